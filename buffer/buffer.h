@@ -1,0 +1,215 @@
+/*
+ * buffer: the hierarchical memory buffer.
+ *
+ * One arena of a fixed number of bytes per process, cut into fixed-size
+ * chunks held on a lock-free free list. Each location (thread) owns one
+ * event chain, never removed, and one chain per λ-level for samples:
+ * sample number n goes to level λ(n) = trailing zeros of n. When no chunk
+ * is free the registered pre-flush callback runs (flush/ provides it); it
+ * usually drops the lowest level of some location, which gives every chunk
+ * of that level back in constant time.
+ *
+ * Concurrency contract:
+ * - Event appends of a location come from its own thread only, in normal
+ *   (non-signal) context.
+ * - Sample appends of a location come from its own thread, usually from a
+ *   signal handler that may interrupt an event append of the same thread.
+ * - The free list is shared by all threads and handlers (lock-free).
+ * - Each location has a sample guard. A sample append takes it with a
+ *   compare-and-swap and never waits: if it is taken, the sample is
+ *   counted as skipped. A level removal of another location takes the same
+ *   guard and waits (yielding) for a running sample append to finish, so
+ *   removals of other locations happen only from normal context.
+ * - Readers (adt_reader_*) run when appends of that location have stopped.
+ *
+ * Hot path (no malloc, no lock, no stdio, async-signal-safe):
+ * adt_lambda32/64, adt_buffer_append_event, adt_buffer_append_sample.
+ */
+#ifndef ADAPTRACE_BUFFER_H
+#define ADAPTRACE_BUFFER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* λ(n): number of trailing zeros of n, by de Bruijn multiply-and-lookup:
+ * isolate the lowest set bit, multiply by a de Bruijn constant, the top
+ * bits index a 32/64-entry table. No loop, no branch on the value.
+ * λ(0) is defined as the bit width (32 resp. 64): 0 has no set bit, so it
+ * belongs below every level; the runtime never numbers a sample 0. */
+extern const uint8_t adt_debruijn_table32[32];
+extern const uint8_t adt_debruijn_table64[64];
+#define ADT_DEBRUIJN32 0x077CB531u
+#define ADT_DEBRUIJN64 0x03F79D71B4CB0A89ull
+
+static inline unsigned adt_lambda32(uint32_t n)
+{
+    uint32_t lowest = n & (0u - n);
+    return adt_debruijn_table32[(uint32_t)(lowest * ADT_DEBRUIJN32) >> 27] + ((unsigned)(n == 0) << 5);
+}
+
+static inline unsigned adt_lambda64(uint64_t n)
+{
+    uint64_t lowest = n & (0ull - n);
+    return adt_debruijn_table64[(lowest * ADT_DEBRUIJN64) >> 58] + ((unsigned)(n == 0) << 6);
+}
+
+#define ADT_BUFFER_LEVELS 64     /* one per bit of the 64-bit sample counter */
+#define ADT_EVENT_LEVEL 0xff     /* adt_record_view.level of event records */
+#define ADT_BUFFER_CHUNK_DEFAULT (64u * 1024u)
+
+typedef struct adt_buffer adt_buffer;
+typedef struct adt_location adt_location;
+
+/* Creates the arena (mmap'd, pre-faulted) of arena_bytes rounded down to a
+ * whole number of chunks; chunk_bytes 0 means ADT_BUFFER_CHUNK_DEFAULT.
+ * max_locations bounds the per-thread bookkeeping (fixed part, allocated
+ * here). Returns NULL with errno set on failure. */
+adt_buffer *adt_buffer_create(size_t arena_bytes, size_t chunk_bytes, size_t max_locations);
+void adt_buffer_destroy(adt_buffer *buffer);
+
+/* Adds a location (one per thread). Thread-safe, not async-signal-safe.
+ * Returns NULL when max_locations is reached. */
+adt_location *adt_buffer_add_location(adt_buffer *buffer, uint64_t location_id);
+size_t adt_buffer_location_count(const adt_buffer *buffer);
+adt_location *adt_buffer_location_at(adt_buffer *buffer, size_t index);
+uint64_t adt_location_id(const adt_location *location);
+adt_buffer *adt_location_buffer(adt_location *location);
+
+/* A pointer the owner of the location keeps with it (the sampler stores
+ * its per-thread state here). */
+void adt_location_set_user(adt_location *location, void *user);
+void *adt_location_user(const adt_location *location);
+
+/* ---- pre-flush callback ------------------------------------------------ */
+
+/* Handed to the callback; says who ran out of chunks and from where. */
+typedef struct adt_preflush_request {
+    adt_location *requester;
+    bool from_sample;   /* true: inside a sample append (signal context),
+                           the requester's sample guard is held */
+    size_t bytes_needed;
+} adt_preflush_request;
+
+/* Return true to retry taking a chunk, false to give up: the event or
+ * sample that needed it is then counted as dropped. Runs in the context of
+ * the failing append (possibly a signal handler when from_sample). */
+typedef bool (*adt_preflush_fn)(adt_buffer *buffer, const adt_preflush_request *request, void *arg);
+void adt_buffer_set_preflush(adt_buffer *buffer, adt_preflush_fn callback, void *arg);
+
+/* Drops every sample level of location below and including its lowest
+ * non-empty level, so that afterwards it holds exactly the samples with
+ * n ≡ 0 mod 2^k (k = the returned new shift), and later samples are
+ * numbered in steps of 2^k. Its chunks go back to the free list in time
+ * independent of the bytes stored. Returns -1 (nothing changed) if the
+ * location holds no sample.
+ * request: the current pre-flush request, or NULL outside a callback
+ * (tests, benchmarks). Dropping a location other than the requester from a
+ * request with from_sample set is refused (-1): a signal handler never
+ * waits for another thread. */
+int adt_buffer_drop_lowest_level(adt_location *location, const adt_preflush_request *request);
+
+/* ---- appends (hot path) ------------------------------------------------ */
+
+typedef enum adt_append_status {
+    ADT_APPEND_OK = 0,
+    ADT_APPEND_DROPPED,   /* no chunk and the callback gave up */
+    ADT_APPEND_SKIPPED,   /* sample only: the location's guard was taken */
+    ADT_APPEND_STOPPED,   /* event only: recording of events was stopped */
+    ADT_APPEND_TOO_LARGE  /* record larger than a chunk can hold */
+} adt_append_status;
+
+/* Appends one event record (kind and payload are opaque to the buffer;
+ * format/ defines them). Records are 8-byte aligned; payload_size need not
+ * be a multiple of 8. */
+adt_append_status adt_buffer_append_event(adt_location *location, uint16_t kind, uint64_t time,
+                                          const void *payload, uint32_t payload_size);
+
+/* Takes the next sample number n (the previous one plus 2^shift; the first
+ * is 2^shift) and appends the record to level λ(n). The number is used up
+ * even when the sample is skipped or dropped, so that numbers stay
+ * proportional to time; *number (if not NULL) receives it. */
+adt_append_status adt_buffer_append_sample(adt_location *location, uint16_t kind, uint64_t time,
+                                           const void *payload, uint32_t payload_size,
+                                           uint64_t *number);
+
+/* ---- the unavoidable fallbacks (flush/ decides when) ------------------- */
+
+/* Writes all event chunks of location but the one being filled to fd
+ * (shared by the process; the buffer keeps the file offsets) and frees
+ * them. The reader yields the spilled records first, in order. Normal
+ * context of the location's own thread only. Returns bytes written or -1. */
+int64_t adt_buffer_spill_events(adt_location *location, int fd);
+
+/* From now on event appends of location return ADT_APPEND_STOPPED. */
+void adt_buffer_stop_events(adt_location *location, uint64_t time);
+
+/* ---- accounting -------------------------------------------------------- */
+
+typedef struct adt_chain_stats {
+    uint64_t bytes;    /* record bytes stored, headers included */
+    uint64_t chunks;
+    uint64_t records;
+} adt_chain_stats;
+
+typedef struct adt_location_stats {
+    adt_chain_stats events;
+    adt_chain_stats levels[ADT_BUFFER_LEVELS];
+    uint64_t samples_taken;     /* numbers handed out */
+    uint64_t samples_kept;      /* records now in the levels */
+    uint64_t samples_removed;   /* records freed by level removals */
+    uint64_t samples_skipped;   /* guard taken: arrived while adaptrace was busy */
+    uint64_t samples_dropped;   /* no chunk even after the callback */
+    uint64_t events_dropped;    /* callback gave up, or events stopped */
+    uint64_t removals;          /* adt_buffer_drop_lowest_level calls that dropped */
+    unsigned shift;             /* k: samples kept are n ≡ 0 mod 2^k */
+    uint64_t spilled_bytes;
+    uint64_t spills;
+    bool events_stopped;
+    uint64_t events_stopped_at;
+} adt_location_stats;
+
+void adt_location_get_stats(const adt_location *location, adt_location_stats *stats);
+
+typedef struct adt_buffer_stats {
+    uint64_t arena_bytes;
+    uint64_t chunk_bytes;
+    uint64_t chunks_total;
+    uint64_t chunks_free;
+    uint64_t chunks_high_water;  /* most chunks ever in use at once */
+    uint64_t fixed_bytes;        /* bookkeeping outside the arena */
+    uint64_t locations;
+} adt_buffer_stats;
+
+void adt_buffer_get_stats(const adt_buffer *buffer, adt_buffer_stats *stats);
+
+/* ---- in-order read-out ------------------------------------------------- */
+
+typedef struct adt_record_view {
+    uint64_t time;
+    uint16_t kind;
+    uint8_t level;            /* ADT_EVENT_LEVEL, or the sample's λ(n) */
+    uint64_t sample_number;   /* n for samples, 0 for events */
+    const void *payload;      /* valid until the next adt_reader_next */
+    uint32_t payload_size;    /* as appended */
+} adt_record_view;
+
+typedef struct adt_reader adt_reader;
+
+/* Merges the event chain (spilled part first) and all levels of one
+ * location by timestamp (ties: events first, then lower level). No copy of
+ * the stored records is made; a spilled chunk is read into one scratch
+ * chunk. Returns NULL on allocation or I/O failure. */
+adt_reader *adt_reader_open(adt_location *location);
+bool adt_reader_next(adt_reader *reader, adt_record_view *record);
+void adt_reader_close(adt_reader *reader);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,98 @@
+/*
+ * core: what every other module needs and nothing else — the configuration
+ * (all ADAPTRACE_* variables, read through one table), the clock that
+ * timestamps every record, and diagnostics.
+ *
+ * Nothing outside core/ calls getenv() for an ADAPTRACE_* variable.
+ */
+#ifndef ADAPTRACE_CORE_H
+#define ADAPTRACE_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What happens when MPI events alone fill the buffer (no sample level left). */
+typedef enum adt_on_full {
+    ADT_ON_FULL_FLUSH = 0, /* write the event chain to a temporary file, go on (default) */
+    ADT_ON_FULL_STOP = 1   /* stop recording events of that location, keep what is there */
+} adt_on_full;
+
+typedef enum adt_sampling_clock {
+    ADT_SAMPLING_CLOCK_WALL = 0, /* CLOCK_MONOTONIC per-thread timer (default) */
+    ADT_SAMPLING_CLOCK_CPU = 1   /* the thread's CPU-time clock (kernel-tick limited) */
+} adt_sampling_clock;
+
+#define ADT_PATH_MAX 4096
+#define ADT_METRICS_MAX 1024
+
+typedef struct adt_config {
+    uint64_t buffer_bytes;            /* ADAPTRACE_BUFFER_SIZE, default 64 MiB */
+    uint32_t sampling_rate_hz;        /* ADAPTRACE_SAMPLING_RATE, default 10 kHz */
+    bool sampling;                    /* ADAPTRACE_SAMPLING on|off, default on */
+    adt_sampling_clock sampling_clock;/* ADAPTRACE_SAMPLING_CLOCK wall|cpu */
+    int sampling_signal;              /* ADAPTRACE_SAMPLING_SIGNAL, default SIGPROF */
+    uint32_t unwind_depth;            /* ADAPTRACE_UNWIND_DEPTH, default 32 */
+    char metrics[ADT_METRICS_MAX];    /* ADAPTRACE_METRICS, comma-separated PAPI names, default "" */
+    char output[ADT_PATH_MAX];        /* ADAPTRACE_OUTPUT, "" = adaptrace-<date>-<time>-<id> */
+    adt_on_full on_full;              /* ADAPTRACE_ON_FULL flush|stop */
+    bool quiet;                       /* ADAPTRACE_QUIET on|off: no summary on stderr */
+} adt_config;
+
+/* One row per variable: the same table yields the environment parsing, the
+ * launcher's options and --help, and docs/configuration.md. */
+typedef struct adt_config_var {
+    const char *name;          /* "ADAPTRACE_BUFFER_SIZE" */
+    const char *option;        /* launcher option without dashes: "buffer-size" */
+    const char *default_value; /* as the user would type it */
+    const char *accepted;      /* the accepted form, quoted in error messages */
+    const char *help;          /* one line */
+} adt_config_var;
+
+extern const adt_config_var adt_config_vars[];
+extern const size_t adt_config_var_count;
+
+/* Looks a variable up; tests pass their own function instead of getenv. */
+typedef const char *(*adt_getenv_fn)(const char *name);
+
+/* Fills *config with defaults, then with every set variable. On bad input
+ * returns -1 and writes one line naming the variable, the value and the
+ * accepted form into error (e.g. "ADAPTRACE_BUFFER_SIZE='64Q': unknown
+ * suffix 'Q' (accepted: a size such as 65536, 64M or 1G)"). */
+int adt_config_load(adt_config *config, adt_getenv_fn lookup, char *error, size_t error_size);
+
+/* The parsers behind the table, exposed for tests and the launcher. Each
+ * returns 0, or -1 with the reason (without the variable name) in error. */
+int adt_parse_size(const char *text, uint64_t *bytes, char *error, size_t error_size);
+int adt_parse_rate(const char *text, uint32_t *hz, char *error, size_t error_size);
+
+/* Smallest ADAPTRACE_BUFFER_SIZE accepted: below it a run could not hold
+ * even the per-location minimum of chunks. */
+#define ADT_BUFFER_SIZE_MIN (1u << 20)
+
+/* The trace clock: CLOCK_MONOTONIC in nanoseconds. Hot path: one vDSO
+ * call, no syscall, async-signal-safe. */
+#define ADT_CLOCK_RESOLUTION 1000000000ull
+static inline uint64_t adt_clock_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Diagnostics on stderr, prefixed "adaptrace: ". Not for signal handlers. */
+void adt_log(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
+/* For signal handlers: one write(2) of a fixed message, errno preserved. */
+void adt_log_signal_safe(const char *message);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,63 @@
+/*
+ * flush: the policy behind the buffer's pre-flush callback.
+ *
+ * When the arena has no free chunk:
+ * 1. drop the lowest sample level of a location and ask the sampler to
+ *    halve that location's rate (through the hook the sampler registers;
+ *    until one is registered the requests are only counted);
+ *    - from a sample append (signal context): only the requester's own
+ *      levels are considered;
+ *    - from an event append: the location with the fewest removals that
+ *      still holds samples (ties: the requester, then most sample bytes);
+ * 2. when no location holds a sample any more, the unavoidable fallback
+ *    chosen by ADAPTRACE_ON_FULL: "flush" writes the requester's event
+ *    chain to a temporary file (the reader picks it up at the end) and
+ *    appends a BufferFlush record, "stop" stops recording events of that
+ *    location and appends MeasurementOnOff(off). Both are counted.
+ * A sample append never flushes: it gives up and the sample is counted as
+ * dropped.
+ */
+#ifndef ADAPTRACE_FLUSH_H
+#define ADAPTRACE_FLUSH_H
+
+#include <stdint.h>
+
+#include "buffer/buffer.h"
+#include "core/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Called after location's samples were cut to n ≡ 0 mod 2^new_shift; the
+ * sampler divides that location's rate by 2^(new_shift - old_shift). May
+ * run in signal context (when a sample append asked for the chunk). */
+typedef void (*adt_halve_hook)(adt_location *location, unsigned old_shift, unsigned new_shift, void *arg);
+
+typedef struct adt_flush_policy adt_flush_policy;
+
+/* Installs the policy as buffer's pre-flush callback. spill_directory: where
+ * the "flush" fallback creates its (unlinked) temporary file. */
+adt_flush_policy *adt_flush_policy_create(adt_buffer *buffer, adt_on_full on_full,
+                                          const char *spill_directory);
+void adt_flush_policy_destroy(adt_flush_policy *policy);
+
+void adt_flush_set_halve_hook(adt_flush_policy *policy, adt_halve_hook hook, void *arg);
+
+typedef struct adt_flush_counters {
+    uint64_t halvings;        /* rate halvings requested (sum of shift steps) */
+    uint64_t halvings_unhandled; /* of those, requested while no hook was registered */
+    uint64_t levels_dropped;  /* adt_buffer_drop_lowest_level calls that freed a level */
+    uint64_t flushes;         /* event chains written to the temporary file */
+    uint64_t flushed_bytes;
+    uint64_t stops;           /* locations whose event recording was stopped */
+    uint64_t gave_up;         /* requests answered with "give up" */
+} adt_flush_counters;
+
+void adt_flush_get_counters(const adt_flush_policy *policy, adt_flush_counters *counters);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,247 @@
+/*
+ * format: the trace model and its OTF2 output.
+ *
+ * Three parts:
+ * 1. The compact records kept in the λ-buffer during the run (record kinds
+ *    and payload layouts). mpi-events and sampler append them, the writer
+ *    reads them back through the buffer's in-order reader.
+ * 2. The process-local definitions registry (strings, regions, source code
+ *    locations, communicators, metrics, calling contexts). Local ids are
+ *    dense from 0 per class; the records refer to them.
+ * 3. The end-of-run writer: unifies the definitions of all ranks into
+ *    global definitions over an abstract set of collectives (MPI provides
+ *    one, a serial program uses adt_collectives_serial), then each rank
+ *    streams its locations into OTF2 event files, rank 0 writes the global
+ *    definitions and the anchor. The archive is written under a temporary
+ *    name and renamed when complete.
+ */
+#ifndef ADAPTRACE_FORMAT_H
+#define ADAPTRACE_FORMAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buffer/buffer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ADT_UNDEFINED_ID UINT32_MAX
+#define ADT_COLLECTIVE_ROOT_NONE UINT32_MAX
+
+/* ---- 1. records in the buffer ----------------------------------------- */
+
+typedef enum adt_record_kind {
+    ADT_REC_ENTER = 1,               /* adt_rec_region */
+    ADT_REC_LEAVE,                   /* adt_rec_region */
+    ADT_REC_MPI_SEND,                /* adt_rec_p2p (request unused) */
+    ADT_REC_MPI_ISEND,               /* adt_rec_p2p */
+    ADT_REC_MPI_ISEND_COMPLETE,      /* adt_rec_request */
+    ADT_REC_MPI_IRECV_REQUEST,       /* adt_rec_request */
+    ADT_REC_MPI_RECV,                /* adt_rec_p2p (request unused) */
+    ADT_REC_MPI_IRECV,               /* adt_rec_p2p */
+    ADT_REC_MPI_REQUEST_TEST,        /* adt_rec_request */
+    ADT_REC_MPI_REQUEST_CANCELLED,   /* adt_rec_request */
+    ADT_REC_MPI_COLLECTIVE_BEGIN,    /* no payload */
+    ADT_REC_MPI_COLLECTIVE_END,      /* adt_rec_collective (request unused) */
+    ADT_REC_NB_COLLECTIVE_REQUEST,   /* adt_rec_request */
+    ADT_REC_NB_COLLECTIVE_COMPLETE,  /* adt_rec_collective */
+    ADT_REC_BUFFER_FLUSH,            /* adt_rec_buffer_flush */
+    ADT_REC_MEASUREMENT_ON_OFF,      /* adt_rec_on_off */
+    ADT_REC_SAMPLE,                  /* adt_rec_sample, sample levels only */
+    ADT_REC_KIND_COUNT
+} adt_record_kind;
+
+/* Enter/Leave of an instrumented region (the MPI functions). With sampling
+ * on, calling_context is the node of this region instance (its region is
+ * `region`, its parent the caller's stack) and the writer emits
+ * CallingContextEnter/Leave; with sampling off it is ADT_UNDEFINED_ID and
+ * the writer emits Enter/Leave. */
+typedef struct adt_rec_region {
+    uint32_t region;
+    uint32_t calling_context;
+} adt_rec_region;
+
+/* Ranks are ranks within comm (a local communicator id). */
+typedef struct adt_rec_p2p {
+    uint64_t bytes;
+    uint64_t request;
+    uint32_t comm;
+    uint32_t peer;
+    uint32_t tag;
+    uint32_t reserved;
+} adt_rec_p2p;
+
+typedef struct adt_rec_request {
+    uint64_t request;
+} adt_rec_request;
+
+/* op is an OTF2_CollectiveOp value; root a rank in comm or
+ * ADT_COLLECTIVE_ROOT_NONE. */
+typedef struct adt_rec_collective {
+    uint64_t sent;
+    uint64_t received;
+    uint64_t request;
+    uint32_t op;
+    uint32_t comm;
+    uint32_t root;
+    uint32_t reserved;
+} adt_rec_collective;
+
+typedef struct adt_rec_buffer_flush {
+    uint64_t stop_time;
+} adt_rec_buffer_flush;
+
+typedef struct adt_rec_on_off {
+    uint32_t on; /* 1 = measurement on, 0 = off */
+    uint32_t reserved;
+} adt_rec_on_off;
+
+/* A timer sample. rate_shift k: taken at initial_rate / 2^k (names the
+ * InterruptGenerator). metric_values: metric_count counter values, in the
+ * order of the metrics registered with adt_defs_metric. */
+typedef struct adt_rec_sample {
+    uint32_t calling_context;
+    uint32_t rate_shift;
+    uint32_t metric_count;
+    uint32_t reserved;
+    uint64_t metric_values[];
+} adt_rec_sample;
+
+/* ---- 2. process-local definitions ------------------------------------- */
+
+typedef struct adt_defs adt_defs;
+
+/* Same values as OTF2_RegionRole / OTF2_Paradigm, so they pass through. */
+typedef enum adt_region_role {
+    ADT_ROLE_FUNCTION = 1,
+    ADT_ROLE_BARRIER = 15,
+    ADT_ROLE_COLL_ONE2ALL = 23,
+    ADT_ROLE_COLL_ALL2ONE = 24,
+    ADT_ROLE_COLL_ALL2ALL = 25,
+    ADT_ROLE_COLL_OTHER = 26,
+    ADT_ROLE_POINT2POINT = 28
+} adt_region_role;
+
+typedef enum adt_paradigm {
+    ADT_PARADIGM_USER = 1,
+    ADT_PARADIGM_MPI = 4,
+    ADT_PARADIGM_SAMPLING = 21
+} adt_paradigm;
+
+adt_defs *adt_defs_create(void);
+void adt_defs_destroy(adt_defs *defs);
+
+/* All adt_defs_* calls are thread-safe (a mutex: never from a signal
+ * handler). Identical definitions return the same id. */
+uint32_t adt_defs_region(adt_defs *defs, const char *name, const char *canonical_name,
+                         adt_region_role role, adt_paradigm paradigm,
+                         const char *source_file, uint32_t begin_line, uint32_t end_line);
+uint32_t adt_defs_source_location(adt_defs *defs, const char *file, uint32_t line);
+
+/* A communicator, identified across ranks by (creator_world_rank,
+ * sequence): the world rank of its rank 0 and a number that rank handed
+ * out (MPI_COMM_WORLD is (0, 0)). members: world rank of each rank in the
+ * communicator, in communicator-rank order. For MPI_COMM_SELF-like
+ * communicators pass is_self (members then ignored). parent: local id or
+ * ADT_UNDEFINED_ID. An inter-communicator has remote_members too
+ * (remote_size > 0). */
+typedef struct adt_comm_desc {
+    uint32_t creator_world_rank;
+    uint32_t sequence;
+    const char *name;
+    const uint32_t *members;
+    uint32_t size;
+    const uint32_t *remote_members;
+    uint32_t remote_size;
+    uint32_t parent;
+    bool is_self;
+} adt_comm_desc;
+uint32_t adt_defs_comm(adt_defs *defs, const adt_comm_desc *comm);
+
+/* A counter recorded with samples (PAPI). Returns the metric's index in
+ * adt_rec_sample.metric_values. */
+uint32_t adt_defs_metric(adt_defs *defs, const char *name, const char *unit);
+
+/* Calling contexts: node i of the table has id i; parents come before
+ * children (parent < i) or are ADT_UNDEFINED_ID. The sampler builds the
+ * table at the end of the run, after resolving instruction addresses into
+ * regions and source code locations. */
+typedef struct adt_cc_node {
+    uint32_t region;
+    uint32_t source_location; /* or ADT_UNDEFINED_ID */
+    uint32_t parent;          /* or ADT_UNDEFINED_ID */
+} adt_cc_node;
+int adt_defs_set_calling_contexts(adt_defs *defs, const adt_cc_node *nodes, size_t count);
+
+/* ---- 3. collectives and the writer ------------------------------------ */
+
+/* What the writer needs from the processes taking part. All calls are
+ * collective over the `size` processes. Return 0 on success. */
+typedef struct adt_collectives {
+    void *context;
+    uint32_t rank;
+    uint32_t size;
+    int (*barrier)(void *context);
+    int (*bcast)(void *context, void *data, size_t bytes, uint32_t root);
+    /* Every rank contributes in_bytes; root receives them rank by rank in
+     * out (sizes in out_bytes[r]; out and out_bytes only used on root). */
+    int (*gatherv)(void *context, const void *in, size_t in_bytes,
+                   void *out, const size_t *out_bytes, uint32_t root);
+    int (*scatterv)(void *context, const void *in, const size_t *in_bytes,
+                    void *out, size_t out_bytes, uint32_t root);
+    /* Largest / smallest of one value over all ranks, result on every rank. */
+    int (*allreduce_max_u64)(void *context, uint64_t *value);
+    int (*allreduce_min_u64)(void *context, uint64_t *value);
+} adt_collectives;
+
+/* One process alone (rank 0 of 1). */
+extern const adt_collectives adt_collectives_serial;
+
+/* Clock correction of a location: local time t is reported as
+ * t + offset, offset interpolated linearly between the two points. */
+typedef struct adt_clock_offset {
+    uint64_t local_time;
+    int64_t offset;
+    double stddev;
+} adt_clock_offset;
+
+typedef struct adt_trace_thread {
+    adt_location *location;  /* the buffer location of this thread */
+    uint32_t thread_index;   /* 0 = main thread; OTF2 location id = rank + (index << 32) */
+    const char *name;        /* "Master thread", "Pthread 3", ... */
+} adt_trace_thread;
+
+typedef struct adt_trace_input {
+    const char *archive_dir;          /* final directory; must not exist */
+    const char *hostname;
+    const adt_trace_thread *threads;  /* this process's locations */
+    size_t thread_count;
+    adt_defs *defs;
+    bool calling_context_style;       /* sampling on: CallingContextEnter/Leave */
+    uint32_t initial_rate_hz;         /* InterruptGenerator period = 2^k / rate */
+    adt_clock_offset clock_offsets[2];/* begin and end; both zero = none */
+    const char *creator;              /* anchor "creator", e.g. "adaptrace 0.1.0" */
+} adt_trace_input;
+
+typedef struct adt_trace_result {
+    uint64_t bytes_written;   /* this rank's files */
+    uint64_t events_written;  /* this rank's event records */
+    double seconds;
+    char error[512];          /* one line when the write failed */
+} adt_trace_result;
+
+/* Collective. Returns 0 when the archive is complete on every rank (then
+ * the temporary directory was renamed to archive_dir), -1 otherwise (then
+ * no directory named archive_dir was created or touched, and error says
+ * why, naming the path). */
+int adt_trace_write(const adt_trace_input *input, const adt_collectives *collectives,
+                    adt_trace_result *result);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
