@@ -52,10 +52,26 @@ typedef struct adt_config_var {
     const char *default_value; /* as the user would type it */
     const char *accepted;      /* the accepted form, quoted in error messages */
     const char *help;          /* one line */
+    /* Parses text into its field of config; 0, or -1 with the reason
+     * (without the variable name) in error. */
+    int (*parse)(adt_config *config, const char *text, char *error, size_t error_size);
 } adt_config_var;
 
 extern const adt_config_var adt_config_vars[];
 extern const size_t adt_config_var_count;
+
+/* The row of a variable by its name ("ADAPTRACE_BUFFER_SIZE") or by its
+ * launcher option ("buffer-size"); NULL when there is none. */
+const adt_config_var *adt_config_find(const char *name);
+const adt_config_var *adt_config_find_option(const char *option);
+
+/* Fills *config with the default of every variable. */
+void adt_config_defaults(adt_config *config);
+
+/* Parses text as the value of var into *config. On bad input returns -1
+ * and writes the one-line message of adt_config_load into error. */
+int adt_config_set(adt_config *config, const adt_config_var *var, const char *text,
+                   char *error, size_t error_size);
 
 /* Looks a variable up; tests pass their own function instead of getenv. */
 typedef const char *(*adt_getenv_fn)(const char *name);
@@ -70,6 +86,12 @@ int adt_config_load(adt_config *config, adt_getenv_fn lookup, char *error, size_
  * returns 0, or -1 with the reason (without the variable name) in error. */
 int adt_parse_size(const char *text, uint64_t *bytes, char *error, size_t error_size);
 int adt_parse_rate(const char *text, uint32_t *hz, char *error, size_t error_size);
+/* on|off|true|false|yes|no|1|0, case-insensitive. */
+int adt_parse_bool(const char *text, bool *value, char *error, size_t error_size);
+/* A signal a sampling timer may use: SIGPROF, SIGALRM, SIGVTALRM,
+ * SIGUSR1, SIGUSR2 (with or without the SIG prefix), SIGRTMIN+N,
+ * SIGRTMAX-N, or the number of one of them. */
+int adt_parse_signal(const char *text, int *signal_number, char *error, size_t error_size);
 
 /* Smallest ADAPTRACE_BUFFER_SIZE accepted: below it a run could not hold
  * even the per-location minimum of chunks. */

@@ -1,0 +1,478 @@
+/*
+ * The configuration table and its strict parsers.
+ *
+ * Every parser rejects what it does not fully understand: an empty value,
+ * surrounding whitespace, a sign, a fraction, a number beyond 64 bits, an
+ * unknown suffix or word. A parser writes its result only on success.
+ */
+#include "core/core.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define ADT_RATE_MAX_HZ 1000000u
+#define ADT_UNWIND_DEPTH_MAX 256u
+
+static int fail(char *error, size_t error_size, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int fail(char *error, size_t error_size, const char *format, ...)
+{
+    if (error != NULL && error_size > 0) {
+        va_list args;
+        va_start(args, format);
+        vsnprintf(error, error_size, format, args);
+        va_end(args);
+    }
+    return -1;
+}
+
+static bool is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+static bool is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* Rejects what no value of any variable may look like. */
+static int check_nonempty_trimmed(const char *text, char *error, size_t error_size)
+{
+    if (text == NULL || text[0] == '\0')
+        return fail(error, error_size, "empty value");
+    if (is_space(text[0]) || is_space(text[strlen(text) - 1]))
+        return fail(error, error_size, "leading or trailing whitespace");
+    return 0;
+}
+
+/* Reads the leading whole number of text; *end points behind its digits. */
+static int parse_leading_number(const char *text, uint64_t *value, const char **end,
+                                char *error, size_t error_size)
+{
+    if (check_nonempty_trimmed(text, error, error_size) != 0)
+        return -1;
+    if (text[0] == '-')
+        return fail(error, error_size, "negative value");
+    if (!is_digit(text[0]))
+        return fail(error, error_size, "not a number");
+    uint64_t number = 0;
+    const char *p = text;
+    for (; is_digit(*p); p++) {
+        unsigned digit = (unsigned)(*p - '0');
+        if (number > (UINT64_MAX - digit) / 10)
+            return fail(error, error_size, "number too large (more than 64 bits)");
+        number = number * 10 + digit;
+    }
+    if (*p == '.' || *p == ',')
+        return fail(error, error_size, "not a whole number");
+    *value = number;
+    *end = p;
+    return 0;
+}
+
+typedef struct unit_suffix {
+    const char *text;
+    uint64_t factor;
+} unit_suffix;
+
+/* Looks suffix up case-insensitively; the empty suffix is the first entry. */
+static int apply_suffix(uint64_t number, const char *suffix, const unit_suffix *units, size_t unit_count,
+                        uint64_t *value, char *error, size_t error_size)
+{
+    for (size_t i = 0; i < unit_count; i++) {
+        if (strcasecmp(suffix, units[i].text) != 0)
+            continue;
+        if (number > UINT64_MAX / units[i].factor)
+            return fail(error, error_size, "number too large (more than 64 bits)");
+        *value = number * units[i].factor;
+        return 0;
+    }
+    return fail(error, error_size, "unknown suffix '%s'", suffix);
+}
+
+static const unit_suffix size_units[] = {
+    {"", 1},
+    {"K", 1ull << 10}, {"KiB", 1ull << 10},
+    {"M", 1ull << 20}, {"MiB", 1ull << 20},
+    {"G", 1ull << 30}, {"GiB", 1ull << 30},
+    {"T", 1ull << 40}, {"TiB", 1ull << 40},
+};
+
+int adt_parse_size(const char *text, uint64_t *bytes, char *error, size_t error_size)
+{
+    uint64_t number = 0, value = 0;
+    const char *suffix = NULL;
+    if (parse_leading_number(text, &number, &suffix, error, error_size) != 0)
+        return -1;
+    if (apply_suffix(number, suffix, size_units, sizeof size_units / sizeof size_units[0], &value,
+                     error, error_size) != 0)
+        return -1;
+    if (value == 0)
+        return fail(error, error_size, "zero");
+    *bytes = value;
+    return 0;
+}
+
+static const unit_suffix rate_units[] = {
+    {"", 1}, {"Hz", 1},
+    {"k", 1000}, {"kHz", 1000},
+    {"M", 1000000}, {"MHz", 1000000},
+};
+
+int adt_parse_rate(const char *text, uint32_t *hz, char *error, size_t error_size)
+{
+    uint64_t number = 0, value = 0;
+    const char *suffix = NULL;
+    if (parse_leading_number(text, &number, &suffix, error, error_size) != 0)
+        return -1;
+    if (apply_suffix(number, suffix, rate_units, sizeof rate_units / sizeof rate_units[0], &value,
+                     error, error_size) != 0)
+        return -1;
+    if (value == 0)
+        return fail(error, error_size, "zero");
+    if (value > ADT_RATE_MAX_HZ)
+        return fail(error, error_size, "above 1 MHz");
+    *hz = (uint32_t)value;
+    return 0;
+}
+
+int adt_parse_bool(const char *text, bool *value, char *error, size_t error_size)
+{
+    static const char *const true_words[] = {"on", "true", "yes", "1"};
+    static const char *const false_words[] = {"off", "false", "no", "0"};
+    if (check_nonempty_trimmed(text, error, error_size) != 0)
+        return -1;
+    for (size_t i = 0; i < sizeof true_words / sizeof true_words[0]; i++) {
+        if (strcasecmp(text, true_words[i]) == 0) {
+            *value = true;
+            return 0;
+        }
+        if (strcasecmp(text, false_words[i]) == 0) {
+            *value = false;
+            return 0;
+        }
+    }
+    return fail(error, error_size, "not a boolean");
+}
+
+/* Signals a sampling timer can fire without taking one that the program or
+ * the kernel needs for something else (faults, job control, termination). */
+typedef struct signal_name {
+    const char *name; /* without "SIG" */
+    int number;
+} signal_name;
+
+static const signal_name sampling_signals[] = {
+    {"PROF", SIGPROF}, {"ALRM", SIGALRM}, {"VTALRM", SIGVTALRM}, {"USR1", SIGUSR1}, {"USR2", SIGUSR2},
+};
+
+static bool is_sampling_signal(int number)
+{
+    if (number >= SIGRTMIN && number <= SIGRTMAX)
+        return true;
+    for (size_t i = 0; i < sizeof sampling_signals / sizeof sampling_signals[0]; i++)
+        if (sampling_signals[i].number == number)
+            return true;
+    return false;
+}
+
+/* "RTMIN", "RTMIN+N", "RTMAX", "RTMAX-N"; returns 1 when name is not of
+ * that family, so the caller goes on with other names. */
+static int parse_realtime_signal(const char *name, int *number, char *error, size_t error_size)
+{
+    int base, direction;
+    if (strncasecmp(name, "RTMIN", 5) == 0) {
+        base = SIGRTMIN;
+        direction = 1;
+    } else if (strncasecmp(name, "RTMAX", 5) == 0) {
+        base = SIGRTMAX;
+        direction = -1;
+    } else {
+        return 1;
+    }
+    const char *rest = name + 5;
+    uint64_t offset = 0;
+    if (*rest != '\0') {
+        const char *end;
+        if (*rest != (direction > 0 ? '+' : '-') || !is_digit(rest[1]))
+            return fail(error, error_size, "expected SIGRTMIN+N or SIGRTMAX-N");
+        if (parse_leading_number(rest + 1, &offset, &end, error, error_size) != 0)
+            return -1;
+        if (*end != '\0')
+            return fail(error, error_size, "trailing characters '%s'", end);
+    }
+    if (offset > (uint64_t)(SIGRTMAX - SIGRTMIN))
+        return fail(error, error_size, "beyond the real-time signals (SIGRTMIN+0 to SIGRTMIN+%d)",
+                    SIGRTMAX - SIGRTMIN);
+    *number = base + direction * (int)offset;
+    return 0;
+}
+
+int adt_parse_signal(const char *text, int *signal_number, char *error, size_t error_size)
+{
+    if (check_nonempty_trimmed(text, error, error_size) != 0)
+        return -1;
+    int number = 0;
+    if (is_digit(text[0]) || text[0] == '-') {
+        uint64_t value;
+        const char *end;
+        if (parse_leading_number(text, &value, &end, error, error_size) != 0)
+            return -1;
+        if (*end != '\0')
+            return fail(error, error_size, "trailing characters '%s'", end);
+        if (value == 0 || value >= (uint64_t)NSIG)
+            return fail(error, error_size, "no such signal number");
+        number = (int)value;
+    } else {
+        const char *name = strncasecmp(text, "SIG", 3) == 0 ? text + 3 : text;
+        int realtime = parse_realtime_signal(name, &number, error, error_size);
+        if (realtime < 0)
+            return -1;
+        if (realtime > 0) {
+            for (int candidate = 1; candidate < NSIG && number == 0; candidate++) {
+                const char *abbrev = sigabbrev_np(candidate);
+                if (abbrev != NULL && strcasecmp(abbrev, name) == 0)
+                    number = candidate;
+            }
+            if (number == 0)
+                return fail(error, error_size, "unknown signal name");
+        }
+    }
+    if (!is_sampling_signal(number)) {
+        const char *abbrev = sigabbrev_np(number);
+        if (abbrev == NULL)
+            return fail(error, error_size, "signal %d cannot be used for sampling", number);
+        return fail(error, error_size, "SIG%s (%d) cannot be used for sampling", abbrev, number);
+    }
+    *signal_number = number;
+    return 0;
+}
+
+static int parse_word(const char *text, const char *const *words, size_t word_count, int *index,
+                      char *error, size_t error_size)
+{
+    if (check_nonempty_trimmed(text, error, error_size) != 0)
+        return -1;
+    for (size_t i = 0; i < word_count; i++) {
+        if (strcasecmp(text, words[i]) == 0) {
+            *index = (int)i;
+            return 0;
+        }
+    }
+    return fail(error, error_size, "unknown word");
+}
+
+/* ---- one parser per variable, each storing into its field -------------- */
+
+static int parse_buffer_size(adt_config *config, const char *text, char *error, size_t error_size)
+{
+    uint64_t bytes;
+    if (adt_parse_size(text, &bytes, error, error_size) != 0)
+        return -1;
+    if (bytes < ADT_BUFFER_SIZE_MIN)
+        return fail(error, error_size, "%" PRIu64 " bytes is below the minimum of %u bytes", bytes,
+                    ADT_BUFFER_SIZE_MIN);
+    config->buffer_bytes = bytes;
+    return 0;
+}
+
+static int parse_sampling_rate(adt_config *config, const char *text, char *error, size_t error_size)
+{
+    return adt_parse_rate(text, &config->sampling_rate_hz, error, error_size);
+}
+
+static int parse_sampling(adt_config *config, const char *text, char *error, size_t error_size)
+{
+    return adt_parse_bool(text, &config->sampling, error, error_size);
+}
+
+static int parse_sampling_clock(adt_config *config, const char *text, char *error, size_t error_size)
+{
+    static const char *const words[] = {[ADT_SAMPLING_CLOCK_WALL] = "wall", [ADT_SAMPLING_CLOCK_CPU] = "cpu"};
+    int index = 0;
+    if (parse_word(text, words, sizeof words / sizeof words[0], &index, error, error_size) != 0)
+        return -1;
+    config->sampling_clock = (adt_sampling_clock)index;
+    return 0;
+}
+
+static int parse_sampling_signal(adt_config *config, const char *text, char *error, size_t error_size)
+{
+    return adt_parse_signal(text, &config->sampling_signal, error, error_size);
+}
+
+static int parse_unwind_depth(adt_config *config, const char *text, char *error, size_t error_size)
+{
+    uint64_t depth;
+    const char *end;
+    if (parse_leading_number(text, &depth, &end, error, error_size) != 0)
+        return -1;
+    if (*end != '\0')
+        return fail(error, error_size, "trailing characters '%s'", end);
+    if (depth < 1 || depth > ADT_UNWIND_DEPTH_MAX)
+        return fail(error, error_size, "out of range");
+    config->unwind_depth = (uint32_t)depth;
+    return 0;
+}
+
+static bool is_metric_char(char c)
+{
+    return is_digit(c) || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' || c == ':';
+}
+
+static int parse_metrics(adt_config *config, const char *text, char *error, size_t error_size)
+{
+    size_t length = strlen(text);
+    if (length >= sizeof config->metrics)
+        return fail(error, error_size, "longer than %zu characters", sizeof config->metrics - 1);
+    size_t item = 1;
+    size_t item_length = 0;
+    for (size_t i = 0; i <= length; i++) {
+        if (text[i] == ',' || text[i] == '\0') {
+            if (item_length == 0 && length > 0)
+                return fail(error, error_size, "event name %zu is empty", item);
+            item++;
+            item_length = 0;
+        } else if (!is_metric_char(text[i])) {
+            return fail(error, error_size, "character '%c' not allowed in an event name", text[i]);
+        } else {
+            item_length++;
+        }
+    }
+    memcpy(config->metrics, text, length + 1);
+    return 0;
+}
+
+static int parse_output(adt_config *config, const char *text, char *error, size_t error_size)
+{
+    size_t length = strlen(text);
+    if (length >= sizeof config->output)
+        return fail(error, error_size, "path longer than %zu characters", sizeof config->output - 1);
+    memcpy(config->output, text, length + 1);
+    return 0;
+}
+
+static int parse_on_full(adt_config *config, const char *text, char *error, size_t error_size)
+{
+    static const char *const words[] = {[ADT_ON_FULL_FLUSH] = "flush", [ADT_ON_FULL_STOP] = "stop"};
+    int index = 0;
+    if (parse_word(text, words, sizeof words / sizeof words[0], &index, error, error_size) != 0)
+        return -1;
+    config->on_full = (adt_on_full)index;
+    return 0;
+}
+
+static int parse_quiet(adt_config *config, const char *text, char *error, size_t error_size)
+{
+    return adt_parse_bool(text, &config->quiet, error, error_size);
+}
+
+#define ADT_BOOL_FORM "on or off (also true/false, yes/no, 1/0; case-insensitive)"
+
+const adt_config_var adt_config_vars[] = {
+    {"ADAPTRACE_BUFFER_SIZE", "buffer-size", "64M",
+     "a whole number of bytes, optionally with a binary suffix K, M, G, T (or KiB, MiB, GiB, TiB; "
+     "case-insensitive), such as 65536, 64M or 1G; at least 1M",
+     "memory per process for the trace; never flushed during the run while samples can be dropped",
+     parse_buffer_size},
+    {"ADAPTRACE_SAMPLING_RATE", "sampling-rate", "10kHz",
+     "a whole number of Hz, optionally with a suffix Hz, k, kHz, M, MHz (case-insensitive), such as "
+     "10000, 10k, 10kHz or 500Hz; from 1 Hz to 1 MHz",
+     "initial sampling rate per thread; halved each time the buffer drops a sample level",
+     parse_sampling_rate},
+    {"ADAPTRACE_SAMPLING", "sampling", "on", ADT_BOOL_FORM,
+     "take timer samples between MPI calls; off records MPI events only",
+     parse_sampling},
+    {"ADAPTRACE_SAMPLING_CLOCK", "sampling-clock", "wall", "wall or cpu",
+     "clock of the sampling timer: wall (CLOCK_MONOTONIC, full rate) or cpu (thread CPU time, "
+     "limited by the kernel tick)",
+     parse_sampling_clock},
+    {"ADAPTRACE_SAMPLING_SIGNAL", "sampling-signal", "SIGPROF",
+     "SIGPROF, SIGALRM, SIGVTALRM, SIGUSR1, SIGUSR2 (SIG prefix optional, case-insensitive), "
+     "SIGRTMIN+N, SIGRTMAX-N, or the number of one of them",
+     "signal the sampling timer delivers; change it if the application uses SIGPROF itself",
+     parse_sampling_signal},
+    {"ADAPTRACE_UNWIND_DEPTH", "unwind-depth", "32", "a whole number from 1 to 256",
+     "most call-stack frames recorded per sample",
+     parse_unwind_depth},
+    {"ADAPTRACE_METRICS", "metrics", "",
+     "comma-separated PAPI event names made of letters, digits, '_' and ':', such as "
+     "PAPI_TOT_CYC,PAPI_L2_DCM; empty for none",
+     "hardware counters read with every sample",
+     parse_metrics},
+    {"ADAPTRACE_OUTPUT", "output", "",
+     "a directory path that does not exist yet; empty for adaptrace-<date>-<time>-<id> in the "
+     "working directory",
+     "where the OTF2 archive and summary.json are written",
+     parse_output},
+    {"ADAPTRACE_ON_FULL", "on-full", "flush", "flush or stop (case-insensitive)",
+     "what to do when MPI events alone fill the buffer: flush writes them to a temporary file and "
+     "goes on, stop ends event recording of that thread",
+     parse_on_full},
+    {"ADAPTRACE_QUIET", "quiet", "off", ADT_BOOL_FORM,
+     "on: no summary on stderr at the end of the run",
+     parse_quiet},
+};
+
+const size_t adt_config_var_count = sizeof adt_config_vars / sizeof adt_config_vars[0];
+
+const adt_config_var *adt_config_find(const char *name)
+{
+    for (size_t i = 0; i < adt_config_var_count; i++)
+        if (strcmp(adt_config_vars[i].name, name) == 0)
+            return &adt_config_vars[i];
+    return NULL;
+}
+
+const adt_config_var *adt_config_find_option(const char *option)
+{
+    for (size_t i = 0; i < adt_config_var_count; i++)
+        if (strcmp(adt_config_vars[i].option, option) == 0)
+            return &adt_config_vars[i];
+    return NULL;
+}
+
+int adt_config_set(adt_config *config, const adt_config_var *var, const char *text,
+                   char *error, size_t error_size)
+{
+    /* A long value is quoted shortened so that the reason and the accepted
+     * form still fit in the line. */
+    enum { quoted_max = 128 };
+    char reason[256];
+    const char *value = text != NULL ? text : "";
+    if (var->parse(config, value, reason, sizeof reason) == 0)
+        return 0;
+    bool shortened = strlen(value) > quoted_max;
+    return fail(error, error_size, "%s='%.*s%s': %s (accepted: %s)", var->name, (int)quoted_max, value,
+                shortened ? "..." : "", reason, var->accepted);
+}
+
+void adt_config_defaults(adt_config *config)
+{
+    memset(config, 0, sizeof *config);
+    for (size_t i = 0; i < adt_config_var_count; i++) {
+        int parsed = adt_config_vars[i].parse(config, adt_config_vars[i].default_value, NULL, 0);
+        /* The defaults are part of the table; a default its own parser
+         * rejects is a build mistake the core tests catch. */
+        if (parsed != 0)
+            abort();
+    }
+}
+
+int adt_config_load(adt_config *config, adt_getenv_fn lookup, char *error, size_t error_size)
+{
+    adt_config_defaults(config);
+    for (size_t i = 0; i < adt_config_var_count; i++) {
+        const char *text = lookup(adt_config_vars[i].name);
+        if (text != NULL && adt_config_set(config, &adt_config_vars[i], text, error, error_size) != 0)
+            return -1;
+    }
+    return 0;
+}
