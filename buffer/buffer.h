@@ -14,6 +14,8 @@
  *   (non-signal) context.
  * - Sample appends of a location come from its own thread, usually from a
  *   signal handler that may interrupt an event append of the same thread.
+ *   They do not nest (the handler runs with its own signal blocked, i.e.
+ *   without SA_NODEFER): the sample counter is advanced without a lock.
  * - The free list is shared by all threads and handlers (lock-free).
  * - Each location has a sample guard. A sample append takes it with a
  *   compare-and-swap and never waits: if it is taken, the sample is
@@ -38,24 +40,28 @@ extern "C" {
 
 /* λ(n): number of trailing zeros of n, by de Bruijn multiply-and-lookup:
  * isolate the lowest set bit, multiply by a de Bruijn constant, the top
- * bits index a 32/64-entry table. No loop, no branch on the value.
+ * bits index a table. No loop, no branch on the value.
  * λ(0) is defined as the bit width (32 resp. 64): 0 has no set bit, so it
- * belongs below every level; the runtime never numbers a sample 0. */
-extern const uint8_t adt_debruijn_table32[32];
-extern const uint8_t adt_debruijn_table64[64];
+ * belongs below every level; the runtime never numbers a sample 0.
+ * One index bit more than the classic 32/64-entry lookup (tables of 64/128
+ * entries) costs nothing per call and handles 0 for free: every power of
+ * two then lands on a nonzero index, while 0 * constant = 0 reads entry 0,
+ * which holds the bit width. */
+extern const uint8_t adt_debruijn_table32[64];
+extern const uint8_t adt_debruijn_table64[128];
 #define ADT_DEBRUIJN32 0x077CB531u
 #define ADT_DEBRUIJN64 0x03F79D71B4CB0A89ull
 
 static inline unsigned adt_lambda32(uint32_t n)
 {
     uint32_t lowest = n & (0u - n);
-    return adt_debruijn_table32[(uint32_t)(lowest * ADT_DEBRUIJN32) >> 27] + ((unsigned)(n == 0) << 5);
+    return adt_debruijn_table32[(uint32_t)(lowest * ADT_DEBRUIJN32) >> 26];
 }
 
 static inline unsigned adt_lambda64(uint64_t n)
 {
     uint64_t lowest = n & (0ull - n);
-    return adt_debruijn_table64[(lowest * ADT_DEBRUIJN64) >> 58] + ((unsigned)(n == 0) << 6);
+    return adt_debruijn_table64[(lowest * ADT_DEBRUIJN64) >> 57];
 }
 
 #define ADT_BUFFER_LEVELS 64     /* one per bit of the 64-bit sample counter */
@@ -93,6 +99,9 @@ typedef struct adt_preflush_request {
     bool from_sample;   /* true: inside a sample append (signal context),
                            the requester's sample guard is held */
     size_t bytes_needed;
+    uint64_t time;      /* timestamp of the record waiting for the chunk:
+                           a record the callback appends to the requester's
+                           event chain must not be later than it */
 } adt_preflush_request;
 
 /* Return true to retry taking a chunk, false to give up: the event or
@@ -108,7 +117,9 @@ void adt_buffer_set_preflush(adt_buffer *buffer, adt_preflush_fn callback, void 
  * independent of the bytes stored. Returns -1 (nothing changed) if the
  * location holds no sample.
  * request: the current pre-flush request, or NULL outside a callback
- * (tests, benchmarks). Dropping a location other than the requester from a
+ * (tests, benchmarks). Inside a callback always pass the request: from a
+ * sample append the requester's guard is already held, and NULL would wait
+ * for it forever. Dropping a location other than the requester from a
  * request with from_sample set is refused (-1): a signal handler never
  * waits for another thread. */
 int adt_buffer_drop_lowest_level(adt_location *location, const adt_preflush_request *request);
@@ -168,6 +179,7 @@ typedef struct adt_location_stats {
     uint64_t removals;          /* adt_buffer_drop_lowest_level calls that dropped */
     unsigned shift;             /* k: samples kept are n ≡ 0 mod 2^k */
     uint64_t spilled_bytes;
+    uint64_t spilled_records;   /* event records moved to the spill file */
     uint64_t spills;
     bool events_stopped;
     uint64_t events_stopped_at;

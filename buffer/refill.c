@@ -1,0 +1,130 @@
+/*
+ * Slow paths of the appends: once per chunk, or when the arena is full.
+ *
+ * Event refill runs in the owner's normal context with no guard held, so
+ * the pre-flush callback may do anything a normal-context caller may:
+ * drop levels of any location (adt_buffer_drop_lowest_level takes the
+ * right guard, so a sample arriving meanwhile on this thread is skipped,
+ * never half-written), spill this event chain, stop events, even append an
+ * event here (a BufferFlush record). The loop therefore re-checks the room
+ * of the event chain after every callback instead of assuming its state.
+ *
+ * Sample refill runs with the location's guard held by the sample append
+ * (usually in a signal handler); the callback may only drop this location's
+ * own levels, which can include the level this sample was headed for.
+ */
+#include "buffer/buffer_internal.h"
+
+void adt_chain_link_chunk(adt_buffer *buffer, adt_chain *chain, uint32_t index)
+{
+    adt_chunk_header *chunk = adt_chunk_at(buffer, index);
+    adt_chunk_set_next(chunk, ADT_CHUNK_NONE);
+    chunk->used = sizeof(adt_chunk_header);
+    if (chain->tail == ADT_CHUNK_NONE) {
+        chain->head = index;
+    } else {
+        adt_chunk_header *tail = adt_chunk_at(buffer, chain->tail);
+        tail->used = (uint32_t)(chain->write - (char *)tail);
+        adt_chunk_set_next(tail, index);
+    }
+    chain->tail = index;
+    chain->write = (char *)chunk + sizeof(adt_chunk_header);
+    chain->end = (char *)chunk + buffer->chunk_bytes;
+    adt_counter_add(&chain->chunks, 1);
+}
+
+void adt_chain_release(adt_buffer *buffer, adt_chain *chain)
+{
+    if (chain->head == ADT_CHUNK_NONE)
+        return;
+    adt_free_list_push_chain(buffer, chain->head, chain->tail, chain->chunks);
+    chain->head = ADT_CHUNK_NONE;
+    chain->tail = ADT_CHUNK_NONE;
+    chain->write = adt_chain_empty;
+    chain->end = adt_chain_empty;
+    __atomic_store_n(&chain->bytes, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&chain->chunks, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&chain->records, 0, __ATOMIC_RELAXED);
+}
+
+static bool call_preflush(adt_location *location, bool from_sample, uint64_t record_bytes, uint64_t time)
+{
+    adt_buffer *buffer = location->buffer;
+    if (buffer->preflush == NULL)
+        return false;
+    adt_preflush_request request = {
+        .requester = location,
+        .from_sample = from_sample,
+        .bytes_needed = (size_t)record_bytes,
+        .time = time,
+    };
+    return buffer->preflush(buffer, &request, buffer->preflush_arg);
+}
+
+static bool chain_has_room(const adt_chain *chain, uint64_t record_bytes)
+{
+    return (uint64_t)(chain->end - chain->write) >= record_bytes;
+}
+
+adt_append_status adt_event_refill(adt_location *location, uint64_t record_bytes, uint64_t time)
+{
+    adt_buffer *buffer = location->buffer;
+    if (record_bytes > adt_chunk_capacity(buffer)) {
+        adt_counter_add(&location->events_dropped, 1);
+        return ADT_APPEND_TOO_LARGE;
+    }
+    adt_chain *chain = &location->events;
+    while (!chain_has_room(chain, record_bytes)) {
+        uint32_t chunk = adt_free_list_pop(buffer);
+        if (chunk != ADT_CHUNK_NONE) {
+            adt_chain_link_chunk(buffer, chain, chunk);
+            continue;
+        }
+        bool retry = call_preflush(location, false, record_bytes, time);
+        if (__atomic_load_n(&location->events_stopped, __ATOMIC_RELAXED)) {
+            adt_counter_add(&location->events_dropped, 1);
+            return ADT_APPEND_STOPPED;
+        }
+        if (!retry) {
+            adt_counter_add(&location->events_dropped, 1);
+            return ADT_APPEND_DROPPED;
+        }
+    }
+    return ADT_APPEND_OK;
+}
+
+adt_append_status adt_sample_refill(adt_location *location, uint64_t number, uint64_t record_bytes, uint64_t time)
+{
+    adt_buffer *buffer = location->buffer;
+    if (record_bytes > adt_chunk_capacity(buffer)) {
+        adt_counter_add(&location->samples_dropped, 1);
+        return ADT_APPEND_TOO_LARGE;
+    }
+    unsigned level = adt_lambda64(number);
+    adt_chain *chain = &location->levels[level];
+    while (!chain_has_room(chain, record_bytes)) {
+        uint32_t chunk = adt_free_list_pop(buffer);
+        if (chunk != ADT_CHUNK_NONE) {
+            adt_chain_link_chunk(buffer, chain, chunk);
+            continue;
+        }
+        /* A removal during the callback may leave a shift above this
+         * sample's level: it is then no survivor and must not be stored. */
+        if (!call_preflush(location, true, record_bytes, time) || level < location->shift) {
+            adt_counter_add(&location->samples_dropped, 1);
+            return ADT_APPEND_DROPPED;
+        }
+    }
+    return ADT_APPEND_OK;
+}
+
+adt_append_status adt_sample_numbers_exhausted(adt_location *location, bool guarded, uint64_t *number)
+{
+    adt_counter_add(&location->samples_taken, 1);
+    adt_counter_add(&location->samples_dropped, 1);
+    if (number != NULL)
+        *number = 0;
+    if (guarded)
+        __atomic_store_n(&location->guard, ADT_GUARD_FREE, __ATOMIC_RELEASE);
+    return ADT_APPEND_DROPPED;
+}

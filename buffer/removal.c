@@ -1,0 +1,63 @@
+/*
+ * Level removal and stopping events: the answers to a full arena.
+ *
+ * Removal takes the location's sample guard so that it never races with a
+ * sample append of that location: a sample arriving meanwhile is skipped
+ * and counted. From another thread the guard is awaited (yielding): a
+ * sample append holds it only for the length of one append. From the
+ * requester's own sample append the guard is already held by the caller.
+ */
+#include <sched.h>
+
+#include "buffer/buffer_internal.h"
+
+static void guard_acquire_for_removal(adt_location *location)
+{
+    for (;;) {
+        uint32_t guard_free = ADT_GUARD_FREE;
+        if (__atomic_compare_exchange_n(&location->guard, &guard_free, ADT_GUARD_REMOVAL, false,
+                                        __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+            return;
+        sched_yield();
+    }
+}
+
+int adt_buffer_drop_lowest_level(adt_location *location, const adt_preflush_request *request)
+{
+    bool in_sample_append = request != NULL && request->from_sample;
+    if (in_sample_append && request->requester != location)
+        return -1;
+    if (!in_sample_append)
+        guard_acquire_for_removal(location);
+
+    /* Levels below the shift are always empty: later samples are numbered
+     * in steps of 2^shift and land at or above it. */
+    unsigned level = location->shift;
+    while (level < ADT_BUFFER_LEVELS && location->levels[level].head == ADT_CHUNK_NONE)
+        level++;
+    int new_shift = -1;
+    if (level < ADT_BUFFER_LEVELS) {
+        adt_chain *chain = &location->levels[level];
+        uint64_t records = chain->records;
+        adt_chain_release(location->buffer, chain);
+        adt_counter_add(&location->samples_removed, records);
+        __atomic_store_n(&location->samples_kept, location->samples_kept - records, __ATOMIC_RELAXED);
+        adt_counter_add(&location->removals, 1);
+        new_shift = (int)level + 1;
+        __atomic_store_n(&location->shift, (unsigned)new_shift, __ATOMIC_RELAXED);
+        /* new_shift is 1..64; 64 means the 64-bit counter is used up. */
+        __atomic_store_n(&location->number_mask, ~UINT64_C(0) >> (64 - new_shift), __ATOMIC_RELAXED);
+    }
+
+    if (!in_sample_append)
+        __atomic_store_n(&location->guard, ADT_GUARD_FREE, __ATOMIC_RELEASE);
+    return new_shift;
+}
+
+void adt_buffer_stop_events(adt_location *location, uint64_t time)
+{
+    if (__atomic_load_n(&location->events_stopped, __ATOMIC_RELAXED))
+        return;
+    __atomic_store_n(&location->events_stopped_at, time, __ATOMIC_RELAXED);
+    __atomic_store_n(&location->events_stopped, true, __ATOMIC_RELAXED);
+}

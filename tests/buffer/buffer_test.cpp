@@ -1,0 +1,379 @@
+// Unit tests of the buffer API: creation limits, merge order, removal
+// rules, the spill and stop fallbacks, oversized records.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <random>
+#include <unistd.h>
+#include <vector>
+
+#include "buffer/buffer.h"
+#include "test_support.h"
+
+namespace {
+
+adt_location_stats location_stats(adt_location *location)
+{
+    adt_location_stats stats;
+    adt_location_get_stats(location, &stats);
+    return stats;
+}
+
+adt_buffer_stats buffer_stats(adt_buffer *buffer)
+{
+    adt_buffer_stats stats;
+    adt_buffer_get_stats(buffer, &stats);
+    return stats;
+}
+
+}  // namespace
+
+TEST(BufferCreate, RejectsBadSizes)
+{
+    errno = 0;
+    EXPECT_EQ(adt_buffer_create(1000, 4096, 1), nullptr) << "arena smaller than one chunk";
+    EXPECT_EQ(errno, EINVAL);
+    errno = 0;
+    EXPECT_EQ(adt_buffer_create(1 << 20, 60, 1), nullptr) << "chunk below the minimum";
+    EXPECT_EQ(errno, EINVAL);
+    errno = 0;
+    EXPECT_EQ(adt_buffer_create(1 << 20, 1001, 1), nullptr) << "chunk not a multiple of 8";
+    EXPECT_EQ(errno, EINVAL);
+    errno = 0;
+    EXPECT_EQ(adt_buffer_create(1 << 20, 4096, 0), nullptr) << "no location allowed";
+    EXPECT_EQ(errno, EINVAL);
+}
+
+TEST(BufferCreate, RoundsDownToChunksAndCountsTheFixedPart)
+{
+    adt_buffer *small = adt_buffer_create(10 * 4096 + 100, 4096, 2);
+    adt_buffer *large = adt_buffer_create(10 * 65536, 0, 20);
+    ASSERT_NE(small, nullptr);
+    ASSERT_NE(large, nullptr);
+    adt_buffer_stats stats = buffer_stats(small);
+    EXPECT_EQ(stats.arena_bytes, 10u * 4096);
+    EXPECT_EQ(stats.chunks_total, 10u);
+    EXPECT_EQ(stats.chunks_free, 10u);
+    EXPECT_EQ(stats.chunks_high_water, 0u);
+    EXPECT_EQ(buffer_stats(large).chunk_bytes, ADT_BUFFER_CHUNK_DEFAULT);
+    EXPECT_GT(buffer_stats(large).fixed_bytes, stats.fixed_bytes) << "bookkeeping grows with max_locations";
+
+    adt_location *location = adt_buffer_add_location(small, 42);
+    for (int i = 0; i < 100; i++)
+        adt_buffer_append_event(location, 1, i, &i, sizeof i);
+    EXPECT_EQ(buffer_stats(small).fixed_bytes, stats.fixed_bytes) << "appends never allocate bookkeeping";
+    adt_buffer_destroy(small);
+    adt_buffer_destroy(large);
+}
+
+TEST(BufferLocations, BoundedByMaxLocations)
+{
+    adt_buffer *buffer = adt_buffer_create(1 << 16, 1024, 2);
+    int user = 0;
+    adt_location *first = adt_buffer_add_location(buffer, 7);
+    adt_location *second = adt_buffer_add_location(buffer, 9);
+    ASSERT_NE(first, nullptr);
+    ASSERT_NE(second, nullptr);
+    EXPECT_EQ(adt_buffer_add_location(buffer, 11), nullptr);
+    EXPECT_EQ(adt_buffer_location_count(buffer), 2u);
+    EXPECT_EQ(adt_buffer_location_at(buffer, 1), second);
+    EXPECT_EQ(adt_buffer_location_at(buffer, 2), nullptr);
+    EXPECT_EQ(adt_location_id(first), 7u);
+    EXPECT_EQ(adt_location_buffer(second), buffer);
+    EXPECT_EQ(adt_location_user(first), nullptr);
+    adt_location_set_user(first, &user);
+    EXPECT_EQ(adt_location_user(first), &user);
+    adt_buffer_destroy(buffer);
+}
+
+TEST(BufferReader, MergesByTimeEventsFirstThenLowerLevel)
+{
+    adt_buffer *buffer = adt_buffer_create(1 << 16, 256, 1);
+    adt_location *location = adt_buffer_add_location(buffer, 0);
+    std::vector<ModelRecord> stored;
+    auto event = [&](uint64_t time, uint16_t kind) {
+        auto payload = random_payload(kind, kind % 13);
+        ASSERT_EQ(adt_buffer_append_event(location, kind, time, payload.data(), static_cast<uint32_t>(payload.size())),
+                  ADT_APPEND_OK);
+        stored.push_back({time, kind, false, 0, payload});
+    };
+    auto sample = [&](uint64_t time, uint16_t kind) {
+        auto payload = random_payload(kind, kind % 11);
+        uint64_t n = 0;
+        ASSERT_EQ(adt_buffer_append_sample(location, kind, time, payload.data(),
+                                           static_cast<uint32_t>(payload.size()), &n),
+                  ADT_APPEND_OK);
+        stored.push_back({time, kind, true, n, payload});
+    };
+    // Each chain is in time order, as appends are. Samples n = 2..5 at
+    // time 5 land in levels 1, 0, 2, 0 and are appended before the events
+    // of time 5, yet the events come first, then level 0, 1, 2.
+    sample(3, 1);
+    event(4, 12);
+    for (uint16_t kind = 2; kind <= 5; kind++)
+        sample(5, kind);
+    event(5, 10);
+    event(5, 11);
+    for (uint16_t kind = 20; kind < 60; kind++) {
+        if (kind % 3 == 0)
+            event(kind, kind);
+        else
+            sample(kind, kind);
+    }
+    std::vector<ModelRecord> expected = expected_readout(stored, 0);
+    std::vector<uint16_t> first_kinds;
+    for (size_t i = 0; i < 8; i++)
+        first_kinds.push_back(expected[i].kind);
+    ASSERT_EQ(first_kinds, (std::vector<uint16_t>{1, 12, 10, 11, 3, 5, 2, 4}));
+    expect_readout(location, expected);
+    adt_buffer_destroy(buffer);
+}
+
+TEST(BufferReader, EmptyLocationYieldsNothing)
+{
+    adt_buffer *buffer = adt_buffer_create(1 << 16, 256, 1);
+    adt_location *location = adt_buffer_add_location(buffer, 0);
+    expect_readout(location, {});
+    adt_buffer_destroy(buffer);
+}
+
+TEST(BufferRemoval, RefusesOtherLocationsFromASampleRequest)
+{
+    adt_buffer *buffer = adt_buffer_create(1 << 16, 256, 2);
+    adt_location *a = adt_buffer_add_location(buffer, 0);
+    adt_location *b = adt_buffer_add_location(buffer, 1);
+    EXPECT_EQ(adt_buffer_drop_lowest_level(a, nullptr), -1) << "nothing to drop";
+    for (int i = 0; i < 8; i++)
+        ASSERT_EQ(adt_buffer_append_sample(b, 1, i, &i, sizeof i, nullptr), ADT_APPEND_OK);
+    adt_preflush_request from_a_sample = {a, true, 64, 0};
+    EXPECT_EQ(adt_buffer_drop_lowest_level(b, &from_a_sample), -1);
+    EXPECT_EQ(location_stats(b).samples_kept, 8u);
+    adt_preflush_request from_a_event = {a, false, 64, 0};
+    EXPECT_EQ(adt_buffer_drop_lowest_level(b, &from_a_event), 1);
+    adt_location_stats stats = location_stats(b);
+    EXPECT_EQ(stats.samples_kept, 4u);
+    EXPECT_EQ(stats.samples_removed, 4u);
+    EXPECT_EQ(stats.removals, 1u);
+    EXPECT_EQ(location_stats(a).removals, 0u);
+    adt_buffer_destroy(buffer);
+}
+
+TEST(BufferRemoval, NumbersContinueInStepsOfTheNewShift)
+{
+    adt_buffer *buffer = adt_buffer_create(1 << 16, 256, 1);
+    adt_location *location = adt_buffer_add_location(buffer, 0);
+    uint64_t n = 0;
+    for (int i = 0; i < 5; i++)
+        adt_buffer_append_sample(location, 1, i, nullptr, 0, &n);
+    EXPECT_EQ(n, 5u);
+    EXPECT_EQ(adt_buffer_drop_lowest_level(location, nullptr), 1);
+    adt_buffer_append_sample(location, 1, 10, nullptr, 0, &n);
+    EXPECT_EQ(n, 6u);
+    EXPECT_EQ(adt_buffer_drop_lowest_level(location, nullptr), 2);  // drops n = 2, 6
+    adt_buffer_append_sample(location, 1, 11, nullptr, 0, &n);
+    EXPECT_EQ(n, 8u);
+    adt_buffer_append_sample(location, 1, 12, nullptr, 0, &n);
+    EXPECT_EQ(n, 12u);
+    EXPECT_EQ(location_stats(location).samples_kept, 3u);  // 4, 8, 12
+    adt_buffer_destroy(buffer);
+}
+
+TEST(BufferAppend, NoCallbackMeansDropped)
+{
+    adt_buffer *buffer = adt_buffer_create(2 * 128, 128, 1);
+    adt_location *location = adt_buffer_add_location(buffer, 0);
+    char payload[100] = {};
+    EXPECT_EQ(adt_buffer_append_event(location, 1, 1, payload, sizeof payload), ADT_APPEND_OK);
+    EXPECT_EQ(adt_buffer_append_sample(location, 1, 2, payload, 90, nullptr), ADT_APPEND_OK);
+    EXPECT_EQ(adt_buffer_append_event(location, 1, 3, payload, sizeof payload), ADT_APPEND_DROPPED);
+    EXPECT_EQ(adt_buffer_append_sample(location, 1, 4, payload, 90, nullptr), ADT_APPEND_DROPPED);
+    adt_location_stats stats = location_stats(location);
+    EXPECT_EQ(stats.events_dropped, 1u);
+    EXPECT_EQ(stats.samples_dropped, 1u);
+    EXPECT_EQ(stats.samples_taken, 2u);
+    EXPECT_EQ(buffer_stats(buffer).chunks_free, 0u);
+    EXPECT_EQ(buffer_stats(buffer).chunks_high_water, 2u);
+    adt_buffer_destroy(buffer);
+}
+
+TEST(BufferAppend, RecordLargerThanAChunkIsRefused)
+{
+    adt_buffer *buffer = adt_buffer_create(1 << 16, 256, 1);
+    adt_location *location = adt_buffer_add_location(buffer, 0);
+    std::vector<char> payload(256);
+    // 256 - 8 (chunk header) - 16 (record header) is the largest event payload.
+    EXPECT_EQ(adt_buffer_append_event(location, 1, 1, payload.data(), 232), ADT_APPEND_OK);
+    EXPECT_EQ(adt_buffer_append_event(location, 1, 2, payload.data(), 233), ADT_APPEND_TOO_LARGE);
+    EXPECT_EQ(adt_buffer_append_sample(location, 1, 3, payload.data(), 224, nullptr), ADT_APPEND_OK);
+    EXPECT_EQ(adt_buffer_append_sample(location, 1, 4, payload.data(), 225, nullptr), ADT_APPEND_TOO_LARGE);
+    EXPECT_EQ(adt_buffer_append_event(location, 1, 5, payload.data(), UINT32_MAX), ADT_APPEND_TOO_LARGE);
+    adt_location_stats stats = location_stats(location);
+    EXPECT_EQ(stats.events_dropped, 2u);
+    EXPECT_EQ(stats.samples_dropped, 1u);
+    adt_buffer_destroy(buffer);
+}
+
+TEST(BufferStop, LaterEventsAreCountedAsDropped)
+{
+    adt_buffer *buffer = adt_buffer_create(1 << 16, 256, 1);
+    adt_location *location = adt_buffer_add_location(buffer, 0);
+    std::vector<ModelRecord> stored;
+    for (uint64_t t = 1; t <= 10; t++) {
+        auto payload = random_payload(t, t);
+        ASSERT_EQ(adt_buffer_append_event(location, 2, t, payload.data(), static_cast<uint32_t>(t)), ADT_APPEND_OK);
+        stored.push_back({t, 2, false, 0, payload});
+    }
+    adt_buffer_stop_events(location, 777);
+    for (uint64_t t = 11; t <= 15; t++)
+        EXPECT_EQ(adt_buffer_append_event(location, 2, t, nullptr, 0), ADT_APPEND_STOPPED);
+    uint64_t n = 0;
+    EXPECT_EQ(adt_buffer_append_sample(location, 3, 16, nullptr, 0, &n), ADT_APPEND_OK) << "samples go on";
+    stored.push_back({16, 3, true, n, {}});
+    adt_buffer_stop_events(location, 999);
+    adt_location_stats stats = location_stats(location);
+    EXPECT_TRUE(stats.events_stopped);
+    EXPECT_EQ(stats.events_stopped_at, 777u) << "the first stop counts";
+    EXPECT_EQ(stats.events_dropped, 5u);
+    EXPECT_EQ(stats.events.records, 10u);
+    expect_readout(location, expected_readout(stored, 0));
+    adt_buffer_destroy(buffer);
+}
+
+namespace {
+
+// What the "flush" fallback of flush/ does: spill the requester's event
+// chain, then append a marker event from inside the callback.
+struct SpillRun {
+    int fd;
+    std::vector<ModelRecord> *stored[2];
+    adt_location *locations[2];
+    uint64_t time;
+    int spills;
+};
+
+constexpr uint16_t kSpillMarker = 999;
+
+bool spill_policy(adt_buffer *buffer, const adt_preflush_request *request, void *arg)
+{
+    auto *run = static_cast<SpillRun *>(arg);
+    if (request->from_sample)
+        return adt_buffer_drop_lowest_level(request->requester, request) >= 0;
+    if (adt_buffer_spill_events(request->requester, run->fd) <= 0) {
+        // The requester's events fit one chunk: free samples instead.
+        for (size_t i = 0; i < adt_buffer_location_count(buffer); i++)
+            if (adt_buffer_drop_lowest_level(adt_buffer_location_at(buffer, i), request) >= 0)
+                return true;
+        return false;
+    }
+    run->spills++;
+    int which = request->requester == run->locations[0] ? 0 : 1;
+    uint64_t spills = run->spills;
+    if (adt_buffer_append_event(request->requester, kSpillMarker, run->time, &spills, sizeof spills) == ADT_APPEND_OK) {
+        std::vector<uint8_t> payload(sizeof spills);
+        std::memcpy(payload.data(), &spills, sizeof spills);
+        run->stored[which]->push_back({run->time, kSpillMarker, false, 0, payload});
+    }
+    return true;
+}
+
+}  // namespace
+
+TEST(BufferSpill, SpilledEventsReadBackFirstAndInOrder)
+{
+    char path[] = "/tmp/adaptrace-spill-XXXXXX";
+    int fd = mkstemp(path);
+    ASSERT_GE(fd, 0);
+    unlink(path);
+    const size_t chunk_bytes = 512;
+    adt_buffer *buffer = adt_buffer_create(48 * chunk_bytes, chunk_bytes, 2);
+    std::vector<ModelRecord> stored[2];
+    SpillRun run = {fd, {&stored[0], &stored[1]}, {}, 0, 0};
+    run.locations[0] = adt_buffer_add_location(buffer, 0);
+    run.locations[1] = adt_buffer_add_location(buffer, 1);
+    adt_buffer_set_preflush(buffer, spill_policy, &run);
+    std::mt19937_64 random(99);
+    uint64_t taken[2] = {};
+    for (uint64_t time = 1; time <= 6000; time++) {
+        int which = static_cast<int>(random() % 2);
+        adt_location *location = run.locations[which];
+        run.time = time;
+        auto payload = random_payload(time, random() % 120);
+        if (random() % 4 == 0) {
+            uint64_t n = 0;
+            adt_append_status status = adt_buffer_append_sample(location, 5, time, payload.data(),
+                                                                static_cast<uint32_t>(payload.size()), &n);
+            taken[which]++;
+            if (status == ADT_APPEND_OK)
+                stored[which].push_back({time, 5, true, n, payload});
+            else
+                ASSERT_EQ(status, ADT_APPEND_DROPPED);
+        } else {
+            ASSERT_EQ(adt_buffer_append_event(location, 7, time, payload.data(), static_cast<uint32_t>(payload.size())),
+                      ADT_APPEND_OK);
+            stored[which].push_back({time, 7, false, 0, payload});
+        }
+    }
+    ASSERT_GT(run.spills, 4);
+    uint64_t spilled_total = 0;
+    for (int which = 0; which < 2; which++) {
+        adt_location_stats stats = location_stats(run.locations[which]);
+        EXPECT_GT(stats.spills, 0u);
+        EXPECT_EQ(stats.spilled_bytes % chunk_bytes, 0u);
+        EXPECT_EQ(stats.events_dropped, 0u);
+        EXPECT_EQ(stats.samples_taken, taken[which]);
+        uint64_t events = static_cast<uint64_t>(std::count_if(stored[which].begin(), stored[which].end(),
+                                                              [](const ModelRecord &r) { return !r.sample; }));
+        EXPECT_GT(stats.spilled_records, 0u);
+        EXPECT_EQ(stats.events.records + stats.spilled_records, events) << "spilled events stay counted";
+        spilled_total += stats.spilled_bytes;
+        expect_readout(run.locations[which], expected_readout(stored[which], stats.shift));
+    }
+    EXPECT_EQ(static_cast<uint64_t>(lseek(fd, 0, SEEK_END)), spilled_total) << "the two locations share one file";
+    close(fd);
+    adt_buffer_destroy(buffer);
+}
+
+TEST(BufferSpill, AccountsAndRejectsBadFiles)
+{
+    adt_buffer *buffer = adt_buffer_create(64 * 256, 256, 1);
+    adt_location *location = adt_buffer_add_location(buffer, 0);
+    char payload[64] = {};
+    EXPECT_EQ(adt_buffer_spill_events(location, 0), 0) << "nothing to spill yet";
+    for (int i = 0; i < 40; i++)
+        ASSERT_EQ(adt_buffer_append_event(location, 1, i, payload, sizeof payload), ADT_APPEND_OK);
+    adt_location_stats before = location_stats(location);
+    ASSERT_GT(before.events.chunks, 2u);
+    errno = 0;
+    EXPECT_EQ(adt_buffer_spill_events(location, -1), -1);
+    EXPECT_EQ(errno, EINVAL);
+    int read_only = open("/dev/null", O_RDONLY);
+    EXPECT_EQ(adt_buffer_spill_events(location, read_only), -1) << "a failed write frees nothing";
+    close(read_only);
+    adt_location_stats after = location_stats(location);
+    EXPECT_EQ(after.events.chunks, before.events.chunks);
+    EXPECT_EQ(after.spills, 0u);
+
+    char path[] = "/tmp/adaptrace-spill-XXXXXX";
+    int fd = mkstemp(path);
+    unlink(path);
+    int64_t written = adt_buffer_spill_events(location, fd);
+    EXPECT_EQ(written, static_cast<int64_t>((before.events.chunks - 1) * 256));
+    after = location_stats(location);
+    EXPECT_EQ(after.events.chunks, 1u);
+    EXPECT_EQ(after.spills, 1u);
+    EXPECT_EQ(after.spilled_bytes, static_cast<uint64_t>(written));
+    EXPECT_EQ(after.events.bytes, after.events.records * (16 + sizeof payload));
+    EXPECT_EQ(buffer_stats(buffer).chunks_free, 64u - 1);
+    int other = dup(fd);
+    errno = 0;
+    EXPECT_EQ(adt_buffer_spill_events(location, other), -1) << "one location, one spill file";
+    EXPECT_EQ(errno, EINVAL);
+    close(other);
+    close(fd);
+    adt_buffer_destroy(buffer);
+}
