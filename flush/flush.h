@@ -31,13 +31,22 @@ extern "C" {
 
 /* Called after location's samples were cut to n ≡ 0 mod 2^new_shift; the
  * sampler divides that location's rate by 2^(new_shift - old_shift). May
- * run in signal context (when a sample append asked for the chunk). */
+ * run in signal context (when a sample append asked for the chunk).
+ * old_shift is the shift read just before the drop; when a location's own
+ * handler drops one of its levels at the same moment as another thread
+ * does, the two calls can overlap (both start from the same old_shift),
+ * so a hook should derive the rate from new_shift (initial / 2^new_shift,
+ * keeping the largest new_shift seen) rather than add up differences. */
 typedef void (*adt_halve_hook)(adt_location *location, unsigned old_shift, unsigned new_shift, void *arg);
 
 typedef struct adt_flush_policy adt_flush_policy;
 
 /* Installs the policy as buffer's pre-flush callback. spill_directory: where
- * the "flush" fallback creates its (unlinked) temporary file. */
+ * the "flush" fallback creates its (unlinked) temporary file on first need
+ * (NULL or "" means P_tmpdir, /tmp). Returns NULL with errno set on failure.
+ * Destroying the policy uninstalls the callback and closes the spill file,
+ * which the buffer's readers read the spilled events from: destroy it only
+ * after the trace has been read out. */
 adt_flush_policy *adt_flush_policy_create(adt_buffer *buffer, adt_on_full on_full,
                                           const char *spill_directory);
 void adt_flush_policy_destroy(adt_flush_policy *policy);

@@ -1,0 +1,261 @@
+/*
+ * The pre-flush policy: what the buffer does when no chunk is free.
+ *
+ * Contexts (see buffer/buffer.h):
+ * - from_sample: inside a sample append, usually a signal handler, with the
+ *   requester's sample guard held. Only the requester's own levels may be
+ *   dropped; no lock, no allocation, no stdio here.
+ * - otherwise: an event append in the requester's normal context. Victim
+ *   choice and drop are serialised by a mutex so that two threads running
+ *   out at once do not pick and report the same victim twice; the fallback
+ *   (spill or stop) runs outside it, on the requester's own chain.
+ *
+ * The fallback appends one record (BufferFlush or MeasurementOnOff) to the
+ * requester's event chain from inside the callback. That append may itself
+ * run out of chunks and call back here; a per-thread flag makes the nested
+ * call give up at once instead of recursing, so the record is dropped (and
+ * counted by the buffer) rather than looping.
+ */
+#include "flush/flush.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "format/format.h"
+
+struct adt_flush_policy {
+    adt_buffer *buffer;
+    adt_on_full on_full;
+    char spill_directory[ADT_PATH_MAX];
+    int spill_fd;            /* -1 until the first flush needs it; set once with a CAS */
+    bool spill_failed;       /* creating the file failed: reported once, not retried */
+    pthread_mutex_t choose_lock;
+    adt_halve_hook hook;     /* published after hook_arg (release/acquire) */
+    void *hook_arg;
+    adt_flush_counters counters; /* each field updated with atomic adds */
+};
+
+/* Set while this thread runs a fallback: the record it appends must not
+ * start another fallback. Only event (normal-context) requests read it. */
+static _Thread_local bool in_fallback;
+
+static void count(uint64_t *counter, uint64_t value)
+{
+    __atomic_fetch_add(counter, value, __ATOMIC_RELAXED);
+}
+
+/* Drops location's lowest level and reports the halving. Safe in signal
+ * context when request->from_sample (the requester's guard is held, so its
+ * shift cannot change between the read and the drop). */
+static bool drop_level(adt_flush_policy *policy, adt_location *location, const adt_preflush_request *request)
+{
+    adt_location_stats stats;
+    adt_location_get_stats(location, &stats);
+    int new_shift = adt_buffer_drop_lowest_level(location, request);
+    if (new_shift < 0)
+        return false;
+    unsigned steps = (unsigned)new_shift - stats.shift;
+    count(&policy->counters.levels_dropped, 1);
+    count(&policy->counters.halvings, steps);
+    adt_halve_hook hook = __atomic_load_n(&policy->hook, __ATOMIC_ACQUIRE);
+    if (hook != NULL)
+        hook(location, stats.shift, (unsigned)new_shift, policy->hook_arg);
+    else
+        count(&policy->counters.halvings_unhandled, steps);
+    return true;
+}
+
+static uint64_t sample_bytes(const adt_location_stats *stats)
+{
+    uint64_t bytes = 0;
+    for (unsigned level = 0; level < ADT_BUFFER_LEVELS; level++)
+        bytes += stats->levels[level].bytes;
+    return bytes;
+}
+
+/* The location with the fewest removals that still holds samples; ties go
+ * to the requester, then to the one with the most sample bytes. */
+static adt_location *choose_victim(adt_buffer *buffer, adt_location *requester)
+{
+    adt_location *victim = NULL;
+    uint64_t victim_removals = 0, victim_bytes = 0;
+    size_t locations = adt_buffer_location_count(buffer);
+    for (size_t i = 0; i < locations; i++) {
+        adt_location *candidate = adt_buffer_location_at(buffer, i);
+        adt_location_stats stats;
+        adt_location_get_stats(candidate, &stats);
+        if (stats.samples_kept == 0)
+            continue;
+        uint64_t bytes = sample_bytes(&stats);
+        bool better = victim == NULL || stats.removals < victim_removals ||
+                      (stats.removals == victim_removals && victim != requester &&
+                       (candidate == requester || bytes > victim_bytes));
+        if (better) {
+            victim = candidate;
+            victim_removals = stats.removals;
+            victim_bytes = bytes;
+        }
+    }
+    return victim;
+}
+
+static bool drop_some_level(adt_flush_policy *policy, const adt_preflush_request *request)
+{
+    pthread_mutex_lock(&policy->choose_lock);
+    bool dropped = false;
+    /* A victim can lose its samples between the choice and the drop (its
+     * own handler dropped them); choose again, at most once per location. */
+    size_t attempts = adt_buffer_location_count(policy->buffer);
+    for (size_t i = 0; i < attempts && !dropped; i++) {
+        adt_location *victim = choose_victim(policy->buffer, request->requester);
+        if (victim == NULL)
+            break;
+        dropped = drop_level(policy, victim, request);
+    }
+    pthread_mutex_unlock(&policy->choose_lock);
+    return dropped;
+}
+
+static bool give_up(adt_flush_policy *policy)
+{
+    count(&policy->counters.gave_up, 1);
+    return false;
+}
+
+/* An unlinked file in the spill directory, created on first need. */
+static int spill_fd(adt_flush_policy *policy)
+{
+    int fd = __atomic_load_n(&policy->spill_fd, __ATOMIC_ACQUIRE);
+    if (fd >= 0 || __atomic_load_n(&policy->spill_failed, __ATOMIC_RELAXED))
+        return fd;
+    fd = open(policy->spill_directory, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        char path[ADT_PATH_MAX + 32];
+        snprintf(path, sizeof path, "%s/adaptrace-spill-XXXXXX", policy->spill_directory);
+        fd = mkostemp(path, O_CLOEXEC);
+        if (fd >= 0)
+            unlink(path);
+    }
+    if (fd < 0) {
+        adt_log("cannot create a spill file in '%s': %s; events that do not fit the buffer are dropped",
+                policy->spill_directory, strerror(errno));
+        __atomic_store_n(&policy->spill_failed, true, __ATOMIC_RELAXED);
+        return -1;
+    }
+    int expected = -1;
+    if (!__atomic_compare_exchange_n(&policy->spill_fd, &expected, fd, false, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE)) {
+        close(fd); /* another thread created it first */
+        fd = expected;
+    }
+    return fd;
+}
+
+/* ADAPTRACE_ON_FULL=flush: spill the requester's full event chunks, then
+ * mark the interruption with a BufferFlush record. The record carries the
+ * time of the event that needed the chunk (it follows the marker in the
+ * chain, so a later time would put the chain out of order); stop_time is
+ * when the flush really ended. */
+static bool flush_events(adt_flush_policy *policy, const adt_preflush_request *request)
+{
+    adt_location *requester = request->requester;
+    int fd = spill_fd(policy);
+    if (fd < 0)
+        return give_up(policy);
+    int64_t bytes = adt_buffer_spill_events(requester, fd);
+    if (bytes < 0) {
+        adt_log("writing events of location %llu to the spill file in '%s' failed: %s",
+                (unsigned long long)adt_location_id(requester), policy->spill_directory, strerror(errno));
+        return give_up(policy);
+    }
+    if (bytes == 0)
+        return give_up(policy); /* only the chunk being filled: nothing to free */
+    adt_rec_buffer_flush record = {.stop_time = adt_clock_now()};
+    count(&policy->counters.flushes, 1);
+    count(&policy->counters.flushed_bytes, (uint64_t)bytes);
+    adt_buffer_append_event(requester, ADT_REC_BUFFER_FLUSH, request->time, &record, sizeof record);
+    return true;
+}
+
+/* ADAPTRACE_ON_FULL=stop: the MeasurementOnOff(off) record goes in only if
+ * the chunk being filled still has room; events_stopped_at in the
+ * location's stats carries the time either way. */
+static bool stop_events(adt_flush_policy *policy, adt_location *requester)
+{
+    uint64_t now = adt_clock_now();
+    adt_rec_on_off record = {.on = 0};
+    adt_buffer_append_event(requester, ADT_REC_MEASUREMENT_ON_OFF, now, &record, sizeof record);
+    adt_buffer_stop_events(requester, now);
+    count(&policy->counters.stops, 1);
+    return false;
+}
+
+static bool on_buffer_full(adt_buffer *buffer, const adt_preflush_request *request, void *arg)
+{
+    (void)buffer;
+    adt_flush_policy *policy = arg;
+    if (request->from_sample)
+        return drop_level(policy, request->requester, request) || give_up(policy);
+    if (in_fallback)
+        return give_up(policy);
+    if (drop_some_level(policy, request))
+        return true;
+    in_fallback = true;
+    bool retry = policy->on_full == ADT_ON_FULL_FLUSH ? flush_events(policy, request)
+                                                      : stop_events(policy, request->requester);
+    in_fallback = false;
+    return retry;
+}
+
+adt_flush_policy *adt_flush_policy_create(adt_buffer *buffer, adt_on_full on_full, const char *spill_directory)
+{
+    const char *directory = spill_directory != NULL && spill_directory[0] != '\0' ? spill_directory : P_tmpdir;
+    if (strlen(directory) >= ADT_PATH_MAX) {
+        errno = ENAMETOOLONG;
+        return NULL;
+    }
+    adt_flush_policy *policy = calloc(1, sizeof *policy);
+    if (policy == NULL)
+        return NULL;
+    policy->buffer = buffer;
+    policy->on_full = on_full;
+    strcpy(policy->spill_directory, directory);
+    policy->spill_fd = -1;
+    pthread_mutex_init(&policy->choose_lock, NULL);
+    adt_buffer_set_preflush(buffer, on_buffer_full, policy);
+    return policy;
+}
+
+void adt_flush_policy_destroy(adt_flush_policy *policy)
+{
+    if (policy == NULL)
+        return;
+    adt_buffer_set_preflush(policy->buffer, NULL, NULL);
+    if (policy->spill_fd >= 0)
+        close(policy->spill_fd);
+    pthread_mutex_destroy(&policy->choose_lock);
+    free(policy);
+}
+
+void adt_flush_set_halve_hook(adt_flush_policy *policy, adt_halve_hook hook, void *arg)
+{
+    policy->hook_arg = arg;
+    __atomic_store_n(&policy->hook, hook, __ATOMIC_RELEASE);
+}
+
+void adt_flush_get_counters(const adt_flush_policy *policy, adt_flush_counters *counters)
+{
+    const adt_flush_counters *live = &policy->counters;
+    counters->halvings = __atomic_load_n(&live->halvings, __ATOMIC_RELAXED);
+    counters->halvings_unhandled = __atomic_load_n(&live->halvings_unhandled, __ATOMIC_RELAXED);
+    counters->levels_dropped = __atomic_load_n(&live->levels_dropped, __ATOMIC_RELAXED);
+    counters->flushes = __atomic_load_n(&live->flushes, __ATOMIC_RELAXED);
+    counters->flushed_bytes = __atomic_load_n(&live->flushed_bytes, __ATOMIC_RELAXED);
+    counters->stops = __atomic_load_n(&live->stops, __ATOMIC_RELAXED);
+    counters->gave_up = __atomic_load_n(&live->gave_up, __ATOMIC_RELAXED);
+}
