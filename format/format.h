@@ -160,6 +160,9 @@ typedef struct adt_comm_desc {
     bool is_self;
 } adt_comm_desc;
 uint32_t adt_defs_comm(adt_defs *defs, const adt_comm_desc *comm);
+/* Renames communicator comm (MPI_Comm_set_name). Returns 0, or -1 for an
+ * unknown id or no memory. */
+int adt_defs_comm_set_name(adt_defs *defs, uint32_t comm, const char *name);
 
 /* A counter recorded with samples (PAPI). Returns the metric's index in
  * adt_rec_sample.metric_values. */
@@ -199,6 +202,14 @@ typedef struct adt_collectives {
 
 /* One process alone (rank 0 of 1). */
 extern const adt_collectives adt_collectives_serial;
+
+/* The collectives over MPI (library adt_format_mpi; adt_format itself does
+ * not depend on MPI): PMPI_* calls only, on a private duplicate of
+ * MPI_COMM_WORLD made here (collective over MPI_COMM_WORLD). Call between
+ * MPI initialisation and finalisation. Returns 0, or -1 when MPI is not
+ * initialised, already finalised, or the duplicate failed. */
+int adt_collectives_mpi_create(adt_collectives *out);
+void adt_collectives_mpi_destroy(adt_collectives *c);
 
 /* Clock correction of a location: local time t is reported as
  * t + offset, offset interpolated linearly between the two points. */

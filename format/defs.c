@@ -1,0 +1,208 @@
+/* The process-local definitions registry: dense local ids per class,
+ * identical definitions share an id, one mutex around everything. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/defs_internal.h"
+
+adt_defs *adt_defs_create(void)
+{
+    adt_defs *defs = calloc(1, sizeof *defs);
+    if (!defs)
+        return NULL;
+    pthread_mutex_init(&defs->lock, NULL);
+    adt_intern_init(&defs->strings);
+    adt_intern_init(&defs->regions);
+    adt_intern_init(&defs->source_locations);
+    adt_intern_init(&defs->metrics);
+    adt_intern_init(&defs->comms);
+    return defs;
+}
+
+void adt_defs_destroy(adt_defs *defs)
+{
+    if (!defs)
+        return;
+    for (uint32_t i = 0; i < defs->comms.count; ++i)
+        free(defs->comm_defs[i].members);
+    free(defs->comm_defs);
+    free(defs->metric_units);
+    free(defs->calling_contexts);
+    adt_intern_free(&defs->strings);
+    adt_intern_free(&defs->regions);
+    adt_intern_free(&defs->source_locations);
+    adt_intern_free(&defs->metrics);
+    adt_intern_free(&defs->comms);
+    pthread_mutex_destroy(&defs->lock);
+    free(defs);
+}
+
+/* Caller holds the lock. NULL stands for "no string" (ADT_UNDEFINED_ID). */
+static uint32_t string_id(adt_defs *defs, const char *text)
+{
+    if (!text)
+        return ADT_UNDEFINED_ID;
+    return adt_intern_add(&defs->strings, text, strlen(text), NULL);
+}
+
+uint32_t adt_defs_region(adt_defs *defs, const char *name, const char *canonical_name,
+                         adt_region_role role, adt_paradigm paradigm,
+                         const char *source_file, uint32_t begin_line, uint32_t end_line)
+{
+    if (!name)
+        return ADT_UNDEFINED_ID;
+    pthread_mutex_lock(&defs->lock);
+    adt_region_key key = {
+        .name = string_id(defs, name),
+        .canonical_name = string_id(defs, canonical_name ? canonical_name : name),
+        .role = (uint32_t)role,
+        .paradigm = (uint32_t)paradigm,
+        .source_file = string_id(defs, source_file),
+        .begin_line = begin_line,
+        .end_line = end_line,
+    };
+    uint32_t id = ADT_UNDEFINED_ID;
+    if (key.name != ADT_UNDEFINED_ID && key.canonical_name != ADT_UNDEFINED_ID &&
+        (key.source_file != ADT_UNDEFINED_ID || !source_file))
+        id = adt_intern_add(&defs->regions, &key, sizeof key, NULL);
+    pthread_mutex_unlock(&defs->lock);
+    return id;
+}
+
+uint32_t adt_defs_source_location(adt_defs *defs, const char *file, uint32_t line)
+{
+    if (!file)
+        return ADT_UNDEFINED_ID;
+    pthread_mutex_lock(&defs->lock);
+    adt_source_location_key key = { .file = string_id(defs, file), .line = line };
+    uint32_t id = ADT_UNDEFINED_ID;
+    if (key.file != ADT_UNDEFINED_ID)
+        id = adt_intern_add(&defs->source_locations, &key, sizeof key, NULL);
+    pthread_mutex_unlock(&defs->lock);
+    return id;
+}
+
+static int reserve_comm(adt_defs *defs)
+{
+    if (defs->comms.count < defs->comm_capacity)
+        return 0;
+    uint32_t capacity = defs->comm_capacity ? defs->comm_capacity * 2 : 16;
+    adt_comm_def *grown = realloc(defs->comm_defs, (size_t)capacity * sizeof *grown);
+    if (!grown)
+        return -1;
+    defs->comm_defs = grown;
+    defs->comm_capacity = capacity;
+    return 0;
+}
+
+uint32_t adt_defs_comm(adt_defs *defs, const adt_comm_desc *comm)
+{
+    uint32_t size = comm->is_self ? 0 : comm->size;
+    uint32_t remote_size = comm->is_self ? 0 : comm->remote_size;
+    if ((size && !comm->members) || (remote_size && !comm->remote_members))
+        return ADT_UNDEFINED_ID;
+    pthread_mutex_lock(&defs->lock);
+    uint32_t id = ADT_UNDEFINED_ID;
+    adt_comm_key key = { comm->creator_world_rank, comm->sequence };
+    uint32_t existing = adt_intern_find(&defs->comms, &key, sizeof key);
+    if (existing != ADT_UNDEFINED_ID) {
+        id = existing;
+        goto out;
+    }
+    if (comm->parent != ADT_UNDEFINED_ID && comm->parent >= defs->comms.count)
+        goto out;
+    uint32_t name = string_id(defs, comm->name ? comm->name : "");
+    if (name == ADT_UNDEFINED_ID || reserve_comm(defs) != 0)
+        goto out;
+    uint32_t *members = malloc(((size_t)size + remote_size) * sizeof *members + 1);
+    if (!members)
+        goto out;
+    if (size)
+        memcpy(members, comm->members, (size_t)size * sizeof *members);
+    if (remote_size)
+        memcpy(members + size, comm->remote_members, (size_t)remote_size * sizeof *members);
+    id = adt_intern_add(&defs->comms, &key, sizeof key, NULL);
+    if (id == ADT_UNDEFINED_ID) {
+        free(members);
+        goto out;
+    }
+    defs->comm_defs[id] = (adt_comm_def){
+        .name = name, .parent = comm->parent, .is_self = comm->is_self,
+        .size = size, .remote_size = remote_size, .members = members,
+    };
+out:
+    pthread_mutex_unlock(&defs->lock);
+    return id;
+}
+
+int adt_defs_comm_set_name(adt_defs *defs, uint32_t comm, const char *name)
+{
+    int result = -1;
+    pthread_mutex_lock(&defs->lock);
+    if (comm < defs->comms.count) {
+        uint32_t id = string_id(defs, name ? name : "");
+        if (id != ADT_UNDEFINED_ID) {
+            defs->comm_defs[comm].name = id;
+            result = 0;
+        }
+    }
+    pthread_mutex_unlock(&defs->lock);
+    return result;
+}
+
+uint32_t adt_defs_metric(adt_defs *defs, const char *name, const char *unit)
+{
+    if (!name)
+        return ADT_UNDEFINED_ID;
+    pthread_mutex_lock(&defs->lock);
+    uint32_t id = ADT_UNDEFINED_ID;
+    uint32_t name_id = string_id(defs, name);
+    uint32_t unit_id = string_id(defs, unit ? unit : "#");
+    if (name_id == ADT_UNDEFINED_ID || unit_id == ADT_UNDEFINED_ID)
+        goto out;
+    if (defs->metrics.count == defs->metric_capacity) {
+        uint32_t capacity = defs->metric_capacity ? defs->metric_capacity * 2 : 8;
+        uint32_t *grown = realloc(defs->metric_units, (size_t)capacity * sizeof *grown);
+        if (!grown)
+            goto out;
+        defs->metric_units = grown;
+        defs->metric_capacity = capacity;
+    }
+    int added;
+    id = adt_intern_add(&defs->metrics, &name_id, sizeof name_id, &added);
+    if (added)
+        defs->metric_units[id] = unit_id;
+out:
+    pthread_mutex_unlock(&defs->lock);
+    return id;
+}
+
+int adt_defs_set_calling_contexts(adt_defs *defs, const adt_cc_node *nodes, size_t count)
+{
+    for (size_t i = 0; i < count; ++i)
+        if ((nodes[i].parent != ADT_UNDEFINED_ID && nodes[i].parent >= i) || count >= ADT_UNDEFINED_ID)
+            return -1;
+    adt_cc_node *copy = NULL;
+    if (count) {
+        copy = malloc(count * sizeof *copy);
+        if (!copy)
+            return -1;
+        memcpy(copy, nodes, count * sizeof *copy);
+    }
+    pthread_mutex_lock(&defs->lock);
+    for (size_t i = 0; i < count; ++i) {
+        bool region_known = copy[i].region < defs->regions.count;
+        bool location_known = copy[i].source_location == ADT_UNDEFINED_ID ||
+                              copy[i].source_location < defs->source_locations.count;
+        if (!region_known || !location_known) {
+            pthread_mutex_unlock(&defs->lock);
+            free(copy);
+            return -1;
+        }
+    }
+    free(defs->calling_contexts);
+    defs->calling_contexts = copy;
+    defs->calling_context_count = count;
+    pthread_mutex_unlock(&defs->lock);
+    return 0;
+}

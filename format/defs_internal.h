@@ -1,0 +1,58 @@
+/*
+ * Internal: the layout of the process-local definitions registry, read by
+ * the unification (unify.c) once all appends have stopped.
+ */
+#ifndef ADAPTRACE_FORMAT_DEFS_INTERNAL_H
+#define ADAPTRACE_FORMAT_DEFS_INTERNAL_H
+
+#include <pthread.h>
+
+#include "format/format.h"
+#include "format/intern.h"
+
+/* Key of a region in the registry (all string fields are local string ids). */
+typedef struct adt_region_key {
+    uint32_t name;
+    uint32_t canonical_name;
+    uint32_t role;
+    uint32_t paradigm;
+    uint32_t source_file; /* ADT_UNDEFINED_ID if none */
+    uint32_t begin_line;
+    uint32_t end_line;
+} adt_region_key;
+
+typedef struct adt_source_location_key {
+    uint32_t file;
+    uint32_t line;
+} adt_source_location_key;
+
+typedef struct adt_comm_key {
+    uint32_t creator_world_rank;
+    uint32_t sequence;
+} adt_comm_key;
+
+typedef struct adt_comm_def {
+    uint32_t name;          /* local string id */
+    uint32_t parent;        /* local comm id or ADT_UNDEFINED_ID */
+    bool is_self;
+    uint32_t size;
+    uint32_t remote_size;
+    uint32_t *members;      /* size + remote_size world ranks */
+} adt_comm_def;
+
+struct adt_defs {
+    pthread_mutex_t lock;
+    adt_intern strings;          /* key: the bytes without the NUL */
+    adt_intern regions;          /* key: adt_region_key */
+    adt_intern source_locations; /* key: adt_source_location_key */
+    adt_intern metrics;          /* key: name string id */
+    uint32_t *metric_units;      /* string id per metric */
+    adt_intern comms;            /* key: adt_comm_key */
+    adt_comm_def *comm_defs;     /* per comm id */
+    uint32_t comm_capacity;
+    uint32_t metric_capacity;
+    adt_cc_node *calling_contexts;
+    size_t calling_context_count;
+};
+
+#endif

@@ -1,0 +1,79 @@
+/*
+ * Internal: unification of the process-local definitions of all ranks into
+ * global definitions (rank 0) and per-rank local→global id maps (every
+ * rank). Collective over the adt_collectives.
+ *
+ * Global ids are dense from 0 per class in the order rank 0 first meets a
+ * definition (ranks in order, each rank's definitions in local id order),
+ * so parents come before children wherever the local order had them so.
+ * Identical definitions merge; communicators merge by (creator_world_rank,
+ * sequence); identical member lists share one COMM_GROUP.
+ */
+#ifndef ADAPTRACE_FORMAT_UNIFY_H
+#define ADAPTRACE_FORMAT_UNIFY_H
+
+#include "format/defs_internal.h"
+
+/* Group ids in the archive: 0 = COMM_LOCATIONS, 1 + i = COMM_GROUP i of
+ * adt_global_defs.groups, and 1 + groups.count = COMM_SELF when used. */
+#define ADT_GROUP_COMM_LOCATIONS 0u
+
+typedef struct adt_global_comm {
+    uint32_t name;          /* global string id */
+    uint32_t parent;        /* global comm id or ADT_UNDEFINED_ID */
+    uint32_t group;         /* archive group id */
+    uint32_t remote_group;  /* archive group id, ADT_UNDEFINED_ID if intra */
+} adt_global_comm;
+
+typedef struct adt_global_thread {
+    uint32_t thread_index;
+    uint32_t name;          /* global string id */
+} adt_global_thread;
+
+typedef struct adt_global_defs {
+    adt_intern strings;          /* same key layouts as the local registry */
+    adt_intern regions;
+    adt_intern source_locations;
+    adt_intern metrics;
+    uint32_t *metric_units;
+    adt_intern metric_classes;   /* key: global metric ids in record order */
+    adt_intern comms;
+    adt_global_comm *comm_info;
+    adt_intern groups;           /* key: world ranks of a COMM_GROUP */
+    bool self_group_used;
+    adt_intern calling_contexts; /* key: adt_cc_node with global ids */
+    adt_intern hosts;            /* key: global string id of a host name */
+    uint32_t rank_count;
+    uint32_t *rank_host;         /* host index per rank */
+    size_t *rank_first_thread;   /* rank r: threads[rank_first_thread[r] .. [r + 1]) */
+    adt_global_thread *threads;
+} adt_global_defs;
+
+typedef struct adt_id_maps {
+    uint32_t *region;
+    uint32_t region_count;
+    uint32_t *comm;
+    uint32_t comm_count;
+    uint32_t *calling_context;
+    uint32_t calling_context_count;
+    uint32_t metric_class;  /* ADT_UNDEFINED_ID when no metric is registered */
+    uint32_t metric_count;
+} adt_id_maps;
+
+/* Returns 0 on every rank or -1 on every rank (error filled in). global
+ * is filled on rank 0 only. */
+int adt_unify(adt_defs *defs, const char *hostname, const adt_trace_thread *threads,
+              size_t thread_count, const adt_collectives *collectives, adt_id_maps *maps,
+              adt_global_defs *global, char *error, size_t error_size);
+
+void adt_id_maps_free(adt_id_maps *maps);
+void adt_global_defs_free(adt_global_defs *global);
+
+/* Interns a C string into the global string table (writer's own strings). */
+uint32_t adt_global_string(adt_global_defs *global, const char *text);
+
+/* Every rank learns whether all ranks report ok: one max-reduction. Returns
+ * 0 when all are ok, -1 when any is not or the reduction itself failed. */
+int adt_agree(const adt_collectives *collectives, bool ok);
+
+#endif
