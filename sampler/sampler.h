@@ -43,8 +43,20 @@ void adt_sampler_halve(adt_location *location, unsigned old_shift, unsigned new_
 
 /* For the MPI wrappers (normal context, the calling thread): the calling
  * context of a region instance entered here — the caller's stack with
- * region as leaf. */
+ * region as leaf. Must be called directly from the wrapper function that
+ * stands for the region (not as a tail call): the sampler's own frame and
+ * that one caller frame are left out of the path. Returns ADT_UNDEFINED_ID
+ * when the thread is not sampled. */
 uint32_t adt_sampler_region_context(adt_location *location, uint32_t region);
+
+/* For the MPI wrappers: while the thread is inside the region instance
+ * calling_context (from adt_sampler_region_context), its samples are
+ * recorded at that node instead of unwinding into the MPI library, so a
+ * sample taken inside an MPI call shows that call at its leaf. Returns
+ * the previous value, to be handed to adt_sampler_leave_region. Hot path:
+ * two atomic stores, async-signal-safe. */
+uint32_t adt_sampler_enter_region(adt_location *location, uint32_t calling_context);
+void adt_sampler_leave_region(adt_location *location, uint32_t previous);
 
 /* Stops every timer (end of run, before the trace is written). */
 void adt_sampler_stop_all(void);
@@ -54,12 +66,30 @@ void adt_sampler_stop_all(void);
  * (adt_defs_set_calling_contexts). After adt_sampler_stop_all. */
 int adt_sampler_write_definitions(adt_defs *defs);
 
+/* Test support: stops every timer, frees the calling-context tree and
+ * forgets the configuration, so that adt_sampler_init can run again. Call
+ * only when no sampled thread is running any more. The signal handler
+ * stays installed (a signal of a deleted timer may still be pending); it
+ * then passes every signal on to the application's disposition. */
+void adt_sampler_shutdown(void);
+
 typedef struct adt_sampler_stats {
     uint32_t requested_rate_hz;
-    double delivered_rate_hz;    /* signals per second of thread life, main thread */
+    /* Main thread: signals per second of its life (its CPU time with the
+     * cpu clock), each counted 2^k times after k halvings, so that it
+     * compares with requested_rate_hz. */
+    double delivered_rate_hz;
     uint64_t contexts;           /* calling-context nodes interned */
     uint64_t contexts_full;      /* samples whose path did not fit the tree */
     uint32_t metrics;            /* counters actually recorded */
+    /* Additions (all threads): */
+    uint64_t signals;            /* timer signals handled */
+    uint64_t samples_busy;       /* signals that arrived while the thread was
+                                    unwinding for adaptrace itself: not recorded */
+    uint64_t context_bytes;      /* memory of the calling-context tree */
+    double handler_mean_ns;      /* mean time from the handler's clock read to
+                                    the end of the append */
+    uint32_t kernel_tick_hz;     /* what a cpu-clock timer can deliver at most */
 } adt_sampler_stats;
 void adt_sampler_get_stats(adt_sampler_stats *stats);
 

@@ -1,0 +1,33 @@
+/*
+ * Address resolution (normal context, end of run): instruction address →
+ * function, module, file:line. Used by adt_sampler_write_definitions and
+ * by the tests.
+ */
+#ifndef ADAPTRACE_SAMPLER_RESOLVE_H
+#define ADAPTRACE_SAMPLER_RESOLVE_H
+
+#include <stdint.h>
+
+typedef struct adt_resolver adt_resolver;
+
+typedef struct adt_symbol {
+    char function[1024];  /* demangled where possible; "0x…" when unknown */
+    char symbol[1024];    /* as in the symbol table; "0x…" when unknown */
+    const char *module;   /* path of the executable or library */
+    const char *file;     /* source file, or NULL */
+    uint32_t line;        /* 0 when unknown */
+} adt_symbol;
+
+/* Reads the modules of this process. Never NULL unless out of memory; a
+ * process libdw cannot read falls back to dladdr (reported once). */
+adt_resolver *adt_resolver_open(void);
+/* address: the instruction to describe (callers pass return address - 1).
+ * The strings stay valid until adt_resolver_close. */
+void adt_resolver_lookup(adt_resolver *resolver, uintptr_t address, adt_symbol *symbol);
+void adt_resolver_close(adt_resolver *resolver);
+
+/* The instruction an interned key stands for (the leaf's own address, or
+ * the call before a return address). */
+uintptr_t adt_resolver_key_address(uint64_t key);
+
+#endif

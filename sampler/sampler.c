@@ -1,0 +1,454 @@
+/*
+ * The sampler's life cycle: configuration, PAPI, per-thread timers,
+ * halving, region contexts for the MPI wrappers, statistics.
+ * The signal handler itself is in handler.c, the signal sharing with the
+ * application in signals.c, address resolution in resolve.c.
+ */
+#define UNW_LOCAL_ONLY
+#include <errno.h>
+#include <libunwind.h>
+#include <papi.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sampler/sampler_internal.h"
+
+adt_sampler_global adt_sampler;
+__thread adt_sampler_thread *adt_sampler_current __attribute__((tls_model("initial-exec")));
+
+static pid_t current_tid(void)
+{
+    return (pid_t)syscall(SYS_gettid);
+}
+
+static uint64_t read_clock(clockid_t clock)
+{
+    struct timespec now;
+    clock_gettime(clock, &now);
+    return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+}
+
+/* CPU-time timers expire on the scheduler tick, whatever resolution
+ * clock_getres reports for the CPU clocks (1 ns). The coarse clocks
+ * advance exactly once per tick, so their resolution is the tick. */
+static uint32_t kernel_tick_hz(void)
+{
+    struct timespec resolution;
+    if (clock_getres(CLOCK_MONOTONIC_COARSE, &resolution) != 0 || resolution.tv_sec != 0 || resolution.tv_nsec == 0)
+        return 0;
+    return (uint32_t)(1000000000l / resolution.tv_nsec);
+}
+
+/* ---- PAPI -------------------------------------------------------------- */
+
+static unsigned long papi_thread_id(void)
+{
+    return (unsigned long)pthread_self();
+}
+
+/* Builds an event set with the given names; returns how many were added.
+ * warn: report each name that cannot be added (at init, once per name). */
+static uint32_t papi_build_event_set(int *event_set, char names[][128], uint32_t count, bool warn,
+                                     char kept[][128])
+{
+    *event_set = PAPI_NULL;
+    int status = PAPI_create_eventset(event_set);
+    if (status != PAPI_OK) {
+        if (warn)
+            adt_log("ADAPTRACE_METRICS: PAPI_create_eventset failed (%s); recording no counters", PAPI_strerror(status));
+        return 0;
+    }
+    uint32_t added = 0;
+    for (uint32_t i = 0; i < count; ++i) {
+        status = PAPI_add_named_event(*event_set, names[i]);
+        if (status == PAPI_OK) {
+            if (kept != NULL)
+                memcpy(kept[added], names[i], sizeof kept[added]);
+            added++;
+        } else if (warn) {
+            adt_log("ADAPTRACE_METRICS: cannot record '%s' (%s); going on without it", names[i], PAPI_strerror(status));
+        }
+    }
+    return added;
+}
+
+static void papi_destroy_event_set(int *event_set)
+{
+    if (*event_set == PAPI_NULL)
+        return;
+    long long ignored[ADT_SAMPLER_METRICS_MAX];
+    PAPI_stop(*event_set, ignored);
+    PAPI_cleanup_eventset(*event_set);
+    PAPI_destroy_eventset(event_set);
+    *event_set = PAPI_NULL;
+}
+
+/* Parses the comma-separated ADAPTRACE_METRICS, initialises PAPI, keeps
+ * the events that can be added on this thread and registers them. */
+static int init_metrics(const char *list, adt_defs *defs)
+{
+    char requested[ADT_SAMPLER_METRICS_MAX][128];
+    uint32_t count = 0;
+    const char *cursor = list;
+    while (*cursor != '\0') {
+        size_t length = strcspn(cursor, ",");
+        if (length > 0) {
+            if (count == ADT_SAMPLER_METRICS_MAX || length >= sizeof requested[0]) {
+                adt_log("ADAPTRACE_METRICS='%s': too many or too long names (accepted: at most %d PAPI event names "
+                        "of fewer than %zu characters, comma-separated)",
+                        list, ADT_SAMPLER_METRICS_MAX, sizeof requested[0]);
+                return -1;
+            }
+            memcpy(requested[count], cursor, length);
+            requested[count][length] = '\0';
+            count++;
+        }
+        cursor += length + (cursor[length] == ',');
+    }
+    adt_sampler.metric_count = 0;
+    if (count == 0)
+        return 0;
+    if (!adt_sampler.papi) {
+        int status = PAPI_library_init(PAPI_VER_CURRENT);
+        if (status != PAPI_VER_CURRENT) {
+            adt_log("ADAPTRACE_METRICS: PAPI_library_init failed (%s); recording no counters",
+                    status > 0 ? "version mismatch" : PAPI_strerror(status));
+            return 0;
+        }
+        status = PAPI_thread_init(papi_thread_id);
+        if (status != PAPI_OK) {
+            adt_log("ADAPTRACE_METRICS: PAPI_thread_init failed (%s); recording no counters", PAPI_strerror(status));
+            return 0;
+        }
+        adt_sampler.papi = true;
+    }
+    int probe;
+    adt_sampler.metric_count = papi_build_event_set(&probe, requested, count, true, adt_sampler.metric_names);
+    papi_destroy_event_set(&probe);
+    for (uint32_t i = 0; i < adt_sampler.metric_count; ++i)
+        adt_defs_metric(defs, adt_sampler.metric_names[i], "#");
+    return 0;
+}
+
+/* ---- process ----------------------------------------------------------- */
+
+static void forget_thread_in_child(void)
+{
+    /* A forked child has no timers (POSIX), but it inherits this thread's
+     * state pointer: clearing it makes the handler pass every signal on
+     * and keeps the child from sampling into the parent's buffer copy. */
+    adt_sampler_current = NULL;
+    adt_sampler.initialised = false;
+}
+
+int adt_sampler_init(const adt_config *config, adt_defs *defs, uint64_t context_bytes)
+{
+    static bool fork_handler_registered;
+    if (adt_sampler.initialised) {
+        adt_log("adt_sampler_init: the sampler is already initialised");
+        return -1;
+    }
+    if (config->sampling_rate_hz == 0) {
+        adt_log("ADAPTRACE_SAMPLING_RATE=0: the sampling rate must be positive (accepted: e.g. 1kHz, 10kHz)");
+        return -1;
+    }
+    adt_sampler.signal = config->sampling_signal;
+    adt_sampler.clock = config->sampling_clock;
+    adt_sampler.rate_hz = config->sampling_rate_hz;
+    adt_sampler.period_ns = 1000000000ull / config->sampling_rate_hz;
+    if (adt_sampler.period_ns == 0)
+        adt_sampler.period_ns = 1;
+    adt_sampler.depth = config->unwind_depth == 0 ? 1 : config->unwind_depth;
+    if (adt_sampler.depth > ADT_SAMPLER_DEPTH_MAX) {
+        adt_log("ADAPTRACE_UNWIND_DEPTH=%u: too deep (accepted: 1..%d)", config->unwind_depth, ADT_SAMPLER_DEPTH_MAX);
+        return -1;
+    }
+    adt_sampler.kernel_tick_hz = kernel_tick_hz();
+    if (adt_sampler.clock == ADT_SAMPLING_CLOCK_CPU && adt_sampler.kernel_tick_hz != 0 &&
+        adt_sampler.rate_hz > adt_sampler.kernel_tick_hz)
+        adt_log("ADAPTRACE_SAMPLING_RATE=%u Hz on the cpu clock: CPU-time timers fire at most once per kernel tick "
+                "(%u Hz here), so at most ~%u samples per CPU-second arrive; ADAPTRACE_SAMPLING_CLOCK=wall "
+                "delivers the asked rate",
+                adt_sampler.rate_hz, adt_sampler.kernel_tick_hz, adt_sampler.kernel_tick_hz);
+    if (adt_cct_create(&adt_sampler.tree, context_bytes) != 0) {
+        adt_log("calling-context tree: cannot map %llu bytes (%m; at least %zu bytes are needed)",
+                (unsigned long long)context_bytes, 4 * ADT_CCT_BYTES_PER_NODE);
+        return -1;
+    }
+    if (init_metrics(config->metrics, defs) != 0 || adt_sampler_install_signal(adt_sampler.signal) != 0) {
+        adt_cct_destroy(&adt_sampler.tree);
+        return -1;
+    }
+    /* libunwind's per-thread cache makes unw_backtrace safe to call from a
+     * signal handler (no global lock). */
+    unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+    if (!fork_handler_registered) {
+        pthread_atfork(NULL, NULL, forget_thread_in_child);
+        fork_handler_registered = true;
+    }
+    adt_sampler.initialised = true;
+    return 0;
+}
+
+/* ---- threads ----------------------------------------------------------- */
+
+static int arm_timer(adt_sampler_thread *thread, unsigned shift)
+{
+    unsigned capped = shift > 32 ? 32 : shift;
+    uint64_t period = adt_sampler.period_ns << capped;
+    struct itimerspec spec;
+    spec.it_interval.tv_sec = (time_t)(period / 1000000000ull);
+    spec.it_interval.tv_nsec = (long)(period % 1000000000ull);
+    spec.it_value = spec.it_interval;
+    return timer_settime(thread->timer, 0, &spec, NULL);
+}
+
+int adt_sampler_thread_start(adt_location *location)
+{
+    if (!adt_sampler.initialised) {
+        adt_log("adt_sampler_thread_start: the sampler is not initialised (adt_sampler_init first)");
+        return -1;
+    }
+    if (adt_sampler_current != NULL) {
+        adt_log("adt_sampler_thread_start: thread %d is sampled already", (int)current_tid());
+        return -1;
+    }
+    adt_sampler_thread *thread = calloc(1, sizeof *thread);
+    if (thread == NULL) {
+        adt_log("adt_sampler_thread_start: out of memory for the thread state");
+        return -1;
+    }
+    thread->location = location;
+    thread->tid = current_tid();
+    thread->papi_event_set = PAPI_NULL;
+    atomic_init(&thread->region_context, ADT_UNDEFINED_ID);
+
+    /* The first unw_backtrace of a thread sets up its cache (up to ~1 ms);
+     * do that here rather than in the first sample. */
+    void *warm_up[ADT_SAMPLER_DEPTH_MAX];
+    unw_backtrace(warm_up, (int)adt_sampler.depth);
+
+    if (adt_sampler.metric_count > 0) {
+        thread->metric_count = papi_build_event_set(&thread->papi_event_set, adt_sampler.metric_names,
+                                                    adt_sampler.metric_count, false, NULL);
+        if (thread->metric_count != adt_sampler.metric_count || PAPI_start(thread->papi_event_set) != PAPI_OK) {
+            adt_log("ADAPTRACE_METRICS: thread %d cannot count all of the metrics; its samples carry zeros",
+                    (int)thread->tid);
+            papi_destroy_event_set(&thread->papi_event_set);
+            thread->metric_count = 0;
+        }
+    }
+
+    adt_location_stats stats;
+    adt_location_get_stats(location, &stats);
+    atomic_init(&thread->shift, stats.shift);
+
+    if (adt_sampler.clock == ADT_SAMPLING_CLOCK_CPU) {
+        if (pthread_getcpuclockid(pthread_self(), &thread->clock) != 0) {
+            adt_log("ADAPTRACE_SAMPLING_CLOCK=cpu: thread %d has no CPU-time clock", (int)thread->tid);
+            free(thread);
+            return -1;
+        }
+    } else {
+        thread->clock = CLOCK_MONOTONIC;
+    }
+    struct sigevent event;
+    memset(&event, 0, sizeof event);
+    event.sigev_notify = SIGEV_THREAD_ID;
+    event.sigev_signo = adt_sampler.signal;
+    event.sigev_value.sival_ptr = (void *)&adt_sampler_timer_token;
+    event._sigev_un._tid = thread->tid;
+    if (timer_create(thread->clock, &event, &thread->timer) != 0) {
+        adt_log("adt_sampler_thread_start: timer_create for thread %d failed: %m", (int)thread->tid);
+        papi_destroy_event_set(&thread->papi_event_set);
+        free(thread);
+        return -1;
+    }
+
+    adt_location_set_user(location, thread);
+    thread->next = atomic_load(&adt_sampler.threads);
+    while (!atomic_compare_exchange_weak(&adt_sampler.threads, &thread->next, thread))
+        ;
+    if (thread->tid == getpid())
+        adt_sampler.main_thread = thread;
+    adt_sampler_current = thread;
+    thread->start_clock = read_clock(thread->clock);
+    atomic_store(&thread->timer_state, ADT_TIMER_LIVE);
+    atomic_store(&thread->active, 1);
+    if (arm_timer(thread, stats.shift) != 0) {
+        adt_log("adt_sampler_thread_start: timer_settime for thread %d failed: %m", (int)thread->tid);
+        atomic_store(&thread->active, 0);
+        return -1;
+    }
+    return 0;
+}
+
+/* Works from any thread: the handler of the stopped thread is waited for,
+ * its timer deleted, its samples stay in the buffer. */
+static void stop_thread(adt_sampler_thread *thread)
+{
+    atomic_store(&thread->active, 0);
+    while (atomic_load(&thread->in_handler))
+        sched_yield();
+    for (;;) {
+        int state = atomic_load(&thread->timer_state);
+        if (state == ADT_TIMER_BUSY) {
+            sched_yield();
+            continue;
+        }
+        if (state == ADT_TIMER_LIVE && !atomic_compare_exchange_strong(&thread->timer_state, &state, ADT_TIMER_DEAD))
+            continue;
+        if (state == ADT_TIMER_LIVE) {
+            timer_delete(thread->timer);
+            if (thread->stop_clock == 0)
+                thread->stop_clock = read_clock(thread->clock);
+        }
+        break;
+    }
+}
+
+void adt_sampler_thread_stop(adt_location *location)
+{
+    adt_sampler_thread *thread = adt_location_user(location);
+    if (thread == NULL)
+        return;
+    stop_thread(thread);
+    if (adt_sampler_current == thread) {
+        papi_destroy_event_set(&thread->papi_event_set);
+        adt_sampler_current = NULL;
+    }
+}
+
+void adt_sampler_stop_all(void)
+{
+    for (adt_sampler_thread *thread = atomic_load(&adt_sampler.threads); thread != NULL; thread = thread->next)
+        stop_thread(thread);
+}
+
+/* May run in signal context (own thread) or on another thread: it never
+ * waits. A timer being stopped or re-armed elsewhere keeps its period; the
+ * new shift still reaches the samples. */
+void adt_sampler_halve(adt_location *location, unsigned old_shift, unsigned new_shift, void *arg)
+{
+    (void)old_shift;
+    (void)arg;
+    adt_sampler_thread *thread = adt_location_user(location);
+    if (thread == NULL)
+        return;
+    atomic_store(&thread->shift, new_shift);
+    int live = ADT_TIMER_LIVE;
+    if (atomic_compare_exchange_strong(&thread->timer_state, &live, ADT_TIMER_BUSY)) {
+        arm_timer(thread, new_shift);
+        atomic_store(&thread->timer_state, ADT_TIMER_LIVE);
+    }
+}
+
+/* ---- MPI region contexts ---------------------------------------------- */
+
+__attribute__((noinline)) uint32_t adt_sampler_region_context(adt_location *location, uint32_t region)
+{
+    adt_sampler_thread *thread = adt_location_user(location);
+    if (thread == NULL || !adt_sampler.initialised || adt_sampler_current != thread)
+        return ADT_UNDEFINED_ID;
+    void *frames[ADT_SAMPLER_DEPTH_MAX + 2];
+    void *wrapper = __builtin_return_address(0);
+    /* busy: a sample arriving now must not re-enter unw_backtrace on this
+     * thread (libunwind's per-thread cache is not re-entrant); the
+     * compiler barriers keep the unwinding inside the flagged span. */
+    atomic_store_explicit(&thread->busy, 1, memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst);
+    int count = unw_backtrace(frames, (int)adt_sampler.depth + 2);
+    atomic_signal_fence(memory_order_seq_cst);
+    atomic_store_explicit(&thread->busy, 0, memory_order_relaxed);
+    /* frames[0] is in this function, the wrapper's return address names
+     * the wrapper frame; the path starts with the wrapper's caller. */
+    int first = 0;
+    while (first < count && frames[first] != wrapper)
+        first++;
+    first++;
+    int callers = count - first;
+    if (callers > (int)adt_sampler.depth - 1)
+        callers = (int)adt_sampler.depth - 1;
+    if (callers < 0)
+        callers = 0;
+    bool full = false;
+    uint32_t parent = callers > 0 ? adt_sampler_intern_path(frames + first, callers, 0, &full) : ADT_UNDEFINED_ID;
+    if (full)
+        return parent;
+    uint32_t node = adt_cct_intern(&adt_sampler.tree, parent, ADT_CCT_KEY_REGION | region);
+    return node == ADT_UNDEFINED_ID ? (parent == ADT_UNDEFINED_ID ? ADT_CCT_NODE_FULL : parent) : node;
+}
+
+uint32_t adt_sampler_enter_region(adt_location *location, uint32_t calling_context)
+{
+    adt_sampler_thread *thread = adt_location_user(location);
+    if (thread == NULL)
+        return ADT_UNDEFINED_ID;
+    return atomic_exchange_explicit(&thread->region_context, calling_context, memory_order_relaxed);
+}
+
+void adt_sampler_leave_region(adt_location *location, uint32_t previous)
+{
+    adt_sampler_thread *thread = adt_location_user(location);
+    if (thread != NULL)
+        atomic_store_explicit(&thread->region_context, previous, memory_order_relaxed);
+}
+
+/* ---- end of run -------------------------------------------------------- */
+
+int adt_sampler_write_definitions(adt_defs *defs)
+{
+    if (adt_sampler.tree.nodes == NULL) {
+        adt_log("adt_sampler_write_definitions: the sampler is not initialised");
+        return -1;
+    }
+    return adt_sampler_resolve(defs);
+}
+
+void adt_sampler_get_stats(adt_sampler_stats *stats)
+{
+    memset(stats, 0, sizeof *stats);
+    stats->requested_rate_hz = adt_sampler.rate_hz;
+    stats->metrics = adt_sampler.metric_count;
+    stats->kernel_tick_hz = adt_sampler.kernel_tick_hz;
+    if (adt_sampler.tree.nodes != NULL) {
+        stats->contexts = adt_cct_count(&adt_sampler.tree);
+        stats->context_bytes = adt_sampler.tree.memory_bytes;
+    }
+    uint64_t handler_ns = 0, timed = 0;
+    for (adt_sampler_thread *thread = atomic_load(&adt_sampler.threads); thread != NULL; thread = thread->next) {
+        stats->signals += thread->signals;
+        stats->samples_busy += thread->samples_busy;
+        stats->contexts_full += thread->contexts_full;
+        handler_ns += thread->handler_ns;
+        timed += thread->samples_timed;
+    }
+    stats->handler_mean_ns = timed > 0 ? (double)handler_ns / (double)timed : 0.0;
+    adt_sampler_thread *main_thread = adt_sampler.main_thread;
+    if (main_thread != NULL) {
+        uint64_t end = main_thread->stop_clock != 0 ? main_thread->stop_clock : read_clock(main_thread->clock);
+        if (end > main_thread->start_clock)
+            stats->delivered_rate_hz =
+                (double)main_thread->signals_weighted * 1e9 / (double)(end - main_thread->start_clock);
+    }
+}
+
+void adt_sampler_shutdown(void)
+{
+    adt_sampler_stop_all();
+    adt_sampler_thread *thread = atomic_exchange(&adt_sampler.threads, NULL);
+    while (thread != NULL) {
+        adt_sampler_thread *next = thread->next;
+        papi_destroy_event_set(&thread->papi_event_set);
+        free(thread);
+        thread = next;
+    }
+    adt_sampler_current = NULL;
+    adt_sampler.main_thread = NULL;
+    adt_cct_destroy(&adt_sampler.tree);
+    adt_sampler.initialised = false;
+}

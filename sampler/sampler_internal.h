@@ -1,0 +1,115 @@
+/*
+ * State shared by the sampler's files: the process-wide configuration, the
+ * per-thread state the signal handler works on, and the entry points of
+ * signals.c and handler.c.
+ */
+#ifndef ADAPTRACE_SAMPLER_INTERNAL_H
+#define ADAPTRACE_SAMPLER_INTERNAL_H
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "sampler/cct.h"
+#include "sampler/sampler.h"
+
+#define ADT_SAMPLER_METRICS_MAX 16
+#define ADT_SAMPLER_DEPTH_MAX 256
+/* Frames of the handler and the signal trampoline that unw_backtrace
+ * reports before the interrupted function. */
+#define ADT_SAMPLER_HANDLER_FRAMES 8
+
+/* timer_state: halving (possibly on another thread) and stopping must not
+ * race on a timer id that timer_delete may hand out again. */
+enum {
+    ADT_TIMER_NONE = 0,
+    ADT_TIMER_LIVE,
+    ADT_TIMER_BUSY, /* being re-armed */
+    ADT_TIMER_DEAD
+};
+
+typedef struct adt_sampler_thread {
+    adt_location *location;
+    timer_t timer;
+    clockid_t clock;          /* the clock the timer runs on */
+    _Atomic int timer_state;
+    _Atomic int active;       /* the handler may sample */
+    _Atomic int in_handler;   /* a sample is being taken (stop waits for it) */
+    _Atomic int busy;         /* the thread unwinds for adaptrace itself */
+    _Atomic unsigned shift;   /* k: rate = initial / 2^k */
+    _Atomic uint32_t region_context; /* inside an MPI region instance */
+    int papi_event_set;
+    uint32_t metric_count;    /* counters this thread's event set reads */
+    pid_t tid;
+    uint64_t start_clock;     /* on `clock`, ns */
+    uint64_t stop_clock;      /* 0 while running */
+    /* Written by the owner thread's handler only. */
+    uint64_t signals;
+    uint64_t signals_weighted; /* Σ 2^k */
+    uint64_t samples_busy;
+    uint64_t contexts_full;
+    uint64_t handler_ns;
+    uint64_t samples_timed;
+    /* The previous sample's path, root first: consecutive samples share
+     * most of their stack, so only the part below the first difference is
+     * looked up in the tree. Handler only. */
+    uint32_t previous_count;
+    uint64_t previous_keys[ADT_SAMPLER_DEPTH_MAX];
+    uint32_t previous_nodes[ADT_SAMPLER_DEPTH_MAX];
+    struct adt_sampler_thread *next; /* every thread ever started */
+} adt_sampler_thread;
+
+typedef struct adt_sampler_global {
+    bool initialised;
+    int signal;
+    adt_sampling_clock clock;
+    uint32_t rate_hz;
+    uint64_t period_ns;
+    uint32_t depth;
+    uint32_t kernel_tick_hz;
+    char metric_names[ADT_SAMPLER_METRICS_MAX][128];
+    uint32_t metric_count;    /* metrics registered with the definitions */
+    bool papi;                /* PAPI initialised */
+    adt_cct tree;
+    _Atomic(adt_sampler_thread *) threads;
+    adt_sampler_thread *main_thread;
+} adt_sampler_global;
+
+extern adt_sampler_global adt_sampler;
+
+/* The calling thread's state: NULL when not sampled (never started,
+ * stopped, or a forked child). Initial-exec TLS: reading it in the signal
+ * handler never allocates. */
+extern __thread adt_sampler_thread *adt_sampler_current __attribute__((tls_model("initial-exec")));
+
+/* Every timer of adaptrace carries this address in sigev_value: a signal
+ * with si_code SI_TIMER and this value is ours, everything else belongs
+ * to the application. */
+extern const char adt_sampler_timer_token;
+
+/* signals.c: takes over the disposition of signum (remembering the
+ * application's, which sigaction/signal then keep reporting and
+ * updating). Returns 0 or -1 after a message. */
+int adt_sampler_install_signal(int signum);
+/* Passes a signal that is not ours on to the application's disposition.
+ * Async-signal-safe. */
+void adt_sampler_chain(int signum, siginfo_t *info, void *ucontext);
+
+/* handler.c: the installed handler (hot path). */
+void adt_sampler_on_signal(int signum, siginfo_t *info, void *ucontext);
+/* The unwinding shared by the handler and adt_sampler_region_context:
+ * interns frames[count-1] (outermost) .. frames[0] (innermost) below
+ * ADT_UNDEFINED_ID, tagging frames[0] with leaf_tag; returns the deepest
+ * node that fit (ADT_CCT_NODE_FULL if none) and sets *full when the path
+ * was cut. */
+uint32_t adt_sampler_intern_path(void *const *frames, int count, uint64_t leaf_tag, bool *full);
+/* The same for the handler, reusing the thread's previous path. */
+uint32_t adt_sampler_intern_sample_path(adt_sampler_thread *thread, void *const *frames, int count, bool *full);
+
+/* resolve.c */
+int adt_sampler_resolve(adt_defs *defs);
+
+#endif

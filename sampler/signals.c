@@ -1,0 +1,185 @@
+/*
+ * Sharing the sampling signal with the application.
+ *
+ * adaptrace installs its handler for the sampling signal once and keeps it
+ * for the life of the process. sigaction() and signal() are interposed
+ * (exported from libadaptrace.so; in a static link the executable's
+ * definitions win the same way): for a signal adaptrace owns they neither
+ * replace nor reveal adaptrace's handler but record the application's
+ * action and report it back as the previous one, exactly as if adaptrace
+ * were not there. The handler tells the two sources apart by si_code and
+ * si_value: adaptrace's timers send SI_TIMER with the address of
+ * adt_sampler_timer_token; every other signal (setitimer, kill, the
+ * application's own POSIX timers) goes to the application's action:
+ * its handler (with its sa_mask blocked, SA_SIGINFO honoured,
+ * SA_RESETHAND applied), nothing for SIG_IGN, and for SIG_DFL the default
+ * action (the disposition is handed back to the kernel and the signal
+ * raised again, so a terminating default still terminates).
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "sampler/sampler_internal.h"
+
+const char adt_sampler_timer_token = 0;
+
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+
+/* glibc's exported alias of its sigaction, for when dlsym finds none. */
+extern int __sigaction(int signum, const struct sigaction *action, struct sigaction *previous);
+
+/* The application's action per owned signal, double-buffered: writers fill
+ * the slot not in use and publish it with one atomic store, so the handler
+ * always reads a complete action. Writers serialise on a flag. */
+typedef struct owned_signal {
+    _Atomic int owned;
+    _Atomic int current;
+    _Atomic int writing;
+    struct sigaction application[2];
+} owned_signal;
+
+static owned_signal owned_signals[NSIG];
+static _Atomic(sigaction_fn) real_sigaction_fn;
+
+static sigaction_fn real_sigaction(void)
+{
+    sigaction_fn function = atomic_load(&real_sigaction_fn);
+    if (function == NULL) {
+        function = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
+        if (function == NULL)
+            function = __sigaction;
+        atomic_store(&real_sigaction_fn, function);
+    }
+    return function;
+}
+
+static bool is_owned(int signum)
+{
+    return signum > 0 && signum < NSIG && atomic_load(&owned_signals[signum].owned);
+}
+
+static void record_application_action(owned_signal *entry, const struct sigaction *action)
+{
+    int expected = 0;
+    while (!atomic_compare_exchange_weak(&entry->writing, &expected, 1)) {
+        expected = 0;
+        sched_yield();
+    }
+    int next = 1 - atomic_load(&entry->current);
+    entry->application[next] = *action;
+    atomic_store(&entry->current, next);
+    atomic_store(&entry->writing, 0);
+}
+
+int adt_sampler_install_signal(int signum)
+{
+    if (signum <= 0 || signum >= NSIG) {
+        adt_log("ADAPTRACE_SAMPLING_SIGNAL=%d: not a signal number (accepted: 1..%d, e.g. SIGPROF)", signum, NSIG - 1);
+        return -1;
+    }
+    owned_signal *entry = &owned_signals[signum];
+    if (atomic_load(&entry->owned))
+        return 0;
+    struct sigaction ours;
+    memset(&ours, 0, sizeof ours);
+    ours.sa_sigaction = adt_sampler_on_signal;
+    ours.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&ours.sa_mask);
+    struct sigaction previous;
+    if (real_sigaction()(signum, &ours, &previous) != 0) {
+        adt_log("cannot install the sampling handler for signal %d (%s): %m", signum, strsignal(signum));
+        return -1;
+    }
+    record_application_action(entry, &previous);
+    atomic_store(&entry->owned, 1);
+    return 0;
+}
+
+static void run_default_action(int signum)
+{
+    if (signum == SIGCHLD || signum == SIGURG || signum == SIGWINCH || signum == SIGCONT)
+        return;
+    struct sigaction fallback;
+    memset(&fallback, 0, sizeof fallback);
+    fallback.sa_handler = SIG_DFL;
+    struct sigaction ours;
+    real_sigaction()(signum, &fallback, &ours);
+    sigset_t just_this;
+    sigemptyset(&just_this);
+    sigaddset(&just_this, signum);
+    raise(signum);
+    pthread_sigmask(SIG_UNBLOCK, &just_this, NULL);
+    /* Still here: the default did not end the process (a stop signal, or
+     * someone blocks it). adaptrace keeps the signal. */
+    real_sigaction()(signum, &ours, NULL);
+}
+
+void adt_sampler_chain(int signum, siginfo_t *info, void *ucontext)
+{
+    if (!is_owned(signum))
+        return;
+    owned_signal *entry = &owned_signals[signum];
+    struct sigaction action = entry->application[atomic_load(&entry->current)];
+    /* sa_handler and sa_sigaction share their storage; the kernel reads
+     * SIG_IGN and SIG_DFL whatever the flags say, and so does this. */
+    if (action.sa_handler == SIG_IGN)
+        return;
+    if (action.sa_handler == SIG_DFL) {
+        run_default_action(signum);
+        return;
+    }
+    if (action.sa_flags & SA_RESETHAND) {
+        struct sigaction reset;
+        memset(&reset, 0, sizeof reset);
+        reset.sa_handler = SIG_DFL;
+        record_application_action(entry, &reset);
+    }
+    sigset_t saved;
+    pthread_sigmask(SIG_BLOCK, &action.sa_mask, &saved);
+    if (action.sa_flags & SA_SIGINFO)
+        action.sa_sigaction(signum, info, ucontext);
+    else
+        action.sa_handler(signum);
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+}
+
+static int application_sigaction(int signum, const struct sigaction *action, struct sigaction *previous)
+{
+    owned_signal *entry = &owned_signals[signum];
+    if (previous != NULL)
+        *previous = entry->application[atomic_load(&entry->current)];
+    if (action != NULL)
+        record_application_action(entry, action);
+    return 0;
+}
+
+/* ---- interposed (exported) -------------------------------------------- */
+
+int sigaction(int signum, const struct sigaction *action, struct sigaction *previous)
+{
+    if (is_owned(signum))
+        return application_sigaction(signum, action, previous);
+    return real_sigaction()(signum, action, previous);
+}
+
+/* glibc's signal() calls its internal __sigaction directly, so it must be
+ * interposed too; BSD semantics like glibc's: SA_RESTART, the signal
+ * blocked while its handler runs. */
+sighandler_t signal(int signum, sighandler_t handler)
+{
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = handler;
+    action.sa_flags = SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    if (signum > 0 && signum < NSIG)
+        sigaddset(&action.sa_mask, signum);
+    struct sigaction previous;
+    int status = is_owned(signum) ? application_sigaction(signum, &action, &previous)
+                                  : real_sigaction()(signum, &action, &previous);
+    return status == 0 ? previous.sa_handler : SIG_ERR;
+}

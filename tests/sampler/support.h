@@ -1,0 +1,46 @@
+/*
+ * C helpers of the sampler tests: compute kernels whose samples the tests
+ * look for (noipa: neither inlined nor merged with one another), and read
+ * access to the sampler's calling-context tree, which the C++ tests cannot
+ * include (C11 atomics).
+ */
+#ifndef ADAPTRACE_TESTS_SAMPLER_SUPPORT_H
+#define ADAPTRACE_TESTS_SAMPLER_SUPPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A fixed amount of CPU-bound work: units * a fixed number of iterations. */
+double adt_test_work_a(uint64_t units);
+double adt_test_work_b(uint64_t units);
+double adt_test_work_c(uint64_t units);
+/* Recurses depth levels, then works units at the bottom. */
+double adt_test_recurse(unsigned depth, uint64_t units);
+/* Calls adt_test_region_wrapper, which asks for a region context. */
+uint32_t adt_test_region_caller(void *location, uint32_t region);
+/* count region contexts asked from one call site. */
+void adt_test_region_repeated(void *location, uint32_t region, uint32_t *nodes, unsigned count);
+
+/* The thread's CPU time in ns. */
+uint64_t adt_test_thread_cpu_ns(void);
+
+/* Calling-context tree read-out. */
+uint32_t adt_test_cc_count(void);
+uint32_t adt_test_cc_parent(uint32_t node);
+/* Nodes from node up to its root, node included. */
+unsigned adt_test_cc_depth(uint32_t node);
+/* Region id if node is a region leaf, UINT32_MAX otherwise. */
+uint32_t adt_test_cc_region(uint32_t node);
+/* The function node stands for (libdw, as adt_sampler_write_definitions
+ * resolves it); "" for a region leaf or the reserved node. */
+void adt_test_cc_function(uint32_t node, char *name, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

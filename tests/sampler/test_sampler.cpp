@@ -1,0 +1,528 @@
+// The sampler driven directly: a buffer, definitions and locations made
+// here, a pre-flush callback that drops a level and halves (what flush/
+// does), samples read back with adt_reader.
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <cstring>
+#include <map>
+#include <string>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include "sampler/sampler.h"
+#include "support.h"
+
+namespace {
+
+constexpr uint64_t kContextBytes = 1u << 20;
+
+struct Sample {
+    uint64_t number;
+    uint8_t level;
+    uint32_t context;
+    uint32_t rate_shift;
+    uint32_t metric_count;
+};
+
+// Drops the requester's lowest level and halves its rate.
+bool drop_and_halve(adt_buffer *, const adt_preflush_request *request, void *)
+{
+    adt_location_stats before;
+    adt_location_get_stats(request->requester, &before);
+    int shift = adt_buffer_drop_lowest_level(request->requester, request);
+    if (shift < 0)
+        return false;
+    adt_sampler_halve(request->requester, before.shift, (unsigned)shift, nullptr);
+    return true;
+}
+
+class Sampler : public ::testing::Test {
+protected:
+    void start(size_t arena_bytes, size_t chunk_bytes, uint32_t rate_hz, uint32_t depth,
+               const char *metrics = "", adt_sampling_clock clock = ADT_SAMPLING_CLOCK_WALL)
+    {
+        buffer_ = adt_buffer_create(arena_bytes, chunk_bytes, 8);
+        ASSERT_NE(buffer_, nullptr);
+        adt_buffer_set_preflush(buffer_, drop_and_halve, nullptr);
+        defs_ = adt_defs_create();
+        ASSERT_NE(defs_, nullptr);
+        std::memset(&config_, 0, sizeof config_);
+        config_.sampling = true;
+        config_.sampling_rate_hz = rate_hz;
+        config_.sampling_clock = clock;
+        config_.sampling_signal = SIGPROF;
+        config_.unwind_depth = depth;
+        std::snprintf(config_.metrics, sizeof config_.metrics, "%s", metrics);
+        ASSERT_EQ(adt_sampler_init(&config_, defs_, kContextBytes), 0);
+    }
+
+    adt_location *location(uint64_t id)
+    {
+        adt_location *location = adt_buffer_add_location(buffer_, id);
+        EXPECT_NE(location, nullptr);
+        return location;
+    }
+
+    void TearDown() override
+    {
+        adt_sampler_shutdown();
+        if (defs_ != nullptr)
+            adt_defs_destroy(defs_);
+        if (buffer_ != nullptr)
+            adt_buffer_destroy(buffer_);
+    }
+
+    static std::vector<Sample> samples(adt_location *location)
+    {
+        std::vector<Sample> result;
+        adt_reader *reader = adt_reader_open(location);
+        EXPECT_NE(reader, nullptr);
+        adt_record_view view;
+        while (reader != nullptr && adt_reader_next(reader, &view)) {
+            if (view.kind != ADT_REC_SAMPLE)
+                continue;
+            adt_rec_sample record;
+            EXPECT_GE(view.payload_size, sizeof record);
+            std::memcpy(&record, view.payload, sizeof record);
+            EXPECT_EQ(view.payload_size, sizeof record + record.metric_count * sizeof(uint64_t));
+            result.push_back({view.sample_number, view.level, record.calling_context, record.rate_shift,
+                              record.metric_count});
+        }
+        if (reader != nullptr)
+            adt_reader_close(reader);
+        return result;
+    }
+
+    static std::string leaf(uint32_t context)
+    {
+        char name[1024];
+        adt_test_cc_function(context, name, sizeof name);
+        return name;
+    }
+
+    // Samples per leaf function.
+    static std::map<std::string, size_t> leaves(const std::vector<Sample> &list)
+    {
+        std::map<std::string, size_t> count;
+        for (const Sample &sample : list)
+            count[leaf(sample.context)]++;
+        return count;
+    }
+
+    adt_buffer *buffer_ = nullptr;
+    adt_defs *defs_ = nullptr;
+    adt_config config_;
+};
+
+uint64_t shift_of(adt_location *location)
+{
+    adt_location_stats stats;
+    adt_location_get_stats(location, &stats);
+    return stats.shift;
+}
+
+TEST(SamplerContextTree, InternsOncePerParentAndKeyParentsFirst)
+{
+    adt_buffer *buffer = adt_buffer_create(1 << 16, 1024, 1);
+    adt_defs *defs = adt_defs_create();
+    adt_config config;
+    std::memset(&config, 0, sizeof config);
+    config.sampling_rate_hz = 100;
+    config.sampling_signal = SIGPROF;
+    config.unwind_depth = 8;
+    // A small tree (128 nodes), so that it fills up.
+    ASSERT_EQ(adt_sampler_init(&config, defs, 4096), 0);
+    adt_location *location = adt_buffer_add_location(buffer, 1);
+    ASSERT_EQ(adt_sampler_thread_start(location), 0);
+    // The same call site twice: the same path, the same node.
+    uint32_t nodes[2];
+    adt_test_region_repeated(location, 5, nodes, 2);
+    EXPECT_EQ(nodes[0], nodes[1]);
+    EXPECT_EQ(adt_test_cc_region(nodes[0]), 5u);
+    for (uint32_t node = 1; node < adt_test_cc_count(); ++node) {
+        uint32_t parent = adt_test_cc_parent(node);
+        EXPECT_TRUE(parent == UINT32_MAX || parent < node);
+    }
+    // More distinct regions than nodes: the tree fills within its memory,
+    // later paths are cut at the deepest node that fit, nothing crashes.
+    size_t cut = 0;
+    for (uint32_t region = 0; region < 256; ++region) {
+        uint32_t node = adt_test_region_caller(location, region);
+        EXPECT_LT(node, adt_test_cc_count());
+        cut += adt_test_cc_region(node) != region;
+    }
+    EXPECT_GT(cut, 0u);
+    adt_sampler_stats stats;
+    adt_sampler_get_stats(&stats);
+    EXPECT_LE(stats.context_bytes, 4096u);
+    EXPECT_EQ(stats.contexts, adt_test_cc_count());
+    adt_sampler_thread_stop(location);
+    adt_sampler_shutdown();
+    adt_defs_destroy(defs);
+    adt_buffer_destroy(buffer);
+}
+
+TEST_F(Sampler, SamplesLandInTheirThreadsLocation)
+{
+    start(1 << 20, 4096, 2000, 32);
+    adt_location *first = location(1);
+    adt_location *second = location(2);
+    auto run = [](adt_location *where, bool a) {
+        ASSERT_EQ(adt_sampler_thread_start(where), 0);
+        if (a)
+            adt_test_work_a(3000);
+        else
+            adt_test_work_b(3000);
+        adt_sampler_thread_stop(where);
+    };
+    std::thread one(run, first, true);
+    std::thread two(run, second, false);
+    one.join();
+    two.join();
+    std::map<std::string, size_t> in_first = leaves(samples(first));
+    std::map<std::string, size_t> in_second = leaves(samples(second));
+    EXPECT_GE(in_first["adt_test_work_a"], 20u);
+    EXPECT_EQ(in_first.count("adt_test_work_b"), 0u);
+    EXPECT_GE(in_second["adt_test_work_b"], 20u);
+    EXPECT_EQ(in_second.count("adt_test_work_a"), 0u);
+}
+
+TEST_F(Sampler, RetainedSamplesAreMultiplesOfTwoToTheK)
+{
+    start(24 * 1024, 1024, 2000, 32);
+    adt_location *where = location(1);
+    ASSERT_EQ(adt_sampler_thread_start(where), 0);
+    for (int round = 0; round < 200 && shift_of(where) < 3; ++round)
+        adt_test_work_a(1000);
+    adt_sampler_thread_stop(where);
+    adt_location_stats stats;
+    adt_location_get_stats(where, &stats);
+    ASSERT_GE(stats.shift, 3u);
+    std::vector<Sample> list = samples(where);
+    ASSERT_EQ(list.size(), stats.samples_kept);
+    ASSERT_GT(list.size(), 50u);
+    uint64_t previous = 0;
+    for (const Sample &sample : list) {
+        EXPECT_EQ(sample.number % (1ull << stats.shift), 0u) << sample.number;
+        EXPECT_GT(sample.number, previous);
+        EXPECT_LE(sample.rate_shift, stats.shift);
+        EXPECT_GE(sample.level, stats.shift);
+        previous = sample.number;
+    }
+}
+
+// Runs 50/30/20 % of a fixed amount of work in three functions, block by
+// block until the location has been halved at least three times; returns
+// the measured CPU time of each function (the truth). Each function runs
+// for tens of timer periods at a stretch, so the sampled count of a stretch
+// is off by at most one sample (periodic sampling), and the order rotates
+// from block to block, so that a load that changes over time does not
+// favour one of them.
+void three_functions(adt_location *where, uint64_t truth_ns[3])
+{
+    typedef double (*kernel)(uint64_t);
+    const kernel kernels[3] = {adt_test_work_a, adt_test_work_b, adt_test_work_c};
+    const uint64_t units[3] = {1000, 600, 400};
+    truth_ns[0] = truth_ns[1] = truth_ns[2] = 0;
+    for (int block = 0; block < 100 && (block < 3 || shift_of(where) < 3); ++block) {
+        for (int step = 0; step < 3; ++step) {
+            int which = (block + step) % 3;
+            uint64_t start = adt_test_thread_cpu_ns();
+            kernels[which](units[which]);
+            truth_ns[which] += adt_test_thread_cpu_ns() - start;
+        }
+    }
+}
+
+void expect_shares(const std::map<std::string, size_t> &leaf_count, const uint64_t truth_ns[3])
+{
+    const char *names[3] = {"adt_test_work_a", "adt_test_work_b", "adt_test_work_c"};
+    size_t in_kernels = 0, total = 0;
+    for (const auto &entry : leaf_count)
+        total += entry.second;
+    for (const char *name : names)
+        in_kernels += leaf_count.count(name) ? leaf_count.at(name) : 0;
+    ASSERT_GE(in_kernels, 100u);
+    EXPECT_GE(in_kernels * 10, total * 9);
+    double truth_total = double(truth_ns[0] + truth_ns[1] + truth_ns[2]);
+    for (int i = 0; i < 3; ++i) {
+        double sampled = 100.0 * double(leaf_count.count(names[i]) ? leaf_count.at(names[i]) : 0) / double(in_kernels);
+        double truth = 100.0 * double(truth_ns[i]) / truth_total;
+        EXPECT_NEAR(sampled, truth, 3.0) << names[i] << " of " << in_kernels << " samples";
+    }
+}
+
+TEST_F(Sampler, SharesOfThreeFunctionsAfterThreeHalvings)
+{
+    start(24 * 1024, 1024, 2000, 32);
+    adt_location *where = location(1);
+    ASSERT_EQ(adt_sampler_thread_start(where), 0);
+    uint64_t truth[3];
+    three_functions(where, truth);
+    adt_sampler_thread_stop(where);
+    ASSERT_GE(shift_of(where), 3u);
+    expect_shares(leaves(samples(where)), truth);
+}
+
+TEST_F(Sampler, SharesOfThreeFunctionsOnSeveralThreads)
+{
+    start(96 * 1024, 1024, 2000, 32);
+    adt_location *where[2] = {location(1), location(2)};
+    uint64_t truth[2][3];
+    auto run = [&](int index) {
+        ASSERT_EQ(adt_sampler_thread_start(where[index]), 0);
+        three_functions(where[index], truth[index]);
+        adt_sampler_thread_stop(where[index]);
+    };
+    std::thread one(run, 0);
+    std::thread two(run, 1);
+    one.join();
+    two.join();
+    for (int index = 0; index < 2; ++index) {
+        ASSERT_GE(shift_of(where[index]), 3u);
+        expect_shares(leaves(samples(where[index])), truth[index]);
+    }
+}
+
+volatile sig_atomic_t application_calls;
+volatile sig_atomic_t application_calls_from_timers;
+
+void application_handler(int, siginfo_t *info, void *)
+{
+    application_calls = application_calls + 1;
+    if (info->si_code == SI_TIMER)
+        application_calls_from_timers = application_calls_from_timers + 1;
+}
+
+void plain_application_handler(int)
+{
+    application_calls = application_calls + 1;
+}
+
+TEST_F(Sampler, ApplicationSigprofHandlerKeepsBeingCalled)
+{
+    start(1 << 20, 4096, 2000, 32);
+    application_calls = 0;
+    application_calls_from_timers = 0;
+    struct sigaction mine;
+    std::memset(&mine, 0, sizeof mine);
+    mine.sa_sigaction = application_handler;
+    mine.sa_flags = SA_SIGINFO;
+    sigemptyset(&mine.sa_mask);
+    struct sigaction previous;
+    ASSERT_EQ(sigaction(SIGPROF, &mine, &previous), 0);
+    EXPECT_EQ(previous.sa_handler, SIG_DFL);
+
+    // The main thread is sampled while another thread receives the
+    // application's signals: all of them reach the application's handler.
+    // (On the sampled thread itself a SIGPROF sent while a timer SIGPROF is
+    // pending merges with it, as two standard signals always do.)
+    adt_location *where = location(1);
+    ASSERT_EQ(adt_sampler_thread_start(where), 0);
+    std::thread receiver([] {
+        for (int i = 0; i < 25; ++i)
+            pthread_kill(pthread_self(), SIGPROF);
+    });
+    adt_test_work_a(1000);
+    receiver.join();
+    adt_sampler_thread_stop(where);
+    EXPECT_EQ(application_calls, 25);
+    EXPECT_EQ(application_calls_from_timers, 0);
+    EXPECT_GT(samples(where).size(), 10u);
+
+    // The application sees its own handler, and signal() works the same way.
+    struct sigaction current;
+    ASSERT_EQ(sigaction(SIGPROF, nullptr, &current), 0);
+    EXPECT_EQ((void *)current.sa_sigaction, (void *)application_handler);
+    application_calls = 0;
+    EXPECT_EQ((void *)signal(SIGPROF, plain_application_handler), (void *)application_handler);
+    raise(SIGPROF);
+    EXPECT_EQ(application_calls, 1);
+    EXPECT_EQ(signal(SIGPROF, SIG_IGN), plain_application_handler);
+    raise(SIGPROF);
+    EXPECT_EQ(application_calls, 1);
+    ASSERT_EQ(sigaction(SIGPROF, &previous, nullptr), 0);
+}
+
+TEST_F(Sampler, ApplicationSetitimerProfKeepsWorking)
+{
+    start(1 << 20, 4096, 2000, 32);
+    application_calls = 0;
+    application_calls_from_timers = 0;
+    struct sigaction mine;
+    std::memset(&mine, 0, sizeof mine);
+    mine.sa_sigaction = application_handler;
+    mine.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&mine.sa_mask);
+    struct sigaction previous;
+    ASSERT_EQ(sigaction(SIGPROF, &mine, &previous), 0);
+    adt_location *where = location(1);
+    ASSERT_EQ(adt_sampler_thread_start(where), 0);
+    struct itimerval every_10ms = {{0, 10000}, {0, 10000}};
+    ASSERT_EQ(setitimer(ITIMER_PROF, &every_10ms, nullptr), 0);
+    for (int round = 0; round < 400 && application_calls < 10; ++round)
+        adt_test_work_a(100);
+    struct itimerval off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_PROF, &off, nullptr);
+    adt_sampler_thread_stop(where);
+    EXPECT_GE(application_calls, 10);
+    EXPECT_EQ(application_calls_from_timers, 0);
+    EXPECT_GT(samples(where).size(), 10u);
+    ASSERT_EQ(sigaction(SIGPROF, &previous, nullptr), 0);
+}
+
+TEST_F(Sampler, ThreadThatExitsEarlyKeepsItsSamples)
+{
+    start(1 << 20, 4096, 2000, 32);
+    adt_location *main_location = location(1);
+    adt_location *early = location(2);
+    ASSERT_EQ(adt_sampler_thread_start(main_location), 0);
+    std::thread worker([&] {
+        ASSERT_EQ(adt_sampler_thread_start(early), 0);
+        adt_test_work_b(1500);
+        adt_sampler_thread_stop(early);
+    });
+    worker.join();
+    adt_location_stats at_exit;
+    adt_location_get_stats(early, &at_exit);
+    adt_test_work_a(1500);
+    adt_sampler_stop_all();
+    adt_location_stats later;
+    adt_location_get_stats(early, &later);
+    EXPECT_EQ(later.samples_taken, at_exit.samples_taken);
+    std::map<std::string, size_t> kept = leaves(samples(early));
+    EXPECT_GE(kept["adt_test_work_b"], 10u);
+    EXPECT_EQ(samples(early).size(), later.samples_kept);
+    EXPECT_GE(leaves(samples(main_location))["adt_test_work_a"], 10u);
+}
+
+TEST_F(Sampler, DeepRecursionIsCutAtTheDepthLimit)
+{
+    const unsigned depth = 8;
+    start(1 << 20, 4096, 2000, depth);
+    adt_location *where = location(1);
+    ASSERT_EQ(adt_sampler_thread_start(where), 0);
+    adt_test_recurse(200, 2000);
+    adt_sampler_thread_stop(where);
+    std::vector<Sample> list = samples(where);
+    ASSERT_GT(list.size(), 20u);
+    size_t at_limit = 0;
+    for (const Sample &sample : list) {
+        unsigned path = adt_test_cc_depth(sample.context);
+        EXPECT_LE(path, depth);
+        at_limit += path == depth;
+    }
+    EXPECT_GE(at_limit * 10, list.size() * 9);
+    EXPECT_GE(leaves(list)["adt_test_work_a"] * 10, list.size() * 9);
+}
+
+TEST_F(Sampler, ForkedChildRunsUnsampled)
+{
+    start(1 << 20, 4096, 5000, 32);
+    adt_location *where = location(1);
+    ASSERT_EQ(adt_sampler_thread_start(where), 0);
+    adt_test_work_a(300);
+    pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        // No timer survives fork; the child computes and asks for a
+        // region context, which it must not get.
+        adt_test_work_a(500);
+        uint32_t node = adt_sampler_region_context(where, 1);
+        _exit(node == UINT32_MAX ? 0 : 3);
+    }
+    adt_test_work_a(500);
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status)) << "child ended by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+    adt_sampler_thread_stop(where);
+    EXPECT_GT(samples(where).size(), 10u);
+}
+
+TEST_F(Sampler, RegionContextHasTheCallerAboveTheRegionLeaf)
+{
+    start(1 << 20, 4096, 2000, 32);
+    adt_location *where = location(1);
+    ASSERT_EQ(adt_sampler_thread_start(where), 0);
+    uint32_t node = adt_test_region_caller(where, 42);
+    ASSERT_NE(node, UINT32_MAX);
+    EXPECT_EQ(adt_test_cc_region(node), 42u);
+    uint32_t parent = adt_test_cc_parent(node);
+    ASSERT_NE(parent, UINT32_MAX);
+    EXPECT_EQ(leaf(parent), "adt_test_region_caller");
+
+    // Inside the region instance every sample is recorded at its node.
+    adt_location_stats before, after;
+    adt_location_get_stats(where, &before);
+    uint32_t previous = adt_sampler_enter_region(where, node);
+    EXPECT_EQ(previous, UINT32_MAX);
+    adt_test_work_c(1000);
+    adt_sampler_leave_region(where, previous);
+    adt_location_get_stats(where, &after);
+    adt_sampler_thread_stop(where);
+    ASSERT_EQ(after.shift, 0u);
+    size_t inside = 0;
+    for (const Sample &sample : samples(where)) {
+        if (sample.number <= before.samples_taken || sample.number > after.samples_taken)
+            continue;
+        EXPECT_EQ(sample.context, node);
+        inside++;
+    }
+    EXPECT_GT(inside, 10u);
+}
+
+TEST_F(Sampler, MetricsThatCannotBeCountedAreLeftOut)
+{
+    start(1 << 20, 4096, 2000, 32, "PAPI_TOT_CYC,NO_SUCH_EVENT");
+    adt_location *where = location(1);
+    ASSERT_EQ(adt_sampler_thread_start(where), 0);
+    adt_test_work_a(500);
+    adt_sampler_thread_stop(where);
+    adt_sampler_stats stats;
+    adt_sampler_get_stats(&stats);
+    // NO_SUCH_EVENT never counts; PAPI_TOT_CYC only where the machine
+    // has counters.
+    EXPECT_LE(stats.metrics, 1u);
+    std::vector<Sample> list = samples(where);
+    ASSERT_GT(list.size(), 10u);
+    for (const Sample &sample : list)
+        EXPECT_EQ(sample.metric_count, stats.metrics);
+}
+
+TEST_F(Sampler, CpuClockSamplesAndKnowsTheTick)
+{
+    start(1 << 20, 4096, 1000, 32, "", ADT_SAMPLING_CLOCK_CPU);
+    adt_location *where = location(1);
+    ASSERT_EQ(adt_sampler_thread_start(where), 0);
+    adt_test_work_a(3000);
+    adt_sampler_thread_stop(where);
+    adt_sampler_stats stats;
+    adt_sampler_get_stats(&stats);
+    EXPECT_GT(stats.kernel_tick_hz, 0u);
+    EXPECT_GT(stats.signals, 10u);
+    EXPECT_GE(leaves(samples(where))["adt_test_work_a"], 10u);
+}
+
+TEST_F(Sampler, DefinitionsAreWrittenAfterStop)
+{
+    start(1 << 20, 4096, 2000, 32);
+    adt_location *where = location(1);
+    ASSERT_EQ(adt_sampler_thread_start(where), 0);
+    adt_test_work_a(500);
+    uint32_t node = adt_test_region_caller(where, 7);
+    EXPECT_NE(node, UINT32_MAX);
+    adt_sampler_stop_all();
+    adt_sampler_stats stats;
+    adt_sampler_get_stats(&stats);
+    EXPECT_GT(stats.signals, 10u);
+    EXPECT_GT(stats.contexts, 3u);
+    EXPECT_GT(stats.delivered_rate_hz, 0.0);
+    EXPECT_EQ(adt_sampler_write_definitions(defs_), 0);
+}
+
+} // namespace
