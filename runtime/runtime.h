@@ -10,6 +10,43 @@
  *
  * A process started by a traced process (system(), popen(), fork+exec)
  * inherits LD_PRELOAD; it stays inert: no sampling, no archive.
+ *
+ * Which process is measured:
+ * - The first process that loads the library exports
+ *   ADT_RUNTIME_OWNER_VARIABLE=<its pid>. A process that finds it set to
+ *   another pid was started by a measured process and stays inert: it
+ *   reads no configuration, prints nothing, writes nothing. A program that
+ *   the measured process exec()s (same pid; e.g. the adaptrace launcher
+ *   exec'ing the application) is measured.
+ * - A child forked without exec becomes inert in the fork handler: the
+ *   kernel does not copy timers into it, and its exit writes nothing.
+ * - Threads: a thread gets a location (thread_index from an atomic counter,
+ *   1, 2, … in order of start; the main thread is 0) and its own timer when
+ *   its creator has a location and is not inside MPI_Init. Threads the MPI
+ *   library starts inside MPI_Init (progress threads), and threads those
+ *   start, are not measured: their timers would only sample the library
+ *   waiting, at the cost of a signal each. A thread that ends stops its
+ *   timer; its data stays until the end of the run.
+ *
+ * Memory: ADAPTRACE_BUFFER_SIZE is the whole budget of the process. With
+ * sampling on, 1/ADT_RUNTIME_CONTEXT_SHARE of it (at most
+ * ADT_RUNTIME_CONTEXT_MAX_BYTES) goes to the sampler's calling-context
+ * tree, the rest is the λ-buffer's arena (adt_runtime_split_budget).
+ *
+ * End of run:
+ * - MPI: adt_runtime_finish() inside MPI_Finalize, collective over
+ *   MPI_COMM_WORLD. If any rank is not measured (bad configuration, no
+ *   memory), no rank writes, and rank 0 says so.
+ * - No MPI: at exit() (an atexit handler registered at start-up, so it runs
+ *   after the handlers the application registers later and before the
+ *   libraries' destructors; exit() from any thread works, the other
+ *   threads' timers are stopped first) with adt_collectives_serial.
+ * - MPI started but MPI_Finalize never called: nothing is written (a
+ *   one-process archive would hold communicators and messages whose other
+ *   ends are missing). The exit prints a warning with the number of MPI
+ *   events and samples lost.
+ * - MPI_Abort: adt_runtime_abort(); nothing is written.
+ * - _exit(), a fatal signal, a killed job: nothing is written.
  */
 #ifndef ADAPTRACE_RUNTIME_H
 #define ADAPTRACE_RUNTIME_H
@@ -25,15 +62,36 @@
 extern "C" {
 #endif
 
+/* The marker of the measured process (not a setting: the runtime sets it). */
+#define ADT_RUNTIME_OWNER_VARIABLE "_ADAPTRACE_OWNER_PID"
+
+/* Share of ADAPTRACE_BUFFER_SIZE for the calling-context tree. */
+#define ADT_RUNTIME_CONTEXT_SHARE 8u
+#define ADT_RUNTIME_CONTEXT_MAX_BYTES (16ull << 20)
+
+/* Locations per process; threads beyond it run unmeasured (warned once). */
+#define ADT_RUNTIME_MAX_LOCATIONS 1024u
+
+typedef struct adt_runtime_budget {
+    uint64_t arena_bytes;    /* the λ-buffer */
+    uint64_t context_bytes;  /* the calling-context tree; 0 with sampling off */
+} adt_runtime_budget;
+
+/* How config->buffer_bytes is divided (pure; for tests and docs). */
+adt_runtime_budget adt_runtime_split_budget(const adt_config *config);
+
 /* Idempotent; called from the constructor and from MPI_Init (whichever
  * comes first). Returns false when the runtime is inert (child process,
- * bad configuration — reported once). */
+ * bad configuration — reported once). Called from MPI_Init, it also marks
+ * the calling thread as inside MPI_Init until adt_runtime_mpi_started():
+ * threads created meanwhile are not measured. */
 bool adt_runtime_start(void);
 
 /* Hot path: the calling thread's location, or NULL while the runtime is
  * inert or finished. Async-signal-safe (initial-exec TLS). */
 adt_location *adt_runtime_location(void);
 
+/* NULL unless the runtime started measuring (also after the end). */
 adt_defs *adt_runtime_defs(void);
 const adt_config *adt_runtime_config(void);
 
@@ -42,8 +100,15 @@ const adt_config *adt_runtime_config(void);
 void adt_runtime_mpi_started(uint32_t world_rank, uint32_t world_size);
 
 /* Stops sampling, writes the archive and summary.json collectively, rank 0
- * prints the summary. Runs once; later calls return the first result. */
+ * prints the summary. Runs once; later calls return the first result.
+ * Returns 0 when the archive and summary.json were written, -1 otherwise
+ * (a failure is reported in one line by rank 0; an inert process returns
+ * -1 silently). offsets may be NULL (no clock correction). */
 int adt_runtime_finish(const adt_collectives *collectives, const adt_clock_offset offsets[2]);
+
+/* MPI_Abort: stops sampling, ends the measurement without writing, and
+ * says so on stderr. Not collective; safe to call more than once. */
+void adt_runtime_abort(void);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,458 @@
+/*
+ * The process state: start-up in the library constructor, the end of the
+ * run in MPI_Finalize or at exit, and what a child process does (nothing).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime_internal.h"
+#include "sampler/sampler.h"
+
+typedef enum runtime_state {
+    STATE_UNSTARTED = 0,
+    STATE_INERT,      /* child process, bad configuration, no memory */
+    STATE_RECORDING,
+    STATE_FINISHED    /* written, abandoned or aborted */
+} runtime_state;
+
+static _Atomic int state = STATE_UNSTARTED;
+static pthread_once_t start_once = PTHREAD_ONCE_INIT;
+
+static adt_config config;
+static adt_runtime_budget budget;
+static adt_buffer *buffer;
+static adt_flush_policy *policy;
+static adt_defs *defs;
+static char spill_directory[ADT_PATH_MAX];
+
+/* Thread 0 is the main thread; created threads count from 1. */
+static _Atomic uint32_t next_thread_index = 1;
+static atomic_flag warned_location_limit = ATOMIC_FLAG_INIT;
+
+static atomic_bool mpi_started;
+static _Atomic uint32_t world_rank;
+
+static pthread_mutex_t finish_mutex = PTHREAD_MUTEX_INITIALIZER;
+static bool finish_done;
+static int finish_result = -1;
+
+adt_runtime_budget adt_runtime_split_budget(const adt_config *settings)
+{
+    adt_runtime_budget split = { .arena_bytes = settings->buffer_bytes, .context_bytes = 0 };
+    if (settings->sampling) {
+        split.context_bytes = settings->buffer_bytes / ADT_RUNTIME_CONTEXT_SHARE;
+        if (split.context_bytes > ADT_RUNTIME_CONTEXT_MAX_BYTES)
+            split.context_bytes = ADT_RUNTIME_CONTEXT_MAX_BYTES;
+        split.arena_bytes -= split.context_bytes;
+    }
+    return split;
+}
+
+bool adt_runtime_recording(void)
+{
+    return atomic_load_explicit(&state, memory_order_acquire) == STATE_RECORDING;
+}
+
+adt_location *adt_runtime_location(void)
+{
+    return atomic_load_explicit(&state, memory_order_relaxed) == STATE_RECORDING ? adt_thread_location : NULL;
+}
+
+static bool measuring_started(void)
+{
+    int now = atomic_load_explicit(&state, memory_order_acquire);
+    return now == STATE_RECORDING || now == STATE_FINISHED;
+}
+
+adt_defs *adt_runtime_defs(void)
+{
+    return measuring_started() ? defs : NULL;
+}
+
+const adt_config *adt_runtime_config(void)
+{
+    return measuring_started() ? &config : NULL;
+}
+
+/* ---- which process is measured ------------------------------------------ */
+
+static bool started_by_measured_process(void)
+{
+    const char *owner = getenv(ADT_RUNTIME_OWNER_VARIABLE);
+    if (!owner || !*owner)
+        return false;
+    char *end;
+    errno = 0;
+    long long pid = strtoll(owner, &end, 10);
+    return *end != '\0' || errno != 0 || pid != (long long)getpid();
+}
+
+static void claim_ownership(void)
+{
+    char pid[32];
+    snprintf(pid, sizeof pid, "%lld", (long long)getpid());
+    setenv(ADT_RUNTIME_OWNER_VARIABLE, pid, 1);
+}
+
+/* The kernel gives a forked child no timers; it must not write either. */
+static void become_inert_in_child(void)
+{
+    atomic_store(&state, STATE_INERT);
+    adt_thread_location = NULL;
+}
+
+/* ---- start-up ------------------------------------------------------------ */
+
+static const char *lookup_environment(const char *name)
+{
+    return getenv(name);
+}
+
+static void choose_spill_directory(void)
+{
+    const char *tmpdir = getenv("TMPDIR");
+    snprintf(spill_directory, sizeof spill_directory, "%s", tmpdir && *tmpdir ? tmpdir : "/tmp");
+}
+
+static void tear_down(void)
+{
+    if (policy)
+        adt_flush_policy_destroy(policy);
+    if (buffer)
+        adt_buffer_destroy(buffer);
+    if (defs)
+        adt_defs_destroy(defs);
+    policy = NULL;
+    buffer = NULL;
+    defs = NULL;
+}
+
+static int set_up_measurement(void)
+{
+    defs = adt_defs_create();
+    if (!defs) {
+        adt_log("cannot allocate the definitions registry; the program runs unmeasured");
+        return -1;
+    }
+    if (config.sampling && adt_sampler_init(&config, defs, adt_runtime_split_budget(&config).context_bytes) != 0) {
+        adt_log("sampling is off for this run; MPI calls are still recorded");
+        config.sampling = false;
+    }
+    budget = adt_runtime_split_budget(&config);
+    buffer = adt_buffer_create(budget.arena_bytes, 0, ADT_RUNTIME_MAX_LOCATIONS);
+    if (!buffer) {
+        adt_log("cannot create the trace buffer of %llu bytes (ADAPTRACE_BUFFER_SIZE=%llu): %s; "
+                "the program runs unmeasured",
+                (unsigned long long)budget.arena_bytes, (unsigned long long)config.buffer_bytes, strerror(errno));
+        tear_down();
+        return -1;
+    }
+    choose_spill_directory();
+    policy = adt_flush_policy_create(buffer, config.on_full, spill_directory);
+    if (!policy) {
+        adt_log("cannot create the flush policy (spill directory %s); the program runs unmeasured",
+                spill_directory);
+        tear_down();
+        return -1;
+    }
+    if (config.sampling)
+        adt_flush_set_halve_hook(policy, adt_sampler_halve, NULL);
+    if (adt_threads_init() != 0) {
+        adt_log("cannot create the thread-exit key; the program runs unmeasured");
+        tear_down();
+        return -1;
+    }
+    return 0;
+}
+
+static void start_main_thread(void)
+{
+    adt_location *location = adt_buffer_add_location(buffer, 0);
+    adt_threads_adopt(location);
+    if (config.sampling && location)
+        adt_sampler_thread_start(location);
+}
+
+static void finish_at_exit(void);
+
+static void start_process(void)
+{
+    if (started_by_measured_process()) {
+        atomic_store(&state, STATE_INERT);
+        return;
+    }
+    /* Before the configuration: children of a badly configured process
+     * must stay silent too. */
+    claim_ownership();
+    char error[512];
+    if (adt_config_load(&config, lookup_environment, error, sizeof error) != 0) {
+        adt_log("%s; the program runs unmeasured", error);
+        atomic_store(&state, STATE_INERT);
+        return;
+    }
+    if (set_up_measurement() != 0) {
+        atomic_store(&state, STATE_INERT);
+        return;
+    }
+    pthread_atfork(NULL, NULL, become_inert_in_child);
+    atomic_store(&state, STATE_RECORDING);
+    start_main_thread();
+    atexit(finish_at_exit);
+}
+
+bool adt_runtime_start(void)
+{
+    bool first_call = atomic_load(&state) == STATE_UNSTARTED;
+    pthread_once(&start_once, start_process);
+    if (!first_call)
+        adt_thread_in_mpi_init = true;
+    return adt_runtime_recording();
+}
+
+__attribute__((constructor)) static void start_at_load(void)
+{
+    pthread_once(&start_once, start_process);
+}
+
+/* ---- threads --------------------------------------------------------------- */
+
+void adt_runtime_attach_thread(void)
+{
+    if (!adt_runtime_recording())
+        return;
+    uint32_t index = atomic_fetch_add(&next_thread_index, 1);
+    adt_location *location = adt_buffer_add_location(buffer, index);
+    if (!location) {
+        if (!atomic_flag_test_and_set(&warned_location_limit))
+            adt_log("more than %u threads: thread %u and later ones run unmeasured", ADT_RUNTIME_MAX_LOCATIONS,
+                    index);
+        return;
+    }
+    adt_threads_adopt(location);
+    if (config.sampling)
+        adt_sampler_thread_start(location);
+}
+
+void adt_runtime_detach_thread(adt_location *location)
+{
+    if (config.sampling && adt_runtime_recording())
+        adt_sampler_thread_stop(location);
+}
+
+/* ---- MPI --------------------------------------------------------------------- */
+
+void adt_runtime_mpi_started(uint32_t rank, uint32_t size)
+{
+    (void)size;
+    world_rank = rank;
+    mpi_started = true;
+    adt_thread_in_mpi_init = false;
+}
+
+/* ---- the end --------------------------------------------------------------- */
+
+/* Returns whether this call ended a running measurement. */
+static bool end_measurement(void)
+{
+    int expected = STATE_RECORDING;
+    if (!atomic_compare_exchange_strong(&state, &expected, STATE_FINISHED))
+        return false;
+    if (config.sampling)
+        adt_sampler_stop_all();
+    return true;
+}
+
+static void report_nothing_written(const char *why)
+{
+    uint64_t events = 0, samples = 0;
+    for (size_t i = 0; i < adt_buffer_location_count(buffer); i++) {
+        adt_location_stats stats;
+        adt_location_get_stats(adt_buffer_location_at(buffer, i), &stats);
+        events += stats.events.records;
+        samples += stats.samples_kept;
+    }
+    char rank[32] = "";
+    if (mpi_started)
+        snprintf(rank, sizeof rank, "rank %u ", world_rank);
+    adt_log("%s%s: no trace written (%llu MPI event records and %llu samples lost)", rank, why,
+            (unsigned long long)events, (unsigned long long)samples);
+}
+
+void adt_runtime_abort(void)
+{
+    if (end_measurement())
+        report_nothing_written("called MPI_Abort");
+}
+
+static void finish_at_exit(void)
+{
+    if (!adt_runtime_recording())
+        return;
+    if (mpi_started) {
+        if (end_measurement())
+            report_nothing_written("exited without calling MPI_Finalize");
+        return;
+    }
+    adt_runtime_finish(&adt_collectives_serial, NULL);
+}
+
+static int compare_thread_index(const void *a, const void *b)
+{
+    uint32_t left = ((const adt_trace_thread *)a)->thread_index;
+    uint32_t right = ((const adt_trace_thread *)b)->thread_index;
+    return (left > right) - (left < right);
+}
+
+#define THREAD_NAME_BYTES 32
+
+/* The writer's view of this process's locations, main thread first. */
+static adt_trace_thread *list_threads(size_t *count, char **names)
+{
+    *count = adt_buffer_location_count(buffer);
+    adt_trace_thread *threads = calloc(*count ? *count : 1, sizeof *threads);
+    *names = calloc(*count ? *count : 1, THREAD_NAME_BYTES);
+    if (!threads || !*names) {
+        free(threads);
+        free(*names);
+        return NULL;
+    }
+    for (size_t i = 0; i < *count; i++) {
+        adt_location *location = adt_buffer_location_at(buffer, i);
+        char *name = *names + i * THREAD_NAME_BYTES;
+        uint32_t index = (uint32_t)adt_location_id(location);
+        if (index == 0)
+            snprintf(name, THREAD_NAME_BYTES, "Master thread");
+        else
+            snprintf(name, THREAD_NAME_BYTES, "Thread %u", index);
+        threads[i] = (adt_trace_thread){ .location = location, .thread_index = index, .name = name };
+    }
+    qsort(threads, *count, sizeof *threads, compare_thread_index);
+    return threads;
+}
+
+static void absolute_path(const char *path, char *absolute)
+{
+    char cwd[ADT_PATH_MAX];
+    if (path[0] == '/' || !getcwd(cwd, sizeof cwd) ||
+        snprintf(absolute, ADT_PATH_MAX, "%s/%s", cwd, path) >= ADT_PATH_MAX)
+        snprintf(absolute, ADT_PATH_MAX, "%s", path);
+}
+
+/* adaptrace-<YYYYmmdd>-<HHMMSS>-<pid>, with -2, -3, … if that exists. */
+static void default_archive_name(char *name)
+{
+    char stamp[32];
+    time_t now = time(NULL);
+    struct tm local;
+    localtime_r(&now, &local);
+    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &local);
+    snprintf(name, ADT_PATH_MAX, "adaptrace-%s-%lld", stamp, (long long)getpid());
+    struct stat existing;
+    for (unsigned attempt = 2; stat(name, &existing) == 0; attempt++)
+        snprintf(name, ADT_PATH_MAX, "adaptrace-%s-%lld-%u", stamp, (long long)getpid(), attempt);
+}
+
+/* Rank 0 decides, every rank gets the same absolute path. */
+static int agree_on_archive_dir(const adt_collectives *collectives, char *archive_dir)
+{
+    memset(archive_dir, 0, ADT_PATH_MAX);
+    if (collectives->rank == 0) {
+        char chosen[ADT_PATH_MAX];
+        if (config.output[0])
+            snprintf(chosen, sizeof chosen, "%s", config.output);
+        else
+            default_archive_name(chosen);
+        absolute_path(chosen, archive_dir);
+    }
+    return collectives->bcast(collectives->context, archive_dir, ADT_PATH_MAX, 0);
+}
+
+/* Both on every rank: the measurement ran here, and the data is ready. */
+static int agree_to_write(const adt_collectives *collectives, bool measured, bool ready, bool *write)
+{
+    uint64_t measured_anywhere = measured, ready_everywhere = ready;
+    if (collectives->allreduce_max_u64(collectives->context, &measured_anywhere) != 0 ||
+        collectives->allreduce_min_u64(collectives->context, &ready_everywhere) != 0)
+        return -1;
+    *write = ready_everywhere != 0;
+    if (measured_anywhere && !ready_everywhere && collectives->rank == 0)
+        adt_log("no trace written: not every rank was measured or ready (see the messages above)");
+    return 0;
+}
+
+static int write_archive(const adt_collectives *collectives, const adt_clock_offset offsets[2], bool measured)
+{
+    bool ready = measured;
+    if (ready && config.sampling && adt_sampler_write_definitions(defs) != 0) {
+        adt_log("cannot resolve the sampled call stacks into definitions");
+        ready = false;
+    }
+    size_t thread_count = 0;
+    char *names = NULL;
+    adt_trace_thread *threads = ready ? list_threads(&thread_count, &names) : NULL;
+    if (ready && !threads) {
+        adt_log("cannot allocate the list of %zu locations", adt_buffer_location_count(buffer));
+        ready = false;
+    }
+    bool write = false;
+    int result = -1;
+    char archive_dir[ADT_PATH_MAX];
+    char hostname[256] = "unknown";
+    if (agree_to_write(collectives, measured, ready, &write) != 0 || !write ||
+        agree_on_archive_dir(collectives, archive_dir) != 0)
+        goto out;
+    gethostname(hostname, sizeof hostname - 1);
+    adt_trace_input input = {
+        .archive_dir = archive_dir,
+        .hostname = hostname,
+        .threads = threads,
+        .thread_count = thread_count,
+        .defs = defs,
+        .calling_context_style = config.sampling,
+        .initial_rate_hz = config.sampling ? config.sampling_rate_hz : 0,
+        .creator = "adaptrace " ADAPTRACE_VERSION,
+    };
+    if (offsets)
+        memcpy(input.clock_offsets, offsets, sizeof input.clock_offsets);
+    adt_trace_result written = { 0 };
+    if (adt_trace_write(&input, collectives, &written) != 0) {
+        if (collectives->rank == 0)
+            adt_log("no trace written: %s", written.error[0] ? written.error : "another rank failed to write");
+        goto out;
+    }
+    adt_run_counters counters;
+    adt_run_sources sources = {
+        .buffer = buffer,
+        .policy = policy,
+        .sampling = config.sampling,
+        .budget = budget,
+        .buffer_bytes = config.buffer_bytes,
+        .written = &written,
+    };
+    adt_summary_collect(&sources, &counters);
+    result = adt_summary_publish(collectives, &counters, archive_dir, input.initial_rate_hz, config.quiet);
+out:
+    free(threads);
+    free(names);
+    return result;
+}
+
+int adt_runtime_finish(const adt_collectives *collectives, const adt_clock_offset offsets[2])
+{
+    pthread_mutex_lock(&finish_mutex);
+    if (!finish_done) {
+        bool measured = end_measurement();
+        finish_result = write_archive(collectives, offsets, measured);
+        finish_done = true;
+    }
+    int result = finish_result;
+    pthread_mutex_unlock(&finish_mutex);
+    return result;
+}

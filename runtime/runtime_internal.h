@@ -1,0 +1,87 @@
+/* Shared between the files of runtime/ only. */
+#ifndef ADAPTRACE_RUNTIME_INTERNAL_H
+#define ADAPTRACE_RUNTIME_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "flush/flush.h"
+#include "runtime/runtime.h"
+
+/* The calling thread's location (NULL: not measured). Initial-exec so that
+ * reading it from a signal handler never allocates the TLS block. */
+extern __thread adt_location *adt_thread_location __attribute__((tls_model("initial-exec")));
+
+/* Set on the thread inside MPI_Init: threads it creates are not measured. */
+extern __thread bool adt_thread_in_mpi_init __attribute__((tls_model("initial-exec")));
+
+/* ---- threads.c --------------------------------------------------------- */
+
+/* Creates the key whose destructor stops a thread's timer at its exit. */
+int adt_threads_init(void);
+
+/* Makes location the calling thread's own, until the end of the run. */
+void adt_threads_adopt(adt_location *location);
+
+/* ---- runtime.c --------------------------------------------------------- */
+
+bool adt_runtime_recording(void);
+
+/* On a new thread whose creator is measured: its location and timer. */
+void adt_runtime_attach_thread(void);
+
+/* The key destructor: the thread is ending. */
+void adt_runtime_detach_thread(adt_location *location);
+
+/* ---- summary.c --------------------------------------------------------- */
+
+/* One rank's share of the run summary; gathered as raw bytes, so only
+ * fixed-width fields. */
+typedef struct adt_run_counters {
+    uint64_t locations;
+    uint64_t mpi_events;
+    uint64_t samples_taken;
+    uint64_t samples_kept;
+    uint64_t samples_removed;
+    uint64_t samples_skipped;
+    uint64_t samples_dropped;
+    uint64_t events_dropped;
+    uint64_t halvings;
+    uint64_t most_halvings_per_location;
+    uint64_t flushes;
+    uint64_t flushed_bytes;
+    uint64_t event_stops;
+    uint64_t buffer_bytes;
+    uint64_t arena_bytes;
+    uint64_t context_bytes;
+    uint64_t chunk_bytes;
+    uint64_t chunks_high_water;
+    uint64_t timer_signals;
+    uint64_t calling_contexts;
+    uint64_t calling_contexts_full;
+    uint64_t bytes_written;
+    uint64_t events_written;
+    double write_seconds;
+    double delivered_rate_hz;
+    double handler_mean_ns;
+} adt_run_counters;
+
+typedef struct adt_run_sources {
+    adt_buffer *buffer;
+    const adt_flush_policy *policy;
+    bool sampling;
+    adt_runtime_budget budget;
+    uint64_t buffer_bytes;
+    const adt_trace_result *written;
+} adt_run_sources;
+
+void adt_summary_collect(const adt_run_sources *sources, adt_run_counters *counters);
+
+/* Collective: gathers every rank's counters; rank 0 writes
+ * <archive_dir>/summary.json and, unless quiet, the human summary on
+ * stderr. Returns 0, or -1 after a one-line message (rank 0) when the
+ * summary could not be gathered or written. */
+int adt_summary_publish(const adt_collectives *collectives, const adt_run_counters *counters,
+                        const char *archive_dir, uint32_t initial_rate_hz, bool quiet);
+
+#endif

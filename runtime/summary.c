@@ -1,0 +1,276 @@
+/*
+ * The run summary: every rank's counters, gathered on rank 0, written as
+ * <archive>/summary.json and printed on stderr.
+ *
+ * Sample accounting: every timer signal the sampler takes ends up exactly
+ * once as kept, removed (by a level removal), skipped (it arrived while
+ * adaptrace was busy on that thread: inside a sample append, counted by
+ * the buffer, or unwinding for an MPI call, counted by the sampler) or
+ * dropped (no chunk), so samples_taken = samples_kept + samples_removed +
+ * skipped_samples + samples_dropped.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtime_internal.h"
+#include "sampler/sampler.h"
+
+void adt_summary_collect(const adt_run_sources *sources, adt_run_counters *counters)
+{
+    memset(counters, 0, sizeof *counters);
+    size_t count = adt_buffer_location_count(sources->buffer);
+    counters->locations = count;
+    for (size_t i = 0; i < count; i++) {
+        adt_location_stats stats;
+        adt_location_get_stats(adt_buffer_location_at(sources->buffer, i), &stats);
+        counters->mpi_events += stats.events.records + stats.spilled_records;
+        counters->samples_taken += stats.samples_taken;
+        counters->samples_kept += stats.samples_kept;
+        counters->samples_removed += stats.samples_removed;
+        counters->samples_skipped += stats.samples_skipped;
+        counters->samples_dropped += stats.samples_dropped;
+        counters->events_dropped += stats.events_dropped;
+        if (stats.shift > counters->most_halvings_per_location)
+            counters->most_halvings_per_location = stats.shift;
+    }
+    adt_flush_counters flush;
+    adt_flush_get_counters(sources->policy, &flush);
+    counters->halvings = flush.halvings;
+    counters->flushes = flush.flushes;
+    counters->flushed_bytes = flush.flushed_bytes;
+    counters->event_stops = flush.stops;
+    adt_buffer_stats buffer;
+    adt_buffer_get_stats(sources->buffer, &buffer);
+    counters->buffer_bytes = sources->buffer_bytes;
+    counters->arena_bytes = buffer.arena_bytes;
+    counters->context_bytes = sources->budget.context_bytes;
+    counters->chunk_bytes = buffer.chunk_bytes;
+    counters->chunks_high_water = buffer.chunks_high_water;
+    if (sources->sampling) {
+        adt_sampler_stats sampler;
+        adt_sampler_get_stats(&sampler);
+        counters->calling_contexts = sampler.contexts;
+        counters->calling_contexts_full = sampler.contexts_full;
+        counters->delivered_rate_hz = sampler.delivered_rate_hz;
+        counters->timer_signals = sampler.signals;
+        counters->handler_mean_ns = sampler.handler_mean_ns;
+        /* Signals that found the thread busy never reached the buffer. */
+        counters->samples_taken += sampler.samples_busy;
+        counters->samples_skipped += sampler.samples_busy;
+    }
+    counters->bytes_written = sources->written->bytes_written;
+    counters->events_written = sources->written->events_written;
+    counters->write_seconds = sources->written->seconds;
+}
+
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+    return a > b ? a : b;
+}
+
+/* Sums over ranks; per-process sizes and the slowest values are maxima;
+ * the delivered rate and the handler time are means over ranks. */
+static adt_run_counters combine(const adt_run_counters *ranks, uint32_t size)
+{
+    adt_run_counters total;
+    memset(&total, 0, sizeof total);
+    for (uint32_t r = 0; r < size; r++) {
+        const adt_run_counters *c = &ranks[r];
+        total.locations += c->locations;
+        total.mpi_events += c->mpi_events;
+        total.samples_taken += c->samples_taken;
+        total.samples_kept += c->samples_kept;
+        total.samples_removed += c->samples_removed;
+        total.samples_skipped += c->samples_skipped;
+        total.samples_dropped += c->samples_dropped;
+        total.events_dropped += c->events_dropped;
+        total.halvings += c->halvings;
+        total.most_halvings_per_location = max_u64(total.most_halvings_per_location, c->most_halvings_per_location);
+        total.flushes += c->flushes;
+        total.flushed_bytes += c->flushed_bytes;
+        total.event_stops += c->event_stops;
+        total.buffer_bytes = max_u64(total.buffer_bytes, c->buffer_bytes);
+        total.arena_bytes = max_u64(total.arena_bytes, c->arena_bytes);
+        total.context_bytes = max_u64(total.context_bytes, c->context_bytes);
+        total.chunk_bytes = max_u64(total.chunk_bytes, c->chunk_bytes);
+        total.chunks_high_water = max_u64(total.chunks_high_water, c->chunks_high_water);
+        total.calling_contexts += c->calling_contexts;
+        total.calling_contexts_full += c->calling_contexts_full;
+        total.bytes_written += c->bytes_written;
+        total.events_written += c->events_written;
+        if (c->write_seconds > total.write_seconds)
+            total.write_seconds = c->write_seconds;
+        total.timer_signals += c->timer_signals;
+        total.delivered_rate_hz += c->delivered_rate_hz / size;
+        total.handler_mean_ns += c->handler_mean_ns / size;
+    }
+    return total;
+}
+
+/* The rate of the location halved most often: the slowest one. */
+static double final_rate_hz(uint32_t initial_rate_hz, const adt_run_counters *total)
+{
+    return initial_rate_hz / (double)(1ull << (total->most_halvings_per_location & 63));
+}
+
+static void write_json_string(FILE *out, const char *text)
+{
+    fputc('"', out);
+    for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+        if (*c == '"' || *c == '\\')
+            fprintf(out, "\\%c", *c);
+        else if (*c < 0x20)
+            fprintf(out, "\\u%04x", *c);
+        else
+            fputc(*c, out);
+    }
+    fputc('"', out);
+}
+
+static void write_json(FILE *out, const adt_run_counters *total, uint32_t ranks, uint32_t initial_rate_hz,
+                       const char *archive_dir)
+{
+    unsigned long long high_water_bytes = (unsigned long long)(total->chunks_high_water * total->chunk_bytes);
+    fprintf(out, "{\n  \"archive\": ");
+    write_json_string(out, archive_dir);
+    fprintf(out,
+            ",\n"
+            "  \"ranks\": %u,\n"
+            "  \"locations\": %llu,\n"
+            "  \"mpi_events\": %llu,\n"
+            "  \"events_dropped\": %llu,\n"
+            "  \"samples_taken\": %llu,\n"
+            "  \"samples_kept\": %llu,\n"
+            "  \"samples_removed\": %llu,\n"
+            "  \"skipped_samples\": %llu,\n"
+            "  \"samples_dropped\": %llu,\n"
+            "  \"halvings\": %llu,\n"
+            "  \"most_halvings_per_location\": %llu,\n"
+            "  \"initial_rate_hz\": %u,\n"
+            "  \"final_rate_hz\": %.3f,\n"
+            "  \"delivered_rate_hz\": %.1f,\n"
+            "  \"timer_signals\": %llu,\n"
+            "  \"sample_handler_mean_ns\": %.1f,\n"
+            "  \"calling_contexts\": %llu,\n"
+            "  \"calling_contexts_full\": %llu,\n"
+            "  \"flushes\": %llu,\n"
+            "  \"flushed_bytes\": %llu,\n"
+            "  \"event_stops\": %llu,\n"
+            "  \"buffer_bytes\": %llu,\n"
+            "  \"arena_bytes\": %llu,\n"
+            "  \"context_bytes\": %llu,\n"
+            "  \"chunk_bytes\": %llu,\n"
+            "  \"chunks_high_water\": %llu,\n"
+            "  \"buffer_high_water_bytes\": %llu,\n"
+            "  \"bytes_written\": %llu,\n"
+            "  \"events_written\": %llu,\n"
+            "  \"write_seconds\": %.6f\n"
+            "}\n",
+            ranks, (unsigned long long)total->locations, (unsigned long long)total->mpi_events,
+            (unsigned long long)total->events_dropped, (unsigned long long)total->samples_taken,
+            (unsigned long long)total->samples_kept, (unsigned long long)total->samples_removed,
+            (unsigned long long)total->samples_skipped, (unsigned long long)total->samples_dropped,
+            (unsigned long long)total->halvings, (unsigned long long)total->most_halvings_per_location,
+            initial_rate_hz, final_rate_hz(initial_rate_hz, total), total->delivered_rate_hz,
+            (unsigned long long)total->timer_signals, total->handler_mean_ns,
+            (unsigned long long)total->calling_contexts, (unsigned long long)total->calling_contexts_full,
+            (unsigned long long)total->flushes, (unsigned long long)total->flushed_bytes,
+            (unsigned long long)total->event_stops, (unsigned long long)total->buffer_bytes,
+            (unsigned long long)total->arena_bytes, (unsigned long long)total->context_bytes,
+            (unsigned long long)total->chunk_bytes, (unsigned long long)total->chunks_high_water,
+            high_water_bytes, (unsigned long long)total->bytes_written, (unsigned long long)total->events_written,
+            total->write_seconds);
+}
+
+/* Written beside the archive's files under a temporary name, then renamed:
+ * a summary.json that exists is complete. */
+static int write_summary_file(const adt_run_counters *total, uint32_t ranks, uint32_t initial_rate_hz,
+                              const char *archive_dir)
+{
+    char path[ADT_PATH_MAX + 32], partial[ADT_PATH_MAX + 40];
+    snprintf(path, sizeof path, "%s/summary.json", archive_dir);
+    snprintf(partial, sizeof partial, "%s.partial", path);
+    FILE *out = fopen(partial, "w");
+    if (!out) {
+        adt_log("cannot create %s: %s", partial, strerror(errno));
+        return -1;
+    }
+    write_json(out, total, ranks, initial_rate_hz, archive_dir);
+    bool failed = ferror(out) != 0;
+    failed |= fclose(out) != 0;
+    if (failed || rename(partial, path) != 0) {
+        adt_log("cannot write %s: %s", path, strerror(errno));
+        unlink(partial);
+        return -1;
+    }
+    return 0;
+}
+
+static double mebibytes(uint64_t bytes)
+{
+    return bytes / (1024.0 * 1024.0);
+}
+
+static void print_summary(const adt_run_counters *total, uint32_t ranks, uint32_t initial_rate_hz,
+                          const char *archive_dir)
+{
+    adt_log("%u rank%s, %llu location%s, %llu MPI events (%llu dropped)", ranks, ranks == 1 ? "" : "s",
+            (unsigned long long)total->locations, total->locations == 1 ? "" : "s",
+            (unsigned long long)total->mpi_events, (unsigned long long)total->events_dropped);
+    if (initial_rate_hz) {
+        adt_log("samples: %llu taken, %llu kept, %llu removed, %llu skipped, %llu dropped",
+                (unsigned long long)total->samples_taken, (unsigned long long)total->samples_kept,
+                (unsigned long long)total->samples_removed, (unsigned long long)total->samples_skipped,
+                (unsigned long long)total->samples_dropped);
+        adt_log("sampling rate: %u Hz at start, %.1f Hz at the end (%llu halvings), %.1f Hz delivered",
+                initial_rate_hz, final_rate_hz(initial_rate_hz, total), (unsigned long long)total->halvings,
+                total->delivered_rate_hz);
+    } else {
+        adt_log("sampling: off");
+    }
+    adt_log("buffer: %.1f MiB per process (%.1f MiB calling contexts), at most %.1f MiB in use; %llu flush%s",
+            mebibytes(total->buffer_bytes), mebibytes(total->context_bytes),
+            mebibytes(total->chunks_high_water * total->chunk_bytes), (unsigned long long)total->flushes,
+            total->flushes == 1 ? "" : "es");
+    adt_log("written: %.1f MiB in %.2f s", mebibytes(total->bytes_written), total->write_seconds);
+    adt_log("trace: %s/traces.otf2", archive_dir);
+}
+
+int adt_summary_publish(const adt_collectives *collectives, const adt_run_counters *counters,
+                        const char *archive_dir, uint32_t initial_rate_hz, bool quiet)
+{
+    uint32_t ranks = collectives->size;
+    bool root = collectives->rank == 0;
+    adt_run_counters *all = NULL;
+    size_t *sizes = NULL;
+    if (root) {
+        all = calloc(ranks, sizeof *all);
+        sizes = calloc(ranks, sizeof *sizes);
+        for (uint32_t r = 0; sizes && r < ranks; r++)
+            sizes[r] = sizeof *all;
+    }
+    /* Every rank learns whether the root can receive, so that none waits
+     * in a gather the root does not enter. */
+    uint8_t root_ready = root && all && sizes;
+    int gathered = collectives->bcast(collectives->context, &root_ready, sizeof root_ready, 0);
+    if (gathered == 0 && root_ready)
+        gathered = collectives->gatherv(collectives->context, counters, sizeof *counters, all, sizes, 0);
+    int result = 0;
+    if (root) {
+        if (!root_ready || gathered != 0) {
+            adt_log("cannot gather the run summary of %u ranks; the trace in %s is complete", ranks, archive_dir);
+            result = -1;
+        } else {
+            adt_run_counters total = combine(all, ranks);
+            result = write_summary_file(&total, ranks, initial_rate_hz, archive_dir);
+            if (!quiet)
+                print_summary(&total, ranks, initial_rate_hz, archive_dir);
+        }
+    }
+    free(all);
+    free(sizes);
+    return result;
+}

@@ -1,0 +1,88 @@
+/*
+ * Threads of the application: pthread_create is interposed so that a new
+ * thread takes its location and starts its timer before the user's start
+ * routine runs. OpenMP runtimes create their workers with pthread_create,
+ * so they are covered too.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "runtime_internal.h"
+
+__thread adt_location *adt_thread_location __attribute__((tls_model("initial-exec")));
+__thread bool adt_thread_in_mpi_init __attribute__((tls_model("initial-exec")));
+
+/* Its destructor runs at every thread exit: return from the start routine,
+ * pthread_exit, cancellation. */
+static pthread_key_t thread_end_key;
+
+static void thread_ended(void *location)
+{
+    adt_runtime_detach_thread(location);
+}
+
+int adt_threads_init(void)
+{
+    return pthread_key_create(&thread_end_key, thread_ended);
+}
+
+void adt_threads_adopt(adt_location *location)
+{
+    adt_thread_location = location;
+    pthread_setspecific(thread_end_key, location);
+}
+
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+static pthread_create_fn next_pthread_create(void)
+{
+    static _Atomic(pthread_create_fn) next;
+    pthread_create_fn found = atomic_load_explicit(&next, memory_order_acquire);
+    if (!found) {
+        found = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
+        atomic_store_explicit(&next, found, memory_order_release);
+    }
+    return found;
+}
+
+typedef struct thread_start {
+    void *(*routine)(void *);
+    void *arg;
+} thread_start;
+
+static void *measured_thread_main(void *raw_start)
+{
+    thread_start start = *(thread_start *)raw_start;
+    free(raw_start);
+    adt_runtime_attach_thread();
+    return start.routine(start.arg);
+}
+
+/* A thread is measured when the thread creating it is, outside MPI_Init. */
+static bool creator_is_measured(void)
+{
+    return adt_thread_location && !adt_thread_in_mpi_init && adt_runtime_recording();
+}
+
+int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*routine)(void *), void *arg)
+{
+    pthread_create_fn create = next_pthread_create();
+    if (!create) {
+        adt_log("pthread_create: no next definition after adaptrace's (dlsym: %s)", dlerror());
+        return EAGAIN;
+    }
+    if (!creator_is_measured())
+        return create(thread, attr, routine, arg);
+    thread_start *start = malloc(sizeof *start);
+    if (!start)
+        return create(thread, attr, routine, arg);
+    start->routine = routine;
+    start->arg = arg;
+    int result = create(thread, attr, measured_thread_main, start);
+    if (result != 0)
+        free(start);
+    return result;
+}

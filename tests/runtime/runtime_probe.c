@@ -1,0 +1,145 @@
+/*
+ * A small serial program run by test_runtime with the adaptrace library
+ * preloaded. Each mode exercises one part of the process life; what the
+ * test checks comes out on stdout (and in the archive the library writes).
+ * The runtime's own entry points are looked up with dlsym, so the program
+ * also runs without the library (then they are reported missing).
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "format/format.h"
+
+static volatile double sink;
+
+/* A fixed amount of work, so that runs differ in speed, not in content. */
+__attribute__((noinline)) static void compute(long iterations)
+{
+    double x = 1.0;
+    for (long i = 0; i < iterations; i++)
+        x = x * 1.0000001 + 1e-9;
+    sink = x;
+}
+
+#define WORK 30000000L
+
+static void *runtime_symbol(const char *name)
+{
+    void *symbol = dlsym(RTLD_DEFAULT, name);
+    if (!symbol) {
+        printf("missing %s\n", name);
+        exit(3);
+    }
+    return symbol;
+}
+
+static const void *current_location(void)
+{
+    const void *(*location)(void) = (const void *(*)(void))runtime_symbol("adt_runtime_location");
+    return location();
+}
+
+static void *thread_work(void *arg)
+{
+    long index = (long)(intptr_t)arg;
+    printf("thread %ld location %s\n", index, current_location() ? "set" : "null");
+    fflush(stdout);
+    if (index == 1)
+        pthread_exit(NULL);
+    compute(WORK / 4);
+    return NULL;
+}
+
+static int run_threads(int count)
+{
+    pthread_t threads[16];
+    for (int i = 0; i < count && i < 16; i++)
+        if (pthread_create(&threads[i], NULL, thread_work, (void *)(intptr_t)(i + 1)) != 0)
+            return 1;
+    compute(WORK / 4);
+    for (int i = 0; i < count && i < 16; i++)
+        pthread_join(threads[i], NULL);
+    return 0;
+}
+
+static void *exit_from_thread(void *unused)
+{
+    (void)unused;
+    compute(WORK / 10);
+    printf("thread calls exit\n");
+    fflush(stdout);
+    exit(0);
+}
+
+static int run_system_child(const char *self)
+{
+    char command[4096];
+    snprintf(command, sizeof command, "'%s' child", self);
+    int status = system(command);
+    printf("child status %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    return 0;
+}
+
+static int run_fork_child(void)
+{
+    fflush(stdout);
+    pid_t child = fork();
+    if (child == 0) {
+        compute(WORK / 10);
+        printf("fork child location %s\n", current_location() ? "set" : "null");
+        exit(0);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    printf("fork child status %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "compute";
+    int result = 0;
+    if (strcmp(mode, "compute") == 0) {
+        compute(WORK);
+    } else if (strcmp(mode, "threads") == 0) {
+        result = run_threads(argc > 2 ? atoi(argv[2]) : 3);
+    } else if (strcmp(mode, "child") == 0) {
+        printf("child ran, location %s\n", current_location() ? "set" : "null");
+    } else if (strcmp(mode, "system") == 0) {
+        compute(WORK / 10);
+        result = run_system_child(argv[0]);
+    } else if (strcmp(mode, "fork") == 0) {
+        result = run_fork_child();
+    } else if (strcmp(mode, "exit-in-thread") == 0) {
+        pthread_t thread;
+        pthread_create(&thread, NULL, exit_from_thread, NULL);
+        for (;;)
+            compute(WORK / 100);
+    } else if (strcmp(mode, "finish-twice") == 0) {
+        int (*finish)(const adt_collectives *, const adt_clock_offset *) =
+            (int (*)(const adt_collectives *, const adt_clock_offset *))runtime_symbol("adt_runtime_finish");
+        const adt_collectives *serial = (const adt_collectives *)runtime_symbol("adt_collectives_serial");
+        compute(WORK / 10);
+        int first = finish(serial, NULL);
+        int second = finish(serial, NULL);
+        printf("finish %d %d, location after finish %s\n", first, second, current_location() ? "set" : "null");
+    } else if (strcmp(mode, "mpi-no-finalize") == 0 || strcmp(mode, "abort") == 0) {
+        void (*mpi_started)(uint32_t, uint32_t) =
+            (void (*)(uint32_t, uint32_t))runtime_symbol("adt_runtime_mpi_started");
+        mpi_started(1, 2);
+        compute(WORK / 10);
+        if (strcmp(mode, "abort") == 0)
+            ((void (*)(void))runtime_symbol("adt_runtime_abort"))();
+    } else {
+        fprintf(stderr, "runtime_probe: unknown mode '%s'\n", mode);
+        return 2;
+    }
+    printf("probe %s done\n", mode);
+    return result;
+}

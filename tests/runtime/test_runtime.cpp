@@ -1,0 +1,445 @@
+// The life of a measured process, seen from outside: runtime_probe runs
+// with the adaptrace library preloaded, in a fresh working directory, and
+// the tests check its output, its exit status, the archive it leaves and
+// summary.json.
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <otf2/otf2.h>
+
+extern char **environ;
+
+namespace {
+
+struct ProbeRun {
+    int exit_status = -1;
+    std::string out;
+    std::string err;
+};
+
+std::string read_file(const std::string &path)
+{
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+bool exists(const std::string &path)
+{
+    struct stat info;
+    return stat(path.c_str(), &info) == 0;
+}
+
+std::vector<std::string> lines_starting_with(const std::string &text, const std::string &prefix)
+{
+    std::vector<std::string> found;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);)
+        if (line.rfind(prefix, 0) == 0)
+            found.push_back(line);
+    return found;
+}
+
+class Runtime : public ::testing::Test {
+protected:
+    void SetUp() override
+    {
+        char pattern[] = "/tmp/adt-runtime-test-XXXXXX";
+        ASSERT_NE(mkdtemp(pattern), nullptr);
+        root_ = pattern;
+        work_ = root_ + "/work";
+        ASSERT_EQ(mkdir(work_.c_str(), 0700), 0);
+    }
+
+    void TearDown() override
+    {
+        if (!HasFailure())
+            std::system(("rm -rf '" + root_ + "'").c_str());
+        else
+            std::fprintf(stderr, "kept %s for inspection\n", root_.c_str());
+    }
+
+    // The environment of this process without anything adaptrace, plus
+    // the library preloaded and the settings given.
+    std::vector<std::string> probe_environment(const std::map<std::string, std::string> &settings)
+    {
+        std::vector<std::string> env;
+        for (char **entry = environ; *entry; entry++) {
+            std::string variable(*entry);
+            if (variable.rfind("ADAPTRACE_", 0) == 0 || variable.rfind("_ADAPTRACE_", 0) == 0 ||
+                variable.rfind("LD_PRELOAD=", 0) == 0)
+                continue;
+            env.push_back(variable);
+        }
+        std::string preload = ADT_TEST_PRELOAD;
+        if (std::strlen(ADT_TEST_SANITIZER_RUNTIME) > 0)
+            preload = std::string(ADT_TEST_SANITIZER_RUNTIME) + ":" + preload;
+        env.push_back("LD_PRELOAD=" + preload);
+        std::map<std::string, std::string> all_settings = {{"ADAPTRACE_QUIET", "off"}};
+        for (const auto &setting : settings)
+            all_settings[setting.first] = setting.second;
+        for (const auto &setting : all_settings)
+            env.push_back(setting.first + "=" + setting.second);
+        return env;
+    }
+
+    ProbeRun run_probe(const std::vector<std::string> &args, const std::map<std::string, std::string> &settings = {})
+    {
+        std::vector<std::string> env = probe_environment(settings);
+        std::vector<char *> envp;
+        for (auto &variable : env)
+            envp.push_back(variable.data());
+        envp.push_back(nullptr);
+        std::vector<std::string> argv_strings = {ADT_TEST_PROBE};
+        argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+        std::vector<char *> argv;
+        for (auto &arg : argv_strings)
+            argv.push_back(arg.data());
+        argv.push_back(nullptr);
+        std::string out_path = root_ + "/stdout", err_path = root_ + "/stderr";
+        pid_t child = fork();
+        if (child == 0) {
+            int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+            int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+            if (out < 0 || err < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0 || chdir(work_.c_str()) != 0)
+                _exit(126);
+            execve(argv[0], argv.data(), envp.data());
+            _exit(127);
+        }
+        ProbeRun run;
+        int status = 0;
+        waitpid(child, &status, 0);
+        run.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        run.out = read_file(out_path);
+        run.err = read_file(err_path);
+        return run;
+    }
+
+    // Directories the runtime named by default in the working directory.
+    std::vector<std::string> default_archives()
+    {
+        std::vector<std::string> found;
+        DIR *dir = opendir(work_.c_str());
+        if (!dir)
+            return found;
+        while (struct dirent *entry = readdir(dir))
+            if (std::strncmp(entry->d_name, "adaptrace-", 10) == 0)
+                found.push_back(work_ + "/" + entry->d_name);
+        closedir(dir);
+        return found;
+    }
+
+    std::string root_;
+    std::string work_;
+};
+
+std::map<std::string, double> read_summary(const std::string &archive)
+{
+    std::map<std::string, double> values;
+    std::string text = read_file(archive + "/summary.json");
+    std::regex number_field("\"([a-z_]+)\": (-?[0-9.]+)");
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), number_field); it != std::sregex_iterator(); ++it)
+        values[(*it)[1]] = std::stod((*it)[2]);
+    return values;
+}
+
+int otf2_print_status(const std::string &archive)
+{
+    std::string command = std::string("'") + ADT_TEST_OTF2_PRINT + "' '" + archive + "/traces.otf2' >/dev/null 2>&1";
+    int status = std::system(command.c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// What the OTF2 reader API sees in an archive.
+struct ArchiveContents {
+    bool opened = false;
+    std::map<OTF2_StringRef, std::string> strings;
+    std::map<OTF2_LocationRef, OTF2_StringRef> location_names;
+    uint64_t samples = 0;
+    uint64_t buffer_flushes = 0;
+
+    std::vector<std::string> names() const
+    {
+        std::vector<std::string> result;
+        for (const auto &location : location_names)
+            result.push_back(strings.at(location.second));
+        return result;
+    }
+};
+
+OTF2_CallbackCode on_string(void *data, OTF2_StringRef self, const char *string)
+{
+    static_cast<ArchiveContents *>(data)->strings[self] = string;
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+OTF2_CallbackCode on_location(void *data, OTF2_LocationRef self, OTF2_StringRef name, OTF2_LocationType,
+                              uint64_t, OTF2_LocationGroupRef)
+{
+    static_cast<ArchiveContents *>(data)->location_names[self] = name;
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+OTF2_CallbackCode on_sample(OTF2_LocationRef, OTF2_TimeStamp, void *data, OTF2_AttributeList *,
+                            OTF2_CallingContextRef, uint32_t, OTF2_InterruptGeneratorRef)
+{
+    static_cast<ArchiveContents *>(data)->samples++;
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+OTF2_CallbackCode on_buffer_flush(OTF2_LocationRef, OTF2_TimeStamp, void *data, OTF2_AttributeList *,
+                                  OTF2_TimeStamp)
+{
+    static_cast<ArchiveContents *>(data)->buffer_flushes++;
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+ArchiveContents read_archive(const std::string &archive)
+{
+    ArchiveContents contents;
+    OTF2_Reader *reader = OTF2_Reader_Open((archive + "/traces.otf2").c_str());
+    if (!reader)
+        return contents;
+    OTF2_Reader_SetSerialCollectiveCallbacks(reader);
+    OTF2_GlobalDefReader *definitions = OTF2_Reader_GetGlobalDefReader(reader);
+    OTF2_GlobalDefReaderCallbacks *def_callbacks = OTF2_GlobalDefReaderCallbacks_New();
+    OTF2_GlobalDefReaderCallbacks_SetStringCallback(def_callbacks, on_string);
+    OTF2_GlobalDefReaderCallbacks_SetLocationCallback(def_callbacks, on_location);
+    OTF2_Reader_RegisterGlobalDefCallbacks(reader, definitions, def_callbacks, &contents);
+    OTF2_GlobalDefReaderCallbacks_Delete(def_callbacks);
+    uint64_t read = 0;
+    if (OTF2_Reader_ReadAllGlobalDefinitions(reader, definitions, &read) != OTF2_SUCCESS) {
+        OTF2_Reader_Close(reader);
+        return contents;
+    }
+    for (const auto &location : contents.location_names)
+        OTF2_Reader_SelectLocation(reader, location.first);
+    OTF2_Reader_OpenDefFiles(reader);
+    OTF2_Reader_OpenEvtFiles(reader);
+    for (const auto &location : contents.location_names) {
+        if (OTF2_DefReader *local = OTF2_Reader_GetDefReader(reader, location.first)) {
+            uint64_t local_read = 0;
+            OTF2_Reader_ReadAllLocalDefinitions(reader, local, &local_read);
+            OTF2_Reader_CloseDefReader(reader, local);
+        }
+        OTF2_Reader_GetEvtReader(reader, location.first);
+    }
+    OTF2_Reader_CloseDefFiles(reader);
+    OTF2_GlobalEvtReader *events = OTF2_Reader_GetGlobalEvtReader(reader);
+    OTF2_GlobalEvtReaderCallbacks *evt_callbacks = OTF2_GlobalEvtReaderCallbacks_New();
+    OTF2_GlobalEvtReaderCallbacks_SetCallingContextSampleCallback(evt_callbacks, on_sample);
+    OTF2_GlobalEvtReaderCallbacks_SetBufferFlushCallback(evt_callbacks, on_buffer_flush);
+    OTF2_Reader_RegisterGlobalEvtCallbacks(reader, events, evt_callbacks, &contents);
+    OTF2_GlobalEvtReaderCallbacks_Delete(evt_callbacks);
+    contents.opened = OTF2_Reader_ReadAllGlobalEvents(reader, events, &read) == OTF2_SUCCESS;
+    OTF2_Reader_CloseGlobalEvtReader(reader, events);
+    OTF2_Reader_CloseEvtFiles(reader);
+    OTF2_Reader_Close(reader);
+    return contents;
+}
+
+TEST_F(Runtime, SerialProgramWritesArchiveAndConsistentSummaryAtExit)
+{
+    ProbeRun run = run_probe({"compute"}, {{"ADAPTRACE_BUFFER_SIZE", "1M"}, {"ADAPTRACE_SAMPLING_RATE", "5kHz"}});
+    EXPECT_EQ(run.exit_status, 0) << run.err;
+    EXPECT_NE(run.out.find("probe compute done"), std::string::npos);
+    std::vector<std::string> archives = default_archives();
+    ASSERT_EQ(archives.size(), 1u) << run.err;
+    const std::string &archive = archives[0];
+    EXPECT_TRUE(std::regex_match(archive.substr(archive.rfind('/') + 1),
+                                 std::regex("adaptrace-[0-9]{8}-[0-9]{6}-[0-9]+")))
+        << archive;
+    EXPECT_EQ(otf2_print_status(archive), 0);
+
+    std::map<std::string, double> summary = read_summary(archive);
+    for (const char *field : {"ranks", "locations", "mpi_events", "samples_taken", "samples_kept", "samples_removed",
+                              "halvings", "initial_rate_hz", "final_rate_hz", "skipped_samples", "flushes",
+                              "buffer_bytes", "bytes_written", "write_seconds", "samples_dropped",
+                              "delivered_rate_hz", "chunks_high_water"})
+        EXPECT_EQ(summary.count(field), 1u) << "summary.json lacks " << field;
+    EXPECT_EQ(summary["ranks"], 1);
+    EXPECT_EQ(summary["locations"], 1);
+    EXPECT_EQ(summary["mpi_events"], 0);
+    EXPECT_EQ(summary["buffer_bytes"], 1 << 20);
+    EXPECT_EQ(summary["arena_bytes"] + summary["context_bytes"], summary["buffer_bytes"]);
+    EXPECT_EQ(summary["initial_rate_hz"], 5000);
+    EXPECT_EQ(summary["final_rate_hz"], 5000 / std::ldexp(1.0, (int)summary["most_halvings_per_location"]));
+    EXPECT_GT(summary["samples_taken"], 0);
+    EXPECT_EQ(summary["samples_taken"], summary["timer_signals"]);
+    EXPECT_EQ(summary["samples_taken"], summary["samples_kept"] + summary["samples_removed"] +
+                                            summary["skipped_samples"] + summary["samples_dropped"]);
+    EXPECT_GT(summary["bytes_written"], 0);
+
+    ArchiveContents contents = read_archive(archive);
+    ASSERT_TRUE(contents.opened);
+    EXPECT_EQ(contents.location_names.size(), 1u);
+    EXPECT_EQ(contents.samples, summary["samples_kept"]);
+    EXPECT_EQ(contents.buffer_flushes, summary["flushes"]);
+
+    std::vector<std::string> summary_lines = lines_starting_with(run.err, "adaptrace: ");
+    ASSERT_FALSE(summary_lines.empty());
+    EXPECT_EQ(summary_lines.back(), "adaptrace: trace: " + archive + "/traces.otf2");
+}
+
+TEST_F(Runtime, QuietRunPrintsNothing)
+{
+    ProbeRun run = run_probe({"compute"}, {{"ADAPTRACE_QUIET", "on"}, {"ADAPTRACE_SAMPLING", "off"}});
+    EXPECT_EQ(run.exit_status, 0);
+    EXPECT_EQ(run.err, "");
+    std::vector<std::string> archives = default_archives();
+    ASSERT_EQ(archives.size(), 1u);
+    std::map<std::string, double> summary = read_summary(archives[0]);
+    EXPECT_EQ(summary["samples_taken"], 0);
+    EXPECT_EQ(summary["initial_rate_hz"], 0);
+    EXPECT_EQ(otf2_print_status(archives[0]), 0);
+}
+
+TEST_F(Runtime, ExistingOutputDirectoryIsNeverOverwritten)
+{
+    std::string output = work_ + "/taken";
+    ASSERT_EQ(mkdir(output.c_str(), 0700), 0);
+    std::ofstream(output + "/precious") << "keep me\n";
+    ProbeRun run = run_probe({"compute"}, {{"ADAPTRACE_OUTPUT", output}, {"ADAPTRACE_SAMPLING_RATE", "1kHz"}});
+    EXPECT_EQ(run.exit_status, 0);
+    EXPECT_NE(run.out.find("probe compute done"), std::string::npos);
+    std::vector<std::string> errors = lines_starting_with(run.err, "adaptrace: no trace written");
+    ASSERT_EQ(errors.size(), 1u) << run.err;
+    EXPECT_NE(errors[0].find(output), std::string::npos) << errors[0];
+    EXPECT_EQ(read_file(output + "/precious"), "keep me\n");
+    EXPECT_FALSE(exists(output + "/summary.json"));
+    EXPECT_FALSE(exists(output + "/traces.otf2"));
+    EXPECT_TRUE(default_archives().empty());
+}
+
+TEST_F(Runtime, OutputDirectoryThatCannotBeCreatedIsReported)
+{
+    std::string output = work_ + "/missing-parent/trace";
+    ProbeRun run = run_probe({"compute"}, {{"ADAPTRACE_OUTPUT", output}, {"ADAPTRACE_SAMPLING", "off"}});
+    EXPECT_EQ(run.exit_status, 0);
+    EXPECT_NE(run.out.find("probe compute done"), std::string::npos);
+    std::vector<std::string> errors = lines_starting_with(run.err, "adaptrace: no trace written");
+    ASSERT_EQ(errors.size(), 1u) << run.err;
+    EXPECT_NE(errors[0].find(output), std::string::npos) << errors[0];
+    EXPECT_FALSE(exists(work_ + "/missing-parent"));
+    EXPECT_TRUE(default_archives().empty());
+}
+
+TEST_F(Runtime, OutputDirectoryGivenIsUsed)
+{
+    std::string output = work_ + "/my-trace";
+    ProbeRun run = run_probe({"compute"}, {{"ADAPTRACE_OUTPUT", output}, {"ADAPTRACE_SAMPLING_RATE", "1kHz"}});
+    EXPECT_EQ(run.exit_status, 0) << run.err;
+    EXPECT_TRUE(exists(output + "/traces.otf2"));
+    EXPECT_TRUE(exists(output + "/summary.json"));
+    EXPECT_TRUE(default_archives().empty());
+}
+
+TEST_F(Runtime, BadConfigurationPrintsOneLineAndTheProgramRuns)
+{
+    ProbeRun run = run_probe({"compute"}, {{"ADAPTRACE_BUFFER_SIZE", "64Q"}});
+    EXPECT_EQ(run.exit_status, 0);
+    EXPECT_NE(run.out.find("probe compute done"), std::string::npos);
+    std::vector<std::string> lines = lines_starting_with(run.err, "");
+    ASSERT_EQ(lines.size(), 1u) << run.err;
+    EXPECT_EQ(lines[0].rfind("adaptrace: ", 0), 0u) << lines[0];
+    EXPECT_NE(lines[0].find("ADAPTRACE_BUFFER_SIZE"), std::string::npos) << lines[0];
+    EXPECT_NE(lines[0].find("64Q"), std::string::npos) << lines[0];
+    EXPECT_TRUE(default_archives().empty());
+}
+
+TEST_F(Runtime, ChildStartedWithSystemRunsUndisturbedAndWritesNothing)
+{
+    ProbeRun run = run_probe({"system"}, {{"ADAPTRACE_SAMPLING_RATE", "2kHz"}});
+    EXPECT_EQ(run.exit_status, 0) << run.err;
+    EXPECT_NE(run.out.find("child ran, location null"), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("child status 0"), std::string::npos) << run.out;
+    ASSERT_EQ(default_archives().size(), 1u) << run.err;
+    // Only the parent speaks: one summary, one trace line.
+    EXPECT_EQ(lines_starting_with(run.err, "adaptrace: trace: ").size(), 1u) << run.err;
+    EXPECT_EQ(read_summary(default_archives()[0])["ranks"], 1);
+}
+
+TEST_F(Runtime, ForkedChildIsInertAndWritesNothing)
+{
+    ProbeRun run = run_probe({"fork"}, {{"ADAPTRACE_SAMPLING_RATE", "2kHz"}});
+    EXPECT_EQ(run.exit_status, 0) << run.err;
+    EXPECT_NE(run.out.find("fork child location null"), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("fork child status 0"), std::string::npos) << run.out;
+    ASSERT_EQ(default_archives().size(), 1u) << run.err;
+    EXPECT_EQ(lines_starting_with(run.err, "adaptrace: trace: ").size(), 1u) << run.err;
+}
+
+TEST_F(Runtime, ThreadsGetTheirOwnLocations)
+{
+    ProbeRun run = run_probe({"threads", "3"}, {{"ADAPTRACE_SAMPLING_RATE", "2kHz"}});
+    EXPECT_EQ(run.exit_status, 0) << run.err;
+    for (const char *line : {"thread 1 location set", "thread 2 location set", "thread 3 location set"})
+        EXPECT_NE(run.out.find(line), std::string::npos) << run.out;
+    std::vector<std::string> archives = default_archives();
+    ASSERT_EQ(archives.size(), 1u) << run.err;
+    EXPECT_EQ(read_summary(archives[0])["locations"], 4);
+    ArchiveContents contents = read_archive(archives[0]);
+    ASSERT_TRUE(contents.opened);
+    std::vector<std::string> names = contents.names();
+    std::sort(names.begin(), names.end());
+    EXPECT_EQ(names, (std::vector<std::string>{"Master thread", "Thread 1", "Thread 2", "Thread 3"}));
+}
+
+TEST_F(Runtime, ExitFromAThreadWritesTheArchive)
+{
+    ProbeRun run = run_probe({"exit-in-thread"}, {{"ADAPTRACE_SAMPLING_RATE", "2kHz"}});
+    EXPECT_EQ(run.exit_status, 0) << run.err;
+    EXPECT_NE(run.out.find("thread calls exit"), std::string::npos);
+    std::vector<std::string> archives = default_archives();
+    ASSERT_EQ(archives.size(), 1u) << run.err;
+    EXPECT_EQ(otf2_print_status(archives[0]), 0);
+    EXPECT_EQ(read_summary(archives[0])["locations"], 2);
+}
+
+TEST_F(Runtime, FinishRunsOnceAndEndsTheMeasurement)
+{
+    ProbeRun run = run_probe({"finish-twice"}, {{"ADAPTRACE_SAMPLING_RATE", "2kHz"}});
+    EXPECT_EQ(run.exit_status, 0) << run.err;
+    EXPECT_NE(run.out.find("finish 0 0, location after finish null"), std::string::npos) << run.out;
+    EXPECT_EQ(default_archives().size(), 1u) << run.err;
+    EXPECT_EQ(lines_starting_with(run.err, "adaptrace: trace: ").size(), 1u) << run.err;
+}
+
+TEST_F(Runtime, ExitWithoutMpiFinalizeWarnsAndWritesNothing)
+{
+    ProbeRun run = run_probe({"mpi-no-finalize"});
+    EXPECT_EQ(run.exit_status, 0) << run.err;
+    std::vector<std::string> lines = lines_starting_with(run.err, "adaptrace: ");
+    ASSERT_EQ(lines.size(), 1u) << run.err;
+    EXPECT_NE(lines[0].find("rank 1 exited without calling MPI_Finalize: no trace written"), std::string::npos)
+        << lines[0];
+    EXPECT_TRUE(default_archives().empty());
+}
+
+TEST_F(Runtime, AbortWarnsAndWritesNothing)
+{
+    ProbeRun run = run_probe({"abort"});
+    EXPECT_EQ(run.exit_status, 0) << run.err;
+    std::vector<std::string> lines = lines_starting_with(run.err, "adaptrace: ");
+    ASSERT_EQ(lines.size(), 1u) << run.err;
+    EXPECT_NE(lines[0].find("rank 1 called MPI_Abort: no trace written"), std::string::npos) << lines[0];
+    EXPECT_TRUE(default_archives().empty());
+}
+
+}  // namespace
