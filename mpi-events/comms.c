@@ -1,0 +1,210 @@
+#include "comms.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "core/core.h"
+#include "handle_table.h"
+
+/* Communicators alive at once, and matched messages not yet received. */
+#define COMM_CAPACITY 4096u
+#define MESSAGE_CAPACITY 1024u
+
+/* 0 is MPI_COMM_WORLD's, 1 every MPI_COMM_SELF's. */
+#define FIRST_SEQUENCE 2u
+
+adt_mpi_comm_info adt_mpi_world_info;
+
+static adt_defs *comm_defs;
+static adt_handle_table *comm_table;
+static adt_handle_table *message_table;
+static pthread_mutex_t register_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_uint next_sequence = FIRST_SEQUENCE;
+static atomic_uint_fast64_t untracked;
+static uint32_t world_rank;
+static MPI_Group world_group = MPI_GROUP_NULL;
+
+const adt_mpi_comm_info *adt_mpi_comm_lookup_slow(MPI_Comm comm)
+{
+    if (!comm_table || comm == MPI_COMM_NULL)
+        return NULL;
+    return adt_handle_table_find(comm_table, (uintptr_t)comm);
+}
+
+/* World ranks of the members of group, in group-rank order (malloc'd). */
+static uint32_t *world_members(MPI_Group group, int *size)
+{
+    PMPI_Group_size(group, size);
+    int *ranks = malloc(sizeof(int) * (size_t)(*size) * 2 + 1);
+    if (!ranks)
+        return NULL;
+    int *translated = ranks + *size;
+    for (int i = 0; i < *size; ++i)
+        ranks[i] = i;
+    PMPI_Group_translate_ranks(group, *size, ranks, world_group, translated);
+    uint32_t *members = (uint32_t *)ranks;
+    for (int i = 0; i < *size; ++i)
+        members[i] = translated[i] == MPI_UNDEFINED ? UINT32_MAX : (uint32_t)translated[i];
+    return members;
+}
+
+/* Defines comm (whose groups are those of `like`) and maps it. */
+static void define(MPI_Comm comm, MPI_Comm like, MPI_Comm parent, adt_mpi_comm_key key, const char *name)
+{
+    int inter = 0;
+    PMPI_Comm_test_inter(like, &inter);
+    MPI_Group local = MPI_GROUP_NULL, remote = MPI_GROUP_NULL;
+    PMPI_Comm_group(like, &local);
+    int size = 0, remote_size = 0, rank = 0;
+    PMPI_Comm_rank(like, &rank);
+    uint32_t *members = world_members(local, &size);
+    uint32_t *remote_members = NULL;
+    if (inter) {
+        PMPI_Comm_remote_group(like, &remote);
+        remote_members = world_members(remote, &remote_size);
+        PMPI_Group_free(&remote);
+    }
+    PMPI_Group_free(&local);
+    if (!members || (inter && !remote_members)) {
+        adt_log("MPI communicator not traced: out of memory for its %d members", size + remote_size);
+        atomic_fetch_add(&untracked, 1);
+        free(members);
+        free(remote_members);
+        return;
+    }
+    const adt_mpi_comm_info *parent_info = adt_mpi_comm_lookup(parent);
+    adt_comm_desc desc = {
+        .creator_world_rank = key.creator_world_rank,
+        .sequence = key.sequence,
+        .name = name,
+        .members = members,
+        .size = (uint32_t)size,
+        .remote_members = remote_members,
+        .remote_size = (uint32_t)remote_size,
+        .parent = parent_info ? parent_info->id : ADT_UNDEFINED_ID,
+        .is_self = !inter && size == 1,
+    };
+    pthread_mutex_lock(&register_lock);
+    uint32_t id = adt_defs_comm(comm_defs, &desc);
+    adt_mpi_comm_info *info = id == ADT_UNDEFINED_ID ? NULL : adt_handle_table_insert(comm_table, (uintptr_t)comm);
+    if (info)
+        *info = (adt_mpi_comm_info){ .id = id, .rank = rank, .size = size, .remote_size = remote_size };
+    else if (id == ADT_UNDEFINED_ID)
+        atomic_fetch_add(&untracked, 1);
+    pthread_mutex_unlock(&register_lock);
+    free(members);
+    free(remote_members);
+}
+
+int adt_mpi_comms_init(adt_defs *defs)
+{
+    comm_defs = defs;
+    comm_table = adt_handle_table_create(COMM_CAPACITY, sizeof(adt_mpi_comm_info));
+    message_table = adt_handle_table_create(MESSAGE_CAPACITY, sizeof(adt_mpi_comm_info));
+    if (!comm_table || !message_table) {
+        adt_mpi_comms_fini();
+        return -1;
+    }
+    int rank = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    world_rank = (uint32_t)rank;
+    PMPI_Comm_group(MPI_COMM_WORLD, &world_group);
+    define(MPI_COMM_WORLD, MPI_COMM_WORLD, MPI_COMM_NULL, (adt_mpi_comm_key){ 0, 0 }, "MPI_COMM_WORLD");
+    const adt_mpi_comm_info *world = adt_handle_table_find(comm_table, (uintptr_t)MPI_COMM_WORLD);
+    if (!world) {
+        adt_mpi_comms_fini();
+        return -1;
+    }
+    adt_mpi_world_info = *world;
+    define(MPI_COMM_SELF, MPI_COMM_SELF, MPI_COMM_NULL, (adt_mpi_comm_key){ world_rank, 1 }, "MPI_COMM_SELF");
+    return 0;
+}
+
+void adt_mpi_comms_fini(void)
+{
+    adt_handle_table_destroy(comm_table);
+    adt_handle_table_destroy(message_table);
+    comm_table = NULL;
+    message_table = NULL;
+    if (world_group != MPI_GROUP_NULL)
+        PMPI_Group_free(&world_group);
+}
+
+adt_mpi_comm_key adt_mpi_comm_agree_key(MPI_Comm comm)
+{
+    int inter = 0;
+    PMPI_Comm_test_inter(comm, &inter);
+    if (inter) {
+        /* Bcast on an inter-communicator goes from one group to the other;
+         * both groups agree over their union instead. */
+        MPI_Comm merged;
+        PMPI_Intercomm_merge(comm, 0, &merged);
+        adt_mpi_comm_key key = adt_mpi_comm_agree_key(merged);
+        PMPI_Comm_free(&merged);
+        return key;
+    }
+    int rank = 0;
+    PMPI_Comm_rank(comm, &rank);
+    uint32_t key[2] = { world_rank, 0 };
+    if (rank == 0)
+        key[1] = atomic_fetch_add(&next_sequence, 1);
+    PMPI_Bcast(key, 2, MPI_UINT32_T, 0, comm);
+    return (adt_mpi_comm_key){ key[0], key[1] };
+}
+
+void adt_mpi_comm_created(MPI_Comm parent, MPI_Comm newcomm)
+{
+    if (!comm_table || newcomm == MPI_COMM_NULL)
+        return;
+    define(newcomm, newcomm, parent, adt_mpi_comm_agree_key(newcomm), "");
+}
+
+void adt_mpi_comm_duplicated(MPI_Comm parent, MPI_Comm newcomm, adt_mpi_comm_key key)
+{
+    if (!comm_table || newcomm == MPI_COMM_NULL)
+        return;
+    define(newcomm, parent, parent, key, "");
+}
+
+void adt_mpi_comm_freed(MPI_Comm comm)
+{
+    if (comm_table)
+        adt_handle_table_remove(comm_table, (uintptr_t)comm);
+}
+
+void adt_mpi_comm_named(MPI_Comm comm)
+{
+    const adt_mpi_comm_info *info = adt_mpi_comm_lookup(comm);
+    char name[MPI_MAX_OBJECT_NAME];
+    int length = 0;
+    if (info && PMPI_Comm_get_name(comm, name, &length) == MPI_SUCCESS)
+        adt_defs_comm_set_name(comm_defs, info->id, name);
+}
+
+void adt_mpi_message_probed(const adt_mpi_comm_info *comm, MPI_Message message)
+{
+    if (!message_table || !comm || message == MPI_MESSAGE_NULL || message == MPI_MESSAGE_NO_PROC)
+        return;
+    adt_mpi_comm_info *slot = adt_handle_table_insert(message_table, (uintptr_t)message);
+    if (slot)
+        *slot = *comm;
+}
+
+const adt_mpi_comm_info *adt_mpi_message_take(MPI_Message message)
+{
+    static _Thread_local adt_mpi_comm_info taken;
+    if (!message_table)
+        return NULL;
+    const adt_mpi_comm_info *slot = adt_handle_table_find(message_table, (uintptr_t)message);
+    if (!slot)
+        return NULL;
+    taken = *slot;
+    adt_handle_table_remove(message_table, (uintptr_t)message);
+    return &taken;
+}
+
+uint64_t adt_mpi_comms_untracked(void)
+{
+    return atomic_load(&untracked) + (comm_table ? adt_handle_table_overflows(comm_table) : 0);
+}

@@ -1,0 +1,98 @@
+/*
+ * Communicator tracking: every communicator the application gets is
+ * defined once with adt_defs_comm and mapped handle -> local id.
+ *
+ * A communicator is identified across ranks by (world rank of its rank 0,
+ * a sequence number that rank handed out), agreed with a PMPI_Bcast inside
+ * the new communicator (over a temporary merged communicator for
+ * inter-communicators). MPI_COMM_WORLD is (0, 0); each rank's
+ * MPI_COMM_SELF is (world rank, 1).
+ *
+ * Lookups (every point-to-point and collective wrapper) are lock-free;
+ * registrations take a mutex (they are collective MPI calls anyway).
+ */
+#ifndef ADAPTRACE_MPI_COMMS_H
+#define ADAPTRACE_MPI_COMMS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <mpi.h>
+
+#include "format/format.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct adt_mpi_comm_info {
+    uint32_t id;          /* local communicator id (adt_defs_comm) */
+    int32_t rank;         /* this process's rank in it */
+    int32_t size;         /* size of the local group */
+    int32_t remote_size;  /* size of the remote group, 0 for intra-communicators */
+} adt_mpi_comm_info;
+
+typedef struct adt_mpi_comm_key {
+    uint32_t creator_world_rank;
+    uint32_t sequence;
+} adt_mpi_comm_key;
+
+/* After PMPI_Init: creates the tables and defines MPI_COMM_WORLD and
+ * MPI_COMM_SELF. Returns 0, or -1 (out of memory). */
+int adt_mpi_comms_init(adt_defs *defs);
+/* Before PMPI_Finalize: frees the tables. */
+void adt_mpi_comms_fini(void);
+
+/* Hot path. NULL for communicators adaptrace did not see being created
+ * (their events are not recorded). */
+extern adt_mpi_comm_info adt_mpi_world_info;
+const adt_mpi_comm_info *adt_mpi_comm_lookup_slow(MPI_Comm comm);
+static inline const adt_mpi_comm_info *adt_mpi_comm_lookup(MPI_Comm comm)
+{
+    return comm == MPI_COMM_WORLD ? &adt_mpi_world_info : adt_mpi_comm_lookup_slow(comm);
+}
+
+/* Processes a rank field can name: the remote group of an
+ * inter-communicator, else the communicator itself. */
+static inline int adt_mpi_comm_peers(const adt_mpi_comm_info *info)
+{
+    return info->remote_size > 0 ? info->remote_size : info->size;
+}
+
+/* Whether this process is the root of a collective with root argument
+ * root (MPI_ROOT on inter-communicators). */
+static inline bool adt_mpi_is_root(const adt_mpi_comm_info *info, int root)
+{
+    return info->remote_size > 0 ? root == MPI_ROOT : root == info->rank;
+}
+
+/* Collective over comm: the key rank 0 hands out. */
+adt_mpi_comm_key adt_mpi_comm_agree_key(MPI_Comm comm);
+
+/* After a constructor returned newcomm (MPI_COMM_NULL is ignored);
+ * collective over newcomm. */
+void adt_mpi_comm_created(MPI_Comm parent, MPI_Comm newcomm);
+/* MPI_Comm_idup: newcomm cannot be used before the request completes, so
+ * the key was agreed on the parent beforehand and the members are the
+ * parent's. Not collective. */
+void adt_mpi_comm_duplicated(MPI_Comm parent, MPI_Comm newcomm, adt_mpi_comm_key key);
+/* Before PMPI_Comm_free. */
+void adt_mpi_comm_freed(MPI_Comm comm);
+/* After MPI_Comm_set_name: the communicator's definition takes the name MPI
+ * now holds (for Fortran callers, already stripped of trailing blanks). */
+void adt_mpi_comm_named(MPI_Comm comm);
+
+/* Matched probes: the communicator a message came from. */
+void adt_mpi_message_probed(const adt_mpi_comm_info *comm, MPI_Message message);
+/* The communicator of message (consumed), or NULL when unknown; valid in
+ * the calling thread until its next call. */
+const adt_mpi_comm_info *adt_mpi_message_take(MPI_Message message);
+
+/* Communicators adaptrace could not track (no free slot). */
+uint64_t adt_mpi_comms_untracked(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

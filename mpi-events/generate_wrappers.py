@@ -1,0 +1,524 @@
+#!/usr/bin/env python3
+"""Generates adaptrace's MPI wrappers from mpi.api (the one description).
+
+Usage: generate_wrappers.py API_FILE OUTPUT_DIR
+
+Writes into OUTPUT_DIR:
+  mpi_functions.h    enum of the wrapped functions (ADT_MPI_FN_<name>)
+  mpi_functions.c    their names and region roles
+  wrappers_c.c       MPI_X -> PMPI_X
+  wrappers_fortran.c mpi_x_ (and mpi_x, mpi_x__, MPI_X) -> pmpi_x_
+  adaptrace.map      the linker version script: exactly these entry points
+  wrapped.txt        one line per entry point symbol (for tests and docs)
+"""
+import os
+import re
+import shlex
+import sys
+
+ROLES = {
+    "function": "ADT_ROLE_FUNCTION",
+    "p2p": "ADT_ROLE_POINT2POINT",
+    "barrier": "ADT_ROLE_BARRIER",
+    "one2all": "ADT_ROLE_COLL_ONE2ALL",
+    "all2one": "ADT_ROLE_COLL_ALL2ONE",
+    "all2all": "ADT_ROLE_COLL_ALL2ALL",
+    "other": "ADT_ROLE_COLL_OTHER",
+}
+
+# Parameters each record kind takes (names are for error messages only).
+RECORD_KINDS = {
+    "plain": [],
+    "init": [],
+    "init_thread": [],
+    "finalize": [],
+    "abort": [],
+    "send": ["count", "datatype", "dest", "tag", "comm"],
+    "recv": ["datatype", "comm", "status"],
+    "sendrecv": ["sendcount", "sendtype", "dest", "sendtag", "recvtype", "comm", "status"],
+    "isend": ["count", "datatype", "dest", "tag", "comm", "request"],
+    "irecv": ["datatype", "source", "comm", "request"],
+    "send_init": ["count", "datatype", "dest", "tag", "comm", "request"],
+    "recv_init": ["datatype", "source", "comm", "request"],
+    "start": ["request"],
+    "startall": ["count", "requests"],
+    "mprobe": ["comm", "message"],
+    "improbe": ["comm", "flag", "message"],
+    "mrecv": ["datatype", "message", "status"],
+    "imrecv": ["datatype", "message", "request"],
+    "collective": ["op", "root", "comm", "sent", "received"],
+    "icollective": ["op", "root", "comm", "sent", "received", "request"],
+    "wait": ["request", "status"],
+    "test": ["request", "flag", "status"],
+    "waitall": ["count", "requests", "statuses"],
+    "testall": ["count", "requests", "flag", "statuses"],
+    "waitany": ["count", "requests", "index", "status"],
+    "testany": ["count", "requests", "index", "flag", "status"],
+    "waitsome": ["incount", "requests", "outcount", "indices", "statuses"],
+    "testsome": ["incount", "requests", "outcount", "indices", "statuses"],
+    "request_free": ["request"],
+    "cancel": ["request"],
+    "comm_new": ["parent", "newcomm"],
+    "comm_idup": ["parent", "newcomm"],
+    "comm_free": ["comm"],
+    "comm_name": ["comm"],
+}
+
+
+class Param:
+    def __init__(self, text):
+        match = re.fullmatch(r"\s*(.*?)\s*\b([A-Za-z_]\w*)\s*((?:\[\w*\])*)\s*", text)
+        if not match:
+            raise ValueError(f"cannot parse parameter '{text}'")
+        self.ctype, self.name, self.array = match.group(1), match.group(2), match.group(3)
+        self.is_buffer = "void" in self.ctype
+        self.is_string = self.ctype.replace(" ", "") == "constchar*"
+        self.base = self.ctype.replace("const", "").replace("*", "").strip()
+        self.indirect = "*" in self.ctype or bool(self.array)
+
+    def c_decl(self):
+        sep = "" if self.ctype.endswith("*") else " "
+        return f"{self.ctype}{sep}{self.name}{self.array}"
+
+    def f_decl(self):
+        if self.is_buffer:
+            return f"void *{self.name}"
+        if self.is_string:
+            return f"char *{self.name}"
+        return f"MPI_Fint *{self.name}"
+
+
+class Function:
+    def __init__(self, line, number):
+        fields = [f.strip() for f in line.split("|")]
+        if len(fields) not in (4, 5):
+            raise ValueError(f"line {number}: expected 'NAME | ROLE | RECORD | C PARAMETERS [| FORTRAN PARAMETERS]'")
+        self.name, role, record = fields[0], fields[1], fields[2]
+        if not re.fullmatch(r"MPI_[A-Z][a-z_]*", self.name):
+            raise ValueError(f"line {number}: '{self.name}' is not an MPI function name")
+        if role not in ROLES:
+            raise ValueError(f"line {number}: role '{role}' (accepted: {', '.join(ROLES)})")
+        self.role = ROLES[role]
+        words = shlex.split(record)
+        self.kind, self.args = words[0], words[1:]
+        if self.kind not in RECORD_KINDS:
+            raise ValueError(f"line {number}: record kind '{self.kind}' (accepted: {', '.join(RECORD_KINDS)})")
+        expected = RECORD_KINDS[self.kind]
+        if len(self.args) != len(expected):
+            raise ValueError(f"line {number}: {self.kind} takes {' '.join(expected) or 'nothing'}, got '{' '.join(self.args)}'")
+        self.params = [Param(p) for p in split_params(fields[3])]
+        self.fparams = [Param(p) for p in split_params(fields[4])] if len(fields) == 5 else self.params
+        self.by_name = {p.name: p for p in self.params + self.fparams}
+        self.fortran = self.name.lower()
+
+    @property
+    def enum(self):
+        return f"ADT_MPI_FN_{self.name[4:].upper()}"
+
+    def fortran_symbols(self):
+        return [self.fortran + "_", self.fortran, self.fortran + "__", self.name.upper()]
+
+
+def split_params(text):
+    return [p for p in (s.strip() for s in text.split(",")) if p]
+
+
+def parse(path):
+    functions = []
+    with open(path) as stream:
+        for number, line in enumerate(stream, 1):
+            line = line.strip()
+            if line and not line.startswith("#"):
+                functions.append(Function(line, number))
+    names = [f.name for f in functions]
+    duplicates = {n for n in names if names.count(n) > 1}
+    if duplicates:
+        raise ValueError(f"{path}: described twice: {', '.join(sorted(duplicates))}")
+    return functions
+
+
+class CLanguage:
+    """Values of the parameters as the C binding passes them."""
+    fortran = False
+    status_ignore = "MPI_STATUS_IGNORE"
+    statuses_ignore = "MPI_STATUSES_IGNORE"
+    status_type = "MPI_Status"
+    index_base = 0
+
+    def value(self, fn, name):
+        return name
+
+    def handle(self, kind, expression):
+        return expression
+
+    def status_c(self, used, lines):
+        return used
+
+    def statuses_c(self, used, count, lines):
+        return used
+
+    def save_requests(self, array, count):
+        return f"adt_mpi_scratch_save_requests(&scratch, {array}, {count});"
+
+    def expression(self, fn, text):
+        text = re.sub(r"\binplace\(", "adt_mpi_in_place(", text)
+        text = re.sub(r"\bwsum\(", "adt_mpi_weighted_sum(N, ", text)
+        text = re.sub(r"\bsum\(", "adt_mpi_sum(N, ", text)
+        return re.sub(r"\btsize\(", "adt_mpi_type_size(", text)
+
+
+class FortranLanguage(CLanguage):
+    """Values of the parameters converted from the Fortran binding."""
+    fortran = True
+    status_ignore = "MPI_F_STATUS_IGNORE"
+    statuses_ignore = "MPI_F_STATUSES_IGNORE"
+    status_type = "MPI_Fint"
+    index_base = 1
+
+    def value(self, fn, name):
+        param = fn.by_name[name]
+        if param.is_buffer:
+            return name
+        if param.indirect:
+            return f"((int *){name})"
+        converters = {"MPI_Datatype": "PMPI_Type_f2c", "MPI_Comm": "PMPI_Comm_f2c"}
+        if param.base in converters:
+            return f"{converters[param.base]}(*{name})"
+        return f"(*{name})"
+
+    def handle(self, kind, expression):
+        return f"PMPI_{kind}_f2c({expression})"
+
+    def status_c(self, used, lines):
+        lines.append(f"MPI_Status status_converted;")
+        lines.append(f"PMPI_Status_f2c({used}, &status_converted);")
+        return "&status_converted"
+
+    def statuses_c(self, used, count, lines):
+        lines.append(f"adt_mpi_scratch_convert_statuses(&scratch, {used}, {count});")
+        return "scratch.statuses"
+
+    def save_requests(self, array, count):
+        return f"adt_mpi_scratch_save_fortran_requests(&scratch, {array}, {count});"
+
+    def expression(self, fn, text):
+        text = re.sub(r"\binplace\(", "adt_mpi_in_place_fortran(", text)
+        text = re.sub(r"\bwsum\(", "adt_mpi_weighted_sum_fortran(N, ", text)
+        text = re.sub(r"\bsum\(", "adt_mpi_sum(N, ", text)
+        text = re.sub(r"\btsize\(", "adt_mpi_type_size(", text)
+        names = sorted((p.name for p in fn.params if p.name in fn.by_name), key=len, reverse=True)
+        for name in names:
+            text = re.sub(rf"(?<![\w.>]){name}\b(?!\()", lambda m, n=name: self.value(fn, n), text)
+        return text
+
+
+class Body:
+    """What a wrapper does around the PMPI call; both languages share it."""
+
+    def __init__(self):
+        self.pre = []
+        self.post = []
+        self.replace = {}      # parameter name -> what is passed to PMPI instead
+        self.before_location = []
+        self.leave = True
+        self.scratch = None    # count expression when a scratch area is needed
+
+
+def status_setup(lang, body, name, fn):
+    own = "status_own"
+    if lang.fortran:
+        body.pre.append(f"MPI_Fint {own}[ADT_MPI_FORTRAN_STATUS_SIZE];")
+        body.pre.append(f"MPI_Fint *status_used = {name} == {lang.status_ignore} ? {own} : {name};")
+    else:
+        body.pre.append(f"MPI_Status {own};")
+        body.pre.append(f"MPI_Status *status_used = {name} == {lang.status_ignore} ? &{own} : {name};")
+    body.replace[name] = "status_used"
+    return lang.status_c("status_used", body.post)
+
+
+def statuses_setup(lang, body, name):
+    if lang.fortran:
+        body.pre.append(f"MPI_Fint *statuses_used = {name} == {lang.statuses_ignore} ? scratch.fortran_statuses : {name};")
+    else:
+        body.pre.append(f"MPI_Status *statuses_used = {name} == {lang.statuses_ignore} ? scratch.statuses : {name};")
+    body.replace[name] = "statuses_used"
+
+
+def root_field(lang, fn, root):
+    return "ADT_MPI_NO_ROOT" if root == "none" else lang.value(fn, root)
+
+
+def collective_sizes(lang, fn, body, op, root, comm, sent, received):
+    body.post.append(f"const adt_mpi_comm_info *info = adt_mpi_comm_lookup({lang.value(fn, comm)});")
+    body.post.append("if (info) {")
+    body.post.append(f"    const int root_rank = {root_field(lang, fn, root)};")
+    body.post.append("    const uint64_t N = (uint64_t)adt_mpi_comm_peers(info), me = (uint64_t)info->rank;")
+    body.post.append("    const bool is_root = adt_mpi_is_root(info, root_rank);")
+    body.post.append("    (void)N; (void)me; (void)is_root;")
+    body.post.append(f"    const uint64_t sent = (uint64_t)({lang.expression(fn, sent)});")
+    body.post.append(f"    const uint64_t received = (uint64_t)({lang.expression(fn, received)});")
+
+
+def build_body(fn, lang):
+    body = Body()
+    a = fn.args
+    v = lambda name: lang.value(fn, name)
+    ok = "*ierr == MPI_SUCCESS" if lang.fortran else "pmpi_result == MPI_SUCCESS"
+    request_now = lambda name: lang.handle("Request", f"*{name}")
+    kind = fn.kind
+    if kind in ("init", "init_thread"):
+        body.before_location.append("adt_mpi_init_begin();")
+        body.post.append(f"if ({ok}) adt_mpi_init_end(location);")
+    elif kind == "abort":
+        body.pre.append("adt_runtime_abort();")
+    elif kind == "finalize":
+        body.pre.append(f"adt_mpi_finalize_measurement(location, {fn.enum}, context);")
+        body.leave = False
+    elif kind == "send":
+        body.pre.append(f"adt_mpi_send(location, {v(a[0])}, {v(a[1])}, {v(a[2])}, {v(a[3])}, {v(a[4])});")
+    elif kind == "recv":
+        status = status_setup(lang, body, a[2], fn)
+        body.post.append(f"adt_mpi_recv(location, {status}, {v(a[0])}, adt_mpi_comm_lookup({v(a[1])}));")
+    elif kind == "sendrecv":
+        body.pre.append(f"adt_mpi_send(location, {v(a[0])}, {v(a[1])}, {v(a[2])}, {v(a[3])}, {v(a[5])});")
+        status = status_setup(lang, body, a[6], fn)
+        body.post.append(f"adt_mpi_recv(location, {status}, {v(a[4])}, adt_mpi_comm_lookup({v(a[5])}));")
+    elif kind in ("isend", "send_init"):
+        persistent = "true" if kind == "send_init" else "false"
+        body.post.append(f"if ({ok}) adt_mpi_isend(location, {v(a[0])}, {v(a[1])}, {v(a[2])}, {v(a[3])}, {v(a[4])}, "
+                         f"{request_now(a[5])}, {persistent});")
+    elif kind in ("irecv", "recv_init"):
+        persistent = "true" if kind == "recv_init" else "false"
+        body.post.append(f"if ({ok} && {v(a[1])} != MPI_PROC_NULL) adt_mpi_irecv(location, {v(a[0])}, "
+                         f"adt_mpi_comm_lookup({v(a[2])}), {request_now(a[3])}, {persistent});")
+    elif kind == "start":
+        body.post.append(f"if ({ok}) adt_mpi_start(location, {request_now(a[0])});")
+    elif kind == "startall":
+        body.post.append(f"if ({ok}) {{")
+        body.post.append(f"    for (int i = 0; i < {v(a[0])}; ++i)")
+        body.post.append(f"        adt_mpi_start(location, {lang.handle('Request', f'{a[1]}[i]')});")
+        body.post.append("}")
+    elif kind in ("mprobe", "improbe"):
+        message = a[-1]
+        condition = ok if kind == "mprobe" else f"{ok} && *{a[1]}"
+        body.post.append(f"if ({condition}) adt_mpi_message_probed(adt_mpi_comm_lookup({v(a[0])}), "
+                         f"{lang.handle('Message', f'*{message}')});")
+    elif kind == "mrecv":
+        body.pre.append(f"const adt_mpi_comm_info *info = adt_mpi_message_take({lang.handle('Message', f'*{a[1]}')});")
+        status = status_setup(lang, body, a[2], fn)
+        body.post.append(f"adt_mpi_recv(location, {status}, {v(a[0])}, info);")
+    elif kind == "imrecv":
+        body.pre.append(f"const adt_mpi_comm_info *info = adt_mpi_message_take({lang.handle('Message', f'*{a[1]}')});")
+        body.post.append(f"if ({ok}) adt_mpi_irecv(location, {v(a[0])}, info, {request_now(a[2])}, false);")
+    elif kind == "collective":
+        op, root, comm, sent, received = a
+        body.pre.append(f"adt_mpi_collective_begin(location, {v(comm)});")
+        collective_sizes(lang, fn, body, op, root, comm, sent, received)
+        body.post.append(f"    adt_mpi_collective_end(location, OTF2_COLLECTIVE_OP_{op}, info, root_rank, sent, received);")
+        body.post.append("}")
+    elif kind == "icollective":
+        op, root, comm, sent, received, request = a
+        collective_sizes(lang, fn, body, op, root, comm, sent, received)
+        body.post.append(f"    if ({ok}) adt_mpi_icollective(location, OTF2_COLLECTIVE_OP_{op}, info, root_rank, sent, "
+                         f"received, {request_now(request)});")
+        body.post.append("}")
+    elif kind in ("wait", "test"):
+        body.pre.append(f"const MPI_Request saved = {request_now(a[0])};")
+        status = status_setup(lang, body, a[-1], fn)
+        if kind == "wait":
+            body.post.append(f"adt_mpi_complete(location, saved, {status});")
+        else:
+            body.post.append(f"if (*{a[1]}) adt_mpi_complete(location, saved, {status});")
+            body.post.append("else adt_mpi_tested(location, &saved, 1);")
+    elif kind in ("waitall", "testall"):
+        count, requests, statuses = v(a[0]), a[1], a[-1]
+        body.scratch = count
+        body.pre.append(lang.save_requests(requests, count))
+        statuses_setup(lang, body, statuses)
+        converted = lang.statuses_c("statuses_used", count, body.post if kind == "waitall" else [])
+        if kind == "waitall":
+            body.post.append(f"adt_mpi_complete_all(location, scratch.requests, {converted}, {count});")
+        else:
+            body.post.append(f"if (*{a[2]}) {{")
+            if lang.fortran:
+                body.post.append(f"    adt_mpi_scratch_convert_statuses(&scratch, statuses_used, {count});")
+            body.post.append(f"    adt_mpi_complete_all(location, scratch.requests, {converted}, {count});")
+            body.post.append("} else {")
+            body.post.append(f"    adt_mpi_tested(location, scratch.requests, {count});")
+            body.post.append("}")
+    elif kind in ("waitany", "testany"):
+        count, requests, index, status_name = v(a[0]), a[1], a[2], a[-1]
+        body.scratch = count
+        body.pre.append(lang.save_requests(requests, count))
+        status = status_setup(lang, body, status_name, fn)
+        completed = f"scratch.requests && *{index} != MPI_UNDEFINED"
+        if kind == "testany":
+            completed = f"*{a[3]} && {completed}"
+        body.post.append(f"if ({completed}) adt_mpi_complete(location, scratch.requests[*{index} - {lang.index_base}], {status});")
+        if kind == "testany":
+            body.post.append(f"else if (!*{a[3]}) adt_mpi_tested(location, scratch.requests, {count});")
+    elif kind in ("waitsome", "testsome"):
+        count, requests, outcount, indices, statuses = v(a[0]), a[1], a[2], a[3], a[4]
+        body.scratch = count
+        body.pre.append(lang.save_requests(requests, count))
+        statuses_setup(lang, body, statuses)
+        body.post.append(f"if (*{outcount} != MPI_UNDEFINED && *{outcount} > 0) {{")
+        inner = []
+        converted = lang.statuses_c("statuses_used", f"*{outcount}", inner)
+        body.post.extend("    " + line for line in inner)
+        body.post.append(f"    adt_mpi_complete_some(location, scratch.requests, (const int *){indices}, *{outcount}, "
+                         f"{converted}, {lang.index_base});")
+        if kind == "testsome":
+            body.post.append(f"}} else if (*{outcount} == 0) {{")
+            body.post.append(f"    adt_mpi_tested(location, scratch.requests, {count});")
+        body.post.append("}")
+    elif kind == "request_free":
+        body.pre.append(f"adt_mpi_request_free(location, {request_now(a[0])});")
+    elif kind == "cancel":
+        body.pre.append(f"adt_mpi_cancel({request_now(a[0])});")
+    elif kind == "comm_new":
+        body.post.append(f"if ({ok}) adt_mpi_comm_created({v(a[0])}, {lang.handle('Comm', f'*{a[1]}')});")
+    elif kind == "comm_idup":
+        body.pre.append(f"const adt_mpi_comm_key key = adt_mpi_comm_agree_key({v(a[0])});")
+        body.post.append(f"if ({ok}) adt_mpi_comm_duplicated({v(a[0])}, {lang.handle('Comm', f'*{a[1]}')}, key);")
+    elif kind == "comm_name":
+        body.post.append(f"if ({ok}) adt_mpi_comm_named({v(a[0])});")
+    elif kind == "comm_free":
+        body.pre.append(f"adt_mpi_comm_freed({lang.handle('Comm', f'*{a[0]}')});")
+    return body
+
+
+def indent(lines, depth=1):
+    return "".join("    " * depth + line + "\n" for line in lines)
+
+
+def scratch_lines(body, fortran):
+    if body.scratch is None:
+        return [], []
+    acquire = [f"adt_mpi_scratch scratch;", f"adt_mpi_scratch_init(&scratch, {body.scratch});"]
+    return acquire, ["adt_mpi_scratch_release(&scratch);"]
+
+
+def c_wrapper(fn):
+    lang = CLanguage()
+    body = build_body(fn, lang)
+    decl = ", ".join(p.c_decl() for p in fn.params) or "void"
+    args = ", ".join(p.name for p in fn.params)
+    pmpi_args = ", ".join(body.replace.get(p.name, p.name) for p in fn.params)
+    acquire, release = scratch_lines(body, False)
+    out = [f"int {fn.name}({decl})\n{{\n"]
+    out.append(indent(body.before_location))
+    out.append(indent(["adt_location *location = adt_mpi_location();",
+                       "if (!location)",
+                       f"    return P{fn.name}({args});",
+                       f"const adt_mpi_region context = adt_mpi_enter(location, {fn.enum});"]))
+    out.append(indent(acquire + body.pre))
+    out.append(indent([f"const int pmpi_result = P{fn.name}({pmpi_args});"]))
+    out.append(indent(body.post + release))
+    if body.leave:
+        out.append(indent([f"adt_mpi_leave(location, {fn.enum}, context);"]))
+    out.append(indent(["return pmpi_result;"]))
+    out.append("}\n")
+    return "".join(out)
+
+
+def fortran_signature(fn):
+    params = [p.f_decl() for p in fn.fparams] + ["MPI_Fint *ierr"]
+    params += [f"int {p.name}_length" for p in fn.fparams if p.is_string]
+    return ", ".join(params)
+
+
+def fortran_call_args(fn, replace):
+    args = [replace.get(p.name, p.name) for p in fn.fparams] + ["ierr"]
+    return ", ".join(args + [f"{p.name}_length" for p in fn.fparams if p.is_string])
+
+
+def fortran_wrapper(fn):
+    lang = FortranLanguage()
+    body = build_body(fn, lang)
+    symbol = fn.fortran + "_"
+    signature = fortran_signature(fn)
+    acquire, release = scratch_lines(body, True)
+    out = [f"void p{symbol}({signature});\n"]
+    out.append(f"void {symbol}({signature})\n{{\n")
+    out.append(indent(body.before_location))
+    out.append(indent(["adt_location *location = adt_mpi_location();",
+                       "if (!location) {",
+                       f"    p{symbol}({fortran_call_args(fn, {})});",
+                       "    return;",
+                       "}",
+                       f"const adt_mpi_region context = adt_mpi_enter(location, {fn.enum});"]))
+    out.append(indent(acquire + body.pre))
+    out.append(indent([f"p{symbol}({fortran_call_args(fn, body.replace)});"]))
+    out.append(indent(body.post + release))
+    if body.leave:
+        out.append(indent([f"adt_mpi_leave(location, {fn.enum}, context);"]))
+    out.append("}\n")
+    for alias in fn.fortran_symbols()[1:]:
+        out.append(f"void {alias}({signature}) __attribute__((alias(\"{symbol}\")));\n")
+    return "".join(out)
+
+
+INTERPOSED = ["pthread_create", "sigaction", "signal"]
+
+
+HEADER = "/* Generated by mpi-events/generate_wrappers.py from mpi-events/mpi.api. Do not edit. */\n"
+
+
+def write(path, text):
+    # Rewrite only on change so that the build does not recompile needlessly.
+    if os.path.exists(path):
+        with open(path) as stream:
+            if stream.read() == text:
+                return
+    with open(path, "w") as stream:
+        stream.write(text)
+
+
+def main(argv):
+    if len(argv) != 3:
+        sys.stderr.write("usage: generate_wrappers.py API_FILE OUTPUT_DIR\n")
+        return 2
+    try:
+        functions = parse(argv[1])
+    except (OSError, ValueError) as error:
+        sys.stderr.write(f"generate_wrappers.py: {argv[1]}: {error}\n")
+        return 1
+    out = argv[2]
+    os.makedirs(out, exist_ok=True)
+
+    enum = "".join(f"    {fn.enum},\n" for fn in functions)
+    write(os.path.join(out, "mpi_functions.h"), HEADER +
+          "#ifndef ADAPTRACE_MPI_FUNCTIONS_H\n#define ADAPTRACE_MPI_FUNCTIONS_H\n\n"
+          "#include \"format/format.h\"\n\n"
+          f"typedef enum adt_mpi_function {{\n{enum}    ADT_MPI_FN_COUNT\n}} adt_mpi_function;\n\n"
+          "typedef struct adt_mpi_function_desc {\n    const char *name;\n    adt_region_role role;\n"
+          "} adt_mpi_function_desc;\n\n"
+          "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
+          "extern const adt_mpi_function_desc adt_mpi_functions[ADT_MPI_FN_COUNT];\n\n"
+          "#ifdef __cplusplus\n}\n#endif\n\n#endif\n")
+
+    rows = "".join(f"    [{fn.enum}] = {{\"{fn.name}\", {fn.role}}},\n" for fn in functions)
+    write(os.path.join(out, "mpi_functions.c"), HEADER +
+          "#include \"mpi_functions.h\"\n\n"
+          f"const adt_mpi_function_desc adt_mpi_functions[ADT_MPI_FN_COUNT] = {{\n{rows}}};\n")
+
+    preamble = HEADER + "#include \"wrap_support.h\"\n\n"
+    write(os.path.join(out, "wrappers_c.c"), preamble + "\n".join(c_wrapper(fn) for fn in functions))
+    write(os.path.join(out, "wrappers_fortran.c"), preamble + "\n".join(fortran_wrapper(fn) for fn in functions))
+
+    symbols = []
+    for fn in functions:
+        symbols.append(fn.name)
+        symbols.extend(fn.fortran_symbols())
+    # Interposed by the other modules: pthread_create (runtime: new threads
+    # get a location), sigaction and signal (sampler: an application's
+    # handler for the sampling signal is chained, not installed over ours).
+    exported = "".join(f"    {s};\n" for s in symbols + INTERPOSED)
+    write(os.path.join(out, "adaptrace.map"), f"{{\n  global:\n{exported}  local:\n    *;\n}};\n")
+    write(os.path.join(out, "wrapped.txt"), "".join(f"{s}\n" for s in symbols))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

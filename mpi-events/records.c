@@ -1,0 +1,389 @@
+/*
+ * The records of point-to-point calls, collectives and request
+ * completions (hot path: no lock, no stdio; malloc only in the scratch
+ * area's spill for long request arrays).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "handle_table.h"
+#include "wrap_support.h"
+
+/* Requests in flight at once (plus inactive persistent ones). */
+#define REQUEST_CAPACITY 32768u
+
+typedef enum request_kind {
+    REQUEST_SEND = 1,
+    REQUEST_RECV,
+    REQUEST_COLLECTIVE
+} request_kind;
+
+typedef struct tracked_request {
+    uint64_t id;             /* of the current instance (persistent: per start) */
+    uint64_t bytes;          /* send: message size; collective: bytes sent */
+    uint64_t received;       /* collective: bytes received */
+    MPI_Datatype datatype;   /* receive: to count what arrived */
+    uint32_t comm;
+    uint32_t peer;
+    uint32_t tag;
+    uint32_t op;
+    uint32_t root;
+    uint8_t kind;
+    bool persistent;
+    bool active;
+    bool cancel_requested;
+} tracked_request;
+
+static adt_handle_table *requests;
+static atomic_uint_fast64_t next_request_id = 1;
+
+int adt_mpi_requests_init(void)
+{
+    requests = adt_handle_table_create(REQUEST_CAPACITY, sizeof(tracked_request));
+    return requests ? 0 : -1;
+}
+
+void adt_mpi_requests_fini(void)
+{
+    adt_handle_table_destroy(requests);
+    requests = NULL;
+}
+
+uint64_t adt_mpi_requests_untracked(void)
+{
+    return requests ? adt_handle_table_overflows(requests) : 0;
+}
+
+static inline uint64_t new_request_id(void)
+{
+    return atomic_fetch_add_explicit(&next_request_id, 1, memory_order_relaxed);
+}
+
+static inline void append(adt_location *location, adt_record_kind kind, const void *payload, uint32_t size)
+{
+    adt_buffer_append_event(location, (uint16_t)kind, adt_clock_now(), payload, size);
+}
+
+static inline void append_request(adt_location *location, adt_record_kind kind, uint64_t id)
+{
+    adt_rec_request record = { id };
+    append(location, kind, &record, sizeof record);
+}
+
+static inline void append_p2p(adt_location *location, adt_record_kind kind, uint64_t bytes, uint64_t id,
+                              uint32_t comm, int peer, int tag)
+{
+    adt_rec_p2p record = { .bytes = bytes, .request = id, .comm = comm, .peer = (uint32_t)peer,
+                           .tag = (uint32_t)tag };
+    append(location, kind, &record, sizeof record);
+}
+
+static uint64_t received_bytes(const MPI_Status *status, MPI_Datatype datatype)
+{
+    int count = 0;
+    PMPI_Get_count(status, datatype, &count);
+    if (count != MPI_UNDEFINED)
+        return (uint64_t)count * adt_mpi_type_size(datatype);
+    /* Not a whole number of elements: what arrived, in bytes. */
+    PMPI_Get_count(status, MPI_BYTE, &count);
+    return count == MPI_UNDEFINED ? 0 : (uint64_t)count;
+}
+
+/* ---- point-to-point ---------------------------------------------------- */
+
+void adt_mpi_send(adt_location *location, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    if (dest == MPI_PROC_NULL)
+        return;
+    const adt_mpi_comm_info *info = adt_mpi_comm_lookup(comm);
+    if (info)
+        append_p2p(location, ADT_REC_MPI_SEND, (uint64_t)count * adt_mpi_type_size(datatype), 0, info->id, dest,
+                   tag);
+}
+
+void adt_mpi_recv(adt_location *location, const MPI_Status *status, MPI_Datatype datatype,
+                  const adt_mpi_comm_info *comm)
+{
+    if (!comm || status->MPI_SOURCE == MPI_PROC_NULL)
+        return;
+    append_p2p(location, ADT_REC_MPI_RECV, received_bytes(status, datatype), 0, comm->id, status->MPI_SOURCE,
+               status->MPI_TAG);
+}
+
+static void start_instance(adt_location *location, tracked_request *tracked)
+{
+    tracked->id = new_request_id();
+    tracked->active = true;
+    tracked->cancel_requested = false;
+    if (tracked->kind == REQUEST_SEND)
+        append_p2p(location, ADT_REC_MPI_ISEND, tracked->bytes, tracked->id, tracked->comm, (int)tracked->peer,
+                   (int)tracked->tag);
+    else
+        append_request(location, ADT_REC_MPI_IRECV_REQUEST, tracked->id);
+}
+
+void adt_mpi_isend(adt_location *location, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                   MPI_Request request, bool persistent)
+{
+    if (!requests || dest == MPI_PROC_NULL)
+        return;
+    const adt_mpi_comm_info *info = adt_mpi_comm_lookup(comm);
+    if (!info)
+        return;
+    tracked_request *tracked = adt_handle_table_insert(requests, (uintptr_t)request);
+    if (!tracked)
+        return;
+    *tracked = (tracked_request){
+        .bytes = (uint64_t)count * adt_mpi_type_size(datatype), .comm = info->id, .peer = (uint32_t)dest,
+        .tag = (uint32_t)tag, .kind = REQUEST_SEND, .persistent = persistent,
+    };
+    if (!persistent)
+        start_instance(location, tracked);
+}
+
+void adt_mpi_irecv(adt_location *location, MPI_Datatype datatype, const adt_mpi_comm_info *comm,
+                   MPI_Request request, bool persistent)
+{
+    if (!requests || !comm)
+        return;
+    tracked_request *tracked = adt_handle_table_insert(requests, (uintptr_t)request);
+    if (!tracked)
+        return;
+    *tracked = (tracked_request){
+        .datatype = datatype, .comm = comm->id, .kind = REQUEST_RECV, .persistent = persistent,
+    };
+    if (!persistent)
+        start_instance(location, tracked);
+}
+
+void adt_mpi_start(adt_location *location, MPI_Request request)
+{
+    tracked_request *tracked = requests ? adt_handle_table_find(requests, (uintptr_t)request) : NULL;
+    if (tracked && tracked->persistent)
+        start_instance(location, tracked);
+}
+
+/* ---- collectives ------------------------------------------------------- */
+
+static uint32_t root_field(int root)
+{
+    if (root >= 0)
+        return (uint32_t)root;
+    if (root == MPI_ROOT)
+        return OTF2_COLLECTIVE_ROOT_SELF;
+    if (root == MPI_PROC_NULL)
+        return OTF2_COLLECTIVE_ROOT_THIS_GROUP;
+    return ADT_COLLECTIVE_ROOT_NONE;
+}
+
+void adt_mpi_collective_begin(adt_location *location, MPI_Comm comm)
+{
+    if (adt_mpi_comm_lookup(comm))
+        append(location, ADT_REC_MPI_COLLECTIVE_BEGIN, NULL, 0);
+}
+
+void adt_mpi_collective_end(adt_location *location, uint32_t op, const adt_mpi_comm_info *comm, int root,
+                            uint64_t sent, uint64_t received)
+{
+    adt_rec_collective record = { .sent = sent, .received = received, .op = op, .comm = comm->id,
+                                  .root = root_field(root) };
+    append(location, ADT_REC_MPI_COLLECTIVE_END, &record, sizeof record);
+}
+
+void adt_mpi_icollective(adt_location *location, uint32_t op, const adt_mpi_comm_info *comm, int root,
+                         uint64_t sent, uint64_t received, MPI_Request request)
+{
+    tracked_request *tracked = requests ? adt_handle_table_insert(requests, (uintptr_t)request) : NULL;
+    if (!tracked)
+        return;
+    *tracked = (tracked_request){
+        .id = new_request_id(), .bytes = sent, .received = received, .comm = comm->id, .op = op,
+        .root = root_field(root), .kind = REQUEST_COLLECTIVE, .active = true,
+    };
+    append_request(location, ADT_REC_NB_COLLECTIVE_REQUEST, tracked->id);
+}
+
+uint64_t adt_mpi_sum(uint64_t n, const int *counts)
+{
+    uint64_t total = 0;
+    for (uint64_t i = 0; i < n; ++i)
+        total += counts[i] > 0 ? (uint64_t)counts[i] : 0;
+    return total;
+}
+
+uint64_t adt_mpi_weighted_sum(uint64_t n, const int *counts, const MPI_Datatype *types)
+{
+    uint64_t total = 0;
+    for (uint64_t i = 0; i < n; ++i)
+        total += counts[i] > 0 ? (uint64_t)counts[i] * adt_mpi_type_size(types[i]) : 0;
+    return total;
+}
+
+uint64_t adt_mpi_weighted_sum_fortran(uint64_t n, const int *counts, const int *fortran_types)
+{
+    uint64_t total = 0;
+    for (uint64_t i = 0; i < n; ++i)
+        total += counts[i] > 0 ? (uint64_t)counts[i] * adt_mpi_type_size(PMPI_Type_f2c(fortran_types[i])) : 0;
+    return total;
+}
+
+bool adt_mpi_in_place(const void *buffer)
+{
+    return buffer == MPI_IN_PLACE;
+}
+
+/* Open MPI's Fortran MPI_IN_PLACE: the address of this common block
+ * (gfortran's name mangling, the one libmpi_mpifh is built with). */
+extern int mpi_fortran_in_place_;
+
+bool adt_mpi_in_place_fortran(const void *buffer)
+{
+    return buffer == (const void *)&mpi_fortran_in_place_;
+}
+
+/* ---- completion -------------------------------------------------------- */
+
+static void finish(adt_location *location, MPI_Request request, tracked_request *tracked, const MPI_Status *status)
+{
+    int cancelled = 0;
+    if (tracked->cancel_requested)
+        PMPI_Test_cancelled(status, &cancelled);
+    if (cancelled) {
+        append_request(location, ADT_REC_MPI_REQUEST_CANCELLED, tracked->id);
+    } else if (tracked->kind == REQUEST_SEND) {
+        append_request(location, ADT_REC_MPI_ISEND_COMPLETE, tracked->id);
+    } else if (tracked->kind == REQUEST_RECV) {
+        append_p2p(location, ADT_REC_MPI_IRECV, received_bytes(status, tracked->datatype), tracked->id,
+                   tracked->comm, status->MPI_SOURCE, status->MPI_TAG);
+    } else {
+        adt_rec_collective record = { .sent = tracked->bytes, .received = tracked->received,
+                                      .request = tracked->id, .op = tracked->op, .comm = tracked->comm,
+                                      .root = tracked->root };
+        append(location, ADT_REC_NB_COLLECTIVE_COMPLETE, &record, sizeof record);
+    }
+    if (tracked->persistent)
+        tracked->active = false;
+    else
+        adt_handle_table_remove(requests, (uintptr_t)request);
+}
+
+static inline tracked_request *active_request(MPI_Request request)
+{
+    if (!requests || request == MPI_REQUEST_NULL)
+        return NULL;
+    tracked_request *tracked = adt_handle_table_find(requests, (uintptr_t)request);
+    return tracked && tracked->active ? tracked : NULL;
+}
+
+void adt_mpi_complete(adt_location *location, MPI_Request request, const MPI_Status *status)
+{
+    tracked_request *tracked = active_request(request);
+    if (tracked)
+        finish(location, request, tracked, status);
+}
+
+void adt_mpi_complete_all(adt_location *location, const MPI_Request *saved, const MPI_Status *statuses, int count)
+{
+    if (!saved)
+        return;
+    for (int i = 0; i < count; ++i)
+        adt_mpi_complete(location, saved[i], &statuses[i]);
+}
+
+void adt_mpi_complete_some(adt_location *location, const MPI_Request *saved, const int *indices, int outcount,
+                           const MPI_Status *statuses, int index_base)
+{
+    if (!saved)
+        return;
+    for (int i = 0; i < outcount; ++i)
+        adt_mpi_complete(location, saved[indices[i] - index_base], &statuses[i]);
+}
+
+void adt_mpi_tested(adt_location *location, const MPI_Request *saved, int count)
+{
+    if (!saved)
+        return;
+    for (int i = 0; i < count; ++i) {
+        const tracked_request *tracked = active_request(saved[i]);
+        if (tracked)
+            append_request(location, ADT_REC_MPI_REQUEST_TEST, tracked->id);
+    }
+}
+
+void adt_mpi_request_free(adt_location *location, MPI_Request request)
+{
+    if (!requests || request == MPI_REQUEST_NULL)
+        return;
+    tracked_request *tracked = adt_handle_table_find(requests, (uintptr_t)request);
+    if (!tracked)
+        return;
+    /* A freed active request completes unseen: a send is over for the
+     * application now; a receive's sender can never be known, so it is
+     * closed as cancelled. Either way it ends exactly once. */
+    if (tracked->active)
+        append_request(location,
+                       tracked->kind == REQUEST_SEND ? ADT_REC_MPI_ISEND_COMPLETE : ADT_REC_MPI_REQUEST_CANCELLED,
+                       tracked->id);
+    adt_handle_table_remove(requests, (uintptr_t)request);
+}
+
+void adt_mpi_cancel(MPI_Request request)
+{
+    tracked_request *tracked = active_request(request);
+    if (tracked)
+        tracked->cancel_requested = true;
+}
+
+/* ---- scratch ----------------------------------------------------------- */
+
+void adt_mpi_scratch_init(adt_mpi_scratch *scratch, int count)
+{
+    scratch->count = count > 0 ? count : 0;
+    scratch->heap = NULL;
+    if (scratch->count <= ADT_MPI_SCRATCH_INLINE) {
+        scratch->requests = scratch->requests_inline;
+        scratch->statuses = scratch->statuses_inline;
+        scratch->fortran_statuses = scratch->fortran_statuses_inline;
+        return;
+    }
+    size_t n = (size_t)scratch->count;
+    scratch->heap = malloc(n * (sizeof(MPI_Request) + sizeof(MPI_Status) +
+                                ADT_MPI_FORTRAN_STATUS_SIZE * sizeof(MPI_Fint)));
+    if (!scratch->heap) {
+        /* Nothing recorded for this call; the application's call goes on. */
+        scratch->requests = NULL;
+        scratch->statuses = MPI_STATUSES_IGNORE;
+        scratch->fortran_statuses = MPI_F_STATUSES_IGNORE;
+        return;
+    }
+    scratch->statuses = scratch->heap;
+    scratch->requests = (MPI_Request *)(scratch->statuses + n);
+    scratch->fortran_statuses = (MPI_Fint *)(scratch->requests + n);
+}
+
+void adt_mpi_scratch_release(adt_mpi_scratch *scratch)
+{
+    free(scratch->heap);
+}
+
+void adt_mpi_scratch_save_requests(adt_mpi_scratch *scratch, const MPI_Request *saved, int count)
+{
+    if (scratch->requests && count > 0)
+        memcpy(scratch->requests, saved, (size_t)count * sizeof *saved);
+}
+
+void adt_mpi_scratch_save_fortran_requests(adt_mpi_scratch *scratch, const MPI_Fint *saved, int count)
+{
+    if (!scratch->requests)
+        return;
+    for (int i = 0; i < count; ++i)
+        scratch->requests[i] = PMPI_Request_f2c(saved[i]);
+}
+
+void adt_mpi_scratch_convert_statuses(adt_mpi_scratch *scratch, const MPI_Fint *statuses, int count)
+{
+    if (!scratch->requests)
+        return;
+    for (int i = 0; i < count; ++i)
+        PMPI_Status_f2c(statuses + (size_t)i * ADT_MPI_FORTRAN_STATUS_SIZE, &scratch->statuses[i]);
+}

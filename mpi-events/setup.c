@@ -1,0 +1,138 @@
+/*
+ * MPI_Init* and MPI_Finalize, shared by the C and the Fortran entry points
+ * (a pure Fortran program never calls the C MPI_Init): start the runtime,
+ * define the regions and communicators, measure clock offsets to rank 0,
+ * and at the end have the runtime write the trace before PMPI_Finalize.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "wrap_support.h"
+
+/* Ping-pongs per rank and measurement; the best round trip counts. */
+#define CLOCK_PINGS 10
+#define CLOCK_TAG 1
+
+atomic_bool adt_mpi_ready;
+uint32_t adt_mpi_region_ids[ADT_MPI_FN_COUNT];
+bool adt_mpi_sampling;
+
+static pthread_once_t regions_once = PTHREAD_ONCE_INIT;
+static adt_clock_offset begin_offset;
+static bool measuring;
+
+static void define_regions(void)
+{
+    adt_defs *defs = adt_runtime_defs();
+    const adt_config *config = adt_runtime_config();
+    adt_mpi_sampling = config && config->sampling;
+    for (int i = 0; i < ADT_MPI_FN_COUNT; ++i) {
+        const adt_mpi_function_desc *function = &adt_mpi_functions[i];
+        adt_mpi_region_ids[i] = adt_defs_region(defs, function->name, function->name, function->role,
+                                                ADT_PARADIGM_MPI, "", 0, 0);
+    }
+    atomic_store_explicit(&adt_mpi_ready, true, memory_order_release);
+}
+
+adt_location *adt_mpi_prepare(adt_location *location)
+{
+    pthread_once(&regions_once, define_regions);
+    return location;
+}
+
+/* Rank 0 measures every other rank in turn: offset = rank 0's clock at the
+ * middle of the best round trip minus the rank's clock when it answered.
+ * comm must hold no message of the application's that these could match. */
+static adt_clock_offset measure_clock_offset(MPI_Comm comm)
+{
+    int rank = 0, size = 1;
+    PMPI_Comm_rank(comm, &rank);
+    PMPI_Comm_size(comm, &size);
+    adt_clock_offset result = { .local_time = adt_clock_now(), .offset = 0, .stddev = 0.0 };
+    if (rank == 0) {
+        for (int peer = 1; peer < size; ++peer) {
+            uint64_t best_round_trip = UINT64_MAX;
+            int64_t answer[2] = { 0, 0 }; /* offset, peer's local time */
+            for (int ping = 0; ping < CLOCK_PINGS; ++ping) {
+                uint64_t peer_time = 0;
+                uint64_t sent = adt_clock_now();
+                PMPI_Send(NULL, 0, MPI_BYTE, peer, CLOCK_TAG, comm);
+                PMPI_Recv(&peer_time, 1, MPI_UINT64_T, peer, CLOCK_TAG, comm, MPI_STATUS_IGNORE);
+                uint64_t received = adt_clock_now();
+                if (received - sent < best_round_trip) {
+                    best_round_trip = received - sent;
+                    answer[0] = (int64_t)(sent + (received - sent) / 2) - (int64_t)peer_time;
+                    answer[1] = (int64_t)peer_time;
+                }
+            }
+            PMPI_Send(answer, 2, MPI_INT64_T, peer, CLOCK_TAG, comm);
+        }
+        return result;
+    }
+    for (int ping = 0; ping < CLOCK_PINGS; ++ping) {
+        PMPI_Recv(NULL, 0, MPI_BYTE, 0, CLOCK_TAG, comm, MPI_STATUS_IGNORE);
+        uint64_t now = adt_clock_now();
+        PMPI_Send(&now, 1, MPI_UINT64_T, 0, CLOCK_TAG, comm);
+    }
+    int64_t answer[2];
+    PMPI_Recv(answer, 2, MPI_INT64_T, 0, CLOCK_TAG, comm, MPI_STATUS_IGNORE);
+    result.offset = answer[0];
+    result.local_time = (uint64_t)answer[1];
+    return result;
+}
+
+void adt_mpi_init_begin(void)
+{
+    adt_runtime_start();
+}
+
+void adt_mpi_init_end(adt_location *location)
+{
+    (void)location;
+    int rank = 0, size = 1;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &size);
+    adt_runtime_mpi_started((uint32_t)rank, (uint32_t)size);
+    if (adt_mpi_requests_init() != 0 || adt_mpi_comms_init(adt_runtime_defs()) != 0) {
+        adt_log("MPI events not recorded on rank %d: out of memory for the request and communicator tables", rank);
+        return;
+    }
+    /* On MPI_COMM_WORLD itself: the application cannot have a message in
+     * flight before MPI_Init returns. A duplicate made here would cost
+     * every later call: in Open MPI 4.1 its id allocation leaves libnbc in
+     * the progress loop for the rest of the run (0-byte ping-pong latency
+     * up by ~75 %). */
+    begin_offset = measure_clock_offset(MPI_COMM_WORLD);
+    measuring = true;
+}
+
+void adt_mpi_finalize_measurement(adt_location *location, adt_mpi_function function, adt_mpi_region region)
+{
+    adt_clock_offset offsets[2] = { begin_offset, begin_offset };
+    if (measuring) {
+        /* At the end the application may still have a receive posted on
+         * MPI_COMM_WORLD that a ping would match: a private duplicate. */
+        MPI_Comm clock_comm;
+        PMPI_Comm_dup(MPI_COMM_WORLD, &clock_comm);
+        offsets[1] = measure_clock_offset(clock_comm);
+        PMPI_Comm_free(&clock_comm);
+    }
+    /* The trace is written below, so the Leave of MPI_Finalize is the last
+     * record of this location: the region covers adaptrace's preparation,
+     * not PMPI_Finalize itself. */
+    adt_mpi_leave(location, function, region);
+    /* Collective even where this rank is not measuring: the runtime agrees
+     * over all ranks whether to write, so no rank waits for another. */
+    adt_collectives collectives;
+    if (adt_collectives_mpi_create(&collectives) == 0) {
+        adt_runtime_finish(&collectives, measuring ? offsets : NULL);
+        adt_collectives_mpi_destroy(&collectives);
+    } else {
+        adt_log("no trace written: the MPI collectives for the trace writer could not be set up");
+    }
+    if (!measuring)
+        return;
+    measuring = false;
+    adt_mpi_comms_fini();
+    adt_mpi_requests_fini();
+}

@@ -1,0 +1,168 @@
+/*
+ * What the generated wrappers (wrappers_c.c, wrappers_fortran.c) call.
+ *
+ * Hot path: adt_mpi_location, adt_mpi_enter, adt_mpi_leave and the record
+ * helpers of point-to-point calls and completions run in every wrapped
+ * call. They take no lock, call no malloc (the scratch area spills to the
+ * heap only for request arrays longer than ADT_MPI_SCRATCH_INLINE) and no
+ * stdio. Communicator construction, Init and Finalize are the slow path.
+ */
+#ifndef ADAPTRACE_MPI_WRAP_SUPPORT_H
+#define ADAPTRACE_MPI_WRAP_SUPPORT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <mpi.h>
+#include <otf2/OTF2_Events.h>
+
+#include "buffer/buffer.h"
+#include "core/core.h"
+#include "format/format.h"
+#include "comms.h"
+#include "mpi_functions.h"
+#include "runtime/runtime.h"
+#include "sampler/sampler.h"
+
+_Static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER arrays are passed on as C int arrays");
+
+/* A Fortran status: MPI_STATUS_SIZE INTEGERs. */
+#define ADT_MPI_FORTRAN_STATUS_SIZE (sizeof(MPI_Status) / sizeof(MPI_Fint))
+
+/* Root argument of collectives that have none. */
+#define ADT_MPI_NO_ROOT INT32_MIN
+
+/* ---- regions, Enter/Leave (hot path) ------------------------------------ */
+
+extern atomic_bool adt_mpi_ready;
+extern uint32_t adt_mpi_region_ids[ADT_MPI_FN_COUNT];
+extern bool adt_mpi_sampling;
+
+/* Registers the regions once (slow path of adt_mpi_location). */
+adt_location *adt_mpi_prepare(adt_location *location);
+
+/* The calling thread's location, NULL while adaptrace is inert (then the
+ * wrapper only calls PMPI). */
+static inline adt_location *adt_mpi_location(void)
+{
+    adt_location *location = adt_runtime_location();
+    if (__builtin_expect(location != NULL && !atomic_load_explicit(&adt_mpi_ready, memory_order_acquire), 0))
+        return adt_mpi_prepare(location);
+    return location;
+}
+
+/* What the Enter hands to the Leave: the calling context of this region
+ * instance and the sampler's region state it replaced (MPI calls made
+ * from inside another wrapped call, e.g. by a library's own wrapper, nest). */
+typedef struct adt_mpi_region {
+    uint32_t context;
+    uint32_t previous;
+} adt_mpi_region;
+
+/* Always inlined: adt_sampler_region_context leaves out exactly one caller
+ * frame, which must be the wrapper itself. */
+static inline __attribute__((always_inline)) adt_mpi_region adt_mpi_enter(adt_location *location,
+                                                                          adt_mpi_function function)
+{
+    adt_rec_region record = { adt_mpi_region_ids[function], ADT_UNDEFINED_ID };
+    adt_mpi_region region = { ADT_UNDEFINED_ID, ADT_UNDEFINED_ID };
+    if (adt_mpi_sampling) {
+        record.calling_context = adt_sampler_region_context(location, record.region);
+        region.context = record.calling_context;
+        region.previous = adt_sampler_enter_region(location, record.calling_context);
+    }
+    adt_buffer_append_event(location, ADT_REC_ENTER, adt_clock_now(), &record, sizeof record);
+    return region;
+}
+
+static inline void adt_mpi_leave(adt_location *location, adt_mpi_function function, adt_mpi_region region)
+{
+    adt_rec_region record = { adt_mpi_region_ids[function], region.context };
+    adt_buffer_append_event(location, ADT_REC_LEAVE, adt_clock_now(), &record, sizeof record);
+    if (adt_mpi_sampling)
+        adt_sampler_leave_region(location, region.previous);
+}
+
+/* ---- Init / Finalize (slow path) ---------------------------------------- */
+
+void adt_mpi_init_begin(void);
+void adt_mpi_init_end(adt_location *location);
+/* Measures the end clock offset, records the Leave of Finalize, writes the
+ * trace (adt_runtime_finish) and releases adaptrace's MPI resources; the
+ * wrapper calls PMPI_Finalize afterwards. */
+void adt_mpi_finalize_measurement(adt_location *location, adt_mpi_function function, adt_mpi_region region);
+
+/* ---- point-to-point and collectives ------------------------------------- */
+
+static inline uint64_t adt_mpi_type_size(MPI_Datatype datatype)
+{
+    int size = 0;
+    PMPI_Type_size(datatype, &size);
+    return size > 0 ? (uint64_t)size : 0;
+}
+
+uint64_t adt_mpi_sum(uint64_t n, const int *counts);
+uint64_t adt_mpi_weighted_sum(uint64_t n, const int *counts, const MPI_Datatype *types);
+uint64_t adt_mpi_weighted_sum_fortran(uint64_t n, const int *counts, const int *fortran_types);
+bool adt_mpi_in_place(const void *buffer);
+bool adt_mpi_in_place_fortran(const void *buffer);
+
+void adt_mpi_send(adt_location *location, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+void adt_mpi_recv(adt_location *location, const MPI_Status *status, MPI_Datatype datatype,
+                  const adt_mpi_comm_info *comm);
+void adt_mpi_isend(adt_location *location, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                   MPI_Request request, bool persistent);
+void adt_mpi_irecv(adt_location *location, MPI_Datatype datatype, const adt_mpi_comm_info *comm,
+                   MPI_Request request, bool persistent);
+void adt_mpi_start(adt_location *location, MPI_Request request);
+
+/* Begin and end are both recorded or both left out (comm not tracked). */
+void adt_mpi_collective_begin(adt_location *location, MPI_Comm comm);
+void adt_mpi_collective_end(adt_location *location, uint32_t op, const adt_mpi_comm_info *comm, int root,
+                            uint64_t sent, uint64_t received);
+void adt_mpi_icollective(adt_location *location, uint32_t op, const adt_mpi_comm_info *comm, int root,
+                         uint64_t sent, uint64_t received, MPI_Request request);
+
+/* The request table (Init / Finalize). Returns 0, or -1 (out of memory). */
+int adt_mpi_requests_init(void);
+void adt_mpi_requests_fini(void);
+/* Requests not tracked because their table slot window was full. */
+uint64_t adt_mpi_requests_untracked(void);
+
+/* Completion of saved (pre-call) request handles. */
+void adt_mpi_complete(adt_location *location, MPI_Request request, const MPI_Status *status);
+void adt_mpi_complete_all(adt_location *location, const MPI_Request *requests, const MPI_Status *statuses,
+                          int count);
+void adt_mpi_complete_some(adt_location *location, const MPI_Request *requests, const int *indices,
+                           int outcount, const MPI_Status *statuses, int index_base);
+/* Requests a test* call looked at without completing them. */
+void adt_mpi_tested(adt_location *location, const MPI_Request *requests, int count);
+void adt_mpi_request_free(adt_location *location, MPI_Request request);
+void adt_mpi_cancel(MPI_Request request);
+
+/* ---- the pre-call copy of request handles and own statuses -------------- */
+
+#define ADT_MPI_SCRATCH_INLINE 32
+
+/* Lives on the wrapper's stack; arrays longer than the inline part go to
+ * the heap. Without memory the pointers are NULL and completions of that
+ * call are not recorded (counted). */
+typedef struct adt_mpi_scratch {
+    MPI_Request *requests;
+    MPI_Status *statuses;
+    MPI_Fint *fortran_statuses;
+    void *heap;
+    int count;
+    MPI_Request requests_inline[ADT_MPI_SCRATCH_INLINE];
+    MPI_Status statuses_inline[ADT_MPI_SCRATCH_INLINE];
+    MPI_Fint fortran_statuses_inline[ADT_MPI_SCRATCH_INLINE * ADT_MPI_FORTRAN_STATUS_SIZE];
+} adt_mpi_scratch;
+
+void adt_mpi_scratch_init(adt_mpi_scratch *scratch, int count);
+void adt_mpi_scratch_release(adt_mpi_scratch *scratch);
+void adt_mpi_scratch_save_requests(adt_mpi_scratch *scratch, const MPI_Request *requests, int count);
+void adt_mpi_scratch_save_fortran_requests(adt_mpi_scratch *scratch, const MPI_Fint *requests, int count);
+void adt_mpi_scratch_convert_statuses(adt_mpi_scratch *scratch, const MPI_Fint *statuses, int count);
+
+#endif

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Runs one whole-run MPI test program traced, for the checks that follow.
+#
+# usage: run_traced.sh RUN_DIR MPIEXEC RANKS SAMPLING COMMAND...
+#   Removes RUN_DIR and creates RUN_DIR/expect (where the test programs
+#   write their expectations), then runs `MPIEXEC --oversubscribe -np RANKS
+#   COMMAND...` with ADAPTRACE_OUTPUT=RUN_DIR/archive and
+#   ADAPTRACE_SAMPLING=SAMPLING (on|off). COMMAND is either the launcher and
+#   the program, or a program linked with libadaptrace, and its arguments.
+set -euo pipefail
+if [ $# -lt 5 ]; then
+    echo "usage: $0 RUN_DIR MPIEXEC RANKS on|off COMMAND..." >&2
+    exit 2
+fi
+run_dir=$1 mpiexec=$2 ranks=$3 sampling=$4
+shift 4
+rm -rf "$run_dir"
+mkdir -p "$run_dir/expect"
+export ADAPTRACE_OUTPUT="$run_dir/archive" ADAPTRACE_SAMPLING="$sampling"
+# A low rate keeps sampling cheap on oversubscribed cores; samples are not checked here.
+export ADAPTRACE_SAMPLING_RATE=1kHz
+"$mpiexec" --oversubscribe -np "$ranks" "$@"
+for file in traces.otf2 traces.def summary.json; do
+    if [ ! -f "$ADAPTRACE_OUTPUT/$file" ]; then
+        echo "run_traced.sh: $ADAPTRACE_OUTPUT/$file is missing after the run" >&2
+        exit 1
+    fi
+done
+if ! grep -q "\"ranks\": $ranks," "$ADAPTRACE_OUTPUT/summary.json"; then
+    echo "run_traced.sh: $ADAPTRACE_OUTPUT/summary.json does not say \"ranks\": $ranks" >&2
+    exit 1
+fi

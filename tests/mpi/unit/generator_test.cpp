@@ -1,0 +1,104 @@
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "mpi_functions.h"
+
+namespace {
+
+std::string read_file(const std::string &path)
+{
+    std::ifstream stream(path);
+    std::stringstream text;
+    text << stream.rdbuf();
+    return text.str();
+}
+
+/* The function names of the description: first field of each entry line. */
+std::vector<std::string> described_functions()
+{
+    std::ifstream stream(ADT_MPI_API_FILE);
+    std::vector<std::string> names;
+    std::string line;
+    while (std::getline(stream, line)) {
+        if (line.rfind("MPI_", 0) != 0)
+            continue;
+        std::string name = line.substr(0, line.find('|'));
+        name.erase(name.find_last_not_of(' ') + 1);
+        names.push_back(name);
+    }
+    return names;
+}
+
+std::string lower(std::string text)
+{
+    for (char &c : text)
+        c = (char)std::tolower((unsigned char)c);
+    return text;
+}
+
+std::string upper(std::string text)
+{
+    for (char &c : text)
+        c = (char)std::toupper((unsigned char)c);
+    return text;
+}
+
+TEST(Generator, DescriptionCoversTheFunctionTable)
+{
+    std::vector<std::string> names = described_functions();
+    ASSERT_EQ(names.size(), (size_t)ADT_MPI_FN_COUNT);
+    std::set<std::string> unique(names.begin(), names.end());
+    EXPECT_EQ(unique.size(), names.size());
+    for (size_t i = 0; i < names.size(); ++i)
+        EXPECT_EQ(names[i], adt_mpi_functions[i].name);
+}
+
+TEST(Generator, EveryFunctionHasACWrapperCallingPmpi)
+{
+    std::string wrappers = read_file(ADT_MPI_GENERATED_DIR "/wrappers_c.c");
+    ASSERT_FALSE(wrappers.empty());
+    for (const std::string &name : described_functions()) {
+        EXPECT_NE(wrappers.find("\nint " + name + "("), std::string::npos) << name;
+        EXPECT_NE(wrappers.find("P" + name + "("), std::string::npos) << name;
+    }
+}
+
+TEST(Generator, EveryFunctionHasAllFourFortranNamesForwardingToPmpi)
+{
+    std::string wrappers = read_file(ADT_MPI_GENERATED_DIR "/wrappers_fortran.c");
+    ASSERT_FALSE(wrappers.empty());
+    for (const std::string &name : described_functions()) {
+        std::string base = lower(name);
+        EXPECT_NE(wrappers.find("\nvoid " + base + "_("), std::string::npos) << name;
+        EXPECT_NE(wrappers.find("p" + base + "_("), std::string::npos) << name;
+        for (const std::string &alias : { base, base + "__", upper(name) })
+            EXPECT_NE(wrappers.find("void " + alias + "(") , std::string::npos) << alias;
+    }
+}
+
+TEST(Generator, VersionScriptExportsExactlyTheEntryPoints)
+{
+    std::string map = read_file(ADT_MPI_GENERATED_DIR "/adaptrace.map");
+    std::set<std::string> exported;
+    std::istringstream lines(map);
+    std::string line;
+    while (std::getline(lines, line)) {
+        size_t start = line.find_first_not_of(' ');
+        if (start == std::string::npos || line.back() != ';' || line.find_first_of(":}") != std::string::npos)
+            continue;
+        exported.insert(line.substr(start, line.size() - start - 1));
+    }
+    std::set<std::string> expected = { "pthread_create", "sigaction", "signal", "*" };
+    for (const std::string &name : described_functions())
+        for (const std::string &symbol : { name, lower(name) + "_", lower(name), lower(name) + "__", upper(name) })
+            expected.insert(symbol);
+    EXPECT_EQ(exported, expected);
+    EXPECT_NE(map.find("local:\n    *;"), std::string::npos);
+}
+
+} // namespace

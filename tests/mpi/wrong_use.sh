@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Whole-run checks of wrong use: one CASE per ctest test.
+#
+# usage: wrong_use.sh CASE WORK_DIR MPIEXEC LAUNCHER PROGRAM
+#   CASE: unwritable-output | abort | no-finalize | system
+#   PROGRAM is mpi-wrong-use (wrong_use.c). WORK_DIR is removed first and is
+#   the working directory of the run, so that a stray default-named archive
+#   (adaptrace-<date>-...) would show up in it.
+set -uo pipefail
+if [ $# -ne 5 ]; then
+    echo "usage: $0 CASE WORK_DIR MPIEXEC LAUNCHER PROGRAM" >&2
+    exit 2
+fi
+case=$1 work=$2 mpiexec=$3 launcher=$4 program=$5
+rm -rf "$work"
+mkdir -p "$work"
+cd "$work" || exit 1
+archive="$work/archive"
+export ADAPTRACE_OUTPUT="$archive"
+# Sampling stays on (the child must not inherit a timer), at a rate that
+# oversubscribed and sanitized runs keep up with.
+export ADAPTRACE_SAMPLING=on ADAPTRACE_SAMPLING_RATE=1kHz
+
+fail() {
+    echo "FAIL ($case): $*"
+    echo "--- stdout"; cat out.txt
+    echo "--- stderr"; cat err.txt
+    exit 1
+}
+
+# Runs the program on 2 ranks; sets $status.
+run() {
+    timeout 60 "$mpiexec" --oversubscribe -np 2 "$launcher" "$program" "$1" >out.txt 2>err.txt
+    status=$?
+    [ "$status" -ne 124 ] || fail "the run did not finish within 60 s"
+}
+
+no_stray_archive() {
+    local stray
+    stray=$(find . -maxdepth 1 -name 'adaptrace-*' -print)
+    [ -z "$stray" ] || fail "a default-named archive appeared: $stray"
+}
+
+case "$case" in
+unwritable-output)
+    touch not-a-directory
+    export ADAPTRACE_OUTPUT="$work/not-a-directory/archive"
+    run plain
+    [ "$status" -eq 0 ] || fail "exit status $status; a trace that cannot be written must not fail the program"
+    grep -qF "$ADAPTRACE_OUTPUT" err.txt || fail "no message naming $ADAPTRACE_OUTPUT on stderr"
+    no_stray_archive
+    ;;
+abort)
+    run abort
+    [ "$status" -ne 0 ] || fail "MPI_Abort(…, 3) ended with exit status 0"
+    [ ! -e "$archive" ] || fail "$archive exists after MPI_Abort (runtime.h: nothing is written)"
+    grep -q "called MPI_Abort: no trace written" err.txt || fail "MPI_Abort not reported on stderr"
+    no_stray_archive
+    ;;
+no-finalize)
+    run no-finalize
+    [ ! -e "$archive" ] || fail "$archive exists although MPI_Finalize was never called"
+    grep -q "exited without calling MPI_Finalize: no trace written" err.txt ||
+        fail "the missing MPI_Finalize is not reported on stderr"
+    no_stray_archive
+    ;;
+system)
+    run system
+    [ "$status" -eq 0 ] || fail "exit status $status"
+    grep -qx "child-output-intact" out.txt || fail "the child's output is missing or altered"
+    grep -qx "child status 7" out.txt || fail "the child's exit status did not reach the parent"
+    [ -f "$archive/traces.otf2" ] || fail "the parent's archive $archive is missing"
+    otf2-print --silent -Werror "$archive/traces.otf2" >/dev/null 2>otf2-print.txt ||
+        fail "otf2-print rejects $archive: $(cat otf2-print.txt)"
+    no_stray_archive
+    extra=$(find "$work" -mindepth 1 -maxdepth 1 ! -name archive ! -name out.txt ! -name err.txt \
+        ! -name otf2-print.txt -print)
+    [ -z "$extra" ] || fail "the child left files behind: $extra"
+    ;;
+*)
+    echo "$0: unknown CASE '$case' (accepted: unwritable-output, abort, no-finalize, system)" >&2
+    exit 2
+    ;;
+esac
+echo "PASS ($case)"
