@@ -38,9 +38,26 @@
 
 #define ARCHIVE_NAME "traces"
 #define TEMP_SUFFIX ".tmp-XXXXXX"
-#define EVENT_CHUNK_BYTES (1024u * 1024u)
+/* OTF2 copies every write smaller than its 4 MiB file buffer into that
+ * buffer first (OTF2_FILE_BUFFER_SIZE in OTF2 3.0.2's file layer); a full
+ * chunk of 4 MiB goes to the file directly. The definition chunk has the
+ * same size, so a definition writer reuses an event writer's chunk (see
+ * allocate_chunk). */
+#define EVENT_CHUNK_BYTES (4u * 1024u * 1024u)
 #define DEF_CHUNK_BYTES (4u * 1024u * 1024u)
 #define RATE_SHIFTS 64
+#define CHUNK_POOL_SIZE 4
+
+/* Chunks of closed OTF2 writers, kept for the next writer (see allocate_chunk). */
+typedef struct spare_chunk {
+    void *memory;
+    uint64_t bytes;
+} spare_chunk;
+
+typedef struct chunk_pool {
+    spare_chunk spares[CHUNK_POOL_SIZE];
+    size_t count;
+} chunk_pool;
 
 typedef struct writer {
     const adt_trace_input *input;
@@ -55,6 +72,7 @@ typedef struct writer {
     OTF2_CollectiveContext *otf2_context;
     uint64_t rate_shift_union;       /* rate shifts used by any sample of any rank */
     bool archive_abandoned;          /* some rank's OTF2 reported an error */
+    chunk_pool chunks;
 } writer;
 
 /* What one location's stream looked like, gathered on rank 0. */
@@ -139,16 +157,52 @@ static const OTF2_FlushCallbacks flush_callbacks = { .otf2_pre_flush = flush_alw
 /* One chunk per OTF2 writer: when it is full OTF2 gets no second one, so it
  * flushes the chunk to its file and reuses it. Without this OTF2 keeps up
  * to 128 MiB per writer in memory until the writer is closed, which would
- * be a second copy of the trace. */
+ * be a second copy of the trace.
+ *
+ * A closed writer's chunk goes back to the writer's pool, and the next
+ * writer of the same chunk size takes it from there, so the chunk's pages
+ * are faulted in once per trace, not once per writer. That matters because
+ * OTF2 fills the unused rest of a writer's last chunk when it closes the
+ * writer, touching all of a definition writer's 4 MiB for a few hundred
+ * bytes of definitions. Writers are open one at a time, so the pool
+ * usually holds a single chunk, never more than CHUNK_POOL_SIZE. */
 typedef struct writer_chunk {
     void *memory;
+    uint64_t bytes;
     bool in_use;
 } writer_chunk;
+
+static void *take_spare_chunk(chunk_pool *pool, uint64_t chunk_bytes)
+{
+    for (size_t i = 0; i < pool->count; ++i)
+        if (pool->spares[i].bytes == chunk_bytes) {
+            void *memory = pool->spares[i].memory;
+            pool->spares[i] = pool->spares[--pool->count];
+            return memory;
+        }
+    return malloc(chunk_bytes);
+}
+
+static void return_spare_chunk(chunk_pool *pool, void *memory, uint64_t chunk_bytes)
+{
+    if (pool->count == CHUNK_POOL_SIZE) {
+        free(memory);
+        return;
+    }
+    pool->spares[pool->count++] = (spare_chunk){ memory, chunk_bytes };
+}
+
+static void free_chunk_pool(chunk_pool *pool)
+{
+    for (size_t i = 0; i < pool->count; ++i)
+        free(pool->spares[i].memory);
+    pool->count = 0;
+}
 
 static void *allocate_chunk(void *user, OTF2_FileType type, OTF2_LocationRef location, void **per_buffer,
                             uint64_t chunk_bytes)
 {
-    (void)user, (void)type, (void)location;
+    (void)type, (void)location;
     writer_chunk *chunk = *per_buffer;
     if (!chunk) {
         chunk = calloc(1, sizeof *chunk);
@@ -158,21 +212,25 @@ static void *allocate_chunk(void *user, OTF2_FileType type, OTF2_LocationRef loc
     }
     if (chunk->in_use)
         return NULL;
-    if (!chunk->memory && !(chunk->memory = malloc(chunk_bytes)))
-        return NULL;
+    if (!chunk->memory) {
+        if (!(chunk->memory = take_spare_chunk(user, chunk_bytes)))
+            return NULL;
+        chunk->bytes = chunk_bytes;
+    }
     chunk->in_use = true;
     return chunk->memory;
 }
 
 static void free_chunks(void *user, OTF2_FileType type, OTF2_LocationRef location, void **per_buffer, bool final)
 {
-    (void)user, (void)type, (void)location;
+    (void)type, (void)location;
     writer_chunk *chunk = *per_buffer;
     if (!chunk)
         return;
     chunk->in_use = false;
     if (final) {
-        free(chunk->memory);
+        if (chunk->memory)
+            return_spare_chunk(user, chunk->memory, chunk->bytes);
         free(chunk);
         *per_buffer = NULL;
     }
@@ -943,7 +1001,7 @@ static int open_archive(writer *w)
     }
     OTF2_ErrorCode status = OTF2_Archive_SetFlushCallbacks(w->archive, &flush_callbacks, NULL);
     if (status == OTF2_SUCCESS)
-        status = OTF2_Archive_SetMemoryCallbacks(w->archive, &memory_callbacks, NULL);
+        status = OTF2_Archive_SetMemoryCallbacks(w->archive, &memory_callbacks, &w->chunks);
     if (status == OTF2_SUCCESS)
         status = adt_otf2_set_collectives(w->archive, w->collectives, &w->otf2_context);
     if (status == OTF2_SUCCESS && w->input->creator)
@@ -1119,6 +1177,7 @@ fail:
     }
     OTF2_Error_RegisterCallback(previous_handler, NULL);
     free(w.otf2_context);
+    free_chunk_pool(&w.chunks);
     free(w.cc_parent);
     free(w.cc_depth);
     adt_id_maps_free(&w.maps);

@@ -105,8 +105,8 @@ TEST(FormatWriter, ManyLocationsAndStreamsSpanningManyChunks)
     std::vector<Location *> locs;
     for (uint32_t i = 0; i < 17; ++i)
         locs.push_back(&t.add_location(0, i, "Pthread " + std::to_string(i), 1000 + i));
-    // location 0: 320k events, about 5.5 MiB: several 1 MiB OTF2 chunks
-    for (int i = 0; i < 80000; ++i) {
+    // location 0: 960k events, about 16 MiB: four 4 MiB OTF2 chunks
+    for (int i = 0; i < 240000; ++i) {
         ASSERT_TRUE(t.enter(*locs[0], w.mpi_send, w.n_send));
         ASSERT_TRUE(t.p2p(*locs[0], ADT_REC_MPI_ISEND, w.world, 0, (uint32_t)i, (uint64_t)i << 20, (uint64_t)i));
         ASSERT_TRUE(t.leave(*locs[0]));
@@ -119,7 +119,7 @@ TEST(FormatWriter, ManyLocationsAndStreamsSpanningManyChunks)
     write_and_check(t, dir);
     struct stat st;
     ASSERT_EQ(stat((dir + "/traces/0.evt").c_str(), &st), 0);
-    EXPECT_GT(st.st_size, 4 << 20) << "the stream must span several OTF2 chunks";
+    EXPECT_GT(st.st_size, 12 << 20) << "the stream must span several OTF2 chunks";
 }
 
 // Samples with several removed levels: survivors are exactly n ≡ 0 mod 2^k,
