@@ -272,31 +272,31 @@ def build_body(fn, lang):
     elif kind == "abort":
         body.pre.append("adt_runtime_abort();")
     elif kind == "finalize":
-        body.pre.append(f"adt_mpi_finalize_measurement(location, {fn.enum}, context);")
+        body.pre.append(f"adt_mpi_finalize_measurement(&call, {fn.enum});")
         body.leave = False
     elif kind == "send":
-        body.pre.append(f"adt_mpi_send(location, {v(a[0])}, {v(a[1])}, {v(a[2])}, {v(a[3])}, {v(a[4])});")
+        body.pre.append(f"adt_mpi_send(&call, {v(a[0])}, {v(a[1])}, {v(a[2])}, {v(a[3])}, {v(a[4])});")
     elif kind == "recv":
         status = status_setup(lang, body, a[2], fn)
-        body.post.append(f"adt_mpi_recv(location, {status}, {v(a[0])}, adt_mpi_comm_lookup({v(a[1])}));")
+        body.post.append(f"adt_mpi_recv(&call, {status}, {v(a[0])}, adt_mpi_comm_lookup({v(a[1])}));")
     elif kind == "sendrecv":
-        body.pre.append(f"adt_mpi_send(location, {v(a[0])}, {v(a[1])}, {v(a[2])}, {v(a[3])}, {v(a[5])});")
+        body.pre.append(f"adt_mpi_send(&call, {v(a[0])}, {v(a[1])}, {v(a[2])}, {v(a[3])}, {v(a[5])});")
         status = status_setup(lang, body, a[6], fn)
-        body.post.append(f"adt_mpi_recv(location, {status}, {v(a[4])}, adt_mpi_comm_lookup({v(a[5])}));")
+        body.post.append(f"adt_mpi_recv(&call, {status}, {v(a[4])}, adt_mpi_comm_lookup({v(a[5])}));")
     elif kind in ("isend", "send_init"):
         persistent = "true" if kind == "send_init" else "false"
-        body.post.append(f"if ({ok}) adt_mpi_isend(location, {v(a[0])}, {v(a[1])}, {v(a[2])}, {v(a[3])}, {v(a[4])}, "
+        body.post.append(f"if ({ok}) adt_mpi_isend(&call, {v(a[0])}, {v(a[1])}, {v(a[2])}, {v(a[3])}, {v(a[4])}, "
                          f"{request_now(a[5])}, {persistent});")
     elif kind in ("irecv", "recv_init"):
         persistent = "true" if kind == "recv_init" else "false"
-        body.post.append(f"if ({ok} && {v(a[1])} != MPI_PROC_NULL) adt_mpi_irecv(location, {v(a[0])}, "
+        body.post.append(f"if ({ok} && {v(a[1])} != MPI_PROC_NULL) adt_mpi_irecv(&call, {v(a[0])}, "
                          f"adt_mpi_comm_lookup({v(a[2])}), {request_now(a[3])}, {persistent});")
     elif kind == "start":
-        body.post.append(f"if ({ok}) adt_mpi_start(location, {request_now(a[0])});")
+        body.post.append(f"if ({ok}) adt_mpi_start(&call, {request_now(a[0])});")
     elif kind == "startall":
         body.post.append(f"if ({ok}) {{")
         body.post.append(f"    for (int i = 0; i < {v(a[0])}; ++i)")
-        body.post.append(f"        adt_mpi_start(location, {lang.handle('Request', f'{a[1]}[i]')});")
+        body.post.append(f"        adt_mpi_start(&call, {lang.handle('Request', f'{a[1]}[i]')});")
         body.post.append("}")
     elif kind in ("mprobe", "improbe"):
         message = a[-1]
@@ -306,30 +306,30 @@ def build_body(fn, lang):
     elif kind == "mrecv":
         body.pre.append(f"const adt_mpi_comm_info *info = adt_mpi_message_take({lang.handle('Message', f'*{a[1]}')});")
         status = status_setup(lang, body, a[2], fn)
-        body.post.append(f"adt_mpi_recv(location, {status}, {v(a[0])}, info);")
+        body.post.append(f"adt_mpi_recv(&call, {status}, {v(a[0])}, info);")
     elif kind == "imrecv":
         body.pre.append(f"const adt_mpi_comm_info *info = adt_mpi_message_take({lang.handle('Message', f'*{a[1]}')});")
-        body.post.append(f"if ({ok}) adt_mpi_irecv(location, {v(a[0])}, info, {request_now(a[2])}, false);")
+        body.post.append(f"if ({ok}) adt_mpi_irecv(&call, {v(a[0])}, info, {request_now(a[2])}, false);")
     elif kind == "collective":
         op, root, comm, sent, received = a
-        body.pre.append(f"adt_mpi_collective_begin(location, {v(comm)});")
+        body.pre.append(f"adt_mpi_collective_begin(&call, {v(comm)});")
         collective_sizes(lang, fn, body, op, root, comm, sent, received)
-        body.post.append(f"    adt_mpi_collective_end(location, OTF2_COLLECTIVE_OP_{op}, info, root_rank, sent, received);")
+        body.post.append(f"    adt_mpi_collective_end(&call, OTF2_COLLECTIVE_OP_{op}, info, root_rank, sent, received);")
         body.post.append("}")
     elif kind == "icollective":
         op, root, comm, sent, received, request = a
         collective_sizes(lang, fn, body, op, root, comm, sent, received)
-        body.post.append(f"    if ({ok}) adt_mpi_icollective(location, OTF2_COLLECTIVE_OP_{op}, info, root_rank, sent, "
+        body.post.append(f"    if ({ok}) adt_mpi_icollective(&call, OTF2_COLLECTIVE_OP_{op}, info, root_rank, sent, "
                          f"received, {request_now(request)});")
         body.post.append("}")
     elif kind in ("wait", "test"):
         body.pre.append(f"const MPI_Request saved = {request_now(a[0])};")
         status = status_setup(lang, body, a[-1], fn)
         if kind == "wait":
-            body.post.append(f"adt_mpi_complete(location, saved, {status});")
+            body.post.append(f"adt_mpi_complete(&call, saved, {status});")
         else:
-            body.post.append(f"if (*{a[1]}) adt_mpi_complete(location, saved, {status});")
-            body.post.append("else adt_mpi_tested(location, &saved, 1);")
+            body.post.append(f"if (*{a[1]}) adt_mpi_complete(&call, saved, {status});")
+            body.post.append("else adt_mpi_tested(&call, &saved, 1);")
     elif kind in ("waitall", "testall"):
         count, requests, statuses = v(a[0]), a[1], a[-1]
         body.scratch = count
@@ -337,14 +337,14 @@ def build_body(fn, lang):
         statuses_setup(lang, body, statuses)
         converted = lang.statuses_c("statuses_used", count, body.post if kind == "waitall" else [])
         if kind == "waitall":
-            body.post.append(f"adt_mpi_complete_all(location, scratch.requests, {converted}, {count});")
+            body.post.append(f"adt_mpi_complete_all(&call, scratch.requests, {converted}, {count});")
         else:
             body.post.append(f"if (*{a[2]}) {{")
             if lang.fortran:
                 body.post.append(f"    adt_mpi_scratch_convert_statuses(&scratch, statuses_used, {count});")
-            body.post.append(f"    adt_mpi_complete_all(location, scratch.requests, {converted}, {count});")
+            body.post.append(f"    adt_mpi_complete_all(&call, scratch.requests, {converted}, {count});")
             body.post.append("} else {")
-            body.post.append(f"    adt_mpi_tested(location, scratch.requests, {count});")
+            body.post.append(f"    adt_mpi_tested(&call, scratch.requests, {count});")
             body.post.append("}")
     elif kind in ("waitany", "testany"):
         count, requests, index, status_name = v(a[0]), a[1], a[2], a[-1]
@@ -354,9 +354,9 @@ def build_body(fn, lang):
         completed = f"scratch.requests && *{index} != MPI_UNDEFINED"
         if kind == "testany":
             completed = f"*{a[3]} && {completed}"
-        body.post.append(f"if ({completed}) adt_mpi_complete(location, scratch.requests[*{index} - {lang.index_base}], {status});")
+        body.post.append(f"if ({completed}) adt_mpi_complete(&call, scratch.requests[*{index} - {lang.index_base}], {status});")
         if kind == "testany":
-            body.post.append(f"else if (!*{a[3]}) adt_mpi_tested(location, scratch.requests, {count});")
+            body.post.append(f"else if (!*{a[3]}) adt_mpi_tested(&call, scratch.requests, {count});")
     elif kind in ("waitsome", "testsome"):
         count, requests, outcount, indices, statuses = v(a[0]), a[1], a[2], a[3], a[4]
         body.scratch = count
@@ -366,14 +366,14 @@ def build_body(fn, lang):
         inner = []
         converted = lang.statuses_c("statuses_used", f"*{outcount}", inner)
         body.post.extend("    " + line for line in inner)
-        body.post.append(f"    adt_mpi_complete_some(location, scratch.requests, (const int *){indices}, *{outcount}, "
+        body.post.append(f"    adt_mpi_complete_some(&call, scratch.requests, (const int *){indices}, *{outcount}, "
                          f"{converted}, {lang.index_base});")
         if kind == "testsome":
             body.post.append(f"}} else if (*{outcount} == 0) {{")
-            body.post.append(f"    adt_mpi_tested(location, scratch.requests, {count});")
+            body.post.append(f"    adt_mpi_tested(&call, scratch.requests, {count});")
         body.post.append("}")
     elif kind == "request_free":
-        body.pre.append(f"adt_mpi_request_free(location, {request_now(a[0])});")
+        body.pre.append(f"adt_mpi_request_free(&call, {request_now(a[0])});")
     elif kind == "cancel":
         body.pre.append(f"adt_mpi_cancel({request_now(a[0])});")
     elif kind == "comm_new":
@@ -411,12 +411,14 @@ def c_wrapper(fn):
     out.append(indent(["adt_location *location = adt_mpi_location();",
                        "if (!location)",
                        f"    return P{fn.name}({args});",
-                       f"const adt_mpi_region context = adt_mpi_enter(location, {fn.enum});"]))
+                       f"adt_mpi_call call = adt_mpi_enter(location, {fn.enum});"]))
     out.append(indent(acquire + body.pre))
     out.append(indent([f"const int pmpi_result = P{fn.name}({pmpi_args});"]))
+    if body.leave:
+        out.append(indent(["adt_mpi_returned(&call);"]))
     out.append(indent(body.post + release))
     if body.leave:
-        out.append(indent([f"adt_mpi_leave(location, {fn.enum}, context);"]))
+        out.append(indent([f"adt_mpi_leave(&call, {fn.enum});"]))
     out.append(indent(["return pmpi_result;"]))
     out.append("}\n")
     return "".join(out)
@@ -447,12 +449,14 @@ def fortran_wrapper(fn):
                        f"    p{symbol}({fortran_call_args(fn, {})});",
                        "    return;",
                        "}",
-                       f"const adt_mpi_region context = adt_mpi_enter(location, {fn.enum});"]))
+                       f"adt_mpi_call call = adt_mpi_enter(location, {fn.enum});"]))
     out.append(indent(acquire + body.pre))
     out.append(indent([f"p{symbol}({fortran_call_args(fn, body.replace)});"]))
+    if body.leave:
+        out.append(indent(["adt_mpi_returned(&call);"]))
     out.append(indent(body.post + release))
     if body.leave:
-        out.append(indent([f"adt_mpi_leave(location, {fn.enum}, context);"]))
+        out.append(indent([f"adt_mpi_leave(&call, {fn.enum});"]))
     out.append("}\n")
     for alias in fn.fortran_symbols()[1:]:
         out.append(f"void {alias}({signature}) __attribute__((alias(\"{symbol}\")));\n")

@@ -3,6 +3,7 @@
  * completions (hot path: no lock, no stdio; malloc only in the scratch
  * area's spill for long request arrays).
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +38,25 @@ typedef struct tracked_request {
 static adt_handle_table *requests;
 static atomic_uint_fast64_t next_request_id = 1;
 
+/* Open MPI completes small sends (and collectives of one process) at once
+ * and hands out one predefined request for all of them, so several
+ * outstanding requests can share a handle. The first is tracked in the
+ * table; the others wait here in posting order, and each completion of the
+ * handle moves the oldest of them into the table. Outside that case no
+ * handle is shared, so a mutex guards this queue and the common path only
+ * reads its length. */
+#define SHARED_CAPACITY 1024u
+
+typedef struct shared_request {
+    uintptr_t handle;
+    tracked_request tracked;
+} shared_request;
+
+static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
+static shared_request shared_queue[SHARED_CAPACITY];
+static atomic_size_t shared_length;
+static atomic_uint_fast64_t shared_overflows;
+
 int adt_mpi_requests_init(void)
 {
     requests = adt_handle_table_create(REQUEST_CAPACITY, sizeof(tracked_request));
@@ -47,11 +67,63 @@ void adt_mpi_requests_fini(void)
 {
     adt_handle_table_destroy(requests);
     requests = NULL;
+    atomic_store(&shared_length, 0);
 }
 
 uint64_t adt_mpi_requests_untracked(void)
 {
-    return requests ? adt_handle_table_overflows(requests) : 0;
+    return (requests ? adt_handle_table_overflows(requests) : 0) + atomic_load(&shared_overflows);
+}
+
+/* Tracks value under request from now on; false when there is no room. */
+static bool track(MPI_Request request, const tracked_request *value)
+{
+    uintptr_t handle = (uintptr_t)request;
+    tracked_request *slot = adt_handle_table_find(requests, handle);
+    if (__builtin_expect(slot != NULL && slot->active, 0)) {
+        bool queued = false;
+        pthread_mutex_lock(&shared_lock);
+        size_t length = atomic_load_explicit(&shared_length, memory_order_relaxed);
+        if (length < SHARED_CAPACITY) {
+            shared_queue[length] = (shared_request){ handle, *value };
+            atomic_store_explicit(&shared_length, length + 1, memory_order_release);
+            queued = true;
+        }
+        pthread_mutex_unlock(&shared_lock);
+        if (!queued)
+            atomic_fetch_add(&shared_overflows, 1);
+        return queued;
+    }
+    slot = adt_handle_table_insert(requests, handle);
+    if (!slot)
+        return false;
+    *slot = *value;
+    return true;
+}
+
+/* The request tracked in slot has ended: the oldest request waiting on the
+ * same handle takes its place, or the handle is forgotten. */
+static void untrack(MPI_Request request, tracked_request *slot)
+{
+    uintptr_t handle = (uintptr_t)request;
+    if (atomic_load_explicit(&shared_length, memory_order_acquire) > 0) {
+        bool moved = false;
+        pthread_mutex_lock(&shared_lock);
+        size_t length = atomic_load_explicit(&shared_length, memory_order_relaxed);
+        for (size_t i = 0; i < length; ++i) {
+            if (shared_queue[i].handle != handle)
+                continue;
+            *slot = shared_queue[i].tracked;
+            memmove(&shared_queue[i], &shared_queue[i + 1], (length - i - 1) * sizeof shared_queue[0]);
+            atomic_store_explicit(&shared_length, length - 1, memory_order_release);
+            moved = true;
+            break;
+        }
+        pthread_mutex_unlock(&shared_lock);
+        if (moved)
+            return;
+    }
+    adt_handle_table_remove(requests, handle);
 }
 
 static inline uint64_t new_request_id(void)
@@ -59,23 +131,23 @@ static inline uint64_t new_request_id(void)
     return atomic_fetch_add_explicit(&next_request_id, 1, memory_order_relaxed);
 }
 
-static inline void append(adt_location *location, adt_record_kind kind, const void *payload, uint32_t size)
+static inline void append(const adt_mpi_call *call, adt_record_kind kind, const void *payload, uint32_t size)
 {
-    adt_buffer_append_event(location, (uint16_t)kind, adt_clock_now(), payload, size);
+    adt_buffer_append_event(call->location, (uint16_t)kind, call->time, payload, size);
 }
 
-static inline void append_request(adt_location *location, adt_record_kind kind, uint64_t id)
+static inline void append_request(const adt_mpi_call *call, adt_record_kind kind, uint64_t id)
 {
     adt_rec_request record = { id };
-    append(location, kind, &record, sizeof record);
+    append(call, kind, &record, sizeof record);
 }
 
-static inline void append_p2p(adt_location *location, adt_record_kind kind, uint64_t bytes, uint64_t id,
+static inline void append_p2p(const adt_mpi_call *call, adt_record_kind kind, uint64_t bytes, uint64_t id,
                               uint32_t comm, int peer, int tag)
 {
     adt_rec_p2p record = { .bytes = bytes, .request = id, .comm = comm, .peer = (uint32_t)peer,
                            .tag = (uint32_t)tag };
-    append(location, kind, &record, sizeof record);
+    append(call, kind, &record, sizeof record);
 }
 
 static uint64_t received_bytes(const MPI_Status *status, MPI_Datatype datatype)
@@ -91,38 +163,58 @@ static uint64_t received_bytes(const MPI_Status *status, MPI_Datatype datatype)
 
 /* ---- point-to-point ---------------------------------------------------- */
 
-void adt_mpi_send(adt_location *location, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+void adt_mpi_send(const adt_mpi_call *call, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
     if (dest == MPI_PROC_NULL)
         return;
     const adt_mpi_comm_info *info = adt_mpi_comm_lookup(comm);
     if (info)
-        append_p2p(location, ADT_REC_MPI_SEND, (uint64_t)count * adt_mpi_type_size(datatype), 0, info->id, dest,
+        append_p2p(call, ADT_REC_MPI_SEND, (uint64_t)count * adt_mpi_type_size(datatype), 0, info->id, dest,
                    tag);
 }
 
-void adt_mpi_recv(adt_location *location, const MPI_Status *status, MPI_Datatype datatype,
+void adt_mpi_recv(const adt_mpi_call *call, const MPI_Status *status, MPI_Datatype datatype,
                   const adt_mpi_comm_info *comm)
 {
     if (!comm || status->MPI_SOURCE == MPI_PROC_NULL)
         return;
-    append_p2p(location, ADT_REC_MPI_RECV, received_bytes(status, datatype), 0, comm->id, status->MPI_SOURCE,
+    append_p2p(call, ADT_REC_MPI_RECV, received_bytes(status, datatype), 0, comm->id, status->MPI_SOURCE,
                status->MPI_TAG);
 }
 
-static void start_instance(adt_location *location, tracked_request *tracked)
+/* The record of a request just started; tracked->id is set. */
+static void record_instance(const adt_mpi_call *call, const tracked_request *tracked)
+{
+    if (tracked->kind == REQUEST_SEND)
+        append_p2p(call, ADT_REC_MPI_ISEND, tracked->bytes, tracked->id, tracked->comm, (int)tracked->peer,
+                   (int)tracked->tag);
+    else if (tracked->kind == REQUEST_RECV)
+        append_request(call, ADT_REC_MPI_IRECV_REQUEST, tracked->id);
+    else
+        append_request(call, ADT_REC_NB_COLLECTIVE_REQUEST, tracked->id);
+}
+
+static void start_instance(const adt_mpi_call *call, tracked_request *tracked)
 {
     tracked->id = new_request_id();
     tracked->active = true;
     tracked->cancel_requested = false;
-    if (tracked->kind == REQUEST_SEND)
-        append_p2p(location, ADT_REC_MPI_ISEND, tracked->bytes, tracked->id, tracked->comm, (int)tracked->peer,
-                   (int)tracked->tag);
-    else
-        append_request(location, ADT_REC_MPI_IRECV_REQUEST, tracked->id);
+    record_instance(call, tracked);
 }
 
-void adt_mpi_isend(adt_location *location, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+/* A new request: a persistent one is only remembered (each MPI_Start
+ * starts an instance), any other starts now and is recorded if tracked. */
+static void begin(const adt_mpi_call *call, MPI_Request request, tracked_request *value)
+{
+    if (!value->persistent) {
+        value->id = new_request_id();
+        value->active = true;
+    }
+    if (track(request, value) && !value->persistent)
+        record_instance(call, value);
+}
+
+void adt_mpi_isend(const adt_mpi_call *call, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                    MPI_Request request, bool persistent)
 {
     if (!requests || dest == MPI_PROC_NULL)
@@ -130,37 +222,29 @@ void adt_mpi_isend(adt_location *location, int count, MPI_Datatype datatype, int
     const adt_mpi_comm_info *info = adt_mpi_comm_lookup(comm);
     if (!info)
         return;
-    tracked_request *tracked = adt_handle_table_insert(requests, (uintptr_t)request);
-    if (!tracked)
-        return;
-    *tracked = (tracked_request){
+    tracked_request value = {
         .bytes = (uint64_t)count * adt_mpi_type_size(datatype), .comm = info->id, .peer = (uint32_t)dest,
         .tag = (uint32_t)tag, .kind = REQUEST_SEND, .persistent = persistent,
     };
-    if (!persistent)
-        start_instance(location, tracked);
+    begin(call, request, &value);
 }
 
-void adt_mpi_irecv(adt_location *location, MPI_Datatype datatype, const adt_mpi_comm_info *comm,
+void adt_mpi_irecv(const adt_mpi_call *call, MPI_Datatype datatype, const adt_mpi_comm_info *comm,
                    MPI_Request request, bool persistent)
 {
     if (!requests || !comm)
         return;
-    tracked_request *tracked = adt_handle_table_insert(requests, (uintptr_t)request);
-    if (!tracked)
-        return;
-    *tracked = (tracked_request){
+    tracked_request value = {
         .datatype = datatype, .comm = comm->id, .kind = REQUEST_RECV, .persistent = persistent,
     };
-    if (!persistent)
-        start_instance(location, tracked);
+    begin(call, request, &value);
 }
 
-void adt_mpi_start(adt_location *location, MPI_Request request)
+void adt_mpi_start(const adt_mpi_call *call, MPI_Request request)
 {
     tracked_request *tracked = requests ? adt_handle_table_find(requests, (uintptr_t)request) : NULL;
     if (tracked && tracked->persistent)
-        start_instance(location, tracked);
+        start_instance(call, tracked);
 }
 
 /* ---- collectives ------------------------------------------------------- */
@@ -176,31 +260,30 @@ static uint32_t root_field(int root)
     return ADT_COLLECTIVE_ROOT_NONE;
 }
 
-void adt_mpi_collective_begin(adt_location *location, MPI_Comm comm)
+void adt_mpi_collective_begin(const adt_mpi_call *call, MPI_Comm comm)
 {
     if (adt_mpi_comm_lookup(comm))
-        append(location, ADT_REC_MPI_COLLECTIVE_BEGIN, NULL, 0);
+        append(call, ADT_REC_MPI_COLLECTIVE_BEGIN, NULL, 0);
 }
 
-void adt_mpi_collective_end(adt_location *location, uint32_t op, const adt_mpi_comm_info *comm, int root,
+void adt_mpi_collective_end(const adt_mpi_call *call, uint32_t op, const adt_mpi_comm_info *comm, int root,
                             uint64_t sent, uint64_t received)
 {
     adt_rec_collective record = { .sent = sent, .received = received, .op = op, .comm = comm->id,
                                   .root = root_field(root) };
-    append(location, ADT_REC_MPI_COLLECTIVE_END, &record, sizeof record);
+    append(call, ADT_REC_MPI_COLLECTIVE_END, &record, sizeof record);
 }
 
-void adt_mpi_icollective(adt_location *location, uint32_t op, const adt_mpi_comm_info *comm, int root,
+void adt_mpi_icollective(const adt_mpi_call *call, uint32_t op, const adt_mpi_comm_info *comm, int root,
                          uint64_t sent, uint64_t received, MPI_Request request)
 {
-    tracked_request *tracked = requests ? adt_handle_table_insert(requests, (uintptr_t)request) : NULL;
-    if (!tracked)
+    if (!requests)
         return;
-    *tracked = (tracked_request){
-        .id = new_request_id(), .bytes = sent, .received = received, .comm = comm->id, .op = op,
-        .root = root_field(root), .kind = REQUEST_COLLECTIVE, .active = true,
+    tracked_request value = {
+        .bytes = sent, .received = received, .comm = comm->id, .op = op, .root = root_field(root),
+        .kind = REQUEST_COLLECTIVE,
     };
-    append_request(location, ADT_REC_NB_COLLECTIVE_REQUEST, tracked->id);
+    begin(call, request, &value);
 }
 
 uint64_t adt_mpi_sum(uint64_t n, const int *counts)
@@ -243,28 +326,28 @@ bool adt_mpi_in_place_fortran(const void *buffer)
 
 /* ---- completion -------------------------------------------------------- */
 
-static void finish(adt_location *location, MPI_Request request, tracked_request *tracked, const MPI_Status *status)
+static void finish(const adt_mpi_call *call, MPI_Request request, tracked_request *tracked, const MPI_Status *status)
 {
     int cancelled = 0;
     if (tracked->cancel_requested)
         PMPI_Test_cancelled(status, &cancelled);
     if (cancelled) {
-        append_request(location, ADT_REC_MPI_REQUEST_CANCELLED, tracked->id);
+        append_request(call, ADT_REC_MPI_REQUEST_CANCELLED, tracked->id);
     } else if (tracked->kind == REQUEST_SEND) {
-        append_request(location, ADT_REC_MPI_ISEND_COMPLETE, tracked->id);
+        append_request(call, ADT_REC_MPI_ISEND_COMPLETE, tracked->id);
     } else if (tracked->kind == REQUEST_RECV) {
-        append_p2p(location, ADT_REC_MPI_IRECV, received_bytes(status, tracked->datatype), tracked->id,
+        append_p2p(call, ADT_REC_MPI_IRECV, received_bytes(status, tracked->datatype), tracked->id,
                    tracked->comm, status->MPI_SOURCE, status->MPI_TAG);
     } else {
         adt_rec_collective record = { .sent = tracked->bytes, .received = tracked->received,
                                       .request = tracked->id, .op = tracked->op, .comm = tracked->comm,
                                       .root = tracked->root };
-        append(location, ADT_REC_NB_COLLECTIVE_COMPLETE, &record, sizeof record);
+        append(call, ADT_REC_NB_COLLECTIVE_COMPLETE, &record, sizeof record);
     }
     if (tracked->persistent)
         tracked->active = false;
     else
-        adt_handle_table_remove(requests, (uintptr_t)request);
+        untrack(request, tracked);
 }
 
 static inline tracked_request *active_request(MPI_Request request)
@@ -275,42 +358,42 @@ static inline tracked_request *active_request(MPI_Request request)
     return tracked && tracked->active ? tracked : NULL;
 }
 
-void adt_mpi_complete(adt_location *location, MPI_Request request, const MPI_Status *status)
+void adt_mpi_complete(const adt_mpi_call *call, MPI_Request request, const MPI_Status *status)
 {
     tracked_request *tracked = active_request(request);
     if (tracked)
-        finish(location, request, tracked, status);
+        finish(call, request, tracked, status);
 }
 
-void adt_mpi_complete_all(adt_location *location, const MPI_Request *saved, const MPI_Status *statuses, int count)
+void adt_mpi_complete_all(const adt_mpi_call *call, const MPI_Request *saved, const MPI_Status *statuses, int count)
 {
     if (!saved)
         return;
     for (int i = 0; i < count; ++i)
-        adt_mpi_complete(location, saved[i], &statuses[i]);
+        adt_mpi_complete(call, saved[i], &statuses[i]);
 }
 
-void adt_mpi_complete_some(adt_location *location, const MPI_Request *saved, const int *indices, int outcount,
+void adt_mpi_complete_some(const adt_mpi_call *call, const MPI_Request *saved, const int *indices, int outcount,
                            const MPI_Status *statuses, int index_base)
 {
     if (!saved)
         return;
     for (int i = 0; i < outcount; ++i)
-        adt_mpi_complete(location, saved[indices[i] - index_base], &statuses[i]);
+        adt_mpi_complete(call, saved[indices[i] - index_base], &statuses[i]);
 }
 
-void adt_mpi_tested(adt_location *location, const MPI_Request *saved, int count)
+void adt_mpi_tested(const adt_mpi_call *call, const MPI_Request *saved, int count)
 {
     if (!saved)
         return;
     for (int i = 0; i < count; ++i) {
         const tracked_request *tracked = active_request(saved[i]);
         if (tracked)
-            append_request(location, ADT_REC_MPI_REQUEST_TEST, tracked->id);
+            append_request(call, ADT_REC_MPI_REQUEST_TEST, tracked->id);
     }
 }
 
-void adt_mpi_request_free(adt_location *location, MPI_Request request)
+void adt_mpi_request_free(const adt_mpi_call *call, MPI_Request request)
 {
     if (!requests || request == MPI_REQUEST_NULL)
         return;
@@ -321,10 +404,10 @@ void adt_mpi_request_free(adt_location *location, MPI_Request request)
      * application now; a receive's sender can never be known, so it is
      * closed as cancelled. Either way it ends exactly once. */
     if (tracked->active)
-        append_request(location,
+        append_request(call,
                        tracked->kind == REQUEST_SEND ? ADT_REC_MPI_ISEND_COMPLETE : ADT_REC_MPI_REQUEST_CANCELLED,
                        tracked->id);
-    adt_handle_table_remove(requests, (uintptr_t)request);
+    untrack(request, tracked);
 }
 
 void adt_mpi_cancel(MPI_Request request)

@@ -106,7 +106,7 @@ void adt_mpi_init_end(adt_location *location)
     measuring = true;
 }
 
-void adt_mpi_finalize_measurement(adt_location *location, adt_mpi_function function, adt_mpi_region region)
+void adt_mpi_finalize_measurement(adt_mpi_call *call, adt_mpi_function function)
 {
     adt_clock_offset offsets[2] = { begin_offset, begin_offset };
     if (measuring) {
@@ -120,7 +120,8 @@ void adt_mpi_finalize_measurement(adt_location *location, adt_mpi_function funct
     /* The trace is written below, so the Leave of MPI_Finalize is the last
      * record of this location: the region covers adaptrace's preparation,
      * not PMPI_Finalize itself. */
-    adt_mpi_leave(location, function, region);
+    adt_mpi_returned(call);
+    adt_mpi_leave(call, function);
     /* Collective even where this rank is not measuring: the runtime agrees
      * over all ranks whether to write, so no rank waits for another. */
     adt_collectives collectives;

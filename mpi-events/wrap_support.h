@@ -52,36 +52,49 @@ static inline adt_location *adt_mpi_location(void)
     return location;
 }
 
-/* What the Enter hands to the Leave: the calling context of this region
- * instance and the sampler's region state it replaced (MPI calls made
- * from inside another wrapped call, e.g. by a library's own wrapper, nest). */
-typedef struct adt_mpi_region {
+/* One wrapped call in progress: what the Enter hands to the records and
+ * the Leave. time is the Enter's timestamp until PMPI returns, then the
+ * Leave's: the records written before the PMPI call share the Enter's
+ * time, those written after share the Leave's, so a call reads the clock
+ * twice however many records it writes. previous: the sampler's region
+ * state this call replaced (MPI calls made from inside another wrapped
+ * call, e.g. by a library's own wrapper, nest). */
+typedef struct adt_mpi_call {
+    adt_location *location;
+    uint64_t time;
     uint32_t context;
     uint32_t previous;
-} adt_mpi_region;
+} adt_mpi_call;
 
 /* Always inlined: adt_sampler_region_context leaves out exactly one caller
  * frame, which must be the wrapper itself. */
-static inline __attribute__((always_inline)) adt_mpi_region adt_mpi_enter(adt_location *location,
-                                                                          adt_mpi_function function)
+static inline __attribute__((always_inline)) adt_mpi_call adt_mpi_enter(adt_location *location,
+                                                                        adt_mpi_function function)
 {
     adt_rec_region record = { adt_mpi_region_ids[function], ADT_UNDEFINED_ID };
-    adt_mpi_region region = { ADT_UNDEFINED_ID, ADT_UNDEFINED_ID };
+    adt_mpi_call call = { location, 0, ADT_UNDEFINED_ID, ADT_UNDEFINED_ID };
     if (adt_mpi_sampling) {
         record.calling_context = adt_sampler_region_context(location, record.region);
-        region.context = record.calling_context;
-        region.previous = adt_sampler_enter_region(location, record.calling_context);
+        call.context = record.calling_context;
+        call.previous = adt_sampler_enter_region(location, record.calling_context);
     }
-    adt_buffer_append_event(location, ADT_REC_ENTER, adt_clock_now(), &record, sizeof record);
-    return region;
+    call.time = adt_clock_now();
+    adt_buffer_append_event(location, ADT_REC_ENTER, call.time, &record, sizeof record);
+    return call;
 }
 
-static inline void adt_mpi_leave(adt_location *location, adt_mpi_function function, adt_mpi_region region)
+/* After the PMPI call returned, before the records of its outcome. */
+static inline void adt_mpi_returned(adt_mpi_call *call)
 {
-    adt_rec_region record = { adt_mpi_region_ids[function], region.context };
-    adt_buffer_append_event(location, ADT_REC_LEAVE, adt_clock_now(), &record, sizeof record);
+    call->time = adt_clock_now();
+}
+
+static inline void adt_mpi_leave(const adt_mpi_call *call, adt_mpi_function function)
+{
+    adt_rec_region record = { adt_mpi_region_ids[function], call->context };
+    adt_buffer_append_event(call->location, ADT_REC_LEAVE, call->time, &record, sizeof record);
     if (adt_mpi_sampling)
-        adt_sampler_leave_region(location, region.previous);
+        adt_sampler_leave_region(call->location, call->previous);
 }
 
 /* ---- Init / Finalize (slow path) ---------------------------------------- */
@@ -91,7 +104,7 @@ void adt_mpi_init_end(adt_location *location);
 /* Measures the end clock offset, records the Leave of Finalize, writes the
  * trace (adt_runtime_finish) and releases adaptrace's MPI resources; the
  * wrapper calls PMPI_Finalize afterwards. */
-void adt_mpi_finalize_measurement(adt_location *location, adt_mpi_function function, adt_mpi_region region);
+void adt_mpi_finalize_measurement(adt_mpi_call *call, adt_mpi_function function);
 
 /* ---- point-to-point and collectives ------------------------------------- */
 
@@ -108,20 +121,20 @@ uint64_t adt_mpi_weighted_sum_fortran(uint64_t n, const int *counts, const int *
 bool adt_mpi_in_place(const void *buffer);
 bool adt_mpi_in_place_fortran(const void *buffer);
 
-void adt_mpi_send(adt_location *location, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
-void adt_mpi_recv(adt_location *location, const MPI_Status *status, MPI_Datatype datatype,
+void adt_mpi_send(const adt_mpi_call *call, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+void adt_mpi_recv(const adt_mpi_call *call, const MPI_Status *status, MPI_Datatype datatype,
                   const adt_mpi_comm_info *comm);
-void adt_mpi_isend(adt_location *location, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+void adt_mpi_isend(const adt_mpi_call *call, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                    MPI_Request request, bool persistent);
-void adt_mpi_irecv(adt_location *location, MPI_Datatype datatype, const adt_mpi_comm_info *comm,
+void adt_mpi_irecv(const adt_mpi_call *call, MPI_Datatype datatype, const adt_mpi_comm_info *comm,
                    MPI_Request request, bool persistent);
-void adt_mpi_start(adt_location *location, MPI_Request request);
+void adt_mpi_start(const adt_mpi_call *call, MPI_Request request);
 
 /* Begin and end are both recorded or both left out (comm not tracked). */
-void adt_mpi_collective_begin(adt_location *location, MPI_Comm comm);
-void adt_mpi_collective_end(adt_location *location, uint32_t op, const adt_mpi_comm_info *comm, int root,
+void adt_mpi_collective_begin(const adt_mpi_call *call, MPI_Comm comm);
+void adt_mpi_collective_end(const adt_mpi_call *call, uint32_t op, const adt_mpi_comm_info *comm, int root,
                             uint64_t sent, uint64_t received);
-void adt_mpi_icollective(adt_location *location, uint32_t op, const adt_mpi_comm_info *comm, int root,
+void adt_mpi_icollective(const adt_mpi_call *call, uint32_t op, const adt_mpi_comm_info *comm, int root,
                          uint64_t sent, uint64_t received, MPI_Request request);
 
 /* The request table (Init / Finalize). Returns 0, or -1 (out of memory). */
@@ -131,14 +144,14 @@ void adt_mpi_requests_fini(void);
 uint64_t adt_mpi_requests_untracked(void);
 
 /* Completion of saved (pre-call) request handles. */
-void adt_mpi_complete(adt_location *location, MPI_Request request, const MPI_Status *status);
-void adt_mpi_complete_all(adt_location *location, const MPI_Request *requests, const MPI_Status *statuses,
+void adt_mpi_complete(const adt_mpi_call *call, MPI_Request request, const MPI_Status *status);
+void adt_mpi_complete_all(const adt_mpi_call *call, const MPI_Request *requests, const MPI_Status *statuses,
                           int count);
-void adt_mpi_complete_some(adt_location *location, const MPI_Request *requests, const int *indices,
+void adt_mpi_complete_some(const adt_mpi_call *call, const MPI_Request *requests, const int *indices,
                            int outcount, const MPI_Status *statuses, int index_base);
 /* Requests a test* call looked at without completing them. */
-void adt_mpi_tested(adt_location *location, const MPI_Request *requests, int count);
-void adt_mpi_request_free(adt_location *location, MPI_Request request);
+void adt_mpi_tested(const adt_mpi_call *call, const MPI_Request *requests, int count);
+void adt_mpi_request_free(const adt_mpi_call *call, MPI_Request request);
 void adt_mpi_cancel(MPI_Request request);
 
 /* ---- the pre-call copy of request handles and own statuses -------------- */
