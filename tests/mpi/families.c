@@ -2,71 +2,19 @@
  * A deterministic MPI program that makes at least one call of every family
  * adaptrace wraps, for the whole-run tests. Every MPI call goes through
  * CALL(), which notes its name; before MPI_Finalize each rank writes what it
- * did to EXPECT_DIR/rank.<r>.txt, which the checker compares with the trace:
- *
- *   call <MPI function>                   one line per call, in call order
- *   members <w0> <w1> ...                 the communicator used by the last
- *                                         call has these MPI_COMM_WORLD ranks,
- *                                         in communicator-rank order
- *   intercomm <local ...> | <remote ...>  the same for an inter-communicator
- *
- * Expected members come from the program's own construction, not from MPI.
+ * did to EXPECT_DIR/rank.<r>.txt (format in expect_notes.h), which the
+ * checker compares with the trace.
  * Needs an even number of ranks (2 or more).
  *
  * usage: mpi-families-c EXPECT_DIR
  */
 #include <mpi.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-enum { NOTE_LINE_MAX = 512, NOTES_MAX = 4096, RING_ROUNDS = 3, INTERCOMM_TAG = 77 };
+#include "expect_notes.h"
 
-static char *notes[NOTES_MAX];
-static int note_count;
-
-static void note(const char *format, ...)
-{
-    if (note_count == NOTES_MAX) {
-        fprintf(stderr, "mpi-families-c: more than %d notes\n", NOTES_MAX);
-        abort();
-    }
-    char line[NOTE_LINE_MAX];
-    va_list args;
-    va_start(args, format);
-    vsnprintf(line, sizeof line, format, args);
-    va_end(args);
-    notes[note_count++] = strdup(line);
-}
-
-#define CALL(function, ...) (note("call %s", #function), function(__VA_ARGS__))
-
-/* "members" line for world ranks first, first + step, ... (count of them). */
-static void note_members(const char *keyword, int first, int step, int count)
-{
-    char line[NOTE_LINE_MAX];
-    int used = snprintf(line, sizeof line, "%s", keyword);
-    for (int i = 0; i < count; i++)
-        used += snprintf(line + used, sizeof line - (size_t)used, " %d", first + i * step);
-    note("%s", line);
-}
-
-static void write_expectations(const char *directory, int rank)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/rank.%d.txt", directory, rank);
-    FILE *file = fopen(path, "w");
-    if (!file) {
-        perror(path);
-        abort();
-    }
-    for (int i = 0; i < note_count; i++) {
-        fprintf(file, "%s\n", notes[i]);
-        free(notes[i]);
-    }
-    fclose(file);
-}
+enum { NOTE_LINE_MAX = 512, RING_ROUNDS = 3, INTERCOMM_TAG = 77 };
 
 static int rank, size, left, right, partner;
 
@@ -359,24 +307,24 @@ static void communicators(void)
     MPI_Comm dup;
     CALL(MPI_Comm_dup, MPI_COMM_WORLD, &dup);
     CALL(MPI_Allreduce, &value, &result, 1, MPI_INT, MPI_SUM, dup);
-    note_members("members", 0, 1, size);
+    expect_note_members("members", 0, 1, size);
 
     MPI_Comm same_parity;
     CALL(MPI_Comm_split, MPI_COMM_WORLD, parity, rank, &same_parity);
     CALL(MPI_Bcast, &value, 1, MPI_INT, 0, same_parity);
-    note_members("members", parity, 2, half);
+    expect_note_members("members", parity, 2, half);
 
     MPI_Comm reversed;
     CALL(MPI_Comm_split, dup, 0, size - rank, &reversed);
     int *gathered = malloc((size_t)size * sizeof(int));
     CALL(MPI_Gather, &value, 1, MPI_INT, gathered, 1, MPI_INT, 0, reversed);
-    note_members("members", size - 1, -1, size);
+    expect_note_members("members", size - 1, -1, size);
     free(gathered);
 
     MPI_Comm shared;
     CALL(MPI_Comm_split_type, MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shared);
     CALL(MPI_Barrier, shared);
-    note_members("members", 0, 1, size);
+    expect_note_members("members", 0, 1, size);
 
     MPI_Group world_group, lower_group;
     int lower_range[1][3] = { { 0, half - 1, 1 } };
@@ -386,7 +334,7 @@ static void communicators(void)
     CALL(MPI_Comm_create, MPI_COMM_WORLD, lower_group, &lower);
     if (rank < half) {
         CALL(MPI_Allreduce, &value, &result, 1, MPI_INT, MPI_MIN, lower);
-        note_members("members", 0, 1, half);
+        expect_note_members("members", 0, 1, half);
         CALL(MPI_Comm_free, &lower);
     }
     CALL(MPI_Group_free, &lower_group);
@@ -405,24 +353,24 @@ static void communicators(void)
     used += snprintf(line + used, sizeof line - (size_t)used, " |");
     for (int i = 0; i < half; i++)
         used += snprintf(line + used, sizeof line - (size_t)used, " %d", 1 - parity + 2 * i);
-    note("%s", line);
+    expect_note("%s", line);
     CALL(MPI_Intercomm_merge, inter, parity, &merged);
     CALL(MPI_Allreduce, &value, &result, 1, MPI_INT, MPI_SUM, merged);
     used = snprintf(line, sizeof line, "members");
     for (int side = 0; side < 2; side++)
         for (int i = 0; i < half; i++)
             used += snprintf(line + used, sizeof line - (size_t)used, " %d", side + 2 * i);
-    note("%s", line);
+    expect_note("%s", line);
 
     /* A 2 x (size/2) grid; cart_sub keeps the columns. */
     int dims[2] = { 2, half }, periods[2] = { 0, 1 }, keep_rows[2] = { 1, 0 };
     MPI_Comm grid, column;
     CALL(MPI_Cart_create, MPI_COMM_WORLD, 2, dims, periods, 0, &grid);
     CALL(MPI_Barrier, grid);
-    note_members("members", 0, 1, size);
+    expect_note_members("members", 0, 1, size);
     CALL(MPI_Cart_sub, grid, keep_rows, &column);
     CALL(MPI_Bcast, &value, 1, MPI_INT, 1, column);
-    note_members("members", rank % half, half, 2);
+    expect_note_members("members", rank % half, half, 2);
 
     int *index = malloc((size_t)size * sizeof(int));
     int *edges = malloc((size_t)(2 * size) * sizeof(int));
@@ -434,7 +382,7 @@ static void communicators(void)
     MPI_Comm ring;
     CALL(MPI_Graph_create, MPI_COMM_WORLD, size, index, edges, 0, &ring);
     CALL(MPI_Allreduce, &value, &result, 1, MPI_INT, MPI_MAX, ring);
-    note_members("members", 0, 1, size);
+    expect_note_members("members", 0, 1, size);
     free(index);
     free(edges);
 
@@ -476,8 +424,8 @@ int main(int argc, char **argv)
     nonblocking_collectives();
     communicators();
 
-    note("call MPI_Finalize");
-    write_expectations(argv[1], rank);
+    expect_note("call MPI_Finalize");
+    expect_write(argv[1], rank);
     MPI_Finalize();
     return 0;
 }

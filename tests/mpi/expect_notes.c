@@ -1,0 +1,53 @@
+#include "expect_notes.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { NOTE_LINE_MAX = 512, NOTES_MAX = 4096 };
+
+static char *notes[NOTES_MAX];
+static int note_count;
+
+void expect_note(const char *format, ...)
+{
+    if (note_count == NOTES_MAX) {
+        fprintf(stderr, "expect_note: more than %d notes\n", NOTES_MAX);
+        abort();
+    }
+    char line[NOTE_LINE_MAX];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(line, sizeof line, format, args);
+    va_end(args);
+    notes[note_count++] = strdup(line);
+}
+
+void expect_note_call(const char *name) { expect_note("call %s", name); }
+
+void expect_note_members(const char *keyword, int first, int step, int count)
+{
+    char line[NOTE_LINE_MAX];
+    int used = snprintf(line, sizeof line, "%s", keyword);
+    for (int i = 0; i < count; i++)
+        used += snprintf(line + used, sizeof line - (size_t)used, " %d", first + i * step);
+    expect_note("%s", line);
+}
+
+void expect_write(const char *directory, int rank)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/rank.%d.txt", directory, rank);
+    FILE *file = fopen(path, "w");
+    if (!file) {
+        perror(path);
+        abort();
+    }
+    for (int i = 0; i < note_count; i++) {
+        fprintf(file, "%s\n", notes[i]);
+        free(notes[i]);
+    }
+    note_count = 0;
+    fclose(file);
+}

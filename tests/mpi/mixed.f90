@@ -1,0 +1,125 @@
+! A Fortran code over a C library (mixed_halo.c), for the whole-run tests:
+! the Fortran main program makes MPI calls through the Fortran bindings
+! (which call PMPI_ directly in Open MPI) and calls C functions through
+! bind(C) that make MPI calls through the C API on communicators passed as
+! Fortran handles. Both languages note their calls in one log
+! (expect_notes.h), so EXPECT_DIR/rank.<r>.txt lists them in call order and
+! the checker sees whether each is recorded exactly once. Any number of
+! ranks from 2 on.
+!
+! usage: mpi-mixed EXPECT_DIR
+module mixed_c
+    use iso_c_binding
+    implicit none
+    interface
+        subroutine expect_note_call_c(name) bind(C, name='expect_note_call')
+            import :: c_char
+            character(kind=c_char), intent(in) :: name(*)
+        end subroutine
+        subroutine expect_note_members(keyword, first, step, count) bind(C, name='expect_note_members')
+            import :: c_char, c_int
+            character(kind=c_char), intent(in) :: keyword(*)
+            integer(c_int), value :: first, step, count
+        end subroutine
+        subroutine expect_write(directory, rank) bind(C, name='expect_write')
+            import :: c_char, c_int
+            character(kind=c_char), intent(in) :: directory(*)
+            integer(c_int), value :: rank
+        end subroutine
+        real(c_double) function mixed_halo_exchange(comm) bind(C, name='mixed_halo_exchange')
+            import :: c_double, c_int
+            integer(c_int), value :: comm
+        end function
+        integer(c_int) function mixed_reduce_ranks(comm) bind(C, name='mixed_reduce_ranks')
+            import :: c_int
+            integer(c_int), value :: comm
+        end function
+        integer(c_int) function mixed_duplicate(comm) bind(C, name='mixed_duplicate')
+            import :: c_int
+            integer(c_int), value :: comm
+        end function
+    end interface
+contains
+    subroutine note_call(name)
+        character(len=*), intent(in) :: name
+        call expect_note_call_c(name // c_null_char)
+    end subroutine
+
+    subroutine note_members(first, step, count)
+        integer, intent(in) :: first, step, count
+        call expect_note_members('members' // c_null_char, first, step, count)
+    end subroutine
+end module
+
+program mixed
+    use mpi
+    use mixed_c
+    implicit none
+    integer, parameter :: tag_ring = 70
+    integer :: ierr, rank, nranks, left, right, parity, half
+    integer :: same_parity, duplicate, requests(2), rank_sum, value, total
+    double precision :: halo_sum, out(4), in(4)
+    character(len=4096) :: expect_dir
+
+    if (command_argument_count() /= 1) error stop 'usage: mpi-mixed EXPECT_DIR'
+    call get_command_argument(1, expect_dir)
+
+    call note_call('MPI_Init')
+    call MPI_Init(ierr)
+    call note_call('MPI_Comm_rank')
+    call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
+    call note_call('MPI_Comm_size')
+    call MPI_Comm_size(MPI_COMM_WORLD, nranks, ierr)
+    left = mod(rank + nranks - 1, nranks)
+    right = mod(rank + 1, nranks)
+    parity = mod(rank, 2)
+    half = (nranks + 1 - parity) / 2
+
+    ! Fortran point-to-point around the ring, blocking and nonblocking.
+    out = rank
+    call note_call('MPI_Sendrecv')
+    call MPI_Sendrecv(out, 4, MPI_DOUBLE_PRECISION, right, tag_ring, in, 4, &
+                      MPI_DOUBLE_PRECISION, left, tag_ring, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
+    call note_call('MPI_Irecv')
+    call MPI_Irecv(in, 2, MPI_DOUBLE_PRECISION, MPI_ANY_SOURCE, tag_ring + 1, MPI_COMM_WORLD, &
+                   requests(1), ierr)
+    call note_call('MPI_Isend')
+    call MPI_Isend(out, 2, MPI_DOUBLE_PRECISION, right, tag_ring + 1, MPI_COMM_WORLD, &
+                   requests(2), ierr)
+    call note_call('MPI_Waitall')
+    call MPI_Waitall(2, requests, MPI_STATUSES_IGNORE, ierr)
+
+    ! The C library on MPI_COMM_WORLD.
+    halo_sum = mixed_halo_exchange(MPI_COMM_WORLD)
+    call note_members(0, 1, nranks)
+    if (nint(halo_sum) /= 3 * nranks * (nranks - 1) / 2) error stop 'mpi-mixed: wrong halo sum'
+
+    ! A communicator made in Fortran, used from C and then from Fortran.
+    call note_call('MPI_Comm_split')
+    call MPI_Comm_split(MPI_COMM_WORLD, parity, rank, same_parity, ierr)
+    rank_sum = mixed_reduce_ranks(same_parity)
+    if (rank < 2 .and. rank_sum /= half * (half - 1) / 2) error stop 'mpi-mixed: wrong rank sum'
+    value = rank
+    call note_call('MPI_Bcast')
+    call MPI_Bcast(value, 1, MPI_INTEGER, 0, same_parity, ierr)
+    call note_members(parity, 2, half)
+    if (value /= parity) error stop 'mpi-mixed: wrong broadcast value'
+
+    ! A communicator made in C, used and freed from Fortran.
+    duplicate = mixed_duplicate(MPI_COMM_WORLD)
+    call note_call('MPI_Allreduce')
+    call MPI_Allreduce(rank, total, 1, MPI_INTEGER, MPI_SUM, duplicate, ierr)
+    call note_members(0, 1, nranks)
+    if (total /= nranks * (nranks - 1) / 2) error stop 'mpi-mixed: wrong allreduce total'
+    call note_call('MPI_Comm_free')
+    call MPI_Comm_free(duplicate, ierr)
+
+    call note_call('MPI_Barrier')
+    call MPI_Barrier(MPI_COMM_WORLD, ierr)
+    call note_call('MPI_Comm_free')
+    call MPI_Comm_free(same_parity, ierr)
+
+    call note_call('MPI_Finalize')
+    call expect_write(trim(expect_dir) // c_null_char, rank)
+    call MPI_Finalize(ierr)
+end program
