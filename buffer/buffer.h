@@ -124,6 +124,19 @@ void adt_buffer_set_preflush(adt_buffer *buffer, adt_preflush_fn callback, void 
  * waits for another thread. */
 int adt_buffer_drop_lowest_level(adt_location *location, const adt_preflush_request *request);
 
+/* The same drop for the location's own signal handler (the sampler's
+ * overload protection), outside any pre-flush callback. The handler may
+ * have interrupted its own thread while that thread holds the guard (an
+ * event append's refill, a removal by the flush policy), so the guard is
+ * taken with one compare-and-swap, as a sample append takes it, and never
+ * awaited: -1 (nothing changed) when it is busy; the caller tries again
+ * later. A location that holds no sample has its empty level `shift`
+ * dropped (the shift goes up by one), so the caller can always slow down.
+ * Returns the new shift, or -1 when the guard is busy or the 64-bit sample
+ * counter would be used up; *old_shift (if not NULL) receives the shift
+ * the drop started from. Async-signal-safe. */
+int adt_buffer_drop_own_level(adt_location *location, unsigned *old_shift);
+
 /* ---- appends (hot path) ------------------------------------------------ */
 
 typedef enum adt_append_status {
@@ -176,7 +189,7 @@ typedef struct adt_location_stats {
     uint64_t samples_skipped;   /* guard taken: arrived while adaptrace was busy */
     uint64_t samples_dropped;   /* no chunk even after the callback */
     uint64_t events_dropped;    /* callback gave up, or events stopped */
-    uint64_t removals;          /* adt_buffer_drop_lowest_level calls that dropped */
+    uint64_t removals;          /* drops that raised the shift (lowest or own level) */
     unsigned shift;             /* k: samples kept are n ≡ 0 mod 2^k */
     uint64_t spilled_bytes;
     uint64_t spilled_records;   /* event records moved to the spill file */

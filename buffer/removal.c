@@ -22,6 +22,35 @@ static void guard_acquire_for_removal(adt_location *location)
     }
 }
 
+/* Levels below the shift are always empty: later samples are numbered in
+ * steps of 2^shift and land at or above it. */
+static unsigned lowest_sample_level(const adt_location *location)
+{
+    unsigned level = location->shift;
+    while (level < ADT_BUFFER_LEVELS && location->levels[level].head == ADT_CHUNK_NONE)
+        level++;
+    return level;
+}
+
+/* Drops every level up to and including level (the guard is held): the
+ * samples left are n ≡ 0 mod 2^(level + 1). */
+static int drop_levels_through(adt_location *location, unsigned level)
+{
+    adt_chain *chain = &location->levels[level];
+    uint64_t records = chain->records;
+    if (chain->head != ADT_CHUNK_NONE) {
+        adt_chain_release(location->buffer, chain);
+        adt_counter_add(&location->samples_removed, records);
+        __atomic_store_n(&location->samples_kept, location->samples_kept - records, __ATOMIC_RELAXED);
+    }
+    adt_counter_add(&location->removals, 1);
+    int new_shift = (int)level + 1;
+    __atomic_store_n(&location->shift, (unsigned)new_shift, __ATOMIC_RELAXED);
+    /* new_shift is 1..64; 64 means the 64-bit counter is used up. */
+    __atomic_store_n(&location->number_mask, ~UINT64_C(0) >> (64 - new_shift), __ATOMIC_RELAXED);
+    return new_shift;
+}
+
 int adt_buffer_drop_lowest_level(adt_location *location, const adt_preflush_request *request)
 {
     bool in_sample_append = request != NULL && request->from_sample;
@@ -30,27 +59,28 @@ int adt_buffer_drop_lowest_level(adt_location *location, const adt_preflush_requ
     if (!in_sample_append)
         guard_acquire_for_removal(location);
 
-    /* Levels below the shift are always empty: later samples are numbered
-     * in steps of 2^shift and land at or above it. */
-    unsigned level = location->shift;
-    while (level < ADT_BUFFER_LEVELS && location->levels[level].head == ADT_CHUNK_NONE)
-        level++;
-    int new_shift = -1;
-    if (level < ADT_BUFFER_LEVELS) {
-        adt_chain *chain = &location->levels[level];
-        uint64_t records = chain->records;
-        adt_chain_release(location->buffer, chain);
-        adt_counter_add(&location->samples_removed, records);
-        __atomic_store_n(&location->samples_kept, location->samples_kept - records, __ATOMIC_RELAXED);
-        adt_counter_add(&location->removals, 1);
-        new_shift = (int)level + 1;
-        __atomic_store_n(&location->shift, (unsigned)new_shift, __ATOMIC_RELAXED);
-        /* new_shift is 1..64; 64 means the 64-bit counter is used up. */
-        __atomic_store_n(&location->number_mask, ~UINT64_C(0) >> (64 - new_shift), __ATOMIC_RELAXED);
-    }
+    unsigned level = lowest_sample_level(location);
+    int new_shift = level < ADT_BUFFER_LEVELS ? drop_levels_through(location, level) : -1;
 
     if (!in_sample_append)
         __atomic_store_n(&location->guard, ADT_GUARD_FREE, __ATOMIC_RELEASE);
+    return new_shift;
+}
+
+int adt_buffer_drop_own_level(adt_location *location, unsigned *old_shift)
+{
+    uint32_t guard_free = ADT_GUARD_FREE;
+    if (!__atomic_compare_exchange_n(&location->guard, &guard_free, ADT_GUARD_REMOVAL, false, __ATOMIC_ACQUIRE,
+                                     __ATOMIC_RELAXED))
+        return -1;
+    if (old_shift != NULL)
+        *old_shift = location->shift;
+    unsigned level = lowest_sample_level(location);
+    if (level == ADT_BUFFER_LEVELS)
+        level = location->shift;
+    /* The last level would leave no sample number to hand out. */
+    int new_shift = level < ADT_BUFFER_LEVELS - 1 ? drop_levels_through(location, level) : -1;
+    __atomic_store_n(&location->guard, ADT_GUARD_FREE, __ATOMIC_RELEASE);
     return new_shift;
 }
 

@@ -47,6 +47,7 @@ typedef struct adt_run_counters {
     uint64_t samples_dropped;
     uint64_t events_dropped;
     uint64_t halvings;
+    uint64_t overload_halvings;
     uint64_t most_halvings_per_location;
     uint64_t flushes;
     uint64_t flushed_bytes;

@@ -8,6 +8,12 @@
  * the buffer, or unwinding for an MPI call, counted by the sampler) or
  * dropped (no chunk), so samples_taken = samples_kept + samples_removed +
  * skipped_samples + samples_dropped.
+ *
+ * Halvings: shift steps, whether the flush policy asked for them (memory)
+ * or a thread's handler did (overload_halvings: it could not keep up with
+ * its rate). Both drop the lowest level the same way, so "halvings"
+ * includes the overload ones, and per location the steps add up to its
+ * final shift.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -57,6 +63,8 @@ void adt_summary_collect(const adt_run_sources *sources, adt_run_counters *count
         counters->delivered_rate_hz = sampler.delivered_rate_hz;
         counters->timer_signals = sampler.signals;
         counters->handler_mean_ns = sampler.handler_mean_ns;
+        counters->overload_halvings = sampler.overload_halvings;
+        counters->halvings += sampler.overload_halvings;
         /* Signals that found the thread busy never reached the buffer. */
         counters->samples_taken += sampler.samples_busy;
         counters->samples_skipped += sampler.samples_busy;
@@ -88,6 +96,7 @@ static adt_run_counters combine(const adt_run_counters *ranks, uint32_t size)
         total.samples_dropped += c->samples_dropped;
         total.events_dropped += c->events_dropped;
         total.halvings += c->halvings;
+        total.overload_halvings += c->overload_halvings;
         total.most_halvings_per_location = max_u64(total.most_halvings_per_location, c->most_halvings_per_location);
         total.flushes += c->flushes;
         total.flushed_bytes += c->flushed_bytes;
@@ -148,6 +157,7 @@ static void write_json(FILE *out, const adt_run_counters *total, uint32_t ranks,
             "  \"skipped_samples\": %llu,\n"
             "  \"samples_dropped\": %llu,\n"
             "  \"halvings\": %llu,\n"
+            "  \"overload_halvings\": %llu,\n"
             "  \"most_halvings_per_location\": %llu,\n"
             "  \"initial_rate_hz\": %u,\n"
             "  \"final_rate_hz\": %.3f,\n"
@@ -173,8 +183,8 @@ static void write_json(FILE *out, const adt_run_counters *total, uint32_t ranks,
             (unsigned long long)total->events_dropped, (unsigned long long)total->samples_taken,
             (unsigned long long)total->samples_kept, (unsigned long long)total->samples_removed,
             (unsigned long long)total->samples_skipped, (unsigned long long)total->samples_dropped,
-            (unsigned long long)total->halvings, (unsigned long long)total->most_halvings_per_location,
-            initial_rate_hz, final_rate_hz(initial_rate_hz, total), total->delivered_rate_hz,
+            (unsigned long long)total->halvings, (unsigned long long)total->overload_halvings,
+            (unsigned long long)total->most_halvings_per_location, initial_rate_hz, final_rate_hz(initial_rate_hz, total), total->delivered_rate_hz,
             (unsigned long long)total->timer_signals, total->handler_mean_ns,
             (unsigned long long)total->calling_contexts, (unsigned long long)total->calling_contexts_full,
             (unsigned long long)total->flushes, (unsigned long long)total->flushed_bytes,
@@ -225,9 +235,10 @@ static void print_summary(const adt_run_counters *total, uint32_t ranks, uint32_
                 (unsigned long long)total->samples_taken, (unsigned long long)total->samples_kept,
                 (unsigned long long)total->samples_removed, (unsigned long long)total->samples_skipped,
                 (unsigned long long)total->samples_dropped);
-        adt_log("sampling rate: %u Hz at start, %.1f Hz at the end (%llu halvings), %.1f Hz delivered",
+        adt_log("sampling rate: %u Hz at start, %.1f Hz at the end (%llu halvings, %llu of them for overload), "
+                "%.1f Hz delivered",
                 initial_rate_hz, final_rate_hz(initial_rate_hz, total), (unsigned long long)total->halvings,
-                total->delivered_rate_hz);
+                (unsigned long long)total->overload_halvings, total->delivered_rate_hz);
     } else {
         adt_log("sampling: off");
     }

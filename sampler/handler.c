@@ -97,15 +97,15 @@ static int unwind_interrupted(const ucontext_t *context, void **raw, uint32_t de
     return 1;
 }
 
-static void take_sample(adt_sampler_thread *thread, const ucontext_t *context)
+/* Returns the time the sample was finished. */
+static uint64_t take_sample(adt_sampler_thread *thread, const ucontext_t *context, uint64_t time)
 {
-    uint64_t time = adt_clock_now();
     unsigned shift = atomic_load_explicit(&thread->shift, memory_order_relaxed);
     thread->signals++;
     thread->signals_weighted += 1ull << shift;
     if (atomic_load_explicit(&thread->busy, memory_order_relaxed)) {
         thread->samples_busy++;
-        return;
+        return time;
     }
 
     uint64_t payload[(sizeof(adt_rec_sample) + ADT_SAMPLER_METRICS_MAX * sizeof(uint64_t)) / sizeof(uint64_t)];
@@ -138,8 +138,71 @@ static void take_sample(adt_sampler_thread *thread, const ucontext_t *context)
     adt_buffer_append_sample(thread->location, ADT_REC_SAMPLE, time, record,
                              (uint32_t)(sizeof(adt_rec_sample) + adt_sampler.metric_count * sizeof(uint64_t)),
                              NULL);
-    thread->handler_ns += adt_clock_now() - time;
+    uint64_t end = adt_clock_now();
+    thread->handler_ns += end - time;
+    thread->window_handler_ns += end - time;
     thread->samples_timed++;
+    return end;
+}
+
+/* Halves the thread's own rate the λ way: its lowest sample level is
+ * dropped (so the samples kept stay n ≡ 0 mod 2^k, evenly spaced) and the
+ * timer re-armed. Returns false when the location's guard is taken (this
+ * handler interrupted an append or a removal on its thread). */
+static bool halve_own_rate(adt_sampler_thread *thread)
+{
+    unsigned old_shift;
+    int new_shift = adt_buffer_drop_own_level(thread->location, &old_shift);
+    if (new_shift < 0)
+        return false;
+    thread->overload_halvings += (unsigned)new_shift - old_shift;
+    adt_sampler_halve(thread->location, old_shift, (unsigned)new_shift, NULL);
+    return true;
+}
+
+/* The overload protection (sampler_internal.h has the rule; the numbers
+ * behind it are in docs/sampling.md). A signal whose timer overran
+ * expired, stayed pending through `overrun` more expiries, so it arrived
+ * at least overrun periods after its expiry. If less time than that passed
+ * since the previous handler returned, the expiry came before that return:
+ * the thread went from one signal straight into the next ("behind"). A
+ * thread that was descheduled (an oversubscribed node) also sees overruns,
+ * but after a longer gap, and is left alone. The gap before a signal that
+ * is behind holds no time of the thread's own: it is the signal's round
+ * trip (return from the handler, delivery of the next), which the handler
+ * cannot time otherwise; the smallest one of a window is kept as the
+ * thread's delivery cost. */
+static void watch_overload(adt_sampler_thread *thread, uint64_t entry, uint64_t end, int overrun)
+{
+    unsigned shift = atomic_load_explicit(&thread->shift, memory_order_relaxed);
+    if (thread->window_signals == 0 || thread->window_shift != shift) {
+        thread->window_shift = shift;
+        thread->window_signals = 0;
+        thread->window_behind = 0;
+        thread->window_handler_ns = 0;
+        thread->window_start = entry;
+        thread->window_min_gap = UINT64_MAX;
+    }
+    uint64_t period = adt_sampler.period_ns << (shift > 32 ? 32 : shift);
+    thread->window_signals++;
+    uint64_t gap = entry - thread->previous_end;
+    thread->previous_end = end;
+    if (overrun > 0 && gap / period < (uint64_t)overrun) {
+        thread->window_behind++;
+        if (gap < thread->window_min_gap)
+            thread->window_min_gap = gap;
+    }
+    if (thread->window_signals < ADT_OVERLOAD_WINDOW)
+        return;
+    if (thread->window_behind > 0)
+        thread->delivery_ns = thread->window_min_gap;
+    uint64_t span = adt_clock_now() - thread->window_start;
+    uint64_t cost = thread->window_handler_ns + thread->window_signals * thread->delivery_ns;
+    bool overloaded = thread->window_behind >= ADT_OVERLOAD_BEHIND || cost * ADT_OVERLOAD_COST_SHARE >= span;
+    /* A busy guard keeps the window full: the next signal tries again. */
+    if (overloaded && !halve_own_rate(thread))
+        return;
+    thread->window_signals = 0;
 }
 
 void adt_sampler_on_signal(int signum, siginfo_t *info, void *ucontext)
@@ -152,8 +215,11 @@ void adt_sampler_on_signal(int signum, siginfo_t *info, void *ucontext)
              * cleared active either sees this sample running and waits, or
              * this sample sees active cleared (seq_cst on both sides). */
             atomic_store(&thread->in_handler, 1);
-            if (atomic_load(&thread->active))
-                take_sample(thread, ucontext);
+            if (atomic_load(&thread->active)) {
+                uint64_t entry = adt_clock_now();
+                uint64_t end = take_sample(thread, ucontext, entry);
+                watch_overload(thread, entry, end, info->si_overrun);
+            }
             atomic_store(&thread->in_handler, 0);
         }
         /* Our signal on a thread that is not (or no longer) sampled: a late

@@ -329,9 +329,14 @@ void adt_sampler_stop_all(void)
         stop_thread(thread);
 }
 
-/* May run in signal context (own thread) or on another thread: it never
- * waits. A timer being stopped or re-armed elsewhere keeps its period; the
- * new shift still reaches the samples. */
+/* May run in signal context (own thread: a sample append that ran out of
+ * memory, or the overload protection) or on another thread (a drop asked
+ * by an event append): it never waits. Two halvings of one thread can
+ * overlap and arrive out of order, so the shift only ever grows. The one
+ * that holds the timer re-arms it until the period matches the largest
+ * shift seen: a halving that found the timer busy leaves the re-arming to
+ * it. A timer being stopped keeps its period; the shift still reaches the
+ * samples. */
 void adt_sampler_halve(adt_location *location, unsigned old_shift, unsigned new_shift, void *arg)
 {
     (void)old_shift;
@@ -339,11 +344,18 @@ void adt_sampler_halve(adt_location *location, unsigned old_shift, unsigned new_
     adt_sampler_thread *thread = adt_location_user(location);
     if (thread == NULL)
         return;
-    atomic_store(&thread->shift, new_shift);
-    int live = ADT_TIMER_LIVE;
-    if (atomic_compare_exchange_strong(&thread->timer_state, &live, ADT_TIMER_BUSY)) {
-        arm_timer(thread, new_shift);
+    unsigned shift = atomic_load(&thread->shift);
+    while (shift < new_shift && !atomic_compare_exchange_weak(&thread->shift, &shift, new_shift))
+        ;
+    for (;;) {
+        int live = ADT_TIMER_LIVE;
+        if (!atomic_compare_exchange_strong(&thread->timer_state, &live, ADT_TIMER_BUSY))
+            return;
+        unsigned armed = atomic_load(&thread->shift);
+        arm_timer(thread, armed);
         atomic_store(&thread->timer_state, ADT_TIMER_LIVE);
+        if (atomic_load(&thread->shift) == armed)
+            return;
     }
 }
 
@@ -424,6 +436,7 @@ void adt_sampler_get_stats(adt_sampler_stats *stats)
         stats->signals += thread->signals;
         stats->samples_busy += thread->samples_busy;
         stats->contexts_full += thread->contexts_full;
+        stats->overload_halvings += thread->overload_halvings;
         handler_ns += thread->handler_ns;
         timed += thread->samples_timed;
     }

@@ -9,7 +9,10 @@
  * counters of ADAPTRACE_METRICS, interns the path in the calling-context
  * tree (preallocated, lock-free, never removed) and appends an
  * ADT_REC_SAMPLE to the thread's location. Halving (the flush policy's
- * hook) slows that thread's timer.
+ * hook) slows that thread's timer. A thread that cannot keep up with its
+ * rate (timer overruns, or a handler that takes half its time) halves its
+ * own rate the same way: its handler drops the location's lowest level
+ * (adt_buffer_drop_own_level) and re-arms the timer.
  */
 #ifndef ADAPTRACE_SAMPLER_H
 #define ADAPTRACE_SAMPLER_H
@@ -90,6 +93,9 @@ typedef struct adt_sampler_stats {
     double handler_mean_ns;      /* mean time from the handler's clock read to
                                     the end of the append */
     uint32_t kernel_tick_hz;     /* what a cpu-clock timer can deliver at most */
+    uint64_t overload_halvings;  /* rate halvings (shift steps) of threads that
+                                    could not keep up with their rate: their
+                                    own handler dropped their lowest level */
 } adt_sampler_stats;
 void adt_sampler_get_stats(adt_sampler_stats *stats);
 

@@ -22,6 +22,18 @@
  * reports before the interrupted function. */
 #define ADT_SAMPLER_HANDLER_FRAMES 8
 
+/* Overload protection (handler.c): the handler looks at its thread's
+ * signals in windows of ADT_OVERLOAD_WINDOW. The thread cannot keep up
+ * with its rate, and the handler halves it the λ way, when in one window
+ * - at least ADT_OVERLOAD_BEHIND signals were behind: si_overrun > 0 and
+ *   less than si_overrun periods since the previous handler returned, or
+ * - the handler bodies plus the delivery cost (learnt from signals that
+ *   were behind) took at least 1/ADT_OVERLOAD_COST_SHARE of the window's
+ *   wall time. */
+#define ADT_OVERLOAD_WINDOW 16
+#define ADT_OVERLOAD_BEHIND 3
+#define ADT_OVERLOAD_COST_SHARE 2
+
 /* timer_state: halving (possibly on another thread) and stopping must not
  * race on a timer id that timer_delete may hand out again. */
 enum {
@@ -53,6 +65,16 @@ typedef struct adt_sampler_thread {
     uint64_t contexts_full;
     uint64_t handler_ns;
     uint64_t samples_timed;
+    uint64_t overload_halvings; /* shift steps taken by the overload protection */
+    /* The current overload window (shift it started at, first entry). */
+    unsigned window_shift;
+    uint32_t window_signals;
+    uint32_t window_behind;
+    uint64_t window_start;
+    uint64_t window_handler_ns;
+    uint64_t window_min_gap;
+    uint64_t previous_end;      /* when the previous handler finished */
+    uint64_t delivery_ns;       /* round trip of one signal, 0 until learnt */
     /* The previous sample's path, root first: consecutive samples share
      * most of their stack, so only the part below the first difference is
      * looked up in the tree. Handler only. */

@@ -377,3 +377,113 @@ TEST(BufferSpill, AccountsAndRejectsBadFiles)
     close(fd);
     adt_buffer_destroy(buffer);
 }
+
+namespace {
+
+std::vector<uint64_t> sample_numbers(adt_location *location)
+{
+    std::vector<uint64_t> numbers;
+    adt_reader *reader = adt_reader_open(location);
+    EXPECT_NE(reader, nullptr);
+    adt_record_view view;
+    while (reader != nullptr && adt_reader_next(reader, &view))
+        if (view.level != ADT_EVENT_LEVEL)
+            numbers.push_back(view.sample_number);
+    if (reader != nullptr)
+        adt_reader_close(reader);
+    return numbers;
+}
+
+void append_samples(adt_location *location, int count)
+{
+    for (int i = 0; i < count; i++)
+        ASSERT_EQ(adt_buffer_append_sample(location, 1, (uint64_t)i, &i, sizeof i, nullptr), ADT_APPEND_OK);
+}
+
+}  // namespace
+
+TEST(BufferOwnDrop, DropsExactlyAsTheLowestLevelDrop)
+{
+    adt_buffer *buffer = adt_buffer_create(1 << 18, 256, 2);
+    adt_location *by_policy = adt_buffer_add_location(buffer, 0);
+    adt_location *by_owner = adt_buffer_add_location(buffer, 1);
+    // Rounds of 5, 3 and 9 samples: the lowest non-empty level is not
+    // always the shift, so some drops raise it by more than one.
+    for (int count : {5, 3, 9}) {
+        append_samples(by_policy, count);
+        append_samples(by_owner, count);
+        unsigned shift_before = location_stats(by_owner).shift;
+        unsigned old_shift = 99;
+        int expected = adt_buffer_drop_lowest_level(by_policy, nullptr);
+        EXPECT_EQ(adt_buffer_drop_own_level(by_owner, &old_shift), expected);
+        EXPECT_EQ(old_shift, shift_before);
+        adt_location_stats policy_stats = location_stats(by_policy);
+        adt_location_stats owner_stats = location_stats(by_owner);
+        EXPECT_EQ(owner_stats.shift, policy_stats.shift);
+        EXPECT_EQ(owner_stats.samples_kept, policy_stats.samples_kept);
+        EXPECT_EQ(owner_stats.samples_removed, policy_stats.samples_removed);
+        EXPECT_EQ(owner_stats.removals, policy_stats.removals);
+        EXPECT_EQ(sample_numbers(by_owner), sample_numbers(by_policy));
+        for (uint64_t n : sample_numbers(by_owner))
+            EXPECT_EQ(n % (1ull << owner_stats.shift), 0u) << n;
+    }
+    EXPECT_GT(location_stats(by_owner).shift, 2u);
+    adt_buffer_destroy(buffer);
+}
+
+TEST(BufferOwnDrop, WithoutSamplesRaisesTheShiftByOne)
+{
+    adt_buffer *buffer = adt_buffer_create(1 << 16, 256, 1);
+    adt_location *location = adt_buffer_add_location(buffer, 0);
+    EXPECT_EQ(adt_buffer_drop_own_level(location, nullptr), 1);
+    EXPECT_EQ(adt_buffer_drop_own_level(location, nullptr), 2);
+    uint64_t n = 0;
+    adt_buffer_append_sample(location, 1, 0, nullptr, 0, &n);
+    EXPECT_EQ(n, 4u);
+    adt_buffer_append_sample(location, 1, 1, nullptr, 0, &n);
+    EXPECT_EQ(n, 8u);
+    adt_location_stats stats = location_stats(location);
+    EXPECT_EQ(stats.removals, 2u);
+    EXPECT_EQ(stats.samples_removed, 0u);
+    EXPECT_EQ(stats.samples_kept, 2u);
+    adt_buffer_destroy(buffer);
+}
+
+namespace {
+
+struct OwnDropInCallback {
+    int result = 0;
+    unsigned shift_during = 0;
+};
+
+// Runs inside the sample append that ran out of chunks, i.e. with the
+// location's guard held, as when a handler interrupts its own thread's
+// refill: the own drop must answer at once instead of waiting.
+bool own_drop_while_guarded(adt_buffer *, const adt_preflush_request *request, void *arg)
+{
+    auto *seen = static_cast<OwnDropInCallback *>(arg);
+    seen->result = adt_buffer_drop_own_level(request->requester, nullptr);
+    seen->shift_during = location_stats(request->requester).shift;
+    return false;
+}
+
+}  // namespace
+
+TEST(BufferOwnDrop, BusyGuardAnswersMinusOneWithoutWaiting)
+{
+    adt_buffer *buffer = adt_buffer_create(256, 256, 1);
+    adt_location *location = adt_buffer_add_location(buffer, 0);
+    OwnDropInCallback seen;
+    adt_buffer_set_preflush(buffer, own_drop_while_guarded, &seen);
+    uint64_t payload[8] = {};
+    adt_append_status status = ADT_APPEND_OK;
+    for (int i = 0; i < 16 && status == ADT_APPEND_OK; i++)
+        status = adt_buffer_append_sample(location, 1, (uint64_t)i, payload, sizeof payload, nullptr);
+    EXPECT_EQ(status, ADT_APPEND_DROPPED);
+    EXPECT_EQ(seen.result, -1);
+    EXPECT_EQ(seen.shift_during, 0u);
+    EXPECT_EQ(location_stats(location).removals, 0u);
+    // Guard free again: the same call drops.
+    EXPECT_EQ(adt_buffer_drop_own_level(location, nullptr), 1);
+    adt_buffer_destroy(buffer);
+}

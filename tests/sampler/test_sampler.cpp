@@ -303,6 +303,66 @@ void plain_application_handler(int)
     application_calls = application_calls + 1;
 }
 
+// Rate halvings by the overload protection; with an arena far larger
+// than the samples, the only ones.
+uint64_t overload_halvings()
+{
+    adt_sampler_stats stats;
+    adt_sampler_get_stats(&stats);
+    return stats.overload_halvings;
+}
+
+TEST_F(Sampler, ThreadThatCannotKeepUpHalvesItsOwnRate)
+{
+    // 1 MHz: no machine delivers and handles a signal in 1 µs, so the timer
+    // overruns at every signal until the handler has slowed it down.
+    start(4 << 20, 4096, 1000000, 32);
+    adt_location *where = location(1);
+    std::thread worker([&] {
+        ASSERT_EQ(adt_sampler_thread_start(where), 0);
+        adt_test_work_a(3000);
+        adt_sampler_thread_stop(where);
+    });
+    worker.join();
+    adt_location_stats stats;
+    adt_location_get_stats(where, &stats);
+    EXPECT_GE(stats.shift, 1u);
+    EXPECT_EQ(overload_halvings(), stats.shift);
+    EXPECT_EQ(stats.samples_dropped, 0u);
+    std::vector<Sample> list = samples(where);
+    ASSERT_EQ(list.size(), stats.samples_kept);
+    ASSERT_GT(list.size(), 0u);
+    uint64_t previous = 0;
+    for (const Sample &sample : list) {
+        EXPECT_EQ(sample.number % (1ull << stats.shift), 0u) << sample.number;
+        EXPECT_GT(sample.number, previous);
+        EXPECT_LE(sample.rate_shift, stats.shift);
+        previous = sample.number;
+    }
+}
+
+TEST_F(Sampler, ThreadThatKeepsUpIsNotHalved)
+{
+    // 100 Hz costs a thread well under 1 % of its time; run through three
+    // overload windows.
+    start(4 << 20, 4096, 100, 32);
+    adt_location *where = location(1);
+    ASSERT_EQ(adt_sampler_thread_start(where), 0);
+    for (int round = 0; round < 400 && shift_of(where) == 0; ++round) {
+        adt_location_stats stats;
+        adt_location_get_stats(where, &stats);
+        if (stats.samples_taken >= 48)
+            break;
+        adt_test_work_a(100);
+    }
+    adt_sampler_thread_stop(where);
+    adt_location_stats stats;
+    adt_location_get_stats(where, &stats);
+    EXPECT_GE(stats.samples_taken, 48u);
+    EXPECT_EQ(overload_halvings(), 0u);
+    EXPECT_EQ(stats.shift, 0u);
+}
+
 TEST_F(Sampler, ApplicationSigprofHandlerKeepsBeingCalled)
 {
     start(1 << 20, 4096, 2000, 32);
