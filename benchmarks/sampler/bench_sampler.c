@@ -15,7 +15,12 @@
  *   sampled by adaptrace; the kernel's time is the thread's CPU time (the
  *   kernel's work in signal delivery included, other processes not);
  *   repetitions interleaved, the fastest of each kept.
- *   extra_over_floor_pct = (adaptrace - floor) / untraced.
+ *   The cost per signal (slowdown / signals delivered) is compared, not the
+ *   run times: the overload protection may halve adaptrace's rate during a
+ *   run (overload_halvings), which leaves it fewer signals than the floor.
+ *   extra_over_floor_pct = (adaptrace µs per signal - floor µs per signal)
+ *   × the floor's signals / untraced: adaptrace's own share of run time at
+ *   the floor's signal count.
  */
 #include <signal.h>
 #include <stdatomic.h>
@@ -272,13 +277,19 @@ int main(void)
     for (int r = 0; r < 2; ++r) {
         double floor_pct = 100.0 * (floor_seconds[r] - untraced) / untraced;
         double sampled_pct = 100.0 * (best[r].seconds - untraced) / untraced;
+        double floor_us = floor_signal_count[r] > 0
+                              ? (floor_seconds[r] - untraced) * 1e6 / (double)floor_signal_count[r] : 0.0;
+        double sampled_us = best[r].stats.signals > 0
+                                ? (best[r].seconds - untraced) * 1e6 / (double)best[r].stats.signals : 0.0;
+        double extra_pct = 100.0 * (sampled_us - floor_us) * 1e-6 * (double)floor_signal_count[r] / untraced;
         printf("  \"rate_%u_hz\": {\"floor_seconds\": %.4f, \"floor_signals\": %llu, "
                "\"floor_us_per_signal\": %.2f, \"adaptrace_seconds\": %.4f, \"adaptrace_signals\": %llu, "
+               "\"adaptrace_us_per_signal\": %.2f, \"overload_halvings\": %llu, "
                "\"floor_slowdown_pct\": %.2f, \"adaptrace_slowdown_pct\": %.2f, \"extra_over_floor_pct\": %.2f}%s\n",
-               rates[r], floor_seconds[r], (unsigned long long)floor_signal_count[r],
-               floor_signal_count[r] > 0 ? (floor_seconds[r] - untraced) * 1e6 / (double)floor_signal_count[r] : 0.0,
-               best[r].seconds, (unsigned long long)best[r].stats.signals, floor_pct, sampled_pct,
-               sampled_pct - floor_pct, r == 0 ? "," : "");
+               rates[r], floor_seconds[r], (unsigned long long)floor_signal_count[r], floor_us,
+               best[r].seconds, (unsigned long long)best[r].stats.signals, sampled_us,
+               (unsigned long long)best[r].stats.overload_halvings, floor_pct, sampled_pct, extra_pct,
+               r == 0 ? "," : "");
     }
     printf("}\n");
     return 0;
