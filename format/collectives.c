@@ -141,16 +141,23 @@ static OTF2_CallbackCode gatherv(void *user, OTF2_CollectiveContext *context, co
     return code(rc);
 }
 
+/* The per-rank counts of a gather or scatter: count for every rank, on the
+ * root only (elsewhere, and when memory is short, NULL). */
+static uint32_t *same_counts(const adt_collectives *c, uint32_t count, uint32_t root)
+{
+    if (c->rank != root)
+        return NULL;
+    uint32_t *counts = calloc(c->size, sizeof *counts);
+    for (uint32_t r = 0; counts && r < c->size; ++r)
+        counts[r] = count;
+    return counts;
+}
+
 static OTF2_CallbackCode gather(void *user, OTF2_CollectiveContext *context, const void *in,
                                 void *out, uint32_t count, OTF2_Type type, uint32_t root)
 {
     const adt_collectives *c = context->collectives;
-    uint32_t *counts = NULL;
-    if (c->rank == root) {
-        counts = calloc(c->size, sizeof *counts);
-        for (uint32_t r = 0; counts && r < c->size; ++r)
-            counts[r] = count;
-    }
+    uint32_t *counts = same_counts(c, count, root);
     OTF2_CallbackCode result = gatherv(user, context, in, count, out, counts, type, root);
     if (c->rank == root && !counts)
         result = OTF2_CALLBACK_ERROR;
@@ -182,12 +189,7 @@ static OTF2_CallbackCode scatter(void *user, OTF2_CollectiveContext *context, co
                                  void *out, uint32_t count, OTF2_Type type, uint32_t root)
 {
     const adt_collectives *c = context->collectives;
-    uint32_t *counts = NULL;
-    if (c->rank == root) {
-        counts = calloc(c->size, sizeof *counts);
-        for (uint32_t r = 0; counts && r < c->size; ++r)
-            counts[r] = count;
-    }
+    uint32_t *counts = same_counts(c, count, root);
     OTF2_CallbackCode result = scatterv(user, context, in, counts, out, count, type, root);
     if (c->rank == root && !counts)
         result = OTF2_CALLBACK_ERROR;

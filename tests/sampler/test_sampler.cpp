@@ -40,6 +40,21 @@ bool drop_and_halve(adt_buffer *, const adt_preflush_request *request, void *)
     return true;
 }
 
+// The λ invariant after shift halvings: every sample kept has a number
+// n ≡ 0 mod 2^shift (so it sits in a level ≥ shift), in increasing order,
+// taken at a rate no slower than the final one.
+void expect_survivors(const std::vector<Sample> &list, unsigned shift)
+{
+    uint64_t previous = 0;
+    for (const Sample &sample : list) {
+        EXPECT_EQ(sample.number % (1ull << shift), 0u) << sample.number;
+        EXPECT_GT(sample.number, previous);
+        EXPECT_LE(sample.rate_shift, shift);
+        EXPECT_GE(sample.level, shift);
+        previous = sample.number;
+    }
+}
+
 class Sampler : public ::testing::Test {
 protected:
     void start(size_t arena_bytes, size_t chunk_bytes, uint32_t rate_hz, uint32_t depth,
@@ -205,14 +220,7 @@ TEST_F(Sampler, RetainedSamplesAreMultiplesOfTwoToTheK)
     std::vector<Sample> list = samples(where);
     ASSERT_EQ(list.size(), stats.samples_kept);
     ASSERT_GT(list.size(), 50u);
-    uint64_t previous = 0;
-    for (const Sample &sample : list) {
-        EXPECT_EQ(sample.number % (1ull << stats.shift), 0u) << sample.number;
-        EXPECT_GT(sample.number, previous);
-        EXPECT_LE(sample.rate_shift, stats.shift);
-        EXPECT_GE(sample.level, stats.shift);
-        previous = sample.number;
-    }
+    expect_survivors(list, stats.shift);
 }
 
 // Runs 50/30/20 % of a fixed amount of work in three functions, block by
@@ -332,13 +340,7 @@ TEST_F(Sampler, ThreadThatCannotKeepUpHalvesItsOwnRate)
     std::vector<Sample> list = samples(where);
     ASSERT_EQ(list.size(), stats.samples_kept);
     ASSERT_GT(list.size(), 0u);
-    uint64_t previous = 0;
-    for (const Sample &sample : list) {
-        EXPECT_EQ(sample.number % (1ull << stats.shift), 0u) << sample.number;
-        EXPECT_GT(sample.number, previous);
-        EXPECT_LE(sample.rate_shift, stats.shift);
-        previous = sample.number;
-    }
+    expect_survivors(list, stats.shift);
 }
 
 TEST_F(Sampler, ThreadThatKeepsUpIsNotHalved)
