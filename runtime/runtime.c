@@ -52,6 +52,10 @@ adt_runtime_budget adt_runtime_split_budget(const adt_config *settings)
             split.context_bytes = ADT_RUNTIME_CONTEXT_MAX_BYTES;
         split.arena_bytes -= split.context_bytes;
     }
+    split.chunk_bytes = ADT_RUNTIME_CHUNK_MAX_BYTES;
+    while (split.chunk_bytes > ADT_RUNTIME_CHUNK_MIN_BYTES &&
+           split.arena_bytes / split.chunk_bytes < ADT_RUNTIME_CHUNKS_PER_ARENA)
+        split.chunk_bytes /= 2;
     return split;
 }
 
@@ -146,7 +150,7 @@ static int set_up_measurement(void)
         config.sampling = false;
     }
     budget = adt_runtime_split_budget(&config);
-    buffer = adt_buffer_create(budget.arena_bytes, 0, ADT_RUNTIME_MAX_LOCATIONS);
+    buffer = adt_buffer_create(budget.arena_bytes, budget.chunk_bytes, ADT_RUNTIME_MAX_LOCATIONS);
     if (!buffer) {
         adt_log("cannot create the trace buffer of %llu bytes (ADAPTRACE_BUFFER_SIZE=%llu): %s; "
                 "the program runs unmeasured",

@@ -72,9 +72,20 @@ extern "C" {
 /* Locations per process; threads beyond it run unmeasured (warned once). */
 #define ADT_RUNTIME_MAX_LOCATIONS 1024u
 
+/* Chunks of the arena: about ADT_RUNTIME_CHUNKS_PER_ARENA of them, a power
+ * of two between the bounds. Every non-empty chain of a location holds at
+ * least one partly filled chunk (its event chain and up to one per sample
+ * level, ~log2(samples) levels), so with many threads large chunks would
+ * fill the arena with little data in it: 48 threads sampled for 3 s held
+ * 27 MiB of 64 KiB chunks for 0.7 MiB of samples. */
+#define ADT_RUNTIME_CHUNKS_PER_ARENA 4096u
+#define ADT_RUNTIME_CHUNK_MIN_BYTES (4u << 10)
+#define ADT_RUNTIME_CHUNK_MAX_BYTES (64u << 10)
+
 typedef struct adt_runtime_budget {
     uint64_t arena_bytes;    /* the λ-buffer */
     uint64_t context_bytes;  /* the calling-context tree; 0 with sampling off */
+    uint64_t chunk_bytes;    /* the arena's chunk size */
 } adt_runtime_budget;
 
 /* How config->buffer_bytes is divided (pure; for tests and docs). */

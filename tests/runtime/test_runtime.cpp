@@ -223,6 +223,7 @@ TEST_F(Runtime, SerialProgramWritesArchiveAndConsistentSummaryAtExit)
     EXPECT_EQ(summary["mpi_events"], 0);
     EXPECT_EQ(summary["buffer_bytes"], 1 << 20);
     EXPECT_EQ(summary["arena_bytes"] + summary["context_bytes"], summary["buffer_bytes"]);
+    EXPECT_EQ(summary["chunk_bytes"], 4096) << "a small arena gets the smallest chunks";
     EXPECT_EQ(summary["initial_rate_hz"], 5000);
     EXPECT_EQ(summary["final_rate_hz"], 5000 / std::ldexp(1.0, (int)summary["most_halvings_per_location"]));
     EXPECT_GT(summary["samples_taken"], 0);
@@ -338,7 +339,10 @@ TEST_F(Runtime, ThreadsGetTheirOwnLocations)
         EXPECT_NE(run.out.find(line), std::string::npos) << run.out;
     std::vector<std::string> archives = default_archives();
     ASSERT_EQ(archives.size(), 1u) << run.err;
-    EXPECT_EQ(read_summary(archives[0])["locations"], 4);
+    std::map<std::string, double> summary = read_summary(archives[0]);
+    EXPECT_EQ(summary["locations"], 4);
+    // 64 MiB, 56 MiB of arena: the largest power of two giving 4096 chunks.
+    EXPECT_EQ(summary["chunk_bytes"], 8192);
     ArchiveContents contents = read_archive(archives[0]);
     ASSERT_TRUE(contents.opened);
     std::vector<std::string> names = contents.names();
