@@ -7,13 +7,21 @@
 ! usage: mpi-families-fortran EXPECT_DIR
 module notes
     implicit none
-    integer, parameter :: notes_max = 4096, line_len = 256
-    character(len=line_len) :: note_lines(notes_max)
+    integer, parameter :: line_len = 256
+    ! Grows: how often a polling loop (MPI_Test until done) runs depends on
+    ! the load of the machine.
+    character(len=line_len), allocatable :: note_lines(:)
     integer :: note_count = 0
 contains
     subroutine note(line)
         character(len=*), intent(in) :: line
-        if (note_count == notes_max) error stop 'mpi-families-fortran: too many notes'
+        character(len=line_len), allocatable :: grown(:)
+        if (.not. allocated(note_lines)) allocate(note_lines(1024))
+        if (note_count == size(note_lines)) then
+            allocate(grown(2 * size(note_lines)))
+            grown(1:note_count) = note_lines(1:note_count)
+            call move_alloc(grown, note_lines)
+        end if
         note_count = note_count + 1
         note_lines(note_count) = line
     end subroutine
