@@ -235,6 +235,8 @@ typedef struct adt_trace_input {
     uint32_t initial_rate_hz;         /* InterruptGenerator period = 2^k / rate */
     adt_clock_offset clock_offsets[2];/* begin and end; both zero = none */
     const char *creator;              /* anchor "creator", e.g. "adaptrace 0.1.0" */
+    uint64_t timer_resolution;        /* ticks per second of the timestamps (rank 0's
+                                         goes into ClockProperties); 0 = nanoseconds */
 } adt_trace_input;
 
 typedef struct adt_trace_result {

@@ -717,7 +717,8 @@ static int write_global_definitions(writer *w, const location_summary *summaries
     }
     if (begin > end)
         begin = end = 0;
-    TRY(OTF2_GlobalDefWriter_WriteClockProperties(out, ADT_CLOCK_RESOLUTION, begin, end - begin,
+    uint64_t resolution = w->input->timer_resolution ? w->input->timer_resolution : 1000000000ull;
+    TRY(OTF2_GlobalDefWriter_WriteClockProperties(out, resolution, begin, end - begin,
                                                   OTF2_UNDEFINED_TIMESTAMP));
     for (uint32_t i = 0; i < g->strings.count; ++i) {
         size_t size;

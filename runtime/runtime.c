@@ -140,6 +140,7 @@ static void tear_down(void)
 
 static int set_up_measurement(void)
 {
+    adt_clock_init();
     defs = adt_defs_create();
     if (!defs) {
         adt_log("cannot allocate the definitions registry; the program runs unmeasured");
@@ -422,6 +423,7 @@ static int write_archive(const adt_collectives *collectives, const adt_clock_off
         .calling_context_style = config.sampling,
         .initial_rate_hz = config.sampling ? config.sampling_rate_hz : 0,
         .creator = "adaptrace " ADAPTRACE_VERSION,
+        .timer_resolution = adt_clock_resolution(),
     };
     if (offsets)
         memcpy(input.clock_offsets, offsets, sizeof input.clock_offsets);

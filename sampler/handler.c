@@ -139,8 +139,8 @@ static uint64_t take_sample(adt_sampler_thread *thread, const ucontext_t *contex
                              (uint32_t)(sizeof(adt_rec_sample) + adt_sampler.metric_count * sizeof(uint64_t)),
                              NULL);
     uint64_t end = adt_clock_now();
-    thread->handler_ns += end - time;
-    thread->window_handler_ns += end - time;
+    thread->handler_ticks += end - time;
+    thread->window_handler_ticks += end - time;
     thread->samples_timed++;
     return end;
 }
@@ -179,11 +179,11 @@ static void watch_overload(adt_sampler_thread *thread, uint64_t entry, uint64_t 
         thread->window_shift = shift;
         thread->window_signals = 0;
         thread->window_behind = 0;
-        thread->window_handler_ns = 0;
+        thread->window_handler_ticks = 0;
         thread->window_start = entry;
         thread->window_min_gap = UINT64_MAX;
     }
-    uint64_t period = adt_sampler.period_ns << (shift > 32 ? 32 : shift);
+    uint64_t period = adt_sampler.period_ticks << (shift > 32 ? 32 : shift);
     thread->window_signals++;
     uint64_t gap = entry - thread->previous_end;
     thread->previous_end = end;
@@ -195,9 +195,9 @@ static void watch_overload(adt_sampler_thread *thread, uint64_t entry, uint64_t 
     if (thread->window_signals < ADT_OVERLOAD_WINDOW)
         return;
     if (thread->window_behind > 0)
-        thread->delivery_ns = thread->window_min_gap;
+        thread->delivery_ticks = thread->window_min_gap;
     uint64_t span = adt_clock_now() - thread->window_start;
-    uint64_t cost = thread->window_handler_ns + thread->window_signals * thread->delivery_ns;
+    uint64_t cost = thread->window_handler_ticks + thread->window_signals * thread->delivery_ticks;
     bool overloaded = thread->window_behind >= ADT_OVERLOAD_BEHIND || cost * ADT_OVERLOAD_COST_SHARE >= span;
     /* A busy guard keeps the window full: the next signal tries again. */
     if (overloaded && !halve_own_rate(thread))

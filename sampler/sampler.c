@@ -162,6 +162,9 @@ int adt_sampler_init(const adt_config *config, adt_defs *defs, uint64_t context_
     adt_sampler.period_ns = 1000000000ull / config->sampling_rate_hz;
     if (adt_sampler.period_ns == 0)
         adt_sampler.period_ns = 1;
+    adt_sampler.period_ticks = (uint64_t)((double)adt_sampler.period_ns * (double)adt_clock_resolution() / 1e9);
+    if (adt_sampler.period_ticks == 0)
+        adt_sampler.period_ticks = 1;
     adt_sampler.depth = config->unwind_depth == 0 ? 1 : config->unwind_depth;
     if (adt_sampler.depth > ADT_SAMPLER_DEPTH_MAX) {
         adt_log("ADAPTRACE_UNWIND_DEPTH=%u: too deep (accepted: 1..%d)", config->unwind_depth, ADT_SAMPLER_DEPTH_MAX);
@@ -431,16 +434,16 @@ void adt_sampler_get_stats(adt_sampler_stats *stats)
         stats->contexts = adt_cct_count(&adt_sampler.tree);
         stats->context_bytes = adt_sampler.tree.memory_bytes;
     }
-    uint64_t handler_ns = 0, timed = 0;
+    uint64_t handler_ticks = 0, timed = 0;
     for (adt_sampler_thread *thread = atomic_load(&adt_sampler.threads); thread != NULL; thread = thread->next) {
         stats->signals += thread->signals;
         stats->samples_busy += thread->samples_busy;
         stats->contexts_full += thread->contexts_full;
         stats->overload_halvings += thread->overload_halvings;
-        handler_ns += thread->handler_ns;
+        handler_ticks += thread->handler_ticks;
         timed += thread->samples_timed;
     }
-    stats->handler_mean_ns = timed > 0 ? (double)handler_ns / (double)timed : 0.0;
+    stats->handler_mean_ns = timed > 0 ? (double)adt_clock_ticks_to_ns(handler_ticks) / (double)timed : 0.0;
     adt_sampler_thread *main_thread = adt_sampler.main_thread;
     if (main_thread != NULL) {
         uint64_t end = main_thread->stop_clock != 0 ? main_thread->stop_clock : read_clock(main_thread->clock);

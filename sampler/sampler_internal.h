@@ -63,7 +63,7 @@ typedef struct adt_sampler_thread {
     uint64_t signals_weighted; /* Σ 2^k */
     uint64_t samples_busy;
     uint64_t contexts_full;
-    uint64_t handler_ns;
+    uint64_t handler_ticks;      /* trace-clock ticks (core.h), like all times here */
     uint64_t samples_timed;
     uint64_t overload_halvings; /* shift steps taken by the overload protection */
     /* The current overload window (shift it started at, first entry). */
@@ -71,10 +71,10 @@ typedef struct adt_sampler_thread {
     uint32_t window_signals;
     uint32_t window_behind;
     uint64_t window_start;
-    uint64_t window_handler_ns;
+    uint64_t window_handler_ticks;
     uint64_t window_min_gap;
     uint64_t previous_end;      /* when the previous handler finished */
-    uint64_t delivery_ns;       /* round trip of one signal, 0 until learnt */
+    uint64_t delivery_ticks;    /* round trip of one signal, 0 until learnt */
     /* The previous sample's path, root first: consecutive samples share
      * most of their stack, so only the part below the first difference is
      * looked up in the tree. Handler only. */
@@ -89,7 +89,8 @@ typedef struct adt_sampler_global {
     int signal;
     adt_sampling_clock clock;
     uint32_t rate_hz;
-    uint64_t period_ns;
+    uint64_t period_ns;         /* for the timer */
+    uint64_t period_ticks;      /* the same in trace-clock ticks, for the handler */
     uint32_t depth;
     uint32_t kernel_tick_hz;
     char metric_names[ADT_SAMPLER_METRICS_MAX][128];
