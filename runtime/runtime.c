@@ -280,7 +280,7 @@ static void report_nothing_written(const char *why)
     for (size_t i = 0; i < adt_buffer_location_count(buffer); i++) {
         adt_location_stats stats;
         adt_location_get_stats(adt_buffer_location_at(buffer, i), &stats);
-        events += stats.events.records;
+        events += stats.events.records + stats.spilled_records;
         samples += stats.samples_kept;
     }
     char rank[32] = "";
