@@ -5,6 +5,7 @@
 
 #include <csignal>
 #include <cstring>
+#include <algorithm>
 #include <map>
 #include <string>
 #include <sys/time.h>
@@ -21,6 +22,7 @@ namespace {
 constexpr uint64_t kContextBytes = 1u << 20;
 
 struct Sample {
+    uint64_t time;
     uint64_t number;
     uint8_t level;
     uint32_t context;
@@ -104,7 +106,7 @@ protected:
             EXPECT_GE(view.payload_size, sizeof record);
             std::memcpy(&record, view.payload, sizeof record);
             EXPECT_EQ(view.payload_size, sizeof record + record.metric_count * sizeof(uint64_t));
-            result.push_back({view.sample_number, view.level, record.calling_context, record.rate_shift,
+            result.push_back({view.time, view.sample_number, view.level, record.calling_context, record.rate_shift,
                               record.metric_count});
         }
         if (reader != nullptr)
@@ -221,6 +223,17 @@ TEST_F(Sampler, RetainedSamplesAreMultiplesOfTwoToTheK)
     ASSERT_EQ(list.size(), stats.samples_kept);
     ASSERT_GT(list.size(), 50u);
     expect_survivors(list, stats.shift);
+    // Evenly spaced: numbers count timer periods of the initial rate (a
+    // signal at rate f0/2^j advances n by 2^j), so survivors are 2^k initial
+    // periods apart. The median of the gaps per number step is robust to a
+    // thread that was descheduled (the wall timer then overruns).
+    std::vector<double> gaps;
+    for (size_t i = 1; i < list.size(); ++i)
+        gaps.push_back(double(list[i].time - list[i - 1].time) / double(list[i].number - list[i - 1].number));
+    std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
+    const double period_ns = 1e9 / 2000;
+    EXPECT_GT(gaps[gaps.size() / 2], 0.8 * period_ns);
+    EXPECT_LT(gaps[gaps.size() / 2], 1.5 * period_ns);
 }
 
 // Runs 50/30/20 % of a fixed amount of work in three functions, block by
