@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command of README.md: installs dependencies, builds the Release
-# and the sanitizer (ASan + UBSan) configurations, runs ctest on both.
+# and the sanitizer (ASan + UBSan) configurations, runs ctest on both, then
+# runs the threaded tests under ThreadSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
@@ -12,3 +13,16 @@ ctest --test-dir build --output-on-failure -j "$jobs"
 cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DADAPTRACE_SANITIZE=ON
 cmake --build build-sanitize -j "$jobs"
 ctest --test-dir build-sanitize --output-on-failure -j "$jobs"
+# ThreadSanitizer: the tests that share adaptrace's structures between
+# threads (the buffer under timer signals, the definitions registry, the
+# MPI handle table). Left out: the sampler, runtime and MPI whole-run tests
+# (TSan holds asynchronous signals back until the thread's next intercepted
+# call, so compute loops are hardly sampled; libunwind frees its per-thread
+# cache after TSan has let the thread go, a SIGSEGV; a sanitized library
+# preloaded into an uninstrumented program crashes it), and serial tests,
+# which TSan only slows down.
+cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DADAPTRACE_TSAN=ON
+cmake --build build-tsan -j "$jobs" --target test_buffer_signals test_format test_mpi_tables
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+  ctest --test-dir build-tsan --output-on-failure -j "$jobs" --no-tests=error \
+        -R '^(BufferSignals|FormatDefs|HandleTable)\.'
