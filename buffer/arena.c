@@ -11,9 +11,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "buffer/buffer_internal.h"
+#include "core/core.h"
 
 char adt_chain_empty[1];
 
@@ -82,17 +82,17 @@ adt_buffer *adt_buffer_create(size_t arena_bytes, size_t chunk_bytes, size_t max
         return NULL;
     }
     size_t mapped = chunks * chunk_bytes;
-    /* MAP_POPULATE pre-faults the arena: no page fault ever lands in an
-     * append, least of all in a signal handler. */
-    char *arena = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-    if (arena == MAP_FAILED)
+    /* Mapped and touched up front: no page fault ever lands in an append,
+     * least of all in a signal handler. */
+    char *arena = adt_memory_map(mapped);
+    if (arena == NULL)
         return NULL;
     adt_buffer *buffer = aligned_alloc(64, sizeof *buffer);
     adt_location *locations = aligned_alloc(64, max_locations * sizeof *locations);
     if (buffer == NULL || locations == NULL) {
         free(buffer);
         free(locations);
-        munmap(arena, mapped);
+        adt_memory_unmap(arena, mapped);
         errno = ENOMEM;
         return NULL;
     }
@@ -115,7 +115,7 @@ void adt_buffer_destroy(adt_buffer *buffer)
 {
     if (buffer == NULL)
         return;
-    munmap(buffer->arena, buffer->arena_bytes);
+    adt_memory_unmap(buffer->arena, buffer->arena_bytes);
     pthread_mutex_destroy(&buffer->add_lock);
     free(buffer->locations);
     free(buffer);

@@ -129,6 +129,15 @@ uint64_t adt_clock_resolution(void);
 /* Nanoseconds in a number of ticks. */
 uint64_t adt_clock_ticks_to_ns(uint64_t ticks);
 
+/* Zeroed anonymous memory for what hot paths write (the buffer arena, the
+ * calling-context tree, the request table), every page already written
+ * once from user space: MAP_POPULATE alone leaves a first-write trap per
+ * page on shadow-paging hypervisors (~3 us a page in this VM, none seen by
+ * the guest as a page fault), which would otherwise land in appends and
+ * signal handlers. NULL (errno set) on failure. Slow path. */
+void *adt_memory_map(size_t bytes);
+void adt_memory_unmap(void *memory, size_t bytes);
+
 /* Diagnostics on stderr, prefixed "adaptrace: ". Not for signal handlers. */
 void adt_log(const char *format, ...) __attribute__((format(printf, 1, 2)));
 

@@ -1,8 +1,8 @@
 #include "sampler/cct.h"
 
 #include <errno.h>
-#include <sys/mman.h>
 
+#include "core/core.h"
 #include "format/format.h"
 
 int adt_cct_create(adt_cct *tree, uint64_t bytes)
@@ -19,8 +19,8 @@ int adt_cct_create(adt_cct *tree, uint64_t bytes)
     size_t capacity = (size_t)(slots / 2);
     size_t node_bytes = capacity * sizeof(adt_cct_node);
     size_t total = node_bytes + (size_t)slots * sizeof(uint32_t);
-    void *memory = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-    if (memory == MAP_FAILED)
+    void *memory = adt_memory_map(total);
+    if (memory == NULL)
         return -1;
     tree->memory = memory;
     tree->memory_bytes = total;
@@ -39,7 +39,7 @@ int adt_cct_create(adt_cct *tree, uint64_t bytes)
 void adt_cct_destroy(adt_cct *tree)
 {
     if (tree->memory)
-        munmap(tree->memory, tree->memory_bytes);
+        adt_memory_unmap(tree->memory, tree->memory_bytes);
     tree->memory = NULL;
     tree->nodes = NULL;
     tree->slots = NULL;
