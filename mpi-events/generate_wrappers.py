@@ -34,18 +34,18 @@ RECORD_KINDS = {
     "finalize": [],
     "abort": [],
     "send": ["count", "datatype", "dest", "tag", "comm"],
-    "recv": ["datatype", "comm", "status"],
-    "sendrecv": ["sendcount", "sendtype", "dest", "sendtag", "recvtype", "comm", "status"],
+    "recv": ["comm", "status"],
+    "sendrecv": ["sendcount", "sendtype", "dest", "sendtag", "comm", "status"],
     "isend": ["count", "datatype", "dest", "tag", "comm", "request"],
-    "irecv": ["datatype", "source", "comm", "request"],
+    "irecv": ["source", "comm", "request"],
     "send_init": ["count", "datatype", "dest", "tag", "comm", "request"],
-    "recv_init": ["datatype", "source", "comm", "request"],
+    "recv_init": ["source", "comm", "request"],
     "start": ["request"],
     "startall": ["count", "requests"],
     "mprobe": ["comm", "message"],
     "improbe": ["comm", "flag", "message"],
-    "mrecv": ["datatype", "message", "status"],
-    "imrecv": ["datatype", "message", "request"],
+    "mrecv": ["message", "status"],
+    "imrecv": ["message", "request"],
     "collective": ["op", "root", "comm", "sent", "received"],
     "icollective": ["op", "root", "comm", "sent", "received", "request"],
     "wait": ["request", "status"],
@@ -277,20 +277,20 @@ def build_body(fn, lang):
     elif kind == "send":
         body.pre.append(f"adt_mpi_send(&call, {v(a[0])}, {v(a[1])}, {v(a[2])}, {v(a[3])}, {v(a[4])});")
     elif kind == "recv":
-        status = status_setup(lang, body, a[2], fn)
-        body.post.append(f"adt_mpi_recv(&call, {status}, {v(a[0])}, adt_mpi_comm_lookup({v(a[1])}));")
+        status = status_setup(lang, body, a[1], fn)
+        body.post.append(f"adt_mpi_recv(&call, {status}, adt_mpi_comm_lookup({v(a[0])}));")
     elif kind == "sendrecv":
-        body.pre.append(f"adt_mpi_send(&call, {v(a[0])}, {v(a[1])}, {v(a[2])}, {v(a[3])}, {v(a[5])});")
-        status = status_setup(lang, body, a[6], fn)
-        body.post.append(f"adt_mpi_recv(&call, {status}, {v(a[4])}, adt_mpi_comm_lookup({v(a[5])}));")
+        body.pre.append(f"adt_mpi_send(&call, {v(a[0])}, {v(a[1])}, {v(a[2])}, {v(a[3])}, {v(a[4])});")
+        status = status_setup(lang, body, a[5], fn)
+        body.post.append(f"adt_mpi_recv(&call, {status}, adt_mpi_comm_lookup({v(a[4])}));")
     elif kind in ("isend", "send_init"):
         persistent = "true" if kind == "send_init" else "false"
         body.post.append(f"if ({ok}) adt_mpi_isend(&call, {v(a[0])}, {v(a[1])}, {v(a[2])}, {v(a[3])}, {v(a[4])}, "
                          f"{request_now(a[5])}, {persistent});")
     elif kind in ("irecv", "recv_init"):
         persistent = "true" if kind == "recv_init" else "false"
-        body.post.append(f"if ({ok} && {v(a[1])} != MPI_PROC_NULL) adt_mpi_irecv(&call, {v(a[0])}, "
-                         f"adt_mpi_comm_lookup({v(a[2])}), {request_now(a[3])}, {persistent});")
+        body.post.append(f"if ({ok} && {v(a[0])} != MPI_PROC_NULL) adt_mpi_irecv(&call, "
+                         f"adt_mpi_comm_lookup({v(a[1])}), {request_now(a[2])}, {persistent});")
     elif kind == "start":
         body.post.append(f"if ({ok}) adt_mpi_start(&call, {request_now(a[0])});")
     elif kind == "startall":
@@ -304,12 +304,12 @@ def build_body(fn, lang):
         body.post.append(f"if ({condition}) adt_mpi_message_probed(adt_mpi_comm_lookup({v(a[0])}), "
                          f"{lang.handle('Message', f'*{message}')});")
     elif kind == "mrecv":
-        body.pre.append(f"const adt_mpi_comm_info *info = adt_mpi_message_take({lang.handle('Message', f'*{a[1]}')});")
-        status = status_setup(lang, body, a[2], fn)
-        body.post.append(f"adt_mpi_recv(&call, {status}, {v(a[0])}, info);")
+        body.pre.append(f"const adt_mpi_comm_info *info = adt_mpi_message_take({lang.handle('Message', f'*{a[0]}')});")
+        status = status_setup(lang, body, a[1], fn)
+        body.post.append(f"adt_mpi_recv(&call, {status}, info);")
     elif kind == "imrecv":
-        body.pre.append(f"const adt_mpi_comm_info *info = adt_mpi_message_take({lang.handle('Message', f'*{a[1]}')});")
-        body.post.append(f"if ({ok}) adt_mpi_irecv(&call, {v(a[0])}, info, {request_now(a[2])}, false);")
+        body.pre.append(f"const adt_mpi_comm_info *info = adt_mpi_message_take({lang.handle('Message', f'*{a[0]}')});")
+        body.post.append(f"if ({ok}) adt_mpi_irecv(&call, info, {request_now(a[1])}, false);")
     elif kind == "collective":
         op, root, comm, sent, received = a
         body.pre.append(f"adt_mpi_collective_begin(&call, {v(comm)});")

@@ -23,7 +23,6 @@ typedef struct tracked_request {
     uint64_t id;             /* of the current instance (persistent: per start) */
     uint64_t bytes;          /* send: message size; collective: bytes sent */
     uint64_t received;       /* collective: bytes received */
-    MPI_Datatype datatype;   /* receive: to count what arrived */
     uint32_t comm;
     uint32_t peer;
     uint32_t tag;
@@ -150,15 +149,14 @@ static inline void append_p2p(const adt_mpi_call *call, adt_record_kind kind, ui
     append(call, kind, &record, sizeof record);
 }
 
-static uint64_t received_bytes(const MPI_Status *status, MPI_Datatype datatype)
+/* The message's size in bytes: a count in MPI_BYTE is what arrived
+ * whatever the receive's datatype (and needs no datatype, which the
+ * application may have freed while a receive was pending). */
+static uint64_t received_bytes(const MPI_Status *status)
 {
     int count = 0;
-    PMPI_Get_count(status, datatype, &count);
-    if (count != MPI_UNDEFINED)
-        return (uint64_t)count * adt_mpi_type_size(datatype);
-    /* Not a whole number of elements: what arrived, in bytes. */
     PMPI_Get_count(status, MPI_BYTE, &count);
-    return count == MPI_UNDEFINED ? 0 : (uint64_t)count;
+    return count == MPI_UNDEFINED || count < 0 ? 0 : (uint64_t)count;
 }
 
 /* ---- point-to-point ---------------------------------------------------- */
@@ -173,12 +171,11 @@ void adt_mpi_send(const adt_mpi_call *call, int count, MPI_Datatype datatype, in
                    tag);
 }
 
-void adt_mpi_recv(const adt_mpi_call *call, const MPI_Status *status, MPI_Datatype datatype,
-                  const adt_mpi_comm_info *comm)
+void adt_mpi_recv(const adt_mpi_call *call, const MPI_Status *status, const adt_mpi_comm_info *comm)
 {
     if (!comm || status->MPI_SOURCE == MPI_PROC_NULL)
         return;
-    append_p2p(call, ADT_REC_MPI_RECV, received_bytes(status, datatype), 0, comm->id, status->MPI_SOURCE,
+    append_p2p(call, ADT_REC_MPI_RECV, received_bytes(status), 0, comm->id, status->MPI_SOURCE,
                status->MPI_TAG);
 }
 
@@ -229,13 +226,13 @@ void adt_mpi_isend(const adt_mpi_call *call, int count, MPI_Datatype datatype, i
     begin(call, request, &value);
 }
 
-void adt_mpi_irecv(const adt_mpi_call *call, MPI_Datatype datatype, const adt_mpi_comm_info *comm,
-                   MPI_Request request, bool persistent)
+void adt_mpi_irecv(const adt_mpi_call *call, const adt_mpi_comm_info *comm, MPI_Request request,
+                   bool persistent)
 {
     if (!requests || !comm)
         return;
     tracked_request value = {
-        .datatype = datatype, .comm = comm->id, .kind = REQUEST_RECV, .persistent = persistent,
+        .comm = comm->id, .kind = REQUEST_RECV, .persistent = persistent,
     };
     begin(call, request, &value);
 }
@@ -336,7 +333,7 @@ static void finish(const adt_mpi_call *call, MPI_Request request, tracked_reques
     } else if (tracked->kind == REQUEST_SEND) {
         append_request(call, ADT_REC_MPI_ISEND_COMPLETE, tracked->id);
     } else if (tracked->kind == REQUEST_RECV) {
-        append_p2p(call, ADT_REC_MPI_IRECV, received_bytes(status, tracked->datatype), tracked->id,
+        append_p2p(call, ADT_REC_MPI_IRECV, received_bytes(status), tracked->id,
                    tracked->comm, status->MPI_SOURCE, status->MPI_TAG);
     } else {
         adt_rec_collective record = { .sent = tracked->bytes, .received = tracked->received,

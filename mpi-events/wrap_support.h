@@ -122,12 +122,11 @@ bool adt_mpi_in_place(const void *buffer);
 bool adt_mpi_in_place_fortran(const void *buffer);
 
 void adt_mpi_send(const adt_mpi_call *call, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
-void adt_mpi_recv(const adt_mpi_call *call, const MPI_Status *status, MPI_Datatype datatype,
-                  const adt_mpi_comm_info *comm);
+void adt_mpi_recv(const adt_mpi_call *call, const MPI_Status *status, const adt_mpi_comm_info *comm);
 void adt_mpi_isend(const adt_mpi_call *call, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                    MPI_Request request, bool persistent);
-void adt_mpi_irecv(const adt_mpi_call *call, MPI_Datatype datatype, const adt_mpi_comm_info *comm,
-                   MPI_Request request, bool persistent);
+void adt_mpi_irecv(const adt_mpi_call *call, const adt_mpi_comm_info *comm, MPI_Request request,
+                   bool persistent);
 void adt_mpi_start(const adt_mpi_call *call, MPI_Request request);
 
 /* Begin and end are both recorded or both left out (comm not tracked). */
