@@ -15,14 +15,15 @@ cmake --build build-sanitize -j "$jobs"
 ctest --test-dir build-sanitize --output-on-failure -j "$jobs"
 # ThreadSanitizer: the tests that share adaptrace's structures between
 # threads (the buffer under timer signals, the definitions registry, the
-# MPI handle table). Left out: the sampler, runtime and MPI whole-run tests
-# (TSan holds asynchronous signals back until the thread's next intercepted
-# call, so compute loops are hardly sampled; libunwind frees its per-thread
-# cache after TSan has let the thread go, a SIGSEGV; a sanitized library
-# preloaded into an uninstrumented program crashes it), and serial tests,
-# which TSan only slows down.
+# MPI handle table, the calling-context tree). Left out: the other sampler
+# tests, the runtime and MPI whole-run tests (TSan holds asynchronous
+# signals back until the thread's next intercepted call, so compute loops
+# are hardly sampled; libunwind frees its per-thread cache after TSan has
+# let the thread go, a SIGSEGV; a sanitized library preloaded into an
+# uninstrumented program crashes it), and serial tests, which TSan only
+# slows down.
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DADAPTRACE_TSAN=ON
-cmake --build build-tsan -j "$jobs" --target test_buffer_signals test_format test_mpi_tables
+cmake --build build-tsan -j "$jobs" --target test_buffer_signals test_format test_mpi_tables test_sampler
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir build-tsan --output-on-failure -j "$jobs" --no-tests=error \
-        -R '^(BufferSignals|FormatDefs|HandleTable)\.'
+        -R '^(BufferSignals|FormatDefs|HandleTable|SamplerContextTree)\.'

@@ -1,6 +1,7 @@
 #include "support.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "sampler/resolve.h"
@@ -107,4 +108,40 @@ void adt_test_cc_function(uint32_t node, char *name, size_t size)
     adt_symbol symbol;
     adt_resolver_lookup(resolver, adt_resolver_key_address(key), &symbol);
     snprintf(name, size, "%s", symbol.function);
+}
+
+void *adt_test_cct_create(uint64_t bytes)
+{
+    adt_cct *tree = calloc(1, sizeof *tree);
+    if (tree != NULL && adt_cct_create(tree, bytes) != 0) {
+        free(tree);
+        tree = NULL;
+    }
+    return tree;
+}
+
+void adt_test_cct_destroy(void *tree)
+{
+    adt_cct_destroy(tree);
+    free(tree);
+}
+
+uint32_t adt_test_cct_intern(void *tree, uint32_t parent, uint64_t key)
+{
+    return adt_cct_intern(tree, parent, key);
+}
+
+uint32_t adt_test_cct_count(void *tree)
+{
+    return adt_cct_count(tree);
+}
+
+uint32_t adt_test_cct_parent(void *tree, uint32_t node)
+{
+    return ((adt_cct *)tree)->nodes[node].parent;
+}
+
+uint64_t adt_test_cct_lost_races(void *tree)
+{
+    return atomic_load(&((adt_cct *)tree)->lost_races);
 }

@@ -39,6 +39,16 @@ uint32_t adt_test_cc_region(uint32_t node);
  * resolves it); "" for a region leaf or the reserved node. */
 void adt_test_cc_function(uint32_t node, char *name, size_t size);
 
+/* A calling-context tree of its own (not the sampler's), for the
+ * concurrency test; NULL if it cannot be created. */
+void *adt_test_cct_create(uint64_t bytes);
+void adt_test_cct_destroy(void *tree);
+uint32_t adt_test_cct_intern(void *tree, uint32_t parent, uint64_t key);
+uint32_t adt_test_cct_count(void *tree);
+uint32_t adt_test_cct_parent(void *tree, uint32_t node);
+/* Nodes left unreferenced by inserts that lost a race to the same node. */
+uint64_t adt_test_cct_lost_races(void *tree);
+
 #ifdef __cplusplus
 }
 #endif

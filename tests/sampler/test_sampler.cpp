@@ -7,6 +7,7 @@
 #include <cstring>
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -181,6 +182,48 @@ TEST(SamplerContextTree, InternsOncePerParentAndKeyParentsFirst)
     adt_sampler_shutdown();
     adt_defs_destroy(defs);
     adt_buffer_destroy(buffer);
+}
+
+// Threads interning overlapping paths at once (as signal handlers of
+// several threads do) agree on every node: one node per distinct
+// (parent, key), each parent created before its children.
+TEST(SamplerContextTree, ConcurrentInternsAgreeOnEveryNode)
+{
+    constexpr unsigned kThreads = 4, kPaths = 512, kDepth = 6;
+    void *tree = adt_test_cct_create(1u << 20);
+    ASSERT_NE(tree, nullptr);
+    // Frame d of path p: paths that agree on p >> (kDepth - d) share their
+    // first d + 1 frames, so the tree branches at every level.
+    auto key = [](unsigned path, unsigned depth) { return uint64_t(path >> (kDepth - depth)) * 16 + depth + 1; };
+    std::vector<std::vector<uint32_t>> leaves(kThreads, std::vector<uint32_t>(kPaths));
+    std::vector<std::thread> threads;
+    for (unsigned t = 0; t < kThreads; ++t)
+        threads.emplace_back([&, t] {
+            for (unsigned i = 0; i < kPaths; ++i) {
+                unsigned path = (i * 7 + t * 131) % kPaths;
+                uint32_t node = UINT32_MAX;
+                for (unsigned depth = 0; depth < kDepth; ++depth)
+                    node = adt_test_cct_intern(tree, node, key(path, depth));
+                leaves[t][path] = node;
+            }
+        });
+    for (auto &thread : threads)
+        thread.join();
+    std::set<std::pair<unsigned, unsigned>> prefixes;
+    for (unsigned path = 0; path < kPaths; ++path) {
+        for (unsigned depth = 0; depth < kDepth; ++depth)
+            prefixes.insert({path >> (kDepth - depth), depth});
+        for (unsigned t = 1; t < kThreads; ++t)
+            EXPECT_EQ(leaves[t][path], leaves[0][path]) << "path " << path;
+    }
+    // Node 0 is reserved (the node of paths that did not fit); an insert
+    // that lost a race to the same node leaves its own unreferenced.
+    EXPECT_EQ(adt_test_cct_count(tree), prefixes.size() + 1 + adt_test_cct_lost_races(tree));
+    for (uint32_t node = 1; node < adt_test_cct_count(tree); ++node) {
+        uint32_t parent = adt_test_cct_parent(tree, node);
+        EXPECT_TRUE(parent == UINT32_MAX || parent < node) << "node " << node;
+    }
+    adt_test_cct_destroy(tree);
 }
 
 TEST_F(Sampler, SamplesLandInTheirThreadsLocation)
