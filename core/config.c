@@ -379,7 +379,7 @@ static int parse_quiet(adt_config *config, const char *text, char *error, size_t
 const adt_config_var adt_config_vars[] = {
     {"ADAPTRACE_BUFFER_SIZE", "buffer-size", "64M",
      "a whole number of bytes, optionally with a binary suffix K, M, G, T (or KiB, MiB, GiB, TiB; "
-     "case-insensitive), such as 65536, 64M or 1G; at least 1M",
+     "case-insensitive), such as 65536, 64M or 1G; at least 64K",
      "memory per process for the trace; never flushed during the run while samples can be dropped",
      parse_buffer_size},
     {"ADAPTRACE_SAMPLING_RATE", "sampling-rate", "10kHz",

@@ -93,9 +93,15 @@ int adt_parse_bool(const char *text, bool *value, char *error, size_t error_size
  * SIGRTMAX-N, or the number of one of them. */
 int adt_parse_signal(const char *text, int *signal_number, char *error, size_t error_size);
 
-/* Smallest ADAPTRACE_BUFFER_SIZE accepted: below it a run could not hold
- * even the per-location minimum of chunks. */
-#define ADT_BUFFER_SIZE_MIN (1u << 20)
+/* Smallest ADAPTRACE_BUFFER_SIZE accepted. With sampling on it leaves 56
+ * chunks of 1 KiB (ADT_RUNTIME_CHUNK_MIN_BYTES) for the arena: a location
+ * needs its event chunk and one partly filled chunk per sample level it
+ * holds (~log2 of its samples, about 10), so a few threads fit; and 8 KiB
+ * for the calling-context tree: 256 nodes, of which the program of the
+ * end-to-end test (tests/runtime/three_functions.c) uses 15, 37 with two
+ * threads. Below it a run could not hold the per-location minimum of
+ * chunks. */
+#define ADT_BUFFER_SIZE_MIN (64u << 10)
 
 /* The trace clock. After adt_clock_init on an x86-64 processor whose
  * time-stamp counter is invariant (constant_tsc and nonstop_tsc), it is

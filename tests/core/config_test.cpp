@@ -306,8 +306,8 @@ INSTANTIATE_TEST_SUITE_P(
     Variables, ConfigRejects,
     ::testing::Values(
         VariableReject{"ADAPTRACE_BUFFER_SIZE", "", "empty"},
-        VariableReject{"ADAPTRACE_BUFFER_SIZE", "512K", "below the minimum of 1048576"},
-        VariableReject{"ADAPTRACE_BUFFER_SIZE", "1048575", "below the minimum"},
+        VariableReject{"ADAPTRACE_BUFFER_SIZE", "32K", "below the minimum of 65536"},
+        VariableReject{"ADAPTRACE_BUFFER_SIZE", "65535", "below the minimum"},
         VariableReject{"ADAPTRACE_BUFFER_SIZE", "0", "zero"},
         VariableReject{"ADAPTRACE_BUFFER_SIZE", "lots", "not a number"},
         VariableReject{"ADAPTRACE_SAMPLING_RATE", "", "empty"},
@@ -363,7 +363,7 @@ TEST(ConfigLoad, OverlongOutputAndMetricsAreRejected)
 
 TEST(ConfigLoad, SmallestBufferIsAccepted)
 {
-    LoadResult result = load({{"ADAPTRACE_BUFFER_SIZE", "1M"}});
+    LoadResult result = load({{"ADAPTRACE_BUFFER_SIZE", "64K"}});
     ASSERT_EQ(result.status, 0) << result.error;
     EXPECT_EQ(result.config.buffer_bytes, uint64_t{ADT_BUFFER_SIZE_MIN});
 }

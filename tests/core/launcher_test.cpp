@@ -158,7 +158,7 @@ TEST_F(Launcher, UsageErrorsExitWithTwoBeforeRunningAnything)
     expect_one_error_line(run({"--sampling-rate=", "env"}), 2, "ADAPTRACE_SAMPLING_RATE='': empty value");
     expect_one_error_line(run({"--sampling=maybe", "env"}), 2, "ADAPTRACE_SAMPLING='maybe': not a boolean");
     expect_one_error_line(run({"--sampling-signal", "SIGKILL", "env"}), 2, "SIGKILL (9) cannot be used");
-    expect_one_error_line(run({"--buffer-size", "512K", "env"}), 2, "below the minimum");
+    expect_one_error_line(run({"--buffer-size", "32K", "env"}), 2, "below the minimum");
     EXPECT_FALSE(fs::exists(probe_file()));
 }
 

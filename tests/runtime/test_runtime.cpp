@@ -3,7 +3,6 @@
 // the tests check its output, its exit status, the archive it leaves and
 // summary.json.
 #include <dirent.h>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,24 +22,13 @@
 #include <otf2/otf2.h>
 
 #include "otf2_readback.hpp"
-
-extern char **environ;
+#include "process_support.hpp"
 
 namespace {
 
-struct ProbeRun {
-    int exit_status = -1;
-    std::string out;
-    std::string err;
-};
-
-std::string read_file(const std::string &path)
-{
-    std::ifstream in(path);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
+using ProbeRun = process::Result;
+using process::read_file;
+using process::read_summary;
 
 bool exists(const std::string &path)
 {
@@ -81,56 +69,21 @@ protected:
     // the library preloaded and the settings given.
     std::vector<std::string> probe_environment(const std::map<std::string, std::string> &settings)
     {
-        std::vector<std::string> env;
-        for (char **entry = environ; *entry; entry++) {
-            std::string variable(*entry);
-            if (variable.rfind("ADAPTRACE_", 0) == 0 || variable.rfind("_ADAPTRACE_", 0) == 0 ||
-                variable.rfind("LD_PRELOAD=", 0) == 0)
-                continue;
-            env.push_back(variable);
-        }
-        std::string preload = ADT_TEST_PRELOAD;
-        if (std::strlen(ADT_TEST_SANITIZER_RUNTIME) > 0)
-            preload = std::string(ADT_TEST_SANITIZER_RUNTIME) + ":" + preload;
-        env.push_back("LD_PRELOAD=" + preload);
         std::map<std::string, std::string> all_settings = {{"ADAPTRACE_QUIET", "off"}};
         for (const auto &setting : settings)
             all_settings[setting.first] = setting.second;
-        for (const auto &setting : all_settings)
-            env.push_back(setting.first + "=" + setting.second);
-        return env;
+        std::string preload = ADT_TEST_PRELOAD;
+        if (std::strlen(ADT_TEST_SANITIZER_RUNTIME) > 0)
+            preload = std::string(ADT_TEST_SANITIZER_RUNTIME) + ":" + preload;
+        all_settings["LD_PRELOAD"] = preload;
+        return process::clean_environment(all_settings);
     }
 
     ProbeRun run_probe(const std::vector<std::string> &args, const std::map<std::string, std::string> &settings = {})
     {
-        std::vector<std::string> env = probe_environment(settings);
-        std::vector<char *> envp;
-        for (auto &variable : env)
-            envp.push_back(variable.data());
-        envp.push_back(nullptr);
-        std::vector<std::string> argv_strings = {ADT_TEST_PROBE};
-        argv_strings.insert(argv_strings.end(), args.begin(), args.end());
-        std::vector<char *> argv;
-        for (auto &arg : argv_strings)
-            argv.push_back(arg.data());
-        argv.push_back(nullptr);
-        std::string out_path = root_ + "/stdout", err_path = root_ + "/stderr";
-        pid_t child = fork();
-        if (child == 0) {
-            int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-            int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-            if (out < 0 || err < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0 || chdir(work_.c_str()) != 0)
-                _exit(126);
-            execve(argv[0], argv.data(), envp.data());
-            _exit(127);
-        }
-        ProbeRun run;
-        int status = 0;
-        waitpid(child, &status, 0);
-        run.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        run.out = read_file(out_path);
-        run.err = read_file(err_path);
-        return run;
+        std::vector<std::string> argv = {ADT_TEST_PROBE};
+        argv.insert(argv.end(), args.begin(), args.end());
+        return process::run(argv, probe_environment(settings), work_, root_ + "/probe");
     }
 
     // Directories the runtime named by default in the working directory.
@@ -150,16 +103,6 @@ protected:
     std::string root_;
     std::string work_;
 };
-
-std::map<std::string, double> read_summary(const std::string &archive)
-{
-    std::map<std::string, double> values;
-    std::string text = read_file(archive + "/summary.json");
-    std::regex number_field("\"([a-z_]+)\": (-?[0-9.]+)");
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), number_field); it != std::sregex_iterator(); ++it)
-        values[(*it)[1]] = std::stod((*it)[2]);
-    return values;
-}
 
 int otf2_print_status(const std::string &archive)
 {
@@ -223,7 +166,7 @@ TEST_F(Runtime, SerialProgramWritesArchiveAndConsistentSummaryAtExit)
     EXPECT_EQ(summary["mpi_events"], 0);
     EXPECT_EQ(summary["buffer_bytes"], 1 << 20);
     EXPECT_EQ(summary["arena_bytes"] + summary["context_bytes"], summary["buffer_bytes"]);
-    EXPECT_EQ(summary["chunk_bytes"], 4096) << "a small arena gets the smallest chunks";
+    EXPECT_EQ(summary["chunk_bytes"], 1024) << "a small arena gets the smallest chunks";
     EXPECT_EQ(summary["initial_rate_hz"], 5000);
     EXPECT_EQ(summary["final_rate_hz"], 5000 / std::ldexp(1.0, (int)summary["most_halvings_per_location"]));
     EXPECT_GT(summary["samples_taken"], 0);
