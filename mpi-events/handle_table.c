@@ -11,7 +11,6 @@ enum { SLOT_EMPTY = 0, SLOT_REMOVED = 1 };
 struct adt_handle_table {
     size_t mask;
     size_t slot_bytes;
-    size_t slots_bytes;
     unsigned char *slots;
     atomic_size_t count;
     atomic_uint_fast64_t overflows;
@@ -45,8 +44,7 @@ adt_handle_table *adt_handle_table_create(size_t capacity, size_t payload_size)
         return NULL;
     table->mask = slots - 1;
     table->slot_bytes = sizeof(uintptr_t) + ((payload_size + 7u) & ~(size_t)7u);
-    table->slots_bytes = slots * table->slot_bytes;
-    table->slots = adt_memory_map(table->slots_bytes);
+    table->slots = adt_memory_map(slots * table->slot_bytes);
     if (!table->slots) {
         free(table);
         return NULL;
@@ -58,7 +56,7 @@ void adt_handle_table_destroy(adt_handle_table *table)
 {
     if (!table)
         return;
-    adt_memory_unmap(table->slots, table->slots_bytes);
+    adt_memory_unmap(table->slots, (table->mask + 1) * table->slot_bytes);
     free(table);
 }
 

@@ -151,12 +151,13 @@ static inline void append_p2p(const adt_mpi_call *call, adt_record_kind kind, ui
 
 /* The message's size in bytes: a count in MPI_BYTE is what arrived
  * whatever the receive's datatype (and needs no datatype, which the
- * application may have freed while a receive was pending). */
+ * application may have freed while a receive was pending). Bytes are never
+ * a partial element, so the count is never MPI_UNDEFINED. */
 static uint64_t received_bytes(const MPI_Status *status)
 {
     int count = 0;
     PMPI_Get_count(status, MPI_BYTE, &count);
-    return count == MPI_UNDEFINED || count < 0 ? 0 : (uint64_t)count;
+    return count > 0 ? (uint64_t)count : 0;
 }
 
 /* ---- point-to-point ---------------------------------------------------- */
