@@ -575,13 +575,16 @@ TEST_F(Sampler, RegionContextHasTheCallerAboveTheRegionLeaf)
     EXPECT_EQ(leaf(parent), "adt_test_region_caller");
 
     // Inside the region instance every sample is recorded at its node.
+    // The counts are read inside the instance: a sample that lands
+    // between entering and reading would otherwise be numbered inside
+    // the window but taken outside it.
     adt_location_stats before, after;
-    adt_location_get_stats(where, &before);
     uint32_t previous = adt_sampler_enter_region(where, node);
     EXPECT_EQ(previous, UINT32_MAX);
+    adt_location_get_stats(where, &before);
     adt_test_work_c(1000);
-    adt_sampler_leave_region(where, previous);
     adt_location_get_stats(where, &after);
+    adt_sampler_leave_region(where, previous);
     adt_sampler_thread_stop(where);
     ASSERT_EQ(after.shift, 0u);
     size_t inside = 0;
