@@ -442,8 +442,10 @@ static int write_archive(const adt_collectives *collectives, const adt_clock_off
         .buffer_bytes = config.buffer_bytes,
         .written = &written,
     };
-    adt_summary_collect(&sources, &counters);
-    result = adt_summary_publish(collectives, &counters, archive_dir, input.initial_rate_hz, config.quiet);
+    adt_location_summary *location_lines = adt_summary_collect(&sources, collectives->rank, &counters);
+    result = adt_summary_publish(collectives, &counters, location_lines, archive_dir, input.initial_rate_hz,
+                                 config.quiet);
+    free(location_lines);
 out:
     free(threads);
     free(names);

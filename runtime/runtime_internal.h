@@ -65,7 +65,20 @@ typedef struct adt_run_counters {
     double write_seconds;
     double delivered_rate_hz;
     double handler_mean_ns;
+    uint64_t location_entries;  /* adt_location_summary entries sent: locations,
+                                   or 0 when they could not be listed */
 } adt_run_counters;
+
+/* One location's line of the summary, gathered as raw bytes as well. */
+typedef struct adt_location_summary {
+    uint64_t rank;
+    uint64_t thread;            /* OTF2 location rank + (thread << 32) */
+    uint64_t halvings;          /* its shift k: rate = initial / 2^k */
+    uint64_t overload_halvings;
+    uint64_t samples_taken;
+    uint64_t samples_kept;
+    uint64_t mpi_events;
+} adt_location_summary;
 
 typedef struct adt_run_sources {
     adt_buffer *buffer;
@@ -76,13 +89,17 @@ typedef struct adt_run_sources {
     const adt_trace_result *written;
 } adt_run_sources;
 
-void adt_summary_collect(const adt_run_sources *sources, adt_run_counters *counters);
+/* Fills counters and returns this rank's location lines (malloc'd,
+ * counters->location_entries of them; NULL when there are none or they
+ * could not be allocated). */
+adt_location_summary *adt_summary_collect(const adt_run_sources *sources, uint32_t rank, adt_run_counters *counters);
 
 /* Collective: gathers every rank's counters; rank 0 writes
  * <archive_dir>/summary.json and, unless quiet, the human summary on
  * stderr. Returns 0, or -1 after a one-line message (rank 0) when the
  * summary could not be gathered or written. */
 int adt_summary_publish(const adt_collectives *collectives, const adt_run_counters *counters,
-                        const char *archive_dir, uint32_t initial_rate_hz, bool quiet);
+                        const adt_location_summary *location_lines, const char *archive_dir,
+                        uint32_t initial_rate_hz, bool quiet);
 
 #endif

@@ -24,15 +24,56 @@
 #include "runtime_internal.h"
 #include "sampler/sampler.h"
 
-void adt_summary_collect(const adt_run_sources *sources, adt_run_counters *counters)
+/* What summary.json holds beside the totals. */
+typedef struct adt_run_listing {
+    uint32_t ranks;
+    uint32_t initial_rate_hz;
+    adt_location_summary *lines; /* rank by rank; NULL when not gathered */
+    uint64_t line_count;
+} adt_run_listing;
+
+static uint64_t mpi_events_of(const adt_location_stats *stats)
+{
+    return stats->events.records + stats->spilled_records;
+}
+
+/* One location's line; the sampler's busy signals count as taken there,
+ * as they do in the totals. */
+static adt_location_summary location_line(adt_location *location, uint32_t rank, const adt_location_stats *stats,
+                                          bool sampling)
+{
+    adt_location_summary line = {
+        .rank = rank,
+        .thread = (uint32_t)adt_location_id(location),
+        .halvings = stats->shift,
+        .samples_taken = stats->samples_taken,
+        .samples_kept = stats->samples_kept,
+        .mpi_events = mpi_events_of(stats),
+    };
+    if (sampling) {
+        adt_sampler_stats sampler;
+        adt_sampler_get_location_stats(location, &sampler);
+        line.overload_halvings = sampler.overload_halvings;
+        line.samples_taken += sampler.samples_busy;
+    }
+    return line;
+}
+
+adt_location_summary *adt_summary_collect(const adt_run_sources *sources, uint32_t rank, adt_run_counters *counters)
 {
     memset(counters, 0, sizeof *counters);
     size_t count = adt_buffer_location_count(sources->buffer);
     counters->locations = count;
+    adt_location_summary *lines = count > 0 ? calloc(count, sizeof *lines) : NULL;
+    if (lines != NULL)
+        counters->location_entries = count;
     for (size_t i = 0; i < count; i++) {
+        adt_location *location = adt_buffer_location_at(sources->buffer, i);
         adt_location_stats stats;
-        adt_location_get_stats(adt_buffer_location_at(sources->buffer, i), &stats);
-        counters->mpi_events += stats.events.records + stats.spilled_records;
+        adt_location_get_stats(location, &stats);
+        if (lines != NULL)
+            lines[i] = location_line(location, rank, &stats, sources->sampling);
+        counters->mpi_events += mpi_events_of(&stats);
         counters->samples_taken += stats.samples_taken;
         counters->samples_kept += stats.samples_kept;
         counters->samples_removed += stats.samples_removed;
@@ -72,6 +113,7 @@ void adt_summary_collect(const adt_run_sources *sources, adt_run_counters *count
     counters->bytes_written = sources->written->bytes_written;
     counters->events_written = sources->written->events_written;
     counters->write_seconds = sources->written->seconds;
+    return lines;
 }
 
 static uint64_t max_u64(uint64_t a, uint64_t b)
@@ -119,10 +161,15 @@ static adt_run_counters combine(const adt_run_counters *ranks, uint32_t size)
     return total;
 }
 
+static double rate_after(uint32_t initial_rate_hz, uint64_t halvings)
+{
+    return initial_rate_hz / (double)(1ull << (halvings & 63));
+}
+
 /* The rate of the location halved most often: the slowest one. */
 static double final_rate_hz(uint32_t initial_rate_hz, const adt_run_counters *total)
 {
-    return initial_rate_hz / (double)(1ull << (total->most_halvings_per_location & 63));
+    return rate_after(initial_rate_hz, total->most_halvings_per_location);
 }
 
 static void write_json_string(FILE *out, const char *text)
@@ -139,9 +186,27 @@ static void write_json_string(FILE *out, const char *text)
     fputc('"', out);
 }
 
-static void write_json(FILE *out, const adt_run_counters *total, uint32_t ranks, uint32_t initial_rate_hz,
+/* One line per location, so that a reader can take them apart by line. */
+static void write_json_lines(FILE *out, const adt_run_listing *listing)
+{
+    fprintf(out, ",\n  \"per_location\": [");
+    for (uint64_t i = 0; i < listing->line_count; i++) {
+        const adt_location_summary *line = &listing->lines[i];
+        fprintf(out,
+                "%s\n    {\"rank\": %llu, \"thread\": %llu, \"halvings\": %llu, \"overload_halvings\": %llu, "
+                "\"rate_hz\": %.3f, \"samples_taken\": %llu, \"samples_kept\": %llu, \"mpi_events\": %llu}",
+                i == 0 ? "" : ",", (unsigned long long)line->rank, (unsigned long long)line->thread,
+                (unsigned long long)line->halvings, (unsigned long long)line->overload_halvings,
+                rate_after(listing->initial_rate_hz, line->halvings), (unsigned long long)line->samples_taken,
+                (unsigned long long)line->samples_kept, (unsigned long long)line->mpi_events);
+    }
+    fprintf(out, "\n  ]");
+}
+
+static void write_json(FILE *out, const adt_run_counters *total, const adt_run_listing *listing,
                        const char *archive_dir)
 {
+    uint32_t ranks = listing->ranks, initial_rate_hz = listing->initial_rate_hz;
     unsigned long long high_water_bytes = (unsigned long long)(total->chunks_high_water * total->chunk_bytes);
     fprintf(out, "{\n  \"archive\": ");
     write_json_string(out, archive_dir);
@@ -177,8 +242,7 @@ static void write_json(FILE *out, const adt_run_counters *total, uint32_t ranks,
             "  \"buffer_high_water_bytes\": %llu,\n"
             "  \"bytes_written\": %llu,\n"
             "  \"events_written\": %llu,\n"
-            "  \"write_seconds\": %.6f\n"
-            "}\n",
+            "  \"write_seconds\": %.6f",
             ranks, (unsigned long long)total->locations, (unsigned long long)total->mpi_events,
             (unsigned long long)total->events_dropped, (unsigned long long)total->samples_taken,
             (unsigned long long)total->samples_kept, (unsigned long long)total->samples_removed,
@@ -193,11 +257,14 @@ static void write_json(FILE *out, const adt_run_counters *total, uint32_t ranks,
             (unsigned long long)total->chunk_bytes, (unsigned long long)total->chunks_high_water,
             high_water_bytes, (unsigned long long)total->bytes_written, (unsigned long long)total->events_written,
             total->write_seconds);
+    if (listing->lines != NULL)
+        write_json_lines(out, listing);
+    fprintf(out, "\n}\n");
 }
 
 /* Written beside the archive's files under a temporary name, then renamed:
  * a summary.json that exists is complete. */
-static int write_summary_file(const adt_run_counters *total, uint32_t ranks, uint32_t initial_rate_hz,
+static int write_summary_file(const adt_run_counters *total, const adt_run_listing *listing,
                               const char *archive_dir)
 {
     char path[ADT_PATH_MAX + 32], partial[ADT_PATH_MAX + 40];
@@ -208,7 +275,7 @@ static int write_summary_file(const adt_run_counters *total, uint32_t ranks, uin
         adt_log("cannot create %s: %s", partial, strerror(errno));
         return -1;
     }
-    write_json(out, total, ranks, initial_rate_hz, archive_dir);
+    write_json(out, total, listing, archive_dir);
     bool failed = ferror(out) != 0;
     failed |= fclose(out) != 0;
     if (failed || rename(partial, path) != 0) {
@@ -224,20 +291,49 @@ static double mebibytes(uint64_t bytes)
     return bytes / (1024.0 * 1024.0);
 }
 
-static void print_summary(const adt_run_counters *total, uint32_t ranks, uint32_t initial_rate_hz,
-                          const char *archive_dir)
+/* "5000.0 Hz on 1 location, 2500.0 Hz on 3 locations", fastest first; the
+ * slowest rate alone when the locations' lines were not gathered. */
+static void describe_end_rates(const adt_run_counters *total, const adt_run_listing *listing, char *text,
+                               size_t size)
 {
+    if (listing->lines == NULL) {
+        snprintf(text, size, "%.1f Hz at the slowest location", final_rate_hz(listing->initial_rate_hz, total));
+        return;
+    }
+    uint64_t locations_at_shift[64] = { 0 };
+    for (uint64_t i = 0; i < listing->line_count; i++)
+        locations_at_shift[listing->lines[i].halvings & 63]++;
+    size_t used = 0;
+    text[0] = '\0';
+    for (unsigned shift = 0; shift < 64 && used < size; shift++) {
+        uint64_t count = locations_at_shift[shift];
+        if (count == 0)
+            continue;
+        int written = snprintf(text + used, size - used, "%s%.1f Hz on %llu location%s", used ? ", " : "",
+                               rate_after(listing->initial_rate_hz, shift), (unsigned long long)count,
+                               count == 1 ? "" : "s");
+        if (written < 0)
+            break;
+        used += (size_t)written;
+    }
+}
+
+static void print_summary(const adt_run_counters *total, const adt_run_listing *listing, const char *archive_dir)
+{
+    uint32_t ranks = listing->ranks;
     adt_log("%u rank%s, %llu location%s, %llu MPI events (%llu dropped)", ranks, ranks == 1 ? "" : "s",
             (unsigned long long)total->locations, total->locations == 1 ? "" : "s",
             (unsigned long long)total->mpi_events, (unsigned long long)total->events_dropped);
-    if (initial_rate_hz) {
+    if (listing->initial_rate_hz) {
         adt_log("samples: %llu taken, %llu kept, %llu removed, %llu skipped, %llu dropped",
                 (unsigned long long)total->samples_taken, (unsigned long long)total->samples_kept,
                 (unsigned long long)total->samples_removed, (unsigned long long)total->samples_skipped,
                 (unsigned long long)total->samples_dropped);
-        adt_log("sampling rate: %u Hz at start, %.1f Hz at the end (%llu halvings, %llu of them for overload), "
+        char end_rates[512];
+        describe_end_rates(total, listing, end_rates, sizeof end_rates);
+        adt_log("sampling rate: %u Hz at start; at the end %s (%llu halvings, %llu of them for overload); "
                 "%.1f Hz delivered",
-                initial_rate_hz, final_rate_hz(initial_rate_hz, total), (unsigned long long)total->halvings,
+                listing->initial_rate_hz, end_rates, (unsigned long long)total->halvings,
                 (unsigned long long)total->overload_halvings, total->delivered_rate_hz);
     } else {
         adt_log("sampling: off");
@@ -250,8 +346,42 @@ static void print_summary(const adt_run_counters *total, uint32_t ranks, uint32_
     adt_log("trace: %s/traces.otf2", archive_dir);
 }
 
+/* Collective: every rank's location lines, on root, rank by rank (NULL on
+ * the other ranks, and on root when they could not be gathered). */
+static adt_location_summary *gather_location_lines(const adt_collectives *collectives,
+                                                   const adt_run_counters *counters,
+                                                   const adt_location_summary *lines, const adt_run_counters *all,
+                                                   uint64_t *total_lines)
+{
+    uint32_t ranks = collectives->size;
+    bool root = collectives->rank == 0;
+    adt_location_summary *gathered = NULL;
+    size_t *sizes = NULL;
+    *total_lines = 0;
+    if (root) {
+        for (uint32_t r = 0; r < ranks; r++)
+            *total_lines += all[r].location_entries;
+        gathered = calloc(*total_lines ? *total_lines : 1, sizeof *gathered);
+        sizes = calloc(ranks, sizeof *sizes);
+        for (uint32_t r = 0; sizes && r < ranks; r++)
+            sizes[r] = all[r].location_entries * sizeof *gathered;
+    }
+    uint8_t root_ready = root && gathered && sizes;
+    int failed = collectives->bcast(collectives->context, &root_ready, sizeof root_ready, 0);
+    if (failed == 0 && root_ready)
+        failed = collectives->gatherv(collectives->context, lines, counters->location_entries * sizeof *lines,
+                                      gathered, sizes, 0);
+    free(sizes);
+    if (!root_ready || failed != 0) {
+        free(gathered);
+        return NULL;
+    }
+    return gathered;
+}
+
 int adt_summary_publish(const adt_collectives *collectives, const adt_run_counters *counters,
-                        const char *archive_dir, uint32_t initial_rate_hz, bool quiet)
+                        const adt_location_summary *location_lines, const char *archive_dir,
+                        uint32_t initial_rate_hz, bool quiet)
 {
     uint32_t ranks = collectives->size;
     bool root = collectives->rank == 0;
@@ -270,16 +400,19 @@ int adt_summary_publish(const adt_collectives *collectives, const adt_run_counte
     if (gathered == 0 && root_ready)
         gathered = collectives->gatherv(collectives->context, counters, sizeof *counters, all, sizes, 0);
     int result = 0;
-    if (root) {
-        if (!root_ready || gathered != 0) {
-            adt_log("cannot gather the run summary of %u ranks; the trace in %s is complete", ranks, archive_dir);
-            result = -1;
-        } else {
+    if (root && (!root_ready || gathered != 0)) {
+        adt_log("cannot gather the run summary of %u ranks; the trace in %s is complete", ranks, archive_dir);
+        result = -1;
+    } else if (gathered == 0 && root_ready) {
+        adt_run_listing listing = { .ranks = ranks, .initial_rate_hz = initial_rate_hz };
+        listing.lines = gather_location_lines(collectives, counters, location_lines, all, &listing.line_count);
+        if (root) {
             adt_run_counters total = combine(all, ranks);
-            result = write_summary_file(&total, ranks, initial_rate_hz, archive_dir);
+            result = write_summary_file(&total, &listing, archive_dir);
             if (!quiet)
-                print_summary(&total, ranks, initial_rate_hz, archive_dir);
+                print_summary(&total, &listing, archive_dir);
         }
+        free(listing.lines);
     }
     free(all);
     free(sizes);

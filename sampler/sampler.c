@@ -424,6 +424,30 @@ int adt_sampler_write_definitions(adt_defs *defs)
     return adt_sampler_resolve(defs);
 }
 
+/* The per-thread additions of adt_sampler_stats, summed over every thread
+ * (only == NULL) or over the threads that sampled into `only`. */
+static void add_thread_counters(const adt_location *only, adt_sampler_stats *stats)
+{
+    uint64_t handler_ticks = 0, timed = 0;
+    for (adt_sampler_thread *thread = atomic_load(&adt_sampler.threads); thread != NULL; thread = thread->next) {
+        if (only != NULL && thread->location != only)
+            continue;
+        stats->signals += thread->signals;
+        stats->samples_busy += thread->samples_busy;
+        stats->contexts_full += thread->contexts_full;
+        stats->overload_halvings += thread->overload_halvings;
+        handler_ticks += thread->handler_ticks;
+        timed += thread->samples_timed;
+    }
+    stats->handler_mean_ns = timed > 0 ? (double)adt_clock_ticks_to_ns(handler_ticks) / (double)timed : 0.0;
+}
+
+void adt_sampler_get_location_stats(const adt_location *location, adt_sampler_stats *stats)
+{
+    memset(stats, 0, sizeof *stats);
+    add_thread_counters(location, stats);
+}
+
 void adt_sampler_get_stats(adt_sampler_stats *stats)
 {
     memset(stats, 0, sizeof *stats);
@@ -434,16 +458,7 @@ void adt_sampler_get_stats(adt_sampler_stats *stats)
         stats->contexts = adt_cct_count(&adt_sampler.tree);
         stats->context_bytes = adt_sampler.tree.memory_bytes;
     }
-    uint64_t handler_ticks = 0, timed = 0;
-    for (adt_sampler_thread *thread = atomic_load(&adt_sampler.threads); thread != NULL; thread = thread->next) {
-        stats->signals += thread->signals;
-        stats->samples_busy += thread->samples_busy;
-        stats->contexts_full += thread->contexts_full;
-        stats->overload_halvings += thread->overload_halvings;
-        handler_ticks += thread->handler_ticks;
-        timed += thread->samples_timed;
-    }
-    stats->handler_mean_ns = timed > 0 ? (double)adt_clock_ticks_to_ns(handler_ticks) / (double)timed : 0.0;
+    add_thread_counters(NULL, stats);
     adt_sampler_thread *main_thread = adt_sampler.main_thread;
     if (main_thread != NULL) {
         uint64_t end = main_thread->stop_clock != 0 ? main_thread->stop_clock : read_clock(main_thread->clock);

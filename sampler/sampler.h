@@ -98,6 +98,9 @@ typedef struct adt_sampler_stats {
                                     own handler dropped their lowest level */
 } adt_sampler_stats;
 void adt_sampler_get_stats(adt_sampler_stats *stats);
+/* Only the additions (all threads) of one location: what the threads that
+ * sampled into it counted. */
+void adt_sampler_get_location_stats(const adt_location *location, adt_sampler_stats *stats);
 
 #ifdef __cplusplus
 }

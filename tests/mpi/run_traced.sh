@@ -30,3 +30,21 @@ if ! grep -q "\"ranks\": $ranks," "$ADAPTRACE_OUTPUT/summary.json"; then
     echo "run_traced.sh: $ADAPTRACE_OUTPUT/summary.json does not say \"ranks\": $ranks" >&2
     exit 1
 fi
+# One per_location line for each location of each rank, adding up to the totals.
+python3 - "$ADAPTRACE_OUTPUT/summary.json" "$ranks" <<'CHECK'
+import json, sys
+summary = json.load(open(sys.argv[1]))
+lines = summary["per_location"]
+problems = []
+if len(lines) != summary["locations"]:
+    problems.append(f"{len(lines)} per_location lines for {summary['locations']} locations")
+if {line["rank"] for line in lines} != set(range(int(sys.argv[2]))):
+    problems.append("per_location does not name every rank")
+for field, total in (("halvings", "halvings"), ("samples_taken", "samples_taken"),
+                     ("samples_kept", "samples_kept"), ("mpi_events", "mpi_events")):
+    if sum(line[field] for line in lines) != summary[total]:
+        problems.append(f"per_location {field} do not add up to {total}")
+for problem in problems:
+    print(f"run_traced.sh: {sys.argv[1]}: {problem}", file=sys.stderr)
+sys.exit(1 if problems else 0)
+CHECK

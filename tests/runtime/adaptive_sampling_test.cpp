@@ -3,8 +3,9 @@
 // adaptrace launcher with a buffer small enough that memory forces at
 // least three halvings. What the user gets must show it:
 // - no BufferFlush record, no flush in summary.json;
-// - summary.json counts the halvings, and each thread's samples name the
-//   interrupt generators of the rates it went through, halving;
+// - summary.json counts the halvings, per thread too, and each thread's
+//   samples name the interrupt generators of the rates it went through,
+//   halving;
 // - the samples kept are those with n ≡ 0 mod 2^k: counted back through
 //   the rates they were taken at, they add up to the samples taken, and in
 //   time they lie one per 2^k initial periods;
@@ -87,51 +88,46 @@ std::vector<Location> sampled_locations(const readback::Archive &trace, const st
 
 // Samples taken, counted back from the samples kept: after k halvings one
 // in 2^(k-j) of the samples taken at shift j survives.
-double samples_taken_implied(const std::vector<Location> &locations, const std::vector<unsigned> &final_shifts)
+double samples_taken_implied(const Location &location, unsigned k)
 {
     double taken = 0;
-    for (size_t i = 0; i < locations.size(); ++i)
-        for (unsigned shift : locations[i].shifts)
-            taken += std::ldexp(1.0, int(final_shifts[i] - shift));
+    for (unsigned shift : location.shifts)
+        taken += std::ldexp(1.0, int(k - shift));
     return taken;
 }
 
-// k of every location. The samples show the rate each was taken at, so k
-// is the last sample's shift, unless the location was halved once more
-// after its last sample; summary.json's halvings are the sum of the k
-// (summary.c), so the halvings not seen in the samples (rarely any) are
-// given to the locations whose counts they fit best.
-std::vector<unsigned> final_shifts(const std::vector<Location> &locations, uint64_t halvings, uint64_t taken)
+using SummaryLine = std::map<std::string, double>;
+
+// summary.json's per_location line of a location.
+const SummaryLine *line_of(const std::vector<SummaryLine> &lines, const Location &location)
 {
-    std::vector<unsigned> seen;
-    uint64_t seen_total = 0;
+    for (const SummaryLine &line : lines)
+        if (line.at("thread") == location.thread)
+            return &line;
+    ADD_FAILURE() << "summary.json has no line for thread " << location.thread;
+    return nullptr;
+}
+
+// k of every location, from its summary line, checked against what the
+// archive shows: the samples name the rate each was taken at, so none is
+// at a shift above k; the kept samples are all there; the rate is the
+// initial one halved k times.
+std::vector<unsigned> final_shifts(const std::vector<Location> &locations, const std::vector<SummaryLine> &lines,
+                                   double initial_rate_hz)
+{
+    std::vector<unsigned> shifts;
     for (const Location &location : locations) {
-        seen.push_back(location.shifts.empty() ? 0 : location.shifts.back());
-        seen_total += seen.back();
+        const SummaryLine *line = line_of(lines, location);
+        const unsigned k = line ? unsigned(line->at("halvings")) : 0;
+        shifts.push_back(k);
+        if (!line)
+            continue;
+        SCOPED_TRACE("thread " + std::to_string(location.thread));
+        EXPECT_GE(k, location.shifts.empty() ? 0u : location.shifts.back());
+        EXPECT_EQ(line->at("samples_kept"), double(location.times.size()));
+        EXPECT_EQ(line->at("rate_hz"), initial_rate_hz / std::ldexp(1.0, int(k)));
     }
-    EXPECT_GE(halvings, seen_total) << "the samples show more halvings than summary.json";
-    if (locations.empty() || halvings <= seen_total)
-        return seen;
-    std::vector<unsigned> best, candidate = seen;
-    double best_error = 0;
-    // Every way of spreading the unseen halvings over the locations.
-    auto spread = [&](auto &&self, size_t index, uint64_t left) -> void {
-        if (index + 1 == locations.size()) {
-            candidate[index] = seen[index] + unsigned(left);
-            double error = std::fabs(samples_taken_implied(locations, candidate) - double(taken));
-            if (best.empty() || error < best_error) {
-                best_error = error;
-                best = candidate;
-            }
-            return;
-        }
-        for (uint64_t here = 0; here <= left; ++here) {
-            candidate[index] = seen[index] + unsigned(here);
-            self(self, index + 1, left - here);
-        }
-    };
-    spread(spread, 0, halvings - seen_total);
-    return best;
+    return shifts;
 }
 
 class AdaptiveSampling : public ::testing::TestWithParam<Case> {
@@ -218,10 +214,17 @@ TEST_P(AdaptiveSampling, HalvingsKeepEveryTwoToTheKthSampleAndTheShares)
         EXPECT_TRUE(std::is_sorted(location.shifts.begin(), location.shifts.end())) << "thread " << location.thread;
     }
     EXPECT_EQ(double(kept), summary["samples_kept"]);
-    const uint64_t halvings = uint64_t(summary["halvings"]);
-    const uint64_t taken = uint64_t(summary["samples_taken"]);
-    const std::vector<unsigned> k = final_shifts(locations, halvings, taken);
+    const std::vector<SummaryLine> lines = process::read_summary_locations(archive());
+    ASSERT_EQ(lines.size(), size_t(run_case.threads));
+    const std::vector<unsigned> k = final_shifts(locations, lines, run_case.rate_hz);
     ASSERT_FALSE(HasFailure());
+    double halvings = 0, overload_halvings = 0;
+    for (const SummaryLine &line : lines) {
+        halvings += line.at("halvings");
+        overload_halvings += line.at("overload_halvings");
+    }
+    EXPECT_EQ(halvings, summary["halvings"]);
+    EXPECT_EQ(overload_halvings, summary["overload_halvings"]);
 
     // At least three halvings per location. The buffer forces them: a
     // thread takes at least one sample per period it runs, so after its
@@ -244,13 +247,13 @@ TEST_P(AdaptiveSampling, HalvingsKeepEveryTwoToTheKthSampleAndTheShares)
     EXPECT_NEAR(summary["final_rate_hz"], run_case.rate_hz / std::ldexp(1.0, int(most)), 0.001);
 
     // n ≡ 0 mod 2^k: the samples kept, each standing for 2^(k-j) samples
-    // taken at shift j, add up to the samples taken. Where a rate starts
-    // and ends, the count of one rate is off by up to one survivor, i.e.
-    // up to 2^(k-j) samples taken: 2^(k+1) per location in all.
-    double slack = 0;
-    for (unsigned shift : k)
-        slack += std::ldexp(2.0, int(shift));
-    EXPECT_NEAR(samples_taken_implied(locations, k), double(taken), slack);
+    // taken at shift j, add up to the location's samples taken. Where a
+    // rate starts and ends, the count of one rate is off by up to one
+    // survivor, i.e. up to 2^(k-j) samples taken: 2^(k+1) in all.
+    for (size_t i = 0; i < locations.size(); ++i)
+        EXPECT_NEAR(samples_taken_implied(locations[i], k[i]), line_of(lines, locations[i])->at("samples_taken"),
+                    std::ldexp(2.0, int(k[i])))
+            << "thread " << locations[i].thread;
 
     const double initial_period_ticks = double(otf2.resolution) / run_case.rate_hz;
     for (size_t index = 0; index < locations.size(); ++index) {

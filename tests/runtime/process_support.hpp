@@ -28,14 +28,35 @@ inline std::string read_file(const std::string &path)
 }
 
 // The numeric fields of <archive>/summary.json.
-inline std::map<std::string, double> read_summary(const std::string &archive)
+// The numeric fields of one JSON object's text (no nesting).
+inline std::map<std::string, double> number_fields(const std::string &text)
 {
     std::map<std::string, double> values;
-    std::string text = read_file(archive + "/summary.json");
     std::regex number_field("\"([a-z_]+)\": (-?[0-9.]+)");
     for (auto it = std::sregex_iterator(text.begin(), text.end(), number_field); it != std::sregex_iterator(); ++it)
         values[(*it)[1]] = std::stod((*it)[2]);
     return values;
+}
+
+// summary.json's totals: the numeric fields before its per_location list.
+inline std::map<std::string, double> read_summary(const std::string &archive)
+{
+    std::string text = read_file(archive + "/summary.json");
+    return number_fields(text.substr(0, text.find("\"per_location\"")));
+}
+
+// summary.json's per_location list, one object per line, in file order.
+inline std::vector<std::map<std::string, double>> read_summary_locations(const std::string &archive)
+{
+    std::vector<std::map<std::string, double>> lines;
+    std::string text = read_file(archive + "/summary.json");
+    size_t list = text.find("\"per_location\"");
+    if (list == std::string::npos)
+        return lines;
+    std::regex object("\\{[^{}]*\\}");
+    for (auto it = std::sregex_iterator(text.begin() + long(list), text.end(), object); it != std::sregex_iterator(); ++it)
+        lines.push_back(number_fields(it->str()));
+    return lines;
 }
 
 // This process's environment without ADAPTRACE_*, the runtime's owner

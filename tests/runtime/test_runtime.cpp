@@ -14,6 +14,7 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -29,6 +30,7 @@ namespace {
 using ProbeRun = process::Result;
 using process::read_file;
 using process::read_summary;
+using process::read_summary_locations;
 
 bool exists(const std::string &path)
 {
@@ -174,6 +176,17 @@ TEST_F(Runtime, SerialProgramWritesArchiveAndConsistentSummaryAtExit)
     EXPECT_EQ(summary["samples_taken"], summary["samples_kept"] + summary["samples_removed"] +
                                             summary["skipped_samples"] + summary["samples_dropped"]);
     EXPECT_GT(summary["bytes_written"], 0);
+    std::vector<std::map<std::string, double>> lines = read_summary_locations(archive);
+    ASSERT_EQ(lines.size(), 1u);
+    EXPECT_EQ(lines[0]["rank"], 0);
+    EXPECT_EQ(lines[0]["thread"], 0);
+    EXPECT_EQ(lines[0]["halvings"], summary["most_halvings_per_location"]);
+    EXPECT_EQ(lines[0]["halvings"], summary["halvings"]);
+    EXPECT_EQ(lines[0]["overload_halvings"], summary["overload_halvings"]);
+    EXPECT_EQ(lines[0]["rate_hz"], summary["final_rate_hz"]);
+    EXPECT_EQ(lines[0]["samples_taken"], summary["samples_taken"]);
+    EXPECT_EQ(lines[0]["samples_kept"], summary["samples_kept"]);
+    EXPECT_EQ(lines[0]["mpi_events"], 0);
 
     ArchiveContents contents = read_archive(archive);
     ASSERT_TRUE(contents.opened);
@@ -291,6 +304,26 @@ TEST_F(Runtime, ThreadsGetTheirOwnLocations)
     std::vector<std::string> names = contents.names();
     std::sort(names.begin(), names.end());
     EXPECT_EQ(names, (std::vector<std::string>{"Master thread", "Thread 1", "Thread 2", "Thread 3"}));
+
+    // One summary line per location, adding up to the totals.
+    std::vector<std::map<std::string, double>> lines = read_summary_locations(archives[0]);
+    ASSERT_EQ(lines.size(), 4u);
+    std::set<double> threads;
+    double halvings = 0, taken = 0, kept = 0, slowest = 2000;
+    for (auto &line : lines) {
+        EXPECT_EQ(line["rank"], 0);
+        threads.insert(line["thread"]);
+        halvings += line["halvings"];
+        taken += line["samples_taken"];
+        kept += line["samples_kept"];
+        EXPECT_EQ(line["rate_hz"], 2000 / std::ldexp(1.0, int(line["halvings"])));
+        slowest = std::min(slowest, line["rate_hz"]);
+    }
+    EXPECT_EQ(threads, (std::set<double>{0, 1, 2, 3}));
+    EXPECT_EQ(halvings, summary["halvings"]);
+    EXPECT_EQ(taken, summary["samples_taken"]);
+    EXPECT_EQ(kept, summary["samples_kept"]);
+    EXPECT_EQ(slowest, summary["final_rate_hz"]);
 }
 
 TEST_F(Runtime, ExitFromAThreadWritesTheArchive)
