@@ -299,6 +299,36 @@ static void nonblocking_collectives(void)
 }
 
 /* Every way of making a communicator, each used once right after creation. */
+/* On the ring (two neighbours, left and right, as the globals say): each
+ * rank sends its rank and checks that it got both neighbours' ranks. */
+static void neighbourhood_collectives(MPI_Comm ring)
+{
+    int send[2] = { rank, rank }, got[2] = { -1, -1 }, counts[2] = { 1, 1 }, displs[2] = { 0, 1 };
+    MPI_Aint byte_displs[2] = { 0, sizeof(int) };
+    MPI_Datatype types[2] = { MPI_INT, MPI_INT };
+    MPI_Request requests[5];
+    CALL(MPI_Neighbor_allgather, send, 1, MPI_INT, got, 1, MPI_INT, ring);
+    CALL(MPI_Neighbor_allgatherv, send, 1, MPI_INT, got, counts, displs, MPI_INT, ring);
+    CALL(MPI_Neighbor_alltoall, send, 1, MPI_INT, got, 1, MPI_INT, ring);
+    CALL(MPI_Neighbor_alltoallv, send, counts, displs, MPI_INT, got, counts, displs, MPI_INT, ring);
+    CALL(MPI_Neighbor_alltoallw, send, counts, byte_displs, types, got, counts, byte_displs, types, ring);
+    if (got[0] != left || got[1] != right)
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    CALL(MPI_Ineighbor_allgather, send, 1, MPI_INT, got, 1, MPI_INT, ring, &requests[0]);
+    CALL(MPI_Waitall, 1, requests, MPI_STATUSES_IGNORE);
+    CALL(MPI_Ineighbor_allgatherv, send, 1, MPI_INT, got, counts, displs, MPI_INT, ring, &requests[1]);
+    CALL(MPI_Waitall, 1, &requests[1], MPI_STATUSES_IGNORE);
+    CALL(MPI_Ineighbor_alltoall, send, 1, MPI_INT, got, 1, MPI_INT, ring, &requests[2]);
+    CALL(MPI_Wait, &requests[2], MPI_STATUS_IGNORE);
+    CALL(MPI_Ineighbor_alltoallv, send, counts, displs, MPI_INT, got, counts, displs, MPI_INT, ring, &requests[3]);
+    CALL(MPI_Wait, &requests[3], MPI_STATUS_IGNORE);
+    CALL(MPI_Ineighbor_alltoallw, send, counts, byte_displs, types, got, counts, byte_displs, types, ring,
+         &requests[4]);
+    CALL(MPI_Wait, &requests[4], MPI_STATUS_IGNORE);
+    if (got[0] != left || got[1] != right)
+        MPI_Abort(MPI_COMM_WORLD, 3);
+}
+
 static void communicators(void)
 {
     const int half = size / 2, parity = rank % 2;
@@ -385,6 +415,7 @@ static void communicators(void)
     expect_note_members("members", 0, 1, size);
     free(index);
     free(edges);
+    neighbourhood_collectives(ring);
 
     CALL(MPI_Comm_free, &ring);
     CALL(MPI_Comm_free, &column);

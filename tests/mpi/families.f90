@@ -439,6 +439,8 @@ contains
         integer :: dup, same_parity, shared, world_group, lower_group, lower, inter, merged
         integer :: grid, column, ring, value, result, node, local_rank
         integer :: ranges(3, 1), dims(2), index(nranks), edges(2 * nranks)
+        integer :: sent(2), got(2), counts(2), types(2), request
+        integer(kind=MPI_ADDRESS_KIND) :: byte_displs(2)
         logical :: periods(2), keep_rows(2)
         character(len=line_len) :: line
         character(len=12) :: word
@@ -533,6 +535,23 @@ contains
         call note_call('MPI_Allreduce')
         call MPI_Allreduce(value, result, 1, MPI_INTEGER, MPI_MAX, ring, ierr)
         call note_members('members', 0, 1, nranks)
+
+        ! Neighbourhood collectives on the ring: both neighbours' ranks arrive.
+        sent = rank
+        got = -1
+        counts = 1
+        types = MPI_INTEGER
+        byte_displs = [0_MPI_ADDRESS_KIND, int(storage_size(rank) / 8, MPI_ADDRESS_KIND)]
+        call note_call('MPI_Neighbor_alltoall')
+        call MPI_Neighbor_alltoall(sent, 1, MPI_INTEGER, got, 1, MPI_INTEGER, ring, ierr)
+        if (got(1) /= left .or. got(2) /= right) call MPI_Abort(MPI_COMM_WORLD, 3, ierr)
+        got = -1
+        call note_call('MPI_Ineighbor_alltoallw')
+        call MPI_Ineighbor_alltoallw(sent, counts, byte_displs, types, got, counts, byte_displs, types, ring, &
+                                     request, ierr)
+        call note_call('MPI_Wait')
+        call MPI_Wait(request, MPI_STATUS_IGNORE, ierr)
+        if (got(1) /= left .or. got(2) /= right) call MPI_Abort(MPI_COMM_WORLD, 3, ierr)
 
         call note_call('MPI_Comm_free')
         call MPI_Comm_free(ring, ierr)
