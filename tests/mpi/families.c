@@ -9,6 +9,7 @@
  * usage: mpi-families-c EXPECT_DIR
  */
 #include <mpi.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -299,6 +300,29 @@ static void nonblocking_collectives(void)
 }
 
 /* Every way of making a communicator, each used once right after creation. */
+/* The local queries of a Cartesian communicator, each checked against
+ * what the grid was made with (not reordered, so grid rank = world rank). */
+static void grid_queries(MPI_Comm grid, const int dims[2], const int periods[2])
+{
+    int suggested[2] = { 0, 0 }, topology = MPI_UNDEFINED, coords[2], grid_rank = -1, source, destination;
+    int got_dims[2], got_periods[2], got_coords[2];
+    CALL(MPI_Dims_create, size, 2, suggested);
+    CALL(MPI_Topo_test, grid, &topology);
+    CALL(MPI_Cart_coords, grid, rank, 2, coords);
+    CALL(MPI_Cart_rank, grid, coords, &grid_rank);
+    CALL(MPI_Cart_shift, grid, 1, 1, &source, &destination);
+    CALL(MPI_Cart_get, grid, 2, got_dims, got_periods, got_coords);
+    const int half = dims[1];
+    bool consistent = suggested[0] * suggested[1] == size && topology == MPI_CART && grid_rank == rank &&
+                 coords[0] == rank / half && coords[1] == rank % half &&
+                 destination == coords[0] * half + (coords[1] + 1) % half &&
+                 source == coords[0] * half + (coords[1] + half - 1) % half;
+    for (int d = 0; d < 2; d++)
+        consistent = consistent && got_dims[d] == dims[d] && got_periods[d] == periods[d] && got_coords[d] == coords[d];
+    if (!consistent)
+        MPI_Abort(MPI_COMM_WORLD, 3);
+}
+
 /* On the ring (two neighbours, left and right, as the globals say): each
  * rank sends its rank and checks that it got both neighbours' ranks. */
 static void neighbourhood_collectives(MPI_Comm ring)
@@ -384,6 +408,11 @@ static void communicators(void)
     for (int i = 0; i < half; i++)
         used += snprintf(line + used, sizeof line - (size_t)used, " %d", 1 - parity + 2 * i);
     expect_note("%s", line);
+    int is_inter = 0, remote_size = 0;
+    CALL(MPI_Comm_test_inter, inter, &is_inter);
+    CALL(MPI_Comm_remote_size, inter, &remote_size);
+    if (!is_inter || remote_size != half)
+        MPI_Abort(MPI_COMM_WORLD, 3);
     CALL(MPI_Intercomm_merge, inter, parity, &merged);
     CALL(MPI_Allreduce, &value, &result, 1, MPI_INT, MPI_SUM, merged);
     used = snprintf(line, sizeof line, "members");
@@ -398,6 +427,7 @@ static void communicators(void)
     CALL(MPI_Cart_create, MPI_COMM_WORLD, 2, dims, periods, 0, &grid);
     CALL(MPI_Barrier, grid);
     expect_note_members("members", 0, 1, size);
+    grid_queries(grid, dims, periods);
     CALL(MPI_Cart_sub, grid, keep_rows, &column);
     CALL(MPI_Bcast, &value, 1, MPI_INT, 1, column);
     expect_note_members("members", rank % half, half, 2);
@@ -415,7 +445,26 @@ static void communicators(void)
     expect_note_members("members", 0, 1, size);
     free(index);
     free(edges);
+    int neighbour_count = 0, neighbours[2] = { -1, -1 };
+    CALL(MPI_Graph_neighbors_count, ring, rank, &neighbour_count);
+    CALL(MPI_Graph_neighbors, ring, rank, 2, neighbours);
+    if (neighbour_count != 2 || neighbours[0] != left || neighbours[1] != right)
+        MPI_Abort(MPI_COMM_WORLD, 3);
     neighbourhood_collectives(ring);
+
+    /* The same ring as a distributed graph, each edge of weight 1. */
+    int ring_neighbours[2] = { left, right }, ones[2] = { 1, 1 }, indegree = -1, outdegree = -1, weighted = 0;
+    int sources[2] = { -1, -1 }, destinations[2] = { -1, -1 }, source_weights[2] = { 0, 0 },
+        destination_weights[2] = { 0, 0 };
+    MPI_Comm dist_ring;
+    CALL(MPI_Dist_graph_create_adjacent, MPI_COMM_WORLD, 2, ring_neighbours, ones, 2, ring_neighbours, ones,
+         MPI_INFO_NULL, 0, &dist_ring);
+    CALL(MPI_Dist_graph_neighbors_count, dist_ring, &indegree, &outdegree, &weighted);
+    CALL(MPI_Dist_graph_neighbors, dist_ring, 2, sources, source_weights, 2, destinations, destination_weights);
+    if (indegree != 2 || outdegree != 2 || !weighted || sources[0] != left || sources[1] != right ||
+        destinations[0] != left || destinations[1] != right || source_weights[1] != 1 || destination_weights[0] != 1)
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    CALL(MPI_Comm_free, &dist_ring);
 
     CALL(MPI_Comm_free, &ring);
     CALL(MPI_Comm_free, &column);

@@ -440,6 +440,7 @@ contains
         integer :: grid, column, ring, value, result, node, local_rank
         integer :: ranges(3, 1), dims(2), index(nranks), edges(2 * nranks)
         integer :: sent(2), got(2), counts(2), types(2), request
+        integer :: suggested(2), coords(2), source, destination
         integer(kind=MPI_ADDRESS_KIND) :: byte_displs(2)
         logical :: periods(2), keep_rows(2)
         character(len=line_len) :: line
@@ -519,6 +520,16 @@ contains
         call note_call('MPI_Barrier')
         call MPI_Barrier(grid, ierr)
         call note_members('members', 0, 1, nranks)
+        suggested = 0
+        call note_call('MPI_Dims_create')
+        call MPI_Dims_create(nranks, 2, suggested, ierr)
+        call note_call('MPI_Cart_coords')
+        call MPI_Cart_coords(grid, rank, 2, coords, ierr)
+        call note_call('MPI_Cart_shift')
+        call MPI_Cart_shift(grid, 1, 1, source, destination, ierr)
+        if (suggested(1) * suggested(2) /= nranks .or. coords(1) /= rank / half .or. coords(2) /= mod(rank, half) &
+            .or. destination /= coords(1) * half + mod(coords(2) + 1, half) &
+            .or. source /= coords(1) * half + mod(coords(2) + half - 1, half)) call MPI_Abort(MPI_COMM_WORLD, 3, ierr)
         call note_call('MPI_Cart_sub')
         call MPI_Cart_sub(grid, keep_rows, column, ierr)
         call note_call('MPI_Bcast')
