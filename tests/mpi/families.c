@@ -464,6 +464,15 @@ static void communicators(void)
     if (indegree != 2 || outdegree != 2 || !weighted || sources[0] != left || sources[1] != right ||
         destinations[0] != left || destinations[1] != right || source_weights[1] != 1 || destination_weights[0] != 1)
         MPI_Abort(MPI_COMM_WORLD, 3);
+    CALL(MPI_Allreduce, &value, &result, 1, MPI_INT, MPI_SUM, dist_ring);
+    expect_note_members("members", 0, 1, size);
+    CALL(MPI_Comm_free, &dist_ring);
+    /* And built with the general call: each rank gives its own two edges. */
+    int only_me[1] = { rank }, two[1] = { 2 };
+    CALL(MPI_Dist_graph_create, MPI_COMM_WORLD, 1, only_me, two, ring_neighbours, ones, MPI_INFO_NULL, 0,
+         &dist_ring);
+    CALL(MPI_Allreduce, &value, &result, 1, MPI_INT, MPI_SUM, dist_ring);
+    expect_note_members("members", 0, 1, size);
     CALL(MPI_Comm_free, &dist_ring);
 
     CALL(MPI_Comm_free, &ring);
