@@ -27,7 +27,6 @@ inline std::string read_file(const std::string &path)
     return text.str();
 }
 
-// The numeric fields of <archive>/summary.json.
 // The numeric fields of one JSON object's text (no nesting).
 inline std::map<std::string, double> number_fields(const std::string &text)
 {
