@@ -60,6 +60,8 @@ typedef struct adt_run_counters {
     uint64_t timer_signals;
     uint64_t calling_contexts;
     uint64_t calling_contexts_full;
+    uint64_t samples_skipped_code_changing; /* part of samples_skipped */
+    uint64_t paths_cut;
     uint64_t bytes_written;
     uint64_t events_written;
     double write_seconds;

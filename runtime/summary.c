@@ -5,9 +5,11 @@
  * Sample accounting: every timer signal the sampler takes ends up exactly
  * once as kept, removed (by a level removal), skipped (it arrived while
  * adaptrace was busy on that thread: inside a sample append, counted by
- * the buffer, or unwinding for an MPI call, counted by the sampler) or
+ * the buffer, or unwinding for an MPI call, counted by the sampler; or
+ * while the code map was being changed, skipped_samples_code_changing) or
  * dropped (no chunk), so samples_taken = samples_kept + samples_removed +
- * skipped_samples + samples_dropped.
+ * skipped_samples + samples_dropped. paths_cut counts kept samples (and
+ * MPI calls) whose call path stops early, not a loss of samples.
  *
  * Halvings: shift steps, whether the flush policy asked for them (memory)
  * or a thread's handler did (overload_halvings: it could not keep up with
@@ -54,7 +56,7 @@ static adt_location_summary location_line(adt_location *location, uint32_t rank,
         adt_sampler_stats sampler;
         adt_sampler_get_location_stats(location, &sampler);
         line.overload_halvings = sampler.overload_halvings;
-        line.samples_taken += sampler.samples_busy;
+        line.samples_taken += sampler.samples_busy + sampler.samples_code_changing;
     }
     return line;
 }
@@ -107,8 +109,10 @@ adt_location_summary *adt_summary_collect(const adt_run_sources *sources, uint32
         counters->overload_halvings = sampler.overload_halvings;
         counters->halvings += sampler.overload_halvings;
         /* Signals that found the thread busy never reached the buffer. */
-        counters->samples_taken += sampler.samples_busy;
-        counters->samples_skipped += sampler.samples_busy;
+        counters->samples_taken += sampler.samples_busy + sampler.samples_code_changing;
+        counters->samples_skipped += sampler.samples_busy + sampler.samples_code_changing;
+        counters->samples_skipped_code_changing = sampler.samples_code_changing;
+        counters->paths_cut = sampler.paths_cut;
     }
     counters->bytes_written = sources->written->bytes_written;
     counters->events_written = sources->written->events_written;
@@ -150,6 +154,8 @@ static adt_run_counters combine(const adt_run_counters *ranks, uint32_t size)
         total.chunks_high_water = max_u64(total.chunks_high_water, c->chunks_high_water);
         total.calling_contexts += c->calling_contexts;
         total.calling_contexts_full += c->calling_contexts_full;
+        total.samples_skipped_code_changing += c->samples_skipped_code_changing;
+        total.paths_cut += c->paths_cut;
         total.bytes_written += c->bytes_written;
         total.events_written += c->events_written;
         if (c->write_seconds > total.write_seconds)
@@ -220,6 +226,7 @@ static void write_json(FILE *out, const adt_run_counters *total, const adt_run_l
             "  \"samples_kept\": %llu,\n"
             "  \"samples_removed\": %llu,\n"
             "  \"skipped_samples\": %llu,\n"
+            "  \"skipped_samples_code_changing\": %llu,\n"
             "  \"samples_dropped\": %llu,\n"
             "  \"halvings\": %llu,\n"
             "  \"overload_halvings\": %llu,\n"
@@ -231,6 +238,7 @@ static void write_json(FILE *out, const adt_run_counters *total, const adt_run_l
             "  \"sample_handler_mean_ns\": %.1f,\n"
             "  \"calling_contexts\": %llu,\n"
             "  \"calling_contexts_full\": %llu,\n"
+            "  \"paths_cut\": %llu,\n"
             "  \"flushes\": %llu,\n"
             "  \"flushed_bytes\": %llu,\n"
             "  \"event_stops\": %llu,\n"
@@ -246,11 +254,12 @@ static void write_json(FILE *out, const adt_run_counters *total, const adt_run_l
             ranks, (unsigned long long)total->locations, (unsigned long long)total->mpi_events,
             (unsigned long long)total->events_dropped, (unsigned long long)total->samples_taken,
             (unsigned long long)total->samples_kept, (unsigned long long)total->samples_removed,
-            (unsigned long long)total->samples_skipped, (unsigned long long)total->samples_dropped,
-            (unsigned long long)total->halvings, (unsigned long long)total->overload_halvings,
+            (unsigned long long)total->samples_skipped, (unsigned long long)total->samples_skipped_code_changing,
+            (unsigned long long)total->samples_dropped, (unsigned long long)total->halvings, (unsigned long long)total->overload_halvings,
             (unsigned long long)total->most_halvings_per_location, initial_rate_hz, final_rate_hz(initial_rate_hz, total), total->delivered_rate_hz,
             (unsigned long long)total->timer_signals, total->handler_mean_ns,
             (unsigned long long)total->calling_contexts, (unsigned long long)total->calling_contexts_full,
+            (unsigned long long)total->paths_cut,
             (unsigned long long)total->flushes, (unsigned long long)total->flushed_bytes,
             (unsigned long long)total->event_stops, (unsigned long long)total->buffer_bytes,
             (unsigned long long)total->arena_bytes, (unsigned long long)total->context_bytes,
@@ -325,10 +334,12 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
             (unsigned long long)total->locations, total->locations == 1 ? "" : "s",
             (unsigned long long)total->mpi_events, (unsigned long long)total->events_dropped);
     if (listing->initial_rate_hz) {
-        adt_log("samples: %llu taken, %llu kept, %llu removed, %llu skipped, %llu dropped",
+        adt_log("samples: %llu taken, %llu kept, %llu removed, %llu skipped (%llu while code was being unloaded or "
+                "registered), %llu dropped; %llu call paths cut at code loaded during the run",
                 (unsigned long long)total->samples_taken, (unsigned long long)total->samples_kept,
                 (unsigned long long)total->samples_removed, (unsigned long long)total->samples_skipped,
-                (unsigned long long)total->samples_dropped);
+                (unsigned long long)total->samples_skipped_code_changing, (unsigned long long)total->samples_dropped,
+                (unsigned long long)total->paths_cut);
         char end_rates[512];
         describe_end_rates(total, listing, end_rates, sizeof end_rates);
         adt_log("sampling rate: %u Hz at start; at the end %s (%llu halvings, %llu of them for overload); "

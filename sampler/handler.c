@@ -8,10 +8,13 @@
  * per frame, and a frame-pointer walk is wrong for code built without
  * frame pointers, which is most of it), reads the PAPI counters, interns
  * the path and appends one ADT_REC_SAMPLE.
+ *
+ * It never waits: libunwind finds unwind tables in the code map
+ * (code_map.c) instead of asking the dynamic loader, and a sample that
+ * arrives while the map is being changed is skipped (docs/sampling.md,
+ * "Why the handler never waits", goes through every step).
  */
-#define UNW_LOCAL_ONLY
 #include <errno.h>
-#include <libunwind.h>
 #include <papi.h>
 #include <ucontext.h>
 
@@ -73,27 +76,71 @@ uint32_t adt_sampler_intern_sample_path(adt_sampler_thread *thread, void *const 
     return node == ADT_UNDEFINED_ID ? ADT_CCT_NODE_FULL : node;
 }
 
+/* ---- the code map's readers ------------------------------------------ */
+
+/* seq_cst store then load, mirrored by begin_change in code_map.c: either
+ * the writer sees this thread's flag and waits for it, or this thread sees
+ * the writer's flag and backs off. Two atomic operations, no wait. */
+bool adt_code_map_enter(adt_sampler_thread *thread)
+{
+    atomic_store(&thread->unwinding, 1);
+    if (atomic_load(&adt_code_map_changing) == 0)
+        return true;
+    atomic_store(&thread->unwinding, 0);
+    return false;
+}
+
+void adt_code_map_leave(adt_sampler_thread *thread)
+{
+    atomic_store(&thread->unwinding, 0);
+}
+
+/* Binary search of the sorted table; no table (out of memory at the last
+ * change) covers nothing. */
+bool adt_code_map_covers(uintptr_t address)
+{
+    const adt_code_table *table = atomic_load_explicit(&adt_code_map_table, memory_order_acquire);
+    if (table == NULL)
+        return false;
+    size_t low = 0, high = table->count;
+    while (low < high) {
+        size_t middle = low + (high - low) / 2;
+        if (address < table->objects[middle].start)
+            high = middle;
+        else if (address >= table->objects[middle].end)
+            low = middle + 1;
+        else
+            return true;
+    }
+    return false;
+}
+
 /* The interrupted stack, innermost first, at most depth frames, in raw
  * (room for depth + ADT_SAMPLER_HANDLER_FRAMES); *innermost receives the
  * index of the interrupted frame. unw_backtrace starts in this handler; the
  * frames up to the interrupted instruction (handler, signal trampoline)
  * are cut off by finding that instruction's address. If unwinding did not
  * get through the signal frame, the path is the interrupted instruction
- * alone. */
-static int unwind_interrupted(const ucontext_t *context, void **raw, uint32_t depth, int *innermost)
+ * alone. *cut: the unwinding ended (not the depth) at a frame outside
+ * every known object, so code was loaded since the map was built (or the
+ * frame is generated code). Inside the code map window. */
+static int unwind_interrupted(const ucontext_t *context, void **raw, uint32_t depth, int *innermost, bool *cut)
 {
     uintptr_t pc = interrupted_pc(context);
     *innermost = 0;
     if (depth > 1) {
-        int count = unw_backtrace(raw, (int)depth + ADT_SAMPLER_HANDLER_FRAMES);
+        int room = (int)depth + ADT_SAMPLER_HANDLER_FRAMES;
+        int count = unw_backtrace(raw, room);
         for (int i = 0; i < count && i < ADT_SAMPLER_HANDLER_FRAMES; ++i) {
             if ((uintptr_t)raw[i] == pc) {
                 *innermost = i;
+                *cut = count < room && !adt_code_map_covers((uintptr_t)raw[count - 1]);
                 return count - i < (int)depth ? count - i : (int)depth;
             }
         }
     }
     raw[0] = (void *)pc;
+    *cut = !adt_code_map_covers(pc);
     return 1;
 }
 
@@ -112,9 +159,19 @@ static uint64_t take_sample(adt_sampler_thread *thread, const ucontext_t *contex
     adt_rec_sample *record = (adt_rec_sample *)payload;
     uint32_t context_id = atomic_load_explicit(&thread->region_context, memory_order_relaxed);
     if (context_id == ADT_UNDEFINED_ID) {
+        if (!adt_code_map_enter(thread)) {
+            thread->samples_code_changing++;
+            return time;
+        }
         void *raw[ADT_SAMPLER_DEPTH_MAX + ADT_SAMPLER_HANDLER_FRAMES];
         int innermost;
-        int count = unwind_interrupted(context, raw, adt_sampler.depth, &innermost);
+        bool cut;
+        int count = unwind_interrupted(context, raw, adt_sampler.depth, &innermost, &cut);
+        adt_code_map_leave(thread);
+        if (__builtin_expect(cut, 0)) {
+            thread->paths_cut++;
+            atomic_store_explicit(&adt_code_map_stale, 1, memory_order_relaxed);
+        }
         bool full;
         context_id = adt_sampler_intern_sample_path(thread, raw + innermost, count, &full);
         thread->contexts_full += full;

@@ -4,9 +4,7 @@
  * The signal handler itself is in handler.c, the signal sharing with the
  * application in signals.c, address resolution in resolve.c.
  */
-#define UNW_LOCAL_ONLY
 #include <errno.h>
-#include <libunwind.h>
 #include <papi.h>
 #include <pthread.h>
 #include <sched.h>
@@ -143,6 +141,7 @@ static void forget_thread_in_child(void)
      * and keeps the child from sampling into the parent's buffer copy. */
     adt_sampler_current = NULL;
     adt_sampler.initialised = false;
+    adt_code_map_forget_in_child();
 }
 
 int adt_sampler_init(const adt_config *config, adt_defs *defs, uint64_t context_bytes)
@@ -182,7 +181,9 @@ int adt_sampler_init(const adt_config *config, adt_defs *defs, uint64_t context_
                 (unsigned long long)context_bytes, 4 * ADT_CCT_BYTES_PER_NODE);
         return -1;
     }
-    if (init_metrics(config->metrics, defs) != 0 || adt_sampler_install_signal(adt_sampler.signal) != 0) {
+    if (init_metrics(config->metrics, defs) != 0 || adt_code_map_init() != 0 ||
+        adt_sampler_install_signal(adt_sampler.signal) != 0) {
+        adt_code_map_shutdown();
         adt_cct_destroy(&adt_sampler.tree);
         return -1;
     }
@@ -231,7 +232,9 @@ int adt_sampler_thread_start(adt_location *location)
     atomic_init(&thread->region_context, ADT_UNDEFINED_ID);
 
     /* The first unw_backtrace of a thread sets up its cache (up to ~1 ms);
-     * do that here rather than in the first sample. */
+     * do that here rather than in the first sample, with the objects
+     * loaded so far in the code map. */
+    adt_code_map_refresh_if_stale();
     void *warm_up[ADT_SAMPLER_DEPTH_MAX];
     unw_backtrace(warm_up, (int)adt_sampler.depth);
 
@@ -369,14 +372,26 @@ __attribute__((noinline)) uint32_t adt_sampler_region_context(adt_location *loca
     adt_sampler_thread *thread = adt_location_user(location);
     if (thread == NULL || !adt_sampler.initialised || adt_sampler_current != thread)
         return ADT_UNDEFINED_ID;
+    /* An MPI call is the refresh point of the code map for objects loaded
+     * since a sample last found it stale (one relaxed load otherwise). */
+    adt_code_map_refresh_if_stale();
     void *frames[ADT_SAMPLER_DEPTH_MAX + 2];
     void *wrapper = __builtin_return_address(0);
     /* busy: a sample arriving now must not re-enter unw_backtrace on this
      * thread (libunwind's per-thread cache is not re-entrant); the
-     * compiler barriers keep the unwinding inside the flagged span. */
+     * compiler barriers keep the unwinding inside the flagged span. While
+     * the code map is being changed (a dlclose, which may be running this
+     * very MPI call from a destructor) the call is recorded without its
+     * callers rather than waited for. */
     atomic_store_explicit(&thread->busy, 1, memory_order_relaxed);
     atomic_signal_fence(memory_order_seq_cst);
-    int count = unw_backtrace(frames, (int)adt_sampler.depth + 2);
+    int count = 0;
+    if (adt_code_map_enter(thread)) {
+        count = unw_backtrace(frames, (int)adt_sampler.depth + 2);
+        adt_code_map_leave(thread);
+    } else {
+        thread->region_paths_cut++;
+    }
     atomic_signal_fence(memory_order_seq_cst);
     atomic_store_explicit(&thread->busy, 0, memory_order_relaxed);
     /* frames[0] is in this function, the wrapper's return address names
@@ -434,6 +449,8 @@ static void add_thread_counters(const adt_location *only, adt_sampler_stats *sta
             continue;
         stats->signals += thread->signals;
         stats->samples_busy += thread->samples_busy;
+        stats->samples_code_changing += thread->samples_code_changing;
+        stats->paths_cut += thread->paths_cut + thread->region_paths_cut;
         stats->contexts_full += thread->contexts_full;
         stats->overload_halvings += thread->overload_halvings;
         handler_ticks += thread->handler_ticks;
@@ -480,6 +497,7 @@ void adt_sampler_shutdown(void)
     }
     adt_sampler_current = NULL;
     adt_sampler.main_thread = NULL;
+    adt_code_map_shutdown();
     adt_cct_destroy(&adt_sampler.tree);
     adt_sampler.initialised = false;
 }

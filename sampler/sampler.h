@@ -89,6 +89,13 @@ typedef struct adt_sampler_stats {
     uint64_t signals;            /* timer signals handled */
     uint64_t samples_busy;       /* signals that arrived while the thread was
                                     unwinding for adaptrace itself: not recorded */
+    uint64_t samples_code_changing; /* signals that arrived while the code map
+                                    was being changed (a dlclose running, new
+                                    objects being registered): not recorded */
+    uint64_t paths_cut;          /* samples and MPI calls whose call path stops
+                                    early: at code loaded since the code map was
+                                    built (or generated code), or (MPI calls)
+                                    while the map was being changed */
     uint64_t context_bytes;      /* memory of the calling-context tree */
     double handler_mean_ns;      /* mean time from the handler's clock read to
                                     the end of the append */

@@ -13,6 +13,11 @@
 #include <sys/types.h>
 #include <time.h>
 
+#ifndef UNW_LOCAL_ONLY
+#define UNW_LOCAL_ONLY
+#endif
+#include <libunwind.h>
+
 #include "sampler/cct.h"
 #include "sampler/sampler.h"
 
@@ -51,6 +56,7 @@ typedef struct adt_sampler_thread {
     _Atomic int active;       /* the handler may sample */
     _Atomic int in_handler;   /* a sample is being taken (stop waits for it) */
     _Atomic int busy;         /* the thread unwinds for adaptrace itself */
+    _Atomic int unwinding;    /* reads the code map (code_map.c waits for it) */
     _Atomic unsigned shift;   /* k: rate = initial / 2^k */
     _Atomic uint32_t region_context; /* inside an MPI region instance */
     int papi_event_set;
@@ -62,10 +68,15 @@ typedef struct adt_sampler_thread {
     uint64_t signals;
     uint64_t signals_weighted; /* Σ 2^k */
     uint64_t samples_busy;
+    uint64_t samples_code_changing; /* skipped: the code map was being changed */
+    uint64_t paths_cut;       /* unwinding stopped at code not in the code map */
     uint64_t contexts_full;
     uint64_t handler_ticks;      /* trace-clock ticks (core.h), like all times here */
     uint64_t samples_timed;
     uint64_t overload_halvings; /* shift steps taken by the overload protection */
+    /* Written in normal context by the MPI wrappers' unwind (never by the
+     * handler, which could interrupt the increment). */
+    uint64_t region_paths_cut;
     /* The current overload window (shift it started at, first entry). */
     unsigned window_shift;
     uint32_t window_signals;
@@ -131,6 +142,49 @@ void adt_sampler_on_signal(int signum, siginfo_t *info, void *ucontext);
 uint32_t adt_sampler_intern_path(void *const *frames, int count, uint64_t leaf_tag, bool *full);
 /* The same for the handler, reusing the thread's previous path. */
 uint32_t adt_sampler_intern_sample_path(adt_sampler_thread *thread, void *const *frames, int count, bool *full);
+
+/* ---- code map (code_map.c: normal context; readers in handler.c) ------ */
+
+/* A loaded object: its address range and, when it has one, its
+ * .eh_frame_hdr search table as registered with libunwind. */
+typedef struct adt_code_object {
+    uintptr_t start, end;
+    bool has_table;
+    unw_dyn_info_t unwind;
+} adt_code_object;
+
+typedef struct adt_code_table {
+    size_t count;
+    unsigned long long adds, subs; /* the loader's counters when collected */
+    adt_code_object objects[];     /* sorted by start */
+} adt_code_table;
+
+/* Read only inside a thread's `unwinding` window (adt_code_map_enter),
+ * changed only inside exclusive sections. */
+extern _Atomic(adt_code_table *) adt_code_map_table;
+/* Exclusive sections open (a change of the map, a dlclose running). */
+extern _Atomic int adt_code_map_changing;
+/* A handler met code outside the map: the next refresh point rebuilds it. */
+extern _Atomic int adt_code_map_stale;
+
+/* Start-up: registers the catch-all and the loaded objects' tables.
+ * Returns 0, or -1 after a message. */
+int adt_code_map_init(void);
+/* Normal context (MPI calls, new threads): rebuilds the map when a handler
+ * found it stale and the loader's counters moved. */
+void adt_code_map_refresh_if_stale(void);
+/* Test support (adt_sampler_shutdown). */
+void adt_code_map_shutdown(void);
+/* In a forked child. */
+void adt_code_map_forget_in_child(void);
+
+/* handler.c, async-signal-safe: opens the calling thread's window for
+ * reading the map and unwinding; false (window not opened) while the map
+ * is being changed. */
+bool adt_code_map_enter(adt_sampler_thread *thread);
+void adt_code_map_leave(adt_sampler_thread *thread);
+/* Inside the window: whether address lies in a known object. */
+bool adt_code_map_covers(uintptr_t address);
 
 /* resolve.c */
 int adt_sampler_resolve(adt_defs *defs);
