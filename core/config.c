@@ -390,9 +390,9 @@ const adt_config_var adt_config_vars[] = {
     {"ADAPTRACE_SAMPLING", "sampling", "on", ADT_BOOL_FORM,
      "take timer samples between MPI calls; off records MPI events only",
      parse_sampling},
-    {"ADAPTRACE_SAMPLING_CLOCK", "sampling-clock", "wall", "wall or cpu",
-     "clock of the sampling timer: wall (CLOCK_MONOTONIC, full rate) or cpu (thread CPU time, "
-     "limited by the kernel tick)",
+    {"ADAPTRACE_SAMPLING_CLOCK", "sampling-clock", "cpu", "cpu or wall",
+     "what the sampling rate counts: cpu (the thread's running time; a thread that sleeps or "
+     "waits is not interrupted) or wall (CLOCK_MONOTONIC; sleeping threads are sampled too)",
      parse_sampling_clock},
     {"ADAPTRACE_SAMPLING_SIGNAL", "sampling-signal", "SIGPROF",
      "SIGPROF, SIGALRM, SIGVTALRM, SIGUSR1, SIGUSR2 (SIG prefix optional, case-insensitive), "

@@ -24,8 +24,10 @@ typedef enum adt_on_full {
 } adt_on_full;
 
 typedef enum adt_sampling_clock {
-    ADT_SAMPLING_CLOCK_WALL = 0, /* CLOCK_MONOTONIC per-thread timer (default) */
-    ADT_SAMPLING_CLOCK_CPU = 1   /* the thread's CPU-time clock (kernel-tick limited) */
+    ADT_SAMPLING_CLOCK_WALL = 0, /* CLOCK_MONOTONIC per-thread timer */
+    ADT_SAMPLING_CLOCK_CPU = 1   /* the thread's running time (default): a perf cpu-clock
+                                    event, or a CPU-time timer (kernel-tick limited) where
+                                    perf events are not allowed */
 } adt_sampling_clock;
 
 #define ADT_PATH_MAX 4096

@@ -262,11 +262,27 @@ static void watch_overload(adt_sampler_thread *thread, uint64_t entry, uint64_t 
     thread->window_signals = 0;
 }
 
+/* adaptrace's timers send SI_TIMER with the token's address; its perf
+ * events send POLL_IN (POLL_HUP: the event was closed) with their
+ * descriptor in si_fd. A perf signal on a thread that is no longer sampled
+ * is a late one of its closed event (the sampling signal is not one an
+ * application routes from its own descriptors). */
+static bool is_sampling_signal(const siginfo_t *info, const adt_sampler_thread *thread)
+{
+    if (info == NULL)
+        return false;
+    if (info->si_code == SI_TIMER)
+        return info->si_value.sival_ptr == &adt_sampler_timer_token;
+    if (info->si_code != POLL_IN && info->si_code != POLL_HUP)
+        return false;
+    return thread == NULL ? adt_sampler.perf : info->si_fd == thread->signal_fd;
+}
+
 void adt_sampler_on_signal(int signum, siginfo_t *info, void *ucontext)
 {
     int saved_errno = errno;
-    if (info != NULL && info->si_code == SI_TIMER && info->si_value.sival_ptr == &adt_sampler_timer_token) {
-        adt_sampler_thread *thread = adt_sampler_current;
+    adt_sampler_thread *thread = adt_sampler_current;
+    if (is_sampling_signal(info, thread)) {
         if (thread != NULL) {
             /* in_handler before active, stop's order reversed: a stop that
              * cleared active either sees this sample running and waits, or
@@ -280,7 +296,7 @@ void adt_sampler_on_signal(int signum, siginfo_t *info, void *ucontext)
             atomic_store(&thread->in_handler, 0);
         }
         /* Our signal on a thread that is not (or no longer) sampled: a late
-         * expiry of a deleted timer, dropped. */
+         * expiry of a deleted timer or closed event, dropped. */
     } else {
         adt_sampler_chain(signum, info, ucontext);
     }

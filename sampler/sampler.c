@@ -5,11 +5,15 @@
  * application in signals.c, address resolution in resolve.c.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
 #include <papi.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -30,6 +34,18 @@ static uint64_t read_clock(clockid_t clock)
     return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
 }
 
+/* Where the thread is on its sampling clock, in ns. With a perf event
+ * that is the event's own count (the thread's user time since the event
+ * was enabled: what its signals measure); start_clock is then 0. */
+static uint64_t thread_clock_now(const adt_sampler_thread *thread)
+{
+    if (thread->perf_fd >= 0) {
+        uint64_t counted = 0;
+        return read(thread->perf_fd, &counted, sizeof counted) == (ssize_t)sizeof counted ? counted : 0;
+    }
+    return read_clock(thread->clock);
+}
+
 /* CPU-time timers expire on the scheduler tick, whatever resolution
  * clock_getres reports for the CPU clocks (1 ns). The coarse clocks
  * advance exactly once per tick, so their resolution is the tick. */
@@ -39,6 +55,80 @@ static uint32_t kernel_tick_hz(void)
     if (clock_getres(CLOCK_MONOTONIC_COARSE, &resolution) != 0 || resolution.tv_sec != 0 || resolution.tv_nsec == 0)
         return 0;
     return (uint32_t)(1000000000l / resolution.tv_nsec);
+}
+
+/* ---- perf cpu-clock events ---------------------------------------------- */
+
+/* The cpu clock's delivery: a perf software cpu-clock event of the thread
+ * that counts its running time in ns and, every period_ns of it, sends the
+ * sampling signal to that thread (O_ASYNC, F_SETSIG, F_SETOWN_EX with
+ * F_OWNER_TID). Unlike a timer on the thread's CPU-time clock it is not
+ * bound to the scheduler tick (9852 of 10000 Hz measured here), and unlike
+ * the wall clock it never interrupts a thread that sleeps or waits.
+ * User time only (exclude_kernel): an expiry counted inside a system call
+ * would leave the signal pending when the call goes to sleep, and
+ * nanosleep or poll would return EINTR at once (20 of 300 1-ms nanosleeps
+ * here with kernel time counted, 0 without). Returns the descriptor
+ * (disabled) or -1 with errno set. */
+static int open_cpu_clock_event(pid_t tid, uint64_t period_ns)
+{
+    struct perf_event_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.size = sizeof attr;
+    attr.type = PERF_TYPE_SOFTWARE;
+    attr.config = PERF_COUNT_SW_CPU_CLOCK;
+    attr.sample_period = period_ns;
+    attr.wakeup_events = 1;
+    attr.disabled = 1;
+    attr.exclude_kernel = 1;
+    attr.exclude_hv = 1;
+    int fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct f_owner_ex owner = {.type = F_OWNER_TID, .pid = tid};
+    if (fcntl(fd, F_SETFL, O_ASYNC) != 0 || fcntl(fd, F_SETSIG, adt_sampler.signal) != 0 ||
+        fcntl(fd, F_SETOWN_EX, &owner) != 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
+static int read_perf_paranoid(void)
+{
+    FILE *file = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+    int level = -100;
+    if (file != NULL) {
+        if (fscanf(file, "%d", &level) != 1)
+            level = -100;
+        fclose(file);
+    }
+    return level;
+}
+
+/* Start-up, with the cpu clock: whether this process may open the events
+ * (perf_event_paranoid, a container's seccomp filter, a kernel without
+ * perf events). Said once; the fallback is a timer on each thread's
+ * CPU-time clock, which samples running time as well, at most once per
+ * scheduler tick. */
+static bool probe_perf_events(void)
+{
+    int fd = open_cpu_clock_event(current_tid(), adt_sampler.period_ns);
+    if (fd >= 0) {
+        close(fd);
+        return true;
+    }
+    int paranoid = read_perf_paranoid();
+    char level[32] = "unknown";
+    if (paranoid != -100)
+        snprintf(level, sizeof level, "%d", paranoid);
+    adt_log("ADAPTRACE_SAMPLING_CLOCK=cpu: perf cpu-clock events are not allowed here (perf_event_open: %m; "
+            "kernel.perf_event_paranoid = %s); sampling CPU time with CPU-time timers instead, which fire at most "
+            "once per kernel tick (%u Hz)",
+            level, adt_sampler.kernel_tick_hz);
+    return false;
 }
 
 /* ---- PAPI -------------------------------------------------------------- */
@@ -170,12 +260,7 @@ int adt_sampler_init(const adt_config *config, adt_defs *defs, uint64_t context_
         return -1;
     }
     adt_sampler.kernel_tick_hz = kernel_tick_hz();
-    if (adt_sampler.clock == ADT_SAMPLING_CLOCK_CPU && adt_sampler.kernel_tick_hz != 0 &&
-        adt_sampler.rate_hz > adt_sampler.kernel_tick_hz)
-        adt_log("ADAPTRACE_SAMPLING_RATE=%u Hz on the cpu clock: CPU-time timers fire at most once per kernel tick "
-                "(%u Hz here), so at most ~%u samples per CPU-second arrive; ADAPTRACE_SAMPLING_CLOCK=wall "
-                "delivers the asked rate",
-                adt_sampler.rate_hz, adt_sampler.kernel_tick_hz, adt_sampler.kernel_tick_hz);
+    adt_sampler.perf = adt_sampler.clock == ADT_SAMPLING_CLOCK_CPU && probe_perf_events();
     if (adt_cct_create(&adt_sampler.tree, context_bytes) != 0) {
         adt_log("calling-context tree: cannot map %llu bytes (%m; at least %zu bytes are needed)",
                 (unsigned long long)context_bytes, 4 * ADT_CCT_BYTES_PER_NODE);
@@ -200,10 +285,17 @@ int adt_sampler_init(const adt_config *config, adt_defs *defs, uint64_t context_
 
 /* ---- threads ----------------------------------------------------------- */
 
+/* Also from the signal handler (halving): timer_settime and ioctl are
+ * system calls, async-signal-safe. */
 static int arm_timer(adt_sampler_thread *thread, unsigned shift)
 {
     unsigned capped = shift > 32 ? 32 : shift;
     uint64_t period = adt_sampler.period_ns << capped;
+    if (thread->perf_fd >= 0) {
+        if (ioctl(thread->perf_fd, PERF_EVENT_IOC_PERIOD, &period) != 0)
+            return -1;
+        return ioctl(thread->perf_fd, PERF_EVENT_IOC_ENABLE, 0);
+    }
     struct itimerspec spec;
     spec.it_interval.tv_sec = (time_t)(period / 1000000000ull);
     spec.it_interval.tv_nsec = (long)(period % 1000000000ull);
@@ -253,26 +345,40 @@ int adt_sampler_thread_start(adt_location *location)
     adt_location_get_stats(location, &stats);
     atomic_init(&thread->shift, stats.shift);
 
+    thread->perf_fd = -1;
+    thread->signal_fd = -1;
     if (adt_sampler.clock == ADT_SAMPLING_CLOCK_CPU) {
         if (pthread_getcpuclockid(pthread_self(), &thread->clock) != 0) {
             adt_log("ADAPTRACE_SAMPLING_CLOCK=cpu: thread %d has no CPU-time clock", (int)thread->tid);
+            papi_destroy_event_set(&thread->papi_event_set);
             free(thread);
             return -1;
         }
     } else {
         thread->clock = CLOCK_MONOTONIC;
     }
-    struct sigevent event;
-    memset(&event, 0, sizeof event);
-    event.sigev_notify = SIGEV_THREAD_ID;
-    event.sigev_signo = adt_sampler.signal;
-    event.sigev_value.sival_ptr = (void *)&adt_sampler_timer_token;
-    event._sigev_un._tid = thread->tid;
-    if (timer_create(thread->clock, &event, &thread->timer) != 0) {
-        adt_log("adt_sampler_thread_start: timer_create for thread %d failed: %m", (int)thread->tid);
-        papi_destroy_event_set(&thread->papi_event_set);
-        free(thread);
-        return -1;
+    if (adt_sampler.perf) {
+        thread->perf_fd = open_cpu_clock_event(thread->tid, adt_sampler.period_ns);
+        thread->signal_fd = thread->perf_fd;
+        if (thread->perf_fd < 0) {
+            adt_log("adt_sampler_thread_start: perf cpu-clock event for thread %d failed: %m", (int)thread->tid);
+            papi_destroy_event_set(&thread->papi_event_set);
+            free(thread);
+            return -1;
+        }
+    } else {
+        struct sigevent event;
+        memset(&event, 0, sizeof event);
+        event.sigev_notify = SIGEV_THREAD_ID;
+        event.sigev_signo = adt_sampler.signal;
+        event.sigev_value.sival_ptr = (void *)&adt_sampler_timer_token;
+        event._sigev_un._tid = thread->tid;
+        if (timer_create(thread->clock, &event, &thread->timer) != 0) {
+            adt_log("adt_sampler_thread_start: timer_create for thread %d failed: %m", (int)thread->tid);
+            papi_destroy_event_set(&thread->papi_event_set);
+            free(thread);
+            return -1;
+        }
     }
 
     adt_location_set_user(location, thread);
@@ -282,7 +388,7 @@ int adt_sampler_thread_start(adt_location *location)
     if (thread->tid == getpid())
         adt_sampler.main_thread = thread;
     adt_sampler_current = thread;
-    thread->start_clock = read_clock(thread->clock);
+    thread->start_clock = thread->perf_fd >= 0 ? 0 : read_clock(thread->clock);
     atomic_store(&thread->timer_state, ADT_TIMER_LIVE);
     atomic_store(&thread->active, 1);
     if (arm_timer(thread, stats.shift) != 0) {
@@ -309,9 +415,18 @@ static void stop_thread(adt_sampler_thread *thread)
         if (state == ADT_TIMER_LIVE && !atomic_compare_exchange_strong(&thread->timer_state, &state, ADT_TIMER_DEAD))
             continue;
         if (state == ADT_TIMER_LIVE) {
-            timer_delete(thread->timer);
             if (thread->stop_clock == 0)
-                thread->stop_clock = read_clock(thread->clock);
+                thread->stop_clock = thread_clock_now(thread);
+            if (thread->perf_fd >= 0) {
+                /* Disabled first: a signal it already queued is delivered
+                 * at the return of a system call, and finds the thread
+                 * inactive (or, on another thread, is not for it). */
+                ioctl(thread->perf_fd, PERF_EVENT_IOC_DISABLE, 0);
+                close(thread->perf_fd);
+                thread->perf_fd = -1;
+            } else {
+                timer_delete(thread->timer);
+            }
         }
         break;
     }
@@ -471,6 +586,7 @@ void adt_sampler_get_stats(adt_sampler_stats *stats)
     stats->requested_rate_hz = adt_sampler.rate_hz;
     stats->metrics = adt_sampler.metric_count;
     stats->kernel_tick_hz = adt_sampler.kernel_tick_hz;
+    stats->perf_events = adt_sampler.perf;
     if (adt_sampler.tree.nodes != NULL) {
         stats->contexts = adt_cct_count(&adt_sampler.tree);
         stats->context_bytes = adt_sampler.tree.memory_bytes;
@@ -478,7 +594,7 @@ void adt_sampler_get_stats(adt_sampler_stats *stats)
     add_thread_counters(NULL, stats);
     adt_sampler_thread *main_thread = adt_sampler.main_thread;
     if (main_thread != NULL) {
-        uint64_t end = main_thread->stop_clock != 0 ? main_thread->stop_clock : read_clock(main_thread->clock);
+        uint64_t end = main_thread->stop_clock != 0 ? main_thread->stop_clock : thread_clock_now(main_thread);
         if (end > main_thread->start_clock)
             stats->delivered_rate_hz =
                 (double)main_thread->signals_weighted * 1e9 / (double)(end - main_thread->start_clock);

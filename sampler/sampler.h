@@ -78,8 +78,8 @@ void adt_sampler_shutdown(void);
 
 typedef struct adt_sampler_stats {
     uint32_t requested_rate_hz;
-    /* Main thread: signals per second of its life (its CPU time with the
-     * cpu clock), each counted 2^k times after k halvings, so that it
+    /* Main thread: signals per second of its life (its user time with the
+     * cpu clock's perf event, its CPU time with a CPU-time timer), each counted 2^k times after k halvings, so that it
      * compares with requested_rate_hz. */
     double delivered_rate_hz;
     uint64_t contexts;           /* calling-context nodes interned */
@@ -100,6 +100,8 @@ typedef struct adt_sampler_stats {
     double handler_mean_ns;      /* mean time from the handler's clock read to
                                     the end of the append */
     uint32_t kernel_tick_hz;     /* what a cpu-clock timer can deliver at most */
+    bool perf_events;            /* the cpu clock runs on perf cpu-clock events
+                                    (false: on CPU-time timers, tick-limited) */
     uint64_t overload_halvings;  /* rate halvings (shift steps) of threads that
                                     could not keep up with their rate: their
                                     own handler dropped their lowest level */

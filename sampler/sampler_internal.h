@@ -50,8 +50,12 @@ enum {
 
 typedef struct adt_sampler_thread {
     adt_location *location;
-    timer_t timer;
-    clockid_t clock;          /* the clock the timer runs on */
+    timer_t timer;            /* POSIX timer (wall clock, or cpu without perf) */
+    int perf_fd;              /* cpu clock: the perf cpu-clock event, -1 if none */
+    int signal_fd;            /* the same number, kept after close: a late
+                                 signal of the event is still recognised */
+    clockid_t clock;          /* the clock the timer runs on (cpu: the
+                                 thread's CPU-time clock, also with perf) */
     _Atomic int timer_state;
     _Atomic int active;       /* the handler may sample */
     _Atomic int in_handler;   /* a sample is being taken (stop waits for it) */
@@ -62,7 +66,7 @@ typedef struct adt_sampler_thread {
     int papi_event_set;
     uint32_t metric_count;    /* counters this thread's event set reads */
     pid_t tid;
-    uint64_t start_clock;     /* on `clock`, ns */
+    uint64_t start_clock;     /* on `clock` (with perf: the event's count), ns */
     uint64_t stop_clock;      /* 0 while running */
     /* Written by the owner thread's handler only. */
     uint64_t signals;
@@ -104,6 +108,7 @@ typedef struct adt_sampler_global {
     uint64_t period_ticks;      /* the same in trace-clock ticks, for the handler */
     uint32_t depth;
     uint32_t kernel_tick_hz;
+    bool perf;                /* cpu clock delivered by perf cpu-clock events */
     char metric_names[ADT_SAMPLER_METRICS_MAX][128];
     uint32_t metric_count;    /* metrics registered with the definitions */
     bool papi;                /* PAPI initialised */

@@ -21,6 +21,10 @@
  *   extra_over_floor_pct = (adaptrace µs per signal - floor µs per signal)
  *   × the floor's signals / untraced: adaptrace's own share of run time at
  *   the floor's signal count.
+ * - cpu_rate_*_hz: the same sampled runs on the default cpu clock (perf
+ *   cpu-clock events where allowed: cpu_clock_perf_events), beside the
+ *   wall clock's rate_*_hz; the work is CPU-bound, so both clocks should
+ *   deliver about the same signals.
  */
 #include <signal.h>
 #include <stdatomic.h>
@@ -134,27 +138,27 @@ static double mean_path_depth(adt_location *location)
     return samples > 0 ? (double)frames / (double)samples : 0.0;
 }
 
-static adt_config sampler_config(uint32_t rate_hz, uint32_t depth)
+static adt_config sampler_config(uint32_t rate_hz, uint32_t depth, adt_sampling_clock clock)
 {
     adt_config config;
     memset(&config, 0, sizeof config);
     config.sampling = true;
     config.sampling_rate_hz = rate_hz;
-    config.sampling_clock = ADT_SAMPLING_CLOCK_WALL;
+    config.sampling_clock = clock;
     config.sampling_signal = SIGPROF;
     config.unwind_depth = depth;
     return config;
 }
 
-/* Sets up a buffer, definitions and the sampler at rate_hz and depth, and
- * runs body on a sampled thread. */
-static sampled_run run_sampled(uint32_t rate_hz, uint32_t depth, double (*body)(void))
+/* Sets up a buffer, definitions and the sampler at rate_hz and depth on
+ * clock, and runs body on a sampled thread. */
+static sampled_run run_sampled(uint32_t rate_hz, uint32_t depth, adt_sampling_clock clock, double (*body)(void))
 {
     sampled_run run;
     memset(&run, 0, sizeof run);
     adt_buffer *buffer = adt_buffer_create(64u << 20, 0, 1);
     adt_defs *defs = adt_defs_create();
-    adt_config config = sampler_config(rate_hz, depth);
+    adt_config config = sampler_config(rate_hz, depth, clock);
     if (buffer == NULL || defs == NULL || adt_sampler_init(&config, defs, 4u << 20) != 0) {
         fprintf(stderr, "adaptrace-bench-sampler: cannot set up the sampler\n");
         exit(1);
@@ -206,7 +210,7 @@ static double region_context_us(void)
 {
     adt_buffer *buffer = adt_buffer_create(1u << 20, 0, 1);
     adt_defs *defs = adt_defs_create();
-    adt_config config = sampler_config(1, 32);
+    adt_config config = sampler_config(1, 32, ADT_SAMPLING_CLOCK_WALL);
     if (buffer == NULL || defs == NULL || adt_sampler_init(&config, defs, 1u << 20) != 0)
         exit(1);
     region_location = adt_buffer_add_location(buffer, 0);
@@ -228,6 +232,22 @@ static double region_context_us(void)
 
 /* ---- main -------------------------------------------------------------- */
 
+/* One line for a run on another clock than the wall clock's floor: its
+ * cost per signal and its extra over the floor, computed as for the wall
+ * clock (the floor's signals cost the same to deliver). */
+static void print_clock_run(const char *clock, uint32_t rate_hz, const sampled_run *run, double untraced,
+                            double floor_seconds, uint64_t floor_signals)
+{
+    double floor_us = floor_signals > 0 ? (floor_seconds - untraced) * 1e6 / (double)floor_signals : 0.0;
+    double sampled_us = run->stats.signals > 0 ? (run->seconds - untraced) * 1e6 / (double)run->stats.signals : 0.0;
+    printf("  \"%s_rate_%u_hz\": {\"adaptrace_seconds\": %.4f, \"adaptrace_signals\": %llu, "
+           "\"delivered_rate_hz\": %.1f, \"adaptrace_us_per_signal\": %.2f, \"overload_halvings\": %llu, "
+           "\"adaptrace_slowdown_pct\": %.2f, \"extra_over_floor_pct\": %.2f},\n",
+           clock, rate_hz, run->seconds, (unsigned long long)run->stats.signals, run->stats.delivered_rate_hz,
+           sampled_us, (unsigned long long)run->stats.overload_halvings, 100.0 * (run->seconds - untraced) / untraced,
+           100.0 * (sampled_us - floor_us) * 1e-6 * (double)floor_signals / untraced);
+}
+
 static double min_of(double a, double b)
 {
     return a < b ? a : b;
@@ -246,7 +266,7 @@ int main(void)
     double untraced = 1e30;
     double floor_seconds[2] = {1e30, 1e30};
     uint64_t floor_signal_count[2] = {0, 0};
-    sampled_run best[2];
+    sampled_run best[2], best_cpu[2];
     seconds_of_kernel(); /* warm-up */
     for (int repetition = 0; repetition < REPETITIONS; ++repetition) {
         untraced = min_of(untraced, seconds_of_kernel());
@@ -257,12 +277,15 @@ int main(void)
                 floor_seconds[r] = seconds;
                 floor_signal_count[r] = signals;
             }
-            sampled_run run = run_sampled(rates[r], 32, seconds_of_kernel);
+            sampled_run run = run_sampled(rates[r], 32, ADT_SAMPLING_CLOCK_WALL, seconds_of_kernel);
             if (repetition == 0 || run.seconds < best[r].seconds)
                 best[r] = run;
+            run = run_sampled(rates[r], 32, ADT_SAMPLING_CLOCK_CPU, seconds_of_kernel);
+            if (repetition == 0 || run.seconds < best_cpu[r].seconds)
+                best_cpu[r] = run;
         }
     }
-    sampled_run without_unwind = run_sampled(10000, 1, seconds_of_kernel);
+    sampled_run without_unwind = run_sampled(10000, 1, ADT_SAMPLING_CLOCK_WALL, seconds_of_kernel);
     double region_us = region_context_us();
 
     printf("{\n");
@@ -274,6 +297,9 @@ int main(void)
     printf("  \"region_context_us\": %.3f,\n", region_us);
     printf("  \"kernel_seconds_untraced\": %.4f,\n", untraced);
     printf("  \"repetitions\": %d,\n", REPETITIONS);
+    printf("  \"cpu_clock_perf_events\": %s,\n", best_cpu[0].stats.perf_events ? "true" : "false");
+    for (int r = 0; r < 2; ++r)
+        print_clock_run("cpu", rates[r], &best_cpu[r], untraced, floor_seconds[r], floor_signal_count[r]);
     for (int r = 0; r < 2; ++r) {
         double floor_pct = 100.0 * (floor_seconds[r] - untraced) / untraced;
         double sampled_pct = 100.0 * (best[r].seconds - untraced) / untraced;

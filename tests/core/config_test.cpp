@@ -235,7 +235,7 @@ TEST(ConfigLoad, DefaultsWithoutVariables)
     EXPECT_EQ(result.config.buffer_bytes, 64ull << 20);
     EXPECT_EQ(result.config.sampling_rate_hz, 10000u);
     EXPECT_TRUE(result.config.sampling);
-    EXPECT_EQ(result.config.sampling_clock, ADT_SAMPLING_CLOCK_WALL);
+    EXPECT_EQ(result.config.sampling_clock, ADT_SAMPLING_CLOCK_CPU);
     EXPECT_EQ(result.config.sampling_signal, SIGPROF);
     EXPECT_EQ(result.config.unwind_depth, 32u);
     EXPECT_STREQ(result.config.metrics, "");
@@ -249,7 +249,7 @@ TEST(ConfigLoad, EveryVariableReachesItsField)
     LoadResult result = load({{"ADAPTRACE_BUFFER_SIZE", "2G"},
                               {"ADAPTRACE_SAMPLING_RATE", "500Hz"},
                               {"ADAPTRACE_SAMPLING", "off"},
-                              {"ADAPTRACE_SAMPLING_CLOCK", "cpu"},
+                              {"ADAPTRACE_SAMPLING_CLOCK", "wall"},
                               {"ADAPTRACE_SAMPLING_SIGNAL", "SIGRTMIN+2"},
                               {"ADAPTRACE_UNWIND_DEPTH", "256"},
                               {"ADAPTRACE_METRICS", "PAPI_TOT_CYC,perf::CYCLES"},
@@ -260,7 +260,7 @@ TEST(ConfigLoad, EveryVariableReachesItsField)
     EXPECT_EQ(result.config.buffer_bytes, 2ull << 30);
     EXPECT_EQ(result.config.sampling_rate_hz, 500u);
     EXPECT_FALSE(result.config.sampling);
-    EXPECT_EQ(result.config.sampling_clock, ADT_SAMPLING_CLOCK_CPU);
+    EXPECT_EQ(result.config.sampling_clock, ADT_SAMPLING_CLOCK_WALL);
     EXPECT_EQ(result.config.sampling_signal, SIGRTMIN + 2);
     EXPECT_EQ(result.config.unwind_depth, 256u);
     EXPECT_STREQ(result.config.metrics, "PAPI_TOT_CYC,perf::CYCLES");

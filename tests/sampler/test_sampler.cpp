@@ -629,6 +629,27 @@ TEST_F(Sampler, CpuClockSamplesAndKnowsTheTick)
     EXPECT_GE(leaves(samples(where))["adt_test_work_a"], 10u);
 }
 
+// The cpu clock's perf cpu-clock event is not bound to the scheduler tick
+// (a CPU-time timer is): at 2 kHz the main thread gets far more than the
+// tick's signals per CPU-second.
+TEST_F(Sampler, CpuClockPassesTheTickWithPerfEvents)
+{
+    start(1 << 20, 4096, 2000, 32, "", ADT_SAMPLING_CLOCK_CPU);
+    adt_sampler_stats before;
+    adt_sampler_get_stats(&before);
+    if (!before.perf_events)
+        GTEST_SKIP() << "perf events are not allowed on this machine (the fallback is tested in tests/runtime)";
+    adt_location *where = location(1);
+    ASSERT_EQ(adt_sampler_thread_start(where), 0);
+    adt_test_work_a(3000);
+    adt_sampler_thread_stop(where);
+    adt_sampler_stats stats;
+    adt_sampler_get_stats(&stats);
+    ASSERT_GT(stats.kernel_tick_hz, 0u);
+    EXPECT_GT(stats.delivered_rate_hz, 2.0 * stats.kernel_tick_hz);
+    EXPECT_GE(leaves(samples(where))["adt_test_work_a"], 10u);
+}
+
 TEST_F(Sampler, DefinitionsAreWrittenAfterStop)
 {
     start(1 << 20, 4096, 2000, 32);
