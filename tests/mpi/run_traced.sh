@@ -19,7 +19,9 @@ mkdir -p "$run_dir/expect"
 export ADAPTRACE_OUTPUT="$run_dir/archive" ADAPTRACE_SAMPLING="$sampling"
 # A low rate keeps sampling cheap on oversubscribed cores; samples are not checked here.
 export ADAPTRACE_SAMPLING_RATE=1kHz
-"$mpiexec" --oversubscribe -np "$ranks" "$@"
+# A stall shows every rank's stacks before the run is killed (ctest's
+# TIMEOUT is 120 s).
+"$(dirname "$0")/../run_with_watchdog.sh" 100 "$mpiexec" --oversubscribe -np "$ranks" "$@" </dev/null
 for file in traces.otf2 traces.def summary.json; do
     if [ ! -f "$ADAPTRACE_OUTPUT/$file" ]; then
         echo "run_traced.sh: $ADAPTRACE_OUTPUT/$file is missing after the run" >&2

@@ -6,8 +6,9 @@
 # usage: loader_stress.sh WORK_DIR OTF2_PRINT LIMIT_SECONDS COMMAND...
 #   COMMAND is the launcher and the program (or mpirun and both); it runs
 #   in WORK_DIR with ADAPTRACE_OUTPUT=WORK_DIR/archive. A run still going
-#   after LIMIT_SECONDS hung: every thread of every process of the run is
-#   shown with gdb (the evidence), then the run is killed and the test fails.
+#   after LIMIT_SECONDS hung: tests/run_with_watchdog.sh shows every thread
+#   of every process of the run with gdb, then the run is killed and the
+#   test fails.
 set -uo pipefail
 if [ $# -lt 4 ]; then
     echo "usage: $0 WORK_DIR OTF2_PRINT LIMIT_SECONDS COMMAND..." >&2
@@ -15,6 +16,7 @@ if [ $# -lt 4 ]; then
 fi
 work=$1 otf2_print=$2 limit=$3
 shift 3
+tests=$(cd "$(dirname "$0")/.." && pwd)
 rm -rf "$work"
 mkdir -p "$work"
 cd "$work" || exit 1
@@ -23,32 +25,13 @@ export ADAPTRACE_OUTPUT="$work/archive"
 fail() {
     echo "FAIL: $*"
     echo "--- stdout"; cat out.txt
-    echo "--- stderr"; tail -n 40 err.txt
+    echo "--- stderr"; tail -n 200 err.txt
     exit 1
 }
 
-# Its own session, so that the watchdog finds (and kills) the whole run.
-setsid "$@" >out.txt 2>err.txt &
-leader=$!
-waited=0
-while kill -0 "$leader" 2>/dev/null && [ "$waited" -lt $((limit * 10)) ]; do
-    sleep 0.1
-    waited=$((waited + 1))
-done
-if kill -0 "$leader" 2>/dev/null; then
-    echo "the run is still going after $limit s: stacks of its processes"
-    for pid in $(pgrep -s "$leader"); do
-        echo "=== pid $pid: $(tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null)"
-        if command -v gdb >/dev/null; then
-            timeout 60 gdb -p "$pid" -batch -ex "thread apply all bt" 2>/dev/null | grep -E '^(Thread|#)'
-        fi
-    done
-    kill -KILL -- "-$leader" 2>/dev/null
-    wait "$leader"
-    fail "hung (killed after $limit s)"
-fi
-wait "$leader"
+"$tests/run_with_watchdog.sh" "$limit" "$@" >out.txt 2>err.txt
 status=$?
+[ "$status" -ne 124 ] || fail "hung (killed after $limit s; the stacks are at the end of stderr)"
 [ "$status" -eq 0 ] || fail "exit status $status"
 grep -q '^done' out.txt || fail "the program did not finish its work"
 "$otf2_print" --silent -Werror "$ADAPTRACE_OUTPUT/traces.otf2" >otf2-print.txt 2>&1 ||
