@@ -476,3 +476,83 @@ int adt_config_load(adt_config *config, adt_getenv_fn lookup, char *error, size_
     }
     return 0;
 }
+
+/* Names are compared up to this length; the table's are far shorter, and a
+ * longer one is no misspelling of them anyway. */
+#define ADT_NAME_COMPARE_MAX 64u
+
+static char upper(char c)
+{
+    return c >= 'a' && c <= 'z' ? (char)(c - 'a' + 'A') : c;
+}
+
+/* Levenshtein distance of the first length_a characters of a and the
+ * first length_b of b (each at most ADT_NAME_COMPARE_MAX), case-insensitive,
+ * with one row of the usual table on the stack. */
+static size_t edit_distance(const char *a, size_t length_a, const char *b, size_t length_b)
+{
+    size_t row[ADT_NAME_COMPARE_MAX + 1];
+    for (size_t j = 0; j <= length_b; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= length_a; i++) {
+        size_t diagonal = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= length_b; j++) {
+            size_t above = row[j];
+            size_t substitute = diagonal + (upper(a[i - 1]) != upper(b[j - 1]));
+            size_t insert = row[j - 1] + 1, delete = above + 1;
+            row[j] = substitute < insert ? substitute : insert;
+            if (delete < row[j])
+                row[j] = delete;
+            diagonal = above;
+        }
+    }
+    return row[length_b];
+}
+
+static size_t compared_length(size_t length)
+{
+    return length < ADT_NAME_COMPARE_MAX ? length : ADT_NAME_COMPARE_MAX;
+}
+
+/* The closest row to the first length characters of name. */
+static const adt_config_var *closest_row(const char *name, size_t length)
+{
+    const adt_config_var *closest = NULL;
+    size_t closest_distance = SIZE_MAX;
+    for (size_t i = 0; i < adt_config_var_count; i++) {
+        const char *known = adt_config_vars[i].name;
+        size_t distance = edit_distance(name, compared_length(length), known, compared_length(strlen(known)));
+        if (distance < closest_distance) {
+            closest = &adt_config_vars[i];
+            closest_distance = distance;
+        }
+    }
+    return closest;
+}
+
+const adt_config_var *adt_config_closest(const char *name)
+{
+    return closest_row(name, strlen(name));
+}
+
+size_t adt_config_warn_unknown(char *const *environment)
+{
+    static const char prefix[] = "ADAPTRACE_";
+    size_t warnings = 0;
+    for (char *const *entry = environment; entry != NULL && *entry != NULL; entry++) {
+        const char *name = *entry;
+        size_t length = strcspn(name, "=");
+        if (length < sizeof prefix - 1 || strncasecmp(name, prefix, sizeof prefix - 1) != 0)
+            continue;
+        bool known = false;
+        for (size_t i = 0; i < adt_config_var_count && !known; i++)
+            known = strlen(adt_config_vars[i].name) == length && strncmp(adt_config_vars[i].name, name, length) == 0;
+        if (known)
+            continue;
+        adt_log("unknown variable %.*s is ignored; did you mean %s? (adaptrace --help lists every variable)",
+                (int)length, name, closest_row(name, length)->name);
+        warnings++;
+    }
+    return warnings;
+}

@@ -82,6 +82,19 @@ typedef const char *(*adt_getenv_fn)(const char *name);
  * suffix 'Q' (accepted: a size such as 65536, 64M or 1G)"). */
 int adt_config_load(adt_config *config, adt_getenv_fn lookup, char *error, size_t error_size);
 
+/* The row whose name is closest to name (Levenshtein distance, letters
+ * compared case-insensitively; the first row on a tie). */
+const adt_config_var *adt_config_closest(const char *name);
+
+/* Warns on stderr, one line each, about every name in environment (entries
+ * "NAME=value", NULL-terminated like environ) that starts with ADAPTRACE_
+ * (in any case) and is not a variable of the table, naming the closest one:
+ * such a variable is ignored, and a misspelling would otherwise leave the
+ * default in force without a word. Names the runtime sets for itself begin
+ * with _ADAPTRACE_ and are not looked at. Returns the number of warnings.
+ * Start-up path, not for signal handlers. */
+size_t adt_config_warn_unknown(char *const *environment);
+
 /* The parsers behind the table, exposed for tests and the launcher. Each
  * returns 0, or -1 with the reason (without the variable name) in error. */
 int adt_parse_size(const char *text, uint64_t *bytes, char *error, size_t error_size);

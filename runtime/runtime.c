@@ -15,6 +15,8 @@
 #include "runtime_internal.h"
 #include "sampler/sampler.h"
 
+extern char **environ;
+
 typedef enum runtime_state {
     STATE_UNSTARTED = 0,
     STATE_INERT,      /* child process, bad configuration, no memory */
@@ -196,6 +198,9 @@ static void start_process(void)
     /* Before the configuration: children of a badly configured process
      * must stay silent too. */
     claim_ownership();
+    /* Once per process, and only in the measured one: at start-up no rank
+     * is known yet, so every rank of an MPI run says it. */
+    adt_config_warn_unknown(environ);
     char error[512];
     if (adt_config_load(&config, lookup_environment, error, sizeof error) != 0) {
         adt_log("%s; the program runs unmeasured", error);

@@ -265,6 +265,22 @@ TEST_F(Runtime, BadConfigurationPrintsOneLineAndTheProgramRuns)
     EXPECT_TRUE(default_archives().empty());
 }
 
+TEST_F(Runtime, MisspelledVariableIsReportedOnceAtStartAndTheRunGoesOn)
+{
+    ProbeRun run = run_probe({"system"}, {{"ADAPTRACE_BUFER_SIZE", "1M"},
+                                          {"ADAPTRACE_SAMPLING", "off"},
+                                          {"ADAPTRACE_QUIET", "on"}});
+    EXPECT_EQ(run.exit_status, 0) << run.err;
+    // Said at start, even with --quiet on: the measured process warns, its
+    // child (inert, the same environment) does not.
+    EXPECT_EQ(run.err, "adaptrace: unknown variable ADAPTRACE_BUFER_SIZE is ignored; did you mean "
+                       "ADAPTRACE_BUFFER_SIZE? (adaptrace --help lists every variable)\n");
+    EXPECT_NE(run.out.find("child ran, location null"), std::string::npos) << run.out;
+    std::vector<std::string> archives = default_archives();
+    ASSERT_EQ(archives.size(), 1u) << run.err;
+    EXPECT_EQ(read_summary(archives[0])["buffer_bytes"], 64 << 20) << "the misspelled value is not used";
+}
+
 TEST_F(Runtime, ChildStartedWithSystemRunsUndisturbedAndWritesNothing)
 {
     ProbeRun run = run_probe({"system"}, {{"ADAPTRACE_SAMPLING_RATE", "2kHz"}});
