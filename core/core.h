@@ -82,6 +82,15 @@ typedef const char *(*adt_getenv_fn)(const char *name);
  * suffix 'Q' (accepted: a size such as 65536, 64M or 1G)"). */
 int adt_config_load(adt_config *config, adt_getenv_fn lookup, char *error, size_t error_size);
 
+/* Whether output (ADAPTRACE_OUTPUT) can become the archive directory, as
+ * far as the file system tells before the run: it must not exist yet, and
+ * its parent must be a directory in which this process may create entries.
+ * The empty default always can (a fresh name is chosen at the end). Returns
+ * 0, or -1 with one line naming the variable, the path and the cause with
+ * its errno text in error. The writer checks again at the end, since the
+ * file system can change meanwhile. Start-up path. */
+int adt_config_check_output(const char *output, char *error, size_t error_size);
+
 /* The row whose name is closest to name (Levenshtein distance, letters
  * compared case-insensitively; the first row on a tie). */
 const adt_config_var *adt_config_closest(const char *name);

@@ -202,7 +202,11 @@ static void start_process(void)
      * is known yet, so every rank of an MPI run says it. */
     adt_config_warn_unknown(environ);
     char error[512];
-    if (adt_config_load(&config, lookup_environment, error, sizeof error) != 0) {
+    /* An output path the end of the run would refuse is a bad setting like
+     * any other: said now, before the program starts, and the run stays
+     * unmeasured rather than cost its overhead for a trace that is lost. */
+    if (adt_config_load(&config, lookup_environment, error, sizeof error) != 0 ||
+        adt_config_check_output(config.output, error, sizeof error) != 0) {
         adt_log("%s; the program runs unmeasured", error);
         atomic_store(&state, STATE_INERT);
         return;
