@@ -350,13 +350,20 @@ static int parse_metrics(adt_config *config, const char *text, char *error, size
     return 0;
 }
 
-static int parse_output(adt_config *config, const char *text, char *error, size_t error_size)
+/* Copies a path (empty allowed: each path variable gives "" a meaning)
+ * into a field of ADT_PATH_MAX bytes. */
+static int store_path(char field[ADT_PATH_MAX], const char *text, char *error, size_t error_size)
 {
     size_t length = strlen(text);
-    if (length >= sizeof config->output)
-        return fail(error, error_size, "path longer than %zu characters", sizeof config->output - 1);
-    memcpy(config->output, text, length + 1);
+    if (length >= ADT_PATH_MAX)
+        return fail(error, error_size, "path longer than %d characters", ADT_PATH_MAX - 1);
+    memcpy(field, text, length + 1);
     return 0;
+}
+
+static int parse_output(adt_config *config, const char *text, char *error, size_t error_size)
+{
+    return store_path(config->output, text, error, error_size);
 }
 
 static int parse_on_full(adt_config *config, const char *text, char *error, size_t error_size)
@@ -367,6 +374,11 @@ static int parse_on_full(adt_config *config, const char *text, char *error, size
         return -1;
     config->on_full = (adt_on_full)index;
     return 0;
+}
+
+static int parse_spill_directory(adt_config *config, const char *text, char *error, size_t error_size)
+{
+    return store_path(config->spill_directory, text, error, error_size);
 }
 
 static int parse_quiet(adt_config *config, const char *text, char *error, size_t error_size)
@@ -416,6 +428,11 @@ const adt_config_var adt_config_vars[] = {
      "what to do when MPI events alone fill the buffer: flush writes them to a temporary file and "
      "goes on, stop ends event recording of that thread",
      parse_on_full},
+    {"ADAPTRACE_SPILL_DIRECTORY", "spill-directory", "",
+     "a directory path; empty for $TMPDIR, or /tmp where TMPDIR is not set",
+     "where ADAPTRACE_ON_FULL=flush writes the events that do not fit the buffer (one unlinked file "
+     "per process, created when first needed)",
+     parse_spill_directory},
     {"ADAPTRACE_QUIET", "quiet", "off", ADT_BOOL_FORM,
      "on: no summary on stderr at the end of the run",
      parse_quiet},

@@ -41,6 +41,7 @@ typedef struct adt_config {
     char metrics[ADT_METRICS_MAX];    /* ADAPTRACE_METRICS, comma-separated PAPI names, default "" */
     char output[ADT_PATH_MAX];        /* ADAPTRACE_OUTPUT, "" = adaptrace-<date>-<time>-<id> */
     adt_on_full on_full;              /* ADAPTRACE_ON_FULL flush|stop */
+    char spill_directory[ADT_PATH_MAX]; /* ADAPTRACE_SPILL_DIRECTORY, "" = $TMPDIR, else /tmp */
     bool quiet;                       /* ADAPTRACE_QUIET on|off: no summary on stderr */
 } adt_config;
 

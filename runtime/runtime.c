@@ -121,10 +121,12 @@ static const char *lookup_environment(const char *name)
     return getenv(name);
 }
 
+/* ADAPTRACE_SPILL_DIRECTORY, or by default where temporary files go. */
 static void choose_spill_directory(void)
 {
     const char *tmpdir = getenv("TMPDIR");
-    snprintf(spill_directory, sizeof spill_directory, "%s", tmpdir && *tmpdir ? tmpdir : "/tmp");
+    const char *chosen = config.spill_directory[0] ? config.spill_directory : tmpdir && *tmpdir ? tmpdir : "/tmp";
+    snprintf(spill_directory, sizeof spill_directory, "%s", chosen);
 }
 
 static void tear_down(void)
