@@ -350,13 +350,20 @@ static int parse_metrics(adt_config *config, const char *text, char *error, size
     return 0;
 }
 
-static int parse_output(adt_config *config, const char *text, char *error, size_t error_size)
+/* Copies a path (empty allowed: each path variable gives "" a meaning)
+ * into a field of ADT_PATH_MAX bytes. */
+static int store_path(char field[ADT_PATH_MAX], const char *text, char *error, size_t error_size)
 {
     size_t length = strlen(text);
-    if (length >= sizeof config->output)
-        return fail(error, error_size, "path longer than %zu characters", sizeof config->output - 1);
-    memcpy(config->output, text, length + 1);
+    if (length >= ADT_PATH_MAX)
+        return fail(error, error_size, "path longer than %d characters", ADT_PATH_MAX - 1);
+    memcpy(field, text, length + 1);
     return 0;
+}
+
+static int parse_output(adt_config *config, const char *text, char *error, size_t error_size)
+{
+    return store_path(config->output, text, error, error_size);
 }
 
 static int parse_on_full(adt_config *config, const char *text, char *error, size_t error_size)
@@ -367,6 +374,11 @@ static int parse_on_full(adt_config *config, const char *text, char *error, size
         return -1;
     config->on_full = (adt_on_full)index;
     return 0;
+}
+
+static int parse_spill_directory(adt_config *config, const char *text, char *error, size_t error_size)
+{
+    return store_path(config->spill_directory, text, error, error_size);
 }
 
 static int parse_quiet(adt_config *config, const char *text, char *error, size_t error_size)
@@ -416,6 +428,11 @@ const adt_config_var adt_config_vars[] = {
      "what to do when MPI events alone fill the buffer: flush writes them to a temporary file and "
      "goes on, stop ends event recording of that thread",
      parse_on_full},
+    {"ADAPTRACE_SPILL_DIRECTORY", "spill-directory", "",
+     "a directory path; empty for $TMPDIR, or /tmp where TMPDIR is not set",
+     "where ADAPTRACE_ON_FULL=flush writes the events that do not fit the buffer (one unlinked file "
+     "per process, created when first needed)",
+     parse_spill_directory},
     {"ADAPTRACE_QUIET", "quiet", "off", ADT_BOOL_FORM,
      "on: no summary on stderr at the end of the run",
      parse_quiet},
@@ -475,4 +492,84 @@ int adt_config_load(adt_config *config, adt_getenv_fn lookup, char *error, size_
             return -1;
     }
     return 0;
+}
+
+/* Names are compared up to this length; the table's are far shorter, and a
+ * longer one is no misspelling of them anyway. */
+#define ADT_NAME_COMPARE_MAX 64u
+
+static char upper(char c)
+{
+    return c >= 'a' && c <= 'z' ? (char)(c - 'a' + 'A') : c;
+}
+
+/* Levenshtein distance of the first length_a characters of a and the
+ * first length_b of b (each at most ADT_NAME_COMPARE_MAX), case-insensitive,
+ * with one row of the usual table on the stack. */
+static size_t edit_distance(const char *a, size_t length_a, const char *b, size_t length_b)
+{
+    size_t row[ADT_NAME_COMPARE_MAX + 1];
+    for (size_t j = 0; j <= length_b; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= length_a; i++) {
+        size_t diagonal = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= length_b; j++) {
+            size_t above = row[j];
+            size_t substitute = diagonal + (upper(a[i - 1]) != upper(b[j - 1]));
+            size_t insert = row[j - 1] + 1, delete = above + 1;
+            row[j] = substitute < insert ? substitute : insert;
+            if (delete < row[j])
+                row[j] = delete;
+            diagonal = above;
+        }
+    }
+    return row[length_b];
+}
+
+static size_t compared_length(size_t length)
+{
+    return length < ADT_NAME_COMPARE_MAX ? length : ADT_NAME_COMPARE_MAX;
+}
+
+/* The closest row to the first length characters of name. */
+static const adt_config_var *closest_row(const char *name, size_t length)
+{
+    const adt_config_var *closest = NULL;
+    size_t closest_distance = SIZE_MAX;
+    for (size_t i = 0; i < adt_config_var_count; i++) {
+        const char *known = adt_config_vars[i].name;
+        size_t distance = edit_distance(name, compared_length(length), known, compared_length(strlen(known)));
+        if (distance < closest_distance) {
+            closest = &adt_config_vars[i];
+            closest_distance = distance;
+        }
+    }
+    return closest;
+}
+
+const adt_config_var *adt_config_closest(const char *name)
+{
+    return closest_row(name, strlen(name));
+}
+
+size_t adt_config_warn_unknown(char *const *environment)
+{
+    static const char prefix[] = "ADAPTRACE_";
+    size_t warnings = 0;
+    for (char *const *entry = environment; entry != NULL && *entry != NULL; entry++) {
+        const char *name = *entry;
+        size_t length = strcspn(name, "=");
+        if (length < sizeof prefix - 1 || strncasecmp(name, prefix, sizeof prefix - 1) != 0)
+            continue;
+        bool known = false;
+        for (size_t i = 0; i < adt_config_var_count && !known; i++)
+            known = strlen(adt_config_vars[i].name) == length && strncmp(adt_config_vars[i].name, name, length) == 0;
+        if (known)
+            continue;
+        adt_log("unknown variable %.*s is ignored; did you mean %s? (adaptrace --help lists every variable)",
+                (int)length, name, closest_row(name, length)->name);
+        warnings++;
+    }
+    return warnings;
 }

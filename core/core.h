@@ -43,6 +43,7 @@ typedef struct adt_config {
     char metrics[ADT_METRICS_MAX];    /* ADAPTRACE_METRICS, comma-separated PAPI names, default "" */
     char output[ADT_PATH_MAX];        /* ADAPTRACE_OUTPUT, "" = adaptrace-<date>-<time>-<id> */
     adt_on_full on_full;              /* ADAPTRACE_ON_FULL flush|stop */
+    char spill_directory[ADT_PATH_MAX]; /* ADAPTRACE_SPILL_DIRECTORY, "" = $TMPDIR, else /tmp */
     bool quiet;                       /* ADAPTRACE_QUIET on|off: no summary on stderr */
 } adt_config;
 
@@ -83,6 +84,28 @@ typedef const char *(*adt_getenv_fn)(const char *name);
  * accepted form into error (e.g. "ADAPTRACE_BUFFER_SIZE='64Q': unknown
  * suffix 'Q' (accepted: a size such as 65536, 64M or 1G)"). */
 int adt_config_load(adt_config *config, adt_getenv_fn lookup, char *error, size_t error_size);
+
+/* Whether output (ADAPTRACE_OUTPUT) can become the archive directory, as
+ * far as the file system tells before the run: it must not exist yet, and
+ * its parent must be a directory in which this process may create entries.
+ * The empty default always can (a fresh name is chosen at the end). Returns
+ * 0, or -1 with one line naming the variable, the path and the cause with
+ * its errno text in error. The writer checks again at the end, since the
+ * file system can change meanwhile. Start-up path. */
+int adt_config_check_output(const char *output, char *error, size_t error_size);
+
+/* The row whose name is closest to name (Levenshtein distance, letters
+ * compared case-insensitively; the first row on a tie). */
+const adt_config_var *adt_config_closest(const char *name);
+
+/* Warns on stderr, one line each, about every name in environment (entries
+ * "NAME=value", NULL-terminated like environ) that starts with ADAPTRACE_
+ * (in any case) and is not a variable of the table, naming the closest one:
+ * such a variable is ignored, and a misspelling would otherwise leave the
+ * default in force without a word. Names the runtime sets for itself begin
+ * with _ADAPTRACE_ and are not looked at. Returns the number of warnings.
+ * Start-up path, not for signal handlers. */
+size_t adt_config_warn_unknown(char *const *environment);
 
 /* The parsers behind the table, exposed for tests and the launcher. Each
  * returns 0, or -1 with the reason (without the variable name) in error. */

@@ -13,7 +13,10 @@
  *    chosen by ADAPTRACE_ON_FULL: "flush" writes the requester's event
  *    chain to a temporary file (the reader picks it up at the end) and
  *    appends a BufferFlush record, "stop" stops recording events of that
- *    location and appends MeasurementOnOff(off). Both are counted.
+ *    location and appends MeasurementOnOff(off). Both are counted. When
+ *    the file cannot be created or written, that is reported once and the
+ *    file is not tried again: later events that do not fit are dropped and
+ *    counted (events_dropped_spill_failed).
  * A sample append never flushes: it gives up and the sample is counted as
  * dropped.
  */
@@ -61,6 +64,8 @@ typedef struct adt_flush_counters {
     uint64_t flushed_bytes;
     uint64_t stops;           /* locations whose event recording was stopped */
     uint64_t gave_up;         /* requests answered with "give up" */
+    uint64_t events_dropped_spill_failed; /* of those, events given up because the spill
+                                             file could not be created or written */
 } adt_flush_counters;
 
 void adt_flush_get_counters(const adt_flush_policy *policy, adt_flush_counters *counters);

@@ -33,7 +33,8 @@ struct adt_flush_policy {
     adt_on_full on_full;
     char spill_directory[ADT_PATH_MAX];
     int spill_fd;            /* -1 until the first flush needs it; set once with a CAS */
-    bool spill_failed;       /* creating the file failed: reported once, not retried */
+    bool spill_broken;       /* creating or writing the file failed: reported once, never
+                                tried again (the file stays open for what it holds) */
     pthread_mutex_t choose_lock;
     adt_halve_hook hook;     /* published after hook_arg (release/acquire) */
     void *hook_arg;
@@ -127,11 +128,30 @@ static bool give_up(adt_flush_policy *policy)
     return false;
 }
 
-/* An unlinked file in the spill directory, created on first need. */
+/* The first failure of the spill file ends its use for the rest of the
+ * run: a full or read-only file system fails every later write the same
+ * way, and each attempt would cost a write of the whole chain and a line
+ * on stderr per dropped event (11 million lines, a run 21x slower, seen
+ * with TMPDIR on a full file system). Only the thread that sets the flag
+ * reports it, so it is said once per process however many threads fail
+ * at the same moment. Normal context (an event append), like all spills. */
+static void spill_failed(adt_flush_policy *policy, const char *what, int error_number)
+{
+    if (__atomic_exchange_n(&policy->spill_broken, true, __ATOMIC_RELAXED))
+        return;
+    adt_log("%s the spill file in '%s' (ADAPTRACE_SPILL_DIRECTORY): %s; from now on events that do not fit "
+            "the buffer are dropped and counted in the summary",
+            what, policy->spill_directory, strerror(error_number));
+}
+
+/* An unlinked file in the spill directory, created on first need; -1 once
+ * the file could not be created or written. */
 static int spill_fd(adt_flush_policy *policy)
 {
+    if (__atomic_load_n(&policy->spill_broken, __ATOMIC_RELAXED))
+        return -1;
     int fd = __atomic_load_n(&policy->spill_fd, __ATOMIC_ACQUIRE);
-    if (fd >= 0 || __atomic_load_n(&policy->spill_failed, __ATOMIC_RELAXED))
+    if (fd >= 0)
         return fd;
     fd = open(policy->spill_directory, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
     if (fd < 0) {
@@ -142,9 +162,7 @@ static int spill_fd(adt_flush_policy *policy)
             unlink(path);
     }
     if (fd < 0) {
-        adt_log("cannot create a spill file in '%s': %s; events that do not fit the buffer are dropped",
-                policy->spill_directory, strerror(errno));
-        __atomic_store_n(&policy->spill_failed, true, __ATOMIC_RELAXED);
+        spill_failed(policy, "cannot create", errno);
         return -1;
     }
     int expected = -1;
@@ -165,12 +183,14 @@ static bool flush_events(adt_flush_policy *policy, const adt_preflush_request *r
 {
     adt_location *requester = request->requester;
     int fd = spill_fd(policy);
-    if (fd < 0)
+    if (fd < 0) {
+        count(&policy->counters.events_dropped_spill_failed, 1);
         return give_up(policy);
+    }
     int64_t bytes = adt_buffer_spill_events(requester, fd);
     if (bytes < 0) {
-        adt_log("writing events of location %llu to the spill file in '%s' failed: %s",
-                (unsigned long long)adt_location_id(requester), policy->spill_directory, strerror(errno));
+        spill_failed(policy, "cannot write to", errno);
+        count(&policy->counters.events_dropped_spill_failed, 1);
         return give_up(policy);
     }
     if (bytes == 0)
@@ -258,4 +278,5 @@ void adt_flush_get_counters(const adt_flush_policy *policy, adt_flush_counters *
     counters->flushed_bytes = __atomic_load_n(&live->flushed_bytes, __ATOMIC_RELAXED);
     counters->stops = __atomic_load_n(&live->stops, __ATOMIC_RELAXED);
     counters->gave_up = __atomic_load_n(&live->gave_up, __ATOMIC_RELAXED);
+    counters->events_dropped_spill_failed = __atomic_load_n(&live->events_dropped_spill_failed, __ATOMIC_RELAXED);
 }

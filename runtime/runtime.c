@@ -15,6 +15,8 @@
 #include "runtime_internal.h"
 #include "sampler/sampler.h"
 
+extern char **environ;
+
 typedef enum runtime_state {
     STATE_UNSTARTED = 0,
     STATE_INERT,      /* child process, bad configuration, no memory */
@@ -119,10 +121,12 @@ static const char *lookup_environment(const char *name)
     return getenv(name);
 }
 
+/* ADAPTRACE_SPILL_DIRECTORY, or by default where temporary files go. */
 static void choose_spill_directory(void)
 {
     const char *tmpdir = getenv("TMPDIR");
-    snprintf(spill_directory, sizeof spill_directory, "%s", tmpdir && *tmpdir ? tmpdir : "/tmp");
+    const char *chosen = config.spill_directory[0] ? config.spill_directory : tmpdir && *tmpdir ? tmpdir : "/tmp";
+    snprintf(spill_directory, sizeof spill_directory, "%s", chosen);
 }
 
 static void tear_down(void)
@@ -196,8 +200,15 @@ static void start_process(void)
     /* Before the configuration: children of a badly configured process
      * must stay silent too. */
     claim_ownership();
+    /* Once per process, and only in the measured one: at start-up no rank
+     * is known yet, so every rank of an MPI run says it. */
+    adt_config_warn_unknown(environ);
     char error[512];
-    if (adt_config_load(&config, lookup_environment, error, sizeof error) != 0) {
+    /* An output path the end of the run would refuse is a bad setting like
+     * any other: said now, before the program starts, and the run stays
+     * unmeasured rather than cost its overhead for a trace that is lost. */
+    if (adt_config_load(&config, lookup_environment, error, sizeof error) != 0 ||
+        adt_config_check_output(config.output, error, sizeof error) != 0) {
         adt_log("%s; the program runs unmeasured", error);
         atomic_store(&state, STATE_INERT);
         return;

@@ -46,6 +46,7 @@ typedef struct adt_run_counters {
     uint64_t samples_skipped;
     uint64_t samples_dropped;
     uint64_t events_dropped;
+    uint64_t events_dropped_spill_failed; /* part of events_dropped */
     uint64_t halvings;
     uint64_t overload_halvings;
     uint64_t most_halvings_per_location;

@@ -11,6 +11,11 @@
  * skipped_samples + samples_dropped. paths_cut counts kept samples (and
  * MPI calls) whose call path stops early, not a loss of samples.
  *
+ * MPI events: every event the MPI layer appends is kept (in the buffer or
+ * the spill file) or dropped. events_dropped_spill_failed is the part of
+ * events_dropped that the spill file would have kept had it been writable,
+ * shown on its own because the user can fix it (ADAPTRACE_SPILL_DIRECTORY).
+ *
  * Halvings: shift steps, whether the flush policy asked for them (memory)
  * or a thread's handler did (overload_halvings: it could not keep up with
  * its rate). Both drop the lowest level the same way, so "halvings"
@@ -91,6 +96,7 @@ adt_location_summary *adt_summary_collect(const adt_run_sources *sources, uint32
     counters->flushes = flush.flushes;
     counters->flushed_bytes = flush.flushed_bytes;
     counters->event_stops = flush.stops;
+    counters->events_dropped_spill_failed = flush.events_dropped_spill_failed;
     adt_buffer_stats buffer;
     adt_buffer_get_stats(sources->buffer, &buffer);
     counters->buffer_bytes = sources->buffer_bytes;
@@ -141,6 +147,7 @@ static adt_run_counters combine(const adt_run_counters *ranks, uint32_t size)
         total.samples_skipped += c->samples_skipped;
         total.samples_dropped += c->samples_dropped;
         total.events_dropped += c->events_dropped;
+        total.events_dropped_spill_failed += c->events_dropped_spill_failed;
         total.halvings += c->halvings;
         total.overload_halvings += c->overload_halvings;
         total.most_halvings_per_location = max_u64(total.most_halvings_per_location, c->most_halvings_per_location);
@@ -222,6 +229,7 @@ static void write_json(FILE *out, const adt_run_counters *total, const adt_run_l
             "  \"locations\": %llu,\n"
             "  \"mpi_events\": %llu,\n"
             "  \"events_dropped\": %llu,\n"
+            "  \"events_dropped_spill_failed\": %llu,\n"
             "  \"samples_taken\": %llu,\n"
             "  \"samples_kept\": %llu,\n"
             "  \"samples_removed\": %llu,\n"
@@ -252,7 +260,8 @@ static void write_json(FILE *out, const adt_run_counters *total, const adt_run_l
             "  \"events_written\": %llu,\n"
             "  \"write_seconds\": %.6f",
             ranks, (unsigned long long)total->locations, (unsigned long long)total->mpi_events,
-            (unsigned long long)total->events_dropped, (unsigned long long)total->samples_taken,
+            (unsigned long long)total->events_dropped, (unsigned long long)total->events_dropped_spill_failed,
+            (unsigned long long)total->samples_taken,
             (unsigned long long)total->samples_kept, (unsigned long long)total->samples_removed,
             (unsigned long long)total->samples_skipped, (unsigned long long)total->samples_skipped_code_changing,
             (unsigned long long)total->samples_dropped, (unsigned long long)total->halvings, (unsigned long long)total->overload_halvings,
@@ -330,9 +339,13 @@ static void describe_end_rates(const adt_run_counters *total, const adt_run_list
 static void print_summary(const adt_run_counters *total, const adt_run_listing *listing, const char *archive_dir)
 {
     uint32_t ranks = listing->ranks;
-    adt_log("%u rank%s, %llu location%s, %llu MPI events (%llu dropped)", ranks, ranks == 1 ? "" : "s",
+    char spill_cause[96] = "";
+    if (total->events_dropped_spill_failed > 0)
+        snprintf(spill_cause, sizeof spill_cause, ", %llu of them because the spill file could not be written",
+                 (unsigned long long)total->events_dropped_spill_failed);
+    adt_log("%u rank%s, %llu location%s, %llu MPI events (%llu dropped%s)", ranks, ranks == 1 ? "" : "s",
             (unsigned long long)total->locations, total->locations == 1 ? "" : "s",
-            (unsigned long long)total->mpi_events, (unsigned long long)total->events_dropped);
+            (unsigned long long)total->mpi_events, (unsigned long long)total->events_dropped, spill_cause);
     if (listing->initial_rate_hz) {
         adt_log("samples: %llu taken, %llu kept, %llu removed, %llu skipped (%llu while code was being unloaded or "
                 "registered), %llu dropped; %llu call paths cut at code loaded during the run",

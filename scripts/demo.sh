@@ -11,6 +11,4 @@ cmake --build build -j "$(nproc)" --target adaptrace adaptrace_lib adaptrace-dem
 mkdir -p traces
 output="traces/adaptrace-demo-$(date +%Y%m%d-%H%M%S)"
 mpirun --oversubscribe -np 4 build/bin/adaptrace --output "$output" build/bin/adaptrace-demo
-echo
-echo "trace: $output/traces.otf2   (summary: $output/summary.json)"
-otf2-print -A "$output/traces.otf2" | head -n 20
+bash scripts/show_trace.sh "$output"

@@ -453,4 +453,19 @@ TEST(ConfigDocs, EveryVariableIsDocumented)
         ADD_FAILURE() << "documented but not in adt_config_vars: " << name;
 }
 
+// The spill file's place is a setting of the table (empty: the runtime
+// takes $TMPDIR, or /tmp), not a bare TMPDIR read.
+TEST(ConfigLoad, SpillDirectoryIsASettingWithAnEmptyDefault)
+{
+    EXPECT_STREQ(load({}).config.spill_directory, "");
+    LoadResult result = load({{"ADAPTRACE_SPILL_DIRECTORY", "/scratch/local spill"}});
+    ASSERT_EQ(result.status, 0) << result.error;
+    EXPECT_STREQ(result.config.spill_directory, "/scratch/local spill");
+    ASSERT_NE(adt_config_find_option("spill-directory"), nullptr);
+    EXPECT_STREQ(adt_config_find_option("spill-directory")->name, "ADAPTRACE_SPILL_DIRECTORY");
+    LoadResult too_long = load({{"ADAPTRACE_SPILL_DIRECTORY", std::string(ADT_PATH_MAX, 'p')}});
+    EXPECT_EQ(too_long.status, -1);
+    EXPECT_NE(too_long.error.find("ADAPTRACE_SPILL_DIRECTORY='ppp"), std::string::npos) << too_long.error;
+}
+
 } // namespace

@@ -1,8 +1,11 @@
 // The flush policy on a real small buffer with several locations.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <sys/resource.h>
 #include <vector>
 
 #include "flush/flush.h"
@@ -308,7 +311,12 @@ TEST_F(FlushPolicy, FlushFallbackKeepsEveryEventAndMarksTheFlush)
     EXPECT_TRUE(fs::is_empty(spill_directory_));
 }
 
-TEST_F(FlushPolicy, FlushFallbackWithoutSpillDirectoryDropsAndCounts)
+size_t count_lines(const std::string &text)
+{
+    return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+TEST_F(FlushPolicy, FlushFallbackWithoutSpillDirectoryDropsAndCountsSayingItOnce)
 {
     make(4, 1, ADT_ON_FULL_FLUSH);
     adt_flush_policy_destroy(policy_);
@@ -319,15 +327,79 @@ TEST_F(FlushPolicy, FlushFallbackWithoutSpillDirectoryDropsAndCounts)
     testing::internal::CaptureStderr();
     while ((status = event(locations_[0], index)) == ADT_APPEND_OK)
         index++;
+    const uint64_t later_events = 100;
+    for (uint64_t i = 0; i < later_events; i++)
+        EXPECT_EQ(event(locations_[0], index + 1 + i), ADT_APPEND_DROPPED);
     std::string message = testing::internal::GetCapturedStderr();
     EXPECT_EQ(status, ADT_APPEND_DROPPED);
-    EXPECT_NE(message.find("cannot create a spill file in '/nonexistent/adaptrace/dir'"), std::string::npos)
+    EXPECT_EQ(count_lines(message), 1u) << message;
+    EXPECT_NE(message.find("cannot create the spill file in '/nonexistent/adaptrace/dir' (ADAPTRACE_SPILL_DIRECTORY): "
+                           "No such file or directory"),
+              std::string::npos)
         << message;
     EXPECT_EQ(counters().flushes, 0u);
-    EXPECT_EQ(counters().gave_up, 1u);
+    EXPECT_EQ(counters().gave_up, 1 + later_events);
+    EXPECT_EQ(counters().events_dropped_spill_failed, 1 + later_events);
+    EXPECT_EQ(stats_of(locations_[0]).events_dropped, 1 + later_events);
     uint64_t flush_records = 0;
     expect_all_events_in_order(locations_[0], index, &flush_records);
     EXPECT_EQ(flush_records, 0u);
+}
+
+// A write to the spill file fails (here: the process's file size limit, as
+// deterministic as a full file system and without one): said once, the
+// file is never tried again, not even after the limit is lifted, and every
+// event that does not fit is dropped and counted under its own cause. The
+// events spilled before the failure are still read back.
+TEST_F(FlushPolicy, SpillWriteFailureIsSaidOnceAndNotRetried)
+{
+    make(6, 1, ADT_ON_FULL_FLUSH);
+    // Room for the first spill (5 of the 6 chunks), not for the second.
+    const rlim_t file_limit = 5 * kChunkBytes;
+    struct rlimit previous_limit;
+    ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &previous_limit), 0);
+    struct rlimit limit = previous_limit;
+    limit.rlim_cur = file_limit;
+    // Beyond the limit a write fails with EFBIG instead of killing the process.
+    struct sigaction ignore = {}, previous_action;
+    ignore.sa_handler = SIG_IGN;
+    ASSERT_EQ(sigaction(SIGXFSZ, &ignore, &previous_action), 0);
+    testing::internal::CaptureStderr();
+    ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limit), 0);
+    const uint64_t count = 2000;
+    uint64_t kept = 0, dropped = 0;
+    for (uint64_t i = 0; i < count; i++) {
+        adt_append_status status = event(locations_[0], i);
+        if (status == ADT_APPEND_OK) {
+            EXPECT_EQ(dropped, 0u) << "event " << i << " kept after an earlier one was dropped";
+            kept++;
+        } else {
+            EXPECT_EQ(status, ADT_APPEND_DROPPED);
+            dropped++;
+        }
+    }
+    ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &previous_limit), 0);
+    const uint64_t flushes_at_failure = counters().flushes;
+    for (uint64_t i = 0; i < 100; i++)
+        EXPECT_EQ(event(locations_[0], count + i), ADT_APPEND_DROPPED);
+    dropped += 100;
+    std::string message = testing::internal::GetCapturedStderr();
+    sigaction(SIGXFSZ, &previous_action, nullptr);
+
+    EXPECT_EQ(count_lines(message), 1u) << message.substr(0, 2000);
+    EXPECT_NE(message.find("cannot write to the spill file in '" + spill_directory_ +
+                           "' (ADAPTRACE_SPILL_DIRECTORY): File too large; from now on events that do not fit the "
+                           "buffer are dropped and counted in the summary"),
+              std::string::npos)
+        << message;
+    EXPECT_EQ(flushes_at_failure, 1u);
+    EXPECT_EQ(counters().flushes, flushes_at_failure);
+    EXPECT_GT(dropped, 100u);
+    EXPECT_EQ(counters().events_dropped_spill_failed, dropped);
+    EXPECT_EQ(stats_of(locations_[0]).events_dropped, dropped);
+    uint64_t flush_records = 0;
+    expect_all_events_in_order(locations_[0], kept, &flush_records);
+    EXPECT_EQ(flush_records, 1u);
 }
 
 TEST_F(FlushPolicy, StopFallbackStopsTheLocationAndMarksIt)

@@ -7,6 +7,8 @@
  *   system       rank 0 runs a non-MPI child through system(); the child
  *                inherits LD_PRELOAD and must run undisturbed
  *   plain        a correct run (the baseline the others differ from)
+ *   many-calls   20000 barriers: far more MPI events than a 64K buffer
+ *                holds, so that ADAPTRACE_ON_FULL has to act
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -23,7 +25,7 @@ static void communicate(int rank)
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: %s abort|no-finalize|system|plain\n", argv[0]);
+        fprintf(stderr, "usage: %s abort|no-finalize|system|plain|many-calls\n", argv[0]);
         return 2;
     }
     const char *mode = argv[1];
@@ -45,8 +47,12 @@ int main(int argc, char **argv)
             fflush(stdout);
         }
         communicate(rank);
+    } else if (strcmp(mode, "many-calls") == 0) {
+        for (int i = 0; i < 20000; i++)
+            MPI_Barrier(MPI_COMM_WORLD);
     } else if (strcmp(mode, "plain") != 0) {
-        fprintf(stderr, "mpi-wrong-use: unknown mode '%s' (accepted: abort, no-finalize, system, plain)\n",
+        fprintf(stderr,
+                "mpi-wrong-use: unknown mode '%s' (accepted: abort, no-finalize, system, plain, many-calls)\n",
                 mode);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }

@@ -2,7 +2,7 @@
 # Whole-run checks of wrong use: one CASE per ctest test.
 #
 # usage: wrong_use.sh CASE WORK_DIR MPIEXEC LAUNCHER PROGRAM
-#   CASE: unwritable-output | abort | no-finalize | system
+#   CASE: unwritable-output | abort | no-finalize | system | unwritable-spill
 #   PROGRAM is mpi-wrong-use (wrong_use.c). WORK_DIR is removed first and is
 #   the working directory of the run, so that a stray default-named archive
 #   (adaptrace-<date>-...) would show up in it.
@@ -77,8 +77,33 @@ system)
         ! -name otf2-print.txt -print)
     [ -z "$extra" ] || fail "the child left files behind: $extra"
     ;;
+unwritable-spill)
+    # MPI events alone overflow a 64K buffer, and the spill directory lies
+    # under a regular file (deterministic, even for root): each rank says so
+    # in exactly one line, even with --quiet on, the run goes on, and the
+    # events it could not keep are counted under their own cause.
+    touch not-a-directory
+    export ADAPTRACE_SPILL_DIRECTORY="$work/not-a-directory/spill" ADAPTRACE_BUFFER_SIZE=64K
+    export ADAPTRACE_SAMPLING=off ADAPTRACE_ON_FULL=flush ADAPTRACE_QUIET=on
+    run many-calls
+    [ "$status" -eq 0 ] || fail "exit status $status"
+    expected="adaptrace: cannot create the spill file in '$ADAPTRACE_SPILL_DIRECTORY' (ADAPTRACE_SPILL_DIRECTORY):"
+    expected+=" Not a directory; from now on events that do not fit the buffer are dropped and counted in the summary"
+    [ "$(wc -l <err.txt)" -eq 2 ] || fail "not one line per rank on stderr"
+    [ "$(grep -cxF "$expected" err.txt)" -eq 2 ] || fail "not the spill failure, once per rank, on stderr"
+    otf2-print --silent -Werror "$archive/traces.otf2" >/dev/null 2>otf2-print.txt ||
+        fail "otf2-print rejects $archive: $(cat otf2-print.txt)"
+    python3 - "$archive/summary.json" <<'CHECK' || fail "summary.json does not count the events lost to the spill failure"
+import json, sys
+summary = json.load(open(sys.argv[1]))
+lost = summary["events_dropped_spill_failed"]
+assert lost > 0 and lost == summary["events_dropped"], summary
+assert summary["flushes"] == 0, summary
+CHECK
+    no_stray_archive
+    ;;
 *)
-    echo "$0: unknown CASE '$case' (accepted: unwritable-output, abort, no-finalize, system)" >&2
+    echo "$0: unknown CASE '$case' (accepted: unwritable-output, abort, no-finalize, system, unwritable-spill)" >&2
     exit 2
     ;;
 esac

@@ -113,6 +113,8 @@ int main(int argc, char **argv)
         result = run_threads(argc > 2 ? atoi(argv[2]) : 3);
     } else if (strcmp(mode, "child") == 0) {
         printf("child ran, location %s\n", current_location() ? "set" : "null");
+    } else if (strcmp(mode, "location") == 0) {
+        printf("location %s\n", current_location() ? "set" : "null");
     } else if (strcmp(mode, "system") == 0) {
         compute(WORK / 10);
         result = run_system_child(argv[0]);

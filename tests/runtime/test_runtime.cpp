@@ -212,33 +212,49 @@ TEST_F(Runtime, QuietRunPrintsNothing)
     EXPECT_EQ(otf2_print_status(archives[0]), 0);
 }
 
-TEST_F(Runtime, ExistingOutputDirectoryIsNeverOverwritten)
+// An output path the end of the run would refuse is reported at start-up,
+// with its cause, and the program runs unmeasured (no location from the
+// start); nothing is written anywhere.
+TEST_F(Runtime, ExistingOutputDirectoryIsReportedAtStartAndNeverOverwritten)
 {
     std::string output = work_ + "/taken";
     ASSERT_EQ(mkdir(output.c_str(), 0700), 0);
     std::ofstream(output + "/precious") << "keep me\n";
-    ProbeRun run = run_probe({"compute"}, {{"ADAPTRACE_OUTPUT", output}, {"ADAPTRACE_SAMPLING_RATE", "1kHz"}});
+    ProbeRun run = run_probe({"location"}, {{"ADAPTRACE_OUTPUT", output}, {"ADAPTRACE_SAMPLING_RATE", "1kHz"}});
     EXPECT_EQ(run.exit_status, 0);
-    EXPECT_NE(run.out.find("probe compute done"), std::string::npos);
-    std::vector<std::string> errors = lines_starting_with(run.err, "adaptrace: no trace written");
-    ASSERT_EQ(errors.size(), 1u) << run.err;
-    EXPECT_NE(errors[0].find(output), std::string::npos) << errors[0];
+    EXPECT_EQ(run.out, "location null\nprobe location done\n");
+    EXPECT_EQ(run.err, "adaptrace: ADAPTRACE_OUTPUT='" + output +
+                           "': the path exists already, and a trace is never written over an existing path "
+                           "(File exists); the program runs unmeasured\n");
     EXPECT_EQ(read_file(output + "/precious"), "keep me\n");
     EXPECT_FALSE(exists(output + "/summary.json"));
     EXPECT_FALSE(exists(output + "/traces.otf2"));
     EXPECT_TRUE(default_archives().empty());
 }
 
-TEST_F(Runtime, OutputDirectoryThatCannotBeCreatedIsReported)
+TEST_F(Runtime, OutputWithoutParentDirectoryIsReportedAtStart)
 {
     std::string output = work_ + "/missing-parent/trace";
-    ProbeRun run = run_probe({"compute"}, {{"ADAPTRACE_OUTPUT", output}, {"ADAPTRACE_SAMPLING", "off"}});
+    ProbeRun run = run_probe({"location"}, {{"ADAPTRACE_OUTPUT", output}, {"ADAPTRACE_SAMPLING", "off"}});
     EXPECT_EQ(run.exit_status, 0);
-    EXPECT_NE(run.out.find("probe compute done"), std::string::npos);
-    std::vector<std::string> errors = lines_starting_with(run.err, "adaptrace: no trace written");
-    ASSERT_EQ(errors.size(), 1u) << run.err;
-    EXPECT_NE(errors[0].find(output), std::string::npos) << errors[0];
+    EXPECT_EQ(run.out, "location null\nprobe location done\n");
+    EXPECT_EQ(run.err, "adaptrace: ADAPTRACE_OUTPUT='" + output + "': its parent directory '" + work_ +
+                           "/missing-parent' does not exist (No such file or directory); the program runs "
+                           "unmeasured\n");
     EXPECT_FALSE(exists(work_ + "/missing-parent"));
+    EXPECT_TRUE(default_archives().empty());
+}
+
+TEST_F(Runtime, OutputUnderAFileIsReportedAtStart)
+{
+    std::string file = work_ + "/a-file";
+    std::ofstream(file) << "not a directory\n";
+    std::string output = file + "/trace";
+    ProbeRun run = run_probe({"location"}, {{"ADAPTRACE_OUTPUT", output}, {"ADAPTRACE_SAMPLING", "off"}});
+    EXPECT_EQ(run.exit_status, 0);
+    EXPECT_EQ(run.out, "location null\nprobe location done\n");
+    EXPECT_EQ(run.err, "adaptrace: ADAPTRACE_OUTPUT='" + output + "': its parent '" + file +
+                           "' is not a directory (Not a directory); the program runs unmeasured\n");
     EXPECT_TRUE(default_archives().empty());
 }
 
@@ -263,6 +279,22 @@ TEST_F(Runtime, BadConfigurationPrintsOneLineAndTheProgramRuns)
     EXPECT_NE(lines[0].find("ADAPTRACE_BUFFER_SIZE"), std::string::npos) << lines[0];
     EXPECT_NE(lines[0].find("64Q"), std::string::npos) << lines[0];
     EXPECT_TRUE(default_archives().empty());
+}
+
+TEST_F(Runtime, MisspelledVariableIsReportedOnceAtStartAndTheRunGoesOn)
+{
+    ProbeRun run = run_probe({"system"}, {{"ADAPTRACE_BUFER_SIZE", "1M"},
+                                          {"ADAPTRACE_SAMPLING", "off"},
+                                          {"ADAPTRACE_QUIET", "on"}});
+    EXPECT_EQ(run.exit_status, 0) << run.err;
+    // Said at start, even with --quiet on: the measured process warns, its
+    // child (inert, the same environment) does not.
+    EXPECT_EQ(run.err, "adaptrace: unknown variable ADAPTRACE_BUFER_SIZE is ignored; did you mean "
+                       "ADAPTRACE_BUFFER_SIZE? (adaptrace --help lists every variable)\n");
+    EXPECT_NE(run.out.find("child ran, location null"), std::string::npos) << run.out;
+    std::vector<std::string> archives = default_archives();
+    ASSERT_EQ(archives.size(), 1u) << run.err;
+    EXPECT_EQ(read_summary(archives[0])["buffer_bytes"], 64 << 20) << "the misspelled value is not used";
 }
 
 TEST_F(Runtime, ChildStartedWithSystemRunsUndisturbedAndWritesNothing)
