@@ -8,6 +8,7 @@
 #ifndef ADAPTRACE_CORE_H
 #define ADAPTRACE_CORE_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -117,6 +118,24 @@ int adt_parse_bool(const char *text, bool *value, char *error, size_t error_size
  * SIGUSR1, SIGUSR2 (with or without the SIG prefix), SIGRTMIN+N,
  * SIGRTMAX-N, or the number of one of them. */
 int adt_parse_signal(const char *text, int *signal_number, char *error, size_t error_size);
+
+/* ---- signals shared with the application (signals.c) ------------------ */
+
+/* Runs in signal context (async-signal-safe only). Returns true when the
+ * signal was adaptrace's own and is consumed; false passes it on to the
+ * application's action. */
+typedef bool (*adt_signal_hook)(int signum, siginfo_t *info, void *ucontext);
+
+/* Takes over the disposition of signum for the rest of the process:
+ * adaptrace's dispatcher runs hook, then (unless it consumed the signal)
+ * the application's action, which sigaction/signal keep reporting and
+ * updating as if adaptrace were not there. Owning a signal again replaces
+ * its hook. Start-up path. Returns 0 or -1 after a message. */
+int adt_signal_own(int signum, adt_signal_hook hook);
+
+/* Gives the signal to the application's action (its handler, nothing for
+ * SIG_IGN, the default action for SIG_DFL). Async-signal-safe. */
+void adt_signal_pass_on(int signum, siginfo_t *info, void *ucontext);
 
 /* Smallest ADAPTRACE_BUFFER_SIZE accepted. With sampling on it leaves 56
  * chunks of 1 KiB (ADT_RUNTIME_CHUNK_MIN_BYTES) for the arena: a location

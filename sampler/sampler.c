@@ -20,6 +20,7 @@
 #include "sampler/sampler_internal.h"
 
 adt_sampler_global adt_sampler;
+const char adt_sampler_timer_token = 0;
 __thread adt_sampler_thread *adt_sampler_current __attribute__((tls_model("initial-exec")));
 
 static pid_t current_tid(void)
@@ -267,7 +268,7 @@ int adt_sampler_init(const adt_config *config, adt_defs *defs, uint64_t context_
         return -1;
     }
     if (init_metrics(config->metrics, defs) != 0 || adt_code_map_init() != 0 ||
-        adt_sampler_install_signal(adt_sampler.signal) != 0) {
+        adt_signal_own(adt_sampler.signal, adt_sampler_on_signal) != 0) {
         adt_code_map_shutdown();
         adt_cct_destroy(&adt_sampler.tree);
         return -1;

@@ -129,16 +129,9 @@ extern __thread adt_sampler_thread *adt_sampler_current __attribute__((tls_model
  * to the application. */
 extern const char adt_sampler_timer_token;
 
-/* signals.c: takes over the disposition of signum (remembering the
- * application's, which sigaction/signal then keep reporting and
- * updating). Returns 0 or -1 after a message. */
-int adt_sampler_install_signal(int signum);
-/* Passes a signal that is not ours on to the application's disposition.
- * Async-signal-safe. */
-void adt_sampler_chain(int signum, siginfo_t *info, void *ucontext);
-
-/* handler.c: the installed handler (hot path). */
-void adt_sampler_on_signal(int signum, siginfo_t *info, void *ucontext);
+/* handler.c: the sampling signal's hook (hot path); true when the signal
+ * was one of adaptrace's timer signals. */
+bool adt_sampler_on_signal(int signum, siginfo_t *info, void *ucontext);
 /* The unwinding shared by the handler and adt_sampler_region_context:
  * interns frames[count-1] (outermost) .. frames[0] (innermost) below
  * ADT_UNDEFINED_ID, tagging frames[0] with leaf_tag; returns the deepest

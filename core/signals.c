@@ -1,31 +1,31 @@
 /*
- * Sharing the sampling signal with the application.
+ * Sharing signals with the application: the sampling signal (sampler/)
+ * and the signals that end a run (runtime/).
  *
- * adaptrace installs its handler for the sampling signal once and keeps it
+ * adaptrace installs its dispatcher for a signal it owns once and keeps it
  * for the life of the process. sigaction() and signal() are interposed
  * (exported from libadaptrace.so; in a static link the executable's
  * definitions win the same way): for a signal adaptrace owns they neither
  * replace nor reveal adaptrace's handler but record the application's
  * action and report it back as the previous one, exactly as if adaptrace
- * were not there. The handler tells the two sources apart by si_code and
- * si_value: adaptrace's timers send SI_TIMER with the address of
- * adt_sampler_timer_token; every other signal (setitimer, kill, the
- * application's own POSIX timers) goes to the application's action:
- * its handler (with its sa_mask blocked, SA_SIGINFO honoured,
- * SA_RESETHAND applied), nothing for SIG_IGN, and for SIG_DFL the default
- * action (the disposition is handed back to the kernel and the signal
- * raised again, so a terminating default still terminates).
+ * were not there. The dispatcher (signal context) runs the owner's hook;
+ * a hook that returns false (the sampler: not one of its timer signals;
+ * the runtime: always, after noting the ending) passes the signal on to
+ * the application's action: its handler (with its sa_mask blocked,
+ * SA_SIGINFO honoured, SA_RESETHAND applied), nothing for SIG_IGN, and for
+ * SIG_DFL the default action (the disposition is handed back to the kernel
+ * and the signal raised again, so a terminating default still terminates,
+ * with the same exit status and core dump).
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/core.h"
-#include "sampler/sampler_internal.h"
-
-const char adt_sampler_timer_token = 0;
 
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 
@@ -39,6 +39,7 @@ typedef struct owned_signal {
     _Atomic int owned;
     _Atomic int current;
     _Atomic int writing;
+    _Atomic(adt_signal_hook) hook;
     struct sigaction application[2];
 } owned_signal;
 
@@ -75,23 +76,37 @@ static void record_application_action(owned_signal *entry, const struct sigactio
     atomic_store(&entry->writing, 0);
 }
 
-int adt_sampler_install_signal(int signum)
+/* The installed handler of every owned signal. errno is saved for the
+ * hook and the application's handler alike. */
+static void dispatch(int signum, siginfo_t *info, void *ucontext)
+{
+    int saved_errno = errno;
+    adt_signal_hook hook = atomic_load(&owned_signals[signum].hook);
+    if (hook == NULL || !hook(signum, info, ucontext))
+        adt_signal_pass_on(signum, info, ucontext);
+    errno = saved_errno;
+}
+
+int adt_signal_own(int signum, adt_signal_hook hook)
 {
     if (signum <= 0 || signum >= NSIG) {
-        adt_log("ADAPTRACE_SAMPLING_SIGNAL=%d: not a signal number (accepted: 1..%d, e.g. SIGPROF)", signum, NSIG - 1);
+        adt_log("signal %d: not a signal number (accepted: 1..%d)", signum, NSIG - 1);
         return -1;
     }
     owned_signal *entry = &owned_signals[signum];
-    if (atomic_load(&entry->owned))
+    if (atomic_load(&entry->owned)) {
+        atomic_store(&entry->hook, hook);
         return 0;
+    }
+    atomic_store(&entry->hook, hook);
     struct sigaction ours;
     memset(&ours, 0, sizeof ours);
-    ours.sa_sigaction = adt_sampler_on_signal;
+    ours.sa_sigaction = dispatch;
     ours.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&ours.sa_mask);
     struct sigaction previous;
     if (real_sigaction()(signum, &ours, &previous) != 0) {
-        adt_log("cannot install the sampling handler for signal %d (%s): %m", signum, strsignal(signum));
+        adt_log("cannot install adaptrace's handler for signal %d (%s): %m", signum, strsignal(signum));
         return -1;
     }
     record_application_action(entry, &previous);
@@ -118,7 +133,7 @@ static void run_default_action(int signum)
     real_sigaction()(signum, &ours, NULL);
 }
 
-void adt_sampler_chain(int signum, siginfo_t *info, void *ucontext)
+void adt_signal_pass_on(int signum, siginfo_t *info, void *ucontext)
 {
     if (!is_owned(signum))
         return;
