@@ -133,6 +133,11 @@ typedef bool (*adt_signal_hook)(int signum, siginfo_t *info, void *ucontext);
  * its hook. Start-up path. Returns 0 or -1 after a message. */
 int adt_signal_own(int signum, adt_signal_hook hook);
 
+/* Whether signum, owned, would end the process now: the application left
+ * it at SIG_DFL, and its default action terminates (with or without a
+ * core dump). Async-signal-safe. */
+bool adt_signal_ends_process(int signum);
+
 /* Gives the signal to the application's action (its handler, nothing for
  * SIG_IGN, the default action for SIG_DFL). Async-signal-safe. */
 void adt_signal_pass_on(int signum, siginfo_t *info, void *ucontext);

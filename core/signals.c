@@ -114,9 +114,28 @@ int adt_signal_own(int signum, adt_signal_hook hook)
     return 0;
 }
 
+/* Signals whose default action is to ignore them. */
+static bool default_ignores(int signum)
+{
+    return signum == SIGCHLD || signum == SIGURG || signum == SIGWINCH || signum == SIGCONT;
+}
+
+static bool default_stops(int signum)
+{
+    return signum == SIGSTOP || signum == SIGTSTP || signum == SIGTTIN || signum == SIGTTOU;
+}
+
+bool adt_signal_ends_process(int signum)
+{
+    if (!is_owned(signum) || default_ignores(signum) || default_stops(signum))
+        return false;
+    owned_signal *entry = &owned_signals[signum];
+    return entry->application[atomic_load(&entry->current)].sa_handler == SIG_DFL;
+}
+
 static void run_default_action(int signum)
 {
-    if (signum == SIGCHLD || signum == SIGURG || signum == SIGWINCH || signum == SIGCONT)
+    if (default_ignores(signum))
         return;
     struct sigaction fallback;
     memset(&fallback, 0, sizeof fallback);

@@ -5,6 +5,7 @@
  * and at the end have the runtime write the trace before PMPI_Finalize.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "wrap_support.h"
@@ -92,7 +93,11 @@ void adt_mpi_init_end(adt_location *location)
     int rank = 0, size = 1;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &size);
-    adt_runtime_mpi_started((uint32_t)rank, (uint32_t)size);
+    /* Every rank writes to (and reports endings beside) rank 0's path. */
+    char archive_dir[ADT_PATH_MAX];
+    snprintf(archive_dir, sizeof archive_dir, "%s", adt_runtime_archive_dir());
+    PMPI_Bcast(archive_dir, ADT_PATH_MAX, MPI_CHAR, 0, MPI_COMM_WORLD);
+    adt_runtime_mpi_started((uint32_t)rank, (uint32_t)size, archive_dir);
     if (adt_mpi_requests_init() != 0 || adt_mpi_comms_init(adt_runtime_defs()) != 0) {
         adt_log("MPI events not recorded on rank %d: out of memory for the request and communicator tables", rank);
         return;

@@ -41,6 +41,11 @@ static atomic_flag warned_location_limit = ATOMIC_FLAG_INIT;
 static atomic_bool mpi_started;
 static _Atomic uint32_t world_rank;
 
+/* Where the archive goes, absolute: chosen at start-up (so that an ending
+ * before the write knows it, and a later chdir does not move it); in an
+ * MPI run rank 0's choice, handed to every rank in MPI_Init. */
+static char archive_dir[ADT_PATH_MAX];
+
 static pthread_mutex_t finish_mutex = PTHREAD_MUTEX_INITIALIZER;
 static bool finish_done;
 static int finish_result = -1;
@@ -189,6 +194,39 @@ static void start_main_thread(void)
         adt_sampler_thread_start(location);
 }
 
+static void absolute_path(const char *path, char *absolute)
+{
+    char cwd[ADT_PATH_MAX];
+    if (path[0] == '/' || !getcwd(cwd, sizeof cwd) ||
+        snprintf(absolute, ADT_PATH_MAX, "%s/%s", cwd, path) >= ADT_PATH_MAX)
+        snprintf(absolute, ADT_PATH_MAX, "%s", path);
+}
+
+/* adaptrace-<YYYYmmdd>-<HHMMSS>-<pid>, with -2, -3, … if that exists. */
+static void default_archive_name(char *name)
+{
+    char stamp[32];
+    time_t now = time(NULL);
+    struct tm local;
+    localtime_r(&now, &local);
+    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &local);
+    snprintf(name, ADT_PATH_MAX, "adaptrace-%s-%lld", stamp, (long long)getpid());
+    struct stat existing;
+    for (unsigned attempt = 2; stat(name, &existing) == 0; attempt++)
+        snprintf(name, ADT_PATH_MAX, "adaptrace-%s-%lld-%u", stamp, (long long)getpid(), attempt);
+}
+
+/* ADAPTRACE_OUTPUT, or the default name in the working directory. */
+static void choose_archive_dir(char *chosen)
+{
+    char name[ADT_PATH_MAX];
+    if (config.output[0])
+        snprintf(name, sizeof name, "%s", config.output);
+    else
+        default_archive_name(name);
+    absolute_path(name, chosen);
+}
+
 static void finish_at_exit(void);
 
 static void start_process(void)
@@ -217,6 +255,9 @@ static void start_process(void)
         atomic_store(&state, STATE_INERT);
         return;
     }
+    choose_archive_dir(archive_dir);
+    if (adt_ending_init(buffer, archive_dir) != 0)
+        adt_log("the ends of this run by a signal will not be reported");
     pthread_atfork(NULL, NULL, become_inert_in_child);
     atomic_store(&state, STATE_RECORDING);
     start_main_thread();
@@ -264,12 +305,22 @@ void adt_runtime_detach_thread(adt_location *location)
 
 /* ---- MPI --------------------------------------------------------------------- */
 
-void adt_runtime_mpi_started(uint32_t rank, uint32_t size)
+const char *adt_runtime_archive_dir(void)
+{
+    return archive_dir;
+}
+
+void adt_runtime_mpi_started(uint32_t rank, uint32_t size, const char *rank0_archive_dir)
 {
     (void)size;
     world_rank = rank;
     mpi_started = true;
     adt_thread_in_mpi_init = false;
+    if (rank0_archive_dir[0] && strcmp(rank0_archive_dir, archive_dir) != 0) {
+        snprintf(archive_dir, sizeof archive_dir, "%s", rank0_archive_dir);
+        adt_ending_set_archive(archive_dir);
+    }
+    adt_ending_set_rank(rank);
 }
 
 /* ---- the end --------------------------------------------------------------- */
@@ -285,26 +336,10 @@ static bool end_measurement(void)
     return true;
 }
 
-static void report_nothing_written(const char *why)
-{
-    uint64_t events = 0, samples = 0;
-    for (size_t i = 0; i < adt_buffer_location_count(buffer); i++) {
-        adt_location_stats stats;
-        adt_location_get_stats(adt_buffer_location_at(buffer, i), &stats);
-        events += stats.events.records + stats.spilled_records;
-        samples += stats.samples_kept;
-    }
-    char rank[32] = "";
-    if (mpi_started)
-        snprintf(rank, sizeof rank, "rank %u ", world_rank);
-    adt_log("%s%s: no trace written (%llu MPI event records and %llu samples lost)", rank, why,
-            (unsigned long long)events, (unsigned long long)samples);
-}
-
 void adt_runtime_abort(void)
 {
     if (end_measurement())
-        report_nothing_written("called MPI_Abort");
+        adt_ending_report("called MPI_Abort");
 }
 
 static void finish_at_exit(void)
@@ -313,7 +348,7 @@ static void finish_at_exit(void)
         return;
     if (mpi_started) {
         if (end_measurement())
-            report_nothing_written("exited without calling MPI_Finalize");
+            adt_ending_report("exited without calling MPI_Finalize");
         return;
     }
     adt_runtime_finish(&adt_collectives_serial, NULL);
@@ -353,41 +388,13 @@ static adt_trace_thread *list_threads(size_t *count, char **names)
     return threads;
 }
 
-static void absolute_path(const char *path, char *absolute)
+/* Rank 0's path (chosen at its start-up), on every rank. */
+static int agree_on_archive_dir(const adt_collectives *collectives, char *agreed)
 {
-    char cwd[ADT_PATH_MAX];
-    if (path[0] == '/' || !getcwd(cwd, sizeof cwd) ||
-        snprintf(absolute, ADT_PATH_MAX, "%s/%s", cwd, path) >= ADT_PATH_MAX)
-        snprintf(absolute, ADT_PATH_MAX, "%s", path);
-}
-
-/* adaptrace-<YYYYmmdd>-<HHMMSS>-<pid>, with -2, -3, … if that exists. */
-static void default_archive_name(char *name)
-{
-    char stamp[32];
-    time_t now = time(NULL);
-    struct tm local;
-    localtime_r(&now, &local);
-    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &local);
-    snprintf(name, ADT_PATH_MAX, "adaptrace-%s-%lld", stamp, (long long)getpid());
-    struct stat existing;
-    for (unsigned attempt = 2; stat(name, &existing) == 0; attempt++)
-        snprintf(name, ADT_PATH_MAX, "adaptrace-%s-%lld-%u", stamp, (long long)getpid(), attempt);
-}
-
-/* Rank 0 decides, every rank gets the same absolute path. */
-static int agree_on_archive_dir(const adt_collectives *collectives, char *archive_dir)
-{
-    memset(archive_dir, 0, ADT_PATH_MAX);
-    if (collectives->rank == 0) {
-        char chosen[ADT_PATH_MAX];
-        if (config.output[0])
-            snprintf(chosen, sizeof chosen, "%s", config.output);
-        else
-            default_archive_name(chosen);
-        absolute_path(chosen, archive_dir);
-    }
-    return collectives->bcast(collectives->context, archive_dir, ADT_PATH_MAX, 0);
+    memset(agreed, 0, ADT_PATH_MAX);
+    if (collectives->rank == 0)
+        snprintf(agreed, ADT_PATH_MAX, "%s", archive_dir);
+    return collectives->bcast(collectives->context, agreed, ADT_PATH_MAX, 0);
 }
 
 /* Both on every rank: the measurement ran here, and the data is ready. */
@@ -419,14 +426,14 @@ static int write_archive(const adt_collectives *collectives, const adt_clock_off
     }
     bool write = false;
     int result = -1;
-    char archive_dir[ADT_PATH_MAX];
+    char agreed_dir[ADT_PATH_MAX];
     char hostname[256] = "unknown";
     if (agree_to_write(collectives, measured, ready, &write) != 0 || !write ||
-        agree_on_archive_dir(collectives, archive_dir) != 0)
+        agree_on_archive_dir(collectives, agreed_dir) != 0)
         goto out;
     gethostname(hostname, sizeof hostname - 1);
     adt_trace_input input = {
-        .archive_dir = archive_dir,
+        .archive_dir = agreed_dir,
         .hostname = hostname,
         .threads = threads,
         .thread_count = thread_count,
@@ -454,7 +461,7 @@ static int write_archive(const adt_collectives *collectives, const adt_clock_off
         .written = &written,
     };
     adt_location_summary *location_lines = adt_summary_collect(&sources, collectives->rank, &counters);
-    result = adt_summary_publish(collectives, &counters, location_lines, archive_dir, input.initial_rate_hz,
+    result = adt_summary_publish(collectives, &counters, location_lines, agreed_dir, input.initial_rate_hz,
                                  config.quiet);
     free(location_lines);
 out:
@@ -468,7 +475,9 @@ int adt_runtime_finish(const adt_collectives *collectives, const adt_clock_offse
     pthread_mutex_lock(&finish_mutex);
     if (!finish_done) {
         bool measured = end_measurement();
+        adt_ending_write_begins();
         finish_result = write_archive(collectives, offsets, measured);
+        adt_ending_write_ends(finish_result == 0);
         finish_done = true;
     }
     int result = finish_result;

@@ -108,9 +108,15 @@ adt_location *adt_runtime_location(void);
 adt_defs *adt_runtime_defs(void);
 const adt_config *adt_runtime_config(void);
 
-/* The MPI layer reports the rank once MPI is up; from then on the process
- * ends its measurement in adt_runtime_finish, not at exit. */
-void adt_runtime_mpi_started(uint32_t world_rank, uint32_t world_size);
+/* The archive path this process chose at start-up (ADAPTRACE_OUTPUT or
+ * the default name, absolute); empty when the runtime is inert. */
+const char *adt_runtime_archive_dir(void);
+
+/* The MPI layer reports the rank once MPI is up, with rank 0's archive
+ * path (adt_runtime_archive_dir there, broadcast): every rank then uses
+ * that one. From then on the process ends its measurement in
+ * adt_runtime_finish, not at exit. */
+void adt_runtime_mpi_started(uint32_t world_rank, uint32_t world_size, const char *rank0_archive_dir);
 
 /* Stops sampling, writes the archive and summary.json collectively, rank 0
  * prints the summary. Runs once; later calls return the first result.

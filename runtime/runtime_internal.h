@@ -33,6 +33,26 @@ void adt_runtime_attach_thread(void);
 /* The key destructor: the thread is ending. */
 void adt_runtime_detach_thread(adt_location *location);
 
+/* ---- ending.c ------------------------------------------------------------ */
+
+/* Start-up: takes over the signals that end a run (termination requests
+ * and fatal signals; the application's handlers still run, after the
+ * hook) for the process measured into buffer, whose archive would be
+ * archive_dir. Returns 0 or -1 after a message. */
+int adt_ending_init(adt_buffer *buffer, const char *archive_dir);
+/* MPI_Init: the archive path rank 0 chose, and this process's rank. */
+void adt_ending_set_archive(const char *archive_dir);
+void adt_ending_set_rank(uint32_t world_rank);
+/* An ending without a trace (MPI_Abort, exit without MPI_Finalize, an
+ * ending signal): one line per run, on stderr and in <archive>.ended,
+ * "<how>: no trace written (what was lost ...)". Async-signal-safe. */
+void adt_ending_report(const char *how);
+/* Around the final write: termination requests meanwhile are held back
+ * and delivered when it ends; after a write that succeeded no ending is
+ * reported any more. */
+void adt_ending_write_begins(void);
+void adt_ending_write_ends(bool written);
+
 /* ---- summary.c --------------------------------------------------------- */
 
 /* One rank's share of the run summary; gathered as raw bytes, so only

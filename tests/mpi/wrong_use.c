@@ -9,8 +9,12 @@
  *   plain        a correct run (the baseline the others differ from)
  *   many-calls   20000 barriers: far more MPI events than a 64K buffer
  *                holds, so that ADAPTRACE_ON_FULL has to act
+ *   segv         rank 1 dies of SIGSEGV while the others wait in MPI_Recv
+ *   hang         every rank waits in MPI_Recv for a message nobody sends
+ *                (ended from outside, e.g. by timeout -s TERM)
  */
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +29,7 @@ static void communicate(int rank)
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: %s abort|no-finalize|system|plain|many-calls\n", argv[0]);
+        fprintf(stderr, "usage: %s abort|no-finalize|system|plain|many-calls|segv|hang\n", argv[0]);
         return 2;
     }
     const char *mode = argv[1];
@@ -50,9 +54,23 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "many-calls") == 0) {
         for (int i = 0; i < 20000; i++)
             MPI_Barrier(MPI_COMM_WORLD);
+    } else if (strcmp(mode, "segv") == 0) {
+        if (rank == 1) {
+            /* The fault itself, not raise(): the kernel's SIGSEGV. */
+            volatile int *volatile nowhere = NULL;
+            *nowhere = 1;
+        }
+        int message;
+        MPI_Recv(&message, 1, MPI_INT, MPI_ANY_SOURCE, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else if (strcmp(mode, "hang") == 0) {
+        printf("rank %d waits\n", rank);
+        fflush(stdout);
+        int message;
+        MPI_Recv(&message, 1, MPI_INT, MPI_ANY_SOURCE, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     } else if (strcmp(mode, "plain") != 0) {
         fprintf(stderr,
-                "mpi-wrong-use: unknown mode '%s' (accepted: abort, no-finalize, system, plain, many-calls)\n",
+                "mpi-wrong-use: unknown mode '%s' (accepted: abort, no-finalize, system, plain, many-calls, segv, "
+                "hang)\n",
                 mode);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }

@@ -152,7 +152,12 @@ protected:
     std::vector<std::array<uint64_t, 3>> trace(const Case &run_case)
     {
         const std::string truth_path = root_ + "/truth";
+        // The wall clock: the spacing of the samples kept is read from
+        // their timestamps, and a thread the machine deschedules keeps its
+        // wall-clock spacing, while its CPU-time spacing (the default
+        // clock) stretches in wall time by its share of a core.
         std::vector<std::string> argv = {ADT_TEST_LAUNCHER,
+                                         "--sampling-clock", "wall",
                                          "--buffer-size", run_case.buffer_size,
                                          "--sampling-rate", std::to_string(run_case.rate_hz),
                                          "--output", archive(),

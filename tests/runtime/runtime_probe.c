@@ -7,7 +7,9 @@
  */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +47,30 @@ static const void *current_location(void)
 {
     const void *(*location)(void) = (const void *(*)(void))runtime_symbol("adt_runtime_location");
     return location();
+}
+
+/* stdout without stdio's buffer: the process may die right after. */
+static void say(const char *text)
+{
+    write(STDOUT_FILENO, text, strlen(text));
+    write(STDOUT_FILENO, "\n", 1);
+}
+
+/* Kept out of the compiler's sight, so that the store through it stays. */
+static void *volatile null_pointer;
+
+static void on_own_term(int signum)
+{
+    (void)signum;
+    say("own SIGTERM handler ran");
+}
+
+static void on_own_segv(int signum, siginfo_t *info, void *ucontext)
+{
+    (void)signum;
+    (void)ucontext;
+    say(info != NULL && info->si_addr == NULL ? "own SIGSEGV handler ran at address 0" : "own SIGSEGV handler ran");
+    _exit(7);
 }
 
 static void *thread_work(void *arg)
@@ -134,12 +160,38 @@ int main(int argc, char **argv)
         int second = finish(serial, NULL);
         printf("finish %d %d, location after finish %s\n", first, second, current_location() ? "set" : "null");
     } else if (strcmp(mode, "mpi-no-finalize") == 0 || strcmp(mode, "abort") == 0) {
-        void (*mpi_started)(uint32_t, uint32_t) =
-            (void (*)(uint32_t, uint32_t))runtime_symbol("adt_runtime_mpi_started");
-        mpi_started(1, 2);
+        void (*mpi_started)(uint32_t, uint32_t, const char *) =
+            (void (*)(uint32_t, uint32_t, const char *))runtime_symbol("adt_runtime_mpi_started");
+        mpi_started(1, 2, "");
         compute(WORK / 10);
         if (strcmp(mode, "abort") == 0)
             ((void (*)(void))runtime_symbol("adt_runtime_abort"))();
+    } else if (strcmp(mode, "raise-term") == 0) {
+        compute(WORK / 10);
+        raise(SIGTERM);
+        say("still running after SIGTERM");
+    } else if (strcmp(mode, "segv") == 0) {
+        compute(WORK / 10);
+        *(volatile int *)null_pointer = 1;
+    } else if (strcmp(mode, "own-handlers") == 0) {
+        /* Installed after the runtime took the signals over, as every
+         * application's are: one with sigaction, one with signal. */
+        struct sigaction action;
+        memset(&action, 0, sizeof action);
+        action.sa_sigaction = on_own_segv;
+        action.sa_flags = SA_SIGINFO;
+        sigaction(SIGSEGV, &action, NULL);
+        signal(SIGTERM, on_own_term);
+        compute(WORK / 10);
+        raise(SIGTERM);
+        *(volatile int *)null_pointer = 1;
+    } else if (strcmp(mode, "term-during-write") == 0) {
+        compute(WORK / 10);
+        ((void (*)(void))runtime_symbol("adt_ending_write_begins"))();
+        raise(SIGTERM);
+        say("still running after SIGTERM during the write");
+        ((void (*)(bool))runtime_symbol("adt_ending_write_ends"))(true);
+        say("still running after the write");
     } else {
         fprintf(stderr, "runtime_probe: unknown mode '%s'\n", mode);
         return 2;

@@ -89,15 +89,38 @@ protected:
     }
 
     // Directories the runtime named by default in the working directory.
+    static bool ends_with(const std::string &text, const std::string &suffix)
+    {
+        return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+    }
+
+    // The <archive>.ended files of the default archive path: how runs ended.
+    std::vector<std::string> ending_markers()
+    {
+        std::vector<std::string> found;
+        DIR *dir = opendir(work_.c_str());
+        if (!dir)
+            return found;
+        while (struct dirent *entry = readdir(dir)) {
+            std::string name = entry->d_name;
+            if (name.rfind("adaptrace-", 0) == 0 && ends_with(name, ".ended"))
+                found.push_back(work_ + "/" + name);
+        }
+        closedir(dir);
+        return found;
+    }
+
     std::vector<std::string> default_archives()
     {
         std::vector<std::string> found;
         DIR *dir = opendir(work_.c_str());
         if (!dir)
             return found;
-        while (struct dirent *entry = readdir(dir))
-            if (std::strncmp(entry->d_name, "adaptrace-", 10) == 0)
-                found.push_back(work_ + "/" + entry->d_name);
+        while (struct dirent *entry = readdir(dir)) {
+            std::string name = entry->d_name;
+            if (name.rfind("adaptrace-", 0) == 0 && !ends_with(name, ".ended"))
+                found.push_back(work_ + "/" + name);
+        }
         closedir(dir);
         return found;
     }
@@ -387,6 +410,9 @@ TEST_F(Runtime, ExitWithoutMpiFinalizeWarnsAndWritesNothing)
     EXPECT_NE(lines[0].find("rank 1 exited without calling MPI_Finalize: no trace written"), std::string::npos)
         << lines[0];
     EXPECT_TRUE(default_archives().empty());
+    std::vector<std::string> markers = ending_markers();
+    ASSERT_EQ(markers.size(), 1u);
+    EXPECT_EQ(process::read_file(markers[0]), lines[0] + "\n");
 }
 
 TEST_F(Runtime, AbortWarnsAndWritesNothing)
@@ -397,6 +423,53 @@ TEST_F(Runtime, AbortWarnsAndWritesNothing)
     ASSERT_EQ(lines.size(), 1u) << run.err;
     EXPECT_NE(lines[0].find("rank 1 called MPI_Abort: no trace written"), std::string::npos) << lines[0];
     EXPECT_TRUE(default_archives().empty());
+    EXPECT_EQ(ending_markers().size(), 1u);
+}
+
+// Issue #10: the signals that end a run. Each ends the process exactly as
+// without adaptrace (exit status 128 + signal, the application's own
+// handlers run), and an ending that loses the trace is said once.
+TEST_F(Runtime, TerminationBySignalIsSaidOnceAndKeepsItsExitStatus)
+{
+    ProbeRun run = run_probe({"raise-term"});
+    EXPECT_EQ(run.exit_status, 128 + SIGTERM) << run.err;
+    EXPECT_EQ(run.out.find("still running"), std::string::npos) << run.out;
+    std::vector<std::string> lines = lines_starting_with(run.err, "adaptrace: ");
+    ASSERT_EQ(lines.size(), 1u) << run.err;
+    EXPECT_NE(lines[0].find("the process was ended by SIGTERM before the end of the run: no trace written"),
+              std::string::npos) << lines[0];
+    EXPECT_TRUE(default_archives().empty());
+    std::vector<std::string> markers = ending_markers();
+    ASSERT_EQ(markers.size(), 1u);
+    EXPECT_EQ(process::read_file(markers[0]), lines[0] + "\n");
+}
+
+TEST_F(Runtime, FatalSignalIsSaidOnceAndStillKillsTheProcess)
+{
+    ProbeRun run = run_probe({"segv"});
+    EXPECT_EQ(run.exit_status, 128 + SIGSEGV) << run.err;
+    std::vector<std::string> lines = lines_starting_with(run.err, "adaptrace: ");
+    ASSERT_EQ(lines.size(), 1u) << run.err;
+    EXPECT_NE(lines[0].find("was ended by SIGSEGV"), std::string::npos) << lines[0];
+}
+
+TEST_F(Runtime, ApplicationHandlersOfEndingSignalsStillRun)
+{
+    ProbeRun run = run_probe({"own-handlers"});
+    EXPECT_EQ(run.exit_status, 7) << run.err;
+    EXPECT_NE(run.out.find("own SIGTERM handler ran"), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("own SIGSEGV handler ran at address 0"), std::string::npos) << run.out;
+    // The handlers decided how the process ends; adaptrace claims nothing.
+    EXPECT_TRUE(lines_starting_with(run.err, "adaptrace: ").empty()) << run.err;
+}
+
+TEST_F(Runtime, TerminationRequestDuringTheFinalWriteWaitsForItsEnd)
+{
+    ProbeRun run = run_probe({"term-during-write"});
+    EXPECT_EQ(run.exit_status, 128 + SIGTERM) << run.err;
+    EXPECT_NE(run.out.find("still running after SIGTERM during the write"), std::string::npos) << run.out;
+    EXPECT_EQ(run.out.find("still running after the write"), std::string::npos) << run.out;
+    EXPECT_TRUE(lines_starting_with(run.err, "adaptrace: ").empty()) << run.err;
 }
 
 }  // namespace
