@@ -7,14 +7,18 @@
  */
 #include "core/core.h"
 
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #define EXIT_USAGE 2
+#define EXIT_NOT_MEASURABLE 126
 #define EXIT_CANNOT_EXECUTE 127
 #define LIBRARY_NAME "libadaptrace.so"
 
@@ -115,6 +119,57 @@ static int set_preload(const char *library)
     return result;
 }
 
+/* Where execvp will find name: name itself when it holds a slash, else
+ * the first executable file of that name on PATH (execvp's default when
+ * PATH is unset). False when there is none: execvp then says why. */
+static bool locate_program(const char *name, char *path, size_t size)
+{
+    if (strchr(name, '/') != NULL) {
+        snprintf(path, size, "%s", name);
+        return true;
+    }
+    const char *search = getenv("PATH");
+    if (search == NULL)
+        search = "/bin:/usr/bin";
+    while (*search != '\0') {
+        size_t length = strcspn(search, ":");
+        if (length == 0)
+            snprintf(path, size, "./%s", name);
+        else
+            snprintf(path, size, "%.*s/%s", (int)length, search, name);
+        if (access(path, X_OK) == 0)
+            return true;
+        search += length + (search[length] == ':');
+    }
+    return false;
+}
+
+/* A 64-bit ELF executable without a program interpreter (PT_INTERP) is
+ * statically linked (static-pie too): no dynamic loader runs in it, so
+ * LD_PRELOAD cannot bring the library in. Anything else — a dynamic
+ * executable, a script, a file that cannot be read — is not. */
+static bool statically_linked(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    Elf64_Ehdr header;
+    bool interpreter_missing = false;
+    if (pread(fd, &header, sizeof header, 0) == (ssize_t)sizeof header &&
+        memcmp(header.e_ident, ELFMAG, SELFMAG) == 0 && header.e_ident[EI_CLASS] == ELFCLASS64 &&
+        (header.e_type == ET_EXEC || header.e_type == ET_DYN) && header.e_phentsize == sizeof(Elf64_Phdr)) {
+        interpreter_missing = true;
+        for (unsigned i = 0; i < header.e_phnum && interpreter_missing; i++) {
+            Elf64_Phdr segment;
+            off_t offset = (off_t)(header.e_phoff + (Elf64_Off)i * sizeof segment);
+            if (pread(fd, &segment, sizeof segment, offset) != (ssize_t)sizeof segment || segment.p_type == PT_INTERP)
+                interpreter_missing = false;
+        }
+    }
+    close(fd);
+    return interpreter_missing;
+}
+
 static const char *lookup_environment(const char *name)
 {
     return getenv(name);
@@ -184,6 +239,14 @@ int main(int argc, char **argv)
     if (set_preload(library) != 0) {
         fprintf(stderr, "adaptrace: cannot set LD_PRELOAD: %s\n", strerror(errno));
         return EXIT_CANNOT_EXECUTE;
+    }
+    char program[PATH_MAX];
+    if (locate_program(argv[index], program, sizeof program) && statically_linked(program)) {
+        fprintf(stderr,
+                "adaptrace: '%s' is statically linked: the measurement library cannot be preloaded into it, so "
+                "nothing would be measured; build it as a dynamic executable (mpicc's default)\n",
+                argv[index]);
+        return EXIT_NOT_MEASURABLE;
     }
     execvp(argv[index], argv + index);
     fprintf(stderr, "adaptrace: cannot execute '%s': %s\n", argv[index], strerror(errno));

@@ -59,10 +59,13 @@ protected:
         // verify_asan_link_order=0: in the sanitizer build the launcher is
         // instrumented, and ASan refuses to start under a preexisting
         // LD_PRELOAD that does not name its runtime first.
-        std::vector<std::string> environment = {std::string("PATH=") + getenv("PATH"),
-                                                "ADT_TEST_PROBE_FILE=" + probe_file().string(),
-                                                "ASAN_OPTIONS=verify_asan_link_order=0"};
+        std::map<std::string, std::string> settings = {{"PATH", getenv("PATH")},
+                                                       {"ADT_TEST_PROBE_FILE", probe_file().string()},
+                                                       {"ASAN_OPTIONS", "verify_asan_link_order=0"}};
         for (const auto &[name, value] : extra)
+            settings[name] = value;
+        std::vector<std::string> environment;
+        for (const auto &[name, value] : settings)
             environment.push_back(name + "=" + value);
         std::vector<std::string> argv_strings = {launcher().string()};
         argv_strings.insert(argv_strings.end(), arguments.begin(), arguments.end());
@@ -233,6 +236,20 @@ TEST_F(Launcher, ProgramThatCannotBeExecutedExitsWith127)
     expect_one_error_line(run({"/nonexistent/program", "arg"}), 127,
                           "cannot execute '/nonexistent/program': No such file or directory");
     expect_one_error_line(run({"no-such-program-adaptrace"}), 127, "cannot execute 'no-such-program-adaptrace'");
+}
+
+// A static executable never runs the dynamic loader, so LD_PRELOAD cannot
+// reach it: it would run unmeasured. The launcher says so and does not run
+// it (also when found through PATH); a dynamic one and a script still run.
+TEST_F(Launcher, StaticExecutableIsRefusedWithTheReason)
+{
+    const std::string reason = "is statically linked: the measurement library cannot be preloaded into it";
+    expect_one_error_line(run({ADAPTRACE_STATIC_PROGRAM}), 126, std::string("'") + ADAPTRACE_STATIC_PROGRAM + "' " + reason);
+    fs::create_directories(prefix_ / "path");
+    fs::copy_file(ADAPTRACE_STATIC_PROGRAM, prefix_ / "path" / "static-program");
+    const std::string path = (prefix_ / "path").string() + ":" + getenv("PATH");
+    expect_one_error_line(run({"static-program"}, {{"PATH", path}}), 126, "'static-program' " + reason);
+    EXPECT_FALSE(fs::exists(probe_file()));
 }
 
 TEST_F(Launcher, MissingLibraryIsNamed)
