@@ -12,11 +12,18 @@
  * itself. Where libdw knows no symbol, dladdr (the dynamic symbol table)
  * is tried; a C++ name is demangled when the process has __cxa_demangle
  * (it does whenever it runs C++).
+ *
+ * A module whose file was deleted or replaced during the run (a rebuild
+ * unlinks the old file and writes a new one; /proc/self/maps then says
+ * "(deleted)") is read from /proc/self/map_files/<range>, which opens the
+ * file that is actually mapped. Where that cannot be opened, its functions
+ * keep their addresses and the end of the run says so once per module.
  */
 #include "sampler/resolve.h"
 
 #include <dlfcn.h>
 #include <elfutils/libdwfl.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,13 +35,89 @@
 
 typedef char *(*demangle_fn)(const char *mangled, char *output, size_t *length, int *status);
 
+#define DELETED_SUFFIX " (deleted)"
+
+/* A mapping of a file that is no longer at its path. */
+typedef struct deleted_mapping {
+    uintptr_t start, end;
+    char path[512]; /* without the suffix */
+} deleted_mapping;
+
 struct adt_resolver {
     Dwfl *dwfl;
     demangle_fn demangle;
+    deleted_mapping *deleted;
+    size_t deleted_count;
 };
 
+/* The resolver whose modules dwfl is reporting (one at a time, at the end
+ * of the run). */
+static adt_resolver *reporting;
+
+/* The mappings of deleted files in /proc/self/maps. */
+static void read_deleted_mappings(adt_resolver *resolver)
+{
+    FILE *maps = fopen("/proc/self/maps", "r");
+    if (maps == NULL)
+        return;
+    char line[1024];
+    size_t capacity = 0;
+    while (fgets(line, sizeof line, maps) != NULL) {
+        line[strcspn(line, "\n")] = '\0';
+        size_t length = strlen(line), suffix = sizeof DELETED_SUFFIX - 1;
+        char *path = strchr(line, '/');
+        unsigned long start, end;
+        if (path == NULL || length < suffix || strcmp(line + length - suffix, DELETED_SUFFIX) != 0 ||
+            sscanf(line, "%lx-%lx", &start, &end) != 2)
+            continue;
+        line[length - suffix] = '\0';
+        if (resolver->deleted_count == capacity) {
+            size_t grown_capacity = capacity ? 2 * capacity : 8;
+            deleted_mapping *grown = realloc(resolver->deleted, grown_capacity * sizeof *grown);
+            if (grown == NULL)
+                break;
+            resolver->deleted = grown;
+            capacity = grown_capacity;
+        }
+        deleted_mapping *mapping = &resolver->deleted[resolver->deleted_count++];
+        mapping->start = start;
+        mapping->end = end;
+        snprintf(mapping->path, sizeof mapping->path, "%s", path);
+    }
+    fclose(maps);
+}
+
+/* dwfl's find_elf: a module whose file was deleted is opened through the
+ * mapping itself; every other module the usual way. */
+static int find_mapped_elf(Dwfl_Module *module, void **userdata, const char *module_name, Dwarf_Addr base,
+                           char **file_name, Elf **elf)
+{
+    size_t suffix = sizeof DELETED_SUFFIX - 1, name_length = strlen(module_name);
+    if (name_length >= suffix && strcmp(module_name + name_length - suffix, DELETED_SUFFIX) == 0)
+        name_length -= suffix;
+    for (size_t i = 0; reporting != NULL && i < reporting->deleted_count; i++) {
+        const deleted_mapping *mapping = &reporting->deleted[i];
+        if (strlen(mapping->path) != name_length || strncmp(mapping->path, module_name, name_length) != 0)
+            continue;
+        char mapped[64];
+        snprintf(mapped, sizeof mapped, "/proc/self/map_files/%lx-%lx", (unsigned long)mapping->start,
+                 (unsigned long)mapping->end);
+        int fd = open(mapped, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            adt_log("calling contexts: %s was deleted or replaced during the run, and the file mapped from it "
+                    "cannot be opened (%s: %m); its functions are named by address",
+                    mapping->path, mapped);
+            break;
+        }
+        *file_name = strdup(mapped);
+        *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+        return fd;
+    }
+    return dwfl_linux_proc_find_elf(module, userdata, module_name, base, file_name, elf);
+}
+
 static const Dwfl_Callbacks proc_callbacks = {
-    .find_elf = dwfl_linux_proc_find_elf,
+    .find_elf = find_mapped_elf,
     .find_debuginfo = dwfl_standard_find_debuginfo,
 };
 
@@ -44,6 +127,8 @@ adt_resolver *adt_resolver_open(void)
     if (resolver == NULL)
         return NULL;
     resolver->demangle = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    read_deleted_mappings(resolver);
+    reporting = resolver;
     resolver->dwfl = dwfl_begin(&proc_callbacks);
     if (resolver->dwfl != NULL) {
         dwfl_report_begin(resolver->dwfl);
@@ -64,6 +149,9 @@ void adt_resolver_close(adt_resolver *resolver)
         return;
     if (resolver->dwfl != NULL)
         dwfl_end(resolver->dwfl);
+    if (reporting == resolver)
+        reporting = NULL;
+    free(resolver->deleted);
     free(resolver);
 }
 
