@@ -8,8 +8,13 @@
  *    - from a sample append (signal context): only the requester's own
  *      levels are considered;
  *    - from an event append: the location with the fewest removals that
- *      still holds samples (ties: the requester, then most sample bytes);
- * 2. when no location holds a sample any more, the unavoidable fallback
+ *      still holds samples (ties: the requester, then most sample bytes),
+ *      as long as the samples of all locations take more than the sample
+ *      floor (adt_flush_set_sample_floor): below it, dropping samples
+ *      would only put off a flush that MPI events alone make unavoidable,
+ *      and the trace would end without a profile;
+ * 2. when no location holds a sample any more (or the samples are at their
+ *    floor), the unavoidable fallback
  *    chosen by ADAPTRACE_ON_FULL: "flush" writes the requester's event
  *    chain to a temporary file (the reader picks it up at the end) and
  *    appends a BufferFlush record, "stop" stops recording events of that
@@ -56,6 +61,11 @@ void adt_flush_policy_destroy(adt_flush_policy *policy);
 
 void adt_flush_set_halve_hook(adt_flush_policy *policy, adt_halve_hook hook, void *arg);
 
+/* Bytes of sample chunks (all locations) that an event append does not cut
+ * into: 0 (the default) lets events take every sample. Set before the
+ * first append. */
+void adt_flush_set_sample_floor(adt_flush_policy *policy, uint64_t bytes);
+
 typedef struct adt_flush_counters {
     uint64_t halvings;        /* rate halvings requested (sum of shift steps) */
     uint64_t halvings_unhandled; /* of those, requested while no hook was registered */
@@ -66,6 +76,10 @@ typedef struct adt_flush_counters {
     uint64_t gave_up;         /* requests answered with "give up" */
     uint64_t events_dropped_spill_failed; /* of those, events given up because the spill
                                              file could not be created or written */
+    uint64_t floor_fallbacks; /* event requests that went to the fallback although
+                                 samples were left: they were at their floor */
+    uint64_t first_flush_ns;  /* when the first flush happened, ns after the policy
+                                 was created; 0 when there was none */
 } adt_flush_counters;
 
 void adt_flush_get_counters(const adt_flush_policy *policy, adt_flush_counters *counters);

@@ -38,6 +38,8 @@ struct adt_flush_policy {
     pthread_mutex_t choose_lock;
     adt_halve_hook hook;     /* published after hook_arg (release/acquire) */
     void *hook_arg;
+    uint64_t sample_floor_bytes;
+    uint64_t created_at;     /* trace clock, for first_flush_ns */
     adt_flush_counters counters; /* each field updated with atomic adds */
 };
 
@@ -79,17 +81,30 @@ static uint64_t sample_bytes(const adt_location_stats *stats)
     return bytes;
 }
 
-/* The location with the fewest removals that still holds samples; ties go
- * to the requester, then to the one with the most sample bytes. */
-static adt_location *choose_victim(adt_buffer *buffer, adt_location *requester)
+static uint64_t sample_chunk_bytes(const adt_location_stats *stats, uint64_t chunk_bytes)
 {
+    uint64_t chunks = 0;
+    for (unsigned level = 0; level < ADT_BUFFER_LEVELS; level++)
+        chunks += stats->levels[level].chunks;
+    return chunks * chunk_bytes;
+}
+
+/* The location with the fewest removals that still holds samples; ties go
+ * to the requester, then to the one with the most sample bytes. NULL when
+ * none holds a sample, or when all samples together take no more than
+ * floor_bytes of chunks. */
+static adt_location *choose_victim(adt_buffer *buffer, adt_location *requester, uint64_t floor_bytes)
+{
+    adt_buffer_stats buffer_stats;
+    adt_buffer_get_stats(buffer, &buffer_stats);
     adt_location *victim = NULL;
-    uint64_t victim_removals = 0, victim_bytes = 0;
+    uint64_t victim_removals = 0, victim_bytes = 0, all_sample_chunk_bytes = 0;
     size_t locations = adt_buffer_location_count(buffer);
     for (size_t i = 0; i < locations; i++) {
         adt_location *candidate = adt_buffer_location_at(buffer, i);
         adt_location_stats stats;
         adt_location_get_stats(candidate, &stats);
+        all_sample_chunk_bytes += sample_chunk_bytes(&stats, buffer_stats.chunk_bytes);
         if (stats.samples_kept == 0)
             continue;
         uint64_t bytes = sample_bytes(&stats);
@@ -102,7 +117,7 @@ static adt_location *choose_victim(adt_buffer *buffer, adt_location *requester)
             victim_bytes = bytes;
         }
     }
-    return victim;
+    return all_sample_chunk_bytes > floor_bytes ? victim : NULL;
 }
 
 static bool drop_some_level(adt_flush_policy *policy, const adt_preflush_request *request)
@@ -113,9 +128,13 @@ static bool drop_some_level(adt_flush_policy *policy, const adt_preflush_request
      * own handler dropped them); choose again, at most once per location. */
     size_t attempts = adt_buffer_location_count(policy->buffer);
     for (size_t i = 0; i < attempts && !dropped; i++) {
-        adt_location *victim = choose_victim(policy->buffer, request->requester);
-        if (victim == NULL)
+        adt_location *victim = choose_victim(policy->buffer, request->requester, policy->sample_floor_bytes);
+        if (victim == NULL) {
+            if (i == 0 && policy->sample_floor_bytes > 0 &&
+                choose_victim(policy->buffer, request->requester, 0) != NULL)
+                count(&policy->counters.floor_fallbacks, 1);
             break;
+        }
         dropped = drop_level(policy, victim, request);
     }
     pthread_mutex_unlock(&policy->choose_lock);
@@ -196,6 +215,10 @@ static bool flush_events(adt_flush_policy *policy, const adt_preflush_request *r
     if (bytes == 0)
         return give_up(policy); /* only the chunk being filled: nothing to free */
     adt_rec_buffer_flush record = {.stop_time = adt_clock_now()};
+    uint64_t after = adt_clock_ticks_to_ns(record.stop_time - policy->created_at);
+    uint64_t none = 0;
+    __atomic_compare_exchange_n(&policy->counters.first_flush_ns, &none, after ? after : 1, false,
+                                __ATOMIC_RELAXED, __ATOMIC_RELAXED);
     count(&policy->counters.flushes, 1);
     count(&policy->counters.flushed_bytes, (uint64_t)bytes);
     adt_buffer_append_event(requester, ADT_REC_BUFFER_FLUSH, request->time, &record, sizeof record);
@@ -246,6 +269,7 @@ adt_flush_policy *adt_flush_policy_create(adt_buffer *buffer, adt_on_full on_ful
     policy->on_full = on_full;
     strcpy(policy->spill_directory, directory);
     policy->spill_fd = -1;
+    policy->created_at = adt_clock_now();
     pthread_mutex_init(&policy->choose_lock, NULL);
     adt_buffer_set_preflush(buffer, on_buffer_full, policy);
     return policy;
@@ -268,6 +292,11 @@ void adt_flush_set_halve_hook(adt_flush_policy *policy, adt_halve_hook hook, voi
     __atomic_store_n(&policy->hook, hook, __ATOMIC_RELEASE);
 }
 
+void adt_flush_set_sample_floor(adt_flush_policy *policy, uint64_t bytes)
+{
+    policy->sample_floor_bytes = bytes;
+}
+
 void adt_flush_get_counters(const adt_flush_policy *policy, adt_flush_counters *counters)
 {
     const adt_flush_counters *live = &policy->counters;
@@ -279,4 +308,6 @@ void adt_flush_get_counters(const adt_flush_policy *policy, adt_flush_counters *
     counters->stops = __atomic_load_n(&live->stops, __ATOMIC_RELAXED);
     counters->gave_up = __atomic_load_n(&live->gave_up, __ATOMIC_RELAXED);
     counters->events_dropped_spill_failed = __atomic_load_n(&live->events_dropped_spill_failed, __ATOMIC_RELAXED);
+    counters->floor_fallbacks = __atomic_load_n(&live->floor_fallbacks, __ATOMIC_RELAXED);
+    counters->first_flush_ns = __atomic_load_n(&live->first_flush_ns, __ATOMIC_RELAXED);
 }

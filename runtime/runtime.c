@@ -176,8 +176,10 @@ static int set_up_measurement(void)
         tear_down();
         return -1;
     }
-    if (config.sampling)
+    if (config.sampling) {
         adt_flush_set_halve_hook(policy, adt_sampler_halve, NULL);
+        adt_flush_set_sample_floor(policy, budget.arena_bytes / ADT_RUNTIME_SAMPLE_FLOOR_SHARE);
+    }
     if (adt_threads_init() != 0) {
         adt_log("cannot create the thread-exit key; the program runs unmeasured");
         tear_down();

@@ -46,7 +46,8 @@
  *   ends are missing). The exit prints a warning with the number of MPI
  *   events and samples lost.
  * - MPI_Abort: adt_runtime_abort(); nothing is written.
- * - _exit(), a fatal signal, a killed job: nothing is written.
+ * - _exit(), a fatal signal, a killed job: nothing is written; the signals
+ *   that end a run are said once per run (runtime/ending.c).
  */
 #ifndef ADAPTRACE_RUNTIME_H
 #define ADAPTRACE_RUNTIME_H
@@ -67,6 +68,12 @@ extern "C" {
 
 /* Share of ADAPTRACE_BUFFER_SIZE for the calling-context tree. */
 #define ADT_RUNTIME_CONTEXT_SHARE 8u
+
+/* Share of the arena that MPI events never take from the samples: when
+ * events alone fill the rest, the flush fallback runs instead of dropping
+ * the last sample levels, so an MPI-heavy run keeps its profile (2 ranks x
+ * 1,000,000 send/recv in 16 MiB kept 0 samples without it). */
+#define ADT_RUNTIME_SAMPLE_FLOOR_SHARE 8u
 #define ADT_RUNTIME_CONTEXT_MAX_BYTES (16ull << 20)
 
 /* Locations per process; threads beyond it run unmeasured (warned once). */

@@ -72,6 +72,8 @@ typedef struct adt_run_counters {
     uint64_t most_halvings_per_location;
     uint64_t flushes;
     uint64_t flushed_bytes;
+    uint64_t flushes_at_sample_floor; /* fallbacks although samples were left */
+    uint64_t first_flush_ns;  /* after start; 0: none (combined: the earliest) */
     uint64_t event_stops;
     uint64_t buffer_bytes;
     uint64_t arena_bytes;

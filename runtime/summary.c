@@ -95,6 +95,8 @@ adt_location_summary *adt_summary_collect(const adt_run_sources *sources, uint32
     counters->halvings = flush.halvings;
     counters->flushes = flush.flushes;
     counters->flushed_bytes = flush.flushed_bytes;
+    counters->flushes_at_sample_floor = flush.floor_fallbacks;
+    counters->first_flush_ns = flush.first_flush_ns;
     counters->event_stops = flush.stops;
     counters->events_dropped_spill_failed = flush.events_dropped_spill_failed;
     adt_buffer_stats buffer;
@@ -153,6 +155,9 @@ static adt_run_counters combine(const adt_run_counters *ranks, uint32_t size)
         total.most_halvings_per_location = max_u64(total.most_halvings_per_location, c->most_halvings_per_location);
         total.flushes += c->flushes;
         total.flushed_bytes += c->flushed_bytes;
+        total.flushes_at_sample_floor += c->flushes_at_sample_floor;
+        if (c->first_flush_ns != 0 && (total.first_flush_ns == 0 || c->first_flush_ns < total.first_flush_ns))
+            total.first_flush_ns = c->first_flush_ns;
         total.event_stops += c->event_stops;
         total.buffer_bytes = max_u64(total.buffer_bytes, c->buffer_bytes);
         total.arena_bytes = max_u64(total.arena_bytes, c->arena_bytes);
@@ -249,6 +254,8 @@ static void write_json(FILE *out, const adt_run_counters *total, const adt_run_l
             "  \"paths_cut\": %llu,\n"
             "  \"flushes\": %llu,\n"
             "  \"flushed_bytes\": %llu,\n"
+            "  \"flushes_at_sample_floor\": %llu,\n"
+            "  \"first_flush_after_s\": %.3f,\n"
             "  \"event_stops\": %llu,\n"
             "  \"buffer_bytes\": %llu,\n"
             "  \"arena_bytes\": %llu,\n"
@@ -270,6 +277,7 @@ static void write_json(FILE *out, const adt_run_counters *total, const adt_run_l
             (unsigned long long)total->calling_contexts, (unsigned long long)total->calling_contexts_full,
             (unsigned long long)total->paths_cut,
             (unsigned long long)total->flushes, (unsigned long long)total->flushed_bytes,
+            (unsigned long long)total->flushes_at_sample_floor, (double)total->first_flush_ns / 1e9,
             (unsigned long long)total->event_stops, (unsigned long long)total->buffer_bytes,
             (unsigned long long)total->arena_bytes, (unsigned long long)total->context_bytes,
             (unsigned long long)total->chunk_bytes, (unsigned long long)total->chunks_high_water,
@@ -366,6 +374,12 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
             mebibytes(total->buffer_bytes), mebibytes(total->context_bytes),
             mebibytes(total->chunks_high_water * total->chunk_bytes), (unsigned long long)total->flushes,
             total->flushes == 1 ? "" : "es");
+    if (total->flushes > 0)
+        adt_log("flushes: MPI events alone filled the buffer (the first time %.1f s after start); %llu of the %llu "
+                "left the samples at their floor of 1/%u of the buffer instead of dropping them; a larger "
+                "ADAPTRACE_BUFFER_SIZE avoids them",
+                (double)total->first_flush_ns / 1e9, (unsigned long long)total->flushes_at_sample_floor,
+                (unsigned long long)total->flushes, ADT_RUNTIME_SAMPLE_FLOOR_SHARE);
     adt_log("written: %.1f MiB in %.2f s", mebibytes(total->bytes_written), total->write_seconds);
     adt_log("trace: %s/traces.otf2", archive_dir);
 }

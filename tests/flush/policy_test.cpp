@@ -287,6 +287,50 @@ void expect_all_events_in_order(adt_location *location, uint64_t count, uint64_t
     EXPECT_EQ(next, count);
 }
 
+// An MPI-heavy run: events fill the arena while the samples take no more
+// than the floor. Dropping them would only put off the flush; the policy
+// flushes at once and the profile stays whole.
+TEST_F(FlushPolicy, EventRequestLeavesSamplesAtTheirFloorAndFlushes)
+{
+    make(32, 2, ADT_ON_FULL_FLUSH);
+    adt_flush_set_sample_floor(policy_, 12 * kChunkBytes);
+    adt_location *requester = locations_[0], *sampled = locations_[1];
+    std::vector<HalveCall> calls;
+    adt_flush_set_halve_hook(policy_, record_halving, &calls);
+    samples(sampled, 40);
+    uint64_t sample_chunks = 0;
+    for (const adt_chain_stats &level : stats_of(sampled).levels)
+        sample_chunks += level.chunks;
+    ASSERT_LE(sample_chunks * kChunkBytes, 12 * kChunkBytes);
+    uint64_t index = 0;
+    while (counters().flushes == 0)
+        ASSERT_EQ(event(requester, index++), ADT_APPEND_OK) << index;
+    EXPECT_TRUE(calls.empty());
+    EXPECT_EQ(counters().levels_dropped, 0u);
+    EXPECT_GE(counters().floor_fallbacks, 1u);
+    EXPECT_GT(counters().first_flush_ns, 0u);
+    EXPECT_EQ(stats_of(sampled).samples_kept, 40u);
+    EXPECT_EQ(stats_of(sampled).removals, 0u);
+    uint64_t flush_records = 0;
+    expect_all_events_in_order(requester, index, &flush_records);
+    EXPECT_EQ(flush_records, stats_of(requester).spills);
+}
+
+// Above the floor, events still take sample levels first.
+TEST_F(FlushPolicy, EventRequestDropsSamplesAboveTheirFloor)
+{
+    make(32, 2, ADT_ON_FULL_FLUSH);
+    adt_flush_set_sample_floor(policy_, 2 * kChunkBytes);
+    adt_location *requester = locations_[0], *sampled = locations_[1];
+    samples(sampled, 40);
+    uint64_t index = 0;
+    while (counters().levels_dropped == 0 && counters().flushes == 0)
+        ASSERT_EQ(event(requester, index++), ADT_APPEND_OK) << index;
+    EXPECT_EQ(counters().levels_dropped, 1u);
+    EXPECT_EQ(counters().flushes, 0u);
+    EXPECT_EQ(stats_of(sampled).removals, 1u);
+}
+
 TEST_F(FlushPolicy, FlushFallbackKeepsEveryEventAndMarksTheFlush)
 {
     make(6, 2, ADT_ON_FULL_FLUSH);

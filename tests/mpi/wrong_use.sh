@@ -3,7 +3,7 @@
 #
 # usage: wrong_use.sh CASE WORK_DIR MPIEXEC LAUNCHER PROGRAM
 #   CASE: unwritable-output | abort | no-finalize | system | unwritable-spill
-#         | segv | sigterm | unwritable-spill
+#         | mpi-heavy | segv | sigterm | unwritable-spill
 #   PROGRAM is mpi-wrong-use (wrong_use.c). WORK_DIR is removed first and is
 #   the working directory of the run, so that a stray default-named archive
 #   (adaptrace-<date>-...) would show up in it.
@@ -103,6 +103,27 @@ assert summary["flushes"] == 0, summary
 CHECK
     no_stray_archive
     ;;
+mpi-heavy)
+    # MPI events alone overflow a 256K buffer many times (20000 barriers):
+    # the flushes cannot be avoided, so the samples keep their floor of the
+    # buffer instead of being halved away (before: 24 halvings to 2.4 Hz and
+    # 0 samples kept), and the summary says why the flushes happened.
+    export ADAPTRACE_BUFFER_SIZE=256K ADAPTRACE_ON_FULL=flush ADAPTRACE_SAMPLING_RATE=10kHz
+    run many-calls
+    [ "$status" -eq 0 ] || fail "exit status $status"
+    grep -q '^adaptrace: flushes: MPI events alone filled the buffer' err.txt || fail "the flushes are not explained"
+    otf2-print --silent -Werror "$archive/traces.otf2" >/dev/null 2>otf2-print.txt ||
+        fail "otf2-print rejects $archive: $(cat otf2-print.txt)"
+    python3 - "$archive/summary.json" <<'CHECK' || fail "summary.json: no profile kept beside the flushes"
+import json, sys
+summary = json.load(open(sys.argv[1]))
+assert summary["flushes"] > 0, summary
+assert summary["flushes_at_sample_floor"] > 0, summary
+assert summary["first_flush_after_s"] > 0, summary
+assert summary["samples_kept"] > 0, summary
+CHECK
+    no_stray_archive
+    ;;
 segv)
     # Rank 1 dies of SIGSEGV while rank 0 waits: the run ends as it does
     # untraced (exit status, Open MPI's report), and adaptrace says it in
@@ -151,7 +172,7 @@ sigterm)
     ;;
 *)
     echo "$0: unknown CASE '$case' (accepted: unwritable-output, abort, no-finalize, system, unwritable-spill," \
-         "segv, sigterm)" >&2
+         "mpi-heavy, segv, sigterm)" >&2
     exit 2
     ;;
 esac
