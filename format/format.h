@@ -244,6 +244,8 @@ typedef struct adt_trace_result {
     uint64_t events_written;  /* this rank's event records */
     double seconds;
     char error[512];          /* one line when the write failed */
+    bool failed_here;         /* error names this rank's own failure (its cause),
+                                 not only that another rank failed */
 } adt_trace_result;
 
 /* Collective. Returns 0 when the archive is complete on every rank (then

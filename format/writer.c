@@ -126,7 +126,7 @@ static OTF2_ErrorCode capture_otf2_error(void *user, const char *file, uint64_t 
         char message[200];
         vsnprintf(message, sizeof message, format, args);
         snprintf(otf2_error_detail, sizeof otf2_error_detail, "%s: %s",
-                 OTF2_Error_GetName(code), message);
+                 OTF2_Error_GetDescription(code), message);
     }
     return code;
 }
@@ -1063,8 +1063,14 @@ static int close_definition_files(writer *w)
 /* Like adt_agree, and also tells every rank whether some rank's OTF2
  * archive is abandoned (see capture_otf2_error): then no rank closes its
  * archive, because the close is collective. */
-static int agree_on_archive(writer *w, bool ok)
+static int agree_on_archive(writer *w, bool ok, const char *step)
 {
+    /* A step can return success although OTF2 reported an error through
+     * the hook (a buffered write that failed later): this rank failed, and
+     * says so with OTF2's detail, not as "another rank". */
+    if (!ok || otf2_error_seen)
+        set_error(w, "writing trace %s: %s failed in %s (%s)", w->input->archive_dir, step, w->temp_dir,
+                  otf2_error_detail[0] ? otf2_error_detail : "no detail from OTF2");
     uint64_t state = otf2_error_seen ? 2 : ok ? 0 : 1;
     if (w->collectives->allreduce_max_u64(w->collectives->context, &state) != 0)
         state = 2;
@@ -1130,11 +1136,11 @@ int adt_trace_write(const adt_trace_input *input, const adt_collectives *collect
     if (adt_unify(input->defs, input->hostname, input->threads, input->thread_count, c, &w.maps, &w.global,
                   result->error, sizeof result->error) != 0)
         goto fail;
-    if (agree_on_archive(&w, open_archive(&w) == 0) != 0)
+    if (agree_on_archive(&w, open_archive(&w) == 0, "opening the archive") != 0)
         goto fail;
-    if (agree_on_archive(&w, write_events(&w, summaries) == 0) != 0)
+    if (agree_on_archive(&w, write_events(&w, summaries) == 0, "writing the events") != 0)
         goto fail;
-    if (agree_on_archive(&w, close_event_files(&w) == 0) != 0)
+    if (agree_on_archive(&w, close_event_files(&w) == 0, "closing the event files") != 0)
         goto fail;
     if (gather_summaries(&w, summaries, input->thread_count, &all_summaries, &first_summary) != 0)
         goto fail;
@@ -1143,11 +1149,13 @@ int adt_trace_write(const adt_trace_input *input, const adt_collectives *collect
             w.rate_shift_union |= all_summaries[i].rate_shifts;
     if (c->bcast(c->context, &w.rate_shift_union, sizeof w.rate_shift_union, 0) != 0)
         goto fail;
-    if (agree_on_archive(&w, write_definitions(&w, summaries, input->thread_count) == 0) != 0)
+    if (agree_on_archive(&w, write_definitions(&w, summaries, input->thread_count) == 0,
+                         "writing the local definitions") != 0)
         goto fail;
-    if (agree_on_archive(&w, close_definition_files(&w) == 0) != 0)
+    if (agree_on_archive(&w, close_definition_files(&w) == 0, "closing the local definition files") != 0)
         goto fail;
-    if (agree_on_archive(&w, c->rank != 0 || write_global_definitions(&w, all_summaries, first_summary) == 0) != 0)
+    if (agree_on_archive(&w, c->rank != 0 || write_global_definitions(&w, all_summaries, first_summary) == 0,
+                         "writing the global definitions") != 0)
         goto fail;
     OTF2_ErrorCode closed = OTF2_Archive_Close(w.archive);
     w.archive = NULL;
@@ -1166,6 +1174,7 @@ fail:
     if (w.archive && !w.archive_abandoned)
         OTF2_Archive_Close(w.archive);
     if (rc != 0) {
+        result->failed_here = result->error[0] != '\0';
         set_error(&w, "writing trace %s failed on another rank", input->archive_dir ? input->archive_dir : "");
         result->bytes_written = 0;
         result->events_written = 0;

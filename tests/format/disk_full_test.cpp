@@ -35,6 +35,11 @@ TEST(FormatWriter, WriteErrorsMidwayRemoveTheTemporaryDirectory)
     sigaction(SIGXFSZ, &old_action, nullptr);
     EXPECT_EQ(r.rc, -1);
     EXPECT_NE(std::string(r.result.error).find(dir), std::string::npos) << r.result.error;
+    // The cause, as this rank's own failure: not "another rank" (issue #11:
+    // a full disk with one rank was reported that way).
+    EXPECT_TRUE(r.result.failed_here);
+    EXPECT_EQ(std::string(r.result.error).find("another rank"), std::string::npos) << r.result.error;
+    EXPECT_NE(std::string(r.result.error).find("too large"), std::string::npos) << r.result.error;
     EXPECT_FALSE(exists(dir));
     EXPECT_TRUE(entries_starting(scratch_dir(), basename_of(dir) + ".tmp-").empty());
 }

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -166,6 +167,13 @@ int main(int argc, char **argv)
         compute(WORK / 10);
         if (strcmp(mode, "abort") == 0)
             ((void (*)(void))runtime_symbol("adt_runtime_abort"))();
+    } else if (strcmp(mode, "small-file-limit") == 0) {
+        /* A disk that fills during the final write, simulated with a file
+         * size limit (writes fail with EFBIG instead of ENOSPC). */
+        signal(SIGXFSZ, SIG_IGN);
+        struct rlimit limit = {.rlim_cur = 1024, .rlim_max = RLIM_INFINITY};
+        setrlimit(RLIMIT_FSIZE, &limit);
+        compute(WORK / 10);
     } else if (strcmp(mode, "raise-term") == 0) {
         compute(WORK / 10);
         raise(SIGTERM);

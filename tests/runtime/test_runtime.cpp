@@ -426,6 +426,20 @@ TEST_F(Runtime, AbortWarnsAndWritesNothing)
     EXPECT_EQ(ending_markers().size(), 1u);
 }
 
+// A write that fails on this (the only) process names its cause and the
+// file, not "another rank" (issue #11).
+TEST_F(Runtime, WriteFailureNamesItsCause)
+{
+    ProbeRun run = run_probe({"small-file-limit"});
+    EXPECT_EQ(run.exit_status, 0) << run.err;
+    std::vector<std::string> lines = lines_starting_with(run.err, "adaptrace: no trace written: ");
+    ASSERT_EQ(lines.size(), 1u) << run.err;
+    EXPECT_EQ(lines[0].find("another rank"), std::string::npos) << lines[0];
+    EXPECT_NE(lines[0].find("too large"), std::string::npos) << lines[0];
+    EXPECT_NE(lines[0].find(".tmp-"), std::string::npos) << lines[0];
+    EXPECT_TRUE(default_archives().empty());
+}
+
 // Issue #10: the signals that end a run. Each ends the process exactly as
 // without adaptrace (exit status 128 + signal, the application's own
 // handlers run), and an ending that loses the trace is said once.
