@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 static void communicate(int rank)
 {
@@ -56,9 +57,10 @@ int main(int argc, char **argv)
             MPI_Barrier(MPI_COMM_WORLD);
     } else if (strcmp(mode, "segv") == 0) {
         if (rank == 1) {
-            /* The fault itself, not raise(): the kernel's SIGSEGV. */
-            volatile int *volatile nowhere = NULL;
-            *nowhere = 1;
+            /* A real fault, not raise(): the kernel's SIGSEGV, on a page
+             * nothing may touch (UBSan would stop a null store first). */
+            volatile int *forbidden = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            *forbidden = 1;
         }
         int message;
         MPI_Recv(&message, 1, MPI_INT, MPI_ANY_SOURCE, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
