@@ -3,6 +3,7 @@
  * run in MPI_Finalize or at exit, and what a child process does (nothing).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -94,15 +95,28 @@ const adt_config *adt_runtime_config(void)
 
 /* ---- which process is measured ------------------------------------------ */
 
-static bool started_by_measured_process(void)
+/* The measured process that started this one (its pid), or 0: none, or
+ * this very process (exec'ed from it). -1: a marker that is no pid. */
+static long long measured_ancestor(void)
 {
     const char *owner = getenv(ADT_RUNTIME_OWNER_VARIABLE);
     if (!owner || !*owner)
-        return false;
+        return 0;
     char *end;
     errno = 0;
     long long pid = strtoll(owner, &end, 10);
-    return *end != '\0' || errno != 0 || pid != (long long)getpid();
+    if (*end != '\0' || errno != 0)
+        return -1;
+    return pid == (long long)getpid() ? 0 : pid;
+}
+
+/* Set when this process stayed inert because an ancestor is measured: it
+ * may still take the measurement over in MPI_Init. */
+static long long inert_for_ancestor;
+
+static void takeover_path(long long owner, char *path, size_t size)
+{
+    snprintf(path, size, ADT_RUNTIME_TAKEOVER_PATTERN, owner);
 }
 
 static void claim_ownership(void)
@@ -110,6 +124,40 @@ static void claim_ownership(void)
     char pid[32];
     snprintf(pid, sizeof pid, "%lld", (long long)getpid());
     setenv(ADT_RUNTIME_OWNER_VARIABLE, pid, 1);
+    /* A marker left by a killed run whose owner had this pid. */
+    char path[64];
+    takeover_path((long long)getpid(), path, sizeof path);
+    unlink(path);
+}
+
+/* The owner learns that an MPI rank it started measures itself. */
+static void tell_owner_taken_over(long long owner)
+{
+    char path[64];
+    takeover_path(owner, path, sizeof path);
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd >= 0)
+        close(fd);
+}
+
+static bool taken_over_by_rank(void)
+{
+    char path[64];
+    takeover_path((long long)getpid(), path, sizeof path);
+    return unlink(path) == 0;
+}
+
+/* A process an MPI launcher started as a rank, by the variables Open MPI,
+ * MPICH/PMI and PMIx give their ranks; NULL when none is set. */
+static const char *launcher_rank(void)
+{
+    static const char *const variables[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"};
+    for (size_t i = 0; i < sizeof variables / sizeof variables[0]; i++) {
+        const char *rank = getenv(variables[i]);
+        if (rank && *rank)
+            return rank;
+    }
+    return NULL;
 }
 
 /* The kernel gives a forked child no timers; it must not write either. */
@@ -231,14 +279,12 @@ static void choose_archive_dir(char *chosen)
 
 static void finish_at_exit(void);
 
-static void start_process(void)
+/* Takes the measurement: exports the owner marker (programs this one
+ * starts stay inert), reads the configuration, sets up. Before the
+ * configuration, so that children of a badly configured process stay
+ * silent too. */
+static void start_measuring(void)
 {
-    if (started_by_measured_process()) {
-        atomic_store(&state, STATE_INERT);
-        return;
-    }
-    /* Before the configuration: children of a badly configured process
-     * must stay silent too. */
     claim_ownership();
     /* Once per process, and only in the measured one: at start-up no rank
      * is known yet, so every rank of an MPI run says it. */
@@ -266,12 +312,39 @@ static void start_process(void)
     atexit(finish_at_exit);
 }
 
+/* In MPI_Init of a process that stayed inert because an ancestor is
+ * measured: this is an MPI rank started by a job script or a measured
+ * mpirun, and it is measured from here on (threads it started before are
+ * not). */
+static void take_over(void)
+{
+    tell_owner_taken_over(inert_for_ancestor);
+    atomic_store(&state, STATE_UNSTARTED);
+    start_measuring();
+}
+
+static void start_process(void)
+{
+    long long ancestor = measured_ancestor();
+    if (ancestor != 0) {
+        inert_for_ancestor = ancestor;
+        atomic_store(&state, STATE_INERT);
+        return;
+    }
+    start_measuring();
+}
+
 bool adt_runtime_start(void)
 {
     bool first_call = atomic_load(&state) == STATE_UNSTARTED;
     pthread_once(&start_once, start_process);
     if (!first_call)
         adt_thread_in_mpi_init = true;
+    /* Called from MPI_Init (the constructor ran first): an MPI rank that a
+     * measured process started measures itself from here on. */
+    static pthread_once_t takeover_once = PTHREAD_ONCE_INIT;
+    if (!first_call && inert_for_ancestor > 0)
+        pthread_once(&takeover_once, take_over);
     return adt_runtime_recording();
 }
 
@@ -353,6 +426,18 @@ static void finish_at_exit(void)
             adt_ending_report("exited without calling MPI_Finalize");
         return;
     }
+    /* A job script or a measured mpirun whose MPI ranks measured
+     * themselves: their archive is the run's, this process adds nothing. */
+    if (taken_over_by_rank()) {
+        end_measurement();
+        return;
+    }
+    const char *rank = launcher_rank();
+    if (rank != NULL)
+        adt_log("this process (pid %lld) was started as MPI rank %s but never called MPI_Init: its archive "
+                "holds no MPI event; if it starts the MPI program (a job script), that program's ranks are "
+                "measured when they call MPI_Init",
+                (long long)getpid(), rank);
     adt_runtime_finish(&adt_collectives_serial, NULL);
 }
 

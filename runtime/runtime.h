@@ -18,6 +18,13 @@
  *   reads no configuration, prints nothing, writes nothing. A program that
  *   the measured process exec()s (same pid; e.g. the adaptrace launcher
  *   exec'ing the application) is measured.
+ * - Unless it calls MPI_Init: then it is an MPI rank that a job script
+ *   (`mpirun adaptrace ./run.sh`) or a measured mpirun (`LD_PRELOAD=…
+ *   mpirun`) started, and it takes the measurement over from there. It
+ *   tells the owner by creating ADT_RUNTIME_TAKEOVER_PATTERN with the
+ *   owner's pid; an owner that finds it at its exit (it never started MPI
+ *   itself) writes no archive of its own. A process that ends without MPI
+ *   although an MPI launcher started it as a rank says so.
  * - A child forked without exec becomes inert in the fork handler: the
  *   kernel does not copy timers into it, and its exit writes nothing.
  * - Threads: a thread gets a location (thread_index from an atomic counter,
@@ -65,6 +72,9 @@ extern "C" {
 
 /* The marker of the measured process (not a setting: the runtime sets it). */
 #define ADT_RUNTIME_OWNER_VARIABLE "_ADAPTRACE_OWNER_PID"
+/* Created by an MPI rank that took the measurement over from the owner
+ * (its pid fills in); the owner removes it. */
+#define ADT_RUNTIME_TAKEOVER_PATTERN "/dev/shm/adaptrace-taken-over-%lld"
 
 /* Share of ADAPTRACE_BUFFER_SIZE for the calling-context tree. */
 #define ADT_RUNTIME_CONTEXT_SHARE 8u

@@ -3,7 +3,7 @@
 #
 # usage: wrong_use.sh CASE WORK_DIR MPIEXEC LAUNCHER PROGRAM
 #   CASE: unwritable-output | abort | no-finalize | system | unwritable-spill
-#         | mpi-heavy | segv | sigterm | unwritable-spill
+#         | mpi-heavy | segv | sigterm | preload-mpirun
 #   PROGRAM is mpi-wrong-use (wrong_use.c). WORK_DIR is removed first and is
 #   the working directory of the run, so that a stray default-named archive
 #   (adaptrace-<date>-...) would show up in it.
@@ -103,6 +103,25 @@ assert summary["flushes"] == 0, summary
 CHECK
     no_stray_archive
     ;;
+preload-mpirun)
+    # The library preloaded into mpirun itself (issue #11): mpirun is the
+    # measured process, its ranks take the measurement over in MPI_Init,
+    # and mpirun writes no archive of its own.
+    library="$(dirname "$launcher")/../lib/libadaptrace.so"
+    preload="$library"
+    asan=$(ldd "$library" | awk '/libasan/ {print $3}')
+    [ -z "$asan" ] || preload="$asan:$library"
+    LD_PRELOAD="$preload" timeout 60 "$mpiexec" --oversubscribe -np 2 "$program" plain >out.txt 2>err.txt
+    status=$?
+    [ "$status" -eq 0 ] || fail "exit status $status"
+    grep -q '"ranks": 2,' "$archive/summary.json" || fail "the archive is not the two ranks' ($archive/summary.json)"
+    python3 - "$archive/summary.json" <<'CHECK' || fail "no MPI events in the archive"
+import json, sys
+assert json.load(open(sys.argv[1]))["mpi_events"] > 0
+CHECK
+    ! grep -q 'no trace written' err.txt || fail "a process reports a failed write"
+    no_stray_archive
+    ;;
 mpi-heavy)
     # MPI events alone overflow a 256K buffer many times (20000 barriers):
     # the flushes cannot be avoided, so the samples keep their floor of the
@@ -172,7 +191,7 @@ sigterm)
     ;;
 *)
     echo "$0: unknown CASE '$case' (accepted: unwritable-output, abort, no-finalize, system, unwritable-spill," \
-         "mpi-heavy, segv, sigterm)" >&2
+         "mpi-heavy, segv, sigterm, preload-mpirun)" >&2
     exit 2
     ;;
 esac
