@@ -134,13 +134,20 @@ typedef struct collection {
     bool out_of_memory;
 } collection;
 
-static int collect_object(struct dl_phdr_info *info, size_t size, void *data)
+/* The loader's counts of objects added and removed so far (the same in
+ * every callback of one dl_iterate_phdr). */
+static void note_loader_counters(const struct dl_phdr_info *info, size_t size, collection *into)
 {
-    collection *into = data;
     if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
         into->adds = info->dlpi_adds;
         into->subs = info->dlpi_subs;
     }
+}
+
+static int collect_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+    collection *into = data;
+    note_loader_counters(info, size, into);
     uintptr_t start = UINTPTR_MAX, end = 0;
     const unsigned char *header = NULL;
     for (ElfW(Half) i = 0; i < info->dlpi_phnum; i++) {
@@ -200,12 +207,8 @@ static adt_code_table *collect_objects(void)
 
 static int read_counters(struct dl_phdr_info *info, size_t size, void *data)
 {
-    collection *into = data;
-    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
-        into->adds = info->dlpi_adds;
-        into->subs = info->dlpi_subs;
-    }
-    return 1; /* the counters are the same for every object: one is enough */
+    note_loader_counters(info, size, data);
+    return 1; /* one object is enough */
 }
 
 /* ---- exclusive sections ------------------------------------------------ */

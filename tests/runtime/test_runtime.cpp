@@ -116,6 +116,21 @@ protected:
         return found;
     }
 
+    // An ending without a trace: the exit status it has untraced, exactly
+    // one line from adaptrace holding piece, the same line in the one
+    // <archive>.ended, no archive.
+    void expect_ending_said_once(const ProbeRun &run, int exit_status, const std::string &piece)
+    {
+        EXPECT_EQ(run.exit_status, exit_status) << run.err;
+        std::vector<std::string> lines = lines_starting_with(run.err, "adaptrace: ");
+        ASSERT_EQ(lines.size(), 1u) << run.err;
+        EXPECT_NE(lines[0].find(piece), std::string::npos) << lines[0];
+        EXPECT_TRUE(default_archives().empty());
+        std::vector<std::string> markers = ending_markers();
+        ASSERT_EQ(markers.size(), 1u);
+        EXPECT_EQ(process::read_file(markers[0]), lines[0] + "\n");
+    }
+
     std::vector<std::string> default_archives()
     {
         std::vector<std::string> found;
@@ -409,27 +424,13 @@ TEST_F(Runtime, FinishRunsOnceAndEndsTheMeasurement)
 
 TEST_F(Runtime, ExitWithoutMpiFinalizeWarnsAndWritesNothing)
 {
-    ProbeRun run = run_probe({"mpi-no-finalize"});
-    EXPECT_EQ(run.exit_status, 0) << run.err;
-    std::vector<std::string> lines = lines_starting_with(run.err, "adaptrace: ");
-    ASSERT_EQ(lines.size(), 1u) << run.err;
-    EXPECT_NE(lines[0].find("rank 1 exited without calling MPI_Finalize: no trace written"), std::string::npos)
-        << lines[0];
-    EXPECT_TRUE(default_archives().empty());
-    std::vector<std::string> markers = ending_markers();
-    ASSERT_EQ(markers.size(), 1u);
-    EXPECT_EQ(process::read_file(markers[0]), lines[0] + "\n");
+    expect_ending_said_once(run_probe({"mpi-no-finalize"}), 0,
+                            "rank 1 exited without calling MPI_Finalize: no trace written");
 }
 
 TEST_F(Runtime, AbortWarnsAndWritesNothing)
 {
-    ProbeRun run = run_probe({"abort"});
-    EXPECT_EQ(run.exit_status, 0) << run.err;
-    std::vector<std::string> lines = lines_starting_with(run.err, "adaptrace: ");
-    ASSERT_EQ(lines.size(), 1u) << run.err;
-    EXPECT_NE(lines[0].find("rank 1 called MPI_Abort: no trace written"), std::string::npos) << lines[0];
-    EXPECT_TRUE(default_archives().empty());
-    EXPECT_EQ(ending_markers().size(), 1u);
+    expect_ending_said_once(run_probe({"abort"}), 0, "rank 1 called MPI_Abort: no trace written");
 }
 
 // A write that fails on this (the only) process names its cause and the
@@ -452,25 +453,14 @@ TEST_F(Runtime, WriteFailureNamesItsCause)
 TEST_F(Runtime, TerminationBySignalIsSaidOnceAndKeepsItsExitStatus)
 {
     ProbeRun run = run_probe({"raise-term"});
-    EXPECT_EQ(run.exit_status, 128 + SIGTERM) << run.err;
     EXPECT_EQ(run.out.find("still running"), std::string::npos) << run.out;
-    std::vector<std::string> lines = lines_starting_with(run.err, "adaptrace: ");
-    ASSERT_EQ(lines.size(), 1u) << run.err;
-    EXPECT_NE(lines[0].find("the process was ended by SIGTERM before the end of the run: no trace written"),
-              std::string::npos) << lines[0];
-    EXPECT_TRUE(default_archives().empty());
-    std::vector<std::string> markers = ending_markers();
-    ASSERT_EQ(markers.size(), 1u);
-    EXPECT_EQ(process::read_file(markers[0]), lines[0] + "\n");
+    expect_ending_said_once(run, 128 + SIGTERM,
+                            "the process was ended by SIGTERM before the end of the run: no trace written");
 }
 
 TEST_F(Runtime, FatalSignalIsSaidOnceAndStillKillsTheProcess)
 {
-    ProbeRun run = run_probe({"segv"});
-    EXPECT_EQ(run.exit_status, 128 + SIGSEGV) << run.err;
-    std::vector<std::string> lines = lines_starting_with(run.err, "adaptrace: ");
-    ASSERT_EQ(lines.size(), 1u) << run.err;
-    EXPECT_NE(lines[0].find("was ended by SIGSEGV"), std::string::npos) << lines[0];
+    expect_ending_said_once(run_probe({"segv"}), 128 + SIGSEGV, "was ended by SIGSEGV");
 }
 
 TEST_F(Runtime, ApplicationHandlersOfEndingSignalsStillRun)
