@@ -519,8 +519,6 @@ static int write_archive(const adt_collectives *collectives, const adt_clock_off
         agree_on_archive_dir(collectives, agreed_dir) != 0)
         goto out;
     gethostname(hostname, sizeof hostname - 1);
-    char rank_prefix[32];
-    snprintf(rank_prefix, sizeof rank_prefix, "rank %u: ", collectives->rank);
     adt_trace_input input = {
         .archive_dir = agreed_dir,
         .hostname = hostname,
@@ -538,8 +536,10 @@ static int write_archive(const adt_collectives *collectives, const adt_clock_off
     if (adt_trace_write(&input, collectives, &written) != 0) {
         /* Every rank that failed says why (a full disk is a rank's own
          * ENOSPC, not "another rank"); rank 0 speaks for the others. */
-        if (written.failed_here)
-            adt_log("%sno trace written: %s", collectives->size > 1 ? rank_prefix : "", written.error);
+        if (written.failed_here && collectives->size > 1)
+            adt_log("rank %u: no trace written: %s", collectives->rank, written.error);
+        else if (written.failed_here)
+            adt_log("no trace written: %s", written.error);
         else if (collectives->rank == 0)
             adt_log("no trace written: %s (its own message says why)",
                     written.error[0] ? written.error : "another rank failed to write");

@@ -94,14 +94,14 @@ protected:
         return process::run(argv, probe_environment(settings), work_, root_ + "/probe");
     }
 
-    // Directories the runtime named by default in the working directory.
     static bool ends_with(const std::string &text, const std::string &suffix)
     {
         return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
     }
 
-    // The <archive>.ended files of the default archive path: how runs ended.
-    std::vector<std::string> ending_markers()
+    // Entries of the working directory with the default archive name: the
+    // <archive>.ended files (how runs ended), or everything else.
+    std::vector<std::string> default_named(bool ending_markers)
     {
         std::vector<std::string> found;
         DIR *dir = opendir(work_.c_str());
@@ -109,12 +109,14 @@ protected:
             return found;
         while (struct dirent *entry = readdir(dir)) {
             std::string name = entry->d_name;
-            if (name.rfind("adaptrace-", 0) == 0 && ends_with(name, ".ended"))
+            if (name.rfind("adaptrace-", 0) == 0 && ends_with(name, ".ended") == ending_markers)
                 found.push_back(work_ + "/" + name);
         }
         closedir(dir);
         return found;
     }
+
+    std::vector<std::string> ending_markers() { return default_named(true); }
 
     // An ending without a trace: the exit status it has untraced, exactly
     // one line from adaptrace holding piece, the same line in the one
@@ -131,20 +133,8 @@ protected:
         EXPECT_EQ(process::read_file(markers[0]), lines[0] + "\n");
     }
 
-    std::vector<std::string> default_archives()
-    {
-        std::vector<std::string> found;
-        DIR *dir = opendir(work_.c_str());
-        if (!dir)
-            return found;
-        while (struct dirent *entry = readdir(dir)) {
-            std::string name = entry->d_name;
-            if (name.rfind("adaptrace-", 0) == 0 && !ends_with(name, ".ended"))
-                found.push_back(work_ + "/" + name);
-        }
-        closedir(dir);
-        return found;
-    }
+    // Directories the runtime named by default in the working directory.
+    std::vector<std::string> default_archives() { return default_named(false); }
 
     std::string root_;
     std::string work_;

@@ -612,15 +612,23 @@ TEST_F(Sampler, RegionContextHasTheCallerAboveTheRegionLeaf)
     EXPECT_GT(inside, 10u);
 }
 
+// Samples this thread into where while adt_test_work_a runs; returns
+// the sampler's statistics afterwards.
+adt_sampler_stats sample_work_a(adt_location *where, uint64_t units)
+{
+    EXPECT_EQ(adt_sampler_thread_start(where), 0);
+    adt_test_work_a(units);
+    adt_sampler_thread_stop(where);
+    adt_sampler_stats stats;
+    adt_sampler_get_stats(&stats);
+    return stats;
+}
+
 TEST_F(Sampler, MetricsThatCannotBeCountedAreLeftOut)
 {
     start(1 << 20, 4096, 2000, 32, "PAPI_TOT_CYC,NO_SUCH_EVENT");
     adt_location *where = location(1);
-    ASSERT_EQ(adt_sampler_thread_start(where), 0);
-    adt_test_work_a(500);
-    adt_sampler_thread_stop(where);
-    adt_sampler_stats stats;
-    adt_sampler_get_stats(&stats);
+    adt_sampler_stats stats = sample_work_a(where, 500);
     // NO_SUCH_EVENT never counts; PAPI_TOT_CYC only where the machine
     // has counters.
     EXPECT_LE(stats.metrics, 1u);
@@ -634,11 +642,7 @@ TEST_F(Sampler, CpuClockSamplesAndKnowsTheTick)
 {
     start(1 << 20, 4096, 1000, 32, "", ADT_SAMPLING_CLOCK_CPU);
     adt_location *where = location(1);
-    ASSERT_EQ(adt_sampler_thread_start(where), 0);
-    adt_test_work_a(3000);
-    adt_sampler_thread_stop(where);
-    adt_sampler_stats stats;
-    adt_sampler_get_stats(&stats);
+    adt_sampler_stats stats = sample_work_a(where, 3000);
     EXPECT_GT(stats.kernel_tick_hz, 0u);
     EXPECT_GT(stats.signals, 10u);
     EXPECT_GE(leaves(samples(where))["adt_test_work_a"], 10u);
@@ -655,11 +659,7 @@ TEST_F(Sampler, CpuClockPassesTheTickWithPerfEvents)
     if (!before.perf_events)
         GTEST_SKIP() << "perf events are not allowed on this machine (the fallback is tested in tests/runtime)";
     adt_location *where = location(1);
-    ASSERT_EQ(adt_sampler_thread_start(where), 0);
-    adt_test_work_a(3000);
-    adt_sampler_thread_stop(where);
-    adt_sampler_stats stats;
-    adt_sampler_get_stats(&stats);
+    adt_sampler_stats stats = sample_work_a(where, 3000);
     ASSERT_GT(stats.kernel_tick_hz, 0u);
     EXPECT_GT(stats.delivered_rate_hz, 2.0 * stats.kernel_tick_hz);
     EXPECT_GE(leaves(samples(where))["adt_test_work_a"], 10u);
