@@ -45,7 +45,11 @@ adt_append_status adt_buffer_append_event(adt_location *location, uint16_t kind,
     char *record = chain->write;
     write_record(record, time, record_bytes, kind, ADT_EVENT_LEVEL, ADT_RECORD_HEADER_BYTES, payload,
                  payload_size);
-    chain->write = record + record_bytes;
+    /* Published after the record is whole: an image of the buffer taken
+     * meanwhile (adt_buffer_image_write, from a signal handler or another
+     * thread) never sees a write pointer past a half-written record. A
+     * plain store on x86-64, ordered for the compiler. */
+    __atomic_store_n(&chain->write, record + record_bytes, __ATOMIC_RELEASE);
     adt_counter_add(&chain->bytes, record_bytes);
     adt_counter_add(&chain->records, 1);
     return ADT_APPEND_OK;
@@ -84,7 +88,7 @@ adt_append_status adt_buffer_append_sample(adt_location *location, uint16_t kind
         char *record = chain->write;
         write_record(record, time, record_bytes, kind, (uint8_t)level, prefix, payload, payload_size);
         memcpy(record + ADT_RECORD_HEADER_BYTES, &n, sizeof n);
-        chain->write = record + record_bytes;
+        __atomic_store_n(&chain->write, record + record_bytes, __ATOMIC_RELEASE); /* as for events */
         adt_counter_add(&chain->bytes, record_bytes);
         adt_counter_add(&chain->records, 1);
         adt_counter_add(&location->samples_kept, 1);

@@ -233,6 +233,43 @@ adt_reader *adt_reader_open(adt_location *location);
 bool adt_reader_next(adt_reader *reader, adt_record_view *record);
 void adt_reader_close(adt_reader *reader);
 
+/* ---- the image of a buffer (a run that did not end cleanly) ----------- */
+
+/* Writes the buffer as it is to fd, for adt_buffer_image_read to rebuild
+ * later in another process: the geometry, every location's bookkeeping,
+ * the chunks its chains hold and the spill file's contents. Async-signal-safe and
+ * lock-free: it reads memory that stays mapped and calls write(2) and
+ * sendfile(2) only, so it may run in a signal handler that interrupted an
+ * append, and while other threads go on appending; whatever they change
+ * meanwhile the reader finds half-done and cuts off. Returns the bytes
+ * written, or -1 (errno set). */
+int64_t adt_buffer_image_write(const adt_buffer *buffer, int fd);
+
+/* Says whether a record found in an image is whole by its content (the
+ * buffer checks its framing, order and level): false cuts its chain there. */
+typedef bool (*adt_record_check)(const adt_record_view *record, void *arg);
+
+typedef struct adt_image_repair {
+    uint64_t chains_cut;   /* chains that ended in a chunk or record not whole */
+    uint64_t records_cut;  /* records their bookkeeping counted beyond the cut */
+} adt_image_repair;
+
+/* Rebuilds a buffer from an image of `bytes` bytes: every chain is followed
+ * with bounds and cut at the first chunk or record that is not whole (what
+ * a thread was changing when the image was taken); samples cut count as
+ * dropped. The buffer has extra_chunks free chunks more per location, for
+ * records the recovery appends. spill_fd: a file holding the image's spill contents
+ * (adt_buffer_image_spill) at offset 0, or -1 when there are none; it stays
+ * the caller's. Returns NULL with a one-line error for an image that is no
+ * buffer image, of another version, or cut short. */
+adt_buffer *adt_buffer_image_read(const void *image, size_t bytes, size_t extra_chunks, int spill_fd,
+                                  adt_record_check check, void *check_arg, adt_image_repair *repair,
+                                  char *error, size_t error_size);
+
+/* The spill file's contents inside an image: *spill and the byte count
+ * (0 when there are none or the image is not whole). */
+size_t adt_buffer_image_spill(const void *image, size_t bytes, const void **spill);
+
 #ifdef __cplusplus
 }
 #endif

@@ -53,6 +53,14 @@ void adt_clock_init(void)
 #endif
 }
 
+/* Ticks per second between the first calibration point and (ticks, ns). */
+static uint64_t ticks_per_second(uint64_t ticks, uint64_t ns)
+{
+    if (ns <= start_ns)
+        return 1000000000ull;
+    return (uint64_t)((double)(ticks - start_ticks) * 1e9 / (double)(ns - start_ns));
+}
+
 uint64_t adt_clock_resolution(void)
 {
     if (!adt_clock_uses_tsc)
@@ -62,7 +70,16 @@ uint64_t adt_clock_resolution(void)
         ns = monotonic_ns();
         ticks = adt_clock_now();
     } while (ns - start_ns < CALIBRATION_MIN_NS);
-    return (uint64_t)((double)(ticks - start_ticks) * 1e9 / (double)(ns - start_ns));
+    return ticks_per_second(ticks, ns);
+}
+
+/* Async-signal-safe: clock_gettime and rdtsc, no wait. */
+uint64_t adt_clock_resolution_now(void)
+{
+    if (!adt_clock_uses_tsc)
+        return 1000000000ull;
+    uint64_t ns = monotonic_ns();
+    return ticks_per_second(adt_clock_now(), ns);
 }
 
 uint64_t adt_clock_ticks_to_ns(uint64_t ticks)

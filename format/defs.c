@@ -10,6 +10,10 @@ adt_defs *adt_defs_create(void)
     adt_defs *defs = calloc(1, sizeof *defs);
     if (!defs)
         return NULL;
+    if (adt_journal_open(&defs->journal) != 0) {
+        free(defs);
+        return NULL;
+    }
     pthread_mutex_init(&defs->lock, NULL);
     adt_intern_init(&defs->strings);
     adt_intern_init(&defs->regions);
@@ -33,6 +37,7 @@ void adt_defs_destroy(adt_defs *defs)
     adt_intern_free(&defs->source_locations);
     adt_intern_free(&defs->metrics);
     adt_intern_free(&defs->comms);
+    adt_journal_close(&defs->journal);
     pthread_mutex_destroy(&defs->lock);
     free(defs);
 }
@@ -62,9 +67,13 @@ uint32_t adt_defs_region(adt_defs *defs, const char *name, const char *canonical
         .end_line = end_line,
     };
     uint32_t id = ADT_UNDEFINED_ID;
+    int added = 0;
     if (key.name != ADT_UNDEFINED_ID && key.canonical_name != ADT_UNDEFINED_ID &&
         (key.source_file != ADT_UNDEFINED_ID || !source_file))
-        id = adt_intern_add(&defs->regions, &key, sizeof key, NULL);
+        id = adt_intern_add(&defs->regions, &key, sizeof key, &added);
+    if (added)
+        adt_journal_region(&defs->journal, name, canonical_name ? canonical_name : name, (uint32_t)role,
+                           (uint32_t)paradigm, source_file, begin_line, end_line);
     pthread_mutex_unlock(&defs->lock);
     return id;
 }
@@ -76,8 +85,11 @@ uint32_t adt_defs_source_location(adt_defs *defs, const char *file, uint32_t lin
     pthread_mutex_lock(&defs->lock);
     adt_source_location_key key = { .file = string_id(defs, file), .line = line };
     uint32_t id = ADT_UNDEFINED_ID;
+    int added = 0;
     if (key.file != ADT_UNDEFINED_ID)
-        id = adt_intern_add(&defs->source_locations, &key, sizeof key, NULL);
+        id = adt_intern_add(&defs->source_locations, &key, sizeof key, &added);
+    if (added)
+        adt_journal_source_location(&defs->journal, file, line);
     pthread_mutex_unlock(&defs->lock);
     return id;
 }
@@ -130,6 +142,7 @@ uint32_t adt_defs_comm(adt_defs *defs, const adt_comm_desc *comm)
         .name = name, .parent = comm->parent, .is_self = comm->is_self,
         .size = size, .remote_size = remote_size, .members = members,
     };
+    adt_journal_comm(&defs->journal, comm);
 out:
     pthread_mutex_unlock(&defs->lock);
     return id;
@@ -143,6 +156,7 @@ int adt_defs_comm_set_name(adt_defs *defs, uint32_t comm, const char *name)
         uint32_t id = string_id(defs, name ? name : "");
         if (id != ADT_UNDEFINED_ID) {
             defs->comm_defs[comm].name = id;
+            adt_journal_comm_name(&defs->journal, comm, name ? name : "");
             result = 0;
         }
     }
@@ -170,8 +184,10 @@ uint32_t adt_defs_metric(adt_defs *defs, const char *name, const char *unit)
     }
     int added;
     id = adt_intern_add(&defs->metrics, &name_id, sizeof name_id, &added);
-    if (added)
+    if (added) {
         defs->metric_units[id] = unit_id;
+        adt_journal_metric(&defs->journal, name, unit ? unit : "#");
+    }
 out:
     pthread_mutex_unlock(&defs->lock);
     return id;
@@ -205,4 +221,28 @@ int adt_defs_set_calling_contexts(adt_defs *defs, const adt_cc_node *nodes, size
     defs->calling_context_count = count;
     pthread_mutex_unlock(&defs->lock);
     return 0;
+}
+
+bool adt_defs_comm_world_rank(adt_defs *defs, uint32_t comm, uint32_t comm_rank, uint32_t *world_rank,
+                              uint64_t *comm_key)
+{
+    bool known = false;
+    pthread_mutex_lock(&defs->lock);
+    if (comm < defs->comms.count) {
+        const adt_comm_def *def = &defs->comm_defs[comm];
+        const adt_comm_key *key = adt_intern_key(&defs->comms, comm, NULL);
+        *comm_key = (uint64_t)key->creator_world_rank << 32 | key->sequence;
+        /* Point-to-point peers of an inter-communicator are remote ranks. */
+        if (def->is_self && comm_rank == 0) {
+            known = false;
+        } else if (def->remote_size > 0 && comm_rank < def->remote_size) {
+            *world_rank = def->members[def->size + comm_rank];
+            known = true;
+        } else if (def->remote_size == 0 && comm_rank < def->size) {
+            *world_rank = def->members[comm_rank];
+            known = true;
+        }
+    }
+    pthread_mutex_unlock(&defs->lock);
+    return known;
 }

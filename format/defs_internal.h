@@ -6,6 +6,7 @@
 #define ADAPTRACE_FORMAT_DEFS_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "format/format.h"
 #include "format/intern.h"
@@ -40,6 +41,25 @@ typedef struct adt_comm_def {
     uint32_t *members;      /* size + remote_size world ranks */
 } adt_comm_def;
 
+/* The journal of the definitions added (journal.c). */
+typedef struct adt_journal {
+    uint8_t *memory;
+    size_t capacity;
+    _Atomic size_t committed; /* bytes of whole entries */
+    bool full;                /* an entry did not fit: the journal stopped */
+} adt_journal;
+
+int adt_journal_open(adt_journal *journal);
+void adt_journal_close(adt_journal *journal);
+/* Under the registry's mutex, after a definition got a new id (or, for a
+ * communicator's name, after it changed). */
+void adt_journal_region(adt_journal *journal, const char *name, const char *canonical_name, uint32_t role,
+                        uint32_t paradigm, const char *source_file, uint32_t begin_line, uint32_t end_line);
+void adt_journal_source_location(adt_journal *journal, const char *file, uint32_t line);
+void adt_journal_comm(adt_journal *journal, const adt_comm_desc *comm);
+void adt_journal_comm_name(adt_journal *journal, uint32_t comm, const char *name);
+void adt_journal_metric(adt_journal *journal, const char *name, const char *unit);
+
 struct adt_defs {
     pthread_mutex_t lock;
     adt_intern strings;          /* key: the bytes without the NUL */
@@ -53,6 +73,7 @@ struct adt_defs {
     uint32_t metric_capacity;
     adt_cc_node *calling_contexts;
     size_t calling_context_count;
+    adt_journal journal;
 };
 
 #endif

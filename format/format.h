@@ -179,6 +179,32 @@ typedef struct adt_cc_node {
 } adt_cc_node;
 int adt_defs_set_calling_contexts(adt_defs *defs, const adt_cc_node *nodes, size_t count);
 
+/* The journal of the registry: every definition added, in order, as bytes
+ * that adt_defs_replay turns back into a registry with the same local ids
+ * (what a process that is ending saves). Async-signal-safe: the bytes up
+ * to *bytes are whole entries and never change afterwards. *complete is
+ * false when the journal filled its reserved memory (64 MiB) and stopped:
+ * later definitions are then missing from it. */
+const void *adt_defs_journal(const adt_defs *defs, size_t *bytes, bool *complete);
+
+/* A registry with the definitions of a journal (its whole entries; a cut
+ * short last one is left out). NULL when out of memory or an entry is not
+ * one adt_defs_journal wrote. Calling contexts are not journaled (the
+ * sampler defines them at the end). */
+adt_defs *adt_defs_replay(const void *journal, size_t bytes);
+
+/* Whether record (read back from a buffer image) is one the writer can
+ * write with these definitions: a known kind, its whole payload, and every
+ * region, communicator and calling context it names defined. Normal
+ * context (takes the registry's mutex). */
+bool adt_record_valid(adt_defs *defs, const adt_record_view *record);
+
+/* Where rank comm_rank of local communicator comm is in MPI_COMM_WORLD,
+ * and the communicator's identity across ranks (creator world rank << 32 |
+ * sequence). Returns false for an unknown communicator or rank. */
+bool adt_defs_comm_world_rank(adt_defs *defs, uint32_t comm, uint32_t comm_rank, uint32_t *world_rank,
+                              uint64_t *comm_key);
+
 /* ---- 3. collectives and the writer ------------------------------------ */
 
 /* What the writer needs from the processes taking part. All calls are
@@ -210,6 +236,15 @@ extern const adt_collectives adt_collectives_serial;
  * initialised, already finalised, or the duplicate failed. */
 int adt_collectives_mpi_create(adt_collectives *out);
 void adt_collectives_mpi_destroy(adt_collectives *c);
+
+/* The collectives among threads of one process, each standing for one
+ * rank (adaptrace-recover: one thread per saved process). Each of the
+ * group's `size` threads uses the collectives of its own rank. */
+typedef struct adt_thread_group adt_thread_group;
+typedef struct adt_thread_member adt_thread_member;
+adt_thread_group *adt_thread_group_create(uint32_t size);
+void adt_thread_group_destroy(adt_thread_group *group);
+adt_collectives adt_thread_group_collectives(adt_thread_group *group, uint32_t rank);
 
 /* Clock correction of a location: local time t is reported as
  * t + offset, offset interpolated linearly between the two points. */

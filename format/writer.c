@@ -627,6 +627,9 @@ static int write_local_definitions(writer *w, const location_summary *summary)
     }
     for (int i = 0; i < 2 && status == OTF2_SUCCESS && has_clock_offsets(w->input); ++i) {
         const adt_clock_offset *o = &w->input->clock_offsets[i];
+        /* OTF2 refuses two synchronisation points at one time. */
+        if (i == 1 && o->local_time == w->input->clock_offsets[0].local_time)
+            break;
         status = OTF2_DefWriter_WriteClockOffset(out, o->local_time, o->offset, o->stddev);
     }
     if (!otf2_error_seen) {

@@ -284,7 +284,7 @@ bool adt_sampler_on_signal(int signum, siginfo_t *info, void *ucontext)
     adt_sampler_thread *thread = adt_sampler_current;
     if (!is_sampling_signal(info, thread))
         return false;
-    if (thread != NULL) {
+    if (thread != NULL && !atomic_load_explicit(&adt_sampler.halted, memory_order_relaxed)) {
         /* in_handler before active, stop's order reversed: a stop that
          * cleared active either sees this sample running and waits, or
          * this sample sees active cleared (seq_cst on both sides). */

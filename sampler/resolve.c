@@ -48,6 +48,7 @@ struct adt_resolver {
     demangle_fn demangle;
     deleted_mapping *deleted;
     size_t deleted_count;
+    bool saved; /* the modules of a process that is gone: dladdr would look in this one */
 };
 
 /* The resolver whose modules dwfl is reporting (one at a time, at the end
@@ -143,6 +144,37 @@ adt_resolver *adt_resolver_open(void)
     return resolver;
 }
 
+/* A saved process's modules: the files named in its maps are opened from
+ * disk (they must still be there; /proc of that process is gone). */
+static const Dwfl_Callbacks saved_callbacks = {
+    .find_elf = dwfl_linux_proc_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+};
+
+adt_resolver *adt_resolver_open_saved(const char *maps, size_t length)
+{
+    adt_resolver *resolver = calloc(1, sizeof *resolver);
+    if (resolver == NULL)
+        return NULL;
+    resolver->demangle = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    resolver->saved = true;
+    FILE *text = length > 0 ? fmemopen((void *)maps, length, "r") : NULL;
+    resolver->dwfl = text != NULL ? dwfl_begin(&saved_callbacks) : NULL;
+    if (resolver->dwfl != NULL) {
+        dwfl_report_begin(resolver->dwfl);
+        if (dwfl_linux_proc_maps_report(resolver->dwfl, text) != 0 ||
+            dwfl_report_end(resolver->dwfl, NULL, NULL) != 0) {
+            adt_log("calling contexts: libdw cannot read the saved module list (%s); functions are named by address",
+                    dwfl_errmsg(-1));
+            dwfl_end(resolver->dwfl);
+            resolver->dwfl = NULL;
+        }
+    }
+    if (text != NULL)
+        fclose(text);
+    return resolver;
+}
+
 void adt_resolver_close(adt_resolver *resolver)
 {
     if (resolver == NULL)
@@ -176,7 +208,7 @@ void adt_resolver_lookup(adt_resolver *resolver, uintptr_t address, adt_symbol *
             symbol->file = dwfl_lineinfo(source, NULL, &line, NULL, NULL, NULL);
     }
     Dl_info info;
-    if ((name == NULL || symbol->module == NULL) && dladdr((void *)address, &info) != 0) {
+    if (!resolver->saved && (name == NULL || symbol->module == NULL) && dladdr((void *)address, &info) != 0) {
         if (name == NULL)
             name = info.dli_sname;
         if (symbol->module == NULL)
@@ -225,21 +257,21 @@ static void define_address(adt_resolver *resolver, adt_defs *defs, uint64_t key,
         symbol.line > 0 ? adt_defs_source_location(defs, symbol.file, symbol.line) : ADT_UNDEFINED_ID;
 }
 
-int adt_sampler_resolve(adt_defs *defs)
+/* Defines the calling contexts of a tree's nodes (count of them) in defs.
+ * A node of a saved tree may have been caught half-written: a parent that
+ * does not come before it makes it a root. */
+static int define_contexts(adt_defs *defs, const adt_cct_node *nodes, uint32_t count, adt_resolver *resolver)
 {
-    uint32_t count = adt_cct_count(&adt_sampler.tree);
-    adt_cc_node *table = calloc(count, sizeof *table);
-    adt_resolver *resolver = adt_resolver_open();
+    adt_cc_node *table = calloc(count ? count : 1, sizeof *table);
     if (table == NULL || resolver == NULL) {
         adt_log("calling contexts: out of memory for %u nodes", count);
         free(table);
-        adt_resolver_close(resolver);
         return -1;
     }
     for (uint32_t id = 0; id < count; ++id) {
-        const adt_cct_node *source = &adt_sampler.tree.nodes[id];
+        const adt_cct_node *source = &nodes[id];
         adt_cc_node *node = &table[id];
-        node->parent = source->parent;
+        node->parent = source->parent < id ? source->parent : ADT_UNDEFINED_ID;
         node->source_location = ADT_UNDEFINED_ID;
         if (id == ADT_CCT_NODE_FULL)
             node->region = adt_defs_region(defs, "[adaptrace: calling-context tree full]", "adaptrace@cct_full",
@@ -249,8 +281,38 @@ int adt_sampler_resolve(adt_defs *defs)
         else
             define_address(resolver, defs, source->key, node);
     }
-    adt_resolver_close(resolver);
     int status = adt_defs_set_calling_contexts(defs, table, count);
     free(table);
+    return status;
+}
+
+int adt_sampler_resolve(adt_defs *defs)
+{
+    adt_resolver *resolver = adt_resolver_open();
+    int status = define_contexts(defs, adt_sampler.tree.nodes, adt_cct_count(&adt_sampler.tree), resolver);
+    adt_resolver_close(resolver);
+    return status;
+}
+
+const void *adt_sampler_tree_image(size_t *bytes)
+{
+    *bytes = adt_sampler.tree.nodes != NULL ? (size_t)adt_cct_count(&adt_sampler.tree) * sizeof(adt_cct_node) : 0;
+    return adt_sampler.tree.nodes;
+}
+
+int adt_sampler_define_saved_contexts(adt_defs *defs, const void *tree_image, size_t bytes, const char *maps,
+                                      size_t maps_length)
+{
+    uint32_t count = (uint32_t)(bytes / sizeof(adt_cct_node));
+    adt_cct_node *nodes = malloc(count ? (size_t)count * sizeof *nodes : 1);
+    adt_resolver *resolver = adt_resolver_open_saved(maps, maps_length);
+    int status = -1;
+    if (nodes != NULL) {
+        if (count > 0)
+            memcpy(nodes, tree_image, (size_t)count * sizeof *nodes);
+        status = define_contexts(defs, nodes, count, resolver);
+    }
+    free(nodes);
+    adt_resolver_close(resolver);
     return status;
 }

@@ -6,6 +6,7 @@
 #ifndef ADAPTRACE_SAMPLER_RESOLVE_H
 #define ADAPTRACE_SAMPLER_RESOLVE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct adt_resolver adt_resolver;
@@ -21,6 +22,9 @@ typedef struct adt_symbol {
 /* Reads the modules of this process. Never NULL unless out of memory; a
  * process libdw cannot read falls back to dladdr (reported once). */
 adt_resolver *adt_resolver_open(void);
+/* The modules of a process that has ended, from the text of its
+ * /proc/<pid>/maps saved at its end: the files are read from disk. */
+adt_resolver *adt_resolver_open_saved(const char *maps, size_t length);
 /* address: the instruction to describe (callers pass return address - 1).
  * The strings stay valid until adt_resolver_close. */
 void adt_resolver_lookup(adt_resolver *resolver, uintptr_t address, adt_symbol *symbol);

@@ -445,6 +445,11 @@ void adt_sampler_thread_stop(adt_location *location)
     }
 }
 
+void adt_sampler_halt(void)
+{
+    atomic_store_explicit(&adt_sampler.halted, true, memory_order_relaxed);
+}
+
 void adt_sampler_stop_all(void)
 {
     for (adt_sampler_thread *thread = atomic_load(&adt_sampler.threads); thread != NULL; thread = thread->next)

@@ -69,6 +69,28 @@ void adt_sampler_stop_all(void);
  * (adt_defs_set_calling_contexts). After adt_sampler_stop_all. */
 int adt_sampler_write_definitions(adt_defs *defs);
 
+/* ---- a run that does not end cleanly (runtime/rescue) ------------------- */
+
+/* From a signal handler that saves the process's data: every sample
+ * handler that starts afterwards records nothing (the timers keep firing
+ * until the process ends; each costs one check). Async-signal-safe: one
+ * relaxed store. */
+void adt_sampler_halt(void);
+
+/* The calling-context tree as it is, as bytes for
+ * adt_sampler_define_saved_contexts: its nodes, *bytes of them.
+ * Async-signal-safe: a node is written before it is published, and one a
+ * racing insert has allocated but not written yet reads as address 0. */
+const void *adt_sampler_tree_image(size_t *bytes);
+
+/* The recovery of a saved process: resolves a tree image's addresses with
+ * the modules listed in maps (the text of that process's
+ * /proc/<pid>/maps), reading the files from disk, and hands the tree to
+ * defs as adt_sampler_write_definitions does. Normal context; not
+ * thread-safe (libdw's reporting state). Returns 0 or -1 after a message. */
+int adt_sampler_define_saved_contexts(adt_defs *defs, const void *tree_image, size_t bytes, const char *maps,
+                                      size_t maps_length);
+
 /* Test support: stops every timer, frees the calling-context tree and
  * forgets the configuration, so that adt_sampler_init can run again. Call
  * only when no sampled thread is running any more. The signal handler

@@ -114,6 +114,7 @@ typedef struct adt_sampler_global {
     bool papi;                /* PAPI initialised */
     adt_cct tree;
     _Atomic(adt_sampler_thread *) threads;
+    _Atomic bool halted;      /* adt_sampler_halt: handlers record nothing more */
     adt_sampler_thread *main_thread;
 } adt_sampler_global;
 

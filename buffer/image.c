@@ -1,0 +1,422 @@
+/*
+ * The buffer's image: what a process that is ending saves of its buffer
+ * (adt_buffer_image_write, signal context) and how the recovery builds a
+ * readable buffer from it again (adt_buffer_image_read, normal context of
+ * the recovery command, long after the process is gone).
+ *
+ * Image layout (host byte order; the recovery runs on the same
+ * architecture):
+ *   image_header
+ *   adt_location[location_count]   the bookkeeping, byte for byte
+ *   spill file[spill_bytes]        the event chunks spilled so far
+ *   per chunk in a chain: u64 chunk index, the chunk's bytes
+ *   u64 ADT_CHUNK_NONE             the end
+ *
+ * Only chunks that some chain holds are written (a buffer that is far
+ * from full saves little); a batch system's grace period is short (Open
+ * MPI's mpirun sends SIGKILL a fraction of a second after SIGTERM). Other
+ * threads may go on appending while the chains are walked, and the saving
+ * thread may have been interrupted inside an append, so any chain may be
+ * caught half-changed: the walk is bounded (an index out of range or more
+ * steps than chunks ends it), and the reader trusts nothing: it follows
+ * every chain again, and cuts it at the first chunk or record that is not
+ * whole.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sendfile.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "buffer/buffer_internal.h"
+
+#define IMAGE_MAGIC 0x41444254494d4731ull /* "ADBTIMG1" */
+#define IMAGE_VERSION 1u
+
+typedef struct image_header {
+    uint64_t magic;
+    uint32_t version;
+    uint32_t chunk_bytes;
+    uint32_t chunks_total;
+    uint32_t location_count;
+    uint64_t location_bytes; /* sizeof(adt_location) of the writer */
+    uint64_t arena_address;  /* where the arena was: chain pointers point into it */
+    uint64_t spill_bytes;
+} image_header;
+
+/* ---- writing (signal context) ------------------------------------------ */
+
+/* write(2) until done; EINTR is retried (another signal may land while a
+ * large write runs). */
+static int write_whole(int fd, const void *data, size_t bytes)
+{
+    const char *at = data;
+    while (bytes > 0) {
+        ssize_t written = write(fd, at, bytes);
+        if (written < 0 && errno == EINTR)
+            continue;
+        if (written <= 0)
+            return -1;
+        at += written;
+        bytes -= (size_t)written;
+    }
+    return 0;
+}
+
+/* The spilled chunks, copied file to file in the kernel (no buffer of ours). */
+static int copy_spill(int spill_fd, uint64_t bytes, int fd)
+{
+    off_t offset = 0;
+    while ((uint64_t)offset < bytes) {
+        ssize_t copied = sendfile(fd, spill_fd, &offset, (size_t)(bytes - (uint64_t)offset));
+        if (copied < 0 && errno == EINTR)
+            continue;
+        if (copied <= 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* One chunk: its index and bytes in one writev (a syscall like write). */
+static int write_chunk(const adt_buffer *buffer, uint32_t index, int fd, uint64_t *bytes)
+{
+    uint64_t tag = index;
+    struct iovec parts[2] = {
+        { .iov_base = &tag, .iov_len = sizeof tag },
+        { .iov_base = buffer->arena + (size_t)index * buffer->chunk_bytes, .iov_len = buffer->chunk_bytes },
+    };
+    size_t left = sizeof tag + buffer->chunk_bytes;
+    ssize_t written;
+    do
+        written = writev(fd, parts, 2);
+    while (written < 0 && errno == EINTR);
+    if (written < 0)
+        return -1;
+    if ((size_t)written < left) {
+        /* A short write (a signal, a full pipe): the rest plainly. */
+        const char *rest = (const char *)parts[1].iov_base + ((size_t)written - sizeof tag);
+        if ((size_t)written < sizeof tag || write_whole(fd, rest, left - (size_t)written) != 0)
+            return -1;
+    }
+    *bytes += left;
+    return 0;
+}
+
+/* The chunks of one chain, head to tail, bounded: a chain another thread
+ * is changing may lead anywhere, but never further than the arena. */
+static int write_chain(const adt_buffer *buffer, const adt_chain *chain, int fd, uint64_t *bytes)
+{
+    uint32_t index = __atomic_load_n(&chain->head, __ATOMIC_RELAXED);
+    uint32_t tail = __atomic_load_n(&chain->tail, __ATOMIC_RELAXED);
+    for (uint32_t steps = 0; index < buffer->chunks_total && steps < buffer->chunks_total; steps++) {
+        if (write_chunk(buffer, index, fd, bytes) != 0)
+            return -1;
+        if (index == tail)
+            break;
+        index = adt_chunk_next(adt_chunk_at(buffer, index));
+    }
+    return 0;
+}
+
+/* Async-signal-safe: reads the buffer's fields and mapped memory (no
+ * lock: appends elsewhere may go on, the reader copes), and only makes
+ * write(2), writev(2) and sendfile(2) calls. */
+int64_t adt_buffer_image_write(const adt_buffer *buffer, int fd)
+{
+    size_t location_count = adt_buffer_location_count(buffer);
+    int spill_fd = -1;
+    for (size_t i = 0; i < location_count && spill_fd < 0; i++)
+        spill_fd = __atomic_load_n(&buffer->locations[i].spill_fd, __ATOMIC_RELAXED);
+    uint64_t spill_bytes = spill_fd >= 0 ? __atomic_load_n(&buffer->spill_end, __ATOMIC_RELAXED) : 0;
+    image_header header = {
+        .magic = IMAGE_MAGIC,
+        .version = IMAGE_VERSION,
+        .chunk_bytes = buffer->chunk_bytes,
+        .chunks_total = buffer->chunks_total,
+        .location_count = (uint32_t)location_count,
+        .location_bytes = sizeof(adt_location),
+        .arena_address = (uint64_t)(uintptr_t)buffer->arena,
+        .spill_bytes = spill_bytes,
+    };
+    uint64_t bytes = sizeof header + location_count * sizeof(adt_location) + spill_bytes;
+    if (write_whole(fd, &header, sizeof header) != 0 ||
+        write_whole(fd, buffer->locations, location_count * sizeof(adt_location)) != 0 ||
+        (spill_bytes > 0 && copy_spill(spill_fd, spill_bytes, fd) != 0))
+        return -1;
+    for (size_t i = 0; i < location_count; i++) {
+        const adt_location *location = &buffer->locations[i];
+        if (write_chain(buffer, &location->events, fd, &bytes) != 0)
+            return -1;
+        for (unsigned level = 0; level < ADT_BUFFER_LEVELS; level++)
+            if (write_chain(buffer, &location->levels[level], fd, &bytes) != 0)
+                return -1;
+    }
+    uint64_t end = ADT_CHUNK_NONE;
+    if (write_whole(fd, &end, sizeof end) != 0)
+        return -1;
+    return (int64_t)(bytes + sizeof end);
+}
+
+/* ---- reading (the recovery) -------------------------------------------- */
+
+typedef struct image_reading {
+    adt_buffer *buffer;
+    const image_header *header;
+    uint8_t *chunk_used;          /* per chunk: already in a chain */
+    adt_record_check check;
+    void *check_arg;
+    adt_image_repair *repair;
+} image_reading;
+
+static void chain_reset(adt_chain *chain)
+{
+    chain->write = adt_chain_empty;
+    chain->end = adt_chain_empty;
+    chain->head = ADT_CHUNK_NONE;
+    chain->tail = ADT_CHUNK_NONE;
+    chain->bytes = 0;
+    chain->chunks = 0;
+    chain->records = 0;
+}
+
+/* Bytes of the chunk that hold records: the tail's fill comes from the
+ * chain's write pointer (its `used` is only set when it stops being the
+ * tail), every other chunk's from its header. 0 when out of bounds. */
+static uint32_t chunk_fill(const image_reading *reading, const adt_chain *saved, uint32_t index)
+{
+    uint32_t chunk_bytes = reading->header->chunk_bytes;
+    uint64_t fill;
+    if (index == saved->tail) {
+        uint64_t chunk_address = reading->header->arena_address + (uint64_t)index * chunk_bytes;
+        uint64_t write = (uint64_t)(uintptr_t)saved->write;
+        fill = write >= chunk_address ? write - chunk_address : 0;
+    } else {
+        fill = adt_chunk_at(reading->buffer, index)->used;
+    }
+    return fill >= sizeof(adt_chunk_header) && fill <= chunk_bytes ? (uint32_t)fill : 0;
+}
+
+/* Walks the records of one chunk from offset; returns the offset where
+ * the whole ones end (fill when all are whole) and counts them. */
+static uint32_t whole_records(image_reading *reading, uint32_t index, uint32_t fill, uint8_t level,
+                              uint64_t *last_time, uint64_t *records)
+{
+    const char *chunk = (const char *)adt_chunk_at(reading->buffer, index);
+    uint32_t prefix = ADT_RECORD_HEADER_BYTES + (level == ADT_EVENT_LEVEL ? 0 : ADT_SAMPLE_NUMBER_BYTES);
+    uint32_t offset = sizeof(adt_chunk_header);
+    while (offset < fill) {
+        adt_record_header header;
+        if (fill - offset < sizeof header)
+            break;
+        memcpy(&header, chunk + offset, sizeof header);
+        if (header.size % 8 != 0 || header.size < prefix + header.padding || header.size > fill - offset ||
+            header.level != level || header.time < *last_time)
+            break;
+        adt_record_view view = {
+            .time = header.time,
+            .kind = header.kind,
+            .level = header.level,
+            .payload = chunk + offset + prefix,
+            .payload_size = header.size - prefix - header.padding,
+        };
+        if (level != ADT_EVENT_LEVEL)
+            memcpy(&view.sample_number, chunk + offset + ADT_RECORD_HEADER_BYTES, sizeof view.sample_number);
+        if (reading->check != NULL && !reading->check(&view, reading->check_arg))
+            break;
+        *last_time = header.time;
+        ++*records;
+        offset += header.size;
+    }
+    return offset;
+}
+
+/* Adds chunk index, holding records up to whole, as the chain's new tail;
+ * the old tail's fill goes into its header, as when a refill moves on. */
+static void append_chunk(adt_buffer *buffer, adt_chain *chain, uint32_t index, uint32_t whole, uint64_t records)
+{
+    char *chunk = (char *)adt_chunk_at(buffer, index);
+    if (chain->head == ADT_CHUNK_NONE) {
+        chain->head = index;
+    } else {
+        char *tail = (char *)adt_chunk_at(buffer, chain->tail);
+        ((adt_chunk_header *)tail)->used = (uint32_t)(chain->write - tail);
+        adt_chunk_set_next((adt_chunk_header *)tail, index);
+    }
+    chain->tail = index;
+    chain->write = chunk + whole;
+    chain->end = chunk + buffer->chunk_bytes;
+    chain->bytes += whole - sizeof(adt_chunk_header);
+    chain->chunks++;
+    chain->records += records;
+}
+
+/* Rebuilds chain from the saved one: its longest whole prefix. */
+static void rebuild_chain(image_reading *reading, adt_chain *chain, uint8_t level)
+{
+    adt_chain saved = *chain;
+    chain_reset(chain);
+    uint32_t chunks_total = reading->header->chunks_total;
+    uint64_t last_time = 0;
+    bool complete = saved.head == ADT_CHUNK_NONE;
+    uint32_t index = saved.head;
+    for (uint32_t steps = 0; !complete && steps < chunks_total; steps++) {
+        if (index >= chunks_total || reading->chunk_used[index])
+            break;
+        uint32_t fill = chunk_fill(reading, &saved, index);
+        if (fill == 0)
+            break;
+        uint64_t records = 0;
+        uint32_t whole = whole_records(reading, index, fill, level, &last_time, &records);
+        reading->chunk_used[index] = 1;
+        uint32_t next = adt_chunk_next(adt_chunk_at(reading->buffer, index));
+        append_chunk(reading->buffer, chain, index, whole, records);
+        if (whole != fill)
+            break;
+        complete = index == saved.tail;
+        index = next;
+    }
+    if (!complete)
+        reading->repair->chains_cut++;
+    if (saved.records > chain->records)
+        reading->repair->records_cut += saved.records - chain->records;
+}
+
+/* Every chunk that no chain holds goes back on the free list. */
+static void rebuild_free_list(adt_buffer *buffer, const uint8_t *chunk_used)
+{
+    uint32_t head = ADT_CHUNK_NONE;
+    uint64_t free_count = 0;
+    for (uint32_t i = buffer->chunks_total; i-- > 0;) {
+        if (chunk_used[i])
+            continue;
+        adt_chunk_set_next(adt_chunk_at(buffer, i), head);
+        head = i;
+        free_count++;
+    }
+    buffer->free_head = head;
+    buffer->chunks_free = free_count;
+    buffer->chunks_high_water = buffer->chunks_total - free_count;
+}
+
+static void rebuild_location(image_reading *reading, adt_location *location, int spill_fd)
+{
+    location->buffer = reading->buffer;
+    location->user = NULL;
+    location->guard = ADT_GUARD_FREE;
+    location->spill_fd = location->spill_head != ADT_CHUNK_NONE ? spill_fd : -1;
+    if (location->spill_fd < 0)
+        location->spill_head = location->spill_tail = ADT_CHUNK_NONE;
+    rebuild_chain(reading, &location->events, ADT_EVENT_LEVEL);
+    uint64_t samples = 0;
+    for (unsigned level = 0; level < ADT_BUFFER_LEVELS; level++) {
+        rebuild_chain(reading, &location->levels[level], (uint8_t)level);
+        samples += location->levels[level].records;
+    }
+    /* The sample counts must match what the levels hold now; samples cut
+     * were taken but are not kept, and count as dropped. */
+    if (samples < location->samples_kept) {
+        location->samples_dropped += location->samples_kept - samples;
+        location->samples_kept = samples;
+    }
+}
+
+static int fail(char *error, size_t error_size, const char *message)
+{
+    snprintf(error, error_size, "%s", message);
+    return -1;
+}
+
+static int check_header(const image_header *header, size_t bytes, char *error, size_t error_size)
+{
+    if (bytes < sizeof *header || header->magic != IMAGE_MAGIC)
+        return fail(error, error_size, "not a buffer image");
+    if (header->version != IMAGE_VERSION || header->location_bytes != sizeof(adt_location))
+        return fail(error, error_size, "a buffer image of another adaptrace version");
+    if (header->chunk_bytes < ADT_CHUNK_MIN_BYTES || header->chunk_bytes % 8 != 0 || header->chunks_total == 0 ||
+        header->chunks_total >= ADT_CHUNK_NONE / 2)
+        return fail(error, error_size, "a buffer image with an impossible geometry");
+    uint64_t needed = sizeof *header + (uint64_t)header->location_count * sizeof(adt_location) + header->spill_bytes;
+    if (bytes < needed)
+        return fail(error, error_size, "a buffer image cut short (the save did not finish)");
+    return 0;
+}
+
+/* Puts the saved chunks in place in the arena; -1 when the list of chunks
+ * does not end where the image does (a save cut short). */
+static int place_chunks(adt_buffer *buffer, const image_header *header, const char *at, size_t left)
+{
+    uint64_t record_bytes = sizeof(uint64_t) + header->chunk_bytes;
+    for (;;) {
+        uint64_t index;
+        if (left < sizeof index)
+            return -1;
+        memcpy(&index, at, sizeof index);
+        if (index == ADT_CHUNK_NONE)
+            return 0;
+        if (index >= header->chunks_total || left < record_bytes)
+            return -1;
+        memcpy(adt_chunk_at(buffer, (uint32_t)index), at + sizeof index, header->chunk_bytes);
+        at += record_bytes;
+        left -= record_bytes;
+    }
+}
+
+adt_buffer *adt_buffer_image_read(const void *image, size_t bytes, size_t extra_chunks, int spill_fd,
+                                  adt_record_check check, void *check_arg, adt_image_repair *repair,
+                                  char *error, size_t error_size)
+{
+    image_header header;
+    memset(repair, 0, sizeof *repair);
+    if (bytes >= sizeof header)
+        memcpy(&header, image, sizeof header);
+    if (check_header(&header, bytes, error, error_size) != 0)
+        return NULL;
+    const char *saved_locations = (const char *)image + sizeof header;
+    size_t locations_bytes = (size_t)header.location_count * sizeof(adt_location);
+    const char *saved_chunks = saved_locations + locations_bytes + header.spill_bytes;
+    size_t chunks = (size_t)header.chunks_total + extra_chunks * header.location_count;
+    adt_buffer *buffer =
+        adt_buffer_create(chunks * header.chunk_bytes, header.chunk_bytes, header.location_count + 1u);
+    uint8_t *chunk_used = calloc(chunks, 1);
+    if (buffer == NULL || chunk_used == NULL) {
+        adt_buffer_destroy(buffer);
+        free(chunk_used);
+        fail(error, error_size, "out of memory for the buffer image");
+        return NULL;
+    }
+    if (place_chunks(buffer, &header, saved_chunks, bytes - (size_t)(saved_chunks - (const char *)image)) != 0) {
+        adt_buffer_destroy(buffer);
+        free(chunk_used);
+        fail(error, error_size, "a buffer image cut short (the save did not finish)");
+        return NULL;
+    }
+    image_reading reading = {
+        .buffer = buffer, .header = &header, .chunk_used = chunk_used,
+        .check = check, .check_arg = check_arg, .repair = repair,
+    };
+    for (uint32_t i = 0; i < header.location_count; i++) {
+        adt_location *location = &buffer->locations[i];
+        memcpy(location, saved_locations + (size_t)i * sizeof(adt_location), sizeof *location);
+        rebuild_location(&reading, location, spill_fd);
+    }
+    buffer->location_count = header.location_count;
+    buffer->spill_end = header.spill_bytes;
+    rebuild_free_list(buffer, chunk_used);
+    free(chunk_used);
+    return buffer;
+}
+
+size_t adt_buffer_image_spill(const void *image, size_t bytes, const void **spill)
+{
+    image_header header;
+    if (bytes < sizeof header)
+        return 0;
+    memcpy(&header, image, sizeof header);
+    char unused[128];
+    if (check_header(&header, bytes, unused, sizeof unused) != 0)
+        return 0;
+    *spill = (const char *)image + sizeof header + (size_t)header.location_count * sizeof(adt_location);
+    return (size_t)header.spill_bytes;
+}
