@@ -215,7 +215,11 @@ static int parse_realtime_signal(const char *name, int *number, char *error, siz
     return 0;
 }
 
-int adt_parse_signal(const char *text, int *signal_number, char *error, size_t error_size)
+/* A signal adaptrace may take for itself (is_sampling_signal: none that
+ * ends, stops or faults a process, nor one MPI libraries use); purpose
+ * goes into the message, as in "cannot be used for sampling". */
+static int parse_own_signal(const char *text, const char *purpose, int *signal_number, char *error,
+                            size_t error_size)
 {
     if (check_nonempty_trimmed(text, error, error_size) != 0)
         return -1;
@@ -248,11 +252,16 @@ int adt_parse_signal(const char *text, int *signal_number, char *error, size_t e
     if (!is_sampling_signal(number)) {
         const char *abbrev = sigabbrev_np(number);
         if (abbrev == NULL)
-            return fail(error, error_size, "signal %d cannot be used for sampling", number);
-        return fail(error, error_size, "SIG%s (%d) cannot be used for sampling", abbrev, number);
+            return fail(error, error_size, "signal %d cannot be used %s", number, purpose);
+        return fail(error, error_size, "SIG%s (%d) cannot be used %s", abbrev, number, purpose);
     }
     *signal_number = number;
     return 0;
+}
+
+int adt_parse_signal(const char *text, int *signal_number, char *error, size_t error_size)
+{
+    return parse_own_signal(text, "for sampling", signal_number, error, error_size);
 }
 
 static int parse_word(const char *text, const char *const *words, size_t word_count, int *index,
@@ -306,6 +315,15 @@ static int parse_sampling_clock(adt_config *config, const char *text, char *erro
 static int parse_sampling_signal(adt_config *config, const char *text, char *error, size_t error_size)
 {
     return adt_parse_signal(text, &config->sampling_signal, error, error_size);
+}
+
+static int parse_snapshot_signal(adt_config *config, const char *text, char *error, size_t error_size)
+{
+    if (strcasecmp(text, "off") == 0 || strcasecmp(text, "none") == 0) {
+        config->snapshot_signal = 0;
+        return 0;
+    }
+    return parse_own_signal(text, "for snapshots", &config->snapshot_signal, error, error_size);
 }
 
 static int parse_unwind_depth(adt_config *config, const char *text, char *error, size_t error_size)
@@ -411,6 +429,11 @@ const adt_config_var adt_config_vars[] = {
      "SIGRTMIN+N, SIGRTMAX-N, or the number of one of them",
      "signal the sampling timer delivers; change it if the application uses SIGPROF itself",
      parse_sampling_signal},
+    {"ADAPTRACE_SNAPSHOT_SIGNAL", "snapshot-signal", "off",
+     "off, or a signal as for ADAPTRACE_SAMPLING_SIGNAL other than that one, such as SIGUSR2",
+     "a process that receives this signal saves what it has recorded so far and runs on; "
+     "adaptrace-recover makes an archive of it (for a run that hangs)",
+     parse_snapshot_signal},
     {"ADAPTRACE_UNWIND_DEPTH", "unwind-depth", "32", "a whole number from 1 to 256",
      "most call-stack frames recorded per sample",
      parse_unwind_depth},
@@ -490,6 +513,13 @@ int adt_config_load(adt_config *config, adt_getenv_fn lookup, char *error, size_
         const char *text = lookup(adt_config_vars[i].name);
         if (text != NULL && adt_config_set(config, &adt_config_vars[i], text, error, error_size) != 0)
             return -1;
+    }
+    if (config->snapshot_signal != 0 && config->snapshot_signal == config->sampling_signal) {
+        const char *abbrev = sigabbrev_np(config->snapshot_signal);
+        return fail(error, error_size,
+                    "ADAPTRACE_SNAPSHOT_SIGNAL=SIG%s: the sampling timer already delivers it "
+                    "(ADAPTRACE_SAMPLING_SIGNAL); choose another one, such as SIGUSR2",
+                    abbrev != NULL ? abbrev : "?");
     }
     return 0;
 }

@@ -40,6 +40,7 @@ typedef struct adt_config {
     bool sampling;                    /* ADAPTRACE_SAMPLING on|off, default on */
     adt_sampling_clock sampling_clock;/* ADAPTRACE_SAMPLING_CLOCK wall|cpu */
     int sampling_signal;              /* ADAPTRACE_SAMPLING_SIGNAL, default SIGPROF */
+    int snapshot_signal;              /* ADAPTRACE_SNAPSHOT_SIGNAL, 0 = off (default) */
     uint32_t unwind_depth;            /* ADAPTRACE_UNWIND_DEPTH, default 32 */
     char metrics[ADT_METRICS_MAX];    /* ADAPTRACE_METRICS, comma-separated PAPI names, default "" */
     char output[ADT_PATH_MAX];        /* ADAPTRACE_OUTPUT, "" = adaptrace-<date>-<time>-<id> */
@@ -180,6 +181,11 @@ void adt_clock_init(void);
  * more exact figure; the first call waits until 10 ms have passed), else
  * 1000000000. */
 uint64_t adt_clock_resolution(void);
+
+/* The same figure without waiting, from the time since adt_clock_init (a
+ * process that ends within 10 ms gets a coarser one): for a process that
+ * is ending. Async-signal-safe. */
+uint64_t adt_clock_resolution_now(void);
 
 /* Nanoseconds in a number of ticks. */
 uint64_t adt_clock_ticks_to_ns(uint64_t ticks);

@@ -108,6 +108,7 @@ void adt_mpi_init_end(adt_location *location)
      * the progress loop for the rest of the run (0-byte ping-pong latency
      * up by ~75 %). */
     begin_offset = measure_clock_offset(MPI_COMM_WORLD);
+    adt_runtime_clock_offset_measured(&begin_offset);
     measuring = true;
 }
 

@@ -1,13 +1,15 @@
 /*
  * The endings of a run other than MPI_Finalize or exit after the write:
- * the signals that end a process, MPI_Abort, exit without MPI_Finalize.
+ * the signals that end a process, MPI_Abort, exit without MPI_Finalize;
+ * and the snapshot signal (ADAPTRACE_SNAPSHOT_SIGNAL).
  *
  * Execution contexts:
- * - on_ending_signal runs in signal context (the hook of the ending
- *   signals, core/signals.c): async-signal-safe only — atomics, relaxed
- *   reads of the buffer's counters, open/write/close; no malloc, no stdio,
- *   no lock, no MPI.
- * - adt_ending_* below it: start-up and the end of the run (normal code).
+ * - on_ending_signal and on_snapshot_signal run in signal context (hooks
+ *   of core/signals.c): async-signal-safe only — atomics, the rescue
+ *   (rescue.c, async-signal-safe throughout), open/write/close; no malloc,
+ *   no stdio, no lock, no MPI.
+ * - adt_ending_* below them: start-up and the end of the run (normal
+ *   code).
  *
  * What happens:
  * - A termination request (SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGXCPU)
@@ -16,13 +18,20 @@
  *   (a write takes well under the seconds a batch system waits before
  *   SIGKILL) instead of being left as a temporary directory.
  * - Any other ending signal whose action is the default one (it surely
- *   ends the process) is said, once per run: the first process of the run
- *   that ends this way creates <archive>.ended (O_EXCL, so no other rank
- *   repeats it) and writes the line into it and on stderr. Then the
- *   signal goes on to the default action or the application's handler, as
- *   without adaptrace (exit status, core dump, Open MPI's backtrace). An
- *   application's handler may go on or exit (the exit paths report what
- *   happens then); adaptrace says nothing for it.
+ *   ends the process): the measurement ends, the process saves its data
+ *   to its rescue file, and the ending is said once per run: the first
+ *   process of the run that ends this way creates <archive>.ended
+ *   (O_EXCL, so no other rank repeats it) and writes the line into it and
+ *   on stderr. Then the signal goes on to the default action, as without
+ *   adaptrace (exit status, core dump, Open MPI's backtrace).
+ * - An ending signal the application handles: the process saves its data
+ *   as a snapshot first (the measurement goes on), then the application's
+ *   handler runs and decides. If it exits, the exit path saves again, the
+ *   whole run; if it _exit()s or re-raises, the snapshot is what remains;
+ *   if it goes on, so does the measurement (a later normal end removes
+ *   the snapshot).
+ * - The snapshot signal: the process saves its data and runs on; the
+ *   signal is consumed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -42,50 +51,18 @@ static _Atomic int final_write_done;
 static _Atomic int deferred_signal;
 static atomic_flag ending_said = ATOMIC_FLAG_INIT;
 
-/* The marker's path, double-buffered: set in normal code (at start-up,
+/* The archive path, double-buffered: set in normal code (at start-up,
  * again when MPI_Init agreed on rank 0's archive path), published with one
  * release store, so a hook always reads a whole path. */
-static char marker_paths[2][ADT_PATH_MAX + 8];
-static _Atomic int marker_current;
+static char archive_paths[2][ADT_PATH_MAX];
+static _Atomic int archive_current;
 static char host[64] = "unknown host";
 static _Atomic int rank_known;
 static uint32_t rank;
 
-/* ---- a line built without stdio --------------------------------------- */
-
-typedef struct line_text {
-    char text[768];
-    size_t length;
-} line_text;
-
-static void add_text(line_text *line, const char *text)
+static const char *archive_dir(void)
 {
-    while (*text != '\0' && line->length < sizeof line->text - 2)
-        line->text[line->length++] = *text++;
-}
-
-static void add_number(line_text *line, uint64_t value)
-{
-    char digits[24];
-    size_t count = 0;
-    do {
-        digits[count++] = (char)('0' + value % 10);
-        value /= 10;
-    } while (value != 0);
-    while (count > 0 && line->length < sizeof line->text - 2)
-        line->text[line->length++] = digits[--count];
-}
-
-static void add_signal_name(line_text *line, int signum)
-{
-    const char *abbreviation = sigabbrev_np(signum);
-    if (abbreviation != NULL) {
-        add_text(line, "SIG");
-        add_text(line, abbreviation);
-    } else {
-        add_text(line, "signal ");
-        add_number(line, (uint64_t)signum);
-    }
+    return archive_paths[atomic_load_explicit(&archive_current, memory_order_acquire)];
 }
 
 /* ---- saying it once per run -------------------------------------------- */
@@ -101,9 +78,9 @@ static void write_all(int fd, const char *text, size_t length)
     }
 }
 
-/* The records this process holds and would lose. Relaxed reads of counters
- * that their owners keep updating: a close figure is enough. */
-static void add_losses(line_text *line)
+/* The records this process holds. Relaxed reads of counters that their
+ * owners keep updating: a close figure is enough. */
+static void add_records(adt_text *line)
 {
     uint64_t events = 0, samples = 0;
     if (measured_buffer != NULL) {
@@ -114,44 +91,79 @@ static void add_losses(line_text *line)
             samples += stats.samples_kept;
         }
     }
-    add_number(line, events);
-    add_text(line, " MPI event records and ");
-    add_number(line, samples);
-    add_text(line, " samples lost");
+    adt_text_add_number(line, events);
+    adt_text_add(line, " MPI event records and ");
+    adt_text_add_number(line, samples);
+    adt_text_add(line, " samples");
+}
+
+static void add_who(adt_text *line)
+{
+    if (atomic_load_explicit(&rank_known, memory_order_acquire)) {
+        adt_text_add(line, "rank ");
+        adt_text_add_number(line, rank);
+    } else {
+        adt_text_add(line, "the process");
+    }
+}
+
+/* What became of the data: saved (and how to recover it) or lost. */
+static void add_outcome(adt_text *line, int saved, const adt_rescue_result *rescue)
+{
+    if (saved == 0) {
+        adt_text_add(line, ": its ");
+        add_records(line);
+        adt_text_add(line, " were saved in ");
+        adt_text_add(line, rescue->directory.bytes);
+        adt_text_add(line, "; after the job, run: adaptrace-recover ");
+        adt_text_add(line, archive_dir());
+        return;
+    }
+    adt_text_add(line, ": no trace saved (");
+    if (rescue->step != NULL) {
+        adt_text_add(line, "writing ");
+        adt_text_add(line, rescue->step);
+        adt_text_add(line, " to ");
+        adt_text_add(line, rescue->directory.bytes);
+        adt_text_add(line, " failed");
+        const char *cause = rescue->error != 0 ? strerrorname_np(rescue->error) : NULL;
+        if (cause != NULL) {
+            adt_text_add(line, ": ");
+            adt_text_add(line, cause);
+        }
+        adt_text_add(line, "; ");
+    }
+    add_records(line);
+    adt_text_add(line, " lost)");
 }
 
 /* Async-signal-safe. The first ending of the run creates the marker; a
  * marker that cannot be created for another reason than existing does
  * not keep the line from stderr. */
-static void say_ending(const char *how)
+static void say_ending(const char *how, int saved, const adt_rescue_result *rescue)
 {
     if (atomic_flag_test_and_set(&ending_said))
         return;
-    const char *marker_path = marker_paths[atomic_load_explicit(&marker_current, memory_order_acquire)];
-    int marker = open(marker_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    adt_text marker_path = {.length = 0};
+    adt_text_add(&marker_path, archive_dir());
+    adt_text_add(&marker_path, ".ended");
+    int marker = open(marker_path.bytes, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (marker < 0 && errno == EEXIST)
         return;
-    line_text line = {.length = 0};
-    add_text(&line, "adaptrace: ");
-    if (atomic_load_explicit(&rank_known, memory_order_acquire)) {
-        add_text(&line, "rank ");
-        add_number(&line, rank);
-        add_text(&line, " ");
-    } else {
-        add_text(&line, "the process ");
-    }
-    add_text(&line, how);
-    add_text(&line, ": no trace written (");
-    add_losses(&line);
-    add_text(&line, "; pid ");
-    add_number(&line, (uint64_t)getpid());
-    add_text(&line, " on ");
-    add_text(&line, host);
-    add_text(&line, "; see \"When a run does not end cleanly\" in docs/design-notes.md)");
-    line.text[line.length++] = '\n';
-    write_all(STDERR_FILENO, line.text, line.length);
+    adt_text line = {.length = 0};
+    adt_text_add(&line, "adaptrace: ");
+    add_who(&line);
+    adt_text_add(&line, " ");
+    adt_text_add(&line, how);
+    add_outcome(&line, saved, rescue);
+    adt_text_add(&line, " (pid ");
+    adt_text_add_number(&line, (uint64_t)getpid());
+    adt_text_add(&line, " on ");
+    adt_text_add(&line, host);
+    adt_text_add(&line, "; see \"When a run does not end cleanly\" in docs/design-notes.md)\n");
+    write_all(STDERR_FILENO, line.bytes, line.length);
     if (marker >= 0) {
-        write_all(marker, line.text, line.length);
+        write_all(marker, line.bytes, line.length);
         close(marker);
     }
 }
@@ -164,6 +176,14 @@ static bool is_termination_request(int signum)
     return false;
 }
 
+/* Ends the measurement, saves, says so: the process is ending. */
+static void rescue_ending(adt_rescue_kind kind, int signum, const char *how)
+{
+    adt_rescue_result rescue;
+    int saved = adt_rescue_save(archive_dir(), kind, signum, &rescue);
+    say_ending(how, saved, &rescue);
+}
+
 static bool on_ending_signal(int signum, siginfo_t *info, void *ucontext)
 {
     (void)info;
@@ -174,56 +194,89 @@ static bool on_ending_signal(int signum, siginfo_t *info, void *ucontext)
         atomic_store(&deferred_signal, signum);
         return true;
     }
-    /* An application's handler may go on, exit (the exit paths report) or
-     * _exit; only the default action surely ends the process here. */
-    if (!adt_signal_ends_process(signum))
+    /* An application's handler may go on, exit (the exit paths save and
+     * report) or _exit: what it holds is saved as a snapshot first. */
+    if (!adt_signal_ends_process(signum)) {
+        adt_rescue_result rescue;
+        if (adt_runtime_recording())
+            adt_rescue_save(archive_dir(), ADT_RESCUE_SNAPSHOT, signum, &rescue);
         return false;
-    line_text how = {.length = 0};
-    add_text(&how, "was ended by ");
-    add_signal_name(&how, signum);
-    add_text(&how, atomic_load_explicit(&rank_known, memory_order_relaxed) ? " before MPI_Finalize"
-                                                                          : " before the end of the run");
-    how.text[how.length] = '\0';
-    say_ending(how.text);
+    }
+    if (!adt_runtime_end_in_signal())
+        return false;
+    adt_text how = {.length = 0};
+    adt_text_add(&how, "was ended by ");
+    adt_text_add_signal_name(&how, signum);
+    adt_text_add(&how, atomic_load_explicit(&rank_known, memory_order_relaxed) ? " before MPI_Finalize"
+                                                                              : " before the end of the run");
+    rescue_ending(ADT_RESCUE_SIGNAL, signum, how.bytes);
     return false;
+}
+
+/* Every process that receives it saves; the one that reports is rank 0
+ * (or a process without a rank), so that a signal sent to a whole job
+ * prints one line. */
+static bool on_snapshot_signal(int signum, siginfo_t *info, void *ucontext)
+{
+    (void)info;
+    (void)ucontext;
+    if (!adt_runtime_recording())
+        return true;
+    adt_rescue_result rescue;
+    int saved = adt_rescue_save(archive_dir(), ADT_RESCUE_SNAPSHOT, signum, &rescue);
+    if (atomic_load_explicit(&rank_known, memory_order_acquire) && rank != 0)
+        return true;
+    adt_text line = {.length = 0};
+    adt_text_add(&line, "adaptrace: ");
+    add_who(&line);
+    adt_text_add(&line, " got ");
+    adt_text_add_signal_name(&line, signum);
+    adt_text_add(&line, " (ADAPTRACE_SNAPSHOT_SIGNAL) and runs on");
+    add_outcome(&line, saved, &rescue);
+    adt_text_add(&line, " (every process that got the signal saved its own)\n");
+    write_all(STDERR_FILENO, line.bytes, line.length);
+    return true;
 }
 
 /* ---- start-up and the end of the run ------------------------------------ */
 
-void adt_ending_set_archive(const char *archive_dir)
+void adt_ending_set_archive(const char *path)
 {
-    int next = 1 - atomic_load(&marker_current);
-    size_t length = strlen(archive_dir);
+    int next = 1 - atomic_load(&archive_current);
+    size_t length = strlen(path);
     if (length >= ADT_PATH_MAX)
         length = ADT_PATH_MAX - 1;
-    memcpy(marker_paths[next], archive_dir, length);
-    memcpy(marker_paths[next] + length, ".ended", sizeof ".ended");
-    atomic_store_explicit(&marker_current, next, memory_order_release);
+    memcpy(archive_paths[next], path, length);
+    archive_paths[next][length] = '\0';
+    atomic_store_explicit(&archive_current, next, memory_order_release);
 }
 
-void adt_ending_set_rank(uint32_t world_rank)
+void adt_ending_set_rank(uint32_t world_rank, uint32_t world_size)
 {
     rank = world_rank;
+    adt_rescue_set_rank(world_rank, world_size);
     atomic_store_explicit(&rank_known, 1, memory_order_release);
 }
 
-int adt_ending_init(adt_buffer *buffer, const char *archive_dir)
+int adt_ending_init(adt_buffer *buffer, const char *path, int snapshot_signal)
 {
     measured_buffer = buffer;
     gethostname(host, sizeof host - 1);
-    adt_ending_set_archive(archive_dir);
+    adt_ending_set_archive(path);
     for (size_t i = 0; i < sizeof termination_requests / sizeof termination_requests[0]; i++)
         if (adt_signal_own(termination_requests[i], on_ending_signal) != 0)
             return -1;
     for (size_t i = 0; i < sizeof fatal_signals / sizeof fatal_signals[0]; i++)
         if (adt_signal_own(fatal_signals[i], on_ending_signal) != 0)
             return -1;
+    if (snapshot_signal != 0 && adt_signal_own(snapshot_signal, on_snapshot_signal) != 0)
+        return -1;
     return 0;
 }
 
-void adt_ending_report(const char *how)
+void adt_ending_without_finalize(adt_rescue_kind kind, const char *how)
 {
-    say_ending(how);
+    rescue_ending(kind, 0, how);
 }
 
 void adt_ending_write_begins(void)
@@ -233,8 +286,10 @@ void adt_ending_write_begins(void)
 
 void adt_ending_write_ends(bool written)
 {
-    if (written)
+    if (written) {
         atomic_store(&final_write_done, 1);
+        adt_rescue_discard(archive_dir());
+    }
     atomic_store(&final_write_running, 0);
     int held = atomic_exchange(&deferred_signal, 0);
     if (held != 0)

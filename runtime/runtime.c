@@ -304,8 +304,16 @@ static void start_measuring(void)
         return;
     }
     choose_archive_dir(archive_dir);
-    if (adt_ending_init(buffer, archive_dir) != 0)
-        adt_log("the ends of this run by a signal will not be reported");
+    adt_run_sources sources = {
+        .buffer = buffer,
+        .policy = policy,
+        .sampling = config.sampling,
+        .budget = budget,
+        .buffer_bytes = config.buffer_bytes,
+    };
+    adt_rescue_init(&sources, defs, config.sampling ? config.sampling_rate_hz : 0, adt_clock_now());
+    if (adt_ending_init(buffer, archive_dir, config.snapshot_signal) != 0)
+        adt_log("the ends of this run by a signal will not be saved or reported");
     pthread_atfork(NULL, NULL, become_inert_in_child);
     atomic_store(&state, STATE_RECORDING);
     start_main_thread();
@@ -387,7 +395,6 @@ const char *adt_runtime_archive_dir(void)
 
 void adt_runtime_mpi_started(uint32_t rank, uint32_t size, const char *rank0_archive_dir)
 {
-    (void)size;
     world_rank = rank;
     mpi_started = true;
     adt_thread_in_mpi_init = false;
@@ -395,7 +402,12 @@ void adt_runtime_mpi_started(uint32_t rank, uint32_t size, const char *rank0_arc
         snprintf(archive_dir, sizeof archive_dir, "%s", rank0_archive_dir);
         adt_ending_set_archive(archive_dir);
     }
-    adt_ending_set_rank(rank);
+    adt_ending_set_rank(rank, size);
+}
+
+void adt_runtime_clock_offset_measured(const adt_clock_offset *begin)
+{
+    adt_rescue_set_clock_offset(begin);
 }
 
 /* ---- the end --------------------------------------------------------------- */
@@ -411,10 +423,16 @@ static bool end_measurement(void)
     return true;
 }
 
+bool adt_runtime_end_in_signal(void)
+{
+    int expected = STATE_RECORDING;
+    return atomic_compare_exchange_strong(&state, &expected, STATE_FINISHED);
+}
+
 void adt_runtime_abort(void)
 {
     if (end_measurement())
-        adt_ending_report("called MPI_Abort");
+        adt_ending_without_finalize(ADT_RESCUE_MPI_ABORT, "called MPI_Abort");
 }
 
 static void finish_at_exit(void)
@@ -423,7 +441,7 @@ static void finish_at_exit(void)
         return;
     if (mpi_started) {
         if (end_measurement())
-            adt_ending_report("exited without calling MPI_Finalize");
+            adt_ending_without_finalize(ADT_RESCUE_NO_FINALIZE, "exited without calling MPI_Finalize");
         return;
     }
     /* A job script or a measured mpirun whose MPI ranks measured
@@ -556,7 +574,7 @@ static int write_archive(const adt_collectives *collectives, const adt_clock_off
     };
     adt_location_summary *location_lines = adt_summary_collect(&sources, collectives->rank, &counters);
     result = adt_summary_publish(collectives, &counters, location_lines, agreed_dir, input.initial_rate_hz,
-                                 config.quiet);
+                                 config.quiet, NULL);
     free(location_lines);
 out:
     free(threads);

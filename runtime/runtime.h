@@ -48,13 +48,15 @@
  *   after the handlers the application registers later and before the
  *   libraries' destructors; exit() from any thread works, the other
  *   threads' timers are stopped first) with adt_collectives_serial.
- * - MPI started but MPI_Finalize never called: nothing is written (a
- *   one-process archive would hold communicators and messages whose other
- *   ends are missing). The exit prints a warning with the number of MPI
- *   events and samples lost.
- * - MPI_Abort: adt_runtime_abort(); nothing is written.
- * - _exit(), a fatal signal, a killed job: nothing is written; the signals
- *   that end a run are said once per run (runtime/ending.c).
+ * - Any other ending — MPI started but MPI_Finalize never called,
+ *   MPI_Abort (adt_runtime_abort()), a signal that ends the process — and
+ *   the snapshot signal: each process saves what it holds to its rescue
+ *   file in <archive>.rescue (runtime/rescue.c), and the ending is said
+ *   once per run (runtime/ending.c). No archive is written by the
+ *   processes themselves (MPI may be unusable, and no rank may wait for
+ *   another in a signal handler): adaptrace-recover makes it from the
+ *   rescue files after the job (runtime/recover.c).
+ * - _exit() and SIGKILL leave nothing (no code of the process runs).
  */
 #ifndef ADAPTRACE_RUNTIME_H
 #define ADAPTRACE_RUNTIME_H
@@ -134,6 +136,10 @@ const char *adt_runtime_archive_dir(void);
  * that one. From then on the process ends its measurement in
  * adt_runtime_finish, not at exit. */
 void adt_runtime_mpi_started(uint32_t world_rank, uint32_t world_size, const char *rank0_archive_dir);
+
+/* The MPI layer, in MPI_Init: the clock offset to rank 0 it measured
+ * there (saved with the data of a run that does not end cleanly). */
+void adt_runtime_clock_offset_measured(const adt_clock_offset *begin);
 
 /* Stops sampling, writes the archive and summary.json collectively, rank 0
  * prints the summary. Runs once; later calls return the first result.

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "flush/flush.h"
+#include "runtime/rescue.h"
 #include "runtime/runtime.h"
 
 /* The calling thread's location (NULL: not measured). Initial-exec so that
@@ -33,25 +34,72 @@ void adt_runtime_attach_thread(void);
 /* The key destructor: the thread is ending. */
 void adt_runtime_detach_thread(adt_location *location);
 
+/* Signal context: ends a running measurement (the state becomes
+ * finished, so MPI wrappers stop recording). Returns whether this call
+ * ended it. Async-signal-safe: one compare-and-swap. */
+bool adt_runtime_end_in_signal(void);
+
+/* ---- text.c: text without stdio, for signal context ---------------------- */
+
+typedef struct adt_text {
+    char bytes[ADT_PATH_MAX + 256];
+    size_t length;
+} adt_text;
+
+void adt_text_add(adt_text *text, const char *part);
+void adt_text_add_number(adt_text *text, uint64_t value);
+/* "SIGTERM", or "signal 40" for one without a name. */
+void adt_text_add_signal_name(adt_text *text, int signum);
+
 /* ---- ending.c ------------------------------------------------------------ */
 
 /* Start-up: takes over the signals that end a run (termination requests
  * and fatal signals; the application's handlers still run, after the
- * hook) for the process measured into buffer, whose archive would be
- * archive_dir. Returns 0 or -1 after a message. */
-int adt_ending_init(adt_buffer *buffer, const char *archive_dir);
+ * hook) and the snapshot signal (0: none) for the process measured into
+ * buffer, whose archive would be archive_dir. Returns 0 or -1 after a
+ * message. */
+int adt_ending_init(adt_buffer *buffer, const char *archive_dir, int snapshot_signal);
 /* MPI_Init: the archive path rank 0 chose, and this process's rank. */
 void adt_ending_set_archive(const char *archive_dir);
-void adt_ending_set_rank(uint32_t world_rank);
-/* An ending without a trace (MPI_Abort, exit without MPI_Finalize, an
- * ending signal): one line per run, on stderr and in <archive>.ended,
- * "<how>: no trace written (what was lost ...)". Async-signal-safe. */
-void adt_ending_report(const char *how);
+void adt_ending_set_rank(uint32_t world_rank, uint32_t world_size);
+/* An ending without the final write (MPI_Abort, exit without
+ * MPI_Finalize), after the measurement ended: saves the rescue file and
+ * says, once per run, on stderr and in <archive>.ended, "<how>: its ...
+ * were saved in <archive>.rescue; after the job, run: adaptrace-recover
+ * <archive>" (or what was lost). Async-signal-safe. */
+void adt_ending_without_finalize(adt_rescue_kind kind, const char *how);
 /* Around the final write: termination requests meanwhile are held back
  * and delivered when it ends; after a write that succeeded no ending is
- * reported any more. */
+ * reported any more, and this process's rescue file (a snapshot) is
+ * removed. */
 void adt_ending_write_begins(void);
 void adt_ending_write_ends(bool written);
+
+/* ---- rescue.c (layout of the file: rescue.h) ------------------------------ */
+
+typedef struct adt_rescue_result {
+    adt_text directory;   /* <archive>.rescue */
+    uint64_t bytes;       /* written to the rescue file */
+    int error;            /* errno of the failure, 0 when saved */
+    const char *step;     /* what was being saved when it failed */
+} adt_rescue_result;
+
+struct adt_run_sources;
+/* Start-up: what a save reads (it looks nothing up itself). started: the
+ * trace clock at the start of the measurement. */
+void adt_rescue_init(const struct adt_run_sources *sources, adt_defs *defs, uint32_t initial_rate_hz,
+                     uint64_t started);
+void adt_rescue_set_rank(uint32_t world_rank, uint32_t world_size);
+/* MPI_Init: the clock offset to rank 0 measured there. */
+void adt_rescue_set_clock_offset(const adt_clock_offset *offset);
+/* Saves this process's data to its rescue file in <archive_dir>.rescue.
+ * Any context: async-signal-safe. Except for a snapshot the sampler is
+ * halted first. Returns 0, or -1 with the failed step and errno in
+ * result. */
+int adt_rescue_save(const char *archive_dir, adt_rescue_kind kind, int signum, adt_rescue_result *result);
+/* The normal end: removes this process's rescue file (a snapshot) and
+ * the directory once it is empty. */
+void adt_rescue_discard(const char *archive_dir);
 
 /* ---- summary.c --------------------------------------------------------- */
 
@@ -118,13 +166,43 @@ typedef struct adt_run_sources {
  * counters->location_entries of them; NULL when there are none or they
  * could not be allocated). */
 adt_location_summary *adt_summary_collect(const adt_run_sources *sources, uint32_t rank, adt_run_counters *counters);
+/* The same into lines (room for capacity of them; NULL for none), for a
+ * process that is ending: allocates nothing, reads counters with relaxed
+ * loads; async-signal-safe. Returns the number of lines filled. */
+size_t adt_summary_count(const adt_run_sources *sources, uint32_t rank, adt_run_counters *counters,
+                         adt_location_summary *lines, size_t capacity);
+
+/* How a run that did not end cleanly ended, for the summary of its
+ * recovered archive (adaptrace-recover). */
+typedef struct adt_run_ending {
+    char how[64];               /* "SIGTERM", "MPI_Abort", "exit without MPI_Finalize", "snapshot (SIGUSR2)" */
+    int32_t signal;
+    uint32_t rank;              /* the first to end, by the corrected clock; ADT_RESCUE_NO_RANK: no rank */
+    double after_seconds;       /* from its start of measurement to its ending */
+    uint32_t ranks_saved;
+    uint32_t ranks_total;
+    char ranks_missing[256];    /* "2, 5": ranks without a rescue file */
+    uint32_t saves_cut_short;   /* processes killed while saving */
+    char cut_short_files[256];
+    uint64_t regions_closed;    /* open at the ending, closed at its time */
+    uint64_t messages_unmatched;/* point-to-point messages whose other side is not in the trace */
+    uint64_t records_cut;       /* records a thread was writing when its process saved */
+} adt_run_ending;
 
 /* Collective: gathers every rank's counters; rank 0 writes
  * <archive_dir>/summary.json and, unless quiet, the human summary on
- * stderr. Returns 0, or -1 after a one-line message (rank 0) when the
- * summary could not be gathered or written. */
+ * stderr. ending: NULL for a run that ended cleanly. Returns 0, or -1
+ * after a one-line message (rank 0) when the summary could not be
+ * gathered or written. */
 int adt_summary_publish(const adt_collectives *collectives, const adt_run_counters *counters,
                         const adt_location_summary *location_lines, const char *archive_dir,
-                        uint32_t initial_rate_hz, bool quiet);
+                        uint32_t initial_rate_hz, bool quiet, const adt_run_ending *ending);
+
+/* ---- recover.c ---------------------------------------------------------------- */
+
+/* adaptrace-recover: writes the archive archive_dir and its summary.json
+ * from the rescue files in <archive_dir>.rescue, then removes them. A
+ * process of its own, no MPI. Returns 0, or 1 after messages on stderr. */
+int adt_recover_run(const char *archive_dir, bool quiet);
 
 #endif

@@ -35,6 +35,7 @@
 typedef struct adt_run_listing {
     uint32_t ranks;
     uint32_t initial_rate_hz;
+    const adt_run_ending *ending; /* NULL: the run ended cleanly */
     adt_location_summary *lines; /* rank by rank; NULL when not gathered */
     uint64_t line_count;
 } adt_run_listing;
@@ -68,17 +69,25 @@ static adt_location_summary location_line(adt_location *location, uint32_t rank,
 
 adt_location_summary *adt_summary_collect(const adt_run_sources *sources, uint32_t rank, adt_run_counters *counters)
 {
+    size_t count = adt_buffer_location_count(sources->buffer);
+    adt_location_summary *lines = count > 0 ? calloc(count, sizeof *lines) : NULL;
+    adt_summary_count(sources, rank, counters, lines, lines != NULL ? count : 0);
+    return lines;
+}
+
+size_t adt_summary_count(const adt_run_sources *sources, uint32_t rank, adt_run_counters *counters,
+                         adt_location_summary *lines, size_t capacity)
+{
     memset(counters, 0, sizeof *counters);
     size_t count = adt_buffer_location_count(sources->buffer);
     counters->locations = count;
-    adt_location_summary *lines = count > 0 ? calloc(count, sizeof *lines) : NULL;
-    if (lines != NULL)
+    if (lines != NULL && capacity >= count)
         counters->location_entries = count;
     for (size_t i = 0; i < count; i++) {
         adt_location *location = adt_buffer_location_at(sources->buffer, i);
         adt_location_stats stats;
         adt_location_get_stats(location, &stats);
-        if (lines != NULL)
+        if (counters->location_entries != 0)
             lines[i] = location_line(location, rank, &stats, sources->sampling);
         counters->mpi_events += mpi_events_of(&stats);
         counters->samples_taken += stats.samples_taken;
@@ -125,7 +134,7 @@ adt_location_summary *adt_summary_collect(const adt_run_sources *sources, uint32
     counters->bytes_written = sources->written->bytes_written;
     counters->events_written = sources->written->events_written;
     counters->write_seconds = sources->written->seconds;
-    return lines;
+    return (size_t)counters->location_entries;
 }
 
 static uint64_t max_u64(uint64_t a, uint64_t b)
@@ -221,6 +230,25 @@ static void write_json_lines(FILE *out, const adt_run_listing *listing)
     fprintf(out, "\n  ]");
 }
 
+/* How a recovered run ended, what was saved and what is missing. */
+static void write_json_ending(FILE *out, const adt_run_ending *ending)
+{
+    fprintf(out, ",\n  \"ending\": {\"how\": ");
+    write_json_string(out, ending->how);
+    fprintf(out, ", \"signal\": %d, \"rank\": ", (int)ending->signal);
+    if (ending->rank == ADT_RESCUE_NO_RANK)
+        fprintf(out, "null");
+    else
+        fprintf(out, "%u", ending->rank);
+    fprintf(out,
+            ", \"after_s\": %.3f, \"ranks_saved\": %u, \"ranks\": %u, \"ranks_not_saved\": [%s], "
+            "\"saves_cut_short\": %u, \"regions_closed\": %llu, \"messages_unmatched\": %llu, "
+            "\"records_cut\": %llu}",
+            ending->after_seconds, ending->ranks_saved, ending->ranks_total, ending->ranks_missing,
+            ending->saves_cut_short, (unsigned long long)ending->regions_closed,
+            (unsigned long long)ending->messages_unmatched, (unsigned long long)ending->records_cut);
+}
+
 static void write_json(FILE *out, const adt_run_counters *total, const adt_run_listing *listing,
                        const char *archive_dir)
 {
@@ -283,6 +311,8 @@ static void write_json(FILE *out, const adt_run_counters *total, const adt_run_l
             (unsigned long long)total->chunk_bytes, (unsigned long long)total->chunks_high_water,
             high_water_bytes, (unsigned long long)total->bytes_written, (unsigned long long)total->events_written,
             total->write_seconds);
+    if (listing->ending != NULL)
+        write_json_ending(out, listing->ending);
     if (listing->lines != NULL)
         write_json_lines(out, listing);
     fprintf(out, "\n}\n");
@@ -344,9 +374,33 @@ static void describe_end_rates(const adt_run_counters *total, const adt_run_list
     }
 }
 
+static void print_ending(const adt_run_ending *ending)
+{
+    char who[32] = "";
+    if (ending->rank != ADT_RESCUE_NO_RANK)
+        snprintf(who, sizeof who, " on rank %u", ending->rank);
+    char missing[320] = "";
+    if (ending->ranks_saved < ending->ranks_total)
+        snprintf(missing, sizeof missing, " (not saved: %s)", ending->ranks_missing);
+    char cut_short[320] = "";
+    if (ending->saves_cut_short > 0)
+        snprintf(cut_short, sizeof cut_short, "; %u save%s cut short by a kill: %s", ending->saves_cut_short,
+                 ending->saves_cut_short == 1 ? "" : "s", ending->cut_short_files);
+    adt_log("recovered: the run ended by %s%s after %.2f s; %u of %u rank%s saved%s%s", ending->how, who,
+            ending->after_seconds, ending->ranks_saved, ending->ranks_total, ending->ranks_total == 1 ? "" : "s",
+            missing, cut_short);
+    adt_log("recovered: %llu region%s still open at the ending closed there; %llu point-to-point message%s "
+            "without their other side; %llu record%s cut that a thread was writing at the save",
+            (unsigned long long)ending->regions_closed, ending->regions_closed == 1 ? "" : "s",
+            (unsigned long long)ending->messages_unmatched, ending->messages_unmatched == 1 ? "" : "s",
+            (unsigned long long)ending->records_cut, ending->records_cut == 1 ? "" : "s");
+}
+
 static void print_summary(const adt_run_counters *total, const adt_run_listing *listing, const char *archive_dir)
 {
     uint32_t ranks = listing->ranks;
+    if (listing->ending != NULL)
+        print_ending(listing->ending);
     char spill_cause[96] = "";
     if (total->events_dropped_spill_failed > 0)
         snprintf(spill_cause, sizeof spill_cause, ", %llu of them because the spill file could not be written",
@@ -419,7 +473,7 @@ static adt_location_summary *gather_location_lines(const adt_collectives *collec
 
 int adt_summary_publish(const adt_collectives *collectives, const adt_run_counters *counters,
                         const adt_location_summary *location_lines, const char *archive_dir,
-                        uint32_t initial_rate_hz, bool quiet)
+                        uint32_t initial_rate_hz, bool quiet, const adt_run_ending *ending)
 {
     uint32_t ranks = collectives->size;
     bool root = collectives->rank == 0;
@@ -442,7 +496,7 @@ int adt_summary_publish(const adt_collectives *collectives, const adt_run_counte
         adt_log("cannot gather the run summary of %u ranks; the trace in %s is complete", ranks, archive_dir);
         result = -1;
     } else if (gathered == 0 && root_ready) {
-        adt_run_listing listing = { .ranks = ranks, .initial_rate_hz = initial_rate_hz };
+        adt_run_listing listing = { .ranks = ranks, .initial_rate_hz = initial_rate_hz, .ending = ending };
         listing.lines = gather_location_lines(collectives, counters, location_lines, all, &listing.line_count);
         if (root) {
             adt_run_counters total = combine(all, ranks);

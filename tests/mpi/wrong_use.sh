@@ -2,8 +2,8 @@
 # Whole-run checks of wrong use: one CASE per ctest test.
 #
 # usage: wrong_use.sh CASE WORK_DIR MPIEXEC LAUNCHER PROGRAM
-#   CASE: unwritable-output | abort | no-finalize | system | unwritable-spill
-#         | mpi-heavy | segv | sigterm | preload-mpirun
+#   CASE: unwritable-output | system | unwritable-spill | mpi-heavy
+#         | preload-mpirun
 #   PROGRAM is mpi-wrong-use (wrong_use.c). WORK_DIR is removed first and is
 #   the working directory of the run, so that a stray default-named archive
 #   (adaptrace-<date>-...) would show up in it.
@@ -49,20 +49,6 @@ unwritable-output)
     run plain
     [ "$status" -eq 0 ] || fail "exit status $status; a trace that cannot be written must not fail the program"
     grep -qF "$ADAPTRACE_OUTPUT" err.txt || fail "no message naming $ADAPTRACE_OUTPUT on stderr"
-    no_stray_archive
-    ;;
-abort)
-    run abort
-    [ "$status" -ne 0 ] || fail "MPI_Abort(…, 3) ended with exit status 0"
-    [ ! -e "$archive" ] || fail "$archive exists after MPI_Abort (runtime.h: nothing is written)"
-    grep -q "called MPI_Abort: no trace written" err.txt || fail "MPI_Abort not reported on stderr"
-    no_stray_archive
-    ;;
-no-finalize)
-    run no-finalize
-    [ ! -e "$archive" ] || fail "$archive exists although MPI_Finalize was never called"
-    grep -q "exited without calling MPI_Finalize: no trace written" err.txt ||
-        fail "the missing MPI_Finalize is not reported on stderr"
     no_stray_archive
     ;;
 system)
@@ -141,52 +127,6 @@ assert summary["flushes_at_sample_floor"] > 0, summary
 assert summary["first_flush_after_s"] > 0, summary
 assert summary["samples_kept"] > 0, summary
 CHECK
-    no_stray_archive
-    ;;
-segv)
-    # Rank 1 dies of SIGSEGV while rank 0 waits: the run ends as it does
-    # untraced (exit status, Open MPI's report), and adaptrace says it in
-    # exactly one line for the whole run, also kept in <archive>.ended.
-    timeout 60 "$mpiexec" --oversubscribe -np 2 "$program" segv >untraced-out.txt 2>untraced-err.txt
-    untraced=$?
-    run segv
-    [ "$status" -eq "$untraced" ] || fail "exit status $status, untraced $untraced"
-    [ "$(grep -c '^adaptrace: ' err.txt)" -eq 1 ] || fail "not exactly one line from adaptrace for the run"
-    grep -q '^adaptrace: rank 1 was ended by SIGSEGV before MPI_Finalize: no trace written (' err.txt ||
-        fail "the SIGSEGV of rank 1 is not said"
-    grep -q 'Segmentation fault' err.txt || fail "Open MPI's own report of the fault is missing"
-    [ "$(cat "$archive.ended")" = "$(grep '^adaptrace: ' err.txt)" ] || fail "$archive.ended does not hold the line"
-    [ ! -e "$archive" ] || fail "$archive exists after the fault"
-    no_stray_archive
-    ;;
-sigterm)
-    # Every rank waits in MPI_Recv; both get SIGTERM (what a batch system
-    # sends every process of a job at its time limit): the ranks end by it
-    # as untraced, and the run's ending is said once.
-    signal_ranks() {
-        local name=$1
-        shift
-        "$mpiexec" --oversubscribe -np 2 "$@" hang >"$name-out.txt" 2>"$name-err.txt" &
-        local mpirun=$!
-        for _ in $(seq 600); do
-            [ "$(grep -c waits "$name-out.txt")" -eq 2 ] && break
-            sleep 0.1
-        done
-        pkill -TERM -P "$mpirun"
-        wait "$mpirun"
-    }
-    signal_ranks untraced "$program"
-    untraced=$?
-    signal_ranks traced "$launcher" "$program"
-    status=$?
-    cp traced-out.txt out.txt
-    cp traced-err.txt err.txt
-    [ "$status" -eq "$untraced" ] || fail "exit status $status, untraced $untraced"
-    lines=$(grep -c '^adaptrace: ' err.txt)
-    [ "$lines" -eq 1 ] || fail "$lines lines from adaptrace for the run"
-    grep -q '^adaptrace: rank [01] was ended by SIGTERM before MPI_Finalize: no trace written (' err.txt ||
-        fail "the SIGTERM is not said"
-    [ -f "$archive.ended" ] || fail "no $archive.ended"
     no_stray_archive
     ;;
 *)

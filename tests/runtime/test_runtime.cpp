@@ -48,6 +48,44 @@ std::vector<std::string> lines_starting_with(const std::string &text, const std:
     return found;
 }
 
+int otf2_print_status(const std::string &archive)
+{
+    std::string command = std::string("'") + ADT_TEST_OTF2_PRINT + "' '" + archive + "/traces.otf2' >/dev/null 2>&1";
+    int status = std::system(command.c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// The archive read back with the format tests' OTF2 reader helper.
+struct ArchiveContents {
+    bool opened = false;
+    readback::Archive archive;
+
+    uint64_t count(const std::string &type) const
+    {
+        uint64_t total = 0;
+        for (const auto &location : archive.events)
+            total += static_cast<uint64_t>(std::count_if(location.second.begin(), location.second.end(),
+                                                         [&](const readback::Event &e) { return e.type == type; }));
+        return total;
+    }
+
+    std::vector<std::string> names() const
+    {
+        std::vector<std::string> result;
+        for (const auto &location : archive.locations)
+            result.push_back(location.second.name);
+        return result;
+    }
+};
+
+ArchiveContents read_archive(const std::string &archive)
+{
+    ArchiveContents contents;
+    std::string why;
+    contents.opened = readback::read(archive + "/traces.otf2", contents.archive, why);
+    return contents;
+}
+
 class Runtime : public ::testing::Test {
 protected:
     void SetUp() override
@@ -118,19 +156,49 @@ protected:
 
     std::vector<std::string> ending_markers() { return default_named(true); }
 
-    // An ending without a trace: the exit status it has untraced, exactly
-    // one line from adaptrace holding piece, the same line in the one
-    // <archive>.ended, no archive.
-    void expect_ending_said_once(const ProbeRun &run, int exit_status, const std::string &piece)
+    // An ending without the final write: the exit status it has untraced,
+    // exactly one line from adaptrace holding piece and saying where the
+    // data was saved and how to recover it, the same line in the one
+    // <archive>.ended, no archive yet. Returns the archive's path.
+    std::string expect_ending_saved_once(const ProbeRun &run, int exit_status, const std::string &piece)
     {
         EXPECT_EQ(run.exit_status, exit_status) << run.err;
         std::vector<std::string> lines = lines_starting_with(run.err, "adaptrace: ");
-        ASSERT_EQ(lines.size(), 1u) << run.err;
-        EXPECT_NE(lines[0].find(piece), std::string::npos) << lines[0];
-        EXPECT_TRUE(default_archives().empty());
+        EXPECT_EQ(lines.size(), 1u) << run.err;
         std::vector<std::string> markers = ending_markers();
-        ASSERT_EQ(markers.size(), 1u);
+        EXPECT_EQ(markers.size(), 1u);
+        if (lines.size() != 1 || markers.size() != 1)
+            return "";
+        EXPECT_NE(lines[0].find(piece), std::string::npos) << lines[0];
+        std::string archive = markers[0].substr(0, markers[0].size() - std::strlen(".ended"));
+        EXPECT_NE(lines[0].find(" were saved in " + archive + ".rescue; after the job, run: adaptrace-recover " +
+                                archive + " "),
+                  std::string::npos)
+            << lines[0];
+        EXPECT_FALSE(exists(archive)) << "no archive before the recovery";
         EXPECT_EQ(process::read_file(markers[0]), lines[0] + "\n");
+        return archive;
+    }
+
+    // adaptrace-recover ARCHIVE, as the user runs it after the job.
+    process::Result recover(const std::string &archive)
+    {
+        return process::run({ADT_TEST_RECOVER, archive}, process::clean_environment({}), work_, root_ + "/recover");
+    }
+
+    // The recovered archive: written, readable by OTF2's own reader, its
+    // summary says how the run ended; the rescue files are gone.
+    std::map<std::string, double> expect_recovered(const std::string &archive, const std::string &how)
+    {
+        process::Result recovered = recover(archive);
+        EXPECT_EQ(recovered.exit_status, 0) << recovered.err;
+        EXPECT_EQ(otf2_print_status(archive), 0);
+        std::string summary = process::read_file(archive + "/summary.json");
+        EXPECT_NE(summary.find("\"ending\": {\"how\": \"" + how + "\""), std::string::npos) << summary;
+        EXPECT_FALSE(exists(archive + ".rescue")) << "rescue files left after the recovery";
+        EXPECT_NE(recovered.err.find("adaptrace: recovered: the run ended by " + how), std::string::npos)
+            << recovered.err;
+        return read_summary(archive);
     }
 
     // Directories the runtime named by default in the working directory.
@@ -139,44 +207,6 @@ protected:
     std::string root_;
     std::string work_;
 };
-
-int otf2_print_status(const std::string &archive)
-{
-    std::string command = std::string("'") + ADT_TEST_OTF2_PRINT + "' '" + archive + "/traces.otf2' >/dev/null 2>&1";
-    int status = std::system(command.c_str());
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-// The archive read back with the format tests' OTF2 reader helper.
-struct ArchiveContents {
-    bool opened = false;
-    readback::Archive archive;
-
-    uint64_t count(const std::string &type) const
-    {
-        uint64_t total = 0;
-        for (const auto &location : archive.events)
-            total += static_cast<uint64_t>(std::count_if(location.second.begin(), location.second.end(),
-                                                         [&](const readback::Event &e) { return e.type == type; }));
-        return total;
-    }
-
-    std::vector<std::string> names() const
-    {
-        std::vector<std::string> result;
-        for (const auto &location : archive.locations)
-            result.push_back(location.second.name);
-        return result;
-    }
-};
-
-ArchiveContents read_archive(const std::string &archive)
-{
-    ArchiveContents contents;
-    std::string why;
-    contents.opened = readback::read(archive + "/traces.otf2", contents.archive, why);
-    return contents;
-}
 
 TEST_F(Runtime, SerialProgramWritesArchiveAndConsistentSummaryAtExit)
 {
@@ -412,15 +442,26 @@ TEST_F(Runtime, FinishRunsOnceAndEndsTheMeasurement)
     EXPECT_EQ(lines_starting_with(run.err, "adaptrace: trace: ").size(), 1u) << run.err;
 }
 
-TEST_F(Runtime, ExitWithoutMpiFinalizeWarnsAndWritesNothing)
+TEST_F(Runtime, ExitWithoutMpiFinalizeSavesAndIsRecovered)
 {
-    expect_ending_said_once(run_probe({"mpi-no-finalize"}), 0,
-                            "rank 1 exited without calling MPI_Finalize: no trace written");
+    std::string archive = expect_ending_saved_once(run_probe({"mpi-no-finalize"}), 0,
+                                                   "adaptrace: rank 1 exited without calling MPI_Finalize: its ");
+    ASSERT_FALSE(archive.empty());
+    // Rank 1 of 2 was saved; rank 0 (never started here) is in the archive
+    // as an empty location, so that communicators keep their members.
+    std::map<std::string, double> summary = expect_recovered(archive, "exit without MPI_Finalize");
+    EXPECT_EQ(summary["ranks"], 2);
+    EXPECT_EQ(summary["ranks_saved"], 1);
+    EXPECT_GT(summary["samples_kept"], 0);
+    EXPECT_EQ(read_archive(archive).count("CallingContextSample"), summary["samples_kept"]);
 }
 
-TEST_F(Runtime, AbortWarnsAndWritesNothing)
+TEST_F(Runtime, AbortSavesAndIsRecovered)
 {
-    expect_ending_said_once(run_probe({"abort"}), 0, "rank 1 called MPI_Abort: no trace written");
+    std::string archive =
+        expect_ending_saved_once(run_probe({"abort"}), 0, "adaptrace: rank 1 called MPI_Abort: its ");
+    ASSERT_FALSE(archive.empty());
+    expect_recovered(archive, "MPI_Abort");
 }
 
 // A write that fails on this (the only) process names its cause and the
@@ -439,21 +480,36 @@ TEST_F(Runtime, WriteFailureNamesItsCause)
 
 // Issue #10: the signals that end a run. Each ends the process exactly as
 // without adaptrace (exit status 128 + signal, the application's own
-// handlers run), and an ending that loses the trace is said once.
-TEST_F(Runtime, TerminationBySignalIsSaidOnceAndKeepsItsExitStatus)
+// handlers run); the process saves its data first, and the ending is said
+// once.
+TEST_F(Runtime, TerminationBySignalSavesAndKeepsItsExitStatus)
 {
     ProbeRun run = run_probe({"raise-term"});
     EXPECT_EQ(run.out.find("still running"), std::string::npos) << run.out;
-    expect_ending_said_once(run, 128 + SIGTERM,
-                            "the process was ended by SIGTERM before the end of the run: no trace written");
+    std::string archive = expect_ending_saved_once(
+        run, 128 + SIGTERM, "adaptrace: the process was ended by SIGTERM before the end of the run: its ");
+    ASSERT_FALSE(archive.empty());
+    std::map<std::string, double> summary = expect_recovered(archive, "SIGTERM");
+    EXPECT_EQ(summary["ranks"], 1);
+    EXPECT_EQ(summary["signal"], SIGTERM);
+    EXPECT_GT(summary["samples_kept"], 0);
+    ArchiveContents contents = read_archive(archive);
+    ASSERT_TRUE(contents.opened);
+    EXPECT_EQ(contents.count("CallingContextSample"), summary["samples_kept"]);
+    EXPECT_EQ(contents.count("MeasurementOnOff"), 1u) << "the ending is marked";
 }
 
-TEST_F(Runtime, FatalSignalIsSaidOnceAndStillKillsTheProcess)
+TEST_F(Runtime, FatalSignalSavesAndStillKillsTheProcess)
 {
-    expect_ending_said_once(run_probe({"segv"}), 128 + SIGSEGV, "was ended by SIGSEGV");
+    std::string archive = expect_ending_saved_once(run_probe({"segv"}), 128 + SIGSEGV, "was ended by SIGSEGV");
+    ASSERT_FALSE(archive.empty());
+    expect_recovered(archive, "SIGSEGV");
 }
 
-TEST_F(Runtime, ApplicationHandlersOfEndingSignalsStillRun)
+// The application's handlers run and decide how the process ends (here
+// with _exit from the SIGSEGV handler: no exit path of adaptrace runs);
+// what it held was saved before each of them ran.
+TEST_F(Runtime, ApplicationHandlersOfEndingSignalsStillRunAndTheDataIsSaved)
 {
     ProbeRun run = run_probe({"own-handlers"});
     EXPECT_EQ(run.exit_status, 7) << run.err;
@@ -461,6 +517,11 @@ TEST_F(Runtime, ApplicationHandlersOfEndingSignalsStillRun)
     EXPECT_NE(run.out.find("own SIGSEGV handler ran at the faulting address"), std::string::npos) << run.out;
     // The handlers decided how the process ends; adaptrace claims nothing.
     EXPECT_TRUE(lines_starting_with(run.err, "adaptrace: ").empty()) << run.err;
+    std::vector<std::string> archives = default_archives();
+    ASSERT_EQ(archives.size(), 1u) << "the rescue directory";
+    std::string archive = archives[0].substr(0, archives[0].size() - std::strlen(".rescue"));
+    std::map<std::string, double> summary = expect_recovered(archive, "snapshot (SIGSEGV)");
+    EXPECT_GT(summary["samples_kept"], 0);
 }
 
 TEST_F(Runtime, TerminationRequestDuringTheFinalWriteWaitsForItsEnd)

@@ -1,0 +1,344 @@
+/*
+ * The rescue: a process whose run ends any way but the normal end saves
+ * what it holds to its rescue file (layout: rescue.h), for
+ * adaptrace-recover to make an archive of after the job.
+ *
+ * Execution contexts:
+ * - adt_rescue_save runs in a signal handler (an ending signal, the
+ *   snapshot signal) or in normal code that is ending the process
+ *   (MPI_Abort, exit without MPI_Finalize). It is async-signal-safe
+ *   throughout; each step says why.
+ * - adt_rescue_init/set_*: start-up and MPI_Init (normal context); they
+ *   fill the state the save reads, so that it never has to look anything
+ *   up. adt_rescue_discard: the normal end.
+ *
+ * Why no step waits for the interrupted code: the save takes no lock and
+ * calls nothing that could (no malloc, no stdio, no MPI). It reads memory
+ * that stays mapped for the life of the process — the arena, the location
+ * array, the calling-context tree, the definitions journal — while other
+ * threads may go on writing it: the recovery validates every chain and
+ * record (adt_buffer_image_read) and reads only whole journal entries.
+ * The one wait is for another thread's save of this process to end
+ * (bounded): two threads that crash together must not both write the
+ * file, and the process must not end while the first is half done.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h> /* rename(2), async-signal-safe; no stream is used */
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime/rescue.h"
+#include "runtime_internal.h"
+#include "sampler/sampler.h"
+
+/* ---- state filled in normal context, read by the save ------------------ */
+
+static adt_run_sources sources;
+static adt_defs *measured_defs;
+static bool sampling;
+static uint32_t initial_rate_hz;
+static uint64_t start_time;
+static char hostname[64] = "unknown host";
+static _Atomic uint32_t world_rank = ADT_RESCUE_NO_RANK;
+static _Atomic uint32_t world_size = 1;
+static adt_clock_offset begin_offset;
+static _Atomic int begin_offset_known;
+static const adt_trace_result nothing_written;
+
+/* The thread (kernel tid) whose save runs, 0 when none. */
+static _Atomic pid_t saving_thread;
+
+/* Used by one save at a time (saving_thread): too large for a handler's
+ * stack, which may be the application's small one. */
+static adt_rescue_header header;
+static adt_location_summary lines[ADT_RUNTIME_MAX_LOCATIONS];
+static char copy_block[16384];
+
+void adt_rescue_init(const adt_run_sources *run, adt_defs *defs, uint32_t rate_hz, uint64_t started)
+{
+    sources = *run;
+    sources.written = &nothing_written;
+    measured_defs = defs;
+    sampling = run->sampling;
+    initial_rate_hz = rate_hz;
+    start_time = started;
+    gethostname(hostname, sizeof hostname - 1);
+}
+
+void adt_rescue_set_rank(uint32_t rank, uint32_t size)
+{
+    atomic_store(&world_size, size);
+    atomic_store(&world_rank, rank);
+}
+
+void adt_rescue_set_clock_offset(const adt_clock_offset *offset)
+{
+    begin_offset = *offset;
+    atomic_store(&begin_offset_known, 1);
+}
+
+/* ---- writing (async-signal-safe: write/pwrite/lseek/read/open only) ---- */
+
+typedef struct rescue_file {
+    int fd;
+    uint64_t bytes;
+    bool failed;
+    int error;           /* errno of the first failure */
+    const char *step;    /* what was being saved then */
+} rescue_file;
+
+static void note_failure(rescue_file *file, const char *step)
+{
+    if (!file->failed) {
+        file->failed = true;
+        file->error = errno;
+        file->step = step;
+    }
+}
+
+static void put(rescue_file *file, const void *data, size_t bytes, const char *step)
+{
+    const char *at = data;
+    while (!file->failed && bytes > 0) {
+        ssize_t written = write(file->fd, at, bytes);
+        if (written < 0 && errno == EINTR)
+            continue;
+        if (written <= 0) {
+            if (written == 0)
+                errno = EIO;
+            note_failure(file, step);
+            return;
+        }
+        at += written;
+        bytes -= (size_t)written;
+        file->bytes += (uint64_t)written;
+    }
+}
+
+static void pad_to_8(rescue_file *file, const char *step)
+{
+    static const char zeros[8];
+    if (file->bytes % 8 != 0)
+        put(file, zeros, 8 - file->bytes % 8, step);
+}
+
+static void put_section(rescue_file *file, uint32_t tag, const void *data, size_t bytes, const char *step)
+{
+    adt_rescue_section section = { .tag = tag, .bytes = bytes };
+    put(file, &section, sizeof section, step);
+    put(file, data, bytes, step);
+    pad_to_8(file, step);
+}
+
+/* A section whose length is known only once written: its header is
+ * rewritten in place afterwards (pwrite leaves the file offset alone). */
+static off_t begin_open_section(rescue_file *file, uint32_t tag, const char *step)
+{
+    off_t at = (off_t)file->bytes;
+    adt_rescue_section section = { .tag = tag, .bytes = 0 };
+    put(file, &section, sizeof section, step);
+    return at;
+}
+
+static void end_open_section(rescue_file *file, off_t at, uint32_t tag, uint64_t bytes, const char *step)
+{
+    adt_rescue_section section = { .tag = tag, .bytes = bytes };
+    if (!file->failed && pwrite(file->fd, &section, sizeof section, at) != (ssize_t)sizeof section)
+        note_failure(file, step);
+    pad_to_8(file, step);
+}
+
+static void put_buffer(rescue_file *file)
+{
+    const char *step = "the buffer";
+    off_t at = begin_open_section(file, ADT_RESCUE_SECTION_BUFFER, step);
+    if (file->failed)
+        return;
+    int64_t written = adt_buffer_image_write(sources.buffer, file->fd);
+    if (written < 0) {
+        note_failure(file, step);
+        return;
+    }
+    file->bytes += (uint64_t)written;
+    end_open_section(file, at, ADT_RESCUE_SECTION_BUFFER, (uint64_t)written, step);
+}
+
+/* The module list, for resolving the calling contexts' addresses later:
+ * /proc/self/maps read with read(2) (the kernel builds the text; no
+ * user-space lock is involved). */
+static void put_maps(rescue_file *file)
+{
+    const char *step = "the module list";
+    off_t at = begin_open_section(file, ADT_RESCUE_SECTION_MAPS, step);
+    int maps = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    uint64_t copied = 0;
+    while (maps >= 0 && !file->failed) {
+        ssize_t got = read(maps, copy_block, sizeof copy_block);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            break;
+        put(file, copy_block, (size_t)got, step);
+        copied += (uint64_t)got;
+    }
+    if (maps >= 0)
+        close(maps);
+    end_open_section(file, at, ADT_RESCUE_SECTION_MAPS, copied, step);
+}
+
+static void fill_header(adt_rescue_kind kind, int signum, const char *archive_dir)
+{
+    size_t journal_bytes;
+    bool journal_complete;
+    adt_defs_journal(measured_defs, &journal_bytes, &journal_complete);
+    memset(&header, 0, sizeof header);
+    header.magic = ADT_RESCUE_MAGIC;
+    header.version = ADT_RESCUE_VERSION;
+    header.kind = (uint32_t)kind;
+    header.signal = signum;
+    header.pid = (int32_t)getpid();
+    header.rank = atomic_load(&world_rank);
+    header.size = header.rank == ADT_RESCUE_NO_RANK ? 1 : atomic_load(&world_size);
+    header.sampling = sampling;
+    header.initial_rate_hz = initial_rate_hz;
+    header.defs_complete = journal_complete;
+    header.has_clock_offset = (uint32_t)atomic_load(&begin_offset_known);
+    if (header.has_clock_offset)
+        header.clock_offset = begin_offset;
+    header.start_time = start_time;
+    header.end_time = adt_clock_now();
+    header.timer_resolution = adt_clock_resolution_now();
+    memcpy(header.hostname, hostname, sizeof header.hostname);
+    size_t length = strlen(archive_dir);
+    memcpy(header.archive_dir, archive_dir, length < sizeof header.archive_dir ? length : sizeof header.archive_dir - 1);
+}
+
+static void write_rescue(rescue_file *file, adt_rescue_kind kind, int signum, const char *archive_dir)
+{
+    fill_header(kind, signum, archive_dir);
+    put(file, &header, sizeof header, "the header");
+    size_t journal_bytes;
+    bool journal_complete;
+    const void *journal = adt_defs_journal(measured_defs, &journal_bytes, &journal_complete);
+    put_section(file, ADT_RESCUE_SECTION_DEFS, journal, journal_bytes, "the definitions");
+    put_buffer(file);
+    if (sampling) {
+        size_t tree_bytes;
+        const void *tree = adt_sampler_tree_image(&tree_bytes);
+        put_section(file, ADT_RESCUE_SECTION_CONTEXTS, tree, tree_bytes, "the calling contexts");
+        put_maps(file);
+    }
+    /* Counters: relaxed reads of fields their owners keep updating, and
+     * the static lines array (adt_summary_count allocates nothing). */
+    adt_run_counters counters;
+    size_t line_count = adt_summary_count(&sources, header.rank == ADT_RESCUE_NO_RANK ? 0 : header.rank,
+                                          &counters, lines, ADT_RUNTIME_MAX_LOCATIONS);
+    put_section(file, ADT_RESCUE_SECTION_COUNTERS, &counters, sizeof counters, "the counters");
+    put_section(file, ADT_RESCUE_SECTION_LOCATION_LINES, lines, line_count * sizeof lines[0], "the counters");
+    put_section(file, ADT_RESCUE_SECTION_END, NULL, 0, "the end mark");
+}
+
+/* ---- paths ------------------------------------------------------------- */
+
+static void rescue_directory(const char *archive_dir, adt_text *path)
+{
+    path->length = 0;
+    adt_text_add(path, archive_dir);
+    adt_text_add(path, ADT_RESCUE_SUFFIX);
+}
+
+static void rescue_file_name(const char *archive_dir, adt_text *path)
+{
+    rescue_directory(archive_dir, path);
+    uint32_t rank = atomic_load(&world_rank);
+    if (rank != ADT_RESCUE_NO_RANK) {
+        adt_text_add(path, "/rank-");
+        adt_text_add_number(path, rank);
+    } else {
+        adt_text_add(path, "/pid-");
+        adt_text_add_number(path, (uint64_t)getpid());
+    }
+    adt_text_add(path, ".adtr");
+}
+
+/* ---- one save at a time ------------------------------------------------ */
+
+#define OTHER_SAVE_WAIT_STEPS 6000 /* × 10 ms: a minute at most */
+
+/* True when this thread may save; false when it is already saving (a
+ * fault inside the save itself) or another thread's save did not end in
+ * time. Waits (nanosleep, async-signal-safe) while another thread saves. */
+static bool claim_save(void)
+{
+    pid_t self = (pid_t)syscall(SYS_gettid);
+    for (unsigned step = 0; step < OTHER_SAVE_WAIT_STEPS; step++) {
+        pid_t expected = 0;
+        if (atomic_compare_exchange_strong(&saving_thread, &expected, self))
+            return true;
+        if (expected == self)
+            return false;
+        struct timespec pause = { .tv_sec = 0, .tv_nsec = 10000000 };
+        nanosleep(&pause, NULL);
+    }
+    return false;
+}
+
+int adt_rescue_save(const char *archive_dir, adt_rescue_kind kind, int signum, adt_rescue_result *result)
+{
+    memset(result, 0, sizeof *result);
+    rescue_directory(archive_dir, &result->directory);
+    if (sources.buffer == NULL || measured_defs == NULL || !claim_save()) {
+        result->step = "the start (another save of this process did not end)";
+        return -1;
+    }
+    int saved_errno = errno;
+    /* Samples on this thread would append beside the save; the ending
+     * signals are blocked already while their handler runs. */
+    sigset_t all, previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &previous);
+    if (kind != ADT_RESCUE_SNAPSHOT)
+        adt_sampler_halt();
+    adt_text path, partial;
+    rescue_file_name(archive_dir, &path);
+    partial = path;
+    adt_text_add(&partial, ".partial");
+    rescue_file file = { .fd = -1 };
+    if (mkdir(result->directory.bytes, 0755) != 0 && errno != EEXIST)
+        note_failure(&file, "the rescue directory");
+    if (!file.failed) {
+        file.fd = open(partial.bytes, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (file.fd < 0)
+            note_failure(&file, "the rescue file");
+    }
+    if (!file.failed)
+        write_rescue(&file, kind, signum, archive_dir);
+    if (file.fd >= 0 && close(file.fd) != 0)
+        note_failure(&file, "the rescue file");
+    if (!file.failed && rename(partial.bytes, path.bytes) != 0)
+        note_failure(&file, "the rescue file");
+    if (file.failed)
+        unlink(partial.bytes);
+    result->bytes = file.bytes;
+    result->error = file.failed ? file.error : 0;
+    result->step = file.step;
+    pthread_sigmask(SIG_SETMASK, &previous, NULL);
+    atomic_store(&saving_thread, 0);
+    errno = saved_errno;
+    return file.failed ? -1 : 0;
+}
+
+void adt_rescue_discard(const char *archive_dir)
+{
+    adt_text directory, path;
+    rescue_directory(archive_dir, &directory);
+    rescue_file_name(archive_dir, &path);
+    unlink(path.bytes);
+    rmdir(directory.bytes);
+}

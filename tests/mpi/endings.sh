@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# Whole-run tests of the endings of issue #10: a traced MPI program ends
+# without MPI_Finalize in one of several ways; each process saves its data,
+# adaptrace-recover makes the archive, and the archive holds every MPI call
+# each rank made before the ending.
+#
+# usage: endings.sh CASE RANKS WORK_DIR MPIEXEC LAUNCHER PROGRAM RECOVER CHECK API
+#   CASE: term        SIGTERM to mpirun (what `timeout -s TERM mpirun` and a
+#                     batch system's time limit do); mpirun passes it on
+#         int         SIGINT to every rank
+#         segv        rank 1 dies of SIGSEGV while the others wait
+#         abort       rank 1 calls MPI_Abort while the others wait
+#         no-finalize every rank returns from main without MPI_Finalize
+#         snapshot    every rank waits forever; ADAPTRACE_SNAPSHOT_SIGNAL
+#                     (SIGUSR2) makes each save a snapshot, then SIGKILL
+#   PROGRAM is mpi-endings or mpi-endings-fortran; CHECK is
+#   adaptrace-mpi-trace-check, API mpi-events/mpi.api. The exit status must
+#   be the one of the same run untraced.
+set -uo pipefail
+if [ $# -ne 9 ]; then
+    echo "usage: $0 CASE RANKS WORK_DIR MPIEXEC LAUNCHER PROGRAM RECOVER CHECK API" >&2
+    exit 2
+fi
+case=$1 ranks=$2 work=$3 mpiexec=$4 launcher=$5 program=$6 recover=$7 check=$8 api=$9
+rm -rf "$work"
+mkdir -p "$work"
+cd "$work" || exit 1
+archive=$work/archive
+
+fail() {
+    echo "FAIL ($case): $*" >&2
+    for file in *.txt; do
+        echo "== $file" >&2
+        tail -n 20 "$file" >&2
+    done
+    exit 1
+}
+
+case $case in
+term | int | snapshot) mode=wait ;;
+segv | abort | no-finalize) mode=$case ;;
+*)
+    echo "$0: unknown case '$case'" >&2
+    exit 2
+    ;;
+esac
+
+# Waits (at most 60 s) until every rank printed its line: its expectation
+# log is written, and it is where the ending happens.
+wait_for_ranks() {
+    local out=$1
+    for _ in $(seq 600); do
+        [ "$(grep -c '^rank ' "$out")" -ge "$ranks" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# Waits (at most 30 s) for every rank's rescue file, written by a snapshot.
+wait_for_rescue_files() {
+    for _ in $(seq 300); do
+        [ "$(find "$archive.rescue" -name 'rank-*.adtr' 2>/dev/null | wc -l)" -ge "$ranks" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# run NAME traced|untraced: the program under mpirun, ended as CASE says;
+# the exit status of mpirun in $status.
+run() {
+    local name=$1 how=$2
+    local -a command=("$program" "$mode" "$work/expect-$name")
+    [ "$how" = traced ] && command=("$launcher" "${command[@]}")
+    mkdir -p "$work/expect-$name"
+    "$mpiexec" --oversubscribe -np "$ranks" "${command[@]}" >"$name-out.txt" 2>"$name-err.txt" </dev/null &
+    local mpirun=$!
+    wait_for_ranks "$name-out.txt" || { kill -KILL "$mpirun"; fail "$name: the ranks did not get ready"; }
+    case $case in
+    term) kill -TERM "$mpirun" ;;
+    int) pkill -INT -P "$mpirun" ;;
+    snapshot)
+        if [ "$how" = traced ]; then
+            pkill -USR2 -P "$mpirun"
+            wait_for_rescue_files || fail "$name: not every rank saved a snapshot"
+        fi
+        pkill -KILL -P "$mpirun"
+        ;;
+    esac
+    # At most 60 s more (ctest's TIMEOUT is 150 s for both runs).
+    for _ in $(seq 600); do
+        kill -0 "$mpirun" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -0 "$mpirun" 2>/dev/null && { kill -KILL "$mpirun"; fail "$name: mpirun did not end"; }
+    wait "$mpirun"
+    status=$?
+}
+
+run untraced untraced
+untraced=$status
+export ADAPTRACE_OUTPUT=$archive ADAPTRACE_SAMPLING=on ADAPTRACE_SAMPLING_RATE=1kHz ADAPTRACE_SNAPSHOT_SIGNAL=USR2
+run traced traced
+traced=$status
+unset ADAPTRACE_OUTPUT ADAPTRACE_SAMPLING ADAPTRACE_SAMPLING_RATE ADAPTRACE_SNAPSHOT_SIGNAL
+[ "$traced" -eq "$untraced" ] || fail "exit status $traced traced, $untraced untraced"
+
+lines=$(grep -c '^adaptrace: ' traced-err.txt)
+[ "$lines" -eq 1 ] || fail "$lines lines from adaptrace for the run, not 1"
+grep -q "saved in $archive.rescue; after the job, run: adaptrace-recover $archive" traced-err.txt ||
+    fail "the line does not say where the data is and how to recover it"
+[ ! -e "$archive" ] || fail "$archive exists before the recovery"
+
+"$recover" "$archive" >recover-out.txt 2>recover-err.txt || fail "adaptrace-recover failed"
+otf2-print --silent -Werror "$archive/traces.otf2" >otf2-print.txt 2>&1 || fail "otf2-print rejects the archive"
+"$check" --archive "$archive" --expect "$work/expect-traced" --api "$api" \
+    --gtest_filter='TraceCheck.OneLocation*:TraceCheck.RegionsNest*:TraceCheck.EveryCallOnItsRankInOrder:TraceCheck.EverySend*' \
+    >check.txt 2>&1 || fail "the recovered archive does not hold every call of every rank"
+
+case $case in
+term) how=SIGTERM ;;
+int) how=SIGINT ;;
+segv) how=SIGSEGV ;;
+abort) how=MPI_Abort ;;
+no-finalize) how="exit without MPI_Finalize" ;;
+snapshot) how="snapshot (SIGUSR2)" ;;
+esac
+python3 - "$archive/summary.json" "$ranks" "$how" <<'CHECK' || fail "summary.json does not say how the run ended"
+import json, sys
+summary = json.load(open(sys.argv[1]))
+ending = summary["ending"]
+ranks = int(sys.argv[2])
+problems = []
+if ending["how"] != sys.argv[3]:
+    problems.append(f"ending.how is {ending['how']!r}, not {sys.argv[3]!r}")
+if ending["ranks_saved"] != ranks or summary["ranks"] != ranks:
+    problems.append(f"{ending['ranks_saved']} of {summary['ranks']} ranks saved, not {ranks}")
+if summary["samples_kept"] <= 0:
+    problems.append("no sample kept")
+for problem in problems:
+    print(problem, file=sys.stderr)
+sys.exit(1 if problems else 0)
+CHECK
+[ ! -e "$archive.rescue" ] || fail "the rescue files are left after the recovery"
+echo "PASS ($case, $ranks ranks)"
