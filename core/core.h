@@ -139,6 +139,10 @@ int adt_signal_own(int signum, adt_signal_hook hook);
  * core dump). Async-signal-safe. */
 bool adt_signal_ends_process(int signum);
 
+/* Whether the application installed a handler of its own for signum
+ * (neither SIG_DFL nor SIG_IGN). Async-signal-safe. */
+bool adt_signal_application_handles(int signum);
+
 /* Gives the signal to the application's action (its handler, nothing for
  * SIG_IGN, the default action for SIG_DFL). Async-signal-safe. */
 void adt_signal_pass_on(int signum, siginfo_t *info, void *ucontext);

@@ -55,6 +55,18 @@ int adt_config_check_output(const char *output, char *error, size_t error_size)
                       "the path exists already, and a trace is never written over an existing path");
     if (errno != ENOENT && errno != ENOTDIR)
         return refuse(error, error_size, output, errno, "the path cannot be looked up");
+    /* The rescue files of an earlier run with this path (runtime/rescue.h)
+     * would mix with this run's, and its recovery would write here. */
+    size_t length = strlen(output);
+    while (length > 1 && output[length - 1] == '/')
+        length--;
+    char rescue[ADT_PATH_MAX + 16];
+    snprintf(rescue, sizeof rescue, "%.*s.rescue", (int)length, output);
+    if (lstat(rescue, &status) == 0)
+        return refuse(error, error_size, output, EEXIST,
+                      "'%s' holds the saved data of an earlier run with this path: make its archive with "
+                      "adaptrace-recover %.*s, or remove it",
+                      rescue, (int)length, output);
     char parent[ADT_PATH_MAX];
     parent_directory(output, parent);
     if (stat(parent, &status) != 0)

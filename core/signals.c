@@ -133,6 +133,15 @@ bool adt_signal_ends_process(int signum)
     return entry->application[atomic_load(&entry->current)].sa_handler == SIG_DFL;
 }
 
+bool adt_signal_application_handles(int signum)
+{
+    if (!is_owned(signum))
+        return false;
+    owned_signal *entry = &owned_signals[signum];
+    const struct sigaction *action = &entry->application[atomic_load(&entry->current)];
+    return action->sa_handler != SIG_DFL && action->sa_handler != SIG_IGN;
+}
+
 static void run_default_action(int signum)
 {
     if (default_ignores(signum))

@@ -76,6 +76,8 @@ static entry_builder entry_begin(adt_journal *journal)
 
 static void put(entry_builder *builder, const void *bytes, size_t size)
 {
+    if (size == 0)
+        return;
     if (builder->overflow || size > builder->journal->capacity - builder->position) {
         builder->overflow = true;
         return;

@@ -195,13 +195,16 @@ static bool on_ending_signal(int signum, siginfo_t *info, void *ucontext)
         return true;
     }
     /* An application's handler may go on, exit (the exit paths save and
-     * report) or _exit: what it holds is saved as a snapshot first. */
-    if (!adt_signal_ends_process(signum)) {
+     * report) or _exit: what it holds is saved as a snapshot first. A
+     * signal the application ignores (nohup's SIGHUP) changes nothing. */
+    if (adt_signal_application_handles(signum)) {
         adt_rescue_result rescue;
         if (adt_runtime_recording())
             adt_rescue_save(archive_dir(), ADT_RESCUE_SNAPSHOT, signum, &rescue);
         return false;
     }
+    if (!adt_signal_ends_process(signum))
+        return false;
     if (!adt_runtime_end_in_signal())
         return false;
     adt_text how = {.length = 0};

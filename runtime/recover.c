@@ -487,12 +487,13 @@ static int rebuild(recovery *run, saved_process *process)
         fprintf(stderr, "adaptrace-recover: %s: %s\n", process->path, error);
         return -1;
     }
+    /* Counted before the ending's own records are added. */
+    recount(process);
     for (size_t i = 0; i < adt_buffer_location_count(process->buffer); i++)
         if (close_location(run, process, adt_buffer_location_at(process->buffer, i)) != 0) {
             fprintf(stderr, "adaptrace-recover: %s: out of memory reading location %zu\n", process->path, i);
             return -1;
         }
-    recount(process);
     return list_threads(process);
 }
 
@@ -514,7 +515,8 @@ static int compare_message_end(const void *a, const void *b)
  * in order (MPI's non-overtaking rule); what remains has no other side. */
 static uint64_t unmatched_messages(recovery *run)
 {
-    qsort(run->message_ends, run->message_end_count, sizeof *run->message_ends, compare_message_end);
+    if (run->message_end_count > 0)
+        qsort(run->message_ends, run->message_end_count, sizeof *run->message_ends, compare_message_end);
     uint64_t unmatched = 0;
     for (size_t i = 0; i < run->message_end_count;) {
         int64_t balance = 0;

@@ -340,5 +340,11 @@ void adt_rescue_discard(const char *archive_dir)
     rescue_directory(archive_dir, &directory);
     rescue_file_name(archive_dir, &path);
     unlink(path.bytes);
+    /* A snapshot taken before MPI_Init named this process by its pid. */
+    path = directory;
+    adt_text_add(&path, "/pid-");
+    adt_text_add_number(&path, (uint64_t)getpid());
+    adt_text_add(&path, ".adtr");
+    unlink(path.bytes);
     rmdir(directory.bytes);
 }

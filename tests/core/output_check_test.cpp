@@ -73,6 +73,17 @@ TEST_F(OutputCheck, AnExistingPathIsRefusedWhateverItIs)
     }
 }
 
+// The rescue files of an earlier run that did not end cleanly (issue #10)
+// would mix with this run's: the path is refused until they are recovered.
+TEST_F(OutputCheck, TheRescueFilesOfAnEarlierRunAreNotMixedIn)
+{
+    std::string output = root_ + "/trace";
+    fs::create_directory(output + ".rescue");
+    EXPECT_EQ(check(output + "/"), "ADAPTRACE_OUTPUT='" + output + "/': '" + output +
+                                       ".rescue' holds the saved data of an earlier run with this path: make its "
+                                       "archive with adaptrace-recover " + output + ", or remove it (File exists)");
+}
+
 TEST_F(OutputCheck, AMissingParentIsNamed)
 {
     std::string output = root_ + "/missing/deeper/trace";

@@ -1,6 +1,7 @@
 // The process-local definitions registry.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <map>
 #include <string>
 #include <thread>
@@ -97,6 +98,143 @@ TEST(FormatDefs, ConcurrentRegistrationsAgreeOnIds)
             EXPECT_LT(ids[t][i], 300u);
         }
     EXPECT_EQ(seen.size(), 300u);
+}
+
+}  // namespace
+
+namespace {
+
+// Issue #10: the journal a process saves at its ending rebuilds a registry
+// with the same local ids, so that the saved records still name the right
+// definitions.
+TEST(FormatDefsJournal, ReplayGivesTheSameIds)
+{
+    Defs defs;
+    adt_defs_region(defs.d, "MPI_Send", "PMPI_Send", ADT_ROLE_POINT2POINT, ADT_PARADIGM_MPI, nullptr, 0, 0);
+    adt_defs_region(defs.d, "MPI_Send", "PMPI_Send", ADT_ROLE_POINT2POINT, ADT_PARADIGM_MPI, nullptr, 0, 0);
+    adt_defs_region(defs.d, "work", nullptr, ADT_ROLE_FUNCTION, ADT_PARADIGM_USER, "w.c", 3, 9);
+    adt_defs_source_location(defs.d, "w.c", 4);
+    const uint32_t world[] = {0, 1, 2};
+    adt_comm_desc comm = {0, 0, "MPI_COMM_WORLD", world, 3, nullptr, 0, ADT_UNDEFINED_ID, false};
+    uint32_t world_id = adt_defs_comm(defs.d, &comm);
+    const uint32_t pair[] = {2, 0};
+    adt_comm_desc split = {2, 1, "", pair, 2, nullptr, 0, world_id, false};
+    uint32_t split_id = adt_defs_comm(defs.d, &split);
+    ASSERT_EQ(adt_defs_comm_set_name(defs.d, split_id, "pairs"), 0);
+    adt_defs_metric(defs.d, "PAPI_TOT_CYC", "#");
+
+    size_t bytes = 0;
+    bool complete = false;
+    const void *journal = adt_defs_journal(defs.d, &bytes, &complete);
+    EXPECT_TRUE(complete);
+    Defs replayed;
+    adt_defs_destroy(replayed.d);
+    replayed.d = adt_defs_replay(journal, bytes);
+    ASSERT_NE(replayed.d, nullptr);
+    EXPECT_EQ(adt_defs_region(replayed.d, "work", nullptr, ADT_ROLE_FUNCTION, ADT_PARADIGM_USER, "w.c", 3, 9), 1u);
+    EXPECT_EQ(adt_defs_region(replayed.d, "MPI_Send", "PMPI_Send", ADT_ROLE_POINT2POINT, ADT_PARADIGM_MPI,
+                              nullptr, 0, 0),
+              0u);
+    EXPECT_EQ(adt_defs_source_location(replayed.d, "w.c", 4), 0u);
+    EXPECT_EQ(adt_defs_metric(replayed.d, "PAPI_TOT_CYC", "#"), 0u);
+    EXPECT_EQ(adt_defs_comm(replayed.d, &split), split_id);
+    uint32_t world_rank = 99;
+    uint64_t key = 0;
+    ASSERT_TRUE(adt_defs_comm_world_rank(replayed.d, split_id, 0, &world_rank, &key));
+    EXPECT_EQ(world_rank, 2u);
+    EXPECT_EQ(key, (uint64_t(2) << 32) | 1);
+    // Nothing new was defined by the checks above: the journals match.
+    size_t replayed_bytes = 0;
+    const void *again = adt_defs_journal(replayed.d, &replayed_bytes, &complete);
+    ASSERT_EQ(replayed_bytes, bytes);
+    EXPECT_EQ(std::memcmp(again, journal, bytes), 0);
+}
+
+// A save that caught an entry half-written has only the entries before it.
+TEST(FormatDefsJournal, AJournalCutShortKeepsItsWholeEntries)
+{
+    Defs defs;
+    adt_defs_region(defs.d, "first", nullptr, ADT_ROLE_FUNCTION, ADT_PARADIGM_USER, nullptr, 0, 0);
+    size_t first_bytes = 0;
+    bool complete = false;
+    adt_defs_journal(defs.d, &first_bytes, &complete);
+    adt_defs_region(defs.d, "second", nullptr, ADT_ROLE_FUNCTION, ADT_PARADIGM_USER, nullptr, 0, 0);
+    size_t bytes = 0;
+    const void *journal = adt_defs_journal(defs.d, &bytes, &complete);
+    adt_defs *replayed = adt_defs_replay(journal, bytes - 3);
+    ASSERT_NE(replayed, nullptr);
+    size_t replayed_bytes = 0;
+    adt_defs_journal(replayed, &replayed_bytes, &complete);
+    EXPECT_EQ(replayed_bytes, first_bytes) << "only the first region";
+    adt_defs_destroy(replayed);
+}
+
+// A record read back from a saved buffer is refused when it names a
+// definition the journal does not hold or is shorter than its kind.
+TEST(FormatDefsJournal, RecordsNamingUnknownDefinitionsAreRefused)
+{
+    Defs defs;
+    adt_defs_region(defs.d, "MPI_Barrier", nullptr, ADT_ROLE_BARRIER, ADT_PARADIGM_MPI, nullptr, 0, 0);
+    adt_rec_region known = {0, ADT_UNDEFINED_ID}, unknown = {1, ADT_UNDEFINED_ID};
+    adt_record_view view = {};
+    view.kind = ADT_REC_ENTER;
+    view.payload = &known;
+    view.payload_size = sizeof known;
+    EXPECT_TRUE(adt_record_valid(defs.d, &view));
+    view.payload = &unknown;
+    EXPECT_FALSE(adt_record_valid(defs.d, &view));
+    view.payload = &known;
+    view.payload_size = sizeof known - 1;
+    EXPECT_FALSE(adt_record_valid(defs.d, &view));
+    view.kind = ADT_REC_KIND_COUNT;
+    view.payload_size = sizeof known;
+    EXPECT_FALSE(adt_record_valid(defs.d, &view));
+}
+
+// The collectives among threads that adaptrace-recover writes with.
+TEST(FormatThreadCollectives, EveryCollectiveAmongFourThreads)
+{
+    const uint32_t ranks = 4;
+    adt_thread_group *group = adt_thread_group_create(ranks);
+    ASSERT_NE(group, nullptr);
+    std::vector<std::string> failures(ranks);
+    std::vector<std::thread> threads;
+    for (uint32_t rank = 0; rank < ranks; rank++) {
+        threads.emplace_back([&, rank] {
+            adt_collectives c = adt_thread_group_collectives(group, rank);
+            std::string &failure = failures[rank];
+            uint64_t value = 10 + rank;
+            if (c.allreduce_max_u64(c.context, &value) != 0 || value != 13)
+                failure += "max ";
+            value = 10 + rank;
+            if (c.allreduce_min_u64(c.context, &value) != 0 || value != 10)
+                failure += "min ";
+            char text[8] = "";
+            if (rank == 2)
+                std::strcpy(text, "from 2");
+            if (c.bcast(c.context, text, sizeof text, 2) != 0 || std::string(text) != "from 2")
+                failure += "bcast ";
+            // Rank r sends r + 1 bytes of value r to root 1.
+            std::vector<uint8_t> mine(rank + 1, static_cast<uint8_t>(rank));
+            size_t sizes[ranks] = {1, 2, 3, 4};
+            std::vector<uint8_t> gathered(rank == 1 ? 10 : 0);
+            if (c.gatherv(c.context, mine.data(), mine.size(), gathered.data(), sizes, 1) != 0)
+                failure += "gatherv ";
+            if (rank == 1 && gathered != std::vector<uint8_t>{0, 1, 1, 2, 2, 2, 3, 3, 3, 3})
+                failure += "gathered ";
+            std::vector<uint8_t> scattered(rank + 1);
+            if (c.scatterv(c.context, gathered.data(), sizes, scattered.data(), scattered.size(), 1) != 0 ||
+                scattered != mine)
+                failure += "scatterv ";
+            if (c.barrier(c.context) != 0)
+                failure += "barrier ";
+        });
+    }
+    for (std::thread &thread : threads)
+        thread.join();
+    for (uint32_t rank = 0; rank < ranks; rank++)
+        EXPECT_EQ(failures[rank], "") << "rank " << rank;
+    adt_thread_group_destroy(group);
 }
 
 }  // namespace

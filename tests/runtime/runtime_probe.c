@@ -5,6 +5,7 @@
  * The runtime's own entry points are looked up with dlsym, so the program
  * also runs without the library (then they are reported missing).
  */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
@@ -17,6 +18,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "format/format.h"
@@ -139,6 +141,96 @@ static int run_fork_child(void)
     return 0;
 }
 
+/* ---- endings the hard way (issue #10) ---------------------------------- */
+
+/* The trace clock as the runtime reads it (core.h's adt_clock_now). */
+static uint64_t trace_clock(void)
+{
+    const bool *tsc = (const bool *)runtime_symbol("adt_clock_uses_tsc");
+#if defined(__x86_64__)
+    if (*tsc)
+        return __builtin_ia32_rdtsc();
+#endif
+    (void)tsc;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+}
+
+static _Atomic bool worker_running;
+
+/* Appends Enter/Leave pairs of one region to the thread's own location as
+ * fast as it can: a signal to this thread lands inside an append. */
+static void *append_forever(void *unused)
+{
+    (void)unused;
+    adt_location *(*location_of)(void) = (adt_location * (*)(void)) runtime_symbol("adt_runtime_location");
+    adt_defs *(*defs_of)(void) = (adt_defs * (*)(void)) runtime_symbol("adt_runtime_defs");
+    uint32_t (*define_region)(adt_defs *, const char *, const char *, adt_region_role, adt_paradigm, const char *,
+                              uint32_t, uint32_t) =
+        (uint32_t(*)(adt_defs *, const char *, const char *, adt_region_role, adt_paradigm, const char *, uint32_t,
+                     uint32_t))runtime_symbol("adt_defs_region");
+    adt_append_status (*append)(adt_location *, uint16_t, uint64_t, const void *, uint32_t) =
+        (adt_append_status(*)(adt_location *, uint16_t, uint64_t, const void *, uint32_t))runtime_symbol(
+            "adt_buffer_append_event");
+    adt_location *location = location_of();
+    adt_rec_region region = {define_region(defs_of(), "probe_appends", NULL, ADT_ROLE_FUNCTION, ADT_PARADIGM_USER,
+                                           NULL, 0, 0),
+                             ADT_UNDEFINED_ID};
+    atomic_store(&worker_running, true);
+    for (;;) {
+        append(location, ADT_REC_ENTER, trace_clock(), &region, sizeof region);
+        append(location, ADT_REC_LEAVE, trace_clock(), &region, sizeof region);
+    }
+    return NULL;
+}
+
+/* Allocates and frees without pause: a signal to this thread lands inside
+ * malloc or free, with the allocator's lock held. */
+static void *allocate_forever(void *unused)
+{
+    (void)unused;
+    atomic_store(&worker_running, true);
+    for (size_t size = 1;; size = size * 7 % 100003 + 1) {
+        void *block = malloc(size);
+        block = realloc(block, size * 2);
+        free(block);
+    }
+    return NULL;
+}
+
+/* Starts worker, lets it run delay_us, then sends SIGTERM to that very
+ * thread: the ending's save runs in the middle of what it was doing. */
+static void end_worker_by_term(void *(*worker)(void *), long delay_us)
+{
+    pthread_t thread;
+    pthread_create(&thread, NULL, worker, NULL);
+    while (!atomic_load(&worker_running))
+        sched_yield();
+    compute(WORK / 20);
+    usleep((useconds_t)delay_us);
+    pthread_kill(thread, SIGTERM);
+    pthread_join(thread, NULL);
+}
+
+/* Waits for the final write's temporary directory in the working
+ * directory, then sends signum to the process: it lands inside the
+ * writer. */
+static void *signal_inside_writer(void *arg)
+{
+    int signum = (int)(intptr_t)arg;
+    for (bool found = false; !found; usleep(100)) {
+        DIR *directory = opendir(".");
+        for (struct dirent *entry; directory != NULL && (entry = readdir(directory)) != NULL;)
+            found |= strncmp(entry->d_name, "adaptrace-", 10) == 0 && strstr(entry->d_name, ".tmp-") != NULL;
+        if (directory != NULL)
+            closedir(directory);
+    }
+    say(signum == SIGKILL ? "SIGKILL inside the writer" : "SIGTERM inside the writer");
+    kill(getpid(), signum);
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "compute";
@@ -209,6 +301,17 @@ int main(int argc, char **argv)
         say("still running after SIGTERM during the write");
         ((void (*)(bool))runtime_symbol("adt_ending_write_ends"))(true);
         say("still running after the write");
+    } else if (strcmp(mode, "term-in-append") == 0 || strcmp(mode, "term-in-malloc") == 0) {
+        long delay_us = argc > 2 ? atol(argv[2]) : 1000;
+        end_worker_by_term(strcmp(mode, "term-in-append") == 0 ? append_forever : allocate_forever, delay_us);
+        say("still running after SIGTERM");
+    } else if (strcmp(mode, "term-in-writer") == 0 || strcmp(mode, "kill-in-writer") == 0) {
+        /* Enough data that the write takes a while; the signal comes from
+         * a thread started now (not measured: exit() stops sampling). */
+        compute(5 * WORK);
+        pthread_t thread;
+        pthread_create(&thread, NULL, signal_inside_writer,
+                       (void *)(intptr_t)(strcmp(mode, "term-in-writer") == 0 ? SIGTERM : SIGKILL));
     } else {
         fprintf(stderr, "runtime_probe: unknown mode '%s'\n", mode);
         return 2;

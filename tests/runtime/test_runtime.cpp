@@ -524,6 +524,62 @@ TEST_F(Runtime, ApplicationHandlersOfEndingSignalsStillRunAndTheDataIsSaved)
     EXPECT_GT(summary["samples_kept"], 0);
 }
 
+// The hard way: the save runs in a handler that interrupted the thread in
+// the middle of an append to its own buffer, or inside malloc with the
+// allocator's lock held (a save that allocated would hang there). Several
+// delays, so that the signal lands at different points.
+TEST_F(Runtime, TerminationInsideAnAppendOrMallocIsSavedAndRecovered)
+{
+    for (const char *mode : {"term-in-append", "term-in-malloc"}) {
+        for (const char *delay_us : {"300", "2000", "7000"}) {
+            SCOPED_TRACE(std::string(mode) + " after " + delay_us + " us");
+            ProbeRun run = run_probe({mode, delay_us}, {{"ADAPTRACE_SAMPLING_RATE", "10kHz"}});
+            EXPECT_EQ(run.out.find("still running"), std::string::npos) << run.out;
+            std::string archive = expect_ending_saved_once(run, 128 + SIGTERM, "was ended by SIGTERM");
+            ASSERT_FALSE(archive.empty());
+            std::map<std::string, double> summary = expect_recovered(archive, "SIGTERM");
+            if (std::string(mode) == "term-in-append") {
+                ArchiveContents contents = read_archive(archive);
+                ASSERT_TRUE(contents.opened);
+                EXPECT_GT(contents.count("Enter"), 0u);
+                EXPECT_EQ(contents.count("Enter"), contents.count("Leave")) << "the open region is closed";
+                EXPECT_EQ(double(contents.count("Enter") + contents.count("Leave")),
+                          summary["mpi_events"] + summary["regions_closed"]);
+            }
+            ASSERT_EQ(std::system(("rm -rf '" + work_ + "'/*").c_str()), 0);
+        }
+    }
+}
+
+// A termination request inside the real final write waits for its end: the
+// archive is complete, and the process then ends by the signal.
+TEST_F(Runtime, TerminationInsideTheWriterCompletesTheArchive)
+{
+    ProbeRun run = run_probe({"term-in-writer"});
+    EXPECT_EQ(run.exit_status, 128 + SIGTERM) << run.err;
+    EXPECT_NE(run.out.find("SIGTERM inside the writer"), std::string::npos) << run.out;
+    std::vector<std::string> archives = default_archives();
+    ASSERT_EQ(archives.size(), 1u) << "the archive only, no temporary directory, no rescue files";
+    EXPECT_EQ(otf2_print_status(archives[0]), 0);
+    EXPECT_TRUE(ending_markers().empty()) << "the run ended cleanly, then by the signal";
+}
+
+// SIGKILL inside the final write leaves its temporary directory;
+// adaptrace-recover removes it and says why there is nothing to recover.
+TEST_F(Runtime, KillInsideTheWriterLeavesNothingThatRecoverDoesNotRemove)
+{
+    ProbeRun run = run_probe({"kill-in-writer"});
+    EXPECT_EQ(run.exit_status, 128 + SIGKILL) << run.err;
+    std::vector<std::string> left = default_archives();
+    ASSERT_EQ(left.size(), 1u);
+    ASSERT_NE(left[0].find(".tmp-"), std::string::npos) << left[0];
+    std::string archive = left[0].substr(0, left[0].find(".tmp-"));
+    process::Result recovered = recover(archive);
+    EXPECT_EQ(recovered.exit_status, 1);
+    EXPECT_NE(recovered.err.find("killed during its final write"), std::string::npos) << recovered.err;
+    EXPECT_TRUE(default_archives().empty()) << "the temporary directory is gone";
+}
+
 TEST_F(Runtime, TerminationRequestDuringTheFinalWriteWaitsForItsEnd)
 {
     ProbeRun run = run_probe({"term-during-write"});
