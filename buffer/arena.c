@@ -59,7 +59,7 @@ void adt_free_list_push_chain(adt_buffer *buffer, uint32_t head, uint32_t tail, 
                                           __ATOMIC_RELEASE, __ATOMIC_RELAXED));
 }
 
-static void chain_init(adt_chain *chain)
+void adt_chain_init(adt_chain *chain)
 {
     chain->write = adt_chain_empty;
     chain->end = adt_chain_empty;
@@ -138,9 +138,9 @@ adt_location *adt_buffer_add_location(adt_buffer *buffer, uint64_t location_id)
     }
     adt_location *location = &buffer->locations[index];
     memset(location, 0, sizeof *location);
-    chain_init(&location->events);
+    adt_chain_init(&location->events);
     for (unsigned level = 0; level < ADT_BUFFER_LEVELS; level++)
-        chain_init(&location->levels[level]);
+        adt_chain_init(&location->levels[level]);
     location->buffer = buffer;
     location->id = location_id;
     location->spill_fd = -1;

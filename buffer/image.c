@@ -170,17 +170,6 @@ typedef struct image_reading {
     adt_image_repair *repair;
 } image_reading;
 
-static void chain_reset(adt_chain *chain)
-{
-    chain->write = adt_chain_empty;
-    chain->end = adt_chain_empty;
-    chain->head = ADT_CHUNK_NONE;
-    chain->tail = ADT_CHUNK_NONE;
-    chain->bytes = 0;
-    chain->chunks = 0;
-    chain->records = 0;
-}
-
 /* Bytes of the chunk that hold records: the tail's fill comes from the
  * chain's write pointer (its `used` is only set when it stops being the
  * tail), every other chunk's from its header. 0 when out of bounds. */
@@ -256,7 +245,7 @@ static void append_chunk(adt_buffer *buffer, adt_chain *chain, uint32_t index, u
 static void rebuild_chain(image_reading *reading, adt_chain *chain, uint8_t level)
 {
     adt_chain saved = *chain;
-    chain_reset(chain);
+    adt_chain_init(chain);
     uint32_t chunks_total = reading->header->chunks_total;
     uint64_t last_time = 0;
     bool complete = saved.head == ADT_CHUNK_NONE;

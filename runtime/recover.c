@@ -561,11 +561,14 @@ static void describe_ending(recovery *run)
     for (uint32_t r = 0; r < run->ranks; r++) {
         const saved_process *process = &run->processes[r];
         if (process->header == NULL) {
-            missing_used += (size_t)snprintf(ending->ranks_missing + missing_used,
-                                             missing_used < sizeof ending->ranks_missing
-                                                 ? sizeof ending->ranks_missing - missing_used
-                                                 : 0,
-                                             "%s%u", missing_used ? ", " : "", r);
+            /* The list holds the first ranks that fit; ranks_saved of
+             * ranks_total stays exact. */
+            size_t room = sizeof ending->ranks_missing - missing_used;
+            int written = snprintf(ending->ranks_missing + missing_used, room, "%s%u", missing_used ? ", " : "", r);
+            if (written > 0 && (size_t)written < room)
+                missing_used += (size_t)written;
+            else
+                ending->ranks_missing[missing_used] = '\0';
             continue;
         }
         ending->ranks_saved++;

@@ -279,6 +279,20 @@ static void choose_archive_dir(char *chosen)
 
 static void finish_at_exit(void);
 
+/* Where the summary's counters come from; written: the final write's
+ * result (NULL before it). */
+static adt_run_sources run_sources(const adt_trace_result *written)
+{
+    return (adt_run_sources){
+        .buffer = buffer,
+        .policy = policy,
+        .sampling = config.sampling,
+        .budget = budget,
+        .buffer_bytes = config.buffer_bytes,
+        .written = written,
+    };
+}
+
 /* Takes the measurement: exports the owner marker (programs this one
  * starts stay inert), reads the configuration, sets up. Before the
  * configuration, so that children of a badly configured process stay
@@ -304,13 +318,7 @@ static void start_measuring(void)
         return;
     }
     choose_archive_dir(archive_dir);
-    adt_run_sources sources = {
-        .buffer = buffer,
-        .policy = policy,
-        .sampling = config.sampling,
-        .budget = budget,
-        .buffer_bytes = config.buffer_bytes,
-    };
+    adt_run_sources sources = run_sources(NULL);
     adt_rescue_init(&sources, defs, config.sampling ? config.sampling_rate_hz : 0, adt_clock_now());
     if (adt_ending_init(buffer, archive_dir, config.snapshot_signal) != 0)
         adt_log("the ends of this run by a signal will not be saved or reported");
@@ -564,14 +572,7 @@ static int write_archive(const adt_collectives *collectives, const adt_clock_off
         goto out;
     }
     adt_run_counters counters;
-    adt_run_sources sources = {
-        .buffer = buffer,
-        .policy = policy,
-        .sampling = config.sampling,
-        .budget = budget,
-        .buffer_bytes = config.buffer_bytes,
-        .written = &written,
-    };
+    adt_run_sources sources = run_sources(&written);
     adt_location_summary *location_lines = adt_summary_collect(&sources, collectives->rank, &counters);
     result = adt_summary_publish(collectives, &counters, location_lines, agreed_dir, input.initial_rate_hz,
                                  config.quiet, NULL);

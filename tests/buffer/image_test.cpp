@@ -236,7 +236,7 @@ TEST(BufferImage, AnImageTakenDuringAppendsHoldsAPrefixOfThem)
             adt_buffer_append_sample(location, 7, time, &value, sizeof value, nullptr);
         }
     });
-    for (int round = 0; round < 50; round++) {
+    for (int round = 0; round < 20; round++) {
         ImageFile file;
         ASSERT_GT(adt_buffer_image_write(buffer, file.fd), 0);
         Read read = read_image(file.bytes());
