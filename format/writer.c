@@ -131,10 +131,16 @@ static OTF2_ErrorCode capture_otf2_error(void *user, const char *file, uint64_t 
     return code;
 }
 
+static uint64_t bytes_of_this_rank(const writer *w);
+
+/* With the bytes this rank's files held when it failed: a full disk shows
+ * how far the write got (a file size limit stops at that size). */
 static void set_otf2_error(writer *w, const char *what, OTF2_ErrorCode code)
 {
-    set_error(w, "writing trace %s: %s failed in %s (%s)", w->input->archive_dir, what,
-              w->temp_dir, otf2_error_detail[0] ? otf2_error_detail : OTF2_Error_GetName(code));
+    set_error(w, "writing trace %s: %s failed in %s (%s; %llu bytes of this rank's files written)",
+              w->input->archive_dir, what, w->temp_dir,
+              otf2_error_detail[0] ? otf2_error_detail : OTF2_Error_GetName(code),
+              (unsigned long long)bytes_of_this_rank(w));
 }
 
 static uint64_t location_id(uint32_t rank, uint32_t thread_index)

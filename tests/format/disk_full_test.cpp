@@ -6,6 +6,9 @@
 #include <signal.h>
 #include <sys/resource.h>
 
+#include <regex>
+#include <string>
+
 #include "writer_fixture.hpp"
 
 namespace {
@@ -40,6 +43,12 @@ TEST(FormatWriter, WriteErrorsMidwayRemoveTheTemporaryDirectory)
     EXPECT_TRUE(r.result.failed_here);
     EXPECT_EQ(std::string(r.result.error).find("another rank"), std::string::npos) << r.result.error;
     EXPECT_NE(std::string(r.result.error).find("too large"), std::string::npos) << r.result.error;
+    // How far the write got (issue #11: "errno text, path, bytes").
+    std::smatch written;
+    std::string error = r.result.error;
+    ASSERT_TRUE(std::regex_search(error, written, std::regex("; ([0-9]+) bytes of this rank's files written\\)")))
+        << error;
+    EXPECT_GT(std::stoull(written[1]), 0u) << error;
     EXPECT_FALSE(exists(dir));
     EXPECT_TRUE(entries_starting(scratch_dir(), basename_of(dir) + ".tmp-").empty());
 }
