@@ -116,15 +116,18 @@ otf2-print --silent -Werror "$archive/traces.otf2" >otf2-print.txt 2>&1 || fail 
     --gtest_filter='TraceCheck.OneLocation*:TraceCheck.RegionsNest*:TraceCheck.EveryCallOnItsRankInOrder:TraceCheck.EverySend*' \
     >check.txt 2>&1 || fail "the recovered archive does not hold every call of every rank"
 
+# How the run ended, and the MPI calls still open then: every waiting
+# rank's MPI_Recv, the aborting rank's MPI_Abort; the faulting rank and
+# ranks that returned have none.
 case $case in
-term) how=SIGTERM ;;
-int) how=SIGINT ;;
-segv) how=SIGSEGV ;;
-abort) how=MPI_Abort ;;
-no-finalize) how="exit without MPI_Finalize" ;;
-snapshot) how="snapshot (SIGUSR2)" ;;
+term) how=SIGTERM open=$ranks ;;
+int) how=SIGINT open=$ranks ;;
+segv) how=SIGSEGV open=$((ranks - 1)) ;;
+abort) how=MPI_Abort open=$ranks ;;
+no-finalize) how="exit without MPI_Finalize" open=0 ;;
+snapshot) how="snapshot (SIGUSR2)" open=$ranks ;;
 esac
-python3 - "$archive/summary.json" "$ranks" "$how" <<'CHECK' || fail "summary.json does not say how the run ended"
+python3 - "$archive/summary.json" "$ranks" "$how" "$open" <<'CHECK' || fail "summary.json does not say how the run ended"
 import json, sys
 summary = json.load(open(sys.argv[1]))
 ending = summary["ending"]
@@ -132,6 +135,10 @@ ranks = int(sys.argv[2])
 problems = []
 if ending["how"] != sys.argv[3]:
     problems.append(f"ending.how is {ending['how']!r}, not {sys.argv[3]!r}")
+if ending["regions_closed"] != int(sys.argv[4]):
+    problems.append(f"{ending['regions_closed']} regions closed at the ending, not {sys.argv[4]}")
+if ending["messages_unmatched"] != 0:
+    problems.append(f"{ending['messages_unmatched']} messages unmatched; every message sent was received")
 if ending["ranks_saved"] != ranks or summary["ranks"] != ranks:
     problems.append(f"{ending['ranks_saved']} of {summary['ranks']} ranks saved, not {ranks}")
 if summary["samples_kept"] <= 0:

@@ -456,6 +456,26 @@ TEST_F(Runtime, ExitWithoutMpiFinalizeSavesAndIsRecovered)
     EXPECT_EQ(read_archive(archive).count("CallingContextSample"), summary["samples_kept"]);
 }
 
+// A process killed while it saved leaves rank-<r>.adtr.partial: the
+// recovery names it and treats that rank as not saved.
+TEST_F(Runtime, ASaveCutShortIsNamedAndItsRankNotSaved)
+{
+    std::string archive = expect_ending_saved_once(run_probe({"mpi-no-finalize"}), 0, "exited without calling");
+    ASSERT_FALSE(archive.empty());
+    std::string saved = read_file(archive + ".rescue/rank-1.adtr");
+    ASSERT_GT(saved.size(), 1000u);
+    std::ofstream(archive + ".rescue/rank-0.adtr.partial") << saved.substr(0, saved.size() / 2);
+    process::Result recovered = recover(archive);
+    EXPECT_EQ(recovered.exit_status, 0) << recovered.err;
+    EXPECT_NE(recovered.err.find("1 save cut short by a kill: rank-0.adtr"), std::string::npos) << recovered.err;
+    std::map<std::string, double> summary = read_summary(archive);
+    EXPECT_EQ(summary["saves_cut_short"], 1);
+    EXPECT_EQ(summary["ranks_saved"], 1);
+    EXPECT_EQ(summary["ranks"], 2);
+    EXPECT_EQ(otf2_print_status(archive), 0);
+    EXPECT_FALSE(exists(archive + ".rescue"));
+}
+
 TEST_F(Runtime, AbortSavesAndIsRecovered)
 {
     std::string archive =
