@@ -284,12 +284,15 @@ bool adt_sampler_on_signal(int signum, siginfo_t *info, void *ucontext)
     adt_sampler_thread *thread = adt_sampler_current;
     if (!is_sampling_signal(info, thread))
         return false;
-    if (thread != NULL && !atomic_load_explicit(&adt_sampler.halted, memory_order_relaxed)) {
-        /* in_handler before active, stop's order reversed: a stop that
-         * cleared active either sees this sample running and waits, or
-         * this sample sees active cleared (seq_cst on both sides). */
+    if (thread != NULL) {
+        /* in_handler before active and halted, stop's order reversed: a
+         * stop that cleared active (or adt_sampler_stop_all, which halts
+         * first) either sees this sample running and waits, or this sample
+         * sees active cleared or the sampler halted (seq_cst on both
+         * sides). A thread started while stop_all runs is not in the list
+         * it walks, but its handlers come after halted is set. */
         atomic_store(&thread->in_handler, 1);
-        if (atomic_load(&thread->active)) {
+        if (atomic_load(&thread->active) && !atomic_load(&adt_sampler.halted)) {
             uint64_t entry = adt_clock_now();
             uint64_t end = take_sample(thread, ucontext, entry);
             watch_overload(thread, entry, end, info->si_overrun);

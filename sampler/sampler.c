@@ -246,6 +246,7 @@ int adt_sampler_init(const adt_config *config, adt_defs *defs, uint64_t context_
         adt_log("ADAPTRACE_SAMPLING_RATE=0: the sampling rate must be positive (accepted: e.g. 1kHz, 10kHz)");
         return -1;
     }
+    atomic_store(&adt_sampler.halted, false);
     adt_sampler.signal = config->sampling_signal;
     adt_sampler.clock = config->sampling_clock;
     adt_sampler.rate_hz = config->sampling_rate_hz;
@@ -447,11 +448,16 @@ void adt_sampler_thread_stop(adt_location *location)
 
 void adt_sampler_halt(void)
 {
-    atomic_store_explicit(&adt_sampler.halted, true, memory_order_relaxed);
+    atomic_store(&adt_sampler.halted, true);
 }
 
+/* Halts first: a thread that starts meanwhile (its creator ran before the
+ * end of the run) may add itself to the list after the walk below began,
+ * and its samples would intern calling contexts after they are resolved;
+ * its handlers see the halt instead (handler.c). */
 void adt_sampler_stop_all(void)
 {
+    adt_sampler_halt();
     for (adt_sampler_thread *thread = atomic_load(&adt_sampler.threads); thread != NULL; thread = thread->next)
         stop_thread(thread);
 }

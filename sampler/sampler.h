@@ -61,7 +61,9 @@ uint32_t adt_sampler_region_context(adt_location *location, uint32_t region);
 uint32_t adt_sampler_enter_region(adt_location *location, uint32_t calling_context);
 void adt_sampler_leave_region(adt_location *location, uint32_t previous);
 
-/* Stops every timer (end of run, before the trace is written). */
+/* Stops every timer (end of run, before the trace is written), halting
+ * the sampler first (adt_sampler_halt), so that a thread starting
+ * meanwhile records nothing either. */
 void adt_sampler_stop_all(void);
 
 /* Resolves the instruction addresses of the calling-context tree into
@@ -74,7 +76,7 @@ int adt_sampler_write_definitions(adt_defs *defs);
 /* From a signal handler that saves the process's data: every sample
  * handler that starts afterwards records nothing (the timers keep firing
  * until the process ends; each costs one check). Async-signal-safe: one
- * relaxed store. */
+ * atomic store. */
 void adt_sampler_halt(void);
 
 /* The calling-context tree as it is, as bytes for
