@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "buffer/buffer_internal.h"
+#include "core/core.h"
 
 #define IMAGE_MAGIC 0x41444254494d4731ull /* "ADBTIMG1" */
 #define IMAGE_VERSION 1u
@@ -47,23 +48,6 @@ typedef struct image_header {
 } image_header;
 
 /* ---- writing (signal context) ------------------------------------------ */
-
-/* write(2) until done; EINTR is retried (another signal may land while a
- * large write runs). */
-static int write_whole(int fd, const void *data, size_t bytes)
-{
-    const char *at = data;
-    while (bytes > 0) {
-        ssize_t written = write(fd, at, bytes);
-        if (written < 0 && errno == EINTR)
-            continue;
-        if (written <= 0)
-            return -1;
-        at += written;
-        bytes -= (size_t)written;
-    }
-    return 0;
-}
 
 /* The spilled chunks, copied file to file in the kernel (no buffer of ours). */
 static int copy_spill(int spill_fd, uint64_t bytes, int fd)
@@ -97,7 +81,7 @@ static int write_chunk(const adt_buffer *buffer, uint32_t index, int fd, uint64_
     if ((size_t)written < left) {
         /* A short write (a signal, a full pipe): the rest plainly. */
         const char *rest = (const char *)parts[1].iov_base + ((size_t)written - sizeof tag);
-        if ((size_t)written < sizeof tag || write_whole(fd, rest, left - (size_t)written) != 0)
+        if ((size_t)written < sizeof tag || adt_write_all(fd, rest, left - (size_t)written) != 0)
             return -1;
     }
     *bytes += left;
@@ -141,8 +125,8 @@ int64_t adt_buffer_image_write(const adt_buffer *buffer, int fd)
         .spill_bytes = spill_bytes,
     };
     uint64_t bytes = sizeof header + location_count * sizeof(adt_location) + spill_bytes;
-    if (write_whole(fd, &header, sizeof header) != 0 ||
-        write_whole(fd, buffer->locations, location_count * sizeof(adt_location)) != 0 ||
+    if (adt_write_all(fd, &header, sizeof header) != 0 ||
+        adt_write_all(fd, buffer->locations, location_count * sizeof(adt_location)) != 0 ||
         (spill_bytes > 0 && copy_spill(spill_fd, spill_bytes, fd) != 0))
         return -1;
     for (size_t i = 0; i < location_count; i++) {
@@ -154,7 +138,7 @@ int64_t adt_buffer_image_write(const adt_buffer *buffer, int fd)
                 return -1;
     }
     uint64_t end = ADT_CHUNK_NONE;
-    if (write_whole(fd, &end, sizeof end) != 0)
+    if (adt_write_all(fd, &end, sizeof end) != 0)
         return -1;
     return (int64_t)(bytes + sizeof end);
 }
@@ -187,7 +171,7 @@ static uint32_t chunk_fill(const image_reading *reading, const adt_chain *saved,
     return fill >= sizeof(adt_chunk_header) && fill <= chunk_bytes ? (uint32_t)fill : 0;
 }
 
-/* Walks the records of one chunk from offset; returns the offset where
+/* Walks the records of one chunk up to fill; returns the offset where
  * the whole ones end (fill when all are whole) and counts them. */
 static uint32_t whole_records(image_reading *reading, uint32_t index, uint32_t fill, uint8_t level,
                               uint64_t *last_time, uint64_t *records)
@@ -221,23 +205,14 @@ static uint32_t whole_records(image_reading *reading, uint32_t index, uint32_t f
     return offset;
 }
 
-/* Adds chunk index, holding records up to whole, as the chain's new tail;
- * the old tail's fill goes into its header, as when a refill moves on. */
+/* Adds chunk index, holding records up to whole, as the chain's new tail,
+ * the way a refill links a chunk (its next link and fill are rewritten;
+ * the old tail's fill goes into its header). */
 static void append_chunk(adt_buffer *buffer, adt_chain *chain, uint32_t index, uint32_t whole, uint64_t records)
 {
-    char *chunk = (char *)adt_chunk_at(buffer, index);
-    if (chain->head == ADT_CHUNK_NONE) {
-        chain->head = index;
-    } else {
-        char *tail = (char *)adt_chunk_at(buffer, chain->tail);
-        ((adt_chunk_header *)tail)->used = (uint32_t)(chain->write - tail);
-        adt_chunk_set_next((adt_chunk_header *)tail, index);
-    }
-    chain->tail = index;
-    chain->write = chunk + whole;
-    chain->end = chunk + buffer->chunk_bytes;
+    adt_chain_link_chunk(buffer, chain, index);
+    chain->write = (char *)adt_chunk_at(buffer, index) + whole;
     chain->bytes += whole - sizeof(adt_chunk_header);
-    chain->chunks++;
     chain->records += records;
 }
 

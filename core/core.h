@@ -96,6 +96,10 @@ int adt_config_load(adt_config *config, adt_getenv_fn lookup, char *error, size_
  * file system can change meanwhile. Start-up path. */
 int adt_config_check_output(const char *output, char *error, size_t error_size);
 
+/* Removes path and everything under it, without following symbolic links
+ * (an unfinished archive, rescue files once recovered). Normal context. */
+void adt_remove_tree(const char *path);
+
 /* The row whose name is closest to name (Levenshtein distance, letters
  * compared case-insensitively; the first row on a tie). */
 const adt_config_var *adt_config_closest(const char *name);
@@ -202,6 +206,11 @@ uint64_t adt_clock_ticks_to_ns(uint64_t ticks);
  * signal handlers. NULL (errno set) on failure. Slow path. */
 void *adt_memory_map(size_t bytes);
 void adt_memory_unmap(void *memory, size_t bytes);
+
+/* Writes all of data to fd, retrying after interruptions and short
+ * writes. Returns 0, or -1 with errno set (EIO when write(2) wrote
+ * nothing). Async-signal-safe: write(2) only. */
+int adt_write_all(int fd, const void *data, size_t bytes);
 
 /* Diagnostics on stderr, prefixed "adaptrace: ". Not for signal handlers. */
 void adt_log(const char *format, ...) __attribute__((format(printf, 1, 2)));

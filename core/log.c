@@ -13,19 +13,27 @@
 #define ADT_LOG_PREFIX "adaptrace: "
 #define ADT_LOG_LINE_MAX 1024
 
-/* Writes all of line, retrying after interruptions and short writes. */
+int adt_write_all(int fd, const void *data, size_t bytes)
+{
+    const char *at = data;
+    while (bytes > 0) {
+        ssize_t written = write(fd, at, bytes);
+        if (written < 0 && errno == EINTR)
+            continue;
+        if (written <= 0) {
+            if (written == 0)
+                errno = EIO;
+            return -1;
+        }
+        at += written;
+        bytes -= (size_t)written;
+    }
+    return 0;
+}
+
 static void write_line(const char *line, size_t length)
 {
-    while (length > 0) {
-        ssize_t written = write(STDERR_FILENO, line, length);
-        if (written < 0) {
-            if (errno == EINTR)
-                continue;
-            return;
-        }
-        line += written;
-        length -= (size_t)written;
-    }
+    adt_write_all(STDERR_FILENO, line, length);
 }
 
 void adt_log(const char *format, ...)

@@ -2,11 +2,13 @@
  * ADAPTRACE_OUTPUT checked at start-up: what the end of the run would find
  * wrong with the path (it exists, its parent is missing or not writable)
  * is already known before the program starts, so it is said then rather
- * than after the whole run.
+ * than after the whole run. And the removal of an output tree that must
+ * not stay (normal context).
  */
 #include "core/core.h"
 
 #include <errno.h>
+#include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -82,4 +84,15 @@ int adt_config_check_output(const char *output, char *error, size_t error_size)
         return refuse(error, error_size, output, errno, "no entry can be created in its parent directory '%s'",
                       parent);
     return 0;
+}
+
+static int remove_entry(const char *path, const struct stat *status, int type, struct FTW *walk)
+{
+    (void)status, (void)type, (void)walk;
+    return remove(path);
+}
+
+void adt_remove_tree(const char *path)
+{
+    nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }

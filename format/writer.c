@@ -19,7 +19,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -886,17 +885,6 @@ out:
 
 /* ---- archive directory ------------------------------------------------------- */
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
-static void remove_tree(const char *path)
-{
-    nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 /* Rank 0 checks archive_dir and creates the temporary directory; every rank
  * learns its name (or that it failed, with rank 0's message). */
 static int prepare_directory(writer *w)
@@ -1191,7 +1179,7 @@ fail:
         if (have_temp_dir) {
             c->barrier(c->context);
             if (c->rank == 0)
-                remove_tree(w.temp_dir);
+                adt_remove_tree(w.temp_dir);
         }
     }
     OTF2_Error_RegisterCallback(previous_handler, NULL);

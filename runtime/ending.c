@@ -67,17 +67,6 @@ static const char *archive_dir(void)
 
 /* ---- saying it once per run -------------------------------------------- */
 
-static void write_all(int fd, const char *text, size_t length)
-{
-    while (length > 0) {
-        ssize_t written = write(fd, text, length);
-        if (written <= 0)
-            return;
-        text += written;
-        length -= (size_t)written;
-    }
-}
-
 /* The records this process holds. Relaxed reads of counters that their
  * owners keep updating: a close figure is enough. */
 static void add_records(adt_text *line)
@@ -161,9 +150,9 @@ static void say_ending(const char *how, int saved, const adt_rescue_result *resc
     adt_text_add(&line, " on ");
     adt_text_add(&line, host);
     adt_text_add(&line, "; see \"When a run does not end cleanly\" in docs/design-notes.md)\n");
-    write_all(STDERR_FILENO, line.bytes, line.length);
+    adt_write_all(STDERR_FILENO, line.bytes, line.length);
     if (marker >= 0) {
-        write_all(marker, line.bytes, line.length);
+        adt_write_all(marker, line.bytes, line.length);
         close(marker);
     }
 }
@@ -237,7 +226,7 @@ static bool on_snapshot_signal(int signum, siginfo_t *info, void *ucontext)
     adt_text_add(&line, " (ADAPTRACE_SNAPSHOT_SIGNAL) and runs on");
     add_outcome(&line, saved, &rescue);
     adt_text_add(&line, " (every process that got the signal saved its own)\n");
-    write_all(STDERR_FILENO, line.bytes, line.length);
+    adt_write_all(STDERR_FILENO, line.bytes, line.length);
     return true;
 }
 

@@ -27,7 +27,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <glob.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -40,8 +39,6 @@
 #include "runtime/rescue.h"
 #include "runtime_internal.h"
 #include "sampler/sampler.h"
-
-#define THREAD_NAME_BYTES 32
 
 typedef struct saved_process {
     char path[ADT_PATH_MAX + 64];
@@ -397,27 +394,13 @@ static int close_location(recovery *run, saved_process *process, adt_location *l
     return status;
 }
 
+/* A rank without a rescue file says so in its location's name. */
 static int list_threads(saved_process *process)
 {
-    size_t count = adt_buffer_location_count(process->buffer);
-    process->threads = calloc(count ? count : 1, sizeof *process->threads);
-    process->thread_names = calloc(count ? count : 1, THREAD_NAME_BYTES);
-    if (process->threads == NULL || process->thread_names == NULL)
-        return -1;
-    for (size_t i = 0; i < count; i++) {
-        adt_location *location = adt_buffer_location_at(process->buffer, i);
-        char *name = process->thread_names + i * THREAD_NAME_BYTES;
-        uint32_t index = (uint32_t)adt_location_id(location);
-        if (process->header == NULL)
-            snprintf(name, THREAD_NAME_BYTES, "Master thread (not saved)");
-        else if (index == 0)
-            snprintf(name, THREAD_NAME_BYTES, "Master thread");
-        else
-            snprintf(name, THREAD_NAME_BYTES, "Thread %u", index);
-        process->threads[i] = (adt_trace_thread){ .location = location, .thread_index = index, .name = name };
-    }
-    process->thread_count = count;
-    return 0;
+    const char *main_thread_name = process->header != NULL ? "Master thread" : "Master thread (not saved)";
+    process->threads =
+        adt_list_locations(process->buffer, main_thread_name, &process->thread_count, &process->thread_names);
+    return process->threads != NULL ? 0 : -1;
 }
 
 /* The saved counters, with what the rebuilt buffer holds now: records
@@ -680,17 +663,6 @@ static int write_archive(recovery *run)
 
 /* ---- 5. cleaning up ------------------------------------------------------- */
 
-static int remove_entry(const char *path, const struct stat *status, int type, struct FTW *walk)
-{
-    (void)status, (void)type, (void)walk;
-    return remove(path);
-}
-
-static void remove_tree(const char *path)
-{
-    nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 /* A final write killed outright (SIGKILL) leaves <archive>.tmp-XXXXXX. */
 static size_t remove_abandoned_writes(const char *archive_dir)
 {
@@ -703,7 +675,7 @@ static size_t remove_abandoned_writes(const char *archive_dir)
     for (size_t i = 0; i < found.gl_pathc; i++) {
         fprintf(stderr, "adaptrace-recover: removing %s, left by a final write that was killed\n",
                 found.gl_pathv[i]);
-        remove_tree(found.gl_pathv[i]);
+        adt_remove_tree(found.gl_pathv[i]);
         removed++;
     }
     globfree(&found);
@@ -751,7 +723,7 @@ int adt_recover_run(const char *archive_dir, bool quiet)
     }
     if (result == 0) {
         remove_abandoned_writes(archive_dir);
-        remove_tree(directory);
+        adt_remove_tree(directory);
     }
     free_recovery(&run);
     return result == 0 ? 0 : 1;

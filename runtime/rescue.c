@@ -41,7 +41,6 @@
 
 static adt_run_sources sources;
 static adt_defs *measured_defs;
-static bool sampling;
 static uint32_t initial_rate_hz;
 static uint64_t start_time;
 static char hostname[64] = "unknown host";
@@ -65,7 +64,6 @@ void adt_rescue_init(const adt_run_sources *run, adt_defs *defs, uint32_t rate_h
     sources = *run;
     sources.written = &nothing_written;
     measured_defs = defs;
-    sampling = run->sampling;
     initial_rate_hz = rate_hz;
     start_time = started;
     gethostname(hostname, sizeof hostname - 1);
@@ -83,7 +81,7 @@ void adt_rescue_set_clock_offset(const adt_clock_offset *offset)
     atomic_store(&begin_offset_known, 1);
 }
 
-/* ---- writing (async-signal-safe: write/pwrite/lseek/read/open only) ---- */
+/* ---- writing (async-signal-safe: write/pwrite/read/open only) --------- */
 
 typedef struct rescue_file {
     int fd;
@@ -104,21 +102,13 @@ static void note_failure(rescue_file *file, const char *step)
 
 static void put(rescue_file *file, const void *data, size_t bytes, const char *step)
 {
-    const char *at = data;
-    while (!file->failed && bytes > 0) {
-        ssize_t written = write(file->fd, at, bytes);
-        if (written < 0 && errno == EINTR)
-            continue;
-        if (written <= 0) {
-            if (written == 0)
-                errno = EIO;
-            note_failure(file, step);
-            return;
-        }
-        at += written;
-        bytes -= (size_t)written;
-        file->bytes += (uint64_t)written;
+    if (file->failed)
+        return;
+    if (adt_write_all(file->fd, data, bytes) != 0) {
+        note_failure(file, step);
+        return;
     }
+    file->bytes += bytes;
 }
 
 static void pad_to_8(rescue_file *file, const char *step)
@@ -192,11 +182,8 @@ static void put_maps(rescue_file *file)
     end_open_section(file, at, ADT_RESCUE_SECTION_MAPS, copied, step);
 }
 
-static void fill_header(adt_rescue_kind kind, int signum, const char *archive_dir)
+static void fill_header(adt_rescue_kind kind, int signum, const char *archive_dir, bool journal_complete)
 {
-    size_t journal_bytes;
-    bool journal_complete;
-    adt_defs_journal(measured_defs, &journal_bytes, &journal_complete);
     memset(&header, 0, sizeof header);
     header.magic = ADT_RESCUE_MAGIC;
     header.version = ADT_RESCUE_VERSION;
@@ -205,7 +192,7 @@ static void fill_header(adt_rescue_kind kind, int signum, const char *archive_di
     header.pid = (int32_t)getpid();
     header.rank = atomic_load(&world_rank);
     header.size = header.rank == ADT_RESCUE_NO_RANK ? 1 : atomic_load(&world_size);
-    header.sampling = sampling;
+    header.sampling = sources.sampling;
     header.initial_rate_hz = initial_rate_hz;
     header.defs_complete = journal_complete;
     header.has_clock_offset = (uint32_t)atomic_load(&begin_offset_known);
@@ -221,14 +208,14 @@ static void fill_header(adt_rescue_kind kind, int signum, const char *archive_di
 
 static void write_rescue(rescue_file *file, adt_rescue_kind kind, int signum, const char *archive_dir)
 {
-    fill_header(kind, signum, archive_dir);
-    put(file, &header, sizeof header, "the header");
     size_t journal_bytes;
     bool journal_complete;
     const void *journal = adt_defs_journal(measured_defs, &journal_bytes, &journal_complete);
+    fill_header(kind, signum, archive_dir, journal_complete);
+    put(file, &header, sizeof header, "the header");
     put_section(file, ADT_RESCUE_SECTION_DEFS, journal, journal_bytes, "the definitions");
     put_buffer(file);
-    if (sampling) {
+    if (sources.sampling) {
         size_t tree_bytes;
         const void *tree = adt_sampler_tree_image(&tree_bytes);
         put_section(file, ADT_RESCUE_SECTION_CONTEXTS, tree, tree_bytes, "the calling contexts");
@@ -253,10 +240,10 @@ static void rescue_directory(const char *archive_dir, adt_text *path)
     adt_text_add(path, ADT_RESCUE_SUFFIX);
 }
 
-static void rescue_file_name(const char *archive_dir, adt_text *path)
+/* rank-<rank>.adtr, or pid-<pid>.adtr for ADT_RESCUE_NO_RANK. */
+static void rescue_file_name(const char *archive_dir, uint32_t rank, adt_text *path)
 {
     rescue_directory(archive_dir, path);
-    uint32_t rank = atomic_load(&world_rank);
     if (rank != ADT_RESCUE_NO_RANK) {
         adt_text_add(path, "/rank-");
         adt_text_add_number(path, rank);
@@ -293,7 +280,11 @@ int adt_rescue_save(const char *archive_dir, adt_rescue_kind kind, int signum, a
 {
     memset(result, 0, sizeof *result);
     rescue_directory(archive_dir, &result->directory);
-    if (sources.buffer == NULL || measured_defs == NULL || !claim_save()) {
+    if (sources.buffer == NULL || measured_defs == NULL) {
+        result->step = "the start (the measurement was not set up)";
+        return -1;
+    }
+    if (!claim_save()) {
         result->step = "the start (another save of this process did not end)";
         return -1;
     }
@@ -306,7 +297,7 @@ int adt_rescue_save(const char *archive_dir, adt_rescue_kind kind, int signum, a
     if (kind != ADT_RESCUE_SNAPSHOT)
         adt_sampler_halt();
     adt_text path, partial;
-    rescue_file_name(archive_dir, &path);
+    rescue_file_name(archive_dir, atomic_load(&world_rank), &path);
     partial = path;
     adt_text_add(&partial, ".partial");
     rescue_file file = { .fd = -1 };
@@ -338,13 +329,10 @@ void adt_rescue_discard(const char *archive_dir)
 {
     adt_text directory, path;
     rescue_directory(archive_dir, &directory);
-    rescue_file_name(archive_dir, &path);
+    rescue_file_name(archive_dir, atomic_load(&world_rank), &path);
     unlink(path.bytes);
     /* A snapshot taken before MPI_Init named this process by its pid. */
-    path = directory;
-    adt_text_add(&path, "/pid-");
-    adt_text_add_number(&path, (uint64_t)getpid());
-    adt_text_add(&path, ".adtr");
+    rescue_file_name(archive_dir, ADT_RESCUE_NO_RANK, &path);
     unlink(path.bytes);
     rmdir(directory.bytes);
 }

@@ -467,40 +467,6 @@ static void finish_at_exit(void)
     adt_runtime_finish(&adt_collectives_serial, NULL);
 }
 
-static int compare_thread_index(const void *a, const void *b)
-{
-    uint32_t left = ((const adt_trace_thread *)a)->thread_index;
-    uint32_t right = ((const adt_trace_thread *)b)->thread_index;
-    return (left > right) - (left < right);
-}
-
-#define THREAD_NAME_BYTES 32
-
-/* The writer's view of this process's locations, main thread first. */
-static adt_trace_thread *list_threads(size_t *count, char **names)
-{
-    *count = adt_buffer_location_count(buffer);
-    adt_trace_thread *threads = calloc(*count ? *count : 1, sizeof *threads);
-    *names = calloc(*count ? *count : 1, THREAD_NAME_BYTES);
-    if (!threads || !*names) {
-        free(threads);
-        free(*names);
-        return NULL;
-    }
-    for (size_t i = 0; i < *count; i++) {
-        adt_location *location = adt_buffer_location_at(buffer, i);
-        char *name = *names + i * THREAD_NAME_BYTES;
-        uint32_t index = (uint32_t)adt_location_id(location);
-        if (index == 0)
-            snprintf(name, THREAD_NAME_BYTES, "Master thread");
-        else
-            snprintf(name, THREAD_NAME_BYTES, "Thread %u", index);
-        threads[i] = (adt_trace_thread){ .location = location, .thread_index = index, .name = name };
-    }
-    qsort(threads, *count, sizeof *threads, compare_thread_index);
-    return threads;
-}
-
 /* Rank 0's path (chosen at its start-up), on every rank. */
 static int agree_on_archive_dir(const adt_collectives *collectives, char *agreed)
 {
@@ -532,7 +498,7 @@ static int write_archive(const adt_collectives *collectives, const adt_clock_off
     }
     size_t thread_count = 0;
     char *names = NULL;
-    adt_trace_thread *threads = ready ? list_threads(&thread_count, &names) : NULL;
+    adt_trace_thread *threads = ready ? adt_list_locations(buffer, "Master thread", &thread_count, &names) : NULL;
     if (ready && !threads) {
         adt_log("cannot allocate the list of %zu locations", adt_buffer_location_count(buffer));
         ready = false;

@@ -198,6 +198,14 @@ int adt_summary_publish(const adt_collectives *collectives, const adt_run_counte
                         const adt_location_summary *location_lines, const char *archive_dir,
                         uint32_t initial_rate_hz, bool quiet, const adt_run_ending *ending);
 
+/* ---- locations.c ------------------------------------------------------------ */
+
+/* The writer's view of the locations of buffer, sorted by thread index
+ * (the main thread, index 0, first, named main_thread_name; the others
+ * "Thread <index>"). *names holds the names; the caller frees both. NULL
+ * when out of memory. */
+adt_trace_thread *adt_list_locations(adt_buffer *buffer, const char *main_thread_name, size_t *count, char **names);
+
 /* ---- recover.c ---------------------------------------------------------------- */
 
 /* adaptrace-recover: writes the archive archive_dir and its summary.json
