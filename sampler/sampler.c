@@ -324,6 +324,7 @@ int adt_sampler_thread_start(adt_location *location)
     thread->tid = current_tid();
     thread->papi_event_set = PAPI_NULL;
     atomic_init(&thread->region_context, ADT_UNDEFINED_ID);
+    atomic_init(&thread->sleeping_call, NULL);
 
     /* The first unw_backtrace of a thread sets up its cache (up to ~1 ms);
      * do that here rather than in the first sample, with the objects

@@ -48,6 +48,14 @@ enum {
     ADT_TIMER_DEAD
 };
 
+/* A sleeping call in progress with the sampling signal blocked
+ * (sleeping_calls.c); lives on the interposer's stack. */
+typedef struct adt_sleeping_call {
+    uint64_t start;     /* trace clock when the signal was blocked */
+    void *caller;       /* the interposer's return address */
+    void *function;     /* the real function it calls */
+} adt_sleeping_call;
+
 typedef struct adt_sampler_thread {
     adt_location *location;
     timer_t timer;            /* POSIX timer (wall clock, or cpu without perf) */
@@ -63,6 +71,10 @@ typedef struct adt_sampler_thread {
     _Atomic int unwinding;    /* reads the code map (code_map.c waits for it) */
     _Atomic unsigned shift;   /* k: rate = initial / 2^k */
     _Atomic uint32_t region_context; /* inside an MPI region instance */
+    /* Inside an interposed sleeping call: its signal is a catch-up of the
+     * expirations held back (handler.c, catch_up_sleep). Set and cleared
+     * by the owner thread. */
+    _Atomic(const adt_sleeping_call *) sleeping_call;
     int papi_event_set;
     uint32_t metric_count;    /* counters this thread's event set reads */
     pid_t tid;
