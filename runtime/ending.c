@@ -256,12 +256,12 @@ int adt_ending_init(adt_buffer *buffer, const char *path, int snapshot_signal)
     gethostname(host, sizeof host - 1);
     adt_ending_set_archive(path);
     for (size_t i = 0; i < sizeof termination_requests / sizeof termination_requests[0]; i++)
-        if (adt_signal_own(termination_requests[i], on_ending_signal) != 0)
+        if (adt_signal_own(termination_requests[i], on_ending_signal, ADT_SIGNAL_WATCHED) != 0)
             return -1;
     for (size_t i = 0; i < sizeof fatal_signals / sizeof fatal_signals[0]; i++)
-        if (adt_signal_own(fatal_signals[i], on_ending_signal) != 0)
+        if (adt_signal_own(fatal_signals[i], on_ending_signal, ADT_SIGNAL_WATCHED) != 0)
             return -1;
-    if (snapshot_signal != 0 && adt_signal_own(snapshot_signal, on_snapshot_signal) != 0)
+    if (snapshot_signal != 0 && adt_signal_own(snapshot_signal, on_snapshot_signal, ADT_SIGNAL_TAKEN) != 0)
         return -1;
     return 0;
 }

@@ -269,7 +269,7 @@ int adt_sampler_init(const adt_config *config, adt_defs *defs, uint64_t context_
         return -1;
     }
     if (init_metrics(config->metrics, defs) != 0 || adt_code_map_init() != 0 ||
-        adt_signal_own(adt_sampler.signal, adt_sampler_on_signal) != 0) {
+        adt_signal_own(adt_sampler.signal, adt_sampler_on_signal, ADT_SIGNAL_TAKEN) != 0) {
         adt_code_map_shutdown();
         adt_cct_destroy(&adt_sampler.tree);
         return -1;

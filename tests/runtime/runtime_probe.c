@@ -7,6 +7,7 @@
  */
 #include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -83,6 +84,51 @@ static void on_own_segv(int signum, siginfo_t *info, void *ucontext)
     say(info != NULL && info->si_addr == (void *)forbidden_page ? "own SIGSEGV handler ran at the faulting address"
                                                                   : "own SIGSEGV handler ran");
     _exit(7);
+}
+
+/* Signals adaptrace watches for the endings, as the application set
+ * them: an ignored SIGHUP must not cut a sleep short, and SIGTERM handled
+ * without SA_RESTART must cut a blocking read short (EINTR). A helper
+ * thread sends them to the main thread, during its sleep and during its
+ * read, then unblocks the read should it have been restarted. */
+static int watched_pipe[2];
+static pthread_t watched_main;
+
+static void on_term_quietly(int signum)
+{
+    (void)signum;
+}
+
+static void *send_watched_signals(void *unused)
+{
+    usleep(200000);
+    pthread_kill(watched_main, SIGHUP);
+    usleep(800000);
+    pthread_kill(watched_main, SIGTERM);
+    sleep(2);
+    if (write(watched_pipe[1], "x", 1) != 1)
+        say("cannot write to the pipe");
+    return unused;
+}
+
+static int run_watched_signals(void)
+{
+    struct sigaction handled = {.sa_handler = on_term_quietly};
+    sigemptyset(&handled.sa_mask);
+    struct sigaction ignored = {.sa_handler = SIG_IGN};
+    sigemptyset(&ignored.sa_mask);
+    if (sigaction(SIGTERM, &handled, NULL) != 0 || sigaction(SIGHUP, &ignored, NULL) != 0 || pipe(watched_pipe) != 0)
+        return 2;
+    watched_main = pthread_self();
+    pthread_t sender;
+    pthread_create(&sender, NULL, send_watched_signals, NULL);
+    struct timespec nap = {0, 600000000};
+    int ignored_signal_cut_sleep = nanosleep(&nap, NULL) != 0;
+    char byte;
+    int read_interrupted = read(watched_pipe[0], &byte, 1) < 0 && errno == EINTR;
+    pthread_join(sender, NULL);
+    printf("read_interrupted %d ignored_signal_cut_sleep %d\n", read_interrupted, ignored_signal_cut_sleep);
+    return 0;
 }
 
 static void *thread_work(void *arg)
@@ -282,6 +328,8 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "segv") == 0) {
         compute(WORK / 10);
         fault();
+    } else if (strcmp(mode, "watched-signals") == 0) {
+        result = run_watched_signals();
     } else if (strcmp(mode, "own-handlers") == 0) {
         /* Installed after the runtime took the signals over, as every
          * application's are: one with sigaction, one with signal. */
