@@ -33,6 +33,12 @@ typedef enum adt_sampling_clock {
 
 #define ADT_PATH_MAX 4096
 #define ADT_METRICS_MAX 1024
+/* Limits that the configuration table checks when it parses a value, so
+ * that the launcher refuses what the library would refuse at start-up;
+ * the sampler sizes its arrays by them. */
+#define ADT_UNWIND_DEPTH_MAX 256
+#define ADT_METRICS_COUNT_MAX 16
+#define ADT_METRIC_NAME_MAX 128 /* bytes of one name, with its NUL */
 
 typedef struct adt_config {
     uint64_t buffer_bytes;            /* ADAPTRACE_BUFFER_SIZE, default 64 MiB */

@@ -141,8 +141,8 @@ static unsigned long papi_thread_id(void)
 
 /* Builds an event set with the given names; returns how many were added.
  * warn: report each name that cannot be added (at init, once per name). */
-static uint32_t papi_build_event_set(int *event_set, char names[][128], uint32_t count, bool warn,
-                                     char kept[][128])
+static uint32_t papi_build_event_set(int *event_set, char names[][ADT_METRIC_NAME_MAX], uint32_t count, bool warn,
+                                     char kept[][ADT_METRIC_NAME_MAX])
 {
     *event_set = PAPI_NULL;
     int status = PAPI_create_eventset(event_set);
@@ -180,7 +180,7 @@ static void papi_destroy_event_set(int *event_set)
  * the events that can be added on this thread and registers them. */
 static int init_metrics(const char *list, adt_defs *defs)
 {
-    char requested[ADT_SAMPLER_METRICS_MAX][128];
+    char requested[ADT_SAMPLER_METRICS_MAX][ADT_METRIC_NAME_MAX];
     uint32_t count = 0;
     const char *cursor = list;
     while (*cursor != '\0') {

@@ -21,8 +21,9 @@
 #include "sampler/cct.h"
 #include "sampler/sampler.h"
 
-#define ADT_SAMPLER_METRICS_MAX 16
-#define ADT_SAMPLER_DEPTH_MAX 256
+/* The configuration table's limits (core.h). */
+#define ADT_SAMPLER_METRICS_MAX ADT_METRICS_COUNT_MAX
+#define ADT_SAMPLER_DEPTH_MAX ADT_UNWIND_DEPTH_MAX
 /* Frames of the handler and the signal trampoline that unw_backtrace
  * reports before the interrupted function. */
 #define ADT_SAMPLER_HANDLER_FRAMES 8
@@ -121,7 +122,7 @@ typedef struct adt_sampler_global {
     uint32_t depth;
     uint32_t kernel_tick_hz;
     bool perf;                /* cpu clock delivered by perf cpu-clock events */
-    char metric_names[ADT_SAMPLER_METRICS_MAX][128];
+    char metric_names[ADT_SAMPLER_METRICS_MAX][ADT_METRIC_NAME_MAX];
     uint32_t metric_count;    /* metrics registered with the definitions */
     bool papi;                /* PAPI initialised */
     adt_cct tree;
