@@ -31,6 +31,18 @@ static bool sample_record_valid(const adt_defs *defs, const adt_record_view *rec
            fits(record, sizeof *sample + (size_t)sample->metric_count * sizeof(uint64_t));
 }
 
+static bool rma_record_valid(const adt_defs *defs, const adt_record_view *record)
+{
+    if (!fits(record, sizeof(adt_rec_rma)))
+        return false;
+    const adt_rec_rma *rma = record->payload;
+    if (record->kind == ADT_REC_RMA_COLLECTIVE_BEGIN)
+        return true;
+    if (record->kind == ADT_REC_RMA_GROUP_SYNC && rma->group >= defs->groups.count)
+        return false;
+    return rma->win < defs->rma_wins.count;
+}
+
 static bool record_valid(const adt_defs *defs, const adt_record_view *record)
 {
     switch ((adt_record_kind)record->kind) {
@@ -60,6 +72,22 @@ static bool record_valid(const adt_defs *defs, const adt_record_view *record)
         return fits(record, sizeof(adt_rec_buffer_flush));
     case ADT_REC_MEASUREMENT_ON_OFF:
         return fits(record, sizeof(adt_rec_on_off));
+    case ADT_REC_RMA_WIN_CREATE:
+    case ADT_REC_RMA_WIN_DESTROY:
+    case ADT_REC_RMA_COLLECTIVE_BEGIN:
+    case ADT_REC_RMA_COLLECTIVE_END:
+    case ADT_REC_RMA_GROUP_SYNC:
+    case ADT_REC_RMA_REQUEST_LOCK:
+    case ADT_REC_RMA_RELEASE_LOCK:
+    case ADT_REC_RMA_SYNC:
+    case ADT_REC_RMA_PUT:
+    case ADT_REC_RMA_GET:
+    case ADT_REC_RMA_ATOMIC:
+    case ADT_REC_RMA_OP_COMPLETE_BLOCKING:
+    case ADT_REC_RMA_OP_COMPLETE_NONBLOCKING:
+    case ADT_REC_RMA_OP_COMPLETE_REMOTE:
+    case ADT_REC_RMA_OP_TEST:
+        return rma_record_valid(defs, record);
     case ADT_REC_KIND_COUNT:
         break;
     }

@@ -20,6 +20,8 @@ adt_defs *adt_defs_create(void)
     adt_intern_init(&defs->source_locations);
     adt_intern_init(&defs->metrics);
     adt_intern_init(&defs->comms);
+    adt_intern_init(&defs->rma_wins);
+    adt_intern_init(&defs->groups);
     return defs;
 }
 
@@ -31,12 +33,15 @@ void adt_defs_destroy(adt_defs *defs)
         free(defs->comm_defs[i].members);
     free(defs->comm_defs);
     free(defs->metric_units);
+    free(defs->rma_win_comms);
     free(defs->calling_contexts);
     adt_intern_free(&defs->strings);
     adt_intern_free(&defs->regions);
     adt_intern_free(&defs->source_locations);
     adt_intern_free(&defs->metrics);
     adt_intern_free(&defs->comms);
+    adt_intern_free(&defs->rma_wins);
+    adt_intern_free(&defs->groups);
     adt_journal_close(&defs->journal);
     pthread_mutex_destroy(&defs->lock);
     free(defs);
@@ -162,6 +167,45 @@ int adt_defs_comm_set_name(adt_defs *defs, uint32_t comm, const char *name)
     }
     pthread_mutex_unlock(&defs->lock);
     return result;
+}
+
+uint32_t adt_defs_rma_win(adt_defs *defs, uint32_t creator_world_rank, uint32_t sequence, uint32_t comm)
+{
+    pthread_mutex_lock(&defs->lock);
+    uint32_t id = ADT_UNDEFINED_ID;
+    adt_rma_win_key key = { creator_world_rank, sequence };
+    if (comm >= defs->comms.count)
+        goto out;
+    if (defs->rma_wins.count == defs->rma_win_capacity) {
+        uint32_t capacity = defs->rma_win_capacity ? defs->rma_win_capacity * 2 : 8;
+        uint32_t *grown = realloc(defs->rma_win_comms, (size_t)capacity * sizeof *grown);
+        if (!grown)
+            goto out;
+        defs->rma_win_comms = grown;
+        defs->rma_win_capacity = capacity;
+    }
+    int added;
+    id = adt_intern_add(&defs->rma_wins, &key, sizeof key, &added);
+    if (added) {
+        defs->rma_win_comms[id] = comm;
+        adt_journal_rma_win(&defs->journal, &key, comm);
+    }
+out:
+    pthread_mutex_unlock(&defs->lock);
+    return id;
+}
+
+uint32_t adt_defs_group(adt_defs *defs, const uint32_t *members, uint32_t size)
+{
+    if (!members || size == 0)
+        return ADT_UNDEFINED_ID;
+    pthread_mutex_lock(&defs->lock);
+    int added;
+    uint32_t id = adt_intern_add(&defs->groups, members, (size_t)size * sizeof *members, &added);
+    if (added)
+        adt_journal_group(&defs->journal, members, size);
+    pthread_mutex_unlock(&defs->lock);
+    return id;
 }
 
 uint32_t adt_defs_metric(adt_defs *defs, const char *name, const char *unit)
