@@ -72,21 +72,7 @@ static bool record_valid(const adt_defs *defs, const adt_record_view *record)
         return fits(record, sizeof(adt_rec_buffer_flush));
     case ADT_REC_MEASUREMENT_ON_OFF:
         return fits(record, sizeof(adt_rec_on_off));
-    case ADT_REC_RMA_WIN_CREATE:
-    case ADT_REC_RMA_WIN_DESTROY:
-    case ADT_REC_RMA_COLLECTIVE_BEGIN:
-    case ADT_REC_RMA_COLLECTIVE_END:
-    case ADT_REC_RMA_GROUP_SYNC:
-    case ADT_REC_RMA_REQUEST_LOCK:
-    case ADT_REC_RMA_RELEASE_LOCK:
-    case ADT_REC_RMA_SYNC:
-    case ADT_REC_RMA_PUT:
-    case ADT_REC_RMA_GET:
-    case ADT_REC_RMA_ATOMIC:
-    case ADT_REC_RMA_OP_COMPLETE_BLOCKING:
-    case ADT_REC_RMA_OP_COMPLETE_NONBLOCKING:
-    case ADT_REC_RMA_OP_COMPLETE_REMOTE:
-    case ADT_REC_RMA_OP_TEST:
+    ADT_REC_RMA_CASES:
         return rma_record_valid(defs, record);
     case ADT_REC_KIND_COUNT:
         break;

@@ -126,6 +126,24 @@ typedef struct adt_rec_sample {
     uint64_t metric_values[];
 } adt_rec_sample;
 
+/* The case labels of every RMA kind, for switches that treat them alike. */
+#define ADT_REC_RMA_CASES                    \
+    case ADT_REC_RMA_WIN_CREATE:             \
+    case ADT_REC_RMA_WIN_DESTROY:            \
+    case ADT_REC_RMA_COLLECTIVE_BEGIN:       \
+    case ADT_REC_RMA_COLLECTIVE_END:         \
+    case ADT_REC_RMA_GROUP_SYNC:             \
+    case ADT_REC_RMA_REQUEST_LOCK:           \
+    case ADT_REC_RMA_RELEASE_LOCK:           \
+    case ADT_REC_RMA_SYNC:                   \
+    case ADT_REC_RMA_PUT:                    \
+    case ADT_REC_RMA_GET:                    \
+    case ADT_REC_RMA_ATOMIC:                 \
+    case ADT_REC_RMA_OP_COMPLETE_BLOCKING:   \
+    case ADT_REC_RMA_OP_COMPLETE_NONBLOCKING:\
+    case ADT_REC_RMA_OP_COMPLETE_REMOTE:     \
+    case ADT_REC_RMA_OP_TEST
+
 /* Every RMA record (one layout: the fields a kind does not use are 0).
  * win: local RMA window id (adt_defs_rma_win); target: a rank in the
  * window's group or ADT_RMA_ALL_TARGETS; group: local group id

@@ -573,21 +573,7 @@ static OTF2_ErrorCode write_record(stream *s, const adt_record_view *r)
         return OTF2_EvtWriter_MeasurementOnOff(s->out, NULL, t,
                                                ((const adt_rec_on_off *)p)->on ? OTF2_MEASUREMENT_ON
                                                                                : OTF2_MEASUREMENT_OFF);
-    case ADT_REC_RMA_WIN_CREATE:
-    case ADT_REC_RMA_WIN_DESTROY:
-    case ADT_REC_RMA_COLLECTIVE_BEGIN:
-    case ADT_REC_RMA_COLLECTIVE_END:
-    case ADT_REC_RMA_GROUP_SYNC:
-    case ADT_REC_RMA_REQUEST_LOCK:
-    case ADT_REC_RMA_RELEASE_LOCK:
-    case ADT_REC_RMA_SYNC:
-    case ADT_REC_RMA_PUT:
-    case ADT_REC_RMA_GET:
-    case ADT_REC_RMA_ATOMIC:
-    case ADT_REC_RMA_OP_COMPLETE_BLOCKING:
-    case ADT_REC_RMA_OP_COMPLETE_NONBLOCKING:
-    case ADT_REC_RMA_OP_COMPLETE_REMOTE:
-    case ADT_REC_RMA_OP_TEST:
+    ADT_REC_RMA_CASES:
         return write_rma(s, r);
     case ADT_REC_KIND_COUNT:
         break;
