@@ -132,6 +132,12 @@ void adt_mpi_finalize_measurement(adt_mpi_call *call, adt_mpi_function function)
     adt_mpi_leave(call, function);
     /* Collective even where this rank is not measuring: the runtime agrees
      * over all ranks whether to write, so no rank waits for another. */
+    if (measuring) {
+        adt_runtime_mpi_untracked untracked = { .requests = adt_mpi_requests_untracked(),
+                                                .communicators = adt_mpi_comms_untracked(),
+                                                .windows = adt_mpi_windows_untracked() };
+        adt_runtime_mpi_untracked_report(&untracked);
+    }
     adt_collectives collectives;
     if (adt_collectives_mpi_create(&collectives) == 0) {
         adt_runtime_finish(&collectives, measuring ? offsets : NULL);

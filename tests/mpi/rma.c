@@ -12,7 +12,7 @@
  *   group <w0> ...                  the last call synchronised with a group
  *                                   of these MPI_COMM_WORLD ranks
  *
- * usage: mpi-rma fence|pscw|lock|lock_all EXPECT_DIR
+ * usage: mpi-rma fence|pscw|lock|lock_all|untraced_window EXPECT_DIR
  */
 #include <mpi.h>
 #include <stdint.h>
@@ -182,10 +182,29 @@ static void lock_all(void)
     CALL(MPI_Comm_free, &node);
 }
 
+/* A window on a communicator adaptrace never saw created (made through
+ * the profiling interface): its calls are regions only, and the summary
+ * counts the window as not traced, one per rank. */
+static void untraced_window(void)
+{
+    MPI_Comm hidden;
+    PMPI_Comm_dup(MPI_COMM_WORLD, &hidden);
+    int local = 0, value = rank;
+    MPI_Win win;
+    CALL(MPI_Win_create, &local, (MPI_Aint)sizeof local, (int)sizeof local, MPI_INFO_NULL, hidden, &win);
+    CALL(MPI_Win_fence, 0, win);
+    CALL(MPI_Put, &value, 1, MPI_INT, right, 0, 1, MPI_INT, win);
+    CALL(MPI_Win_fence, 0, win);
+    CALL(MPI_Win_free, &win);
+    PMPI_Comm_free(&hidden);
+    if (local != left)
+        MPI_Abort(MPI_COMM_WORLD, 3);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
-        fprintf(stderr, "usage: %s fence|pscw|lock|lock_all EXPECT_DIR\n", argv[0]);
+        fprintf(stderr, "usage: %s fence|pscw|lock|lock_all|untraced_window EXPECT_DIR\n", argv[0]);
         return 2;
     }
     CALL(MPI_Init, &argc, &argv);
@@ -205,8 +224,10 @@ int main(int argc, char **argv)
         lock();
     } else if (strcmp(argv[1], "lock_all") == 0) {
         lock_all();
+    } else if (strcmp(argv[1], "untraced_window") == 0) {
+        untraced_window();
     } else {
-        fprintf(stderr, "mpi-rma: unknown mode '%s' (accepted: fence, pscw, lock, lock_all)\n", argv[1]);
+        fprintf(stderr, "mpi-rma: unknown mode '%s' (accepted: fence, pscw, lock, lock_all, untraced_window)\n", argv[1]);
         CALL(MPI_Abort, MPI_COMM_WORLD, 2);
     }
     expect_note("call MPI_Finalize");
