@@ -169,21 +169,28 @@ int adt_defs_comm_set_name(adt_defs *defs, uint32_t comm, const char *name)
     return result;
 }
 
+/* Room for one more entry in a per-id array of uint32_t (count used). */
+static int reserve_u32(uint32_t **array, uint32_t *capacity, uint32_t count)
+{
+    if (count < *capacity)
+        return 0;
+    uint32_t grown_capacity = *capacity ? *capacity * 2 : 8;
+    uint32_t *grown = realloc(*array, (size_t)grown_capacity * sizeof *grown);
+    if (!grown)
+        return -1;
+    *array = grown;
+    *capacity = grown_capacity;
+    return 0;
+}
+
 uint32_t adt_defs_rma_win(adt_defs *defs, uint32_t creator_world_rank, uint32_t sequence, uint32_t comm)
 {
     pthread_mutex_lock(&defs->lock);
     uint32_t id = ADT_UNDEFINED_ID;
     adt_rma_win_key key = { creator_world_rank, sequence };
-    if (comm >= defs->comms.count)
+    if (comm >= defs->comms.count ||
+        reserve_u32(&defs->rma_win_comms, &defs->rma_win_capacity, defs->rma_wins.count) != 0)
         goto out;
-    if (defs->rma_wins.count == defs->rma_win_capacity) {
-        uint32_t capacity = defs->rma_win_capacity ? defs->rma_win_capacity * 2 : 8;
-        uint32_t *grown = realloc(defs->rma_win_comms, (size_t)capacity * sizeof *grown);
-        if (!grown)
-            goto out;
-        defs->rma_win_comms = grown;
-        defs->rma_win_capacity = capacity;
-    }
     int added;
     id = adt_intern_add(&defs->rma_wins, &key, sizeof key, &added);
     if (added) {
@@ -216,16 +223,9 @@ uint32_t adt_defs_metric(adt_defs *defs, const char *name, const char *unit)
     uint32_t id = ADT_UNDEFINED_ID;
     uint32_t name_id = string_id(defs, name);
     uint32_t unit_id = string_id(defs, unit ? unit : "#");
-    if (name_id == ADT_UNDEFINED_ID || unit_id == ADT_UNDEFINED_ID)
+    if (name_id == ADT_UNDEFINED_ID || unit_id == ADT_UNDEFINED_ID ||
+        reserve_u32(&defs->metric_units, &defs->metric_capacity, defs->metrics.count) != 0)
         goto out;
-    if (defs->metrics.count == defs->metric_capacity) {
-        uint32_t capacity = defs->metric_capacity ? defs->metric_capacity * 2 : 8;
-        uint32_t *grown = realloc(defs->metric_units, (size_t)capacity * sizeof *grown);
-        if (!grown)
-            goto out;
-        defs->metric_units = grown;
-        defs->metric_capacity = capacity;
-    }
     int added;
     id = adt_intern_add(&defs->metrics, &name_id, sizeof name_id, &added);
     if (added) {

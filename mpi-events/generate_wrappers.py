@@ -414,16 +414,40 @@ def build_body(fn, lang):
     return body
 
 
-# The one-sided record kinds: which helper of rma.c each calls, and where.
+# The one-sided synchronisation kinds: what each writes before (pre) and
+# after (post) the PMPI call; {0}, {1}, ... are its RECORD arguments as C
+# values, {ok} whether PMPI succeeded.
 RMA_ALL = "ADT_MPI_ALL_TARGETS"
 PROCESS_AND_MEMORY = "OTF2_RMA_SYNC_LEVEL_PROCESS | OTF2_RMA_SYNC_LEVEL_MEMORY"
+RMA_SYNCHRONISATION = {
+    "win_fence": [("pre", f"adt_mpi_rma_collective_begin(&call, {{0}}, {PROCESS_AND_MEMORY});"),
+                  ("post", "adt_mpi_win_fence_end(&call, {0});")],
+    "win_post": [("post", "if ({ok}) adt_mpi_win_group_defined({1}, {0}, true, &call);")],
+    "win_start": [("post", "if ({ok}) adt_mpi_win_group_defined({1}, {0}, false, &call);")],
+    "win_complete": [("post", "adt_mpi_win_epoch_end(&call, {0}, false, true);")],
+    "win_wait": [("post", "adt_mpi_win_epoch_end(&call, {0}, true, true);")],
+    "win_test": [("post", "if ({ok}) adt_mpi_win_epoch_end(&call, {0}, true, *{1} != 0);")],
+    "win_lock": [("pre", "adt_mpi_win_lock(&call, {2}, {1}, {0});")],
+    "win_lock_all": [("pre", f"adt_mpi_win_lock(&call, {{0}}, {RMA_ALL}, MPI_LOCK_SHARED);")],
+    "win_unlock": [("post", "adt_mpi_win_unlock(&call, {1}, {0});")],
+    "win_unlock_all": [("post", f"adt_mpi_win_unlock(&call, {{0}}, {RMA_ALL});")],
+    "win_flush": [("post", "adt_mpi_win_flush(&call, {1}, {0}, true);")],
+    "win_flush_local": [("post", "adt_mpi_win_flush(&call, {1}, {0}, false);")],
+    "win_flush_all": [("post", f"adt_mpi_win_flush(&call, {{0}}, {RMA_ALL}, true);")],
+    "win_flush_local_all": [("post", f"adt_mpi_win_flush(&call, {{0}}, {RMA_ALL}, false);")],
+    "win_sync": [("post", "adt_mpi_win_sync(&call, {0});")],
+}
 
 
 def rma_body(fn, lang, body, ok):
     a = fn.args
     v = lambda name: lang.value(fn, name)
     kind = fn.kind
-    if kind == "win_create":
+    if kind in RMA_SYNCHRONISATION:
+        values = [v(name) for name in a]
+        for phase, template in RMA_SYNCHRONISATION[kind]:
+            (body.pre if phase == "pre" else body.post).append(template.format(*values, ok=ok))
+    elif kind == "win_create":
         op, comm, new = a
         body.pre.append(f"adt_mpi_win_create_begin(&call, {v(comm)});")
         body.post.append(f"if ({ok}) adt_mpi_win_created(&call, {v(comm)}, {lang.handle('Win', f'*{new}')}, "
@@ -432,33 +456,6 @@ def rma_body(fn, lang, body, ok):
         body.pre.append("adt_mpi_freed_window freed;")
         body.pre.append(f"const bool traced = adt_mpi_win_free_begin(&call, {lang.handle('Win', f'*{a[0]}')}, &freed);")
         body.post.append("if (traced) adt_mpi_win_free_end(&call, &freed);")
-    elif kind == "win_fence":
-        body.pre.append(f"adt_mpi_rma_collective_begin(&call, {v(a[0])}, {PROCESS_AND_MEMORY});")
-        body.post.append(f"adt_mpi_win_fence_end(&call, {v(a[0])});")
-    elif kind in ("win_post", "win_start"):
-        exposure = "true" if kind == "win_post" else "false"
-        body.post.append(f"if ({ok}) adt_mpi_win_group_defined({v(a[1])}, {v(a[0])}, {exposure}, &call);")
-    elif kind in ("win_complete", "win_wait"):
-        exposure = "true" if kind == "win_wait" else "false"
-        body.post.append(f"adt_mpi_win_epoch_end(&call, {v(a[0])}, {exposure}, true);")
-    elif kind == "win_test":
-        body.post.append(f"if ({ok}) adt_mpi_win_epoch_end(&call, {v(a[0])}, true, *{a[1]} != 0);")
-    elif kind == "win_lock":
-        body.pre.append(f"adt_mpi_win_lock(&call, {v(a[2])}, {v(a[1])}, {v(a[0])});")
-    elif kind == "win_lock_all":
-        body.pre.append(f"adt_mpi_win_lock(&call, {v(a[0])}, {RMA_ALL}, MPI_LOCK_SHARED);")
-    elif kind == "win_unlock":
-        body.post.append(f"adt_mpi_win_unlock(&call, {v(a[1])}, {v(a[0])});")
-    elif kind == "win_unlock_all":
-        body.post.append(f"adt_mpi_win_unlock(&call, {v(a[0])}, {RMA_ALL});")
-    elif kind in ("win_flush", "win_flush_local"):
-        remote = "true" if kind == "win_flush" else "false"
-        body.post.append(f"adt_mpi_win_flush(&call, {v(a[1])}, {v(a[0])}, {remote});")
-    elif kind in ("win_flush_all", "win_flush_local_all"):
-        remote = "true" if kind == "win_flush_all" else "false"
-        body.post.append(f"adt_mpi_win_flush(&call, {v(a[0])}, {RMA_ALL}, {remote});")
-    elif kind == "win_sync":
-        body.post.append(f"adt_mpi_win_sync(&call, {v(a[0])});")
     elif kind in ("rma_put", "rma_get", "rma_rput", "rma_rget"):
         count, datatype, target, window = a[:4]
         record = "ADT_REC_RMA_PUT" if kind in ("rma_put", "rma_rput") else "ADT_REC_RMA_GET"
