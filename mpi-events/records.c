@@ -36,7 +36,7 @@ typedef struct tracked_request {
 } tracked_request;
 
 static adt_handle_table *requests;
-static atomic_uint_fast64_t next_request_id = 1;
+atomic_uint_fast64_t adt_mpi_next_request_id = 1;
 
 /* Open MPI completes small sends (and collectives of one process) at once
  * and hands out one predefined request for all of them, so several
@@ -124,11 +124,6 @@ static void untrack(MPI_Request request, tracked_request *slot)
             return;
     }
     adt_handle_table_remove(requests, handle);
-}
-
-uint64_t adt_mpi_new_request_id(void)
-{
-    return atomic_fetch_add_explicit(&next_request_id, 1, memory_order_relaxed);
 }
 
 static inline void append(const adt_mpi_call *call, adt_record_kind kind, const void *payload, uint32_t size)

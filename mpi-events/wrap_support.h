@@ -153,8 +153,14 @@ void adt_mpi_tested(const adt_mpi_call *call, const MPI_Request *requests, int c
 void adt_mpi_request_free(const adt_mpi_call *call, MPI_Request request);
 void adt_mpi_cancel(MPI_Request request);
 
-/* A fresh id for a request or an RMA matching id (unique in the process). */
-uint64_t adt_mpi_new_request_id(void);
+/* A fresh id for a request or an RMA matching id (unique in the process);
+ * inline, as it was before the RMA records shared it: every nonblocking
+ * call takes one. */
+extern atomic_uint_fast64_t adt_mpi_next_request_id;
+static inline uint64_t adt_mpi_new_request_id(void)
+{
+    return atomic_fetch_add_explicit(&adt_mpi_next_request_id, 1, memory_order_relaxed);
+}
 /* A request-based RMA operation (MPI_Rput, ...) on local window win with
  * matching id id: its request's completion completes it. */
 void adt_mpi_rma_request(MPI_Request request, uint32_t win, uint64_t id);
