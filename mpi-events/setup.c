@@ -98,8 +98,10 @@ void adt_mpi_init_end(adt_location *location)
     snprintf(archive_dir, sizeof archive_dir, "%s", adt_runtime_archive_dir());
     PMPI_Bcast(archive_dir, ADT_PATH_MAX, MPI_CHAR, 0, MPI_COMM_WORLD);
     adt_runtime_mpi_started((uint32_t)rank, (uint32_t)size, archive_dir);
-    if (adt_mpi_requests_init() != 0 || adt_mpi_comms_init(adt_runtime_defs()) != 0) {
-        adt_log("MPI events not recorded on rank %d: out of memory for the request and communicator tables", rank);
+    if (adt_mpi_requests_init() != 0 || adt_mpi_comms_init(adt_runtime_defs()) != 0 ||
+        adt_mpi_windows_init() != 0) {
+        adt_log("MPI events not recorded on rank %d: out of memory for the request, communicator and window tables",
+                rank);
         return;
     }
     /* On MPI_COMM_WORLD itself: the application cannot have a message in
@@ -130,6 +132,12 @@ void adt_mpi_finalize_measurement(adt_mpi_call *call, adt_mpi_function function)
     adt_mpi_leave(call, function);
     /* Collective even where this rank is not measuring: the runtime agrees
      * over all ranks whether to write, so no rank waits for another. */
+    if (measuring) {
+        adt_runtime_mpi_untracked untracked = { .requests = adt_mpi_requests_untracked(),
+                                                .communicators = adt_mpi_comms_untracked(),
+                                                .windows = adt_mpi_windows_untracked() };
+        adt_runtime_mpi_untracked_report(&untracked);
+    }
     adt_collectives collectives;
     if (adt_collectives_mpi_create(&collectives) == 0) {
         adt_runtime_finish(&collectives, measuring ? offsets : NULL);
@@ -140,6 +148,7 @@ void adt_mpi_finalize_measurement(adt_mpi_call *call, adt_mpi_function function)
     if (!measuring)
         return;
     measuring = false;
+    adt_mpi_windows_fini();
     adt_mpi_comms_fini();
     adt_mpi_requests_fini();
 }

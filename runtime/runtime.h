@@ -141,6 +141,16 @@ void adt_runtime_mpi_started(uint32_t world_rank, uint32_t world_size, const cha
  * there (saved with the data of a run that does not end cleanly). */
 void adt_runtime_clock_offset_measured(const adt_clock_offset *begin);
 
+/* What the MPI layer could not follow (no room in its tables, or a
+ * communicator it never saw created): their events are not in the trace.
+ * Reported in MPI_Finalize before adt_runtime_finish, for the summary. */
+typedef struct adt_runtime_mpi_untracked {
+    uint64_t requests;
+    uint64_t communicators;
+    uint64_t windows;
+} adt_runtime_mpi_untracked;
+void adt_runtime_mpi_untracked_report(const adt_runtime_mpi_untracked *untracked);
+
 /* Stops sampling, writes the archive and summary.json collectively, rank 0
  * prints the summary. Runs once; later calls return the first result.
  * Returns 0 when the archive and summary.json were written, -1 otherwise

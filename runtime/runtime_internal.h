@@ -138,6 +138,9 @@ typedef struct adt_run_counters {
     double write_seconds;
     double delivered_rate_hz;
     double handler_mean_ns;
+    uint64_t mpi_requests_untracked;
+    uint64_t mpi_communicators_untracked;
+    uint64_t mpi_windows_untracked;
     uint64_t location_entries;  /* adt_location_summary entries sent: locations,
                                    or 0 when they could not be listed */
 } adt_run_counters;
@@ -161,6 +164,7 @@ typedef struct adt_run_sources {
     adt_runtime_budget budget;
     uint64_t buffer_bytes;
     const adt_trace_result *written;
+    adt_runtime_mpi_untracked mpi_untracked;
 } adt_run_sources;
 
 /* Fills counters and returns this rank's location lines (malloc'd,
