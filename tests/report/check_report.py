@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Checks adaptrace-report's figures against what a workload of
+workloads.c is known to do.
+
+usage: check_report.py REPORT ARCHIVE pingpong|imbalance|late-sender
+       check_report.py REPORT ARCHIVE html OUTPUT_DIR [CHROMIUM]
+
+The figures below are workloads.c's constants. html writes the page of
+ARCHIVE into OUTPUT_DIR, checks that it loads nothing from elsewhere and,
+with CHROMIUM, that a headless browser draws every section (the marker
+page.js writes last) and keeps a screenshot beside it.
+"""
+import json
+import re
+import subprocess
+import sys
+
+PINGPONG_ROUNDS, PINGPONG_BYTES = 100, 1024
+IMBALANCE_EXPECTED = 2 / 1.5  # two ranks: one computes 2T, the other T
+LATE_ROUNDS, LATE_DELAY_SECONDS = 3, 0.200
+
+
+def fail(message):
+    print(f"check_report.py: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+def expect(condition, message):
+    if not condition:
+        fail(message)
+
+
+def profile_of(report, archive):
+    return json.loads(subprocess.run([report, "--json", archive], check=True,
+                                     capture_output=True, text=True).stdout)
+
+
+def function(profile, name):
+    matches = [f for f in profile["mpi_functions"] if f["name"] == name]
+    expect(len(matches) == 1, f"{name} is not in the MPI profile once: {profile['mpi_functions']}")
+    return matches[0]
+
+
+def check_pingpong(profile):
+    send, recv = function(profile, "MPI_Send"), function(profile, "MPI_Recv")
+    expect(send["calls"] == 2 * PINGPONG_ROUNDS, f"MPI_Send calls {send['calls']}")
+    expect(recv["calls"] == 2 * PINGPONG_ROUNDS, f"MPI_Recv calls {recv['calls']}")
+    expect(send["bytes_sent"] == 2 * PINGPONG_ROUNDS * PINGPONG_BYTES, f"MPI_Send bytes {send['bytes_sent']}")
+    expect(recv["bytes_received"] == 2 * PINGPONG_ROUNDS * PINGPONG_BYTES,
+           f"MPI_Recv bytes {recv['bytes_received']}")
+    one_way = [0, PINGPONG_ROUNDS, PINGPONG_ROUNDS, 0]
+    expect(profile["matrix_messages"] == one_way, f"message matrix {profile['matrix_messages']}")
+    expect(profile["matrix_bytes"] == [m * PINGPONG_BYTES for m in one_way],
+           f"byte matrix {profile['matrix_bytes']}")
+    expect(profile["messages_matched"] == 2 * PINGPONG_ROUNDS and profile["messages_unmatched"] == 0,
+           f"matched {profile['messages_matched']}, unmatched {profile['messages_unmatched']}")
+
+
+def check_imbalance(profile):
+    imbalance = profile["rank_spread"]["computation_seconds"]["imbalance"]
+    expect(abs(imbalance / IMBALANCE_EXPECTED - 1) <= 0.05,
+           f"computation max/mean {imbalance:.4f}, expected {IMBALANCE_EXPECTED:.4f} within 5 %")
+    expect(profile["ranks_waiting_most"][0] == 0, f"ranks waiting most {profile['ranks_waiting_most']}")
+    expect(profile["samples"] > 0, "no samples")
+    names = [f["name"] for f in profile["sampled_functions"]]
+    expect("compute_for" in names, f"compute_for is not among the sampled functions {names[:10]}")
+
+
+def check_late_sender(profile):
+    injected = LATE_ROUNDS * LATE_DELAY_SECONDS
+    waited = profile["ranks"][0]["late_sender_seconds"]
+    expect(abs(waited / injected - 1) <= 0.10,
+           f"rank 0 late-sender time {waited:.4f} s, injected {injected:.4f} s: not within 10 %")
+
+
+def check_html(report, archive, output_dir, chromium):
+    page = f"{output_dir}/report.html"
+    subprocess.run([report, "--html", page, archive], check=True, stdout=subprocess.DEVNULL)
+    html = open(page, encoding="utf-8").read()
+    references = re.findall(r"<(?:script|link|img|iframe)\b[^>]*(?:src|href)\s*=", html, re.IGNORECASE)
+    expect(not references, f"{page} loads files: {references[:3]}")
+    expect(not re.search(r"(?:src|href)\s*=\s*[\"']?https?://", html, re.IGNORECASE), f"{page} refers to the web")
+    if not chromium:
+        return
+    browser = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr",
+               "--window-size=1300,2400"]
+    drawn = subprocess.run(browser + ["--dump-dom", f"file://{page}"], capture_output=True, text=True, timeout=120)
+    marker = re.search(r'id="drawn">([^<]*)<', drawn.stdout)
+    expect(marker is not None, f"the page has no marker: {drawn.stderr[-2000:]}")
+    expect(set(marker.group(1).split()) == {"mpi", "matrix", "flame"},
+           f"sections drawn: '{marker.group(1)}'")
+    errors = [line for line in drawn.stderr.splitlines() if "CONSOLE" in line or "Uncaught" in line]
+    expect(not errors, f"console messages: {errors[:5]}")
+    subprocess.run(browser + [f"--screenshot={output_dir}/report.png", f"file://{page}"],
+                   capture_output=True, timeout=120, check=True)
+
+
+def main():
+    report, archive, mode = sys.argv[1:4]
+    if mode == "html":
+        check_html(report, archive, sys.argv[4], sys.argv[5] if len(sys.argv) > 5 else "")
+        return
+    checks = {"pingpong": check_pingpong, "imbalance": check_imbalance, "late-sender": check_late_sender}
+    checks[mode](profile_of(report, archive))
+
+
+main()
