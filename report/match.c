@@ -120,6 +120,14 @@ static int compare_collectives(const void *left, const void *right)
     return order ? order : compare_u64(a->sequence, b->sequence);
 }
 
+/* qsort, for arrays that may never have been allocated (no records). */
+static void sort(void *array, size_t count, size_t size, int (*compare)(const void *, const void *))
+{
+    if (count > 0) {
+        qsort(array, count, size, compare);
+    }
+}
+
 static void match_messages(struct adt_report_matching *matching, struct adt_report_profile *profile,
                            double tick_seconds)
 {
@@ -131,8 +139,8 @@ static void match_messages(struct adt_report_matching *matching, struct adt_repo
         profile->matrix_bytes[send->sender * ranks + send->receiver] += send->bytes;
         profile->matrix_messages[send->sender * ranks + send->receiver]++;
     }
-    qsort(matching->sends, matching->send_count, sizeof *matching->sends, compare_messages);
-    qsort(matching->receives, matching->receive_count, sizeof *matching->receives, compare_messages);
+    sort(matching->sends, matching->send_count, sizeof *matching->sends, compare_messages);
+    sort(matching->receives, matching->receive_count, sizeof *matching->receives, compare_messages);
     size_t s = 0, r = 0;
     while (s < matching->send_count && r < matching->receive_count) {
         const struct adt_report_message *send = &matching->sends[s], *receive = &matching->receives[r];
@@ -157,7 +165,7 @@ static void match_messages(struct adt_report_matching *matching, struct adt_repo
 static void match_collectives(struct adt_report_matching *matching, struct adt_report_profile *profile,
                               double tick_seconds)
 {
-    qsort(matching->collectives, matching->collective_count, sizeof *matching->collectives, compare_collectives);
+    sort(matching->collectives, matching->collective_count, sizeof *matching->collectives, compare_collectives);
     for (size_t first = 0, end; first < matching->collective_count; first = end) {
         uint64_t last_entry = 0;
         for (end = first; end < matching->collective_count &&

@@ -4,9 +4,11 @@
  * are kept as one small record each and matched after the pass
  * (match.c). */
 #include <otf2/otf2.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "report_internal.h"
 
@@ -585,6 +587,11 @@ struct adt_report_profile *adt_report_read(const char *archive, char *error, siz
 {
     char anchor[4096];
     snprintf(anchor, sizeof anchor, "%s/traces.otf2", archive);
+    /* Checked first: OTF2 would print its own chain of errors (and leak). */
+    if (access(anchor, R_OK) != 0) {
+        snprintf(error, error_size, "no readable traces.otf2 in it: %s", strerror(errno));
+        return NULL;
+    }
     OTF2_Reader *reader = OTF2_Reader_Open(anchor);
     if (reader == NULL) {
         snprintf(error, error_size, "cannot open %s", anchor);
