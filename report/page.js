@@ -72,6 +72,52 @@
     });
   }
 
+  // One row per rank, one cell per time bin, coloured from computation
+  // (blue) to inside MPI (red); the wheel or a drag zooms and pans in time.
+  function drawTimeline() {
+    const rows = profile.timeline.mpi_share;
+    const bins = rows.length ? rows[0].length : 0;
+    const margin = {left: 70, right: 20, top: 10, bottom: 30};
+    const width = 1000;
+    const rowHeight = Math.max(1, Math.min(16, Math.floor(500 / Math.max(1, rows.length))));
+    const plotHeight = rowHeight * rows.length;
+    const container = d3.select("#timeline").style("position", "relative");
+    const canvas = container.append("canvas").attr("width", width).attr("height", plotHeight + margin.top)
+      .style("display", "block");
+    const svg = container.append("svg").attr("width", width).attr("height", margin.bottom + 4);
+    const x = d3.scaleLinear().domain([0, bins * profile.timeline.bin_seconds]).range([margin.left, width - margin.right]);
+    const color = d3.interpolateRgb("#4e79a7", "#e15759");
+    const context = canvas.node().getContext("2d");
+    const axis = svg.append("g").attr("transform", "translate(0,2)");
+    function draw(scale) {
+      context.clearRect(0, 0, width, plotHeight + margin.top);
+      rows.forEach((row, rank) => {
+        row.forEach((share, bin) => {
+          const left = Math.max(margin.left, scale(bin * profile.timeline.bin_seconds));
+          const right = Math.min(width - margin.right, scale((bin + 1) * profile.timeline.bin_seconds));
+          if (right > left) {
+            context.fillStyle = color(share);
+            context.fillRect(left, margin.top + rank * rowHeight, right - left + 0.5, Math.max(1, rowHeight - (rowHeight > 4 ? 1 : 0)));
+          }
+        });
+      });
+      context.fillStyle = "#222";
+      const labelEvery = Math.ceil(12 / rowHeight);
+      rows.forEach((row, rank) => {
+        if (rank % labelEvery === 0) {
+          context.fillText(`rank ${rank}`, 4, margin.top + rank * rowHeight + Math.min(rowHeight, 12) - 2);
+        }
+      });
+      axis.call(d3.axisBottom(scale).ticks(10).tickFormat((t) => `${seconds(t)} s`));
+    }
+    const zoom = d3.zoom().scaleExtent([1, 100]).translateExtent([[margin.left, 0], [width - margin.right, 0]])
+      .extent([[margin.left, 0], [width - margin.right, 0]])
+      .on("zoom", (event) => draw(event.transform.rescaleX(x)));
+    canvas.call(zoom);
+    draw(x);
+    drawn.push("timeline");
+  }
+
   function drawMatrix(containerId, cells, format) {
     const ranks = profile.rank_count;
     const cell = Math.max(2, Math.min(40, Math.floor(600 / Math.max(1, ranks))));
@@ -114,6 +160,7 @@
   }
 
   drawMpi();
+  drawTimeline();
   drawMatrix("#matrix-bytes", profile.matrix_bytes, (v) => `${bytes(v)}B`);
   drawMatrix("#matrix-messages", profile.matrix_messages, (v) => `${v} messages`);
   drawn.push("matrix");

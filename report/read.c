@@ -31,6 +31,10 @@ void *adt_report_grow(void *array, size_t *capacity, size_t needed, size_t eleme
     return grown;
 }
 
+/* Enough to see phases at a glance and to zoom in a few times; 256 ranks
+ * of it are 128 k numbers in the page. */
+enum { TIMELINE_BINS = 500 };
+
 struct open_region {
     uint32_t region;
     uint64_t enter_time;
@@ -46,6 +50,7 @@ struct location_state {
     uint64_t last_time;
     struct open_region *stack;
     size_t depth;
+    size_t mpi_depth; /* open MPI regions: the outermost one is drawn */
     size_t stack_capacity;
 };
 
@@ -78,6 +83,9 @@ struct reading {
     size_t mpi_function_capacity;
     size_t sampled_function_capacity;
     uint64_t timer_resolution;
+    uint64_t global_offset;
+    uint64_t trace_length;
+    uint64_t bin_ticks;
     /* Per rank, per communicator: how many collectives it has finished. */
     uint64_t *collective_sequences;
     size_t collective_sequence_capacity;
@@ -99,8 +107,11 @@ static OTF2_CallbackCode on_string(void *data, OTF2_StringRef self, const char *
 static OTF2_CallbackCode on_clock_properties(void *data, uint64_t resolution, uint64_t offset, uint64_t length,
                                              uint64_t realtime)
 {
-    (void)offset, (void)length, (void)realtime;
-    ((struct reading *)data)->timer_resolution = resolution;
+    (void)realtime;
+    struct reading *reading = data;
+    reading->timer_resolution = resolution;
+    reading->global_offset = offset;
+    reading->trace_length = length;
     return OTF2_CALLBACK_SUCCESS;
 }
 
@@ -260,6 +271,24 @@ static void enter_region(struct reading *reading, OTF2_LocationRef id, OTF2_Time
     location->stack = adt_report_grow(location->stack, &location->stack_capacity, location->depth + 1,
                                       sizeof *location->stack);
     location->stack[location->depth++] = (struct open_region){.region = region, .enter_time = time};
+    location->mpi_depth += reading->regions[region].mpi;
+}
+
+/* Spreads the MPI call [enter, leave] over the timeline bins it covers,
+ * in ticks (finish() makes them shares). */
+static void add_to_timeline(struct reading *reading, uint32_t rank, uint64_t enter, uint64_t leave)
+{
+    struct adt_report_profile *profile = reading->profile;
+    uint64_t end = reading->bin_ticks * profile->timeline_bins;
+    uint64_t from = enter > reading->global_offset ? enter - reading->global_offset : 0;
+    uint64_t to = leave > reading->global_offset ? leave - reading->global_offset : 0;
+    to = to < end ? to : end;
+    for (uint64_t bin = from / reading->bin_ticks; from < to; bin++) {
+        uint64_t bin_end = (bin + 1) * reading->bin_ticks;
+        uint64_t part_end = to < bin_end ? to : bin_end;
+        profile->timeline_mpi[rank * profile->timeline_bins + bin] += (double)(part_end - from);
+        from = part_end;
+    }
 }
 
 static void leave_region(struct reading *reading, OTF2_LocationRef id, OTF2_TimeStamp time)
@@ -275,6 +304,9 @@ static void leave_region(struct reading *reading, OTF2_LocationRef id, OTF2_Time
     }
     if (!reading->regions[left.region].mpi) {
         return;
+    }
+    if (--location->mpi_depth == 0 && location->main_thread) {
+        add_to_timeline(reading, location->rank, left.enter_time, time);
     }
     struct adt_report_mpi_function *function = mpi_function_of(reading, left.region);
     function->calls++;
@@ -542,6 +574,10 @@ static void finish(struct reading *reading)
             profile->contexts[node].inclusive_seconds += profile->contexts[c].self_seconds;
         }
     }
+    for (size_t i = 0; i < profile->rank_count * profile->timeline_bins; i++) {
+        profile->timeline_mpi[i] /= (double)reading->bin_ticks;
+    }
+    profile->timeline_bin_seconds = seconds(reading, reading->bin_ticks);
     size_t *last_counted = calloc(reading->region_count + 1, sizeof *last_counted);
     for (size_t c = 0; c < profile->context_count; c++) {
         struct adt_report_context *context = &profile->contexts[c];
@@ -604,6 +640,9 @@ struct adt_report_profile *adt_report_read(const char *archive, char *error, siz
               read_definitions(reader, &reading, error, error_size);
     if (ok) {
         profile->ranks = calloc(profile->rank_count ? profile->rank_count : 1, sizeof *profile->ranks);
+        profile->timeline_bins = TIMELINE_BINS;
+        reading.bin_ticks = reading.trace_length / TIMELINE_BINS + 1;
+        profile->timeline_mpi = calloc(profile->rank_count * TIMELINE_BINS + 1, sizeof *profile->timeline_mpi);
         profile->context_count = reading.context_capacity;
         profile->contexts = calloc(profile->context_count ? profile->context_count : 1, sizeof *profile->contexts);
         adt_report_matching_start(&reading.matching, profile->rank_count);
@@ -638,5 +677,6 @@ void adt_report_free(struct adt_report_profile *profile)
     free(profile->contexts);
     free(profile->matrix_bytes);
     free(profile->matrix_messages);
+    free(profile->timeline_mpi);
     free(profile);
 }

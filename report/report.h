@@ -61,6 +61,12 @@ struct adt_report_profile {
     /* rank_count × rank_count, [sender * rank_count + receiver]. */
     uint64_t *matrix_bytes;
     uint64_t *matrix_messages;
+    /* Timeline: the run cut into timeline_bins equal bins from the earliest
+     * event; [rank * timeline_bins + bin] is the share of the bin the
+     * rank's main thread spent inside MPI (0 to 1). */
+    size_t timeline_bins;
+    double timeline_bin_seconds;
+    double *timeline_mpi;
     uint64_t samples;
     double sampled_seconds;
     size_t sampled_function_count;

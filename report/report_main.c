@@ -15,7 +15,7 @@ static void usage(FILE *out)
             "imbalance, late-sender and collective waiting, the communication matrix, and the hot\n"
             "functions and call paths of the samples. docs/report.md says how each is computed.\n"
             "\n"
-            "  --html FILE  also write the report as one self-contained HTML page (charts, heat\n"
+            "  --html FILE  also write the report as one self-contained HTML page (timeline, heat\n"
             "               maps, a flame graph) that opens from disk\n"
             "  --json       print the profile as JSON instead of text\n"
             "  --help       print this help and exit\n");

@@ -297,10 +297,24 @@ static void print_sampled_json(const struct adt_report_profile *profile, FILE *o
     fputc('}', out);
 }
 
+static void print_timeline_json(const struct adt_report_profile *profile, FILE *out)
+{
+    fprintf(out, ",\n\"timeline\":{\"bin_seconds\":%.9g,\"mpi_share\":[", profile->timeline_bin_seconds);
+    for (size_t r = 0; r < profile->rank_count; r++) {
+        fputs(r ? ",\n[" : "\n[", out);
+        for (size_t b = 0; b < profile->timeline_bins; b++) {
+            fprintf(out, "%s%.3g", b ? "," : "", profile->timeline_mpi[r * profile->timeline_bins + b]);
+        }
+        fputc(']', out);
+    }
+    fputs("]}", out);
+}
+
 void adt_report_print_json(const struct adt_report_profile *profile, FILE *out)
 {
     fprintf(out, "{\"rank_count\":%zu,\n", profile->rank_count);
     print_mpi_json(profile, out);
+    print_timeline_json(profile, out);
     print_sampled_json(profile, out);
     fputs("}\n", out);
 }

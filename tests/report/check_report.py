@@ -61,6 +61,14 @@ def check_imbalance(profile):
     expect(abs(imbalance / IMBALANCE_EXPECTED - 1) <= 0.05,
            f"computation max/mean {imbalance:.4f}, expected {IMBALANCE_EXPECTED:.4f} within 5 %")
     expect(profile["ranks_waiting_most"][0] == 0, f"ranks waiting most {profile['ranks_waiting_most']}")
+    timeline = profile["timeline"]
+    for rank, row in enumerate(timeline["mpi_share"]):
+        drawn = sum(row) * timeline["bin_seconds"]
+        in_mpi = profile["ranks"][rank]["mpi_seconds"]
+        expect(abs(drawn - in_mpi) <= 0.01 * in_mpi,
+               f"rank {rank}: the timeline holds {drawn:.4f} s in MPI, the profile {in_mpi:.4f} s")
+    expect(sum(timeline["mpi_share"][0]) > sum(timeline["mpi_share"][1]),
+           "the timeline does not show rank 0 longer in MPI than rank 1")
     expect(profile["samples"] > 0, "no samples")
     names = [f["name"] for f in profile["sampled_functions"]]
     expect("compute_for" in names, f"compute_for is not among the sampled functions {names[:10]}")
@@ -87,7 +95,7 @@ def check_html(report, archive, output_dir, chromium):
     drawn = subprocess.run(browser + ["--dump-dom", f"file://{page}"], capture_output=True, text=True, timeout=120)
     marker = re.search(r'id="drawn">([^<]*)<', drawn.stdout)
     expect(marker is not None, f"the page has no marker: {drawn.stderr[-2000:]}")
-    expect(set(marker.group(1).split()) == {"mpi", "matrix", "flame"},
+    expect(set(marker.group(1).split()) == {"mpi", "timeline", "matrix", "flame"},
            f"sections drawn: '{marker.group(1)}'")
     errors = [line for line in drawn.stderr.splitlines() if "CONSOLE" in line or "Uncaught" in line]
     expect(not errors, f"console messages: {errors[:5]}")
