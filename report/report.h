@@ -107,4 +107,10 @@ void adt_report_print_json(const struct adt_report_profile *profile, FILE *out);
 int adt_report_write_html(const struct adt_report_profile *profile, const char *archive, const char *path,
                           char *error, size_t error_size);
 
+/* Writes the samples as a speedscope file (www.speedscope.app, "sampled"
+ * format, one weighted stack per calling context); -1 with a reason in
+ * error on failure. */
+int adt_report_write_speedscope(const struct adt_report_profile *profile, const char *archive, const char *path,
+                                char *error, size_t error_size);
+
 #endif

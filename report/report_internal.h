@@ -11,6 +11,10 @@
  * out of memory. */
 void *adt_report_grow(void *array, size_t *capacity, size_t needed, size_t element_size);
 
+/* text as a JSON string; '<' escaped too, so the JSON can sit in an HTML
+ * script. */
+void adt_report_print_json_string(const char *text, FILE *out);
+
 /* One send or receive: world ranks of both ends, and the entry of the MPI
  * call that made it. */
 struct adt_report_message {

@@ -8,7 +8,7 @@
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: adaptrace-report [--json] [--html FILE] ARCHIVE\n"
+            "usage: adaptrace-report [--json] [--html FILE] [--speedscope FILE] ARCHIVE\n"
             "\n"
             "Prints the profile of the run whose OTF2 archive is ARCHIVE (the directory holding\n"
             "traces.otf2): time, calls and bytes per MPI function, the spread over ranks and the\n"
@@ -17,24 +17,43 @@ static void usage(FILE *out)
             "\n"
             "  --html FILE  also write the report as one self-contained HTML page (timeline, heat\n"
             "               maps, a flame graph) that opens from disk\n"
+            "  --speedscope FILE  also write the samples for www.speedscope.app (left-heavy and\n"
+            "               sandwich views; the report keeps no sample order)\n"
             "  --json       print the profile as JSON instead of text\n"
             "  --help       print this help and exit\n");
 }
 
+typedef int write_file(const struct adt_report_profile *profile, const char *archive, const char *path,
+                       char *error, size_t error_size);
+
+/* The files asked for on the command line, and what writes each. */
+struct output {
+    const char *option;
+    const char *what;
+    write_file *write;
+    const char *path;
+};
+
 int main(int argc, char **argv)
 {
+    struct output outputs[] = {{"--html", "HTML report", adt_report_write_html, NULL},
+                               {"--speedscope", "speedscope profile", adt_report_write_speedscope, NULL}};
+    enum { OUTPUT_COUNT = sizeof outputs / sizeof outputs[0] };
     const char *archive = NULL;
-    const char *html = NULL;
     bool json = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
             return 0;
         }
+        struct output *output = NULL;
+        for (size_t o = 0; o < OUTPUT_COUNT; o++) {
+            output = strcmp(argv[i], outputs[o].option) == 0 ? &outputs[o] : output;
+        }
         if (strcmp(argv[i], "--json") == 0) {
             json = true;
-        } else if (strcmp(argv[i], "--html") == 0 && i + 1 < argc) {
-            html = argv[++i];
+        } else if (output != NULL && i + 1 < argc) {
+            output->path = argv[++i];
         } else if (argv[i][0] == '-' || archive != NULL) {
             fprintf(stderr, "adaptrace-report: unexpected argument '%s'\n", argv[i]);
             usage(stderr);
@@ -60,12 +79,15 @@ int main(int argc, char **argv)
         adt_report_print_text(profile, stdout);
     }
     int status = 0;
-    if (html != NULL) {
-        if (adt_report_write_html(profile, archive, html, error, sizeof error) != 0) {
+    for (size_t o = 0; o < OUTPUT_COUNT; o++) {
+        if (outputs[o].path == NULL) {
+            continue;
+        }
+        if (outputs[o].write(profile, archive, outputs[o].path, error, sizeof error) != 0) {
             fprintf(stderr, "adaptrace-report: %s\n", error);
             status = 1;
         } else if (!json) {
-            printf("\nHTML report: %s\n", html);
+            printf("%s: %s\n", outputs[o].what, outputs[o].path);
         }
     }
     adt_report_free(profile);

@@ -150,7 +150,7 @@ void adt_report_print_text(const struct adt_report_profile *profile, FILE *out)
 }
 
 /* A JSON string; '<' escaped too, so the JSON can sit in an HTML script. */
-static void print_json_string(const char *text, FILE *out)
+void adt_report_print_json_string(const char *text, FILE *out)
 {
     fputc('"', out);
     for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
@@ -206,7 +206,7 @@ static void print_flame_children(const struct adt_report_profile *profile, const
     fputs(",\"children\":[", out);
     for (uint32_t child = links->children[node]; child != UINT32_MAX; child = links->sibling[child]) {
         fputs(child == links->children[node] ? "{\"name\":" : ",{\"name\":", out);
-        print_json_string(profile->sampled_functions[profile->contexts[child].function].name, out);
+        adt_report_print_json_string(profile->sampled_functions[profile->contexts[child].function].name, out);
         fprintf(out, ",\"value\":%.9g", profile->contexts[child].inclusive_seconds);
         print_flame_children(profile, links, child, out);
         fputc('}', out);
@@ -223,7 +223,7 @@ static void print_mpi_json(const struct adt_report_profile *profile, FILE *out)
     for (size_t i = 0; i < profile->mpi_function_count; i++) {
         const struct adt_report_mpi_function *function = &profile->mpi_functions[order[i]];
         fputs(i ? ",\n{\"name\":" : "\n{\"name\":", out);
-        print_json_string(function->name, out);
+        adt_report_print_json_string(function->name, out);
         fprintf(out, ",\"calls\":%" PRIu64 ",\"seconds\":%.9g,\"bytes_sent\":%" PRIu64 ",\"bytes_received\":%" PRIu64 "}",
                 function->calls, function->seconds, function->bytes_sent, function->bytes_received);
     }
@@ -271,7 +271,7 @@ static void print_sampled_json(const struct adt_report_profile *profile, FILE *o
     for (size_t i = 0; i < profile->sampled_function_count; i++) {
         const struct adt_report_sampled_function *function = &profile->sampled_functions[order[i]];
         fputs(i ? ",\n{\"name\":" : "\n{\"name\":", out);
-        print_json_string(function->name, out);
+        adt_report_print_json_string(function->name, out);
         fprintf(out, ",\"exclusive_seconds\":%.9g,\"inclusive_seconds\":%.9g}", function->exclusive_seconds,
                 function->inclusive_seconds);
     }
@@ -284,7 +284,7 @@ static void print_sampled_json(const struct adt_report_profile *profile, FILE *o
          i++) {
         char *path = adt_report_context_path(profile, order[i]);
         fputs(i ? ",\n{\"path\":" : "\n{\"path\":", out);
-        print_json_string(path, out);
+        adt_report_print_json_string(path, out);
         fprintf(out, ",\"seconds\":%.9g}", profile->contexts[order[i]].self_seconds);
         free(path);
     }

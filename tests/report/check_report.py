@@ -4,12 +4,16 @@ workloads.c is known to do.
 
 usage: check_report.py REPORT ARCHIVE pingpong|imbalance|late-sender
        check_report.py REPORT ARCHIVE html OUTPUT_DIR [CHROMIUM]
+       check_report.py REPORT ARCHIVE speedscope OUTPUT_DIR
 
 The figures below are workloads.c's constants. html writes the page of
 ARCHIVE into OUTPUT_DIR, checks that it loads nothing from elsewhere and,
 with CHROMIUM, that a headless browser draws every section (the marker
-page.js writes last) and keeps a screenshot beside it.
+page.js writes last) and keeps a screenshot beside it. speedscope writes
+the speedscope file of ARCHIVE into OUTPUT_DIR and checks that its stacks
+and weights are the report's hot call paths.
 """
+import collections
 import json
 import re
 import subprocess
@@ -103,10 +107,31 @@ def check_html(report, archive, output_dir, chromium):
                    capture_output=True, timeout=120, check=True)
 
 
+def check_speedscope(report, archive, output_dir):
+    path = f"{output_dir}/profile.speedscope.json"
+    subprocess.run([report, "--speedscope", path, archive], check=True, stdout=subprocess.DEVNULL)
+    speedscope = json.load(open(path))
+    frames = [frame["name"] for frame in speedscope["shared"]["frames"]]
+    (sampled,) = speedscope["profiles"]
+    expect(sampled["type"] == "sampled" and sampled["unit"] == "seconds", f"profile header {sampled['type']}")
+    expect(len(sampled["samples"]) == len(sampled["weights"]), "samples and weights differ in number")
+    # Two contexts may print alike (one name, two regions): a multiset.
+    stacks = collections.Counter((" > ".join(frames[f] for f in stack), round(weight, 9))
+                                 for stack, weight in zip(sampled["samples"], sampled["weights"]))
+    profile = profile_of(report, archive)
+    expect(abs(sum(sampled["weights"]) - profile["sampled_seconds"]) <= 1e-6 * profile["sampled_seconds"],
+           f"the weights add up to {sum(sampled['weights'])}, the samples to {profile['sampled_seconds']}")
+    hot = collections.Counter((path["path"], round(path["seconds"], 9)) for path in profile["hot_paths"])
+    expect(not hot - stacks, f"hot paths that are no stack of that weight: {list((hot - stacks).keys())[:3]}")
+
+
 def main():
     report, archive, mode = sys.argv[1:4]
     if mode == "html":
         check_html(report, archive, sys.argv[4], sys.argv[5] if len(sys.argv) > 5 else "")
+        return
+    if mode == "speedscope":
+        check_speedscope(report, archive, sys.argv[4])
         return
     checks = {"pingpong": check_pingpong, "imbalance": check_imbalance, "late-sender": check_late_sender}
     checks[mode](profile_of(report, archive))
