@@ -1,9 +1,6 @@
 /* The HTML page: one file holding the profile as JSON, the embedded
  * libraries (d3, d3-flame-graph) and page.js, which draws from the JSON.
  * Nothing is fetched when the page is opened. */
-#include <errno.h>
-#include <string.h>
-
 #include "report_internal.h"
 
 /* Compiled in from the build's npm packages and page.js (embed.cmake). */
@@ -60,14 +57,8 @@ static void print_body(const char *archive, FILE *out)
           out);
 }
 
-int adt_report_write_html(const struct adt_report_profile *profile, const char *archive, const char *path,
-                          char *error, size_t error_size)
+static void print_page(const struct adt_report_profile *profile, const char *archive, FILE *out)
 {
-    FILE *out = fopen(path, "w");
-    if (out == NULL) {
-        snprintf(error, error_size, "cannot write %s: %s", path, strerror(errno));
-        return -1;
-    }
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>adaptrace report: ", out);
     print_html_text(archive, out);
     fprintf(out, "</title>\n<style>%s</style>\n", page_style);
@@ -77,9 +68,10 @@ int adt_report_write_html(const struct adt_report_profile *profile, const char *
     fputs("<script type=\"application/json\" id=\"profile-data\">", out);
     adt_report_print_json(profile, out);
     fprintf(out, "</script>\n<script>%s</script>\n</body>\n</html>\n", adt_report_page_js);
-    if (ferror(out) | (fclose(out) != 0)) {
-        snprintf(error, error_size, "cannot write %s: %s", path, strerror(errno));
-        return -1;
-    }
-    return 0;
+}
+
+int adt_report_write_html(const struct adt_report_profile *profile, const char *archive, const char *path,
+                          char *error, size_t error_size)
+{
+    return adt_report_write_file(path, print_page, profile, archive, error, error_size);
 }

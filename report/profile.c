@@ -1,5 +1,6 @@
-/* Figures derived from a profile, shared by the text, JSON and HTML
- * output. */
+/* Figures derived from a profile, shared by the text, JSON, HTML and
+ * speedscope output, and the writing of an output file. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,4 +85,22 @@ char *adt_report_context_path(const struct adt_report_profile *profile, uint32_t
     }
     memmove(path, end, strlen(end) + 1);
     return path;
+}
+
+int adt_report_write_file(const char *path,
+                          void (*print)(const struct adt_report_profile *profile, const char *archive, FILE *out),
+                          const struct adt_report_profile *profile, const char *archive, char *error,
+                          size_t error_size)
+{
+    FILE *out = fopen(path, "w");
+    if (out == NULL) {
+        snprintf(error, error_size, "cannot write %s: %s", path, strerror(errno));
+        return -1;
+    }
+    print(profile, archive, out);
+    if (ferror(out) | (fclose(out) != 0)) {
+        snprintf(error, error_size, "cannot write %s: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
 }

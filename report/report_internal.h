@@ -11,6 +11,13 @@
  * out of memory. */
 void *adt_report_grow(void *array, size_t *capacity, size_t needed, size_t element_size);
 
+/* Writes path with print; -1 with a reason in error when it cannot be
+ * written. */
+int adt_report_write_file(const char *path,
+                          void (*print)(const struct adt_report_profile *profile, const char *archive, FILE *out),
+                          const struct adt_report_profile *profile, const char *archive, char *error,
+                          size_t error_size);
+
 /* text as a JSON string; '<' escaped too, so the JSON can sit in an HTML
  * script. */
 void adt_report_print_json_string(const char *text, FILE *out);

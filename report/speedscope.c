@@ -3,10 +3,8 @@
  * in, its stack root first and its weight in seconds. The report keeps
  * no sample order, so speedscope's time-ordered view shows the contexts
  * one after another; its left-heavy and sandwich views are the profile. */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "report_internal.h"
 
@@ -29,14 +27,8 @@ static void print_stack(const struct adt_report_profile *profile, uint32_t conte
     free(frames);
 }
 
-int adt_report_write_speedscope(const struct adt_report_profile *profile, const char *archive, const char *path,
-                                char *error, size_t error_size)
+static void print_speedscope(const struct adt_report_profile *profile, const char *archive, FILE *out)
 {
-    FILE *out = fopen(path, "w");
-    if (out == NULL) {
-        snprintf(error, error_size, "cannot write %s: %s", path, strerror(errno));
-        return -1;
-    }
     fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"exporter\":\"adaptrace-report\","
           "\n\"shared\":{\"frames\":[",
           out);
@@ -65,9 +57,10 @@ int adt_report_write_speedscope(const struct adt_report_profile *profile, const 
         }
     }
     fputs("]}]}\n", out);
-    if (ferror(out) | (fclose(out) != 0)) {
-        snprintf(error, error_size, "cannot write %s: %s", path, strerror(errno));
-        return -1;
-    }
-    return 0;
+}
+
+int adt_report_write_speedscope(const struct adt_report_profile *profile, const char *archive, const char *path,
+                                char *error, size_t error_size)
+{
+    return adt_report_write_file(path, print_speedscope, profile, archive, error, error_size);
 }
