@@ -58,7 +58,6 @@ struct region_definition {
     uint32_t name;
     bool mpi;
     uint32_t mpi_function; /* index into profile->mpi_functions, UINT32_MAX if none yet */
-    uint32_t sampled_function;
 };
 
 struct reading {
@@ -82,6 +81,11 @@ struct reading {
     size_t last_location;
     size_t mpi_function_capacity;
     size_t sampled_function_capacity;
+    /* Per name string: its sampled function + 1 (0: none yet). One
+     * function per name: several regions may carry one name (an MPI
+     * function's region and its sampled frame, a symbol of each rank). */
+    uint32_t *name_functions;
+    size_t name_function_capacity;
     uint64_t timer_resolution;
     uint64_t global_offset;
     uint64_t trace_length;
@@ -125,8 +129,7 @@ static OTF2_CallbackCode on_region(void *data, OTF2_RegionRef self, OTF2_StringR
                                        sizeof *reading->regions);
     reading->regions[self] = (struct region_definition){.name = name,
                                                         .mpi = paradigm == OTF2_PARADIGM_MPI,
-                                                        .mpi_function = UINT32_MAX,
-                                                        .sampled_function = UINT32_MAX};
+                                                        .mpi_function = UINT32_MAX};
     if (self + 1 > reading->region_count) {
         reading->region_count = (size_t)self + 1;
     }
@@ -236,16 +239,18 @@ static struct adt_report_mpi_function *mpi_function_of(struct reading *reading, 
 
 static uint32_t sampled_function_of(struct reading *reading, uint32_t region)
 {
-    struct region_definition *definition = &reading->regions[region];
+    uint32_t name = reading->regions[region].name;
     struct adt_report_profile *profile = reading->profile;
-    if (definition->sampled_function == UINT32_MAX) {
+    reading->name_functions =
+        adt_report_grow(reading->name_functions, &reading->name_function_capacity, (size_t)name + 1, sizeof(uint32_t));
+    if (reading->name_functions[name] == 0) {
         profile->sampled_functions =
             adt_report_grow(profile->sampled_functions, &reading->sampled_function_capacity,
                             profile->sampled_function_count + 1, sizeof *profile->sampled_functions);
-        definition->sampled_function = (uint32_t)profile->sampled_function_count++;
-        profile->sampled_functions[definition->sampled_function].name = strdup(string_of(reading, definition->name));
+        profile->sampled_functions[profile->sampled_function_count].name = strdup(string_of(reading, name));
+        reading->name_functions[name] = (uint32_t)++profile->sampled_function_count;
     }
-    return definition->sampled_function;
+    return reading->name_functions[name] - 1;
 }
 
 /* Every event: the location's span. */
@@ -580,20 +585,21 @@ static void finish(struct reading *reading)
     profile->timeline_bin_seconds = seconds(reading, reading->bin_ticks);
     size_t *last_counted = calloc(reading->region_count + 1, sizeof *last_counted);
     for (size_t c = 0; c < profile->context_count; c++) {
-        struct adt_report_context *context = &profile->contexts[c];
-        if (context->inclusive_seconds > 0) {
-            context->function = sampled_function_of(reading, reading->context_regions[c]);
+        if (profile->contexts[c].inclusive_seconds > 0) {
+            profile->contexts[c].function = sampled_function_of(reading, reading->context_regions[c]);
         }
+    }
+    for (size_t c = 0; c < profile->context_count; c++) {
+        struct adt_report_context *context = &profile->contexts[c];
         if (context->self_seconds <= 0) {
             continue;
         }
         profile->sampled_functions[context->function].exclusive_seconds += context->self_seconds;
         for (uint32_t node = (uint32_t)c; node != UINT32_MAX; node = reading->context_parents[node]) {
-            uint32_t region = reading->context_regions[node];
-            if (last_counted[region] != c + 1) {
-                last_counted[region] = c + 1;
-                profile->sampled_functions[sampled_function_of(reading, region)].inclusive_seconds +=
-                    context->self_seconds;
+            uint32_t function = profile->contexts[node].function;
+            if (last_counted[function] != c + 1) {
+                last_counted[function] = c + 1;
+                profile->sampled_functions[function].inclusive_seconds += context->self_seconds;
             }
         }
     }
@@ -608,6 +614,7 @@ static void release(struct reading *reading)
     }
     free(reading->strings);
     free(reading->regions);
+    free(reading->name_functions);
     free(reading->context_regions);
     free(reading->context_parents);
     free(reading->generator_periods);

@@ -32,7 +32,8 @@ struct adt_report_rank {
     double collective_wait_seconds; /* entry to the last member's entry */
 };
 
-/* A function seen in the samples, weighted by the period each sample
+/* A function seen in the samples (by name: the regions of one name are
+ * one function), weighted by the period each sample
  * stands for. exclusive: samples taken in it; inclusive: samples with it
  * anywhere on the call path (counted once per sample). */
 struct adt_report_sampled_function {

@@ -76,6 +76,7 @@ def check_imbalance(profile):
     expect(profile["samples"] > 0, "no samples")
     names = [f["name"] for f in profile["sampled_functions"]]
     expect("compute_for" in names, f"compute_for is not among the sampled functions {names[:10]}")
+    expect(len(names) == len(set(names)), "a function name is listed twice among the sampled functions")
 
 
 def check_late_sender(profile):
