@@ -220,6 +220,7 @@ static void append_sample(adt_sampler_thread *thread, uint32_t context_id, unsig
     adt_buffer_append_sample(thread->location, ADT_REC_SAMPLE, time, record,
                              (uint32_t)(sizeof(adt_rec_sample) + adt_sampler.metric_count * sizeof(uint64_t)),
                              NULL);
+    thread->last_sample_time = time;
 }
 
 /* The handler's time for `samples` samples since entry; returns now. */
@@ -250,8 +251,10 @@ static uint64_t take_sample(adt_sampler_thread *thread, const ucontext_t *contex
  * pending, the others were counted in si_overrun, and the signal arrives
  * as the call returns. Each expiration gets the sample the timer would
  * have taken, at the sleeping call, dated a period apart back from now
- * (an expiration falls at most one period before its date) and never
- * before the call began. A halving between the appends (the buffer
+ * (an expiration falls at most one period before its date), never before
+ * the call began nor before the thread's last sample: a catch-up that took
+ * several periods is followed at once by another whose expirations fell
+ * during the first, and a location's records must stay in time order. A halving between the appends (the buffer
  * filled) thins the rest the way the slower timer would have: an
  * expiration at the block's shift s0 counts 2^s0, and a sample is taken
  * for every 2^k counted at the current shift k. The overload protection
@@ -265,10 +268,11 @@ static void catch_up_sleep(adt_sampler_thread *thread, const ucontext_t *context
     uint32_t context_id;
     if (!sample_context(thread, context, sleep, &context_id))
         return;
+    uint64_t earliest = sleep->start > thread->last_sample_time ? sleep->start : thread->last_sample_time;
     uint64_t owed = 0, appended = 0;
     for (uint64_t j = 0; j < expirations; ++j) {
         uint64_t back = (expirations - 1 - j) * period;
-        uint64_t time = now - sleep->start > back ? now - back : sleep->start;
+        uint64_t time = now > earliest && now - earliest > back ? now - back : earliest;
         unsigned shift = atomic_load_explicit(&thread->shift, memory_order_relaxed);
         thread->signals++;
         thread->signals_weighted += 1ull << block_shift;

@@ -102,6 +102,7 @@ typedef struct adt_sampler_thread {
     uint64_t window_handler_ticks;
     uint64_t window_min_gap;
     uint64_t previous_end;      /* when the previous handler finished */
+    uint64_t last_sample_time;  /* the date of the last sample appended */
     uint64_t delivery_ticks;    /* round trip of one signal, 0 until learnt */
     /* The previous sample's path, root first: consecutive samples share
      * most of their stack, so only the part below the first difference is
