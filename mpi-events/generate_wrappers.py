@@ -8,6 +8,7 @@ Writes into OUTPUT_DIR:
   mpi_functions.c    their names and region roles
   wrappers_c.c       MPI_X -> PMPI_X
   wrappers_fortran.c mpi_x_ (and mpi_x, mpi_x__, MPI_X) -> pmpi_x_
+  wrappers_f08.c     mpi_x_f08_ -> pmpi_x_f08_ (Open MPI's mpi_f08 module)
   adaptrace.map      the linker version script: exactly these entry points
   wrapped.txt        one line per entry point symbol (for tests and docs)
 """
@@ -140,6 +141,9 @@ class Function:
 
     def fortran_symbols(self):
         return [self.fortran + "_", self.fortran, self.fortran + "__", self.name.upper()]
+
+    def f08_symbols(self):
+        return [self.fortran + "_f08_"]
 
 
 def split_params(text):
@@ -515,8 +519,35 @@ def c_wrapper(fn):
     return "".join(out)
 
 
-def fortran_signature(fn):
-    params = [p.f_decl() for p in fn.fparams] + ["MPI_Fint *ierr"]
+class FortranBinding:
+    """The mpif.h / use mpi entry points: ierror is always passed."""
+    ierror = "ierr"
+
+    def symbols(self, fn):
+        return fn.fortran_symbols()
+
+    def ierror_lines(self):
+        return []
+
+
+class F08Binding(FortranBinding):
+    """Open MPI's mpi_f08 entry points: the same arguments as mpif.h (a
+    handle is a derived type holding one MPI_Fint, passed by reference; a
+    status is the same MPI_Fint array; MPI_STATUS_IGNORE is the same
+    mpi_fortran_status_ignore_ object), except that ierror is optional and
+    arrives as NULL when the caller leaves it out."""
+    ierror = "ierror"
+
+    def symbols(self, fn):
+        return fn.f08_symbols()
+
+    def ierror_lines(self):
+        return ["MPI_Fint ierror_absent;",
+                "MPI_Fint *ierr = ierror ? ierror : &ierror_absent;"]
+
+
+def fortran_signature(fn, binding):
+    params = [p.f_decl() for p in fn.fparams] + [f"MPI_Fint *{binding.ierror}"]
     params += [f"int {p.name}_length" for p in fn.fparams if p.is_string]
     return ", ".join(params)
 
@@ -526,15 +557,16 @@ def fortran_call_args(fn, replace):
     return ", ".join(args + [f"{p.name}_length" for p in fn.fparams if p.is_string])
 
 
-def fortran_wrapper(fn):
+def fortran_wrapper(fn, binding):
     lang = FortranLanguage()
     body = build_body(fn, lang)
-    symbol = fn.fortran + "_"
-    signature = fortran_signature(fn)
+    symbols = binding.symbols(fn)
+    symbol = symbols[0]
+    signature = fortran_signature(fn, binding)
     acquire, release = scratch_lines(body, True)
     out = [f"void p{symbol}({signature});\n"]
     out.append(f"void {symbol}({signature})\n{{\n")
-    out.append(indent(body.before_location))
+    out.append(indent(binding.ierror_lines() + body.before_location))
     out.append(indent(["adt_location *location = adt_mpi_location();",
                        "if (!location) {",
                        f"    p{symbol}({fortran_call_args(fn, {})});",
@@ -549,7 +581,7 @@ def fortran_wrapper(fn):
     if body.leave:
         out.append(indent([f"adt_mpi_leave(&call, {fn.enum});"]))
     out.append("}\n")
-    for alias in fn.fortran_symbols()[1:]:
+    for alias in symbols[1:]:
         out.append(f"void {alias}({signature}) __attribute__((alias(\"{symbol}\")));\n")
     return "".join(out)
 
@@ -602,12 +634,14 @@ def main(argv):
 
     preamble = HEADER + "#include \"wrap_support.h\"\n\n"
     write(os.path.join(out, "wrappers_c.c"), preamble + "\n".join(c_wrapper(fn) for fn in functions))
-    write(os.path.join(out, "wrappers_fortran.c"), preamble + "\n".join(fortran_wrapper(fn) for fn in functions))
+    for name, binding in (("wrappers_fortran.c", FortranBinding()), ("wrappers_f08.c", F08Binding())):
+        write(os.path.join(out, name), preamble + "\n".join(fortran_wrapper(fn, binding) for fn in functions))
 
     symbols = []
     for fn in functions:
         symbols.append(fn.name)
         symbols.extend(fn.fortran_symbols())
+        symbols.extend(fn.f08_symbols())
     # Interposed by the other modules: pthread_create (runtime: new threads
     # get a location), sigaction and signal (sampler: an application's
     # handler for the sampling signal is chained, not installed over ours),
