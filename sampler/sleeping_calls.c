@@ -56,7 +56,7 @@ static void *real_function(_Atomic(void *) *slot, const char *name)
     if (function == NULL) {
         function = dlsym(RTLD_NEXT, name);
         if (function == NULL) {
-            adt_log_signal_safe("adaptrace: the C library has no definition of an interposed sleeping call\n");
+            adt_log("the C library has no definition of %s, which adaptrace interposes", name);
             abort();
         }
         atomic_store_explicit(slot, function, memory_order_release);
