@@ -421,6 +421,11 @@ void adt_runtime_mpi_started(uint32_t rank, uint32_t size, const char *rank0_arc
     adt_ending_set_rank(rank, size);
 }
 
+void adt_runtime_mpi_node_ranks(const int *world_ranks, size_t count)
+{
+    adt_rescue_set_node_peers(world_ranks, count);
+}
+
 void adt_runtime_clock_offset_measured(const adt_clock_offset *begin)
 {
     adt_rescue_set_clock_offset(begin);

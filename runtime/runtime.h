@@ -136,6 +136,10 @@ const char *adt_runtime_archive_dir(void);
  * that one. From then on the process ends its measurement in
  * adt_runtime_finish, not at exit. */
 void adt_runtime_mpi_started(uint32_t world_rank, uint32_t world_size, const char *rank0_archive_dir);
+/* The MPI layer reports, from MPI_Init, the world ranks that share this
+ * node (this one included): a rank ending on a termination request waits
+ * for their saves (runtime/ending.c). */
+void adt_runtime_mpi_node_ranks(const int *world_ranks, size_t count);
 
 /* The MPI layer, in MPI_Init: the clock offset to rank 0 it measured
  * there (saved with the data of a run that does not end cleanly). */
