@@ -283,10 +283,10 @@ TEST_P(AdaptiveSampling, HalvingsKeepEveryTwoToTheKthSampleAndTheShares)
             in_functions += location.leaves.count(function) ? location.leaves.at(function) : 0;
         EXPECT_GE(in_functions * 10, all * 8) << "samples outside the three functions";
         // Within 3 points, or 4 standard errors of independent samples
-        // where the overload protection left fewer than ~1100: the samples
-        // are taken at random moments (dither.h), so a share is known to
-        // that error, not to the one sample per stretch of periodic
-        // sampling.
+        // where the overload protection left fewer than ~1100: a bound
+        // that holds for periodic sampling too, whose error is at most one
+        // sample per stretch of a function (the functions run for tens of
+        // periods at a stretch, unrelated to the timer's rhythm).
         const double truth_total = double(ns[0] + ns[1] + ns[2]);
         for (int i = 0; i < 3; ++i) {
             const uint64_t count = location.leaves.count(kFunctions[i]) ? location.leaves.at(kFunctions[i]) : 0;
