@@ -240,7 +240,7 @@ static void watch_overload(adt_sampler_thread *thread, uint64_t entry, uint64_t 
         thread->window_start = entry;
         thread->window_min_gap = UINT64_MAX;
     }
-    uint64_t period = adt_sampler.period_ticks << (shift > 32 ? 32 : shift);
+    uint64_t period = atomic_load_explicit(&thread->period_ticks, memory_order_relaxed);
     thread->window_signals++;
     uint64_t gap = entry - thread->previous_end;
     thread->previous_end = end;
@@ -296,6 +296,10 @@ bool adt_sampler_on_signal(int signum, siginfo_t *info, void *ucontext)
             uint64_t entry = adt_clock_now();
             uint64_t end = take_sample(thread, ucontext, entry);
             watch_overload(thread, entry, end, info->si_overrun);
+            if (++thread->signals_since_draw >= ADT_DITHER_SIGNALS_PER_DRAW) {
+                thread->signals_since_draw = 0;
+                adt_sampler_draw_period(thread);
+            }
         }
         atomic_store(&thread->in_handler, 0);
     }

@@ -253,9 +253,6 @@ int adt_sampler_init(const adt_config *config, adt_defs *defs, uint64_t context_
     adt_sampler.period_ns = 1000000000ull / config->sampling_rate_hz;
     if (adt_sampler.period_ns == 0)
         adt_sampler.period_ns = 1;
-    adt_sampler.period_ticks = (uint64_t)((double)adt_sampler.period_ns * (double)adt_clock_resolution() / 1e9);
-    if (adt_sampler.period_ticks == 0)
-        adt_sampler.period_ticks = 1;
     adt_sampler.depth = config->unwind_depth == 0 ? 1 : config->unwind_depth;
     if (adt_sampler.depth > ADT_SAMPLER_DEPTH_MAX) {
         adt_log("ADAPTRACE_UNWIND_DEPTH=%u: too deep (accepted: 1..%d)", config->unwind_depth, ADT_SAMPLER_DEPTH_MAX);
@@ -287,22 +284,59 @@ int adt_sampler_init(const adt_config *config, adt_defs *defs, uint64_t context_
 
 /* ---- threads ----------------------------------------------------------- */
 
-/* Also from the signal handler (halving): timer_settime and ioctl are
- * system calls, async-signal-safe. */
+/* The shortest period a perf event is given. Software events fire from
+ * an hrtimer at max(10 µs, period) (perf_swevent_hrtimer), and with
+ * exclude_kernel an expiry that lands in the kernel sends nothing and is
+ * not throttled: in the development VM, where a timer interrupt costs tens
+ * of µs, a period of 10 µs kept a thread in timer interrupts until its
+ * next re-arming (1.4 s of CPU time for a few signals), and periods of
+ * mean 50 µs with a floor of 12.5 µs gave handlers of up to 90 ms; a
+ * floor of 25 µs under a mean of 100 µs (the default 10 kHz) ran like the
+ * fixed period. Shorter periods are lengthened, so above 10 kHz the mean
+ * rate is a little below the asked one (the summary's delivered rate
+ * shows it). */
+#define PERF_SHORTEST_PERIOD_NS 25000u
+
+/* Sets the timer's period to a fresh draw of mean period × 2^shift
+ * (dither.h). The caller holds the timer (ADT_TIMER_BUSY) or it is not
+ * live yet; also from the signal handler (halving, a new draw):
+ * timer_settime, ioctl and the draw are async-signal-safe. */
 static int arm_timer(adt_sampler_thread *thread, unsigned shift)
 {
     unsigned capped = shift > 32 ? 32 : shift;
-    uint64_t period = adt_sampler.period_ns << capped;
+    uint64_t period = adt_dither_interval(&thread->dither, adt_sampler.period_ns << capped);
+    if (thread->perf_fd >= 0 && period < PERF_SHORTEST_PERIOD_NS)
+        period = PERF_SHORTEST_PERIOD_NS;
+    uint64_t ticks = (uint64_t)((double)period * (double)adt_clock_resolution() / 1e9);
+    atomic_store_explicit(&thread->period_ticks, ticks > 0 ? ticks : 1, memory_order_relaxed);
     if (thread->perf_fd >= 0) {
-        if (ioctl(thread->perf_fd, PERF_EVENT_IOC_PERIOD, &period) != 0)
-            return -1;
-        return ioctl(thread->perf_fd, PERF_EVENT_IOC_ENABLE, 0);
+        return ioctl(thread->perf_fd, PERF_EVENT_IOC_PERIOD, &period);
     }
     struct itimerspec spec;
     spec.it_interval.tv_sec = (time_t)(period / 1000000000ull);
     spec.it_interval.tv_nsec = (long)(period % 1000000000ull);
     spec.it_value = spec.it_interval;
     return timer_settime(thread->timer, 0, &spec, NULL);
+}
+
+/* Thread start, before the timer is live: the first period, and the perf
+ * event enabled (it stays enabled until the thread stops). The seed mixes
+ * the thread id and the time, so threads and runs draw their own streams. */
+static int start_timer(adt_sampler_thread *thread, unsigned shift)
+{
+    adt_dither_seed(&thread->dither, ((uint64_t)thread->tid << 32) ^ adt_clock_now() ^ (uintptr_t)thread);
+    if (arm_timer(thread, shift) != 0)
+        return -1;
+    return thread->perf_fd >= 0 ? ioctl(thread->perf_fd, PERF_EVENT_IOC_ENABLE, 0) : 0;
+}
+
+void adt_sampler_draw_period(adt_sampler_thread *thread)
+{
+    int live = ADT_TIMER_LIVE;
+    if (!atomic_compare_exchange_strong(&thread->timer_state, &live, ADT_TIMER_BUSY))
+        return;
+    arm_timer(thread, atomic_load(&thread->shift));
+    atomic_store(&thread->timer_state, ADT_TIMER_LIVE);
 }
 
 int adt_sampler_thread_start(adt_location *location)
@@ -393,7 +427,7 @@ int adt_sampler_thread_start(adt_location *location)
     thread->start_clock = thread->perf_fd >= 0 ? 0 : read_clock(thread->clock);
     atomic_store(&thread->timer_state, ADT_TIMER_LIVE);
     atomic_store(&thread->active, 1);
-    if (arm_timer(thread, stats.shift) != 0) {
+    if (start_timer(thread, stats.shift) != 0) {
         adt_log("adt_sampler_thread_start: timer_settime for thread %d failed: %m", (int)thread->tid);
         atomic_store(&thread->active, 0);
         return -1;
@@ -464,7 +498,7 @@ void adt_sampler_stop_all(void)
 
 /* May run in signal context (own thread: a sample append that ran out of
  * memory, or the overload protection) or on another thread (a drop asked
- * by an event append): it never waits. Two halvings of one thread can
+ * by an event append): it never waits. The new period is a fresh draw. Two halvings of one thread can
  * overlap and arrive out of order, so the shift only ever grows. The one
  * that holds the timer re-arms it until the period matches the largest
  * shift seen: a halving that found the timer busy leaves the re-arming to
