@@ -12,15 +12,21 @@
  * 3/4, close to the exponential's 1, which mixes phases best.
  *
  * Why a block of signals per draw rather than one: re-arming costs a
- * system call (PERF_EVENT_IOC_PERIOD or timer_settime, 5–40 µs in the
- * development VM from a handler, against ~1.5 µs for the rest of it), so
- * drawing at every signal would multiply adaptrace's cost per signal.
- * Once per 8 signals it adds a few µs per 8. The block also helps the
- * thinned samples: the survivors of k ≥ 3 halvings are spaced by 2^k / 8
- * whole blocks, whose sum keeps a relative spread of 3/4 / sqrt(2^k / 8)
- * rather than the 3/4 / sqrt(2^k) of independent intervals; below that,
- * 8 / 2^k survivors in a row share a period, and the next block moves
- * them to another phase.
+ * system call (PERF_EVENT_IOC_PERIOD or timer_settime, 5–10 µs in the
+ * development VM), so drawing at every signal would multiply adaptrace's
+ * own cost per signal (~1.5 µs). The block size also trades two errors
+ * (tests/sampler/dither_test.cpp simulates both, in units of the error of
+ * independent sampling moments, k = 0..5 halvings):
+ * - the survivors of k halvings are spaced by sums of 2^k periods; with a
+ *   period per signal those spread by only 3/4 / sqrt(2^k) of their mean
+ *   and mix slowly over a program period of the same length (2.2 at
+ *   k = 5), with one per block of b they spread b times more in variance
+ *   (1.7 for b = 2, 1.2 for b = 4, 1.04 for b = 8);
+ * - a program that stays in one function for many samples is counted by
+ *   how many samples fall into each stretch, and a block of b equal
+ *   periods moves b samples at once (0.84 for b = 1, 1.03 for 2, 1.37
+ *   for 4, 1.65 for 8).
+ * b = 4 keeps the larger of the two lowest.
  *
  * The generator is xoshiro256** seeded through splitmix64: a few integer
  * operations and one log1p per draw, no global state, so each thread
@@ -33,7 +39,7 @@
 
 #include <stdint.h>
 
-#define ADT_DITHER_SIGNALS_PER_DRAW 8
+#define ADT_DITHER_SIGNALS_PER_DRAW 4
 
 typedef struct adt_dither {
     uint64_t state[4];

@@ -253,7 +253,13 @@ static void watch_overload(adt_sampler_thread *thread, uint64_t entry, uint64_t 
         return;
     if (thread->window_behind > 0)
         thread->delivery_ticks = thread->window_min_gap;
+    /* The window's time at the mean period, if its own was shorter: its
+     * 16 signals may fall into periods drawn short (dither.h), whose cost
+     * share is high for a moment but not on average. */
     uint64_t span = adt_clock_now() - thread->window_start;
+    uint64_t mean_span = thread->window_signals * (adt_sampler.period_ticks << (shift > 32 ? 32 : shift));
+    if (span < mean_span)
+        span = mean_span;
     uint64_t cost = thread->window_handler_ticks + thread->window_signals * thread->delivery_ticks;
     bool overloaded = thread->window_behind >= ADT_OVERLOAD_BEHIND || cost * ADT_OVERLOAD_COST_SHARE >= span;
     /* A busy guard keeps the window full: the next signal tries again. */

@@ -253,6 +253,9 @@ int adt_sampler_init(const adt_config *config, adt_defs *defs, uint64_t context_
     adt_sampler.period_ns = 1000000000ull / config->sampling_rate_hz;
     if (adt_sampler.period_ns == 0)
         adt_sampler.period_ns = 1;
+    adt_sampler.period_ticks = (uint64_t)((double)adt_sampler.period_ns * (double)adt_clock_resolution() / 1e9);
+    if (adt_sampler.period_ticks == 0)
+        adt_sampler.period_ticks = 1;
     adt_sampler.depth = config->unwind_depth == 0 ? 1 : config->unwind_depth;
     if (adt_sampler.depth > ADT_SAMPLER_DEPTH_MAX) {
         adt_log("ADAPTRACE_UNWIND_DEPTH=%u: too deep (accepted: 1..%d)", config->unwind_depth, ADT_SAMPLER_DEPTH_MAX);

@@ -113,6 +113,7 @@ typedef struct adt_sampler_global {
     adt_sampling_clock clock;
     uint32_t rate_hz;
     uint64_t period_ns;         /* for the timer: the mean period at shift 0 */
+    uint64_t period_ticks;      /* the same in trace-clock ticks, for the handler */
     uint32_t depth;
     uint32_t kernel_tick_hz;
     bool perf;                /* cpu clock delivered by perf cpu-clock events */
