@@ -68,7 +68,8 @@ adt_append_status adt_buffer_append_sample(adt_location *location, uint16_t kind
     uint64_t n = (location->last_number | __atomic_load_n(&location->number_mask, __ATOMIC_RELAXED)) + 1;
     if (ADT_UNLIKELY(n == 0))
         return adt_sample_numbers_exhausted(location, guarded, number);
-    location->last_number = n;
+    /* Atomic: adt_location_get_stats reads it from other threads. */
+    __atomic_store_n(&location->last_number, n, __ATOMIC_RELAXED);
     adt_counter_add(&location->samples_taken, 1);
     if (number != NULL)
         *number = n;

@@ -196,6 +196,7 @@ void adt_location_get_stats(const adt_location *location, adt_location_stats *st
     for (unsigned level = 0; level < ADT_BUFFER_LEVELS; level++)
         chain_stats(&location->levels[level], &stats->levels[level]);
     stats->samples_taken = adt_load_relaxed(&location->samples_taken);
+    stats->last_sample_number = adt_load_relaxed(&location->last_number);
     stats->samples_kept = adt_load_relaxed(&location->samples_kept);
     stats->samples_removed = adt_load_relaxed(&location->samples_removed);
     stats->samples_skipped = adt_load_relaxed(&location->samples_skipped);

@@ -184,6 +184,9 @@ typedef struct adt_location_stats {
     adt_chain_stats events;
     adt_chain_stats levels[ADT_BUFFER_LEVELS];
     uint64_t samples_taken;     /* numbers handed out */
+    uint64_t last_sample_number; /* the latest of them: Σ 2^j over the samples
+                                    taken at shift j, i.e. the initial periods
+                                    the location was sampled for */
     uint64_t samples_kept;      /* records now in the levels */
     uint64_t samples_removed;   /* records freed by level removals */
     uint64_t samples_skipped;   /* guard taken: arrived while adaptrace was busy */

@@ -79,7 +79,7 @@ typedef struct location_summary {
     uint64_t events;
     uint64_t first_time;  /* corrected by the clock offsets */
     uint64_t last_time;
-    uint64_t rate_shifts; /* bit k: a sample taken at initial_rate / 2^k */
+    uint64_t rate_shifts; /* bit k: samples that stand for 2^k initial periods */
     uint32_t has_events;
     uint32_t thread_index;
 } location_summary;
@@ -324,6 +324,7 @@ typedef struct stream {
     size_t stack_capacity;
     OTF2_Type *metric_types;
     OTF2_MetricValue *metric_values;
+    unsigned final_shift; /* the location's shift at the end of the run */
     location_summary summary;
 } stream;
 
@@ -419,9 +420,10 @@ static OTF2_ErrorCode write_sample(stream *s, uint64_t time, const adt_record_vi
     uint32_t cc;
     if (!map_cc(s, rec->calling_context, &cc))
         return OTF2_ERROR_INVALID_DATA;
-    if (rec->rate_shift >= RATE_SHIFTS || s->w->input->initial_rate_hz == 0) {
-        set_error(s->w, "writing trace %s: location %llu has a sample at rate shift %u with initial rate %u Hz (accepted: shift < 64, rate > 0)",
-                  s->w->input->archive_dir, (unsigned long long)s->location, rec->rate_shift,
+    if (rec->rate_shift > s->final_shift || s->final_shift >= RATE_SHIFTS || s->w->input->initial_rate_hz == 0) {
+        set_error(s->w, "writing trace %s: location %llu has a sample at rate shift %u, its location ends at shift %u, "
+                  "initial rate %u Hz (accepted: sample shift <= final shift < 64, rate > 0)",
+                  s->w->input->archive_dir, (unsigned long long)s->location, rec->rate_shift, s->final_shift,
                   s->w->input->initial_rate_hz);
         return OTF2_ERROR_INVALID_DATA;
     }
@@ -441,12 +443,17 @@ static OTF2_ErrorCode write_sample(stream *s, uint64_t time, const adt_record_vi
         if (status != OTF2_SUCCESS)
             return status;
     }
-    s->summary.rate_shifts |= 1ull << rec->rate_shift;
+    /* Weights: after k halvings the location keeps the samples numbered
+     * n ≡ 0 mod 2^k, so every retained sample, whatever rate it was taken
+     * at, stands for 2^k initial periods of its thread's time. Its
+     * generator is that period (docs/otf2-records.md), so that samples ×
+     * period adds up to the sampled time. Generator ids are shifts here,
+     * mapped to global ids by the location's mapping table
+     * (write_local_definitions). */
+    s->summary.rate_shifts |= 1ull << s->final_shift;
     uint32_t distance = unwind_distance(s->w, s->prev_cc, rec->calling_context);
     s->prev_cc = rec->calling_context;
-    /* interrupt generator ids are rate shifts here, mapped to global ids
-     * by the location's mapping table (write_local_definitions) */
-    return OTF2_EvtWriter_CallingContextSample(s->out, NULL, time, cc, distance, rec->rate_shift);
+    return OTF2_EvtWriter_CallingContextSample(s->out, NULL, time, cc, distance, s->final_shift);
 }
 
 static OTF2_ErrorCode write_record(stream *s, const adt_record_view *r)
@@ -556,6 +563,9 @@ static int write_location(writer *w, const adt_trace_thread *thread, location_su
     uint32_t metrics = w->maps.metric_count;
     s.metric_types = malloc((metrics + 1) * sizeof *s.metric_types);
     s.metric_values = malloc((metrics + 1) * sizeof *s.metric_values);
+    adt_location_stats location_stats;
+    adt_location_get_stats(thread->location, &location_stats);
+    s.final_shift = location_stats.shift;
     adt_reader *reader = adt_reader_open(thread->location);
     s.out = OTF2_Archive_GetEvtWriter(w->archive, s.location);
     int rc = -1;

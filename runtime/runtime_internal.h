@@ -150,6 +150,7 @@ typedef struct adt_location_summary {
     uint64_t overload_halvings;
     uint64_t samples_taken;
     uint64_t samples_kept;
+    uint64_t sampled_periods;   /* initial periods its samples stand for */
     uint64_t mpi_events;
 } adt_location_summary;
 

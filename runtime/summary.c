@@ -56,6 +56,7 @@ static adt_location_summary location_line(adt_location *location, uint32_t rank,
         .halvings = stats->shift,
         .samples_taken = stats->samples_taken,
         .samples_kept = stats->samples_kept,
+        .sampled_periods = stats->last_sample_number,
         .mpi_events = mpi_events_of(stats),
     };
     if (sampling) {
@@ -193,6 +194,15 @@ static double rate_after(uint32_t initial_rate_hz, uint64_t halvings)
     return initial_rate_hz / (double)(1ull << (halvings & 63));
 }
 
+/* The time a location's samples stand for: every sample taken at shift j
+ * advanced its number by 2^j initial periods. A period-weighted profile
+ * of its samples in the archive (kept samples × their generator's period,
+ * docs/otf2-records.md) adds up to this, within one final period. */
+static double sampled_seconds(uint32_t initial_rate_hz, uint64_t sampled_periods)
+{
+    return initial_rate_hz > 0 ? (double)sampled_periods / initial_rate_hz : 0.0;
+}
+
 /* The rate of the location halved most often: the slowest one. */
 static double final_rate_hz(uint32_t initial_rate_hz, const adt_run_counters *total)
 {
@@ -221,11 +231,13 @@ static void write_json_lines(FILE *out, const adt_run_listing *listing)
         const adt_location_summary *line = &listing->lines[i];
         fprintf(out,
                 "%s\n    {\"rank\": %llu, \"thread\": %llu, \"halvings\": %llu, \"overload_halvings\": %llu, "
-                "\"rate_hz\": %.3f, \"samples_taken\": %llu, \"samples_kept\": %llu, \"mpi_events\": %llu}",
+                "\"rate_hz\": %.3f, \"samples_taken\": %llu, \"samples_kept\": %llu, \"sampled_s\": %.6f, "
+                "\"mpi_events\": %llu}",
                 i == 0 ? "" : ",", (unsigned long long)line->rank, (unsigned long long)line->thread,
                 (unsigned long long)line->halvings, (unsigned long long)line->overload_halvings,
                 rate_after(listing->initial_rate_hz, line->halvings), (unsigned long long)line->samples_taken,
-                (unsigned long long)line->samples_kept, (unsigned long long)line->mpi_events);
+                (unsigned long long)line->samples_kept, sampled_seconds(listing->initial_rate_hz, line->sampled_periods),
+                (unsigned long long)line->mpi_events);
     }
     fprintf(out, "\n  ]");
 }

@@ -28,7 +28,6 @@ struct Record {
     uint32_t cc = kUndef;    // local calling context of a CC event
     enum { kNone, kEnter, kLeave, kSample } cc_kind = kNone;
     std::string metric_text; // expected Metric event before a sample
-    std::string generator;   // expected generator name of a sample
 };
 
 struct Location {
@@ -263,7 +262,6 @@ class Trace {
         r.cc = cc;
         r.cc_kind = Record::kSample;
         r.text = "CallingContextSample cc=" + path(cc);
-        r.generator = generator_name(stats.shift);
         if (!metrics.empty()) {
             r.metric_text = "Metric";
             for (size_t i = 0; i < metrics.size(); ++i)
@@ -314,7 +312,7 @@ class Trace {
             if (r.is_sample) {
                 if (!r.metric_text.empty())
                     out.push_back(stamp(r.time) + r.metric_text);
-                text += " generator=" + r.generator;
+                text += " generator=" + generator_name(stats.shift);
             }
             out.push_back(stamp(r.time) + text);
         }

@@ -168,10 +168,52 @@ TEST(FormatWriter, UnwindDistancesAfterRandomLevelRemovals)
     adt_location_get_stats(l.location, &stats);
     ASSERT_GE(stats.shift, 2u);
     readback::Archive a = write_and_check(t, fresh_path("unwind"));
-    EXPECT_GE(a.generators.size(), 3u);
     for (size_t i = 0; i < a.generators.size(); ++i)
         EXPECT_EQ(a.generators[i].name.substr(0, 6), "timer ");
     (void)removals;
+}
+
+// Weights: a location halved three times keeps samples taken at shifts 0
+// to 3, and each of them stands for 2^3 initial periods. Every sample
+// names the generator of its location's final period, so a period-weighted
+// profile (samples × period) adds up to the time its thread was sampled
+// (the last sample number × the initial period), within one final period.
+TEST(FormatWriter, SamplesNameTheirLocationsFinalPeriod)
+{
+    Trace t(8u << 20, 4096, 4, true);
+    World w(t);
+    ASSERT_TRUE(t.commit_nodes());
+    t.set_initial_rate(4000);
+    Location &halved = t.add_location(0, 0, "Master thread", 1);
+    Location &kept = t.add_location(0, 1, "Pthread 1", 1);
+    for (int shift = 0; shift <= 3; ++shift) {
+        for (int i = 0; i < 1000; ++i) {
+            ASSERT_EQ(t.sample(halved, i % 2 ? w.n_kernel : w.n_solve), ADT_APPEND_OK);
+            ASSERT_EQ(t.sample(kept, w.n_kernel), ADT_APPEND_OK);
+        }
+        if (shift < 3) {
+            ASSERT_GE(adt_buffer_drop_lowest_level(halved.location, nullptr), 0);
+        }
+    }
+    ASSERT_EQ(halved.records.back().number, 1000u * (1 + 2 + 4 + 8));
+    readback::Archive a = write_and_check(t, fresh_path("weights"));
+    const double initial_us = 250.0;
+    std::map<uint64_t, std::pair<size_t, double>> weighted;  // location: samples, Σ period in µs
+    for (const auto &[location, events] : a.events)
+        for (const readback::Event &e : events)
+            if (e.type == "CallingContextSample") {
+                const readback::Generator &generator = a.generators.at(e.fields[2]);
+                EXPECT_EQ(generator.exponent, -6);
+                weighted[location].first++;
+                weighted[location].second += double(generator.period);
+            }
+    ASSERT_EQ(weighted.size(), 2u);
+    const uint64_t halved_id = 0, kept_id = 1ull << 32;
+    EXPECT_EQ(weighted[halved_id].first, 15000u / 8);
+    EXPECT_DOUBLE_EQ(weighted[halved_id].second, 15000 * initial_us);
+    EXPECT_EQ(weighted[kept_id].first, 4000u);
+    EXPECT_DOUBLE_EQ(weighted[kept_id].second, 4000 * initial_us);
+    ASSERT_EQ(a.generators.size(), 2u);
 }
 
 TEST(FormatWriter, ProgramEndingInsideARegionIsClosedAtTheLastTimestamp)
