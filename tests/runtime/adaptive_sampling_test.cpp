@@ -384,7 +384,7 @@ TEST_P(PeriodicProgram, SharesAfterHalvingsThroughSimpleRatiosOfTheRound)
 // to 1/4 of the round and end at 200 or 400 Hz.
 INSTANTIATE_TEST_SUITE_P(Rounds, PeriodicProgram,
                          ::testing::Values(Case{"IssueCaseFrom1600Hz", 1, "64K", 1600, 5.0, 10, "cpu"},
-                                           Case{"RoundLengthFrom800Hz", 1, "64K", 800, 6.0, 10, "cpu"},
+                                           Case{"RoundLengthFrom800Hz", 1, "64K", 800, 7.0, 10, "cpu"},
                                            Case{"TwoThreadsFrom3200Hz", 2, "96K", 3200, 3.5, 10, "cpu"}),
                          [](const ::testing::TestParamInfo<Case> &info) { return std::string(info.param.name); });
 
