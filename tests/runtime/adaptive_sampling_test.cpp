@@ -237,20 +237,36 @@ protected:
 
     std::string archive() const { return root_ + "/archive"; }
 
+    // What a run left: the program's truth, summary.json, the archive.
+    struct Run {
+        std::vector<std::array<uint64_t, 3>> truth;
+        std::map<std::string, double> summary;
+        readback::Archive otf2;
+    };
+
+    // Runs the case, reads back what it wrote and checks it has no flush.
+    void trace_and_read(const Case &run_case, Run &run)
+    {
+        run.truth = trace(run_case);
+        ASSERT_FALSE(HasFailure());
+        run.summary = process::read_summary(archive());
+        std::string why;
+        ASSERT_TRUE(readback::read(archive() + "/traces.otf2", run.otf2, why)) << why;
+        expect_no_flush(run.summary, run.otf2);
+    }
+
     std::string root_;
 };
 
 TEST_P(AdaptiveSampling, HalvingsKeepEveryTwoToTheKthSampleAndTheShares)
 {
     const Case run_case = GetParam();
-    const std::vector<std::array<uint64_t, 3>> truth = trace(run_case);
+    Run run;
+    trace_and_read(run_case, run);
     ASSERT_FALSE(HasFailure());
-    std::map<std::string, double> summary = process::read_summary(archive());
-    readback::Archive otf2;
-    std::string why;
-    ASSERT_TRUE(readback::read(archive() + "/traces.otf2", otf2, why)) << why;
-
-    expect_no_flush(summary, otf2);
+    const std::vector<std::array<uint64_t, 3>> &truth = run.truth;
+    std::map<std::string, double> &summary = run.summary;
+    const readback::Archive &otf2 = run.otf2;
     ASSERT_EQ(summary["locations"], run_case.threads);
     ASSERT_EQ(otf2.locations.size(), size_t(run_case.threads));
 
@@ -354,14 +370,10 @@ class PeriodicProgram : public AdaptiveSampling {};
 TEST_P(PeriodicProgram, SharesAfterHalvingsThroughSimpleRatiosOfTheRound)
 {
     const Case run_case = GetParam();
-    const std::vector<std::array<uint64_t, 3>> truth = trace(run_case);
+    Run run;
+    trace_and_read(run_case, run);
     ASSERT_FALSE(HasFailure());
-    std::map<std::string, double> summary = process::read_summary(archive());
-    readback::Archive otf2;
-    std::string why;
-    ASSERT_TRUE(readback::read(archive() + "/traces.otf2", otf2, why)) << why;
-    expect_no_flush(summary, otf2);
-    const std::vector<Location> locations = sampled_locations(otf2, generator_shifts(otf2, run_case.rate_hz));
+    const std::vector<Location> locations = sampled_locations(run.otf2, generator_shifts(run.otf2, run_case.rate_hz));
     const std::vector<SummaryLine> lines = process::read_summary_locations(archive());
     ASSERT_EQ(locations.size(), size_t(run_case.threads));
     const std::vector<unsigned> k = final_shifts(locations, lines, run_case.rate_hz);
@@ -373,13 +385,13 @@ TEST_P(PeriodicProgram, SharesAfterHalvingsThroughSimpleRatiosOfTheRound)
                      ", spacing at the end " + std::to_string(1e3 * std::ldexp(1.0, int(k[index])) / run_case.rate_hz) +
                      " ms");
         EXPECT_GE(k[index], 3u);
-        expect_shares(location, truth.at(size_t(location.thread)));
+        expect_shares(location, run.truth.at(size_t(location.thread)));
     }
 }
 
 // 64K: ~1200 samples in the arena, halvings after ~1200, 2400, 4800 and
 // 9600 initial periods of CPU time. From 1600 Hz (the case) 5 s
-// end at 200 Hz, 5 ms apart, through 0.625 to 2.5 ms; from 800 Hz 6 s end
+// end at 200 Hz, 5 ms apart, through 0.625 to 2.5 ms; from 800 Hz 7 s end
 // at 100 Hz, the round itself; from 3200 Hz two threads pass through 1/32
 // to 1/4 of the round and end at 200 or 400 Hz.
 INSTANTIATE_TEST_SUITE_P(Rounds, PeriodicProgram,
