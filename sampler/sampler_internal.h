@@ -73,6 +73,8 @@ typedef struct adt_sampler_thread {
      * timer is live. */
     adt_dither dither;
     uint32_t signals_since_draw; /* handler only */
+    uint64_t armed_period;    /* the period set last, ns (0: none yet) */
+    uint64_t armed_count;     /* perf: the event's count when it was set */
     _Atomic uint64_t period_ticks; /* the period drawn last, in trace-clock
                                       ticks (for the overload protection) */
     uint64_t stop_clock;      /* 0 while running */
