@@ -320,14 +320,16 @@ TEST_P(AdaptiveSampling, HalvingsKeepEveryTwoToTheKthSampleAndTheShares)
         // a thread that is descheduled loses timer expiries (they merge
         // into one signal) and gets its signal late, so gaps may be longer
         // or, after a late one, shorter; but in no stretch of time do
-        // samples come denser than one per quarter period.
+        // samples come denser than one per quarter period. The median of
+        // one drawn period is 1/4 + 3/4 ln 2 = 0.77 of the mean (sums of
+        // several, the survivors of halvings, come closer to 1).
         const double spacing = initial_period_ticks * std::ldexp(1.0, int(k[index]));
         std::vector<double> gaps;
         for (size_t i = 1; i < location.times.size(); ++i)
             gaps.push_back(double(location.times[i] - location.times[i - 1]) / spacing);
         std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
         const double median = gaps[gaps.size() / 2];
-        EXPECT_GT(median, 0.8);
+        EXPECT_GT(median, 0.65);
         EXPECT_LT(median, 2.5);
         size_t densest = 0;
         for (size_t first = 0, last = 0; first < location.times.size(); ++first) {
