@@ -16,7 +16,6 @@
 #include <strings.h>
 
 #define ADT_RATE_MAX_HZ 1000000u
-#define ADT_UNWIND_DEPTH_MAX 256u
 
 static int fail(char *error, size_t error_size, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
@@ -356,6 +355,11 @@ static int parse_metrics(adt_config *config, const char *text, char *error, size
         if (text[i] == ',' || text[i] == '\0') {
             if (item_length == 0 && length > 0)
                 return fail(error, error_size, "event name %zu is empty", item);
+            if (item_length >= ADT_METRIC_NAME_MAX)
+                return fail(error, error_size, "event name %zu is longer than %d characters", item,
+                            ADT_METRIC_NAME_MAX - 1);
+            if (item > ADT_METRICS_COUNT_MAX)
+                return fail(error, error_size, "more than %d event names", ADT_METRICS_COUNT_MAX);
             item++;
             item_length = 0;
         } else if (!is_metric_char(text[i])) {
@@ -438,7 +442,7 @@ const adt_config_var adt_config_vars[] = {
      "most call-stack frames recorded per sample",
      parse_unwind_depth},
     {"ADAPTRACE_METRICS", "metrics", "",
-     "comma-separated PAPI event names made of letters, digits, '_' and ':', such as "
+     "up to 16 comma-separated PAPI event names of at most 127 letters, digits, '_' and ':', such as "
      "PAPI_TOT_CYC,PAPI_L2_DCM; empty for none",
      "hardware counters read with every sample",
      parse_metrics},

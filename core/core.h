@@ -33,6 +33,12 @@ typedef enum adt_sampling_clock {
 
 #define ADT_PATH_MAX 4096
 #define ADT_METRICS_MAX 1024
+/* Limits that the configuration table checks when it parses a value, so
+ * that the launcher refuses what the library would refuse at start-up;
+ * the sampler sizes its arrays by them. */
+#define ADT_UNWIND_DEPTH_MAX 256
+#define ADT_METRICS_COUNT_MAX 16
+#define ADT_METRIC_NAME_MAX 128 /* bytes of one name, with its NUL */
 
 typedef struct adt_config {
     uint64_t buffer_bytes;            /* ADAPTRACE_BUFFER_SIZE, default 64 MiB */
@@ -131,12 +137,28 @@ int adt_parse_signal(const char *text, int *signal_number, char *error, size_t e
  * application's action. */
 typedef bool (*adt_signal_hook)(int signum, siginfo_t *info, void *ucontext);
 
+/* How the kernel's disposition of an owned signal is kept. */
+typedef enum adt_signal_ownership {
+    /* The signal is adaptrace's (the sampling and the snapshot signal):
+     * the dispatcher is always installed, with SA_RESTART, so that the
+     * signals it consumes interrupt nothing. */
+    ADT_SIGNAL_TAKEN,
+    /* adaptrace only watches the signal (the endings): while the
+     * application ignores it the kernel ignores it (it interrupts
+     * nothing, as untraced), and while the application handles it, the
+     * dispatcher is installed with the application's SA_RESTART, so a
+     * handler installed without it still cuts a blocking read short, and
+     * its SA_ONSTACK, so a stack-overflow handler on the alternate stack
+     * still gets its SIGSEGV. */
+    ADT_SIGNAL_WATCHED
+} adt_signal_ownership;
+
 /* Takes over the disposition of signum for the rest of the process:
  * adaptrace's dispatcher runs hook, then (unless it consumed the signal)
  * the application's action, which sigaction/signal keep reporting and
  * updating as if adaptrace were not there. Owning a signal again replaces
  * its hook. Start-up path. Returns 0 or -1 after a message. */
-int adt_signal_own(int signum, adt_signal_hook hook);
+int adt_signal_own(int signum, adt_signal_hook hook, adt_signal_ownership ownership);
 
 /* Whether signum, owned, would end the process now: the application left
  * it at SIG_DFL, and its default action terminates (with or without a

@@ -16,6 +16,14 @@
  * SIG_DFL the default action (the disposition is handed back to the kernel
  * and the signal raised again, so a terminating default still terminates,
  * with the same exit status and core dump).
+ *
+ * The kernel's disposition (kernel_action): adaptrace's own signals (the
+ * sampling and the snapshot signal) always reach the dispatcher, with
+ * SA_RESTART so that what it consumes interrupts nothing. The ending
+ * signals, which adaptrace only watches, keep the application's effect on
+ * system calls: ignored by the kernel while the application ignores them,
+ * and while it handles them, delivered with its SA_RESTART and
+ * SA_ONSTACK.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -37,6 +45,7 @@ extern int __sigaction(int signum, const struct sigaction *action, struct sigact
  * always reads a complete action. Writers serialise on a flag. */
 typedef struct owned_signal {
     _Atomic int owned;
+    _Atomic int watched;          /* adt_signal_ownership ADT_SIGNAL_WATCHED */
     _Atomic int current;
     _Atomic int writing;
     _Atomic(adt_signal_hook) hook;
@@ -87,24 +96,44 @@ static void dispatch(int signum, siginfo_t *info, void *ucontext)
     errno = saved_errno;
 }
 
-int adt_signal_own(int signum, adt_signal_hook hook)
+/* The kernel's disposition for an owned signal given the application's
+ * action (adt_signal_ownership says why). */
+static struct sigaction kernel_action(const owned_signal *entry, const struct sigaction *application)
+{
+    struct sigaction ours;
+    memset(&ours, 0, sizeof ours);
+    sigemptyset(&ours.sa_mask);
+    bool watched = atomic_load(&entry->watched);
+    if (watched && application->sa_handler == SIG_IGN) {
+        ours.sa_handler = SIG_IGN;
+        return ours;
+    }
+    ours.sa_sigaction = dispatch;
+    ours.sa_flags = SA_SIGINFO | SA_RESTART;
+    if (watched && application->sa_handler != SIG_DFL)
+        ours.sa_flags = SA_SIGINFO | (application->sa_flags & (SA_RESTART | SA_ONSTACK));
+    return ours;
+}
+
+int adt_signal_own(int signum, adt_signal_hook hook, adt_signal_ownership ownership)
 {
     if (signum <= 0 || signum >= NSIG) {
         adt_log("signal %d: not a signal number (accepted: 1..%d)", signum, NSIG - 1);
         return -1;
     }
     owned_signal *entry = &owned_signals[signum];
-    if (atomic_load(&entry->owned)) {
-        atomic_store(&entry->hook, hook);
-        return 0;
-    }
     atomic_store(&entry->hook, hook);
-    struct sigaction ours;
-    memset(&ours, 0, sizeof ours);
-    ours.sa_sigaction = dispatch;
-    ours.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&ours.sa_mask);
+    atomic_store(&entry->watched, ownership == ADT_SIGNAL_WATCHED);
+    if (atomic_load(&entry->owned)) {
+        struct sigaction ours = kernel_action(entry, &entry->application[atomic_load(&entry->current)]);
+        return real_sigaction()(signum, &ours, NULL);
+    }
     struct sigaction previous;
+    if (real_sigaction()(signum, NULL, &previous) != 0) {
+        adt_log("cannot read the action of signal %d (%s): %m", signum, strsignal(signum));
+        return -1;
+    }
+    struct sigaction ours = kernel_action(entry, &previous);
     if (real_sigaction()(signum, &ours, &previous) != 0) {
         adt_log("cannot install adaptrace's handler for signal %d (%s): %m", signum, strsignal(signum));
         return -1;
@@ -190,14 +219,20 @@ void adt_signal_pass_on(int signum, siginfo_t *info, void *ucontext)
     pthread_sigmask(SIG_SETMASK, &saved, NULL);
 }
 
+/* A watched signal's kernel disposition follows the application's new
+ * action (kernel_action). */
 static int application_sigaction(int signum, const struct sigaction *action, struct sigaction *previous)
 {
     owned_signal *entry = &owned_signals[signum];
     if (previous != NULL)
         *previous = entry->application[atomic_load(&entry->current)];
-    if (action != NULL)
-        record_application_action(entry, action);
-    return 0;
+    if (action == NULL)
+        return 0;
+    record_application_action(entry, action);
+    if (!atomic_load(&entry->watched))
+        return 0;
+    struct sigaction ours = kernel_action(entry, action);
+    return real_sigaction()(signum, &ours, NULL);
 }
 
 /* ---- interposed (exported) -------------------------------------------- */

@@ -31,6 +31,18 @@ static bool sample_record_valid(const adt_defs *defs, const adt_record_view *rec
            fits(record, sizeof *sample + (size_t)sample->metric_count * sizeof(uint64_t));
 }
 
+static bool rma_record_valid(const adt_defs *defs, const adt_record_view *record)
+{
+    if (!fits(record, sizeof(adt_rec_rma)))
+        return false;
+    const adt_rec_rma *rma = record->payload;
+    if (record->kind == ADT_REC_RMA_COLLECTIVE_BEGIN)
+        return true;
+    if (record->kind == ADT_REC_RMA_GROUP_SYNC && rma->group >= defs->groups.count)
+        return false;
+    return rma->win < defs->rma_wins.count;
+}
+
 static bool record_valid(const adt_defs *defs, const adt_record_view *record)
 {
     switch ((adt_record_kind)record->kind) {
@@ -60,6 +72,8 @@ static bool record_valid(const adt_defs *defs, const adt_record_view *record)
         return fits(record, sizeof(adt_rec_buffer_flush));
     case ADT_REC_MEASUREMENT_ON_OFF:
         return fits(record, sizeof(adt_rec_on_off));
+    ADT_REC_RMA_CASES:
+        return rma_record_valid(defs, record);
     case ADT_REC_KIND_COUNT:
         break;
     }

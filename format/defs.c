@@ -20,6 +20,8 @@ adt_defs *adt_defs_create(void)
     adt_intern_init(&defs->source_locations);
     adt_intern_init(&defs->metrics);
     adt_intern_init(&defs->comms);
+    adt_intern_init(&defs->rma_wins);
+    adt_intern_init(&defs->groups);
     return defs;
 }
 
@@ -31,12 +33,15 @@ void adt_defs_destroy(adt_defs *defs)
         free(defs->comm_defs[i].members);
     free(defs->comm_defs);
     free(defs->metric_units);
+    free(defs->rma_win_comms);
     free(defs->calling_contexts);
     adt_intern_free(&defs->strings);
     adt_intern_free(&defs->regions);
     adt_intern_free(&defs->source_locations);
     adt_intern_free(&defs->metrics);
     adt_intern_free(&defs->comms);
+    adt_intern_free(&defs->rma_wins);
+    adt_intern_free(&defs->groups);
     adt_journal_close(&defs->journal);
     pthread_mutex_destroy(&defs->lock);
     free(defs);
@@ -164,6 +169,52 @@ int adt_defs_comm_set_name(adt_defs *defs, uint32_t comm, const char *name)
     return result;
 }
 
+/* Room for one more entry in a per-id array of uint32_t (count used). */
+static int reserve_u32(uint32_t **array, uint32_t *capacity, uint32_t count)
+{
+    if (count < *capacity)
+        return 0;
+    uint32_t grown_capacity = *capacity ? *capacity * 2 : 8;
+    uint32_t *grown = realloc(*array, (size_t)grown_capacity * sizeof *grown);
+    if (!grown)
+        return -1;
+    *array = grown;
+    *capacity = grown_capacity;
+    return 0;
+}
+
+uint32_t adt_defs_rma_win(adt_defs *defs, uint32_t creator_world_rank, uint32_t sequence, uint32_t comm)
+{
+    pthread_mutex_lock(&defs->lock);
+    uint32_t id = ADT_UNDEFINED_ID;
+    adt_rma_win_key key = { creator_world_rank, sequence };
+    if (comm >= defs->comms.count ||
+        reserve_u32(&defs->rma_win_comms, &defs->rma_win_capacity, defs->rma_wins.count) != 0)
+        goto out;
+    int added;
+    id = adt_intern_add(&defs->rma_wins, &key, sizeof key, &added);
+    if (added) {
+        defs->rma_win_comms[id] = comm;
+        adt_journal_rma_win(&defs->journal, &key, comm);
+    }
+out:
+    pthread_mutex_unlock(&defs->lock);
+    return id;
+}
+
+uint32_t adt_defs_group(adt_defs *defs, const uint32_t *members, uint32_t size)
+{
+    if (!members || size == 0)
+        return ADT_UNDEFINED_ID;
+    pthread_mutex_lock(&defs->lock);
+    int added;
+    uint32_t id = adt_intern_add(&defs->groups, members, (size_t)size * sizeof *members, &added);
+    if (added)
+        adt_journal_group(&defs->journal, members, size);
+    pthread_mutex_unlock(&defs->lock);
+    return id;
+}
+
 uint32_t adt_defs_metric(adt_defs *defs, const char *name, const char *unit)
 {
     if (!name)
@@ -172,16 +223,9 @@ uint32_t adt_defs_metric(adt_defs *defs, const char *name, const char *unit)
     uint32_t id = ADT_UNDEFINED_ID;
     uint32_t name_id = string_id(defs, name);
     uint32_t unit_id = string_id(defs, unit ? unit : "#");
-    if (name_id == ADT_UNDEFINED_ID || unit_id == ADT_UNDEFINED_ID)
+    if (name_id == ADT_UNDEFINED_ID || unit_id == ADT_UNDEFINED_ID ||
+        reserve_u32(&defs->metric_units, &defs->metric_capacity, defs->metrics.count) != 0)
         goto out;
-    if (defs->metrics.count == defs->metric_capacity) {
-        uint32_t capacity = defs->metric_capacity ? defs->metric_capacity * 2 : 8;
-        uint32_t *grown = realloc(defs->metric_units, (size_t)capacity * sizeof *grown);
-        if (!grown)
-            goto out;
-        defs->metric_units = grown;
-        defs->metric_capacity = capacity;
-    }
     int added;
     id = adt_intern_add(&defs->metrics, &name_id, sizeof name_id, &added);
     if (added) {

@@ -41,6 +41,11 @@ typedef struct adt_comm_def {
     uint32_t *members;      /* size + remote_size world ranks */
 } adt_comm_def;
 
+typedef struct adt_rma_win_key {
+    uint32_t creator_world_rank;
+    uint32_t sequence;
+} adt_rma_win_key;
+
 /* The journal of the definitions added (journal.c). */
 typedef struct adt_journal {
     uint8_t *memory;
@@ -59,6 +64,8 @@ void adt_journal_source_location(adt_journal *journal, const char *file, uint32_
 void adt_journal_comm(adt_journal *journal, const adt_comm_desc *comm);
 void adt_journal_comm_name(adt_journal *journal, uint32_t comm, const char *name);
 void adt_journal_metric(adt_journal *journal, const char *name, const char *unit);
+void adt_journal_rma_win(adt_journal *journal, const adt_rma_win_key *key, uint32_t comm);
+void adt_journal_group(adt_journal *journal, const uint32_t *members, uint32_t size);
 
 struct adt_defs {
     pthread_mutex_t lock;
@@ -71,6 +78,10 @@ struct adt_defs {
     adt_comm_def *comm_defs;     /* per comm id */
     uint32_t comm_capacity;
     uint32_t metric_capacity;
+    adt_intern rma_wins;         /* key: adt_rma_win_key */
+    uint32_t *rma_win_comms;     /* local comm id per window */
+    uint32_t rma_win_capacity;
+    adt_intern groups;           /* key: the world ranks of the members */
     adt_cc_node *calling_contexts;
     size_t calling_context_count;
     adt_journal journal;

@@ -51,6 +51,22 @@ typedef enum adt_record_kind {
     ADT_REC_BUFFER_FLUSH,            /* adt_rec_buffer_flush */
     ADT_REC_MEASUREMENT_ON_OFF,      /* adt_rec_on_off */
     ADT_REC_SAMPLE,                  /* adt_rec_sample, sample levels only */
+    ADT_REC_RMA_WIN_CREATE,          /* adt_rec_rma: win */
+    ADT_REC_RMA_WIN_DESTROY,         /* adt_rec_rma: win */
+    ADT_REC_RMA_COLLECTIVE_BEGIN,    /* adt_rec_rma: sync_level */
+    ADT_REC_RMA_COLLECTIVE_END,      /* adt_rec_rma: detail (collective op), sync_level, win */
+    ADT_REC_RMA_GROUP_SYNC,          /* adt_rec_rma: sync_level, win, group */
+    ADT_REC_RMA_REQUEST_LOCK,        /* adt_rec_rma: win, target, detail (OTF2_LockType) */
+    ADT_REC_RMA_RELEASE_LOCK,        /* adt_rec_rma: win, target */
+    ADT_REC_RMA_SYNC,                /* adt_rec_rma: win, target, detail (OTF2_RmaSyncType) */
+    ADT_REC_RMA_PUT,                 /* adt_rec_rma: win, target, bytes_sent, matching_id */
+    ADT_REC_RMA_GET,                 /* adt_rec_rma: win, target, bytes_received, matching_id */
+    ADT_REC_RMA_ATOMIC,              /* adt_rec_rma: win, target, detail (OTF2_RmaAtomicType),
+                                        bytes_sent, bytes_received, matching_id */
+    ADT_REC_RMA_OP_COMPLETE_BLOCKING,    /* adt_rec_rma: win, matching_id */
+    ADT_REC_RMA_OP_COMPLETE_NONBLOCKING, /* adt_rec_rma: win, matching_id */
+    ADT_REC_RMA_OP_COMPLETE_REMOTE,      /* adt_rec_rma: win, matching_id */
+    ADT_REC_RMA_OP_TEST,                 /* adt_rec_rma: win, matching_id */
     ADT_REC_KIND_COUNT
 } adt_record_kind;
 
@@ -110,6 +126,45 @@ typedef struct adt_rec_sample {
     uint64_t metric_values[];
 } adt_rec_sample;
 
+/* The case labels of every RMA kind, for switches that treat them alike. */
+#define ADT_REC_RMA_CASES                    \
+    case ADT_REC_RMA_WIN_CREATE:             \
+    case ADT_REC_RMA_WIN_DESTROY:            \
+    case ADT_REC_RMA_COLLECTIVE_BEGIN:       \
+    case ADT_REC_RMA_COLLECTIVE_END:         \
+    case ADT_REC_RMA_GROUP_SYNC:             \
+    case ADT_REC_RMA_REQUEST_LOCK:           \
+    case ADT_REC_RMA_RELEASE_LOCK:           \
+    case ADT_REC_RMA_SYNC:                   \
+    case ADT_REC_RMA_PUT:                    \
+    case ADT_REC_RMA_GET:                    \
+    case ADT_REC_RMA_ATOMIC:                 \
+    case ADT_REC_RMA_OP_COMPLETE_BLOCKING:   \
+    case ADT_REC_RMA_OP_COMPLETE_NONBLOCKING:\
+    case ADT_REC_RMA_OP_COMPLETE_REMOTE:     \
+    case ADT_REC_RMA_OP_TEST
+
+/* Every RMA record (one layout: the fields a kind does not use are 0).
+ * win: local RMA window id (adt_defs_rma_win); target: a rank in the
+ * window's group or ADT_RMA_ALL_TARGETS; group: local group id
+ * (adt_defs_group); detail: the OTF2 enumeration the kind names;
+ * sync_level: OTF2_RmaSyncLevel bits. */
+typedef struct adt_rec_rma {
+    uint64_t bytes_sent;
+    uint64_t bytes_received;
+    uint64_t matching_id;
+    uint32_t win;
+    uint32_t target;
+    uint32_t group;
+    uint32_t detail;
+    uint32_t sync_level;
+    uint32_t reserved;
+} adt_rec_rma;
+
+/* The target of a lock or release of every rank of a window
+ * (MPI_Win_lock_all), Score-P's SCOREP_ALL_TARGET_RANKS. */
+#define ADT_RMA_ALL_TARGETS UINT32_MAX
+
 /* ---- 2. process-local definitions ------------------------------------- */
 
 typedef struct adt_defs adt_defs;
@@ -163,6 +218,17 @@ uint32_t adt_defs_comm(adt_defs *defs, const adt_comm_desc *comm);
 /* Renames communicator comm (MPI_Comm_set_name). Returns 0, or -1 for an
  * unknown id or no memory. */
 int adt_defs_comm_set_name(adt_defs *defs, uint32_t comm, const char *name);
+
+/* An RMA window, identified across ranks like a communicator by the
+ * world rank of its group's rank 0 and a sequence number that rank handed
+ * out; comm: the local id of a communicator whose group is the window's.
+ * ADT_UNDEFINED_ID for an unknown comm or no memory. */
+uint32_t adt_defs_rma_win(adt_defs *defs, uint32_t creator_world_rank, uint32_t sequence, uint32_t comm);
+
+/* A process group (the group of an RMA access or exposure epoch):
+ * MPI_COMM_WORLD ranks in group-rank order, size > 0. Identical member
+ * lists share an id. */
+uint32_t adt_defs_group(adt_defs *defs, const uint32_t *members, uint32_t size);
 
 /* A counter recorded with samples (PAPI). Returns the metric's index in
  * adt_rec_sample.metric_values. */

@@ -35,6 +35,8 @@ enum journal_op {
     OP_COMM,
     OP_COMM_NAME,
     OP_METRIC,
+    OP_RMA_WIN,
+    OP_GROUP,
 };
 
 int adt_journal_open(adt_journal *journal)
@@ -171,6 +173,23 @@ void adt_journal_metric(adt_journal *journal, const char *name, const char *unit
     entry_commit(&entry, OP_METRIC);
 }
 
+void adt_journal_rma_win(adt_journal *journal, const adt_rma_win_key *key, uint32_t comm)
+{
+    entry_builder entry = entry_begin(journal);
+    put_u32(&entry, key->creator_world_rank);
+    put_u32(&entry, key->sequence);
+    put_u32(&entry, comm);
+    entry_commit(&entry, OP_RMA_WIN);
+}
+
+void adt_journal_group(adt_journal *journal, const uint32_t *members, uint32_t size)
+{
+    entry_builder entry = entry_begin(journal);
+    put_u32(&entry, size);
+    put(&entry, members, (size_t)size * sizeof *members);
+    entry_commit(&entry, OP_GROUP);
+}
+
 /* ---- reading ------------------------------------------------------------------ */
 
 const void *adt_defs_journal(const adt_defs *defs, size_t *bytes, bool *complete)
@@ -270,6 +289,18 @@ static bool replay_comm(adt_defs *defs, entry_reader *reader)
     return ok;
 }
 
+static bool replay_group(adt_defs *defs, entry_reader *reader)
+{
+    uint32_t size = take_u32(reader);
+    const uint32_t *members = take_ranks(reader, size);
+    if (reader->failed)
+        return false;
+    uint32_t *copy = aligned_ranks(members, size);
+    bool ok = copy != NULL && adt_defs_group(defs, copy, size) != ADT_UNDEFINED_ID;
+    free(copy);
+    return ok;
+}
+
 static bool replay_entry(adt_defs *defs, uint32_t op, entry_reader *reader)
 {
     switch (op) {
@@ -295,6 +326,12 @@ static bool replay_entry(adt_defs *defs, uint32_t op, entry_reader *reader)
         const char *name = take_string(reader);
         return !reader->failed && adt_defs_comm_set_name(defs, comm, name) == 0;
     }
+    case OP_RMA_WIN: {
+        uint32_t creator = take_u32(reader), sequence = take_u32(reader), comm = take_u32(reader);
+        return !reader->failed && adt_defs_rma_win(defs, creator, sequence, comm) != ADT_UNDEFINED_ID;
+    }
+    case OP_GROUP:
+        return replay_group(defs, reader);
     case OP_METRIC: {
         const char *name = take_string(reader);
         const char *unit = take_string(reader);

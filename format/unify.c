@@ -24,6 +24,8 @@ void adt_id_maps_free(adt_id_maps *maps)
     free(maps->region);
     free(maps->comm);
     free(maps->calling_context);
+    free(maps->rma_win);
+    free(maps->group);
     memset(maps, 0, sizeof *maps);
 }
 
@@ -31,11 +33,13 @@ void adt_global_defs_free(adt_global_defs *global)
 {
     adt_intern *tables[] = { &global->strings, &global->regions, &global->source_locations,
                              &global->metrics, &global->metric_classes, &global->comms,
-                             &global->groups, &global->calling_contexts, &global->hosts };
+                             &global->groups, &global->calling_contexts, &global->hosts,
+                             &global->rma_wins };
     for (size_t i = 0; i < sizeof tables / sizeof tables[0]; ++i)
         adt_intern_free(tables[i]);
     free(global->metric_units);
     free(global->comm_info);
+    free(global->rma_win_comm);
     free(global->rank_host);
     free(global->rank_first_thread);
     free(global->threads);
@@ -74,6 +78,18 @@ static void serialize_local(adt_defs *defs, const char *hostname, const adt_trac
         adt_blob_put_u32(blob, comm->size);
         adt_blob_put_u32(blob, comm->remote_size);
         adt_blob_put(blob, comm->members, ((size_t)comm->size + comm->remote_size) * sizeof(uint32_t));
+    }
+    adt_blob_put_u32(blob, defs->rma_wins.count);
+    for (uint32_t i = 0; i < defs->rma_wins.count; ++i) {
+        adt_blob_put(blob, adt_intern_key(&defs->rma_wins, i, NULL), sizeof(adt_rma_win_key));
+        adt_blob_put_u32(blob, defs->rma_win_comms[i]);
+    }
+    adt_blob_put_u32(blob, defs->groups.count);
+    for (uint32_t i = 0; i < defs->groups.count; ++i) {
+        size_t bytes;
+        const void *members = adt_intern_key(&defs->groups, i, &bytes);
+        adt_blob_put_u32(blob, (uint32_t)(bytes / sizeof(uint32_t)));
+        adt_blob_put(blob, members, bytes);
     }
     adt_blob_put_u32(blob, (uint32_t)defs->calling_context_count);
     adt_blob_put(blob, defs->calling_contexts, defs->calling_context_count * sizeof(adt_cc_node));
@@ -121,6 +137,55 @@ static uint32_t add_group(adt_global_defs *global, const uint32_t *members, uint
 {
     uint32_t index = adt_intern_add(&global->groups, members, (size_t)size * sizeof *members, NULL);
     return index == ADT_UNDEFINED_ID ? ADT_UNDEFINED_ID : 1 + index;
+}
+
+/* A rank's RMA windows: merged by their key; the window's communicator
+ * through the rank's comm map. Returns the window map (count in *count). */
+static uint32_t *merge_rma_wins(adt_global_defs *global, adt_cursor *in, const uint32_t *comms,
+                                uint32_t comm_count, uint32_t *count, bool *bad)
+{
+    *count = adt_cursor_u32(in);
+    uint32_t *wins = map_alloc(*count);
+    *bad |= !wins;
+    for (uint32_t i = 0; i < *count && !*bad && !in->failed; ++i) {
+        adt_rma_win_key key;
+        const void *at = adt_cursor_take(in, sizeof key);
+        if (!at)
+            break;
+        memcpy(&key, at, sizeof key);
+        uint32_t comm = translate(comms, comm_count, adt_cursor_u32(in), bad);
+        int added;
+        wins[i] = adt_intern_add(&global->rma_wins, &key, sizeof key, &added);
+        *bad |= wins[i] == ADT_UNDEFINED_ID || comm == ADT_UNDEFINED_ID;
+        if (added && !*bad) {
+            *bad |= grow_array((void **)&global->rma_win_comm, sizeof(uint32_t), global->rma_wins.count) != 0;
+            if (!*bad)
+                global->rma_win_comm[wins[i]] = comm;
+        }
+    }
+    return wins;
+}
+
+/* A rank's process groups: one archive group per distinct member list,
+ * shared with the communicators' groups. Returns the group map. */
+static uint32_t *merge_groups(adt_global_defs *global, adt_cursor *in, uint32_t *count, bool *bad)
+{
+    *count = adt_cursor_u32(in);
+    uint32_t *groups = map_alloc(*count);
+    *bad |= !groups;
+    for (uint32_t i = 0; i < *count && !*bad && !in->failed; ++i) {
+        uint32_t size = adt_cursor_u32(in);
+        const void *members = adt_cursor_take(in, (size_t)size * sizeof(uint32_t));
+        uint32_t *copy = members ? malloc((size_t)size * sizeof *copy + sizeof *copy) : NULL;
+        *bad |= !copy;
+        if (*bad)
+            break;
+        memcpy(copy, members, (size_t)size * sizeof *copy);
+        groups[i] = add_group(global, copy, size);
+        *bad |= groups[i] == ADT_UNDEFINED_ID;
+        free(copy);
+    }
+    return groups;
 }
 
 /* Merges rank's blob into global and writes its id maps into reply. */
@@ -240,6 +305,10 @@ static int merge_rank(adt_global_defs *global, uint32_t rank, adt_cursor *in, ad
         free(copy);
     }
 
+    uint32_t win_count = 0, group_count = 0;
+    uint32_t *wins = merge_rma_wins(global, in, comms, comm_count, &win_count, &bad);
+    uint32_t *groups = merge_groups(global, in, &group_count, &bad);
+
     uint32_t cc_count = adt_cursor_u32(in);
     ccs = map_alloc(cc_count);
     bad |= !ccs;
@@ -287,7 +356,13 @@ static int merge_rank(adt_global_defs *global, uint32_t rank, adt_cursor *in, ad
     adt_blob_put(reply, comms, (size_t)comm_count * sizeof(uint32_t));
     adt_blob_put_u32(reply, cc_count);
     adt_blob_put(reply, ccs, (size_t)cc_count * sizeof(uint32_t));
+    adt_blob_put_u32(reply, win_count);
+    adt_blob_put(reply, wins, (size_t)win_count * sizeof(uint32_t));
+    adt_blob_put_u32(reply, group_count);
+    adt_blob_put(reply, groups, (size_t)group_count * sizeof(uint32_t));
 
+    free(wins);
+    free(groups);
     free(strings);
     free(regions);
     free(locations);
@@ -324,9 +399,10 @@ static int read_maps(const uint8_t *data, size_t size, adt_id_maps *maps)
     adt_cursor in = { .data = data, .size = size };
     maps->metric_class = adt_cursor_u32(&in);
     maps->metric_count = adt_cursor_u32(&in);
-    uint32_t **targets[] = { &maps->region, &maps->comm, &maps->calling_context };
-    uint32_t *counts[] = { &maps->region_count, &maps->comm_count, &maps->calling_context_count };
-    for (size_t t = 0; t < 3; ++t) {
+    uint32_t **targets[] = { &maps->region, &maps->comm, &maps->calling_context, &maps->rma_win, &maps->group };
+    uint32_t *counts[] = { &maps->region_count, &maps->comm_count, &maps->calling_context_count,
+                           &maps->rma_win_count, &maps->group_count };
+    for (size_t t = 0; t < sizeof targets / sizeof targets[0]; ++t) {
         *counts[t] = adt_cursor_u32(&in);
         const void *at = adt_cursor_take(&in, (size_t)*counts[t] * sizeof(uint32_t));
         *targets[t] = map_alloc(*counts[t]);

@@ -456,6 +456,54 @@ static OTF2_ErrorCode write_sample(stream *s, uint64_t time, const adt_record_vi
     return OTF2_EvtWriter_CallingContextSample(s->out, NULL, time, cc, distance, s->final_shift);
 }
 
+static OTF2_ErrorCode write_rma(stream *s, const adt_record_view *r)
+{
+    const uint64_t t = r->time;
+    if (!payload_fits(s, r, sizeof(adt_rec_rma)))
+        return OTF2_ERROR_INVALID_DATA;
+    const adt_rec_rma *m = r->payload;
+    if (r->kind == ADT_REC_RMA_COLLECTIVE_BEGIN)
+        return OTF2_EvtWriter_RmaCollectiveBegin(s->out, NULL, t);
+    uint32_t win, group;
+    if (!map_id(s, s->w->maps.rma_win, s->w->maps.rma_win_count, m->win, "RMA window", &win))
+        return OTF2_ERROR_INVALID_DATA;
+    switch ((adt_record_kind)r->kind) {
+    case ADT_REC_RMA_WIN_CREATE:
+        return OTF2_EvtWriter_RmaWinCreate(s->out, NULL, t, win);
+    case ADT_REC_RMA_WIN_DESTROY:
+        return OTF2_EvtWriter_RmaWinDestroy(s->out, NULL, t, win);
+    case ADT_REC_RMA_COLLECTIVE_END:
+        return OTF2_EvtWriter_RmaCollectiveEnd(s->out, NULL, t, (OTF2_CollectiveOp)m->detail, m->sync_level, win,
+                                               OTF2_UNDEFINED_UINT32, m->bytes_sent, m->bytes_received);
+    case ADT_REC_RMA_GROUP_SYNC:
+        if (!map_id(s, s->w->maps.group, s->w->maps.group_count, m->group, "group", &group))
+            return OTF2_ERROR_INVALID_DATA;
+        return OTF2_EvtWriter_RmaGroupSync(s->out, NULL, t, m->sync_level, win, group);
+    case ADT_REC_RMA_REQUEST_LOCK:
+        return OTF2_EvtWriter_RmaRequestLock(s->out, NULL, t, win, m->target, m->matching_id,
+                                             (OTF2_LockType)m->detail);
+    case ADT_REC_RMA_RELEASE_LOCK:
+        return OTF2_EvtWriter_RmaReleaseLock(s->out, NULL, t, win, m->target, m->matching_id);
+    case ADT_REC_RMA_SYNC:
+        return OTF2_EvtWriter_RmaSync(s->out, NULL, t, win, m->target, (OTF2_RmaSyncType)m->detail);
+    case ADT_REC_RMA_PUT:
+        return OTF2_EvtWriter_RmaPut(s->out, NULL, t, win, m->target, m->bytes_sent, m->matching_id);
+    case ADT_REC_RMA_GET:
+        return OTF2_EvtWriter_RmaGet(s->out, NULL, t, win, m->target, m->bytes_received, m->matching_id);
+    case ADT_REC_RMA_ATOMIC:
+        return OTF2_EvtWriter_RmaAtomic(s->out, NULL, t, win, m->target, (OTF2_RmaAtomicType)m->detail,
+                                        m->bytes_sent, m->bytes_received, m->matching_id);
+    case ADT_REC_RMA_OP_COMPLETE_BLOCKING:
+        return OTF2_EvtWriter_RmaOpCompleteBlocking(s->out, NULL, t, win, m->matching_id);
+    case ADT_REC_RMA_OP_COMPLETE_NONBLOCKING:
+        return OTF2_EvtWriter_RmaOpCompleteNonBlocking(s->out, NULL, t, win, m->matching_id);
+    case ADT_REC_RMA_OP_COMPLETE_REMOTE:
+        return OTF2_EvtWriter_RmaOpCompleteRemote(s->out, NULL, t, win, m->matching_id);
+    default:
+        return OTF2_EvtWriter_RmaOpTest(s->out, NULL, t, win, m->matching_id);
+    }
+}
+
 static OTF2_ErrorCode write_record(stream *s, const adt_record_view *r)
 {
     const uint64_t t = r->time;
@@ -532,6 +580,8 @@ static OTF2_ErrorCode write_record(stream *s, const adt_record_view *r)
         return OTF2_EvtWriter_MeasurementOnOff(s->out, NULL, t,
                                                ((const adt_rec_on_off *)p)->on ? OTF2_MEASUREMENT_ON
                                                                                : OTF2_MEASUREMENT_OFF);
+    ADT_REC_RMA_CASES:
+        return write_rma(s, r);
     case ADT_REC_KIND_COUNT:
         break;
     }
@@ -804,6 +854,11 @@ static int write_global_definitions(writer *w, const location_summary *summaries
             TRY(OTF2_GlobalDefWriter_WriteInterComm(out, i, c->name, c->group, c->remote_group, c->parent,
                                                     OTF2_COMM_FLAG_NONE));
     }
+    /* RmaWinCreate/RmaWinDestroy events bound each window's life, as in
+     * Score-P's traces. */
+    for (uint32_t i = 0; i < g->rma_wins.count; ++i)
+        TRY(OTF2_GlobalDefWriter_WriteRmaWin(out, i, names.empty, g->rma_win_comm[i],
+                                             OTF2_RMA_WIN_FLAG_CREATE_DESTROY_EVENTS));
 
     for (uint32_t i = 0; i < g->metrics.count; ++i) {
         uint32_t name = *(const uint32_t *)adt_intern_key(&g->metrics, i, NULL);

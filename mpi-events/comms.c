@@ -204,6 +204,17 @@ const adt_mpi_comm_info *adt_mpi_message_take(MPI_Message message)
     return &taken;
 }
 
+uint32_t adt_mpi_group_define(MPI_Group group)
+{
+    if (!comm_table || group == MPI_GROUP_NULL)
+        return ADT_UNDEFINED_ID;
+    int size = 0;
+    uint32_t *members = world_members(group, &size);
+    uint32_t id = members ? adt_defs_group(comm_defs, members, (uint32_t)size) : ADT_UNDEFINED_ID;
+    free(members);
+    return id;
+}
+
 uint64_t adt_mpi_comms_untracked(void)
 {
     return atomic_load(&untracked) + (comm_table ? adt_handle_table_overflows(comm_table) : 0);

@@ -88,6 +88,10 @@ void adt_mpi_message_probed(const adt_mpi_comm_info *comm, MPI_Message message);
  * the calling thread until its next call. */
 const adt_mpi_comm_info *adt_mpi_message_take(MPI_Message message);
 
+/* The local group id (adt_defs_group) of an MPI group's members, or
+ * ADT_UNDEFINED_ID (empty group, no memory). */
+uint32_t adt_mpi_group_define(MPI_Group group);
+
 /* Communicators adaptrace could not track (no free slot). */
 uint64_t adt_mpi_comms_untracked(void);
 

@@ -8,6 +8,7 @@ Writes into OUTPUT_DIR:
   mpi_functions.c    their names and region roles
   wrappers_c.c       MPI_X -> PMPI_X
   wrappers_fortran.c mpi_x_ (and mpi_x, mpi_x__, MPI_X) -> pmpi_x_
+  wrappers_f08.c     mpi_x_f08_ -> pmpi_x_f08_ (Open MPI's mpi_f08 module)
   adaptrace.map      the linker version script: exactly these entry points
   wrapped.txt        one line per entry point symbol (for tests and docs)
 """
@@ -62,6 +63,29 @@ RECORD_KINDS = {
     "comm_idup": ["parent", "newcomm"],
     "comm_free": ["comm"],
     "comm_name": ["comm"],
+    "win_create": ["op", "comm", "win"],
+    "win_free": ["win"],
+    "win_fence": ["win"],
+    "win_post": ["group", "win"],
+    "win_start": ["group", "win"],
+    "win_complete": ["win"],
+    "win_wait": ["win"],
+    "win_test": ["win", "flag"],
+    "win_lock": ["lock_type", "rank", "win"],
+    "win_lock_all": ["win"],
+    "win_unlock": ["rank", "win"],
+    "win_unlock_all": ["win"],
+    "win_flush": ["rank", "win"],
+    "win_flush_all": ["win"],
+    "win_flush_local": ["rank", "win"],
+    "win_flush_local_all": ["win"],
+    "win_sync": ["win"],
+    "rma_put": ["count", "datatype", "target", "win"],
+    "rma_get": ["count", "datatype", "target", "win"],
+    "rma_atomic": ["type", "sent", "received", "target", "win"],
+    "rma_rput": ["count", "datatype", "target", "win", "request"],
+    "rma_rget": ["count", "datatype", "target", "win", "request"],
+    "rma_ratomic": ["type", "sent", "received", "target", "win", "request"],
 }
 
 
@@ -117,6 +141,9 @@ class Function:
 
     def fortran_symbols(self):
         return [self.fortran + "_", self.fortran, self.fortran + "__", self.name.upper()]
+
+    def f08_symbols(self):
+        return [self.fortran + "_f08_"]
 
 
 def split_params(text):
@@ -181,7 +208,8 @@ class FortranLanguage(CLanguage):
             return name
         if param.indirect:
             return f"((int *){name})"
-        converters = {"MPI_Datatype": "PMPI_Type_f2c", "MPI_Comm": "PMPI_Comm_f2c"}
+        converters = {"MPI_Datatype": "PMPI_Type_f2c", "MPI_Comm": "PMPI_Comm_f2c", "MPI_Win": "PMPI_Win_f2c",
+                      "MPI_Group": "PMPI_Group_f2c"}
         if param.base in converters:
             return f"{converters[param.base]}(*{name})"
         return f"(*{name})"
@@ -385,7 +413,74 @@ def build_body(fn, lang):
         body.post.append(f"if ({ok}) adt_mpi_comm_named({v(a[0])});")
     elif kind == "comm_free":
         body.pre.append(f"adt_mpi_comm_freed({lang.handle('Comm', f'*{a[0]}')});")
+    else:
+        rma_body(fn, lang, body, ok)
     return body
+
+
+# The one-sided synchronisation kinds: what each writes before (pre) and
+# after (post) the PMPI call; {0}, {1}, ... are its RECORD arguments as C
+# values, {ok} whether PMPI succeeded.
+RMA_ALL = "ADT_MPI_ALL_TARGETS"
+PROCESS_AND_MEMORY = "OTF2_RMA_SYNC_LEVEL_PROCESS | OTF2_RMA_SYNC_LEVEL_MEMORY"
+RMA_SYNCHRONISATION = {
+    "win_fence": [("pre", f"adt_mpi_rma_collective_begin(&call, {{0}}, {PROCESS_AND_MEMORY});"),
+                  ("post", "adt_mpi_win_fence_end(&call, {0});")],
+    "win_post": [("post", "if ({ok}) adt_mpi_win_group_defined({1}, {0}, true, &call);")],
+    "win_start": [("post", "if ({ok}) adt_mpi_win_group_defined({1}, {0}, false, &call);")],
+    "win_complete": [("post", "adt_mpi_win_epoch_end(&call, {0}, false, true);")],
+    "win_wait": [("post", "adt_mpi_win_epoch_end(&call, {0}, true, true);")],
+    "win_test": [("post", "if ({ok}) adt_mpi_win_epoch_end(&call, {0}, true, *{1} != 0);")],
+    "win_lock": [("pre", "adt_mpi_win_lock(&call, {2}, {1}, {0});")],
+    "win_lock_all": [("pre", f"adt_mpi_win_lock(&call, {{0}}, {RMA_ALL}, MPI_LOCK_SHARED);")],
+    "win_unlock": [("post", "adt_mpi_win_unlock(&call, {1}, {0});")],
+    "win_unlock_all": [("post", f"adt_mpi_win_unlock(&call, {{0}}, {RMA_ALL});")],
+    "win_flush": [("post", "adt_mpi_win_flush(&call, {1}, {0}, true);")],
+    "win_flush_local": [("post", "adt_mpi_win_flush(&call, {1}, {0}, false);")],
+    "win_flush_all": [("post", f"adt_mpi_win_flush(&call, {{0}}, {RMA_ALL}, true);")],
+    "win_flush_local_all": [("post", f"adt_mpi_win_flush(&call, {{0}}, {RMA_ALL}, false);")],
+    "win_sync": [("post", "adt_mpi_win_sync(&call, {0});")],
+}
+
+
+def rma_body(fn, lang, body, ok):
+    a = fn.args
+    v = lambda name: lang.value(fn, name)
+    kind = fn.kind
+    if kind in RMA_SYNCHRONISATION:
+        values = [v(name) for name in a]
+        for phase, template in RMA_SYNCHRONISATION[kind]:
+            (body.pre if phase == "pre" else body.post).append(template.format(*values, ok=ok))
+    elif kind == "win_create":
+        op, comm, new = a
+        body.pre.append(f"adt_mpi_win_create_begin(&call, {v(comm)});")
+        body.post.append(f"if ({ok}) adt_mpi_win_created(&call, {v(comm)}, {lang.handle('Win', f'*{new}')}, "
+                         f"OTF2_COLLECTIVE_OP_{op});")
+    elif kind == "win_free":
+        body.pre.append("adt_mpi_freed_window freed;")
+        body.pre.append(f"const bool traced = adt_mpi_win_free_begin(&call, {lang.handle('Win', f'*{a[0]}')}, &freed);")
+        body.post.append("if (traced) adt_mpi_win_free_end(&call, &freed);")
+    elif kind in ("rma_put", "rma_get", "rma_rput", "rma_rget"):
+        count, datatype, target, window = a[:4]
+        record = "ADT_REC_RMA_PUT" if kind in ("rma_put", "rma_rput") else "ADT_REC_RMA_GET"
+        size = f"(uint64_t){v(count)} * adt_mpi_type_size({v(datatype)})"
+        sizes = f"{size}, 0" if record == "ADT_REC_RMA_PUT" else f"0, {size}"
+        rma_operation(lang, body, ok, record, "0", window, target, sizes, a[4] if len(a) == 5 else None, v)
+    elif kind in ("rma_atomic", "rma_ratomic"):
+        atomic, sent, received, target, window = a[:5]
+        sizes = f"(uint64_t)({lang.expression(fn, sent)}), (uint64_t)({lang.expression(fn, received)})"
+        rma_operation(lang, body, ok, "ADT_REC_RMA_ATOMIC", f"OTF2_RMA_ATOMIC_TYPE_{atomic}", window, target, sizes,
+                      a[5] if len(a) == 6 else None, v)
+
+
+def rma_operation(lang, body, ok, record, atomic, window, target, sizes, request, v):
+    """Blocking-call operations are recorded at the Enter, as Score-P does;
+    request-based ones once PMPI returned their request."""
+    if request is None:
+        body.pre.append(f"adt_mpi_rma_op(&call, {record}, {atomic}, {v(window)}, {v(target)}, {sizes});")
+    else:
+        body.post.append(f"if ({ok}) adt_mpi_rma_request_op(&call, {record}, {atomic}, {v(window)}, {v(target)}, "
+                         f"{sizes}, {lang.handle('Request', f'*{request}')});")
 
 
 def indent(lines, depth=1):
@@ -424,8 +519,35 @@ def c_wrapper(fn):
     return "".join(out)
 
 
-def fortran_signature(fn):
-    params = [p.f_decl() for p in fn.fparams] + ["MPI_Fint *ierr"]
+class FortranBinding:
+    """The mpif.h / use mpi entry points: ierror is always passed."""
+    ierror = "ierr"
+
+    def symbols(self, fn):
+        return fn.fortran_symbols()
+
+    def ierror_lines(self):
+        return []
+
+
+class F08Binding(FortranBinding):
+    """Open MPI's mpi_f08 entry points: the same arguments as mpif.h (a
+    handle is a derived type holding one MPI_Fint, passed by reference; a
+    status is the same MPI_Fint array; MPI_STATUS_IGNORE is the same
+    mpi_fortran_status_ignore_ object), except that ierror is optional and
+    arrives as NULL when the caller leaves it out."""
+    ierror = "ierror"
+
+    def symbols(self, fn):
+        return fn.f08_symbols()
+
+    def ierror_lines(self):
+        return ["MPI_Fint ierror_absent;",
+                "MPI_Fint *ierr = ierror ? ierror : &ierror_absent;"]
+
+
+def fortran_signature(fn, binding):
+    params = [p.f_decl() for p in fn.fparams] + [f"MPI_Fint *{binding.ierror}"]
     params += [f"int {p.name}_length" for p in fn.fparams if p.is_string]
     return ", ".join(params)
 
@@ -435,15 +557,16 @@ def fortran_call_args(fn, replace):
     return ", ".join(args + [f"{p.name}_length" for p in fn.fparams if p.is_string])
 
 
-def fortran_wrapper(fn):
+def fortran_wrapper(fn, binding):
     lang = FortranLanguage()
     body = build_body(fn, lang)
-    symbol = fn.fortran + "_"
-    signature = fortran_signature(fn)
+    symbols = binding.symbols(fn)
+    symbol = symbols[0]
+    signature = fortran_signature(fn, binding)
     acquire, release = scratch_lines(body, True)
     out = [f"void p{symbol}({signature});\n"]
     out.append(f"void {symbol}({signature})\n{{\n")
-    out.append(indent(body.before_location))
+    out.append(indent(binding.ierror_lines() + body.before_location))
     out.append(indent(["adt_location *location = adt_mpi_location();",
                        "if (!location) {",
                        f"    p{symbol}({fortran_call_args(fn, {})});",
@@ -458,12 +581,14 @@ def fortran_wrapper(fn):
     if body.leave:
         out.append(indent([f"adt_mpi_leave(&call, {fn.enum});"]))
     out.append("}\n")
-    for alias in fn.fortran_symbols()[1:]:
+    for alias in symbols[1:]:
         out.append(f"void {alias}({signature}) __attribute__((alias(\"{symbol}\")));\n")
     return "".join(out)
 
 
-INTERPOSED = ["pthread_create", "sigaction", "signal", "dlclose"]
+INTERPOSED = ["pthread_create", "sigaction", "signal", "dlclose",
+              "sleep", "usleep", "nanosleep", "clock_nanosleep", "poll", "ppoll", "select", "pselect",
+              "epoll_wait", "epoll_pwait", "epoll_pwait2", "pause", "sigsuspend", "sigtimedwait", "sigwaitinfo"]
 
 
 HEADER = "/* Generated by mpi-events/generate_wrappers.py from mpi-events/mpi.api. Do not edit. */\n"
@@ -509,17 +634,20 @@ def main(argv):
 
     preamble = HEADER + "#include \"wrap_support.h\"\n\n"
     write(os.path.join(out, "wrappers_c.c"), preamble + "\n".join(c_wrapper(fn) for fn in functions))
-    write(os.path.join(out, "wrappers_fortran.c"), preamble + "\n".join(fortran_wrapper(fn) for fn in functions))
+    for name, binding in (("wrappers_fortran.c", FortranBinding()), ("wrappers_f08.c", F08Binding())):
+        write(os.path.join(out, name), preamble + "\n".join(fortran_wrapper(fn, binding) for fn in functions))
 
     symbols = []
     for fn in functions:
         symbols.append(fn.name)
         symbols.extend(fn.fortran_symbols())
+        symbols.extend(fn.f08_symbols())
     # Interposed by the other modules: pthread_create (runtime: new threads
     # get a location), sigaction and signal (sampler: an application's
     # handler for the sampling signal is chained, not installed over ours),
     # dlclose (sampler: its unmapping must not meet a sample reading the
-    # unwind tables of the objects it unmaps).
+    # unwind tables of the objects it unmaps), the sleeping calls (sampler:
+    # a timer's signal must not cut them short).
     exported = "".join(f"    {s};\n" for s in symbols + INTERPOSED)
     write(os.path.join(out, "adaptrace.map"), f"{{\n  global:\n{exported}  local:\n    *;\n}};\n")
     write(os.path.join(out, "wrapped.txt"), "".join(f"{s}\n" for s in symbols))

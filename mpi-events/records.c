@@ -16,14 +16,15 @@
 typedef enum request_kind {
     REQUEST_SEND = 1,
     REQUEST_RECV,
-    REQUEST_COLLECTIVE
+    REQUEST_COLLECTIVE,
+    REQUEST_RMA
 } request_kind;
 
 typedef struct tracked_request {
     uint64_t id;             /* of the current instance (persistent: per start) */
     uint64_t bytes;          /* send: message size; collective: bytes sent */
     uint64_t received;       /* collective: bytes received */
-    uint32_t comm;
+    uint32_t comm;           /* RMA: the local window id */
     uint32_t peer;
     uint32_t tag;
     uint32_t op;
@@ -35,7 +36,7 @@ typedef struct tracked_request {
 } tracked_request;
 
 static adt_handle_table *requests;
-static atomic_uint_fast64_t next_request_id = 1;
+atomic_uint_fast64_t adt_mpi_next_request_id = 1;
 
 /* Open MPI completes small sends (and collectives of one process) at once
  * and hands out one predefined request for all of them, so several
@@ -125,11 +126,6 @@ static void untrack(MPI_Request request, tracked_request *slot)
     adt_handle_table_remove(requests, handle);
 }
 
-static inline uint64_t new_request_id(void)
-{
-    return atomic_fetch_add_explicit(&next_request_id, 1, memory_order_relaxed);
-}
-
 static inline void append(const adt_mpi_call *call, adt_record_kind kind, const void *payload, uint32_t size)
 {
     adt_buffer_append_event(call->location, (uint16_t)kind, call->time, payload, size);
@@ -138,6 +134,12 @@ static inline void append(const adt_mpi_call *call, adt_record_kind kind, const 
 static inline void append_request(const adt_mpi_call *call, adt_record_kind kind, uint64_t id)
 {
     adt_rec_request record = { id };
+    append(call, kind, &record, sizeof record);
+}
+
+static inline void append_rma_request(const adt_mpi_call *call, adt_record_kind kind, const tracked_request *tracked)
+{
+    adt_rec_rma record = { .win = tracked->comm, .matching_id = tracked->id };
     append(call, kind, &record, sizeof record);
 }
 
@@ -194,7 +196,7 @@ static void record_instance(const adt_mpi_call *call, const tracked_request *tra
 
 static void start_instance(const adt_mpi_call *call, tracked_request *tracked)
 {
-    tracked->id = new_request_id();
+    tracked->id = adt_mpi_new_request_id();
     tracked->active = true;
     tracked->cancel_requested = false;
     record_instance(call, tracked);
@@ -205,7 +207,7 @@ static void start_instance(const adt_mpi_call *call, tracked_request *tracked)
 static void begin(const adt_mpi_call *call, MPI_Request request, tracked_request *value)
 {
     if (!value->persistent) {
-        value->id = new_request_id();
+        value->id = adt_mpi_new_request_id();
         value->active = true;
     }
     if (track(request, value) && !value->persistent)
@@ -243,6 +245,15 @@ void adt_mpi_start(const adt_mpi_call *call, MPI_Request request)
     tracked_request *tracked = requests ? adt_handle_table_find(requests, (uintptr_t)request) : NULL;
     if (tracked && tracked->persistent)
         start_instance(call, tracked);
+}
+
+void adt_mpi_rma_request(MPI_Request request, uint32_t win, uint64_t id)
+{
+    if (!requests)
+        return;
+    /* Recorded already (its RmaPut, RmaGet or RmaAtomic): only tracked. */
+    tracked_request value = { .id = id, .comm = win, .kind = REQUEST_RMA, .active = true };
+    track(request, &value);
 }
 
 /* ---- collectives ------------------------------------------------------- */
@@ -336,6 +347,8 @@ static void finish(const adt_mpi_call *call, MPI_Request request, tracked_reques
     } else if (tracked->kind == REQUEST_RECV) {
         append_p2p(call, ADT_REC_MPI_IRECV, received_bytes(status), tracked->id,
                    tracked->comm, status->MPI_SOURCE, status->MPI_TAG);
+    } else if (tracked->kind == REQUEST_RMA) {
+        append_rma_request(call, ADT_REC_RMA_OP_COMPLETE_NONBLOCKING, tracked);
     } else {
         adt_rec_collective record = { .sent = tracked->bytes, .received = tracked->received,
                                       .request = tracked->id, .op = tracked->op, .comm = tracked->comm,
@@ -386,7 +399,9 @@ void adt_mpi_tested(const adt_mpi_call *call, const MPI_Request *saved, int coun
         return;
     for (int i = 0; i < count; ++i) {
         const tracked_request *tracked = active_request(saved[i]);
-        if (tracked)
+        if (tracked && tracked->kind == REQUEST_RMA)
+            append_rma_request(call, ADT_REC_RMA_OP_TEST, tracked);
+        else if (tracked)
             append_request(call, ADT_REC_MPI_REQUEST_TEST, tracked->id);
     }
 }
@@ -401,7 +416,9 @@ void adt_mpi_request_free(const adt_mpi_call *call, MPI_Request request)
     /* A freed active request completes unseen: a send is over for the
      * application now; a receive's sender can never be known, so it is
      * closed as cancelled. Either way it ends exactly once. */
-    if (tracked->active)
+    if (tracked->active && tracked->kind == REQUEST_RMA)
+        append_rma_request(call, ADT_REC_RMA_OP_COMPLETE_NONBLOCKING, tracked);
+    else if (tracked->active)
         append_request(call,
                        tracked->kind == REQUEST_SEND ? ADT_REC_MPI_ISEND_COMPLETE : ADT_REC_MPI_REQUEST_CANCELLED,
                        tracked->id);

@@ -17,6 +17,15 @@
  *   ends, then delivered as it would have been: the archive is completed
  *   (a write takes well under the seconds a batch system waits before
  *   SIGKILL) instead of being left as a temporary directory.
+ * - A termination request whose action is the default one, outside the
+ *   final write: like the next case, and then the process stays until
+ *   every other rank of its node has saved (at most
+ *   ADT_RESCUE_PEER_WAIT_MS). A request reaches the whole job at once, and
+ *   the first process to end makes the launcher kill the rest: Open MPI
+ *   4.1's mpirun sends SIGKILL as soon as one child exits after its
+ *   SIGTERM (the SIGCHLD cuts its one-second wait short), so without the
+ *   wait every rank slower to save than the fastest lost its save. With
+ *   it they all end together, within the launcher's own grace period.
  * - Any other ending signal whose action is the default one (it surely
  *   ends the process): the measurement ends, the process saves its data
  *   to its rescue file, and the ending is said once per run: the first
@@ -202,6 +211,10 @@ static bool on_ending_signal(int signum, siginfo_t *info, void *ucontext)
     adt_text_add(&how, atomic_load_explicit(&rank_known, memory_order_relaxed) ? " before MPI_Finalize"
                                                                               : " before the end of the run");
     rescue_ending(ADT_RESCUE_SIGNAL, signum, how.bytes);
+    /* Not after a fatal signal: one rank's fault, whose end is what makes
+     * the launcher end the others. */
+    if (is_termination_request(signum))
+        adt_rescue_await_node_peers(archive_dir());
     return false;
 }
 
@@ -256,12 +269,12 @@ int adt_ending_init(adt_buffer *buffer, const char *path, int snapshot_signal)
     gethostname(host, sizeof host - 1);
     adt_ending_set_archive(path);
     for (size_t i = 0; i < sizeof termination_requests / sizeof termination_requests[0]; i++)
-        if (adt_signal_own(termination_requests[i], on_ending_signal) != 0)
+        if (adt_signal_own(termination_requests[i], on_ending_signal, ADT_SIGNAL_WATCHED) != 0)
             return -1;
     for (size_t i = 0; i < sizeof fatal_signals / sizeof fatal_signals[0]; i++)
-        if (adt_signal_own(fatal_signals[i], on_ending_signal) != 0)
+        if (adt_signal_own(fatal_signals[i], on_ending_signal, ADT_SIGNAL_WATCHED) != 0)
             return -1;
-    if (snapshot_signal != 0 && adt_signal_own(snapshot_signal, on_snapshot_signal) != 0)
+    if (snapshot_signal != 0 && adt_signal_own(snapshot_signal, on_snapshot_signal, ADT_SIGNAL_TAKEN) != 0)
         return -1;
     return 0;
 }

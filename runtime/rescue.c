@@ -18,9 +18,11 @@
  * array, the calling-context tree, the definitions journal — while other
  * threads may go on writing it: the recovery validates every chain and
  * record (adt_buffer_image_read) and reads only whole journal entries.
- * The one wait is for another thread's save of this process to end
- * (bounded): two threads that crash together must not both write the
- * file, and the process must not end while the first is half done.
+ * Two waits, both bounded: for another thread's save of this process to
+ * end (two threads that crash together must not both write the file, and
+ * the process must not end while the first is half done); and, after the
+ * save for a termination request, for the other ranks of the node to
+ * finish theirs (adt_rescue_await_node_peers, ending.c says why).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -48,6 +50,8 @@ static _Atomic uint32_t world_rank = ADT_RESCUE_NO_RANK;
 static _Atomic uint32_t world_size = 1;
 static adt_clock_offset begin_offset;
 static _Atomic int begin_offset_known;
+static uint32_t node_peers[ADT_RESCUE_NODE_PEERS_MAX];
+static _Atomic size_t node_peer_count;
 static const adt_trace_result nothing_written;
 
 /* The thread (kernel tid) whose save runs, 0 when none. */
@@ -79,6 +83,15 @@ void adt_rescue_set_clock_offset(const adt_clock_offset *offset)
 {
     begin_offset = *offset;
     atomic_store(&begin_offset_known, 1);
+}
+
+void adt_rescue_set_node_peers(const int *world_ranks, size_t count)
+{
+    if (count > ADT_RESCUE_NODE_PEERS_MAX)
+        count = ADT_RESCUE_NODE_PEERS_MAX;
+    for (size_t i = 0; i < count; i++)
+        node_peers[i] = (uint32_t)world_ranks[i];
+    atomic_store_explicit(&node_peer_count, count, memory_order_release);
 }
 
 /* ---- writing (async-signal-safe: write/pwrite/read/open only) --------- */
@@ -323,6 +336,38 @@ int adt_rescue_save(const char *archive_dir, adt_rescue_kind kind, int signum, a
     atomic_store(&saving_thread, 0);
     errno = saved_errno;
     return file.failed ? -1 : 0;
+}
+
+/* ---- waiting for the node's other saves (async-signal-safe: access,
+ * nanosleep) ------------------------------------------------------------ */
+
+/* Whether rank's save is on disk: its file exists, and no later save of
+ * it (the ending after a snapshot) is half-written. */
+static bool peer_saved(const char *archive_dir, uint32_t rank)
+{
+    adt_text path;
+    rescue_file_name(archive_dir, rank, &path);
+    if (access(path.bytes, F_OK) != 0)
+        return false;
+    adt_text_add(&path, ".partial");
+    return access(path.bytes, F_OK) != 0;
+}
+
+#define PEER_WAIT_STEP_MS 10
+
+void adt_rescue_await_node_peers(const char *archive_dir)
+{
+    size_t count = atomic_load_explicit(&node_peer_count, memory_order_acquire);
+    uint32_t self = atomic_load(&world_rank);
+    size_t saved = 0; /* node_peers[0 .. saved) are on disk */
+    for (unsigned waited_ms = 0; waited_ms < ADT_RESCUE_PEER_WAIT_MS; waited_ms += PEER_WAIT_STEP_MS) {
+        while (saved < count && (node_peers[saved] == self || peer_saved(archive_dir, node_peers[saved])))
+            saved++;
+        if (saved == count)
+            return;
+        struct timespec pause = { .tv_sec = 0, .tv_nsec = PEER_WAIT_STEP_MS * 1000000L };
+        nanosleep(&pause, NULL);
+    }
 }
 
 void adt_rescue_discard(const char *archive_dir)

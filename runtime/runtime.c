@@ -281,6 +281,13 @@ static void finish_at_exit(void);
 
 /* Where the summary's counters come from; written: the final write's
  * result (NULL before it). */
+static adt_runtime_mpi_untracked mpi_untracked;
+
+void adt_runtime_mpi_untracked_report(const adt_runtime_mpi_untracked *untracked)
+{
+    mpi_untracked = *untracked;
+}
+
 static adt_run_sources run_sources(const adt_trace_result *written)
 {
     return (adt_run_sources){
@@ -290,6 +297,7 @@ static adt_run_sources run_sources(const adt_trace_result *written)
         .budget = budget,
         .buffer_bytes = config.buffer_bytes,
         .written = written,
+        .mpi_untracked = mpi_untracked,
     };
 }
 
@@ -411,6 +419,11 @@ void adt_runtime_mpi_started(uint32_t rank, uint32_t size, const char *rank0_arc
         adt_ending_set_archive(archive_dir);
     }
     adt_ending_set_rank(rank, size);
+}
+
+void adt_runtime_mpi_node_ranks(const int *world_ranks, size_t count)
+{
+    adt_rescue_set_node_peers(world_ranks, count);
 }
 
 void adt_runtime_clock_offset_measured(const adt_clock_offset *begin)

@@ -136,10 +136,24 @@ const char *adt_runtime_archive_dir(void);
  * that one. From then on the process ends its measurement in
  * adt_runtime_finish, not at exit. */
 void adt_runtime_mpi_started(uint32_t world_rank, uint32_t world_size, const char *rank0_archive_dir);
+/* The MPI layer reports, from MPI_Init, the world ranks that share this
+ * node (this one included): a rank ending on a termination request waits
+ * for their saves (runtime/ending.c). */
+void adt_runtime_mpi_node_ranks(const int *world_ranks, size_t count);
 
 /* The MPI layer, in MPI_Init: the clock offset to rank 0 it measured
  * there (saved with the data of a run that does not end cleanly). */
 void adt_runtime_clock_offset_measured(const adt_clock_offset *begin);
+
+/* What the MPI layer could not follow (no room in its tables, or a
+ * communicator it never saw created): their events are not in the trace.
+ * Reported in MPI_Finalize before adt_runtime_finish, for the summary. */
+typedef struct adt_runtime_mpi_untracked {
+    uint64_t requests;
+    uint64_t communicators;
+    uint64_t windows;
+} adt_runtime_mpi_untracked;
+void adt_runtime_mpi_untracked_report(const adt_runtime_mpi_untracked *untracked);
 
 /* Stops sampling, writes the archive and summary.json collectively, rank 0
  * prints the summary. Runs once; later calls return the first result.

@@ -92,11 +92,20 @@ void adt_rescue_init(const struct adt_run_sources *sources, adt_defs *defs, uint
 void adt_rescue_set_rank(uint32_t world_rank, uint32_t world_size);
 /* MPI_Init: the clock offset to rank 0 measured there. */
 void adt_rescue_set_clock_offset(const adt_clock_offset *offset);
+/* MPI_Init: the world ranks on this node (this one included); a node
+ * with more than ADT_RESCUE_NODE_PEERS_MAX keeps the first ones. */
+#define ADT_RESCUE_NODE_PEERS_MAX 1024
+void adt_rescue_set_node_peers(const int *world_ranks, size_t count);
 /* Saves this process's data to its rescue file in <archive_dir>.rescue.
  * Any context: async-signal-safe. Except for a snapshot the sampler is
  * halted first. Returns 0, or -1 with the failed step and errno in
  * result. */
 int adt_rescue_save(const char *archive_dir, adt_rescue_kind kind, int signum, adt_rescue_result *result);
+/* After this process's ending save: waits, at most
+ * ADT_RESCUE_PEER_WAIT_MS, until every other rank on its node has a
+ * complete rescue file and none half-written. Async-signal-safe. */
+#define ADT_RESCUE_PEER_WAIT_MS 5000
+void adt_rescue_await_node_peers(const char *archive_dir);
 /* The normal end: removes this process's rescue file (a snapshot) and
  * the directory once it is empty. */
 void adt_rescue_discard(const char *archive_dir);
@@ -138,6 +147,9 @@ typedef struct adt_run_counters {
     double write_seconds;
     double delivered_rate_hz;
     double handler_mean_ns;
+    uint64_t mpi_requests_untracked;
+    uint64_t mpi_communicators_untracked;
+    uint64_t mpi_windows_untracked;
     uint64_t location_entries;  /* adt_location_summary entries sent: locations,
                                    or 0 when they could not be listed */
 } adt_run_counters;
@@ -161,6 +173,7 @@ typedef struct adt_run_sources {
     adt_runtime_budget budget;
     uint64_t buffer_bytes;
     const adt_trace_result *written;
+    adt_runtime_mpi_untracked mpi_untracked;
 } adt_run_sources;
 
 /* Fills counters and returns this rank's location lines (malloc'd,

@@ -144,38 +144,63 @@ static int unwind_interrupted(const ucontext_t *context, void **raw, uint32_t de
     return 1;
 }
 
-/* Returns the time the sample was finished. */
-static uint64_t take_sample(adt_sampler_thread *thread, const ucontext_t *context, uint64_t time)
+/* The interrupted path's calling context: the MPI region's when the
+ * thread is inside one, otherwise the unwound stack. In a catch-up after a
+ * sleeping call (sleeping_calls.c) the frames below the sleeping call's
+ * caller (the signal was delivered in the interposer, as the call
+ * returned) are replaced by the real function the caller called, so the
+ * samples stand where the timer would have found the thread. False (no
+ * sample, counted) while the thread unwinds for adaptrace or the code
+ * map is being changed. */
+static bool sample_context(adt_sampler_thread *thread, const ucontext_t *context, const adt_sleeping_call *sleep,
+                           uint32_t *context_id)
 {
-    unsigned shift = atomic_load_explicit(&thread->shift, memory_order_relaxed);
-    thread->signals++;
-    thread->signals_weighted += 1ull << shift;
     if (atomic_load_explicit(&thread->busy, memory_order_relaxed)) {
         thread->samples_busy++;
-        return time;
+        return false;
     }
+    *context_id = atomic_load_explicit(&thread->region_context, memory_order_relaxed);
+    if (*context_id != ADT_UNDEFINED_ID)
+        return true;
+    if (!adt_code_map_enter(thread)) {
+        thread->samples_code_changing++;
+        return false;
+    }
+    void *raw[ADT_SAMPLER_DEPTH_MAX + ADT_SAMPLER_HANDLER_FRAMES];
+    int innermost;
+    bool cut;
+    int count = unwind_interrupted(context, raw, adt_sampler.depth, &innermost, &cut);
+    adt_code_map_leave(thread);
+    if (__builtin_expect(cut, 0)) {
+        thread->paths_cut++;
+        atomic_store_explicit(&adt_code_map_stale, 1, memory_order_relaxed);
+    }
+    void **path = raw + innermost;
+    if (sleep != NULL) {
+        /* The caller's return address is a frame of the path; the slot
+         * before it (an interposer frame, never the first of raw) takes
+         * the real function, tagged exact like an interrupted pc. */
+        for (int i = 1; i < count; ++i) {
+            if (path[i] == sleep->caller) {
+                path += i - 1;
+                count -= i - 1;
+                path[0] = sleep->function;
+                break;
+            }
+        }
+    }
+    bool full;
+    *context_id = adt_sampler_intern_sample_path(thread, path, count, &full);
+    thread->contexts_full += full;
+    return true;
+}
 
+/* Appends one sample of context_id dated time, with the PAPI counters
+ * read now. */
+static void append_sample(adt_sampler_thread *thread, uint32_t context_id, unsigned shift, uint64_t time)
+{
     uint64_t payload[(sizeof(adt_rec_sample) + ADT_SAMPLER_METRICS_MAX * sizeof(uint64_t)) / sizeof(uint64_t)];
     adt_rec_sample *record = (adt_rec_sample *)payload;
-    uint32_t context_id = atomic_load_explicit(&thread->region_context, memory_order_relaxed);
-    if (context_id == ADT_UNDEFINED_ID) {
-        if (!adt_code_map_enter(thread)) {
-            thread->samples_code_changing++;
-            return time;
-        }
-        void *raw[ADT_SAMPLER_DEPTH_MAX + ADT_SAMPLER_HANDLER_FRAMES];
-        int innermost;
-        bool cut;
-        int count = unwind_interrupted(context, raw, adt_sampler.depth, &innermost, &cut);
-        adt_code_map_leave(thread);
-        if (__builtin_expect(cut, 0)) {
-            thread->paths_cut++;
-            atomic_store_explicit(&adt_code_map_stale, 1, memory_order_relaxed);
-        }
-        bool full;
-        context_id = adt_sampler_intern_sample_path(thread, raw + innermost, count, &full);
-        thread->contexts_full += full;
-    }
     record->calling_context = context_id;
     record->rate_shift = shift;
     record->metric_count = adt_sampler.metric_count;
@@ -195,11 +220,70 @@ static uint64_t take_sample(adt_sampler_thread *thread, const ucontext_t *contex
     adt_buffer_append_sample(thread->location, ADT_REC_SAMPLE, time, record,
                              (uint32_t)(sizeof(adt_rec_sample) + adt_sampler.metric_count * sizeof(uint64_t)),
                              NULL);
+    thread->last_sample_time = time;
+}
+
+/* The handler's time for `samples` samples since entry; returns now. */
+static uint64_t time_handler(adt_sampler_thread *thread, uint64_t entry, uint64_t samples)
+{
     uint64_t end = adt_clock_now();
-    thread->handler_ticks += end - time;
-    thread->window_handler_ticks += end - time;
-    thread->samples_timed++;
+    thread->handler_ticks += end - entry;
+    thread->window_handler_ticks += end - entry;
+    thread->samples_timed += samples;
     return end;
+}
+
+/* Returns the time the sample was finished. */
+static uint64_t take_sample(adt_sampler_thread *thread, const ucontext_t *context, uint64_t time)
+{
+    unsigned shift = atomic_load_explicit(&thread->shift, memory_order_relaxed);
+    thread->signals++;
+    thread->signals_weighted += 1ull << shift;
+    uint32_t context_id;
+    if (!sample_context(thread, context, NULL, &context_id))
+        return time;
+    append_sample(thread, context_id, shift, time);
+    return time_handler(thread, time, 1);
+}
+
+/* The timer's expirations held back while the thread slept in an
+ * interposed call (sleeping_calls.c): the first one's signal stayed
+ * pending, the others were counted in si_overrun, and the signal arrives
+ * as the call returns. Each expiration gets the sample the timer would
+ * have taken, at the sleeping call, dated a period apart back from now
+ * (an expiration falls at most one period before its date), never before
+ * the call began nor before the thread's last sample: a catch-up that took
+ * several periods is followed at once by another whose expirations fell
+ * during the first, and a location's records must stay in time order. A halving between the appends (the buffer
+ * filled) thins the rest the way the slower timer would have: an
+ * expiration at the block's shift s0 counts 2^s0, and a sample is taken
+ * for every 2^k counted at the current shift k. The overload protection
+ * is left out: this overrun is the block's, not the handler's cost. */
+static void catch_up_sleep(adt_sampler_thread *thread, const ucontext_t *context, const adt_sleeping_call *sleep,
+                           int overrun, uint64_t now)
+{
+    unsigned block_shift = atomic_load_explicit(&thread->shift, memory_order_relaxed);
+    uint64_t expirations = 1 + (uint64_t)(overrun > 0 ? overrun : 0);
+    uint64_t period = adt_sampler.period_ticks << (block_shift > 32 ? 32 : block_shift);
+    uint32_t context_id;
+    if (!sample_context(thread, context, sleep, &context_id))
+        return;
+    uint64_t earliest = sleep->start > thread->last_sample_time ? sleep->start : thread->last_sample_time;
+    uint64_t owed = 0, appended = 0;
+    for (uint64_t j = 0; j < expirations; ++j) {
+        uint64_t back = (expirations - 1 - j) * period;
+        uint64_t time = now > earliest && now - earliest > back ? now - back : earliest;
+        unsigned shift = atomic_load_explicit(&thread->shift, memory_order_relaxed);
+        thread->signals++;
+        thread->signals_weighted += 1ull << block_shift;
+        owed += 1ull << block_shift;
+        if (owed < 1ull << shift)
+            continue;
+        owed -= 1ull << shift;
+        append_sample(thread, context_id, shift, time);
+        appended++;
+    }
+    thread->previous_end = time_handler(thread, now, appended);
 }
 
 /* Halves the thread's own rate the λ way: its lowest sample level is
@@ -300,8 +384,13 @@ bool adt_sampler_on_signal(int signum, siginfo_t *info, void *ucontext)
         atomic_store(&thread->in_handler, 1);
         if (atomic_load(&thread->active) && !atomic_load(&adt_sampler.halted)) {
             uint64_t entry = adt_clock_now();
-            uint64_t end = take_sample(thread, ucontext, entry);
-            watch_overload(thread, entry, end, info->si_overrun);
+            const adt_sleeping_call *sleep = atomic_load_explicit(&thread->sleeping_call, memory_order_relaxed);
+            if (sleep != NULL) {
+                catch_up_sleep(thread, ucontext, sleep, info->si_overrun, entry);
+            } else {
+                uint64_t end = take_sample(thread, ucontext, entry);
+                watch_overload(thread, entry, end, info->si_overrun);
+            }
             if (++thread->signals_since_draw >= ADT_DITHER_SIGNALS_PER_DRAW) {
                 thread->signals_since_draw = 0;
                 adt_sampler_draw_period(thread);

@@ -141,8 +141,8 @@ static unsigned long papi_thread_id(void)
 
 /* Builds an event set with the given names; returns how many were added.
  * warn: report each name that cannot be added (at init, once per name). */
-static uint32_t papi_build_event_set(int *event_set, char names[][128], uint32_t count, bool warn,
-                                     char kept[][128])
+static uint32_t papi_build_event_set(int *event_set, char names[][ADT_METRIC_NAME_MAX], uint32_t count, bool warn,
+                                     char kept[][ADT_METRIC_NAME_MAX])
 {
     *event_set = PAPI_NULL;
     int status = PAPI_create_eventset(event_set);
@@ -180,7 +180,7 @@ static void papi_destroy_event_set(int *event_set)
  * the events that can be added on this thread and registers them. */
 static int init_metrics(const char *list, adt_defs *defs)
 {
-    char requested[ADT_SAMPLER_METRICS_MAX][128];
+    char requested[ADT_SAMPLER_METRICS_MAX][ADT_METRIC_NAME_MAX];
     uint32_t count = 0;
     const char *cursor = list;
     while (*cursor != '\0') {
@@ -269,7 +269,7 @@ int adt_sampler_init(const adt_config *config, adt_defs *defs, uint64_t context_
         return -1;
     }
     if (init_metrics(config->metrics, defs) != 0 || adt_code_map_init() != 0 ||
-        adt_signal_own(adt_sampler.signal, adt_sampler_on_signal) != 0) {
+        adt_signal_own(adt_sampler.signal, adt_sampler_on_signal, ADT_SIGNAL_TAKEN) != 0) {
         adt_code_map_shutdown();
         adt_cct_destroy(&adt_sampler.tree);
         return -1;
@@ -386,6 +386,7 @@ int adt_sampler_thread_start(adt_location *location)
     thread->tid = current_tid();
     thread->papi_event_set = PAPI_NULL;
     atomic_init(&thread->region_context, ADT_UNDEFINED_ID);
+    atomic_init(&thread->sleeping_call, NULL);
 
     /* The first unw_backtrace of a thread sets up its cache (up to ~1 ms);
      * do that here rather than in the first sample, with the objects

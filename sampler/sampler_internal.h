@@ -22,8 +22,9 @@
 #include "sampler/dither.h"
 #include "sampler/sampler.h"
 
-#define ADT_SAMPLER_METRICS_MAX 16
-#define ADT_SAMPLER_DEPTH_MAX 256
+/* The configuration table's limits (core.h). */
+#define ADT_SAMPLER_METRICS_MAX ADT_METRICS_COUNT_MAX
+#define ADT_SAMPLER_DEPTH_MAX ADT_UNWIND_DEPTH_MAX
 /* Frames of the handler and the signal trampoline that unw_backtrace
  * reports before the interrupted function. */
 #define ADT_SAMPLER_HANDLER_FRAMES 8
@@ -49,6 +50,14 @@ enum {
     ADT_TIMER_DEAD
 };
 
+/* A sleeping call in progress with the sampling signal blocked
+ * (sleeping_calls.c); lives on the interposer's stack. */
+typedef struct adt_sleeping_call {
+    uint64_t start;     /* trace clock when the signal was blocked */
+    void *caller;       /* the interposer's return address */
+    void *function;     /* the real function it calls */
+} adt_sleeping_call;
+
 typedef struct adt_sampler_thread {
     adt_location *location;
     timer_t timer;            /* POSIX timer (wall clock, or cpu without perf) */
@@ -64,6 +73,10 @@ typedef struct adt_sampler_thread {
     _Atomic int unwinding;    /* reads the code map (code_map.c waits for it) */
     _Atomic unsigned shift;   /* k: rate = initial / 2^k */
     _Atomic uint32_t region_context; /* inside an MPI region instance */
+    /* Inside an interposed sleeping call: its signal is a catch-up of the
+     * expirations held back (handler.c, catch_up_sleep). Set and cleared
+     * by the owner thread. */
+    _Atomic(const adt_sleeping_call *) sleeping_call;
     int papi_event_set;
     uint32_t metric_count;    /* counters this thread's event set reads */
     pid_t tid;
@@ -99,6 +112,7 @@ typedef struct adt_sampler_thread {
     uint64_t window_handler_ticks;
     uint64_t window_min_gap;
     uint64_t previous_end;      /* when the previous handler finished */
+    uint64_t last_sample_time;  /* the date of the last sample appended */
     uint64_t delivery_ticks;    /* round trip of one signal, 0 until learnt */
     /* The previous sample's path, root first: consecutive samples share
      * most of their stack, so only the part below the first difference is
@@ -119,7 +133,7 @@ typedef struct adt_sampler_global {
     uint32_t depth;
     uint32_t kernel_tick_hz;
     bool perf;                /* cpu clock delivered by perf cpu-clock events */
-    char metric_names[ADT_SAMPLER_METRICS_MAX][128];
+    char metric_names[ADT_SAMPLER_METRICS_MAX][ADT_METRIC_NAME_MAX];
     uint32_t metric_count;    /* metrics registered with the definitions */
     bool papi;                /* PAPI initialised */
     adt_cct tree;

@@ -17,10 +17,12 @@ limit=$1
 shift
 setsid "$@" &
 leader=$!
-waited=0
-while kill -0 "$leader" 2>/dev/null && [ "$waited" -lt $((limit * 10)) ]; do
+# Measured on the clock, not in polls: on a loaded machine each poll
+# takes longer than its sleep, and counting polls outlasted ctest's own
+# timeout, which then killed the run before any stack was shown.
+deadline=$((SECONDS + limit))
+while kill -0 "$leader" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do
     sleep 0.1
-    waited=$((waited + 1))
 done
 if kill -0 "$leader" 2>/dev/null; then
     {
@@ -28,7 +30,7 @@ if kill -0 "$leader" 2>/dev/null; then
         for pid in $(pgrep -s "$leader"); do
             echo "=== pid $pid: $(tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null)"
             if command -v gdb >/dev/null; then
-                timeout 60 gdb -p "$pid" -batch -ex "thread apply all bt" 2>/dev/null | grep -E '^(Thread|#)'
+                timeout 20 gdb -p "$pid" -batch -ex "thread apply all bt" 2>/dev/null | grep -E '^(Thread|#)'
             fi
         done
     } >&2

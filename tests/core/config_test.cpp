@@ -330,6 +330,8 @@ INSTANTIATE_TEST_SUITE_P(
         VariableReject{"ADAPTRACE_METRICS", "PAPI_TOT_CYC,", "event name 2 is empty"},
         VariableReject{"ADAPTRACE_METRICS", "PAPI_TOT_CYC, PAPI_L1_DCM", "character ' '"},
         VariableReject{"ADAPTRACE_METRICS", "PAPI-TOT", "character '-'"},
+        VariableReject{"ADAPTRACE_METRICS",
+                       "A1,A2,A3,A4,A5,A6,A7,A8,A9,A10,A11,A12,A13,A14,A15,A16,A17", "more than 16 event names"},
         VariableReject{"ADAPTRACE_ON_FULL", "", "empty"},
         VariableReject{"ADAPTRACE_ON_FULL", "drop", "unknown word"},
         VariableReject{"ADAPTRACE_QUIET", "", "empty"},
@@ -356,6 +358,10 @@ TEST(ConfigLoad, OverlongOutputAndMetricsAreRejected)
     LoadResult list = load({{"ADAPTRACE_METRICS", metrics}});
     EXPECT_EQ(list.status, -1);
     EXPECT_NE(list.error.find("longer than 1023 characters"), std::string::npos);
+
+    LoadResult name = load({{"ADAPTRACE_METRICS", "PAPI_TOT_CYC," + std::string(ADT_METRIC_NAME_MAX, 'X')}});
+    EXPECT_EQ(name.status, -1);
+    EXPECT_NE(name.error.find("event name 2 is longer than 127 characters"), std::string::npos) << name.error;
 
     LoadResult fits = load({{"ADAPTRACE_OUTPUT", long_path.substr(1)}});
     EXPECT_EQ(fits.status, 0) << fits.error;

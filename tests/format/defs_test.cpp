@@ -57,6 +57,25 @@ TEST(FormatDefs, CommunicatorsAreKeyedByCreatorAndSequence)
     EXPECT_EQ(adt_defs_comm(defs.d, &no_members), ADT_UNDEFINED_ID);
 }
 
+// RMA windows are keyed like communicators and name one; the groups of
+// RMA epochs are keyed by their members.
+TEST(FormatDefs, RmaWindowsAndGroups)
+{
+    Defs defs;
+    uint32_t members[] = { 0, 1, 2 };
+    adt_comm_desc world{ 0, 0, "MPI_COMM_WORLD", members, 3, nullptr, 0, ADT_UNDEFINED_ID, false };
+    ASSERT_EQ(adt_defs_comm(defs.d, &world), 0u);
+    EXPECT_EQ(adt_defs_rma_win(defs.d, 0, 5, 0), 0u);
+    EXPECT_EQ(adt_defs_rma_win(defs.d, 1, 5, 0), 1u);
+    EXPECT_EQ(adt_defs_rma_win(defs.d, 0, 5, 0), 0u) << "same key, same window";
+    EXPECT_EQ(adt_defs_rma_win(defs.d, 0, 6, 1), ADT_UNDEFINED_ID) << "its communicator must be defined";
+    uint32_t left[] = { 2 }, pair[] = { 2, 0 };
+    EXPECT_EQ(adt_defs_group(defs.d, left, 1), 0u);
+    EXPECT_EQ(adt_defs_group(defs.d, pair, 2), 1u);
+    EXPECT_EQ(adt_defs_group(defs.d, left, 1), 0u);
+    EXPECT_EQ(adt_defs_group(defs.d, pair, 0), ADT_UNDEFINED_ID) << "no empty groups";
+}
+
 TEST(FormatDefs, CallingContextsNeedParentsFirstAndKnownRegions)
 {
     Defs defs;
@@ -122,6 +141,9 @@ TEST(FormatDefsJournal, ReplayGivesTheSameIds)
     uint32_t split_id = adt_defs_comm(defs.d, &split);
     ASSERT_EQ(adt_defs_comm_set_name(defs.d, split_id, "pairs"), 0);
     adt_defs_metric(defs.d, "PAPI_TOT_CYC", "#");
+    adt_defs_rma_win(defs.d, 0, 7, world_id);
+    uint32_t window_id = adt_defs_rma_win(defs.d, 2, 8, split_id);
+    uint32_t group_id = adt_defs_group(defs.d, pair, 2);
 
     size_t bytes = 0;
     bool complete = false;
@@ -138,6 +160,8 @@ TEST(FormatDefsJournal, ReplayGivesTheSameIds)
     EXPECT_EQ(adt_defs_source_location(replayed.d, "w.c", 4), 0u);
     EXPECT_EQ(adt_defs_metric(replayed.d, "PAPI_TOT_CYC", "#"), 0u);
     EXPECT_EQ(adt_defs_comm(replayed.d, &split), split_id);
+    EXPECT_EQ(adt_defs_rma_win(replayed.d, 2, 8, split_id), window_id);
+    EXPECT_EQ(adt_defs_group(replayed.d, pair, 2), group_id);
     uint32_t world_rank = 99;
     uint64_t key = 0;
     ASSERT_TRUE(adt_defs_comm_world_rank(replayed.d, split_id, 0, &world_rank, &key));
@@ -188,6 +212,26 @@ TEST(FormatDefsJournal, RecordsNamingUnknownDefinitionsAreRefused)
     EXPECT_FALSE(adt_record_valid(defs.d, &view));
     view.kind = ADT_REC_KIND_COUNT;
     view.payload_size = sizeof known;
+    EXPECT_FALSE(adt_record_valid(defs.d, &view));
+
+    uint32_t world[] = { 0, 1 };
+    adt_comm_desc comm{ 0, 0, "MPI_COMM_WORLD", world, 2, nullptr, 0, ADT_UNDEFINED_ID, false };
+    ASSERT_EQ(adt_defs_rma_win(defs.d, 0, 3, adt_defs_comm(defs.d, &comm)), 0u);
+    adt_rec_rma put = {};
+    put.bytes_sent = 8;
+    put.matching_id = 1;
+    view.kind = ADT_REC_RMA_PUT;
+    view.payload = &put;
+    view.payload_size = sizeof put;
+    EXPECT_TRUE(adt_record_valid(defs.d, &view));
+    put.win = 1;
+    EXPECT_FALSE(adt_record_valid(defs.d, &view)) << "unknown window";
+    put.win = 0;
+    view.kind = ADT_REC_RMA_GROUP_SYNC;
+    EXPECT_FALSE(adt_record_valid(defs.d, &view)) << "unknown group";
+    ASSERT_EQ(adt_defs_group(defs.d, world, 2), 0u);
+    EXPECT_TRUE(adt_record_valid(defs.d, &view));
+    view.payload_size = sizeof put - 1;
     EXPECT_FALSE(adt_record_valid(defs.d, &view));
 }
 

@@ -5,7 +5,10 @@
 // goes through CALL() (expect_notes.h); before MPI_Finalize each rank
 // writes EXPECT_DIR/rank.<r>.txt for the checker. Any number of ranks from 2.
 //
-// usage: mpi-cxx EXPECT_DIR
+// usage: mpi-cxx [--late-partner] EXPECT_DIR
+//   --late-partner: rank 0 starts its pair exchange 300 ms late, the
+//   schedule of an oversubscribed node under which rank 1 used to take its
+//   right neighbour's first halo message for its partner's.
 
 // The C API only: without this, Open MPI's mpi.h declares its deprecated C++
 // bindings, whose library (libmpi_cxx) the program does not link.
@@ -14,9 +17,12 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <numeric>
 #include <vector>
+
+#include <unistd.h>
 
 #include "expect_notes.h"
 
@@ -91,20 +97,28 @@ private:
     std::vector<double> values_;
 };
 
-void blocking_point_to_point(int rank, int size)
+void blocking_point_to_point(int rank, int size, bool late_partner)
 {
     std::vector<int> message(5, rank);
     const int partner = rank ^ 1;
     if (partner >= size)
         return;
+    if (late_partner && rank == 0)
+        usleep(300000);
     if (rank % 2 == 0) {
         CALL(MPI_Send, message.data(), static_cast<int>(message.size()), MPI_INT, partner, 1,
              MPI_COMM_WORLD);
         CALL(MPI_Recv, message.data(), 2, MPI_INT, partner, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     } else {
+        // Any source, but only tag 1: the right neighbour may have finished
+        // its own pair already, and its first halo message (tag 81) must not
+        // match here. With MPI_ANY_TAG it did whenever the partner was slower
+        // (an oversubscribed node): the partner's message then stayed
+        // unmatched and this rank's third halo exchange waited forever for a
+        // message its neighbour had sent into the first.
         MPI_Status status;
-        CALL(MPI_Recv, message.data(), static_cast<int>(message.size()), MPI_INT, MPI_ANY_SOURCE,
-             MPI_ANY_TAG, MPI_COMM_WORLD, &status);
+        CALL(MPI_Recv, message.data(), static_cast<int>(message.size()), MPI_INT, MPI_ANY_SOURCE, 1,
+             MPI_COMM_WORLD, &status);
         CALL(MPI_Send, message.data(), 2, MPI_INT, partner, 2, MPI_COMM_WORLD);
     }
 }
@@ -177,20 +191,22 @@ void sub_communicator(int rank, int size)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        std::fprintf(stderr, "usage: %s EXPECT_DIR\n", argv[0]);
+    const bool late_partner = argc == 3 && std::strcmp(argv[1], "--late-partner") == 0;
+    if (argc != 2 && !late_partner) {
+        std::fprintf(stderr, "usage: %s [--late-partner] EXPECT_DIR\n", argv[0]);
         return 2;
     }
+    const char *expect_dir = argv[argc - 1];
     CALL(MPI_Init, &argc, &argv);
     int rank, size;
     CALL(MPI_Comm_rank, MPI_COMM_WORLD, &rank);
     CALL(MPI_Comm_size, MPI_COMM_WORLD, &size);
-    blocking_point_to_point(rank, size);
+    blocking_point_to_point(rank, size, late_partner);
     halo_exchanges(rank, size);
     collectives(rank, size);
     sub_communicator(rank, size);
     expect_note_call("MPI_Finalize");
-    expect_write(argv[1], rank);
+    expect_write(expect_dir, rank);
     MPI_Finalize();
     return 0;
 }

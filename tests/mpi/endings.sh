@@ -13,6 +13,11 @@
 #         no-finalize every rank returns from main without MPI_Finalize
 #         snapshot    every rank waits forever; ADAPTRACE_SNAPSHOT_SIGNAL
 #                     (SIGUSR2) makes each save a snapshot, then SIGKILL
+#         teardown    SIGTERM to every rank while the last one is stopped
+#                     (a rank slow to save): the others must stay until it
+#                     has saved, since the first rank to end makes mpirun
+#                     SIGKILL the rest (Open MPI 4.1's teardown, whose
+#                     race made this test's segv case flaky)
 #   PROGRAM is mpi-endings or mpi-endings-fortran; CHECK is
 #   adaptrace-mpi-trace-check, API mpi-events/mpi.api. The exit status must
 #   be the one of the same run untraced.
@@ -37,7 +42,7 @@ fail() {
 }
 
 case $case in
-term | int | snapshot) mode=wait ;;
+term | int | snapshot | teardown) mode=wait ;;
 segv | abort | no-finalize) mode=$case ;;
 *)
     echo "$0: unknown case '$case'" >&2
@@ -65,6 +70,33 @@ wait_for_rescue_files() {
     return 1
 }
 
+# rank_pid MPIRUN RANK: the pid of world rank RANK, a child of mpirun.
+rank_pid() {
+    local pid
+    for pid in $(pgrep -P "$1"); do
+        if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2"; then
+            echo "$pid"
+            return 0
+        fi
+    done
+    return 1
+}
+
+# running PID: the process runs (ended and not yet reaped is not running).
+running() {
+    local state
+    state=$(ps -o stat= -p "$1" 2>/dev/null) && [ "${state:0:1}" != Z ]
+}
+
+# Waits (at most 30 s) for rank 0's rescue file.
+wait_for_rank0_save() {
+    for _ in $(seq 300); do
+        [ -e "$archive.rescue/rank-0.adtr" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
 # run NAME traced|untraced: the program under mpirun, ended as CASE says;
 # the exit status of mpirun in $status.
 run() {
@@ -84,6 +116,21 @@ run() {
             wait_for_rescue_files || fail "$name: not every rank saved a snapshot"
         fi
         pkill -KILL -P "$mpirun"
+        ;;
+    teardown)
+        local slow first
+        slow=$(rank_pid "$mpirun" $((ranks - 1))) || fail "$name: no process of rank $((ranks - 1))"
+        first=$(rank_pid "$mpirun" 0) || fail "$name: no process of rank 0"
+        kill -STOP "$slow"
+        pkill -TERM -P "$mpirun"
+        if [ "$how" = traced ]; then
+            wait_for_rank0_save || fail "$name: rank 0 did not save on SIGTERM"
+            sleep 0.5
+            running "$first" ||
+                fail "$name: rank 0 ended before rank $((ranks - 1)) saved (mpirun would SIGKILL that save)"
+        fi
+        # From here mpirun ends the job its own way once a rank has ended.
+        kill -CONT "$slow"
         ;;
     esac
     # At most 60 s more (ctest's TIMEOUT is 150 s for both runs).
@@ -120,7 +167,7 @@ otf2-print --silent -Werror "$archive/traces.otf2" >otf2-print.txt 2>&1 || fail 
 # rank's MPI_Recv, the aborting rank's MPI_Abort; the faulting rank and
 # ranks that returned have none.
 case $case in
-term) how=SIGTERM open=$ranks ;;
+term | teardown) how=SIGTERM open=$ranks ;;
 int) how=SIGINT open=$ranks ;;
 segv) how=SIGSEGV open=$((ranks - 1)) ;;
 abort) how=MPI_Abort open=$ranks ;;

@@ -20,8 +20,8 @@ export ADAPTRACE_OUTPUT="$run_dir/archive" ADAPTRACE_SAMPLING="$sampling"
 # A low rate keeps sampling cheap on oversubscribed cores; samples are not checked here.
 export ADAPTRACE_SAMPLING_RATE=1kHz
 # A stall shows every rank's stacks before the run is killed (ctest's
-# TIMEOUT is 120 s).
-"$(dirname "$0")/../run_with_watchdog.sh" 100 "$mpiexec" --oversubscribe -np "$ranks" "$@" </dev/null
+# TIMEOUT is 120 s; the stacks of five processes take up to ~40 s under load).
+"$(dirname "$0")/../run_with_watchdog.sh" 80 "$mpiexec" --oversubscribe -np "$ranks" "$@" </dev/null
 for file in traces.otf2 traces.def summary.json; do
     if [ ! -f "$ADAPTRACE_OUTPUT/$file" ]; then
         echo "run_traced.sh: $ADAPTRACE_OUTPUT/$file is missing after the run" >&2

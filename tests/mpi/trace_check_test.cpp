@@ -24,9 +24,9 @@ namespace adaptrace_test {
 namespace {
 
 struct Expectation {
-    enum Kind { call, members, intercomm } kind;
-    std::string name;                // call
-    std::vector<uint32_t> local;     // members, intercomm
+    enum Kind { call, members, intercomm, window, rma, group } kind;
+    std::string name;                // call; rma: put, get or atomic
+    std::vector<uint32_t> local;     // members, intercomm, window, group; rma: target sent received window
     std::vector<uint32_t> remote;    // intercomm
 };
 
@@ -74,6 +74,13 @@ std::map<uint32_t, std::vector<Expectation>> read_expectations(const std::string
                 e.name = lower(e.name);
             } else if (keyword == "members") {
                 e.kind = Expectation::members;
+                e.local = parse_ranks(in);
+            } else if (keyword == "window" || keyword == "group") {
+                e.kind = keyword == "window" ? Expectation::window : Expectation::group;
+                e.local = parse_ranks(in);
+            } else if (keyword == "rma") {
+                e.kind = Expectation::rma;
+                in >> e.name;
                 e.local = parse_ranks(in);
             } else if (keyword == "intercomm") {
                 e.kind = Expectation::intercomm;
@@ -145,6 +152,26 @@ protected:
             if (is_mpi(call.name))
                 calls.push_back(&call);
         return calls;
+    }
+    // Calls check(rank, note, call) for every note of one of kinds, with
+    // the call the program made last before writing it (nullptr when the
+    // trace ends before that call).
+    template <typename Check>
+    void for_each_note(std::initializer_list<Expectation::Kind> kinds, Check check) const
+    {
+        for (const auto &[rank, expectations] : fixture().expected) {
+            std::vector<const Call *> calls = mpi_calls(rank);
+            size_t next_call = 0;
+            const Call *last = nullptr;
+            for (const Expectation &e : expectations) {
+                if (e.kind == Expectation::call) {
+                    if (fixture().wrapped.count(e.name))
+                        last = next_call < calls.size() ? calls[next_call++] : nullptr;
+                } else if (std::find(kinds.begin(), kinds.end(), e.kind) != kinds.end()) {
+                    check(rank, e, last);
+                }
+            }
+        }
     }
     // The program's calls that the trace must show, as lower-case names.
     std::vector<std::string> expected_calls(uint32_t rank) const
@@ -487,39 +514,242 @@ std::optional<uint32_t> comm_of(const Call &call)
 TEST_F(TraceCheck, CommunicatorsHaveTheMembersTheProgramBuilt)
 {
     size_t checked = 0;
-    for (const auto &[rank, expectations] : fixture().expected) {
-        std::vector<const Call *> calls = mpi_calls(rank);
-        size_t next_call = 0;
-        const Call *last = nullptr;
-        for (const Expectation &e : expectations) {
-            if (e.kind == Expectation::call) {
-                if (fixture().wrapped.count(e.name))
-                    last = next_call < calls.size() ? calls[next_call++] : nullptr;
-                continue;
-            }
-            ASSERT_NE(last, nullptr) << "rank " << rank << ": trace ends before a checked call";
-            std::optional<uint32_t> comm = comm_of(*last);
-            ASSERT_TRUE(comm) << "rank " << rank << ", " << last->name
-                              << ": no message or collective event to name the communicator";
-            const Comm &definition = trace().comms.at(*comm);
-            checked++;
-            if (e.kind == Expectation::members) {
-                ASSERT_FALSE(definition.inter) << "rank " << rank << ", " << last->name;
-                EXPECT_EQ(trace().world_members(definition.group, rank), e.local)
-                    << "rank " << rank << ", " << last->name << " on comm " << *comm;
-                continue;
-            }
-            ASSERT_TRUE(definition.inter)
-                << "rank " << rank << ", " << last->name << ": comm " << *comm
-                << " is not an InterComm";
-            std::optional<std::vector<uint32_t>> a = trace().world_members(definition.group_a, rank);
-            std::optional<std::vector<uint32_t>> b = trace().world_members(definition.group_b, rank);
-            bool a_is_local = a && std::find(a->begin(), a->end(), rank) != a->end();
-            EXPECT_EQ(a_is_local ? a : b, e.local) << "rank " << rank << ": local group";
-            EXPECT_EQ(a_is_local ? b : a, e.remote) << "rank " << rank << ": remote group";
+    for_each_note({Expectation::members, Expectation::intercomm}, [&](uint32_t rank, const Expectation &e,
+                                                                   const Call *last) {
+        ASSERT_NE(last, nullptr) << "rank " << rank << ": trace ends before a checked call";
+        std::optional<uint32_t> comm = comm_of(*last);
+        ASSERT_TRUE(comm) << "rank " << rank << ", " << last->name
+                          << ": no message or collective event to name the communicator";
+        const Comm &definition = trace().comms.at(*comm);
+        checked++;
+        if (e.kind == Expectation::members) {
+            ASSERT_FALSE(definition.inter) << "rank " << rank << ", " << last->name;
+            EXPECT_EQ(trace().world_members(definition.group, rank), e.local)
+                << "rank " << rank << ", " << last->name << " on comm " << *comm;
+            return;
         }
-    }
+        ASSERT_TRUE(definition.inter)
+            << "rank " << rank << ", " << last->name << ": comm " << *comm
+            << " is not an InterComm";
+        std::optional<std::vector<uint32_t>> a = trace().world_members(definition.group_a, rank);
+        std::optional<std::vector<uint32_t>> b = trace().world_members(definition.group_b, rank);
+        bool a_is_local = a && std::find(a->begin(), a->end(), rank) != a->end();
+        EXPECT_EQ(a_is_local ? a : b, e.local) << "rank " << rank << ": local group";
+        EXPECT_EQ(a_is_local ? b : a, e.remote) << "rank " << rank << ": remote group";
+    });
     EXPECT_GT(checked, 0u);
+}
+
+// ---- one-sided communication (rma.c) ------------------------------------
+
+bool is_rma_operation(EventKind kind)
+{
+    return kind == EventKind::rma_put || kind == EventKind::rma_get || kind == EventKind::rma_atomic;
+}
+
+const char *operation_name(EventKind kind)
+{
+    return kind == EventKind::rma_put ? "put" : kind == EventKind::rma_get ? "get" : "atomic";
+}
+
+// The windows a location created, in creation order.
+std::vector<uint32_t> windows_created(const LocationTrace &lt)
+{
+    std::vector<uint32_t> windows;
+    for (const Call &call : lt.calls)
+        for (const Event &event : call.events)
+            if (event.kind == EventKind::rma_win_create)
+                windows.push_back(event.win);
+    return windows;
+}
+
+TEST_F(TraceCheck, RmaWindowsAndOperationsAreTheOnesTheProgramMade)
+{
+    size_t operations = 0, windows = 0;
+    for_each_note({Expectation::window, Expectation::rma, Expectation::group}, [&](uint32_t rank,
+                                                                               const Expectation &e,
+                                                                               const Call *last) {
+        std::vector<uint32_t> created = windows_created(trace().by_location.at(rank));
+        ASSERT_NE(last, nullptr) << "rank " << rank << ": trace ends before a checked call";
+        std::vector<const Event *> found;
+        for (const Event &event : last->events)
+            if ((e.kind == Expectation::window && event.kind == EventKind::rma_win_create) ||
+                (e.kind == Expectation::group && event.kind == EventKind::rma_group_sync) ||
+                (e.kind == Expectation::rma && is_rma_operation(event.kind)))
+                found.push_back(&event);
+        ASSERT_EQ(found.size(), 1u) << "rank " << rank << ", " << last->name
+                                    << ": one window creation, group synchronisation or RMA operation";
+        const Event &event = *found.front();
+        if (e.kind == Expectation::window) {
+            auto comm = trace().rma_win_comms.find(event.win);
+            ASSERT_NE(comm, trace().rma_win_comms.end()) << "rank " << rank << ": RmaWin " << event.win;
+            EXPECT_EQ(trace().world_members(trace().comms.at(comm->second).group, rank), e.local)
+                << "rank " << rank << ", " << last->name << ": the window's group";
+            windows++;
+        } else if (e.kind == Expectation::group) {
+            EXPECT_EQ(trace().world_members(event.group, rank), e.local)
+                << "rank " << rank << ", " << last->name << ": the epoch's group";
+        } else {
+            ASSERT_EQ(e.local.size(), 4u);
+            EXPECT_EQ(operation_name(event.kind), e.name) << "rank " << rank << ", " << last->name;
+            EXPECT_EQ(event.peer, e.local[0]) << "rank " << rank << ", " << last->name << ": target";
+            EXPECT_EQ(event.sent, e.local[1]) << "rank " << rank << ", " << last->name << ": bytes sent";
+            EXPECT_EQ(event.received, e.local[2]) << "rank " << rank << ", " << last->name << ": bytes received";
+            ASSERT_LT(e.local[3], created.size()) << "rank " << rank << ": window " << e.local[3];
+            EXPECT_EQ(event.win, created[e.local[3]]) << "rank " << rank << ", " << last->name << ": window";
+            operations++;
+        }
+    });
+    EXPECT_GT(windows, 0u);
+    EXPECT_GT(operations, 0u);
+}
+
+// Every RMA event happens between the RmaWinCreate and the RmaWinDestroy
+// of its window on its location, and these two each happen once, inside
+// RmaCollectiveBegin/End of the creating or freeing call; the members of
+// the window's group are exactly the locations that created it.
+TEST_F(TraceCheck, RmaWindowsLiveBetweenCollectiveCreateAndDestroy)
+{
+    std::map<uint32_t, std::set<uint64_t>> creators;
+    for (const auto &[location, lt] : trace().by_location) {
+        std::set<uint32_t> alive, ended;
+        for (const Call &call : lt.calls) {
+            bool begun = false;
+            std::optional<uint32_t> created, destroyed;
+            for (const Event &event : call.events) {
+                switch (event.kind) {
+                case EventKind::rma_collective_begin:
+                    EXPECT_FALSE(begun) << "location " << location << ", " << call.name;
+                    begun = true;
+                    break;
+                case EventKind::rma_win_create:
+                    EXPECT_TRUE(begun && !alive.count(event.win) && !ended.count(event.win))
+                        << "location " << location << ", " << call.name << ": window " << event.win;
+                    alive.insert(event.win);
+                    creators[event.win].insert(location);
+                    created = event.win;
+                    break;
+                case EventKind::rma_win_destroy:
+                    EXPECT_TRUE(begun && alive.count(event.win))
+                        << "location " << location << ", " << call.name << ": window " << event.win;
+                    alive.erase(event.win);
+                    ended.insert(event.win);
+                    destroyed = event.win;
+                    break;
+                case EventKind::rma_collective_end: {
+                    EXPECT_TRUE(begun) << "location " << location << ", " << call.name;
+                    begun = false;
+                    uint32_t op = event.collective_op;
+                    uint32_t expected[2] = { OTF2_COLLECTIVE_OP_BARRIER, OTF2_COLLECTIVE_OP_BARRIER };
+                    if (created) {
+                        expected[0] = OTF2_COLLECTIVE_OP_CREATE_HANDLE;
+                        expected[1] = OTF2_COLLECTIVE_OP_CREATE_HANDLE_AND_ALLOCATE;
+                    } else if (destroyed) {
+                        expected[0] = OTF2_COLLECTIVE_OP_DESTROY_HANDLE;
+                        expected[1] = OTF2_COLLECTIVE_OP_DESTROY_HANDLE_AND_DEALLOCATE;
+                    }
+                    EXPECT_TRUE(op == expected[0] || op == expected[1])
+                        << "location " << location << ", " << call.name << ": collective operation " << op;
+                    EXPECT_TRUE(alive.count(event.win) || destroyed == event.win)
+                        << "location " << location << ", " << call.name << ": window " << event.win;
+                    break;
+                }
+                default:
+                    if (event.kind >= EventKind::rma_group_sync) {
+                        EXPECT_TRUE(alive.count(event.win))
+                            << "location " << location << ", " << call.name << ": RMA event on window "
+                            << event.win << " outside its life";
+                    }
+                    break;
+                }
+            }
+            EXPECT_FALSE(begun) << "location " << location << ", " << call.name << ": RmaCollectiveBegin without End";
+        }
+        EXPECT_TRUE(alive.empty()) << "location " << location << ": " << alive.size() << " windows never destroyed";
+    }
+    ASSERT_FALSE(creators.empty());
+    for (const auto &[win, locations] : creators) {
+        uint32_t comm = trace().rma_win_comms.at(win);
+        std::set<uint64_t> members;
+        for (uint64_t location : trace().locations) {
+            std::optional<std::vector<uint32_t>> world = trace().world_members(trace().comms.at(comm).group, location);
+            ASSERT_TRUE(world) << "window " << win;
+            for (uint32_t rank : *world)
+                members.insert(trace().comm_locations.at(rank));
+        }
+        EXPECT_EQ(locations, members) << "window " << win << ": its creators and its group";
+    }
+}
+
+bool synchronises_rma(const std::string &call)
+{
+    std::string name = lower(call);
+    return name.rfind("mpi_win_", 0) == 0 || name.rfind("mpi_wait", 0) == 0 || name.rfind("mpi_test", 0) == 0;
+}
+
+// Every operation's matching id ends exactly once locally (blocking in a
+// synchronisation call, or non-blocking in the completion of its request),
+// at most once at the target and never before the local end; operations
+// sharing an id share window and target; locks requested are released.
+TEST_F(TraceCheck, EveryRmaOperationCompletesOnceAndEveryLockIsReleased)
+{
+    size_t completed = 0;
+    for (const auto &[location, lt] : trace().by_location) {
+        struct Pending {
+            uint32_t win, target;
+            bool local = false, remote = false;
+        };
+        std::map<uint64_t, Pending> pending;
+        std::set<std::pair<uint32_t, uint32_t>> locked;
+        for (const Call &call : lt.calls) {
+            for (const Event &event : call.events) {
+                std::string where = "location " + std::to_string(location) + ", " + call.name;
+                if (is_rma_operation(event.kind)) {
+                    auto found = pending.find(*event.request);
+                    if (found == pending.end()) {
+                        pending[*event.request] = Pending{event.win, event.peer};
+                    } else {
+                        EXPECT_FALSE(found->second.local) << where << ": operation joins id " << *event.request
+                                                          << " that was completed";
+                        EXPECT_EQ(found->second.win, event.win) << where;
+                        EXPECT_EQ(found->second.target, event.peer) << where;
+                    }
+                    continue;
+                }
+                bool local = event.kind == EventKind::rma_complete_blocking ||
+                             event.kind == EventKind::rma_complete_nonblocking;
+                if (local || event.kind == EventKind::rma_complete_remote || event.kind == EventKind::rma_op_test) {
+                    auto found = pending.find(*event.request);
+                    ASSERT_NE(found, pending.end()) << where << ": completion of unknown id " << *event.request;
+                    EXPECT_EQ(found->second.win, event.win) << where;
+                    EXPECT_TRUE(synchronises_rma(call.name)) << where << ": completion here";
+                    if (local) {
+                        EXPECT_FALSE(found->second.local) << where << ": id " << *event.request << " ended twice";
+                        found->second.local = true;
+                        completed++;
+                    } else if (event.kind == EventKind::rma_complete_remote) {
+                        EXPECT_TRUE(found->second.local && !found->second.remote)
+                            << where << ": remote completion of id " << *event.request;
+                        found->second.remote = true;
+                    } else {
+                        EXPECT_FALSE(found->second.local) << where << ": test of completed id " << *event.request;
+                    }
+                }
+                if (event.kind == EventKind::rma_request_lock) {
+                    EXPECT_TRUE(locked.insert({event.win, event.peer}).second) << where << ": locked twice";
+                    EXPECT_EQ(lower(call.name).rfind("mpi_win_lock", 0), 0u) << where;
+                }
+                if (event.kind == EventKind::rma_release_lock) {
+                    EXPECT_EQ(locked.erase({event.win, event.peer}), 1u) << where << ": release without lock";
+                    EXPECT_EQ(lower(call.name).rfind("mpi_win_unlock", 0), 0u) << where;
+                }
+            }
+        }
+        for (const auto &[id, state] : pending)
+            EXPECT_TRUE(state.local) << "location " << location << ": RMA operation " << id << " never completed";
+        EXPECT_TRUE(locked.empty()) << "location " << location << ": " << locked.size() << " locks never released";
+    }
+    EXPECT_GT(completed, 0u);
 }
 
 }  // namespace

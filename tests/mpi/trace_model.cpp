@@ -243,11 +243,12 @@ OTF2_CallbackCode on_request(OTF2_LocationRef location, OTF2_TimeStamp, void *us
     return add_event(user_data, location, request_event(kind, request));
 }
 
-OTF2_CallbackCode on_collective_begin(OTF2_LocationRef location, OTF2_TimeStamp, void *user_data,
-                                      OTF2_AttributeList *)
+// An event without fields (MpiCollectiveBegin, RmaCollectiveBegin).
+template <EventKind kind>
+OTF2_CallbackCode on_marker(OTF2_LocationRef location, OTF2_TimeStamp, void *user_data, OTF2_AttributeList *)
 {
     Event event;
-    event.kind = EventKind::collective_begin;
+    event.kind = kind;
     return add_event(user_data, location, event);
 }
 
@@ -268,6 +269,96 @@ OTF2_CallbackCode on_nb_collective_complete(OTF2_LocationRef location, OTF2_Time
     Event event = collective(EventKind::nb_collective_complete, op, comm, root, sent, received);
     event.request = request;
     return add_event(user_data, location, event);
+}
+
+OTF2_CallbackCode on_rma_win(void *user_data, OTF2_RmaWinRef self, OTF2_StringRef, OTF2_CommRef comm,
+                             OTF2_RmaWinFlag)
+{
+    trace_of(user_data).rma_win_comms[self] = comm;
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+Event rma(EventKind kind, OTF2_RmaWinRef win, uint32_t target = 0, uint64_t id = 0, uint64_t sent = 0,
+          uint64_t received = 0)
+{
+    Event event;
+    event.kind = kind;
+    event.win = win;
+    event.peer = target;
+    event.request = id;
+    event.sent = sent;
+    event.received = received;
+    return event;
+}
+
+template <EventKind kind>
+OTF2_CallbackCode on_rma_window(OTF2_LocationRef location, OTF2_TimeStamp, void *user_data, OTF2_AttributeList *,
+                                OTF2_RmaWinRef win)
+{
+    return add_event(user_data, location, rma(kind, win));
+}
+
+template <EventKind kind>
+OTF2_CallbackCode on_rma_completion(OTF2_LocationRef location, OTF2_TimeStamp, void *user_data,
+                                    OTF2_AttributeList *, OTF2_RmaWinRef win, uint64_t id)
+{
+    return add_event(user_data, location, rma(kind, win, 0, id));
+}
+
+OTF2_CallbackCode on_rma_collective_end(OTF2_LocationRef location, OTF2_TimeStamp, void *user_data,
+                                        OTF2_AttributeList *, OTF2_CollectiveOp op, OTF2_RmaSyncLevel,
+                                        OTF2_RmaWinRef win, uint32_t, uint64_t, uint64_t)
+{
+    Event event = rma(EventKind::rma_collective_end, win);
+    event.collective_op = op;
+    return add_event(user_data, location, event);
+}
+
+OTF2_CallbackCode on_rma_group_sync(OTF2_LocationRef location, OTF2_TimeStamp, void *user_data,
+                                    OTF2_AttributeList *, OTF2_RmaSyncLevel, OTF2_RmaWinRef win,
+                                    OTF2_GroupRef group)
+{
+    Event event = rma(EventKind::rma_group_sync, win);
+    event.group = group;
+    return add_event(user_data, location, event);
+}
+
+OTF2_CallbackCode on_rma_request_lock(OTF2_LocationRef location, OTF2_TimeStamp, void *user_data,
+                                      OTF2_AttributeList *, OTF2_RmaWinRef win, uint32_t remote, uint64_t,
+                                      OTF2_LockType)
+{
+    return add_event(user_data, location, rma(EventKind::rma_request_lock, win, remote));
+}
+
+OTF2_CallbackCode on_rma_release_lock(OTF2_LocationRef location, OTF2_TimeStamp, void *user_data,
+                                      OTF2_AttributeList *, OTF2_RmaWinRef win, uint32_t remote, uint64_t)
+{
+    return add_event(user_data, location, rma(EventKind::rma_release_lock, win, remote));
+}
+
+OTF2_CallbackCode on_rma_sync(OTF2_LocationRef location, OTF2_TimeStamp, void *user_data, OTF2_AttributeList *,
+                              OTF2_RmaWinRef win, uint32_t remote, OTF2_RmaSyncType)
+{
+    return add_event(user_data, location, rma(EventKind::rma_sync, win, remote));
+}
+
+OTF2_CallbackCode on_rma_put(OTF2_LocationRef location, OTF2_TimeStamp, void *user_data, OTF2_AttributeList *,
+                             OTF2_RmaWinRef win, uint32_t remote, uint64_t bytes, uint64_t id)
+{
+    return add_event(user_data, location, rma(EventKind::rma_put, win, remote, id, bytes, 0));
+}
+
+OTF2_CallbackCode on_rma_get(OTF2_LocationRef location, OTF2_TimeStamp, void *user_data, OTF2_AttributeList *,
+                             OTF2_RmaWinRef win, uint32_t remote, uint64_t bytes, uint64_t id)
+{
+    return add_event(user_data, location, rma(EventKind::rma_get, win, remote, id, 0, bytes));
+}
+
+OTF2_CallbackCode on_rma_atomic(OTF2_LocationRef location, OTF2_TimeStamp, void *user_data, OTF2_AttributeList *,
+                                OTF2_RmaWinRef win, uint32_t remote, OTF2_RmaAtomicType, uint64_t sent,
+                                uint64_t received, uint64_t id)
+{
+    return add_event(user_data, location, rma(EventKind::rma_atomic, win, remote, id, sent, received));
 }
 
 bool check(OTF2_ErrorCode code, const char *what, std::string &error)
@@ -357,6 +448,7 @@ bool read_trace(const std::string &anchor_path, Trace &trace, std::string &error
         OTF2_GlobalDefReaderCallbacks_SetGroupCallback(callbacks, on_group);
         OTF2_GlobalDefReaderCallbacks_SetCommCallback(callbacks, on_comm);
         OTF2_GlobalDefReaderCallbacks_SetInterCommCallback(callbacks, on_inter_comm);
+        OTF2_GlobalDefReaderCallbacks_SetRmaWinCallback(callbacks, on_rma_win);
         ok = check(OTF2_Reader_RegisterGlobalDefCallbacks(reader, defs, callbacks, &state),
                    "OTF2_Reader_RegisterGlobalDefCallbacks", error);
         OTF2_GlobalDefReaderCallbacks_Delete(callbacks);
@@ -413,10 +505,28 @@ bool read_trace(const std::string &anchor_path, Trace &trace, std::string &error
             callbacks, on_request<EventKind::request_cancelled>);
         OTF2_GlobalEvtReaderCallbacks_SetNonBlockingCollectiveRequestCallback(
             callbacks, on_request<EventKind::nb_collective_request>);
-        OTF2_GlobalEvtReaderCallbacks_SetMpiCollectiveBeginCallback(callbacks, on_collective_begin);
+        OTF2_GlobalEvtReaderCallbacks_SetMpiCollectiveBeginCallback(callbacks, on_marker<EventKind::collective_begin>);
         OTF2_GlobalEvtReaderCallbacks_SetMpiCollectiveEndCallback(callbacks, on_collective_end);
         OTF2_GlobalEvtReaderCallbacks_SetNonBlockingCollectiveCompleteCallback(
             callbacks, on_nb_collective_complete);
+        OTF2_GlobalEvtReaderCallbacks_SetRmaWinCreateCallback(callbacks, on_rma_window<EventKind::rma_win_create>);
+        OTF2_GlobalEvtReaderCallbacks_SetRmaWinDestroyCallback(callbacks, on_rma_window<EventKind::rma_win_destroy>);
+        OTF2_GlobalEvtReaderCallbacks_SetRmaCollectiveBeginCallback(callbacks, on_marker<EventKind::rma_collective_begin>);
+        OTF2_GlobalEvtReaderCallbacks_SetRmaCollectiveEndCallback(callbacks, on_rma_collective_end);
+        OTF2_GlobalEvtReaderCallbacks_SetRmaGroupSyncCallback(callbacks, on_rma_group_sync);
+        OTF2_GlobalEvtReaderCallbacks_SetRmaRequestLockCallback(callbacks, on_rma_request_lock);
+        OTF2_GlobalEvtReaderCallbacks_SetRmaReleaseLockCallback(callbacks, on_rma_release_lock);
+        OTF2_GlobalEvtReaderCallbacks_SetRmaSyncCallback(callbacks, on_rma_sync);
+        OTF2_GlobalEvtReaderCallbacks_SetRmaPutCallback(callbacks, on_rma_put);
+        OTF2_GlobalEvtReaderCallbacks_SetRmaGetCallback(callbacks, on_rma_get);
+        OTF2_GlobalEvtReaderCallbacks_SetRmaAtomicCallback(callbacks, on_rma_atomic);
+        OTF2_GlobalEvtReaderCallbacks_SetRmaOpCompleteBlockingCallback(
+            callbacks, on_rma_completion<EventKind::rma_complete_blocking>);
+        OTF2_GlobalEvtReaderCallbacks_SetRmaOpCompleteNonBlockingCallback(
+            callbacks, on_rma_completion<EventKind::rma_complete_nonblocking>);
+        OTF2_GlobalEvtReaderCallbacks_SetRmaOpCompleteRemoteCallback(
+            callbacks, on_rma_completion<EventKind::rma_complete_remote>);
+        OTF2_GlobalEvtReaderCallbacks_SetRmaOpTestCallback(callbacks, on_rma_completion<EventKind::rma_op_test>);
         ok = check(OTF2_Reader_RegisterGlobalEvtCallbacks(reader, events, callbacks, &state),
                    "OTF2_Reader_RegisterGlobalEvtCallbacks", error);
         OTF2_GlobalEvtReaderCallbacks_Delete(callbacks);

@@ -23,6 +23,21 @@ enum class EventKind {
     collective_end,
     nb_collective_request,
     nb_collective_complete,
+    rma_win_create,
+    rma_win_destroy,
+    rma_collective_begin,
+    rma_collective_end,
+    rma_group_sync,
+    rma_request_lock,
+    rma_release_lock,
+    rma_sync,
+    rma_put,
+    rma_get,
+    rma_atomic,
+    rma_complete_blocking,
+    rma_complete_nonblocking,
+    rma_complete_remote,
+    rma_op_test,
 };
 
 struct Event {
@@ -37,6 +52,10 @@ struct Event {
     uint32_t root = 0;
     uint64_t sent = 0;
     uint64_t received = 0;
+    // RMA events: window, target (peer), matching id (request), sent and
+    // received bytes, group (group sync), collective_op (collective end).
+    uint32_t win = 0;
+    uint32_t group = 0;
 };
 
 // One MPI region instance (Enter … Leave, or CallingContextEnter … Leave).
@@ -71,6 +90,7 @@ struct Trace {
     std::map<uint32_t, uint32_t> calling_context_regions;
     std::map<uint32_t, Group> groups;
     std::map<uint32_t, Comm> comms;
+    std::map<uint32_t, uint32_t> rma_win_comms;  // RmaWin -> its Comm
     std::vector<uint64_t> locations;
     std::vector<uint64_t> comm_locations;  // members of the COMM_LOCATIONS group
     std::map<uint64_t, LocationTrace> by_location;

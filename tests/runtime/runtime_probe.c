@@ -5,8 +5,8 @@
  * The runtime's own entry points are looked up with dlsym, so the program
  * also runs without the library (then they are reported missing).
  */
-#include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -83,6 +83,51 @@ static void on_own_segv(int signum, siginfo_t *info, void *ucontext)
     say(info != NULL && info->si_addr == (void *)forbidden_page ? "own SIGSEGV handler ran at the faulting address"
                                                                   : "own SIGSEGV handler ran");
     _exit(7);
+}
+
+/* Signals adaptrace watches for the endings, as the application set
+ * them: an ignored SIGHUP must not cut a sleep short, and SIGTERM handled
+ * without SA_RESTART must cut a blocking read short (EINTR). A helper
+ * thread sends them to the main thread, during its sleep and during its
+ * read, then unblocks the read should it have been restarted. */
+static int watched_pipe[2];
+static pthread_t watched_main;
+
+static void on_term_quietly(int signum)
+{
+    (void)signum;
+}
+
+static void *send_watched_signals(void *unused)
+{
+    usleep(200000);
+    pthread_kill(watched_main, SIGHUP);
+    usleep(800000);
+    pthread_kill(watched_main, SIGTERM);
+    sleep(2);
+    if (write(watched_pipe[1], "x", 1) != 1)
+        say("cannot write to the pipe");
+    return unused;
+}
+
+static int run_watched_signals(void)
+{
+    struct sigaction handled = {.sa_handler = on_term_quietly};
+    sigemptyset(&handled.sa_mask);
+    struct sigaction ignored = {.sa_handler = SIG_IGN};
+    sigemptyset(&ignored.sa_mask);
+    if (sigaction(SIGTERM, &handled, NULL) != 0 || sigaction(SIGHUP, &ignored, NULL) != 0 || pipe(watched_pipe) != 0)
+        return 2;
+    watched_main = pthread_self();
+    pthread_t sender;
+    pthread_create(&sender, NULL, send_watched_signals, NULL);
+    struct timespec nap = {0, 600000000};
+    int ignored_signal_cut_sleep = nanosleep(&nap, NULL) != 0;
+    char byte;
+    int read_interrupted = read(watched_pipe[0], &byte, 1) < 0 && errno == EINTR;
+    pthread_join(sender, NULL);
+    printf("read_interrupted %d ignored_signal_cut_sleep %d\n", read_interrupted, ignored_signal_cut_sleep);
+    return 0;
 }
 
 static void *thread_work(void *arg)
@@ -213,22 +258,22 @@ static void end_worker_by_term(void *(*worker)(void *), long delay_us)
     pthread_join(thread, NULL);
 }
 
-/* Waits for the final write's temporary directory in the working
- * directory, then sends signum to the process: it lands inside the
- * writer. */
-static void *signal_inside_writer(void *arg)
+/* The signal the final write receives at its last step, 0 for none. */
+static int signal_at_publish;
+
+/* Interposes the writer's last step (exported from the probe, the
+ * executable, so the preloaded runtime's call binds here): renaming its
+ * temporary directory to the archive. The signal so lands inside the
+ * writer, whatever the machine's load. */
+int renameat2(int old_dir, const char *old_path, int new_dir, const char *new_path, unsigned int flags)
 {
-    int signum = (int)(intptr_t)arg;
-    for (bool found = false; !found; usleep(100)) {
-        DIR *directory = opendir(".");
-        for (struct dirent *entry; directory != NULL && (entry = readdir(directory)) != NULL;)
-            found |= strncmp(entry->d_name, "adaptrace-", 10) == 0 && strstr(entry->d_name, ".tmp-") != NULL;
-        if (directory != NULL)
-            closedir(directory);
+    if (signal_at_publish != 0 && strstr(old_path, ".tmp-") != NULL) {
+        say(signal_at_publish == SIGKILL ? "SIGKILL inside the writer" : "SIGTERM inside the writer");
+        kill(getpid(), signal_at_publish);
     }
-    say(signum == SIGKILL ? "SIGKILL inside the writer" : "SIGTERM inside the writer");
-    kill(getpid(), signum);
-    return NULL;
+    int (*real)(int, const char *, int, const char *, unsigned int) =
+        (int (*)(int, const char *, int, const char *, unsigned int))dlsym(RTLD_NEXT, "renameat2");
+    return real(old_dir, old_path, new_dir, new_path, flags);
 }
 
 int main(int argc, char **argv)
@@ -282,6 +327,8 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "segv") == 0) {
         compute(WORK / 10);
         fault();
+    } else if (strcmp(mode, "watched-signals") == 0) {
+        result = run_watched_signals();
     } else if (strcmp(mode, "own-handlers") == 0) {
         /* Installed after the runtime took the signals over, as every
          * application's are: one with sigaction, one with signal. */
@@ -306,12 +353,8 @@ int main(int argc, char **argv)
         end_worker_by_term(strcmp(mode, "term-in-append") == 0 ? append_forever : allocate_forever, delay_us);
         say("still running after SIGTERM");
     } else if (strcmp(mode, "term-in-writer") == 0 || strcmp(mode, "kill-in-writer") == 0) {
-        /* Enough data that the write takes a while; the signal comes from
-         * a thread started now (not measured: exit() stops sampling). */
-        compute(5 * WORK);
-        pthread_t thread;
-        pthread_create(&thread, NULL, signal_inside_writer,
-                       (void *)(intptr_t)(strcmp(mode, "term-in-writer") == 0 ? SIGTERM : SIGKILL));
+        compute(WORK / 10);
+        signal_at_publish = strcmp(mode, "term-in-writer") == 0 ? SIGTERM : SIGKILL;
     } else {
         fprintf(stderr, "runtime_probe: unknown mode '%s'\n", mode);
         return 2;

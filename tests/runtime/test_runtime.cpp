@@ -526,6 +526,16 @@ TEST_F(Runtime, FatalSignalSavesAndStillKillsTheProcess)
     expect_recovered(archive, "SIGSEGV");
 }
 
+// adaptrace watches the ending signals without changing what they do to
+// the application: a SIGTERM handler installed without SA_RESTART still
+// cuts a blocking read short, and an ignored SIGHUP interrupts nothing.
+TEST_F(Runtime, WatchedSignalsInterruptCallsAsTheApplicationSetThem)
+{
+    ProbeRun run = run_probe({"watched-signals"});
+    EXPECT_EQ(run.exit_status, 0) << run.err;
+    EXPECT_NE(run.out.find("read_interrupted 1 ignored_signal_cut_sleep 0"), std::string::npos) << run.out;
+}
+
 // The application's handlers run and decide how the process ends (here
 // with _exit from the SIGSEGV handler: no exit path of adaptrace runs);
 // what it held was saved before each of them ran.

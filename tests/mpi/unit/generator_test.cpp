@@ -81,6 +81,17 @@ TEST(Generator, EveryFunctionHasAllFourFortranNamesForwardingToPmpi)
     }
 }
 
+TEST(Generator, EveryFunctionHasAnF08EntryPointForwardingToItsPmpi)
+{
+    std::string wrappers = read_file(ADT_MPI_GENERATED_DIR "/wrappers_f08.c");
+    ASSERT_FALSE(wrappers.empty());
+    for (const std::string &name : described_functions()) {
+        std::string symbol = lower(name) + "_f08_";
+        EXPECT_NE(wrappers.find("\nvoid " + symbol + "("), std::string::npos) << name;
+        EXPECT_NE(wrappers.find("p" + symbol + "("), std::string::npos) << name;
+    }
+}
+
 TEST(Generator, VersionScriptExportsExactlyTheEntryPoints)
 {
     std::string map = read_file(ADT_MPI_GENERATED_DIR "/adaptrace.map");
@@ -93,9 +104,16 @@ TEST(Generator, VersionScriptExportsExactlyTheEntryPoints)
             continue;
         exported.insert(line.substr(start, line.size() - start - 1));
     }
-    std::set<std::string> expected = { "pthread_create", "sigaction", "signal", "dlclose", "*" };
+    // The interposers of the other modules: new threads, the shared
+    // signals, dlclose, and the sleeping calls a timer signal must not cut
+    // short (sampler/sleeping_calls.c).
+    std::set<std::string> expected = { "pthread_create", "sigaction", "signal", "dlclose", "*",
+                                       "sleep", "usleep", "nanosleep", "clock_nanosleep", "poll", "ppoll",
+                                       "select", "pselect", "epoll_wait", "epoll_pwait", "epoll_pwait2",
+                                       "pause", "sigsuspend", "sigtimedwait", "sigwaitinfo" };
     for (const std::string &name : described_functions())
-        for (const std::string &symbol : { name, lower(name) + "_", lower(name), lower(name) + "__", upper(name) })
+        for (const std::string &symbol : { name, lower(name) + "_", lower(name), lower(name) + "__", upper(name),
+                                          lower(name) + "_f08_" })
             expected.insert(symbol);
     EXPECT_EQ(exported, expected);
     EXPECT_NE(map.find("local:\n    *;"), std::string::npos);

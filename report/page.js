@@ -1,0 +1,169 @@
+// Draws the report page from the profile JSON in #profile-data with the
+// embedded d3 and d3-flame-graph. When every section is drawn it writes
+// the names of the drawn sections into #drawn (the headless-browser test
+// reads them from the DOM).
+"use strict";
+(function () {
+  const profile = JSON.parse(document.getElementById("profile-data").textContent);
+  const drawn = [];
+  const seconds = d3.format(".4~f");
+  const bytes = d3.format(".3~s");
+
+  function table(parent, columns, rows) {
+    const element = d3.select(parent).append("table");
+    element.append("tr").selectAll("th").data(columns).join("th").text((column) => column.title);
+    element.selectAll("tr.row").data(rows).join("tr").attr("class", "row")
+      .selectAll("td").data((row) => columns.map((column) => column.value(row))).join("td").text((text) => text);
+  }
+
+  function drawMpi() {
+    table("#mpi-functions", [
+      {title: "function", value: (f) => f.name},
+      {title: "calls", value: (f) => f.calls},
+      {title: "seconds", value: (f) => seconds(f.seconds)},
+      {title: "bytes sent", value: (f) => bytes(f.bytes_sent)},
+      {title: "bytes received", value: (f) => bytes(f.bytes_received)},
+    ], profile.mpi_functions);
+    const labels = {
+      span_seconds: "span", mpi_seconds: "time in MPI", computation_seconds: "computation",
+      late_sender_seconds: "late sender", collective_wait_seconds: "collective wait",
+    };
+    table("#rank-spread", [
+      {title: "per rank (s)", value: (key) => labels[key]},
+      {title: "min", value: (key) => seconds(profile.rank_spread[key].min)},
+      {title: "mean", value: (key) => seconds(profile.rank_spread[key].mean)},
+      {title: "max", value: (key) => seconds(profile.rank_spread[key].max)},
+      {title: "max/mean", value: (key) => profile.rank_spread[key].imbalance.toFixed(3)},
+    ], Object.keys(labels));
+    drawRankBars();
+    drawn.push("mpi");
+  }
+
+  // One stacked bar per rank: computation, MPI less waiting, waiting.
+  function drawRankBars() {
+    const parts = [
+      {key: "computation", color: "#4e79a7", value: (r) => r.computation_seconds},
+      {key: "MPI (not waiting)", color: "#f28e2b",
+       value: (r) => Math.max(0, r.mpi_seconds - r.late_sender_seconds - r.collective_wait_seconds)},
+      {key: "waiting", color: "#e15759", value: (r) => Math.min(r.mpi_seconds, r.late_sender_seconds + r.collective_wait_seconds)},
+    ];
+    const ranks = profile.ranks;
+    const barHeight = Math.max(4, Math.min(20, 600 / Math.max(1, ranks.length)));
+    const margin = {left: 70, right: 20, top: 24, bottom: 30};
+    const width = 800;
+    const height = margin.top + margin.bottom + barHeight * ranks.length;
+    const x = d3.scaleLinear().domain([0, d3.max(ranks, (r) => r.span_seconds) || 1]).range([margin.left, width - margin.right]);
+    const y = d3.scaleBand().domain(d3.range(ranks.length)).range([margin.top, height - margin.bottom]).padding(0.15);
+    const svg = d3.select("#rank-bars").append("svg").attr("width", width).attr("height", height);
+    const stacked = d3.stack().keys(parts.map((p) => p.key)).value((rank, key) => parts.find((p) => p.key === key).value(rank))(ranks);
+    svg.selectAll("g.part").data(stacked).join("g").attr("class", "part")
+      .attr("fill", (series) => parts.find((p) => p.key === series.key).color)
+      .selectAll("rect").data((series) => series.map((d, i) => [d, i])).join("rect")
+      .attr("x", ([d]) => x(d[0])).attr("width", ([d]) => Math.max(0, x(d[1]) - x(d[0])))
+      .attr("y", ([, i]) => y(i)).attr("height", y.bandwidth())
+      .append("title").text(([d, i]) => `rank ${i}: ${seconds(d[1] - d[0])} s`);
+    svg.append("g").attr("transform", `translate(0,${height - margin.bottom})`).call(d3.axisBottom(x));
+    svg.append("g").attr("transform", `translate(${margin.left},0)`)
+      .call(d3.axisLeft(y).tickValues(y.domain().filter((i) => ranks.length <= 32 || i % Math.ceil(ranks.length / 32) === 0)).tickFormat((i) => `rank ${i}`));
+    const legend = svg.append("g").attr("transform", `translate(${margin.left},4)`);
+    parts.forEach((part, i) => {
+      legend.append("rect").attr("x", i * 160).attr("width", 12).attr("height", 12).attr("fill", part.color);
+      legend.append("text").attr("x", i * 160 + 16).attr("y", 11).text(part.key);
+    });
+  }
+
+  // One row per rank, one cell per time bin, coloured from computation
+  // (blue) to inside MPI (red); the wheel or a drag zooms and pans in time.
+  function drawTimeline() {
+    const rows = profile.timeline.mpi_share;
+    const bins = rows.length ? rows[0].length : 0;
+    const margin = {left: 70, right: 20, top: 10, bottom: 30};
+    const width = 1000;
+    const rowHeight = Math.max(1, Math.min(16, Math.floor(500 / Math.max(1, rows.length))));
+    const plotHeight = rowHeight * rows.length;
+    const container = d3.select("#timeline").style("position", "relative");
+    const canvas = container.append("canvas").attr("width", width).attr("height", plotHeight + margin.top)
+      .style("display", "block");
+    const svg = container.append("svg").attr("width", width).attr("height", margin.bottom + 4);
+    const x = d3.scaleLinear().domain([0, bins * profile.timeline.bin_seconds]).range([margin.left, width - margin.right]);
+    const color = d3.interpolateRgb("#4e79a7", "#e15759");
+    const context = canvas.node().getContext("2d");
+    const axis = svg.append("g").attr("transform", "translate(0,2)");
+    function draw(scale) {
+      context.clearRect(0, 0, width, plotHeight + margin.top);
+      rows.forEach((row, rank) => {
+        row.forEach((share, bin) => {
+          const left = Math.max(margin.left, scale(bin * profile.timeline.bin_seconds));
+          const right = Math.min(width - margin.right, scale((bin + 1) * profile.timeline.bin_seconds));
+          if (right > left) {
+            context.fillStyle = color(share);
+            context.fillRect(left, margin.top + rank * rowHeight, right - left + 0.5, Math.max(1, rowHeight - (rowHeight > 4 ? 1 : 0)));
+          }
+        });
+      });
+      context.fillStyle = "#222";
+      const labelEvery = Math.ceil(12 / rowHeight);
+      rows.forEach((row, rank) => {
+        if (rank % labelEvery === 0) {
+          context.fillText(`rank ${rank}`, 4, margin.top + rank * rowHeight + Math.min(rowHeight, 12) - 2);
+        }
+      });
+      axis.call(d3.axisBottom(scale).ticks(10).tickFormat((t) => `${seconds(t)} s`));
+    }
+    const zoom = d3.zoom().scaleExtent([1, 100]).translateExtent([[margin.left, 0], [width - margin.right, 0]])
+      .extent([[margin.left, 0], [width - margin.right, 0]])
+      .on("zoom", (event) => draw(event.transform.rescaleX(x)));
+    canvas.call(zoom);
+    draw(x);
+    drawn.push("timeline");
+  }
+
+  function drawMatrix(containerId, cells, format) {
+    const ranks = profile.rank_count;
+    const cell = Math.max(2, Math.min(40, Math.floor(600 / Math.max(1, ranks))));
+    const margin = 50;
+    const size = margin + cell * ranks;
+    const color = d3.scaleSequential(d3.interpolateYlOrRd).domain([0, d3.max(cells) || 1]);
+    const svg = d3.select(containerId).append("svg").attr("width", size + 20).attr("height", size + 20);
+    svg.selectAll("rect").data(cells).join("rect")
+      .attr("x", (v, i) => margin + (i % ranks) * cell).attr("y", (v, i) => margin + Math.floor(i / ranks) * cell)
+      .attr("width", cell).attr("height", cell).attr("fill", (v) => (v > 0 ? color(v) : "#f4f4f4"))
+      .append("title").text((v, i) => `rank ${Math.floor(i / ranks)} → rank ${i % ranks}: ${format(v)}`);
+    svg.append("text").attr("x", margin).attr("y", 14).text("receiver →");
+    svg.append("text").attr("transform", `translate(14,${margin}) rotate(90)`).text("sender →");
+  }
+
+  function drawSamples() {
+    if (profile.samples === 0) {
+      d3.select("#flame").append("p").text("No samples in this archive (sampling was off).");
+      drawn.push("flame");
+      return;
+    }
+    const percent = (value) => (100 * value / profile.sampled_seconds).toFixed(1) + " %";
+    table("#hot-functions", [
+      {title: "function", value: (f) => f.name},
+      {title: "exclusive (s)", value: (f) => seconds(f.exclusive_seconds)},
+      {title: "exclusive", value: (f) => percent(f.exclusive_seconds)},
+      {title: "inclusive (s)", value: (f) => seconds(f.inclusive_seconds)},
+      {title: "inclusive", value: (f) => percent(f.inclusive_seconds)},
+    ], profile.sampled_functions.slice(0, 30));
+    table("#hot-paths", [
+      {title: "call path", value: (p) => p.path},
+      {title: "seconds", value: (p) => seconds(p.seconds)},
+      {title: "share", value: (p) => percent(p.seconds)},
+    ], profile.hot_paths.slice(0, 20));
+    const chart = flamegraph.default().width(Math.min(1200, window.innerWidth - 40) || 960).cellHeight(18)
+      .transitionDuration(0)
+      .label((node) => `${node.data.name}: ${seconds(node.value)} s (${percent(node.value)})`);
+    d3.select("#flame").datum(profile.flame).call(chart);
+    drawn.push("flame");
+  }
+
+  drawMpi();
+  drawTimeline();
+  drawMatrix("#matrix-bytes", profile.matrix_bytes, (v) => `${bytes(v)}B`);
+  drawMatrix("#matrix-messages", profile.matrix_messages, (v) => `${v} messages`);
+  drawn.push("matrix");
+  drawSamples();
+  document.getElementById("drawn").textContent = drawn.join(" ");
+})();

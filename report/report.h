@@ -1,0 +1,117 @@
+/* report: the profile of a run, read from its OTF2 archive, printed as text
+ * or JSON and drawn on one self-contained HTML page (adaptrace-report).
+ *
+ * adt_report_read makes one pass over the archive through the OTF2 reader
+ * API and keeps only the aggregates below; docs/report.md says what each
+ * figure means and how it is computed. */
+#ifndef ADT_REPORT_H
+#define ADT_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* One MPI function, summed over all ranks. seconds is exclusive: the time
+ * inside the function's region less the regions nested in it. */
+struct adt_report_mpi_function {
+    char *name;
+    uint64_t calls;
+    double seconds;
+    uint64_t bytes_sent;
+    uint64_t bytes_received;
+};
+
+/* One rank. span is from its first to its last event (main thread);
+ * computation is the span less the time inside MPI. */
+struct adt_report_rank {
+    double span_seconds;
+    double mpi_seconds;
+    double computation_seconds;
+    double late_sender_seconds;     /* receives entered before their send */
+    double collective_wait_seconds; /* entry to the last member's entry */
+};
+
+/* A function seen in the samples (by name: the regions of one name are
+ * one function), weighted by the period each sample
+ * stands for. exclusive: samples taken in it; inclusive: samples with it
+ * anywhere on the call path (counted once per sample). */
+struct adt_report_sampled_function {
+    char *name;
+    double exclusive_seconds;
+    double inclusive_seconds;
+};
+
+/* One node of the calling-context tree of the samples (the archive's
+ * CallingContext definitions; parent UINT32_MAX for a root). */
+struct adt_report_context {
+    uint32_t parent;
+    uint32_t function; /* index into sampled_functions; UINT32_MAX if never sampled */
+    double self_seconds;
+    double inclusive_seconds;
+};
+
+struct adt_report_profile {
+    size_t rank_count;
+    struct adt_report_rank *ranks;
+    size_t mpi_function_count;
+    struct adt_report_mpi_function *mpi_functions;
+    uint64_t messages_matched;
+    uint64_t messages_unmatched;
+    uint64_t collectives_matched;
+    /* rank_count × rank_count, [sender * rank_count + receiver]. */
+    uint64_t *matrix_bytes;
+    uint64_t *matrix_messages;
+    /* Timeline: the run cut into timeline_bins equal bins from the earliest
+     * event; [rank * timeline_bins + bin] is the share of the bin the
+     * rank's main thread spent inside MPI (0 to 1). */
+    size_t timeline_bins;
+    double timeline_bin_seconds;
+    double *timeline_mpi;
+    uint64_t samples;
+    double sampled_seconds;
+    size_t sampled_function_count;
+    struct adt_report_sampled_function *sampled_functions;
+    size_t context_count;
+    struct adt_report_context *contexts;
+};
+
+/* Min, mean and max of one rank figure; imbalance = max / mean (1 when
+ * the mean is 0). */
+struct adt_report_spread {
+    double min;
+    double mean;
+    double max;
+    double imbalance;
+};
+
+/* Reads ARCHIVE (the directory holding traces.otf2). NULL on failure, with
+ * a one-line reason in error. */
+struct adt_report_profile *adt_report_read(const char *archive, char *error, size_t error_size);
+void adt_report_free(struct adt_report_profile *profile);
+
+/* The spread of the rank figure at byte offset field_offset of struct
+ * adt_report_rank (offsetof). */
+struct adt_report_spread adt_report_rank_spread(const struct adt_report_profile *profile, size_t field_offset);
+
+/* The indices 0..count-1 ordered by a double at byte offset field_offset
+ * of elements of element_size bytes from base, largest first; caller frees. */
+uint32_t *adt_report_order_by(const void *base, size_t count, size_t element_size, size_t field_offset);
+
+/* "main > solve > kernel" for a context; the caller frees it. */
+char *adt_report_context_path(const struct adt_report_profile *profile, uint32_t context);
+
+void adt_report_print_text(const struct adt_report_profile *profile, FILE *out);
+void adt_report_print_json(const struct adt_report_profile *profile, FILE *out);
+
+/* Writes the HTML page to path; -1 with a reason in error on failure. */
+int adt_report_write_html(const struct adt_report_profile *profile, const char *archive, const char *path,
+                          char *error, size_t error_size);
+
+/* Writes the samples as a speedscope file (www.speedscope.app, "sampled"
+ * format, one weighted stack per calling context); -1 with a reason in
+ * error on failure. */
+int adt_report_write_speedscope(const struct adt_report_profile *profile, const char *archive, const char *path,
+                                char *error, size_t error_size);
+
+#endif

@@ -1,0 +1,95 @@
+/* adaptrace-report ARCHIVE: the profile of a run from its archive, as
+ * text (or JSON) and an HTML page (report/ does the work). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/report.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: adaptrace-report [--json] [--html FILE] [--speedscope FILE] ARCHIVE\n"
+            "\n"
+            "Prints the profile of the run whose OTF2 archive is ARCHIVE (the directory holding\n"
+            "traces.otf2): time, calls and bytes per MPI function, the spread over ranks and the\n"
+            "imbalance, late-sender and collective waiting, the communication matrix, and the hot\n"
+            "functions and call paths of the samples. docs/report.md says how each is computed.\n"
+            "\n"
+            "  --html FILE  also write the report as one self-contained HTML page (timeline, heat\n"
+            "               maps, a flame graph) that opens from disk\n"
+            "  --speedscope FILE  also write the samples for www.speedscope.app (left-heavy and\n"
+            "               sandwich views; the report keeps no sample order)\n"
+            "  --json       print the profile as JSON instead of text\n"
+            "  --help       print this help and exit\n");
+}
+
+typedef int write_file(const struct adt_report_profile *profile, const char *archive, const char *path,
+                       char *error, size_t error_size);
+
+/* The files asked for on the command line, and what writes each. */
+struct output {
+    const char *option;
+    const char *what;
+    write_file *write;
+    const char *path;
+};
+
+int main(int argc, char **argv)
+{
+    struct output outputs[] = {{"--html", "HTML report", adt_report_write_html, NULL},
+                               {"--speedscope", "speedscope profile", adt_report_write_speedscope, NULL}};
+    enum { OUTPUT_COUNT = sizeof outputs / sizeof outputs[0] };
+    const char *archive = NULL;
+    bool json = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return 0;
+        }
+        struct output *output = NULL;
+        for (size_t o = 0; o < OUTPUT_COUNT; o++) {
+            output = strcmp(argv[i], outputs[o].option) == 0 ? &outputs[o] : output;
+        }
+        if (strcmp(argv[i], "--json") == 0) {
+            json = true;
+        } else if (output != NULL && i + 1 < argc) {
+            output->path = argv[++i];
+        } else if (argv[i][0] == '-' || archive != NULL) {
+            fprintf(stderr, "adaptrace-report: unexpected argument '%s'\n", argv[i]);
+            usage(stderr);
+            return 2;
+        } else {
+            archive = argv[i];
+        }
+    }
+    if (archive == NULL) {
+        usage(stderr);
+        return 2;
+    }
+    char error[512];
+    struct adt_report_profile *profile = adt_report_read(archive, error, sizeof error);
+    if (profile == NULL) {
+        fprintf(stderr, "adaptrace-report: %s: %s\n", archive, error);
+        return 1;
+    }
+    if (json) {
+        adt_report_print_json(profile, stdout);
+    } else {
+        printf("adaptrace-report: %s\n", archive);
+        adt_report_print_text(profile, stdout);
+    }
+    int status = 0;
+    for (size_t o = 0; o < OUTPUT_COUNT; o++) {
+        if (outputs[o].path == NULL) {
+            continue;
+        }
+        if (outputs[o].write(profile, archive, outputs[o].path, error, sizeof error) != 0) {
+            fprintf(stderr, "adaptrace-report: %s\n", error);
+            status = 1;
+        } else if (!json) {
+            printf("%s: %s\n", outputs[o].what, outputs[o].path);
+        }
+    }
+    adt_report_free(profile);
+    return status;
+}

@@ -1,0 +1,320 @@
+/* The profile as text for people and as JSON for programs (and for the
+ * HTML page, which draws from the same JSON). */
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_internal.h"
+
+enum { TEXT_TOP = 15, TEXT_MATRIX_RANKS = 16, JSON_TOP_PATHS = 50 };
+
+struct rank_figure {
+    const char *label;
+    const char *key;
+    size_t offset;
+};
+
+static const struct rank_figure rank_figures[] = {
+    {"span", "span_seconds", offsetof(struct adt_report_rank, span_seconds)},
+    {"time in MPI", "mpi_seconds", offsetof(struct adt_report_rank, mpi_seconds)},
+    {"computation", "computation_seconds", offsetof(struct adt_report_rank, computation_seconds)},
+    {"late sender", "late_sender_seconds", offsetof(struct adt_report_rank, late_sender_seconds)},
+    {"collective wait", "collective_wait_seconds", offsetof(struct adt_report_rank, collective_wait_seconds)},
+};
+enum { RANK_FIGURE_COUNT = sizeof rank_figures / sizeof rank_figures[0] };
+
+static double waiting(const struct adt_report_rank *rank)
+{
+    return rank->late_sender_seconds + rank->collective_wait_seconds;
+}
+
+/* Ranks by waiting time, most first; caller frees. */
+static uint32_t *ranks_by_waiting(const struct adt_report_profile *profile)
+{
+    double *waits = malloc((profile->rank_count + 1) * sizeof *waits);
+    for (size_t r = 0; r < profile->rank_count; r++) {
+        waits[r] = waiting(&profile->ranks[r]);
+    }
+    uint32_t *order = adt_report_order_by(waits, profile->rank_count, sizeof *waits, 0);
+    free(waits);
+    return order;
+}
+
+static size_t at_most(size_t count, size_t limit)
+{
+    return count < limit ? count : limit;
+}
+
+static void print_mpi_text(const struct adt_report_profile *profile, FILE *out)
+{
+    double total = 0;
+    for (size_t i = 0; i < profile->mpi_function_count; i++) {
+        total += profile->mpi_functions[i].seconds;
+    }
+    fprintf(out, "\nMPI profile (exclusive time, all ranks)\n");
+    fprintf(out, "  %-28s %10s %12s %6s %14s %14s\n", "function", "calls", "seconds", "%MPI", "bytes sent",
+            "bytes received");
+    uint32_t *order = adt_report_order_by(profile->mpi_functions, profile->mpi_function_count,
+                                          sizeof *profile->mpi_functions,
+                                          offsetof(struct adt_report_mpi_function, seconds));
+    for (size_t i = 0; i < profile->mpi_function_count; i++) {
+        const struct adt_report_mpi_function *function = &profile->mpi_functions[order[i]];
+        fprintf(out, "  %-28s %10" PRIu64 " %12.6f %5.1f%% %14" PRIu64 " %14" PRIu64 "\n", function->name,
+                function->calls, function->seconds, total > 0 ? 100 * function->seconds / total : 0,
+                function->bytes_sent, function->bytes_received);
+    }
+    free(order);
+    fprintf(out, "\nPer rank (seconds)      %12s %12s %12s %9s\n", "min", "mean", "max", "max/mean");
+    for (size_t f = 0; f < RANK_FIGURE_COUNT; f++) {
+        struct adt_report_spread spread = adt_report_rank_spread(profile, rank_figures[f].offset);
+        fprintf(out, "  %-21s %12.6f %12.6f %12.6f %9.3f\n", rank_figures[f].label, spread.min, spread.mean,
+                spread.max, spread.imbalance);
+    }
+    fprintf(out, "\nRanks that wait most (late sender + collective wait)\n");
+    uint32_t *waiters = ranks_by_waiting(profile);
+    for (size_t i = 0; i < at_most(profile->rank_count, 5); i++) {
+        const struct adt_report_rank *rank = &profile->ranks[waiters[i]];
+        fprintf(out, "  rank %-6" PRIu32 " %12.6f s  (late sender %.6f s, collective wait %.6f s)\n", waiters[i],
+                waiting(rank), rank->late_sender_seconds, rank->collective_wait_seconds);
+    }
+    free(waiters);
+    fprintf(out, "\nMessages matched %" PRIu64 ", unmatched %" PRIu64 "; collective instances matched %" PRIu64 "\n",
+            profile->messages_matched, profile->messages_unmatched, profile->collectives_matched);
+}
+
+static void print_matrix_text(const struct adt_report_profile *profile, FILE *out)
+{
+    size_t ranks = profile->rank_count;
+    if (ranks > TEXT_MATRIX_RANKS) {
+        fprintf(out, "\nCommunication matrix: %zu ranks, see the HTML page or --json\n", ranks);
+        return;
+    }
+    fprintf(out, "\nCommunication matrix (messages/bytes, row sends to column)\n  %8s", "");
+    for (size_t to = 0; to < ranks; to++) {
+        fprintf(out, " %18zu", to);
+    }
+    for (size_t from = 0; from < ranks; from++) {
+        fprintf(out, "\n  %8zu", from);
+        for (size_t to = 0; to < ranks; to++) {
+            char cell[48];
+            snprintf(cell, sizeof cell, "%" PRIu64 "/%" PRIu64, profile->matrix_messages[from * ranks + to],
+                     profile->matrix_bytes[from * ranks + to]);
+            fprintf(out, " %18s", cell);
+        }
+    }
+    fprintf(out, "\n");
+}
+
+static void print_sampled_text(const struct adt_report_profile *profile, FILE *out)
+{
+    fprintf(out, "\nSampled profile: %" PRIu64 " samples standing for %.6f s\n", profile->samples,
+            profile->sampled_seconds);
+    if (profile->samples == 0) {
+        return;
+    }
+    double total = profile->sampled_seconds;
+    const char *kinds[] = {"exclusive", "inclusive"};
+    size_t offsets[] = {offsetof(struct adt_report_sampled_function, exclusive_seconds),
+                        offsetof(struct adt_report_sampled_function, inclusive_seconds)};
+    for (size_t k = 0; k < 2; k++) {
+        fprintf(out, "  hot functions, %s\n", kinds[k]);
+        uint32_t *order = adt_report_order_by(profile->sampled_functions, profile->sampled_function_count,
+                                              sizeof *profile->sampled_functions, offsets[k]);
+        for (size_t i = 0; i < at_most(profile->sampled_function_count, TEXT_TOP); i++) {
+            const struct adt_report_sampled_function *function = &profile->sampled_functions[order[i]];
+            double value = k == 0 ? function->exclusive_seconds : function->inclusive_seconds;
+            fprintf(out, "    %12.6f s %5.1f%%  %s\n", value, 100 * value / total, function->name);
+        }
+        free(order);
+    }
+    fprintf(out, "  hot call paths\n");
+    uint32_t *order = adt_report_order_by(profile->contexts, profile->context_count, sizeof *profile->contexts,
+                                          offsetof(struct adt_report_context, self_seconds));
+    for (size_t i = 0; i < at_most(profile->context_count, TEXT_TOP) && profile->contexts[order[i]].self_seconds > 0;
+         i++) {
+        char *path = adt_report_context_path(profile, order[i]);
+        double value = profile->contexts[order[i]].self_seconds;
+        fprintf(out, "    %12.6f s %5.1f%%  %s\n", value, 100 * value / total, path);
+        free(path);
+    }
+    free(order);
+}
+
+void adt_report_print_text(const struct adt_report_profile *profile, FILE *out)
+{
+    fprintf(out, "Ranks: %zu\n", profile->rank_count);
+    print_mpi_text(profile, out);
+    print_matrix_text(profile, out);
+    print_sampled_text(profile, out);
+}
+
+/* A JSON string; '<' escaped too, so the JSON can sit in an HTML script. */
+void adt_report_print_json_string(const char *text, FILE *out)
+{
+    fputc('"', out);
+    for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+        if (*c == '"' || *c == '\\') {
+            fprintf(out, "\\%c", *c);
+        } else if (*c < 0x20 || *c == '<') {
+            fprintf(out, "\\u%04x", *c);
+        } else {
+            fputc(*c, out);
+        }
+    }
+    fputc('"', out);
+}
+
+static void print_u64_array(const uint64_t *values, size_t count, FILE *out)
+{
+    fputc('[', out);
+    for (size_t i = 0; i < count; i++) {
+        fprintf(out, "%s%" PRIu64, i ? "," : "", values[i]);
+    }
+    fputc(']', out);
+}
+
+/* The flame graph's tree: each sampled context with its inclusive time
+ * (d3-flame-graph's "value") and children. children[node] is the first
+ * child of node (the roots under the extra node context_count), sibling[]
+ * the next one. */
+struct flame_links {
+    uint32_t *children;
+    uint32_t *sibling;
+};
+
+static struct flame_links link_flame(const struct adt_report_profile *profile)
+{
+    size_t count = profile->context_count;
+    struct flame_links links = {malloc((count + 1) * sizeof(uint32_t)), malloc((count + 1) * sizeof(uint32_t))};
+    for (size_t c = 0; c <= count; c++) {
+        links.children[c] = UINT32_MAX;
+    }
+    for (size_t c = count; c-- > 0;) {
+        if (profile->contexts[c].inclusive_seconds > 0) {
+            uint32_t parent = profile->contexts[c].parent == UINT32_MAX ? (uint32_t)count : profile->contexts[c].parent;
+            links.sibling[c] = links.children[parent];
+            links.children[parent] = (uint32_t)c;
+        }
+    }
+    return links;
+}
+
+static void print_flame_children(const struct adt_report_profile *profile, const struct flame_links *links,
+                                 uint32_t node, FILE *out)
+{
+    fputs(",\"children\":[", out);
+    for (uint32_t child = links->children[node]; child != UINT32_MAX; child = links->sibling[child]) {
+        fputs(child == links->children[node] ? "{\"name\":" : ",{\"name\":", out);
+        adt_report_print_json_string(profile->sampled_functions[profile->contexts[child].function].name, out);
+        fprintf(out, ",\"value\":%.9g", profile->contexts[child].inclusive_seconds);
+        print_flame_children(profile, links, child, out);
+        fputc('}', out);
+    }
+    fputc(']', out);
+}
+
+static void print_mpi_json(const struct adt_report_profile *profile, FILE *out)
+{
+    fputs("\"mpi_functions\":[", out);
+    uint32_t *order = adt_report_order_by(profile->mpi_functions, profile->mpi_function_count,
+                                          sizeof *profile->mpi_functions,
+                                          offsetof(struct adt_report_mpi_function, seconds));
+    for (size_t i = 0; i < profile->mpi_function_count; i++) {
+        const struct adt_report_mpi_function *function = &profile->mpi_functions[order[i]];
+        fputs(i ? ",\n{\"name\":" : "\n{\"name\":", out);
+        adt_report_print_json_string(function->name, out);
+        fprintf(out, ",\"calls\":%" PRIu64 ",\"seconds\":%.9g,\"bytes_sent\":%" PRIu64 ",\"bytes_received\":%" PRIu64 "}",
+                function->calls, function->seconds, function->bytes_sent, function->bytes_received);
+    }
+    free(order);
+    fputs("],\n\"ranks\":[", out);
+    for (size_t r = 0; r < profile->rank_count; r++) {
+        fputs(r ? ",\n{" : "\n{", out);
+        for (size_t f = 0; f < RANK_FIGURE_COUNT; f++) {
+            double value;
+            memcpy(&value, (const char *)&profile->ranks[r] + rank_figures[f].offset, sizeof value);
+            fprintf(out, "%s\"%s\":%.9g", f ? "," : "", rank_figures[f].key, value);
+        }
+        fputc('}', out);
+    }
+    fputs("],\n\"rank_spread\":{", out);
+    for (size_t f = 0; f < RANK_FIGURE_COUNT; f++) {
+        struct adt_report_spread spread = adt_report_rank_spread(profile, rank_figures[f].offset);
+        fprintf(out, "%s\n\"%s\":{\"min\":%.9g,\"mean\":%.9g,\"max\":%.9g,\"imbalance\":%.9g}", f ? "," : "",
+                rank_figures[f].key, spread.min, spread.mean, spread.max, spread.imbalance);
+    }
+    fputs("},\n\"ranks_waiting_most\":", out);
+    uint32_t *waiters = ranks_by_waiting(profile);
+    fputc('[', out);
+    for (size_t i = 0; i < profile->rank_count; i++) {
+        fprintf(out, "%s%" PRIu32, i ? "," : "", waiters[i]);
+    }
+    fputc(']', out);
+    free(waiters);
+    fprintf(out, ",\n\"messages_matched\":%" PRIu64 ",\"messages_unmatched\":%" PRIu64 ",\"collectives_matched\":%" PRIu64,
+            profile->messages_matched, profile->messages_unmatched, profile->collectives_matched);
+    size_t cells = profile->rank_count * profile->rank_count;
+    fputs(",\n\"matrix_messages\":", out);
+    print_u64_array(profile->matrix_messages, cells, out);
+    fputs(",\n\"matrix_bytes\":", out);
+    print_u64_array(profile->matrix_bytes, cells, out);
+}
+
+static void print_sampled_json(const struct adt_report_profile *profile, FILE *out)
+{
+    fprintf(out, ",\n\"samples\":%" PRIu64 ",\"sampled_seconds\":%.9g,\n\"sampled_functions\":[", profile->samples,
+            profile->sampled_seconds);
+    uint32_t *order = adt_report_order_by(profile->sampled_functions, profile->sampled_function_count,
+                                          sizeof *profile->sampled_functions,
+                                          offsetof(struct adt_report_sampled_function, exclusive_seconds));
+    for (size_t i = 0; i < profile->sampled_function_count; i++) {
+        const struct adt_report_sampled_function *function = &profile->sampled_functions[order[i]];
+        fputs(i ? ",\n{\"name\":" : "\n{\"name\":", out);
+        adt_report_print_json_string(function->name, out);
+        fprintf(out, ",\"exclusive_seconds\":%.9g,\"inclusive_seconds\":%.9g}", function->exclusive_seconds,
+                function->inclusive_seconds);
+    }
+    free(order);
+    fputs("],\n\"hot_paths\":[", out);
+    order = adt_report_order_by(profile->contexts, profile->context_count, sizeof *profile->contexts,
+                                offsetof(struct adt_report_context, self_seconds));
+    for (size_t i = 0; i < at_most(profile->context_count, JSON_TOP_PATHS) &&
+                       profile->contexts[order[i]].self_seconds > 0;
+         i++) {
+        char *path = adt_report_context_path(profile, order[i]);
+        fputs(i ? ",\n{\"path\":" : "\n{\"path\":", out);
+        adt_report_print_json_string(path, out);
+        fprintf(out, ",\"seconds\":%.9g}", profile->contexts[order[i]].self_seconds);
+        free(path);
+    }
+    free(order);
+    fprintf(out, "],\n\"flame\":{\"name\":\"all\",\"value\":%.9g", profile->sampled_seconds);
+    struct flame_links links = link_flame(profile);
+    print_flame_children(profile, &links, (uint32_t)profile->context_count, out);
+    free(links.children);
+    free(links.sibling);
+    fputc('}', out);
+}
+
+static void print_timeline_json(const struct adt_report_profile *profile, FILE *out)
+{
+    fprintf(out, ",\n\"timeline\":{\"bin_seconds\":%.9g,\"mpi_share\":[", profile->timeline_bin_seconds);
+    for (size_t r = 0; r < profile->rank_count; r++) {
+        fputs(r ? ",\n[" : "\n[", out);
+        for (size_t b = 0; b < profile->timeline_bins; b++) {
+            fprintf(out, "%s%.3g", b ? "," : "", profile->timeline_mpi[r * profile->timeline_bins + b]);
+        }
+        fputc(']', out);
+    }
+    fputs("]}", out);
+}
+
+void adt_report_print_json(const struct adt_report_profile *profile, FILE *out)
+{
+    fprintf(out, "{\"rank_count\":%zu,\n", profile->rank_count);
+    print_mpi_json(profile, out);
+    print_timeline_json(profile, out);
+    print_sampled_json(profile, out);
+    fputs("}\n", out);
+}
