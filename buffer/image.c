@@ -281,7 +281,7 @@ static void rebuild_location(image_reading *reading, adt_location *location, int
     /* The sample counts must match what the levels hold now; samples cut
      * were taken but are not kept, and count as dropped. */
     if (samples < location->samples_kept) {
-        location->samples_dropped += location->samples_kept - samples;
+        location->samples_lost[ADT_SAMPLE_LOST_CUT] += location->samples_kept - samples;
         location->samples_kept = samples;
     }
 }

@@ -85,6 +85,12 @@ import json, sys
 summary = json.load(open(sys.argv[1]))
 lost = summary["events_dropped_spill_failed"]
 assert lost > 0 and lost == summary["events_dropped"], summary
+# Each loss under its cause: the policy gave up on the chunk the spill
+# would have freed.
+causes = summary["events_dropped_by_cause"]
+assert sum(causes.values()) == summary["events_dropped"], causes
+assert causes["stopped"] + causes["no_chunk"] == lost and causes["too_large"] == 0, causes
+assert sum(summary["samples_dropped_by_cause"].values()) == summary["samples_dropped"], summary
 assert summary["flushes"] == 0, summary
 CHECK
     no_stray_archive
