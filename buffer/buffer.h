@@ -182,9 +182,11 @@ typedef struct adt_chain_stats {
 
 /* Why an event record was not stored, each cause counted apart. */
 typedef enum adt_event_loss {
-    ADT_EVENT_LOST_STOPPED,   /* events were stopped (the flush policy's last resort) */
+    ADT_EVENT_LOST_STOPPED,   /* events were stopped: by the flush policy's last
+                                 resort, or after an event lost for want of a chunk */
     ADT_EVENT_LOST_TOO_LARGE, /* the record is larger than a chunk */
-    ADT_EVENT_LOST_NO_CHUNK,  /* no free chunk, and the callback gave up */
+    ADT_EVENT_LOST_NO_CHUNK,  /* no free chunk, and the callback gave up: the
+                                 location's events stop there */
     ADT_EVENT_LOSS_CAUSES
 } adt_event_loss;
 

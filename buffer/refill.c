@@ -86,6 +86,12 @@ adt_append_status adt_event_refill(adt_location *location, uint64_t record_bytes
             return ADT_APPEND_STOPPED;
         }
         if (!retry) {
+            /* A later event could find room that a halving freed, and
+             * follow a gap: a Leave without its Enter, a completion
+             * without its request, which makes the whole trace unwritable.
+             * The location's events stop here instead, as after the
+             * policy's stop, and its stream stays a prefix of the run. */
+            adt_buffer_stop_events(location, time);
             adt_counter_add(&location->events_lost[ADT_EVENT_LOST_NO_CHUNK], 1);
             return ADT_APPEND_DROPPED;
         }

@@ -125,7 +125,7 @@ typedef struct adt_run_counters {
     uint64_t samples_lost[ADT_SAMPLE_LOSS_CAUSES];
     uint64_t events_dropped;              /* Σ events_lost */
     uint64_t events_lost[ADT_EVENT_LOSS_CAUSES];
-    uint64_t events_dropped_spill_failed; /* part of events_dropped */
+    uint64_t event_stops_spill_failed; /* part of events_dropped */
     uint64_t halvings;
     uint64_t overload_halvings;
     uint64_t most_halvings_per_location;

@@ -12,9 +12,11 @@
  * MPI calls) whose call path stops early, not a loss of samples.
  *
  * MPI events: every event the MPI layer appends is kept (in the buffer or
- * the spill file) or dropped. events_dropped_spill_failed is the part of
- * events_dropped that the spill file would have kept had it been writable,
- * shown on its own because the user can fix it (ADAPTRACE_SPILL_DIRECTORY).
+ * the spill file) or dropped. A location whose event finds no chunk stops
+ * recording events there (its stream stays a prefix of the run);
+ * event_stops_spill_failed counts the locations stopped so because the
+ * spill file could not be written, shown on its own because the user can
+ * fix it (ADAPTRACE_SPILL_DIRECTORY).
  * Events are never appended for what the MPI layer could not follow:
  * mpi_requests_untracked, mpi_communicators_untracked and
  * mpi_windows_untracked count those objects (MPI_Finalize reports them;
@@ -111,7 +113,7 @@ size_t adt_summary_count(const adt_run_sources *sources, uint32_t rank, adt_run_
     counters->flushes_at_sample_floor = flush.floor_fallbacks;
     counters->first_flush_ns = flush.first_flush_ns;
     counters->event_stops = flush.stops;
-    counters->events_dropped_spill_failed = flush.events_dropped_spill_failed;
+    counters->event_stops_spill_failed = flush.event_stops_spill_failed;
     adt_buffer_stats buffer;
     adt_buffer_get_stats(sources->buffer, &buffer);
     counters->buffer_bytes = sources->buffer_bytes;
@@ -227,7 +229,7 @@ static adt_run_counters combine(const adt_run_counters *ranks, uint32_t size)
         total.events_dropped += c->events_dropped;
         for (unsigned cause = 0; cause < ADT_EVENT_LOSS_CAUSES; cause++)
             total.events_lost[cause] += c->events_lost[cause];
-        total.events_dropped_spill_failed += c->events_dropped_spill_failed;
+        total.event_stops_spill_failed += c->event_stops_spill_failed;
         total.halvings += c->halvings;
         total.overload_halvings += c->overload_halvings;
         total.most_halvings_per_location = max_u64(total.most_halvings_per_location, c->most_halvings_per_location);
@@ -345,7 +347,7 @@ static void write_json(FILE *out, const adt_run_counters *total, const adt_run_l
             "  \"locations\": %llu,\n"
             "  \"mpi_events\": %llu,\n"
             "  \"events_dropped\": %llu,\n"
-            "  \"events_dropped_spill_failed\": %llu,\n"
+            "  \"event_stops_spill_failed\": %llu,\n"
             "  \"mpi_requests_untracked\": %llu,\n"
             "  \"mpi_communicators_untracked\": %llu,\n"
             "  \"mpi_windows_untracked\": %llu,\n"
@@ -381,7 +383,7 @@ static void write_json(FILE *out, const adt_run_counters *total, const adt_run_l
             "  \"events_written\": %llu,\n"
             "  \"write_seconds\": %.6f",
             ranks, (unsigned long long)total->locations, (unsigned long long)total->mpi_events,
-            (unsigned long long)total->events_dropped, (unsigned long long)total->events_dropped_spill_failed,
+            (unsigned long long)total->events_dropped, (unsigned long long)total->event_stops_spill_failed,
             (unsigned long long)total->mpi_requests_untracked, (unsigned long long)total->mpi_communicators_untracked,
             (unsigned long long)total->mpi_windows_untracked, (unsigned long long)total->samples_taken,
             (unsigned long long)total->samples_kept, (unsigned long long)total->samples_removed,
@@ -496,9 +498,10 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
     describe_losses(sample_losses, sizeof sample_losses, sample_loss_causes, total->samples_lost,
                     ADT_SAMPLE_LOSS_CAUSES);
     char spill_cause[96] = "";
-    if (total->events_dropped_spill_failed > 0)
-        snprintf(spill_cause, sizeof spill_cause, "; %llu of them because the spill file could not be written",
-                 (unsigned long long)total->events_dropped_spill_failed);
+    if (total->event_stops_spill_failed > 0)
+        snprintf(spill_cause, sizeof spill_cause, "; events stopped on %llu location%s because the spill file "
+                 "could not be written", (unsigned long long)total->event_stops_spill_failed,
+                 total->event_stops_spill_failed == 1 ? "" : "s");
     adt_log("%u rank%s, %llu location%s, %llu MPI events (%llu dropped%s%s)", ranks, ranks == 1 ? "" : "s",
             (unsigned long long)total->locations, total->locations == 1 ? "" : "s",
             (unsigned long long)total->mpi_events, (unsigned long long)total->events_dropped, event_losses,

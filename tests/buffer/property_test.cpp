@@ -19,6 +19,7 @@ struct LocationModel {
     uint64_t last_number = 0;
     uint64_t taken = 0, skipped = 0, dropped_samples = 0, dropped_events = 0;
     uint64_t numbers_spent = 0; // of dropped_samples: after the 64-bit numbers ran out
+    bool event_lost = false;    // an event found no chunk: no later one may be stored
     // What the chains must hold, kept up to date step by step.
     unsigned shift = 0;
     uint64_t stored_samples = 0, event_records = 0, event_bytes = 0;
@@ -143,11 +144,13 @@ void append_event(LocationModel &model, std::mt19937_64 &random, uint64_t time, 
     adt_append_status status =
         adt_buffer_append_event(model.location, kind, time, payload.data(), static_cast<uint32_t>(size));
     if (status == ADT_APPEND_OK) {
+        ASSERT_FALSE(model.event_lost) << "an event stored after an earlier one was lost: a gap in the stream";
         model.stored.push_back({time, kind, false, 0, payload});
         model.event_records++;
         model.event_bytes += record_bytes(false, size);
-    } else if (status == ADT_APPEND_DROPPED || status == ADT_APPEND_TOO_LARGE) {
+    } else if (status == ADT_APPEND_DROPPED || status == ADT_APPEND_TOO_LARGE || status == ADT_APPEND_STOPPED) {
         model.dropped_events++;
+        model.event_lost |= status != ADT_APPEND_TOO_LARGE;
     }
     else
         FAIL() << "unexpected event status " << status;
