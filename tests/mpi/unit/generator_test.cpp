@@ -94,6 +94,23 @@ TEST(Generator, EveryFunctionHasAnF08EntryPointForwardingToItsPmpi)
     }
 }
 
+// A string's length comes after all arguments: an int for Open MPI's
+// mpif.h functions (C), gfortran's size_t for its mpi_f08 ones (Fortran).
+// MPI_PCONTROL has no ierror in either binding.
+TEST(Generator, FortranBindingsPassStringLengthsAndIerrorAsOpenMpiTakesThem)
+{
+    std::string mpif = read_file(ADT_MPI_GENERATED_DIR "/wrappers_fortran.c");
+    std::string f08 = read_file(ADT_MPI_GENERATED_DIR "/wrappers_f08.c");
+    EXPECT_NE(mpif.find("void pmpi_info_get_(MPI_Fint *info, char *key, MPI_Fint *valuelen, char *value, "
+                        "MPI_Fint *flag, MPI_Fint *ierr, int key_length, int value_length);"),
+              std::string::npos);
+    EXPECT_NE(f08.find("void pmpi_info_get_f08_(MPI_Fint *info, char *key, MPI_Fint *valuelen, char *value, "
+                       "MPI_Fint *flag, MPI_Fint *ierror, size_t key_length, size_t value_length);"),
+              std::string::npos);
+    EXPECT_NE(mpif.find("void pmpi_pcontrol_(MPI_Fint *level);"), std::string::npos);
+    EXPECT_NE(f08.find("void pmpi_pcontrol_f08_(MPI_Fint *level);"), std::string::npos);
+}
+
 TEST(Generator, VersionScriptExportsExactlyTheEntryPoints)
 {
     std::string map = read_file(ADT_MPI_GENERATED_DIR "/adaptrace.map");
