@@ -105,6 +105,8 @@ void adt_mpi_init_end(adt_location *location);
  * trace (adt_runtime_finish) and releases adaptrace's MPI resources; the
  * wrapper calls PMPI_Finalize afterwards. */
 void adt_mpi_finalize_measurement(adt_mpi_call *call, adt_mpi_function function);
+/* After a successful MPI_Comm_spawn(_multiple) with root root of comm. */
+void adt_mpi_spawned(adt_mpi_function function, int root, MPI_Comm comm);
 
 /* ---- point-to-point and collectives ------------------------------------- */
 
