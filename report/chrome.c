@@ -8,7 +8,6 @@
 
 #include "report_internal.h"
 
-
 /* Every event after the first starts with the comma that separates it
  * from the one before. */
 static void begin_event(struct adt_report_chrome *chrome)
@@ -27,9 +26,9 @@ static uint64_t nanoseconds(const struct adt_report_chrome *chrome, uint64_t tim
 }
 
 /* Microseconds, the unit of ts and dur, to the nanosecond. */
-static void print_microseconds(const char *key, uint64_t nanoseconds, FILE *out)
+static void print_microseconds(const char *key, uint64_t time_ns, FILE *out)
 {
-    fprintf(out, ",\"%s\":%" PRIu64 ".%03" PRIu64, key, nanoseconds / 1000, nanoseconds % 1000);
+    fprintf(out, ",\"%s\":%" PRIu64 ".%03" PRIu64, key, time_ns / 1000, time_ns % 1000);
 }
 
 /* otherData: what the viewers show as the trace's metadata; the length
@@ -66,10 +65,13 @@ void adt_report_chrome_slice(struct adt_report_chrome *chrome, uint32_t rank, ui
                              bool mpi, uint64_t enter_time, uint64_t leave_time)
 {
     uint64_t start = nanoseconds(chrome, enter_time);
+    /* A Leave before its Enter (an archive whose clock went back) is a
+     * slice of no length, not one of 2^64 ns. */
+    uint64_t end = leave_time > enter_time ? nanoseconds(chrome, leave_time) : start;
     begin_event(chrome);
     fprintf(chrome->out, "\"ph\":\"X\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32, rank, thread);
     print_microseconds("ts", start, chrome->out);
-    print_microseconds("dur", nanoseconds(chrome, leave_time) - start, chrome->out);
+    print_microseconds("dur", end - start, chrome->out);
     fputs(mpi ? ",\"cat\":\"mpi\",\"name\":" : ",\"cat\":\"region\",\"name\":", chrome->out);
     adt_report_print_json_string(name, chrome->out);
     fputc('}', chrome->out);

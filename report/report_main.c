@@ -82,12 +82,10 @@ int main(int argc, char **argv)
         return 1;
     }
     struct adt_report_profile *profile = adt_report_read(archive, chrome, error, sizeof error);
-    /* A trace cut short by a failed read is no valid JSON: removed. */
-    if (chrome != NULL && ((ferror(chrome) | (fclose(chrome) != 0)) || profile == NULL)) {
-        if (profile != NULL) {
-            fprintf(stderr, "adaptrace-report: cannot write %s: %s\n", chrome_path, strerror(errno));
-        }
-        remove(chrome_path);
+    /* Not removed when cut short: the path may be no regular file
+     * (/dev/stdout). A failed read says so below and exits with 1. */
+    if (chrome != NULL && (ferror(chrome) | (fclose(chrome) != 0))) {
+        fprintf(stderr, "adaptrace-report: cannot write %s: %s\n", chrome_path, strerror(errno));
         chrome_path = NULL;
         status = 1;
     }
