@@ -55,8 +55,9 @@ void adt_report_chrome_process(struct adt_report_chrome *chrome, uint32_t rank)
 void adt_report_chrome_thread(struct adt_report_chrome *chrome, uint32_t rank, uint32_t thread, const char *name)
 {
     begin_event(chrome);
-    fprintf(chrome->out, "\"ph\":\"M\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"name\":\"thread_name\",\"args\":{\"name\":",
-            rank, thread);
+    fprintf(chrome->out,
+            "\"ph\":\"M\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"name\":\"thread_name\",\"args\":{\"name\":", rank,
+            thread);
     adt_report_print_json_string(name, chrome->out);
     fputs("}}", chrome->out);
 }

@@ -100,7 +100,8 @@ static uint32_t world_rank(const struct adt_report_matching *matching, uint32_t 
 }
 
 void adt_report_add_message(struct adt_report_matching *matching, bool sending, uint32_t location, uint32_t rank,
-                            uint32_t peer, uint32_t comm, uint32_t tag, uint64_t bytes, uint64_t time, uint64_t enter_time)
+                            uint32_t peer, uint32_t comm, uint32_t tag, uint64_t bytes, uint64_t time,
+                            uint64_t enter_time)
 {
     uint32_t other = world_rank(matching, comm, rank, peer);
     if (other == UINT32_MAX) {

@@ -85,7 +85,8 @@ void adt_report_define_comm(struct adt_report_matching *matching, uint32_t comm,
 void adt_report_matching_start(struct adt_report_matching *matching, size_t rank_count);
 /* peer is the other end's rank in comm, as the MPI records give it. */
 void adt_report_add_message(struct adt_report_matching *matching, bool sending, uint32_t location, uint32_t rank,
-                            uint32_t peer, uint32_t comm, uint32_t tag, uint64_t bytes, uint64_t time, uint64_t enter_time);
+                            uint32_t peer, uint32_t comm, uint32_t tag, uint64_t bytes, uint64_t time,
+                            uint64_t enter_time);
 void adt_report_add_collective(struct adt_report_matching *matching, uint32_t comm, uint32_t rank,
                                uint64_t sequence, uint64_t enter_time);
 /* Fills the matrix, the late-sender and collective waiting times and the
