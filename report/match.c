@@ -99,14 +99,16 @@ static uint32_t world_rank(const struct adt_report_matching *matching, uint32_t 
                                                                               : UINT32_MAX;
 }
 
-void adt_report_add_message(struct adt_report_matching *matching, bool sending, uint32_t rank, uint32_t peer,
-                            uint32_t comm, uint32_t tag, uint64_t bytes, uint64_t time, uint64_t enter_time)
+void adt_report_add_message(struct adt_report_matching *matching, bool sending, uint32_t location, uint32_t rank,
+                            uint32_t peer, uint32_t comm, uint32_t tag, uint64_t bytes, uint64_t time,
+                            uint64_t enter_time)
 {
     uint32_t other = world_rank(matching, comm, rank, peer);
     if (other == UINT32_MAX) {
         return;
     }
-    struct adt_report_message message = {.comm = comm,
+    struct adt_report_message message = {.location = location,
+                                         .comm = comm,
                                          .sender = sending ? rank : other,
                                          .receiver = sending ? other : rank,
                                          .tag = tag,
@@ -195,6 +197,9 @@ static void match_messages(struct adt_report_matching *matching, struct adt_repo
                     (double)(send->enter_time - receive->enter_time) * tick_seconds;
             }
             profile->messages_matched++;
+            if (matching->matched != NULL) {
+                matching->matched(matching->matched_data, send, receive);
+            }
             s++;
             r++;
         }

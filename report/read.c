@@ -43,6 +43,7 @@ struct open_region {
 
 struct location_state {
     uint64_t id;
+    uint32_t name;
     uint32_t rank;
     bool main_thread;
     bool seen;
@@ -93,6 +94,9 @@ struct reading {
     /* Per rank, per communicator: how many collectives it has finished. */
     uint64_t *collective_sequences;
     size_t collective_sequence_capacity;
+    /* The Chrome trace-event file written during the pass; NULL when none
+     * was asked for. */
+    struct adt_report_chrome *chrome;
 };
 
 static const char *string_of(const struct reading *reading, uint32_t ref)
@@ -175,12 +179,12 @@ static OTF2_CallbackCode on_interrupt_generator(void *data, OTF2_InterruptGenera
 static OTF2_CallbackCode on_location(void *data, OTF2_LocationRef self, OTF2_StringRef name, OTF2_LocationType type,
                                      uint64_t events, OTF2_LocationGroupRef group)
 {
-    (void)name, (void)type, (void)events;
+    (void)type, (void)events;
     struct reading *reading = data;
     reading->locations = adt_report_grow(reading->locations, &reading->location_capacity,
                                          reading->location_count + 1, sizeof *reading->locations);
     reading->locations[reading->location_count++] =
-        (struct location_state){.id = self, .rank = group, .main_thread = (self >> 32) == 0};
+        (struct location_state){.id = self, .name = name, .rank = group, .main_thread = (self >> 32) == 0};
     if ((size_t)group + 1 > reading->profile->rank_count) {
         reading->profile->rank_count = (size_t)group + 1;
     }
@@ -311,11 +315,16 @@ static void leave_region(struct reading *reading, OTF2_LocationRef id, OTF2_Time
         return;
     }
     struct open_region left = location->stack[--location->depth];
+    const struct region_definition *definition = &reading->regions[left.region];
+    if (reading->chrome != NULL) {
+        adt_report_chrome_slice(reading->chrome, location->rank, (uint32_t)(location - reading->locations),
+                                string_of(reading, definition->name), definition->mpi, left.enter_time, time);
+    }
     uint64_t duration = time - left.enter_time;
     if (location->depth > 0) {
         location->stack[location->depth - 1].nested_time += duration;
     }
-    if (!reading->regions[left.region].mpi) {
+    if (!definition->mpi) {
         return;
     }
     if (--location->mpi_depth == 0 && location->main_thread) {
@@ -401,8 +410,8 @@ static void point_to_point(struct reading *reading, OTF2_LocationRef id, OTF2_Ti
         struct adt_report_mpi_function *function = mpi_function_of(reading, region->region);
         *(sending ? &function->bytes_sent : &function->bytes_received) += bytes;
     }
-    adt_report_add_message(&reading->matching, sending, location->rank, peer, comm, tag, bytes, time,
-                           region->enter_time);
+    adt_report_add_message(&reading->matching, sending, (uint32_t)(location - reading->locations), location->rank,
+                           peer, comm, tag, bytes, time, region->enter_time);
 }
 
 static OTF2_CallbackCode on_send(OTF2_LocationRef id, OTF2_TimeStamp time, void *data, OTF2_AttributeList *attributes,
@@ -635,7 +644,25 @@ static void release(struct reading *reading)
     adt_report_matching_free(&reading->matching);
 }
 
-struct adt_report_profile *adt_report_read(const char *archive, char *error, size_t error_size)
+/* The header of the Chrome trace and the names of its processes and
+ * threads, once the definitions are read. */
+static void start_chrome(struct reading *reading, const char *archive)
+{
+    struct adt_report_chrome *chrome = reading->chrome;
+    adt_report_chrome_start(chrome, reading->global_offset, reading->timer_resolution, reading->trace_length,
+                            archive);
+    for (size_t r = 0; r < reading->profile->rank_count; r++) {
+        adt_report_chrome_process(chrome, (uint32_t)r);
+    }
+    for (size_t i = 0; i < reading->location_count; i++) {
+        adt_report_chrome_thread(chrome, reading->locations[i].rank, (uint32_t)i,
+                                 string_of(reading, reading->locations[i].name));
+    }
+    reading->matching.matched = adt_report_chrome_flow;
+    reading->matching.matched_data = chrome;
+}
+
+struct adt_report_profile *adt_report_read(const char *archive, FILE *chrome_trace, char *error, size_t error_size)
 {
     char anchor[4096];
     snprintf(anchor, sizeof anchor, "%s/traces.otf2", archive);
@@ -650,7 +677,8 @@ struct adt_report_profile *adt_report_read(const char *archive, char *error, siz
         return NULL;
     }
     struct adt_report_profile *profile = calloc(1, sizeof *profile);
-    struct reading reading = {.profile = profile};
+    struct adt_report_chrome chrome = {.out = chrome_trace};
+    struct reading reading = {.profile = profile, .chrome = chrome_trace != NULL ? &chrome : NULL};
     bool ok = !failed(OTF2_Reader_SetSerialCollectiveCallbacks(reader), "OTF2_Reader_SetSerialCollectiveCallbacks",
                       error, error_size) &&
               read_definitions(reader, &reading, error, error_size);
@@ -662,11 +690,17 @@ struct adt_report_profile *adt_report_read(const char *archive, char *error, siz
         profile->context_count = reading.context_capacity;
         profile->contexts = calloc(profile->context_count ? profile->context_count : 1, sizeof *profile->contexts);
         adt_report_matching_start(&reading.matching, profile->rank_count);
+        if (reading.chrome != NULL) {
+            start_chrome(&reading, archive);
+        }
         ok = open_locations(reader, &reading, error, error_size) && read_events(reader, &reading, error, error_size);
     }
     OTF2_Reader_Close(reader);
     if (ok) {
         finish(&reading);
+    }
+    if (ok && reading.chrome != NULL) {
+        adt_report_chrome_end(reading.chrome);
     }
     release(&reading);
     if (!ok) {

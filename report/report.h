@@ -86,8 +86,12 @@ struct adt_report_spread {
 };
 
 /* Reads ARCHIVE (the directory holding traces.otf2). NULL on failure, with
- * a one-line reason in error. */
-struct adt_report_profile *adt_report_read(const char *archive, char *error, size_t error_size);
+ * a one-line reason in error. When chrome_trace is not NULL, the trace
+ * is written to it as Chrome trace-event JSON during the same pass
+ * (region instances and matched messages; docs/report.md); the caller
+ * opens and closes it and checks it for write errors. */
+struct adt_report_profile *adt_report_read(const char *archive, FILE *chrome_trace, char *error,
+                                           size_t error_size);
 void adt_report_free(struct adt_report_profile *profile);
 
 /* The spread of the rank figure at byte offset field_offset of struct

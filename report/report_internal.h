@@ -22,9 +22,11 @@ int adt_report_write_file(const char *path,
  * script. */
 void adt_report_print_json_string(const char *text, FILE *out);
 
-/* One send or receive: world ranks of both ends, and the entry of the MPI
- * call that made it. */
+/* One send or receive: world ranks of both ends, the location that
+ * recorded it (its index among the archive's locations) and the entry of
+ * the MPI call that made it. */
 struct adt_report_message {
+    uint32_t location;
     uint32_t comm;
     uint32_t sender;
     uint32_t receiver;
@@ -70,6 +72,9 @@ struct adt_report_matching {
     struct adt_report_collective *collectives;
     size_t collective_count;
     size_t collective_capacity;
+    /* Called for each matched message when not NULL, with matched_data. */
+    void (*matched)(void *data, const struct adt_report_message *send, const struct adt_report_message *receive);
+    void *matched_data;
 };
 
 void adt_report_define_group(struct adt_report_matching *matching, uint32_t group, OTF2_GroupType type,
@@ -79,8 +84,9 @@ void adt_report_define_comm(struct adt_report_matching *matching, uint32_t comm,
                             uint32_t remote_group);
 void adt_report_matching_start(struct adt_report_matching *matching, size_t rank_count);
 /* peer is the other end's rank in comm, as the MPI records give it. */
-void adt_report_add_message(struct adt_report_matching *matching, bool sending, uint32_t rank, uint32_t peer,
-                            uint32_t comm, uint32_t tag, uint64_t bytes, uint64_t time, uint64_t enter_time);
+void adt_report_add_message(struct adt_report_matching *matching, bool sending, uint32_t location, uint32_t rank,
+                            uint32_t peer, uint32_t comm, uint32_t tag, uint64_t bytes, uint64_t time,
+                            uint64_t enter_time);
 void adt_report_add_collective(struct adt_report_matching *matching, uint32_t comm, uint32_t rank,
                                uint64_t sequence, uint64_t enter_time);
 /* Fills the matrix, the late-sender and collective waiting times and the
@@ -88,5 +94,32 @@ void adt_report_add_collective(struct adt_report_matching *matching, uint32_t co
 void adt_report_match(struct adt_report_matching *matching, struct adt_report_profile *profile,
                       uint64_t timer_resolution);
 void adt_report_matching_free(struct adt_report_matching *matching);
+
+/* The Chrome trace-event file being written during the reading pass
+ * (chrome.c): pid is the rank, tid the location's index among the
+ * archive's locations, times are from the archive's global offset. */
+struct adt_report_chrome {
+    FILE *out;
+    uint64_t global_offset;
+    double nanoseconds_per_tick;
+    bool written; /* an event is out: the next one needs a comma */
+    uint64_t flows;
+};
+
+/* Opens the JSON object and its event array. */
+void adt_report_chrome_start(struct adt_report_chrome *chrome, uint64_t global_offset, uint64_t timer_resolution,
+                             uint64_t trace_length, const char *archive);
+/* The name of a rank's process ("rank N") and of a location's thread. */
+void adt_report_chrome_process(struct adt_report_chrome *chrome, uint32_t rank);
+void adt_report_chrome_thread(struct adt_report_chrome *chrome, uint32_t rank, uint32_t thread, const char *name);
+/* A region instance, as a complete event. */
+void adt_report_chrome_slice(struct adt_report_chrome *chrome, uint32_t rank, uint32_t thread, const char *name,
+                             bool mpi, uint64_t enter_time, uint64_t leave_time);
+/* A matched message as a flow from its send to its receive; the
+ * matched callback of struct adt_report_matching, data the chrome file. */
+void adt_report_chrome_flow(void *data, const struct adt_report_message *send,
+                            const struct adt_report_message *receive);
+/* Closes the array and the object. */
+void adt_report_chrome_end(struct adt_report_chrome *chrome);
 
 #endif

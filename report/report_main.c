@@ -1,5 +1,6 @@
 /* adaptrace-report ARCHIVE: the profile of a run from its archive, as
  * text (or JSON) and an HTML page (report/ does the work). */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,7 +9,7 @@
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: adaptrace-report [--json] [--html FILE] [--speedscope FILE] ARCHIVE\n"
+            "usage: adaptrace-report [--json] [--html FILE] [--speedscope FILE] [--chrome-trace FILE] ARCHIVE\n"
             "\n"
             "Prints the profile of the run whose OTF2 archive is ARCHIVE (the directory holding\n"
             "traces.otf2): time, calls and bytes per MPI function, the spread over ranks and the\n"
@@ -19,6 +20,9 @@ static void usage(FILE *out)
             "               maps, a flame graph) that opens from disk\n"
             "  --speedscope FILE  also write the samples for www.speedscope.app (left-heavy and\n"
             "               sandwich views; the report keeps no sample order)\n"
+            "  --chrome-trace FILE  also write the trace as Chrome trace-event JSON for Perfetto UI\n"
+            "               (ui.perfetto.dev) or chrome://tracing: MPI calls and other regions per\n"
+            "               rank and thread, messages as arrows; written during the same pass\n"
             "  --json       print the profile as JSON instead of text\n"
             "  --help       print this help and exit\n");
 }
@@ -40,6 +44,8 @@ int main(int argc, char **argv)
                                {"--speedscope", "speedscope profile", adt_report_write_speedscope, NULL}};
     enum { OUTPUT_COUNT = sizeof outputs / sizeof outputs[0] };
     const char *archive = NULL;
+    /* Written during the reading pass, not from the profile after it. */
+    const char *chrome_path = NULL;
     bool json = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -52,6 +58,8 @@ int main(int argc, char **argv)
         }
         if (strcmp(argv[i], "--json") == 0) {
             json = true;
+        } else if (strcmp(argv[i], "--chrome-trace") == 0 && i + 1 < argc) {
+            chrome_path = argv[++i];
         } else if (output != NULL && i + 1 < argc) {
             output->path = argv[++i];
         } else if (argv[i][0] == '-' || archive != NULL) {
@@ -67,7 +75,20 @@ int main(int argc, char **argv)
         return 2;
     }
     char error[512];
-    struct adt_report_profile *profile = adt_report_read(archive, error, sizeof error);
+    int status = 0;
+    FILE *chrome = NULL;
+    if (chrome_path != NULL && (chrome = fopen(chrome_path, "w")) == NULL) {
+        fprintf(stderr, "adaptrace-report: cannot write %s: %s\n", chrome_path, strerror(errno));
+        return 1;
+    }
+    struct adt_report_profile *profile = adt_report_read(archive, chrome, error, sizeof error);
+    /* Not removed when cut short: the path may be no regular file
+     * (/dev/stdout). A failed read says so below and exits with 1. */
+    if (chrome != NULL && (ferror(chrome) | (fclose(chrome) != 0))) {
+        fprintf(stderr, "adaptrace-report: cannot write %s: %s\n", chrome_path, strerror(errno));
+        chrome_path = NULL;
+        status = 1;
+    }
     if (profile == NULL) {
         fprintf(stderr, "adaptrace-report: %s: %s\n", archive, error);
         return 1;
@@ -78,7 +99,9 @@ int main(int argc, char **argv)
         printf("adaptrace-report: %s\n", archive);
         adt_report_print_text(profile, stdout);
     }
-    int status = 0;
+    if (chrome_path != NULL && !json) {
+        printf("Chrome trace: %s\n", chrome_path);
+    }
     for (size_t o = 0; o < OUTPUT_COUNT; o++) {
         if (outputs[o].path == NULL) {
             continue;

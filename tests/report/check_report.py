@@ -5,6 +5,7 @@ workloads.c is known to do.
 usage: check_report.py REPORT ARCHIVE pingpong|imbalance|late-sender EXPECT_DIR
        check_report.py REPORT ARCHIVE html OUTPUT_DIR [CHROMIUM]
        check_report.py REPORT ARCHIVE speedscope OUTPUT_DIR
+       check_report.py REPORT ARCHIVE chrome OUTPUT_FILE [pingpong]
 
 The figures below are workloads.c's constants; EXPECT_DIR/computed.RANK
 holds the seconds each rank really computed (a descheduled rank computes
@@ -13,8 +14,13 @@ ARCHIVE into OUTPUT_DIR, checks that it loads nothing from elsewhere and,
 with CHROMIUM, that a headless browser draws every section (the marker
 page.js writes last) and keeps a screenshot beside it. speedscope writes
 the speedscope file of ARCHIVE into OUTPUT_DIR and checks that its stacks
-and weights are the report's hot call paths.
+and weights are the report's hot call paths. chrome writes the Chrome
+trace-event file of ARCHIVE to OUTPUT_FILE and checks it against the
+report: one named process per rank, one slice per MPI call, each slice
+within the run, one flow per matched message between slices; with
+pingpong, the workload's calls on each rank too.
 """
+import bisect
 import collections
 import json
 import re
@@ -145,6 +151,87 @@ def check_speedscope(report, archive, output_dir):
     expect(not hot - stacks, f"hot paths that are no stack of that weight: {list((hot - stacks).keys())[:3]}")
 
 
+def nanoseconds(microseconds):
+    """The file's times are microseconds to the nanosecond: compared as
+    integers, a record at the very end of its slice is inside it."""
+    return round(microseconds * 1000)
+
+
+def outermost_slices(slices):
+    """The slices of one thread (in nanoseconds) that no other slice
+    holds, by start: any time inside a slice is inside one of these."""
+    outer = []
+    for start, end in sorted(slices, key=lambda s: (s[0], -s[1])):
+        if not outer or start >= outer[-1][1]:
+            outer.append((start, end))
+        elif end > outer[-1][1]:
+            fail(f"slices overlap without nesting: {outer[-1]} and {(start, end)}")
+    return outer
+
+
+def inside_slice(outer, time):
+    i = bisect.bisect_right([start for start, _ in outer], time) - 1
+    return i >= 0 and outer[i][0] <= time <= outer[i][1]
+
+
+def check_chrome(report, archive, output_file, workload):
+    subprocess.run([report, "--chrome-trace", output_file, archive], check=True, stdout=subprocess.DEVNULL)
+    trace = json.load(open(output_file))
+    profile = profile_of(report, archive)
+    events = trace["traceEvents"]
+    ranks = len(profile["ranks"])
+    processes = {e["pid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+    expect(processes == {rank: f"rank {rank}" for rank in range(ranks)}, f"process names {processes}")
+    threads = {(e["pid"], e["tid"]) for e in events if e["ph"] == "M" and e["name"] == "thread_name"}
+    run_end = nanoseconds(trace["otherData"]["run_microseconds"])
+    slices = [e for e in events if e["ph"] == "X"]
+    for e in slices:
+        expect((e["pid"], e["tid"]) in threads, f"a slice on an unnamed thread: {e}")
+        expect(e["dur"] >= 0 and e["ts"] >= 0 and nanoseconds(e["ts"]) + nanoseconds(e["dur"]) <= run_end,
+               f"a slice outside the run (0 to {run_end} ns): {e}")
+    mpi = collections.Counter(e["name"] for e in slices if e["cat"] == "mpi")
+    calls = collections.Counter()
+    for f in profile["mpi_functions"]:
+        calls[f["name"]] += f["calls"]
+    expect(mpi == calls, f"MPI slices {dict(mpi)}, calls in the profile {dict(calls)}")
+    # The archive's timer resolution: the slices of a function add up to
+    # its time in the profile (a function nothing is nested in).
+    for f in profile["mpi_functions"]:
+        if f["name"] in ("MPI_Send", "MPI_Recv") and workload == "pingpong":
+            total = sum(e["dur"] for e in slices if e["name"] == f["name"]) / 1e6
+            expect(abs(total - f["seconds"]) <= 1e-6 * f["calls"] + 1e-6 * f["seconds"],
+                   f"{f['name']} slices last {total} s, the profile says {f['seconds']} s")
+    for rank in range(ranks):
+        spans = [(e["ts"], e["ts"] + e["dur"]) for e in slices if e["pid"] == rank]
+        expect(spans, f"rank {rank} has no slice")
+        # The span is printed to 9 digits, the slices' ends rounded to the ns.
+        span = profile["ranks"][rank]["span_seconds"] * 1e6
+        expect(max(end for _, end in spans) - min(start for start, _ in spans) <= span * (1 + 1e-8) + 2e-3,
+               f"rank {rank}: slices over more than its span of {span} us")
+        if workload == "pingpong":
+            per_name = collections.Counter(e["name"] for e in slices if e["pid"] == rank)
+            expect(per_name["MPI_Send"] == PINGPONG_ROUNDS and per_name["MPI_Recv"] == PINGPONG_ROUNDS,
+                   f"rank {rank}: {per_name['MPI_Send']} MPI_Send and {per_name['MPI_Recv']} MPI_Recv slices")
+    outer = collections.defaultdict(list)
+    for e in slices:
+        start = nanoseconds(e["ts"])
+        outer[(e["pid"], e["tid"])].append((start, start + nanoseconds(e["dur"])))
+    outer = {thread: outermost_slices(spans) for thread, spans in outer.items()}
+    flows = collections.defaultdict(dict)
+    for e in events:
+        if e["ph"] in "sf":
+            expect(e["ph"] not in flows[e["id"]], f"flow {e['id']} has two '{e['ph']}' ends")
+            expect(e.get("bp") == "e" and inside_slice(outer.get((e["pid"], e["tid"]), []), nanoseconds(e["ts"])),
+                   f"a flow end outside any slice of its thread: {e}")
+            flows[e["id"]][e["ph"]] = e
+    expect(all(len(ends) == 2 for ends in flows.values()), "a flow without its start or finish")
+    expect(len(flows) == profile["messages_matched"],
+           f"{len(flows)} flows, {profile['messages_matched']} messages matched")
+    if workload == "pingpong":
+        pairs = collections.Counter((ends["s"]["pid"], ends["f"]["pid"]) for ends in flows.values())
+        expect(pairs == {(0, 1): PINGPONG_ROUNDS, (1, 0): PINGPONG_ROUNDS}, f"flows by ranks {pairs}")
+
+
 def main():
     report, archive, mode = sys.argv[1:4]
     if mode == "html":
@@ -152,6 +239,9 @@ def main():
         return
     if mode == "speedscope":
         check_speedscope(report, archive, sys.argv[4])
+        return
+    if mode == "chrome":
+        check_chrome(report, archive, sys.argv[4], sys.argv[5] if len(sys.argv) > 5 else "")
         return
     checks = {"pingpong": check_pingpong, "imbalance": check_imbalance, "late-sender": check_late_sender,
               "all-matched": check_all_matched}
