@@ -48,8 +48,8 @@ void adt_global_defs_free(adt_global_defs *global)
 
 /* ---- local side: serialise the registry -------------------------------- */
 
-static void serialize_local(adt_defs *defs, const char *hostname, const adt_trace_thread *threads,
-                            size_t thread_count, adt_blob *blob)
+void adt_unify_serialize(adt_defs *defs, const char *hostname, const adt_trace_thread *threads,
+                         size_t thread_count, adt_blob *blob)
 {
     pthread_mutex_lock(&defs->lock);
     adt_blob_put_u32(blob, defs->strings.count);
@@ -518,7 +518,7 @@ int adt_unify(adt_defs *defs, const char *hostname, const adt_trace_thread *thre
     int rc = -1;
     memset(maps, 0, sizeof *maps);
 
-    serialize_local(defs, hostname, threads, thread_count, &mine);
+    adt_unify_serialize(defs, hostname, threads, thread_count, &mine);
     if (adt_agree(c, !mine.failed) != 0) {
         snprintf(error, error_size, "unifying definitions: out of memory serialising the definitions of some rank");
         goto out;

@@ -13,6 +13,7 @@
 #ifndef ADAPTRACE_FORMAT_UNIFY_H
 #define ADAPTRACE_FORMAT_UNIFY_H
 
+#include "format/blob.h"
 #include "format/defs_internal.h"
 
 /* Group ids in the archive: 0 = COMM_LOCATIONS, 1 + i = COMM_GROUP i of
@@ -72,6 +73,13 @@ typedef struct adt_id_maps {
 int adt_unify(adt_defs *defs, const char *hostname, const adt_trace_thread *threads,
               size_t thread_count, const adt_collectives *collectives, adt_id_maps *maps,
               adt_global_defs *global, char *error, size_t error_size);
+
+/* What one rank sends rank 0 in adt_unify's gather: its definitions, host
+ * name and threads, appended to blob (blob->failed when memory ran out).
+ * Public so that benchmarks/unify can stand in for thousands of ranks in
+ * one process and hand rank 0 exactly the bytes they would send. */
+void adt_unify_serialize(adt_defs *defs, const char *hostname, const adt_trace_thread *threads,
+                         size_t thread_count, adt_blob *blob);
 
 void adt_id_maps_free(adt_id_maps *maps);
 void adt_global_defs_free(adt_global_defs *global);
