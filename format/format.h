@@ -215,7 +215,9 @@ typedef enum adt_region_role {
     ADT_ROLE_COLL_ALL2ONE = 24,
     ADT_ROLE_COLL_ALL2ALL = 25,
     ADT_ROLE_COLL_OTHER = 26,
-    ADT_ROLE_POINT2POINT = 28
+    ADT_ROLE_FILE_IO = 27,
+    ADT_ROLE_POINT2POINT = 28,
+    ADT_ROLE_FILE_IO_METADATA = 38
 } adt_region_role;
 
 typedef enum adt_paradigm {
