@@ -66,6 +66,11 @@ def describe(call, event):
     return None
 
 
+def is_shared(name):
+    """The file every rank opens (the others are each rank's own)."""
+    return os.path.basename(name).startswith("shared")
+
+
 def rank_of(location):
     return int(location.group.name.rsplit(" ", 1)[-1])
 
@@ -139,12 +144,12 @@ def main(argv):
 
     for name, by_rank in created.items():
         handles = set(by_rank.values())
-        if name.endswith("/shared.dat"):
+        if is_shared(name):
             if len(by_rank) != ranks or len(handles) != 1:
                 problems.append(f"{name}: opened on MPI_COMM_WORLD but {len(handles)} handles on {len(by_rank)} ranks")
         elif len(by_rank) != 1:
             problems.append(f"{name}: a rank's own file created on ranks {sorted(by_rank)}")
-    own_handles = [h for name, by_rank in created.items() if not name.endswith("/shared.dat") for h in by_rank.values()]
+    own_handles = [h for name, by_rank in created.items() if not is_shared(name) for h in by_rank.values()]
     if len(set(own_handles)) != ranks:
         problems.append(f"{len(set(own_handles))} handles for the {ranks} ranks' own files")
 
