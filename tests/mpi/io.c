@@ -20,12 +20,18 @@
  * completes in MPI_Wait); <file> the file's name; flags NONE or a '|' list
  * of NON_BLOCKING and COLLECTIVE; bytes "-" for unknown.
  *
- * usage: mpi-io EXPECT_DIR (the files are made there and removed)
+ * With untraced_file, a file opened on a communicator made through PMPI
+ * only: adaptrace cannot follow it, and counts it (mpi_files_untracked).
+ *
+ * usage: mpi-io [untraced_file] EXPECT_DIR (the files are made there and
+ * removed)
  */
 #include <mpi.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "expect_notes.h"
 
@@ -175,35 +181,55 @@ static void own_file(const char *name)
     io("MPI_File_close destroy %s", name);
 }
 
+/* Its calls are regions, without I/O records. */
+static void untraced_file(const char *name)
+{
+    MPI_Comm hidden;
+    PMPI_Comm_dup(MPI_COMM_WORLD, &hidden);
+    MPI_File fh;
+    int value = rank;
+    CALL(MPI_File_open, hidden, name, MPI_MODE_CREATE | MPI_MODE_WRONLY | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL,
+         &fh);
+    CALL(MPI_File_write_at, fh, (MPI_Offset)rank * (MPI_Offset)sizeof value, &value, 1, MPI_INT, MPI_STATUS_IGNORE);
+    CALL(MPI_File_close, &fh);
+    PMPI_Comm_free(&hidden);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s EXPECT_DIR\n", argv[0]);
+    bool untraced = argc == 3 && strcmp(argv[1], "untraced_file") == 0;
+    if (argc != 2 && !untraced) {
+        fprintf(stderr, "usage: %s [untraced_file] EXPECT_DIR\n", argv[0]);
         return 2;
     }
+    const char *expect_dir = argv[argc - 1];
     CALL(MPI_Init, &argc, &argv);
     CALL(MPI_Comm_rank, MPI_COMM_WORLD, &rank);
     CALL(MPI_Comm_size, MPI_COMM_WORLD, &size);
     char path[4096], shared[4096], own[4096];
-    snprintf(path, sizeof path, "%s/io.%d.txt", argv[1], rank);
+    snprintf(path, sizeof path, "%s/io.%d.txt", expect_dir, rank);
     io_log = fopen(path, "w");
     if (!io_log) {
         perror(path);
         CALL(MPI_Abort, MPI_COMM_WORLD, 2);
     }
-    snprintf(shared, sizeof shared, "%s/shared.dat", argv[1]);
-    snprintf(own, sizeof own, "%s/rank%d.dat", argv[1], rank);
+    snprintf(shared, sizeof shared, "%s/shared.dat", expect_dir);
+    snprintf(own, sizeof own, "%s/rank%d.dat", expect_dir, rank);
 
-    shared_file(shared);
-    own_file(own);
+    if (untraced) {
+        untraced_file(shared);
+    } else {
+        shared_file(shared);
+        own_file(own);
+    }
     CALL(MPI_Barrier, MPI_COMM_WORLD);
-    if (rank == 0) {
+    if (rank == 0 && !untraced) {
         CALL(MPI_File_delete, shared, MPI_INFO_NULL);
         io("MPI_File_delete delete %s", shared);
     }
     fclose(io_log);
     expect_note("call MPI_Finalize");
-    expect_write(argv[1], rank);
+    expect_write(expect_dir, rank);
     MPI_Finalize();
     return 0;
 }
