@@ -86,27 +86,28 @@ static uint32_t access_mode(int amode)
     return amode & MPI_MODE_WRONLY ? OTF2_IO_ACCESS_MODE_WRITE_ONLY : OTF2_IO_ACCESS_MODE_READ_ONLY;
 }
 
-static uint32_t creation_flags(int amode)
-{
-    uint32_t flags = OTF2_IO_CREATION_FLAG_NONE;
-    if (amode & MPI_MODE_CREATE)
-        flags |= OTF2_IO_CREATION_FLAG_CREATE;
-    if (amode & MPI_MODE_EXCL)
-        flags |= OTF2_IO_CREATION_FLAG_EXCLUSIVE;
-    if (amode & MPI_MODE_UNIQUE_OPEN)
-        flags |= OTF2_IO_CREATION_FLAG_UNIQUE;
-    if (amode & MPI_MODE_SEQUENTIAL)
-        flags |= OTF2_IO_CREATION_FLAG_NO_SEEK;
-    return flags;
-}
+/* An amode bit and the OTF2 flag it stands for. */
+typedef struct amode_flag {
+    int amode;
+    uint32_t flag;
+} amode_flag;
 
-static uint32_t status_flags(int amode)
+static const amode_flag creation_flags[] = {
+    { MPI_MODE_CREATE, OTF2_IO_CREATION_FLAG_CREATE },
+    { MPI_MODE_EXCL, OTF2_IO_CREATION_FLAG_EXCLUSIVE },
+    { MPI_MODE_UNIQUE_OPEN, OTF2_IO_CREATION_FLAG_UNIQUE },
+    { MPI_MODE_SEQUENTIAL, OTF2_IO_CREATION_FLAG_NO_SEEK },
+};
+static const amode_flag status_flags[] = {
+    { MPI_MODE_APPEND, OTF2_IO_STATUS_FLAG_APPEND },
+    { MPI_MODE_DELETE_ON_CLOSE, OTF2_IO_STATUS_FLAG_DELETE_ON_CLOSE },
+};
+
+static uint32_t otf2_flags(int amode, const amode_flag *map, size_t count)
 {
-    uint32_t flags = OTF2_IO_STATUS_FLAG_NONE;
-    if (amode & MPI_MODE_APPEND)
-        flags |= OTF2_IO_STATUS_FLAG_APPEND;
-    if (amode & MPI_MODE_DELETE_ON_CLOSE)
-        flags |= OTF2_IO_STATUS_FLAG_DELETE_ON_CLOSE;
+    uint32_t flags = 0;
+    for (size_t i = 0; i < count; ++i)
+        flags |= amode & map[i].amode ? map[i].flag : 0;
     return flags;
 }
 
@@ -130,8 +131,8 @@ void adt_mpi_file_opened(const adt_mpi_call *call, MPI_Comm comm, const char *fi
         return;
     }
     *slot = (file_info){ .id = id };
-    adt_rec_io record = { .handle = id, .mode = access_mode(amode), .flags = creation_flags(amode),
-                          .status_flags = status_flags(amode) };
+    adt_rec_io record = { .handle = id, .mode = access_mode(amode), .flags = otf2_flags(amode, creation_flags, sizeof creation_flags / sizeof creation_flags[0]),
+                          .status_flags = otf2_flags(amode, status_flags, sizeof status_flags / sizeof status_flags[0]) };
     append_io(call, ADT_REC_IO_CREATE_HANDLE, &record);
 }
 
