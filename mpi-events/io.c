@@ -6,8 +6,8 @@
  * file system call anyway): they define the file and the handle (the
  * registry's mutex) and MPI_File_open agrees on the handle's identity over
  * its communicator (a broadcast). Everything else is the hot path: a
- * lock-free lookup of the handle, appends to the buffer; no lock, no
- * malloc, no stdio.
+ * lock-free lookup of the handle (the handle table), appends to the
+ * buffer; no lock, no malloc, no stdio.
  *
  * Operations: a blocking read or write is IoOperationBegin with the bytes
  * asked for at the Enter and IoOperationComplete with the bytes MPI says
@@ -236,7 +236,10 @@ void adt_mpi_file_seeked(const adt_mpi_call *call, MPI_File fh, MPI_Offset offse
     const file_info *file = file_of(fh);
     if (!file)
         return;
-    /* The resulting position, in etypes of the view as the offset is. */
+    /* The resulting position, in etypes of the view as the offset is (one
+     * PMPI query, no lock of adaptrace's). For the shared pointer it is the
+     * position this rank sees when it asks: other ranks' shared-pointer
+     * operations may have moved it already. */
     MPI_Offset position = 0;
     if (shared)
         PMPI_File_get_position_shared(fh, &position);
