@@ -200,8 +200,14 @@ void adt_location_get_stats(const adt_location *location, adt_location_stats *st
     stats->samples_kept = adt_load_relaxed(&location->samples_kept);
     stats->samples_removed = adt_load_relaxed(&location->samples_removed);
     stats->samples_skipped = adt_load_relaxed(&location->samples_skipped);
-    stats->samples_dropped = adt_load_relaxed(&location->samples_dropped);
-    stats->events_dropped = adt_load_relaxed(&location->events_dropped);
+    for (unsigned cause = 0; cause < ADT_SAMPLE_LOSS_CAUSES; cause++) {
+        stats->samples_lost[cause] = adt_load_relaxed(&location->samples_lost[cause]);
+        stats->samples_dropped += stats->samples_lost[cause];
+    }
+    for (unsigned cause = 0; cause < ADT_EVENT_LOSS_CAUSES; cause++) {
+        stats->events_lost[cause] = adt_load_relaxed(&location->events_lost[cause]);
+        stats->events_dropped += stats->events_lost[cause];
+    }
     stats->removals = adt_load_relaxed(&location->removals);
     stats->shift = __atomic_load_n(&location->shift, __ATOMIC_RELAXED);
     stats->spilled_bytes = adt_load_relaxed(&location->spilled_bytes);

@@ -180,6 +180,26 @@ typedef struct adt_chain_stats {
     uint64_t records;
 } adt_chain_stats;
 
+/* Why an event record was not stored, each cause counted apart. */
+typedef enum adt_event_loss {
+    ADT_EVENT_LOST_STOPPED,   /* events were stopped: by the flush policy's last
+                                 resort, or after an event lost for want of a chunk */
+    ADT_EVENT_LOST_TOO_LARGE, /* the record is larger than a chunk */
+    ADT_EVENT_LOST_NO_CHUNK,  /* no free chunk, and the callback gave up: the
+                                 location's events stop there */
+    ADT_EVENT_LOSS_CAUSES
+} adt_event_loss;
+
+/* Why a sample that was taken (numbered) was not stored. */
+typedef enum adt_sample_loss {
+    ADT_SAMPLE_LOST_TOO_LARGE,     /* the record is larger than a chunk */
+    ADT_SAMPLE_LOST_NO_CHUNK,      /* no free chunk, and the callback gave up */
+    ADT_SAMPLE_LOST_HALVED,        /* the callback's removal left it no survivor */
+    ADT_SAMPLE_LOST_NUMBERS_SPENT, /* the 64-bit sample numbers are used up */
+    ADT_SAMPLE_LOST_CUT,           /* recovery: cut off by a save during its append */
+    ADT_SAMPLE_LOSS_CAUSES
+} adt_sample_loss;
+
 typedef struct adt_location_stats {
     adt_chain_stats events;
     adt_chain_stats levels[ADT_BUFFER_LEVELS];
@@ -190,8 +210,10 @@ typedef struct adt_location_stats {
     uint64_t samples_kept;      /* records now in the levels */
     uint64_t samples_removed;   /* records freed by level removals */
     uint64_t samples_skipped;   /* guard taken: arrived while adaptrace was busy */
-    uint64_t samples_dropped;   /* no chunk even after the callback */
-    uint64_t events_dropped;    /* callback gave up, or events stopped */
+    uint64_t samples_dropped;   /* Σ samples_lost: taken, not stored */
+    uint64_t samples_lost[ADT_SAMPLE_LOSS_CAUSES];
+    uint64_t events_dropped;    /* Σ events_lost */
+    uint64_t events_lost[ADT_EVENT_LOSS_CAUSES];
     uint64_t removals;          /* drops that raised the shift (lowest or own level) */
     unsigned shift;             /* k: samples kept are n ≡ 0 mod 2^k */
     uint64_t spilled_bytes;

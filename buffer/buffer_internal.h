@@ -86,8 +86,8 @@ struct adt_location {
     uint64_t samples_kept;
     uint64_t samples_removed;
     uint64_t samples_skipped;
-    uint64_t samples_dropped;
-    uint64_t events_dropped;
+    uint64_t samples_lost[ADT_SAMPLE_LOSS_CAUSES];
+    uint64_t events_lost[ADT_EVENT_LOSS_CAUSES];
     uint64_t removals;
     unsigned shift;
     uint64_t events_stopped_at;

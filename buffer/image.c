@@ -269,6 +269,10 @@ static void rebuild_location(image_reading *reading, adt_location *location, int
     location->buffer = reading->buffer;
     location->user = NULL;
     location->guard = ADT_GUARD_FREE;
+    /* The rebuilt location takes the recovery's appends (the Leaves that
+     * close its open regions), also where its events had stopped;
+     * events_stopped_at keeps when that was. */
+    location->events_stopped = false;
     location->spill_fd = location->spill_head != ADT_CHUNK_NONE ? spill_fd : -1;
     if (location->spill_fd < 0)
         location->spill_head = location->spill_tail = ADT_CHUNK_NONE;
@@ -281,7 +285,7 @@ static void rebuild_location(image_reading *reading, adt_location *location, int
     /* The sample counts must match what the levels hold now; samples cut
      * were taken but are not kept, and count as dropped. */
     if (samples < location->samples_kept) {
-        location->samples_dropped += location->samples_kept - samples;
+        location->samples_lost[ADT_SAMPLE_LOST_CUT] += location->samples_kept - samples;
         location->samples_kept = samples;
     }
 }

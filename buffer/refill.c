@@ -70,7 +70,7 @@ adt_append_status adt_event_refill(adt_location *location, uint64_t record_bytes
 {
     adt_buffer *buffer = location->buffer;
     if (record_bytes > adt_chunk_capacity(buffer)) {
-        adt_counter_add(&location->events_dropped, 1);
+        adt_counter_add(&location->events_lost[ADT_EVENT_LOST_TOO_LARGE], 1);
         return ADT_APPEND_TOO_LARGE;
     }
     adt_chain *chain = &location->events;
@@ -82,11 +82,17 @@ adt_append_status adt_event_refill(adt_location *location, uint64_t record_bytes
         }
         bool retry = call_preflush(location, false, record_bytes, time);
         if (__atomic_load_n(&location->events_stopped, __ATOMIC_RELAXED)) {
-            adt_counter_add(&location->events_dropped, 1);
+            adt_counter_add(&location->events_lost[ADT_EVENT_LOST_STOPPED], 1);
             return ADT_APPEND_STOPPED;
         }
         if (!retry) {
-            adt_counter_add(&location->events_dropped, 1);
+            /* A later event could find room that a halving freed, and
+             * follow a gap: a Leave without its Enter, a completion
+             * without its request, which makes the whole trace unwritable.
+             * The location's events stop here instead, as after the
+             * policy's stop, and its stream stays a prefix of the run. */
+            adt_buffer_stop_events(location, time);
+            adt_counter_add(&location->events_lost[ADT_EVENT_LOST_NO_CHUNK], 1);
             return ADT_APPEND_DROPPED;
         }
     }
@@ -97,7 +103,7 @@ adt_append_status adt_sample_refill(adt_location *location, uint64_t number, uin
 {
     adt_buffer *buffer = location->buffer;
     if (record_bytes > adt_chunk_capacity(buffer)) {
-        adt_counter_add(&location->samples_dropped, 1);
+        adt_counter_add(&location->samples_lost[ADT_SAMPLE_LOST_TOO_LARGE], 1);
         return ADT_APPEND_TOO_LARGE;
     }
     unsigned level = adt_lambda64(number);
@@ -110,8 +116,12 @@ adt_append_status adt_sample_refill(adt_location *location, uint64_t number, uin
         }
         /* A removal during the callback may leave a shift above this
          * sample's level: it is then no survivor and must not be stored. */
-        if (!call_preflush(location, true, record_bytes, time) || level < location->shift) {
-            adt_counter_add(&location->samples_dropped, 1);
+        if (!call_preflush(location, true, record_bytes, time)) {
+            adt_counter_add(&location->samples_lost[ADT_SAMPLE_LOST_NO_CHUNK], 1);
+            return ADT_APPEND_DROPPED;
+        }
+        if (level < location->shift) {
+            adt_counter_add(&location->samples_lost[ADT_SAMPLE_LOST_HALVED], 1);
             return ADT_APPEND_DROPPED;
         }
     }
@@ -121,7 +131,7 @@ adt_append_status adt_sample_refill(adt_location *location, uint64_t number, uin
 adt_append_status adt_sample_numbers_exhausted(adt_location *location, bool guarded, uint64_t *number)
 {
     adt_counter_add(&location->samples_taken, 1);
-    adt_counter_add(&location->samples_dropped, 1);
+    adt_counter_add(&location->samples_lost[ADT_SAMPLE_LOST_NUMBERS_SPENT], 1);
     if (number != NULL)
         *number = 0;
     if (guarded)

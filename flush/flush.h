@@ -20,8 +20,8 @@
  *    appends a BufferFlush record, "stop" stops recording events of that
  *    location and appends MeasurementOnOff(off). Both are counted. When
  *    the file cannot be created or written, that is reported once and the
- *    file is not tried again: later events that do not fit are dropped and
- *    counted (events_dropped_spill_failed).
+ *    file is not tried again: the request is given up, and the buffer
+ *    stops that location's events (counted: event_stops_spill_failed).
  * A sample append never flushes: it gives up and the sample is counted as
  * dropped.
  */
@@ -74,8 +74,9 @@ typedef struct adt_flush_counters {
     uint64_t flushed_bytes;
     uint64_t stops;           /* locations whose event recording was stopped */
     uint64_t gave_up;         /* requests answered with "give up" */
-    uint64_t events_dropped_spill_failed; /* of those, events given up because the spill
-                                             file could not be created or written */
+    uint64_t event_stops_spill_failed; /* of those, event requests given up because the
+                                          spill file could not be created or written (the
+                                          buffer then stops the location's events) */
     uint64_t floor_fallbacks; /* event requests that went to the fallback although
                                  samples were left: they were at their floor */
     uint64_t first_flush_ns;  /* when the first flush happened, ns after the policy

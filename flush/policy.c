@@ -203,13 +203,13 @@ static bool flush_events(adt_flush_policy *policy, const adt_preflush_request *r
     adt_location *requester = request->requester;
     int fd = spill_fd(policy);
     if (fd < 0) {
-        count(&policy->counters.events_dropped_spill_failed, 1);
+        count(&policy->counters.event_stops_spill_failed, 1);
         return give_up(policy);
     }
     int64_t bytes = adt_buffer_spill_events(requester, fd);
     if (bytes < 0) {
         spill_failed(policy, "cannot write to", errno);
-        count(&policy->counters.events_dropped_spill_failed, 1);
+        count(&policy->counters.event_stops_spill_failed, 1);
         return give_up(policy);
     }
     if (bytes == 0)
@@ -307,7 +307,7 @@ void adt_flush_get_counters(const adt_flush_policy *policy, adt_flush_counters *
     counters->flushed_bytes = __atomic_load_n(&live->flushed_bytes, __ATOMIC_RELAXED);
     counters->stops = __atomic_load_n(&live->stops, __ATOMIC_RELAXED);
     counters->gave_up = __atomic_load_n(&live->gave_up, __ATOMIC_RELAXED);
-    counters->events_dropped_spill_failed = __atomic_load_n(&live->events_dropped_spill_failed, __ATOMIC_RELAXED);
+    counters->event_stops_spill_failed = __atomic_load_n(&live->event_stops_spill_failed, __ATOMIC_RELAXED);
     counters->floor_fallbacks = __atomic_load_n(&live->floor_fallbacks, __ATOMIC_RELAXED);
     counters->first_flush_ns = __atomic_load_n(&live->first_flush_ns, __ATOMIC_RELAXED);
 }

@@ -29,6 +29,11 @@ ROLES = {
     "file_io_metadata": "ADT_ROLE_FILE_IO_METADATA",
 }
 
+# What a NAME field may say after the name, in brackets: the function has
+# no mpi_f08 binding (deprecated before MPI 3.0), or no ierror argument in
+# Fortran (MPI_PCONTROL).
+BINDING_NOTES = ["no mpi_f08", "no ierror"]
+
 # Parameters each record kind takes (names are for error messages only).
 RECORD_KINDS = {
     "plain": [],
@@ -65,6 +70,7 @@ RECORD_KINDS = {
     "comm_idup": ["parent", "newcomm"],
     "comm_free": ["comm"],
     "comm_name": ["comm"],
+    "spawn": ["root", "comm"],
     "win_create": ["op", "comm", "win"],
     "win_free": ["win"],
     "win_fence": ["win"],
@@ -107,11 +113,14 @@ class Param:
         if not match:
             raise ValueError(f"cannot parse parameter '{text}'")
         self.ctype, self.name, self.array = match.group(1), match.group(2), match.group(3)
-        self.is_buffer = "void" in self.ctype
-        # Every char * of the Fortran bindings is a CHARACTER argument
-        # with a hidden length, read-only or (MPI_File_get_view) written.
-        self.is_string = self.ctype.replace(" ", "") in ("constchar*", "char*")
         self.base = self.ctype.replace("const", "").replace("*", "").strip()
+        self.is_buffer = "void" in self.ctype
+        # Every CHARACTER argument, one string or an array of them, is one
+        # address in Fortran with its length passed after all arguments.
+        self.is_string = self.base == "char"
+        # A callback (MPI_User_function *, ...): a Fortran procedure, whose
+        # address is passed as is.
+        self.is_procedure = self.base.endswith("_function")
         self.indirect = "*" in self.ctype or bool(self.array)
 
     def c_decl(self):
@@ -125,17 +134,28 @@ class Param:
             return f"char *{self.name}"
         if self.base == "MPI_Offset":
             return f"MPI_Offset *{self.name}"
+        if self.is_procedure:
+            return f"void (*{self.name})(void)"
         return f"MPI_Fint *{self.name}"
 
 
 class Function:
-    def __init__(self, line, number):
+    def __init__(self, line, number, family):
+        self.family = family  # the "## " heading above it
         fields = [f.strip() for f in line.split("|")]
         if len(fields) not in (4, 5):
             raise ValueError(f"line {number}: expected 'NAME | ROLE | RECORD | C PARAMETERS [| FORTRAN PARAMETERS]'")
-        self.name, role, record = fields[0], fields[1], fields[2]
-        if not re.fullmatch(r"MPI_[A-Z][a-z_]*", self.name):
-            raise ValueError(f"line {number}: '{self.name}' is not an MPI function name")
+        role, record = fields[1], fields[2]
+        named = re.fullmatch(r"(MPI_[A-Z][a-z0-9_]*)((?:\s*\[[^]]*\])*)", fields[0])
+        if not named:
+            raise ValueError(f"line {number}: '{fields[0]}' is not an MPI function name")
+        self.name = named.group(1)
+        notes = re.findall(r"\[([^]]*)\]", named.group(2))
+        unknown = [note for note in notes if note not in BINDING_NOTES]
+        if unknown:
+            raise ValueError(f"line {number}: binding note '{unknown[0]}' (accepted: {', '.join(BINDING_NOTES)})")
+        self.has_f08 = "no mpi_f08" not in notes
+        self.has_ierror = "no ierror" not in notes
         if role not in ROLES:
             raise ValueError(f"line {number}: role '{role}' (accepted: {', '.join(ROLES)})")
         self.role = ROLES[role]
@@ -146,9 +166,15 @@ class Function:
         expected = RECORD_KINDS[self.kind]
         if len(self.args) != len(expected):
             raise ValueError(f"line {number}: {self.kind} takes {' '.join(expected) or 'nothing'}, got '{' '.join(self.args)}'")
-        self.params = [Param(p) for p in split_params(fields[3])]
+        c_params = split_params(fields[3])
+        # A variadic C function (MPI_Pcontrol): the wrapper takes the extra
+        # arguments but cannot pass them on (C has no way to forward them).
+        self.variadic = bool(c_params) and c_params[-1] == "..."
+        self.params = [Param(p) for p in c_params[:-1 if self.variadic else None]]
         self.fparams = [Param(p) for p in split_params(fields[4])] if len(fields) == 5 else self.params
         self.by_name = {p.name: p for p in self.params + self.fparams}
+        if not self.has_ierror and self.kind != "plain":
+            raise ValueError(f"line {number}: only a plain record can do without ierror (its records read it)")
         self.fortran = self.name.lower()
 
     @property
@@ -159,7 +185,7 @@ class Function:
         return [self.fortran + "_", self.fortran, self.fortran + "__", self.name.upper()]
 
     def f08_symbols(self):
-        return [self.fortran + "_f08_"]
+        return [self.fortran + "_f08_"] if self.has_f08 else []
 
 
 def split_params(text):
@@ -168,11 +194,14 @@ def split_params(text):
 
 def parse(path):
     functions = []
+    family = ""
     with open(path) as stream:
         for number, line in enumerate(stream, 1):
             line = line.strip()
-            if line and not line.startswith("#"):
-                functions.append(Function(line, number))
+            if line.startswith("## "):
+                family = line[3:].strip()
+            elif line and not line.startswith("#"):
+                functions.append(Function(line, number, family))
     names = [f.name for f in functions]
     duplicates = {n for n in names if names.count(n) > 1}
     if duplicates:
@@ -435,6 +464,8 @@ def build_body(fn, lang):
         body.post.append(f"if ({ok}) adt_mpi_comm_duplicated({v(a[0])}, {lang.handle('Comm', f'*{a[1]}')}, key);")
     elif kind == "comm_name":
         body.post.append(f"if ({ok}) adt_mpi_comm_named({v(a[0])});")
+    elif kind == "spawn":
+        body.post.append(f"if ({ok}) adt_mpi_spawned({fn.enum}, {v(a[0])}, {v(a[1])});")
     elif kind == "comm_free":
         body.pre.append(f"adt_mpi_comm_freed({lang.handle('Comm', f'*{a[0]}')});")
     elif kind.startswith("io_"):
@@ -569,7 +600,7 @@ def scratch_lines(body, fortran):
 def c_wrapper(fn):
     lang = CLanguage()
     body = build_body(fn, lang)
-    decl = ", ".join(p.c_decl() for p in fn.params) or "void"
+    decl = ", ".join([p.c_decl() for p in fn.params] + (["..."] if fn.variadic else [])) or "void"
     args = ", ".join(p.name for p in fn.params)
     pmpi_args = ", ".join(body.replace.get(p.name, p.name) for p in fn.params)
     acquire, release = scratch_lines(body, False)
@@ -592,8 +623,11 @@ def c_wrapper(fn):
 
 
 class FortranBinding:
-    """The mpif.h / use mpi entry points: ierror is always passed."""
+    """The mpif.h / use mpi entry points: ierror is always passed (where
+    the function has one). Open MPI implements them in C, with int string
+    lengths."""
     ierror = "ierr"
+    length_type = "int"
 
     def symbols(self, fn):
         return fn.fortran_symbols()
@@ -607,8 +641,10 @@ class F08Binding(FortranBinding):
     handle is a derived type holding one MPI_Fint, passed by reference; a
     status is the same MPI_Fint array; MPI_STATUS_IGNORE is the same
     mpi_fortran_status_ignore_ object), except that ierror is optional and
-    arrives as NULL when the caller leaves it out."""
+    arrives as NULL when the caller leaves it out. Open MPI implements them
+    in Fortran, so a string's length is gfortran's hidden size_t."""
     ierror = "ierror"
+    length_type = "size_t"
 
     def symbols(self, fn):
         return fn.f08_symbols()
@@ -619,13 +655,13 @@ class F08Binding(FortranBinding):
 
 
 def fortran_signature(fn, binding):
-    params = [p.f_decl() for p in fn.fparams] + [f"MPI_Fint *{binding.ierror}"]
-    params += [f"int {p.name}_length" for p in fn.fparams if p.is_string]
+    params = [p.f_decl() for p in fn.fparams] + ([f"MPI_Fint *{binding.ierror}"] if fn.has_ierror else [])
+    params += [f"{binding.length_type} {p.name}_length" for p in fn.fparams if p.is_string]
     return ", ".join(params)
 
 
 def fortran_call_args(fn, replace):
-    args = [replace.get(p.name, p.name) for p in fn.fparams] + ["ierr"]
+    args = [replace.get(p.name, p.name) for p in fn.fparams] + (["ierr"] if fn.has_ierror else [])
     return ", ".join(args + [f"{p.name}_length" for p in fn.fparams if p.is_string])
 
 
@@ -638,7 +674,7 @@ def fortran_wrapper(fn, binding):
     acquire, release = scratch_lines(body, True)
     out = [f"void p{symbol}({signature});\n"]
     out.append(f"void {symbol}({signature})\n{{\n")
-    out.append(indent(binding.ierror_lines() + body.before_location))
+    out.append(indent((binding.ierror_lines() if fn.has_ierror else []) + body.before_location))
     out.append(indent(["adt_location *location = adt_mpi_location();",
                        "if (!location) {",
                        f"    p{symbol}({fortran_call_args(fn, {})});",
@@ -705,9 +741,14 @@ def main(argv):
           f"const adt_mpi_function_desc adt_mpi_functions[ADT_MPI_FN_COUNT] = {{\n{rows}}};\n")
 
     preamble = HEADER + "#include \"wrap_support.h\"\n\n"
-    write(os.path.join(out, "wrappers_c.c"), preamble + "\n".join(c_wrapper(fn) for fn in functions))
+    # The wrappers of the deprecated functions (MPI_Attr_put, ...) call their
+    # PMPI twins, which mpi.h marks deprecated.
+    deprecated_allowed = "#pragma GCC diagnostic ignored \"-Wdeprecated-declarations\"\n\n"
+    write(os.path.join(out, "wrappers_c.c"),
+          preamble + deprecated_allowed + "\n".join(c_wrapper(fn) for fn in functions))
     for name, binding in (("wrappers_fortran.c", FortranBinding()), ("wrappers_f08.c", F08Binding())):
-        write(os.path.join(out, name), preamble + "\n".join(fortran_wrapper(fn, binding) for fn in functions))
+        write(os.path.join(out, name),
+              preamble + "\n".join(fortran_wrapper(fn, binding) for fn in functions if binding.symbols(fn)))
 
     symbols = []
     for fn in functions:

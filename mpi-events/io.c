@@ -65,10 +65,10 @@ static inline void append_io(const adt_mpi_call *call, adt_record_kind kind, con
     adt_buffer_append_event(call->location, (uint16_t)kind, call->time, record, sizeof *record);
 }
 
-void adt_mpi_fortran_string(char *out, size_t size, const char *text, int length)
+void adt_mpi_fortran_string(char *out, size_t size, const char *text, size_t length)
 {
     /* Fortran pads with blanks; MPI ignores trailing ones in file names. */
-    size_t used = length > 0 ? (size_t)length : 0;
+    size_t used = length;
     while (used > 0 && text[used - 1] == ' ')
         --used;
     if (used >= size)

@@ -7,6 +7,8 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "wrap_support.h"
 
@@ -111,6 +113,36 @@ static void tell_node_ranks(void)
     PMPI_Comm_free(&node);
 }
 
+/* A job started by MPI_Comm_spawn is measured apart from its parents (the
+ * end of the run unifies definitions over one MPI_COMM_WORLD): its own
+ * archive, named apart from theirs even where both read one
+ * ADAPTRACE_OUTPUT, and a line that says so. */
+static void name_spawned_archive(int rank, char *archive_dir)
+{
+    MPI_Comm parent = MPI_COMM_NULL;
+    PMPI_Comm_get_parent(&parent);
+    if (parent == MPI_COMM_NULL || rank != 0)
+        return;
+    char own[ADT_PATH_MAX];
+    if (snprintf(own, sizeof own, "%s-spawned-%lld", archive_dir, (long long)getpid()) < (int)sizeof own)
+        memcpy(archive_dir, own, sizeof own);
+    adt_log("this job was started by MPI_Comm_spawn: it is measured apart from the job that started it, "
+            "in %s", archive_dir);
+}
+
+/* The first spawn says, on its root, what the measurement leaves out. */
+void adt_mpi_spawned(adt_mpi_function function, int root, MPI_Comm comm)
+{
+    static atomic_bool said;
+    int rank = -1;
+    PMPI_Comm_rank(comm, &rank);
+    if (rank != root || atomic_exchange(&said, true))
+        return;
+    adt_log("%s started processes that this measurement does not include: their MPI calls are not in this "
+            "archive, and the inter-communicator to them is not traced (a spawned program that runs adaptrace "
+            "writes its own archive)", adt_mpi_functions[function].name);
+}
+
 void adt_mpi_init_begin(void)
 {
     adt_runtime_start();
@@ -125,6 +157,7 @@ void adt_mpi_init_end(adt_location *location)
     /* Every rank writes to (and reports endings beside) rank 0's path. */
     char archive_dir[ADT_PATH_MAX];
     snprintf(archive_dir, sizeof archive_dir, "%s", adt_runtime_archive_dir());
+    name_spawned_archive(rank, archive_dir);
     PMPI_Bcast(archive_dir, ADT_PATH_MAX, MPI_CHAR, 0, MPI_COMM_WORLD);
     adt_runtime_mpi_started((uint32_t)rank, (uint32_t)size, archive_dir);
     tell_node_ranks();

@@ -105,6 +105,8 @@ void adt_mpi_init_end(adt_location *location);
  * trace (adt_runtime_finish) and releases adaptrace's MPI resources; the
  * wrapper calls PMPI_Finalize afterwards. */
 void adt_mpi_finalize_measurement(adt_mpi_call *call, adt_mpi_function function);
+/* After a successful MPI_Comm_spawn(_multiple) with root root of comm. */
+void adt_mpi_spawned(adt_mpi_function function, int root, MPI_Comm comm);
 
 /* ---- point-to-point and collectives ------------------------------------- */
 
@@ -176,9 +178,10 @@ void adt_mpi_files_fini(void);
 /* Files not traced (untracked communicator, no memory or no slot). */
 uint64_t adt_mpi_files_untracked(void);
 
-/* A Fortran string argument (blank-padded, length apart) as a C string in
- * out (cut at size - 1 bytes). */
-void adt_mpi_fortran_string(char *out, size_t size, const char *text, int length);
+/* A Fortran string argument (blank-padded, its length apart: an int from
+ * the mpif.h bindings, a size_t from mpi_f08) as a C string in out (cut
+ * at size - 1 bytes). */
+void adt_mpi_fortran_string(char *out, size_t size, const char *text, size_t length);
 /* The longest file name recorded (longer ones are cut). */
 #define ADT_MPI_FILE_NAME_MAX 4096
 

@@ -21,11 +21,12 @@ void adt_report_define_group(struct adt_report_matching *matching, uint32_t grou
     memcpy(defined->members, members, size * sizeof *members);
 }
 
-void adt_report_define_comm(struct adt_report_matching *matching, uint32_t comm, uint32_t group)
+void adt_report_define_comm(struct adt_report_matching *matching, uint32_t comm, uint32_t group,
+                            uint32_t remote_group)
 {
-    matching->comm_groups = adt_report_grow(matching->comm_groups, &matching->comm_capacity, (size_t)comm + 1,
-                                            sizeof *matching->comm_groups);
-    matching->comm_groups[comm] = group;
+    matching->comms = adt_report_grow(matching->comms, &matching->comm_capacity, (size_t)comm + 1,
+                                      sizeof *matching->comms);
+    matching->comms[comm] = (struct adt_report_comm){.group = group, .remote_group = remote_group};
     if (comm + 1 > matching->comm_count) {
         matching->comm_count = (size_t)comm + 1;
     }
@@ -36,19 +37,58 @@ void adt_report_matching_start(struct adt_report_matching *matching, size_t rank
     matching->rank_count = rank_count;
 }
 
-static const struct adt_report_group *group_of(const struct adt_report_matching *matching, uint32_t comm)
+static const struct adt_report_group *group_at(const struct adt_report_matching *matching, uint32_t group)
 {
-    if (comm >= matching->comm_count || matching->comm_groups[comm] >= matching->group_capacity) {
+    return group < matching->group_capacity ? &matching->groups[group] : NULL;
+}
+
+static bool group_holds(const struct adt_report_group *group, uint32_t rank)
+{
+    for (uint32_t i = 0; group != NULL && i < group->size; i++) {
+        if (group->members[i] == rank) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The group whose ranks the peers of rank's messages on comm are: comm's
+ * group, or for an inter-communicator the group rank is not in (MPI
+ * numbers the peers of an inter-communicator in the remote group). */
+static const struct adt_report_group *peer_group(const struct adt_report_matching *matching, uint32_t comm,
+                                                 uint32_t rank)
+{
+    if (comm >= matching->comm_count) {
         return NULL;
     }
-    return &matching->groups[matching->comm_groups[comm]];
+    const struct adt_report_comm *defined = &matching->comms[comm];
+    if (defined->remote_group == UINT32_MAX) {
+        return group_at(matching, defined->group);
+    }
+    const struct adt_report_group *first = group_at(matching, defined->group);
+    return group_holds(first, rank) ? group_at(matching, defined->remote_group) : first;
+}
+
+/* The ranks a collective on comm involves: both groups of an
+ * inter-communicator. */
+static uint32_t comm_members(const struct adt_report_matching *matching, uint32_t comm)
+{
+    if (comm >= matching->comm_count) {
+        return 1;
+    }
+    const struct adt_report_comm *defined = &matching->comms[comm];
+    const struct adt_report_group *group = group_at(matching, defined->group);
+    uint32_t members = group == NULL || group->type == OTF2_GROUP_TYPE_COMM_SELF ? 1 : group->size;
+    const struct adt_report_group *remote = defined->remote_group == UINT32_MAX ? NULL
+                                                                                 : group_at(matching, defined->remote_group);
+    return members + (remote != NULL ? remote->size : 0);
 }
 
 /* The world rank of rank peer of comm; UINT32_MAX when the archive does
- * not say (an inter-communicator, a peer outside the group). */
+ * not say (a peer outside the group). */
 static uint32_t world_rank(const struct adt_report_matching *matching, uint32_t comm, uint32_t rank, uint32_t peer)
 {
-    const struct adt_report_group *group = group_of(matching, comm);
+    const struct adt_report_group *group = peer_group(matching, comm, rank);
     if (group == NULL) {
         return UINT32_MAX;
     }
@@ -175,9 +215,7 @@ static void match_collectives(struct adt_report_matching *matching, struct adt_r
                 last_entry = matching->collectives[end].enter_time;
             }
         }
-        const struct adt_report_group *group = group_of(matching, matching->collectives[first].comm);
-        uint32_t members = group == NULL || group->type == OTF2_GROUP_TYPE_COMM_SELF ? 1 : group->size;
-        if (end - first != members) {
+        if (end - first != comm_members(matching, matching->collectives[first].comm)) {
             continue;
         }
         profile->collectives_matched++;
@@ -202,7 +240,7 @@ void adt_report_matching_free(struct adt_report_matching *matching)
         free(matching->groups[i].members);
     }
     free(matching->groups);
-    free(matching->comm_groups);
+    free(matching->comms);
     free(matching->sends);
     free(matching->receives);
     free(matching->collectives);

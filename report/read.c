@@ -199,7 +199,15 @@ static OTF2_CallbackCode on_comm(void *data, OTF2_CommRef self, OTF2_StringRef n
                                  OTF2_CommRef parent, OTF2_CommFlag flags)
 {
     (void)name, (void)parent, (void)flags;
-    adt_report_define_comm(&((struct reading *)data)->matching, self, group);
+    adt_report_define_comm(&((struct reading *)data)->matching, self, group, UINT32_MAX);
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode on_inter_comm(void *data, OTF2_CommRef self, OTF2_StringRef name, OTF2_GroupRef group_a,
+                                       OTF2_GroupRef group_b, OTF2_CommRef common, OTF2_CommFlag flags)
+{
+    (void)name, (void)common, (void)flags;
+    adt_report_define_comm(&((struct reading *)data)->matching, self, group_a, group_b);
     return OTF2_CALLBACK_SUCCESS;
 }
 
@@ -482,6 +490,7 @@ static bool read_definitions(OTF2_Reader *reader, struct reading *reading, char 
     OTF2_GlobalDefReaderCallbacks_SetLocationCallback(callbacks, on_location);
     OTF2_GlobalDefReaderCallbacks_SetGroupCallback(callbacks, on_group);
     OTF2_GlobalDefReaderCallbacks_SetCommCallback(callbacks, on_comm);
+    OTF2_GlobalDefReaderCallbacks_SetInterCommCallback(callbacks, on_inter_comm);
     bool ok = !failed(OTF2_Reader_RegisterGlobalDefCallbacks(reader, definitions, callbacks, reading),
                       "OTF2_Reader_RegisterGlobalDefCallbacks", error, error_size);
     OTF2_GlobalDefReaderCallbacks_Delete(callbacks);

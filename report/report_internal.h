@@ -49,11 +49,16 @@ struct adt_report_group {
     uint64_t *members;
 };
 
+struct adt_report_comm {
+    uint32_t group;        /* its group; group A of an inter-communicator */
+    uint32_t remote_group; /* group B of an inter-communicator, else UINT32_MAX */
+};
+
 struct adt_report_matching {
     size_t rank_count;
     struct adt_report_group *groups;
     size_t group_capacity;
-    uint32_t *comm_groups;
+    struct adt_report_comm *comms;
     size_t comm_count;
     size_t comm_capacity;
     struct adt_report_message *sends;
@@ -69,7 +74,9 @@ struct adt_report_matching {
 
 void adt_report_define_group(struct adt_report_matching *matching, uint32_t group, OTF2_GroupType type,
                              uint32_t size, const uint64_t *members);
-void adt_report_define_comm(struct adt_report_matching *matching, uint32_t comm, uint32_t group);
+/* remote_group: UINT32_MAX for an intra-communicator. */
+void adt_report_define_comm(struct adt_report_matching *matching, uint32_t comm, uint32_t group,
+                            uint32_t remote_group);
 void adt_report_matching_start(struct adt_report_matching *matching, size_t rank_count);
 /* peer is the other end's rank in comm, as the MPI records give it. */
 void adt_report_add_message(struct adt_report_matching *matching, bool sending, uint32_t rank, uint32_t peer,

@@ -410,13 +410,14 @@ static void recount(saved_process *process)
 {
     size_t count = adt_buffer_location_count(process->buffer);
     process->lines = calloc(count ? count : 1, sizeof *process->lines);
-    uint64_t mpi_events = 0, samples_kept = 0, samples_dropped = 0;
+    adt_run_counters rebuilt;
+    memset(&rebuilt, 0, sizeof rebuilt);
     for (size_t i = 0; i < count; i++) {
         adt_location_stats stats;
         adt_location_get_stats(adt_buffer_location_at(process->buffer, i), &stats);
-        mpi_events += stats.events.records + stats.spilled_records;
-        samples_kept += stats.samples_kept;
-        samples_dropped += stats.samples_dropped;
+        rebuilt.mpi_events += stats.events.records + stats.spilled_records;
+        rebuilt.samples_kept += stats.samples_kept;
+        adt_summary_add_losses(&rebuilt, &stats);
         if (process->lines == NULL)
             continue;
         if (i < process->saved_line_count)
@@ -431,9 +432,12 @@ static void recount(saved_process *process)
         memset(counters, 0, sizeof *counters);
         counters->locations = count;
     }
-    counters->mpi_events = mpi_events;
-    counters->samples_dropped = samples_dropped;
-    counters->samples_kept = samples_kept;
+    counters->mpi_events = rebuilt.mpi_events;
+    counters->samples_kept = rebuilt.samples_kept;
+    counters->samples_dropped = rebuilt.samples_dropped;
+    counters->events_dropped = rebuilt.events_dropped;
+    memcpy(counters->samples_lost, rebuilt.samples_lost, sizeof counters->samples_lost);
+    memcpy(counters->events_lost, rebuilt.events_lost, sizeof counters->events_lost);
     counters->location_entries = process->lines != NULL ? count : 0;
 }
 

@@ -121,9 +121,11 @@ typedef struct adt_run_counters {
     uint64_t samples_kept;
     uint64_t samples_removed;
     uint64_t samples_skipped;
-    uint64_t samples_dropped;
-    uint64_t events_dropped;
-    uint64_t events_dropped_spill_failed; /* part of events_dropped */
+    uint64_t samples_dropped;             /* Σ samples_lost */
+    uint64_t samples_lost[ADT_SAMPLE_LOSS_CAUSES];
+    uint64_t events_dropped;              /* Σ events_lost */
+    uint64_t events_lost[ADT_EVENT_LOSS_CAUSES];
+    uint64_t event_stops_spill_failed; /* part of events_dropped */
     uint64_t halvings;
     uint64_t overload_halvings;
     uint64_t most_halvings_per_location;
@@ -154,6 +156,9 @@ typedef struct adt_run_counters {
     uint64_t location_entries;  /* adt_location_summary entries sent: locations,
                                    or 0 when they could not be listed */
 } adt_run_counters;
+
+/* Adds one location's losses, by cause and in all, to counters. */
+void adt_summary_add_losses(adt_run_counters *counters, const adt_location_stats *stats);
 
 /* One location's line of the summary, gathered as raw bytes as well. */
 typedef struct adt_location_summary {

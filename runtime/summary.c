@@ -12,13 +12,16 @@
  * MPI calls) whose call path stops early, not a loss of samples.
  *
  * MPI events: every event the MPI layer appends is kept (in the buffer or
- * the spill file) or dropped. events_dropped_spill_failed is the part of
- * events_dropped that the spill file would have kept had it been writable,
- * shown on its own because the user can fix it (ADAPTRACE_SPILL_DIRECTORY).
+ * the spill file) or dropped. A location whose event finds no chunk stops
+ * recording events there (its stream stays a prefix of the run);
+ * event_stops_spill_failed counts the locations stopped so because the
+ * spill file could not be written, shown on its own because the user can
+ * fix it (ADAPTRACE_SPILL_DIRECTORY).
  * Events are never appended for what the MPI layer could not follow:
  * mpi_requests_untracked, mpi_communicators_untracked,
- * mpi_windows_untracked and mpi_files_untracked count those objects (MPI_Finalize reports them;
- * a recovered run has no count of them and says 0).
+ * mpi_windows_untracked and mpi_files_untracked count those objects
+ * (MPI_Finalize reports them; a recovered run has no count of them and
+ * says 0).
  *
  * Halvings: shift steps, whether the flush policy asked for them (memory)
  * or a thread's handler did (overload_halvings: it could not keep up with
@@ -99,8 +102,7 @@ size_t adt_summary_count(const adt_run_sources *sources, uint32_t rank, adt_run_
         counters->samples_kept += stats.samples_kept;
         counters->samples_removed += stats.samples_removed;
         counters->samples_skipped += stats.samples_skipped;
-        counters->samples_dropped += stats.samples_dropped;
-        counters->events_dropped += stats.events_dropped;
+        adt_summary_add_losses(counters, &stats);
         if (stats.shift > counters->most_halvings_per_location)
             counters->most_halvings_per_location = stats.shift;
     }
@@ -112,7 +114,7 @@ size_t adt_summary_count(const adt_run_sources *sources, uint32_t rank, adt_run_
     counters->flushes_at_sample_floor = flush.floor_fallbacks;
     counters->first_flush_ns = flush.first_flush_ns;
     counters->event_stops = flush.stops;
-    counters->events_dropped_spill_failed = flush.events_dropped_spill_failed;
+    counters->event_stops_spill_failed = flush.event_stops_spill_failed;
     adt_buffer_stats buffer;
     adt_buffer_get_stats(sources->buffer, &buffer);
     counters->buffer_bytes = sources->buffer_bytes;
@@ -153,6 +155,64 @@ static uint64_t max_u64(uint64_t a, uint64_t b)
 
 /* Sums over ranks; per-process sizes and the slowest values are maxima;
  * the delivered rate and the handler time are means over ranks. */
+/* ---- losses, each under its cause --------------------------------------- */
+
+typedef struct loss_cause {
+    const char *key;   /* in summary.json */
+    const char *words; /* on stderr */
+} loss_cause;
+
+static const loss_cause event_loss_causes[ADT_EVENT_LOSS_CAUSES] = {
+    [ADT_EVENT_LOST_STOPPED] = {"stopped", "after events were stopped"},
+    [ADT_EVENT_LOST_TOO_LARGE] = {"too_large", "larger than a chunk"},
+    [ADT_EVENT_LOST_NO_CHUNK] = {"no_chunk", "no free chunk"},
+};
+
+static const loss_cause sample_loss_causes[ADT_SAMPLE_LOSS_CAUSES] = {
+    [ADT_SAMPLE_LOST_TOO_LARGE] = {"too_large", "larger than a chunk"},
+    [ADT_SAMPLE_LOST_NO_CHUNK] = {"no_chunk", "no free chunk"},
+    [ADT_SAMPLE_LOST_HALVED] = {"halved_meanwhile", "no survivor of a halving during their append"},
+    [ADT_SAMPLE_LOST_NUMBERS_SPENT] = {"numbers_used_up", "sample numbers used up"},
+    [ADT_SAMPLE_LOST_CUT] = {"cut_at_the_ending", "cut by the save at the ending"},
+};
+
+void adt_summary_add_losses(adt_run_counters *counters, const adt_location_stats *stats)
+{
+    for (unsigned cause = 0; cause < ADT_SAMPLE_LOSS_CAUSES; cause++)
+        counters->samples_lost[cause] += stats->samples_lost[cause];
+    for (unsigned cause = 0; cause < ADT_EVENT_LOSS_CAUSES; cause++)
+        counters->events_lost[cause] += stats->events_lost[cause];
+    counters->samples_dropped += stats->samples_dropped;
+    counters->events_dropped += stats->events_dropped;
+}
+
+/* ",\n  \"name\": {\"cause\": n, ...}" */
+static void write_json_losses(FILE *out, const char *name, const loss_cause *causes, const uint64_t *counts,
+                              unsigned cause_count)
+{
+    fprintf(out, ",\n  \"%s\": {", name);
+    for (unsigned cause = 0; cause < cause_count; cause++)
+        fprintf(out, "%s\"%s\": %llu", cause ? ", " : "", causes[cause].key, (unsigned long long)counts[cause]);
+    fprintf(out, "}");
+}
+
+/* ": n words, n words" for the causes that lost anything; "" for none. */
+static void describe_losses(char *text, size_t size, const loss_cause *causes, const uint64_t *counts,
+                            unsigned cause_count)
+{
+    size_t used = 0;
+    text[0] = '\0';
+    for (unsigned cause = 0; cause < cause_count && used < size; cause++) {
+        if (counts[cause] == 0)
+            continue;
+        int written = snprintf(text + used, size - used, "%s%llu %s", used ? ", " : ": ",
+                               (unsigned long long)counts[cause], causes[cause].words);
+        if (written < 0)
+            break;
+        used += (size_t)written;
+    }
+}
+
 static adt_run_counters combine(const adt_run_counters *ranks, uint32_t size)
 {
     adt_run_counters total;
@@ -166,8 +226,12 @@ static adt_run_counters combine(const adt_run_counters *ranks, uint32_t size)
         total.samples_removed += c->samples_removed;
         total.samples_skipped += c->samples_skipped;
         total.samples_dropped += c->samples_dropped;
+        for (unsigned cause = 0; cause < ADT_SAMPLE_LOSS_CAUSES; cause++)
+            total.samples_lost[cause] += c->samples_lost[cause];
         total.events_dropped += c->events_dropped;
-        total.events_dropped_spill_failed += c->events_dropped_spill_failed;
+        for (unsigned cause = 0; cause < ADT_EVENT_LOSS_CAUSES; cause++)
+            total.events_lost[cause] += c->events_lost[cause];
+        total.event_stops_spill_failed += c->event_stops_spill_failed;
         total.halvings += c->halvings;
         total.overload_halvings += c->overload_halvings;
         total.most_halvings_per_location = max_u64(total.most_halvings_per_location, c->most_halvings_per_location);
@@ -286,7 +350,7 @@ static void write_json(FILE *out, const adt_run_counters *total, const adt_run_l
             "  \"locations\": %llu,\n"
             "  \"mpi_events\": %llu,\n"
             "  \"events_dropped\": %llu,\n"
-            "  \"events_dropped_spill_failed\": %llu,\n"
+            "  \"event_stops_spill_failed\": %llu,\n"
             "  \"mpi_requests_untracked\": %llu,\n"
             "  \"mpi_communicators_untracked\": %llu,\n"
             "  \"mpi_windows_untracked\": %llu,\n"
@@ -323,7 +387,7 @@ static void write_json(FILE *out, const adt_run_counters *total, const adt_run_l
             "  \"events_written\": %llu,\n"
             "  \"write_seconds\": %.6f",
             ranks, (unsigned long long)total->locations, (unsigned long long)total->mpi_events,
-            (unsigned long long)total->events_dropped, (unsigned long long)total->events_dropped_spill_failed,
+            (unsigned long long)total->events_dropped, (unsigned long long)total->event_stops_spill_failed,
             (unsigned long long)total->mpi_requests_untracked, (unsigned long long)total->mpi_communicators_untracked,
             (unsigned long long)total->mpi_windows_untracked, (unsigned long long)total->mpi_files_untracked,
             (unsigned long long)total->samples_taken,
@@ -341,6 +405,9 @@ static void write_json(FILE *out, const adt_run_counters *total, const adt_run_l
             (unsigned long long)total->chunk_bytes, (unsigned long long)total->chunks_high_water,
             high_water_bytes, (unsigned long long)total->bytes_written, (unsigned long long)total->events_written,
             total->write_seconds);
+    write_json_losses(out, "events_dropped_by_cause", event_loss_causes, total->events_lost, ADT_EVENT_LOSS_CAUSES);
+    write_json_losses(out, "samples_dropped_by_cause", sample_loss_causes, total->samples_lost,
+                      ADT_SAMPLE_LOSS_CAUSES);
     if (listing->ending != NULL)
         write_json_ending(out, listing->ending);
     if (listing->lines != NULL)
@@ -431,13 +498,19 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
     uint32_t ranks = listing->ranks;
     if (listing->ending != NULL)
         print_ending(listing->ending);
+    char event_losses[256], sample_losses[320];
+    describe_losses(event_losses, sizeof event_losses, event_loss_causes, total->events_lost, ADT_EVENT_LOSS_CAUSES);
+    describe_losses(sample_losses, sizeof sample_losses, sample_loss_causes, total->samples_lost,
+                    ADT_SAMPLE_LOSS_CAUSES);
     char spill_cause[96] = "";
-    if (total->events_dropped_spill_failed > 0)
-        snprintf(spill_cause, sizeof spill_cause, ", %llu of them because the spill file could not be written",
-                 (unsigned long long)total->events_dropped_spill_failed);
-    adt_log("%u rank%s, %llu location%s, %llu MPI events (%llu dropped%s)", ranks, ranks == 1 ? "" : "s",
+    if (total->event_stops_spill_failed > 0)
+        snprintf(spill_cause, sizeof spill_cause, "; events stopped on %llu location%s because the spill file "
+                 "could not be written", (unsigned long long)total->event_stops_spill_failed,
+                 total->event_stops_spill_failed == 1 ? "" : "s");
+    adt_log("%u rank%s, %llu location%s, %llu MPI events (%llu dropped%s%s)", ranks, ranks == 1 ? "" : "s",
             (unsigned long long)total->locations, total->locations == 1 ? "" : "s",
-            (unsigned long long)total->mpi_events, (unsigned long long)total->events_dropped, spill_cause);
+            (unsigned long long)total->mpi_events, (unsigned long long)total->events_dropped, event_losses,
+            spill_cause);
     if (total->mpi_requests_untracked + total->mpi_communicators_untracked + total->mpi_windows_untracked +
             total->mpi_files_untracked > 0)
         adt_log("not traced (no room in adaptrace's tables, or created where adaptrace could not see it): "
@@ -447,11 +520,11 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
                 (unsigned long long)total->mpi_windows_untracked, (unsigned long long)total->mpi_files_untracked);
     if (listing->initial_rate_hz) {
         adt_log("samples: %llu taken, %llu kept, %llu removed, %llu skipped (%llu while code was being unloaded or "
-                "registered), %llu dropped; %llu call paths cut at code loaded during the run",
+                "registered), %llu dropped%s; %llu call paths cut at code loaded during the run",
                 (unsigned long long)total->samples_taken, (unsigned long long)total->samples_kept,
                 (unsigned long long)total->samples_removed, (unsigned long long)total->samples_skipped,
                 (unsigned long long)total->samples_skipped_code_changing, (unsigned long long)total->samples_dropped,
-                (unsigned long long)total->paths_cut);
+                sample_losses, (unsigned long long)total->paths_cut);
         char end_rates[512];
         describe_end_rates(total, listing, end_rates, sizeof end_rates);
         adt_log("sampling rate: %u Hz at start; at the end %s (%llu halvings, %llu of them for overload); "

@@ -324,7 +324,7 @@ static void watch_overload(adt_sampler_thread *thread, uint64_t entry, uint64_t 
         thread->window_start = entry;
         thread->window_min_gap = UINT64_MAX;
     }
-    uint64_t period = adt_sampler.period_ticks << (shift > 32 ? 32 : shift);
+    uint64_t period = atomic_load_explicit(&thread->period_ticks, memory_order_relaxed);
     thread->window_signals++;
     uint64_t gap = entry - thread->previous_end;
     thread->previous_end = end;
@@ -337,7 +337,13 @@ static void watch_overload(adt_sampler_thread *thread, uint64_t entry, uint64_t 
         return;
     if (thread->window_behind > 0)
         thread->delivery_ticks = thread->window_min_gap;
+    /* The window's time at the mean period, if its own was shorter: its
+     * 16 signals may fall into periods drawn short (dither.h), whose cost
+     * share is high for a moment but not on average. */
     uint64_t span = adt_clock_now() - thread->window_start;
+    uint64_t mean_span = thread->window_signals * (adt_sampler.period_ticks << (shift > 32 ? 32 : shift));
+    if (span < mean_span)
+        span = mean_span;
     uint64_t cost = thread->window_handler_ticks + thread->window_signals * thread->delivery_ticks;
     bool overloaded = thread->window_behind >= ADT_OVERLOAD_BEHIND || cost * ADT_OVERLOAD_COST_SHARE >= span;
     /* A busy guard keeps the window full: the next signal tries again. */
@@ -384,6 +390,10 @@ bool adt_sampler_on_signal(int signum, siginfo_t *info, void *ucontext)
             } else {
                 uint64_t end = take_sample(thread, ucontext, entry);
                 watch_overload(thread, entry, end, info->si_overrun);
+            }
+            if (++thread->signals_since_draw >= ADT_DITHER_SIGNALS_PER_DRAW) {
+                thread->signals_since_draw = 0;
+                adt_sampler_draw_period(thread);
             }
         }
         atomic_store(&thread->in_handler, 0);

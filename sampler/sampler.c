@@ -287,22 +287,84 @@ int adt_sampler_init(const adt_config *config, adt_defs *defs, uint64_t context_
 
 /* ---- threads ----------------------------------------------------------- */
 
-/* Also from the signal handler (halving): timer_settime and ioctl are
- * system calls, async-signal-safe. */
+/* The shortest period a perf event is given. Software events fire from
+ * an hrtimer at max(10 µs, period) (perf_swevent_hrtimer), and with
+ * exclude_kernel an expiry that lands in the kernel sends nothing and is
+ * not throttled: in the development VM, where a timer interrupt costs tens
+ * of µs, a period of 10 µs kept a thread in timer interrupts until its
+ * next re-arming (1.4 s of CPU time for a few signals), and periods of
+ * mean 50 µs with a floor of 12.5 µs gave handlers of up to 90 ms; a
+ * floor of 25 µs under a mean of 100 µs (the default 10 kHz) ran like the
+ * fixed period. Shorter periods are lengthened, so above 10 kHz the mean
+ * rate is a little below the asked one (the summary's delivered rate
+ * shows it). */
+#define PERF_SHORTEST_PERIOD_NS 25000u
+
+/* Sets the timer's period to a fresh draw of mean period × 2^shift
+ * (dither.h). Setting a period restarts it from now, so the time since the
+ * last expiry (the signal's delivery and the handler, or a halving on
+ * another thread) would be lost at every draw and the rate fall below the
+ * asked one (10 kHz on the cpu clock: 7.1-9.1 kHz delivered here without
+ * this). That time is made up: a POSIX timer's first expiry comes that
+ * much earlier (timer_gettime tells how much of the old period was left),
+ * a perf event, whose periods are all equal, gets its periods shortened
+ * by a quarter of it for the block of 4 (its count since it was set, modulo
+ * the period, is the time since its last expiry). The caller holds the
+ * timer (ADT_TIMER_BUSY) or it is not live yet; also from the signal
+ * handler: timer_gettime, timer_settime, read, ioctl and the draw are
+ * async-signal-safe. */
 static int arm_timer(adt_sampler_thread *thread, unsigned shift)
 {
     unsigned capped = shift > 32 ? 32 : shift;
-    uint64_t period = adt_sampler.period_ns << capped;
+    uint64_t period = adt_dither_interval(&thread->dither, adt_sampler.period_ns << capped);
+    uint64_t shortest = thread->perf_fd >= 0 ? PERF_SHORTEST_PERIOD_NS : 1;
+    if (period < shortest)
+        period = shortest;
+    uint64_t ticks = (uint64_t)((double)period * (double)adt_clock_resolution() / 1e9);
+    atomic_store_explicit(&thread->period_ticks, ticks > 0 ? ticks : 1, memory_order_relaxed);
+    uint64_t since_expiry = 0;
     if (thread->perf_fd >= 0) {
-        if (ioctl(thread->perf_fd, PERF_EVENT_IOC_PERIOD, &period) != 0)
-            return -1;
-        return ioctl(thread->perf_fd, PERF_EVENT_IOC_ENABLE, 0);
+        uint64_t count = thread_clock_now(thread);
+        if (thread->armed_period > 0 && count > thread->armed_count)
+            since_expiry = (count - thread->armed_count) % thread->armed_period;
+        uint64_t owed = since_expiry / ADT_DITHER_SIGNALS_PER_DRAW;
+        uint64_t set = period > shortest + owed ? period - owed : shortest;
+        thread->armed_count = count;
+        thread->armed_period = set;
+        return ioctl(thread->perf_fd, PERF_EVENT_IOC_PERIOD, &set);
     }
     struct itimerspec spec;
+    if (thread->armed_period > 0 && timer_gettime(thread->timer, &spec) == 0) {
+        uint64_t left = (uint64_t)spec.it_value.tv_sec * 1000000000ull + (uint64_t)spec.it_value.tv_nsec;
+        since_expiry = left < thread->armed_period ? thread->armed_period - left : 0;
+    }
+    uint64_t first = period > since_expiry ? period - since_expiry : 1;
+    thread->armed_period = period;
     spec.it_interval.tv_sec = (time_t)(period / 1000000000ull);
     spec.it_interval.tv_nsec = (long)(period % 1000000000ull);
-    spec.it_value = spec.it_interval;
+    spec.it_value.tv_sec = (time_t)(first / 1000000000ull);
+    spec.it_value.tv_nsec = (long)(first % 1000000000ull);
     return timer_settime(thread->timer, 0, &spec, NULL);
+}
+
+/* Thread start, before the timer is live: the first period, and the perf
+ * event enabled (it stays enabled until the thread stops). The seed mixes
+ * the thread id and the time, so threads and runs draw their own streams. */
+static int start_timer(adt_sampler_thread *thread, unsigned shift)
+{
+    adt_dither_seed(&thread->dither, ((uint64_t)thread->tid << 32) ^ adt_clock_now() ^ (uintptr_t)thread);
+    if (arm_timer(thread, shift) != 0)
+        return -1;
+    return thread->perf_fd >= 0 ? ioctl(thread->perf_fd, PERF_EVENT_IOC_ENABLE, 0) : 0;
+}
+
+void adt_sampler_draw_period(adt_sampler_thread *thread)
+{
+    int live = ADT_TIMER_LIVE;
+    if (!atomic_compare_exchange_strong(&thread->timer_state, &live, ADT_TIMER_BUSY))
+        return;
+    arm_timer(thread, atomic_load(&thread->shift));
+    atomic_store(&thread->timer_state, ADT_TIMER_LIVE);
 }
 
 int adt_sampler_thread_start(adt_location *location)
@@ -394,7 +456,7 @@ int adt_sampler_thread_start(adt_location *location)
     thread->start_clock = thread->perf_fd >= 0 ? 0 : read_clock(thread->clock);
     atomic_store(&thread->timer_state, ADT_TIMER_LIVE);
     atomic_store(&thread->active, 1);
-    if (arm_timer(thread, stats.shift) != 0) {
+    if (start_timer(thread, stats.shift) != 0) {
         adt_log("adt_sampler_thread_start: timer_settime for thread %d failed: %m", (int)thread->tid);
         atomic_store(&thread->active, 0);
         return -1;
@@ -465,7 +527,7 @@ void adt_sampler_stop_all(void)
 
 /* May run in signal context (own thread: a sample append that ran out of
  * memory, or the overload protection) or on another thread (a drop asked
- * by an event append): it never waits. Two halvings of one thread can
+ * by an event append): it never waits. The new period is a fresh draw. Two halvings of one thread can
  * overlap and arrive out of order, so the shift only ever grows. The one
  * that holds the timer re-arms it until the period matches the largest
  * shift seen: a halving that found the timer busy leaves the re-arming to

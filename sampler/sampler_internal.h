@@ -19,6 +19,7 @@
 #include <libunwind.h>
 
 #include "sampler/cct.h"
+#include "sampler/dither.h"
 #include "sampler/sampler.h"
 
 /* The configuration table's limits (core.h). */
@@ -80,6 +81,15 @@ typedef struct adt_sampler_thread {
     uint32_t metric_count;    /* counters this thread's event set reads */
     pid_t tid;
     uint64_t start_clock;     /* on `clock` (with perf: the event's count), ns */
+    /* The timer's period is drawn from here (dither.h) by whoever holds
+     * timer_state at ADT_TIMER_BUSY, or by the starting thread before the
+     * timer is live. */
+    adt_dither dither;
+    uint32_t signals_since_draw; /* handler only */
+    uint64_t armed_period;    /* the period set last, ns (0: none yet) */
+    uint64_t armed_count;     /* perf: the event's count when it was set */
+    _Atomic uint64_t period_ticks; /* the period drawn last, in trace-clock
+                                      ticks (for the overload protection) */
     uint64_t stop_clock;      /* 0 while running */
     /* Written by the owner thread's handler only. */
     uint64_t signals;
@@ -118,7 +128,7 @@ typedef struct adt_sampler_global {
     int signal;
     adt_sampling_clock clock;
     uint32_t rate_hz;
-    uint64_t period_ns;         /* for the timer */
+    uint64_t period_ns;         /* for the timer: the mean period at shift 0 */
     uint64_t period_ticks;      /* the same in trace-clock ticks, for the handler */
     uint32_t depth;
     uint32_t kernel_tick_hz;
@@ -143,6 +153,12 @@ extern __thread adt_sampler_thread *adt_sampler_current __attribute__((tls_model
  * with si_code SI_TIMER and this value is ours, everything else belongs
  * to the application. */
 extern const char adt_sampler_timer_token;
+
+/* sampler.c, for the handler: re-arms the thread's timer with a freshly
+ * drawn period (dither.h) unless another thread is re-arming it (a
+ * halving, which draws one itself) or it is being stopped. System calls
+ * and arithmetic only: async-signal-safe. */
+void adt_sampler_draw_period(adt_sampler_thread *thread);
 
 /* handler.c: the sampling signal's hook (hot path); true when the signal
  * was one of adaptrace's timer signals. */

@@ -194,7 +194,9 @@ TEST(BufferAppend, NoCallbackMeansDropped)
     EXPECT_EQ(adt_buffer_append_sample(location, 1, 4, payload, 90, nullptr), ADT_APPEND_DROPPED);
     adt_location_stats stats = location_stats(location);
     EXPECT_EQ(stats.events_dropped, 1u);
+    EXPECT_EQ(stats.events_lost[ADT_EVENT_LOST_NO_CHUNK], 1u);
     EXPECT_EQ(stats.samples_dropped, 1u);
+    EXPECT_EQ(stats.samples_lost[ADT_SAMPLE_LOST_NO_CHUNK], 1u);
     EXPECT_EQ(stats.samples_taken, 2u);
     EXPECT_EQ(buffer_stats(buffer).chunks_free, 0u);
     EXPECT_EQ(buffer_stats(buffer).chunks_high_water, 2u);
@@ -214,7 +216,9 @@ TEST(BufferAppend, RecordLargerThanAChunkIsRefused)
     EXPECT_EQ(adt_buffer_append_event(location, 1, 5, payload.data(), UINT32_MAX), ADT_APPEND_TOO_LARGE);
     adt_location_stats stats = location_stats(location);
     EXPECT_EQ(stats.events_dropped, 2u);
+    EXPECT_EQ(stats.events_lost[ADT_EVENT_LOST_TOO_LARGE], 2u);
     EXPECT_EQ(stats.samples_dropped, 1u);
+    EXPECT_EQ(stats.samples_lost[ADT_SAMPLE_LOST_TOO_LARGE], 1u);
     adt_buffer_destroy(buffer);
 }
 
@@ -239,6 +243,7 @@ TEST(BufferStop, LaterEventsAreCountedAsDropped)
     EXPECT_TRUE(stats.events_stopped);
     EXPECT_EQ(stats.events_stopped_at, 777u) << "the first stop counts";
     EXPECT_EQ(stats.events_dropped, 5u);
+    EXPECT_EQ(stats.events_lost[ADT_EVENT_LOST_STOPPED], 5u);
     EXPECT_EQ(stats.events.records, 10u);
     expect_readout(location, expected_readout(stored, 0));
     adt_buffer_destroy(buffer);
@@ -468,6 +473,33 @@ bool own_drop_while_guarded(adt_buffer *, const adt_preflush_request *request, v
 }
 
 }  // namespace
+
+// A sample whose level the callback drops (the sampler's halving) is no
+// survivor: not stored, and counted under its own cause.
+TEST(BufferAppend, SampleWhoseLevelTheCallbackDropsIsCountedAsHalvedMeanwhile)
+{
+    adt_buffer *buffer = adt_buffer_create(2 * 128, 128, 1);
+    adt_location *location = adt_buffer_add_location(buffer, 0);
+    adt_buffer_set_preflush(
+        buffer,
+        [](adt_buffer *, const adt_preflush_request *request, void *) {
+            return adt_buffer_drop_lowest_level(request->requester, request) >= 0;
+        },
+        nullptr);
+    char payload[90] = {};
+    uint64_t n = 0;
+    ASSERT_EQ(adt_buffer_append_sample(location, 1, 1, payload, sizeof payload, &n), ADT_APPEND_OK);  // n = 1, level 0
+    ASSERT_EQ(adt_buffer_append_sample(location, 1, 2, payload, sizeof payload, &n), ADT_APPEND_OK);  // n = 2, level 1
+    // n = 3 needs a chunk for level 0; the callback drops level 0.
+    EXPECT_EQ(adt_buffer_append_sample(location, 1, 3, payload, sizeof payload, &n), ADT_APPEND_DROPPED);
+    adt_location_stats stats = location_stats(location);
+    EXPECT_EQ(stats.shift, 1u);
+    EXPECT_EQ(stats.samples_kept, 1u);
+    EXPECT_EQ(stats.samples_lost[ADT_SAMPLE_LOST_HALVED], 1u);
+    EXPECT_EQ(stats.samples_lost[ADT_SAMPLE_LOST_NO_CHUNK], 0u);
+    EXPECT_EQ(stats.samples_dropped, 1u);
+    adt_buffer_destroy(buffer);
+}
 
 TEST(BufferOwnDrop, BusyGuardAnswersMinusOneWithoutWaiting)
 {

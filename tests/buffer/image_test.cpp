@@ -200,6 +200,8 @@ TEST(BufferImage, AChainIsCutAtTheFirstRecordThatIsNotWhole)
     adt_location_get_stats(adt_buffer_location_at(read.buffer, 0), &stats);
     EXPECT_EQ(stats.events.records, 29u);
     EXPECT_EQ(stats.samples_kept + stats.samples_dropped, 60u);
+    EXPECT_GT(stats.samples_lost[ADT_SAMPLE_LOST_CUT], 0u);
+    EXPECT_EQ(stats.samples_lost[ADT_SAMPLE_LOST_CUT], stats.samples_dropped) << "cut at the repair, nothing else";
     adt_reader *reader = adt_reader_open(adt_buffer_location_at(read.buffer, 0));
     adt_record_view view;
     while (adt_reader_next(reader, &view)) {

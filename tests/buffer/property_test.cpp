@@ -18,6 +18,8 @@ struct LocationModel {
     std::vector<ModelRecord> stored;  // every record the buffer accepted, in append order
     uint64_t last_number = 0;
     uint64_t taken = 0, skipped = 0, dropped_samples = 0, dropped_events = 0;
+    uint64_t numbers_spent = 0; // of dropped_samples: after the 64-bit numbers ran out
+    bool event_lost = false;    // an event found no chunk: no later one may be stored
     // What the chains must hold, kept up to date step by step.
     unsigned shift = 0;
     uint64_t stored_samples = 0, event_records = 0, event_bytes = 0;
@@ -88,6 +90,7 @@ void check_accounting(Run &run)
         ASSERT_EQ(stats.samples_taken, model.stored_samples + stats.samples_skipped + stats.samples_dropped);
         ASSERT_EQ(stats.samples_skipped, model.skipped);
         ASSERT_EQ(stats.samples_dropped, model.dropped_samples);
+        ASSERT_EQ(stats.samples_lost[ADT_SAMPLE_LOST_NUMBERS_SPENT], model.numbers_spent);
         ASSERT_EQ(stats.events_dropped, model.dropped_events);
     }
     ASSERT_EQ(chunks_in_chains + buffer_stats.chunks_free, buffer_stats.chunks_total);
@@ -113,6 +116,7 @@ void append_sample(LocationModel &model, std::mt19937_64 &random, uint64_t time,
         ASSERT_EQ(model.last_number | low_mask(before.shift), ~uint64_t(0));
         ASSERT_EQ(status, ADT_APPEND_DROPPED);
         model.dropped_samples++;
+        model.numbers_spent++;
         return;
     }
     ASSERT_GT(number, model.last_number);
@@ -140,11 +144,13 @@ void append_event(LocationModel &model, std::mt19937_64 &random, uint64_t time, 
     adt_append_status status =
         adt_buffer_append_event(model.location, kind, time, payload.data(), static_cast<uint32_t>(size));
     if (status == ADT_APPEND_OK) {
+        ASSERT_FALSE(model.event_lost) << "an event stored after an earlier one was lost: a gap in the stream";
         model.stored.push_back({time, kind, false, 0, payload});
         model.event_records++;
         model.event_bytes += record_bytes(false, size);
-    } else if (status == ADT_APPEND_DROPPED || status == ADT_APPEND_TOO_LARGE) {
+    } else if (status == ADT_APPEND_DROPPED || status == ADT_APPEND_TOO_LARGE || status == ADT_APPEND_STOPPED) {
         model.dropped_events++;
+        model.event_lost |= status != ADT_APPEND_TOO_LARGE;
     }
     else
         FAIL() << "unexpected event status " << status;

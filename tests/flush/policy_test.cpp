@@ -373,7 +373,7 @@ TEST_F(FlushPolicy, FlushFallbackWithoutSpillDirectoryDropsAndCountsSayingItOnce
         index++;
     const uint64_t later_events = 100;
     for (uint64_t i = 0; i < later_events; i++)
-        EXPECT_EQ(event(locations_[0], index + 1 + i), ADT_APPEND_DROPPED);
+        EXPECT_EQ(event(locations_[0], index + 1 + i), ADT_APPEND_STOPPED) << "events stop at the first loss";
     std::string message = testing::internal::GetCapturedStderr();
     EXPECT_EQ(status, ADT_APPEND_DROPPED);
     EXPECT_EQ(count_lines(message), 1u) << message;
@@ -382,9 +382,13 @@ TEST_F(FlushPolicy, FlushFallbackWithoutSpillDirectoryDropsAndCountsSayingItOnce
               std::string::npos)
         << message;
     EXPECT_EQ(counters().flushes, 0u);
-    EXPECT_EQ(counters().gave_up, 1 + later_events);
-    EXPECT_EQ(counters().events_dropped_spill_failed, 1 + later_events);
-    EXPECT_EQ(stats_of(locations_[0]).events_dropped, 1 + later_events);
+    EXPECT_EQ(counters().gave_up, 1u);
+    EXPECT_EQ(counters().event_stops_spill_failed, 1u);
+    adt_location_stats stats = stats_of(locations_[0]);
+    EXPECT_EQ(stats.events_dropped, 1 + later_events);
+    EXPECT_EQ(stats.events_lost[ADT_EVENT_LOST_NO_CHUNK], 1u);
+    EXPECT_EQ(stats.events_lost[ADT_EVENT_LOST_STOPPED], later_events);
+    EXPECT_TRUE(stats.events_stopped);
     uint64_t flush_records = 0;
     expect_all_events_in_order(locations_[0], index, &flush_records);
     EXPECT_EQ(flush_records, 0u);
@@ -418,14 +422,14 @@ TEST_F(FlushPolicy, SpillWriteFailureIsSaidOnceAndNotRetried)
             EXPECT_EQ(dropped, 0u) << "event " << i << " kept after an earlier one was dropped";
             kept++;
         } else {
-            EXPECT_EQ(status, ADT_APPEND_DROPPED);
+            EXPECT_EQ(status, dropped == 0 ? ADT_APPEND_DROPPED : ADT_APPEND_STOPPED);
             dropped++;
         }
     }
     ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &previous_limit), 0);
     const uint64_t flushes_at_failure = counters().flushes;
     for (uint64_t i = 0; i < 100; i++)
-        EXPECT_EQ(event(locations_[0], count + i), ADT_APPEND_DROPPED);
+        EXPECT_EQ(event(locations_[0], count + i), ADT_APPEND_STOPPED);
     dropped += 100;
     std::string message = testing::internal::GetCapturedStderr();
     sigaction(SIGXFSZ, &previous_action, nullptr);
@@ -439,8 +443,9 @@ TEST_F(FlushPolicy, SpillWriteFailureIsSaidOnceAndNotRetried)
     EXPECT_EQ(flushes_at_failure, 1u);
     EXPECT_EQ(counters().flushes, flushes_at_failure);
     EXPECT_GT(dropped, 100u);
-    EXPECT_EQ(counters().events_dropped_spill_failed, dropped);
+    EXPECT_EQ(counters().event_stops_spill_failed, 1u);
     EXPECT_EQ(stats_of(locations_[0]).events_dropped, dropped);
+    EXPECT_EQ(stats_of(locations_[0]).events_lost[ADT_EVENT_LOST_NO_CHUNK], 1u);
     uint64_t flush_records = 0;
     expect_all_events_in_order(locations_[0], kept, &flush_records);
     EXPECT_EQ(flush_records, 1u);

@@ -68,7 +68,7 @@ static void check(int condition, const char *what)
 static int status_bytes(const MPI_Status *status)
 {
     int count = -1;
-    MPI_Get_count(status, MPI_BYTE, &count);
+    CALL(MPI_Get_count, status, MPI_BYTE, &count);
     return count;
 }
 

@@ -118,7 +118,7 @@ static void lock(void)
     int w = note_window();
     CALL(MPI_Win_attach, win, local, (MPI_Aint)sizeof local);
     MPI_Aint mine, addresses[64];
-    MPI_Get_address(local, &mine);
+    CALL(MPI_Get_address, local, &mine);
     CALL(MPI_Allgather, &mine, 1, MPI_AINT, addresses, 1, MPI_AINT, MPI_COMM_WORLD);
     CALL(MPI_Win_lock, MPI_LOCK_EXCLUSIVE, right, 0, win);
     CALL(MPI_Put, values, 3, MPI_INT, right, addresses[right], 3, MPI_INT, win);

@@ -5,8 +5,9 @@
 #   Removes RUN_DIR and creates RUN_DIR/expect (where the test programs
 #   write their expectations), then runs `MPIEXEC --oversubscribe -np RANKS
 #   COMMAND...` with ADAPTRACE_OUTPUT=RUN_DIR/archive and
-#   ADAPTRACE_SAMPLING=SAMPLING (on|off). COMMAND is either the launcher and
-#   the program, or a program linked with libadaptrace, and its arguments.
+#   ADAPTRACE_SAMPLING=SAMPLING (on|off), its stderr copied to
+#   RUN_DIR/stderr.txt. COMMAND is either the launcher and the program, or a
+#   program linked with libadaptrace, and its arguments.
 set -euo pipefail
 if [ $# -lt 5 ]; then
     echo "usage: $0 RUN_DIR MPIEXEC RANKS on|off COMMAND..." >&2
@@ -21,7 +22,12 @@ export ADAPTRACE_OUTPUT="$run_dir/archive" ADAPTRACE_SAMPLING="$sampling"
 export ADAPTRACE_SAMPLING_RATE=1kHz
 # A stall shows every rank's stacks before the run is killed (ctest's
 # TIMEOUT is 120 s; the stacks of five processes take up to ~40 s under load).
-"$(dirname "$0")/../run_with_watchdog.sh" 80 "$mpiexec" --oversubscribe -np "$ranks" "$@" </dev/null
+# What the run says on stderr is kept in RUN_DIR/stderr.txt for the checks.
+status=0
+"$(dirname "$0")/../run_with_watchdog.sh" 80 "$mpiexec" --oversubscribe -np "$ranks" "$@" </dev/null \
+    2>"$run_dir/stderr.txt" || status=$?
+cat "$run_dir/stderr.txt" >&2
+[ "$status" -eq 0 ] || exit "$status"
 for file in traces.otf2 traces.def summary.json; do
     if [ ! -f "$ADAPTRACE_OUTPUT/$file" ]; then
         echo "run_traced.sh: $ADAPTRACE_OUTPUT/$file is missing after the run" >&2

@@ -64,14 +64,18 @@ system)
         ! -name otf2-print.txt -print)
     [ -z "$extra" ] || fail "the child left files behind: $extra"
     ;;
-unwritable-spill)
+unwritable-spill | unwritable-spill-sampled)
     # MPI events alone overflow a 64K buffer, and the spill directory lies
     # under a regular file (deterministic, even for root): each rank says so
     # in exactly one line, even with --quiet on, the run goes on, and the
-    # events it could not keep are counted under their own cause.
+    # events it could not keep are counted under their own cause. Sampled,
+    # the halvings free chunks after the first loss: the events must stay
+    # stopped, or a Leave whose Enter was lost made the trace unwritable.
     touch not-a-directory
+    sampling=off
+    [ "$case" = unwritable-spill-sampled ] && sampling=on
     export ADAPTRACE_SPILL_DIRECTORY="$work/not-a-directory/spill" ADAPTRACE_BUFFER_SIZE=64K
-    export ADAPTRACE_SAMPLING=off ADAPTRACE_ON_FULL=flush ADAPTRACE_QUIET=on
+    export ADAPTRACE_SAMPLING=$sampling ADAPTRACE_ON_FULL=flush ADAPTRACE_QUIET=on
     run many-calls
     [ "$status" -eq 0 ] || fail "exit status $status"
     expected="adaptrace: cannot create the spill file in '$ADAPTRACE_SPILL_DIRECTORY' (ADAPTRACE_SPILL_DIRECTORY):"
@@ -83,8 +87,13 @@ unwritable-spill)
     python3 - "$archive/summary.json" <<'CHECK' || fail "summary.json does not count the events lost to the spill failure"
 import json, sys
 summary = json.load(open(sys.argv[1]))
-lost = summary["events_dropped_spill_failed"]
-assert lost > 0 and lost == summary["events_dropped"], summary
+# Each loss under its cause: on each rank's one location the first event
+# that found no chunk (the spill would have freed one) stopped its events.
+assert summary["event_stops_spill_failed"] == 2, summary
+causes = summary["events_dropped_by_cause"]
+assert sum(causes.values()) == summary["events_dropped"], causes
+assert causes["no_chunk"] == 2 and causes["stopped"] > 0 and causes["too_large"] == 0, causes
+assert sum(summary["samples_dropped_by_cause"].values()) == summary["samples_dropped"], summary
 assert summary["flushes"] == 0, summary
 CHECK
     no_stray_archive

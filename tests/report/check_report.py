@@ -97,6 +97,14 @@ def check_late_sender(profile, expect_dir):
            f"rank 0 late-sender time {waited:.4f} s, rank 1 delayed by {injected:.4f} s: not within 10 %")
 
 
+def check_all_matched(profile, _expect_dir):
+    # Every message the program sent was received (tests/mpi/families.c),
+    # on intra- and inter-communicators alike.
+    expect(profile["messages_matched"] > 0, "no message matched")
+    expect(profile["messages_unmatched"] == 0,
+           f"{profile['messages_unmatched']} messages unmatched of {profile['messages_matched']} matched")
+
+
 def check_html(report, archive, output_dir, chromium):
     page = f"{output_dir}/report.html"
     subprocess.run([report, "--html", page, archive], check=True, stdout=subprocess.DEVNULL)
@@ -145,7 +153,8 @@ def main():
     if mode == "speedscope":
         check_speedscope(report, archive, sys.argv[4])
         return
-    checks = {"pingpong": check_pingpong, "imbalance": check_imbalance, "late-sender": check_late_sender}
+    checks = {"pingpong": check_pingpong, "imbalance": check_imbalance, "late-sender": check_late_sender,
+              "all-matched": check_all_matched}
     checks[mode](profile_of(report, archive), sys.argv[4])
 
 

@@ -37,6 +37,8 @@ struct Case {
     const char *buffer_size;
     uint32_t rate_hz;
     double cpu_seconds;  // per thread (three_functions.c says why CPU time)
+    int round_ms = 0;    // > 0: a periodic program (three_functions.c)
+    const char *clock = "wall";
 };
 
 void PrintTo(const Case &run_case, std::ostream *out)
@@ -124,6 +126,58 @@ std::vector<unsigned> final_shifts(const std::vector<Location> &locations, const
     return shifts;
 }
 
+// A share of samples against the truth: within 2 points, or 4 standard
+// errors of independent samples where fewer than ~2500 samples make 2
+// points less than that: the samples are taken at random moments
+// (dither.h), so that is the error a share is known to.
+void expect_share(uint64_t count, uint64_t all, double truth_share, const char *function)
+{
+    const double bound = std::max(2.0, 400.0 * std::sqrt(truth_share * (1 - truth_share) / double(all)));
+    EXPECT_NEAR(100.0 * double(count) / double(all), 100.0 * truth_share, bound)
+        << function << ": " << count << " of " << all << " samples";
+}
+
+// No flush: neither in the summary nor as a record.
+void expect_no_flush(std::map<std::string, double> &summary, const readback::Archive &otf2)
+{
+    EXPECT_EQ(summary["flushes"], 0);
+    EXPECT_EQ(summary["event_stops"], 0);
+    EXPECT_EQ(summary["calling_contexts_full"], 0) << "the calling-context share of the budget is too small";
+    for (const auto &[id, events] : otf2.events)
+        for (const readback::Event &event : events)
+            EXPECT_NE(event.type, "BufferFlush") << "location " << id;
+}
+
+// Weights: n ≡ 0 mod 2^k, so the samples kept × their period (2^k
+// initial ones) add up to the time the location's samples taken stand
+// for, short by less than one final period. Before the generators named
+// the final period, a sample taken at shift j counted 2^j.
+void expect_weights(const std::vector<Location> &locations, const std::vector<SummaryLine> &lines)
+{
+    for (const Location &location : locations) {
+        const SummaryLine *line = line_of(lines, location);
+        if (line) {
+            EXPECT_NEAR(location.weighted_us / 1e6, line->at("sampled_s"), 0.02 * line->at("sampled_s"))
+                << "thread " << location.thread;
+        }
+    }
+}
+
+// The share of each function among the samples in the three, against
+// the CPU time the program measured.
+void expect_shares(const Location &location, const std::array<uint64_t, 3> &ns)
+{
+    uint64_t in_functions = 0, all = location.times.size();
+    for (const char *function : kFunctions)
+        in_functions += location.leaves.count(function) ? location.leaves.at(function) : 0;
+    EXPECT_GE(in_functions * 10, all * 8) << "samples outside the three functions";
+    const double truth_total = double(ns[0] + ns[1] + ns[2]);
+    for (int i = 0; i < 3; ++i) {
+        const uint64_t count = location.leaves.count(kFunctions[i]) ? location.leaves.at(kFunctions[i]) : 0;
+        expect_share(count, in_functions, double(ns[size_t(i)]) / truth_total, kFunctions[i]);
+    }
+}
+
 class AdaptiveSampling : public ::testing::TestWithParam<Case> {
 protected:
     void SetUp() override
@@ -151,7 +205,7 @@ protected:
         // wall-clock spacing, while its CPU-time spacing (the default
         // clock) stretches in wall time by its share of a core.
         std::vector<std::string> argv = {ADT_TEST_LAUNCHER,
-                                         "--sampling-clock", "wall",
+                                         "--sampling-clock", run_case.clock,
                                          "--buffer-size", run_case.buffer_size,
                                          "--sampling-rate", std::to_string(run_case.rate_hz),
                                          "--output", archive(),
@@ -159,6 +213,8 @@ protected:
                                          std::to_string(run_case.threads),
                                          std::to_string(run_case.cpu_seconds),
                                          truth_path};
+        if (run_case.round_ms > 0)
+            argv.push_back(std::to_string(run_case.round_ms));
         std::map<std::string, std::string> settings;
         // The sanitized libadaptrace.so is preloaded ahead of the ASan
         // runtime the program links (as in the MPI tests).
@@ -181,26 +237,36 @@ protected:
 
     std::string archive() const { return root_ + "/archive"; }
 
+    // What a run left: the program's truth, summary.json, the archive.
+    struct Run {
+        std::vector<std::array<uint64_t, 3>> truth;
+        std::map<std::string, double> summary;
+        readback::Archive otf2;
+    };
+
+    // Runs the case, reads back what it wrote and checks it has no flush.
+    void trace_and_read(const Case &run_case, Run &run)
+    {
+        run.truth = trace(run_case);
+        ASSERT_FALSE(HasFailure());
+        run.summary = process::read_summary(archive());
+        std::string why;
+        ASSERT_TRUE(readback::read(archive() + "/traces.otf2", run.otf2, why)) << why;
+        expect_no_flush(run.summary, run.otf2);
+    }
+
     std::string root_;
 };
 
 TEST_P(AdaptiveSampling, HalvingsKeepEveryTwoToTheKthSampleAndTheShares)
 {
     const Case run_case = GetParam();
-    const std::vector<std::array<uint64_t, 3>> truth = trace(run_case);
+    Run run;
+    trace_and_read(run_case, run);
     ASSERT_FALSE(HasFailure());
-    std::map<std::string, double> summary = process::read_summary(archive());
-    readback::Archive otf2;
-    std::string why;
-    ASSERT_TRUE(readback::read(archive() + "/traces.otf2", otf2, why)) << why;
-
-    // No flush: neither in the summary nor as a record.
-    EXPECT_EQ(summary["flushes"], 0);
-    EXPECT_EQ(summary["event_stops"], 0);
-    EXPECT_EQ(summary["calling_contexts_full"], 0) << "the calling-context share of the budget is too small";
-    for (const auto &[id, events] : otf2.events)
-        for (const readback::Event &event : events)
-            EXPECT_NE(event.type, "BufferFlush") << "location " << id;
+    const std::vector<std::array<uint64_t, 3>> &truth = run.truth;
+    std::map<std::string, double> &summary = run.summary;
+    const readback::Archive &otf2 = run.otf2;
     ASSERT_EQ(summary["locations"], run_case.threads);
     ASSERT_EQ(otf2.locations.size(), size_t(run_case.threads));
 
@@ -242,31 +308,28 @@ TEST_P(AdaptiveSampling, HalvingsKeepEveryTwoToTheKthSampleAndTheShares)
     EXPECT_EQ(summary["most_halvings_per_location"], most);
     EXPECT_NEAR(summary["final_rate_hz"], run_case.rate_hz / std::ldexp(1.0, int(most)), 0.001);
 
-    // Weights: n ≡ 0 mod 2^k, so the samples kept × their period (2^k
-    // initial ones) add up to the time the location's samples taken stand
-    // for, short by less than one final period. Before the generators
-    // named the final period, a sample taken at shift j counted 2^j.
-    for (const Location &location : locations)
-        EXPECT_NEAR(location.weighted_us / 1e6, line_of(lines, location)->at("sampled_s"),
-                    0.02 * line_of(lines, location)->at("sampled_s"))
-            << "thread " << location.thread;
+    expect_weights(locations, lines);
 
     const double initial_period_ticks = double(otf2.resolution) / run_case.rate_hz;
     for (size_t index = 0; index < locations.size(); ++index) {
         const Location &location = locations[index];
         SCOPED_TRACE("thread " + std::to_string(location.thread) + ", k = " + std::to_string(k[index]));
         ASSERT_GE(location.times.size(), 100u);
-        // Evenly spaced: one sample per 2^k initial periods. A thread that
-        // is descheduled loses timer expiries (they merge into one signal)
-        // and gets its signal late, so gaps may be longer or, after a late
-        // one, shorter; but in no stretch of time do samples come denser.
+        // One sample per 2^k initial periods on average. The periods are
+        // drawn at random, at least a quarter of the mean (dither.h), and
+        // a thread that is descheduled loses timer expiries (they merge
+        // into one signal) and gets its signal late, so gaps may be longer
+        // or, after a late one, shorter; but in no stretch of time do
+        // samples come denser than one per quarter period. The median of
+        // one drawn period is 1/4 + 3/4 ln 2 = 0.77 of the mean (sums of
+        // several, the survivors of halvings, come closer to 1).
         const double spacing = initial_period_ticks * std::ldexp(1.0, int(k[index]));
         std::vector<double> gaps;
         for (size_t i = 1; i < location.times.size(); ++i)
             gaps.push_back(double(location.times[i] - location.times[i - 1]) / spacing);
         std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
         const double median = gaps[gaps.size() / 2];
-        EXPECT_GT(median, 0.8);
+        EXPECT_GT(median, 0.65);
         EXPECT_LT(median, 2.5);
         size_t densest = 0;
         for (size_t first = 0, last = 0; first < location.times.size(); ++first) {
@@ -274,28 +337,9 @@ TEST_P(AdaptiveSampling, HalvingsKeepEveryTwoToTheKthSampleAndTheShares)
                 ++last;
             densest = std::max(densest, last - first);
         }
-        EXPECT_LE(densest, 10u) << "samples within 8 times 2^k initial periods";
+        EXPECT_LE(densest, 34u) << "samples within 8 times 2^k initial periods";
 
-        // The shares of the three functions among the samples in them.
-        const std::array<uint64_t, 3> &ns = truth.at(size_t(location.thread));
-        uint64_t in_functions = 0, all = location.times.size();
-        for (const char *function : kFunctions)
-            in_functions += location.leaves.count(function) ? location.leaves.at(function) : 0;
-        EXPECT_GE(in_functions * 10, all * 8) << "samples outside the three functions";
-        // Within 3 points, or 4 standard errors of independent samples
-        // where the overload protection left fewer than ~1100: a bound
-        // that holds for periodic sampling too, whose error is at most one
-        // sample per stretch of a function (the functions run for tens of
-        // periods at a stretch, unrelated to the timer's rhythm).
-        const double truth_total = double(ns[0] + ns[1] + ns[2]);
-        for (int i = 0; i < 3; ++i) {
-            const uint64_t count = location.leaves.count(kFunctions[i]) ? location.leaves.at(kFunctions[i]) : 0;
-            const double truth_share = double(ns[size_t(i)]) / truth_total;
-            const double bound =
-                std::max(3.0, 400.0 * std::sqrt(truth_share * (1 - truth_share) / double(in_functions)));
-            EXPECT_NEAR(100.0 * double(count) / double(in_functions), 100.0 * truth_share, bound)
-                << kFunctions[i] << ": " << count << " of " << in_functions << " samples";
-        }
+        expect_shares(location, truth.at(size_t(location.thread)));
     }
 }
 
@@ -313,6 +357,49 @@ TEST_P(AdaptiveSampling, HalvingsKeepEveryTwoToTheKthSampleAndTheShares)
 INSTANTIATE_TEST_SUITE_P(Runs, AdaptiveSampling,
                          ::testing::Values(Case{"OneThread", 1, "64K", 3000, 2.5},
                                            Case{"TwoThreads", 2, "96K", 3000, 2.5}),
+                         [](const ::testing::TestParamInfo<Case> &info) { return std::string(info.param.name); });
+
+// Issue #13: a periodic program (rounds of 10 ms of CPU time, 50/30/20 %
+// of each in the three functions, three_functions.c) traced on the default
+// cpu clock at initial rates whose halvings pass through the round length,
+// half of it and other simple ratios. Samples kept exactly 2^k periods
+// apart locked onto a few phases of the round: from 1600 Hz, after three
+// halvings 5 ms apart, kernel_three_tenths got 0 %. With random periods
+// (dither.h) every share must be right, after at least three halvings,
+// without a flush, with weights that add up.
+class PeriodicProgram : public AdaptiveSampling {};
+
+TEST_P(PeriodicProgram, SharesAfterHalvingsThroughSimpleRatiosOfTheRound)
+{
+    const Case run_case = GetParam();
+    Run run;
+    trace_and_read(run_case, run);
+    ASSERT_FALSE(HasFailure());
+    const std::vector<Location> locations = sampled_locations(run.otf2, generator_shifts(run.otf2, run_case.rate_hz));
+    const std::vector<SummaryLine> lines = process::read_summary_locations(archive());
+    ASSERT_EQ(locations.size(), size_t(run_case.threads));
+    const std::vector<unsigned> k = final_shifts(locations, lines, run_case.rate_hz);
+    ASSERT_FALSE(HasFailure());
+    expect_weights(locations, lines);
+    for (size_t index = 0; index < locations.size(); ++index) {
+        const Location &location = locations[index];
+        SCOPED_TRACE("thread " + std::to_string(location.thread) + ", k = " + std::to_string(k[index]) +
+                     ", spacing at the end " + std::to_string(1e3 * std::ldexp(1.0, int(k[index])) / run_case.rate_hz) +
+                     " ms");
+        EXPECT_GE(k[index], 3u);
+        expect_shares(location, run.truth.at(size_t(location.thread)));
+    }
+}
+
+// 64K: ~1200 samples in the arena, halvings after ~1200, 2400, 4800 and
+// 9600 initial periods of CPU time. From 1600 Hz (the issue's case) 5 s
+// end at 200 Hz, 5 ms apart, through 0.625 to 2.5 ms; from 800 Hz 7 s end
+// at 100 Hz, the round itself; from 3200 Hz two threads pass through 1/32
+// to 1/4 of the round and end at 200 or 400 Hz.
+INSTANTIATE_TEST_SUITE_P(Rounds, PeriodicProgram,
+                         ::testing::Values(Case{"IssueCaseFrom1600Hz", 1, "64K", 1600, 5.0, 10, "cpu"},
+                                           Case{"RoundLengthFrom800Hz", 1, "64K", 800, 7.0, 10, "cpu"},
+                                           Case{"TwoThreadsFrom3200Hz", 2, "96K", 3200, 3.5, 10, "cpu"}),
                          [](const ::testing::TestParamInfo<Case> &info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -4,7 +4,7 @@
  * sampling (adaptive_sampling_test.cpp). It knows nothing of adaptrace: the
  * test runs it through the launcher like any application.
  *
- * usage: three_functions THREADS CPU_SECONDS TRUTH_FILE
+ * usage: three_functions THREADS CPU_SECONDS TRUTH_FILE [ROUND_MS]
  *
  * Each of THREADS threads (the main thread and THREADS-1 created ones)
  * runs blocks of the three functions until it has used CPU_SECONDS of CPU
@@ -12,6 +12,13 @@
  *   <thread> <ns in kernel_half> <ns in kernel_three_tenths> <ns in kernel_fifth>
  * thread 0 is the main thread, thread i the i-th created one; the CPU time
  * of each call is measured with CLOCK_THREAD_CPUTIME_ID.
+ *
+ * With ROUND_MS the program is periodic instead, like the time steps of a
+ * simulation: every round of ROUND_MS ms of CPU time runs kernel_half for
+ * the first 50 % of it, kernel_three_tenths for 30 % and kernel_fifth for
+ * 20 %, each in short calls until the thread's CPU clock has advanced by
+ * its part, so preemption does not change the truth (issue #13: a
+ * sampling period that divides the round sees only some of them).
  *
  * Why a CPU-time quota: the halvings come from memory, i.e. from the number
  * of samples a thread takes. The wall-clock sampling timer gives a thread at
@@ -80,6 +87,7 @@ static const uint64_t block_scales[] = {7, 11, 8, 13, 9, 12, 10};
 typedef struct worker {
     int index;
     double cpu_seconds;
+    uint64_t round_ms;  /* 0: blocks of varying sizes */
     uint64_t iterations_per_unit;
     uint64_t truth_ns[3];
     sem_t *started;
@@ -131,23 +139,55 @@ static void run_blocks(worker *self)
     }
 }
 
+/* About 20 µs of work per call: a part of a round ends within that. */
+#define ROUND_CALL_NS 20000ull
+
+static void run_rounds(worker *self)
+{
+    uint64_t quota_ns = (uint64_t)(self->cpu_seconds * 1e9);
+    uint64_t round_ns = self->round_ms * 1000000ull;
+    uint64_t iterations = self->iterations_per_unit * ROUND_CALL_NS / UNIT_NS;
+    uint64_t begin = thread_cpu_ns(), part_end = begin;
+    while (part_end - begin < quota_ns) {
+        for (int which = 0; which < 3; which++) {
+            uint64_t start = part_end;
+            part_end += round_ns * units[which] / 10;
+            uint64_t now;
+            do {
+                sink = kernels[which](iterations);
+                now = thread_cpu_ns();
+            } while (now < part_end);
+            self->truth_ns[which] += now - start;
+            part_end = now;
+        }
+    }
+}
+
+static void run(worker *self)
+{
+    if (self->round_ms > 0)
+        run_rounds(self);
+    else
+        run_blocks(self);
+}
+
 static void *created_thread_main(void *arg)
 {
     worker *self = arg;
     sem_post(self->started);
-    run_blocks(self);
+    run(self);
     return NULL;
 }
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: three_functions THREADS(1-%d) CPU_SECONDS TRUTH_FILE\n", MAX_THREADS);
+    fprintf(stderr, "usage: three_functions THREADS(1-%d) CPU_SECONDS TRUTH_FILE [ROUND_MS]\n", MAX_THREADS);
     return 2;
 }
 
 int main(int argc, char **argv)
 {
-    if (argc != 4)
+    if (argc != 4 && argc != 5)
         return usage();
     char *end;
     long threads = strtol(argv[1], &end, 10);
@@ -156,12 +196,16 @@ int main(int argc, char **argv)
     double cpu_seconds = strtod(argv[2], &end);
     if (*end != '\0' || !(cpu_seconds > 0))
         return usage();
+    long round_ms = argc == 5 ? strtol(argv[4], &end, 10) : 0;
+    if (argc == 5 && (*end != '\0' || round_ms < 1))
+        return usage();
 
     static worker workers[MAX_THREADS];
     sem_t started;
     sem_init(&started, 0, 0);
     for (long i = 0; i < threads; i++)
-        workers[i] = (worker){.index = (int)i, .cpu_seconds = cpu_seconds, .started = &started};
+        workers[i] = (worker){
+            .index = (int)i, .cpu_seconds = cpu_seconds, .round_ms = (uint64_t)round_ms, .started = &started};
     uint64_t iterations_per_unit = calibrate(&workers[0]);
     for (long i = 0; i < threads; i++)
         workers[i].iterations_per_unit = iterations_per_unit;
@@ -177,7 +221,7 @@ int main(int argc, char **argv)
         while (sem_wait(&started) != 0 && errno == EINTR)
             ;
     }
-    run_blocks(&workers[0]);
+    run(&workers[0]);
     for (long i = 1; i < threads; i++)
         pthread_join(workers[i].thread, NULL);
     sem_destroy(&started);

@@ -3,6 +3,7 @@
 // does), samples read back with adt_reader.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <csignal>
 #include <cstring>
 #include <algorithm>
@@ -293,14 +294,13 @@ TEST_F(Sampler, RetainedSamplesAreMultiplesOfTwoToTheK)
     ASSERT_GT(list.size(), 50u);
     expect_survivors(list, stats.shift);
     // Numbers count timer periods of the initial rate (a signal at rate
-    // f0/2^j advances n by 2^j). A period of running time never takes less
-    // than a period of wall time, under any load: survivors are at least
-    // their number distance × period apart.
+    // f0/2^j advances n by 2^j); the periods are drawn around their mean
+    // (dither.h), so one gap may be short, but a period of running time
+    // never takes less than one of wall time, under any load: the
+    // survivors span at least their number distance × the mean period.
     const double period_ns = 1e9 / 2000;
-    for (size_t i = 1; i < list.size(); ++i)
-        EXPECT_GE(double(list[i].time - list[i - 1].time),
-                  0.8 * period_ns * double(list[i].number - list[i - 1].number))
-            << "samples " << list[i - 1].number << " and " << list[i].number;
+    EXPECT_GE(double(list.back().time - list.front().time),
+              0.8 * period_ns * double(list.back().number - list.front().number));
     // And the numbers advance by one per period of the thread's running
     // time (the perf cpu clock counts it, whatever else the machine runs).
     if (!sampler_stats.perf_events)
@@ -313,8 +313,7 @@ TEST_F(Sampler, RetainedSamplesAreMultiplesOfTwoToTheK)
 // Runs 50/30/20 % of a fixed amount of work in three functions, block by
 // block until the location has been halved at least three times; returns
 // the measured CPU time of each function (the truth). Each function runs
-// for tens of timer periods at a stretch, so the sampled count of a stretch
-// is off by at most one sample (periodic sampling), and the order rotates
+// for tens of timer periods at a stretch, and the order rotates
 // from block to block, so that a load that changes over time does not
 // favour one of them.
 void three_functions(adt_location *where, uint64_t truth_ns[3])
@@ -343,11 +342,15 @@ void expect_shares(const std::map<std::string, size_t> &leaf_count, const uint64
         in_kernels += leaf_count.count(name) ? leaf_count.at(name) : 0;
     ASSERT_GE(in_kernels, 100u);
     EXPECT_GE(in_kernels * 10, total * 9);
+    // Within 3 points, or 4 standard errors of independent samples where
+    // fewer than ~1100 samples make 3 points less: the periods are drawn at
+    // random (dither.h), so that is the error a share is known to.
     double truth_total = double(truth_ns[0] + truth_ns[1] + truth_ns[2]);
     for (int i = 0; i < 3; ++i) {
         double sampled = 100.0 * double(leaf_count.count(names[i]) ? leaf_count.at(names[i]) : 0) / double(in_kernels);
-        double truth = 100.0 * double(truth_ns[i]) / truth_total;
-        EXPECT_NEAR(sampled, truth, 3.0) << names[i] << " of " << in_kernels << " samples";
+        double truth = double(truth_ns[i]) / truth_total;
+        double bound = std::max(3.0, 400.0 * std::sqrt(truth * (1 - truth) / double(in_kernels)));
+        EXPECT_NEAR(sampled, 100.0 * truth, bound) << names[i] << " of " << in_kernels << " samples";
     }
 }
 
