@@ -1,4 +1,4 @@
-! MPI-IO from Fortran, one source compiled twice: with USE_F08 through the
+! MPI-IO from Fortran, one source compiled twice: with USE_MPI_F08 through the
 ! mpi_f08 module (mpi-io-f08), without through `use mpi` (mpi-io-fortran,
 ! the mpif.h entry points). A file shared by all ranks and one file per
 ! rank, written and read through explicit offsets, the individual and the
@@ -10,7 +10,7 @@
 ! io_check.py).
 !
 ! usage: mpi-io-f08|mpi-io-fortran EXPECT_DIR
-#ifdef USE_F08
+#ifdef USE_MPI_F08
 #define FILE_HANDLE type(MPI_File)
 #define REQUEST_HANDLE type(MPI_Request)
 #define STATUS_OBJECT type(MPI_Status)
@@ -20,7 +20,7 @@
 #define STATUS_OBJECT integer, dimension(MPI_STATUS_SIZE)
 #endif
 program io_fortran
-#ifdef USE_F08
+#ifdef USE_MPI_F08
     use mpi_f08
 #else
     use mpi
