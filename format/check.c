@@ -43,6 +43,16 @@ static bool rma_record_valid(const adt_defs *defs, const adt_record_view *record
     return rma->win < defs->rma_wins.count;
 }
 
+static bool io_record_valid(const adt_defs *defs, const adt_record_view *record)
+{
+    if (!fits(record, sizeof(adt_rec_io)))
+        return false;
+    const adt_rec_io *io = record->payload;
+    if (record->kind == ADT_REC_IO_DELETE_FILE)
+        return io->handle < defs->io_files.count;
+    return io->handle < defs->io_handles.count;
+}
+
 static bool record_valid(const adt_defs *defs, const adt_record_view *record)
 {
     switch ((adt_record_kind)record->kind) {
@@ -74,6 +84,8 @@ static bool record_valid(const adt_defs *defs, const adt_record_view *record)
         return fits(record, sizeof(adt_rec_on_off));
     ADT_REC_RMA_CASES:
         return rma_record_valid(defs, record);
+    ADT_REC_IO_CASES:
+        return io_record_valid(defs, record);
     case ADT_REC_KIND_COUNT:
         break;
     }

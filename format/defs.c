@@ -22,6 +22,8 @@ adt_defs *adt_defs_create(void)
     adt_intern_init(&defs->comms);
     adt_intern_init(&defs->rma_wins);
     adt_intern_init(&defs->groups);
+    adt_intern_init(&defs->io_files);
+    adt_intern_init(&defs->io_handles);
     return defs;
 }
 
@@ -42,6 +44,8 @@ void adt_defs_destroy(adt_defs *defs)
     adt_intern_free(&defs->comms);
     adt_intern_free(&defs->rma_wins);
     adt_intern_free(&defs->groups);
+    adt_intern_free(&defs->io_files);
+    adt_intern_free(&defs->io_handles);
     adt_journal_close(&defs->journal);
     pthread_mutex_destroy(&defs->lock);
     free(defs);
@@ -198,6 +202,38 @@ uint32_t adt_defs_rma_win(adt_defs *defs, uint32_t creator_world_rank, uint32_t 
         adt_journal_rma_win(&defs->journal, &key, comm);
     }
 out:
+    pthread_mutex_unlock(&defs->lock);
+    return id;
+}
+
+uint32_t adt_defs_io_file(adt_defs *defs, const char *name)
+{
+    if (!name)
+        return ADT_UNDEFINED_ID;
+    pthread_mutex_lock(&defs->lock);
+    uint32_t name_id = string_id(defs, name);
+    uint32_t id = ADT_UNDEFINED_ID;
+    int added = 0;
+    if (name_id != ADT_UNDEFINED_ID)
+        id = adt_intern_add(&defs->io_files, &name_id, sizeof name_id, &added);
+    if (added)
+        adt_journal_io_file(&defs->journal, name);
+    pthread_mutex_unlock(&defs->lock);
+    return id;
+}
+
+uint32_t adt_defs_io_handle(adt_defs *defs, uint32_t creator_world_rank, uint32_t sequence, uint32_t file,
+                            uint32_t comm)
+{
+    pthread_mutex_lock(&defs->lock);
+    uint32_t id = ADT_UNDEFINED_ID;
+    adt_io_handle_key key = { creator_world_rank, sequence, file, comm };
+    if (file < defs->io_files.count && comm < defs->comms.count) {
+        int added;
+        id = adt_intern_add(&defs->io_handles, &key, sizeof key, &added);
+        if (added)
+            adt_journal_io_handle(&defs->journal, &key);
+    }
     pthread_mutex_unlock(&defs->lock);
     return id;
 }

@@ -46,6 +46,16 @@ typedef struct adt_rma_win_key {
     uint32_t sequence;
 } adt_rma_win_key;
 
+/* Locally file and comm are local ids, in the unified definitions global
+ * ones: the key stays unique either way, as (creator_world_rank, sequence)
+ * alone identifies the handle. */
+typedef struct adt_io_handle_key {
+    uint32_t creator_world_rank;
+    uint32_t sequence;
+    uint32_t file;
+    uint32_t comm;
+} adt_io_handle_key;
+
 /* The journal of the definitions added (journal.c). */
 typedef struct adt_journal {
     uint8_t *memory;
@@ -66,6 +76,8 @@ void adt_journal_comm_name(adt_journal *journal, uint32_t comm, const char *name
 void adt_journal_metric(adt_journal *journal, const char *name, const char *unit);
 void adt_journal_rma_win(adt_journal *journal, const adt_rma_win_key *key, uint32_t comm);
 void adt_journal_group(adt_journal *journal, const uint32_t *members, uint32_t size);
+void adt_journal_io_file(adt_journal *journal, const char *name);
+void adt_journal_io_handle(adt_journal *journal, const adt_io_handle_key *key);
 
 struct adt_defs {
     pthread_mutex_t lock;
@@ -82,6 +94,8 @@ struct adt_defs {
     uint32_t *rma_win_comms;     /* local comm id per window */
     uint32_t rma_win_capacity;
     adt_intern groups;           /* key: the world ranks of the members */
+    adt_intern io_files;         /* key: the string id of the file's name */
+    adt_intern io_handles;       /* key: adt_io_handle_key */
     adt_cc_node *calling_contexts;
     size_t calling_context_count;
     adt_journal journal;

@@ -67,6 +67,18 @@ typedef enum adt_record_kind {
     ADT_REC_RMA_OP_COMPLETE_NONBLOCKING, /* adt_rec_rma: win, matching_id */
     ADT_REC_RMA_OP_COMPLETE_REMOTE,      /* adt_rec_rma: win, matching_id */
     ADT_REC_RMA_OP_TEST,                 /* adt_rec_rma: win, matching_id */
+    ADT_REC_IO_CREATE_HANDLE,        /* adt_rec_io: handle, mode (OTF2_IoAccessMode),
+                                        flags (OTF2_IoCreationFlag), status_flags */
+    ADT_REC_IO_DESTROY_HANDLE,       /* adt_rec_io: handle */
+    ADT_REC_IO_DELETE_FILE,          /* adt_rec_io: handle (a local I/O file id) */
+    ADT_REC_IO_OPERATION_BEGIN,      /* adt_rec_io: handle, mode (OTF2_IoOperationMode),
+                                        flags (OTF2_IoOperationFlag), bytes (requested), matching_id */
+    ADT_REC_IO_OPERATION_ISSUED,     /* adt_rec_io: handle, matching_id */
+    ADT_REC_IO_OPERATION_TEST,       /* adt_rec_io: handle, matching_id */
+    ADT_REC_IO_OPERATION_COMPLETE,   /* adt_rec_io: handle, bytes (done), matching_id */
+    ADT_REC_IO_OPERATION_CANCELLED,  /* adt_rec_io: handle, matching_id */
+    ADT_REC_IO_SEEK,                 /* adt_rec_io: handle, offset (requested), mode (OTF2_IoSeekOption),
+                                        bytes (the resulting offset) */
     ADT_REC_KIND_COUNT
 } adt_record_kind;
 
@@ -144,6 +156,32 @@ typedef struct adt_rec_sample {
     case ADT_REC_RMA_OP_COMPLETE_REMOTE:     \
     case ADT_REC_RMA_OP_TEST
 
+/* The case labels of every I/O kind. */
+#define ADT_REC_IO_CASES                  \
+    case ADT_REC_IO_CREATE_HANDLE:        \
+    case ADT_REC_IO_DESTROY_HANDLE:       \
+    case ADT_REC_IO_DELETE_FILE:          \
+    case ADT_REC_IO_OPERATION_BEGIN:      \
+    case ADT_REC_IO_OPERATION_ISSUED:     \
+    case ADT_REC_IO_OPERATION_TEST:       \
+    case ADT_REC_IO_OPERATION_COMPLETE:   \
+    case ADT_REC_IO_OPERATION_CANCELLED:  \
+    case ADT_REC_IO_SEEK
+
+/* Every I/O record (one layout, the fields a kind does not use are 0).
+ * handle: local I/O handle id (adt_defs_io_handle), for
+ * ADT_REC_IO_DELETE_FILE a local I/O file id (adt_defs_io_file); mode,
+ * flags, status_flags: the OTF2 enumerations the kind names. */
+typedef struct adt_rec_io {
+    uint64_t bytes;
+    uint64_t matching_id;
+    int64_t offset;
+    uint32_t handle;
+    uint32_t mode;
+    uint32_t flags;
+    uint32_t status_flags;
+} adt_rec_io;
+
 /* Every RMA record (one layout: the fields a kind does not use are 0).
  * win: local RMA window id (adt_defs_rma_win); target: a rank in the
  * window's group or ADT_RMA_ALL_TARGETS; group: local group id
@@ -177,7 +215,9 @@ typedef enum adt_region_role {
     ADT_ROLE_COLL_ALL2ONE = 24,
     ADT_ROLE_COLL_ALL2ALL = 25,
     ADT_ROLE_COLL_OTHER = 26,
-    ADT_ROLE_POINT2POINT = 28
+    ADT_ROLE_FILE_IO = 27,
+    ADT_ROLE_POINT2POINT = 28,
+    ADT_ROLE_FILE_IO_METADATA = 38
 } adt_region_role;
 
 typedef enum adt_paradigm {
@@ -224,6 +264,19 @@ int adt_defs_comm_set_name(adt_defs *defs, uint32_t comm, const char *name);
  * out; comm: the local id of a communicator whose group is the window's.
  * ADT_UNDEFINED_ID for an unknown comm or no memory. */
 uint32_t adt_defs_rma_win(adt_defs *defs, uint32_t creator_world_rank, uint32_t sequence, uint32_t comm);
+
+/* A file the application did I/O on (OTF2 IoRegularFile), identified
+ * across ranks by its name. ADT_UNDEFINED_ID for no name or no memory. */
+uint32_t adt_defs_io_file(adt_defs *defs, const char *name);
+
+/* An I/O handle (an open MPI file), identified across ranks like a
+ * communicator by the world rank of its communicator's rank 0 and a
+ * sequence number that rank handed out, so that a file opened
+ * collectively is one handle; file: a local I/O file id; comm: the local
+ * id of the communicator that opened it. ADT_UNDEFINED_ID for an unknown
+ * file or comm or no memory. */
+uint32_t adt_defs_io_handle(adt_defs *defs, uint32_t creator_world_rank, uint32_t sequence, uint32_t file,
+                            uint32_t comm);
 
 /* A process group (the group of an RMA access or exposure epoch):
  * MPI_COMM_WORLD ranks in group-rank order, size > 0. Identical member

@@ -37,6 +37,8 @@ enum journal_op {
     OP_METRIC,
     OP_RMA_WIN,
     OP_GROUP,
+    OP_IO_FILE,
+    OP_IO_HANDLE,
 };
 
 int adt_journal_open(adt_journal *journal)
@@ -190,6 +192,23 @@ void adt_journal_group(adt_journal *journal, const uint32_t *members, uint32_t s
     entry_commit(&entry, OP_GROUP);
 }
 
+void adt_journal_io_file(adt_journal *journal, const char *name)
+{
+    entry_builder entry = entry_begin(journal);
+    put_string(&entry, name);
+    entry_commit(&entry, OP_IO_FILE);
+}
+
+void adt_journal_io_handle(adt_journal *journal, const adt_io_handle_key *key)
+{
+    entry_builder entry = entry_begin(journal);
+    put_u32(&entry, key->creator_world_rank);
+    put_u32(&entry, key->sequence);
+    put_u32(&entry, key->file);
+    put_u32(&entry, key->comm);
+    entry_commit(&entry, OP_IO_HANDLE);
+}
+
 /* ---- reading ------------------------------------------------------------------ */
 
 const void *adt_defs_journal(const adt_defs *defs, size_t *bytes, bool *complete)
@@ -332,6 +351,15 @@ static bool replay_entry(adt_defs *defs, uint32_t op, entry_reader *reader)
     }
     case OP_GROUP:
         return replay_group(defs, reader);
+    case OP_IO_FILE: {
+        const char *name = take_string(reader);
+        return !reader->failed && adt_defs_io_file(defs, name) != ADT_UNDEFINED_ID;
+    }
+    case OP_IO_HANDLE: {
+        uint32_t creator = take_u32(reader), sequence = take_u32(reader);
+        uint32_t file = take_u32(reader), comm = take_u32(reader);
+        return !reader->failed && adt_defs_io_handle(defs, creator, sequence, file, comm) != ADT_UNDEFINED_ID;
+    }
     case OP_METRIC: {
         const char *name = take_string(reader);
         const char *unit = take_string(reader);

@@ -26,6 +26,8 @@ void adt_id_maps_free(adt_id_maps *maps)
     free(maps->calling_context);
     free(maps->rma_win);
     free(maps->group);
+    free(maps->io_file);
+    free(maps->io_handle);
     memset(maps, 0, sizeof *maps);
 }
 
@@ -34,7 +36,7 @@ void adt_global_defs_free(adt_global_defs *global)
     adt_intern *tables[] = { &global->strings, &global->regions, &global->source_locations,
                              &global->metrics, &global->metric_classes, &global->comms,
                              &global->groups, &global->calling_contexts, &global->hosts,
-                             &global->rma_wins };
+                             &global->rma_wins, &global->io_files, &global->io_handles };
     for (size_t i = 0; i < sizeof tables / sizeof tables[0]; ++i)
         adt_intern_free(tables[i]);
     free(global->metric_units);
@@ -90,6 +92,11 @@ void adt_unify_serialize(adt_defs *defs, const char *hostname, const adt_trace_t
         const void *members = adt_intern_key(&defs->groups, i, &bytes);
         adt_blob_put_u32(blob, (uint32_t)(bytes / sizeof(uint32_t)));
         adt_blob_put(blob, members, bytes);
+    }
+    const adt_intern *io[] = { &defs->io_files, &defs->io_handles };
+    for (size_t t = 0; t < 2; ++t) {
+        adt_blob_put_u32(blob, io[t]->count);
+        adt_blob_put(blob, io[t]->bytes, io[t]->bytes_used);
     }
     adt_blob_put_u32(blob, (uint32_t)defs->calling_context_count);
     adt_blob_put(blob, defs->calling_contexts, defs->calling_context_count * sizeof(adt_cc_node));
@@ -186,6 +193,35 @@ static uint32_t *merge_groups(adt_global_defs *global, adt_cursor *in, uint32_t 
         free(copy);
     }
     return groups;
+}
+
+/* A rank's I/O files (merged by name) and I/O handles (merged by their
+ * key, with global file and comm ids). Returns the two maps. */
+static void merge_io(adt_global_defs *global, adt_cursor *in, const uint32_t *strings, uint32_t string_count,
+                     const uint32_t *comms, uint32_t comm_count, uint32_t *counts, uint32_t **maps, bool *bad)
+{
+    counts[0] = adt_cursor_u32(in);
+    maps[0] = map_alloc(counts[0]);
+    *bad |= !maps[0];
+    for (uint32_t i = 0; i < counts[0] && !*bad && !in->failed; ++i) {
+        uint32_t name = translate(strings, string_count, adt_cursor_u32(in), bad);
+        maps[0][i] = adt_intern_add(&global->io_files, &name, sizeof name, NULL);
+        *bad |= maps[0][i] == ADT_UNDEFINED_ID;
+    }
+    counts[1] = adt_cursor_u32(in);
+    maps[1] = map_alloc(counts[1]);
+    *bad |= !maps[1];
+    for (uint32_t i = 0; i < counts[1] && !*bad && !in->failed; ++i) {
+        adt_io_handle_key key;
+        const void *at = adt_cursor_take(in, sizeof key);
+        if (!at)
+            break;
+        memcpy(&key, at, sizeof key);
+        key.file = translate(maps[0], counts[0], key.file, bad);
+        key.comm = translate(comms, comm_count, key.comm, bad);
+        maps[1][i] = adt_intern_add(&global->io_handles, &key, sizeof key, NULL);
+        *bad |= maps[1][i] == ADT_UNDEFINED_ID;
+    }
 }
 
 /* Merges rank's blob into global and writes its id maps into reply. */
@@ -308,6 +344,9 @@ static int merge_rank(adt_global_defs *global, uint32_t rank, adt_cursor *in, ad
     uint32_t win_count = 0, group_count = 0;
     uint32_t *wins = merge_rma_wins(global, in, comms, comm_count, &win_count, &bad);
     uint32_t *groups = merge_groups(global, in, &group_count, &bad);
+    uint32_t io_counts[2] = { 0, 0 };
+    uint32_t *io_maps[2] = { NULL, NULL };
+    merge_io(global, in, strings, string_count, comms, comm_count, io_counts, io_maps, &bad);
 
     uint32_t cc_count = adt_cursor_u32(in);
     ccs = map_alloc(cc_count);
@@ -360,6 +399,11 @@ static int merge_rank(adt_global_defs *global, uint32_t rank, adt_cursor *in, ad
     adt_blob_put(reply, wins, (size_t)win_count * sizeof(uint32_t));
     adt_blob_put_u32(reply, group_count);
     adt_blob_put(reply, groups, (size_t)group_count * sizeof(uint32_t));
+    for (size_t t = 0; t < 2; ++t) {
+        adt_blob_put_u32(reply, io_counts[t]);
+        adt_blob_put(reply, io_maps[t], (size_t)io_counts[t] * sizeof(uint32_t));
+        free(io_maps[t]);
+    }
 
     free(wins);
     free(groups);
@@ -399,9 +443,11 @@ static int read_maps(const uint8_t *data, size_t size, adt_id_maps *maps)
     adt_cursor in = { .data = data, .size = size };
     maps->metric_class = adt_cursor_u32(&in);
     maps->metric_count = adt_cursor_u32(&in);
-    uint32_t **targets[] = { &maps->region, &maps->comm, &maps->calling_context, &maps->rma_win, &maps->group };
+    uint32_t **targets[] = { &maps->region, &maps->comm, &maps->calling_context, &maps->rma_win, &maps->group,
+                             &maps->io_file, &maps->io_handle };
     uint32_t *counts[] = { &maps->region_count, &maps->comm_count, &maps->calling_context_count,
-                           &maps->rma_win_count, &maps->group_count };
+                           &maps->rma_win_count, &maps->group_count, &maps->io_file_count,
+                           &maps->io_handle_count };
     for (size_t t = 0; t < sizeof targets / sizeof targets[0]; ++t) {
         *counts[t] = adt_cursor_u32(&in);
         const void *at = adt_cursor_take(&in, (size_t)*counts[t] * sizeof(uint32_t));

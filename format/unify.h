@@ -7,7 +7,8 @@
  * definition (ranks in order, each rank's definitions in local id order),
  * so parents come before children wherever the local order had them so.
  * Identical definitions merge; communicators merge by (creator_world_rank,
- * sequence), RMA windows the same way; identical member lists (of
+ * sequence), RMA windows and I/O handles the same way, I/O files by
+ * name; identical member lists (of
  * communicators and of RMA epochs) share one COMM_GROUP.
  */
 #ifndef ADAPTRACE_FORMAT_UNIFY_H
@@ -44,6 +45,8 @@ typedef struct adt_global_defs {
     adt_intern groups;           /* key: world ranks of a COMM_GROUP */
     adt_intern rma_wins;         /* key: adt_rma_win_key */
     uint32_t *rma_win_comm;      /* global comm id per window */
+    adt_intern io_files;         /* key: global string id of the file's name */
+    adt_intern io_handles;       /* key: adt_io_handle_key with global ids */
     bool self_group_used;
     adt_intern calling_contexts; /* key: adt_cc_node with global ids */
     adt_intern hosts;            /* key: global string id of a host name */
@@ -64,6 +67,10 @@ typedef struct adt_id_maps {
     uint32_t rma_win_count;
     uint32_t *group;        /* local group id -> archive group id */
     uint32_t group_count;
+    uint32_t *io_file;
+    uint32_t io_file_count;
+    uint32_t *io_handle;
+    uint32_t io_handle_count;
     uint32_t metric_class;  /* ADT_UNDEFINED_ID when no metric is registered */
     uint32_t metric_count;
 } adt_id_maps;

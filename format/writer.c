@@ -504,6 +504,45 @@ static OTF2_ErrorCode write_rma(stream *s, const adt_record_view *r)
     }
 }
 
+/* The archive's one I/O paradigm, defined when an I/O file is. */
+#define IO_PARADIGM_MPI 0
+
+static OTF2_ErrorCode write_io(stream *s, const adt_record_view *r)
+{
+    const uint64_t t = r->time;
+    if (!payload_fits(s, r, sizeof(adt_rec_io)))
+        return OTF2_ERROR_INVALID_DATA;
+    const adt_rec_io *m = r->payload;
+    uint32_t id;
+    if (r->kind == ADT_REC_IO_DELETE_FILE) {
+        if (!map_id(s, s->w->maps.io_file, s->w->maps.io_file_count, m->handle, "I/O file", &id))
+            return OTF2_ERROR_INVALID_DATA;
+        return OTF2_EvtWriter_IoDeleteFile(s->out, NULL, t, IO_PARADIGM_MPI, id);
+    }
+    if (!map_id(s, s->w->maps.io_handle, s->w->maps.io_handle_count, m->handle, "I/O handle", &id))
+        return OTF2_ERROR_INVALID_DATA;
+    switch ((adt_record_kind)r->kind) {
+    case ADT_REC_IO_CREATE_HANDLE:
+        return OTF2_EvtWriter_IoCreateHandle(s->out, NULL, t, id, (OTF2_IoAccessMode)m->mode,
+                                             (OTF2_IoCreationFlag)m->flags, (OTF2_IoStatusFlag)m->status_flags);
+    case ADT_REC_IO_DESTROY_HANDLE:
+        return OTF2_EvtWriter_IoDestroyHandle(s->out, NULL, t, id);
+    case ADT_REC_IO_OPERATION_BEGIN:
+        return OTF2_EvtWriter_IoOperationBegin(s->out, NULL, t, id, (OTF2_IoOperationMode)m->mode,
+                                               (OTF2_IoOperationFlag)m->flags, m->bytes, m->matching_id);
+    case ADT_REC_IO_OPERATION_ISSUED:
+        return OTF2_EvtWriter_IoOperationIssued(s->out, NULL, t, id, m->matching_id);
+    case ADT_REC_IO_OPERATION_TEST:
+        return OTF2_EvtWriter_IoOperationTest(s->out, NULL, t, id, m->matching_id);
+    case ADT_REC_IO_OPERATION_COMPLETE:
+        return OTF2_EvtWriter_IoOperationComplete(s->out, NULL, t, id, m->bytes, m->matching_id);
+    case ADT_REC_IO_OPERATION_CANCELLED:
+        return OTF2_EvtWriter_IoOperationCancelled(s->out, NULL, t, id, m->matching_id);
+    default:
+        return OTF2_EvtWriter_IoSeek(s->out, NULL, t, id, m->offset, (OTF2_IoSeekOption)m->mode, m->bytes);
+    }
+}
+
 static OTF2_ErrorCode write_record(stream *s, const adt_record_view *r)
 {
     const uint64_t t = r->time;
@@ -582,6 +621,8 @@ static OTF2_ErrorCode write_record(stream *s, const adt_record_view *r)
                                                                                : OTF2_MEASUREMENT_OFF);
     ADT_REC_RMA_CASES:
         return write_rma(s, r);
+    ADT_REC_IO_CASES:
+        return write_io(s, r);
     case ADT_REC_KIND_COUNT:
         break;
     }
@@ -713,6 +754,7 @@ static int write_local_definitions(writer *w, const location_summary *summary)
 
 typedef struct global_strings {
     uint32_t empty, mpi, sampling, machine_class, node_class, machine;
+    uint32_t mpi_io, mpi_io_name;  /* the I/O paradigm's, when one is written */
     uint32_t *rank_names;
     uint32_t *generator_names;
 } global_strings;
@@ -727,11 +769,16 @@ static int intern_writer_strings(writer *w, global_strings *s)
     s->machine_class = adt_global_string(g, "machine");
     s->node_class = adt_global_string(g, "node");
     s->machine = adt_global_string(g, "adaptrace machine");
+    if (g->io_files.count) {
+        s->mpi_io = adt_global_string(g, "MPI-IO");
+        s->mpi_io_name = adt_global_string(g, "MPI I/O");
+    }
     s->rank_names = malloc(((size_t)g->rank_count + 1) * sizeof *s->rank_names);
     s->generator_names = malloc(RATE_SHIFTS * sizeof *s->generator_names);
     if (!s->rank_names || !s->generator_names)
         return -1;
     bool ok = s->empty != ADT_UNDEFINED_ID && s->machine != ADT_UNDEFINED_ID;
+    ok &= !g->io_files.count || (s->mpi_io != ADT_UNDEFINED_ID && s->mpi_io_name != ADT_UNDEFINED_ID);
     for (uint32_t r = 0; r < g->rank_count; ++r) {
         snprintf(text, sizeof text, "MPI Rank %u", r);
         s->rank_names[r] = adt_global_string(g, text);
@@ -859,6 +906,22 @@ static int write_global_definitions(writer *w, const location_summary *summaries
     for (uint32_t i = 0; i < g->rma_wins.count; ++i)
         TRY(OTF2_GlobalDefWriter_WriteRmaWin(out, i, names.empty, g->rma_win_comm[i],
                                              OTF2_RMA_WIN_FLAG_CREATE_DESTROY_EVENTS));
+    /* As Score-P's MPI-IO adapter: one parallel paradigm without
+     * properties; files are global (scope: the machine); a handle is named
+     * after its file and scoped by the communicator that opened it. */
+    if (g->io_files.count)
+        TRY(OTF2_GlobalDefWriter_WriteIoParadigm(out, IO_PARADIGM_MPI, names.mpi_io, names.mpi_io_name,
+                                                 OTF2_IO_PARADIGM_CLASS_PARALLEL, OTF2_IO_PARADIGM_FLAG_NONE, 0,
+                                                 NULL, NULL, NULL));
+    for (uint32_t i = 0; i < g->io_files.count; ++i)
+        TRY(OTF2_GlobalDefWriter_WriteIoRegularFile(out, i, *(const uint32_t *)adt_intern_key(&g->io_files, i, NULL),
+                                                    0));
+    for (uint32_t i = 0; i < g->io_handles.count; ++i) {
+        const adt_io_handle_key *k = adt_intern_key(&g->io_handles, i, NULL);
+        uint32_t name = *(const uint32_t *)adt_intern_key(&g->io_files, k->file, NULL);
+        TRY(OTF2_GlobalDefWriter_WriteIoHandle(out, i, name, k->file, IO_PARADIGM_MPI, OTF2_IO_HANDLE_FLAG_NONE,
+                                               k->comm, OTF2_UNDEFINED_IO_HANDLE));
+    }
 
     for (uint32_t i = 0; i < g->metrics.count; ++i) {
         uint32_t name = *(const uint32_t *)adt_intern_key(&g->metrics, i, NULL);

@@ -25,6 +25,8 @@ ROLES = {
     "all2one": "ADT_ROLE_COLL_ALL2ONE",
     "all2all": "ADT_ROLE_COLL_ALL2ALL",
     "other": "ADT_ROLE_COLL_OTHER",
+    "file_io": "ADT_ROLE_FILE_IO",
+    "file_io_metadata": "ADT_ROLE_FILE_IO_METADATA",
 }
 
 # What a NAME field may say after the name, in brackets: the function has
@@ -92,6 +94,16 @@ RECORD_KINDS = {
     "rma_rput": ["count", "datatype", "target", "win", "request"],
     "rma_rget": ["count", "datatype", "target", "win", "request"],
     "rma_ratomic": ["type", "sent", "received", "target", "win", "request"],
+    "io_open": ["comm", "filename", "amode", "file"],
+    "io_close": ["file"],
+    "io_delete": ["filename"],
+    "io_seek": ["file", "offset", "whence"],
+    "io_seek_shared": ["file", "offset", "whence"],
+    "io_sync": ["file"],
+    "io_op": ["mode", "flags", "file", "count", "datatype", "status"],
+    "io_iop": ["mode", "flags", "file", "count", "datatype", "request"],
+    "io_split_begin": ["mode", "file", "count", "datatype"],
+    "io_split_end": ["file", "status"],
 }
 
 
@@ -120,6 +132,8 @@ class Param:
             return f"void *{self.name}"
         if self.is_string:
             return f"char *{self.name}"
+        if self.base == "MPI_Offset":
+            return f"MPI_Offset *{self.name}"
         if self.is_procedure:
             return f"void (*{self.name})(void)"
         return f"MPI_Fint *{self.name}"
@@ -218,6 +232,9 @@ class CLanguage:
     def save_requests(self, array, count):
         return f"adt_mpi_scratch_save_requests(&scratch, {array}, {count});"
 
+    def string_c(self, name, lines):
+        return name
+
     def expression(self, fn, text):
         text = re.sub(r"\binplace\(", "adt_mpi_in_place(", text)
         text = re.sub(r"\bwsum\(", "adt_mpi_weighted_sum(N, ", text)
@@ -240,7 +257,7 @@ class FortranLanguage(CLanguage):
         if param.indirect:
             return f"((int *){name})"
         converters = {"MPI_Datatype": "PMPI_Type_f2c", "MPI_Comm": "PMPI_Comm_f2c", "MPI_Win": "PMPI_Win_f2c",
-                      "MPI_Group": "PMPI_Group_f2c"}
+                      "MPI_Group": "PMPI_Group_f2c", "MPI_File": "PMPI_File_f2c"}
         if param.base in converters:
             return f"{converters[param.base]}(*{name})"
         return f"(*{name})"
@@ -259,6 +276,11 @@ class FortranLanguage(CLanguage):
 
     def save_requests(self, array, count):
         return f"adt_mpi_scratch_save_fortran_requests(&scratch, {array}, {count});"
+
+    def string_c(self, name, lines):
+        lines.append(f"char {name}_c[ADT_MPI_FILE_NAME_MAX];")
+        lines.append(f"adt_mpi_fortran_string({name}_c, sizeof {name}_c, {name}, {name}_length);")
+        return f"{name}_c"
 
     def expression(self, fn, text):
         text = re.sub(r"\binplace\(", "adt_mpi_in_place_fortran(", text)
@@ -446,6 +468,8 @@ def build_body(fn, lang):
         body.post.append(f"if ({ok}) adt_mpi_spawned({fn.enum}, {v(a[0])}, {v(a[1])});")
     elif kind == "comm_free":
         body.pre.append(f"adt_mpi_comm_freed({lang.handle('Comm', f'*{a[0]}')});")
+    elif kind.startswith("io_"):
+        io_body(fn, lang, body, ok)
     else:
         rma_body(fn, lang, body, ok)
     return body
@@ -514,6 +538,52 @@ def rma_operation(lang, body, ok, record, atomic, window, target, sizes, request
     else:
         body.post.append(f"if ({ok}) adt_mpi_rma_request_op(&call, {record}, {atomic}, {v(window)}, {v(target)}, "
                          f"{sizes}, {lang.handle('Request', f'*{request}')});")
+
+
+def io_body(fn, lang, body, ok):
+    """MPI-IO (io.c): operations begin at the Enter with the bytes asked
+    for; blocking ones complete at the Leave with the bytes of their status,
+    nonblocking ones are issued and complete with their request, split
+    collectives complete in their _end call."""
+    a = fn.args
+    v = lambda name: lang.value(fn, name)
+    kind = fn.kind
+    begin = "const adt_mpi_io_op op = adt_mpi_io_begin(&call, {file}, OTF2_IO_OPERATION_MODE_{mode}, {flags}, {bytes});"
+    if kind in ("io_op", "io_iop", "io_split_begin"):
+        mode, flags, file, count, datatype = (a[0], "COLLECTIVE", *a[1:4]) if kind == "io_split_begin" else a[:5]
+        flags = " | ".join(f"OTF2_IO_OPERATION_FLAG_{flag}" for flag in
+                           [flags] + (["NON_BLOCKING"] if kind != "io_op" else []))
+        bytes = f"(uint64_t){v(count)} * adt_mpi_type_size({v(datatype)})"
+        body.pre.append(begin.format(file=v(file), mode=mode, flags=flags, bytes=bytes))
+    if kind == "io_op":
+        status = status_setup(lang, body, a[5], fn)
+        body.post.append(f"adt_mpi_io_complete(&call, &op, adt_mpi_io_transferred({status}, {ok}));")
+    elif kind == "io_iop":
+        body.post.append(f"adt_mpi_io_issued(&call, &op, {lang.handle('Request', f'*{a[5]}')}, {ok});")
+    elif kind == "io_split_begin":
+        body.post.append(f"adt_mpi_io_split_begun(&call, {v(a[1])}, &op, {ok});")
+    elif kind == "io_split_end":
+        status = status_setup(lang, body, a[1], fn)
+        body.post.append(f"adt_mpi_io_split_ended(&call, {v(a[0])}, {status}, {ok});")
+    elif kind == "io_sync":
+        body.pre.append(begin.format(file=v(a[0]), mode="FLUSH", flags="OTF2_IO_OPERATION_FLAG_COLLECTIVE",
+                                     bytes="OTF2_UNDEFINED_UINT64"))
+        body.post.append("adt_mpi_io_complete(&call, &op, OTF2_UNDEFINED_UINT64);")
+    elif kind in ("io_seek", "io_seek_shared"):
+        shared = "true" if kind == "io_seek_shared" else "false"
+        body.post.append(f"if ({ok}) adt_mpi_file_seeked(&call, {v(a[0])}, {v(a[1])}, {v(a[2])}, {shared});")
+    elif kind == "io_open":
+        comm, filename, amode, file = a
+        name = lang.string_c(filename, body.post)
+        body.post.append(f"if ({ok}) adt_mpi_file_opened(&call, {v(comm)}, {name}, {v(amode)}, "
+                         f"{lang.handle('File', f'*{file}')});")
+    elif kind == "io_close":
+        body.pre.append(f"const MPI_File file_before = {lang.handle('File', f'*{a[0]}')};")
+        body.pre.append("const uint32_t file_id = adt_mpi_file_close_begin(file_before);")
+        body.post.append(f"if ({ok}) adt_mpi_file_closed(&call, file_before, file_id);")
+    elif kind == "io_delete":
+        name = lang.string_c(a[0], body.post)
+        body.post.append(f"if ({ok}) adt_mpi_file_deleted(&call, {name});")
 
 
 def indent(lines, depth=1):

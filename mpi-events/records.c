@@ -1,6 +1,6 @@
 /*
  * The records of point-to-point calls, collectives and request
- * completions (hot path: no lock, no stdio; malloc only in the scratch
+ * completions (of RMA and I/O requests too) (hot path: no lock, no stdio; malloc only in the scratch
  * area's spill for long request arrays).
  */
 #include <pthread.h>
@@ -17,14 +17,15 @@ typedef enum request_kind {
     REQUEST_SEND = 1,
     REQUEST_RECV,
     REQUEST_COLLECTIVE,
-    REQUEST_RMA
+    REQUEST_RMA,
+    REQUEST_IO
 } request_kind;
 
 typedef struct tracked_request {
     uint64_t id;             /* of the current instance (persistent: per start) */
     uint64_t bytes;          /* send: message size; collective: bytes sent */
     uint64_t received;       /* collective: bytes received */
-    uint32_t comm;           /* RMA: the local window id */
+    uint32_t comm;           /* RMA: the local window id; I/O: the local handle id */
     uint32_t peer;
     uint32_t tag;
     uint32_t op;
@@ -143,6 +144,13 @@ static inline void append_rma_request(const adt_mpi_call *call, adt_record_kind 
     append(call, kind, &record, sizeof record);
 }
 
+static inline void append_io_request(const adt_mpi_call *call, adt_record_kind kind, const tracked_request *tracked,
+                                     uint64_t bytes)
+{
+    adt_rec_io record = { .bytes = bytes, .matching_id = tracked->id, .handle = tracked->comm };
+    append(call, kind, &record, sizeof record);
+}
+
 static inline void append_p2p(const adt_mpi_call *call, adt_record_kind kind, uint64_t bytes, uint64_t id,
                               uint32_t comm, int peer, int tag)
 {
@@ -151,11 +159,11 @@ static inline void append_p2p(const adt_mpi_call *call, adt_record_kind kind, ui
     append(call, kind, &record, sizeof record);
 }
 
-/* The message's size in bytes: a count in MPI_BYTE is what arrived
- * whatever the receive's datatype (and needs no datatype, which the
- * application may have freed while a receive was pending). Bytes are never
- * a partial element, so the count is never MPI_UNDEFINED. */
-static uint64_t received_bytes(const MPI_Status *status)
+/* A count in MPI_BYTE is what arrived or was transferred whatever the
+ * call's datatype (and needs no datatype, which the application may have
+ * freed while a request was pending). Bytes are never a partial element,
+ * so the count is never MPI_UNDEFINED. */
+uint64_t adt_mpi_status_bytes(const MPI_Status *status)
 {
     int count = 0;
     PMPI_Get_count(status, MPI_BYTE, &count);
@@ -178,7 +186,7 @@ void adt_mpi_recv(const adt_mpi_call *call, const MPI_Status *status, const adt_
 {
     if (!comm || status->MPI_SOURCE == MPI_PROC_NULL)
         return;
-    append_p2p(call, ADT_REC_MPI_RECV, received_bytes(status), 0, comm->id, status->MPI_SOURCE,
+    append_p2p(call, ADT_REC_MPI_RECV, adt_mpi_status_bytes(status), 0, comm->id, status->MPI_SOURCE,
                status->MPI_TAG);
 }
 
@@ -247,13 +255,24 @@ void adt_mpi_start(const adt_mpi_call *call, MPI_Request request)
         start_instance(call, tracked);
 }
 
-void adt_mpi_rma_request(MPI_Request request, uint32_t win, uint64_t id)
+/* A request whose start was recorded already (an RmaPut, RmaGet,
+ * RmaAtomic, or an IoOperationIssued): only tracked. */
+static void track_recorded(MPI_Request request, request_kind kind, uint32_t object, uint64_t id)
 {
     if (!requests)
         return;
-    /* Recorded already (its RmaPut, RmaGet or RmaAtomic): only tracked. */
-    tracked_request value = { .id = id, .comm = win, .kind = REQUEST_RMA, .active = true };
+    tracked_request value = { .id = id, .comm = object, .kind = (uint8_t)kind, .active = true };
     track(request, &value);
+}
+
+void adt_mpi_rma_request(MPI_Request request, uint32_t win, uint64_t id)
+{
+    track_recorded(request, REQUEST_RMA, win, id);
+}
+
+void adt_mpi_io_request(MPI_Request request, uint32_t handle, uint64_t id)
+{
+    track_recorded(request, REQUEST_IO, handle, id);
 }
 
 /* ---- collectives ------------------------------------------------------- */
@@ -340,12 +359,16 @@ static void finish(const adt_mpi_call *call, MPI_Request request, tracked_reques
     int cancelled = 0;
     if (tracked->cancel_requested)
         PMPI_Test_cancelled(status, &cancelled);
-    if (cancelled) {
+    if (cancelled && tracked->kind == REQUEST_IO) {
+        append_io_request(call, ADT_REC_IO_OPERATION_CANCELLED, tracked, 0);
+    } else if (cancelled) {
         append_request(call, ADT_REC_MPI_REQUEST_CANCELLED, tracked->id);
+    } else if (tracked->kind == REQUEST_IO) {
+        append_io_request(call, ADT_REC_IO_OPERATION_COMPLETE, tracked, adt_mpi_status_bytes(status));
     } else if (tracked->kind == REQUEST_SEND) {
         append_request(call, ADT_REC_MPI_ISEND_COMPLETE, tracked->id);
     } else if (tracked->kind == REQUEST_RECV) {
-        append_p2p(call, ADT_REC_MPI_IRECV, received_bytes(status), tracked->id,
+        append_p2p(call, ADT_REC_MPI_IRECV, adt_mpi_status_bytes(status), tracked->id,
                    tracked->comm, status->MPI_SOURCE, status->MPI_TAG);
     } else if (tracked->kind == REQUEST_RMA) {
         append_rma_request(call, ADT_REC_RMA_OP_COMPLETE_NONBLOCKING, tracked);
@@ -401,6 +424,8 @@ void adt_mpi_tested(const adt_mpi_call *call, const MPI_Request *saved, int coun
         const tracked_request *tracked = active_request(saved[i]);
         if (tracked && tracked->kind == REQUEST_RMA)
             append_rma_request(call, ADT_REC_RMA_OP_TEST, tracked);
+        else if (tracked && tracked->kind == REQUEST_IO)
+            append_io_request(call, ADT_REC_IO_OPERATION_TEST, tracked, 0);
         else if (tracked)
             append_request(call, ADT_REC_MPI_REQUEST_TEST, tracked->id);
     }
@@ -415,9 +440,12 @@ void adt_mpi_request_free(const adt_mpi_call *call, MPI_Request request)
         return;
     /* A freed active request completes unseen: a send is over for the
      * application now; a receive's sender can never be known, so it is
-     * closed as cancelled. Either way it ends exactly once. */
+     * closed as cancelled; an I/O operation completes with its bytes
+     * unknown. Either way it ends exactly once. */
     if (tracked->active && tracked->kind == REQUEST_RMA)
         append_rma_request(call, ADT_REC_RMA_OP_COMPLETE_NONBLOCKING, tracked);
+    else if (tracked->active && tracked->kind == REQUEST_IO)
+        append_io_request(call, ADT_REC_IO_OPERATION_COMPLETE, tracked, OTF2_UNDEFINED_UINT64);
     else if (tracked->active)
         append_request(call,
                        tracked->kind == REQUEST_SEND ? ADT_REC_MPI_ISEND_COMPLETE : ADT_REC_MPI_REQUEST_CANCELLED,

@@ -162,8 +162,9 @@ void adt_mpi_init_end(adt_location *location)
     adt_runtime_mpi_started((uint32_t)rank, (uint32_t)size, archive_dir);
     tell_node_ranks();
     if (adt_mpi_requests_init() != 0 || adt_mpi_comms_init(adt_runtime_defs()) != 0 ||
-        adt_mpi_windows_init() != 0) {
-        adt_log("MPI events not recorded on rank %d: out of memory for the request, communicator and window tables",
+        adt_mpi_windows_init() != 0 || adt_mpi_files_init() != 0) {
+        adt_log("MPI events not recorded on rank %d: out of memory for the request, communicator, window and file "
+                "tables",
                 rank);
         return;
     }
@@ -198,7 +199,8 @@ void adt_mpi_finalize_measurement(adt_mpi_call *call, adt_mpi_function function)
     if (measuring) {
         adt_runtime_mpi_untracked untracked = { .requests = adt_mpi_requests_untracked(),
                                                 .communicators = adt_mpi_comms_untracked(),
-                                                .windows = adt_mpi_windows_untracked() };
+                                                .windows = adt_mpi_windows_untracked(),
+                                                .files = adt_mpi_files_untracked() };
         adt_runtime_mpi_untracked_report(&untracked);
     }
     adt_collectives collectives;
@@ -211,6 +213,7 @@ void adt_mpi_finalize_measurement(adt_mpi_call *call, adt_mpi_function function)
     if (!measuring)
         return;
     measuring = false;
+    adt_mpi_files_fini();
     adt_mpi_windows_fini();
     adt_mpi_comms_fini();
     adt_mpi_requests_fini();

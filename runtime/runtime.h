@@ -152,6 +152,7 @@ typedef struct adt_runtime_mpi_untracked {
     uint64_t requests;
     uint64_t communicators;
     uint64_t windows;
+    uint64_t files;
 } adt_runtime_mpi_untracked;
 void adt_runtime_mpi_untracked_report(const adt_runtime_mpi_untracked *untracked);
 

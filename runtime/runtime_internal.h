@@ -152,6 +152,7 @@ typedef struct adt_run_counters {
     uint64_t mpi_requests_untracked;
     uint64_t mpi_communicators_untracked;
     uint64_t mpi_windows_untracked;
+    uint64_t mpi_files_untracked;
     uint64_t location_entries;  /* adt_location_summary entries sent: locations,
                                    or 0 when they could not be listed */
 } adt_run_counters;

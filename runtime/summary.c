@@ -18,9 +18,10 @@
  * spill file could not be written, shown on its own because the user can
  * fix it (ADAPTRACE_SPILL_DIRECTORY).
  * Events are never appended for what the MPI layer could not follow:
- * mpi_requests_untracked, mpi_communicators_untracked and
- * mpi_windows_untracked count those objects (MPI_Finalize reports them;
- * a recovered run has no count of them and says 0).
+ * mpi_requests_untracked, mpi_communicators_untracked,
+ * mpi_windows_untracked and mpi_files_untracked count those objects
+ * (MPI_Finalize reports them; a recovered run has no count of them and
+ * says 0).
  *
  * Halvings: shift steps, whether the flush policy asked for them (memory)
  * or a thread's handler did (overload_halvings: it could not keep up with
@@ -140,6 +141,7 @@ size_t adt_summary_count(const adt_run_sources *sources, uint32_t rank, adt_run_
     counters->mpi_requests_untracked = sources->mpi_untracked.requests;
     counters->mpi_communicators_untracked = sources->mpi_untracked.communicators;
     counters->mpi_windows_untracked = sources->mpi_untracked.windows;
+    counters->mpi_files_untracked = sources->mpi_untracked.files;
     counters->bytes_written = sources->written->bytes_written;
     counters->events_written = sources->written->events_written;
     counters->write_seconds = sources->written->seconds;
@@ -253,6 +255,7 @@ static adt_run_counters combine(const adt_run_counters *ranks, uint32_t size)
         total.mpi_requests_untracked += c->mpi_requests_untracked;
         total.mpi_communicators_untracked += c->mpi_communicators_untracked;
         total.mpi_windows_untracked += c->mpi_windows_untracked;
+        total.mpi_files_untracked += c->mpi_files_untracked;
         if (c->write_seconds > total.write_seconds)
             total.write_seconds = c->write_seconds;
         total.timer_signals += c->timer_signals;
@@ -351,6 +354,7 @@ static void write_json(FILE *out, const adt_run_counters *total, const adt_run_l
             "  \"mpi_requests_untracked\": %llu,\n"
             "  \"mpi_communicators_untracked\": %llu,\n"
             "  \"mpi_windows_untracked\": %llu,\n"
+            "  \"mpi_files_untracked\": %llu,\n"
             "  \"samples_taken\": %llu,\n"
             "  \"samples_kept\": %llu,\n"
             "  \"samples_removed\": %llu,\n"
@@ -385,7 +389,8 @@ static void write_json(FILE *out, const adt_run_counters *total, const adt_run_l
             ranks, (unsigned long long)total->locations, (unsigned long long)total->mpi_events,
             (unsigned long long)total->events_dropped, (unsigned long long)total->event_stops_spill_failed,
             (unsigned long long)total->mpi_requests_untracked, (unsigned long long)total->mpi_communicators_untracked,
-            (unsigned long long)total->mpi_windows_untracked, (unsigned long long)total->samples_taken,
+            (unsigned long long)total->mpi_windows_untracked, (unsigned long long)total->mpi_files_untracked,
+            (unsigned long long)total->samples_taken,
             (unsigned long long)total->samples_kept, (unsigned long long)total->samples_removed,
             (unsigned long long)total->samples_skipped, (unsigned long long)total->samples_skipped_code_changing,
             (unsigned long long)total->samples_dropped, (unsigned long long)total->halvings, (unsigned long long)total->overload_halvings,
@@ -506,12 +511,13 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
             (unsigned long long)total->locations, total->locations == 1 ? "" : "s",
             (unsigned long long)total->mpi_events, (unsigned long long)total->events_dropped, event_losses,
             spill_cause);
-    if (total->mpi_requests_untracked + total->mpi_communicators_untracked + total->mpi_windows_untracked > 0)
+    if (total->mpi_requests_untracked + total->mpi_communicators_untracked + total->mpi_windows_untracked +
+            total->mpi_files_untracked > 0)
         adt_log("not traced (no room in adaptrace's tables, or created where adaptrace could not see it): "
-                "%llu MPI requests, %llu communicators, %llu windows; their events are missing",
+                "%llu MPI requests, %llu communicators, %llu windows, %llu files; their events are missing",
                 (unsigned long long)total->mpi_requests_untracked,
                 (unsigned long long)total->mpi_communicators_untracked,
-                (unsigned long long)total->mpi_windows_untracked);
+                (unsigned long long)total->mpi_windows_untracked, (unsigned long long)total->mpi_files_untracked);
     if (listing->initial_rate_hz) {
         adt_log("samples: %llu taken, %llu kept, %llu removed, %llu skipped (%llu while code was being unloaded or "
                 "registered), %llu dropped%s; %llu call paths cut at code loaded during the run",

@@ -76,6 +76,25 @@ TEST(FormatDefs, RmaWindowsAndGroups)
     EXPECT_EQ(adt_defs_group(defs.d, pair, 0), ADT_UNDEFINED_ID) << "no empty groups";
 }
 
+// I/O files are keyed by name; I/O handles like windows, naming a file and
+// a communicator that must be defined.
+TEST(FormatDefs, IoFilesAndHandles)
+{
+    Defs defs;
+    uint32_t members[] = { 0, 1 };
+    adt_comm_desc world{ 0, 0, "MPI_COMM_WORLD", members, 2, nullptr, 0, ADT_UNDEFINED_ID, false };
+    ASSERT_EQ(adt_defs_comm(defs.d, &world), 0u);
+    EXPECT_EQ(adt_defs_io_file(defs.d, "out.dat"), 0u);
+    EXPECT_EQ(adt_defs_io_file(defs.d, "in.dat"), 1u);
+    EXPECT_EQ(adt_defs_io_file(defs.d, "out.dat"), 0u) << "same name, same file";
+    EXPECT_EQ(adt_defs_io_file(defs.d, nullptr), ADT_UNDEFINED_ID);
+    EXPECT_EQ(adt_defs_io_handle(defs.d, 0, 4, 0, 0), 0u);
+    EXPECT_EQ(adt_defs_io_handle(defs.d, 0, 5, 0, 0), 1u) << "the same file opened again";
+    EXPECT_EQ(adt_defs_io_handle(defs.d, 0, 4, 0, 0), 0u);
+    EXPECT_EQ(adt_defs_io_handle(defs.d, 0, 6, 2, 0), ADT_UNDEFINED_ID) << "its file must be defined";
+    EXPECT_EQ(adt_defs_io_handle(defs.d, 0, 6, 1, 1), ADT_UNDEFINED_ID) << "its communicator must be defined";
+}
+
 TEST(FormatDefs, CallingContextsNeedParentsFirstAndKnownRegions)
 {
     Defs defs;
@@ -144,6 +163,9 @@ TEST(FormatDefsJournal, ReplayGivesTheSameIds)
     adt_defs_rma_win(defs.d, 0, 7, world_id);
     uint32_t window_id = adt_defs_rma_win(defs.d, 2, 8, split_id);
     uint32_t group_id = adt_defs_group(defs.d, pair, 2);
+    adt_defs_io_file(defs.d, "a.dat");
+    uint32_t file_id = adt_defs_io_file(defs.d, "b.dat");
+    uint32_t handle_id = adt_defs_io_handle(defs.d, 2, 9, file_id, split_id);
 
     size_t bytes = 0;
     bool complete = false;
@@ -162,6 +184,8 @@ TEST(FormatDefsJournal, ReplayGivesTheSameIds)
     EXPECT_EQ(adt_defs_comm(replayed.d, &split), split_id);
     EXPECT_EQ(adt_defs_rma_win(replayed.d, 2, 8, split_id), window_id);
     EXPECT_EQ(adt_defs_group(replayed.d, pair, 2), group_id);
+    EXPECT_EQ(adt_defs_io_file(replayed.d, "b.dat"), file_id);
+    EXPECT_EQ(adt_defs_io_handle(replayed.d, 2, 9, file_id, split_id), handle_id);
     uint32_t world_rank = 99;
     uint64_t key = 0;
     ASSERT_TRUE(adt_defs_comm_world_rank(replayed.d, split_id, 0, &world_rank, &key));
@@ -232,6 +256,22 @@ TEST(FormatDefsJournal, RecordsNamingUnknownDefinitionsAreRefused)
     ASSERT_EQ(adt_defs_group(defs.d, world, 2), 0u);
     EXPECT_TRUE(adt_record_valid(defs.d, &view));
     view.payload_size = sizeof put - 1;
+    EXPECT_FALSE(adt_record_valid(defs.d, &view));
+
+    adt_rec_io io = {};
+    io.bytes = 16;
+    view.kind = ADT_REC_IO_OPERATION_BEGIN;
+    view.payload = &io;
+    view.payload_size = sizeof io;
+    EXPECT_FALSE(adt_record_valid(defs.d, &view)) << "unknown handle";
+    view.kind = ADT_REC_IO_DELETE_FILE;
+    EXPECT_FALSE(adt_record_valid(defs.d, &view)) << "unknown file";
+    ASSERT_EQ(adt_defs_io_file(defs.d, "f"), 0u);
+    EXPECT_TRUE(adt_record_valid(defs.d, &view));
+    view.kind = ADT_REC_IO_OPERATION_BEGIN;
+    ASSERT_EQ(adt_defs_io_handle(defs.d, 0, 4, 0, 0), 0u);
+    EXPECT_TRUE(adt_record_valid(defs.d, &view));
+    view.payload_size = sizeof io - 1;
     EXPECT_FALSE(adt_record_valid(defs.d, &view));
 }
 
