@@ -1,7 +1,8 @@
 ! Each wrapped MPI family called through the mpi_f08 module (whose routines
 ! call PMPI_ directly in Open MPI, so only adaptrace's mpi_x_f08_ entry points
 ! see them): blocking and nonblocking point-to-point with request arrays,
-! collectives, communicators. Half of the calls leave the optional ierror
+! collectives, communicators, one-sided communication (MPI-IO through
+! mpi_f08: io.F90). Half of the calls leave the optional ierror
 ! out. Notes each call before making it and writes EXPECT_DIR/rank.<r>.txt
 ! (format in expect_notes.h) before MPI_Finalize. Needs an even number of
 ! ranks.
@@ -40,6 +41,7 @@ program families_f08
     call nonblocking_point_to_point()
     call collectives()
     call communicators()
+    call one_sided()
 
     call note_call('MPI_Finalize')
     call write_expectations(expect_dir, rank)
@@ -153,5 +155,40 @@ contains
         call MPI_Comm_free(same_parity)
         call note_call('MPI_Comm_free')
         call MPI_Comm_free(dup, ierr)
+    end subroutine
+
+    ! Fence epochs and a passive-target lock: each rank puts its rank into
+    ! its right neighbour's window, then reads its left neighbour's, which
+    ! holds the rank two to the left.
+    subroutine one_sided()
+        integer, asynchronous :: window_values(2)
+        integer :: got
+        type(MPI_Win) :: window
+        integer(kind=MPI_ADDRESS_KIND) :: window_bytes, displacement
+        integer :: value_bytes
+        value_bytes = storage_size(got) / 8
+        window_bytes = 2 * value_bytes
+        displacement = 0
+        window_values = -1
+        call note_call('MPI_Win_create')
+        call MPI_Win_create(window_values, window_bytes, value_bytes, MPI_INFO_NULL, MPI_COMM_WORLD, window, ierr)
+        call note_call('MPI_Win_fence')
+        call MPI_Win_fence(0, window)
+        call note_call('MPI_Put')
+        call MPI_Put(rank, 1, MPI_INTEGER, right, displacement, 1, MPI_INTEGER, window, ierr)
+        call note_call('MPI_Win_fence')
+        call MPI_Win_fence(0, window, ierr)
+        call note_call('MPI_Win_lock')
+        call MPI_Win_lock(MPI_LOCK_SHARED, left, 0, window)
+        call note_call('MPI_Get')
+        call MPI_Get(got, 1, MPI_INTEGER, left, displacement, 1, MPI_INTEGER, window)
+        call note_call('MPI_Win_unlock')
+        call MPI_Win_unlock(left, window, ierr)
+        if (got /= mod(rank + 2 * nranks - 2, nranks)) then
+            write (0, '(A,I0,A,I0)') 'mpi-families-f08: rank ', rank, ' read ', got
+            error stop 1
+        end if
+        call note_call('MPI_Win_free')
+        call MPI_Win_free(window)
     end subroutine
 end program
