@@ -153,8 +153,6 @@ static uint64_t max_u64(uint64_t a, uint64_t b)
     return a > b ? a : b;
 }
 
-/* Sums over ranks; per-process sizes and the slowest values are maxima;
- * the delivered rate and the handler time are means over ranks. */
 /* ---- losses, each under its cause --------------------------------------- */
 
 typedef struct loss_cause {
@@ -176,14 +174,23 @@ static const loss_cause sample_loss_causes[ADT_SAMPLE_LOSS_CAUSES] = {
     [ADT_SAMPLE_LOST_CUT] = {"cut_at_the_ending", "cut by the save at the ending"},
 };
 
+/* Adds losses by cause, and their sums to the totals. */
+static void add_losses(adt_run_counters *counters, const uint64_t samples_lost[ADT_SAMPLE_LOSS_CAUSES],
+                       const uint64_t events_lost[ADT_EVENT_LOSS_CAUSES])
+{
+    for (unsigned cause = 0; cause < ADT_SAMPLE_LOSS_CAUSES; cause++) {
+        counters->samples_lost[cause] += samples_lost[cause];
+        counters->samples_dropped += samples_lost[cause];
+    }
+    for (unsigned cause = 0; cause < ADT_EVENT_LOSS_CAUSES; cause++) {
+        counters->events_lost[cause] += events_lost[cause];
+        counters->events_dropped += events_lost[cause];
+    }
+}
+
 void adt_summary_add_losses(adt_run_counters *counters, const adt_location_stats *stats)
 {
-    for (unsigned cause = 0; cause < ADT_SAMPLE_LOSS_CAUSES; cause++)
-        counters->samples_lost[cause] += stats->samples_lost[cause];
-    for (unsigned cause = 0; cause < ADT_EVENT_LOSS_CAUSES; cause++)
-        counters->events_lost[cause] += stats->events_lost[cause];
-    counters->samples_dropped += stats->samples_dropped;
-    counters->events_dropped += stats->events_dropped;
+    add_losses(counters, stats->samples_lost, stats->events_lost);
 }
 
 /* ",\n  \"name\": {\"cause\": n, ...}" */
@@ -213,6 +220,8 @@ static void describe_losses(char *text, size_t size, const loss_cause *causes, c
     }
 }
 
+/* Sums over ranks; per-process sizes and the slowest values are maxima;
+ * the delivered rate and the handler time are means over ranks. */
 static adt_run_counters combine(const adt_run_counters *ranks, uint32_t size)
 {
     adt_run_counters total;
@@ -225,12 +234,7 @@ static adt_run_counters combine(const adt_run_counters *ranks, uint32_t size)
         total.samples_kept += c->samples_kept;
         total.samples_removed += c->samples_removed;
         total.samples_skipped += c->samples_skipped;
-        total.samples_dropped += c->samples_dropped;
-        for (unsigned cause = 0; cause < ADT_SAMPLE_LOSS_CAUSES; cause++)
-            total.samples_lost[cause] += c->samples_lost[cause];
-        total.events_dropped += c->events_dropped;
-        for (unsigned cause = 0; cause < ADT_EVENT_LOSS_CAUSES; cause++)
-            total.events_lost[cause] += c->events_lost[cause];
+        add_losses(&total, c->samples_lost, c->events_lost);
         total.event_stops_spill_failed += c->event_stops_spill_failed;
         total.halvings += c->halvings;
         total.overload_halvings += c->overload_halvings;
