@@ -246,6 +246,12 @@ static uint64_t take_sample(adt_sampler_thread *thread, const ucontext_t *contex
     return time_handler(thread, time, 1);
 }
 
+/* The mean timer period at shift (periods are drawn around it, dither.h). */
+static uint64_t mean_period_ticks(unsigned shift)
+{
+    return adt_sampler.period_ticks << (shift > 32 ? 32 : shift);
+}
+
 /* The timer's expirations held back while the thread slept in an
  * interposed call (sleeping_calls.c): the first one's signal stayed
  * pending and arrives as the call returns. The expirations owed are the
@@ -269,7 +275,7 @@ static void catch_up_sleep(adt_sampler_thread *thread, const ucontext_t *context
                            uint64_t now)
 {
     unsigned block_shift = atomic_load_explicit(&thread->shift, memory_order_relaxed);
-    uint64_t period = adt_sampler.period_ticks << (block_shift > 32 ? 32 : block_shift);
+    uint64_t period = mean_period_ticks(block_shift);
     uint32_t context_id;
     if (!sample_context(thread, context, sleep, &context_id))
         return;
@@ -350,7 +356,7 @@ static void watch_overload(adt_sampler_thread *thread, uint64_t entry, uint64_t 
      * 16 signals may fall into periods drawn short (dither.h), whose cost
      * share is high for a moment but not on average. */
     uint64_t span = adt_clock_now() - thread->window_start;
-    uint64_t mean_span = thread->window_signals * (adt_sampler.period_ticks << (shift > 32 ? 32 : shift));
+    uint64_t mean_span = thread->window_signals * mean_period_ticks(shift);
     if (span < mean_span)
         span = mean_span;
     uint64_t cost = thread->window_handler_ticks + thread->window_signals * thread->delivery_ticks;
