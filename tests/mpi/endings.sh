@@ -50,24 +50,27 @@ segv | abort | no-finalize) mode=$case ;;
     ;;
 esac
 
-# Waits (at most 60 s) until every rank printed its line: its expectation
-# log is written, and it is where the ending happens.
-wait_for_ranks() {
-    local out=$1
-    for _ in $(seq 600); do
-        [ "$(grep -c '^rank ' "$out")" -ge "$ranks" ] && return 0
+# wait_until SECONDS COMMAND...: polls COMMAND every 0.1 s until it
+# succeeds (0) or SECONDS have passed (1).
+wait_until() {
+    local tenths=$(($1 * 10))
+    shift
+    for _ in $(seq "$tenths"); do
+        "$@" && return 0
         sleep 0.1
     done
     return 1
 }
 
-# Waits (at most 30 s) for every rank's rescue file, written by a snapshot.
-wait_for_rescue_files() {
-    for _ in $(seq 300); do
-        [ "$(find "$archive.rescue" -name 'rank-*.adtr' 2>/dev/null | wc -l)" -ge "$ranks" ] && return 0
-        sleep 0.1
-    done
-    return 1
+# Every rank printed its line in OUT: its expectation log is written, and
+# it is where the ending happens.
+ranks_ready() {
+    [ "$(grep -c '^rank ' "$1")" -ge "$ranks" ]
+}
+
+# Every rank's rescue file is there (written by a snapshot).
+rescue_files_written() {
+    [ "$(find "$archive.rescue" -name 'rank-*.adtr' 2>/dev/null | wc -l)" -ge "$ranks" ]
 }
 
 # rank_pid MPIRUN RANK: the pid of world rank RANK, a child of mpirun.
@@ -88,15 +91,6 @@ running() {
     state=$(ps -o stat= -p "$1" 2>/dev/null) && [ "${state:0:1}" != Z ]
 }
 
-# Waits (at most 30 s) for rank 0's rescue file.
-wait_for_rank0_save() {
-    for _ in $(seq 300); do
-        [ -e "$archive.rescue/rank-0.adtr" ] && return 0
-        sleep 0.1
-    done
-    return 1
-}
-
 # run NAME traced|untraced: the program under mpirun, ended as CASE says;
 # the exit status of mpirun in $status.
 run() {
@@ -106,14 +100,14 @@ run() {
     mkdir -p "$work/expect-$name"
     "$mpiexec" --oversubscribe -np "$ranks" "${command[@]}" >"$name-out.txt" 2>"$name-err.txt" </dev/null &
     local mpirun=$!
-    wait_for_ranks "$name-out.txt" || { kill -KILL "$mpirun"; fail "$name: the ranks did not get ready"; }
+    wait_until 60 ranks_ready "$name-out.txt" || { kill -KILL "$mpirun"; fail "$name: the ranks did not get ready"; }
     case $case in
     term) kill -TERM "$mpirun" ;;
     int) pkill -INT -P "$mpirun" ;;
     snapshot)
         if [ "$how" = traced ]; then
             pkill -USR2 -P "$mpirun"
-            wait_for_rescue_files || fail "$name: not every rank saved a snapshot"
+            wait_until 30 rescue_files_written || fail "$name: not every rank saved a snapshot"
         fi
         pkill -KILL -P "$mpirun"
         ;;
@@ -124,7 +118,7 @@ run() {
         kill -STOP "$slow"
         pkill -TERM -P "$mpirun"
         if [ "$how" = traced ]; then
-            wait_for_rank0_save || fail "$name: rank 0 did not save on SIGTERM"
+            wait_until 30 test -e "$archive.rescue/rank-0.adtr" || fail "$name: rank 0 did not save on SIGTERM"
             sleep 0.5
             running "$first" ||
                 fail "$name: rank 0 ended before rank $((ranks - 1)) saved (mpirun would SIGKILL that save)"
