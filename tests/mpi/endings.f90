@@ -6,6 +6,7 @@
 program endings
     use mpi
     use notes
+    use noted_start
     use, intrinsic :: iso_c_binding, only: c_int
     implicit none
     interface
@@ -17,22 +18,11 @@ program endings
     integer, parameter :: rounds = 30, wait_tag = 99, sigsegv = 11
     integer :: ierr, rank, nranks, round, left, right, outgoing, incoming, total, value
     integer :: requests(2)
-    character(len=32) :: mode
-    character(len=4096) :: expect_dir
+    character(len=4096) :: arguments(2), mode, expect_dir
 
-    if (command_argument_count() /= 2) then
-        write (0, '(A)') 'usage: mpi-endings-fortran wait|segv|abort|no-finalize EXPECT_DIR'
-        stop 2
-    end if
-    call get_command_argument(1, mode)
-    call get_command_argument(2, expect_dir)
-
-    call note_call('MPI_Init')
-    call MPI_Init(ierr)
-    call note_call('MPI_Comm_rank')
-    call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
-    call note_call('MPI_Comm_size')
-    call MPI_Comm_size(MPI_COMM_WORLD, nranks, ierr)
+    call start_noted('mpi-endings-fortran wait|segv|abort|no-finalize EXPECT_DIR', arguments, rank, nranks)
+    mode = arguments(1)
+    expect_dir = arguments(2)
     left = mod(rank + nranks - 1, nranks)
     right = mod(rank + 1, nranks)
     do round = 0, rounds - 1

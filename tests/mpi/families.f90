@@ -8,23 +8,14 @@
 program families
     use mpi
     use notes
+    use noted_start
     implicit none
     integer, parameter :: rounds = 3, nbc_count = 17
     integer :: ierr, rank, nranks, left, right, partner, half, parity
-    character(len=4096) :: expect_dir
+    character(len=4096) :: arguments(1), expect_dir
 
-    if (command_argument_count() /= 1) then
-        write (0, '(A)') 'usage: mpi-families-fortran EXPECT_DIR'
-        stop 2
-    end if
-    call get_command_argument(1, expect_dir)
-
-    call note_call('MPI_Init')
-    call MPI_Init(ierr)
-    call note_call('MPI_Comm_rank')
-    call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
-    call note_call('MPI_Comm_size')
-    call MPI_Comm_size(MPI_COMM_WORLD, nranks, ierr)
+    call start_noted('mpi-families-fortran EXPECT_DIR', arguments, rank, nranks)
+    expect_dir = arguments(1)
     if (nranks < 2 .or. mod(nranks, 2) /= 0) then
         if (rank == 0) write (0, '(A,I0)') 'mpi-families-fortran: needs an even number of ranks, got ', nranks
         call note_call('MPI_Abort')

@@ -11,22 +11,13 @@
 program families_f08
     use mpi_f08
     use notes
+    use noted_start
     implicit none
     integer :: ierr, rank, nranks, left, right, partner, parity
-    character(len=4096) :: expect_dir
+    character(len=4096) :: arguments(1), expect_dir
 
-    if (command_argument_count() /= 1) then
-        write (0, '(A)') 'usage: mpi-families-f08 EXPECT_DIR'
-        stop 2
-    end if
-    call get_command_argument(1, expect_dir)
-
-    call note_call('MPI_Init')
-    call MPI_Init()
-    call note_call('MPI_Comm_rank')
-    call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
-    call note_call('MPI_Comm_size')
-    call MPI_Comm_size(MPI_COMM_WORLD, nranks)
+    call start_noted('mpi-families-f08 EXPECT_DIR', arguments, rank, nranks)
+    expect_dir = arguments(1)
     if (nranks < 2 .or. mod(nranks, 2) /= 0) then
         if (rank == 0) write (0, '(A,I0)') 'mpi-families-f08: needs an even number of ranks, got ', nranks
         call note_call('MPI_Abort')

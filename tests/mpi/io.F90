@@ -26,23 +26,14 @@ program io_fortran
     use mpi
 #endif
     use notes
+    use noted_start
     implicit none
     integer, parameter :: ints = 4, block = 4 * ints
     integer :: ierr, rank, nranks, io_unit
-    character(len=4096) :: expect_dir, path, shared_name, own_name
+    character(len=4096) :: arguments(1), expect_dir, path, shared_name, own_name
 
-    if (command_argument_count() /= 1) then
-        write (0, '(A)') 'usage: mpi-io-f08|mpi-io-fortran EXPECT_DIR'
-        stop 2
-    end if
-    call get_command_argument(1, expect_dir)
-
-    call note_call('MPI_Init')
-    call MPI_Init(ierr)
-    call note_call('MPI_Comm_rank')
-    call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
-    call note_call('MPI_Comm_size')
-    call MPI_Comm_size(MPI_COMM_WORLD, nranks, ierr)
+    call start_noted('mpi-io-f08|mpi-io-fortran EXPECT_DIR', arguments, rank, nranks)
+    expect_dir = arguments(1)
     write (path, '(A,A,I0,A)') trim(expect_dir), '/io.', rank, '.txt'
     open (newunit=io_unit, file=trim(path), status='replace', action='write')
     shared_name = trim(expect_dir) // '/shared_f.dat'

@@ -22,20 +22,13 @@
 program regions
     use MPI_MODULE
     use notes
+    use noted_start
     implicit none
-    integer :: ierr, rank
-    character(len=4096) :: expect_dir
+    integer :: ierr, rank, nranks
+    character(len=4096) :: arguments(1), expect_dir
 
-    if (command_argument_count() /= 1) then
-        write (0, '(A)') 'usage: mpi-regions-fortran EXPECT_DIR'
-        stop 2
-    end if
-    call get_command_argument(1, expect_dir)
-
-    call note_call('MPI_Init')
-    call MPI_Init(ierr)
-    call note_call('MPI_Comm_rank')
-    call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
+    call start_noted('mpi-regions-fortran|mpi-regions-f08 EXPECT_DIR', arguments, rank, nranks)
+    expect_dir = arguments(1)
 
     call datatypes()
     call info_objects()
