@@ -402,6 +402,11 @@ typedef struct adt_trace_result {
                                  not only that another rank failed */
 } adt_trace_result;
 
+/* The archive directory's name when the user gives none, chosen at
+ * start-up: adaptrace-<YYYYmmdd>-<HHMMSS>-<pid> in the working directory,
+ * with -2, -3, ... appended while that name exists. */
+void adt_archive_default_name(char *name, size_t size);
+
 /* Collective. Returns 0 when the archive is complete on every rank (then
  * the temporary directory was renamed to archive_dir), -1 otherwise (then
  * no directory named archive_dir was created or touched, and error says

@@ -1,3 +1,10 @@
+/*
+ * adt_unify (end of run, normal context): every rank's definitions as a
+ * set's bytes (unify_sets.c) are gathered on rank 0, which merges them in
+ * rank order into the global definitions and scatters back to each rank
+ * where its definitions went; each rank turns that into its local→global
+ * id maps.
+ */
 #include "format/unify.h"
 
 #include <stdio.h>
@@ -48,415 +55,102 @@ void adt_global_defs_free(adt_global_defs *global)
     memset(global, 0, sizeof *global);
 }
 
-/* ---- local side: serialise the registry -------------------------------- */
+/* ---- id maps ------------------------------------------------------------ */
 
-void adt_unify_serialize(adt_defs *defs, const char *hostname, const adt_trace_thread *threads,
-                         size_t thread_count, adt_blob *blob)
+/* The maps of the classes events name, as bytes. */
+static void put_event_maps(adt_blob *blob, const adt_class_maps *maps)
 {
-    pthread_mutex_lock(&defs->lock);
-    adt_blob_put_u32(blob, defs->strings.count);
-    for (uint32_t i = 0; i < defs->strings.count; ++i) {
-        size_t size;
-        const void *bytes = adt_intern_key(&defs->strings, i, &size);
-        adt_blob_put_string(blob, bytes, size);
-    }
-    const adt_intern *fixed[] = { &defs->regions, &defs->source_locations };
-    for (size_t t = 0; t < 2; ++t) {
-        adt_blob_put_u32(blob, fixed[t]->count);
-        adt_blob_put(blob, fixed[t]->bytes, fixed[t]->bytes_used);
-    }
-    adt_blob_put_u32(blob, defs->metrics.count);
-    for (uint32_t i = 0; i < defs->metrics.count; ++i) {
-        adt_blob_put(blob, adt_intern_key(&defs->metrics, i, NULL), sizeof(uint32_t));
-        adt_blob_put_u32(blob, defs->metric_units[i]);
-    }
-    adt_blob_put_u32(blob, defs->comms.count);
-    for (uint32_t i = 0; i < defs->comms.count; ++i) {
-        const adt_comm_def *comm = &defs->comm_defs[i];
-        adt_blob_put(blob, adt_intern_key(&defs->comms, i, NULL), sizeof(adt_comm_key));
-        adt_blob_put_u32(blob, comm->name);
-        adt_blob_put_u32(blob, comm->parent);
-        adt_blob_put_u32(blob, comm->is_self);
-        adt_blob_put_u32(blob, comm->size);
-        adt_blob_put_u32(blob, comm->remote_size);
-        adt_blob_put(blob, comm->members, ((size_t)comm->size + comm->remote_size) * sizeof(uint32_t));
-    }
-    adt_blob_put_u32(blob, defs->rma_wins.count);
-    for (uint32_t i = 0; i < defs->rma_wins.count; ++i) {
-        adt_blob_put(blob, adt_intern_key(&defs->rma_wins, i, NULL), sizeof(adt_rma_win_key));
-        adt_blob_put_u32(blob, defs->rma_win_comms[i]);
-    }
-    adt_blob_put_u32(blob, defs->groups.count);
-    for (uint32_t i = 0; i < defs->groups.count; ++i) {
-        size_t bytes;
-        const void *members = adt_intern_key(&defs->groups, i, &bytes);
-        adt_blob_put_u32(blob, (uint32_t)(bytes / sizeof(uint32_t)));
-        adt_blob_put(blob, members, bytes);
-    }
-    const adt_intern *io[] = { &defs->io_files, &defs->io_handles };
-    for (size_t t = 0; t < 2; ++t) {
-        adt_blob_put_u32(blob, io[t]->count);
-        adt_blob_put(blob, io[t]->bytes, io[t]->bytes_used);
-    }
-    adt_blob_put_u32(blob, (uint32_t)defs->calling_context_count);
-    adt_blob_put(blob, defs->calling_contexts, defs->calling_context_count * sizeof(adt_cc_node));
-    pthread_mutex_unlock(&defs->lock);
-
-    adt_blob_put_string(blob, hostname, strlen(hostname));
-    adt_blob_put_u32(blob, (uint32_t)thread_count);
-    for (size_t i = 0; i < thread_count; ++i) {
-        const char *name = threads[i].name ? threads[i].name : "";
-        adt_blob_put_u32(blob, threads[i].thread_index);
-        adt_blob_put_string(blob, name, strlen(name));
-    }
+    for (adt_def_class c = 0; c < ADT_DEF_CLASS_COUNT; ++c)
+        if (adt_def_class_for_events(c)) {
+            adt_blob_put_u32(blob, maps->count[c]);
+            adt_blob_put(blob, maps->map[c], (size_t)maps->count[c] * sizeof(uint32_t));
+        }
 }
 
-/* ---- rank 0: merge one rank's definitions ------------------------------ */
-
-/* Translates a local id through map (count entries); undefined stays
- * undefined, out of range marks the merge as failed. */
-static uint32_t translate(const uint32_t *map, uint32_t count, uint32_t id, bool *bad)
+static int read_event_maps(adt_cursor *in, adt_class_maps *maps)
 {
-    if (id == ADT_UNDEFINED_ID)
-        return ADT_UNDEFINED_ID;
-    if (id >= count) {
-        *bad = true;
-        return ADT_UNDEFINED_ID;
+    memset(maps, 0, sizeof *maps);
+    for (adt_def_class c = 0; c < ADT_DEF_CLASS_COUNT; ++c) {
+        if (!adt_def_class_for_events(c))
+            continue;
+        maps->count[c] = adt_cursor_u32(in);
+        const void *at = adt_cursor_take(in, (size_t)maps->count[c] * sizeof(uint32_t));
+        maps->map[c] = malloc(((size_t)maps->count[c] + 1) * sizeof(uint32_t));
+        if (!at || !maps->map[c])
+            return -1;
+        memcpy(maps->map[c], at, (size_t)maps->count[c] * sizeof(uint32_t));
     }
-    return map[id];
-}
-
-static uint32_t *map_alloc(uint32_t count)
-{
-    return malloc((size_t)count * sizeof(uint32_t) + sizeof(uint32_t));
-}
-
-static int grow_array(void **array, size_t element, uint32_t needed)
-{
-    void *grown = realloc(*array, (size_t)needed * element + element);
-    if (!grown)
-        return -1;
-    *array = grown;
     return 0;
 }
 
-static uint32_t add_group(adt_global_defs *global, const uint32_t *members, uint32_t size)
+static uint32_t *copy_map(const adt_class_maps *maps, adt_def_class c, uint32_t *count)
 {
-    uint32_t index = adt_intern_add(&global->groups, members, (size_t)size * sizeof *members, NULL);
-    return index == ADT_UNDEFINED_ID ? ADT_UNDEFINED_ID : 1 + index;
+    *count = maps->count[c];
+    uint32_t *copy = malloc(((size_t)*count + 1) * sizeof *copy);
+    if (copy)
+        memcpy(copy, maps->map[c], (size_t)*count * sizeof *copy);
+    return copy;
 }
 
-/* A rank's RMA windows: merged by their key; the window's communicator
- * through the rank's comm map. Returns the window map (count in *count). */
-static uint32_t *merge_rma_wins(adt_global_defs *global, adt_cursor *in, const uint32_t *comms,
-                                uint32_t comm_count, uint32_t *count, bool *bad)
+/* This rank's local→global maps, from where its set's definitions went
+ * (global) and where its local process groups are in its set. */
+static int local_maps(adt_defs *defs, const uint32_t *group_entries, const adt_class_maps *global,
+                      adt_id_maps *maps)
 {
-    *count = adt_cursor_u32(in);
-    uint32_t *wins = map_alloc(*count);
-    *bad |= !wins;
-    for (uint32_t i = 0; i < *count && !*bad && !in->failed; ++i) {
-        adt_rma_win_key key;
-        const void *at = adt_cursor_take(in, sizeof key);
-        if (!at)
-            break;
-        memcpy(&key, at, sizeof key);
-        uint32_t comm = translate(comms, comm_count, adt_cursor_u32(in), bad);
-        int added;
-        wins[i] = adt_intern_add(&global->rma_wins, &key, sizeof key, &added);
-        *bad |= wins[i] == ADT_UNDEFINED_ID || comm == ADT_UNDEFINED_ID;
-        if (added && !*bad) {
-            *bad |= grow_array((void **)&global->rma_win_comm, sizeof(uint32_t), global->rma_wins.count) != 0;
-            if (!*bad)
-                global->rma_win_comm[wins[i]] = comm;
-        }
+    maps->region = copy_map(global, ADT_DEF_REGION, &maps->region_count);
+    maps->comm = copy_map(global, ADT_DEF_COMM, &maps->comm_count);
+    maps->calling_context = copy_map(global, ADT_DEF_CALLING_CONTEXT, &maps->calling_context_count);
+    maps->rma_win = copy_map(global, ADT_DEF_RMA_WIN, &maps->rma_win_count);
+    maps->io_file = copy_map(global, ADT_DEF_IO_FILE, &maps->io_file_count);
+    maps->io_handle = copy_map(global, ADT_DEF_IO_HANDLE, &maps->io_handle_count);
+    maps->group_count = defs->groups.count;
+    maps->group = malloc(((size_t)maps->group_count + 1) * sizeof *maps->group);
+    maps->metric_count = defs->metrics.count;
+    maps->metric_class = ADT_UNDEFINED_ID;
+    bool ok = maps->region && maps->comm && maps->calling_context && maps->rma_win && maps->io_file &&
+              maps->io_handle && maps->group;
+    for (uint32_t i = 0; ok && i < maps->group_count; ++i) {
+        ok = group_entries[i] < global->count[ADT_DEF_GROUP];
+        maps->group[i] = ok ? 1 + global->map[ADT_DEF_GROUP][group_entries[i]] : ADT_UNDEFINED_ID;
     }
-    return wins;
+    if (ok && maps->metric_count) {
+        ok = global->count[ADT_DEF_METRIC_CLASS] == 1;
+        maps->metric_class = ok ? global->map[ADT_DEF_METRIC_CLASS][0] : ADT_UNDEFINED_ID;
+    }
+    return ok ? 0 : -1;
 }
 
-/* A rank's process groups: one archive group per distinct member list,
- * shared with the communicators' groups. Returns the group map. */
-static uint32_t *merge_groups(adt_global_defs *global, adt_cursor *in, uint32_t *count, bool *bad)
-{
-    *count = adt_cursor_u32(in);
-    uint32_t *groups = map_alloc(*count);
-    *bad |= !groups;
-    for (uint32_t i = 0; i < *count && !*bad && !in->failed; ++i) {
-        uint32_t size = adt_cursor_u32(in);
-        const void *members = adt_cursor_take(in, (size_t)size * sizeof(uint32_t));
-        uint32_t *copy = members ? malloc((size_t)size * sizeof *copy + sizeof *copy) : NULL;
-        *bad |= !copy;
-        if (*bad)
-            break;
-        memcpy(copy, members, (size_t)size * sizeof *copy);
-        groups[i] = add_group(global, copy, size);
-        *bad |= groups[i] == ADT_UNDEFINED_ID;
-        free(copy);
-    }
-    return groups;
-}
-
-/* A rank's I/O files (merged by name) and I/O handles (merged by their
- * key, with global file and comm ids). Returns the two maps. */
-static void merge_io(adt_global_defs *global, adt_cursor *in, const uint32_t *strings, uint32_t string_count,
-                     const uint32_t *comms, uint32_t comm_count, uint32_t *counts, uint32_t **maps, bool *bad)
-{
-    counts[0] = adt_cursor_u32(in);
-    maps[0] = map_alloc(counts[0]);
-    *bad |= !maps[0];
-    for (uint32_t i = 0; i < counts[0] && !*bad && !in->failed; ++i) {
-        uint32_t name = translate(strings, string_count, adt_cursor_u32(in), bad);
-        maps[0][i] = adt_intern_add(&global->io_files, &name, sizeof name, NULL);
-        *bad |= maps[0][i] == ADT_UNDEFINED_ID;
-    }
-    counts[1] = adt_cursor_u32(in);
-    maps[1] = map_alloc(counts[1]);
-    *bad |= !maps[1];
-    for (uint32_t i = 0; i < counts[1] && !*bad && !in->failed; ++i) {
-        adt_io_handle_key key;
-        const void *at = adt_cursor_take(in, sizeof key);
-        if (!at)
-            break;
-        memcpy(&key, at, sizeof key);
-        key.file = translate(maps[0], counts[0], key.file, bad);
-        key.comm = translate(comms, comm_count, key.comm, bad);
-        maps[1][i] = adt_intern_add(&global->io_handles, &key, sizeof key, NULL);
-        *bad |= maps[1][i] == ADT_UNDEFINED_ID;
-    }
-}
-
-/* Merges rank's blob into global and writes its id maps into reply. */
-static int merge_rank(adt_global_defs *global, uint32_t rank, adt_cursor *in, adt_blob *reply)
-{
-    bool bad = false;
-    uint32_t string_count = adt_cursor_u32(in);
-    uint32_t *strings = map_alloc(string_count);
-    uint32_t *regions = NULL, *locations = NULL, *metrics = NULL, *comms = NULL, *ccs = NULL;
-    if (!strings)
-        return -1;
-    for (uint32_t i = 0; i < string_count && !in->failed; ++i) {
-        uint32_t size = adt_cursor_u32(in);
-        const void *bytes = adt_cursor_take(in, size);
-        strings[i] = bytes ? adt_intern_add(&global->strings, bytes, size, NULL) : ADT_UNDEFINED_ID;
-        bad |= strings[i] == ADT_UNDEFINED_ID;
-    }
-
-    uint32_t region_count = adt_cursor_u32(in);
-    regions = map_alloc(region_count);
-    bad |= !regions;
-    for (uint32_t i = 0; i < region_count && !bad && !in->failed; ++i) {
-        adt_region_key key;
-        const void *at = adt_cursor_take(in, sizeof key);
-        if (!at)
-            break;
-        memcpy(&key, at, sizeof key);
-        key.name = translate(strings, string_count, key.name, &bad);
-        key.canonical_name = translate(strings, string_count, key.canonical_name, &bad);
-        key.source_file = translate(strings, string_count, key.source_file, &bad);
-        regions[i] = adt_intern_add(&global->regions, &key, sizeof key, NULL);
-        bad |= regions[i] == ADT_UNDEFINED_ID;
-    }
-
-    uint32_t location_count = adt_cursor_u32(in);
-    locations = map_alloc(location_count);
-    bad |= !locations;
-    for (uint32_t i = 0; i < location_count && !bad && !in->failed; ++i) {
-        adt_source_location_key key;
-        const void *at = adt_cursor_take(in, sizeof key);
-        if (!at)
-            break;
-        memcpy(&key, at, sizeof key);
-        key.file = translate(strings, string_count, key.file, &bad);
-        locations[i] = adt_intern_add(&global->source_locations, &key, sizeof key, NULL);
-        bad |= locations[i] == ADT_UNDEFINED_ID;
-    }
-
-    uint32_t metric_count = adt_cursor_u32(in);
-    metrics = map_alloc(metric_count);
-    bad |= !metrics;
-    for (uint32_t i = 0; i < metric_count && !bad && !in->failed; ++i) {
-        uint32_t name = translate(strings, string_count, adt_cursor_u32(in), &bad);
-        uint32_t unit = translate(strings, string_count, adt_cursor_u32(in), &bad);
-        int added;
-        metrics[i] = adt_intern_add(&global->metrics, &name, sizeof name, &added);
-        bad |= metrics[i] == ADT_UNDEFINED_ID;
-        if (added && !bad) {
-            bad |= grow_array((void **)&global->metric_units, sizeof(uint32_t), global->metrics.count) != 0;
-            if (!bad)
-                global->metric_units[metrics[i]] = unit;
-        }
-    }
-    uint32_t metric_class = ADT_UNDEFINED_ID;
-    if (metric_count && !bad) {
-        metric_class = adt_intern_add(&global->metric_classes, metrics, (size_t)metric_count * sizeof *metrics, NULL);
-        bad |= metric_class == ADT_UNDEFINED_ID;
-    }
-
-    uint32_t comm_count = adt_cursor_u32(in);
-    comms = map_alloc(comm_count);
-    bad |= !comms;
-    for (uint32_t i = 0; i < comm_count && !bad && !in->failed; ++i) {
-        adt_comm_key key;
-        const void *at = adt_cursor_take(in, sizeof key);
-        if (!at)
-            break;
-        memcpy(&key, at, sizeof key);
-        uint32_t name = translate(strings, string_count, adt_cursor_u32(in), &bad);
-        uint32_t parent = adt_cursor_u32(in);
-        parent = parent < i ? comms[parent] : translate(NULL, 0, parent, &bad);
-        bool is_self = adt_cursor_u32(in) != 0;
-        uint32_t size = adt_cursor_u32(in);
-        uint32_t remote_size = adt_cursor_u32(in);
-        const uint32_t *members = adt_cursor_take(in, ((size_t)size + remote_size) * sizeof(uint32_t));
-        if (in->failed || bad)
-            break;
-        int added;
-        comms[i] = adt_intern_add(&global->comms, &key, sizeof key, &added);
-        bad |= comms[i] == ADT_UNDEFINED_ID;
-        if (!added || bad)
-            continue;
-        bad |= grow_array((void **)&global->comm_info, sizeof(adt_global_comm), global->comms.count) != 0;
-        if (bad)
-            break;
-        /* member lists are copied out of the blob before interning */
-        uint32_t *copy = malloc(((size_t)size + remote_size) * sizeof *copy + sizeof *copy);
-        bad |= !copy;
-        if (bad)
-            break;
-        memcpy(copy, members, ((size_t)size + remote_size) * sizeof *copy);
-        adt_global_comm *info = &global->comm_info[comms[i]];
-        info->name = name;
-        info->parent = parent;
-        info->remote_group = ADT_UNDEFINED_ID;
-        if (is_self) {
-            global->self_group_used = true;
-            info->group = ADT_UNDEFINED_ID; /* resolved once all groups are known */
-        } else {
-            info->group = add_group(global, copy, size);
-            bad |= info->group == ADT_UNDEFINED_ID;
-            if (remote_size) {
-                info->remote_group = add_group(global, copy + size, remote_size);
-                bad |= info->remote_group == ADT_UNDEFINED_ID;
-            }
-        }
-        free(copy);
-    }
-
-    uint32_t win_count = 0, group_count = 0;
-    uint32_t *wins = merge_rma_wins(global, in, comms, comm_count, &win_count, &bad);
-    uint32_t *groups = merge_groups(global, in, &group_count, &bad);
-    uint32_t io_counts[2] = { 0, 0 };
-    uint32_t *io_maps[2] = { NULL, NULL };
-    merge_io(global, in, strings, string_count, comms, comm_count, io_counts, io_maps, &bad);
-
-    uint32_t cc_count = adt_cursor_u32(in);
-    ccs = map_alloc(cc_count);
-    bad |= !ccs;
-    for (uint32_t i = 0; i < cc_count && !bad && !in->failed; ++i) {
-        adt_cc_node node;
-        const void *at = adt_cursor_take(in, sizeof node);
-        if (!at)
-            break;
-        memcpy(&node, at, sizeof node);
-        node.region = translate(regions, region_count, node.region, &bad);
-        node.source_location = translate(locations, location_count, node.source_location, &bad);
-        node.parent = translate(ccs, i, node.parent, &bad);
-        ccs[i] = adt_intern_add(&global->calling_contexts, &node, sizeof node, NULL);
-        bad |= ccs[i] == ADT_UNDEFINED_ID;
-    }
-
-    uint32_t host_size = adt_cursor_u32(in);
-    const void *host = adt_cursor_take(in, host_size);
-    if (host && !bad) {
-        uint32_t host_string = adt_intern_add(&global->strings, host, host_size, NULL);
-        global->rank_host[rank] = adt_intern_add(&global->hosts, &host_string, sizeof host_string, NULL);
-        bad |= host_string == ADT_UNDEFINED_ID || global->rank_host[rank] == ADT_UNDEFINED_ID;
-    }
-    uint32_t thread_count = adt_cursor_u32(in);
-    size_t first = global->rank_first_thread[rank];
-    if (!bad && !in->failed)
-        bad |= grow_array((void **)&global->threads, sizeof(adt_global_thread), (uint32_t)(first + thread_count)) != 0;
-    for (uint32_t i = 0; i < thread_count && !bad && !in->failed; ++i) {
-        uint32_t index = adt_cursor_u32(in);
-        uint32_t size = adt_cursor_u32(in);
-        const void *name = adt_cursor_take(in, size);
-        if (!name)
-            break;
-        global->threads[first + i].thread_index = index;
-        global->threads[first + i].name = adt_intern_add(&global->strings, name, size, NULL);
-        bad |= global->threads[first + i].name == ADT_UNDEFINED_ID;
-    }
-    global->rank_first_thread[rank + 1] = first + (bad || in->failed ? 0 : thread_count);
-
-    adt_blob_put_u32(reply, metric_class);
-    adt_blob_put_u32(reply, metric_count);
-    adt_blob_put_u32(reply, region_count);
-    adt_blob_put(reply, regions, (size_t)region_count * sizeof(uint32_t));
-    adt_blob_put_u32(reply, comm_count);
-    adt_blob_put(reply, comms, (size_t)comm_count * sizeof(uint32_t));
-    adt_blob_put_u32(reply, cc_count);
-    adt_blob_put(reply, ccs, (size_t)cc_count * sizeof(uint32_t));
-    adt_blob_put_u32(reply, win_count);
-    adt_blob_put(reply, wins, (size_t)win_count * sizeof(uint32_t));
-    adt_blob_put_u32(reply, group_count);
-    adt_blob_put(reply, groups, (size_t)group_count * sizeof(uint32_t));
-    for (size_t t = 0; t < 2; ++t) {
-        adt_blob_put_u32(reply, io_counts[t]);
-        adt_blob_put(reply, io_maps[t], (size_t)io_counts[t] * sizeof(uint32_t));
-        free(io_maps[t]);
-    }
-
-    free(wins);
-    free(groups);
-    free(strings);
-    free(regions);
-    free(locations);
-    free(metrics);
-    free(comms);
-    free(ccs);
-    return bad || in->failed || in->offset != in->size || reply->failed ? -1 : 0;
-}
-
+/* Rank 0: merges every rank's set in rank order into global; replies[r]
+ * receives the maps rank r needs. */
 static int merge_all(adt_global_defs *global, const uint8_t *gathered, const uint64_t *sizes,
                      uint32_t rank_count, adt_blob *replies)
 {
-    global->rank_count = rank_count;
-    global->rank_host = calloc(rank_count, sizeof *global->rank_host);
-    global->rank_first_thread = calloc((size_t)rank_count + 1, sizeof *global->rank_first_thread);
-    if (!global->rank_host || !global->rank_first_thread)
-        return -1;
     size_t offset = 0;
     for (uint32_t r = 0; r < rank_count; ++r) {
         adt_cursor in = { .data = gathered + offset, .size = sizes[r] };
         offset += sizes[r];
-        if (merge_rank(global, r, &in, &replies[r]) != 0)
+        adt_class_maps maps;
+        int rc = adt_set_merge(global, &in, &maps);
+        if (rc == 0)
+            put_event_maps(&replies[r], &maps);
+        adt_class_maps_free(&maps);
+        if (rc != 0 || replies[r].failed)
             return -1;
     }
-    uint32_t self_group = 1 + global->groups.count;
-    for (uint32_t c = 0; c < global->comms.count; ++c)
-        if (global->comm_info[c].group == ADT_UNDEFINED_ID)
-            global->comm_info[c].group = self_group;
-    return 0;
+    adt_set_finish(global);
+    return global->rank_count == rank_count ? 0 : -1;
 }
 
-static int read_maps(const uint8_t *data, size_t size, adt_id_maps *maps)
+static int read_maps(adt_defs *defs, const uint32_t *group_entries, const uint8_t *data, size_t size,
+                     adt_id_maps *maps)
 {
     adt_cursor in = { .data = data, .size = size };
-    maps->metric_class = adt_cursor_u32(&in);
-    maps->metric_count = adt_cursor_u32(&in);
-    uint32_t **targets[] = { &maps->region, &maps->comm, &maps->calling_context, &maps->rma_win, &maps->group,
-                             &maps->io_file, &maps->io_handle };
-    uint32_t *counts[] = { &maps->region_count, &maps->comm_count, &maps->calling_context_count,
-                           &maps->rma_win_count, &maps->group_count, &maps->io_file_count,
-                           &maps->io_handle_count };
-    for (size_t t = 0; t < sizeof targets / sizeof targets[0]; ++t) {
-        *counts[t] = adt_cursor_u32(&in);
-        const void *at = adt_cursor_take(&in, (size_t)*counts[t] * sizeof(uint32_t));
-        *targets[t] = map_alloc(*counts[t]);
-        if (!at || !*targets[t])
-            return -1;
-        memcpy(*targets[t], at, (size_t)*counts[t] * sizeof(uint32_t));
-    }
-    return in.offset == in.size ? 0 : -1;
+    adt_class_maps global;
+    int rc = read_event_maps(&in, &global) == 0 && in.offset == in.size ? 0 : -1;
+    if (rc == 0)
+        rc = local_maps(defs, group_entries, &global, maps);
+    adt_class_maps_free(&global);
+    return rc;
 }
 
 /* Gathers every rank's blob on rank 0; *gathered and sizes (rank 0 only)
@@ -560,11 +254,12 @@ int adt_unify(adt_defs *defs, const char *hostname, const adt_trace_thread *thre
     adt_blob *replies = NULL;
     uint8_t *gathered = NULL, *reply = NULL;
     uint64_t *sizes = NULL;
+    uint32_t *group_entries = NULL;
     size_t reply_size = 0;
     int rc = -1;
     memset(maps, 0, sizeof *maps);
 
-    adt_unify_serialize(defs, hostname, threads, thread_count, &mine);
+    adt_unify_serialize(defs, hostname, threads, thread_count, &mine, &group_entries);
     if (adt_agree(c, !mine.failed) != 0) {
         snprintf(error, error_size, "unifying definitions: out of memory serialising the definitions of some rank");
         goto out;
@@ -586,7 +281,7 @@ int adt_unify(adt_defs *defs, const char *hostname, const adt_trace_thread *thre
         snprintf(error, error_size, "unifying definitions: scattering the id maps failed");
         goto out;
     }
-    if (adt_agree(c, read_maps(reply, reply_size, maps) == 0) != 0) {
+    if (adt_agree(c, read_maps(defs, group_entries, reply, reply_size, maps) == 0) != 0) {
         snprintf(error, error_size, "unifying definitions: a rank received a malformed id map");
         goto out;
     }
@@ -601,5 +296,6 @@ out:
     free(gathered);
     free(sizes);
     free(reply);
+    free(group_entries);
     return rc;
 }

@@ -81,12 +81,57 @@ int adt_unify(adt_defs *defs, const char *hostname, const adt_trace_thread *thre
               size_t thread_count, const adt_collectives *collectives, adt_id_maps *maps,
               adt_global_defs *global, char *error, size_t error_size);
 
-/* What one rank sends rank 0 in adt_unify's gather: its definitions, host
- * name and threads, appended to blob (blob->failed when memory ran out).
- * Public so that benchmarks/unify can stand in for thousands of ranks in
- * one process and hand rank 0 exactly the bytes they would send. */
+/* ---- definition sets (unify_sets.c) ------------------------------------ */
+
+/* The definition classes in the order a set's bytes hold them: every class
+ * names only classes before it (and parents of its own class). */
+typedef enum adt_def_class {
+    ADT_DEF_STRING,
+    ADT_DEF_REGION,
+    ADT_DEF_SOURCE_LOCATION,
+    ADT_DEF_METRIC,
+    ADT_DEF_METRIC_CLASS,
+    ADT_DEF_GROUP,
+    ADT_DEF_COMM,
+    ADT_DEF_RMA_WIN,
+    ADT_DEF_IO_FILE,
+    ADT_DEF_IO_HANDLE,
+    ADT_DEF_CALLING_CONTEXT,
+    ADT_DEF_HOST,
+    ADT_DEF_CLASS_COUNT
+} adt_def_class;
+
+/* Where the definitions of a set's bytes went in the set they were merged
+ * into: map[c][i] for definition i of class c (count[c] of them). */
+typedef struct adt_class_maps {
+    uint32_t *map[ADT_DEF_CLASS_COUNT];
+    uint32_t count[ADT_DEF_CLASS_COUNT];
+} adt_class_maps;
+
+/* Whether events name class c, so that a rank needs its map to write them. */
+bool adt_def_class_for_events(adt_def_class c);
+
+/* One rank's definitions, host name and threads as a set's bytes, appended
+ * to blob (blob->failed when memory ran out). *group_entries (malloc'd,
+ * the caller frees it) receives, per local process group, its index among
+ * the set's groups. Public so that benchmarks/unify can stand in for
+ * thousands of ranks in one process. */
 void adt_unify_serialize(adt_defs *defs, const char *hostname, const adt_trace_thread *threads,
-                         size_t thread_count, adt_blob *blob);
+                         size_t thread_count, adt_blob *blob, uint32_t **group_entries);
+
+/* A set (the union of some ranks' definitions) as bytes, appended to blob. */
+void adt_set_serialize(const adt_global_defs *set, adt_blob *blob);
+
+/* Merges the set read from in into set (its ranks follow set's ranks);
+ * maps (freed with adt_class_maps_free also on failure) tells where each
+ * definition of in went. 0, or -1 for malformed bytes or no memory. */
+int adt_set_merge(adt_global_defs *set, adt_cursor *in, adt_class_maps *maps);
+
+/* Once every rank is merged: the communicators of MPI_COMM_SELF kind get
+ * the COMM_SELF group (1 + groups.count). */
+void adt_set_finish(adt_global_defs *set);
+
+void adt_class_maps_free(adt_class_maps *maps);
 
 void adt_id_maps_free(adt_id_maps *maps);
 void adt_global_defs_free(adt_global_defs *global);

@@ -9,8 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "runtime_internal.h"
@@ -252,20 +250,6 @@ static void absolute_path(const char *path, char *absolute)
         snprintf(absolute, ADT_PATH_MAX, "%s", path);
 }
 
-/* adaptrace-<YYYYmmdd>-<HHMMSS>-<pid>, with -2, -3, … if that exists. */
-static void default_archive_name(char *name)
-{
-    char stamp[32];
-    time_t now = time(NULL);
-    struct tm local;
-    localtime_r(&now, &local);
-    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &local);
-    snprintf(name, ADT_PATH_MAX, "adaptrace-%s-%lld", stamp, (long long)getpid());
-    struct stat existing;
-    for (unsigned attempt = 2; stat(name, &existing) == 0; attempt++)
-        snprintf(name, ADT_PATH_MAX, "adaptrace-%s-%lld-%u", stamp, (long long)getpid(), attempt);
-}
-
 /* ADAPTRACE_OUTPUT, or the default name in the working directory. */
 static void choose_archive_dir(char *chosen)
 {
@@ -273,7 +257,7 @@ static void choose_archive_dir(char *chosen)
     if (config.output[0])
         snprintf(name, sizeof name, "%s", config.output);
     else
-        default_archive_name(name);
+        adt_archive_default_name(name, sizeof name);
     absolute_path(name, chosen);
 }
 

@@ -156,7 +156,9 @@ static bool rank_bytes_of(uint32_t rank, uint32_t rank_count, const uint32_t *wo
         return false;
     char host[32];
     snprintf(host, sizeof host, "node%04u", rank / RANKS_PER_HOST);
-    adt_unify_serialize(defs, host, &master_thread, 1, blob);
+    uint32_t *group_entries;
+    adt_unify_serialize(defs, host, &master_thread, 1, blob, &group_entries);
+    free(group_entries);
     adt_defs_destroy(defs);
     return !blob->failed;
 }
