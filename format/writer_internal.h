@@ -23,13 +23,17 @@
 
 #define ARCHIVE_NAME "traces"
 #define TEMP_SUFFIX ".tmp-XXXXXX"
-/* OTF2 copies every write smaller than its 4 MiB file buffer into that
- * buffer first (OTF2_FILE_BUFFER_SIZE in OTF2 3.0.2's file layer); a full
- * chunk of 4 MiB goes to the file directly. The definition chunk has the
- * same size, so a definition writer reuses an event writer's chunk (see
- * allocate_chunk in writer_otf2.c). */
-#define EVENT_CHUNK_BYTES (4u * 1024u * 1024u)
-#define DEF_CHUNK_BYTES (4u * 1024u * 1024u)
+/* OTF2's default event chunk (OTF2_CHUNK_SIZE_EVENTS_DEFAULT), because
+ * every reader holds one chunk per location it reads: with 4 MiB chunks
+ * otf2-print took 396 MB to read 95 locations, with 1 MiB 99 MB, and a
+ * reader of 1,000 locations would need 4 GB. The writer pays one copy per
+ * chunk for it (OTF2 copies writes smaller than its 4 MiB file buffer into
+ * that buffer first), which benchmarks/format measures. The definition
+ * chunk has the same size, so a definition writer reuses an event
+ * writer's chunk (see allocate_chunk in writer_otf2.c) and fills less of
+ * it when it closes. */
+#define EVENT_CHUNK_BYTES (1024u * 1024u)
+#define DEF_CHUNK_BYTES (1024u * 1024u)
 #define RATE_SHIFTS 64
 #define CHUNK_POOL_SIZE 4
 /* The archive's one I/O paradigm, defined when an I/O file is. */

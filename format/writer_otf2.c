@@ -83,7 +83,7 @@ static const OTF2_FlushCallbacks flush_callbacks = { .otf2_pre_flush = flush_alw
  * writer of the same chunk size takes it from there, so the chunk's pages
  * are faulted in once per trace, not once per writer. That matters because
  * OTF2 fills the unused rest of a writer's last chunk when it closes the
- * writer, touching all of a definition writer's 4 MiB for a few hundred
+ * writer, touching all of a definition writer's chunk for a few hundred
  * bytes of definitions. Writers are open one at a time, so the pool
  * usually holds a single chunk, never more than CHUNK_POOL_SIZE. */
 typedef struct writer_chunk {
