@@ -56,6 +56,23 @@ typedef struct adt_io_handle_key {
     uint32_t comm;
 } adt_io_handle_key;
 
+/* The journal's entries (written in journal.c, read in journal_replay.c):
+ * u32 op, u32 payload bytes, payload padded to 8 bytes; a string is a u32
+ * length (JOURNAL_NO_STRING for none) and its bytes. */
+#define JOURNAL_NO_STRING UINT32_MAX
+
+enum journal_op {
+    OP_REGION = 1,
+    OP_SOURCE_LOCATION,
+    OP_COMM,
+    OP_COMM_NAME,
+    OP_METRIC,
+    OP_RMA_WIN,
+    OP_GROUP,
+    OP_IO_FILE,
+    OP_IO_HANDLE,
+};
+
 /* The journal of the definitions added (journal.c). */
 typedef struct adt_journal {
     uint8_t *memory;
