@@ -23,6 +23,7 @@
 #include <otf2/OTF2_Definitions.h>
 #include <otf2/OTF2_Events.h>
 
+#include "comms.h"
 #include "handle_table.h"
 #include "io.h"
 #include "records.h"

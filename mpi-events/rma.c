@@ -24,6 +24,7 @@
 
 #include <otf2/OTF2_Events.h>
 
+#include "comms.h"
 #include "handle_table.h"
 #include "records.h"
 #include "rma.h"
