@@ -213,8 +213,9 @@ typedef enum adt_event_loss { ADT_EVENT_LOSSES(ADT_EVENT_LOSS_ENUM) ADT_EVENT_LO
 typedef enum adt_sample_loss { ADT_SAMPLE_LOSSES(ADT_SAMPLE_LOSS_ENUM) ADT_SAMPLE_LOSS_CAUSES } adt_sample_loss;
 #undef ADT_SAMPLE_LOSS_ENUM
 
-/* A location's plain counters, kept under the same name in the location
- * and in its statistics (which copy them one for one): X(field). */
+/* A location's plain 64-bit counts (and the time its events stopped), kept
+ * under the same name in the location and in its statistics, which copy
+ * them one for one: X(field). */
 #define ADT_LOCATION_COUNTERS(X)                                                       \
     X(samples_taken)     /* numbers handed out */                                      \
     X(samples_kept)      /* records now in the levels */                               \
