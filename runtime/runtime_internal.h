@@ -124,8 +124,9 @@ void adt_rescue_discard(const char *archive_dir);
  *     LONGEST   double seconds, the largest;
  *     MEAN      double, the mean over ranks.
  * key: its key in summary.json.
- * loss: NO for a count that is no loss; TOTAL for a loss total, which its
- *   sentence of the stderr summary names itself ("n words"); or the
+ * loss: NO for a count that is no loss; TOTAL for a loss total (or its
+ *   part) that its sentence of the stderr summary names itself, always
+ *   ("n words"); or the
  *   sentence whose list of causes holds it: EVENTS (MPI events), OBJECTS
  *   (MPI objects not traced), SAMPLES. Every loss reaches summary.json and
  *   stderr (tests/runtime/summary_test.cpp checks that row by row).
@@ -144,8 +145,8 @@ void adt_rescue_discard(const char *archive_dir);
     X(SUM, samples_kept, "samples_kept", NO, "")                                                          \
     X(SUM, samples_removed, "samples_removed", NO, "")                                                    \
     X(SUM, samples_skipped, "skipped_samples", TOTAL, "skipped")                                          \
-    X(SUM, samples_skipped_code_changing, "skipped_samples_code_changing", SAMPLES,                       \
-      "skipped while code was being unloaded or registered") /* part of samples_skipped */                \
+    X(SUM, samples_skipped_code_changing, "skipped_samples_code_changing", TOTAL,                         \
+      "while code was being unloaded or registered") /* part of samples_skipped */                        \
     X(SUM, samples_dropped, "samples_dropped", TOTAL, "dropped") /* Σ samples_lost */                     \
     X(SUM, halvings, "halvings", NO, "")                                                                  \
     X(SUM, overload_halvings, "overload_halvings", NO, "")                                                \

@@ -475,10 +475,12 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
         adt_log("MPI objects not traced (no room in adaptrace's tables, or created where adaptrace could not see "
                 "it)%s; their events are missing", object_losses);
     if (listing->initial_rate_hz) {
-        adt_log("samples: %llu taken, %llu kept, %llu removed, %llu skipped, %llu dropped%s",
+        adt_log("samples: %llu taken, %llu kept, %llu removed, %llu skipped (%llu while code was being unloaded or "
+                "registered), %llu dropped%s",
                 (unsigned long long)total->samples_taken, (unsigned long long)total->samples_kept,
                 (unsigned long long)total->samples_removed, (unsigned long long)total->samples_skipped,
-                (unsigned long long)total->samples_dropped, sample_losses);
+                (unsigned long long)total->samples_skipped_code_changing, (unsigned long long)total->samples_dropped,
+                sample_losses);
         char end_rates[512];
         describe_end_rates(total, listing, end_rates, sizeof end_rates);
         adt_log("sampling rate: %u Hz at start; at the end %s (%llu halvings, %llu of them for overload); "
