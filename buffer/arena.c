@@ -195,11 +195,10 @@ void adt_location_get_stats(const adt_location *location, adt_location_stats *st
     chain_stats(&location->events, &stats->events);
     for (unsigned level = 0; level < ADT_BUFFER_LEVELS; level++)
         chain_stats(&location->levels[level], &stats->levels[level]);
-    stats->samples_taken = adt_load_relaxed(&location->samples_taken);
+#define COPY_COUNTER(field) stats->field = adt_load_relaxed(&location->field);
+    ADT_LOCATION_COUNTERS(COPY_COUNTER)
+#undef COPY_COUNTER
     stats->last_sample_number = adt_load_relaxed(&location->last_number);
-    stats->samples_kept = adt_load_relaxed(&location->samples_kept);
-    stats->samples_removed = adt_load_relaxed(&location->samples_removed);
-    stats->samples_skipped = adt_load_relaxed(&location->samples_skipped);
     for (unsigned cause = 0; cause < ADT_SAMPLE_LOSS_CAUSES; cause++) {
         stats->samples_lost[cause] = adt_load_relaxed(&location->samples_lost[cause]);
         stats->samples_dropped += stats->samples_lost[cause];
@@ -208,13 +207,8 @@ void adt_location_get_stats(const adt_location *location, adt_location_stats *st
         stats->events_lost[cause] = adt_load_relaxed(&location->events_lost[cause]);
         stats->events_dropped += stats->events_lost[cause];
     }
-    stats->removals = adt_load_relaxed(&location->removals);
     stats->shift = __atomic_load_n(&location->shift, __ATOMIC_RELAXED);
-    stats->spilled_bytes = adt_load_relaxed(&location->spilled_bytes);
-    stats->spilled_records = adt_load_relaxed(&location->spilled_records);
-    stats->spills = adt_load_relaxed(&location->spills);
     stats->events_stopped = __atomic_load_n(&location->events_stopped, __ATOMIC_RELAXED);
-    stats->events_stopped_at = adt_load_relaxed(&location->events_stopped_at);
 }
 
 void adt_buffer_get_stats(const adt_buffer *buffer, adt_buffer_stats *stats)

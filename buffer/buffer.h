@@ -180,47 +180,68 @@ typedef struct adt_chain_stats {
     uint64_t records;
 } adt_chain_stats;
 
-/* Why an event record was not stored, each cause counted apart. */
-typedef enum adt_event_loss {
-    ADT_EVENT_LOST_STOPPED,   /* events were stopped: by the flush policy's last
-                                 resort, or after an event lost for want of a chunk */
-    ADT_EVENT_LOST_TOO_LARGE, /* the record is larger than a chunk */
-    ADT_EVENT_LOST_NO_CHUNK,  /* no free chunk, and the callback gave up: the
-                                 location's events stop there */
-    ADT_EVENT_LOSS_CAUSES
-} adt_event_loss;
+/* Why an event record was not stored, each cause counted apart, one row
+ * per cause: X(CAUSE, key, words) gives ADT_EVENT_LOST_<CAUSE>, the key
+ * that names it (summary.json) and the words that say it (after "n"). */
+#define ADT_EVENT_LOSSES(X)                                                            \
+    /* events were stopped: by the flush policy's last resort, or after an   */      \
+    /* event lost for want of a chunk                                         */      \
+    X(STOPPED, "stopped", "after events were stopped")                                 \
+    /* the record is larger than a chunk */                                            \
+    X(TOO_LARGE, "too_large", "larger than a chunk")                                   \
+    /* no free chunk, and the callback gave up: the location's events stop there */    \
+    X(NO_CHUNK, "no_chunk", "no free chunk")
 
-/* Why a sample that was taken (numbered) was not stored. */
-typedef enum adt_sample_loss {
-    ADT_SAMPLE_LOST_TOO_LARGE,     /* the record is larger than a chunk */
-    ADT_SAMPLE_LOST_NO_CHUNK,      /* no free chunk, and the callback gave up */
-    ADT_SAMPLE_LOST_HALVED,        /* the callback's removal left it no survivor */
-    ADT_SAMPLE_LOST_NUMBERS_SPENT, /* the 64-bit sample numbers are used up */
-    ADT_SAMPLE_LOST_CUT,           /* recovery: cut off by a save during its append */
-    ADT_SAMPLE_LOSS_CAUSES
-} adt_sample_loss;
+/* Why a sample that was taken (numbered) was not stored; rows as above. */
+#define ADT_SAMPLE_LOSSES(X)                                                           \
+    /* the record is larger than a chunk */                                            \
+    X(TOO_LARGE, "too_large", "larger than a chunk")                                   \
+    /* no free chunk, and the callback gave up */                                      \
+    X(NO_CHUNK, "no_chunk", "no free chunk")                                           \
+    /* the callback's removal left it no survivor */                                   \
+    X(HALVED, "halved_meanwhile", "no survivor of a halving during their append")      \
+    /* the 64-bit sample numbers are used up */                                        \
+    X(NUMBERS_SPENT, "numbers_used_up", "sample numbers used up")                      \
+    /* recovery: cut off by a save during its append */                                \
+    X(CUT, "cut_at_the_ending", "cut by the save at the ending")
+
+#define ADT_EVENT_LOSS_ENUM(cause, key, words) ADT_EVENT_LOST_##cause,
+typedef enum adt_event_loss { ADT_EVENT_LOSSES(ADT_EVENT_LOSS_ENUM) ADT_EVENT_LOSS_CAUSES } adt_event_loss;
+#undef ADT_EVENT_LOSS_ENUM
+
+#define ADT_SAMPLE_LOSS_ENUM(cause, key, words) ADT_SAMPLE_LOST_##cause,
+typedef enum adt_sample_loss { ADT_SAMPLE_LOSSES(ADT_SAMPLE_LOSS_ENUM) ADT_SAMPLE_LOSS_CAUSES } adt_sample_loss;
+#undef ADT_SAMPLE_LOSS_ENUM
+
+/* A location's plain 64-bit counts (and the time its events stopped), kept
+ * under the same name in the location and in its statistics, which copy
+ * them one for one: X(field). */
+#define ADT_LOCATION_COUNTERS(X)                                                       \
+    X(samples_taken)     /* numbers handed out */                                      \
+    X(samples_kept)      /* records now in the levels */                               \
+    X(samples_removed)   /* records freed by level removals */                         \
+    X(samples_skipped)   /* guard taken: arrived while adaptrace was busy */           \
+    X(removals)          /* drops that raised the shift (lowest or own level) */       \
+    X(spilled_bytes)                                                                   \
+    X(spilled_records)   /* event records moved to the spill file */                   \
+    X(spills)                                                                          \
+    X(events_stopped_at)
+
+#define ADT_LOCATION_COUNTER_FIELD(field) uint64_t field;
 
 typedef struct adt_location_stats {
     adt_chain_stats events;
     adt_chain_stats levels[ADT_BUFFER_LEVELS];
-    uint64_t samples_taken;     /* numbers handed out */
-    uint64_t last_sample_number; /* the latest of them: Σ 2^j over the samples
-                                    taken at shift j, i.e. the initial periods
-                                    the location was sampled for */
-    uint64_t samples_kept;      /* records now in the levels */
-    uint64_t samples_removed;   /* records freed by level removals */
-    uint64_t samples_skipped;   /* guard taken: arrived while adaptrace was busy */
+    ADT_LOCATION_COUNTERS(ADT_LOCATION_COUNTER_FIELD)
+    uint64_t last_sample_number; /* the latest number taken: Σ 2^j over the
+                                    samples taken at shift j, i.e. the initial
+                                    periods the location was sampled for */
     uint64_t samples_dropped;   /* Σ samples_lost: taken, not stored */
     uint64_t samples_lost[ADT_SAMPLE_LOSS_CAUSES];
     uint64_t events_dropped;    /* Σ events_lost */
     uint64_t events_lost[ADT_EVENT_LOSS_CAUSES];
-    uint64_t removals;          /* drops that raised the shift (lowest or own level) */
     unsigned shift;             /* k: samples kept are n ≡ 0 mod 2^k */
-    uint64_t spilled_bytes;
-    uint64_t spilled_records;   /* event records moved to the spill file */
-    uint64_t spills;
     bool events_stopped;
-    uint64_t events_stopped_at;
 } adt_location_stats;
 
 void adt_location_get_stats(const adt_location *location, adt_location_stats *stats);

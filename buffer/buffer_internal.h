@@ -82,22 +82,14 @@ struct adt_location {
     uint64_t last_number;
     adt_buffer *buffer;
 
-    uint64_t samples_taken;
-    uint64_t samples_kept;
-    uint64_t samples_removed;
-    uint64_t samples_skipped;
+    ADT_LOCATION_COUNTERS(ADT_LOCATION_COUNTER_FIELD)
     uint64_t samples_lost[ADT_SAMPLE_LOSS_CAUSES];
     uint64_t events_lost[ADT_EVENT_LOSS_CAUSES];
-    uint64_t removals;
     unsigned shift;
-    uint64_t events_stopped_at;
 
     int spill_fd;
     uint32_t spill_head;    /* first spilled chunk, in chunk_bytes units of the file */
     uint32_t spill_tail;
-    uint64_t spilled_bytes;
-    uint64_t spilled_records;
-    uint64_t spills;
 
     uint64_t id;
     void *user;

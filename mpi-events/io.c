@@ -21,9 +21,13 @@
 #include <string.h>
 
 #include <otf2/OTF2_Definitions.h>
+#include <otf2/OTF2_Events.h>
 
+#include "comms.h"
 #include "handle_table.h"
-#include "wrap_support.h"
+#include "io.h"
+#include "records.h"
+#include "runtime/runtime.h"
 
 /* Files open at once. */
 #define FILE_CAPACITY 1024u

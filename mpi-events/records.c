@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <otf2/OTF2_Events.h>
+
 #include "handle_table.h"
-#include "wrap_support.h"
+#include "records.h"
 
 /* Requests in flight at once (plus inactive persistent ones). */
 #define REQUEST_CAPACITY 32768u

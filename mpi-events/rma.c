@@ -22,8 +22,13 @@
  */
 #include <stdlib.h>
 
+#include <otf2/OTF2_Events.h>
+
+#include "comms.h"
 #include "handle_table.h"
-#include "wrap_support.h"
+#include "records.h"
+#include "rma.h"
+#include "runtime/runtime.h"
 
 /* Windows alive at once. */
 #define WINDOW_CAPACITY 1024u

@@ -10,7 +10,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "wrap_support.h"
+#include "comms.h"
+#include "io.h"
+#include "records.h"
+#include "rma.h"
+#include "setup.h"
 
 /* Ping-pongs per rank and measurement; the best round trip counts. */
 #define CLOCK_PINGS 10

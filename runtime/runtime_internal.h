@@ -112,47 +112,90 @@ void adt_rescue_discard(const char *archive_dir);
 
 /* ---- summary.c --------------------------------------------------------- */
 
+/* The run summary's counters, one row each (summary.c says what they mean):
+ *   X(combine, field, key, loss, words)
+ * combine: the field's type and how the ranks' values add up into the
+ *   run's, which also fixes how summary.json writes it:
+ *     SUM       uint64_t, summed;
+ *     MAX       uint64_t, the largest (per-process sizes, the location
+ *               halved most often);
+ *     EARLIEST  uint64_t nanoseconds after the start, 0 for never: the
+ *               earliest of the others, written in seconds;
+ *     LONGEST   double seconds, the largest;
+ *     MEAN      double, the mean over ranks.
+ * key: its key in summary.json.
+ * loss: NO for a count that is no loss; TOTAL for a loss total (or its
+ *   part) that its sentence of the stderr summary names itself, always
+ *   ("n words"); or the
+ *   sentence whose list of causes holds it: EVENTS (MPI events), OBJECTS
+ *   (MPI objects not traced), SAMPLES. Every loss reaches summary.json and
+ *   stderr (tests/runtime/summary_test.cpp checks that row by row).
+ * words: what the stderr summary says after the number of a loss. */
+#define ADT_RUN_COUNTERS(X)                                                                              \
+    X(SUM, locations, "locations", NO, "")                                                                \
+    X(SUM, mpi_events, "mpi_events", NO, "")                                                              \
+    X(SUM, events_dropped, "events_dropped", TOTAL, "dropped") /* Σ events_lost */                        \
+    X(SUM, event_stops_spill_failed, "event_stops_spill_failed", EVENTS,                                  \
+      "locations stopped because the spill file could not be written") /* their events: in events_lost */ \
+    X(SUM, mpi_requests_untracked, "mpi_requests_untracked", OBJECTS, "MPI requests")                     \
+    X(SUM, mpi_communicators_untracked, "mpi_communicators_untracked", OBJECTS, "communicators")           \
+    X(SUM, mpi_windows_untracked, "mpi_windows_untracked", OBJECTS, "windows")                            \
+    X(SUM, mpi_files_untracked, "mpi_files_untracked", OBJECTS, "files")                                  \
+    X(SUM, samples_taken, "samples_taken", NO, "")                                                        \
+    X(SUM, samples_kept, "samples_kept", NO, "")                                                          \
+    X(SUM, samples_removed, "samples_removed", NO, "")                                                    \
+    X(SUM, samples_skipped, "skipped_samples", TOTAL, "skipped")                                          \
+    X(SUM, samples_skipped_code_changing, "skipped_samples_code_changing", TOTAL,                         \
+      "while code was being unloaded or registered") /* part of samples_skipped */                        \
+    X(SUM, samples_dropped, "samples_dropped", TOTAL, "dropped") /* Σ samples_lost */                     \
+    X(SUM, halvings, "halvings", NO, "")                                                                  \
+    X(SUM, overload_halvings, "overload_halvings", NO, "")                                                \
+    X(MAX, most_halvings_per_location, "most_halvings_per_location", NO, "")                              \
+    X(MEAN, delivered_rate_hz, "delivered_rate_hz", NO, "")                                               \
+    X(SUM, timer_signals, "timer_signals", NO, "")                                                        \
+    X(MEAN, handler_mean_ns, "sample_handler_mean_ns", NO, "")                                            \
+    X(SUM, calling_contexts, "calling_contexts", NO, "")                                                  \
+    X(SUM, calling_contexts_full, "calling_contexts_full", SAMPLES,                                       \
+      "whose call path did not fit the calling-context tree")                                             \
+    X(SUM, calling_contexts_lost_races, "calling_contexts_lost_races", SAMPLES,                           \
+      "calling-context nodes used up by two threads inserting the same one")                              \
+    X(SUM, paths_cut, "paths_cut", SAMPLES, "call paths cut at code loaded during the run")               \
+    X(SUM, flushes, "flushes", NO, "")                                                                    \
+    X(SUM, flushed_bytes, "flushed_bytes", NO, "")                                                        \
+    X(SUM, flushes_at_sample_floor, "flushes_at_sample_floor", NO, "") /* samples were left */            \
+    X(EARLIEST, first_flush_ns, "first_flush_after_s", NO, "")                                            \
+    X(SUM, event_stops, "event_stops", NO, "")                                                            \
+    X(MAX, buffer_bytes, "buffer_bytes", NO, "")                                                          \
+    X(MAX, arena_bytes, "arena_bytes", NO, "")                                                            \
+    X(MAX, context_bytes, "context_bytes", NO, "")                                                        \
+    X(MAX, chunk_bytes, "chunk_bytes", NO, "")                                                            \
+    X(MAX, chunks_high_water, "chunks_high_water", NO, "")                                                \
+    X(SUM, bytes_written, "bytes_written", NO, "")                                                        \
+    X(SUM, events_written, "events_written", NO, "")                                                      \
+    X(LONGEST, write_seconds, "write_seconds", NO, "")
+
+/* Losses by cause (the buffer's tables of causes): X(field, causes, count,
+ * key, loss); summed over ranks, written as {"cause": n, ...} under key,
+ * and listed on stderr first among the causes of sentence loss. */
+#define ADT_RUN_LOSSES_BY_CAUSE(X)                                                             \
+    X(events_lost, ADT_EVENT_LOSSES, ADT_EVENT_LOSS_CAUSES, "events_dropped_by_cause", EVENTS)   \
+    X(samples_lost, ADT_SAMPLE_LOSSES, ADT_SAMPLE_LOSS_CAUSES, "samples_dropped_by_cause", SAMPLES)
+
+#define ADT_RUN_COUNTER_TYPE_SUM uint64_t
+#define ADT_RUN_COUNTER_TYPE_MAX uint64_t
+#define ADT_RUN_COUNTER_TYPE_EARLIEST uint64_t
+#define ADT_RUN_COUNTER_TYPE_LONGEST double
+#define ADT_RUN_COUNTER_TYPE_MEAN double
+
 /* One rank's share of the run summary; gathered as raw bytes, so only
  * fixed-width fields. */
 typedef struct adt_run_counters {
-    uint64_t locations;
-    uint64_t mpi_events;
-    uint64_t samples_taken;
-    uint64_t samples_kept;
-    uint64_t samples_removed;
-    uint64_t samples_skipped;
-    uint64_t samples_dropped;             /* Σ samples_lost */
-    uint64_t samples_lost[ADT_SAMPLE_LOSS_CAUSES];
-    uint64_t events_dropped;              /* Σ events_lost */
-    uint64_t events_lost[ADT_EVENT_LOSS_CAUSES];
-    uint64_t event_stops_spill_failed; /* part of events_dropped */
-    uint64_t halvings;
-    uint64_t overload_halvings;
-    uint64_t most_halvings_per_location;
-    uint64_t flushes;
-    uint64_t flushed_bytes;
-    uint64_t flushes_at_sample_floor; /* fallbacks although samples were left */
-    uint64_t first_flush_ns;  /* after start; 0: none (combined: the earliest) */
-    uint64_t event_stops;
-    uint64_t buffer_bytes;
-    uint64_t arena_bytes;
-    uint64_t context_bytes;
-    uint64_t chunk_bytes;
-    uint64_t chunks_high_water;
-    uint64_t timer_signals;
-    uint64_t calling_contexts;
-    uint64_t calling_contexts_full;
-    uint64_t samples_skipped_code_changing; /* part of samples_skipped */
-    uint64_t paths_cut;
-    uint64_t bytes_written;
-    uint64_t events_written;
-    double write_seconds;
-    double delivered_rate_hz;
-    double handler_mean_ns;
-    uint64_t mpi_requests_untracked;
-    uint64_t mpi_communicators_untracked;
-    uint64_t mpi_windows_untracked;
-    uint64_t mpi_files_untracked;
+#define ADT_RUN_COUNTER_FIELD(combine, field, key, loss, words) ADT_RUN_COUNTER_TYPE_##combine field;
+    ADT_RUN_COUNTERS(ADT_RUN_COUNTER_FIELD)
+#undef ADT_RUN_COUNTER_FIELD
+#define ADT_RUN_LOSS_FIELD(field, causes, count, key, loss) uint64_t field[count];
+    ADT_RUN_LOSSES_BY_CAUSE(ADT_RUN_LOSS_FIELD)
+#undef ADT_RUN_LOSS_FIELD
     uint64_t location_entries;  /* adt_location_summary entries sent: locations,
                                    or 0 when they could not be listed */
 } adt_run_counters;

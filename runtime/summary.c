@@ -9,7 +9,15 @@
  * while the code map was being changed, skipped_samples_code_changing) or
  * dropped (no chunk), so samples_taken = samples_kept + samples_removed +
  * skipped_samples + samples_dropped. paths_cut counts kept samples (and
- * MPI calls) whose call path stops early, not a loss of samples.
+ * MPI calls) whose call path stops early, not a loss of samples; neither
+ * are calling_contexts_full (kept samples whose path did not fit the
+ * calling-context tree) and calling_contexts_lost_races (nodes of the
+ * tree used up by an insert that another thread's insert of the same node
+ * beat, unreferenced duplicates that make the tree full sooner).
+ *
+ * Every counter is a row of ADT_RUN_COUNTERS (runtime_internal.h), which
+ * gives the field, how ranks combine, its key in summary.json and, for a
+ * loss, the sentence of the stderr summary that lists it.
  *
  * MPI events: every event the MPI layer appends is kept (in the buffer or
  * the spill file) or dropped. A location whose event finds no chunk stops
@@ -30,6 +38,7 @@
  * final shift.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,6 +136,7 @@ size_t adt_summary_count(const adt_run_sources *sources, uint32_t rank, adt_run_
         adt_sampler_get_stats(&sampler);
         counters->calling_contexts = sampler.contexts;
         counters->calling_contexts_full = sampler.contexts_full;
+        counters->calling_contexts_lost_races = sampler.contexts_lost_races;
         counters->delivered_rate_hz = sampler.delivered_rate_hz;
         counters->timer_signals = sampler.signals;
         counters->handler_mean_ns = sampler.handler_mean_ns;
@@ -148,11 +158,6 @@ size_t adt_summary_count(const adt_run_sources *sources, uint32_t rank, adt_run_
     return (size_t)counters->location_entries;
 }
 
-static uint64_t max_u64(uint64_t a, uint64_t b)
-{
-    return a > b ? a : b;
-}
-
 /* ---- losses, each under its cause --------------------------------------- */
 
 typedef struct loss_cause {
@@ -160,19 +165,28 @@ typedef struct loss_cause {
     const char *words; /* on stderr */
 } loss_cause;
 
-static const loss_cause event_loss_causes[ADT_EVENT_LOSS_CAUSES] = {
-    [ADT_EVENT_LOST_STOPPED] = {"stopped", "after events were stopped"},
-    [ADT_EVENT_LOST_TOO_LARGE] = {"too_large", "larger than a chunk"},
-    [ADT_EVENT_LOST_NO_CHUNK] = {"no_chunk", "no free chunk"},
-};
+/* Which sentence of the stderr summary lists a loss among its causes. */
+typedef enum loss_sentence { LOSS_NO, LOSS_TOTAL, LOSS_EVENTS, LOSS_OBJECTS, LOSS_SAMPLES } loss_sentence;
 
-static const loss_cause sample_loss_causes[ADT_SAMPLE_LOSS_CAUSES] = {
-    [ADT_SAMPLE_LOST_TOO_LARGE] = {"too_large", "larger than a chunk"},
-    [ADT_SAMPLE_LOST_NO_CHUNK] = {"no_chunk", "no free chunk"},
-    [ADT_SAMPLE_LOST_HALVED] = {"halved_meanwhile", "no survivor of a halving during their append"},
-    [ADT_SAMPLE_LOST_NUMBERS_SPENT] = {"numbers_used_up", "sample numbers used up"},
-    [ADT_SAMPLE_LOST_CUT] = {"cut_at_the_ending", "cut by the save at the ending"},
-};
+#define LOSS_CAUSE(cause, key, words) { key, words },
+
+typedef struct losses_by_cause {
+    const char *key;
+    loss_sentence sentence;
+    size_t offset; /* of the counts in adt_run_counters */
+    unsigned count;
+    const loss_cause *causes;
+} losses_by_cause;
+
+#define LOSSES_BY_CAUSE(field, causes, count, key, loss) \
+    { key, LOSS_##loss, offsetof(adt_run_counters, field), count, (const loss_cause[]){ causes(LOSS_CAUSE) } },
+static const losses_by_cause run_losses_by_cause[] = { ADT_RUN_LOSSES_BY_CAUSE(LOSSES_BY_CAUSE) };
+#define RUN_LOSSES_BY_CAUSE (sizeof run_losses_by_cause / sizeof run_losses_by_cause[0])
+
+static const uint64_t *loss_counts(const adt_run_counters *counters, const losses_by_cause *losses)
+{
+    return (const uint64_t *)((const char *)counters + losses->offset);
+}
 
 /* Adds losses by cause, and their sums to the totals. */
 static void add_losses(adt_run_counters *counters, const uint64_t samples_lost[ADT_SAMPLE_LOSS_CAUSES],
@@ -194,77 +208,75 @@ void adt_summary_add_losses(adt_run_counters *counters, const adt_location_stats
 }
 
 /* ",\n  \"name\": {\"cause\": n, ...}" */
-static void write_json_losses(FILE *out, const char *name, const loss_cause *causes, const uint64_t *counts,
-                              unsigned cause_count)
+static void write_json_losses(FILE *out, const adt_run_counters *total, const losses_by_cause *losses)
 {
-    fprintf(out, ",\n  \"%s\": {", name);
-    for (unsigned cause = 0; cause < cause_count; cause++)
-        fprintf(out, "%s\"%s\": %llu", cause ? ", " : "", causes[cause].key, (unsigned long long)counts[cause]);
+    const uint64_t *counts = loss_counts(total, losses);
+    fprintf(out, ",\n  \"%s\": {", losses->key);
+    for (unsigned cause = 0; cause < losses->count; cause++)
+        fprintf(out, "%s\"%s\": %llu", cause ? ", " : "", losses->causes[cause].key, (unsigned long long)counts[cause]);
     fprintf(out, "}");
 }
 
-/* ": n words, n words" for the causes that lost anything; "" for none. */
-static void describe_losses(char *text, size_t size, const loss_cause *causes, const uint64_t *counts,
-                            unsigned cause_count)
+/* Appends "<separator>n words" to text of size bytes (used of them
+ * taken) for a loss that lost anything; the separator is first for the
+ * first such loss of its list (*listed: how many so far), ", " after it. */
+static void add_loss(char *text, size_t size, size_t *used, unsigned *listed, const char *first, uint64_t count,
+                     const char *words)
 {
-    size_t used = 0;
-    text[0] = '\0';
-    for (unsigned cause = 0; cause < cause_count && used < size; cause++) {
-        if (counts[cause] == 0)
-            continue;
-        int written = snprintf(text + used, size - used, "%s%llu %s", used ? ", " : ": ",
-                               (unsigned long long)counts[cause], causes[cause].words);
-        if (written < 0)
-            break;
-        used += (size_t)written;
-    }
+    if (count == 0 || *used >= size)
+        return;
+    int written = snprintf(text + *used, size - *used, "%s%llu %s", *listed ? ", " : first,
+                           (unsigned long long)count, words);
+    if (written > 0)
+        *used += (size_t)written;
+    (*listed)++;
 }
 
-/* Sums over ranks; per-process sizes and the slowest values are maxima;
- * the delivered rate and the handler time are means over ranks. */
+/* The losses that sentence lists, those that lost anything: ": n words,
+ * n words" for the causes of its total, then "; n words, n words" for the
+ * losses counted on their own; "" for none. */
+static void describe_losses(char *text, size_t size, const adt_run_counters *total, loss_sentence sentence)
+{
+    size_t used = 0;
+    unsigned causes_listed = 0, losses_listed = 0;
+    text[0] = '\0';
+    for (size_t i = 0; i < RUN_LOSSES_BY_CAUSE; i++) {
+        const losses_by_cause *losses = &run_losses_by_cause[i];
+        if (losses->sentence != sentence)
+            continue;
+        for (unsigned cause = 0; cause < losses->count; cause++)
+            add_loss(text, size, &used, &causes_listed, ": ", loss_counts(total, losses)[cause],
+                     losses->causes[cause].words);
+    }
+#define DESCRIBE_LOSS(combine, field, key, loss, words) \
+    if (LOSS_##loss == sentence)                        \
+        add_loss(text, size, &used, &losses_listed, "; ", total->field, words);
+    ADT_RUN_COUNTERS(DESCRIBE_LOSS)
+#undef DESCRIBE_LOSS
+}
+
+/* How each kind of counter adds up over ranks (ADT_RUN_COUNTERS). */
+#define COMBINE_SUM(total, value, ranks) (total) += (value)
+#define COMBINE_MAX(total, value, ranks) (total) = (value) > (total) ? (value) : (total)
+#define COMBINE_LONGEST COMBINE_MAX
+#define COMBINE_EARLIEST(total, value, ranks) \
+    (total) = (value) != 0 && ((total) == 0 || (value) < (total)) ? (value) : (total)
+#define COMBINE_MEAN(total, value, ranks) (total) += (value) / (ranks)
+
 static adt_run_counters combine(const adt_run_counters *ranks, uint32_t size)
 {
     adt_run_counters total;
     memset(&total, 0, sizeof total);
     for (uint32_t r = 0; r < size; r++) {
         const adt_run_counters *c = &ranks[r];
-        total.locations += c->locations;
-        total.mpi_events += c->mpi_events;
-        total.samples_taken += c->samples_taken;
-        total.samples_kept += c->samples_kept;
-        total.samples_removed += c->samples_removed;
-        total.samples_skipped += c->samples_skipped;
-        add_losses(&total, c->samples_lost, c->events_lost);
-        total.event_stops_spill_failed += c->event_stops_spill_failed;
-        total.halvings += c->halvings;
-        total.overload_halvings += c->overload_halvings;
-        total.most_halvings_per_location = max_u64(total.most_halvings_per_location, c->most_halvings_per_location);
-        total.flushes += c->flushes;
-        total.flushed_bytes += c->flushed_bytes;
-        total.flushes_at_sample_floor += c->flushes_at_sample_floor;
-        if (c->first_flush_ns != 0 && (total.first_flush_ns == 0 || c->first_flush_ns < total.first_flush_ns))
-            total.first_flush_ns = c->first_flush_ns;
-        total.event_stops += c->event_stops;
-        total.buffer_bytes = max_u64(total.buffer_bytes, c->buffer_bytes);
-        total.arena_bytes = max_u64(total.arena_bytes, c->arena_bytes);
-        total.context_bytes = max_u64(total.context_bytes, c->context_bytes);
-        total.chunk_bytes = max_u64(total.chunk_bytes, c->chunk_bytes);
-        total.chunks_high_water = max_u64(total.chunks_high_water, c->chunks_high_water);
-        total.calling_contexts += c->calling_contexts;
-        total.calling_contexts_full += c->calling_contexts_full;
-        total.samples_skipped_code_changing += c->samples_skipped_code_changing;
-        total.paths_cut += c->paths_cut;
-        total.bytes_written += c->bytes_written;
-        total.events_written += c->events_written;
-        total.mpi_requests_untracked += c->mpi_requests_untracked;
-        total.mpi_communicators_untracked += c->mpi_communicators_untracked;
-        total.mpi_windows_untracked += c->mpi_windows_untracked;
-        total.mpi_files_untracked += c->mpi_files_untracked;
-        if (c->write_seconds > total.write_seconds)
-            total.write_seconds = c->write_seconds;
-        total.timer_signals += c->timer_signals;
-        total.delivered_rate_hz += c->delivered_rate_hz / size;
-        total.handler_mean_ns += c->handler_mean_ns / size;
+#define COMBINE(combine, field, key, loss, words) COMBINE_##combine(total.field, c->field, size);
+        ADT_RUN_COUNTERS(COMBINE)
+#undef COMBINE
+#define COMBINE_BY_CAUSE(field, causes, count, key, loss) \
+        for (unsigned cause = 0; cause < count; cause++)  \
+            total.field[cause] += c->field[cause];
+        ADT_RUN_LOSSES_BY_CAUSE(COMBINE_BY_CAUSE)
+#undef COMBINE_BY_CAUSE
     }
     return total;
 }
@@ -341,77 +353,27 @@ static void write_json_ending(FILE *out, const adt_run_ending *ending)
             (unsigned long long)ending->messages_unmatched, (unsigned long long)ending->records_cut);
 }
 
+/* How summary.json writes each kind of counter (ADT_RUN_COUNTERS). */
+#define JSON_SUM(out, key, value) fprintf(out, ",\n  \"%s\": %llu", key, (unsigned long long)(value))
+#define JSON_MAX JSON_SUM
+#define JSON_EARLIEST(out, key, nanoseconds) fprintf(out, ",\n  \"%s\": %.3f", key, (double)(nanoseconds) / 1e9)
+#define JSON_LONGEST(out, key, seconds) fprintf(out, ",\n  \"%s\": %.6f", key, seconds)
+#define JSON_MEAN(out, key, value) fprintf(out, ",\n  \"%s\": %.1f", key, value)
+
 static void write_json(FILE *out, const adt_run_counters *total, const adt_run_listing *listing,
                        const char *archive_dir)
 {
-    uint32_t ranks = listing->ranks, initial_rate_hz = listing->initial_rate_hz;
-    unsigned long long high_water_bytes = (unsigned long long)(total->chunks_high_water * total->chunk_bytes);
     fprintf(out, "{\n  \"archive\": ");
     write_json_string(out, archive_dir);
-    fprintf(out,
-            ",\n"
-            "  \"ranks\": %u,\n"
-            "  \"locations\": %llu,\n"
-            "  \"mpi_events\": %llu,\n"
-            "  \"events_dropped\": %llu,\n"
-            "  \"event_stops_spill_failed\": %llu,\n"
-            "  \"mpi_requests_untracked\": %llu,\n"
-            "  \"mpi_communicators_untracked\": %llu,\n"
-            "  \"mpi_windows_untracked\": %llu,\n"
-            "  \"mpi_files_untracked\": %llu,\n"
-            "  \"samples_taken\": %llu,\n"
-            "  \"samples_kept\": %llu,\n"
-            "  \"samples_removed\": %llu,\n"
-            "  \"skipped_samples\": %llu,\n"
-            "  \"skipped_samples_code_changing\": %llu,\n"
-            "  \"samples_dropped\": %llu,\n"
-            "  \"halvings\": %llu,\n"
-            "  \"overload_halvings\": %llu,\n"
-            "  \"most_halvings_per_location\": %llu,\n"
-            "  \"initial_rate_hz\": %u,\n"
-            "  \"final_rate_hz\": %.3f,\n"
-            "  \"delivered_rate_hz\": %.1f,\n"
-            "  \"timer_signals\": %llu,\n"
-            "  \"sample_handler_mean_ns\": %.1f,\n"
-            "  \"calling_contexts\": %llu,\n"
-            "  \"calling_contexts_full\": %llu,\n"
-            "  \"paths_cut\": %llu,\n"
-            "  \"flushes\": %llu,\n"
-            "  \"flushed_bytes\": %llu,\n"
-            "  \"flushes_at_sample_floor\": %llu,\n"
-            "  \"first_flush_after_s\": %.3f,\n"
-            "  \"event_stops\": %llu,\n"
-            "  \"buffer_bytes\": %llu,\n"
-            "  \"arena_bytes\": %llu,\n"
-            "  \"context_bytes\": %llu,\n"
-            "  \"chunk_bytes\": %llu,\n"
-            "  \"chunks_high_water\": %llu,\n"
-            "  \"buffer_high_water_bytes\": %llu,\n"
-            "  \"bytes_written\": %llu,\n"
-            "  \"events_written\": %llu,\n"
-            "  \"write_seconds\": %.6f",
-            ranks, (unsigned long long)total->locations, (unsigned long long)total->mpi_events,
-            (unsigned long long)total->events_dropped, (unsigned long long)total->event_stops_spill_failed,
-            (unsigned long long)total->mpi_requests_untracked, (unsigned long long)total->mpi_communicators_untracked,
-            (unsigned long long)total->mpi_windows_untracked, (unsigned long long)total->mpi_files_untracked,
-            (unsigned long long)total->samples_taken,
-            (unsigned long long)total->samples_kept, (unsigned long long)total->samples_removed,
-            (unsigned long long)total->samples_skipped, (unsigned long long)total->samples_skipped_code_changing,
-            (unsigned long long)total->samples_dropped, (unsigned long long)total->halvings, (unsigned long long)total->overload_halvings,
-            (unsigned long long)total->most_halvings_per_location, initial_rate_hz, final_rate_hz(initial_rate_hz, total), total->delivered_rate_hz,
-            (unsigned long long)total->timer_signals, total->handler_mean_ns,
-            (unsigned long long)total->calling_contexts, (unsigned long long)total->calling_contexts_full,
-            (unsigned long long)total->paths_cut,
-            (unsigned long long)total->flushes, (unsigned long long)total->flushed_bytes,
-            (unsigned long long)total->flushes_at_sample_floor, (double)total->first_flush_ns / 1e9,
-            (unsigned long long)total->event_stops, (unsigned long long)total->buffer_bytes,
-            (unsigned long long)total->arena_bytes, (unsigned long long)total->context_bytes,
-            (unsigned long long)total->chunk_bytes, (unsigned long long)total->chunks_high_water,
-            high_water_bytes, (unsigned long long)total->bytes_written, (unsigned long long)total->events_written,
-            total->write_seconds);
-    write_json_losses(out, "events_dropped_by_cause", event_loss_causes, total->events_lost, ADT_EVENT_LOSS_CAUSES);
-    write_json_losses(out, "samples_dropped_by_cause", sample_loss_causes, total->samples_lost,
-                      ADT_SAMPLE_LOSS_CAUSES);
+    fprintf(out, ",\n  \"ranks\": %u", listing->ranks);
+#define WRITE_JSON(combine, field, key, loss, words) JSON_##combine(out, key, total->field);
+    ADT_RUN_COUNTERS(WRITE_JSON)
+#undef WRITE_JSON
+    fprintf(out, ",\n  \"initial_rate_hz\": %u,\n  \"final_rate_hz\": %.3f,\n  \"buffer_high_water_bytes\": %llu",
+            listing->initial_rate_hz, final_rate_hz(listing->initial_rate_hz, total),
+            (unsigned long long)(total->chunks_high_water * total->chunk_bytes));
+    for (size_t i = 0; i < RUN_LOSSES_BY_CAUSE; i++)
+        write_json_losses(out, total, &run_losses_by_cause[i]);
     if (listing->ending != NULL)
         write_json_ending(out, listing->ending);
     if (listing->lines != NULL)
@@ -502,33 +464,23 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
     uint32_t ranks = listing->ranks;
     if (listing->ending != NULL)
         print_ending(listing->ending);
-    char event_losses[256], sample_losses[320];
-    describe_losses(event_losses, sizeof event_losses, event_loss_causes, total->events_lost, ADT_EVENT_LOSS_CAUSES);
-    describe_losses(sample_losses, sizeof sample_losses, sample_loss_causes, total->samples_lost,
-                    ADT_SAMPLE_LOSS_CAUSES);
-    char spill_cause[96] = "";
-    if (total->event_stops_spill_failed > 0)
-        snprintf(spill_cause, sizeof spill_cause, "; events stopped on %llu location%s because the spill file "
-                 "could not be written", (unsigned long long)total->event_stops_spill_failed,
-                 total->event_stops_spill_failed == 1 ? "" : "s");
-    adt_log("%u rank%s, %llu location%s, %llu MPI events (%llu dropped%s%s)", ranks, ranks == 1 ? "" : "s",
+    char event_losses[320], object_losses[320], sample_losses[640];
+    describe_losses(event_losses, sizeof event_losses, total, LOSS_EVENTS);
+    describe_losses(object_losses, sizeof object_losses, total, LOSS_OBJECTS);
+    describe_losses(sample_losses, sizeof sample_losses, total, LOSS_SAMPLES);
+    adt_log("%u rank%s, %llu location%s, %llu MPI events (%llu dropped%s)", ranks, ranks == 1 ? "" : "s",
             (unsigned long long)total->locations, total->locations == 1 ? "" : "s",
-            (unsigned long long)total->mpi_events, (unsigned long long)total->events_dropped, event_losses,
-            spill_cause);
-    if (total->mpi_requests_untracked + total->mpi_communicators_untracked + total->mpi_windows_untracked +
-            total->mpi_files_untracked > 0)
-        adt_log("not traced (no room in adaptrace's tables, or created where adaptrace could not see it): "
-                "%llu MPI requests, %llu communicators, %llu windows, %llu files; their events are missing",
-                (unsigned long long)total->mpi_requests_untracked,
-                (unsigned long long)total->mpi_communicators_untracked,
-                (unsigned long long)total->mpi_windows_untracked, (unsigned long long)total->mpi_files_untracked);
+            (unsigned long long)total->mpi_events, (unsigned long long)total->events_dropped, event_losses);
+    if (object_losses[0] != '\0')
+        adt_log("MPI objects not traced (no room in adaptrace's tables, or created where adaptrace could not see "
+                "it)%s; their events are missing", object_losses);
     if (listing->initial_rate_hz) {
         adt_log("samples: %llu taken, %llu kept, %llu removed, %llu skipped (%llu while code was being unloaded or "
-                "registered), %llu dropped%s; %llu call paths cut at code loaded during the run",
+                "registered), %llu dropped%s",
                 (unsigned long long)total->samples_taken, (unsigned long long)total->samples_kept,
                 (unsigned long long)total->samples_removed, (unsigned long long)total->samples_skipped,
                 (unsigned long long)total->samples_skipped_code_changing, (unsigned long long)total->samples_dropped,
-                sample_losses, (unsigned long long)total->paths_cut);
+                sample_losses);
         char end_rates[512];
         describe_end_rates(total, listing, end_rates, sizeof end_rates);
         adt_log("sampling rate: %u Hz at start; at the end %s (%llu halvings, %llu of them for overload); "

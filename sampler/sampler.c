@@ -665,6 +665,7 @@ void adt_sampler_get_stats(adt_sampler_stats *stats)
     if (adt_sampler.tree.nodes != NULL) {
         stats->contexts = adt_cct_count(&adt_sampler.tree);
         stats->context_bytes = adt_sampler.tree.memory_bytes;
+        stats->contexts_lost_races = atomic_load_explicit(&adt_sampler.tree.lost_races, memory_order_relaxed);
     }
     add_thread_counters(NULL, stats);
     adt_sampler_thread *main_thread = adt_sampler.main_thread;

@@ -108,6 +108,7 @@ typedef struct adt_sampler_stats {
     double delivered_rate_hz;
     uint64_t contexts;           /* calling-context nodes interned */
     uint64_t contexts_full;      /* samples whose path did not fit the tree */
+    uint64_t contexts_lost_races; /* nodes used up by inserts that lost a race */
     uint32_t metrics;            /* counters actually recorded */
     /* Additions (all threads): */
     uint64_t signals;            /* timer signals handled */

@@ -1,0 +1,38 @@
+/*
+ * One wrapped MPI call as the parts of mpi-events/ hand it on: what the
+ * Enter (setup.h) gives the records (records.h, io.h, rma.h) and the
+ * Leave, and the conventions of their arguments. Types only, so that the
+ * records need nothing of the Init / Enter / Leave side.
+ */
+#ifndef ADAPTRACE_MPI_CALL_H
+#define ADAPTRACE_MPI_CALL_H
+
+#include <stdint.h>
+
+#include <mpi.h>
+
+#include "buffer/buffer.h"
+
+_Static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER arrays are passed on as C int arrays");
+
+/* A Fortran status: MPI_STATUS_SIZE INTEGERs. */
+#define ADT_MPI_FORTRAN_STATUS_SIZE (sizeof(MPI_Status) / sizeof(MPI_Fint))
+
+/* Root argument of collectives that have none. */
+#define ADT_MPI_NO_ROOT INT32_MIN
+
+/* One wrapped call in progress: what the Enter hands to the records and
+ * the Leave. time is the Enter's timestamp until PMPI returns, then the
+ * Leave's: the records written before the PMPI call share the Enter's
+ * time, those written after share the Leave's, so a call reads the clock
+ * twice however many records it writes. previous: the sampler's region
+ * state this call replaced (MPI calls made from inside another wrapped
+ * call, e.g. by a library's own wrapper, nest). */
+typedef struct adt_mpi_call {
+    adt_location *location;
+    uint64_t time;
+    uint32_t context;
+    uint32_t previous;
+} adt_mpi_call;
+
+#endif

@@ -1,0 +1,109 @@
+/*
+ * records.c: the records of point-to-point calls, collectives and request
+ * completions (of RMA and I/O requests too), and the pre-call copy of
+ * request handles. Hot path: no lock, no stdio; malloc only for a request
+ * array longer than ADT_MPI_SCRATCH_INLINE. Uses the communicators
+ * (comms.h) only.
+ */
+#ifndef ADAPTRACE_MPI_RECORDS_H
+#define ADAPTRACE_MPI_RECORDS_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <mpi.h>
+
+#include "call.h"
+#include "comms.h"
+
+/* ---- point-to-point and collectives ------------------------------------- */
+
+static inline uint64_t adt_mpi_type_size(MPI_Datatype datatype)
+{
+    int size = 0;
+    PMPI_Type_size(datatype, &size);
+    return size > 0 ? (uint64_t)size : 0;
+}
+
+uint64_t adt_mpi_sum(uint64_t n, const int *counts);
+uint64_t adt_mpi_weighted_sum(uint64_t n, const int *counts, const MPI_Datatype *types);
+uint64_t adt_mpi_weighted_sum_fortran(uint64_t n, const int *counts, const int *fortran_types);
+bool adt_mpi_in_place(const void *buffer);
+bool adt_mpi_in_place_fortran(const void *buffer);
+
+void adt_mpi_send(const adt_mpi_call *call, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+void adt_mpi_recv(const adt_mpi_call *call, const MPI_Status *status, const adt_mpi_comm_info *comm);
+void adt_mpi_isend(const adt_mpi_call *call, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                   MPI_Request request, bool persistent);
+void adt_mpi_irecv(const adt_mpi_call *call, const adt_mpi_comm_info *comm, MPI_Request request,
+                   bool persistent);
+void adt_mpi_start(const adt_mpi_call *call, MPI_Request request);
+
+/* Begin and end are both recorded or both left out (comm not tracked). */
+void adt_mpi_collective_begin(const adt_mpi_call *call, MPI_Comm comm);
+void adt_mpi_collective_end(const adt_mpi_call *call, uint32_t op, const adt_mpi_comm_info *comm, int root,
+                            uint64_t sent, uint64_t received);
+void adt_mpi_icollective(const adt_mpi_call *call, uint32_t op, const adt_mpi_comm_info *comm, int root,
+                         uint64_t sent, uint64_t received, MPI_Request request);
+
+/* The request table (Init / Finalize). Returns 0, or -1 (out of memory). */
+int adt_mpi_requests_init(void);
+void adt_mpi_requests_fini(void);
+/* Requests not tracked because their table slot window was full. */
+uint64_t adt_mpi_requests_untracked(void);
+
+/* Completion of saved (pre-call) request handles. */
+void adt_mpi_complete(const adt_mpi_call *call, MPI_Request request, const MPI_Status *status);
+void adt_mpi_complete_all(const adt_mpi_call *call, const MPI_Request *requests, const MPI_Status *statuses,
+                          int count);
+void adt_mpi_complete_some(const adt_mpi_call *call, const MPI_Request *requests, const int *indices,
+                           int outcount, const MPI_Status *statuses, int index_base);
+/* Requests a test* call looked at without completing them. */
+void adt_mpi_tested(const adt_mpi_call *call, const MPI_Request *requests, int count);
+void adt_mpi_request_free(const adt_mpi_call *call, MPI_Request request);
+void adt_mpi_cancel(MPI_Request request);
+
+/* A fresh id for a request or an RMA matching id (unique in the process);
+ * inline, as it was before the RMA records shared it: every nonblocking
+ * call takes one. */
+extern atomic_uint_fast64_t adt_mpi_next_request_id;
+static inline uint64_t adt_mpi_new_request_id(void)
+{
+    return atomic_fetch_add_explicit(&adt_mpi_next_request_id, 1, memory_order_relaxed);
+}
+/* A request-based RMA operation (MPI_Rput, ...) on local window win with
+ * matching id id: its request's completion completes it. */
+void adt_mpi_rma_request(MPI_Request request, uint32_t win, uint64_t id);
+
+/* A finished operation's bytes, from its status. */
+uint64_t adt_mpi_status_bytes(const MPI_Status *status);
+/* A nonblocking I/O operation on local handle id handle with matching id
+ * id: its request's completion completes it. */
+void adt_mpi_io_request(MPI_Request request, uint32_t handle, uint64_t id);
+
+/* ---- the pre-call copy of request handles and own statuses -------------- */
+
+#define ADT_MPI_SCRATCH_INLINE 32
+
+/* Lives on the wrapper's stack; arrays longer than the inline part go to
+ * the heap. Without memory the pointers are NULL and completions of that
+ * call are not recorded (counted). */
+typedef struct adt_mpi_scratch {
+    MPI_Request *requests;
+    MPI_Status *statuses;
+    MPI_Fint *fortran_statuses;
+    void *heap;
+    int count;
+    MPI_Request requests_inline[ADT_MPI_SCRATCH_INLINE];
+    MPI_Status statuses_inline[ADT_MPI_SCRATCH_INLINE];
+    MPI_Fint fortran_statuses_inline[ADT_MPI_SCRATCH_INLINE * ADT_MPI_FORTRAN_STATUS_SIZE];
+} adt_mpi_scratch;
+
+void adt_mpi_scratch_init(adt_mpi_scratch *scratch, int count);
+void adt_mpi_scratch_release(adt_mpi_scratch *scratch);
+void adt_mpi_scratch_save_requests(adt_mpi_scratch *scratch, const MPI_Request *requests, int count);
+void adt_mpi_scratch_save_fortran_requests(adt_mpi_scratch *scratch, const MPI_Fint *requests, int count);
+void adt_mpi_scratch_convert_statuses(adt_mpi_scratch *scratch, const MPI_Fint *statuses, int count);
+
+#endif

@@ -1,0 +1,156 @@
+// The run summary's losses: every loss counter of ADT_RUN_COUNTERS and
+// every cause of ADT_RUN_LOSSES_BY_CAUSE, enumerated from the tables
+// themselves, reaches summary.json under its key and the stderr summary
+// with its words, so that a loss added to a table cannot stay unseen.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "../core/capture_stderr.hpp"
+
+extern "C" {
+#include "runtime/runtime_internal.h"
+}
+
+namespace {
+
+struct Loss {
+    std::string json_key;   // "key", or "by_cause_key.cause"
+    std::string words;      // on stderr after the number
+    uint64_t value;
+};
+
+// Distinct values of one width, so that none is part of another.
+uint64_t next_value(std::vector<Loss> &losses)
+{
+    return 7000001 + 1013 * losses.size();
+}
+
+// Sets every loss counter of counters to a distinct value and returns them.
+std::vector<Loss> set_every_loss(adt_run_counters &counters)
+{
+    std::vector<Loss> losses;
+#define SET_LOSS(combine, field, key, loss, words)            \
+    if (std::string(#loss) != "NO") {                         \
+        uint64_t value = next_value(losses);                  \
+        counters.field = value;                               \
+        losses.push_back({key, words, value});                \
+    }
+    ADT_RUN_COUNTERS(SET_LOSS)
+#undef SET_LOSS
+#define CAUSE_ROW(cause, key, words) { key, words },
+#define SET_CAUSES(field, causes, count, key, loss)                               \
+    {                                                                              \
+        const std::pair<const char *, const char *> rows[] = { causes(CAUSE_ROW) }; \
+        static_assert(sizeof rows / sizeof rows[0] == count, "one row per cause"); \
+        for (unsigned cause = 0; cause < count; cause++) {                         \
+            uint64_t value = next_value(losses);                                   \
+            counters.field[cause] = value;                                         \
+            losses.push_back({std::string(key) + "." + rows[cause].first, rows[cause].second, value}); \
+        }                                                                          \
+    }
+    ADT_RUN_LOSSES_BY_CAUSE(SET_CAUSES)
+#undef SET_CAUSES
+#undef CAUSE_ROW
+    return losses;
+}
+
+// The text of a key of summary.json: "a" at the top level, "a.b" inside
+// the object "a"; "" when absent.
+std::string json_value(const std::string &json, const std::string &key)
+{
+    std::string scope = json, name = key;
+    size_t dot = key.find('.');
+    if (dot != std::string::npos) {
+        size_t object = json.find("\"" + key.substr(0, dot) + "\": {");
+        if (object == std::string::npos)
+            return "";
+        scope = json.substr(object, json.find('}', object) - object);
+        name = key.substr(dot + 1);
+    }
+    std::smatch match;
+    if (!std::regex_search(scope, match, std::regex("\"" + name + "\": ([0-9.]+)")))
+        return "";
+    return match[1];
+}
+
+const adt_run_ending *no_ending = nullptr;
+
+class SummaryLosses : public ::testing::Test {
+protected:
+    void SetUp() override
+    {
+        char pattern[] = "/tmp/adt_summary_test.XXXXXX";
+        ASSERT_NE(mkdtemp(pattern), nullptr);
+        archive_ = pattern;
+    }
+    void TearDown() override
+    {
+        std::remove((archive_ + "/summary.json").c_str());
+        rmdir(archive_.c_str());
+    }
+
+    // Publishes counters as a one-rank run with sampling; returns stderr.
+    std::string publish(const adt_run_counters &counters)
+    {
+        return capture_stderr([&] {
+            EXPECT_EQ(adt_summary_publish(&adt_collectives_serial, &counters, nullptr, archive_.c_str(), 1000,
+                                          false, no_ending),
+                      0);
+        });
+    }
+
+    std::string summary_json() const
+    {
+        std::ifstream file(archive_ + "/summary.json");
+        std::stringstream text;
+        text << file.rdbuf();
+        return text.str();
+    }
+
+    std::string archive_;
+};
+
+TEST_F(SummaryLosses, EveryLossReachesSummaryJsonAndStderr)
+{
+    adt_run_counters counters{};
+    std::vector<Loss> losses = set_every_loss(counters);
+    ASSERT_GT(losses.size(), 10u);
+    std::string err = publish(counters);
+    std::string json = summary_json();
+    ASSERT_FALSE(json.empty());
+    for (const Loss &loss : losses) {
+        SCOPED_TRACE(loss.json_key);
+        EXPECT_EQ(json_value(json, loss.json_key), std::to_string(loss.value)) << json;
+        EXPECT_NE(err.find(std::to_string(loss.value) + " " + loss.words), std::string::npos) << err;
+    }
+}
+
+// A loss that lost nothing is not listed on stderr, one that did is.
+TEST_F(SummaryLosses, StderrListsOnlyTheLossesThatLostSomething)
+{
+    adt_run_counters counters{};
+    counters.samples_taken = 12;
+    counters.samples_kept = 10;
+    counters.samples_dropped = 2;
+    counters.samples_lost[ADT_SAMPLE_LOST_NO_CHUNK] = 2;
+    counters.mpi_files_untracked = 3;
+    std::string err = publish(counters);
+    EXPECT_NE(err.find("samples: 12 taken, 10 kept, 0 removed, 0 skipped (0 while code was being unloaded or "
+                       "registered), 2 dropped: 2 no free chunk\n"),
+              std::string::npos)
+        << err;
+    EXPECT_NE(err.find("(no room in adaptrace's tables, or created where adaptrace could not see it); 3 files; "
+                       "their events are missing"),
+              std::string::npos)
+        << err;
+    EXPECT_NE(err.find("0 MPI events (0 dropped)\n"), std::string::npos) << err;
+}
+
+} // namespace
