@@ -5,7 +5,7 @@
  * Execution context: normal code only (start-up, thread start, the MPI
  * wrappers' calling-context unwind, the interposed dlclose). Nothing here
  * runs in a signal handler; the handler's side (reading the map) is in
- * handler.c.
+ * paths.c.
  *
  * Why: on a miss in its caches, libunwind looks up the unwind table of an
  * address with dl_iterate_phdr, which takes the loader's lock (and blocks

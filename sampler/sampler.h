@@ -29,9 +29,11 @@ extern "C" {
 
 /* Process set-up: signal disposition, PAPI library and the metrics named
  * in config->metrics (registered with adt_defs_metric; events that cannot
- * be added are warned about once and left out), the calling-context tree
- * (its memory is taken out of the budget: context_bytes). Returns 0, or -1
- * after a message on stderr. */
+ * be added on this machine are warned about once and left out), the
+ * calling-context tree (its memory is taken out of the budget:
+ * context_bytes). config holds values the configuration table accepted
+ * (adt_config_load, adt_config_set): its limits are core's, checked there
+ * once, and not again here. Returns 0, or -1 after a message on stderr. */
 int adt_sampler_init(const adt_config *config, adt_defs *defs, uint64_t context_bytes);
 
 /* On the thread itself: starts its timer and counters, samples go to
