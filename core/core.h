@@ -184,6 +184,13 @@ bool adt_signal_application_handles(int signum);
  * SIG_IGN, the default action for SIG_DFL). Async-signal-safe. */
 void adt_signal_pass_on(int signum, siginfo_t *info, void *ucontext);
 
+/* What the interposed sigaction and signal (runtime/interpose.c) do: for
+ * a signal adaptrace owns, record the application's action and report its
+ * previous one, as if adaptrace were not there; for any other, the C
+ * library's sigaction. Normal context, like the functions they stand for. */
+int adt_signal_interposed_sigaction(int signum, const struct sigaction *action, struct sigaction *previous);
+sighandler_t adt_signal_interposed_signal(int signum, sighandler_t handler);
+
 /* Smallest ADAPTRACE_BUFFER_SIZE accepted. With sampling on it leaves 56
  * chunks of 1 KiB (ADT_RUNTIME_CHUNK_MIN_BYTES) for the arena: a location
  * needs its event chunk and one partly filled chunk per sample level it

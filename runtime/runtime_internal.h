@@ -2,6 +2,7 @@
 #ifndef ADAPTRACE_RUNTIME_INTERNAL_H
 #define ADAPTRACE_RUNTIME_INTERNAL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -41,6 +42,14 @@ int adt_threads_init(adt_buffer *buffer, bool sampling);
 
 /* Start-up, on the main thread: its location (thread index 0) and timer. */
 void adt_threads_start_main(void);
+
+/* What the interposed pthread_create (interpose.c) does: create (the C
+ * library's) with a start routine that, when the creating thread is
+ * measured outside MPI_Init, first gives the new thread its location and
+ * timer. */
+typedef int (*adt_pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+int adt_threads_create(adt_pthread_create_fn create, pthread_t *thread, const pthread_attr_t *attr,
+                       void *(*routine)(void *), void *arg);
 
 /* ---- text.c: text without stdio, for signal context ---------------------- */
 

@@ -1,15 +1,13 @@
 /*
- * Threads of the application: pthread_create is interposed so that a new
- * thread takes its location and starts its timer before the user's start
- * routine runs. OpenMP runtimes create their workers with pthread_create,
- * so they are covered too.
+ * Threads of the application: pthread_create is interposed
+ * (interpose.c) so that a new thread takes its location and starts its
+ * timer before the user's start routine runs. OpenMP runtimes create
+ * their workers with pthread_create, so they are covered too.
  *
  * Execution context: normal code, at start-up (the key, the main thread),
  * in the creating thread (the interposer) and on the new thread before
  * its start routine, and at its exit (the key's destructor).
  */
-#include <dlfcn.h>
-#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -76,19 +74,6 @@ static void attach_thread(void)
         adt_sampler_thread_start(location);
 }
 
-typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
-
-static pthread_create_fn next_pthread_create(void)
-{
-    static _Atomic(pthread_create_fn) next;
-    pthread_create_fn found = atomic_load_explicit(&next, memory_order_acquire);
-    if (!found) {
-        found = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
-        atomic_store_explicit(&next, found, memory_order_release);
-    }
-    return found;
-}
-
 typedef struct thread_start {
     void *(*routine)(void *);
     void *arg;
@@ -108,13 +93,9 @@ static bool creator_is_measured(void)
     return adt_thread_location && !adt_thread_in_mpi_init && adt_runtime_recording();
 }
 
-int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*routine)(void *), void *arg)
+int adt_threads_create(adt_pthread_create_fn create, pthread_t *thread, const pthread_attr_t *attr,
+                       void *(*routine)(void *), void *arg)
 {
-    pthread_create_fn create = next_pthread_create();
-    if (!create) {
-        adt_log("pthread_create: no next definition after adaptrace's (dlsym: %s)", dlerror());
-        return EAGAIN;
-    }
     if (!creator_is_measured())
         return create(thread, attr, routine, arg);
     thread_start *start = malloc(sizeof *start);

@@ -58,14 +58,6 @@ enum {
     ADT_TIMER_DEAD
 };
 
-/* A sleeping call in progress with the sampling signal blocked
- * (sleeping_calls.c); lives on the interposer's stack. */
-typedef struct adt_sleeping_call {
-    uint64_t start;     /* trace clock when the signal was blocked */
-    void *caller;       /* the interposer's return address */
-    void *function;     /* the real function it calls */
-} adt_sleeping_call;
-
 typedef struct adt_sampler_thread {
     adt_location *location;
     timer_t timer;            /* POSIX timer (wall clock, or cpu without perf) */
