@@ -344,30 +344,44 @@ static bool is_metric_char(char c)
     return is_digit(c) || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' || c == ':';
 }
 
+int adt_config_metric_names(const char *list, char names[ADT_METRICS_COUNT_MAX][ADT_METRIC_NAME_MAX], char *error,
+                            size_t error_size)
+{
+    size_t length = strlen(list);
+    int count = 0;
+    size_t item_length = 0;
+    for (size_t i = 0; i <= length; i++) {
+        if (list[i] == ',' || list[i] == '\0') {
+            if (item_length == 0 && length > 0)
+                return fail(error, error_size, "event name %d is empty", count + 1);
+            if (item_length > ADT_METRIC_NAME_LENGTH_MAX)
+                return fail(error, error_size, "event name %d is longer than %d characters", count + 1,
+                            ADT_METRIC_NAME_LENGTH_MAX);
+            if (count == ADT_METRICS_COUNT_MAX)
+                return fail(error, error_size, "more than %d event names", ADT_METRICS_COUNT_MAX);
+            if (item_length > 0) {
+                memcpy(names[count], list + i - item_length, item_length);
+                names[count][item_length] = '\0';
+                count++;
+            }
+            item_length = 0;
+        } else if (!is_metric_char(list[i])) {
+            return fail(error, error_size, "character '%c' not allowed in an event name", list[i]);
+        } else {
+            item_length++;
+        }
+    }
+    return count;
+}
+
 static int parse_metrics(adt_config *config, const char *text, char *error, size_t error_size)
 {
     size_t length = strlen(text);
     if (length >= sizeof config->metrics)
         return fail(error, error_size, "longer than %zu characters", sizeof config->metrics - 1);
-    size_t item = 1;
-    size_t item_length = 0;
-    for (size_t i = 0; i <= length; i++) {
-        if (text[i] == ',' || text[i] == '\0') {
-            if (item_length == 0 && length > 0)
-                return fail(error, error_size, "event name %zu is empty", item);
-            if (item_length >= ADT_METRIC_NAME_MAX)
-                return fail(error, error_size, "event name %zu is longer than %d characters", item,
-                            ADT_METRIC_NAME_MAX - 1);
-            if (item > ADT_METRICS_COUNT_MAX)
-                return fail(error, error_size, "more than %d event names", ADT_METRICS_COUNT_MAX);
-            item++;
-            item_length = 0;
-        } else if (!is_metric_char(text[i])) {
-            return fail(error, error_size, "character '%c' not allowed in an event name", text[i]);
-        } else {
-            item_length++;
-        }
-    }
+    char names[ADT_METRICS_COUNT_MAX][ADT_METRIC_NAME_MAX];
+    if (adt_config_metric_names(text, names, error, error_size) < 0)
+        return -1;
     memcpy(config->metrics, text, length + 1);
     return 0;
 }
@@ -408,6 +422,10 @@ static int parse_quiet(adt_config *config, const char *text, char *error, size_t
     return adt_parse_bool(text, &config->quiet, error, error_size);
 }
 
+/* A limit's number in an accepted form, from its one definition (core.h). */
+#define ADT_QUOTE_DIGITS(number) #number
+#define ADT_QUOTE(limit) ADT_QUOTE_DIGITS(limit)
+
 #define ADT_BOOL_FORM "on or off (also true/false, yes/no, 1/0; case-insensitive)"
 
 const adt_config_var adt_config_vars[] = {
@@ -438,11 +456,12 @@ const adt_config_var adt_config_vars[] = {
      "a process that receives this signal saves what it has recorded so far and runs on; "
      "adaptrace-recover makes an archive of it (for a run that hangs)",
      parse_snapshot_signal},
-    {"ADAPTRACE_UNWIND_DEPTH", "unwind-depth", "32", "a whole number from 1 to 256",
+    {"ADAPTRACE_UNWIND_DEPTH", "unwind-depth", "32", "a whole number from 1 to " ADT_QUOTE(ADT_UNWIND_DEPTH_MAX),
      "most call-stack frames recorded per sample",
      parse_unwind_depth},
     {"ADAPTRACE_METRICS", "metrics", "",
-     "up to 16 comma-separated PAPI event names of at most 127 letters, digits, '_' and ':', such as "
+     "up to " ADT_QUOTE(ADT_METRICS_COUNT_MAX) " comma-separated PAPI event names of at most "
+     ADT_QUOTE(ADT_METRIC_NAME_LENGTH_MAX) " letters, digits, '_' and ':', such as "
      "PAPI_TOT_CYC,PAPI_L2_DCM; empty for none",
      "hardware counters read with every sample",
      parse_metrics},

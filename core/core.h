@@ -33,12 +33,14 @@ typedef enum adt_sampling_clock {
 
 #define ADT_PATH_MAX 4096
 #define ADT_METRICS_MAX 1024
-/* Limits that the configuration table checks when it parses a value, so
- * that the launcher refuses what the library would refuse at start-up;
- * the sampler sizes its arrays by them. */
+/* Limits that the configuration table checks when it parses a value (and
+ * quotes in its accepted forms), so that the launcher refuses what the
+ * library could not take; defined here only: the sampler sizes its arrays
+ * by them and takes a checked configuration as it is. */
 #define ADT_UNWIND_DEPTH_MAX 256
 #define ADT_METRICS_COUNT_MAX 16
-#define ADT_METRIC_NAME_MAX 128 /* bytes of one name, with its NUL */
+#define ADT_METRIC_NAME_LENGTH_MAX 127 /* characters of one name */
+#define ADT_METRIC_NAME_MAX (ADT_METRIC_NAME_LENGTH_MAX + 1) /* bytes of one name, with its NUL */
 
 typedef struct adt_config {
     uint64_t buffer_bytes;            /* ADAPTRACE_BUFFER_SIZE, default 64 MiB */
@@ -119,6 +121,15 @@ const adt_config_var *adt_config_closest(const char *name);
  * Start-up path, not for signal handlers. */
 size_t adt_config_warn_unknown(char *const *environment);
 
+/* The PAPI event names of an ADAPTRACE_METRICS value, split at its commas
+ * into names: the check of the table (at most ADT_METRICS_COUNT_MAX
+ * non-empty names of letters, digits, '_' and ':', none longer than
+ * ADT_METRIC_NAME_LENGTH_MAX), which the sampler runs again only to read
+ * the names exactly as they were checked. Returns the number of names
+ * (0 for ""), or -1 with the reason (without the variable name) in error. */
+int adt_config_metric_names(const char *list, char names[ADT_METRICS_COUNT_MAX][ADT_METRIC_NAME_MAX], char *error,
+                            size_t error_size);
+
 /* The parsers behind the table, exposed for tests and the launcher. Each
  * returns 0, or -1 with the reason (without the variable name) in error. */
 int adt_parse_size(const char *text, uint64_t *bytes, char *error, size_t error_size);
@@ -172,6 +183,13 @@ bool adt_signal_application_handles(int signum);
 /* Gives the signal to the application's action (its handler, nothing for
  * SIG_IGN, the default action for SIG_DFL). Async-signal-safe. */
 void adt_signal_pass_on(int signum, siginfo_t *info, void *ucontext);
+
+/* What the interposed sigaction and signal (runtime/interpose.c) do: for
+ * a signal adaptrace owns, record the application's action and report its
+ * previous one, as if adaptrace were not there; for any other, the C
+ * library's sigaction. Normal context, like the functions they stand for. */
+int adt_signal_interposed_sigaction(int signum, const struct sigaction *action, struct sigaction *previous);
+sighandler_t adt_signal_interposed_signal(int signum, sighandler_t handler);
 
 /* Smallest ADAPTRACE_BUFFER_SIZE accepted. With sampling on it leaves 56
  * chunks of 1 KiB (ADT_RUNTIME_CHUNK_MIN_BYTES) for the arena: a location

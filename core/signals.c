@@ -4,8 +4,9 @@
  *
  * adaptrace installs its dispatcher for a signal it owns once and keeps it
  * for the life of the process. sigaction() and signal() are interposed
- * (exported from libadaptrace.so; in a static link the executable's
- * definitions win the same way): for a signal adaptrace owns they neither
+ * (runtime/interpose.c exports them; they call
+ * adt_signal_interposed_sigaction and adt_signal_interposed_signal here):
+ * for a signal adaptrace owns they neither
  * replace nor reveal adaptrace's handler but record the application's
  * action and report it back as the previous one, exactly as if adaptrace
  * were not there. The dispatcher (signal context) runs the owner's hook;
@@ -235,19 +236,18 @@ static int application_sigaction(int signum, const struct sigaction *action, str
     return real_sigaction()(signum, &ours, NULL);
 }
 
-/* ---- interposed (exported) -------------------------------------------- */
+/* ---- behind the interposed sigaction and signal (runtime/interpose.c) -- */
 
-int sigaction(int signum, const struct sigaction *action, struct sigaction *previous)
+int adt_signal_interposed_sigaction(int signum, const struct sigaction *action, struct sigaction *previous)
 {
     if (is_owned(signum))
         return application_sigaction(signum, action, previous);
     return real_sigaction()(signum, action, previous);
 }
 
-/* glibc's signal() calls its internal __sigaction directly, so it must be
- * interposed too; BSD semantics like glibc's: SA_RESTART, the signal
- * blocked while its handler runs. */
-sighandler_t signal(int signum, sighandler_t handler)
+/* BSD semantics like glibc's signal(): SA_RESTART, the signal blocked
+ * while its handler runs. */
+sighandler_t adt_signal_interposed_signal(int signum, sighandler_t handler)
 {
     struct sigaction action;
     memset(&action, 0, sizeof action);

@@ -203,7 +203,7 @@ static bool on_ending_signal(int signum, siginfo_t *info, void *ucontext)
     }
     if (!adt_signal_ends_process(signum))
         return false;
-    if (!adt_runtime_end_in_signal())
+    if (!adt_runtime_end_recording())
         return false;
     adt_text how = {.length = 0};
     adt_text_add(&how, "was ended by ");

@@ -16,14 +16,6 @@
 
 extern char **environ;
 
-typedef enum runtime_state {
-    STATE_UNSTARTED = 0,
-    STATE_INERT,      /* child process, bad configuration, no memory */
-    STATE_RECORDING,
-    STATE_FINISHED    /* written, abandoned or aborted */
-} runtime_state;
-
-static _Atomic int state = STATE_UNSTARTED;
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;
 
 static adt_config config;
@@ -32,10 +24,6 @@ static adt_buffer *buffer;
 static adt_flush_policy *policy;
 static adt_defs *defs;
 static char spill_directory[ADT_PATH_MAX];
-
-/* Thread 0 is the main thread; created threads count from 1. */
-static _Atomic uint32_t next_thread_index = 1;
-static atomic_flag warned_location_limit = ATOMIC_FLAG_INIT;
 
 static atomic_bool mpi_started;
 static _Atomic uint32_t world_rank;
@@ -65,20 +53,15 @@ adt_runtime_budget adt_runtime_split_budget(const adt_config *settings)
     return split;
 }
 
-bool adt_runtime_recording(void)
-{
-    return atomic_load_explicit(&state, memory_order_acquire) == STATE_RECORDING;
-}
-
 adt_location *adt_runtime_location(void)
 {
-    return atomic_load_explicit(&state, memory_order_relaxed) == STATE_RECORDING ? adt_thread_location : NULL;
+    return adt_runtime_recording() ? adt_thread_location : NULL;
 }
 
 static bool measuring_started(void)
 {
-    int now = atomic_load_explicit(&state, memory_order_acquire);
-    return now == STATE_RECORDING || now == STATE_FINISHED;
+    adt_run_state now = adt_run_state_now();
+    return now == ADT_RUN_RECORDING || now == ADT_RUN_FINISHED;
 }
 
 adt_defs *adt_runtime_defs(void)
@@ -161,7 +144,7 @@ static const char *launcher_rank(void)
 /* The kernel gives a forked child no timers; it must not write either. */
 static void become_inert_in_child(void)
 {
-    atomic_store(&state, STATE_INERT);
+    adt_run_state_set(ADT_RUN_INERT);
     adt_thread_location = NULL;
 }
 
@@ -226,20 +209,12 @@ static int set_up_measurement(void)
         adt_flush_set_halve_hook(policy, adt_sampler_halve, NULL);
         adt_flush_set_sample_floor(policy, budget.arena_bytes / ADT_RUNTIME_SAMPLE_FLOOR_SHARE);
     }
-    if (adt_threads_init() != 0) {
+    if (adt_threads_init(buffer, config.sampling) != 0) {
         adt_log("cannot create the thread-exit key; the program runs unmeasured");
         tear_down();
         return -1;
     }
     return 0;
-}
-
-static void start_main_thread(void)
-{
-    adt_location *location = adt_buffer_add_location(buffer, 0);
-    adt_threads_adopt(location);
-    if (config.sampling && location)
-        adt_sampler_thread_start(location);
 }
 
 static void absolute_path(const char *path, char *absolute)
@@ -302,11 +277,11 @@ static void start_measuring(void)
     if (adt_config_load(&config, lookup_environment, error, sizeof error) != 0 ||
         adt_config_check_output(config.output, error, sizeof error) != 0) {
         adt_log("%s; the program runs unmeasured", error);
-        atomic_store(&state, STATE_INERT);
+        adt_run_state_set(ADT_RUN_INERT);
         return;
     }
     if (set_up_measurement() != 0) {
-        atomic_store(&state, STATE_INERT);
+        adt_run_state_set(ADT_RUN_INERT);
         return;
     }
     choose_archive_dir(archive_dir);
@@ -315,8 +290,8 @@ static void start_measuring(void)
     if (adt_ending_init(buffer, archive_dir, config.snapshot_signal) != 0)
         adt_log("the ends of this run by a signal will not be saved or reported");
     pthread_atfork(NULL, NULL, become_inert_in_child);
-    atomic_store(&state, STATE_RECORDING);
-    start_main_thread();
+    adt_run_state_set(ADT_RUN_RECORDING);
+    adt_threads_start_main();
     atexit(finish_at_exit);
 }
 
@@ -327,7 +302,7 @@ static void start_measuring(void)
 static void take_over(void)
 {
     tell_owner_taken_over(inert_for_ancestor);
-    atomic_store(&state, STATE_UNSTARTED);
+    adt_run_state_set(ADT_RUN_UNSTARTED);
     start_measuring();
 }
 
@@ -336,7 +311,7 @@ static void start_process(void)
     long long ancestor = measured_ancestor();
     if (ancestor != 0) {
         inert_for_ancestor = ancestor;
-        atomic_store(&state, STATE_INERT);
+        adt_run_state_set(ADT_RUN_INERT);
         return;
     }
     start_measuring();
@@ -344,7 +319,7 @@ static void start_process(void)
 
 bool adt_runtime_start(void)
 {
-    bool first_call = atomic_load(&state) == STATE_UNSTARTED;
+    bool first_call = adt_run_state_now() == ADT_RUN_UNSTARTED;
     pthread_once(&start_once, start_process);
     if (!first_call)
         adt_thread_in_mpi_init = true;
@@ -359,31 +334,6 @@ bool adt_runtime_start(void)
 __attribute__((constructor)) static void start_at_load(void)
 {
     pthread_once(&start_once, start_process);
-}
-
-/* ---- threads --------------------------------------------------------------- */
-
-void adt_runtime_attach_thread(void)
-{
-    if (!adt_runtime_recording())
-        return;
-    uint32_t index = atomic_fetch_add(&next_thread_index, 1);
-    adt_location *location = adt_buffer_add_location(buffer, index);
-    if (!location) {
-        if (!atomic_flag_test_and_set(&warned_location_limit))
-            adt_log("more than %u threads: thread %u and later ones run unmeasured", ADT_RUNTIME_MAX_LOCATIONS,
-                    index);
-        return;
-    }
-    adt_threads_adopt(location);
-    if (config.sampling)
-        adt_sampler_thread_start(location);
-}
-
-void adt_runtime_detach_thread(adt_location *location)
-{
-    if (config.sampling && adt_runtime_recording())
-        adt_sampler_thread_stop(location);
 }
 
 /* ---- MPI --------------------------------------------------------------------- */
@@ -420,18 +370,11 @@ void adt_runtime_clock_offset_measured(const adt_clock_offset *begin)
 /* Returns whether this call ended a running measurement. */
 static bool end_measurement(void)
 {
-    int expected = STATE_RECORDING;
-    if (!atomic_compare_exchange_strong(&state, &expected, STATE_FINISHED))
+    if (!adt_runtime_end_recording())
         return false;
     if (config.sampling)
         adt_sampler_stop_all();
     return true;
-}
-
-bool adt_runtime_end_in_signal(void)
-{
-    int expected = STATE_RECORDING;
-    return atomic_compare_exchange_strong(&state, &expected, STATE_FINISHED);
 }
 
 void adt_runtime_abort(void)

@@ -2,6 +2,7 @@
 #ifndef ADAPTRACE_RUNTIME_INTERNAL_H
 #define ADAPTRACE_RUNTIME_INTERNAL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -16,28 +17,39 @@ extern __thread adt_location *adt_thread_location __attribute__((tls_model("init
 /* Set on the thread inside MPI_Init: threads it creates are not measured. */
 extern __thread bool adt_thread_in_mpi_init __attribute__((tls_model("initial-exec")));
 
-/* ---- threads.c --------------------------------------------------------- */
+/* ---- state.c: any context, async-signal-safe ------------------------------ */
 
-/* Creates the key whose destructor stops a thread's timer at its exit. */
-int adt_threads_init(void);
+typedef enum adt_run_state {
+    ADT_RUN_UNSTARTED = 0,
+    ADT_RUN_INERT,      /* child process, bad configuration, no memory */
+    ADT_RUN_RECORDING,
+    ADT_RUN_FINISHED    /* written, abandoned or aborted */
+} adt_run_state;
 
-/* Makes location the calling thread's own, until the end of the run. */
-void adt_threads_adopt(adt_location *location);
-
-/* ---- runtime.c --------------------------------------------------------- */
-
+adt_run_state adt_run_state_now(void);
+void adt_run_state_set(adt_run_state now);
 bool adt_runtime_recording(void);
+/* Ends a running measurement (the state becomes finished, so MPI wrappers
+ * stop recording). Returns whether this call ended it. */
+bool adt_runtime_end_recording(void);
 
-/* On a new thread whose creator is measured: its location and timer. */
-void adt_runtime_attach_thread(void);
+/* ---- threads.c: start-up, and each thread's start and exit --------------- */
 
-/* The key destructor: the thread is ending. */
-void adt_runtime_detach_thread(adt_location *location);
+/* Start-up: creates the key whose destructor stops a thread's timer at
+ * its exit; threads created from now on while the measurement records
+ * take their location in buffer and, with sampling, their timer. */
+int adt_threads_init(adt_buffer *buffer, bool sampling);
 
-/* Signal context: ends a running measurement (the state becomes
- * finished, so MPI wrappers stop recording). Returns whether this call
- * ended it. Async-signal-safe: one compare-and-swap. */
-bool adt_runtime_end_in_signal(void);
+/* Start-up, on the main thread: its location (thread index 0) and timer. */
+void adt_threads_start_main(void);
+
+/* What the interposed pthread_create (interpose.c) does: create (the C
+ * library's) with a start routine that, when the creating thread is
+ * measured outside MPI_Init, first gives the new thread its location and
+ * timer. */
+typedef int (*adt_pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+int adt_threads_create(adt_pthread_create_fn create, pthread_t *thread, const pthread_attr_t *attr,
+                       void *(*routine)(void *), void *arg);
 
 /* ---- text.c: text without stdio, for signal context ---------------------- */
 

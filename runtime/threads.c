@@ -1,16 +1,19 @@
 /*
- * Threads of the application: pthread_create is interposed so that a new
- * thread takes its location and starts its timer before the user's start
- * routine runs. OpenMP runtimes create their workers with pthread_create,
- * so they are covered too.
+ * Threads of the application: pthread_create is interposed
+ * (interpose.c) so that a new thread takes its location and starts its
+ * timer before the user's start routine runs. OpenMP runtimes create
+ * their workers with pthread_create, so they are covered too.
+ *
+ * Execution context: normal code, at start-up (the key, the main thread),
+ * in the creating thread (the interposer) and on the new thread before
+ * its start routine, and at its exit (the key's destructor).
  */
-#include <dlfcn.h>
-#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
 #include "runtime_internal.h"
+#include "sampler/sampler.h"
 
 __thread adt_location *adt_thread_location __attribute__((tls_model("initial-exec")));
 __thread bool adt_thread_in_mpi_init __attribute__((tls_model("initial-exec")));
@@ -18,34 +21,57 @@ __thread bool adt_thread_in_mpi_init __attribute__((tls_model("initial-exec")));
 /* Its destructor runs at every thread exit: return from the start routine,
  * pthread_exit, cancellation. */
 static pthread_key_t thread_end_key;
+static adt_buffer *buffer;
+static bool sampling;
+
+/* Thread 0 is the main thread; created threads count from 1. */
+static _Atomic uint32_t next_thread_index = 1;
+static atomic_flag warned_location_limit = ATOMIC_FLAG_INIT;
 
 static void thread_ended(void *location)
 {
-    adt_runtime_detach_thread(location);
+    if (sampling && adt_runtime_recording())
+        adt_sampler_thread_stop(location);
 }
 
-int adt_threads_init(void)
+int adt_threads_init(adt_buffer *measured_into, bool sampled)
 {
+    buffer = measured_into;
+    sampling = sampled;
     return pthread_key_create(&thread_end_key, thread_ended);
 }
 
-void adt_threads_adopt(adt_location *location)
+/* Makes location the calling thread's own, until the end of the run. */
+static void adopt(adt_location *location)
 {
     adt_thread_location = location;
     pthread_setspecific(thread_end_key, location);
 }
 
-typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
-
-static pthread_create_fn next_pthread_create(void)
+void adt_threads_start_main(void)
 {
-    static _Atomic(pthread_create_fn) next;
-    pthread_create_fn found = atomic_load_explicit(&next, memory_order_acquire);
-    if (!found) {
-        found = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
-        atomic_store_explicit(&next, found, memory_order_release);
+    adt_location *location = adt_buffer_add_location(buffer, 0);
+    adopt(location);
+    if (sampling && location)
+        adt_sampler_thread_start(location);
+}
+
+/* On a new thread whose creator is measured: its location and timer. */
+static void attach_thread(void)
+{
+    if (!adt_runtime_recording())
+        return;
+    uint32_t index = atomic_fetch_add(&next_thread_index, 1);
+    adt_location *location = adt_buffer_add_location(buffer, index);
+    if (!location) {
+        if (!atomic_flag_test_and_set(&warned_location_limit))
+            adt_log("more than %u threads: thread %u and later ones run unmeasured", ADT_RUNTIME_MAX_LOCATIONS,
+                    index);
+        return;
     }
-    return found;
+    adopt(location);
+    if (sampling)
+        adt_sampler_thread_start(location);
 }
 
 typedef struct thread_start {
@@ -57,7 +83,7 @@ static void *measured_thread_main(void *raw_start)
 {
     thread_start start = *(thread_start *)raw_start;
     free(raw_start);
-    adt_runtime_attach_thread();
+    attach_thread();
     return start.routine(start.arg);
 }
 
@@ -67,13 +93,9 @@ static bool creator_is_measured(void)
     return adt_thread_location && !adt_thread_in_mpi_init && adt_runtime_recording();
 }
 
-int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*routine)(void *), void *arg)
+int adt_threads_create(adt_pthread_create_fn create, pthread_t *thread, const pthread_attr_t *attr,
+                       void *(*routine)(void *), void *arg)
 {
-    pthread_create_fn create = next_pthread_create();
-    if (!create) {
-        adt_log("pthread_create: no next definition after adaptrace's (dlsym: %s)", dlerror());
-        return EAGAIN;
-    }
     if (!creator_is_measured())
         return create(thread, attr, routine, arg);
     thread_start *start = malloc(sizeof *start);

@@ -5,7 +5,7 @@
  * Execution context: normal code only (start-up, thread start, the MPI
  * wrappers' calling-context unwind, the interposed dlclose). Nothing here
  * runs in a signal handler; the handler's side (reading the map) is in
- * handler.c.
+ * paths.c.
  *
  * Why: on a miss in its caches, libunwind looks up the unwind table of an
  * address with dl_iterate_phdr, which takes the loader's lock (and blocks
@@ -36,7 +36,6 @@
  * code (constructors, destructors, dl_iterate_phdr callbacks) that comes
  * back here.
  */
-#include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
 #include <pthread.h>
@@ -59,8 +58,6 @@ static unw_dyn_info_t catch_all = {.start_ip = 0, .end_ip = ~(unw_word_t)0, .for
 /* Serialises the writers (table swaps); never held across a loader call. */
 static pthread_mutex_t writer_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int map_active;
-
-typedef int (*dlclose_fn)(void *);
 
 /* ---- reading the loaded objects --------------------------------------- */
 
@@ -344,26 +341,18 @@ void adt_code_map_forget_in_child(void)
     writer_lock = unlocked;
 }
 
-/* ---- interposed (exported) -------------------------------------------- */
+/* ---- behind the interposed dlclose (runtime/interpose.c) --------------- */
 
-/* dlclose may unmap objects whose tables a handler is reading: the real
- * call runs inside an exclusive section (samples meanwhile are skipped and
- * counted), and the map is rebuilt before the section ends. dlopen is not
- * interposed: the loader resolves a dlopen'ed name with the RUNPATH and
- * $ORIGIN of the calling object, which a wrapper would replace by its own.
- * Objects it adds are picked up by the next refresh. */
-int dlclose(void *handle)
+/* Samples meanwhile are skipped and counted. dlopen is not interposed: the
+ * loader resolves a dlopen'ed name with the RUNPATH and $ORIGIN of the
+ * calling object, which a wrapper would replace by its own. Objects it
+ * adds are picked up by the next refresh. */
+int adt_sampler_dlclose(int (*real_dlclose)(void *), void *handle)
 {
-    static _Atomic(dlclose_fn) real_dlclose;
-    dlclose_fn real = atomic_load(&real_dlclose);
-    if (real == NULL) {
-        real = (dlclose_fn)dlsym(RTLD_NEXT, "dlclose");
-        atomic_store(&real_dlclose, real);
-    }
     if (!atomic_load(&map_active))
-        return real(handle);
+        return real_dlclose(handle);
     begin_change();
-    int status = real(handle);
+    int status = real_dlclose(handle);
     rebuild(true);
     end_change();
     return status;

@@ -1,13 +1,19 @@
 /*
  * The signal handler: the sampler's hot path.
  *
- * Async-signal-safe by construction: no malloc, no lock, no stdio (errno
- * is saved and restored by the dispatcher, core/signals.c). Per sample it reads the clock, unwinds with
- * unw_backtrace (libunwind's cached fast path, ~0.5 µs warm at depth 32 in
- * this VM; unw_step costs 25–75 µs because it blocks and unblocks signals
- * per frame, and a frame-pointer walk is wrong for code built without
- * frame pointers, which is most of it), reads the PAPI counters, interns
- * the path and appends one ADT_REC_SAMPLE.
+ * Execution context: the sampling signal's handler, on the interrupted
+ * thread. Async-signal-safe by construction: no malloc, no lock, no stdio
+ * (errno is saved and restored by the dispatcher, core/signals.c). What
+ * it calls elsewhere is as safe: the unwinding window and path interning
+ * (paths.c), the timer's re-arming and the halving of its own rate
+ * (timer.c, the buffer's adt_buffer_drop_own_level).
+ *
+ * Per sample it reads the clock, unwinds with unw_backtrace (libunwind's
+ * cached fast path, ~0.5 µs warm at depth 32 in this VM; unw_step costs
+ * 25–75 µs because it blocks and unblocks signals per frame, and a
+ * frame-pointer walk is wrong for code built without frame pointers,
+ * which is most of it), reads the PAPI counters, interns the path and
+ * appends one ADT_REC_SAMPLE.
  *
  * It never waits: libunwind finds unwind tables in the code map
  * (code_map.c) instead of asking the dynamic loader, and a sample that
@@ -30,89 +36,6 @@ static inline uintptr_t interrupted_pc(const ucontext_t *context)
 #else
 #error "adaptrace: interrupted_pc is not written for this architecture"
 #endif
-}
-
-uint32_t adt_sampler_intern_path(void *const *frames, int count, uint64_t leaf_tag, bool *full)
-{
-    uint32_t node = ADT_UNDEFINED_ID;
-    *full = false;
-    for (int i = count - 1; i >= 0; --i) {
-        uint64_t key = ((uint64_t)(uintptr_t)frames[i] & ADT_CCT_KEY_ADDRESS_MASK) | (i == 0 ? leaf_tag : 0);
-        uint32_t child = adt_cct_intern(&adt_sampler.tree, node, key);
-        if (__builtin_expect(child == ADT_UNDEFINED_ID, 0)) {
-            *full = true;
-            break;
-        }
-        node = child;
-    }
-    return node == ADT_UNDEFINED_ID ? ADT_CCT_NODE_FULL : node;
-}
-
-uint32_t adt_sampler_intern_sample_path(adt_sampler_thread *thread, void *const *frames, int count, bool *full)
-{
-    uint32_t node = ADT_UNDEFINED_ID;
-    *full = false;
-    uint32_t same = 0;
-    for (int root_distance = 0; root_distance < count; ++root_distance) {
-        int i = count - 1 - root_distance;
-        uint64_t key = ((uint64_t)(uintptr_t)frames[i] & ADT_CCT_KEY_ADDRESS_MASK) | (i == 0 ? ADT_CCT_KEY_EXACT : 0);
-        if (same == (uint32_t)root_distance && same < thread->previous_count &&
-            thread->previous_keys[root_distance] == key) {
-            node = thread->previous_nodes[root_distance];
-            same++;
-            continue;
-        }
-        uint32_t child = adt_cct_intern(&adt_sampler.tree, node, key);
-        if (__builtin_expect(child == ADT_UNDEFINED_ID, 0)) {
-            *full = true;
-            thread->previous_count = (uint32_t)root_distance;
-            return node == ADT_UNDEFINED_ID ? ADT_CCT_NODE_FULL : node;
-        }
-        node = child;
-        thread->previous_keys[root_distance] = key;
-        thread->previous_nodes[root_distance] = node;
-    }
-    thread->previous_count = (uint32_t)count;
-    return node == ADT_UNDEFINED_ID ? ADT_CCT_NODE_FULL : node;
-}
-
-/* ---- the code map's readers ------------------------------------------ */
-
-/* seq_cst store then load, mirrored by begin_change in code_map.c: either
- * the writer sees this thread's flag and waits for it, or this thread sees
- * the writer's flag and backs off. Two atomic operations, no wait. */
-bool adt_code_map_enter(adt_sampler_thread *thread)
-{
-    atomic_store(&thread->unwinding, 1);
-    if (atomic_load(&adt_code_map_changing) == 0)
-        return true;
-    atomic_store(&thread->unwinding, 0);
-    return false;
-}
-
-void adt_code_map_leave(adt_sampler_thread *thread)
-{
-    atomic_store(&thread->unwinding, 0);
-}
-
-/* Binary search of the sorted table; no table (out of memory at the last
- * change) covers nothing. */
-bool adt_code_map_covers(uintptr_t address)
-{
-    const adt_code_table *table = atomic_load_explicit(&adt_code_map_table, memory_order_acquire);
-    if (table == NULL)
-        return false;
-    size_t low = 0, high = table->count;
-    while (low < high) {
-        size_t middle = low + (high - low) / 2;
-        if (address < table->objects[middle].start)
-            high = middle;
-        else if (address >= table->objects[middle].end)
-            low = middle + 1;
-        else
-            return true;
-    }
-    return false;
 }
 
 /* The interrupted stack, innermost first, at most depth frames, in raw
@@ -166,7 +89,7 @@ static bool sample_context(adt_sampler_thread *thread, const ucontext_t *context
         thread->samples_code_changing++;
         return false;
     }
-    void *raw[ADT_SAMPLER_DEPTH_MAX + ADT_SAMPLER_HANDLER_FRAMES];
+    void *raw[ADT_UNWIND_DEPTH_MAX + ADT_SAMPLER_HANDLER_FRAMES];
     int innermost;
     bool cut;
     int count = unwind_interrupted(context, raw, adt_sampler.depth, &innermost, &cut);
@@ -199,14 +122,14 @@ static bool sample_context(adt_sampler_thread *thread, const ucontext_t *context
  * read now. */
 static void append_sample(adt_sampler_thread *thread, uint32_t context_id, unsigned shift, uint64_t time)
 {
-    uint64_t payload[(sizeof(adt_rec_sample) + ADT_SAMPLER_METRICS_MAX * sizeof(uint64_t)) / sizeof(uint64_t)];
+    uint64_t payload[(sizeof(adt_rec_sample) + ADT_METRICS_COUNT_MAX * sizeof(uint64_t)) / sizeof(uint64_t)];
     adt_rec_sample *record = (adt_rec_sample *)payload;
     record->calling_context = context_id;
     record->rate_shift = shift;
     record->metric_count = adt_sampler.metric_count;
     record->reserved = 0;
     if (adt_sampler.metric_count > 0) {
-        long long values[ADT_SAMPLER_METRICS_MAX] = {0};
+        long long values[ADT_METRICS_COUNT_MAX] = {0};
         /* PAPI_read is not on the POSIX list of async-signal-safe functions;
          * on the perf_event component it is a read(2) of the counter file
          * descriptors (or rdpmc), which is why Score-P and HPCToolkit call

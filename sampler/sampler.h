@@ -29,9 +29,11 @@ extern "C" {
 
 /* Process set-up: signal disposition, PAPI library and the metrics named
  * in config->metrics (registered with adt_defs_metric; events that cannot
- * be added are warned about once and left out), the calling-context tree
- * (its memory is taken out of the budget: context_bytes). Returns 0, or -1
- * after a message on stderr. */
+ * be added on this machine are warned about once and left out), the
+ * calling-context tree (its memory is taken out of the budget:
+ * context_bytes). config holds values the configuration table accepted
+ * (adt_config_load, adt_config_set): its limits are core's, checked there
+ * once, and not again here. Returns 0, or -1 after a message on stderr. */
 int adt_sampler_init(const adt_config *config, adt_defs *defs, uint64_t context_bytes);
 
 /* On the thread itself: starts its timer and counters, samples go to
@@ -70,6 +72,42 @@ void adt_sampler_stop_all(void);
  * regions and source code locations and hands the tree to defs
  * (adt_defs_set_calling_contexts). After adt_sampler_stop_all. */
 int adt_sampler_write_definitions(adt_defs *defs);
+
+/* ---- behind the interposed libc functions (runtime/interpose.c) -------- */
+
+/* A sleeping call in progress with the sampling signal blocked
+ * (sleeping_calls.c); lives on the interposer's stack. */
+typedef struct adt_sleeping_call {
+    uint64_t start;     /* trace clock when the signal was blocked */
+    void *caller;       /* the interposer's return address */
+    void *function;     /* the real function it calls */
+} adt_sleeping_call;
+
+typedef struct adt_sleep_guard {
+    struct adt_sampler_thread *thread;
+    adt_sleeping_call call;
+    const adt_sleeping_call *outer; /* a sleeping call this one interrupted */
+    sigset_t saved_mask;
+} adt_sleep_guard;
+
+/* Around a sleeping call (sleep, nanosleep, poll, ...) that a signal
+ * would cut short: before the real call `function`, from the interposer
+ * whose return address is caller, blocks the sampling signal on a sampled
+ * thread whose signals come from a POSIX timer and flags the call, so
+ * that the expirations held back are sampled at it afterwards; false
+ * (nothing done) otherwise. adt_sampler_sleep_end(guard, what begin
+ * returned) restores the mask, keeping errno as the real call left it.
+ * adt_sampler_sleep_mask: the mask a call installs for its duration
+ * (ppoll, pselect, sigsuspend, ...), with the sampling signal added when
+ * guarded (in copy). Normal context, no malloc, no lock. */
+bool adt_sampler_sleep_begin(adt_sleep_guard *guard, void *function, void *caller);
+void adt_sampler_sleep_end(adt_sleep_guard *guard, bool guarded);
+const sigset_t *adt_sampler_sleep_mask(bool guarded, const sigset_t *mask, sigset_t *copy);
+
+/* dlclose: runs real_dlclose(handle) inside an exclusive section of the
+ * code map, which is rebuilt before the section ends (the objects it
+ * unmaps may be read by a handler meanwhile). Normal context. */
+int adt_sampler_dlclose(int (*real_dlclose)(void *), void *handle);
 
 /* ---- a run that does not end cleanly (runtime/rescue) ------------------- */
 

@@ -1,7 +1,18 @@
 /*
  * State shared by the sampler's files: the process-wide configuration, the
- * per-thread state the signal handler works on, and the entry points of
- * signals.c and handler.c.
+ * per-thread state the signal handler works on, and the entry points the
+ * files offer each other. The files go by execution context, and their
+ * calls go one way:
+ *   startup.c  (start-up, normal)  -> metrics.c, timer.c, code_map.c, cct.c, dither.c,
+ *                                     handler.c (the signal hook it installs)
+ *   end.c      (thread exit, end)  -> metrics.c, timer.c, code_map.c, cct.c,
+ *                                     resolve.c
+ *   region.c   (MPI hot path)      -> paths.c, code_map.c, cct.c
+ *   handler.c  (signal handler)    -> paths.c, timer.c
+ *   paths.c    (signal, hot path)  -> cct.c
+ *   timer.c    (any context)       -> dither.c
+ * state.c defines the shared state; sleeping_calls.c (interposed calls)
+ * reads it.
  */
 #ifndef ADAPTRACE_SAMPLER_INTERNAL_H
 #define ADAPTRACE_SAMPLER_INTERNAL_H
@@ -22,9 +33,6 @@
 #include "sampler/dither.h"
 #include "sampler/sampler.h"
 
-/* The configuration table's limits (core.h). */
-#define ADT_SAMPLER_METRICS_MAX ADT_METRICS_COUNT_MAX
-#define ADT_SAMPLER_DEPTH_MAX ADT_UNWIND_DEPTH_MAX
 /* Frames of the handler and the signal trampoline that unw_backtrace
  * reports before the interrupted function. */
 #define ADT_SAMPLER_HANDLER_FRAMES 8
@@ -49,14 +57,6 @@ enum {
     ADT_TIMER_BUSY, /* being re-armed */
     ADT_TIMER_DEAD
 };
-
-/* A sleeping call in progress with the sampling signal blocked
- * (sleeping_calls.c); lives on the interposer's stack. */
-typedef struct adt_sleeping_call {
-    uint64_t start;     /* trace clock when the signal was blocked */
-    void *caller;       /* the interposer's return address */
-    void *function;     /* the real function it calls */
-} adt_sleeping_call;
 
 typedef struct adt_sampler_thread {
     adt_location *location;
@@ -118,8 +118,8 @@ typedef struct adt_sampler_thread {
      * most of their stack, so only the part below the first difference is
      * looked up in the tree. Handler only. */
     uint32_t previous_count;
-    uint64_t previous_keys[ADT_SAMPLER_DEPTH_MAX];
-    uint32_t previous_nodes[ADT_SAMPLER_DEPTH_MAX];
+    uint64_t previous_keys[ADT_UNWIND_DEPTH_MAX];
+    uint32_t previous_nodes[ADT_UNWIND_DEPTH_MAX];
     struct adt_sampler_thread *next; /* every thread ever started */
 } adt_sampler_thread;
 
@@ -133,7 +133,7 @@ typedef struct adt_sampler_global {
     uint32_t depth;
     uint32_t kernel_tick_hz;
     bool perf;                /* cpu clock delivered by perf cpu-clock events */
-    char metric_names[ADT_SAMPLER_METRICS_MAX][ADT_METRIC_NAME_MAX];
+    char metric_names[ADT_METRICS_COUNT_MAX][ADT_METRIC_NAME_MAX];
     uint32_t metric_count;    /* metrics registered with the definitions */
     bool papi;                /* PAPI initialised */
     adt_cct tree;
@@ -154,16 +154,41 @@ extern __thread adt_sampler_thread *adt_sampler_current __attribute__((tls_model
  * to the application. */
 extern const char adt_sampler_timer_token;
 
-/* sampler.c, for the handler: re-arms the thread's timer with a freshly
- * drawn period (dither.h) unless another thread is re-arming it (a
- * halving, which draws one itself) or it is being stopped. System calls
- * and arithmetic only: async-signal-safe. */
+/* ---- timer.c: any context, async-signal-safe --------------------------- */
+
+/* Where the thread is on its sampling clock, in ns (with a perf event:
+ * the event's count). */
+uint64_t adt_sampler_thread_clock_now(const adt_sampler_thread *thread);
+/* Sets the timer's period to a fresh draw of mean period × 2^shift
+ * (dither.h), making up the time since its last expiry. The caller holds
+ * the timer (ADT_TIMER_BUSY) or it is not live yet. Returns 0 or -1 with
+ * errno set. */
+int adt_sampler_arm_timer(adt_sampler_thread *thread, unsigned shift);
+/* For the handler: re-arms the thread's timer with a freshly drawn period
+ * unless another thread is re-arming it (a halving, which draws one
+ * itself) or it is being stopped. */
 void adt_sampler_draw_period(adt_sampler_thread *thread);
+
+/* ---- metrics.c: normal context (start-up, thread start and stop) ------- */
+
+/* Initialises PAPI, keeps the events of the comma-separated list that can
+ * be added on this thread (warning once about each that cannot) and
+ * registers them with defs. Returns 0, or -1 after a message. */
+int adt_sampler_init_metrics(const char *list, adt_defs *defs);
+/* Builds an event set with the given names; returns how many were added
+ * (their names copied to kept unless it is NULL). warn: report each name
+ * that cannot be added (at init, once per name). */
+uint32_t adt_sampler_build_event_set(int *event_set, char names[][ADT_METRIC_NAME_MAX], uint32_t count, bool warn,
+                                     char kept[][ADT_METRIC_NAME_MAX]);
+/* Stops and frees it; PAPI_NULL afterwards. */
+void adt_sampler_destroy_event_set(int *event_set);
+
+/* ---- handler.c and paths.c: signal context (paths.c also the hot path) */
 
 /* handler.c: the sampling signal's hook (hot path); true when the signal
  * was one of adaptrace's timer signals. */
 bool adt_sampler_on_signal(int signum, siginfo_t *info, void *ucontext);
-/* The unwinding shared by the handler and adt_sampler_region_context:
+/* paths.c: the unwinding shared by the handler and adt_sampler_region_context:
  * interns frames[count-1] (outermost) .. frames[0] (innermost) below
  * ADT_UNDEFINED_ID, tagging frames[0] with leaf_tag; returns the deepest
  * node that fit (ADT_CCT_NODE_FULL if none) and sets *full when the path
@@ -172,7 +197,7 @@ uint32_t adt_sampler_intern_path(void *const *frames, int count, uint64_t leaf_t
 /* The same for the handler, reusing the thread's previous path. */
 uint32_t adt_sampler_intern_sample_path(adt_sampler_thread *thread, void *const *frames, int count, bool *full);
 
-/* ---- code map (code_map.c: normal context; readers in handler.c) ------ */
+/* ---- code map (code_map.c: normal context; readers in paths.c) -------- */
 
 /* A loaded object: its address range and, when it has one, its
  * .eh_frame_hdr search table as registered with libunwind. */
@@ -207,7 +232,7 @@ void adt_code_map_shutdown(void);
 /* In a forked child. */
 void adt_code_map_forget_in_child(void);
 
-/* handler.c, async-signal-safe: opens the calling thread's window for
+/* paths.c, async-signal-safe: opens the calling thread's window for
  * reading the map and unwinding; false (window not opened) while the map
  * is being changed. */
 bool adt_code_map_enter(adt_sampler_thread *thread);

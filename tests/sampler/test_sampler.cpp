@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "../core/capture_stderr.hpp"
 #include "sampler/sampler.h"
 #include "support.h"
 
@@ -61,14 +62,19 @@ void expect_survivors(const std::vector<Sample> &list, unsigned shift)
 
 class Sampler : public ::testing::Test {
 protected:
-    void start(size_t arena_bytes, size_t chunk_bytes, uint32_t rate_hz, uint32_t depth,
-               const char *metrics = "", adt_sampling_clock clock = ADT_SAMPLING_CLOCK_WALL)
+    void create_buffer_and_defs(size_t arena_bytes, size_t chunk_bytes)
     {
         buffer_ = adt_buffer_create(arena_bytes, chunk_bytes, 8);
         ASSERT_NE(buffer_, nullptr);
         adt_buffer_set_preflush(buffer_, drop_and_halve, nullptr);
         defs_ = adt_defs_create();
         ASSERT_NE(defs_, nullptr);
+    }
+
+    void start(size_t arena_bytes, size_t chunk_bytes, uint32_t rate_hz, uint32_t depth,
+               const char *metrics = "", adt_sampling_clock clock = ADT_SAMPLING_CLOCK_WALL)
+    {
+        create_buffer_and_defs(arena_bytes, chunk_bytes);
         std::memset(&config_, 0, sizeof config_);
         config_.sampling = true;
         config_.sampling_rate_hz = rate_hz;
@@ -654,6 +660,37 @@ TEST_F(Sampler, MetricsThatCannotBeCountedAreLeftOut)
     ASSERT_GT(list.size(), 10u);
     for (const Sample &sample : list)
         EXPECT_EQ(sample.metric_count, stats.metrics);
+}
+
+// What the configuration table accepts, the sampler starts with: the
+// limits are the table's alone (core.h). The most names the table takes,
+// the longest first, well-formed but no event of this machine, leave
+// sampling on without counters, with a warning; the deepest unwind depth
+// is taken as it is.
+TEST_F(Sampler, ValuesTheConfigurationTableAcceptsStartTheSampler)
+{
+    std::string metrics(ADT_METRIC_NAME_LENGTH_MAX, 'X');
+    for (int name = 2; name <= ADT_METRICS_COUNT_MAX; ++name)
+        metrics += ",NO_SUCH_EVENT_" + std::to_string(name);
+    adt_config config;
+    adt_config_defaults(&config);
+    char error[256] = "";
+    ASSERT_EQ(adt_config_set(&config, adt_config_find("ADAPTRACE_METRICS"), metrics.c_str(), error, sizeof error), 0)
+        << error;
+    ASSERT_EQ(adt_config_set(&config, adt_config_find("ADAPTRACE_UNWIND_DEPTH"),
+                             std::to_string(ADT_UNWIND_DEPTH_MAX).c_str(), error, sizeof error),
+              0)
+        << error;
+    config.sampling_clock = ADT_SAMPLING_CLOCK_WALL;
+    create_buffer_and_defs(1 << 20, 4096);
+    int status = -1;
+    std::string warnings = capture_stderr([&] { status = adt_sampler_init(&config, defs_, kContextBytes); });
+    ASSERT_EQ(status, 0) << warnings;
+    EXPECT_NE(warnings.find("ADAPTRACE_METRICS"), std::string::npos) << warnings;
+    adt_location *where = location(1);
+    adt_sampler_stats stats = sample_work_a(where, 500);
+    EXPECT_EQ(stats.metrics, 0u);
+    EXPECT_GT(samples(where).size(), 10u);
 }
 
 TEST_F(Sampler, CpuClockSamplesAndKnowsTheTick)

@@ -1,0 +1,94 @@
+/*
+ * What the signal handler and the MPI wrappers' unwinding share: the
+ * window in which a thread reads the code map, and the interning of an
+ * unwound path in the calling-context tree.
+ *
+ * Execution context: the signal handler (handler.c) and the MPI wrapper's
+ * hot path (region.c). Each step is async-signal-safe and never waits:
+ * the window is one atomic store and load (a thread that finds the map
+ * being changed backs off rather than waiting), the lookup a binary search
+ * of a table published with one atomic store, the interning lock-free
+ * inserts into preallocated nodes (cct.h). No malloc, no lock, no stdio.
+ */
+#include "sampler/sampler_internal.h"
+
+/* seq_cst store then load, mirrored by begin_change in code_map.c: either
+ * the writer sees this thread's flag and waits for it, or this thread sees
+ * the writer's flag and backs off. Two atomic operations, no wait. */
+bool adt_code_map_enter(adt_sampler_thread *thread)
+{
+    atomic_store(&thread->unwinding, 1);
+    if (atomic_load(&adt_code_map_changing) == 0)
+        return true;
+    atomic_store(&thread->unwinding, 0);
+    return false;
+}
+
+void adt_code_map_leave(adt_sampler_thread *thread)
+{
+    atomic_store(&thread->unwinding, 0);
+}
+
+/* Binary search of the sorted table; no table (out of memory at the last
+ * change) covers nothing. */
+bool adt_code_map_covers(uintptr_t address)
+{
+    const adt_code_table *table = atomic_load_explicit(&adt_code_map_table, memory_order_acquire);
+    if (table == NULL)
+        return false;
+    size_t low = 0, high = table->count;
+    while (low < high) {
+        size_t middle = low + (high - low) / 2;
+        if (address < table->objects[middle].start)
+            high = middle;
+        else if (address >= table->objects[middle].end)
+            low = middle + 1;
+        else
+            return true;
+    }
+    return false;
+}
+
+uint32_t adt_sampler_intern_path(void *const *frames, int count, uint64_t leaf_tag, bool *full)
+{
+    uint32_t node = ADT_UNDEFINED_ID;
+    *full = false;
+    for (int i = count - 1; i >= 0; --i) {
+        uint64_t key = ((uint64_t)(uintptr_t)frames[i] & ADT_CCT_KEY_ADDRESS_MASK) | (i == 0 ? leaf_tag : 0);
+        uint32_t child = adt_cct_intern(&adt_sampler.tree, node, key);
+        if (__builtin_expect(child == ADT_UNDEFINED_ID, 0)) {
+            *full = true;
+            break;
+        }
+        node = child;
+    }
+    return node == ADT_UNDEFINED_ID ? ADT_CCT_NODE_FULL : node;
+}
+
+uint32_t adt_sampler_intern_sample_path(adt_sampler_thread *thread, void *const *frames, int count, bool *full)
+{
+    uint32_t node = ADT_UNDEFINED_ID;
+    *full = false;
+    uint32_t same = 0;
+    for (int root_distance = 0; root_distance < count; ++root_distance) {
+        int i = count - 1 - root_distance;
+        uint64_t key = ((uint64_t)(uintptr_t)frames[i] & ADT_CCT_KEY_ADDRESS_MASK) | (i == 0 ? ADT_CCT_KEY_EXACT : 0);
+        if (same == (uint32_t)root_distance && same < thread->previous_count &&
+            thread->previous_keys[root_distance] == key) {
+            node = thread->previous_nodes[root_distance];
+            same++;
+            continue;
+        }
+        uint32_t child = adt_cct_intern(&adt_sampler.tree, node, key);
+        if (__builtin_expect(child == ADT_UNDEFINED_ID, 0)) {
+            *full = true;
+            thread->previous_count = (uint32_t)root_distance;
+            return node == ADT_UNDEFINED_ID ? ADT_CCT_NODE_FULL : node;
+        }
+        node = child;
+        thread->previous_keys[root_distance] = key;
+        thread->previous_nodes[root_distance] = node;
+    }
+    thread->previous_count = (uint32_t)count;
+    return node == ADT_UNDEFINED_ID ? ADT_CCT_NODE_FULL : node;
+}
