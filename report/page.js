@@ -8,6 +8,7 @@
   const drawn = [];
   const seconds = d3.format(".4~f");
   const bytes = d3.format(".3~s");
+  const duration = (value) => (value > 0 ? `${d3.format(".3~s")(value)}s` : "0 s");
 
   function table(parent, columns, rows) {
     const element = d3.select(parent).append("table");
@@ -118,6 +119,60 @@
     drawn.push("timeline");
   }
 
+  // The computation between consecutive MPI calls: a table of the kinds
+  // with the most total time, and for each of them that has several
+  // instances the histogram of their durations (all ranks and
+  // iterations), the longest instance named above its bar.
+  function drawSteps() {
+    const segments = profile.segments;
+    const label = (s) => `${s.from} → ${s.to}`;
+    table("#step-table", [
+      {title: "from → to", value: label},
+      {title: "instances", value: (s) => s.count},
+      {title: "total", value: (s) => duration(s.total_seconds)},
+      {title: "median", value: (s) => duration(s.median_seconds)},
+      {title: "p95", value: (s) => duration(s.p95_seconds)},
+      {title: "max", value: (s) => duration(s.max_seconds)},
+      {title: "longest at", value: (s) => `rank ${s.max_rank}, iteration ${s.max_iteration}`},
+      {title: "slowest rank (its mean)", value: (s) => `${s.slowest_rank} (${duration(s.slowest_rank_mean_seconds)})`},
+    ], segments);
+    const width = 460, height = 190;
+    const margin = {left: 45, right: 15, top: 36, bottom: 34};
+    const charts = d3.select("#step-histograms").selectAll("div.step")
+      .data(segments.filter((s) => s.count > 1).slice(0, 8)).join("div").attr("class", "step")
+      .attr("title", (s) => `${s.from_path}\n→ ${s.to_path}`);
+    charts.each(function (segment) {
+      const bins = segment.histogram.length;
+      const span = segment.max_seconds - segment.min_seconds;
+      const binSeconds = span / bins;
+      const x = d3.scaleLinear().domain([segment.min_seconds, segment.max_seconds + (span > 0 ? 0 : 1e-9)])
+        .range([margin.left, width - margin.right]);
+      const y = d3.scaleLinear().domain([0, d3.max(segment.histogram)]).nice()
+        .range([height - margin.bottom, margin.top]);
+      const svg = d3.select(this).append("svg").attr("width", width).attr("height", height);
+      svg.append("text").attr("x", margin.left).attr("y", 13).attr("font-weight", "bold").text(label(segment));
+      svg.append("text").attr("x", margin.left).attr("y", 27).attr("font-size", 11)
+        .text(`${segment.count} instances, median ${duration(segment.median_seconds)}, ` +
+              `longest ${duration(segment.max_seconds)}: rank ${segment.max_rank}, iteration ${segment.max_iteration}`);
+      const barWidth = (width - margin.left - margin.right) / bins;
+      svg.append("g").attr("fill", "#4e79a7").selectAll("rect").data(segment.histogram).join("rect")
+        .attr("x", (count, i) => margin.left + i * barWidth).attr("width", Math.max(1, barWidth - 1))
+        // A bin of one instance stays visible beside bins of thousands.
+        .attr("y", (count) => Math.min(y(count), y(0) - (count > 0 ? 2 : 0)))
+        .attr("height", (count) => Math.max(y(0) - y(count), count > 0 ? 2 : 0))
+        .append("title").text((count, i) =>
+          `${count} instances of ${duration(segment.min_seconds + i * binSeconds)} to ` +
+          `${duration(segment.min_seconds + (i + 1) * binSeconds)}`);
+      svg.append("g").attr("transform", `translate(0,${height - margin.bottom})`)
+        .call(d3.axisBottom(x).ticks(6).tickFormat(duration));
+      svg.append("text").attr("x", width - margin.right).attr("y", height - 3).attr("text-anchor", "end")
+        .attr("font-size", 11).text("duration");
+      svg.append("g").attr("transform", `translate(${margin.left},0)`)
+        .call(d3.axisLeft(y).ticks(Math.min(4, y.domain()[1])).tickFormat(d3.format("d")));
+    });
+    drawn.push("steps");
+  }
+
   function drawMatrix(containerId, cells, format) {
     const ranks = profile.rank_count;
     const cell = Math.max(2, Math.min(40, Math.floor(600 / Math.max(1, ranks))));
@@ -164,6 +219,7 @@
   drawMatrix("#matrix-bytes", profile.matrix_bytes, (v) => `${bytes(v)}B`);
   drawMatrix("#matrix-messages", profile.matrix_messages, (v) => `${v} messages`);
   drawn.push("matrix");
+  drawSteps();
   drawSamples();
   document.getElementById("drawn").textContent = drawn.join(" ");
 })();

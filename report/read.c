@@ -53,6 +53,12 @@ struct location_state {
     size_t depth;
     size_t mpi_depth; /* open MPI regions: the outermost one is drawn */
     size_t stack_capacity;
+    /* The outermost open MPI call; the last one left and when, which
+     * starts the segment the next MPI call ends (after_mpi: there is one). */
+    uint64_t mpi_call;
+    uint64_t previous_call;
+    uint64_t previous_leave;
+    bool after_mpi;
 };
 
 struct region_definition {
@@ -97,7 +103,12 @@ struct reading {
     /* The Chrome trace-event file written during the pass; NULL when none
      * was asked for. */
     struct adt_report_chrome *chrome;
+    struct adt_report_segments segments;
 };
+
+/* A call as segments are keyed: its calling context when it has one,
+ * else its region. */
+static const uint64_t CONTEXT_CALL = UINT64_C(1) << 32;
 
 static const char *string_of(const struct reading *reading, uint32_t ref)
 {
@@ -279,7 +290,21 @@ static struct location_state *at_event(void *data, OTF2_LocationRef id, OTF2_Tim
     return location;
 }
 
-static void enter_region(struct reading *reading, OTF2_LocationRef id, OTF2_TimeStamp time, uint32_t region)
+/* An outermost MPI call entered ends the segment since the last one. */
+static void enter_mpi_call(struct reading *reading, struct location_state *location, OTF2_TimeStamp time,
+                           uint64_t call)
+{
+    if (location->after_mpi) {
+        adt_report_add_segment(&reading->segments, location->previous_call, call,
+                               (uint32_t)(location - reading->locations), time - location->previous_leave);
+    }
+    location->mpi_call = call;
+}
+
+/* call: the region or the calling context (CONTEXT_CALL | context) the
+ * region was entered as. */
+static void enter_region(struct reading *reading, OTF2_LocationRef id, OTF2_TimeStamp time, uint32_t region,
+                         uint64_t call)
 {
     struct location_state *location = at_event(reading, id, time);
     if (location == NULL || region >= reading->region_count) {
@@ -288,7 +313,9 @@ static void enter_region(struct reading *reading, OTF2_LocationRef id, OTF2_Time
     location->stack = adt_report_grow(location->stack, &location->stack_capacity, location->depth + 1,
                                       sizeof *location->stack);
     location->stack[location->depth++] = (struct open_region){.region = region, .enter_time = time};
-    location->mpi_depth += reading->regions[region].mpi;
+    if (reading->regions[region].mpi && location->mpi_depth++ == 0) {
+        enter_mpi_call(reading, location, time, call);
+    }
 }
 
 /* Spreads the MPI call [enter, leave] over the timeline bins it covers,
@@ -327,8 +354,13 @@ static void leave_region(struct reading *reading, OTF2_LocationRef id, OTF2_Time
     if (!definition->mpi) {
         return;
     }
-    if (--location->mpi_depth == 0 && location->main_thread) {
-        add_to_timeline(reading, location->rank, left.enter_time, time);
+    if (--location->mpi_depth == 0) {
+        location->previous_call = location->mpi_call;
+        location->previous_leave = time;
+        location->after_mpi = true;
+        if (location->main_thread) {
+            add_to_timeline(reading, location->rank, left.enter_time, time);
+        }
     }
     struct adt_report_mpi_function *function = mpi_function_of(reading, left.region);
     function->calls++;
@@ -341,7 +373,7 @@ static OTF2_CallbackCode on_enter(OTF2_LocationRef id, OTF2_TimeStamp time, void
                                   OTF2_RegionRef region)
 {
     (void)attributes;
-    enter_region(data, id, time, region);
+    enter_region(data, id, time, region, region);
     return OTF2_CALLBACK_SUCCESS;
 }
 
@@ -360,7 +392,7 @@ static OTF2_CallbackCode on_context_enter(OTF2_LocationRef id, OTF2_TimeStamp ti
     (void)attributes, (void)unwind_distance;
     struct reading *reading = data;
     if (context < reading->context_capacity) {
-        enter_region(reading, id, time, reading->context_regions[context]);
+        enter_region(reading, id, time, reading->context_regions[context], CONTEXT_CALL | context);
     }
     return OTF2_CALLBACK_SUCCESS;
 }
@@ -574,6 +606,43 @@ static bool read_events(OTF2_Reader *reader, struct reading *reading, char *erro
     return ok;
 }
 
+static uint32_t context_parent(const void *data, uint32_t context)
+{
+    return ((const struct reading *)data)->context_parents[context];
+}
+
+static const char *context_name(const void *data, uint32_t context)
+{
+    const struct reading *reading = data;
+    return string_of(reading, reading->regions[reading->context_regions[context]].name);
+}
+
+/* A segment's call, as segments.c asks for it: the name of its region, or
+ * its call path (the region alone when the call has no context). */
+static char *name_call(void *data, uint64_t call, bool path)
+{
+    const struct reading *reading = data;
+    if (!(call & CONTEXT_CALL)) {
+        return strdup(string_of(reading, reading->regions[call].name));
+    }
+    uint32_t context = (uint32_t)call;
+    if (!path) {
+        return strdup(context_name(reading, context));
+    }
+    return adt_report_join_path(context, &(struct adt_report_tree){context_parent, context_name, reading});
+}
+
+static void finish_segments(struct reading *reading)
+{
+    uint32_t *location_ranks = malloc((reading->location_count + 1) * sizeof *location_ranks);
+    for (size_t i = 0; i < reading->location_count; i++) {
+        location_ranks[i] = reading->locations[i].rank;
+    }
+    adt_report_segments_finish(&reading->segments, location_ranks, reading->profile->rank_count,
+                               reading->timer_resolution, name_call, reading, reading->profile);
+    free(location_ranks);
+}
+
 /* Spans per rank (main thread), and the sampled functions and the
  * inclusive time of each context from the self times. */
 static void finish(struct reading *reading)
@@ -623,6 +692,7 @@ static void finish(struct reading *reading)
     }
     free(last_counted);
     adt_report_match(&reading->matching, profile, reading->timer_resolution);
+    finish_segments(reading);
 }
 
 static void release(struct reading *reading)
@@ -642,6 +712,7 @@ static void release(struct reading *reading)
     free(reading->locations);
     free(reading->collective_sequences);
     adt_report_matching_free(&reading->matching);
+    adt_report_segments_free(&reading->segments);
 }
 
 /* The header of the Chrome trace and the names of its processes and
@@ -721,6 +792,13 @@ void adt_report_free(struct adt_report_profile *profile)
     for (size_t i = 0; i < profile->sampled_function_count; i++) {
         free(profile->sampled_functions[i].name);
     }
+    for (size_t i = 0; i < profile->segment_count; i++) {
+        free(profile->segments[i].from);
+        free(profile->segments[i].to);
+        free(profile->segments[i].from_path);
+        free(profile->segments[i].to_path);
+    }
+    free(profile->segments);
     free(profile->mpi_functions);
     free(profile->sampled_functions);
     free(profile->ranks);

@@ -2,7 +2,7 @@
 """Checks adaptrace-report's figures against what a workload of
 workloads.c is known to do.
 
-usage: check_report.py REPORT ARCHIVE pingpong|imbalance|late-sender EXPECT_DIR
+usage: check_report.py REPORT ARCHIVE pingpong|imbalance|late-sender|irregular EXPECT_DIR
        check_report.py REPORT ARCHIVE html OUTPUT_DIR [CHROMIUM]
        check_report.py REPORT ARCHIVE speedscope OUTPUT_DIR
        check_report.py REPORT ARCHIVE chrome OUTPUT_FILE [pingpong]
@@ -30,6 +30,7 @@ import sys
 PINGPONG_ROUNDS, PINGPONG_BYTES = 100, 1024
 IMBALANCE_INJECTED = 2 / 1.5  # two ranks: one computes 2T, the other T
 LATE_ROUNDS, LATE_DELAY_SECONDS = 3, 0.200
+IRREGULAR_STEPS, IRREGULAR_SLOW_STEP, IRREGULAR_SLOW_RANK, IRREGULAR_SLOW_FACTOR = 8, 5, 1, 8
 RANKS = 2
 
 
@@ -103,6 +104,35 @@ def check_late_sender(profile, expect_dir):
            f"rank 0 late-sender time {waited:.4f} s, rank 1 delayed by {injected:.4f} s: not within 10 %")
 
 
+def check_irregular(profile, expect_dir):
+    steps = [[float(line) for line in open(f"{expect_dir}/steps.{rank}")] for rank in range(RANKS)]
+    longest = max((seconds, rank, step) for rank, row in enumerate(steps) for step, seconds in enumerate(row))
+    # The rank computed its slow step longest unless the machine held one
+    # of the others back longer than the factor.
+    expect(longest[1:] == (IRREGULAR_SLOW_RANK, IRREGULAR_SLOW_STEP),
+           f"the ranks computed {steps}: the slow step is not the longest")
+    # The computation of every step lies between MPI_Barrier and
+    # MPI_Allreduce, one calling context each on every rank.
+    matching = [s for s in profile["segments"] if (s["from"], s["to"]) == ("MPI_Barrier", "MPI_Allreduce")]
+    expect(len(matching) == 1, f"MPI_Barrier -> MPI_Allreduce segments: {matching}")
+    (step,) = matching
+    expect(step["from_path"].endswith("irregular > MPI_Barrier") and
+           step["to_path"].endswith("irregular > MPI_Allreduce"),
+           f"the step's calls are not those of irregular(): {step['from_path']} -> {step['to_path']}")
+    expect(step["count"] == IRREGULAR_STEPS * RANKS and sum(step["histogram"]) == IRREGULAR_STEPS * RANKS,
+           f"{step['count']} instances, histogram of {sum(step['histogram'])}, not {IRREGULAR_STEPS} × {RANKS}")
+    expect((step["max_rank"], step["max_iteration"]) == (IRREGULAR_SLOW_RANK, IRREGULAR_SLOW_STEP),
+           f"the longest instance is rank {step['max_rank']} iteration {step['max_iteration']}")
+    expect(step["slowest_rank"] == IRREGULAR_SLOW_RANK, f"slowest rank {step['slowest_rank']}")
+    # The segment holds the computing and the few calls around it.
+    expect(0 <= step["max_seconds"] - longest[0] <= 0.05 * longest[0],
+           f"the longest instance lasts {step['max_seconds']} s, the rank computed {longest[0]} s")
+    expect(step["histogram"][-1] == 1, f"the histogram does not set the slow step apart: {step['histogram']}")
+    ordered = sorted(seconds for row in steps for seconds in row)
+    expect(step["min_seconds"] >= ordered[0] and step["median_seconds"] >= ordered[(len(ordered) - 1) // 2],
+           f"min {step['min_seconds']} or median {step['median_seconds']} below what the ranks computed {ordered}")
+
+
 def check_all_matched(profile, _expect_dir):
     # Every message the program sent was received (tests/mpi/families.c),
     # on intra- and inter-communicators alike.
@@ -125,8 +155,11 @@ def check_html(report, archive, output_dir, chromium):
     drawn = subprocess.run(browser + ["--dump-dom", f"file://{page}"], capture_output=True, text=True, timeout=120)
     marker = re.search(r'id="drawn">([^<]*)<', drawn.stdout)
     expect(marker is not None, f"the page has no marker: {drawn.stderr[-2000:]}")
-    expect(set(marker.group(1).split()) == {"mpi", "timeline", "matrix", "flame"},
+    expect(set(marker.group(1).split()) == {"mpi", "timeline", "matrix", "steps", "flame"},
            f"sections drawn: '{marker.group(1)}'")
+    steps = re.search(r'id="step-histograms"[^>]*>(.*?)</div></div>\s*<h2>', drawn.stdout, re.DOTALL)
+    expect(steps is not None and "<svg" in steps.group(1) and "iteration" in steps.group(1),
+           "no histogram of time steps on the page")
     errors = [line for line in drawn.stderr.splitlines() if "CONSOLE" in line or "Uncaught" in line]
     expect(not errors, f"console messages: {errors[:5]}")
     subprocess.run(browser + [f"--screenshot={output_dir}/report.png", f"file://{page}"],
@@ -244,7 +277,7 @@ def main():
         check_chrome(report, archive, sys.argv[4], sys.argv[5] if len(sys.argv) > 5 else "")
         return
     checks = {"pingpong": check_pingpong, "imbalance": check_imbalance, "late-sender": check_late_sender,
-              "all-matched": check_all_matched}
+              "irregular": check_irregular, "all-matched": check_all_matched}
     checks[mode](profile_of(report, archive), sys.argv[4])
 
 
