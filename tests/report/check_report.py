@@ -6,6 +6,7 @@ usage: check_report.py REPORT ARCHIVE pingpong|imbalance|late-sender|irregular E
        check_report.py REPORT ARCHIVE html OUTPUT_DIR [CHROMIUM]
        check_report.py REPORT ARCHIVE speedscope OUTPUT_DIR
        check_report.py REPORT ARCHIVE chrome OUTPUT_FILE [pingpong]
+       check_report.py REPORT ARCHIVE shares LAUNCHER THREE_FUNCTIONS
 
 The figures below are workloads.c's constants; EXPECT_DIR/computed.RANK
 holds the seconds each rank really computed (a descheduled rank computes
@@ -18,11 +19,17 @@ and weights are the report's hot call paths. chrome writes the Chrome
 trace-event file of ARCHIVE to OUTPUT_FILE and checks it against the
 report: one named process per rank, one slice per MPI call, each slice
 within the run, one flow per matched message between slices; with
-pingpong, the workload's calls on each rank too.
+pingpong, the workload's calls on each rank too. shares traces
+THREE_FUNCTIONS (tests/runtime/three_functions.c: 50/30/20 % of its CPU
+time in three functions) through LAUNCHER into ARCHIVE with a buffer that
+forces at least three halvings, and checks the report's weighted shares
+against the CPU time the program measured in each function.
 """
 import bisect
 import collections
 import json
+import math
+import os
 import re
 import subprocess
 import sys
@@ -131,6 +138,49 @@ def check_irregular(profile, expect_dir):
     ordered = sorted(seconds for row in steps for seconds in row)
     expect(step["min_seconds"] >= ordered[0] and step["median_seconds"] >= ordered[(len(ordered) - 1) // 2],
            f"min {step['min_seconds']} or median {step['median_seconds']} below what the ranks computed {ordered}")
+
+
+# The case of tests/runtime/adaptive_sampling_test.cpp's OneThread: 64 KiB
+# hold ~1200 samples, and 2.5 s of CPU time sampled at 3 kHz number at
+# least 7500, so that only every 8th or sparser one fits: three halvings.
+THREE_FUNCTIONS = ("kernel_half", "kernel_three_tenths", "kernel_fifth")
+SHARES_RUN = ["--sampling-clock", "wall", "--buffer-size", "64K", "--sampling-rate", "3000"]
+SHARES_CPU_SECONDS = 2.5
+
+
+def check_shares(report, archive, launcher, program):
+    run_dir = os.path.dirname(os.path.abspath(archive))
+    os.makedirs(run_dir, exist_ok=True)
+    truth_path = f"{run_dir}/truth"
+    environment = {name: value for name, value in os.environ.items()
+                   if not name.startswith(("ADAPTRACE_", "_ADAPTRACE_")) and name != "LD_PRELOAD"}
+    subprocess.run(["rm", "-rf", archive], check=True)
+    subprocess.run([launcher] + SHARES_RUN + ["--output", archive, program, "1", str(SHARES_CPU_SECONDS), truth_path],
+                   check=True, env=environment, timeout=60)
+    thread, *nanoseconds = (int(field) for field in open(truth_path).read().split())
+    expect(thread == 0 and len(nanoseconds) == 3, f"truth file {truth_path}")
+    summary = json.load(open(f"{archive}/summary.json"))
+    (location,) = summary["per_location"]
+    expect(location["halvings"] >= 3, f"{location['halvings']} halvings, the test needs 3")
+    profile = profile_of(report, archive)
+    # Every kept sample stands for 2^k initial periods: together they
+    # stand for the time the location was sampled (as in the runtime test).
+    expect(abs(profile["sampled_seconds"] / location["sampled_s"] - 1) <= 0.02,
+           f"the samples weigh {profile['sampled_seconds']} s, the location was sampled {location['sampled_s']} s")
+    exclusive = {f["name"]: f["exclusive_seconds"] for f in profile["sampled_functions"]}
+    in_functions = sum(exclusive.get(name, 0) for name in THREE_FUNCTIONS)
+    expect(in_functions >= 0.8 * profile["sampled_seconds"], f"samples outside the three functions: {exclusive}")
+    # All samples of the one location weigh alike after its halvings.
+    samples = in_functions / (profile["sampled_seconds"] / profile["samples"])
+    for name, truth_nanoseconds in zip(THREE_FUNCTIONS, nanoseconds):
+        truth = truth_nanoseconds / sum(nanoseconds)
+        share = exclusive.get(name, 0) / in_functions
+        # 2 points, or 4 standard errors of independent samples where the
+        # samples are too few for 2 points (adaptive_sampling_test.cpp).
+        bound = max(0.02, 4 * math.sqrt(truth * (1 - truth) / samples))
+        expect(abs(share - truth) <= bound,
+               f"{name}: {100 * share:.2f} % of the weighted samples, {100 * truth:.2f} % of the CPU time "
+               f"(bound {100 * bound:.2f} points, {samples:.0f} samples, {location['halvings']} halvings)")
 
 
 def check_all_matched(profile, _expect_dir):
@@ -275,6 +325,9 @@ def main():
         return
     if mode == "chrome":
         check_chrome(report, archive, sys.argv[4], sys.argv[5] if len(sys.argv) > 5 else "")
+        return
+    if mode == "shares":
+        check_shares(report, archive, sys.argv[4], sys.argv[5])
         return
     checks = {"pingpong": check_pingpong, "imbalance": check_imbalance, "late-sender": check_late_sender,
               "irregular": check_irregular, "all-matched": check_all_matched}
