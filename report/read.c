@@ -12,7 +12,7 @@
 
 #include "report_internal.h"
 
-void *adt_report_grow(void *array, size_t *capacity, size_t needed, size_t element_size)
+void *adt_report_reserve(void *array, size_t *capacity, size_t needed, size_t element_size)
 {
     if (needed <= *capacity) {
         return array;
@@ -26,8 +26,15 @@ void *adt_report_grow(void *array, size_t *capacity, size_t needed, size_t eleme
         fprintf(stderr, "adaptrace-report: out of memory\n");
         exit(1);
     }
-    memset((char *)grown + *capacity * element_size, 0, (capacity_new - *capacity) * element_size);
     *capacity = capacity_new;
+    return grown;
+}
+
+void *adt_report_grow(void *array, size_t *capacity, size_t needed, size_t element_size)
+{
+    size_t capacity_old = *capacity;
+    char *grown = adt_report_reserve(array, capacity, needed, element_size);
+    memset(grown + capacity_old * element_size, 0, (*capacity - capacity_old) * element_size);
     return grown;
 }
 
@@ -86,6 +93,10 @@ struct reading {
     size_t location_count;
     size_t location_capacity;
     size_t last_location;
+    /* Location index + 1 by location id, open-addressed (0: empty):
+     * events of many locations interleave in time. */
+    uint32_t *location_slots;
+    size_t location_slot_count;
     size_t mpi_function_capacity;
     size_t sampled_function_capacity;
     /* Per name string: its sampled function + 1 (0: none yet). One
@@ -226,20 +237,42 @@ static OTF2_CallbackCode on_inter_comm(void *data, OTF2_CommRef self, OTF2_Strin
     return OTF2_CALLBACK_SUCCESS;
 }
 
-/* Events come in runs of one location, so the last one found is checked
- * first. */
+static size_t location_slot(const struct reading *reading, OTF2_LocationRef id)
+{
+    size_t mask = reading->location_slot_count - 1;
+    size_t slot = (size_t)(id * 0x9E3779B97F4A7C15ull >> 20) & mask;
+    while (reading->location_slots[slot] != 0 && reading->locations[reading->location_slots[slot] - 1].id != id) {
+        slot = (slot + 1) & mask;
+    }
+    return slot;
+}
+
+/* Once the definitions are read: a table at most half full. */
+static void index_locations(struct reading *reading)
+{
+    reading->location_slot_count = 16;
+    while (reading->location_slot_count < 2 * reading->location_count) {
+        reading->location_slot_count *= 2;
+    }
+    reading->location_slots = calloc(reading->location_slot_count, sizeof *reading->location_slots);
+    for (size_t i = 0; i < reading->location_count; i++) {
+        reading->location_slots[location_slot(reading, reading->locations[i].id)] = (uint32_t)i + 1;
+    }
+}
+
+/* Events often come in runs of one location, so the last one found is
+ * checked first. */
 static struct location_state *location_of(struct reading *reading, OTF2_LocationRef id)
 {
     if (reading->last_location < reading->location_count && reading->locations[reading->last_location].id == id) {
         return &reading->locations[reading->last_location];
     }
-    for (size_t i = 0; i < reading->location_count; i++) {
-        if (reading->locations[i].id == id) {
-            reading->last_location = i;
-            return &reading->locations[i];
-        }
+    uint32_t index = reading->location_slots[location_slot(reading, id)];
+    if (index == 0) {
+        return NULL;
     }
-    return NULL;
+    reading->last_location = index - 1;
+    return &reading->locations[index - 1];
 }
 
 static double seconds(const struct reading *reading, uint64_t ticks)
@@ -310,8 +343,8 @@ static void enter_region(struct reading *reading, OTF2_LocationRef id, OTF2_Time
     if (location == NULL || region >= reading->region_count) {
         return;
     }
-    location->stack = adt_report_grow(location->stack, &location->stack_capacity, location->depth + 1,
-                                      sizeof *location->stack);
+    location->stack = adt_report_reserve(location->stack, &location->stack_capacity, location->depth + 1,
+                                         sizeof *location->stack);
     location->stack[location->depth++] = (struct open_region){.region = region, .enter_time = time};
     if (reading->regions[region].mpi && location->mpi_depth++ == 0) {
         enter_mpi_call(reading, location, time, call);
@@ -710,6 +743,7 @@ static void release(struct reading *reading)
         free(reading->locations[i].stack);
     }
     free(reading->locations);
+    free(reading->location_slots);
     free(reading->collective_sequences);
     adt_report_matching_free(&reading->matching);
     adt_report_segments_free(&reading->segments);
@@ -761,6 +795,7 @@ struct adt_report_profile *adt_report_read(const char *archive, FILE *chrome_tra
         profile->context_count = reading.context_capacity;
         profile->contexts = calloc(profile->context_count ? profile->context_count : 1, sizeof *profile->contexts);
         adt_report_matching_start(&reading.matching, profile->rank_count);
+        index_locations(&reading);
         if (reading.chrome != NULL) {
             start_chrome(&reading, archive);
         }

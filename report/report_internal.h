@@ -7,8 +7,11 @@
 
 #include "report/report.h"
 
-/* array grown to hold at least needed elements (new ones zeroed); exits on
- * out of memory. */
+/* array grown to hold at least needed elements, its capacity doubled as
+ * often as that takes; exits on out of memory. The new elements are left
+ * as they are: for records written whole before they are read. */
+void *adt_report_reserve(void *array, size_t *capacity, size_t needed, size_t element_size);
+/* The same with the new elements zeroed. */
 void *adt_report_grow(void *array, size_t *capacity, size_t needed, size_t element_size);
 
 /* Writes path with print; -1 with a reason in error when it cannot be

@@ -51,7 +51,7 @@ void adt_report_add_segment(struct adt_report_segments *segments, uint64_t from_
         segments->slots[slot] = (uint32_t)++segments->key_count;
     }
     struct adt_report_segment_instances *key = &segments->keys[segments->slots[slot] - 1];
-    key->instances = adt_report_grow(key->instances, &key->capacity, key->count + 1, sizeof *key->instances);
+    key->instances = adt_report_reserve(key->instances, &key->capacity, key->count + 1, sizeof *key->instances);
     key->instances[key->count++] = (struct adt_report_segment_instance){.ticks = ticks, .location = location};
 }
 
