@@ -203,7 +203,7 @@ def check_html(report, archive, output_dir, chromium):
     browser = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr",
                "--window-size=1300,2400"]
     drawn = subprocess.run(browser + ["--dump-dom", f"file://{page}"], capture_output=True, text=True, timeout=120)
-    marker = re.search(r'id="drawn">([^<]*)<', drawn.stdout)
+    marker = re.search(r'id="drawn"[^>]*>([^<]*)<', drawn.stdout)
     expect(marker is not None, f"the page has no marker: {drawn.stderr[-2000:]}")
     expect(set(marker.group(1).split()) == {"mpi", "timeline", "matrix", "steps", "flame"},
            f"sections drawn: '{marker.group(1)}'")
