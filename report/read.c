@@ -328,8 +328,10 @@ static void enter_mpi_call(struct reading *reading, struct location_state *locat
                            uint64_t call)
 {
     if (location->after_mpi) {
+        /* Zero, not a wrapped difference, should a corrected clock step back. */
+        uint64_t ticks = time > location->previous_leave ? time - location->previous_leave : 0;
         adt_report_add_segment(&reading->segments, location->previous_call, call,
-                               (uint32_t)(location - reading->locations), time - location->previous_leave);
+                               (uint32_t)(location - reading->locations), ticks);
     }
     location->mpi_call = call;
 }
