@@ -116,12 +116,12 @@ void adt_report_add_message(struct adt_report_matching *matching, bool sending, 
                                          .time = time,
                                          .enter_time = enter_time};
     if (sending) {
-        matching->sends = adt_report_grow(matching->sends, &matching->send_capacity, matching->send_count + 1,
-                                          sizeof *matching->sends);
+        matching->sends = adt_report_reserve(matching->sends, &matching->send_capacity, matching->send_count + 1,
+                                             sizeof *matching->sends);
         matching->sends[matching->send_count++] = message;
     } else {
-        matching->receives = adt_report_grow(matching->receives, &matching->receive_capacity,
-                                             matching->receive_count + 1, sizeof *matching->receives);
+        matching->receives = adt_report_reserve(matching->receives, &matching->receive_capacity,
+                                                matching->receive_count + 1, sizeof *matching->receives);
         matching->receives[matching->receive_count++] = message;
     }
 }
@@ -129,8 +129,8 @@ void adt_report_add_message(struct adt_report_matching *matching, bool sending, 
 void adt_report_add_collective(struct adt_report_matching *matching, uint32_t comm, uint32_t rank,
                                uint64_t sequence, uint64_t enter_time)
 {
-    matching->collectives = adt_report_grow(matching->collectives, &matching->collective_capacity,
-                                            matching->collective_count + 1, sizeof *matching->collectives);
+    matching->collectives = adt_report_reserve(matching->collectives, &matching->collective_capacity,
+                                               matching->collective_count + 1, sizeof *matching->collectives);
     matching->collectives[matching->collective_count++] =
         (struct adt_report_collective){.comm = comm, .rank = rank, .sequence = sequence, .enter_time = enter_time};
 }

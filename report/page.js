@@ -1,13 +1,16 @@
 // Draws the report page from the profile JSON in #profile-data with the
 // embedded d3 and d3-flame-graph. When every section is drawn it writes
-// the names of the drawn sections into #drawn (the headless-browser test
-// reads them from the DOM).
+// the names of the drawn sections into #drawn, and the milliseconds each
+// took to draw into its data-milliseconds (the headless-browser test and
+// benchmarks/report/page.py read them from the DOM).
 "use strict";
 (function () {
   const profile = JSON.parse(document.getElementById("profile-data").textContent);
   const drawn = [];
+  const milliseconds = {};
   const seconds = d3.format(".4~f");
   const bytes = d3.format(".3~s");
+  const duration = (value) => (value > 0 ? `${d3.format(".3~s")(value)}s` : "0 s");
 
   function table(parent, columns, rows) {
     const element = d3.select(parent).append("table");
@@ -72,35 +75,62 @@
     });
   }
 
+  // An image of one pixel per cell (columns × rows), each cell coloured
+  // by colorOf(its level), a level being -1 (empty) or 0 to 255. Drawn
+  // scaled with drawImage, so that a redraw costs one copy of pixels
+  // whatever the number of ranks, and no element per cell enters the DOM.
+  function bitmap(columns, rows, levelAt, colorOf) {
+    const palette = d3.range(-1, 256).map((level) => d3.rgb(colorOf(level)));
+    const canvas = document.createElement("canvas");
+    canvas.width = Math.max(1, columns);
+    canvas.height = Math.max(1, rows);
+    const context = canvas.getContext("2d");
+    const image = context.createImageData(canvas.width, canvas.height);
+    for (let row = 0; row < rows; row++) {
+      for (let column = 0; column < columns; column++) {
+        const rgb = palette[levelAt(column, row) + 1];
+        const offset = 4 * (row * canvas.width + column);
+        image.data[offset] = rgb.r;
+        image.data[offset + 1] = rgb.g;
+        image.data[offset + 2] = rgb.b;
+        image.data[offset + 3] = 255;
+      }
+    }
+    context.putImageData(image, 0, 0);
+    return canvas;
+  }
+
   // One row per rank, one cell per time bin, coloured from computation
   // (blue) to inside MPI (red); the wheel or a drag zooms and pans in time.
   function drawTimeline() {
     const rows = profile.timeline.mpi_share;
     const bins = rows.length ? rows[0].length : 0;
+    const binSeconds = profile.timeline.bin_seconds;
     const margin = {left: 70, right: 20, top: 10, bottom: 30};
     const width = 1000;
+    const plotWidth = width - margin.left - margin.right;
     const rowHeight = Math.max(1, Math.min(16, Math.floor(500 / Math.max(1, rows.length))));
     const plotHeight = rowHeight * rows.length;
     const container = d3.select("#timeline").style("position", "relative");
     const canvas = container.append("canvas").attr("width", width).attr("height", plotHeight + margin.top)
       .style("display", "block");
     const svg = container.append("svg").attr("width", width).attr("height", margin.bottom + 4);
-    const x = d3.scaleLinear().domain([0, bins * profile.timeline.bin_seconds]).range([margin.left, width - margin.right]);
+    const x = d3.scaleLinear().domain([0, bins * binSeconds]).range([margin.left, width - margin.right]);
     const color = d3.interpolateRgb("#4e79a7", "#e15759");
+    const image = bitmap(bins, rows.length, (bin, rank) => Math.min(255, Math.max(0, Math.round(255 * rows[rank][bin]))),
+                         (level) => color(level / 255));
     const context = canvas.node().getContext("2d");
+    context.imageSmoothingEnabled = false;
     const axis = svg.append("g").attr("transform", "translate(0,2)");
     function draw(scale) {
+      const [from, to] = scale.domain();
       context.clearRect(0, 0, width, plotHeight + margin.top);
-      rows.forEach((row, rank) => {
-        row.forEach((share, bin) => {
-          const left = Math.max(margin.left, scale(bin * profile.timeline.bin_seconds));
-          const right = Math.min(width - margin.right, scale((bin + 1) * profile.timeline.bin_seconds));
-          if (right > left) {
-            context.fillStyle = color(share);
-            context.fillRect(left, margin.top + rank * rowHeight, right - left + 0.5, Math.max(1, rowHeight - (rowHeight > 4 ? 1 : 0)));
-          }
-        });
-      });
+      context.drawImage(image, from / binSeconds, 0, (to - from) / binSeconds, rows.length,
+                        margin.left, margin.top, plotWidth, plotHeight);
+      if (rowHeight > 4) {
+        context.fillStyle = "#fff";
+        rows.forEach((row, rank) => context.fillRect(margin.left, margin.top + (rank + 1) * rowHeight - 1, plotWidth, 1));
+      }
       context.fillStyle = "#222";
       const labelEvery = Math.ceil(12 / rowHeight);
       rows.forEach((row, rank) => {
@@ -114,23 +144,97 @@
       .extent([[margin.left, 0], [width - margin.right, 0]])
       .on("zoom", (event) => draw(event.transform.rescaleX(x)));
     canvas.call(zoom);
+    const start = performance.now();
     draw(x);
+    // What each zoom or pan step costs.
+    milliseconds.timeline_redraw = Math.round(10 * (performance.now() - start)) / 10;
     drawn.push("timeline");
   }
 
+  // The computation between consecutive MPI calls: a table of the kinds
+  // with the most total time, and for each of them that has several
+  // instances the histogram of their durations (all ranks and
+  // iterations), the longest instance named above its bar.
+  function drawSteps() {
+    const segments = profile.segments;
+    const label = (s) => `${s.from} → ${s.to}`;
+    table("#step-table", [
+      {title: "from → to", value: label},
+      {title: "instances", value: (s) => s.count},
+      {title: "total", value: (s) => duration(s.total_seconds)},
+      {title: "median", value: (s) => duration(s.median_seconds)},
+      {title: "p95", value: (s) => duration(s.p95_seconds)},
+      {title: "max", value: (s) => duration(s.max_seconds)},
+      {title: "longest at", value: (s) => `rank ${s.max_rank}, iteration ${s.max_iteration}`},
+      {title: "slowest rank (its mean)", value: (s) => `${s.slowest_rank} (${duration(s.slowest_rank_mean_seconds)})`},
+    ], segments);
+    const width = 460, height = 190;
+    const margin = {left: 45, right: 15, top: 36, bottom: 34};
+    const charts = d3.select("#step-histograms").selectAll("div.step")
+      .data(segments.filter((s) => s.count > 1).slice(0, 8)).join("div").attr("class", "step")
+      .attr("title", (s) => `${s.from_path}\n→ ${s.to_path}`);
+    charts.each(function (segment) {
+      const bins = segment.histogram.length;
+      const span = segment.max_seconds - segment.min_seconds;
+      const binSeconds = span / bins;
+      const x = d3.scaleLinear().domain([segment.min_seconds, segment.max_seconds + (span > 0 ? 0 : 1e-9)])
+        .range([margin.left, width - margin.right]);
+      const y = d3.scaleLinear().domain([0, d3.max(segment.histogram)]).nice()
+        .range([height - margin.bottom, margin.top]);
+      const svg = d3.select(this).append("svg").attr("width", width).attr("height", height);
+      svg.append("text").attr("x", margin.left).attr("y", 13).attr("font-weight", "bold").text(label(segment));
+      svg.append("text").attr("x", margin.left).attr("y", 27).attr("font-size", 11)
+        .text(`${segment.count} instances, median ${duration(segment.median_seconds)}, ` +
+              `longest ${duration(segment.max_seconds)}: rank ${segment.max_rank}, iteration ${segment.max_iteration}`);
+      const barWidth = (width - margin.left - margin.right) / bins;
+      svg.append("g").attr("fill", "#4e79a7").selectAll("rect").data(segment.histogram).join("rect")
+        .attr("x", (count, i) => margin.left + i * barWidth).attr("width", Math.max(1, barWidth - 1))
+        // A bin of one instance stays visible beside bins of thousands.
+        .attr("y", (count) => Math.min(y(count), y(0) - (count > 0 ? 2 : 0)))
+        .attr("height", (count) => Math.max(y(0) - y(count), count > 0 ? 2 : 0))
+        .append("title").text((count, i) =>
+          `${count} instances of ${duration(segment.min_seconds + i * binSeconds)} to ` +
+          `${duration(segment.min_seconds + (i + 1) * binSeconds)}`);
+      svg.append("g").attr("transform", `translate(0,${height - margin.bottom})`)
+        .call(d3.axisBottom(x).ticks(6).tickFormat(duration));
+      svg.append("text").attr("x", width - margin.right).attr("y", height - 3).attr("text-anchor", "end")
+        .attr("font-size", 11).text("duration");
+      svg.append("g").attr("transform", `translate(${margin.left},0)`)
+        .call(d3.axisLeft(y).ticks(Math.min(4, y.domain()[1])).tickFormat(d3.format("d")));
+    });
+    drawn.push("steps");
+  }
+
+  // Sender rows, receiver columns; hovering a cell names it and its figure.
   function drawMatrix(containerId, cells, format) {
     const ranks = profile.rank_count;
-    const cell = Math.max(2, Math.min(40, Math.floor(600 / Math.max(1, ranks))));
+    const cell = Math.max(1, Math.min(40, Math.floor(600 / Math.max(1, ranks))));
     const margin = 50;
     const size = margin + cell * ranks;
-    const color = d3.scaleSequential(d3.interpolateYlOrRd).domain([0, d3.max(cells) || 1]);
-    const svg = d3.select(containerId).append("svg").attr("width", size + 20).attr("height", size + 20);
-    svg.selectAll("rect").data(cells).join("rect")
-      .attr("x", (v, i) => margin + (i % ranks) * cell).attr("y", (v, i) => margin + Math.floor(i / ranks) * cell)
-      .attr("width", cell).attr("height", cell).attr("fill", (v) => (v > 0 ? color(v) : "#f4f4f4"))
-      .append("title").text((v, i) => `rank ${Math.floor(i / ranks)} → rank ${i % ranks}: ${format(v)}`);
-    svg.append("text").attr("x", margin).attr("y", 14).text("receiver →");
-    svg.append("text").attr("transform", `translate(14,${margin}) rotate(90)`).text("sender →");
+    const most = d3.max(cells) || 1;
+    const image = bitmap(ranks, ranks, (column, row) => {
+      const value = cells[row * ranks + column];
+      return value > 0 ? Math.round(255 * value / most) : -1;
+    }, (level) => (level < 0 ? "#f4f4f4" : d3.interpolateYlOrRd(level / 255)));
+    const canvas = d3.select(containerId).append("canvas").attr("width", size + 20).attr("height", size + 20);
+    const context = canvas.node().getContext("2d");
+    context.imageSmoothingEnabled = false;
+    context.drawImage(image, margin, margin, cell * ranks, cell * ranks);
+    context.fillStyle = "#222";
+    context.font = "14px sans-serif";
+    context.fillText("receiver →", margin, 20);
+    context.save();
+    context.translate(20, margin);
+    context.rotate(Math.PI / 2);
+    context.fillText("sender →", 0, 0);
+    context.restore();
+    canvas.on("mousemove", (event) => {
+      const [left, top] = d3.pointer(event);
+      const column = Math.floor((left - margin) / cell);
+      const row = Math.floor((top - margin) / cell);
+      const inside = column >= 0 && row >= 0 && column < ranks && row < ranks;
+      canvas.attr("title", inside ? `rank ${row} → rank ${column}: ${format(cells[row * ranks + column])}` : null);
+    });
   }
 
   function drawSamples() {
@@ -159,11 +263,21 @@
     drawn.push("flame");
   }
 
-  drawMpi();
-  drawTimeline();
-  drawMatrix("#matrix-bytes", profile.matrix_bytes, (v) => `${bytes(v)}B`);
-  drawMatrix("#matrix-messages", profile.matrix_messages, (v) => `${v} messages`);
-  drawn.push("matrix");
-  drawSamples();
-  document.getElementById("drawn").textContent = drawn.join(" ");
+  function timed(name, draw) {
+    const start = performance.now();
+    draw();
+    milliseconds[name] = Math.round(performance.now() - start);
+  }
+  timed("mpi", drawMpi);
+  timed("timeline", drawTimeline);
+  timed("matrix", () => {
+    drawMatrix("#matrix-bytes", profile.matrix_bytes, (v) => `${bytes(v)}B`);
+    drawMatrix("#matrix-messages", profile.matrix_messages, (v) => `${v} messages`);
+    drawn.push("matrix");
+  });
+  timed("steps", drawSteps);
+  timed("flame", drawSamples);
+  const marker = document.getElementById("drawn");
+  marker.dataset.milliseconds = JSON.stringify(milliseconds);
+  marker.textContent = drawn.join(" ");
 })();

@@ -64,19 +64,19 @@ uint32_t *adt_report_order_by(const void *base, size_t count, size_t element_siz
     return order;
 }
 
-char *adt_report_context_path(const struct adt_report_profile *profile, uint32_t context)
+char *adt_report_join_path(uint32_t node, const struct adt_report_tree *tree)
 {
     size_t length = 1;
-    for (uint32_t node = context; node != UINT32_MAX; node = profile->contexts[node].parent) {
-        length += strlen(profile->sampled_functions[profile->contexts[node].function].name) + 3;
+    for (uint32_t up = node; up != UINT32_MAX; up = tree->parent_of(tree->data, up)) {
+        length += strlen(tree->name_of(tree->data, up)) + 3;
     }
     char *path = malloc(length);
     char *end = path + length - 1;
     *end = '\0';
-    for (uint32_t node = context; node != UINT32_MAX; node = profile->contexts[node].parent) {
-        const char *name = profile->sampled_functions[profile->contexts[node].function].name;
+    for (uint32_t up = node; up != UINT32_MAX; up = tree->parent_of(tree->data, up)) {
+        const char *name = tree->name_of(tree->data, up);
         size_t name_length = strlen(name);
-        if (node != context) {
+        if (up != node) {
             end -= 3;
             memcpy(end, " > ", 3);
         }
@@ -85,6 +85,22 @@ char *adt_report_context_path(const struct adt_report_profile *profile, uint32_t
     }
     memmove(path, end, strlen(end) + 1);
     return path;
+}
+
+static uint32_t profile_parent(const void *profile, uint32_t context)
+{
+    return ((const struct adt_report_profile *)profile)->contexts[context].parent;
+}
+
+static const char *profile_name(const void *data, uint32_t context)
+{
+    const struct adt_report_profile *profile = data;
+    return profile->sampled_functions[profile->contexts[context].function].name;
+}
+
+char *adt_report_context_path(const struct adt_report_profile *profile, uint32_t context)
+{
+    return adt_report_join_path(context, &(struct adt_report_tree){profile_parent, profile_name, profile});
 }
 
 int adt_report_write_file(const char *path,

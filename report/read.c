@@ -12,7 +12,7 @@
 
 #include "report_internal.h"
 
-void *adt_report_grow(void *array, size_t *capacity, size_t needed, size_t element_size)
+void *adt_report_reserve(void *array, size_t *capacity, size_t needed, size_t element_size)
 {
     if (needed <= *capacity) {
         return array;
@@ -26,8 +26,15 @@ void *adt_report_grow(void *array, size_t *capacity, size_t needed, size_t eleme
         fprintf(stderr, "adaptrace-report: out of memory\n");
         exit(1);
     }
-    memset((char *)grown + *capacity * element_size, 0, (capacity_new - *capacity) * element_size);
     *capacity = capacity_new;
+    return grown;
+}
+
+void *adt_report_grow(void *array, size_t *capacity, size_t needed, size_t element_size)
+{
+    size_t capacity_old = *capacity;
+    char *grown = adt_report_reserve(array, capacity, needed, element_size);
+    memset(grown + capacity_old * element_size, 0, (*capacity - capacity_old) * element_size);
     return grown;
 }
 
@@ -53,6 +60,12 @@ struct location_state {
     size_t depth;
     size_t mpi_depth; /* open MPI regions: the outermost one is drawn */
     size_t stack_capacity;
+    /* The outermost open MPI call; the last one left and when, which
+     * starts the segment the next MPI call ends (after_mpi: there is one). */
+    uint64_t mpi_call;
+    uint64_t previous_call;
+    uint64_t previous_leave;
+    bool after_mpi;
 };
 
 struct region_definition {
@@ -80,6 +93,10 @@ struct reading {
     size_t location_count;
     size_t location_capacity;
     size_t last_location;
+    /* Location index + 1 by location id, open-addressed (0: empty):
+     * events of many locations interleave in time. */
+    uint32_t *location_slots;
+    size_t location_slot_count;
     size_t mpi_function_capacity;
     size_t sampled_function_capacity;
     /* Per name string: its sampled function + 1 (0: none yet). One
@@ -97,7 +114,12 @@ struct reading {
     /* The Chrome trace-event file written during the pass; NULL when none
      * was asked for. */
     struct adt_report_chrome *chrome;
+    struct adt_report_segments segments;
 };
+
+/* A call as segments are keyed: its calling context when it has one,
+ * else its region. */
+static const uint64_t CONTEXT_CALL = UINT64_C(1) << 32;
 
 static const char *string_of(const struct reading *reading, uint32_t ref)
 {
@@ -215,20 +237,42 @@ static OTF2_CallbackCode on_inter_comm(void *data, OTF2_CommRef self, OTF2_Strin
     return OTF2_CALLBACK_SUCCESS;
 }
 
-/* Events come in runs of one location, so the last one found is checked
- * first. */
+static size_t location_slot(const struct reading *reading, OTF2_LocationRef id)
+{
+    size_t mask = reading->location_slot_count - 1;
+    size_t slot = (size_t)(id * 0x9E3779B97F4A7C15ull >> 20) & mask;
+    while (reading->location_slots[slot] != 0 && reading->locations[reading->location_slots[slot] - 1].id != id) {
+        slot = (slot + 1) & mask;
+    }
+    return slot;
+}
+
+/* Once the definitions are read: a table at most half full. */
+static void index_locations(struct reading *reading)
+{
+    reading->location_slot_count = 16;
+    while (reading->location_slot_count < 2 * reading->location_count) {
+        reading->location_slot_count *= 2;
+    }
+    reading->location_slots = calloc(reading->location_slot_count, sizeof *reading->location_slots);
+    for (size_t i = 0; i < reading->location_count; i++) {
+        reading->location_slots[location_slot(reading, reading->locations[i].id)] = (uint32_t)i + 1;
+    }
+}
+
+/* Events often come in runs of one location, so the last one found is
+ * checked first. */
 static struct location_state *location_of(struct reading *reading, OTF2_LocationRef id)
 {
     if (reading->last_location < reading->location_count && reading->locations[reading->last_location].id == id) {
         return &reading->locations[reading->last_location];
     }
-    for (size_t i = 0; i < reading->location_count; i++) {
-        if (reading->locations[i].id == id) {
-            reading->last_location = i;
-            return &reading->locations[i];
-        }
+    uint32_t index = reading->location_slots[location_slot(reading, id)];
+    if (index == 0) {
+        return NULL;
     }
-    return NULL;
+    reading->last_location = index - 1;
+    return &reading->locations[index - 1];
 }
 
 static double seconds(const struct reading *reading, uint64_t ticks)
@@ -279,16 +323,34 @@ static struct location_state *at_event(void *data, OTF2_LocationRef id, OTF2_Tim
     return location;
 }
 
-static void enter_region(struct reading *reading, OTF2_LocationRef id, OTF2_TimeStamp time, uint32_t region)
+/* An outermost MPI call entered ends the segment since the last one. */
+static void enter_mpi_call(struct reading *reading, struct location_state *location, OTF2_TimeStamp time,
+                           uint64_t call)
+{
+    if (location->after_mpi) {
+        /* Zero, not a wrapped difference, should a corrected clock step back. */
+        uint64_t ticks = time > location->previous_leave ? time - location->previous_leave : 0;
+        adt_report_add_segment(&reading->segments, location->previous_call, call,
+                               (uint32_t)(location - reading->locations), ticks);
+    }
+    location->mpi_call = call;
+}
+
+/* call: the region or the calling context (CONTEXT_CALL | context) the
+ * region was entered as. */
+static void enter_region(struct reading *reading, OTF2_LocationRef id, OTF2_TimeStamp time, uint32_t region,
+                         uint64_t call)
 {
     struct location_state *location = at_event(reading, id, time);
     if (location == NULL || region >= reading->region_count) {
         return;
     }
-    location->stack = adt_report_grow(location->stack, &location->stack_capacity, location->depth + 1,
-                                      sizeof *location->stack);
+    location->stack = adt_report_reserve(location->stack, &location->stack_capacity, location->depth + 1,
+                                         sizeof *location->stack);
     location->stack[location->depth++] = (struct open_region){.region = region, .enter_time = time};
-    location->mpi_depth += reading->regions[region].mpi;
+    if (reading->regions[region].mpi && location->mpi_depth++ == 0) {
+        enter_mpi_call(reading, location, time, call);
+    }
 }
 
 /* Spreads the MPI call [enter, leave] over the timeline bins it covers,
@@ -327,8 +389,13 @@ static void leave_region(struct reading *reading, OTF2_LocationRef id, OTF2_Time
     if (!definition->mpi) {
         return;
     }
-    if (--location->mpi_depth == 0 && location->main_thread) {
-        add_to_timeline(reading, location->rank, left.enter_time, time);
+    if (--location->mpi_depth == 0) {
+        location->previous_call = location->mpi_call;
+        location->previous_leave = time;
+        location->after_mpi = true;
+        if (location->main_thread) {
+            add_to_timeline(reading, location->rank, left.enter_time, time);
+        }
     }
     struct adt_report_mpi_function *function = mpi_function_of(reading, left.region);
     function->calls++;
@@ -341,7 +408,7 @@ static OTF2_CallbackCode on_enter(OTF2_LocationRef id, OTF2_TimeStamp time, void
                                   OTF2_RegionRef region)
 {
     (void)attributes;
-    enter_region(data, id, time, region);
+    enter_region(data, id, time, region, region);
     return OTF2_CALLBACK_SUCCESS;
 }
 
@@ -360,7 +427,7 @@ static OTF2_CallbackCode on_context_enter(OTF2_LocationRef id, OTF2_TimeStamp ti
     (void)attributes, (void)unwind_distance;
     struct reading *reading = data;
     if (context < reading->context_capacity) {
-        enter_region(reading, id, time, reading->context_regions[context]);
+        enter_region(reading, id, time, reading->context_regions[context], CONTEXT_CALL | context);
     }
     return OTF2_CALLBACK_SUCCESS;
 }
@@ -574,6 +641,43 @@ static bool read_events(OTF2_Reader *reader, struct reading *reading, char *erro
     return ok;
 }
 
+static uint32_t context_parent(const void *data, uint32_t context)
+{
+    return ((const struct reading *)data)->context_parents[context];
+}
+
+static const char *context_name(const void *data, uint32_t context)
+{
+    const struct reading *reading = data;
+    return string_of(reading, reading->regions[reading->context_regions[context]].name);
+}
+
+/* A segment's call, as segments.c asks for it: the name of its region, or
+ * its call path (the region alone when the call has no context). */
+static char *name_call(void *data, uint64_t call, bool path)
+{
+    const struct reading *reading = data;
+    if (!(call & CONTEXT_CALL)) {
+        return strdup(string_of(reading, reading->regions[call].name));
+    }
+    uint32_t context = (uint32_t)call;
+    if (!path) {
+        return strdup(context_name(reading, context));
+    }
+    return adt_report_join_path(context, &(struct adt_report_tree){context_parent, context_name, reading});
+}
+
+static void finish_segments(struct reading *reading)
+{
+    uint32_t *location_ranks = malloc((reading->location_count + 1) * sizeof *location_ranks);
+    for (size_t i = 0; i < reading->location_count; i++) {
+        location_ranks[i] = reading->locations[i].rank;
+    }
+    adt_report_segments_finish(&reading->segments, location_ranks, reading->profile->rank_count,
+                               reading->timer_resolution, name_call, reading, reading->profile);
+    free(location_ranks);
+}
+
 /* Spans per rank (main thread), and the sampled functions and the
  * inclusive time of each context from the self times. */
 static void finish(struct reading *reading)
@@ -623,6 +727,7 @@ static void finish(struct reading *reading)
     }
     free(last_counted);
     adt_report_match(&reading->matching, profile, reading->timer_resolution);
+    finish_segments(reading);
 }
 
 static void release(struct reading *reading)
@@ -640,8 +745,10 @@ static void release(struct reading *reading)
         free(reading->locations[i].stack);
     }
     free(reading->locations);
+    free(reading->location_slots);
     free(reading->collective_sequences);
     adt_report_matching_free(&reading->matching);
+    adt_report_segments_free(&reading->segments);
 }
 
 /* The header of the Chrome trace and the names of its processes and
@@ -690,6 +797,7 @@ struct adt_report_profile *adt_report_read(const char *archive, FILE *chrome_tra
         profile->context_count = reading.context_capacity;
         profile->contexts = calloc(profile->context_count ? profile->context_count : 1, sizeof *profile->contexts);
         adt_report_matching_start(&reading.matching, profile->rank_count);
+        index_locations(&reading);
         if (reading.chrome != NULL) {
             start_chrome(&reading, archive);
         }
@@ -721,6 +829,13 @@ void adt_report_free(struct adt_report_profile *profile)
     for (size_t i = 0; i < profile->sampled_function_count; i++) {
         free(profile->sampled_functions[i].name);
     }
+    for (size_t i = 0; i < profile->segment_count; i++) {
+        free(profile->segments[i].from);
+        free(profile->segments[i].to);
+        free(profile->segments[i].from_path);
+        free(profile->segments[i].to_path);
+    }
+    free(profile->segments);
     free(profile->mpi_functions);
     free(profile->sampled_functions);
     free(profile->ranks);

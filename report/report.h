@@ -51,6 +51,38 @@ struct adt_report_context {
     double inclusive_seconds;
 };
 
+/* Equal-width bins of a segment's histogram, from its shortest instance
+ * to its longest. */
+enum { ADT_REPORT_SEGMENT_BINS = 40 };
+
+/* The computation between two consecutive MPI calls of a location (the
+ * outermost MPI region left, the next one entered): "one time step" of
+ * the code between the two calls, summed over its instances on all
+ * locations. A call is its calling context when the archive has one
+ * (sampling on), else its MPI region (docs/report.md says why). The
+ * quantiles are nearest-rank. */
+struct adt_report_segment {
+    char *from; /* the MPI function that starts it */
+    char *to;   /* the MPI function that ends it */
+    char *from_path; /* the calls' call paths, "main > solve > MPI_Send" */
+    char *to_path;
+    uint64_t count;
+    double total_seconds;
+    double mean_seconds;
+    double min_seconds;
+    double median_seconds;
+    double p95_seconds;
+    double max_seconds;
+    /* The longest instance: its rank and iteration (the instance's
+     * number on its location, from 0). */
+    uint32_t max_rank;
+    uint32_t max_iteration;
+    /* The rank whose instances take longest on average. */
+    uint32_t slowest_rank;
+    double slowest_rank_mean_seconds;
+    uint64_t histogram[ADT_REPORT_SEGMENT_BINS];
+};
+
 struct adt_report_profile {
     size_t rank_count;
     struct adt_report_rank *ranks;
@@ -74,6 +106,9 @@ struct adt_report_profile {
     struct adt_report_sampled_function *sampled_functions;
     size_t context_count;
     struct adt_report_context *contexts;
+    /* By total time, most first. */
+    size_t segment_count;
+    struct adt_report_segment *segments;
 };
 
 /* Min, mean and max of one rank figure; imbalance = max / mean (1 when

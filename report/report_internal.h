@@ -7,8 +7,11 @@
 
 #include "report/report.h"
 
-/* array grown to hold at least needed elements (new ones zeroed); exits on
- * out of memory. */
+/* array grown to hold at least needed elements, its capacity doubled as
+ * often as that takes; exits on out of memory. The new elements are left
+ * as they are: for records written whole before they are read. */
+void *adt_report_reserve(void *array, size_t *capacity, size_t needed, size_t element_size);
+/* The same with the new elements zeroed. */
 void *adt_report_grow(void *array, size_t *capacity, size_t needed, size_t element_size);
 
 /* Writes path with print; -1 with a reason in error when it cannot be
@@ -21,6 +24,18 @@ int adt_report_write_file(const char *path,
 /* text as a JSON string; '<' escaped too, so the JSON can sit in an HTML
  * script. */
 void adt_report_print_json_string(const char *text, FILE *out);
+
+/* A tree of named nodes: the parent of a node (UINT32_MAX above a root)
+ * and its name. */
+struct adt_report_tree {
+    uint32_t (*parent_of)(const void *data, uint32_t node);
+    const char *(*name_of)(const void *data, uint32_t node);
+    const void *data;
+};
+
+/* "main > solve > kernel": the names of node and its ancestors, root
+ * first; the caller frees it. */
+char *adt_report_join_path(uint32_t node, const struct adt_report_tree *tree);
 
 /* One send or receive: world ranks of both ends, the location that
  * recorded it (its index among the archive's locations) and the entry of
@@ -94,6 +109,42 @@ void adt_report_add_collective(struct adt_report_matching *matching, uint32_t co
 void adt_report_match(struct adt_report_matching *matching, struct adt_report_profile *profile,
                       uint64_t timer_resolution);
 void adt_report_matching_free(struct adt_report_matching *matching);
+
+/* The instances of one segment key (segments.c): the two calls as
+ * read.c names them, and each instance's duration and location (its
+ * index among the archive's locations), in the order they ended. */
+struct adt_report_segment_instance {
+    uint64_t ticks;
+    uint32_t location;
+};
+
+struct adt_report_segment_instances {
+    uint64_t from_call;
+    uint64_t to_call;
+    struct adt_report_segment_instance *instances;
+    size_t count;
+    size_t capacity;
+};
+
+/* Every key's instances, found through an open-addressed table. */
+struct adt_report_segments {
+    struct adt_report_segment_instances *keys;
+    size_t key_count;
+    size_t key_capacity;
+    uint32_t *slots; /* key index + 1; 0: empty */
+    size_t slot_count;
+};
+
+void adt_report_add_segment(struct adt_report_segments *segments, uint64_t from_call, uint64_t to_call,
+                            uint32_t location, uint64_t ticks);
+/* Fills the segments of profile, most total time first; name_call(data,
+ * call, path) names a call (its function, or with path its call path) in
+ * memory the profile then owns. */
+void adt_report_segments_finish(struct adt_report_segments *segments, const uint32_t *location_ranks,
+                                size_t rank_count, uint64_t timer_resolution,
+                                char *(*name_call)(void *data, uint64_t call, bool path), void *name_data,
+                                struct adt_report_profile *profile);
+void adt_report_segments_free(struct adt_report_segments *segments);
 
 /* The Chrome trace-event file being written during the reading pass
  * (chrome.c): pid is the rank, tid the location's index among the

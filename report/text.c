@@ -7,7 +7,7 @@
 
 #include "report_internal.h"
 
-enum { TEXT_TOP = 15, TEXT_MATRIX_RANKS = 16, JSON_TOP_PATHS = 50 };
+enum { TEXT_TOP = 15, TEXT_SEGMENTS = 10, TEXT_MATRIX_RANKS = 16, JSON_TOP_PATHS = 50, JSON_SEGMENTS = 20 };
 
 struct rank_figure {
     const char *label;
@@ -141,11 +141,33 @@ static void print_sampled_text(const struct adt_report_profile *profile, FILE *o
     free(order);
 }
 
+static void print_segments_text(const struct adt_report_profile *profile, FILE *out)
+{
+    fprintf(out, "\nTime steps: computation between consecutive MPI calls, %zu kinds, most total time first\n",
+            profile->segment_count);
+    if (profile->segment_count == 0) {
+        return;
+    }
+    fprintf(out, "  %9s %11s %11s %11s %11s  %-19s %-22s %s\n", "instances", "total s", "median s", "p95 s",
+            "max s", "longest: rank/iter", "slowest rank (mean s)", "from -> to");
+    for (size_t i = 0; i < at_most(profile->segment_count, TEXT_SEGMENTS); i++) {
+        const struct adt_report_segment *segment = &profile->segments[i];
+        char longest[48], slowest[48];
+        snprintf(longest, sizeof longest, "%" PRIu32 "/%" PRIu32, segment->max_rank, segment->max_iteration);
+        snprintf(slowest, sizeof slowest, "%" PRIu32 " (%.6f)", segment->slowest_rank,
+                 segment->slowest_rank_mean_seconds);
+        fprintf(out, "  %9" PRIu64 " %11.6f %11.6f %11.6f %11.6f  %-19s %-22s %s -> %s\n", segment->count,
+                segment->total_seconds, segment->median_seconds, segment->p95_seconds, segment->max_seconds, longest,
+                slowest, segment->from, segment->to);
+    }
+}
+
 void adt_report_print_text(const struct adt_report_profile *profile, FILE *out)
 {
     fprintf(out, "Ranks: %zu\n", profile->rank_count);
     print_mpi_text(profile, out);
     print_matrix_text(profile, out);
+    print_segments_text(profile, out);
     print_sampled_text(profile, out);
 }
 
@@ -310,11 +332,39 @@ static void print_timeline_json(const struct adt_report_profile *profile, FILE *
     fputs("]}", out);
 }
 
+static void print_segments_json(const struct adt_report_profile *profile, FILE *out)
+{
+    fprintf(out, ",\n\"segment_count\":%zu,\"segments\":[", profile->segment_count);
+    for (size_t i = 0; i < at_most(profile->segment_count, JSON_SEGMENTS); i++) {
+        const struct adt_report_segment *segment = &profile->segments[i];
+        fputs(i ? ",\n{\"from\":" : "\n{\"from\":", out);
+        adt_report_print_json_string(segment->from, out);
+        fputs(",\"to\":", out);
+        adt_report_print_json_string(segment->to, out);
+        fputs(",\"from_path\":", out);
+        adt_report_print_json_string(segment->from_path, out);
+        fputs(",\"to_path\":", out);
+        adt_report_print_json_string(segment->to_path, out);
+        fprintf(out,
+                ",\"count\":%" PRIu64 ",\"total_seconds\":%.9g,\"mean_seconds\":%.9g,\"min_seconds\":%.9g,"
+                "\"median_seconds\":%.9g,\"p95_seconds\":%.9g,\"max_seconds\":%.9g,\"max_rank\":%" PRIu32
+                ",\"max_iteration\":%" PRIu32 ",\"slowest_rank\":%" PRIu32 ",\"slowest_rank_mean_seconds\":%.9g,"
+                "\"histogram\":",
+                segment->count, segment->total_seconds, segment->mean_seconds, segment->min_seconds,
+                segment->median_seconds, segment->p95_seconds, segment->max_seconds, segment->max_rank,
+                segment->max_iteration, segment->slowest_rank, segment->slowest_rank_mean_seconds);
+        print_u64_array(segment->histogram, ADT_REPORT_SEGMENT_BINS, out);
+        fputc('}', out);
+    }
+    fputc(']', out);
+}
+
 void adt_report_print_json(const struct adt_report_profile *profile, FILE *out)
 {
     fprintf(out, "{\"rank_count\":%zu,\n", profile->rank_count);
     print_mpi_json(profile, out);
     print_timeline_json(profile, out);
+    print_segments_json(profile, out);
     print_sampled_json(profile, out);
     fputs("}\n", out);
 }

@@ -2,10 +2,11 @@
 """Checks adaptrace-report's figures against what a workload of
 workloads.c is known to do.
 
-usage: check_report.py REPORT ARCHIVE pingpong|imbalance|late-sender EXPECT_DIR
+usage: check_report.py REPORT ARCHIVE pingpong|imbalance|late-sender|irregular EXPECT_DIR
        check_report.py REPORT ARCHIVE html OUTPUT_DIR [CHROMIUM]
        check_report.py REPORT ARCHIVE speedscope OUTPUT_DIR
        check_report.py REPORT ARCHIVE chrome OUTPUT_FILE [pingpong]
+       check_report.py REPORT ARCHIVE shares LAUNCHER THREE_FUNCTIONS
 
 The figures below are workloads.c's constants; EXPECT_DIR/computed.RANK
 holds the seconds each rank really computed (a descheduled rank computes
@@ -18,11 +19,17 @@ and weights are the report's hot call paths. chrome writes the Chrome
 trace-event file of ARCHIVE to OUTPUT_FILE and checks it against the
 report: one named process per rank, one slice per MPI call, each slice
 within the run, one flow per matched message between slices; with
-pingpong, the workload's calls on each rank too.
+pingpong, the workload's calls on each rank too. shares traces
+THREE_FUNCTIONS (tests/runtime/three_functions.c: 50/30/20 % of its CPU
+time in three functions) through LAUNCHER into ARCHIVE with a buffer that
+forces at least three halvings, and checks the report's weighted shares
+against the CPU time the program measured in each function.
 """
 import bisect
 import collections
 import json
+import math
+import os
 import re
 import subprocess
 import sys
@@ -30,6 +37,7 @@ import sys
 PINGPONG_ROUNDS, PINGPONG_BYTES = 100, 1024
 IMBALANCE_INJECTED = 2 / 1.5  # two ranks: one computes 2T, the other T
 LATE_ROUNDS, LATE_DELAY_SECONDS = 3, 0.200
+IRREGULAR_STEPS, IRREGULAR_SLOW_STEP, IRREGULAR_SLOW_RANK, IRREGULAR_SLOW_FACTOR = 8, 5, 1, 8
 RANKS = 2
 
 
@@ -103,6 +111,78 @@ def check_late_sender(profile, expect_dir):
            f"rank 0 late-sender time {waited:.4f} s, rank 1 delayed by {injected:.4f} s: not within 10 %")
 
 
+def check_irregular(profile, expect_dir):
+    steps = [[float(line) for line in open(f"{expect_dir}/steps.{rank}")] for rank in range(RANKS)]
+    longest = max((seconds, rank, step) for rank, row in enumerate(steps) for step, seconds in enumerate(row))
+    # The rank computed its slow step longest unless the machine held one
+    # of the others back longer than the factor.
+    expect(longest[1:] == (IRREGULAR_SLOW_RANK, IRREGULAR_SLOW_STEP),
+           f"the ranks computed {steps}: the slow step is not the longest")
+    # The computation of every step lies between MPI_Barrier and
+    # MPI_Allreduce, one calling context each on every rank.
+    matching = [s for s in profile["segments"] if (s["from"], s["to"]) == ("MPI_Barrier", "MPI_Allreduce")]
+    expect(len(matching) == 1, f"MPI_Barrier -> MPI_Allreduce segments: {matching}")
+    (step,) = matching
+    expect(step["from_path"].endswith("irregular > MPI_Barrier") and
+           step["to_path"].endswith("irregular > MPI_Allreduce"),
+           f"the step's calls are not those of irregular(): {step['from_path']} -> {step['to_path']}")
+    expect(step["count"] == IRREGULAR_STEPS * RANKS and sum(step["histogram"]) == IRREGULAR_STEPS * RANKS,
+           f"{step['count']} instances, histogram of {sum(step['histogram'])}, not {IRREGULAR_STEPS} × {RANKS}")
+    expect((step["max_rank"], step["max_iteration"]) == (IRREGULAR_SLOW_RANK, IRREGULAR_SLOW_STEP),
+           f"the longest instance is rank {step['max_rank']} iteration {step['max_iteration']}")
+    expect(step["slowest_rank"] == IRREGULAR_SLOW_RANK, f"slowest rank {step['slowest_rank']}")
+    # The segment holds the computing and the few calls around it.
+    expect(0 <= step["max_seconds"] - longest[0] <= 0.05 * longest[0],
+           f"the longest instance lasts {step['max_seconds']} s, the rank computed {longest[0]} s")
+    expect(step["histogram"][-1] == 1, f"the histogram does not set the slow step apart: {step['histogram']}")
+    ordered = sorted(seconds for row in steps for seconds in row)
+    expect(step["min_seconds"] >= ordered[0] and step["median_seconds"] >= ordered[(len(ordered) - 1) // 2],
+           f"min {step['min_seconds']} or median {step['median_seconds']} below what the ranks computed {ordered}")
+
+
+# The case of tests/runtime/adaptive_sampling_test.cpp's OneThread: 64 KiB
+# hold ~1200 samples, and 2.5 s of CPU time sampled at 3 kHz number at
+# least 7500, so that only every 8th or sparser one fits: three halvings.
+THREE_FUNCTIONS = ("kernel_half", "kernel_three_tenths", "kernel_fifth")
+SHARES_RUN = ["--sampling-clock", "wall", "--buffer-size", "64K", "--sampling-rate", "3000"]
+SHARES_CPU_SECONDS = 2.5
+
+
+def check_shares(report, archive, launcher, program):
+    run_dir = os.path.dirname(os.path.abspath(archive))
+    os.makedirs(run_dir, exist_ok=True)
+    truth_path = f"{run_dir}/truth"
+    environment = {name: value for name, value in os.environ.items()
+                   if not name.startswith(("ADAPTRACE_", "_ADAPTRACE_")) and name != "LD_PRELOAD"}
+    subprocess.run(["rm", "-rf", archive], check=True)
+    subprocess.run([launcher] + SHARES_RUN + ["--output", archive, program, "1", str(SHARES_CPU_SECONDS), truth_path],
+                   check=True, env=environment, timeout=60)
+    thread, *nanoseconds = (int(field) for field in open(truth_path).read().split())
+    expect(thread == 0 and len(nanoseconds) == 3, f"truth file {truth_path}")
+    summary = json.load(open(f"{archive}/summary.json"))
+    (location,) = summary["per_location"]
+    expect(location["halvings"] >= 3, f"{location['halvings']} halvings, the test needs 3")
+    profile = profile_of(report, archive)
+    # Every kept sample stands for 2^k initial periods: together they
+    # stand for the time the location was sampled (as in the runtime test).
+    expect(abs(profile["sampled_seconds"] / location["sampled_s"] - 1) <= 0.02,
+           f"the samples weigh {profile['sampled_seconds']} s, the location was sampled {location['sampled_s']} s")
+    exclusive = {f["name"]: f["exclusive_seconds"] for f in profile["sampled_functions"]}
+    in_functions = sum(exclusive.get(name, 0) for name in THREE_FUNCTIONS)
+    expect(in_functions >= 0.8 * profile["sampled_seconds"], f"samples outside the three functions: {exclusive}")
+    # All samples of the one location weigh alike after its halvings.
+    samples = in_functions / (profile["sampled_seconds"] / profile["samples"])
+    for name, truth_nanoseconds in zip(THREE_FUNCTIONS, nanoseconds):
+        truth = truth_nanoseconds / sum(nanoseconds)
+        share = exclusive.get(name, 0) / in_functions
+        # 2 points, or 4 standard errors of independent samples where the
+        # samples are too few for 2 points (adaptive_sampling_test.cpp).
+        bound = max(0.02, 4 * math.sqrt(truth * (1 - truth) / samples))
+        expect(abs(share - truth) <= bound,
+               f"{name}: {100 * share:.2f} % of the weighted samples, {100 * truth:.2f} % of the CPU time "
+               f"(bound {100 * bound:.2f} points, {samples:.0f} samples, {location['halvings']} halvings)")
+
+
 def check_all_matched(profile, _expect_dir):
     # Every message the program sent was received (tests/mpi/families.c),
     # on intra- and inter-communicators alike.
@@ -123,10 +203,13 @@ def check_html(report, archive, output_dir, chromium):
     browser = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr",
                "--window-size=1300,2400"]
     drawn = subprocess.run(browser + ["--dump-dom", f"file://{page}"], capture_output=True, text=True, timeout=120)
-    marker = re.search(r'id="drawn">([^<]*)<', drawn.stdout)
+    marker = re.search(r'id="drawn"[^>]*>([^<]*)<', drawn.stdout)
     expect(marker is not None, f"the page has no marker: {drawn.stderr[-2000:]}")
-    expect(set(marker.group(1).split()) == {"mpi", "timeline", "matrix", "flame"},
+    expect(set(marker.group(1).split()) == {"mpi", "timeline", "matrix", "steps", "flame"},
            f"sections drawn: '{marker.group(1)}'")
+    steps = re.search(r'id="step-histograms"[^>]*>(.*?)</div></div>\s*<h2>', drawn.stdout, re.DOTALL)
+    expect(steps is not None and "<svg" in steps.group(1) and "iteration" in steps.group(1),
+           "no histogram of time steps on the page")
     errors = [line for line in drawn.stderr.splitlines() if "CONSOLE" in line or "Uncaught" in line]
     expect(not errors, f"console messages: {errors[:5]}")
     subprocess.run(browser + [f"--screenshot={output_dir}/report.png", f"file://{page}"],
@@ -243,8 +326,11 @@ def main():
     if mode == "chrome":
         check_chrome(report, archive, sys.argv[4], sys.argv[5] if len(sys.argv) > 5 else "")
         return
+    if mode == "shares":
+        check_shares(report, archive, sys.argv[4], sys.argv[5])
+        return
     checks = {"pingpong": check_pingpong, "imbalance": check_imbalance, "late-sender": check_late_sender,
-              "all-matched": check_all_matched}
+              "irregular": check_irregular, "all-matched": check_all_matched}
     checks[mode](profile_of(report, archive), sys.argv[4])
 
 

@@ -1,6 +1,6 @@
 /* MPI programs whose profile is known, for the adaptrace-report tests.
  *
- * usage: report-workloads pingpong|imbalance|late-sender EXPECT_DIR
+ * usage: report-workloads pingpong|imbalance|late-sender|irregular EXPECT_DIR
  *   pingpong     ranks 0 and 1 exchange PINGPONG_ROUNDS round trips of
  *                PINGPONG_BYTES bytes (MPI_Send/MPI_Recv); nothing else
  *                sends.
@@ -11,6 +11,12 @@
  *                at once waits in MPI_Recv for the answer, which rank 1
  *                sends LATE_DELAY_MS after the token arrived (after a
  *                barrier, so that the first round starts together).
+ *   irregular    IRREGULAR_STEPS time steps of MPI_Barrier, computing
+ *                IRREGULAR_STEP_MS, MPI_Allreduce; in step
+ *                IRREGULAR_SLOW_STEP rank IRREGULAR_SLOW_RANK computes
+ *                IRREGULAR_SLOW_FACTOR times as long. Each rank writes
+ *                the seconds it computed in each step, one line per step,
+ *                to EXPECT_DIR/steps.RANK.
  * Computing is a busy wait on CLOCK_MONOTONIC. On a loaded machine a rank
  * can still be descheduled past its end (a few hundred ms were seen with
  * the test suite running beside other builds), so each rank writes the
@@ -28,6 +34,11 @@ enum {
     IMBALANCE_STEP_MS = 150,
     LATE_ROUNDS = 3,
     LATE_DELAY_MS = 200,
+    IRREGULAR_STEPS = 8,
+    IRREGULAR_STEP_MS = 20,
+    IRREGULAR_SLOW_STEP = 5,
+    IRREGULAR_SLOW_RANK = 1,
+    IRREGULAR_SLOW_FACTOR = 8,
 };
 
 static double now_seconds(void)
@@ -39,8 +50,8 @@ static double now_seconds(void)
 
 static double computed_seconds;
 
-/* Not inlined, so the samples name it. */
-__attribute__((noinline)) static void compute_for(double milliseconds)
+/* Not inlined, so the samples name it. Returns the seconds it computed. */
+__attribute__((noinline)) static double compute_for(double milliseconds)
 {
     double start = now_seconds();
     double end = start + milliseconds / 1000;
@@ -48,6 +59,24 @@ __attribute__((noinline)) static void compute_for(double milliseconds)
     while ((now = now_seconds()) < end) {
     }
     computed_seconds += now - start;
+    return now - start;
+}
+
+/* Writes values to EXPECT_DIR/NAME.RANK, one a line; 0 or 1 (said). */
+static int write_seconds(const char *expect_dir, const char *name, int rank, const double *values, int count)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.%d", expect_dir, name, rank);
+    FILE *out = fopen(path, "w");
+    int written = out != NULL;
+    for (int i = 0; i < count && written; i++) {
+        written = fprintf(out, "%.9f\n", values[i]) > 0;
+    }
+    if (out == NULL || (fclose(out) != 0) | !written) {
+        perror(path);
+        return 1;
+    }
+    return 0;
 }
 
 static void pingpong(int rank)
@@ -90,6 +119,20 @@ static void late_sender(int rank)
     }
 }
 
+/* Not inlined: its two MPI calls are one calling context on every rank. */
+__attribute__((noinline)) static int irregular(int rank, const char *expect_dir)
+{
+    double step_seconds[IRREGULAR_STEPS];
+    for (int step = 0; step < IRREGULAR_STEPS; step++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        int slow = step == IRREGULAR_SLOW_STEP && rank == IRREGULAR_SLOW_RANK;
+        step_seconds[step] = compute_for(slow ? IRREGULAR_SLOW_FACTOR * IRREGULAR_STEP_MS : IRREGULAR_STEP_MS);
+        int sum = 0;
+        MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    }
+    return write_seconds(expect_dir, "steps", rank, step_seconds, IRREGULAR_STEPS);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -102,21 +145,17 @@ int main(int argc, char **argv)
         imbalance(rank);
     } else if (argc == 3 && strcmp(argv[1], "late-sender") == 0) {
         late_sender(rank);
+    } else if (argc == 3 && strcmp(argv[1], "irregular") == 0) {
+        status = irregular(rank, argv[2]);
     } else {
         if (rank == 0) {
-            fprintf(stderr, "usage: %s pingpong|imbalance|late-sender EXPECT_DIR\n", argv[0]);
+            fprintf(stderr, "usage: %s pingpong|imbalance|late-sender|irregular EXPECT_DIR\n", argv[0]);
         }
         status = 2;
     }
     MPI_Finalize();
     if (status == 0) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/computed.%d", argv[2], rank);
-        FILE *computed = fopen(path, "w");
-        if (computed == NULL || fprintf(computed, "%.9f\n", computed_seconds) < 0 || fclose(computed) != 0) {
-            perror(path);
-            status = 1;
-        }
+        status = write_seconds(argv[2], "computed", rank, &computed_seconds, 1);
     }
     return status;
 }
