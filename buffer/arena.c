@@ -1,5 +1,6 @@
 /*
- * The arena, its lock-free free list, locations and accounting.
+ * The arena, its lock-free free list, the chains of chunks taken from it
+ * and given back to it, locations and accounting.
  *
  * The free list is a Treiber stack of chunk indices. Its head packs the
  * top index with a tag that every successful compare-and-swap increments:
@@ -68,6 +69,38 @@ void adt_chain_init(adt_chain *chain)
     chain->bytes = 0;
     chain->chunks = 0;
     chain->records = 0;
+}
+
+void adt_chain_link_chunk(adt_buffer *buffer, adt_chain *chain, uint32_t index)
+{
+    adt_chunk_header *chunk = adt_chunk_at(buffer, index);
+    adt_chunk_set_next(chunk, ADT_CHUNK_NONE);
+    chunk->used = sizeof(adt_chunk_header);
+    if (chain->tail == ADT_CHUNK_NONE) {
+        chain->head = index;
+    } else {
+        adt_chunk_header *tail = adt_chunk_at(buffer, chain->tail);
+        tail->used = (uint32_t)(chain->write - (char *)tail);
+        adt_chunk_set_next(tail, index);
+    }
+    chain->tail = index;
+    chain->write = (char *)chunk + sizeof(adt_chunk_header);
+    chain->end = (char *)chunk + buffer->chunk_bytes;
+    adt_counter_add(&chain->chunks, 1);
+}
+
+void adt_chain_release(adt_buffer *buffer, adt_chain *chain)
+{
+    if (chain->head == ADT_CHUNK_NONE)
+        return;
+    adt_free_list_push_chain(buffer, chain->head, chain->tail, chain->chunks);
+    chain->head = ADT_CHUNK_NONE;
+    chain->tail = ADT_CHUNK_NONE;
+    chain->write = adt_chain_empty;
+    chain->end = adt_chain_empty;
+    __atomic_store_n(&chain->bytes, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&chain->chunks, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&chain->records, 0, __ATOMIC_RELAXED);
 }
 
 adt_buffer *adt_buffer_create(size_t arena_bytes, size_t chunk_bytes, size_t max_locations)

@@ -161,10 +161,9 @@ static inline uint64_t adt_chunk_capacity(const adt_buffer *buffer)
 uint32_t adt_free_list_pop(adt_buffer *buffer);
 void adt_free_list_push_chain(adt_buffer *buffer, uint32_t head, uint32_t tail, uint64_t chunks);
 
-/* An empty chain (arena.c). */
+/* Chains of chunks (arena.c). An empty chain: */
 void adt_chain_init(adt_chain *chain);
-
-/* Appends a fresh chunk to chain (refill.c). */
+/* Appends a fresh chunk to chain. */
 void adt_chain_link_chunk(adt_buffer *buffer, adt_chain *chain, uint32_t chunk);
 /* Empties chain and gives all its chunks back in one step. */
 void adt_chain_release(adt_buffer *buffer, adt_chain *chain);

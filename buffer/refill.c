@@ -15,38 +15,6 @@
  */
 #include "buffer/buffer_internal.h"
 
-void adt_chain_link_chunk(adt_buffer *buffer, adt_chain *chain, uint32_t index)
-{
-    adt_chunk_header *chunk = adt_chunk_at(buffer, index);
-    adt_chunk_set_next(chunk, ADT_CHUNK_NONE);
-    chunk->used = sizeof(adt_chunk_header);
-    if (chain->tail == ADT_CHUNK_NONE) {
-        chain->head = index;
-    } else {
-        adt_chunk_header *tail = adt_chunk_at(buffer, chain->tail);
-        tail->used = (uint32_t)(chain->write - (char *)tail);
-        adt_chunk_set_next(tail, index);
-    }
-    chain->tail = index;
-    chain->write = (char *)chunk + sizeof(adt_chunk_header);
-    chain->end = (char *)chunk + buffer->chunk_bytes;
-    adt_counter_add(&chain->chunks, 1);
-}
-
-void adt_chain_release(adt_buffer *buffer, adt_chain *chain)
-{
-    if (chain->head == ADT_CHUNK_NONE)
-        return;
-    adt_free_list_push_chain(buffer, chain->head, chain->tail, chain->chunks);
-    chain->head = ADT_CHUNK_NONE;
-    chain->tail = ADT_CHUNK_NONE;
-    chain->write = adt_chain_empty;
-    chain->end = adt_chain_empty;
-    __atomic_store_n(&chain->bytes, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&chain->chunks, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&chain->records, 0, __ATOMIC_RELAXED);
-}
-
 static bool call_preflush(adt_location *location, bool from_sample, uint64_t record_bytes, uint64_t time)
 {
     adt_buffer *buffer = location->buffer;

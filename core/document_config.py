@@ -12,6 +12,7 @@ Checks that
 With --update, rewrites the generated part instead of comparing it.
 Exit status 0 when everything holds, 1 otherwise (each failure said once).
 """
+import os
 import re
 import sys
 
@@ -21,12 +22,15 @@ END = "<!-- end of the generated part -->\n"
 STRING = r'"(?:[^"\\]|\\.)*"'
 
 
-def c_strings(text, macros):
+def c_strings(text, macros, numbers=None):
     """The values of a row's C string expressions (adjacent literals joined,
-    a macro naming a string replaced by it), in order."""
+    a macro naming a string replaced by it, ADT_QUOTE(LIMIT) by the number
+    LIMIT is defined as), in order."""
     values = []
     for expression in split_top_level(text):
-        expression = expression.strip()
+        expression = re.sub(r"ADT_QUOTE\((\w+)\)",
+                            lambda quoted: f'"{(numbers or {}).get(quoted.group(1), quoted.group(0))}"',
+                            expression.strip())
         if expression in macros:
             values.append(macros[expression])
         elif re.fullmatch(rf"(?:{STRING}\s*)+", expression):
@@ -62,12 +66,15 @@ def config_table(config_c):
         source = re.sub(r"/\*.*?\*/", "", stream.read(), flags=re.S)
     macros = {name: c_strings(value, {})[0]
               for name, value in re.findall(rf"#define\s+(\w+)\s+((?:{STRING}\s*)+)\n", source)}
+    # The limits the table quotes, defined as plain numbers in core.h.
+    with open(os.path.join(os.path.dirname(config_c), "core.h")) as stream:
+        numbers = dict(re.findall(r"#define\s+(\w+)\s+(\d+)\b", stream.read()))
     table = re.search(r"const adt_config_var adt_config_vars\[\] = \{(.*?)\n\};", source, re.S)
     if table is None:
         sys.exit(f"{config_c}: no table adt_config_vars")
     rows = []
     for row in re.findall(r"\{((?:[^{}\"]|" + STRING + r")*)\}", table.group(1)):
-        values = c_strings(row, macros)
+        values = c_strings(row, macros, numbers)
         if len(values) != 6 or None in values[:5]:
             sys.exit(f"{config_c}: a row of adt_config_vars that is not five strings and a parser: {row.strip()}")
         rows.append(tuple(values[:4]))
