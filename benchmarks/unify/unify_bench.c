@@ -25,13 +25,15 @@
  * definitions rank 0 ends with, and for the root and the inner rank the
  * bytes received from children, the seconds (wall and CPU time) and
  * peak_bytes: the process's RSS high-water mark during the step minus its
- * RSS before it (reset through /proc/self/clear_refs before each step).
+ * RSS before it (memory freed earlier returned with malloc_trim, the
+ * high-water mark reset through /proc/self/clear_refs before each step).
  *
  * usage: unify_bench [MAX_LOG2_RANKS] [SECONDS]
  * (default 16, 100): P doubles from 16 up to 2^MAX_LOG2_RANKS, and stops
  * early when the next P, extrapolated from the last two, would end past
  * SECONDS or need more than half the memory available.
  */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -271,6 +273,9 @@ typedef struct window {
 
 static window open_window(void)
 {
+    /* memory freed while building the inputs goes back to the system
+     * first, or the step would reuse it unseen by the RSS */
+    malloc_trim(0);
     window w = { status_bytes("VmRSS:"), reset_peak_rss(), 0, 0 };
     w.start = now_seconds();
     w.cpu_start = cpu_seconds();
