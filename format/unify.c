@@ -212,15 +212,14 @@ static int send_message(const adt_collectives *c, const adt_blob *blob, uint32_t
     return 0;
 }
 
-/* 0 with *data (malloc'd) and *size, or -1 when the sender failed, the
- * transport failed or memory ran out. */
+/* 0 with *data (malloc'd) and *size; 1 when the sender sent the failure
+ * mark; -1 when the transport failed or memory ran out here. */
 static int recv_message(const adt_collectives *c, uint32_t from, uint8_t **data, size_t *size)
 {
     uint64_t announced;
     *data = NULL;
-    if (c->recv(c->context, &announced, sizeof announced, from) != 0 || announced == FAILED_MESSAGE ||
-        announced >= SIZE_MAX)
-        return -1;
+    if (c->recv(c->context, &announced, sizeof announced, from) != 0 || announced >= SIZE_MAX)
+        return announced == FAILED_MESSAGE ? 1 : -1;
     *size = (size_t)announced;
     *data = malloc(*size + 1);
     uint8_t drain[PIECE_BYTES];
@@ -245,12 +244,28 @@ typedef struct tree_rank {
     adt_class_maps child[MAX_CHILDREN]; /* each child's set → set */
     adt_class_maps down;         /* what the parent sent: the sent set → global */
     const char *failure;         /* this rank's own failure, first one */
+    bool other_failed;           /* a child or the parent sent the failure mark */
 } tree_rank;
 
 static void fail(tree_rank *t, const char *what)
 {
     if (!t->failure)
         t->failure = what;
+}
+
+static bool failed(const tree_rank *t)
+{
+    return t->failure || t->other_failed;
+}
+
+/* A message received: its outcome recorded, true when it can be used. */
+static bool received(tree_rank *t, int rc, const char *what)
+{
+    if (rc > 0)
+        t->other_failed = true;
+    else if (rc < 0)
+        fail(t, what);
+    return rc == 0 && !failed(t);
 }
 
 static bool is_inner(const tree_rank *t)
@@ -274,9 +289,8 @@ static void merge_up(tree_rank *t)
     for (uint32_t k = 0; k < t->child_count; ++k) {
         uint8_t *data;
         size_t size;
-        if (recv_message(c, t->children[k], &data, &size) != 0)
-            fail(t, "a child rank failed or its definitions could not be received");
-        else if (!t->failure) {
+        if (received(t, recv_message(c, t->children[k], &data, &size),
+                     "receiving the definitions of a child rank failed")) {
             adt_cursor in = { .data = data, .size = size };
             if (adt_set_merge(&t->set, &in, &t->child[k]) != 0)
                 fail(t, "out of memory or malformed definitions merging a child rank's");
@@ -286,7 +300,7 @@ static void merge_up(tree_rank *t)
     }
     if (c->rank == 0) {
         adt_set_finish(&t->set);
-        if (!t->failure && t->set.rank_count != c->size)
+        if (!failed(t) && t->set.rank_count != c->size)
             fail(t, "the merged definitions miss some ranks");
         return;
     }
@@ -296,7 +310,7 @@ static void merge_up(tree_rank *t)
     const adt_blob *sent = is_inner(t) ? &up : &t->mine;
     if (sent->failed)
         fail(t, "out of memory serialising the merged definitions");
-    if (send_message(c, t->failure ? NULL : sent, adt_unify_tree_parent(c->rank)) != 0)
+    if (send_message(c, failed(t) ? NULL : sent, adt_unify_tree_parent(c->rank)) != 0)
         fail(t, "sending the definitions to the parent rank failed");
     adt_blob_free(&up);
     /* the union went up: only the maps are needed from here */
@@ -314,9 +328,8 @@ static void map_down(tree_rank *t, adt_class_maps *mine_global)
     if (c->rank != 0) {
         uint8_t *data;
         size_t size;
-        if (recv_message(c, adt_unify_tree_parent(c->rank), &data, &size) != 0)
-            fail(t, "the parent rank failed or its id maps could not be received");
-        else {
+        if (received(t, recv_message(c, adt_unify_tree_parent(c->rank), &data, &size),
+                     "receiving the id maps from the parent rank failed")) {
             adt_cursor in = { .data = data, .size = size };
             if (read_event_maps(&in, &t->down) != 0 || in.offset != in.size)
                 fail(t, "received a malformed id map");
@@ -325,18 +338,18 @@ static void map_down(tree_rank *t, adt_class_maps *mine_global)
         outer = &t->down;
     }
     for (uint32_t k = 0; k < t->child_count; ++k) {
-        adt_class_maps composed;
+        adt_class_maps composed = { 0 };
         adt_blob reply = { 0 };
-        if (!t->failure && compose_maps(&t->child[k], outer, &composed) == 0)
+        if (!failed(t) && compose_maps(&t->child[k], outer, &composed) == 0)
             put_event_maps(&reply, &composed);
         else
             reply.failed = true;
         adt_class_maps_free(&composed);
-        if (send_message(c, &reply, t->children[k]) != 0 || reply.failed)
+        if (send_message(c, &reply, t->children[k]) != 0 || (reply.failed && !failed(t)))
             fail(t, "sending the id maps to a child rank failed");
         adt_blob_free(&reply);
     }
-    if (t->failure)
+    if (failed(t))
         return;
     if (!is_inner(t)) {
         *mine_global = t->down;
@@ -359,13 +372,13 @@ int adt_unify(adt_defs *defs, const char *hostname, const adt_trace_thread *thre
         adt_unify_serialize(defs, hostname, threads, thread_count, &t->mine, &t->group_entries);
         merge_up(t);
         map_down(t, &mine_global);
-        if (!t->failure && local_maps(defs, t->group_entries, &mine_global, maps) != 0)
+        if (!failed(t) && local_maps(defs, t->group_entries, &mine_global, maps) != 0)
             fail(t, "a received id map does not fit its definitions");
     }
-    bool ok = t && !t->failure;
+    bool ok = t && !failed(t);
     int rc = adt_agree(c, ok);
     if (rc != 0) {
-        if (ok)
+        if (t && !t->failure)
             snprintf(error, error_size, "unifying definitions failed on another rank");
         else
             snprintf(error, error_size, "unifying definitions: rank %u: %s", c->rank,

@@ -25,4 +25,15 @@ TEST(FormatUnifyTree, SixteenRanksEqualTheFlatMerge) { EXPECT_EQ(differences(16)
 
 TEST(FormatUnifyTree, ThirtyThreeRanksEqualTheFlatMerge) { EXPECT_EQ(differences(33), ""); }
 
+// Rank 4 of 11 (children 5 and 6, parent 0) cannot merge what rank 5 sent:
+// it names its cause, every other rank learns that another rank failed,
+// none waits forever and none keeps maps.
+TEST(FormatUnifyTree, AFailedMergeInsideTheTreeFailsEveryRank)
+{
+    char *text = unify_tree_failure_differences(11, 4);
+    std::string out = text ? text : "out of memory";
+    std::free(text);
+    EXPECT_EQ(out, "");
+}
+
 }  // namespace

@@ -80,6 +80,7 @@ static const adt_trace_thread threads_of_a_rank[] = { { NULL, 0, "Master thread"
 
 typedef struct rank_run {
     adt_thread_group *group;
+    uint32_t garbling_rank;   /* garbles what it receives first from its first child; UINT32_MAX: none */
     uint32_t rank;
     adt_defs *defs;
     adt_id_maps maps;
@@ -88,10 +89,36 @@ typedef struct rank_run {
     char error[256];
 } rank_run;
 
+/* A rank's collectives that garble the first bytes (not the byte count)
+ * its first child sends it: that child's set count of strings becomes
+ * larger than the message, as a corrupted transfer would. */
+typedef struct garbling {
+    adt_collectives inner;
+    uint32_t child;
+    unsigned receives;
+} garbling;
+
+/* The garbling state of this thread's rank (only one rank garbles). */
+static __thread garbling *garbling_here;
+
+static int garbling_recv(void *context, void *data, size_t bytes, uint32_t from)
+{
+    garbling *g = garbling_here;
+    int rc = g->inner.recv(context, data, bytes, from);
+    if (from == g->child && g->receives++ == 1 && bytes >= sizeof(uint32_t))
+        memset(data, 0xff, sizeof(uint32_t));
+    return rc;
+}
+
 static void *run_rank(void *argument)
 {
     rank_run *run = argument;
     adt_collectives c = adt_thread_group_collectives(run->group, run->rank);
+    garbling garbled = { .inner = c, .child = run->rank + 1 };
+    if (run->rank == run->garbling_rank) {
+        garbling_here = &garbled;
+        c.recv = garbling_recv;
+    }
     char host[32];
     host_of(run->rank, host, sizeof host);
     run->rc = adt_unify(run->defs, host, threads_of_a_rank, 2, &c, &run->maps, &run->global, run->error,
@@ -217,7 +244,8 @@ char *unify_tree_differences(uint32_t ranks)
         goto done;
     }
     for (uint32_t r = 0; r < ranks; ++r)
-        runs[r] = (rank_run){ .group = group, .rank = r, .defs = define_rank(r, ranks), .rc = -1 };
+        runs[r] = (rank_run){ .group = group, .garbling_rank = UINT32_MAX, .rank = r, .defs = define_rank(r, ranks),
+                              .rc = -1 };
     for (uint32_t r = 0; r < ranks; ++r)
         pthread_create(&threads[r], NULL, run_rank, &runs[r]);
     for (uint32_t r = 0; r < ranks; ++r)
@@ -278,6 +306,51 @@ done:
     free(threads);
     free(flat_maps);
     free(group_entries);
+    if (!out.text)
+        out.text = calloc(1, 1);
+    return out.text;
+}
+
+char *unify_tree_failure_differences(uint32_t ranks, uint32_t garbling_rank)
+{
+    report out = { NULL, 0 };
+    adt_thread_group *group = adt_thread_group_create(ranks);
+    rank_run *runs = calloc(ranks, sizeof *runs);
+    pthread_t *threads = calloc(ranks, sizeof *threads);
+    if (!group || !runs || !threads) {
+        differ(&out, "out of memory");
+        goto done;
+    }
+    for (uint32_t r = 0; r < ranks; ++r)
+        runs[r] = (rank_run){ .group = group, .garbling_rank = garbling_rank, .rank = r,
+                              .defs = define_rank(r, ranks), .rc = 0 };
+    for (uint32_t r = 0; r < ranks; ++r)
+        pthread_create(&threads[r], NULL, run_rank, &runs[r]);
+    for (uint32_t r = 0; r < ranks; ++r)
+        pthread_join(threads[r], NULL);
+    for (uint32_t r = 0; r < ranks; ++r) {
+        char expected[256];
+        if (r == garbling_rank)
+            snprintf(expected, sizeof expected,
+                     "unifying definitions: rank %u: out of memory or malformed definitions merging a child rank's", r);
+        else
+            snprintf(expected, sizeof expected, "unifying definitions failed on another rank");
+        if (runs[r].rc != -1 || strcmp(runs[r].error, expected) != 0)
+            differ(&out, "rank %u: returned %d with \"%s\", expected -1 with \"%s\"", r, runs[r].rc, runs[r].error,
+                   expected);
+        if (runs[r].maps.region || runs[r].global.strings.count)
+            differ(&out, "rank %u: kept maps or definitions after the failure", r);
+    }
+done:
+    for (uint32_t r = 0; runs && r < ranks; ++r) {
+        adt_id_maps_free(&runs[r].maps);
+        adt_global_defs_free(&runs[r].global);
+        if (runs[r].defs)
+            adt_defs_destroy(runs[r].defs);
+    }
+    adt_thread_group_destroy(group);
+    free(runs);
+    free(threads);
     if (!out.text)
         out.text = calloc(1, 1);
     return out.text;

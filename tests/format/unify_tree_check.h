@@ -15,6 +15,13 @@ extern "C" {
  * the tree and the flat merge agree. */
 char *unify_tree_differences(uint32_t ranks);
 
+/* Runs adt_unify among `ranks` threads where rank garbling_rank receives
+ * garbled bytes from its first child; returns one line per rank that did
+ * not fail, or failed with another message than its own cause (that rank)
+ * or "failed on another rank" (all others), or kept maps; "" when all is
+ * as expected. */
+char *unify_tree_failure_differences(uint32_t ranks, uint32_t garbling_rank);
+
 #ifdef __cplusplus
 }
 #endif
