@@ -230,26 +230,51 @@ static void check_contents(report *out, const adt_global_defs *g, uint32_t ranks
     }
 }
 
-char *unify_tree_differences(uint32_t ranks)
+/* adt_unify on `ranks` threads, each with its own rank's definitions;
+ * NULL when out of memory. Free with free_ranks. */
+static rank_run *run_ranks(uint32_t ranks, uint32_t garbling_rank)
 {
-    report out = { NULL, 0 };
     adt_thread_group *group = adt_thread_group_create(ranks);
     rank_run *runs = calloc(ranks, sizeof *runs);
     pthread_t *threads = calloc(ranks, sizeof *threads);
+    bool ok = group && runs && threads;
+    for (uint32_t r = 0; ok && r < ranks; ++r)
+        runs[r] = (rank_run){ .group = group, .garbling_rank = garbling_rank, .rank = r,
+                              .defs = define_rank(r, ranks), .rc = -1 };
+    for (uint32_t r = 0; ok && r < ranks; ++r)
+        pthread_create(&threads[r], NULL, run_rank, &runs[r]);
+    for (uint32_t r = 0; ok && r < ranks; ++r)
+        pthread_join(threads[r], NULL);
+    adt_thread_group_destroy(group);
+    free(threads);
+    if (!ok) {
+        free(runs);
+        return NULL;
+    }
+    return runs;
+}
+
+static void free_ranks(rank_run *runs, uint32_t ranks)
+{
+    for (uint32_t r = 0; runs && r < ranks; ++r) {
+        adt_id_maps_free(&runs[r].maps);
+        adt_global_defs_free(&runs[r].global);
+        adt_defs_destroy(runs[r].defs);
+    }
+    free(runs);
+}
+
+char *unify_tree_differences(uint32_t ranks)
+{
+    report out = { NULL, 0 };
+    rank_run *runs = run_ranks(ranks, UINT32_MAX);
     adt_global_defs flat = { 0 };
     adt_class_maps *flat_maps = calloc(ranks, sizeof *flat_maps);
     uint32_t **group_entries = calloc(ranks, sizeof *group_entries);
-    if (!group || !runs || !threads || !flat_maps || !group_entries) {
+    if (!runs || !flat_maps || !group_entries) {
         differ(&out, "out of memory");
         goto done;
     }
-    for (uint32_t r = 0; r < ranks; ++r)
-        runs[r] = (rank_run){ .group = group, .garbling_rank = UINT32_MAX, .rank = r, .defs = define_rank(r, ranks),
-                              .rc = -1 };
-    for (uint32_t r = 0; r < ranks; ++r)
-        pthread_create(&threads[r], NULL, run_rank, &runs[r]);
-    for (uint32_t r = 0; r < ranks; ++r)
-        pthread_join(threads[r], NULL);
     for (uint32_t r = 0; r < ranks; ++r)
         if (runs[r].rc != 0)
             differ(&out, "rank %u: adt_unify failed: %s", r, runs[r].error);
@@ -290,20 +315,14 @@ char *unify_tree_differences(uint32_t ranks)
             differ(&out, "rank %u: the metric class differs", r);
     }
 done:
-    for (uint32_t r = 0; runs && r < ranks; ++r) {
-        adt_id_maps_free(&runs[r].maps);
-        adt_global_defs_free(&runs[r].global);
-        if (runs[r].defs)
-            adt_defs_destroy(runs[r].defs);
+    for (uint32_t r = 0; r < ranks; ++r) {
         if (flat_maps)
             adt_class_maps_free(&flat_maps[r]);
         if (group_entries)
             free(group_entries[r]);
     }
+    free_ranks(runs, ranks);
     adt_global_defs_free(&flat);
-    adt_thread_group_destroy(group);
-    free(runs);
-    free(threads);
     free(flat_maps);
     free(group_entries);
     if (!out.text)
@@ -314,21 +333,10 @@ done:
 char *unify_tree_failure_differences(uint32_t ranks, uint32_t garbling_rank)
 {
     report out = { NULL, 0 };
-    adt_thread_group *group = adt_thread_group_create(ranks);
-    rank_run *runs = calloc(ranks, sizeof *runs);
-    pthread_t *threads = calloc(ranks, sizeof *threads);
-    if (!group || !runs || !threads) {
+    rank_run *runs = run_ranks(ranks, garbling_rank);
+    if (!runs)
         differ(&out, "out of memory");
-        goto done;
-    }
-    for (uint32_t r = 0; r < ranks; ++r)
-        runs[r] = (rank_run){ .group = group, .garbling_rank = garbling_rank, .rank = r,
-                              .defs = define_rank(r, ranks), .rc = 0 };
-    for (uint32_t r = 0; r < ranks; ++r)
-        pthread_create(&threads[r], NULL, run_rank, &runs[r]);
-    for (uint32_t r = 0; r < ranks; ++r)
-        pthread_join(threads[r], NULL);
-    for (uint32_t r = 0; r < ranks; ++r) {
+    for (uint32_t r = 0; runs && r < ranks; ++r) {
         char expected[256];
         if (r == garbling_rank)
             snprintf(expected, sizeof expected,
@@ -341,16 +349,7 @@ char *unify_tree_failure_differences(uint32_t ranks, uint32_t garbling_rank)
         if (runs[r].maps.region || runs[r].global.strings.count)
             differ(&out, "rank %u: kept maps or definitions after the failure", r);
     }
-done:
-    for (uint32_t r = 0; runs && r < ranks; ++r) {
-        adt_id_maps_free(&runs[r].maps);
-        adt_global_defs_free(&runs[r].global);
-        if (runs[r].defs)
-            adt_defs_destroy(runs[r].defs);
-    }
-    adt_thread_group_destroy(group);
-    free(runs);
-    free(threads);
+    free_ranks(runs, ranks);
     if (!out.text)
         out.text = calloc(1, 1);
     return out.text;
