@@ -45,6 +45,19 @@ static int serial_allreduce(void *context, uint64_t *value)
     return 0;
 }
 
+/* A lone process has no peer to send to or receive from. */
+static int serial_send(void *context, const void *data, size_t bytes, uint32_t to)
+{
+    (void)context, (void)data, (void)bytes, (void)to;
+    return -1;
+}
+
+static int serial_recv(void *context, void *data, size_t bytes, uint32_t from)
+{
+    (void)context, (void)data, (void)bytes, (void)from;
+    return -1;
+}
+
 const adt_collectives adt_collectives_serial = {
     .context = NULL,
     .rank = 0,
@@ -55,6 +68,8 @@ const adt_collectives adt_collectives_serial = {
     .scatterv = serial_scatterv,
     .allreduce_max_u64 = serial_allreduce,
     .allreduce_min_u64 = serial_allreduce,
+    .send = serial_send,
+    .recv = serial_recv,
 };
 
 /* ---- OTF2 callbacks ---------------------------------------------------- */

@@ -113,6 +113,40 @@ static int mpi_allreduce_min(void *context, uint64_t *value)
     return mpi_allreduce(context, value, MPI_MIN);
 }
 
+/* Point-to-point messages on the private communicator; larger than an int
+ * can count, they travel in pieces (in order, one tag). */
+#define P2P_TAG 1
+#define P2P_PIECE ((size_t)1 << 30)
+
+static int mpi_send(void *context, const void *data, size_t bytes, uint32_t to)
+{
+    const char *at = data;
+    do {
+        size_t piece = bytes < P2P_PIECE ? bytes : P2P_PIECE;
+        if (PMPI_Send(at, (int)piece, MPI_BYTE, (int)to, P2P_TAG, comm_of(context)) != MPI_SUCCESS)
+            return -1;
+        at += piece;
+        bytes -= piece;
+    } while (bytes > 0);
+    return 0;
+}
+
+static int mpi_recv(void *context, void *data, size_t bytes, uint32_t from)
+{
+    char *at = data;
+    do {
+        size_t piece = bytes < P2P_PIECE ? bytes : P2P_PIECE;
+        MPI_Status status;
+        int received = 0;
+        if (PMPI_Recv(at, (int)piece, MPI_BYTE, (int)from, P2P_TAG, comm_of(context), &status) != MPI_SUCCESS ||
+            PMPI_Get_count(&status, MPI_BYTE, &received) != MPI_SUCCESS || (size_t)received != piece)
+            return -1;
+        at += piece;
+        bytes -= piece;
+    } while (bytes > 0);
+    return 0;
+}
+
 int adt_collectives_mpi_create(adt_collectives *out)
 {
     int initialized = 0, finalized = 0;
@@ -140,6 +174,8 @@ int adt_collectives_mpi_create(adt_collectives *out)
         .scatterv = mpi_scatterv,
         .allreduce_max_u64 = mpi_allreduce_max,
         .allreduce_min_u64 = mpi_allreduce_min,
+        .send = mpi_send,
+        .recv = mpi_recv,
     };
     return 0;
 }

@@ -3,7 +3,9 @@
  * with one thread per rank, through the same collective writer as a live
  * run. Every call is a rendezvous of all `size` threads on one barrier;
  * data moves by pointers published in per-rank slots (the threads share
- * memory), read between two barriers so no slot is reused too early. */
+ * memory), read between two barriers so no slot is reused too early.
+ * Point-to-point messages wait in the receiver's inbox until it takes
+ * them: the sender returns once its bytes are copied. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,8 +19,21 @@ typedef struct rank_slot {
     uint64_t value;
 } rank_slot;
 
+/* A send waiting for its receiver, on the sender's stack. */
+typedef struct pending_message {
+    const void *data;
+    size_t bytes;
+    uint32_t from;
+    int status;     /* the receiver's verdict: sizes matched */
+    bool taken;
+    struct pending_message *next;
+} pending_message;
+
 struct adt_thread_group {
     uint32_t size;
+    pthread_mutex_t inbox_lock;
+    pthread_cond_t inbox_changed;
+    pending_message **inboxes; /* per receiving rank, oldest first */
     pthread_barrier_t barrier;
     int status;              /* the root's verdict on the current call */
     rank_slot *slots;
@@ -127,6 +142,55 @@ static int thread_allreduce_min(void *context, uint64_t *value)
     return thread_allreduce(context, value, false);
 }
 
+static int thread_send(void *context, const void *data, size_t bytes, uint32_t to)
+{
+    adt_thread_member *member = context;
+    adt_thread_group *group = member->group;
+    if (to >= group->size)
+        return -1;
+    pending_message message = { .data = data, .bytes = bytes, .from = member->rank };
+    pthread_mutex_lock(&group->inbox_lock);
+    pending_message **tail = &group->inboxes[to];
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = &message;
+    pthread_cond_broadcast(&group->inbox_changed);
+    while (!message.taken)
+        pthread_cond_wait(&group->inbox_changed, &group->inbox_lock);
+    pthread_mutex_unlock(&group->inbox_lock);
+    return message.status;
+}
+
+static int thread_recv(void *context, void *data, size_t bytes, uint32_t from)
+{
+    adt_thread_member *member = context;
+    adt_thread_group *group = member->group;
+    pthread_mutex_lock(&group->inbox_lock);
+    pending_message *message = NULL;
+    for (;;) {
+        pending_message **at = &group->inboxes[member->rank];
+        while (*at && (*at)->from != from)
+            at = &(*at)->next;
+        if (*at) {
+            message = *at;
+            *at = message->next;
+            break;
+        }
+        pthread_cond_wait(&group->inbox_changed, &group->inbox_lock);
+    }
+    pthread_mutex_unlock(&group->inbox_lock);
+    /* the sender waits until taken: its bytes stay put during the copy */
+    int status = message->bytes == bytes ? 0 : -1;
+    if (status == 0 && bytes > 0)
+        memcpy(data, message->data, bytes);
+    pthread_mutex_lock(&group->inbox_lock);
+    message->status = status;
+    message->taken = true;
+    pthread_cond_broadcast(&group->inbox_changed);
+    pthread_mutex_unlock(&group->inbox_lock);
+    return status;
+}
+
 adt_thread_group *adt_thread_group_create(uint32_t size)
 {
     adt_thread_group *group = calloc(1, sizeof *group);
@@ -135,8 +199,12 @@ adt_thread_group *adt_thread_group_create(uint32_t size)
     group->size = size;
     group->slots = calloc(size, sizeof *group->slots);
     group->members = calloc(size, sizeof *group->members);
-    if (group->slots == NULL || group->members == NULL || pthread_barrier_init(&group->barrier, NULL, size) != 0)
+    group->inboxes = calloc(size, sizeof *group->inboxes);
+    if (group->slots == NULL || group->members == NULL || group->inboxes == NULL ||
+        pthread_barrier_init(&group->barrier, NULL, size) != 0)
         goto fail;
+    pthread_mutex_init(&group->inbox_lock, NULL);
+    pthread_cond_init(&group->inbox_changed, NULL);
     for (uint32_t r = 0; r < size; r++)
         group->members[r] = (adt_thread_member){ .group = group, .rank = r };
     return group;
@@ -144,6 +212,7 @@ fail:
     if (group != NULL) {
         free(group->slots);
         free(group->members);
+        free(group->inboxes);
     }
     free(group);
     return NULL;
@@ -154,8 +223,11 @@ void adt_thread_group_destroy(adt_thread_group *group)
     if (group == NULL)
         return;
     pthread_barrier_destroy(&group->barrier);
+    pthread_mutex_destroy(&group->inbox_lock);
+    pthread_cond_destroy(&group->inbox_changed);
     free(group->slots);
     free(group->members);
+    free(group->inboxes);
     free(group);
 }
 
@@ -171,5 +243,7 @@ adt_collectives adt_thread_group_collectives(adt_thread_group *group, uint32_t r
         .scatterv = thread_scatterv,
         .allreduce_max_u64 = thread_allreduce_max,
         .allreduce_min_u64 = thread_allreduce_min,
+        .send = thread_send,
+        .recv = thread_recv,
     };
 }

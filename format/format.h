@@ -343,6 +343,12 @@ typedef struct adt_collectives {
     /* Largest / smallest of one value over all ranks, result on every rank. */
     int (*allreduce_max_u64)(void *context, uint64_t *value);
     int (*allreduce_min_u64)(void *context, uint64_t *value);
+    /* Point to point (the unification tree), not collective: send hands
+     * bytes to rank `to`; recv takes exactly bytes from rank `from`, which
+     * sent them in one send of that size. Between two ranks messages
+     * arrive in the order they were sent. */
+    int (*send)(void *context, const void *data, size_t bytes, uint32_t to);
+    int (*recv)(void *context, void *data, size_t bytes, uint32_t from);
 } adt_collectives;
 
 /* One process alone (rank 0 of 1). */

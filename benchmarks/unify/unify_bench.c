@@ -1,10 +1,17 @@
 /*
- * What rank 0 does at the end of a run today (issue #15): adt_unify gathers
- * every rank's definitions on rank 0, which merges them alone and scatters
- * the id maps back. This runs the real adt_unify as rank 0 of P = 2^4, 2^5,
- * ... simulated ranks in one process; a stand-in collectives object plays
- * ranks 1 .. P-1, handing rank 0 the exact bytes adt_unify_serialize makes
- * of each one's definitions.
+ * The end-of-run unification over the binomial tree (issue #15) for
+ * P = 2^4, 2^5, ... simulated ranks in one process, measured at rank 0
+ * (the root) and at rank P/2 (the inner rank with the most children after
+ * the root: its subtree is half the ranks).
+ *
+ * Rank 0 runs the real adt_unify; a stand-in collectives object plays its
+ * children (ranks 1, 2, 4, ..., P/2) and hands it, message by message, the
+ * bytes each would send: the union of its subtree's definitions, built
+ * beforehand with the same adt_set_merge and adt_set_serialize the tree
+ * uses (outside the time and memory measured). Rank P/2's part of the tree
+ * is its merge of its own definitions and its children's sets and the
+ * serialisation of the union it sends up, timed the same way; its step
+ * down (composing id maps, at most 4 bytes per definition) is left out.
  *
  * The definitions are shaped like CP2K's (15,753 calling contexts on a
  * rank, 400 KB of global definitions at 2 ranks): most calling contexts,
@@ -15,20 +22,18 @@
  * the row and column communicators of a 2-D process grid.
  *
  * Prints one JSON object; per P: the definitions of one rank, the global
- * definitions rank 0 ends with, the bytes it gathered, the seconds of
- * adt_unify on rank 0 (wall and CPU time), and root_peak_bytes: the
- * process's RSS high-water mark during adt_unify minus its RSS before it
- * (the high-water mark is reset through /proc/self/clear_refs before each
- * P). The other ranks' bytes are built before adt_unify starts, so neither
- * figure holds them; copying them into rank 0's receive buffer stands for
- * the receive and counts.
+ * definitions rank 0 ends with, and for the root and the inner rank the
+ * bytes received from children, the seconds (wall and CPU time) and
+ * peak_bytes: the process's RSS high-water mark during the step minus its
+ * RSS before it (memory freed earlier returned with malloc_trim, the
+ * high-water mark reset through /proc/self/clear_refs before each step).
  *
  * usage: unify_bench [MAX_LOG2_RANKS] [SECONDS]
  * (default 16, 100): P doubles from 16 up to 2^MAX_LOG2_RANKS, and stops
  * early when the next P, extrapolated from the last two, would end past
- * SECONDS or need more than half the memory available (the stand-in's
- * copy of the other ranks' bytes is as large as rank 0's receive buffer).
+ * SECONDS or need more than half the memory available.
  */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,7 +152,7 @@ static adt_defs *define_rank(uint32_t rank, uint32_t rank_count, const uint32_t 
 
 static const adt_trace_thread master_thread = { NULL, 0, "Master thread" };
 
-/* The bytes rank r sends rank 0; false when out of memory. */
+/* Rank's own definitions as the bytes of a set; false when out of memory. */
 static bool rank_bytes_of(uint32_t rank, uint32_t rank_count, const uint32_t *world_members, adt_cc_node *nodes,
                           adt_blob *blob)
 {
@@ -163,49 +168,127 @@ static bool rank_bytes_of(uint32_t rank, uint32_t rank_count, const uint32_t *wo
     return !blob->failed;
 }
 
-/* Ranks 1 .. size-1, seen from rank 0, with the bytes each sends built
- * beforehand (outside the time and memory measured). adt_unify gathers
- * twice: each rank's byte count, then the bytes. */
+static bool merge_bytes(adt_global_defs *set, const adt_blob *blob)
+{
+    adt_cursor in = { .data = blob->data, .size = blob->size };
+    adt_class_maps maps;
+    bool ok = adt_set_merge(set, &in, &maps) == 0;
+    adt_class_maps_free(&maps);
+    return ok;
+}
+
+/* The bytes rank sends its parent: its own bytes for a leaf, else the
+ * union of its own set and its children's, in rank order (depth first, so
+ * that only one path of partial unions is held at a time). */
+static bool subtree_bytes(uint32_t rank, uint32_t rank_count, const uint32_t *world_members, adt_cc_node *nodes,
+                          adt_blob *out)
+{
+    uint32_t children[32];
+    uint32_t count = adt_unify_tree_children(rank, rank_count, children);
+    if (!rank_bytes_of(rank, rank_count, world_members, nodes, out))
+        return false;
+    if (count == 0)
+        return true;
+    adt_global_defs set = { 0 };
+    bool ok = merge_bytes(&set, out);
+    adt_blob_free(out);
+    for (uint32_t k = 0; ok && k < count; ++k) {
+        adt_blob child = { 0 };
+        ok = subtree_bytes(children[k], rank_count, world_members, nodes, &child) && merge_bytes(&set, &child);
+        adt_blob_free(&child);
+    }
+    if (ok)
+        adt_set_serialize(&set, out);
+    adt_global_defs_free(&set);
+    return ok && !out->failed;
+}
+
+/* Rank 0's children, seen from rank 0: each one's bytes, built
+ * beforehand, handed out in the pieces adt_unify asks for (first the byte
+ * count, then the bytes). What rank 0 sends them is counted and dropped. */
 typedef struct standin {
-    uint32_t rank_count;
-    const adt_blob *rank_bytes; /* [r] for r >= 1 */
-    unsigned gathers_seen;
-    uint64_t gathered_bytes;    /* by rank 0 in the last gather */
+    uint32_t children[32];
+    uint32_t child_count;
+    adt_blob sent_up[32];   /* child k's subtree */
+    size_t handed[32];      /* bytes of sent_up[k] handed out so far */
+    bool size_handed[32];
+    uint64_t received_bytes; /* by rank 0 */
 } standin;
 
-static int standin_gatherv(void *context, const void *in, size_t in_bytes, void *out, const size_t *out_bytes,
-                           uint32_t root)
+static int standin_recv(void *context, void *data, size_t bytes, uint32_t from)
 {
     standin *s = context;
-    /* rank 0's own part as a lone process gathers it */
-    if (s->gathers_seen >= 2 || adt_collectives_serial.gatherv(NULL, in, in_bytes, out, out_bytes, root) != 0)
-        return -1;
-    bool counting = s->gathers_seen++ == 0;
-    /* the copies stand for the receives: rank 0's cost, timed */
-    uint8_t *at = (uint8_t *)out + in_bytes;
-    s->gathered_bytes = in_bytes;
-    for (uint32_t r = 1; r < s->rank_count; ++r) {
-        const adt_blob *sent = &s->rank_bytes[r];
-        uint64_t size = sent->size;
-        if (out_bytes[r] != (counting ? sizeof size : sent->size))
-            return -1;
-        memcpy(at, counting ? (const void *)&size : sent->data, out_bytes[r]);
-        at += out_bytes[r];
-        s->gathered_bytes += out_bytes[r];
+    for (uint32_t k = 0; k < s->child_count; ++k) {
+        if (s->children[k] != from)
+            continue;
+        const adt_blob *blob = &s->sent_up[k];
+        if (!s->size_handed[k]) {
+            uint64_t size = blob->size;
+            if (bytes != sizeof size)
+                return -1;
+            memcpy(data, &size, sizeof size);
+            s->size_handed[k] = true;
+        } else {
+            if (bytes > blob->size - s->handed[k])
+                return -1;
+            memcpy(data, blob->data + s->handed[k], bytes);
+            s->handed[k] += bytes;
+        }
+        s->received_bytes += bytes;
+        return 0;
     }
+    return -1;
+}
+
+static int standin_send(void *context, const void *data, size_t bytes, uint32_t to)
+{
+    (void)context, (void)data, (void)bytes, (void)to;
     return 0;
 }
+
+/* One step's cost. */
+typedef struct step {
+    uint64_t received_bytes;
+    double seconds;
+    double cpu_seconds;
+    uint64_t peak_bytes;
+} step;
 
 typedef struct measurement {
     uint32_t ranks;
     uint32_t definitions_per_rank;
     uint32_t global_definitions;
-    uint64_t gathered_bytes_at_root;
-    double root_seconds;
-    double root_cpu_seconds;
-    uint64_t root_peak_bytes;
+    step root;
+    uint32_t inner_rank;
+    uint32_t inner_children;
+    step inner;
     double wall_seconds; /* with building the other ranks' bytes: what the next P is extrapolated from */
 } measurement;
+
+typedef struct window {
+    size_t rss_before;
+    bool peak_known;
+    double start, cpu_start;
+} window;
+
+static window open_window(void)
+{
+    /* memory freed while building the inputs goes back to the system
+     * first, or the step would reuse it unseen by the RSS */
+    malloc_trim(0);
+    window w = { status_bytes("VmRSS:"), reset_peak_rss(), 0, 0 };
+    w.start = now_seconds();
+    w.cpu_start = cpu_seconds();
+    return w;
+}
+
+static void close_window(const window *w, step *out)
+{
+    out->seconds = now_seconds() - w->start;
+    out->cpu_seconds = cpu_seconds() - w->cpu_start;
+    size_t peak = w->peak_known ? status_bytes("VmHWM:") : 0;
+    out->peak_bytes = peak > w->rss_before ? peak - w->rss_before : 0;
+}
 
 static uint32_t definitions_of(const adt_intern *const *tables, size_t count)
 {
@@ -215,52 +298,69 @@ static uint32_t definitions_of(const adt_intern *const *tables, size_t count)
     return sum;
 }
 
-static void free_rank_bytes(adt_blob *rank_bytes, uint32_t rank_count)
+/* Rank P/2's step up: its own set merged with its children's, and the
+ * union serialised for its parent. */
+static bool measure_inner(uint32_t rank_count, const uint32_t *world_members, adt_cc_node *nodes, measurement *m)
 {
-    for (uint32_t r = 0; rank_bytes && r < rank_count; ++r)
-        adt_blob_free(&rank_bytes[r]);
-    free(rank_bytes);
+    uint32_t rank = rank_count / 2, children[32];
+    uint32_t count = adt_unify_tree_children(rank, rank_count, children);
+    adt_blob own = { 0 }, sent_up[32] = { { 0 } }, union_bytes = { 0 };
+    bool ok = rank_bytes_of(rank, rank_count, world_members, nodes, &own);
+    for (uint32_t k = 0; ok && k < count; ++k)
+        ok = subtree_bytes(children[k], rank_count, world_members, nodes, &sent_up[k]);
+    adt_global_defs set = { 0 };
+    m->inner_rank = rank;
+    m->inner_children = count;
+    m->inner.received_bytes = 0;
+    if (ok) {
+        window w = open_window();
+        ok = merge_bytes(&set, &own);
+        for (uint32_t k = 0; ok && k < count; ++k) {
+            ok = merge_bytes(&set, &sent_up[k]);
+            m->inner.received_bytes += sent_up[k].size;
+        }
+        if (ok)
+            adt_set_serialize(&set, &union_bytes);
+        ok = ok && !union_bytes.failed;
+        close_window(&w, &m->inner);
+    }
+    adt_global_defs_free(&set);
+    adt_blob_free(&own);
+    adt_blob_free(&union_bytes);
+    for (uint32_t k = 0; k < count; ++k)
+        adt_blob_free(&sent_up[k]);
+    return ok;
 }
 
-static bool measure(uint32_t rank_count, measurement *m)
+static bool measure_root(uint32_t rank_count, const uint32_t *world_members, adt_cc_node *nodes, measurement *m)
 {
-    double wall_start = now_seconds();
-    uint32_t *world_members = malloc(rank_count * sizeof *world_members);
-    adt_cc_node *nodes = malloc(CALLING_CONTEXTS * sizeof *nodes);
-    adt_blob *rank_bytes = calloc(rank_count, sizeof *rank_bytes);
+    standin *others = calloc(1, sizeof *others);
     adt_defs *mine = NULL;
-    bool ok = world_members && nodes && rank_bytes;
-    for (uint32_t r = 0; ok && r < rank_count; ++r)
-        world_members[r] = r;
-    for (uint32_t r = 1; ok && r < rank_count; ++r)
-        ok = rank_bytes_of(r, rank_count, world_members, nodes, &rank_bytes[r]);
+    bool ok = others != NULL;
+    if (ok)
+        others->child_count = adt_unify_tree_children(0, rank_count, others->children);
+    for (uint32_t k = 0; ok && k < others->child_count; ++k)
+        ok = subtree_bytes(others->children[k], rank_count, world_members, nodes, &others->sent_up[k]);
     mine = ok ? define_rank(0, rank_count, world_members, nodes) : NULL;
     ok = mine != NULL;
-    if (!ok)
-        fprintf(stderr, "unify_bench: %u ranks: out of memory building their definitions\n", rank_count);
 
-    standin others = { rank_count, rank_bytes, 0, 0 };
-    /* A lone process's barrier, broadcast, scatter and reductions are rank
-     * 0's side of them: the other ranks send nothing there but "all is
-     * well", and what rank 0 scatters to them is dropped. */
+    /* A lone process's barrier, broadcast and reductions are rank 0's side
+     * of them: the other ranks send nothing there but "all is well". */
     adt_collectives collectives = adt_collectives_serial;
-    collectives.context = &others;
+    collectives.context = others;
     collectives.size = rank_count;
-    collectives.gatherv = standin_gatherv;
+    collectives.send = standin_send;
+    collectives.recv = standin_recv;
     adt_id_maps maps;
     adt_global_defs global = { 0 };
     char error[256] = "";
     if (ok) {
         const adt_intern *local[] = { &mine->strings, &mine->regions, &mine->source_locations, &mine->comms };
         m->definitions_per_rank = definitions_of(local, 4) + (uint32_t)mine->calling_context_count;
-        size_t rss_before = status_bytes("VmRSS:");
-        bool peak_known = reset_peak_rss();
-        double start = now_seconds(), cpu_start = cpu_seconds();
+        window w = open_window();
         ok = adt_unify(mine, "node0000", &master_thread, 1, &collectives, &maps, &global, error, sizeof error) == 0;
-        m->root_seconds = now_seconds() - start;
-        m->root_cpu_seconds = cpu_seconds() - cpu_start;
-        size_t peak = peak_known ? status_bytes("VmHWM:") : 0;
-        m->root_peak_bytes = peak > rss_before ? peak - rss_before : 0;
+        close_window(&w, &m->root);
+        m->root.received_bytes = others->received_bytes;
         if (!ok)
             fprintf(stderr, "unify_bench: %u ranks: %s\n", rank_count, error);
     }
@@ -268,18 +368,40 @@ static bool measure(uint32_t rank_count, measurement *m)
         const adt_intern *merged[] = { &global.strings, &global.regions, &global.source_locations,
                                        &global.comms, &global.groups, &global.calling_contexts };
         m->global_definitions = definitions_of(merged, 6);
-        m->ranks = rank_count;
-        m->gathered_bytes_at_root = others.gathered_bytes;
         adt_id_maps_free(&maps);
         adt_global_defs_free(&global);
     }
     if (mine)
         adt_defs_destroy(mine);
-    free_rank_bytes(rank_bytes, rank_count);
+    for (uint32_t k = 0; others && k < others->child_count; ++k)
+        adt_blob_free(&others->sent_up[k]);
+    free(others);
+    return ok;
+}
+
+static bool measure(uint32_t rank_count, measurement *m)
+{
+    double wall_start = now_seconds();
+    uint32_t *world_members = malloc(rank_count * sizeof *world_members);
+    adt_cc_node *nodes = malloc(CALLING_CONTEXTS * sizeof *nodes);
+    bool ok = world_members && nodes;
+    for (uint32_t r = 0; ok && r < rank_count; ++r)
+        world_members[r] = r;
+    ok = ok && measure_inner(rank_count, world_members, nodes, m) && measure_root(rank_count, world_members, nodes, m);
+    if (!ok)
+        fprintf(stderr, "unify_bench: %u ranks: out of memory or a failed merge\n", rank_count);
+    m->ranks = rank_count;
     free(world_members);
     free(nodes);
     m->wall_seconds = now_seconds() - wall_start;
     return ok;
+}
+
+static void print_step(const char *name, const step *s)
+{
+    printf("\"%s_received_bytes\": %llu, \"%s_seconds\": %.4f, \"%s_cpu_seconds\": %.4f, \"%s_peak_bytes\": %llu",
+           name, (unsigned long long)s->received_bytes, name, s->seconds, name, s->cpu_seconds, name,
+           (unsigned long long)s->peak_bytes);
 }
 
 int main(int argc, char **argv)
@@ -300,12 +422,12 @@ int main(int argc, char **argv)
             /* growth from the last two runs, at least linear */
             const measurement *last = &runs[count - 1], *before = &runs[count - 2];
             double time_growth = last->wall_seconds / before->wall_seconds;
-            double memory_growth = (double)last->root_peak_bytes / (double)(before->root_peak_bytes + 1);
+            double memory_growth = (double)last->root.peak_bytes / (double)(before->root.peak_bytes + 1);
             if (now_seconds() - start + last->wall_seconds * (time_growth > 2 ? time_growth : 2) > budget) {
                 stopped = "time";
                 break;
             }
-            double held = (double)(last->root_peak_bytes + last->gathered_bytes_at_root);
+            double held = (double)(last->root.peak_bytes + last->root.received_bytes);
             if (held * (memory_growth > 2 ? memory_growth : 2) > half_memory) {
                 stopped = "memory";
                 break;
@@ -316,18 +438,20 @@ int main(int argc, char **argv)
         ++count;
     }
 
-    printf("{\"benchmark\": \"unify\", \"calling_contexts_per_rank\": %u, \"rank_own_calling_contexts\": %u, "
-           "\"root_peak_bytes_is\": \"RSS high-water mark during adt_unify minus RSS before it\", "
+    printf("{\"benchmark\": \"unify\", \"tree\": \"binomial\", \"calling_contexts_per_rank\": %u, "
+           "\"rank_own_calling_contexts\": %u, "
+           "\"peak_bytes_is\": \"RSS high-water mark during the step minus RSS before it\", "
            "\"largest_ranks_requested\": %u, \"largest_ranks_run\": %u, \"stopped_early_by\": \"%s\", "
            "\"seconds_budget\": %.0f, \"runs\": [",
            CALLING_CONTEXTS, RANK_OWN_CALLING_CONTEXTS, 1u << max_log2, runs[count - 1].ranks, stopped, budget);
-    for (unsigned i = 0; i < count; ++i)
-        printf("%s\n  {\"ranks\": %u, \"definitions_per_rank\": %u, \"global_definitions\": %u, "
-               "\"gathered_bytes_at_root\": %llu, \"root_seconds\": %.4f, \"root_cpu_seconds\": %.4f, "
-               "\"root_peak_bytes\": %llu}",
-               i ? "," : "", runs[i].ranks, runs[i].definitions_per_rank, runs[i].global_definitions,
-               (unsigned long long)runs[i].gathered_bytes_at_root, runs[i].root_seconds, runs[i].root_cpu_seconds,
-               (unsigned long long)runs[i].root_peak_bytes);
+    for (unsigned i = 0; i < count; ++i) {
+        printf("%s\n  {\"ranks\": %u, \"definitions_per_rank\": %u, \"global_definitions\": %u, ", i ? "," : "",
+               runs[i].ranks, runs[i].definitions_per_rank, runs[i].global_definitions);
+        print_step("root", &runs[i].root);
+        printf(", \"inner_rank\": %u, \"inner_children\": %u, ", runs[i].inner_rank, runs[i].inner_children);
+        print_step("inner", &runs[i].inner);
+        printf("}");
+    }
     printf("\n]}\n");
     return 0;
 }

@@ -312,6 +312,20 @@ TEST(FormatThreadCollectives, EveryCollectiveAmongFourThreads)
                 failure += "scatterv ";
             if (c.barrier(c.context) != 0)
                 failure += "barrier ";
+            // A ring: rank r sends r + 1 bytes to r + 1; even ranks send
+            // first, odd ones receive first (a send waits for its receiver).
+            uint32_t next = (rank + 1) % ranks, previous = (rank + ranks - 1) % ranks;
+            std::vector<uint8_t> received(previous + 1);
+            bool sent_ok = true, received_ok = true;
+            if (rank % 2 == 0)
+                sent_ok = c.send(c.context, mine.data(), mine.size(), next) == 0;
+            received_ok = c.recv(c.context, received.data(), received.size(), previous) == 0;
+            if (rank % 2 == 1)
+                sent_ok = c.send(c.context, mine.data(), mine.size(), next) == 0;
+            if (!sent_ok)
+                failure += "send ";
+            if (!received_ok || received != std::vector<uint8_t>(previous + 1, static_cast<uint8_t>(previous)))
+                failure += "recv ";
         });
     }
     for (std::thread &thread : threads)
