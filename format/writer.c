@@ -17,23 +17,12 @@
  *     renames the temporary directory to archive_dir (never replacing an
  *     entry that appeared meanwhile); otherwise it is removed.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "format/writer_internal.h"
-
-void adt_writer_error(writer *w, const char *format, ...)
-{
-    if (w->result->error[0])
-        return;
-    va_list args;
-    va_start(args, format);
-    vsnprintf(w->result->error, sizeof w->result->error, format, args);
-    va_end(args);
-}
 
 /* ---- the steps ------------------------------------------------------------------ */
 

@@ -81,7 +81,7 @@ static inline uint64_t adt_writer_location_id(uint32_t rank, uint32_t thread_ind
     return (uint64_t)rank + ((uint64_t)thread_index << 32);
 }
 
-/* writer.c: the first error of this rank goes into the result, later ones
+/* writer_error.c: the first error of this rank goes into the result, later ones
  * are dropped (they are consequences). */
 void adt_writer_error(writer *w, const char *format, ...) __attribute__((format(printf, 2, 3)));
 
