@@ -1,7 +1,7 @@
 /*
  * The records of point-to-point calls, collectives and request
- * completions (of RMA and I/O requests too) (hot path: no lock, no stdio; malloc only in the scratch
- * area's spill for long request arrays).
+ * completions (of RMA and I/O requests too). Hot path: no stdio, no
+ * malloc; a lock only when a request handle is reused while still tracked.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -460,58 +460,4 @@ void adt_mpi_cancel(MPI_Request request)
     tracked_request *tracked = active_request(request);
     if (tracked)
         tracked->cancel_requested = true;
-}
-
-/* ---- scratch ----------------------------------------------------------- */
-
-void adt_mpi_scratch_init(adt_mpi_scratch *scratch, int count)
-{
-    scratch->count = count > 0 ? count : 0;
-    scratch->heap = NULL;
-    if (scratch->count <= ADT_MPI_SCRATCH_INLINE) {
-        scratch->requests = scratch->requests_inline;
-        scratch->statuses = scratch->statuses_inline;
-        scratch->fortran_statuses = scratch->fortran_statuses_inline;
-        return;
-    }
-    size_t n = (size_t)scratch->count;
-    scratch->heap = malloc(n * (sizeof(MPI_Request) + sizeof(MPI_Status) +
-                                ADT_MPI_FORTRAN_STATUS_SIZE * sizeof(MPI_Fint)));
-    if (!scratch->heap) {
-        /* Nothing recorded for this call; the application's call goes on. */
-        scratch->requests = NULL;
-        scratch->statuses = MPI_STATUSES_IGNORE;
-        scratch->fortran_statuses = MPI_F_STATUSES_IGNORE;
-        return;
-    }
-    scratch->statuses = scratch->heap;
-    scratch->requests = (MPI_Request *)(scratch->statuses + n);
-    scratch->fortran_statuses = (MPI_Fint *)(scratch->requests + n);
-}
-
-void adt_mpi_scratch_release(adt_mpi_scratch *scratch)
-{
-    free(scratch->heap);
-}
-
-void adt_mpi_scratch_save_requests(adt_mpi_scratch *scratch, const MPI_Request *saved, int count)
-{
-    if (scratch->requests && count > 0)
-        memcpy(scratch->requests, saved, (size_t)count * sizeof *saved);
-}
-
-void adt_mpi_scratch_save_fortran_requests(adt_mpi_scratch *scratch, const MPI_Fint *saved, int count)
-{
-    if (!scratch->requests)
-        return;
-    for (int i = 0; i < count; ++i)
-        scratch->requests[i] = PMPI_Request_f2c(saved[i]);
-}
-
-void adt_mpi_scratch_convert_statuses(adt_mpi_scratch *scratch, const MPI_Fint *statuses, int count)
-{
-    if (!scratch->requests)
-        return;
-    for (int i = 0; i < count; ++i)
-        PMPI_Status_f2c(statuses + (size_t)i * ADT_MPI_FORTRAN_STATUS_SIZE, &scratch->statuses[i]);
 }

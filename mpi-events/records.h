@@ -1,9 +1,7 @@
 /*
  * records.c: the records of point-to-point calls, collectives and request
- * completions (of RMA and I/O requests too), and the pre-call copy of
- * request handles. Hot path: no lock, no stdio; malloc only for a request
- * array longer than ADT_MPI_SCRATCH_INLINE. Uses the communicators
- * (comms.h) only.
+ * completions (of RMA and I/O requests too). Hot path: no lock, no
+ * stdio, no malloc. Uses the communicators (comms.h) only.
  */
 #ifndef ADAPTRACE_MPI_RECORDS_H
 #define ADAPTRACE_MPI_RECORDS_H
@@ -81,29 +79,5 @@ uint64_t adt_mpi_status_bytes(const MPI_Status *status);
 /* A nonblocking I/O operation on local handle id handle with matching id
  * id: its request's completion completes it. */
 void adt_mpi_io_request(MPI_Request request, uint32_t handle, uint64_t id);
-
-/* ---- the pre-call copy of request handles and own statuses -------------- */
-
-#define ADT_MPI_SCRATCH_INLINE 32
-
-/* Lives on the wrapper's stack; arrays longer than the inline part go to
- * the heap. Without memory the pointers are NULL and completions of that
- * call are not recorded (counted). */
-typedef struct adt_mpi_scratch {
-    MPI_Request *requests;
-    MPI_Status *statuses;
-    MPI_Fint *fortran_statuses;
-    void *heap;
-    int count;
-    MPI_Request requests_inline[ADT_MPI_SCRATCH_INLINE];
-    MPI_Status statuses_inline[ADT_MPI_SCRATCH_INLINE];
-    MPI_Fint fortran_statuses_inline[ADT_MPI_SCRATCH_INLINE * ADT_MPI_FORTRAN_STATUS_SIZE];
-} adt_mpi_scratch;
-
-void adt_mpi_scratch_init(adt_mpi_scratch *scratch, int count);
-void adt_mpi_scratch_release(adt_mpi_scratch *scratch);
-void adt_mpi_scratch_save_requests(adt_mpi_scratch *scratch, const MPI_Request *requests, int count);
-void adt_mpi_scratch_save_fortran_requests(adt_mpi_scratch *scratch, const MPI_Fint *requests, int count);
-void adt_mpi_scratch_convert_statuses(adt_mpi_scratch *scratch, const MPI_Fint *statuses, int count);
 
 #endif

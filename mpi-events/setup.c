@@ -14,6 +14,7 @@
 #include "io.h"
 #include "records.h"
 #include "rma.h"
+#include "scratch.h"
 #include "setup.h"
 
 /* Ping-pongs per rank and measurement; the best round trip counts. */
@@ -204,7 +205,8 @@ void adt_mpi_finalize_measurement(adt_mpi_call *call, adt_mpi_function function)
         adt_runtime_mpi_untracked untracked = { .requests = adt_mpi_requests_untracked(),
                                                 .communicators = adt_mpi_comms_untracked(),
                                                 .windows = adt_mpi_windows_untracked(),
-                                                .files = adt_mpi_files_untracked() };
+                                                .files = adt_mpi_files_untracked(),
+                                                .completions_unrecorded = adt_mpi_completions_unrecorded() };
         adt_runtime_mpi_untracked_report(&untracked);
     }
     adt_collectives collectives;

@@ -1,7 +1,7 @@
 /*
  * What the generated wrappers (wrappers_c.c, wrappers_fortran.c) call:
  * setup.h (regions, Enter / Leave, Init / Finalize), records.h, io.h,
- * rma.h and comms.h. Only the wrappers include it; the files behind it
+ * rma.h, comms.h and scratch.h (the copy of a call's requests). Only the wrappers include it; the files behind it
  * include the headers they use, which call one way:
  * setup -> io, rma -> records -> comms.
  *
@@ -20,6 +20,7 @@
 #include "io.h"
 #include "records.h"
 #include "rma.h"
+#include "scratch.h"
 #include "setup.h"
 
 #endif

@@ -153,6 +153,7 @@ typedef struct adt_runtime_mpi_untracked {
     uint64_t communicators;
     uint64_t windows;
     uint64_t files;
+    uint64_t completions_unrecorded; /* requests whose completion was not recorded */
 } adt_runtime_mpi_untracked;
 void adt_runtime_mpi_untracked_report(const adt_runtime_mpi_untracked *untracked);
 

@@ -153,6 +153,8 @@ void adt_rescue_discard(const char *archive_dir);
     X(SUM, mpi_communicators_untracked, "mpi_communicators_untracked", OBJECTS, "communicators")           \
     X(SUM, mpi_windows_untracked, "mpi_windows_untracked", OBJECTS, "windows")                            \
     X(SUM, mpi_files_untracked, "mpi_files_untracked", OBJECTS, "files")                                  \
+    X(SUM, mpi_completions_unrecorded, "mpi_completions_unrecorded", EVENTS,                              \
+      "request completions not recorded (no memory to copy a call's requests)")                           \
     X(SUM, samples_taken, "samples_taken", NO, "")                                                        \
     X(SUM, samples_kept, "samples_kept", NO, "")                                                          \
     X(SUM, samples_removed, "samples_removed", NO, "")                                                    \

@@ -27,9 +27,10 @@
  * fix it (ADAPTRACE_SPILL_DIRECTORY).
  * Events are never appended for what the MPI layer could not follow:
  * mpi_requests_untracked, mpi_communicators_untracked,
- * mpi_windows_untracked and mpi_files_untracked count those objects
- * (MPI_Finalize reports them; a recovered run has no count of them and
- * says 0).
+ * mpi_windows_untracked and mpi_files_untracked count those objects, and
+ * mpi_completions_unrecorded the requests whose completion a call could
+ * not record for want of memory to copy them (MPI_Finalize reports them;
+ * a recovered run has no count of them and says 0).
  *
  * Halvings: shift steps, whether the flush policy asked for them (memory)
  * or a thread's handler did (overload_halvings: it could not keep up with
@@ -152,6 +153,7 @@ size_t adt_summary_count(const adt_run_sources *sources, uint32_t rank, adt_run_
     counters->mpi_communicators_untracked = sources->mpi_untracked.communicators;
     counters->mpi_windows_untracked = sources->mpi_untracked.windows;
     counters->mpi_files_untracked = sources->mpi_untracked.files;
+    counters->mpi_completions_unrecorded = sources->mpi_untracked.completions_unrecorded;
     counters->bytes_written = sources->written->bytes_written;
     counters->events_written = sources->written->events_written;
     counters->write_seconds = sources->written->seconds;
