@@ -1,5 +1,5 @@
 /* The report's growing arrays (report_internal.h), shared by the reading
- * pass (read.c), the matching (match.c) and the segments (segments.c).
+ * pass (read*.c), the matching (match.c) and the segments (segments.c).
  * The report is a command, not the runtime: running out of memory ends it
  * with a message. */
 #include <stdio.h>

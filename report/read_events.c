@@ -1,0 +1,323 @@
+/* The second part of the reading pass (read.c): every location's events,
+ * merged by time, reduced on the fly to the aggregates of struct
+ * adt_report_profile (a stack of open regions per location, the MPI
+ * functions, the timeline, the samples, the segments between MPI calls).
+ * Messages and collectives are kept as one small record each and matched
+ * after the pass (match.c). */
+#include <otf2/otf2.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "read_internal.h"
+
+static size_t location_slot(const struct reading *reading, OTF2_LocationRef id)
+{
+    size_t mask = reading->location_slot_count - 1;
+    size_t slot = (size_t)(id * 0x9E3779B97F4A7C15ull >> 20) & mask;
+    while (reading->location_slots[slot] != 0 && reading->locations[reading->location_slots[slot] - 1].id != id) {
+        slot = (slot + 1) & mask;
+    }
+    return slot;
+}
+
+/* Once the definitions are read: a table at most half full. */
+void adt_report_index_locations(struct reading *reading)
+{
+    reading->location_slot_count = 16;
+    while (reading->location_slot_count < 2 * reading->location_count) {
+        reading->location_slot_count *= 2;
+    }
+    reading->location_slots = calloc(reading->location_slot_count, sizeof *reading->location_slots);
+    for (size_t i = 0; i < reading->location_count; i++) {
+        reading->location_slots[location_slot(reading, reading->locations[i].id)] = (uint32_t)i + 1;
+    }
+}
+
+/* Events often come in runs of one location, so the last one found is
+ * checked first. */
+static struct location_state *location_of(struct reading *reading, OTF2_LocationRef id)
+{
+    if (reading->last_location < reading->location_count && reading->locations[reading->last_location].id == id) {
+        return &reading->locations[reading->last_location];
+    }
+    uint32_t index = reading->location_slots[location_slot(reading, id)];
+    if (index == 0) {
+        return NULL;
+    }
+    reading->last_location = index - 1;
+    return &reading->locations[index - 1];
+}
+
+static struct adt_report_mpi_function *mpi_function_of(struct reading *reading, uint32_t region)
+{
+    struct region_definition *definition = &reading->regions[region];
+    struct adt_report_profile *profile = reading->profile;
+    if (definition->mpi_function == UINT32_MAX) {
+        profile->mpi_functions = adt_report_grow(profile->mpi_functions, &reading->mpi_function_capacity,
+                                                 profile->mpi_function_count + 1, sizeof *profile->mpi_functions);
+        definition->mpi_function = (uint32_t)profile->mpi_function_count++;
+        profile->mpi_functions[definition->mpi_function].name = strdup(adt_report_string_of(reading, definition->name));
+    }
+    return &profile->mpi_functions[definition->mpi_function];
+}
+
+/* Every event: the location's span. */
+static struct location_state *at_event(void *data, OTF2_LocationRef id, OTF2_TimeStamp time)
+{
+    struct location_state *location = location_of(data, id);
+    if (location != NULL) {
+        if (!location->seen) {
+            location->first_time = time;
+            location->seen = true;
+        }
+        location->last_time = time;
+    }
+    return location;
+}
+
+/* An outermost MPI call entered ends the segment since the last one. */
+static void enter_mpi_call(struct reading *reading, struct location_state *location, OTF2_TimeStamp time,
+                           uint64_t call)
+{
+    if (location->after_mpi) {
+        /* Zero, not a wrapped difference, should a corrected clock step back. */
+        uint64_t ticks = time > location->previous_leave ? time - location->previous_leave : 0;
+        adt_report_add_segment(&reading->segments, location->previous_call, call,
+                               (uint32_t)(location - reading->locations), ticks);
+    }
+    location->mpi_call = call;
+}
+
+/* call: the region or the calling context (CONTEXT_CALL | context) the
+ * region was entered as. */
+static void enter_region(struct reading *reading, OTF2_LocationRef id, OTF2_TimeStamp time, uint32_t region,
+                         uint64_t call)
+{
+    struct location_state *location = at_event(reading, id, time);
+    if (location == NULL || region >= reading->region_count) {
+        return;
+    }
+    location->stack = adt_report_reserve(location->stack, &location->stack_capacity, location->depth + 1,
+                                         sizeof *location->stack);
+    location->stack[location->depth++] = (struct open_region){.region = region, .enter_time = time};
+    if (reading->regions[region].mpi && location->mpi_depth++ == 0) {
+        enter_mpi_call(reading, location, time, call);
+    }
+}
+
+/* Spreads the MPI call [enter, leave] over the timeline bins it covers,
+ * in ticks (finish() makes them shares). */
+static void add_to_timeline(struct reading *reading, uint32_t rank, uint64_t enter, uint64_t leave)
+{
+    struct adt_report_profile *profile = reading->profile;
+    uint64_t end = reading->bin_ticks * profile->timeline_bins;
+    uint64_t from = enter > reading->global_offset ? enter - reading->global_offset : 0;
+    uint64_t to = leave > reading->global_offset ? leave - reading->global_offset : 0;
+    to = to < end ? to : end;
+    for (uint64_t bin = from / reading->bin_ticks; from < to; bin++) {
+        uint64_t bin_end = (bin + 1) * reading->bin_ticks;
+        uint64_t part_end = to < bin_end ? to : bin_end;
+        profile->timeline_mpi[rank * profile->timeline_bins + bin] += (double)(part_end - from);
+        from = part_end;
+    }
+}
+
+static void leave_region(struct reading *reading, OTF2_LocationRef id, OTF2_TimeStamp time)
+{
+    struct location_state *location = at_event(reading, id, time);
+    if (location == NULL || location->depth == 0) {
+        return;
+    }
+    struct open_region left = location->stack[--location->depth];
+    const struct region_definition *definition = &reading->regions[left.region];
+    if (reading->chrome != NULL) {
+        adt_report_chrome_slice(reading->chrome, location->rank, (uint32_t)(location - reading->locations),
+                                adt_report_string_of(reading, definition->name), definition->mpi, left.enter_time,
+                                time);
+    }
+    uint64_t duration = time - left.enter_time;
+    if (location->depth > 0) {
+        location->stack[location->depth - 1].nested_time += duration;
+    }
+    if (!definition->mpi) {
+        return;
+    }
+    if (--location->mpi_depth == 0) {
+        location->previous_call = location->mpi_call;
+        location->previous_leave = time;
+        location->after_mpi = true;
+        if (location->main_thread) {
+            add_to_timeline(reading, location->rank, left.enter_time, time);
+        }
+    }
+    struct adt_report_mpi_function *function = mpi_function_of(reading, left.region);
+    function->calls++;
+    double exclusive = adt_report_seconds(reading, duration - left.nested_time);
+    function->seconds += exclusive;
+    reading->profile->ranks[location->rank].mpi_seconds += exclusive;
+}
+
+static OTF2_CallbackCode on_enter(OTF2_LocationRef id, OTF2_TimeStamp time, void *data, OTF2_AttributeList *attributes,
+                                  OTF2_RegionRef region)
+{
+    (void)attributes;
+    enter_region(data, id, time, region, region);
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode on_leave(OTF2_LocationRef id, OTF2_TimeStamp time, void *data, OTF2_AttributeList *attributes,
+                                  OTF2_RegionRef region)
+{
+    (void)attributes, (void)region;
+    leave_region(data, id, time);
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode on_context_enter(OTF2_LocationRef id, OTF2_TimeStamp time, void *data,
+                                          OTF2_AttributeList *attributes, OTF2_CallingContextRef context,
+                                          uint32_t unwind_distance)
+{
+    (void)attributes, (void)unwind_distance;
+    struct reading *reading = data;
+    if (context < reading->context_capacity) {
+        enter_region(reading, id, time, reading->context_regions[context], CONTEXT_CALL | context);
+    }
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode on_context_leave(OTF2_LocationRef id, OTF2_TimeStamp time, void *data,
+                                          OTF2_AttributeList *attributes, OTF2_CallingContextRef context)
+{
+    (void)attributes, (void)context;
+    leave_region(data, id, time);
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode on_sample(OTF2_LocationRef id, OTF2_TimeStamp time, void *data,
+                                   OTF2_AttributeList *attributes, OTF2_CallingContextRef context,
+                                   uint32_t unwind_distance, OTF2_InterruptGeneratorRef generator)
+{
+    (void)attributes, (void)unwind_distance;
+    struct reading *reading = data;
+    at_event(reading, id, time);
+    if (context >= reading->context_capacity || generator >= reading->generator_capacity) {
+        return OTF2_CALLBACK_SUCCESS;
+    }
+    struct adt_report_profile *profile = reading->profile;
+    double weight = reading->generator_periods[generator];
+    profile->samples++;
+    profile->sampled_seconds += weight;
+    profile->contexts[context].self_seconds += weight;
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+/* The innermost open region of a location and its entry, where message
+ * and collective records are attributed. */
+static struct open_region *innermost(struct location_state *location)
+{
+    return location != NULL && location->depth > 0 ? &location->stack[location->depth - 1] : NULL;
+}
+
+static void point_to_point(struct reading *reading, OTF2_LocationRef id, OTF2_TimeStamp time, bool sending,
+                           uint32_t peer, OTF2_CommRef comm, uint32_t tag, uint64_t bytes)
+{
+    struct location_state *location = at_event(reading, id, time);
+    struct open_region *region = innermost(location);
+    if (region == NULL) {
+        return;
+    }
+    if (reading->regions[region->region].mpi) {
+        struct adt_report_mpi_function *function = mpi_function_of(reading, region->region);
+        *(sending ? &function->bytes_sent : &function->bytes_received) += bytes;
+    }
+    adt_report_add_message(&reading->matching, sending, (uint32_t)(location - reading->locations), location->rank,
+                           peer, comm, tag, bytes, time, region->enter_time);
+}
+
+static OTF2_CallbackCode on_send(OTF2_LocationRef id, OTF2_TimeStamp time, void *data, OTF2_AttributeList *attributes,
+                                 uint32_t receiver, OTF2_CommRef comm, uint32_t tag, uint64_t bytes)
+{
+    (void)attributes;
+    point_to_point(data, id, time, true, receiver, comm, tag, bytes);
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode on_isend(OTF2_LocationRef id, OTF2_TimeStamp time, void *data,
+                                  OTF2_AttributeList *attributes, uint32_t receiver, OTF2_CommRef comm, uint32_t tag,
+                                  uint64_t bytes, uint64_t request)
+{
+    (void)request;
+    return on_send(id, time, data, attributes, receiver, comm, tag, bytes);
+}
+
+static OTF2_CallbackCode on_recv(OTF2_LocationRef id, OTF2_TimeStamp time, void *data, OTF2_AttributeList *attributes,
+                                 uint32_t sender, OTF2_CommRef comm, uint32_t tag, uint64_t bytes)
+{
+    (void)attributes;
+    point_to_point(data, id, time, false, sender, comm, tag, bytes);
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode on_irecv(OTF2_LocationRef id, OTF2_TimeStamp time, void *data,
+                                  OTF2_AttributeList *attributes, uint32_t sender, OTF2_CommRef comm, uint32_t tag,
+                                  uint64_t bytes, uint64_t request)
+{
+    (void)request;
+    return on_recv(id, time, data, attributes, sender, comm, tag, bytes);
+}
+
+static OTF2_CallbackCode on_collective_end(OTF2_LocationRef id, OTF2_TimeStamp time, void *data,
+                                           OTF2_AttributeList *attributes, OTF2_CollectiveOp operation,
+                                           OTF2_CommRef comm, uint32_t root, uint64_t sent, uint64_t received)
+{
+    (void)attributes, (void)operation, (void)root;
+    struct reading *reading = data;
+    struct location_state *location = at_event(reading, id, time);
+    struct open_region *region = innermost(location);
+    if (region == NULL) {
+        return OTF2_CALLBACK_SUCCESS;
+    }
+    if (reading->regions[region->region].mpi) {
+        struct adt_report_mpi_function *function = mpi_function_of(reading, region->region);
+        function->bytes_sent += sent;
+        function->bytes_received += received;
+    }
+    size_t comms = reading->matching.comm_count;
+    size_t slot = (size_t)location->rank * comms + comm;
+    if (comm < comms) {
+        reading->collective_sequences =
+            adt_report_grow(reading->collective_sequences, &reading->collective_sequence_capacity,
+                            reading->profile->rank_count * comms, sizeof(uint64_t));
+        adt_report_add_collective(&reading->matching, comm, location->rank, reading->collective_sequences[slot]++,
+                                  region->enter_time);
+    }
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+bool adt_report_read_events(OTF2_Reader *reader, struct reading *reading, char *error, size_t error_size)
+{
+    OTF2_GlobalEvtReader *events = OTF2_Reader_GetGlobalEvtReader(reader);
+    if (events == NULL) {
+        snprintf(error, error_size, "cannot read the events");
+        return false;
+    }
+    OTF2_GlobalEvtReaderCallbacks *callbacks = OTF2_GlobalEvtReaderCallbacks_New();
+    OTF2_GlobalEvtReaderCallbacks_SetEnterCallback(callbacks, on_enter);
+    OTF2_GlobalEvtReaderCallbacks_SetLeaveCallback(callbacks, on_leave);
+    OTF2_GlobalEvtReaderCallbacks_SetCallingContextEnterCallback(callbacks, on_context_enter);
+    OTF2_GlobalEvtReaderCallbacks_SetCallingContextLeaveCallback(callbacks, on_context_leave);
+    OTF2_GlobalEvtReaderCallbacks_SetCallingContextSampleCallback(callbacks, on_sample);
+    OTF2_GlobalEvtReaderCallbacks_SetMpiSendCallback(callbacks, on_send);
+    OTF2_GlobalEvtReaderCallbacks_SetMpiIsendCallback(callbacks, on_isend);
+    OTF2_GlobalEvtReaderCallbacks_SetMpiRecvCallback(callbacks, on_recv);
+    OTF2_GlobalEvtReaderCallbacks_SetMpiIrecvCallback(callbacks, on_irecv);
+    OTF2_GlobalEvtReaderCallbacks_SetMpiCollectiveEndCallback(callbacks, on_collective_end);
+    bool ok = !adt_report_otf2_failed(OTF2_Reader_RegisterGlobalEvtCallbacks(reader, events, callbacks, reading),
+                                      "OTF2_Reader_RegisterGlobalEvtCallbacks", error, error_size);
+    OTF2_GlobalEvtReaderCallbacks_Delete(callbacks);
+    uint64_t read = 0;
+    ok = ok && !adt_report_otf2_failed(OTF2_Reader_ReadAllGlobalEvents(reader, events, &read),
+                                       "OTF2_Reader_ReadAllGlobalEvents", error, error_size);
+    OTF2_Reader_CloseGlobalEvtReader(reader, events);
+    return ok;
+}

@@ -1,0 +1,113 @@
+/* What the files of adaptrace-report's reading pass share: read.c drives
+ * the pass, read_definitions.c reads the global definitions into struct
+ * reading, read_events.c reduces the events with them. */
+#ifndef ADT_REPORT_READ_INTERNAL_H
+#define ADT_REPORT_READ_INTERNAL_H
+
+#include <otf2/otf2.h>
+
+#include "report_internal.h"
+
+/* A region entered on a location and not yet left. */
+struct open_region {
+    uint32_t region;
+    uint64_t enter_time;
+    uint64_t nested_time;
+};
+
+/* One location: its span and its stack of open regions. */
+struct location_state {
+    uint64_t id;
+    uint32_t name;
+    uint32_t rank;
+    bool main_thread;
+    bool seen;
+    uint64_t first_time;
+    uint64_t last_time;
+    struct open_region *stack;
+    size_t depth;
+    size_t mpi_depth; /* open MPI regions: the outermost one is drawn */
+    size_t stack_capacity;
+    /* The outermost open MPI call; the last one left and when, which
+     * starts the segment the next MPI call ends (after_mpi: there is one). */
+    uint64_t mpi_call;
+    uint64_t previous_call;
+    uint64_t previous_leave;
+    bool after_mpi;
+};
+
+/* A region as its events need it. */
+struct region_definition {
+    uint32_t name;
+    bool mpi;
+    uint32_t mpi_function; /* index into profile->mpi_functions, UINT32_MAX if none yet */
+};
+
+/* The state of the pass: the definitions read, the profile being built
+ * and what the events need along the way. */
+struct reading {
+    struct adt_report_profile *profile;
+    struct adt_report_matching matching;
+    char **strings;
+    size_t string_capacity;
+    struct region_definition *regions;
+    size_t region_capacity;
+    size_t region_count;
+    uint32_t *context_regions;
+    size_t context_region_capacity;
+    size_t context_capacity;
+    uint32_t *context_parents;
+    size_t context_parent_capacity;
+    double *generator_periods;
+    size_t generator_capacity;
+    struct location_state *locations;
+    size_t location_count;
+    size_t location_capacity;
+    size_t last_location;
+    /* Location index + 1 by location id, open-addressed (0: empty):
+     * events of many locations interleave in time. */
+    uint32_t *location_slots;
+    size_t location_slot_count;
+    size_t mpi_function_capacity;
+    size_t sampled_function_capacity;
+    /* Per name string: its sampled function + 1 (0: none yet). One
+     * function per name: several regions may carry one name (an MPI
+     * function's region and its sampled frame, a symbol of each rank). */
+    uint32_t *name_functions;
+    size_t name_function_capacity;
+    uint64_t timer_resolution;
+    uint64_t global_offset;
+    uint64_t trace_length;
+    uint64_t bin_ticks;
+    /* Per rank, per communicator: how many collectives it has finished. */
+    uint64_t *collective_sequences;
+    size_t collective_sequence_capacity;
+    /* The Chrome trace-event file written during the pass; NULL when none
+     * was asked for. */
+    struct adt_report_chrome *chrome;
+    struct adt_report_segments segments;
+};
+
+/* A call as segments are keyed: its calling context when it has one,
+ * else its region. */
+static const uint64_t CONTEXT_CALL = UINT64_C(1) << 32;
+
+/* The text of string definition ref; "?" when it is not defined. */
+const char *adt_report_string_of(const struct reading *reading, uint32_t ref);
+/* ticks of the archive's clock in seconds. */
+double adt_report_seconds(const struct reading *reading, uint64_t ticks);
+/* Whether code is an error; if so, error says which call failed and how. */
+bool adt_report_otf2_failed(OTF2_ErrorCode code, const char *call, char *error, size_t error_size);
+
+/* Reads the global definitions into reading (read_definitions.c); false
+ * with a reason in error when they cannot be read or lack the clock. */
+bool adt_report_read_definitions(OTF2_Reader *reader, struct reading *reading, char *error, size_t error_size);
+
+/* Once the definitions are read: the table that finds a location by id
+ * (read_events.c). */
+void adt_report_index_locations(struct reading *reading);
+/* Reads every location's events, merged by time, into reading and its
+ * profile; false with a reason in error when they cannot be read. */
+bool adt_report_read_events(OTF2_Reader *reader, struct reading *reading, char *error, size_t error_size);
+
+#endif
