@@ -1,6 +1,7 @@
 /* Whether a record read back from a saved buffer is one the writer can
- * write: the recovery of a process that ended mid-append (recover.c in
- * runtime/) cuts a chain at the first record that is not. Normal context. */
+ * write: the recovery of a process that ended mid-append
+ * (recover_rebuild.c in runtime/) cuts a chain at the first record that
+ * is not. Normal context. */
 #include "format/defs_internal.h"
 
 static bool fits(const adt_record_view *record, size_t needed)

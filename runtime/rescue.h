@@ -1,7 +1,7 @@
 /*
  * The rescue file: what one process saves when its run ends any way but
  * the normal end (runtime/rescue.c, often in a signal handler), and what
- * adaptrace-recover reads back (runtime/recover.c). Shared by runtime/
+ * adaptrace-recover reads back (runtime/recover_read.c). Shared by runtime/
  * only; the layout is host byte order, for the same adaptrace build.
  *
  * Where: <archive>.rescue/rank-<world rank>.adtr, or pid-<pid>.adtr for a

@@ -1,0 +1,89 @@
+/*
+ * Internal to adaptrace-recover (runtime/recover*.c): the state of one
+ * recovery and the steps its files offer each other. recover.c runs the
+ * steps (see its top comment) and calls
+ *  - recover_rebuild.c: each process rebuilt from its rescue file (step
+ *    2) and the messages without their other side (step 3);
+ *  - recover_read.c: the rescue files read and placed at their ranks
+ *    (step 1).
+ * All of it runs in a process of its own (no MPI, no measurement), in
+ * normal code.
+ */
+#ifndef ADAPTRACE_RUNTIME_RECOVER_INTERNAL_H
+#define ADAPTRACE_RUNTIME_RECOVER_INTERNAL_H
+
+#include "runtime/rescue.h"
+#include "runtime_internal.h"
+
+typedef struct saved_process {
+    char path[ADT_PATH_MAX + 64];
+    void *file;
+    size_t file_bytes;
+    const adt_rescue_header *header;   /* NULL: a rank that was not saved */
+    const void *journal;
+    size_t journal_bytes;
+    const void *image;
+    size_t image_bytes;
+    const void *tree;
+    size_t tree_bytes;
+    const char *maps;
+    size_t maps_bytes;
+    adt_run_counters counters;
+    const adt_location_summary *saved_lines;
+    size_t saved_line_count;
+    /* rebuilt */
+    uint32_t rank;
+    adt_defs *defs;
+    adt_buffer *buffer;
+    int spill_fd;
+    adt_image_repair repair;
+    uint64_t regions_closed;
+    adt_location_summary *lines;
+    adt_trace_thread *threads;
+    char *thread_names;
+    size_t thread_count;
+    /* written */
+    adt_trace_result written;
+    int write_status;
+    int summary_status;
+} saved_process;
+
+/* One point-to-point message end: +1 sent, -1 received. */
+typedef struct message_end {
+    uint64_t comm_key;
+    uint32_t sender;
+    uint32_t receiver;
+    uint32_t tag;
+    int32_t delta;
+} message_end;
+
+typedef struct recovery {
+    const char *archive_dir;
+    bool quiet;
+    saved_process *processes;  /* by rank */
+    uint32_t ranks;
+    uint32_t cut_short;        /* .partial files */
+    char cut_short_names[256];
+    message_end *message_ends;
+    size_t message_end_count, message_end_capacity;
+    adt_run_ending ending;
+    adt_thread_group *group;
+} recovery;
+
+/* ---- recover_read.c ------------------------------------------------------ */
+
+/* Reads every complete rescue file of directory and places it at its
+ * rank (run->processes, run->ranks); names the files cut short. */
+int adt_recover_find_processes(recovery *run, const char *directory);
+
+/* ---- recover_rebuild.c --------------------------------------------------- */
+
+/* Rebuilds process (a rank without a file as an empty location) and notes
+ * its point-to-point messages in run. */
+int adt_recover_rebuild(recovery *run, saved_process *process);
+
+/* The messages noted by adt_recover_rebuild whose other side is not in
+ * the trace. */
+uint64_t adt_recover_unmatched_messages(recovery *run);
+
+#endif

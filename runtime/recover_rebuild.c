@@ -1,0 +1,266 @@
+/*
+ * adaptrace-recover, steps 2 and 3: rebuilding each process as it was and
+ * counting the messages without their other side.
+ * 2. A process's definitions from the journal, its calling contexts from
+ *    the saved tree and module list, its buffer from the image (chains
+ *    cut where a thread was changing them); then the regions still open
+ *    at the ending are closed, at the time of the save, and the end is
+ *    marked with a MeasurementOnOff(off) record. A rank that was not
+ *    saved gets an empty location, so that communicators keep their
+ *    members.
+ * 3. The point-to-point messages whose other side is not in the trace
+ *    (sent to a rank that was not saved or never received them).
+ *
+ * Execution context: adaptrace-recover, a process of its own (no MPI, no
+ * measurement); normal code.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "recover_internal.h"
+#include "sampler/sampler.h"
+
+/* ---- 2. rebuilding a process -------------------------------------------- */
+
+static bool record_check(const adt_record_view *record, void *arg)
+{
+    return adt_record_valid(arg, record);
+}
+
+static int spill_file(const saved_process *process)
+{
+    const void *spill = NULL;
+    size_t bytes = adt_buffer_image_spill(process->image, process->image_bytes, &spill);
+    if (bytes == 0)
+        return -1;
+    int fd = memfd_create("adaptrace-spill", MFD_CLOEXEC);
+    size_t done = 0;
+    while (fd >= 0 && done < bytes) {
+        ssize_t written = write(fd, (const char *)spill + done, bytes - done);
+        if (written <= 0) {
+            close(fd);
+            return -1;
+        }
+        done += (size_t)written;
+    }
+    return fd;
+}
+
+static int add_message_end(recovery *run, uint64_t comm_key, uint32_t sender, uint32_t receiver, uint32_t tag,
+                           int32_t delta)
+{
+    if (run->message_end_count == run->message_end_capacity) {
+        size_t capacity = run->message_end_capacity ? 2 * run->message_end_capacity : 1024;
+        message_end *grown = realloc(run->message_ends, capacity * sizeof *grown);
+        if (grown == NULL)
+            return -1;
+        run->message_ends = grown;
+        run->message_end_capacity = capacity;
+    }
+    run->message_ends[run->message_end_count++] =
+        (message_end){ .comm_key = comm_key, .sender = sender, .receiver = receiver, .tag = tag, .delta = delta };
+    return 0;
+}
+
+static void note_message(recovery *run, saved_process *process, const adt_record_view *record)
+{
+    const adt_rec_p2p *message = record->payload;
+    uint32_t peer;
+    uint64_t comm_key;
+    if (!adt_defs_comm_world_rank(process->defs, message->comm, message->peer, &peer, &comm_key))
+        return;
+    bool sent = record->kind == ADT_REC_MPI_SEND || record->kind == ADT_REC_MPI_ISEND;
+    if (sent)
+        add_message_end(run, comm_key, process->rank, peer, message->tag, 1);
+    else
+        add_message_end(run, comm_key, peer, process->rank, message->tag, -1);
+}
+
+typedef struct open_regions {
+    adt_rec_region *stack;
+    size_t depth, capacity;
+} open_regions;
+
+static int push_region(open_regions *open, const adt_rec_region *region)
+{
+    if (open->depth == open->capacity) {
+        size_t capacity = open->capacity ? 2 * open->capacity : 16;
+        adt_rec_region *grown = realloc(open->stack, capacity * sizeof *grown);
+        if (grown == NULL)
+            return -1;
+        open->stack = grown;
+        open->capacity = capacity;
+    }
+    open->stack[open->depth++] = *region;
+    return 0;
+}
+
+/* Reads the location once: its open regions, its last time, its messages;
+ * then closes the regions at the save's time (or the last record's, if
+ * later) and marks the end of the measurement there. */
+static int close_location(recovery *run, saved_process *process, adt_location *location)
+{
+    adt_reader *reader = adt_reader_open(location);
+    if (reader == NULL)
+        return -1;
+    open_regions open = {0};
+    uint64_t last_time = 0;
+    adt_record_view record;
+    int status = 0;
+    while (status == 0 && adt_reader_next(reader, &record)) {
+        last_time = record.time;
+        switch (record.kind) {
+        case ADT_REC_ENTER:
+            status = push_region(&open, record.payload);
+            break;
+        case ADT_REC_LEAVE:
+            if (open.depth > 0)
+                open.depth--;
+            break;
+        case ADT_REC_MPI_SEND:
+        case ADT_REC_MPI_ISEND:
+        case ADT_REC_MPI_RECV:
+        case ADT_REC_MPI_IRECV:
+            note_message(run, process, &record);
+            break;
+        default:
+            break;
+        }
+    }
+    adt_reader_close(reader);
+    uint64_t end = process->header->end_time > last_time ? process->header->end_time : last_time;
+    while (status == 0 && open.depth > 0) {
+        adt_rec_region leave = open.stack[--open.depth];
+        if (adt_buffer_append_event(location, ADT_REC_LEAVE, end, &leave, sizeof leave) == ADT_APPEND_OK)
+            process->regions_closed++;
+    }
+    adt_rec_on_off off = { .on = 0 };
+    adt_buffer_append_event(location, ADT_REC_MEASUREMENT_ON_OFF, end, &off, sizeof off);
+    free(open.stack);
+    return status;
+}
+
+/* A rank without a rescue file says so in its location's name. */
+static int list_threads(saved_process *process)
+{
+    const char *main_thread_name = process->header != NULL ? "Master thread" : "Master thread (not saved)";
+    process->threads =
+        adt_list_locations(process->buffer, main_thread_name, &process->thread_count, &process->thread_names);
+    return process->threads != NULL ? 0 : -1;
+}
+
+/* The saved counters, with what the rebuilt buffer holds now: records
+ * cut from a chain are not in the trace (kept samples cut count as
+ * dropped, as the buffer counts them). */
+static void recount(saved_process *process)
+{
+    size_t count = adt_buffer_location_count(process->buffer);
+    process->lines = calloc(count ? count : 1, sizeof *process->lines);
+    adt_run_counters rebuilt;
+    memset(&rebuilt, 0, sizeof rebuilt);
+    for (size_t i = 0; i < count; i++) {
+        adt_location_stats stats;
+        adt_location_get_stats(adt_buffer_location_at(process->buffer, i), &stats);
+        rebuilt.mpi_events += stats.events.records + stats.spilled_records;
+        rebuilt.samples_kept += stats.samples_kept;
+        adt_summary_add_losses(&rebuilt, &stats);
+        if (process->lines == NULL)
+            continue;
+        if (i < process->saved_line_count)
+            process->lines[i] = process->saved_lines[i];
+        process->lines[i].rank = process->rank;
+        process->lines[i].thread = adt_location_id(adt_buffer_location_at(process->buffer, i));
+        process->lines[i].samples_kept = stats.samples_kept;
+        process->lines[i].mpi_events = stats.events.records + stats.spilled_records;
+    }
+    adt_run_counters *counters = &process->counters;
+    if (process->header == NULL) {
+        memset(counters, 0, sizeof *counters);
+        counters->locations = count;
+    }
+    counters->mpi_events = rebuilt.mpi_events;
+    counters->samples_kept = rebuilt.samples_kept;
+    counters->samples_dropped = rebuilt.samples_dropped;
+    counters->events_dropped = rebuilt.events_dropped;
+    memcpy(counters->samples_lost, rebuilt.samples_lost, sizeof counters->samples_lost);
+    memcpy(counters->events_lost, rebuilt.events_lost, sizeof counters->events_lost);
+    counters->location_entries = process->lines != NULL ? count : 0;
+}
+
+int adt_recover_rebuild(recovery *run, saved_process *process)
+{
+    char error[512];
+    process->spill_fd = -1;
+    if (process->header == NULL) {
+        process->defs = adt_defs_create();
+        process->buffer = adt_buffer_create(64u << 10, 1u << 10, 1);
+        if (process->defs == NULL || process->buffer == NULL ||
+            adt_buffer_add_location(process->buffer, 0) == NULL)
+            return -1;
+        recount(process);
+        return list_threads(process);
+    }
+    process->defs = adt_defs_replay(process->journal, process->journal_bytes);
+    if (process->defs == NULL) {
+        fprintf(stderr, "adaptrace-recover: %s: its definitions cannot be read back\n", process->path);
+        return -1;
+    }
+    if (process->header->sampling &&
+        adt_sampler_define_saved_contexts(process->defs, process->tree, process->tree_bytes, process->maps,
+                                          process->maps_bytes) != 0) {
+        fprintf(stderr, "adaptrace-recover: %s: its calling contexts cannot be defined\n", process->path);
+        return -1;
+    }
+    process->spill_fd = spill_file(process);
+    /* One chunk per location more: room for the records that close it. */
+    process->buffer = adt_buffer_image_read(process->image, process->image_bytes, 1,
+                                            process->spill_fd, record_check, process->defs, &process->repair,
+                                            error, sizeof error);
+    if (process->buffer == NULL) {
+        fprintf(stderr, "adaptrace-recover: %s: %s\n", process->path, error);
+        return -1;
+    }
+    /* Counted before the ending's own records are added. */
+    recount(process);
+    for (size_t i = 0; i < adt_buffer_location_count(process->buffer); i++)
+        if (close_location(run, process, adt_buffer_location_at(process->buffer, i)) != 0) {
+            fprintf(stderr, "adaptrace-recover: %s: out of memory reading location %zu\n", process->path, i);
+            return -1;
+        }
+    return list_threads(process);
+}
+
+/* ---- 3. messages without their other side ------------------------------ */
+
+static int compare_message_end(const void *a, const void *b)
+{
+    const message_end *left = a, *right = b;
+    if (left->comm_key != right->comm_key)
+        return left->comm_key < right->comm_key ? -1 : 1;
+    if (left->sender != right->sender)
+        return left->sender < right->sender ? -1 : 1;
+    if (left->receiver != right->receiver)
+        return left->receiver < right->receiver ? -1 : 1;
+    return (left->tag > right->tag) - (left->tag < right->tag);
+}
+
+/* Sends and receives of one (communicator, sender, receiver, tag) pair up
+ * in order (MPI's non-overtaking rule); what remains has no other side. */
+uint64_t adt_recover_unmatched_messages(recovery *run)
+{
+    if (run->message_end_count > 0)
+        qsort(run->message_ends, run->message_end_count, sizeof *run->message_ends, compare_message_end);
+    uint64_t unmatched = 0;
+    for (size_t i = 0; i < run->message_end_count;) {
+        int64_t balance = 0;
+        size_t j = i;
+        while (j < run->message_end_count && compare_message_end(&run->message_ends[i], &run->message_ends[j]) == 0)
+            balance += run->message_ends[j++].delta;
+        unmatched += (uint64_t)(balance < 0 ? -balance : balance);
+        i = j;
+    }
+    return unmatched;
+}
