@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/core.h"
+#include "../scratch_directory.hpp"
 
 namespace fs = std::filesystem;
 
@@ -37,16 +38,13 @@ class Launcher : public ::testing::Test {
 protected:
     void SetUp() override
     {
-        char pattern[] = "/tmp/adaptrace-launcher-XXXXXX";
-        ASSERT_NE(mkdtemp(pattern), nullptr);
-        prefix_ = pattern;
+        ASSERT_FALSE(scratch_.path().empty());
+        prefix_ = scratch_.path();
         fs::create_directories(prefix_ / "bin");
         fs::create_directories(prefix_ / "lib");
         fs::copy_file(ADAPTRACE_LAUNCHER, launcher());
         fs::copy_file(ADAPTRACE_PRELOAD_PROBE, library());
     }
-
-    void TearDown() override { fs::remove_all(prefix_); }
 
     fs::path launcher() const { return prefix_ / "bin" / "adaptrace"; }
     fs::path library() const { return prefix_ / "lib" / "libadaptrace.so"; }
@@ -112,6 +110,7 @@ protected:
         return variables;
     }
 
+    ScratchDirectory scratch_{"adaptrace-launcher"};
     fs::path prefix_;
 };
 

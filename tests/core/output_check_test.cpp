@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "core/core.h"
+#include "../scratch_directory.hpp"
 
 namespace fs = std::filesystem;
 
@@ -18,15 +19,8 @@ class OutputCheck : public ::testing::Test {
 protected:
     void SetUp() override
     {
-        char pattern[] = "/tmp/adt-output-check-XXXXXX";
-        ASSERT_NE(mkdtemp(pattern), nullptr);
-        root_ = pattern;
-    }
-
-    void TearDown() override
-    {
-        fs::permissions(root_, fs::perms::owner_all);
-        fs::remove_all(root_);
+        root_ = scratch_.path();
+        ASSERT_FALSE(root_.empty());
     }
 
     // The message, or "" when the path is accepted.
@@ -38,6 +32,7 @@ protected:
         return error;
     }
 
+    ScratchDirectory scratch_{"adt-output-check"};
     std::string root_;
 };
 

@@ -26,6 +26,7 @@
 
 #include "otf2_readback.hpp"
 #include "process_support.hpp"
+#include "../scratch_directory.hpp"
 
 namespace {
 
@@ -182,17 +183,8 @@ class AdaptiveSampling : public ::testing::TestWithParam<Case> {
 protected:
     void SetUp() override
     {
-        char pattern[] = "/tmp/adt-adaptive-test-XXXXXX";
-        ASSERT_NE(mkdtemp(pattern), nullptr);
-        root_ = pattern;
-    }
-
-    void TearDown() override
-    {
-        if (!HasFailure())
-            std::system(("rm -rf '" + root_ + "'").c_str());
-        else
-            std::fprintf(stderr, "kept %s for inspection\n", root_.c_str());
+        root_ = scratch_.path();
+        ASSERT_FALSE(root_.empty());
     }
 
     // Runs three_functions through the launcher; returns the truth: CPU
@@ -255,6 +247,7 @@ protected:
         expect_no_flush(run.summary, run.otf2);
     }
 
+    ScratchDirectory scratch_{"adt-adaptive-test"};
     std::string root_;
 };
 

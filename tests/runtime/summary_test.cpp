@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "../core/capture_stderr.hpp"
+#include "../scratch_directory.hpp"
 
 extern "C" {
 #include "runtime/runtime_internal.h"
@@ -86,14 +87,8 @@ class SummaryLosses : public ::testing::Test {
 protected:
     void SetUp() override
     {
-        char pattern[] = "/tmp/adt_summary_test.XXXXXX";
-        ASSERT_NE(mkdtemp(pattern), nullptr);
-        archive_ = pattern;
-    }
-    void TearDown() override
-    {
-        std::remove((archive_ + "/summary.json").c_str());
-        rmdir(archive_.c_str());
+        archive_ = scratch_.path();
+        ASSERT_FALSE(archive_.empty());
     }
 
     // Publishes counters as a one-rank run with sampling; returns stderr.
@@ -114,6 +109,7 @@ protected:
         return text.str();
     }
 
+    ScratchDirectory scratch_{"adt-summary-test"};
     std::string archive_;
 };
 

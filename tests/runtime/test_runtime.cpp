@@ -24,6 +24,7 @@
 
 #include "otf2_readback.hpp"
 #include "process_support.hpp"
+#include "../scratch_directory.hpp"
 
 namespace {
 
@@ -90,19 +91,10 @@ class Runtime : public ::testing::Test {
 protected:
     void SetUp() override
     {
-        char pattern[] = "/tmp/adt-runtime-test-XXXXXX";
-        ASSERT_NE(mkdtemp(pattern), nullptr);
-        root_ = pattern;
+        root_ = scratch_.path();
+        ASSERT_FALSE(root_.empty());
         work_ = root_ + "/work";
         ASSERT_EQ(mkdir(work_.c_str(), 0700), 0);
-    }
-
-    void TearDown() override
-    {
-        if (!HasFailure())
-            std::system(("rm -rf '" + root_ + "'").c_str());
-        else
-            std::fprintf(stderr, "kept %s for inspection\n", root_.c_str());
     }
 
     // The environment of this process without anything adaptrace, plus
@@ -204,6 +196,7 @@ protected:
     // Directories the runtime named by default in the working directory.
     std::vector<std::string> default_archives() { return default_named(false); }
 
+    ScratchDirectory scratch_{"adt-runtime-test"};
     std::string root_;
     std::string work_;
 };
