@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
+#include <time.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -451,6 +454,67 @@ TEST(BufferOwnDrop, WithoutSamplesRaisesTheShiftByOne)
     EXPECT_EQ(stats.removals, 2u);
     EXPECT_EQ(stats.samples_removed, 0u);
     EXPECT_EQ(stats.samples_kept, 2u);
+    adt_buffer_destroy(buffer);
+}
+
+// Drops of one location from several threads at once (the flush policy
+// for other threads' event appends) and from its owner (the overload
+// protection): every drop stamps the shift it reached, once, and the
+// stamps grow with the shift, whoever dropped and in whatever order the
+// threads got the guard; shifts a drop jumped over stay unstamped.
+TEST(BufferShiftTimes, OverlappingDropsStampEachReachedShiftOnceInOrder)
+{
+    adt_buffer *buffer = adt_buffer_create(1 << 20, 256, 1);
+    adt_location *location = adt_buffer_add_location(buffer, 0);
+    append_samples(location, 3000);
+    adt_location_stats fresh = location_stats(location);
+    for (unsigned shift = 0; shift < ADT_BUFFER_LEVELS; shift++)
+        EXPECT_EQ(fresh.shift_reached_at[shift], 0u) << "no drop yet, shift " << shift;
+    struct timespec before;
+    clock_gettime(CLOCK_MONOTONIC, &before);
+    std::atomic<bool> go{ false };
+    std::vector<std::thread> droppers;
+    for (int t = 0; t < 4; t++)
+        droppers.emplace_back([&] {
+            while (!go.load())
+                ;
+            for (int i = 0; i < 2; i++)
+                adt_buffer_drop_lowest_level(location, nullptr);
+        });
+    std::thread owner([&] {
+        while (!go.load())
+            ;
+        for (int i = 0; i < 2;)
+            if (adt_buffer_drop_own_level(location, nullptr) >= 0)
+                i++;
+    });
+    go.store(true);
+    for (std::thread &dropper : droppers)
+        dropper.join();
+    owner.join();
+    struct timespec after;
+    clock_gettime(CLOCK_MONOTONIC, &after);
+    auto nanoseconds = [](const struct timespec &at) { return (uint64_t)at.tv_sec * 1000000000u + at.tv_nsec; };
+
+    adt_location_stats stats = location_stats(location);
+    EXPECT_EQ(stats.removals, 10u);
+    EXPECT_EQ(stats.shift_reached_at[0], 0u) << "the initial shift is no drop";
+    uint64_t stamped = 0, previous = 0;
+    for (unsigned shift = 1; shift <= stats.shift; shift++) {
+        uint64_t at = stats.shift_reached_at[shift];
+        if (at == 0)
+            continue;
+        stamped++;
+        // Without adt_clock_init the trace clock is CLOCK_MONOTONIC in ns.
+        EXPECT_GE(at, nanoseconds(before)) << "shift " << shift;
+        EXPECT_LE(at, nanoseconds(after)) << "shift " << shift;
+        EXPECT_GT(at, previous) << "shift " << shift << " stamped before a lower one";
+        previous = at;
+    }
+    EXPECT_EQ(stamped, stats.removals) << "one stamp per drop";
+    EXPECT_NE(stats.shift_reached_at[stats.shift], 0u) << "the shift reached last";
+    for (unsigned shift = stats.shift + 1; shift < ADT_BUFFER_LEVELS; shift++)
+        EXPECT_EQ(stats.shift_reached_at[shift], 0u) << "shift " << shift << " never reached";
     adt_buffer_destroy(buffer);
 }
 
