@@ -3,8 +3,10 @@
 // with a handler that appends samples to the same thread's location. The
 // arena is small and the pre-flush callback drops levels, also of other
 // locations, so removals race with appends. Afterwards every event must be
-// there, in order, byte-identical, and the samples must be exactly those
-// stored with n ≡ 0 mod 2^k, each with its own payload.
+// there, in order, byte-identical, the samples must be exactly those
+// stored with n ≡ 0 mod 2^k, each with its own payload, and every drop
+// (from a handler or another thread) must have stamped the shift it
+// reached, in order of the shift.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -258,6 +260,29 @@ void verify_location(const ThreadState &state, unsigned shift)
     EXPECT_EQ(next_sample, survivors.size()) << "samples missing";
 }
 
+// The drops came from the location's own signal handler (a sample
+// append's pre-flush) and from other threads (their event appends'): each
+// stamped the shift it reached once, in order of the shift, while the run
+// went on (the trace clock is CLOCK_MONOTONIC without adt_clock_init).
+void verify_shift_stamps(const adt_location_stats &stats, uint64_t start_ns, uint64_t end_ns)
+{
+    uint64_t stamped = 0, previous = 0;
+    for (unsigned shift = 1; shift <= stats.shift; shift++) {
+        uint64_t at = stats.shift_reached_at[shift];
+        if (at == 0)
+            continue;
+        stamped++;
+        EXPECT_GT(at, previous) << "shift " << shift;
+        EXPECT_GE(at, start_ns) << "shift " << shift;
+        EXPECT_LE(at, end_ns) << "shift " << shift;
+        previous = at;
+    }
+    EXPECT_EQ(stamped, stats.removals);
+    if (stats.shift > 0) {
+        EXPECT_NE(stats.shift_reached_at[stats.shift], 0u) << "the shift reached last";
+    }
+}
+
 }  // namespace
 
 TEST(BufferSignals, TimerSamplesInterruptEventAppendsWithoutLoss)
@@ -277,11 +302,13 @@ TEST(BufferSignals, TimerSamplesInterruptEventAppendsWithoutLoss)
         states[i].thread = i;
         states[i].location = adt_buffer_add_location(buffer, static_cast<uint64_t>(i));
     }
+    uint64_t start_ns = now_ns();
     std::vector<std::thread> threads;
     for (int i = 0; i < kThreads; i++)
         threads.emplace_back(run_thread, &states[i]);
     for (auto &thread : threads)
         thread.join();
+    uint64_t end_ns = now_ns();
     sigaction(kSignal, &previous, nullptr);
 
     uint64_t removals = 0, skipped = 0, chunks_in_chains = 0;
@@ -300,6 +327,7 @@ TEST(BufferSignals, TimerSamplesInterruptEventAppendsWithoutLoss)
             chunks_in_chains += level.chunks;
         SCOPED_TRACE("thread " + std::to_string(state.thread));
         verify_location(state, stats.shift);
+        verify_shift_stamps(stats, start_ns, end_ns);
     }
     adt_buffer_stats buffer_stats;
     adt_buffer_get_stats(buffer, &buffer_stats);
