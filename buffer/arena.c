@@ -241,6 +241,8 @@ void adt_location_get_stats(const adt_location *location, adt_location_stats *st
         stats->events_dropped += stats->events_lost[cause];
     }
     stats->shift = __atomic_load_n(&location->shift, __ATOMIC_RELAXED);
+    for (unsigned shift = 0; shift < ADT_BUFFER_LEVELS; shift++)
+        stats->shift_reached_at[shift] = adt_load_relaxed(&location->shift_reached_at[shift]);
     stats->events_stopped = __atomic_load_n(&location->events_stopped, __ATOMIC_RELAXED);
 }
 

@@ -241,6 +241,11 @@ typedef struct adt_location_stats {
     uint64_t events_dropped;    /* Σ events_lost */
     uint64_t events_lost[ADT_EVENT_LOSS_CAUSES];
     unsigned shift;             /* k: samples kept are n ≡ 0 mod 2^k */
+    /* When each shift was reached (trace clock, adt_clock_now; 0: never):
+     * the drop that raised the shift to k stamps entry k once, under the
+     * location's guard, so the stamps grow with k. A drop of several
+     * levels at once stamps only the shift it reached. */
+    uint64_t shift_reached_at[ADT_BUFFER_LEVELS];
     bool events_stopped;
 } adt_location_stats;
 

@@ -86,6 +86,9 @@ struct adt_location {
     uint64_t samples_lost[ADT_SAMPLE_LOSS_CAUSES];
     uint64_t events_lost[ADT_EVENT_LOSS_CAUSES];
     unsigned shift;
+    /* shift_reached_at[k]: trace-clock time at which the shift became k
+     * (0: never); written by whoever holds the guard, read by anyone. */
+    uint64_t shift_reached_at[ADT_BUFFER_LEVELS];
 
     int spill_fd;
     uint32_t spill_head;    /* first spilled chunk, in chunk_bytes units of the file */

@@ -34,7 +34,7 @@
 #include "core/core.h"
 
 #define IMAGE_MAGIC 0x41444254494d4731ull /* "ADBTIMG1" */
-#define IMAGE_VERSION 1u
+#define IMAGE_VERSION 2u /* 2: locations carry shift_reached_at */
 
 typedef struct image_header {
     uint64_t magic;

@@ -10,6 +10,7 @@
 #include <sched.h>
 
 #include "buffer/buffer_internal.h"
+#include "core/core.h"
 
 static void guard_acquire_for_removal(adt_location *location)
 {
@@ -45,6 +46,17 @@ static int drop_levels_through(adt_location *location, unsigned level)
     }
     adt_counter_add(&location->removals, 1);
     int new_shift = (int)level + 1;
+    /* The clock is read under the guard: drops of one location are
+     * serialised by it, so the stamps grow with the shift whichever thread
+     * or handler dropped. The exchange from 0 keeps the first stamp of a
+     * shift; the stores are atomic because an image may be written (in a
+     * signal handler) or the statistics read meanwhile. Shift 64 (the
+     * numbers used up) stands for no rate and gets no stamp. */
+    if (new_shift < ADT_BUFFER_LEVELS) {
+        uint64_t unstamped = 0;
+        __atomic_compare_exchange_n(&location->shift_reached_at[new_shift], &unstamped, adt_clock_now(), false,
+                                    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+    }
     __atomic_store_n(&location->shift, (unsigned)new_shift, __ATOMIC_RELAXED);
     /* new_shift is 1..64; 64 means the 64-bit counter is used up. */
     __atomic_store_n(&location->number_mask, ~UINT64_C(0) >> (64 - new_shift), __ATOMIC_RELAXED);

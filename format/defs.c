@@ -251,6 +251,20 @@ uint32_t adt_defs_group(adt_defs *defs, const uint32_t *members, uint32_t size)
     return id;
 }
 
+int adt_defs_sampling_rate(adt_defs *defs)
+{
+    pthread_mutex_lock(&defs->lock);
+    if (!defs->sampling_rate) {
+        defs->sampling_rate_name = string_id(defs, "sampling rate");
+        defs->sampling_rate_unit = string_id(defs, "Hz");
+        defs->sampling_rate =
+            defs->sampling_rate_name != ADT_UNDEFINED_ID && defs->sampling_rate_unit != ADT_UNDEFINED_ID;
+    }
+    bool defined = defs->sampling_rate;
+    pthread_mutex_unlock(&defs->lock);
+    return defined ? 0 : -1;
+}
+
 uint32_t adt_defs_metric(adt_defs *defs, const char *name, const char *unit)
 {
     if (!name)

@@ -115,7 +115,18 @@ struct adt_defs {
     adt_intern io_handles;       /* key: adt_io_handle_key */
     adt_cc_node *calling_contexts;
     size_t calling_context_count;
+    /* The sampling rate of each location over the run (a metric of its
+     * own, not a counter of the samples): defined by the writer of a
+     * sampled run (adt_defs_sampling_rate), string ids of its name and
+     * unit. Not journaled: the writer of the recovery defines it again. */
+    bool sampling_rate;
+    uint32_t sampling_rate_name;
+    uint32_t sampling_rate_unit;
     adt_journal journal;
 };
+
+/* Defines the sampling-rate metric (name "sampling rate", unit "Hz");
+ * once is enough, again changes nothing. 0, or -1 when out of memory. */
+int adt_defs_sampling_rate(adt_defs *defs);
 
 #endif

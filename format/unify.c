@@ -56,7 +56,7 @@ void adt_global_defs_free(adt_global_defs *global)
                              &global->rma_wins, &global->io_files, &global->io_handles };
     for (size_t i = 0; i < sizeof tables / sizeof tables[0]; ++i)
         adt_intern_free(tables[i]);
-    free(global->metric_units);
+    free(global->metric_sides);
     free(global->comm_info);
     free(global->rma_win_comm);
     free(global->rank_host);
@@ -117,16 +117,20 @@ static int local_maps(adt_defs *defs, const uint32_t *group_entries, const adt_c
     maps->group = malloc(((size_t)maps->group_count + 1) * sizeof *maps->group);
     maps->metric_count = defs->metrics.count;
     maps->metric_class = ADT_UNDEFINED_ID;
+    maps->sampling_rate_class = ADT_UNDEFINED_ID;
     bool ok = maps->region && maps->comm && maps->calling_context && maps->rma_win && maps->io_file &&
               maps->io_handle && maps->group;
     for (uint32_t i = 0; ok && i < maps->group_count; ++i) {
         ok = group_entries[i] < global->count[ADT_DEF_GROUP];
         maps->group[i] = ok ? 1 + global->map[ADT_DEF_GROUP][group_entries[i]] : ADT_UNDEFINED_ID;
     }
-    if (ok && maps->metric_count) {
-        ok = global->count[ADT_DEF_METRIC_CLASS] == 1;
-        maps->metric_class = ok ? global->map[ADT_DEF_METRIC_CLASS][0] : ADT_UNDEFINED_ID;
-    }
+    /* The set holds the counters' class, then the rate's (adt_unify_serialize). */
+    uint32_t classes = (maps->metric_count ? 1u : 0u) + (defs->sampling_rate ? 1u : 0u);
+    ok = ok && global->count[ADT_DEF_METRIC_CLASS] == classes;
+    if (ok && maps->metric_count)
+        maps->metric_class = global->map[ADT_DEF_METRIC_CLASS][0];
+    if (ok && defs->sampling_rate)
+        maps->sampling_rate_class = global->map[ADT_DEF_METRIC_CLASS][classes - 1];
     return ok ? 0 : -1;
 }
 

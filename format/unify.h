@@ -28,6 +28,20 @@ typedef struct adt_global_comm {
     uint32_t remote_group;  /* archive group id, ADT_UNDEFINED_ID if intra */
 } adt_global_comm;
 
+/* What a metric is: a counter read at samples (PAPI), or the sampling
+ * rate of a location (one value from each halving on). */
+typedef enum adt_metric_kind {
+    ADT_METRIC_COUNTER = 0,
+    ADT_METRIC_SAMPLING_RATE = 1
+} adt_metric_kind;
+
+/* The side data of a metric: its unit first (a string id, translated like
+ * a name), then its kind. */
+typedef struct adt_metric_side {
+    uint32_t unit;
+    uint32_t kind;          /* adt_metric_kind */
+} adt_metric_side;
+
 typedef struct adt_global_thread {
     uint32_t thread_index;
     uint32_t name;          /* global string id */
@@ -37,9 +51,9 @@ typedef struct adt_global_defs {
     adt_intern strings;          /* same key layouts as the local registry */
     adt_intern regions;
     adt_intern source_locations;
-    adt_intern metrics;
-    uint32_t *metric_units;
-    adt_intern metric_classes;   /* key: global metric ids in record order */
+    adt_intern metrics;          /* key: global string id of the name */
+    adt_metric_side *metric_sides;
+    adt_intern metric_classes;   /* key: global metric ids (counters: in record order) */
     adt_intern comms;
     adt_global_comm *comm_info;
     adt_intern groups;           /* key: world ranks of a COMM_GROUP */
@@ -71,8 +85,9 @@ typedef struct adt_id_maps {
     uint32_t io_file_count;
     uint32_t *io_handle;
     uint32_t io_handle_count;
-    uint32_t metric_class;  /* ADT_UNDEFINED_ID when no metric is registered */
+    uint32_t metric_class;  /* the counters' class, ADT_UNDEFINED_ID when no counter is registered */
     uint32_t metric_count;
+    uint32_t sampling_rate_class; /* ADT_UNDEFINED_ID when the rate is not defined */
 } adt_id_maps;
 
 /* Returns 0 on every rank or -1 on every rank (error filled in). global

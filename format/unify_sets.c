@@ -72,8 +72,8 @@ static void translate_source_location(void *key, size_t size, void *side, const 
     k->file = translate(maps, ADT_DEF_STRING, k->file, bad);
 }
 
-/* Keys that are one string id: metrics (side: the unit's string id), I/O
- * files and hosts (their names). */
+/* Keys that are one string id: metrics (side: adt_metric_side, whose
+ * first field is the unit's string id), I/O files and hosts (their names). */
 static void translate_named(void *key, size_t size, void *side, const adt_class_maps *maps, bool *bad)
 {
     (void)size;
@@ -135,8 +135,8 @@ static const def_class classes[ADT_DEF_CLASS_COUNT] = {
     [ADT_DEF_REGION] = { TABLE(regions), sizeof(adt_region_key), 0, 0, translate_region, true },
     [ADT_DEF_SOURCE_LOCATION] = { TABLE(source_locations), sizeof(adt_source_location_key), 0, 0,
                                   translate_source_location, false },
-    [ADT_DEF_METRIC] = { TABLE(metrics), sizeof(uint32_t), TABLE(metric_units), sizeof(uint32_t), translate_named,
-                         false },
+    [ADT_DEF_METRIC] = { TABLE(metrics), sizeof(uint32_t), TABLE(metric_sides), sizeof(adt_metric_side),
+                         translate_named, false },
     [ADT_DEF_METRIC_CLASS] = { TABLE(metric_classes), 0, 0, 0, translate_metric_class, true },
     [ADT_DEF_GROUP] = { TABLE(groups), 0, 0, 0, NULL, true },
     [ADT_DEF_COMM] = { TABLE(comms), sizeof(adt_comm_key), TABLE(comm_info), sizeof(adt_global_comm),
@@ -189,6 +189,35 @@ static void put_class(adt_blob *blob, adt_def_class c, const adt_intern *table, 
         adt_blob_put(blob, key, size);
         if (k->side_size)
             adt_blob_put(blob, (const char *)side + i * k->side_size, k->side_size);
+    }
+}
+
+/* The rank's metrics: its counters in record order, then the sampling rate
+ * when it is defined; then its metric classes: the counters' one (its
+ * members in record order), then the rate's (its one member). */
+static void put_metrics(adt_blob *blob, const adt_defs *defs)
+{
+    uint32_t counters = defs->metrics.count;
+    adt_blob_put_u32(blob, counters + (defs->sampling_rate ? 1u : 0u));
+    for (uint32_t i = 0; i < counters; ++i) {
+        adt_blob_put(blob, adt_intern_key(&defs->metrics, i, NULL), sizeof(uint32_t));
+        adt_metric_side side = { defs->metric_units[i], ADT_METRIC_COUNTER };
+        adt_blob_put(blob, &side, sizeof side);
+    }
+    if (defs->sampling_rate) {
+        adt_blob_put_u32(blob, defs->sampling_rate_name);
+        adt_metric_side side = { defs->sampling_rate_unit, ADT_METRIC_SAMPLING_RATE };
+        adt_blob_put(blob, &side, sizeof side);
+    }
+    adt_blob_put_u32(blob, (counters ? 1u : 0u) + (defs->sampling_rate ? 1u : 0u));
+    if (counters) {
+        adt_blob_put_u32(blob, counters * (uint32_t)sizeof(uint32_t));
+        for (uint32_t i = 0; i < counters; ++i)
+            adt_blob_put_u32(blob, i);
+    }
+    if (defs->sampling_rate) {
+        adt_blob_put_u32(blob, (uint32_t)sizeof(uint32_t));
+        adt_blob_put_u32(blob, counters);
     }
 }
 
@@ -265,14 +294,7 @@ void adt_unify_serialize(adt_defs *defs, const char *hostname, const adt_trace_t
         }
         put_class(blob, ADT_DEF_REGION, &defs->regions, NULL);
         put_class(blob, ADT_DEF_SOURCE_LOCATION, &defs->source_locations, NULL);
-        put_class(blob, ADT_DEF_METRIC, &defs->metrics, defs->metric_units);
-        /* the rank's one metric class: its metrics in record order */
-        adt_blob_put_u32(blob, defs->metrics.count ? 1 : 0);
-        if (defs->metrics.count) {
-            adt_blob_put_u32(blob, defs->metrics.count * (uint32_t)sizeof(uint32_t));
-            for (uint32_t i = 0; i < defs->metrics.count; ++i)
-                adt_blob_put_u32(blob, i);
-        }
+        put_metrics(blob, defs);
         put_class(blob, ADT_DEF_GROUP, &groups, NULL);
         put_class(blob, ADT_DEF_COMM, &defs->comms, comm_info);
         put_class(blob, ADT_DEF_RMA_WIN, &defs->rma_wins, defs->rma_win_comms);

@@ -113,6 +113,17 @@ static int check_input(writer *w)
     return 0;
 }
 
+/* A sampled run's archive shows each location's sampling rate over time
+ * (writer_events.c): its metric is defined before the unification. */
+static int define_sampling_rate(writer *w)
+{
+    const adt_trace_input *in = w->input;
+    if (!in->calling_context_style || in->initial_rate_hz == 0 || adt_defs_sampling_rate(in->defs) == 0)
+        return 0;
+    adt_writer_error(w, "writing trace %s: out of memory defining the sampling-rate metric", in->archive_dir);
+    return -1;
+}
+
 static double seconds_since(const struct timespec *start)
 {
     struct timespec now;
@@ -142,6 +153,8 @@ int adt_trace_write(const adt_trace_input *input, const adt_collectives *collect
         goto fail;
     have_temp_dir = true;
     if (adt_agree(c, adt_writer_prepare_calling_contexts(&w) == 0) != 0)
+        goto fail;
+    if (adt_agree(c, define_sampling_rate(&w) == 0) != 0)
         goto fail;
     if (adt_unify(input->defs, input->hostname, input->threads, input->thread_count, c, &w.maps, &w.global,
                   result->error, sizeof result->error) != 0)

@@ -252,21 +252,39 @@ static OTF2_ErrorCode write_rma_windows_and_io(const global_output *o)
     return OTF2_SUCCESS;
 }
 
+/* Counters (Score-P's way, docs/otf2-format.md 5.6): PAPI, accumulated
+ * since the start, UINT64. The sampling rate (docs/otf2-records.md): a
+ * value that holds from its event until the next one (ABSOLUTE_NEXT), a
+ * DOUBLE in Hz, since initial / 2^k is exact in binary floating point. */
+static OTF2_ErrorCode write_metric_member(const global_output *o, uint32_t id)
+{
+    const adt_global_defs *g = o->g;
+    uint32_t name = *(const uint32_t *)adt_intern_key(&g->metrics, id, NULL);
+    const adt_metric_side *side = &g->metric_sides[id];
+    if (side->kind == ADT_METRIC_SAMPLING_RATE)
+        return OTF2_GlobalDefWriter_WriteMetricMember(o->out, id, name, o->names->empty, OTF2_METRIC_TYPE_OTHER,
+                                                      OTF2_METRIC_ABSOLUTE_NEXT, OTF2_TYPE_DOUBLE,
+                                                      OTF2_BASE_DECIMAL, 0, side->unit);
+    return OTF2_GlobalDefWriter_WriteMetricMember(o->out, id, name, o->names->empty, OTF2_METRIC_TYPE_PAPI,
+                                                  OTF2_METRIC_ACCUMULATED_START, OTF2_TYPE_UINT64, OTF2_BASE_DECIMAL,
+                                                  0, side->unit);
+}
+
 static OTF2_ErrorCode write_metrics(const global_output *o)
 {
     const adt_global_defs *g = o->g;
-    for (uint32_t i = 0; i < g->metrics.count; ++i) {
-        uint32_t name = *(const uint32_t *)adt_intern_key(&g->metrics, i, NULL);
-        TRY(OTF2_GlobalDefWriter_WriteMetricMember(o->out, i, name, o->names->empty, OTF2_METRIC_TYPE_PAPI,
-                                                   OTF2_METRIC_ACCUMULATED_START, OTF2_TYPE_UINT64,
-                                                   OTF2_BASE_DECIMAL, 0, g->metric_units[i]));
-    }
-    /* counters are read at samples, not at region boundaries: asynchronous */
+    for (uint32_t i = 0; i < g->metrics.count; ++i)
+        TRY(write_metric_member(o, i));
+    /* Counters are read at samples and the rate changes at halvings, not
+     * at region boundaries: both asynchronous. The rate is recorded by no
+     * hardware: abstract. */
     for (uint32_t i = 0; i < g->metric_classes.count; ++i) {
         size_t bytes;
         const uint32_t *member_ids = adt_intern_key(&g->metric_classes, i, &bytes);
+        bool rate = g->metric_sides[member_ids[0]].kind == ADT_METRIC_SAMPLING_RATE;
         TRY(OTF2_GlobalDefWriter_WriteMetricClass(o->out, i, (uint8_t)(bytes / sizeof *member_ids), member_ids,
-                                                  OTF2_METRIC_ASYNCHRONOUS, OTF2_RECORDER_KIND_CPU));
+                                                  OTF2_METRIC_ASYNCHRONOUS,
+                                                  rate ? OTF2_RECORDER_KIND_ABSTRACT : OTF2_RECORDER_KIND_CPU));
     }
     return OTF2_SUCCESS;
 }

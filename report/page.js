@@ -263,6 +263,50 @@
     drawn.push("flame");
   }
 
+  // The adaptive buffer at work: each sampled location's rate as a step
+  // line over the run (log scale: every halving is one equal step down),
+  // each halving marked with a dot and listed in its title.
+  function drawRates() {
+    const locations = profile.sampling_rates;
+    if (locations.length === 0) {
+      d3.select("#rates").append("p").text("No sampling rate in this archive (sampling was off).");
+      drawn.push("rates");
+      return;
+    }
+    const end = Math.max(profile.timeline.bin_seconds * (profile.timeline.mpi_share[0] || []).length,
+                         d3.max(locations, (l) => l.steps[l.steps.length - 1].seconds));
+    const margin = {left: 80, right: 140, top: 10, bottom: 34};
+    const width = 1000;
+    const height = 320;
+    const rates = locations.flatMap((l) => l.steps.map((s) => s.hz));
+    const x = d3.scaleLinear().domain([0, end || 1]).range([margin.left, width - margin.right]);
+    const y = d3.scaleLog().base(2).domain([d3.min(rates) / 1.5, d3.max(rates) * 1.5])
+      .range([height - margin.bottom, margin.top]);
+    const color = d3.scaleOrdinal(d3.schemeTableau10);
+    const svg = d3.select("#rates").append("svg").attr("width", width).attr("height", height);
+    svg.append("g").attr("transform", `translate(0,${height - margin.bottom})`)
+      .call(d3.axisBottom(x).ticks(10).tickFormat((t) => `${seconds(t)} s`));
+    svg.append("g").attr("transform", `translate(${margin.left},0)`)
+      .call(d3.axisLeft(y).tickValues(Array.from(new Set(rates))).tickFormat((v) => `${d3.format("~g")(v)} Hz`));
+    const name = (l) => `rank ${l.rank} thread ${l.thread}`;
+    // The last value holds until the end of the run.
+    const line = d3.line().curve(d3.curveStepAfter).x((point) => x(point.seconds)).y((point) => y(point.hz));
+    const rows = svg.selectAll("g.rate").data(locations).join("g").attr("class", "rate");
+    rows.append("path").attr("fill", "none").attr("stroke-width", 1.5).attr("stroke", (l, i) => color(i))
+      .attr("d", (l) => line([...l.steps, {seconds: end, hz: l.steps[l.steps.length - 1].hz}]))
+      .append("title").text(name);
+    rows.selectAll("circle.halving").data((l, i) => l.steps.slice(1).map((s) => ({...s, location: l, index: i})))
+      .join("circle").attr("class", "halving").attr("r", 4).attr("cx", (s) => x(s.seconds)).attr("cy", (s) => y(s.hz))
+      .attr("fill", (s) => color(s.index))
+      .append("title").text((s) => `${name(s.location)}: halved at ${seconds(s.seconds)} s to ${d3.format("~g")(s.hz)} Hz`);
+    if (locations.length <= 16) {
+      rows.append("text").attr("x", width - margin.right + 6)
+        .attr("y", (l) => y(l.steps[l.steps.length - 1].hz)).attr("dy", "0.35em").attr("font-size", 11)
+        .attr("fill", (l, i) => color(i)).text(name);
+    }
+    drawn.push("rates");
+  }
+
   function timed(name, draw) {
     const start = performance.now();
     draw();
@@ -277,6 +321,7 @@
   });
   timed("steps", drawSteps);
   timed("flame", drawSamples);
+  timed("rates", drawRates);
   const marker = document.getElementById("drawn");
   marker.dataset.milliseconds = JSON.stringify(milliseconds);
   marker.textContent = drawn.join(" ");

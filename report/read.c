@@ -104,6 +104,7 @@ static void finish_segments(struct reading *reading)
 static void finish(struct reading *reading)
 {
     struct adt_report_profile *profile = reading->profile;
+    adt_report_finish_rates(reading);
     for (size_t i = 0; i < reading->location_count; i++) {
         const struct location_state *location = &reading->locations[i];
         if (location->main_thread && location->seen) {
@@ -168,6 +169,8 @@ static void release(struct reading *reading)
     free(reading->locations);
     free(reading->location_slots);
     free(reading->collective_sequences);
+    adt_report_free_rates(reading->rates, reading->location_count);
+    free(reading->rate_capacities);
     adt_report_matching_free(&reading->matching);
     adt_report_segments_free(&reading->segments);
 }
@@ -206,7 +209,10 @@ struct adt_report_profile *adt_report_read(const char *archive, FILE *chrome_tra
     }
     struct adt_report_profile *profile = calloc(1, sizeof *profile);
     struct adt_report_chrome chrome = {.out = chrome_trace};
-    struct reading reading = {.profile = profile, .chrome = chrome_trace != NULL ? &chrome : NULL};
+    struct reading reading = {.profile = profile,
+                              .chrome = chrome_trace != NULL ? &chrome : NULL,
+                              .rate_member = OTF2_UNDEFINED_METRIC_MEMBER,
+                              .rate_metric = OTF2_UNDEFINED_METRIC};
     bool ok = !adt_report_otf2_failed(OTF2_Reader_SetSerialCollectiveCallbacks(reader),
                                       "OTF2_Reader_SetSerialCollectiveCallbacks", error, error_size) &&
               adt_report_read_definitions(reader, &reading, error, error_size);
@@ -258,6 +264,7 @@ void adt_report_free(struct adt_report_profile *profile)
         free(profile->segments[i].to_path);
     }
     free(profile->segments);
+    adt_report_free_rates(profile->rate_locations, profile->rate_location_count);
     free(profile->mpi_functions);
     free(profile->sampled_functions);
     free(profile->ranks);

@@ -1,6 +1,7 @@
 /* The first part of the reading pass (read.c): the global definitions of
  * an archive (strings, the clock, regions, calling contexts, interrupt
- * generators, locations, groups and communicators) kept in struct reading
+ * generators, the sampling-rate metric, locations, groups and
+ * communicators) kept in struct reading
  * for the events. Also what the whole pass takes from them: a string's
  * text, ticks in seconds, and the error of a failed OTF2 call. */
 #include <otf2/otf2.h>
@@ -99,6 +100,32 @@ static OTF2_CallbackCode on_interrupt_generator(void *data, OTF2_InterruptGenera
     return OTF2_CALLBACK_SUCCESS;
 }
 
+/* The sampling rate adaptrace writes (docs/otf2-records.md): a member
+ * "sampling rate" of DOUBLE values, and the class of it alone. */
+static OTF2_CallbackCode on_metric_member(void *data, OTF2_MetricMemberRef self, OTF2_StringRef name,
+                                          OTF2_StringRef description, OTF2_MetricType type, OTF2_MetricMode mode,
+                                          OTF2_Type value_type, OTF2_Base base, int64_t exponent, OTF2_StringRef unit)
+{
+    (void)description, (void)type, (void)mode, (void)base, (void)exponent, (void)unit;
+    struct reading *reading = data;
+    if (value_type == OTF2_TYPE_DOUBLE && strcmp(adt_report_string_of(reading, name), "sampling rate") == 0) {
+        reading->rate_member = self;
+    }
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode on_metric_class(void *data, OTF2_MetricRef self, uint8_t count,
+                                         const OTF2_MetricMemberRef *members, OTF2_MetricOccurrence occurrence,
+                                         OTF2_RecorderKind recorder)
+{
+    (void)occurrence, (void)recorder;
+    struct reading *reading = data;
+    if (count == 1 && members[0] == reading->rate_member) {
+        reading->rate_metric = self;
+    }
+    return OTF2_CALLBACK_SUCCESS;
+}
+
 static OTF2_CallbackCode on_location(void *data, OTF2_LocationRef self, OTF2_StringRef name, OTF2_LocationType type,
                                      uint64_t events, OTF2_LocationGroupRef group)
 {
@@ -151,6 +178,8 @@ bool adt_report_read_definitions(OTF2_Reader *reader, struct reading *reading, c
     OTF2_GlobalDefReaderCallbacks_SetRegionCallback(callbacks, on_region);
     OTF2_GlobalDefReaderCallbacks_SetCallingContextCallback(callbacks, on_calling_context);
     OTF2_GlobalDefReaderCallbacks_SetInterruptGeneratorCallback(callbacks, on_interrupt_generator);
+    OTF2_GlobalDefReaderCallbacks_SetMetricMemberCallback(callbacks, on_metric_member);
+    OTF2_GlobalDefReaderCallbacks_SetMetricClassCallback(callbacks, on_metric_class);
     OTF2_GlobalDefReaderCallbacks_SetLocationCallback(callbacks, on_location);
     OTF2_GlobalDefReaderCallbacks_SetGroupCallback(callbacks, on_group);
     OTF2_GlobalDefReaderCallbacks_SetCommCallback(callbacks, on_comm);

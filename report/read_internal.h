@@ -60,6 +60,13 @@ struct reading {
     size_t context_parent_capacity;
     double *generator_periods;
     size_t generator_capacity;
+    /* The sampling-rate metric: its member, then the class of it alone
+     * (OTF2_UNDEFINED_METRIC when the archive has none). */
+    uint32_t rate_member;
+    uint32_t rate_metric;
+    /* Per location (its index), its rate steps so far (rates.c). */
+    struct adt_report_location_rates *rates;
+    size_t *rate_capacities;
     struct location_state *locations;
     size_t location_count;
     size_t location_capacity;
@@ -109,5 +116,13 @@ void adt_report_index_locations(struct reading *reading);
 /* Reads every location's events, merged by time, into reading and its
  * profile; false with a reason in error when they cannot be read. */
 bool adt_report_read_events(OTF2_Reader *reader, struct reading *reading, char *error, size_t error_size);
+
+/* rates.c: a value of the sampling-rate metric on location (its index)
+ * at time; after the pass, the locations that had one go into the
+ * profile (and the rest is freed). */
+void adt_report_note_rate(struct reading *reading, size_t location, uint64_t time, double hz);
+void adt_report_finish_rates(struct reading *reading);
+/* Frees count locations' steps and the array. */
+void adt_report_free_rates(struct adt_report_location_rates *rates, size_t count);
 
 #endif

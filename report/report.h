@@ -83,6 +83,22 @@ struct adt_report_segment {
     uint64_t histogram[ADT_REPORT_SEGMENT_BINS];
 };
 
+/* One value of a location's sampling rate: from seconds after the run's
+ * start (its earliest event) on, the location was sampled at hz. */
+struct adt_report_rate_step {
+    double seconds;
+    double hz;
+};
+
+/* A sampled location's rate over the run (the archive's "sampling rate"
+ * metric): at its first event, then at each halving. */
+struct adt_report_location_rates {
+    uint32_t rank;
+    uint32_t thread;
+    size_t step_count;
+    struct adt_report_rate_step *steps;
+};
+
 struct adt_report_profile {
     size_t rank_count;
     struct adt_report_rank *ranks;
@@ -109,6 +125,9 @@ struct adt_report_profile {
     /* By total time, most first. */
     size_t segment_count;
     struct adt_report_segment *segments;
+    /* The locations that have a sampling rate, in the archive's order. */
+    size_t rate_location_count;
+    struct adt_report_location_rates *rate_locations;
 };
 
 /* Min, mean and max of one rank figure; imbalance = max / mean (1 when

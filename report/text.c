@@ -7,7 +7,14 @@
 
 #include "report_internal.h"
 
-enum { TEXT_TOP = 15, TEXT_SEGMENTS = 10, TEXT_MATRIX_RANKS = 16, JSON_TOP_PATHS = 50, JSON_SEGMENTS = 20 };
+enum {
+    TEXT_TOP = 15,
+    TEXT_SEGMENTS = 10,
+    TEXT_MATRIX_RANKS = 16,
+    TEXT_RATE_LOCATIONS = 16,
+    JSON_TOP_PATHS = 50,
+    JSON_SEGMENTS = 20
+};
 
 struct rank_figure {
     const char *label;
@@ -162,6 +169,28 @@ static void print_segments_text(const struct adt_report_profile *profile, FILE *
     }
 }
 
+static void print_rates_text(const struct adt_report_profile *profile, FILE *out)
+{
+    if (profile->rate_location_count == 0) {
+        return;
+    }
+    fprintf(out, "\nSampling rate over time (at each location's first event, then each halving; t from the run's "
+                 "start)\n");
+    size_t shown = at_most(profile->rate_location_count, TEXT_RATE_LOCATIONS);
+    for (size_t i = 0; i < shown; i++) {
+        const struct adt_report_location_rates *rates = &profile->rate_locations[i];
+        fprintf(out, "  rank %" PRIu32 " thread %" PRIu32 ": %g Hz at t=%.6f s", rates->rank, rates->thread,
+                rates->steps[0].hz, rates->steps[0].seconds);
+        for (size_t s = 1; s < rates->step_count; s++) {
+            fprintf(out, "; halved at t=%.6f s to %g Hz", rates->steps[s].seconds, rates->steps[s].hz);
+        }
+        fputc('\n', out);
+    }
+    if (shown < profile->rate_location_count) {
+        fprintf(out, "  ... %zu more locations: see --json or the HTML page\n", profile->rate_location_count - shown);
+    }
+}
+
 void adt_report_print_text(const struct adt_report_profile *profile, FILE *out)
 {
     fprintf(out, "Ranks: %zu\n", profile->rank_count);
@@ -169,6 +198,7 @@ void adt_report_print_text(const struct adt_report_profile *profile, FILE *out)
     print_matrix_text(profile, out);
     print_segments_text(profile, out);
     print_sampled_text(profile, out);
+    print_rates_text(profile, out);
 }
 
 /* A JSON string; '<' escaped too, so the JSON can sit in an HTML script. */
@@ -332,6 +362,22 @@ static void print_timeline_json(const struct adt_report_profile *profile, FILE *
     fputs("]}", out);
 }
 
+static void print_rates_json(const struct adt_report_profile *profile, FILE *out)
+{
+    fputs(",\n\"sampling_rates\":[", out);
+    for (size_t i = 0; i < profile->rate_location_count; i++) {
+        const struct adt_report_location_rates *rates = &profile->rate_locations[i];
+        fprintf(out, "%s{\"rank\":%" PRIu32 ",\"thread\":%" PRIu32 ",\"steps\":[", i ? ",\n" : "\n", rates->rank,
+                rates->thread);
+        for (size_t s = 0; s < rates->step_count; s++) {
+            fprintf(out, "%s{\"seconds\":%.9g,\"hz\":%.17g}", s ? "," : "", rates->steps[s].seconds,
+                    rates->steps[s].hz);
+        }
+        fputs("]}", out);
+    }
+    fputc(']', out);
+}
+
 static void print_segments_json(const struct adt_report_profile *profile, FILE *out)
 {
     fprintf(out, ",\n\"segment_count\":%zu,\"segments\":[", profile->segment_count);
@@ -366,5 +412,6 @@ void adt_report_print_json(const struct adt_report_profile *profile, FILE *out)
     print_timeline_json(profile, out);
     print_segments_json(profile, out);
     print_sampled_json(profile, out);
+    print_rates_json(profile, out);
     fputs("}\n", out);
 }

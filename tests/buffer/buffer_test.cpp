@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 
 #include <cerrno>
 #include <cstdlib>
@@ -451,6 +453,48 @@ TEST(BufferOwnDrop, WithoutSamplesRaisesTheShiftByOne)
     EXPECT_EQ(stats.removals, 2u);
     EXPECT_EQ(stats.samples_removed, 0u);
     EXPECT_EQ(stats.samples_kept, 2u);
+    adt_buffer_destroy(buffer);
+}
+
+// Drops of one location from several threads at once (the flush policy
+// for other threads' event appends) and from its owner (the overload
+// protection): every drop stamps the shift it reached, once, and the
+// stamps grow with the shift, whoever dropped and in whatever order the
+// threads got the guard; shifts a drop jumped over stay unstamped.
+TEST(BufferShiftTimes, OverlappingDropsStampEachReachedShiftOnceInOrder)
+{
+    adt_buffer *buffer = adt_buffer_create(1 << 20, 256, 1);
+    adt_location *location = adt_buffer_add_location(buffer, 0);
+    append_samples(location, 3000);
+    adt_location_stats fresh = location_stats(location);
+    for (unsigned shift = 0; shift < ADT_BUFFER_LEVELS; shift++)
+        EXPECT_EQ(fresh.shift_reached_at[shift], 0u) << "no drop yet, shift " << shift;
+    uint64_t start_ns = monotonic_ns();
+    std::atomic<bool> go{ false };
+    std::vector<std::thread> droppers;
+    for (int t = 0; t < 4; t++)
+        droppers.emplace_back([&] {
+            while (!go.load())
+                ;
+            for (int i = 0; i < 2; i++)
+                adt_buffer_drop_lowest_level(location, nullptr);
+        });
+    std::thread owner([&] {
+        while (!go.load())
+            ;
+        for (int i = 0; i < 2;)
+            if (adt_buffer_drop_own_level(location, nullptr) >= 0)
+                i++;
+    });
+    go.store(true);
+    for (std::thread &dropper : droppers)
+        dropper.join();
+    owner.join();
+    uint64_t end_ns = monotonic_ns();
+
+    adt_location_stats stats = location_stats(location);
+    EXPECT_EQ(stats.removals, 10u);
+    expect_shift_stamps(stats, start_ns, end_ns);
     adt_buffer_destroy(buffer);
 }
 

@@ -108,6 +108,9 @@ TEST(BufferImage, ReadsBackWhatEveryLocationHeld)
         adt_location_get_stats(copy, &after);
         EXPECT_GT(before.shift, 0u) << "levels were dropped";
         EXPECT_EQ(after.shift, before.shift);
+        EXPECT_NE(before.shift_reached_at[before.shift], 0u) << "the last drop was stamped";
+        for (unsigned shift = 0; shift < ADT_BUFFER_LEVELS; shift++)
+            EXPECT_EQ(after.shift_reached_at[shift], before.shift_reached_at[shift]) << "shift " << shift;
         EXPECT_EQ(after.samples_kept, before.samples_kept);
         EXPECT_EQ(after.events.records, before.events.records);
         expect_readout(copy, expected_readout(stored[id], before.shift));

@@ -3,8 +3,10 @@
 // with a handler that appends samples to the same thread's location. The
 // arena is small and the pre-flush callback drops levels, also of other
 // locations, so removals race with appends. Afterwards every event must be
-// there, in order, byte-identical, and the samples must be exactly those
-// stored with n ≡ 0 mod 2^k, each with its own payload.
+// there, in order, byte-identical, the samples must be exactly those
+// stored with n ≡ 0 mod 2^k, each with its own payload, and every drop
+// (from a handler or another thread) must have stamped the shift it
+// reached, in order of the shift.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -20,6 +22,7 @@
 #include <unistd.h>
 
 #include "buffer/buffer.h"
+#include "test_support.h"
 
 namespace {
 
@@ -33,13 +36,6 @@ constexpr uint32_t kMaxSamplePayload = 320;
 constexpr int kSignal = SIGPROF;
 constexpr size_t kArenaBytes = 320 * 4096;
 constexpr size_t kChunkBytes = 4096;
-
-uint64_t now_ns()
-{
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 // Deterministic bytes from a seed; async-signal-safe.
 void fill_payload(uint8_t *out, uint32_t size, uint64_t seed)
@@ -106,7 +102,7 @@ void on_timer(int)
             uint32_t size = sample_payload_size(index);
             fill_payload(payload, size, sample_seed(state->thread, index));
             SampleEntry &entry = state->log[index];
-            entry.time = now_ns();
+            entry.time = monotonic_ns();
             entry.status = adt_buffer_append_sample(state->location, 3, entry.time, payload, size, &entry.number);
             state->samples.store(index + 1, std::memory_order_relaxed);
         }
@@ -156,10 +152,10 @@ void run_thread(ThreadState *state)
     // Events are paced by the samples taken, not by time, so that they go
     // on while samples fill the arena whatever rate the signals reach.
     uint8_t payload[128];
-    uint64_t start = now_ns();
+    uint64_t start = monotonic_ns();
     for (uint32_t index = 0; index <= kEventsPerThread && !state->timed_out; index++) {
         while (state->samples.load(std::memory_order_relaxed) * kEventsPerThread < index * kSamplesWanted) {
-            if (now_ns() - start > kGiveUpNs) {
+            if (monotonic_ns() - start > kGiveUpNs) {
                 state->timed_out = true;
                 break;
             }
@@ -168,7 +164,7 @@ void run_thread(ThreadState *state)
             break;
         uint32_t size = event_payload_size(index);
         fill_payload(payload, size, event_seed(state->thread, index));
-        state->event_time[index] = now_ns();
+        state->event_time[index] = monotonic_ns();
         state->event_status[index] =
             adt_buffer_append_event(state->location, 7, state->event_time[index], payload, size);
     }
@@ -277,11 +273,13 @@ TEST(BufferSignals, TimerSamplesInterruptEventAppendsWithoutLoss)
         states[i].thread = i;
         states[i].location = adt_buffer_add_location(buffer, static_cast<uint64_t>(i));
     }
+    uint64_t start_ns = monotonic_ns();
     std::vector<std::thread> threads;
     for (int i = 0; i < kThreads; i++)
         threads.emplace_back(run_thread, &states[i]);
     for (auto &thread : threads)
         thread.join();
+    uint64_t end_ns = monotonic_ns();
     sigaction(kSignal, &previous, nullptr);
 
     uint64_t removals = 0, skipped = 0, chunks_in_chains = 0;
@@ -300,6 +298,8 @@ TEST(BufferSignals, TimerSamplesInterruptEventAppendsWithoutLoss)
             chunks_in_chains += level.chunks;
         SCOPED_TRACE("thread " + std::to_string(state.thread));
         verify_location(state, stats.shift);
+        // Drops from its own handler and from other threads alike.
+        expect_shift_stamps(stats, start_ns, end_ns);
     }
     adt_buffer_stats buffer_stats;
     adt_buffer_get_stats(buffer, &buffer_stats);

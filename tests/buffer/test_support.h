@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <ctime>
 #include <vector>
 
 #include "buffer/buffer.h"
@@ -88,6 +89,39 @@ inline void expect_readout(adt_location *location, const std::vector<ModelRecord
     }
     EXPECT_EQ(index, expected.size()) << "records missing from the read-out";
     adt_reader_close(reader);
+}
+
+// The trace clock without adt_clock_init: CLOCK_MONOTONIC in ns.
+inline uint64_t monotonic_ns()
+{
+    timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return static_cast<uint64_t>(now.tv_sec) * 1000000000u + static_cast<uint64_t>(now.tv_nsec);
+}
+
+// Every drop of the location stamped the shift it reached, once, between
+// start_ns and end_ns, in order of the shift; the initial shift, the
+// shifts a drop jumped over and those above the last one are unstamped.
+inline void expect_shift_stamps(const adt_location_stats &stats, uint64_t start_ns, uint64_t end_ns)
+{
+    EXPECT_EQ(stats.shift_reached_at[0], 0u) << "the initial shift is no drop";
+    uint64_t stamped = 0, previous = 0;
+    for (unsigned shift = 1; shift <= stats.shift; shift++) {
+        uint64_t at = stats.shift_reached_at[shift];
+        if (at == 0)
+            continue;
+        stamped++;
+        EXPECT_GE(at, start_ns) << "shift " << shift;
+        EXPECT_LE(at, end_ns) << "shift " << shift;
+        EXPECT_GT(at, previous) << "shift " << shift << " stamped before a lower one";
+        previous = at;
+    }
+    EXPECT_EQ(stamped, stats.removals) << "one stamp per drop";
+    if (stats.shift > 0) {
+        EXPECT_NE(stats.shift_reached_at[stats.shift], 0u) << "the shift reached last";
+    }
+    for (unsigned shift = stats.shift + 1; shift < ADT_BUFFER_LEVELS; shift++)
+        EXPECT_EQ(stats.shift_reached_at[shift], 0u) << "shift " << shift << " never reached";
 }
 
 #endif

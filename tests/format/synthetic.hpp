@@ -282,10 +282,23 @@ class Trace {
         return text;
     }
 
+    // The sampling-rate Metric at shift, as describe() prints it (the
+    // value's bits).
+    std::string rate_text(unsigned shift) const
+    {
+        double hz = rate_hz_ / std::ldexp(1.0, (int)shift);
+        uint64_t bits;
+        std::memcpy(&bits, &hz, sizeof bits);
+        return "Metric sampling rate=" + std::to_string(bits);
+    }
+
     // The events a reader must see on location l, in order: retained
     // samples (n ≡ 0 mod 2^k), Metric before its sample, unwind distances
     // recomputed by brute force over the retained stream, open regions
-    // closed at the last timestamp. time_of maps recorded to read time.
+    // closed at the last timestamp; in a sampled trace the sampling rate
+    // at the first record (that of the last shift the buffer stamped by
+    // then) and at each later stamp, before records of the same time or
+    // after the last one. time_of maps recorded to read time.
     template <typename TimeMap>
     std::vector<std::string> expected(const Location &l, TimeMap time_of) const
     {
@@ -295,9 +308,24 @@ class Trace {
         uint32_t prev = kUndef;
         uint64_t last = 0;
         auto stamp = [&](uint64_t t) { return "@" + std::to_string(time_of(t)) + " "; };
+        const bool rates = cc_style_ && rate_hz_ > 0;
+        const uint64_t *reached = stats.shift_reached_at;
+        unsigned next_shift = 1;
+        bool any_record = false;
         for (const Record &r : l.records) {
             if (r.is_sample && (r.number & ((1ull << stats.shift) - 1)) != 0)
                 continue;
+            if (rates && !any_record) {
+                unsigned shift = 0;
+                for (; next_shift <= stats.shift && reached[next_shift] <= r.time; next_shift++)
+                    if (reached[next_shift] != 0)
+                        shift = next_shift;
+                out.push_back(stamp(r.time) + rate_text(shift));
+            }
+            for (; rates && next_shift <= stats.shift && reached[next_shift] <= r.time; next_shift++)
+                if (reached[next_shift] != 0)
+                    out.push_back(stamp(reached[next_shift]) + rate_text(next_shift));
+            any_record = true;
             last = r.time;
             std::string text = r.text;
             size_t at = text.find("stop=@");
@@ -323,6 +351,9 @@ class Trace {
                 out.push_back(stamp(last) + "Leave region=" + region_names_[it->first]);
             }
         }
+        for (; rates && any_record && next_shift <= stats.shift; next_shift++)
+            if (reached[next_shift] != 0)
+                out.push_back(stamp(reached[next_shift]) + rate_text(next_shift));
         return out;
     }
 

@@ -186,8 +186,8 @@ static void compare_sets(report *out, const adt_global_defs *tree, const adt_glo
         return;
     if (memcmp(tree->comm_info, flat->comm_info, tree->comms.count * sizeof *tree->comm_info) != 0)
         differ(out, "communicator names, parents or groups differ");
-    if (memcmp(tree->metric_units, flat->metric_units, tree->metrics.count * sizeof *tree->metric_units) != 0)
-        differ(out, "metric units differ");
+    if (memcmp(tree->metric_sides, flat->metric_sides, tree->metrics.count * sizeof *tree->metric_sides) != 0)
+        differ(out, "metric units or kinds differ");
     if (memcmp(tree->rma_win_comm, flat->rma_win_comm, tree->rma_wins.count * sizeof *tree->rma_win_comm) != 0)
         differ(out, "RMA window communicators differ");
     if (tree->self_group_used != flat->self_group_used)

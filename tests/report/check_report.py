@@ -7,6 +7,7 @@ usage: check_report.py REPORT ARCHIVE pingpong|imbalance|late-sender|irregular E
        check_report.py REPORT ARCHIVE speedscope OUTPUT_DIR
        check_report.py REPORT ARCHIVE chrome OUTPUT_FILE [pingpong]
        check_report.py REPORT ARCHIVE shares LAUNCHER THREE_FUNCTIONS
+       check_report.py REPORT ARCHIVE rates LAUNCHER THREE_FUNCTIONS [CHROMIUM]
 
 The figures below are workloads.c's constants; EXPECT_DIR/computed.RANK
 holds the seconds each rank really computed (a descheduled rank computes
@@ -23,7 +24,14 @@ pingpong, the workload's calls on each rank too. shares traces
 THREE_FUNCTIONS (tests/runtime/three_functions.c: 50/30/20 % of its CPU
 time in three functions) through LAUNCHER into ARCHIVE with a buffer that
 forces at least three halvings, and checks the report's weighted shares
-against the CPU time the program measured in each function.
+against the CPU time the program measured in each function. rates
+traces THREE_FUNCTIONS the same way on two threads and checks the
+sampling rate of each location over time (issue #14): in the archive (as
+otf2-print reads it) and in the report's JSON, the initial rate at the
+location's first event, then the rate halved at each halving summary.json
+counts for it, at times that strictly increase within the run; with
+CHROMIUM, that the page draws one step line per location and one mark
+per halving.
 """
 import bisect
 import collections
@@ -151,20 +159,33 @@ SHARES_RUN = ["--sampling-clock", "wall", "--buffer-size", "64K", "--sampling-ra
 SHARES_CPU_SECONDS = 2.5
 
 
-def check_shares(report, archive, launcher, program):
+def trace_three_functions(launcher, program, archive, threads):
+    """Traces THREE_FUNCTIONS on threads threads with SHARES_RUN into
+    archive; returns the truth file's lines and summary.json, after
+    checking that every location halved at least three times."""
     run_dir = os.path.dirname(os.path.abspath(archive))
     os.makedirs(run_dir, exist_ok=True)
     truth_path = f"{run_dir}/truth"
     environment = {name: value for name, value in os.environ.items()
                    if not name.startswith(("ADAPTRACE_", "_ADAPTRACE_")) and name != "LD_PRELOAD"}
     subprocess.run(["rm", "-rf", archive], check=True)
-    subprocess.run([launcher] + SHARES_RUN + ["--output", archive, program, "1", str(SHARES_CPU_SECONDS), truth_path],
+    subprocess.run([launcher] + SHARES_RUN + ["--output", archive, program, str(threads), str(SHARES_CPU_SECONDS),
+                                              truth_path],
                    check=True, env=environment, timeout=60)
-    thread, *nanoseconds = (int(field) for field in open(truth_path).read().split())
-    expect(thread == 0 and len(nanoseconds) == 3, f"truth file {truth_path}")
+    truth = [[int(field) for field in line.split()] for line in open(truth_path).read().splitlines()]
+    expect([line[0] for line in truth] == list(range(threads)) and all(len(line) == 4 for line in truth),
+           f"truth file {truth_path}")
     summary = json.load(open(f"{archive}/summary.json"))
+    expect(len(summary["per_location"]) == threads, f"{len(summary['per_location'])} locations, not {threads}")
+    for location in summary["per_location"]:
+        expect(location["halvings"] >= 3, f"{location['halvings']} halvings, the test needs 3")
+    return truth, summary
+
+
+def check_shares(report, archive, launcher, program):
+    truth, summary = trace_three_functions(launcher, program, archive, 1)
+    ((_, *nanoseconds),) = truth
     (location,) = summary["per_location"]
-    expect(location["halvings"] >= 3, f"{location['halvings']} halvings, the test needs 3")
     profile = profile_of(report, archive)
     # Every kept sample stands for 2^k initial periods: together they
     # stand for the time the location was sampled (as in the runtime test).
@@ -186,6 +207,71 @@ def check_shares(report, archive, launcher, program):
                f"(bound {100 * bound:.2f} points, {samples:.0f} samples, {location['halvings']} halvings)")
 
 
+def archive_rates(archive):
+    """The sampling-rate Metric events of each location as otf2-print
+    reads them: {location id: [(time in ticks, rate in Hz)]}, with the
+    archive's time offset and resolution."""
+    def printed(*options):
+        return subprocess.run(["otf2-print", *options, f"{archive}/traces.otf2"], check=True, capture_output=True,
+                              text=True).stdout
+
+    properties = re.search(r"^CLOCK_PROPERTIES\s+Ticks per Seconds: (\d+), Global Offset: (\d+)", printed("-G"),
+                           re.MULTILINE)
+    expect(properties is not None, "otf2-print shows no clock properties")
+    rates = collections.defaultdict(list)
+    for location, time, value in re.findall(
+            r"^METRIC\s+(\d+)\s+(\d+)\s+Metric: .*\(\"sampling rate\" <\d+>; DOUBLE; ([^)]+)\)", printed(),
+            re.MULTILINE):
+        rates[int(location)].append((int(time), float(value)))
+    return rates, int(properties.group(2)), int(properties.group(1))
+
+
+def expect_halved_steps(steps, halvings, initial_hz, start, end, where, digits):
+    """steps: (time, Hz) in order; one more than halvings, the rate halved
+    at each (to the significant digits the source prints), times strictly
+    increasing within [start, end]."""
+    expect(len(steps) == 1 + halvings, f"{where}: {len(steps)} rate steps, {halvings} halvings: {steps}")
+    for k, (time, hz) in enumerate(steps):
+        expect(float(f"{hz:.{digits}g}") == float(f"{initial_hz / 2 ** k:.{digits}g}"),
+               f"{where}: step {k} at {hz} Hz, not {initial_hz} / 2^{k}")
+        expect(start <= time <= end, f"{where}: step {k} at {time}, outside the run [{start}, {end}]")
+        expect(k == 0 or time > steps[k - 1][0], f"{where}: step {k} at {time}, not after step {k - 1}")
+
+
+def check_rates(report, archive, launcher, program, chromium):
+    _, summary = trace_three_functions(launcher, program, archive, 2)
+    initial_hz = summary["initial_rate_hz"]
+    rates, offset, resolution = archive_rates(archive)
+    profile = profile_of(report, archive)
+    run_seconds = profile["timeline"]["bin_seconds"] * len(profile["timeline"]["mpi_share"][0])
+    reported = {(r["rank"], r["thread"]): [(s["seconds"], s["hz"]) for s in r["steps"]]
+                for r in profile["sampling_rates"]}
+    expect(len(reported) == len(summary["per_location"]), f"the report has rates of {list(reported)}")
+    for location in summary["per_location"]:
+        key = (location["rank"], location["thread"])
+        halvings = location["halvings"]
+        steps = rates[location["rank"] + (location["thread"] << 32)]
+        # otf2-print prints 6 significant digits (%g), the JSON all 17.
+        expect_halved_steps(steps, halvings, initial_hz, offset, offset + run_seconds * resolution,
+                            f"archive, location {key}", 6)
+        expect_halved_steps(reported[key], halvings, initial_hz, 0, run_seconds, f"report, location {key}", 17)
+        for (ticks, _), (seconds, _) in zip(steps, reported[key]):
+            expect(abs((ticks - offset) / resolution - seconds) <= 1e-6,
+                   f"report, location {key}: a step at {seconds} s, in the archive at {(ticks - offset) / resolution} s")
+    text = subprocess.run([report, archive], check=True, capture_output=True, text=True).stdout
+    expect("Sampling rate over time" in text and text.count("halved at t=") == sum(
+        location["halvings"] for location in summary["per_location"]), f"the text report's rates: {text[-2000:]}")
+    if chromium:
+        page_dom = draw_page(report, archive, os.path.dirname(os.path.abspath(archive)), chromium)
+        section = re.search(r'id="rates"[^>]*>(.*?)</div>', page_dom, re.DOTALL)
+        expect(section is not None and "<svg" in section.group(1), "no chart of the sampling rates on the page")
+        lines = len(re.findall(r"<path[^>]*stroke-width", section.group(1)))
+        marks = len(re.findall(r'<circle class="halving"', section.group(1)))
+        expect(lines == len(summary["per_location"]), f"{lines} rate lines on the page")
+        expect(marks == sum(location["halvings"] for location in summary["per_location"]),
+               f"{marks} halvings marked on the page")
+
+
 def check_all_matched(profile, _expect_dir):
     # Every message the program sent was received (tests/mpi/families.c),
     # on intra- and inter-communicators alike.
@@ -194,28 +280,47 @@ def check_all_matched(profile, _expect_dir):
            f"{profile['messages_unmatched']} messages unmatched of {profile['messages_matched']} matched")
 
 
-def check_html(report, archive, output_dir, chromium):
+HEADLESS = ["--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--window-size=1300,2400"]
+
+
+def write_page(report, archive, output_dir):
     page = f"{output_dir}/report.html"
     subprocess.run([report, "--html", page, archive], check=True, stdout=subprocess.DEVNULL)
     html = open(page, encoding="utf-8").read()
     references = re.findall(r"<(?:script|link|img|iframe)\b[^>]*(?:src|href)\s*=", html, re.IGNORECASE)
     expect(not references, f"{page} loads files: {references[:3]}")
     expect(not re.search(r"(?:src|href)\s*=\s*[\"']?https?://", html, re.IGNORECASE), f"{page} refers to the web")
-    if not chromium:
-        return
-    browser = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr",
-               "--window-size=1300,2400"]
-    drawn = subprocess.run(browser + ["--dump-dom", f"file://{page}"], capture_output=True, text=True, timeout=120)
+    return page
+
+
+def draw_page(report, archive, output_dir, chromium):
+    """Writes the page, draws it in the headless browser and returns its
+    DOM, after checking that every section was drawn without a console
+    message."""
+    page = write_page(report, archive, output_dir)
+    drawn = subprocess.run([chromium] + HEADLESS + ["--dump-dom", f"file://{page}"], capture_output=True, text=True,
+                           timeout=120)
     marker = re.search(r'id="drawn"[^>]*>([^<]*)<', drawn.stdout)
     expect(marker is not None, f"the page has no marker: {drawn.stderr[-2000:]}")
-    expect(set(marker.group(1).split()) == {"mpi", "timeline", "matrix", "steps", "flame"},
+    expect(set(marker.group(1).split()) == {"mpi", "timeline", "matrix", "steps", "flame", "rates"},
            f"sections drawn: '{marker.group(1)}'")
-    steps = re.search(r'id="step-histograms"[^>]*>(.*?)</div></div>\s*<h2>', drawn.stdout, re.DOTALL)
-    expect(steps is not None and "<svg" in steps.group(1) and "iteration" in steps.group(1),
-           "no histogram of time steps on the page")
     errors = [line for line in drawn.stderr.splitlines() if "CONSOLE" in line or "Uncaught" in line]
     expect(not errors, f"console messages: {errors[:5]}")
-    subprocess.run(browser + [f"--screenshot={output_dir}/report.png", f"file://{page}"],
+    return drawn.stdout
+
+
+def check_html(report, archive, output_dir, chromium):
+    if not chromium:
+        write_page(report, archive, output_dir)
+        return
+    dom = draw_page(report, archive, output_dir, chromium)
+    steps = re.search(r'id="step-histograms"[^>]*>(.*?)</div></div>\s*<h2>', dom, re.DOTALL)
+    expect(steps is not None and "<svg" in steps.group(1) and "iteration" in steps.group(1),
+           "no histogram of time steps on the page")
+    rates = re.search(r'id="rates"[^>]*>(.*?)</div>', dom, re.DOTALL)
+    expect(rates is not None and "<svg" in rates.group(1) and "stroke-width" in rates.group(1),
+           "no chart of the sampling rates on the page")
+    subprocess.run([chromium] + HEADLESS + [f"--screenshot={output_dir}/report.png", f"file://{output_dir}/report.html"],
                    capture_output=True, timeout=120, check=True)
 
 
@@ -331,6 +436,9 @@ def main():
         return
     if mode == "shares":
         check_shares(report, archive, sys.argv[4], sys.argv[5])
+        return
+    if mode == "rates":
+        check_rates(report, archive, sys.argv[4], sys.argv[5], sys.argv[6] if len(sys.argv) > 6 else "")
         return
     checks = {"pingpong": check_pingpong, "imbalance": check_imbalance, "late-sender": check_late_sender,
               "irregular": check_irregular, "all-matched": check_all_matched}

@@ -244,6 +244,24 @@ static void *allocate_forever(void *unused)
     return NULL;
 }
 
+/* Computes until the main thread's location has been halved `halvings`
+ * times (its buffer is small): the run's content then does not depend on
+ * the machine's speed. Gives up after a minute (the test then fails on
+ * too few halvings). */
+static void compute_until_halved(unsigned halvings)
+{
+    adt_location *(*location_of)(void) = (adt_location * (*)(void)) runtime_symbol("adt_runtime_location");
+    void (*stats_of)(const adt_location *, adt_location_stats *) =
+        (void (*)(const adt_location *, adt_location_stats *))runtime_symbol("adt_location_get_stats");
+    adt_location *location = location_of();
+    adt_location_stats stats;
+    time_t give_up = time(NULL) + 60;
+    do {
+        compute(WORK / 10);
+        stats_of(location, &stats);
+    } while (stats.shift < halvings && time(NULL) < give_up);
+}
+
 /* Starts worker, lets it run delay_us, then sends SIGTERM to that very
  * thread: the ending's save runs in the middle of what it was doing. */
 static void end_worker_by_term(void *(*worker)(void *), long delay_us)
@@ -323,6 +341,12 @@ int main(int argc, char **argv)
         struct rlimit limit = {.rlim_cur = 1024, .rlim_max = RLIM_INFINITY};
         setrlimit(RLIMIT_FSIZE, &limit);
         compute(WORK);
+    } else if (strcmp(mode, "halve") == 0 || strcmp(mode, "halve-then-term") == 0) {
+        compute_until_halved(4);
+        if (strcmp(mode, "halve-then-term") == 0) {
+            raise(SIGTERM);
+            say("still running after SIGTERM");
+        }
     } else if (strcmp(mode, "raise-term") == 0) {
         compute(WORK / 10);
         raise(SIGTERM);

@@ -87,6 +87,59 @@ ArchiveContents read_archive(const std::string &archive)
     return contents;
 }
 
+// Issue #14, the adaptive buffer at work: every sampled location carries
+// the sampling-rate metric, one Metric event at its first event with the
+// initial rate, then one at each halving with the rate halved, at times
+// that strictly increase and stay within the location's events: as many
+// as summary.json counts halvings for it (each of the probe's drops is
+// one level: the location's samples fill every level).
+void expect_halving_marks(const std::string &archive, unsigned least_halvings)
+{
+    std::map<std::string, double> summary = read_summary(archive);
+    std::vector<std::map<std::string, double>> lines = read_summary_locations(archive);
+    ArchiveContents contents = read_archive(archive);
+    ASSERT_TRUE(contents.opened);
+    const std::vector<std::string> &members = contents.archive.metric_names;
+    auto member = std::find(members.begin(), members.end(), "sampling rate");
+    ASSERT_NE(member, members.end()) << "no sampling-rate metric";
+    const std::vector<uint32_t> rate_only = {static_cast<uint32_t>(member - members.begin())};
+    const auto &classes = contents.archive.metric_classes;
+    auto rate_class = std::find(classes.begin(), classes.end(), rate_only);
+    ASSERT_NE(rate_class, classes.end()) << "no metric class of the sampling rate alone";
+    const uint64_t class_id = static_cast<uint64_t>(rate_class - classes.begin());
+    ASSERT_FALSE(lines.empty());
+    for (const auto &line : lines) {
+        SCOPED_TRACE("rank " + std::to_string(line.at("rank")) + " thread " + std::to_string(line.at("thread")));
+        uint64_t location = static_cast<uint64_t>(line.at("rank")) + (static_cast<uint64_t>(line.at("thread")) << 32);
+        const std::vector<readback::Event> &events = contents.archive.events[location];
+        ASSERT_FALSE(events.empty());
+        std::vector<readback::Event> marks;
+        uint64_t first = UINT64_MAX, last = 0;
+        for (const readback::Event &event : events) {
+            if (event.type == "Metric" && event.fields.at(0) == class_id) {
+                marks.push_back(event);
+                continue;
+            }
+            first = std::min(first, event.time);
+            last = std::max(last, event.time);
+        }
+        auto halvings = static_cast<unsigned>(line.at("halvings"));
+        EXPECT_GE(halvings, least_halvings);
+        ASSERT_EQ(marks.size(), 1u + halvings);
+        EXPECT_EQ(marks[0].time, first) << "the initial rate at the location's first event";
+        for (size_t k = 0; k < marks.size(); k++) {
+            ASSERT_EQ(marks[k].fields.size(), 2u);
+            double hz;
+            std::memcpy(&hz, &marks[k].fields[1], sizeof hz);
+            EXPECT_EQ(hz, summary.at("initial_rate_hz") / std::ldexp(1.0, static_cast<int>(k))) << "step " << k;
+            EXPECT_LE(marks[k].time, last) << "step " << k;
+            if (k > 0) {
+                EXPECT_GT(marks[k].time, marks[k - 1].time) << "step " << k;
+            }
+        }
+    }
+}
+
 class Runtime : public ::testing::Test {
 protected:
     void SetUp() override
@@ -447,6 +500,32 @@ TEST_F(Runtime, ExitWithoutMpiFinalizeSavesAndIsRecovered)
     EXPECT_EQ(summary["ranks_saved"], 1);
     EXPECT_GT(summary["samples_kept"], 0);
     EXPECT_EQ(read_archive(archive).count("CallingContextSample"), summary["samples_kept"]);
+}
+
+// The settings under which the probe's "halve" modes halve its location:
+// the smallest buffer, a fast wall-clock timer.
+const std::map<std::string, std::string> halving_settings = {
+    {"ADAPTRACE_BUFFER_SIZE", "64K"}, {"ADAPTRACE_SAMPLING_RATE", "20kHz"}, {"ADAPTRACE_SAMPLING_CLOCK", "wall"}};
+
+TEST_F(Runtime, EachHalvingIsMarkedInTheArchive)
+{
+    ProbeRun run = run_probe({"halve"}, halving_settings);
+    EXPECT_EQ(run.exit_status, 0) << run.err;
+    std::vector<std::string> archives = default_archives();
+    ASSERT_EQ(archives.size(), 1u) << run.err;
+    EXPECT_EQ(otf2_print_status(archives[0]), 0);
+    expect_halving_marks(archives[0], 4);
+}
+
+// A run killed before its end keeps its halving marks through the rescue
+// file and adaptrace-recover.
+TEST_F(Runtime, AKilledRunsRecoveredArchiveKeepsItsHalvingMarks)
+{
+    std::string archive =
+        expect_ending_saved_once(run_probe({"halve-then-term"}, halving_settings), 128 + SIGTERM, "was ended by SIGTERM");
+    ASSERT_FALSE(archive.empty());
+    expect_recovered(archive, "SIGTERM");
+    expect_halving_marks(archive, 4);
 }
 
 // A process killed while it saved leaves rank-<r>.adtr.partial: the
