@@ -24,7 +24,9 @@
  * up (no OTF2): the translation's cost alone.
  *
  * Then otf2-print reads both archives (it applies the mapping tables) and
- * their outputs must be the same, line for line.
+ * their outputs must be the same, line for line; the JSON also gives both
+ * archives' bytes and those of their local definition files, where the
+ * mapping tables go.
  *
  * The maps are those of a rank shaped like CP2K's: 15,753 calling
  * contexts, 1,260 regions and 5 communicators, each class permuted over
@@ -43,10 +45,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <otf2/otf2.h>
+
+#include "bench_clock.h"
 
 #define LOCATIONS 4
 #define LOCAL_REGIONS 1260
@@ -79,20 +82,6 @@ typedef struct maps {
 
 typedef enum mode { TRANSLATED, IDMAP } mode;
 static const char *const mode_names[] = { "translated", "idmap" };
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static double cpu_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* Local id i goes to global id (i * SCATTER_STRIDE) mod count: a
  * permutation (the stride is a prime above every count), so that the
@@ -344,11 +333,11 @@ static bool write_archive(const char *dir, record *const *streams, size_t count,
     OTF2_ErrorCode status = OTF2_Archive_SetFlushCallbacks(archive, &flush_callbacks, NULL);
     if (status == OTF2_SUCCESS)
         status = OTF2_Archive_SetSerialCollectiveCallbacks(archive);
-    double start = now_seconds(), cpu_start = cpu_seconds();
+    double start = bench_wall_seconds(), cpu_start = bench_cpu_seconds();
     if (status == OTF2_SUCCESS)
         status = write_locations(archive, streams, count, m, how);
-    t->seconds = now_seconds() - start;
-    t->cpu_seconds = cpu_seconds() - cpu_start;
+    t->seconds = bench_wall_seconds() - start;
+    t->cpu_seconds = bench_cpu_seconds() - cpu_start;
     if (status == OTF2_SUCCESS)
         status = write_global_definitions(archive, count, m);
     OTF2_ErrorCode closed = OTF2_Archive_Close(archive);
@@ -391,6 +380,22 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 {
     (void)st, (void)flag, (void)ftw;
     return remove(path);
+}
+
+/* What the archive being measured holds: all its files' bytes, and those
+ * of the locations' local definition files (traces/<location>.def). */
+static uint64_t archive_bytes, local_definition_bytes;
+
+static int count_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)ftw;
+    if (flag != FTW_F)
+        return 0;
+    archive_bytes += (uint64_t)st->st_size;
+    size_t length = strlen(path);
+    if (strstr(path, "/traces/") && length > 4 && strcmp(path + length - 4, ".def") == 0)
+        local_definition_bytes += (uint64_t)st->st_size;
+    return 0;
 }
 
 static int compare_doubles(const void *a, const void *b)
@@ -452,10 +457,17 @@ int main(int argc, char **argv)
         }
         if (round < 0)
             continue;
-        double start = cpu_seconds();
+        double start = bench_cpu_seconds();
         for (uint32_t l = 0; l < LOCATIONS; ++l)
             checksum += look_up_only(streams[l], count, m);
-        lookup[round] = cpu_seconds() - start;
+        lookup[round] = bench_cpu_seconds() - start;
+    }
+    uint64_t bytes[2] = { 0, 0 }, local_definitions[2] = { 0, 0 };
+    for (int how = TRANSLATED; how <= IDMAP && ok; ++how) {
+        archive_bytes = local_definition_bytes = 0;
+        nftw(dirs[how], count_entry, 16, FTW_PHYS);
+        bytes[how] = archive_bytes;
+        local_definitions[how] = local_definition_bytes;
     }
     uint64_t printed = 0;
     bool same = ok && same_print(dirs[TRANSLATED], dirs[IDMAP], &printed);
@@ -472,11 +484,15 @@ int main(int argc, char **argv)
            "\"translated_seconds\": %.4f, \"idmap_seconds\": %.4f, "
            "\"lookup_only_cpu_seconds\": %.4f, \"translated_to_idmap_cpu_ratio\": %.3f, "
            "\"lookup_share_of_translated\": %.3f, \"otf2_print_lines_compared\": %llu, "
-           "\"otf2_print_same\": %s, \"lookup_checksum\": %llu, "
+           "\"otf2_print_same\": %s, \"translated_archive_bytes\": %llu, \"idmap_archive_bytes\": %llu, "
+           "\"translated_local_definition_bytes\": %llu, \"idmap_local_definition_bytes\": %llu, "
+           "\"lookup_checksum\": %llu, "
            "\"seconds_are\": \"median over rounds; CPU time of the process\"}\n",
            LOCATIONS, count, rounds, LOCAL_REGIONS, LOCAL_CALLING_CONTEXTS, LOCAL_COMMS, translated, idmap,
            median(seconds[TRANSLATED], (unsigned)rounds), median(seconds[IDMAP], (unsigned)rounds), lookup_cpu,
            translated / idmap, lookup_cpu / translated, (unsigned long long)printed, same ? "true" : "false",
+           (unsigned long long)bytes[TRANSLATED], (unsigned long long)bytes[IDMAP],
+           (unsigned long long)local_definitions[TRANSLATED], (unsigned long long)local_definitions[IDMAP],
            (unsigned long long)checksum);
     for (uint32_t l = 0; l < LOCATIONS; ++l)
         free(streams[l]);

@@ -41,28 +41,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "bench_clock.h"
 #include "synthetic_ranks.h"
 
 #define FIRST_LOG2_RANKS 4
-
-/* CPU time of the process: on a shared machine wall time also counts the
- * time other processes held the cores. */
-static double cpu_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* A field of /proc/self/status in bytes ("VmRSS:", "VmHWM:"), 0 if absent. */
 static size_t status_bytes(const char *field)
@@ -173,15 +157,15 @@ static window open_window(void)
      * first, or the step would reuse it unseen by the RSS */
     malloc_trim(0);
     window w = { status_bytes("VmRSS:"), reset_peak_rss(), 0, 0 };
-    w.start = now_seconds();
-    w.cpu_start = cpu_seconds();
+    w.start = bench_wall_seconds();
+    w.cpu_start = bench_cpu_seconds();
     return w;
 }
 
 static void close_window(const window *w, step *out)
 {
-    out->seconds = now_seconds() - w->start;
-    out->cpu_seconds = cpu_seconds() - w->cpu_start;
+    out->seconds = bench_wall_seconds() - w->start;
+    out->cpu_seconds = bench_cpu_seconds() - w->cpu_start;
     size_t peak = w->peak_known ? status_bytes("VmHWM:") : 0;
     out->peak_bytes = peak > w->rss_before ? peak - w->rss_before : 0;
 }
@@ -244,9 +228,9 @@ static bool measure_inner(const synthetic_shape *shape, measurement *m)
     uint32_t rank = shape->rank_count / 2, children[32];
     uint32_t count = adt_unify_tree_children(rank, shape->rank_count, children);
     adt_blob own = { 0 }, sent_up[32] = { { 0 } }, union_bytes = { 0 };
-    double inputs_start = now_seconds();
+    double inputs_start = bench_wall_seconds();
     bool ok = synthetic_rank_bytes(shape, rank, &own) && children_unions(shape, children, count, sent_up);
-    m->inputs_seconds += now_seconds() - inputs_start;
+    m->inputs_seconds += bench_wall_seconds() - inputs_start;
     adt_global_defs set = { 0 };
     m->inner_rank = rank;
     m->inner_children = count;
@@ -277,14 +261,14 @@ static bool measure_root(const synthetic_shape *shape, measurement *m)
     standin *others = calloc(1, sizeof *others);
     adt_defs *mine = NULL;
     bool ok = others != NULL;
-    double inputs_start = now_seconds();
+    double inputs_start = bench_wall_seconds();
     if (ok) {
         others->child_count = adt_unify_tree_children(0, shape->rank_count, others->children);
         ok = children_unions(shape, others->children, others->child_count, others->sent_up);
     }
     mine = ok ? synthetic_rank_defs(shape, 0) : NULL;
     ok = mine != NULL;
-    m->inputs_seconds += now_seconds() - inputs_start;
+    m->inputs_seconds += bench_wall_seconds() - inputs_start;
 
     /* A lone process's barrier, broadcast and reductions are rank 0's side
      * of them: the other ranks send nothing there but "all is well". */
@@ -325,12 +309,12 @@ static bool measure_root(const synthetic_shape *shape, measurement *m)
 
 static bool measure(const synthetic_shape *shape, measurement *m)
 {
-    double wall_start = now_seconds();
+    double wall_start = bench_wall_seconds();
     *m = (measurement){ .ranks = shape->rank_count, .inner_is_busiest = half_is_busiest(shape->rank_count) };
     bool ok = measure_inner(shape, m) && measure_root(shape, m);
     if (!ok)
         fprintf(stderr, "unify_bench: %u ranks: out of memory or a failed merge\n", shape->rank_count);
-    m->wall_seconds = now_seconds() - wall_start;
+    m->wall_seconds = bench_wall_seconds() - wall_start;
     return ok;
 }
 
@@ -356,14 +340,14 @@ int main(int argc, char **argv)
     measurement runs[21];
     unsigned count = 0;
     const char *stopped = "none";
-    double start = now_seconds();
+    double start = bench_wall_seconds();
     for (unsigned log2 = FIRST_LOG2_RANKS; log2 <= max_log2; ++log2) {
         if (count >= 2) {
             /* growth from the last two runs, at least linear */
             const measurement *last = &runs[count - 1], *before = &runs[count - 2];
             double time_growth = last->wall_seconds / before->wall_seconds;
             double memory_growth = (double)last->root.peak_bytes / (double)(before->root.peak_bytes + 1);
-            if (now_seconds() - start + last->wall_seconds * (time_growth > 2 ? time_growth : 2) > budget) {
+            if (bench_wall_seconds() - start + last->wall_seconds * (time_growth > 2 ? time_growth : 2) > budget) {
                 stopped = "time";
                 break;
             }
