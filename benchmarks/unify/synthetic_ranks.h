@@ -29,7 +29,9 @@ extern "C" {
 
 typedef struct synthetic_shape {
     uint32_t rank_count;
-    uint32_t own_calling_contexts; /* at most SYNTHETIC_CALLING_CONTEXTS - 1 */
+    /* at most SYNTHETIC_CALLING_CONTEXTS - 1, and rank_count times it below
+     * 2^31: each rank's own source lines are numbered apart */
+    uint32_t own_calling_contexts;
 } synthetic_shape;
 
 extern const adt_trace_thread synthetic_master_thread;

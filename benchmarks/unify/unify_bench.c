@@ -331,8 +331,10 @@ int main(int argc, char **argv)
     double budget = argc > 2 ? atof(argv[2]) : 100.0;
     long own = argc > 3 ? atol(argv[3]) : (long)SYNTHETIC_CP2K_OWN_CALLING_CONTEXTS;
     if (max_log2 < FIRST_LOG2_RANKS || max_log2 > 20 || budget <= 0 || own < 0 ||
-        own >= (long)SYNTHETIC_CALLING_CONTEXTS) {
-        fprintf(stderr, "usage: unify_bench [MAX_LOG2_RANKS (%u..20)] [SECONDS] [OWN_CALLING_CONTEXTS (0..%u)]\n",
+        own >= (long)SYNTHETIC_CALLING_CONTEXTS || ((uint64_t)own << max_log2) >= (1ull << 31)) {
+        fprintf(stderr,
+                "usage: unify_bench [MAX_LOG2_RANKS (%u..20)] [SECONDS] [OWN_CALLING_CONTEXTS (0..%u, times "
+                "2^MAX_LOG2_RANKS below 2^31)]\n",
                 FIRST_LOG2_RANKS, SYNTHETIC_CALLING_CONTEXTS - 1);
         return 2;
     }
