@@ -17,10 +17,9 @@
  *     OTF2_IdMap mapping table per class (regions, calling contexts,
  *     communicators) in its local definitions.
  * A first round of both, unmeasured, warms up. Both archives get the same
- * global definitions (outside the time). The
- * time measured is opening the event and local definition files, writing
- * every location's events (and, for idmap, its mapping tables), and
- * closing them. A third loop only reads the records and looks their ids
+ * global definitions (outside the time). The time measured is opening the
+ * event and local definition files, writing every location's events (and,
+ * for idmap, its mapping tables), and closing them. A third loop only reads the records and looks their ids
  * up (no OTF2): the translation's cost alone.
  *
  * Then otf2-print reads both archives (it applies the mapping tables) and
