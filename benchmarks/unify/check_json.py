@@ -5,7 +5,8 @@ import sys
 
 FIELDS = ("ranks", "definitions_per_rank", "global_definitions",
           "root_received_bytes", "root_seconds", "root_cpu_seconds", "root_peak_bytes",
-          "inner_rank", "inner_children", "inner_received_bytes", "inner_seconds",
+          "root_peak_bytes_per_global_definition", "inner_rank", "inner_children",
+          "inner_subtree_ranks", "inner_is_busiest", "inner_received_bytes", "inner_seconds",
           "inner_cpu_seconds", "inner_peak_bytes")
 
 result = json.load(sys.stdin)
@@ -17,5 +18,6 @@ for run in runs:
     assert run["global_definitions"] >= run["definitions_per_rank"] > 0, run
     assert run["root_received_bytes"] > 0 and run["root_seconds"] >= 0, run
     assert run["inner_received_bytes"] > 0 and run["inner_children"] > 0, run
+    assert run["inner_rank"] == run["ranks"] // 2 and run["inner_is_busiest"], run
 assert result["largest_ranks_run"] == runs[-1]["ranks"], result
 print(f"unify benchmark: {len(runs)} runs, largest {runs[-1]['ranks']} ranks")
