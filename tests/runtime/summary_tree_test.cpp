@@ -212,6 +212,16 @@ protected:
         EXPECT_NE(err.find("at the end " + rates + " ("), std::string::npos) << err;
     }
 
+    // Every rank returned (none waits for another); only rank 0, which
+    // writes the summary, says it failed.
+    void expect_only_rank_0_failed() const
+    {
+        ASSERT_FALSE(results_.empty());
+        EXPECT_EQ(results_[0], -1);
+        for (size_t rank = 1; rank < results_.size(); rank++)
+            EXPECT_EQ(results_[rank], 0) << "rank " << rank;
+    }
+
     bool exists(const std::string &path) const { return access(path.c_str(), F_OK) == 0; }
 
     ScratchDirectory scratch_{"adt-summary-tree-test"};
@@ -232,9 +242,7 @@ TEST_F(SummaryTree, ThirtyThreeRanks) { expect_totals_and_lines(33); }
 TEST_F(SummaryTree, ARecordThatDoesNotArriveLeavesNoSummaryAndNoRankWaiting)
 {
     std::string err = publish(16, archive_, Failure{ 2, 3, 0 });
-    EXPECT_EQ(results_[0], -1);
-    for (uint32_t rank = 1; rank < 16; rank++)
-        EXPECT_EQ(results_[rank], 0) << "rank " << rank;
+    expect_only_rank_0_failed();
     EXPECT_NE(err.find("cannot gather the run summary of 16 ranks"), std::string::npos) << err;
     EXPECT_FALSE(exists(archive_ + "/summary.json"));
 }
@@ -247,9 +255,7 @@ TEST_F(SummaryTree, LinesThatDoNotArriveLeaveNoSummaryAndNoRankWaiting)
     // Rank 5's record goes to rank 4: rank 0 receives from it only its
     // count of lines (receive 0) and its pieces (1, 2, 3).
     std::string err = publish(33, archive_, Failure{ 0, 5, 2 });
-    EXPECT_EQ(results_[0], -1);
-    for (uint32_t rank = 1; rank < 33; rank++)
-        EXPECT_EQ(results_[rank], 0) << "rank " << rank;
+    expect_only_rank_0_failed();
     EXPECT_NE(err.find("cannot receive the location lines of rank 5"), std::string::npos) << err;
     EXPECT_FALSE(exists(archive_ + "/summary.json"));
     EXPECT_FALSE(exists(archive_ + "/summary.json.partial"));
@@ -260,9 +266,7 @@ TEST_F(SummaryTree, ASummaryThatCannotBeCreatedLeavesNoRankWaiting)
 {
     std::string missing = archive_ + "/missing";
     std::string err = publish(16, missing);
-    EXPECT_EQ(results_[0], -1);
-    for (uint32_t rank = 1; rank < 16; rank++)
-        EXPECT_EQ(results_[rank], 0) << "rank " << rank;
+    expect_only_rank_0_failed();
     EXPECT_NE(err.find("cannot create " + missing + "/summary.json.partial"), std::string::npos) << err;
 }
 
