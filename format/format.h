@@ -351,6 +351,15 @@ typedef struct adt_collectives {
     int (*recv)(void *context, void *data, size_t bytes, uint32_t from);
 } adt_collectives;
 
+/* The binomial tree over the ranks that the end of the run travels (see
+ * unify.c): rank's parent (rank > 0), and its children in increasing
+ * order (at most 32), each the first of the contiguous ranks of its
+ * subtree. The definitions are unified over it, the run summary is
+ * combined over it (runtime) and the clock offsets are measured along it
+ * (mpi-events), each in ceil(log2 size) steps of depth. */
+uint32_t adt_unify_tree_parent(uint32_t rank);
+uint32_t adt_unify_tree_children(uint32_t rank, uint32_t size, uint32_t children[32]);
+
 /* One process alone (rank 0 of 1). */
 extern const adt_collectives adt_collectives_serial;
 

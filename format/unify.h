@@ -96,13 +96,6 @@ int adt_unify(adt_defs *defs, const char *hostname, const adt_trace_thread *thre
               size_t thread_count, const adt_collectives *collectives, adt_id_maps *maps,
               adt_global_defs *global, char *error, size_t error_size);
 
-/* The binomial tree adt_unify merges over (see unify.c): rank's parent
- * (rank > 0), and its children in increasing order (at most 32), each the
- * first of the contiguous ranks of its subtree. Public so that
- * benchmarks/unify plays the same tree. */
-uint32_t adt_unify_tree_parent(uint32_t rank);
-uint32_t adt_unify_tree_children(uint32_t rank, uint32_t size, uint32_t children[32]);
-
 /* ---- definition sets (unify_sets.c) ------------------------------------ */
 
 /* The definition classes in the order a set's bytes hold them: every class

@@ -1,9 +1,11 @@
 /*
  * MPI_Init* and MPI_Finalize, shared by the C and the Fortran entry points
  * (a pure Fortran program never calls the C MPI_Init): start the runtime,
- * define the regions and communicators, measure clock offsets to rank 0,
- * and at the end have the runtime write the trace before PMPI_Finalize.
+ * define the regions and communicators, measure clock offsets to rank 0
+ * along the binomial tree of the ranks, and at the end have the runtime
+ * write the trace before PMPI_Finalize.
  */
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +19,8 @@
 #include "scratch.h"
 #include "setup.h"
 
-/* Ping-pongs per rank and measurement; the best round trip counts. */
+/* Ping-pongs per measurement of a rank by its parent; the best round trip
+ * counts. */
 #define CLOCK_PINGS 10
 #define CLOCK_TAG 1
 
@@ -48,45 +51,69 @@ adt_location *adt_mpi_prepare(adt_location *location)
     return location;
 }
 
-/* Rank 0 measures every other rank in turn: offset = rank 0's clock at the
- * middle of the best round trip minus the rank's clock when it answered.
- * comm must hold no message of the application's that these could match. */
+/* A rank other than 0: its parent pings it, it answers each ping with its
+ * clock, and the parent sends back its offset to rank 0 (measure_child). */
+static adt_clock_offset answer_parent(MPI_Comm comm, int parent)
+{
+    for (int ping = 0; ping < CLOCK_PINGS; ++ping) {
+        PMPI_Recv(NULL, 0, MPI_BYTE, parent, CLOCK_TAG, comm, MPI_STATUS_IGNORE);
+        uint64_t now = adt_clock_now();
+        PMPI_Send(&now, 1, MPI_UINT64_T, parent, CLOCK_TAG, comm);
+    }
+    adt_clock_offset to_root;
+    PMPI_Recv(&to_root, (int)sizeof to_root, MPI_BYTE, parent, CLOCK_TAG, comm, MPI_STATUS_IGNORE);
+    return to_root;
+}
+
+/* Measures child against this rank's clock: its offset to this rank is
+ * this rank's clock at the middle of the best round trip minus the child's
+ * clock when it answered. The child answered somewhere within that round
+ * trip, so the error is at most half of it either way: spread evenly over
+ * the round trip, its standard deviation is round trip / sqrt(12). Sent to
+ * the child composed with this rank's own offset to rank 0 (mine): the
+ * offsets add, and the independent errors' variances add. */
+static void measure_child(MPI_Comm comm, int child, const adt_clock_offset *mine)
+{
+    uint64_t best_round_trip = UINT64_MAX;
+    adt_clock_offset to_here = { 0 };
+    for (int ping = 0; ping < CLOCK_PINGS; ++ping) {
+        uint64_t child_time = 0;
+        uint64_t sent = adt_clock_now();
+        PMPI_Send(NULL, 0, MPI_BYTE, child, CLOCK_TAG, comm);
+        PMPI_Recv(&child_time, 1, MPI_UINT64_T, child, CLOCK_TAG, comm, MPI_STATUS_IGNORE);
+        uint64_t received = adt_clock_now();
+        if (received - sent < best_round_trip) {
+            best_round_trip = received - sent;
+            to_here.local_time = child_time;
+            to_here.offset = (int64_t)(sent + (received - sent) / 2) - (int64_t)child_time;
+        }
+    }
+    adt_clock_offset to_root = {
+        .local_time = to_here.local_time,
+        .offset = to_here.offset + mine->offset,
+        .stddev = hypot(mine->stddev, (double)best_round_trip / sqrt(12.0)),
+    };
+    PMPI_Send(&to_root, (int)sizeof to_root, MPI_BYTE, child, CLOCK_TAG, comm);
+}
+
+/* This rank's clock offset to rank 0, measured along the binomial tree of
+ * the ranks (adt_unify_tree_children): each rank is measured by its parent,
+ * then measures its children, the one with the largest subtree first, so
+ * that every subtree goes on at once and each rank is in one ping-pong at
+ * a time: ceil(log2 P) rounds in all, not P - 1 at rank 0. comm must hold
+ * no message of the application's that these could match. */
 static adt_clock_offset measure_clock_offset(MPI_Comm comm)
 {
     int rank = 0, size = 1;
     PMPI_Comm_rank(comm, &rank);
     PMPI_Comm_size(comm, &size);
-    adt_clock_offset result = { .local_time = adt_clock_now(), .offset = 0, .stddev = 0.0 };
-    if (rank == 0) {
-        for (int peer = 1; peer < size; ++peer) {
-            uint64_t best_round_trip = UINT64_MAX;
-            int64_t answer[2] = { 0, 0 }; /* offset, peer's local time */
-            for (int ping = 0; ping < CLOCK_PINGS; ++ping) {
-                uint64_t peer_time = 0;
-                uint64_t sent = adt_clock_now();
-                PMPI_Send(NULL, 0, MPI_BYTE, peer, CLOCK_TAG, comm);
-                PMPI_Recv(&peer_time, 1, MPI_UINT64_T, peer, CLOCK_TAG, comm, MPI_STATUS_IGNORE);
-                uint64_t received = adt_clock_now();
-                if (received - sent < best_round_trip) {
-                    best_round_trip = received - sent;
-                    answer[0] = (int64_t)(sent + (received - sent) / 2) - (int64_t)peer_time;
-                    answer[1] = (int64_t)peer_time;
-                }
-            }
-            PMPI_Send(answer, 2, MPI_INT64_T, peer, CLOCK_TAG, comm);
-        }
-        return result;
-    }
-    for (int ping = 0; ping < CLOCK_PINGS; ++ping) {
-        PMPI_Recv(NULL, 0, MPI_BYTE, 0, CLOCK_TAG, comm, MPI_STATUS_IGNORE);
-        uint64_t now = adt_clock_now();
-        PMPI_Send(&now, 1, MPI_UINT64_T, 0, CLOCK_TAG, comm);
-    }
-    int64_t answer[2];
-    PMPI_Recv(answer, 2, MPI_INT64_T, 0, CLOCK_TAG, comm, MPI_STATUS_IGNORE);
-    result.offset = answer[0];
-    result.local_time = (uint64_t)answer[1];
-    return result;
+    adt_clock_offset mine = { .local_time = adt_clock_now(), .offset = 0, .stddev = 0.0 };
+    if (rank != 0)
+        mine = answer_parent(comm, (int)adt_unify_tree_parent((uint32_t)rank));
+    uint32_t children[32];
+    for (uint32_t k = adt_unify_tree_children((uint32_t)rank, (uint32_t)size, children); k > 0; k--)
+        measure_child(comm, (int)children[k - 1], &mine);
+    return mine;
 }
 
 /* The world ranks on this node, for the endings (runtime.h): the split is

@@ -201,8 +201,8 @@ void adt_rescue_discard(const char *archive_dir);
 #define ADT_RUN_COUNTER_TYPE_LONGEST double
 #define ADT_RUN_COUNTER_TYPE_MEAN double
 
-/* One rank's share of the run summary; gathered as raw bytes, so only
- * fixed-width fields. */
+/* One rank's share of the run summary; combined up the tree of the ranks
+ * as raw bytes, so only fixed-width fields. */
 typedef struct adt_run_counters {
 #define ADT_RUN_COUNTER_FIELD(combine, field, key, loss, words) ADT_RUN_COUNTER_TYPE_##combine field;
     ADT_RUN_COUNTERS(ADT_RUN_COUNTER_FIELD)
@@ -217,7 +217,7 @@ typedef struct adt_run_counters {
 /* Adds one location's losses, by cause and in all, to counters. */
 void adt_summary_add_losses(adt_run_counters *counters, const adt_location_stats *stats);
 
-/* One location's line of the summary, gathered as raw bytes as well. */
+/* One location's line of the summary, sent to rank 0 as raw bytes as well. */
 typedef struct adt_location_summary {
     uint64_t rank;
     uint64_t thread;            /* OTF2 location rank + (thread << 32) */
@@ -266,11 +266,13 @@ typedef struct adt_run_ending {
     uint64_t records_cut;       /* records a thread was writing when its process saved */
 } adt_run_ending;
 
-/* Collective: gathers every rank's counters; rank 0 writes
- * <archive_dir>/summary.json and, unless quiet, the human summary on
+/* Collective: combines every rank's counters up the binomial tree of the
+ * ranks (fixed-size records, log2 P of them at a rank); rank 0 writes
+ * <archive_dir>/summary.json, with every location's line streamed to it
+ * rank by rank in bounded pieces, and, unless quiet, the human summary on
  * stderr. ending: NULL for a run that ended cleanly. Returns 0, or -1
  * after a one-line message (rank 0) when the summary could not be
- * gathered or written. */
+ * gathered or written; no rank waits forever for one that failed. */
 int adt_summary_publish(const adt_collectives *collectives, const adt_run_counters *counters,
                         const adt_location_summary *location_lines, const char *archive_dir,
                         uint32_t initial_rate_hz, bool quiet, const adt_run_ending *ending);

@@ -1,6 +1,9 @@
 /*
- * The run summary: every rank's counters, gathered on rank 0, written as
- * <archive>/summary.json and printed on stderr.
+ * The run summary (end of run, normal context): every rank's counters,
+ * combined up the binomial tree of the ranks (adt_unify_tree_children)
+ * into rank 0's totals, written as <archive>/summary.json and printed on
+ * stderr; every location's line streamed to rank 0 in bounded pieces and
+ * written to summary.json as it arrives.
  *
  * Sample accounting: every timer signal the sampler takes ends up exactly
  * once as kept, removed (by a level removal), skipped (it arrived while
@@ -48,13 +51,25 @@
 #include "runtime_internal.h"
 #include "sampler/sampler.h"
 
+/* Rate shifts a location can have: its rate is initial / 2^shift. */
+#define SHIFTS 64
+
+/* What a rank sends its parent: its subtree's counters combined, how many
+ * of its locations ended at each shift (for the rates on stderr), and how
+ * many ranks' counters are in (fewer than the subtree's when a child's
+ * record did not arrive). Fixed size, whatever the number of ranks. */
+typedef struct subtree_summary {
+    adt_run_counters counters;
+    uint64_t locations_at_shift[SHIFTS];
+    uint64_t ranks;
+} subtree_summary;
+
 /* What summary.json holds beside the totals. */
 typedef struct adt_run_listing {
     uint32_t ranks;
     uint32_t initial_rate_hz;
     const adt_run_ending *ending; /* NULL: the run ended cleanly */
-    adt_location_summary *lines; /* rank by rank; NULL when not gathered */
-    uint64_t line_count;
+    const uint64_t *locations_at_shift;
 } adt_run_listing;
 
 static uint64_t mpi_events_of(const adt_location_stats *stats)
@@ -257,30 +272,51 @@ static void describe_losses(char *text, size_t size, const adt_run_counters *tot
 #undef DESCRIBE_LOSS
 }
 
-/* How each kind of counter adds up over ranks (ADT_RUN_COUNTERS). */
-#define COMBINE_SUM(total, value, ranks) (total) += (value)
-#define COMBINE_MAX(total, value, ranks) (total) = (value) > (total) ? (value) : (total)
+/* How each kind of counter adds up over ranks (ADT_RUN_COUNTERS): a mean
+ * is the sum of every rank's share, its value divided by the number of
+ * ranks where the rank put it in (own_summary). */
+#define COMBINE_SUM(total, value) (total) += (value)
+#define COMBINE_MAX(total, value) (total) = (value) > (total) ? (value) : (total)
 #define COMBINE_LONGEST COMBINE_MAX
-#define COMBINE_EARLIEST(total, value, ranks) \
+#define COMBINE_EARLIEST(total, value) \
     (total) = (value) != 0 && ((total) == 0 || (value) < (total)) ? (value) : (total)
-#define COMBINE_MEAN(total, value, ranks) (total) += (value) / (ranks)
+#define COMBINE_MEAN COMBINE_SUM
 
-static adt_run_counters combine(const adt_run_counters *ranks, uint32_t size)
+#define SHARE_SUM(value, ranks)
+#define SHARE_MAX SHARE_SUM
+#define SHARE_LONGEST SHARE_SUM
+#define SHARE_EARLIEST SHARE_SUM
+#define SHARE_MEAN(value, ranks) (value) /= (ranks)
+
+/* Adds part, a subtree's summary, into total. Every kind of combination
+ * is associative and commutative (up to the rounding of the means' sum),
+ * so the tree's totals are those of a gather in rank order. */
+static void combine(subtree_summary *total, const subtree_summary *part)
 {
-    adt_run_counters total;
-    memset(&total, 0, sizeof total);
-    for (uint32_t r = 0; r < size; r++) {
-        const adt_run_counters *c = &ranks[r];
-#define COMBINE(combine, field, key, loss, words) COMBINE_##combine(total.field, c->field, size);
-        ADT_RUN_COUNTERS(COMBINE)
+#define COMBINE(combine, field, key, loss, words) COMBINE_##combine(total->counters.field, part->counters.field);
+    ADT_RUN_COUNTERS(COMBINE)
 #undef COMBINE
 #define COMBINE_BY_CAUSE(field, causes, count, key, loss) \
-        for (unsigned cause = 0; cause < count; cause++)  \
-            total.field[cause] += c->field[cause];
-        ADT_RUN_LOSSES_BY_CAUSE(COMBINE_BY_CAUSE)
+    for (unsigned cause = 0; cause < count; cause++)      \
+        total->counters.field[cause] += part->counters.field[cause];
+    ADT_RUN_LOSSES_BY_CAUSE(COMBINE_BY_CAUSE)
 #undef COMBINE_BY_CAUSE
-    }
-    return total;
+    for (unsigned shift = 0; shift < SHIFTS; shift++)
+        total->locations_at_shift[shift] += part->locations_at_shift[shift];
+    total->ranks += part->ranks;
+}
+
+/* This rank's part of the totals, one of ranks. */
+static subtree_summary own_summary(const adt_run_counters *counters, const adt_location_summary *lines,
+                                   uint32_t ranks)
+{
+    subtree_summary own = { .counters = *counters, .ranks = 1 };
+#define SHARE(combine, field, key, loss, words) SHARE_##combine(own.counters.field, ranks);
+    ADT_RUN_COUNTERS(SHARE)
+#undef SHARE
+    for (uint64_t i = 0; lines != NULL && i < counters->location_entries; i++)
+        own.locations_at_shift[lines[i].halvings % SHIFTS]++;
+    return own;
 }
 
 static double rate_after(uint32_t initial_rate_hz, uint64_t halvings)
@@ -317,25 +353,6 @@ static void write_json_string(FILE *out, const char *text)
     fputc('"', out);
 }
 
-/* One line per location, so that a reader can take them apart by line. */
-static void write_json_lines(FILE *out, const adt_run_listing *listing)
-{
-    fprintf(out, ",\n  \"per_location\": [");
-    for (uint64_t i = 0; i < listing->line_count; i++) {
-        const adt_location_summary *line = &listing->lines[i];
-        fprintf(out,
-                "%s\n    {\"rank\": %llu, \"thread\": %llu, \"halvings\": %llu, \"overload_halvings\": %llu, "
-                "\"rate_hz\": %.3f, \"samples_taken\": %llu, \"samples_kept\": %llu, \"sampled_s\": %.6f, "
-                "\"mpi_events\": %llu}",
-                i == 0 ? "" : ",", (unsigned long long)line->rank, (unsigned long long)line->thread,
-                (unsigned long long)line->halvings, (unsigned long long)line->overload_halvings,
-                rate_after(listing->initial_rate_hz, line->halvings), (unsigned long long)line->samples_taken,
-                (unsigned long long)line->samples_kept, sampled_seconds(listing->initial_rate_hz, line->sampled_periods),
-                (unsigned long long)line->mpi_events);
-    }
-    fprintf(out, "\n  ]");
-}
-
 /* How a recovered run ended, what was saved and what is missing. */
 static void write_json_ending(FILE *out, const adt_run_ending *ending)
 {
@@ -362,8 +379,9 @@ static void write_json_ending(FILE *out, const adt_run_ending *ending)
 #define JSON_LONGEST(out, key, seconds) fprintf(out, ",\n  \"%s\": %.6f", key, seconds)
 #define JSON_MEAN(out, key, value) fprintf(out, ",\n  \"%s\": %.1f", key, value)
 
-static void write_json(FILE *out, const adt_run_counters *total, const adt_run_listing *listing,
-                       const char *archive_dir)
+/* Everything before the lines: the totals, and how a recovered run ended. */
+static void write_json_head(FILE *out, const adt_run_counters *total, const adt_run_listing *listing,
+                            const char *archive_dir)
 {
     fprintf(out, "{\n  \"archive\": ");
     write_json_string(out, archive_dir);
@@ -378,33 +396,65 @@ static void write_json(FILE *out, const adt_run_counters *total, const adt_run_l
         write_json_losses(out, total, &run_losses_by_cause[i]);
     if (listing->ending != NULL)
         write_json_ending(out, listing->ending);
-    if (listing->lines != NULL)
-        write_json_lines(out, listing);
-    fprintf(out, "\n}\n");
 }
 
-/* Written beside the archive's files under a temporary name, then renamed:
- * a summary.json that exists is complete. */
-static int write_summary_file(const adt_run_counters *total, const adt_run_listing *listing,
+/* summary.json while rank 0 writes it: under a temporary name beside the
+ * archive's files, renamed when complete, so that a summary.json that
+ * exists is complete. Its location lines are written as they arrive. */
+typedef struct summary_file {
+    FILE *out; /* NULL when it could not be created */
+    char path[ADT_PATH_MAX + 32];
+    char partial[ADT_PATH_MAX + 40];
+    uint32_t initial_rate_hz;
+    uint64_t lines_written;
+} summary_file;
+
+/* Creates the file and writes its head; the location lines follow. */
+static void open_summary_file(summary_file *file, const adt_run_counters *total, const adt_run_listing *listing,
                               const char *archive_dir)
 {
-    char path[ADT_PATH_MAX + 32], partial[ADT_PATH_MAX + 40];
-    snprintf(path, sizeof path, "%s/summary.json", archive_dir);
-    snprintf(partial, sizeof partial, "%s.partial", path);
-    FILE *out = fopen(partial, "w");
-    if (!out) {
-        adt_log("cannot create %s: %s", partial, strerror(errno));
-        return -1;
+    snprintf(file->path, sizeof file->path, "%s/summary.json", archive_dir);
+    snprintf(file->partial, sizeof file->partial, "%s.partial", file->path);
+    file->initial_rate_hz = listing->initial_rate_hz;
+    file->lines_written = 0;
+    file->out = fopen(file->partial, "w");
+    if (!file->out) {
+        adt_log("cannot create %s: %s", file->partial, strerror(errno));
+        return;
     }
-    write_json(out, total, listing, archive_dir);
-    bool failed = ferror(out) != 0;
-    failed |= fclose(out) != 0;
-    if (failed || rename(partial, path) != 0) {
-        adt_log("cannot write %s: %s", path, strerror(errno));
-        unlink(partial);
-        return -1;
-    }
-    return 0;
+    write_json_head(file->out, total, listing, archive_dir);
+    fprintf(file->out, ",\n  \"per_location\": [");
+}
+
+/* One line per location, so that a reader can take them apart by line. */
+static void write_json_line(summary_file *file, const adt_location_summary *line)
+{
+    fprintf(file->out,
+            "%s\n    {\"rank\": %llu, \"thread\": %llu, \"halvings\": %llu, \"overload_halvings\": %llu, "
+            "\"rate_hz\": %.3f, \"samples_taken\": %llu, \"samples_kept\": %llu, \"sampled_s\": %.6f, "
+            "\"mpi_events\": %llu}",
+            file->lines_written == 0 ? "" : ",", (unsigned long long)line->rank, (unsigned long long)line->thread,
+            (unsigned long long)line->halvings, (unsigned long long)line->overload_halvings,
+            rate_after(file->initial_rate_hz, line->halvings), (unsigned long long)line->samples_taken,
+            (unsigned long long)line->samples_kept, sampled_seconds(file->initial_rate_hz, line->sampled_periods),
+            (unsigned long long)line->mpi_events);
+    file->lines_written++;
+}
+
+/* Ends the file and gives it its name when every line arrived (complete);
+ * removes it otherwise. Returns 0 when summary.json is written. */
+static int close_summary_file(summary_file *file, bool complete)
+{
+    fprintf(file->out, "\n  ]\n}\n");
+    bool failed = ferror(file->out) != 0;
+    failed |= fclose(file->out) != 0;
+    file->out = NULL;
+    if (complete && (failed || rename(file->partial, file->path) != 0))
+        adt_log("cannot write %s: %s", file->path, strerror(errno));
+    else if (complete)
+        return 0;
+    unlink(file->partial);
+    return -1;
 }
 
 static double mebibytes(uint64_t bytes)
@@ -413,21 +463,21 @@ static double mebibytes(uint64_t bytes)
 }
 
 /* "5000.0 Hz on 1 location, 2500.0 Hz on 3 locations", fastest first; the
- * slowest rate alone when the locations' lines were not gathered. */
+ * slowest rate alone when no location's line was counted. */
 static void describe_end_rates(const adt_run_counters *total, const adt_run_listing *listing, char *text,
                                size_t size)
 {
-    if (listing->lines == NULL) {
+    uint64_t lines = 0;
+    for (unsigned shift = 0; shift < SHIFTS; shift++)
+        lines += listing->locations_at_shift[shift];
+    if (lines == 0) {
         snprintf(text, size, "%.1f Hz at the slowest location", final_rate_hz(listing->initial_rate_hz, total));
         return;
     }
-    uint64_t locations_at_shift[64] = { 0 };
-    for (uint64_t i = 0; i < listing->line_count; i++)
-        locations_at_shift[listing->lines[i].halvings & 63]++;
     size_t used = 0;
     text[0] = '\0';
-    for (unsigned shift = 0; shift < 64 && used < size; shift++) {
-        uint64_t count = locations_at_shift[shift];
+    for (unsigned shift = 0; shift < SHIFTS && used < size; shift++) {
+        uint64_t count = listing->locations_at_shift[shift];
         if (count == 0)
             continue;
         int written = snprintf(text + used, size - used, "%s%.1f Hz on %llu location%s", used ? ", " : "",
@@ -506,75 +556,122 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
     adt_log("trace: %s/traces.otf2", archive_dir);
 }
 
-/* Collective: every rank's location lines, on root, rank by rank (NULL on
- * the other ranks, and on root when they could not be gathered). */
-static adt_location_summary *gather_location_lines(const adt_collectives *collectives,
-                                                   const adt_run_counters *counters,
-                                                   const adt_location_summary *lines, const adt_run_counters *all,
-                                                   uint64_t *total_lines)
+/* ---- over the ranks ------------------------------------------------------ */
+
+/* Up the binomial tree: this rank's summary combined with its children's,
+ * in rank order, and sent to its parent; rank 0's is the run's. Every
+ * rank receives one record from each child and sends one, whatever failed,
+ * so that none waits forever; a record that did not arrive leaves its
+ * subtree's ranks out of the count. */
+static subtree_summary combine_up(const adt_collectives *c, subtree_summary summary)
 {
-    uint32_t ranks = collectives->size;
-    bool root = collectives->rank == 0;
-    adt_location_summary *gathered = NULL;
-    size_t *sizes = NULL;
-    *total_lines = 0;
-    if (root) {
-        for (uint32_t r = 0; r < ranks; r++)
-            *total_lines += all[r].location_entries;
-        gathered = calloc(*total_lines ? *total_lines : 1, sizeof *gathered);
-        sizes = calloc(ranks, sizeof *sizes);
-        for (uint32_t r = 0; sizes && r < ranks; r++)
-            sizes[r] = all[r].location_entries * sizeof *gathered;
+    uint32_t children[32];
+    uint32_t child_count = adt_unify_tree_children(c->rank, c->size, children);
+    for (uint32_t k = 0; k < child_count; k++) {
+        subtree_summary child;
+        if (c->recv(c->context, &child, sizeof child, children[k]) == 0)
+            combine(&summary, &child);
     }
-    uint8_t root_ready = root && gathered && sizes;
-    int failed = collectives->bcast(collectives->context, &root_ready, sizeof root_ready, 0);
-    if (failed == 0 && root_ready)
-        failed = collectives->gatherv(collectives->context, lines, counters->location_entries * sizeof *lines,
-                                      gathered, sizes, 0);
-    free(sizes);
-    if (!root_ready || failed != 0) {
-        free(gathered);
-        return NULL;
+    if (c->rank != 0)
+        c->send(c->context, &summary, sizeof summary, adt_unify_tree_parent(c->rank));
+    return summary;
+}
+
+/* The location lines travel to rank 0 in pieces of at most this many
+ * (16 KiB), so that it holds one piece at a time whatever the number of
+ * locations. */
+#define LINES_PER_PIECE 256
+/* Rank 0 asks this many ranks ahead of the one it reads for their lines:
+ * their answers' latency overlaps its writing, and no more than these
+ * ranks' first messages wait for it. */
+#define RANKS_ASKED_AHEAD 8
+
+/* A rank other than 0: its lines, once rank 0 asks for them (the count,
+ * then the pieces, each sent whatever became of the one before). */
+static void send_lines(const adt_collectives *c, const adt_location_summary *lines, uint64_t count)
+{
+    uint8_t asked;
+    if (c->recv(c->context, &asked, sizeof asked, 0) != 0 || c->send(c->context, &count, sizeof count, 0) != 0)
+        return;
+    for (uint64_t first = 0; first < count; first += LINES_PER_PIECE) {
+        uint64_t piece = count - first < LINES_PER_PIECE ? count - first : LINES_PER_PIECE;
+        c->send(c->context, lines + first, piece * sizeof *lines, 0);
     }
-    return gathered;
+}
+
+/* Rank 0: every rank's lines, rank by rank (its own first), written to
+ * file as they arrive. Every rank is asked once and every piece it
+ * announces is received, also after one failed, so that no rank waits
+ * forever. Returns 0, or -1 when a rank's lines did not all arrive. */
+static int receive_lines(const adt_collectives *c, const adt_location_summary *own, uint64_t own_count,
+                         summary_file *file)
+{
+    for (uint64_t i = 0; i < own_count; i++)
+        write_json_line(file, &own[i]);
+    int result = 0;
+    uint32_t asked = 1;
+    for (uint32_t from = 1; from < c->size; from++) {
+        for (; asked < c->size && asked <= from + RANKS_ASKED_AHEAD; asked++) {
+            uint8_t ask = 1;
+            if (c->send(c->context, &ask, sizeof ask, asked) != 0)
+                result = -1;
+        }
+        uint64_t count;
+        if (c->recv(c->context, &count, sizeof count, from) != 0) {
+            adt_log("cannot receive the location lines of rank %u", from);
+            result = -1;
+            continue;
+        }
+        bool arrived = true;
+        for (uint64_t first = 0; first < count; first += LINES_PER_PIECE) {
+            adt_location_summary piece[LINES_PER_PIECE];
+            uint64_t lines = count - first < LINES_PER_PIECE ? count - first : LINES_PER_PIECE;
+            if (c->recv(c->context, piece, lines * sizeof *piece, from) != 0)
+                arrived = false;
+            for (uint64_t i = 0; arrived && i < lines; i++)
+                write_json_line(file, &piece[i]);
+        }
+        if (!arrived) {
+            adt_log("cannot receive the location lines of rank %u", from);
+            result = -1;
+        }
+    }
+    return result;
 }
 
 int adt_summary_publish(const adt_collectives *collectives, const adt_run_counters *counters,
                         const adt_location_summary *location_lines, const char *archive_dir,
                         uint32_t initial_rate_hz, bool quiet, const adt_run_ending *ending)
 {
-    uint32_t ranks = collectives->size;
-    bool root = collectives->rank == 0;
-    adt_run_counters *all = NULL;
-    size_t *sizes = NULL;
-    if (root) {
-        all = calloc(ranks, sizeof *all);
-        sizes = calloc(ranks, sizeof *sizes);
-        for (uint32_t r = 0; sizes && r < ranks; r++)
-            sizes[r] = sizeof *all;
-    }
-    /* Every rank learns whether the root can receive, so that none waits
-     * in a gather the root does not enter. */
-    uint8_t root_ready = root && all && sizes;
-    int gathered = collectives->bcast(collectives->context, &root_ready, sizeof root_ready, 0);
-    if (gathered == 0 && root_ready)
-        gathered = collectives->gatherv(collectives->context, counters, sizeof *counters, all, sizes, 0);
+    const adt_collectives *c = collectives;
+    uint64_t line_count = location_lines != NULL ? counters->location_entries : 0;
+    subtree_summary run = combine_up(c, own_summary(counters, location_lines, c->size));
+    bool root = c->rank == 0, complete = run.ranks == c->size;
+    adt_run_listing listing = { .ranks = c->size, .initial_rate_hz = initial_rate_hz, .ending = ending,
+                                .locations_at_shift = run.locations_at_shift };
+    summary_file file = { 0 };
     int result = 0;
-    if (root && (!root_ready || gathered != 0)) {
-        adt_log("cannot gather the run summary of %u ranks; the trace in %s is complete", ranks, archive_dir);
+    if (root && !complete) {
+        adt_log("cannot gather the run summary of %u ranks; the trace in %s is complete", c->size, archive_dir);
         result = -1;
-    } else if (gathered == 0 && root_ready) {
-        adt_run_listing listing = { .ranks = ranks, .initial_rate_hz = initial_rate_hz, .ending = ending };
-        listing.lines = gather_location_lines(collectives, counters, location_lines, all, &listing.line_count);
-        if (root) {
-            adt_run_counters total = combine(all, ranks);
-            result = write_summary_file(&total, &listing, archive_dir);
-            if (!quiet)
-                print_summary(&total, &listing, archive_dir);
-        }
-        free(listing.lines);
+    } else if (root) {
+        open_summary_file(&file, &run.counters, &listing, archive_dir);
     }
-    free(all);
-    free(sizes);
+    /* Every rank learns whether rank 0 takes the lines, so that none waits
+     * to be asked for them in vain. */
+    uint8_t lines_wanted = file.out != NULL;
+    if (c->bcast(c->context, &lines_wanted, sizeof lines_wanted, 0) != 0)
+        lines_wanted = 0;
+    if (lines_wanted && !root) {
+        send_lines(c, location_lines, line_count);
+    } else if (lines_wanted) {
+        result = close_summary_file(&file, receive_lines(c, location_lines, line_count, &file) == 0);
+    } else if (root && complete) { /* not created, or the others could not be told */
+        if (file.out != NULL)
+            close_summary_file(&file, false);
+        result = -1;
+    }
+    if (root && complete && !quiet)
+        print_summary(&run.counters, &listing, archive_dir);
     return result;
 }
