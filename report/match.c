@@ -1,12 +1,13 @@
-/* Matching messages during the reading pass and collectives after it.
- * Messages: MPI delivers the messages of one (communicator, sender,
- * receiver, tag) in the order they were sent, so the n-th send of such a
- * key matches its n-th receive (receives taken in the order they
- * completed). The pass meets each location's records in the order they
- * were written and every location's in time order, so a record matches
- * the oldest waiting record of the other end with its key; a record that
- * finds none waits for it. Collectives: the n-th collective a rank
- * finishes on a communicator is instance n on every member. */
+/* Matching messages and collective instances during the reading pass,
+ * which meets each location's records in the order they were written and
+ * every location's in time order. Messages: MPI delivers the messages of
+ * one (communicator, sender, receiver, tag) in the order they were sent,
+ * so the n-th send of such a key matches its n-th receive (receives taken
+ * in the order they completed): a record matches the oldest waiting
+ * record of the other end with its key; a record that finds none waits
+ * for it. Collectives: the n-th collective a rank finishes on a
+ * communicator is instance n on every member; an instance is summed up
+ * when its last member has finished it. Only what still waits is kept. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +44,8 @@ void adt_report_matching_start(struct adt_report_matching *matching, size_t rank
     matching->matrix_bytes = calloc(rank_count * rank_count + 1, sizeof *matching->matrix_bytes);
     matching->matrix_messages = calloc(rank_count * rank_count + 1, sizeof *matching->matrix_messages);
     matching->late_sender_ticks = calloc(rank_count + 1, sizeof *matching->late_sender_ticks);
+    matching->windows = calloc(matching->comm_count + 1, sizeof *matching->windows);
+    matching->collective_wait_ticks = calloc(rank_count + 1, sizeof *matching->collective_wait_ticks);
 }
 
 static const struct adt_report_group *group_at(const struct adt_report_matching *matching, uint32_t group)
@@ -200,32 +203,63 @@ void adt_report_add_message(struct adt_report_matching *matching, bool sending, 
     matching->free_pending = at;
 }
 
+/* Each member's wait in a complete instance: from its entry to the last
+ * member's. */
+static void add_waits(struct adt_report_matching *matching, const struct adt_report_collective_instance *instance)
+{
+    for (uint32_t i = 0; i < instance->finished; i++) {
+        const struct adt_report_collective_entry *entry = &instance->entries[i];
+        matching->collective_wait_ticks[entry->rank] += instance->last_entry - entry->enter_time;
+    }
+    matching->collectives_matched++;
+}
+
+/* The window starts at its oldest instance not complete. */
+static void drop_complete(struct adt_report_collective_window *window)
+{
+    size_t complete = 0;
+    while (complete < window->count && window->instances[complete].complete) {
+        complete++;
+    }
+    if (complete == 0) {
+        return;
+    }
+    window->count -= complete;
+    window->first += complete;
+    memmove(window->instances, window->instances + complete, window->count * sizeof *window->instances);
+    memset(window->instances + window->count, 0, complete * sizeof *window->instances);
+}
+
 void adt_report_add_collective(struct adt_report_matching *matching, uint32_t comm, uint32_t rank,
                                uint64_t sequence, uint64_t enter_time)
 {
-    matching->collectives = adt_report_reserve(matching->collectives, &matching->collective_capacity,
-                                               matching->collective_count + 1, sizeof *matching->collectives);
-    matching->collectives[matching->collective_count++] =
-        (struct adt_report_collective){.comm = comm, .rank = rank, .sequence = sequence, .enter_time = enter_time};
-}
-
-static int compare_u64(uint64_t a, uint64_t b)
-{
-    return (a > b) - (a < b);
-}
-
-static int compare_collectives(const void *left, const void *right)
-{
-    const struct adt_report_collective *a = left, *b = right;
-    int order = compare_u64(a->comm, b->comm);
-    return order ? order : compare_u64(a->sequence, b->sequence);
-}
-
-/* qsort, for arrays that may never have been allocated (no records). */
-static void sort(void *array, size_t count, size_t size, int (*compare)(const void *, const void *))
-{
-    if (count > 0) {
-        qsort(array, count, size, compare);
+    if (comm >= matching->comm_count) {
+        return;
+    }
+    uint32_t members = comm_members(matching, comm);
+    struct adt_report_collective_window *window = &matching->windows[comm];
+    /* An instance already complete has no room for another member. */
+    if (members == 0 || sequence < window->first) {
+        return;
+    }
+    size_t at = (size_t)(sequence - window->first);
+    window->instances = adt_report_grow(window->instances, &window->capacity, at + 1, sizeof *window->instances);
+    window->count = at + 1 > window->count ? at + 1 : window->count;
+    struct adt_report_collective_instance *instance = &window->instances[at];
+    if (instance->complete) {
+        return;
+    }
+    if (instance->entries == NULL) {
+        instance->entries = malloc(members * sizeof *instance->entries);
+    }
+    instance->entries[instance->finished++] =
+        (struct adt_report_collective_entry){.rank = rank, .enter_time = enter_time};
+    instance->last_entry = enter_time > instance->last_entry ? enter_time : instance->last_entry;
+    if (instance->finished == members) {
+        add_waits(matching, instance);
+        free(instance->entries);
+        *instance = (struct adt_report_collective_instance){.complete = true};
+        drop_complete(window);
     }
 }
 
@@ -244,36 +278,15 @@ static void finish_messages(struct adt_report_matching *matching, struct adt_rep
     profile->messages_unmatched = matching->message_count - 2 * matching->messages_matched;
 }
 
-static void match_collectives(struct adt_report_matching *matching, struct adt_report_profile *profile,
-                              double tick_seconds)
-{
-    sort(matching->collectives, matching->collective_count, sizeof *matching->collectives, compare_collectives);
-    for (size_t first = 0, end; first < matching->collective_count; first = end) {
-        uint64_t last_entry = 0;
-        for (end = first; end < matching->collective_count &&
-                          compare_collectives(&matching->collectives[first], &matching->collectives[end]) == 0;
-             end++) {
-            if (matching->collectives[end].enter_time > last_entry) {
-                last_entry = matching->collectives[end].enter_time;
-            }
-        }
-        if (end - first != comm_members(matching, matching->collectives[first].comm)) {
-            continue;
-        }
-        profile->collectives_matched++;
-        for (size_t i = first; i < end; i++) {
-            profile->ranks[matching->collectives[i].rank].collective_wait_seconds +=
-                (double)(last_entry - matching->collectives[i].enter_time) * tick_seconds;
-        }
-    }
-}
-
 void adt_report_match(struct adt_report_matching *matching, struct adt_report_profile *profile,
                       uint64_t timer_resolution)
 {
     double tick_seconds = 1.0 / (double)timer_resolution;
     finish_messages(matching, profile, tick_seconds);
-    match_collectives(matching, profile, tick_seconds);
+    for (size_t r = 0; r < profile->rank_count; r++) {
+        profile->ranks[r].collective_wait_seconds = (double)matching->collective_wait_ticks[r] * tick_seconds;
+    }
+    profile->collectives_matched = matching->collectives_matched;
 }
 
 void adt_report_matching_free(struct adt_report_matching *matching)
@@ -288,5 +301,12 @@ void adt_report_matching_free(struct adt_report_matching *matching)
     free(matching->matrix_bytes);
     free(matching->matrix_messages);
     free(matching->late_sender_ticks);
-    free(matching->collectives);
+    for (size_t c = 0; c < matching->comm_count && matching->windows != NULL; c++) {
+        for (size_t i = 0; i < matching->windows[c].count; i++) {
+            free(matching->windows[c].instances[i].entries);
+        }
+        free(matching->windows[c].instances);
+    }
+    free(matching->windows);
+    free(matching->collective_wait_ticks);
 }

@@ -64,13 +64,28 @@ struct adt_report_pending_list {
     uint32_t last;
 };
 
-/* One rank's part of one collective: its sequence number on the
- * communicator names the instance. */
-struct adt_report_collective {
-    uint32_t comm;
+/* One member's part of a collective instance: its world rank and the
+ * entry of its call. */
+struct adt_report_collective_entry {
     uint32_t rank;
-    uint64_t sequence;
     uint64_t enter_time;
+};
+
+/* A collective instance, open until every member has finished it. */
+struct adt_report_collective_instance {
+    bool complete;
+    uint32_t finished;
+    uint64_t last_entry;
+    struct adt_report_collective_entry *entries; /* one per member that finished it */
+};
+
+/* One communicator's instances from its oldest open one on: the one with
+ * sequence number first + i at [i]. */
+struct adt_report_collective_window {
+    uint64_t first;
+    struct adt_report_collective_instance *instances;
+    size_t count;
+    size_t capacity;
 };
 
 struct adt_report_group {
@@ -104,9 +119,10 @@ struct adt_report_matching {
     uint64_t *matrix_bytes;
     uint64_t *matrix_messages;
     uint64_t *late_sender_ticks; /* per receiving rank */
-    struct adt_report_collective *collectives;
-    size_t collective_count;
-    size_t collective_capacity;
+    /* Collectives are matched as they are read too: per communicator. */
+    struct adt_report_collective_window *windows;
+    uint64_t collectives_matched;
+    uint64_t *collective_wait_ticks; /* per rank */
     /* Called for each matched message when not NULL, with matched_data. */
     void (*matched)(void *data, const struct adt_report_message *send, const struct adt_report_message *receive);
     void *matched_data;
@@ -125,7 +141,7 @@ void adt_report_add_message(struct adt_report_matching *matching, bool sending, 
 void adt_report_add_collective(struct adt_report_matching *matching, uint32_t comm, uint32_t rank,
                                uint64_t sequence, uint64_t enter_time);
 /* Fills the matrix, the late-sender and collective waiting times and the
- * match counts of profile (the messages were matched as they came). */
+ * match counts of profile (all was matched as it came). */
 void adt_report_match(struct adt_report_matching *matching, struct adt_report_profile *profile,
                       uint64_t timer_resolution);
 void adt_report_matching_free(struct adt_report_matching *matching);
