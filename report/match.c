@@ -250,7 +250,8 @@ void adt_report_add_collective(struct adt_report_matching *matching, uint32_t co
         return;
     }
     if (instance->entries == NULL) {
-        instance->entries = malloc(members * sizeof *instance->entries);
+        size_t capacity = 0;
+        instance->entries = adt_report_reserve(NULL, &capacity, members, sizeof *instance->entries);
     }
     instance->entries[instance->finished++] =
         (struct adt_report_collective_entry){.rank = rank, .enter_time = enter_time};
