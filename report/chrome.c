@@ -1,7 +1,7 @@
 /* The trace as Chrome trace-event JSON (Perfetto UI, chrome://tracing),
  * written while the archive is read: each region instance as a complete
- * event when its Leave is read, each matched message as a flow after
- * the matching. Viewers sort the events, so they go out in the order
+ * event when its Leave is read, each message as a flow when the matching
+ * finds its second end. Viewers sort the events, so they go out in the order
  * the pass meets them and nothing of the trace is kept for the file.
  * Samples are left out (docs/report.md says why). */
 #include <inttypes.h>

@@ -1,8 +1,13 @@
-/* Matching after the reading pass. Messages: MPI delivers the messages of
+/* Matching messages and collective instances during the reading pass,
+ * which meets each location's records in the order they were written and
+ * every location's in time order. Messages: MPI delivers the messages of
  * one (communicator, sender, receiver, tag) in the order they were sent,
  * so the n-th send of such a key matches its n-th receive (receives taken
- * in the order they completed). Collectives: the n-th collective a rank
- * finishes on a communicator is instance n on every member. */
+ * in the order they completed): a record matches the oldest waiting
+ * record of the other end with its key; a record that finds none waits
+ * for it. Collectives: the n-th collective a rank finishes on a
+ * communicator is instance n on every member; an instance is summed up
+ * when its last member has finished it. Only what still waits is kept. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +40,12 @@ void adt_report_define_comm(struct adt_report_matching *matching, uint32_t comm,
 void adt_report_matching_start(struct adt_report_matching *matching, size_t rank_count)
 {
     matching->rank_count = rank_count;
+    matching->pending_lists = calloc(rank_count * rank_count + 1, sizeof *matching->pending_lists);
+    matching->matrix_bytes = calloc(rank_count * rank_count + 1, sizeof *matching->matrix_bytes);
+    matching->matrix_messages = calloc(rank_count * rank_count + 1, sizeof *matching->matrix_messages);
+    matching->late_sender_ticks = calloc(rank_count + 1, sizeof *matching->late_sender_ticks);
+    matching->windows = calloc(matching->comm_count + 1, sizeof *matching->windows);
+    matching->collective_wait_ticks = calloc(rank_count + 1, sizeof *matching->collective_wait_ticks);
 }
 
 static const struct adt_report_group *group_at(const struct adt_report_matching *matching, uint32_t group)
@@ -99,6 +110,56 @@ static uint32_t world_rank(const struct adt_report_matching *matching, uint32_t 
                                                                               : UINT32_MAX;
 }
 
+/* The oldest message of list waiting for message's other end: the same
+ * key, the other direction; its index + 1, 0 if there is none. previous:
+ * the index + 1 of the one before it in the list. */
+static uint32_t waiting_end(const struct adt_report_matching *matching, const struct adt_report_pending_list *list,
+                            const struct adt_report_message *message, bool sending, uint32_t *previous)
+{
+    *previous = 0;
+    for (uint32_t at = list->first; at != 0; *previous = at, at = matching->pending[at - 1].next) {
+        const struct adt_report_pending_message *waiting = &matching->pending[at - 1];
+        if (waiting->message.comm == message->comm && waiting->message.tag == message->tag) {
+            /* A key's waiting messages all go one way: the first says. */
+            return waiting->sending != sending ? at : 0;
+        }
+    }
+    return 0;
+}
+
+static void count_match(struct adt_report_matching *matching, const struct adt_report_message *send,
+                        const struct adt_report_message *receive)
+{
+    if (send->enter_time > receive->enter_time) {
+        matching->late_sender_ticks[receive->receiver] += send->enter_time - receive->enter_time;
+    }
+    matching->messages_matched++;
+    if (matching->matched != NULL) {
+        matching->matched(matching->matched_data, send, receive);
+    }
+}
+
+/* message, with none of its other end waiting, waits at the end of list. */
+static void wait_for_other_end(struct adt_report_matching *matching, struct adt_report_pending_list *list,
+                               const struct adt_report_message *message, bool sending)
+{
+    uint32_t at = matching->free_pending;
+    if (at != 0) {
+        matching->free_pending = matching->pending[at - 1].next;
+    } else {
+        matching->pending = adt_report_reserve(matching->pending, &matching->pending_capacity,
+                                               matching->pending_count + 1, sizeof *matching->pending);
+        at = (uint32_t)++matching->pending_count;
+    }
+    matching->pending[at - 1] = (struct adt_report_pending_message){.message = *message, .sending = sending};
+    if (list->last != 0) {
+        matching->pending[list->last - 1].next = at;
+    } else {
+        list->first = at;
+    }
+    list->last = at;
+}
+
 void adt_report_add_message(struct adt_report_matching *matching, bool sending, uint32_t location, uint32_t rank,
                             uint32_t peer, uint32_t comm, uint32_t tag, uint64_t bytes, uint64_t time,
                             uint64_t enter_time)
@@ -115,128 +176,118 @@ void adt_report_add_message(struct adt_report_matching *matching, bool sending, 
                                          .bytes = bytes,
                                          .time = time,
                                          .enter_time = enter_time};
+    size_t pair = (size_t)message.sender * matching->rank_count + message.receiver;
     if (sending) {
-        matching->sends = adt_report_reserve(matching->sends, &matching->send_capacity, matching->send_count + 1,
-                                             sizeof *matching->sends);
-        matching->sends[matching->send_count++] = message;
-    } else {
-        matching->receives = adt_report_reserve(matching->receives, &matching->receive_capacity,
-                                                matching->receive_count + 1, sizeof *matching->receives);
-        matching->receives[matching->receive_count++] = message;
+        matching->matrix_bytes[pair] += bytes;
+        matching->matrix_messages[pair]++;
     }
+    matching->message_count++;
+    struct adt_report_pending_list *list = &matching->pending_lists[pair];
+    uint32_t previous;
+    uint32_t at = waiting_end(matching, list, &message, sending, &previous);
+    if (at == 0) {
+        wait_for_other_end(matching, list, &message, sending);
+        return;
+    }
+    struct adt_report_pending_message *waiting = &matching->pending[at - 1];
+    count_match(matching, sending ? &message : &waiting->message, sending ? &waiting->message : &message);
+    if (previous != 0) {
+        matching->pending[previous - 1].next = waiting->next;
+    } else {
+        list->first = waiting->next;
+    }
+    if (list->last == at) {
+        list->last = previous;
+    }
+    waiting->next = matching->free_pending;
+    matching->free_pending = at;
+}
+
+/* Each member's wait in a complete instance: from its entry to the last
+ * member's. */
+static void add_waits(struct adt_report_matching *matching, const struct adt_report_collective_instance *instance)
+{
+    for (uint32_t i = 0; i < instance->finished; i++) {
+        const struct adt_report_collective_entry *entry = &instance->entries[i];
+        matching->collective_wait_ticks[entry->rank] += instance->last_entry - entry->enter_time;
+    }
+    matching->collectives_matched++;
+}
+
+/* The window starts at its oldest instance not complete. */
+static void drop_complete(struct adt_report_collective_window *window)
+{
+    size_t complete = 0;
+    while (complete < window->count && window->instances[complete].complete) {
+        complete++;
+    }
+    if (complete == 0) {
+        return;
+    }
+    window->count -= complete;
+    window->first += complete;
+    memmove(window->instances, window->instances + complete, window->count * sizeof *window->instances);
+    memset(window->instances + window->count, 0, complete * sizeof *window->instances);
 }
 
 void adt_report_add_collective(struct adt_report_matching *matching, uint32_t comm, uint32_t rank,
                                uint64_t sequence, uint64_t enter_time)
 {
-    matching->collectives = adt_report_reserve(matching->collectives, &matching->collective_capacity,
-                                               matching->collective_count + 1, sizeof *matching->collectives);
-    matching->collectives[matching->collective_count++] =
-        (struct adt_report_collective){.comm = comm, .rank = rank, .sequence = sequence, .enter_time = enter_time};
-}
-
-static int compare_u64(uint64_t a, uint64_t b)
-{
-    return (a > b) - (a < b);
-}
-
-static int compare_message_keys(const struct adt_report_message *a, const struct adt_report_message *b)
-{
-    int order = compare_u64(a->comm, b->comm);
-    order = order ? order : compare_u64(a->sender, b->sender);
-    order = order ? order : compare_u64(a->receiver, b->receiver);
-    return order ? order : compare_u64(a->tag, b->tag);
-}
-
-static int compare_messages(const void *left, const void *right)
-{
-    const struct adt_report_message *a = left, *b = right;
-    int order = compare_message_keys(a, b);
-    return order ? order : compare_u64(a->time, b->time);
-}
-
-static int compare_collectives(const void *left, const void *right)
-{
-    const struct adt_report_collective *a = left, *b = right;
-    int order = compare_u64(a->comm, b->comm);
-    return order ? order : compare_u64(a->sequence, b->sequence);
-}
-
-/* qsort, for arrays that may never have been allocated (no records). */
-static void sort(void *array, size_t count, size_t size, int (*compare)(const void *, const void *))
-{
-    if (count > 0) {
-        qsort(array, count, size, compare);
+    if (comm >= matching->comm_count) {
+        return;
+    }
+    uint32_t members = comm_members(matching, comm);
+    struct adt_report_collective_window *window = &matching->windows[comm];
+    /* An instance already complete has no room for another member. */
+    if (members == 0 || sequence < window->first) {
+        return;
+    }
+    size_t at = (size_t)(sequence - window->first);
+    window->instances = adt_report_grow(window->instances, &window->capacity, at + 1, sizeof *window->instances);
+    window->count = at + 1 > window->count ? at + 1 : window->count;
+    struct adt_report_collective_instance *instance = &window->instances[at];
+    if (instance->complete) {
+        return;
+    }
+    if (instance->entries == NULL) {
+        size_t capacity = 0;
+        instance->entries = adt_report_reserve(NULL, &capacity, members, sizeof *instance->entries);
+    }
+    instance->entries[instance->finished++] =
+        (struct adt_report_collective_entry){.rank = rank, .enter_time = enter_time};
+    instance->last_entry = enter_time > instance->last_entry ? enter_time : instance->last_entry;
+    if (instance->finished == members) {
+        add_waits(matching, instance);
+        free(instance->entries);
+        *instance = (struct adt_report_collective_instance){.complete = true};
+        drop_complete(window);
     }
 }
 
-static void match_messages(struct adt_report_matching *matching, struct adt_report_profile *profile,
-                           double tick_seconds)
+/* Hands the matrix and the late-sender times to profile. */
+static void finish_messages(struct adt_report_matching *matching, struct adt_report_profile *profile,
+                            double tick_seconds)
 {
-    size_t ranks = profile->rank_count;
-    profile->matrix_bytes = calloc(ranks * ranks + 1, sizeof *profile->matrix_bytes);
-    profile->matrix_messages = calloc(ranks * ranks + 1, sizeof *profile->matrix_messages);
-    for (size_t i = 0; i < matching->send_count; i++) {
-        const struct adt_report_message *send = &matching->sends[i];
-        profile->matrix_bytes[send->sender * ranks + send->receiver] += send->bytes;
-        profile->matrix_messages[send->sender * ranks + send->receiver]++;
+    profile->matrix_bytes = matching->matrix_bytes;
+    profile->matrix_messages = matching->matrix_messages;
+    matching->matrix_bytes = NULL;
+    matching->matrix_messages = NULL;
+    for (size_t r = 0; r < profile->rank_count; r++) {
+        profile->ranks[r].late_sender_seconds = (double)matching->late_sender_ticks[r] * tick_seconds;
     }
-    sort(matching->sends, matching->send_count, sizeof *matching->sends, compare_messages);
-    sort(matching->receives, matching->receive_count, sizeof *matching->receives, compare_messages);
-    size_t s = 0, r = 0;
-    while (s < matching->send_count && r < matching->receive_count) {
-        const struct adt_report_message *send = &matching->sends[s], *receive = &matching->receives[r];
-        int order = compare_message_keys(send, receive);
-        if (order < 0) {
-            s++;
-        } else if (order > 0) {
-            r++;
-        } else {
-            if (send->enter_time > receive->enter_time) {
-                profile->ranks[receive->receiver].late_sender_seconds +=
-                    (double)(send->enter_time - receive->enter_time) * tick_seconds;
-            }
-            profile->messages_matched++;
-            if (matching->matched != NULL) {
-                matching->matched(matching->matched_data, send, receive);
-            }
-            s++;
-            r++;
-        }
-    }
-    profile->messages_unmatched = matching->send_count + matching->receive_count - 2 * profile->messages_matched;
-}
-
-static void match_collectives(struct adt_report_matching *matching, struct adt_report_profile *profile,
-                              double tick_seconds)
-{
-    sort(matching->collectives, matching->collective_count, sizeof *matching->collectives, compare_collectives);
-    for (size_t first = 0, end; first < matching->collective_count; first = end) {
-        uint64_t last_entry = 0;
-        for (end = first; end < matching->collective_count &&
-                          compare_collectives(&matching->collectives[first], &matching->collectives[end]) == 0;
-             end++) {
-            if (matching->collectives[end].enter_time > last_entry) {
-                last_entry = matching->collectives[end].enter_time;
-            }
-        }
-        if (end - first != comm_members(matching, matching->collectives[first].comm)) {
-            continue;
-        }
-        profile->collectives_matched++;
-        for (size_t i = first; i < end; i++) {
-            profile->ranks[matching->collectives[i].rank].collective_wait_seconds +=
-                (double)(last_entry - matching->collectives[i].enter_time) * tick_seconds;
-        }
-    }
+    profile->messages_matched = matching->messages_matched;
+    profile->messages_unmatched = matching->message_count - 2 * matching->messages_matched;
 }
 
 void adt_report_match(struct adt_report_matching *matching, struct adt_report_profile *profile,
                       uint64_t timer_resolution)
 {
     double tick_seconds = 1.0 / (double)timer_resolution;
-    match_messages(matching, profile, tick_seconds);
-    match_collectives(matching, profile, tick_seconds);
+    finish_messages(matching, profile, tick_seconds);
+    for (size_t r = 0; r < profile->rank_count; r++) {
+        profile->ranks[r].collective_wait_seconds = (double)matching->collective_wait_ticks[r] * tick_seconds;
+    }
+    profile->collectives_matched = matching->collectives_matched;
 }
 
 void adt_report_matching_free(struct adt_report_matching *matching)
@@ -246,7 +297,17 @@ void adt_report_matching_free(struct adt_report_matching *matching)
     }
     free(matching->groups);
     free(matching->comms);
-    free(matching->sends);
-    free(matching->receives);
-    free(matching->collectives);
+    free(matching->pending_lists);
+    free(matching->pending);
+    free(matching->matrix_bytes);
+    free(matching->matrix_messages);
+    free(matching->late_sender_ticks);
+    for (size_t c = 0; c < matching->comm_count && matching->windows != NULL; c++) {
+        for (size_t i = 0; i < matching->windows[c].count; i++) {
+            free(matching->windows[c].instances[i].entries);
+        }
+        free(matching->windows[c].instances);
+    }
+    free(matching->windows);
+    free(matching->collective_wait_ticks);
 }

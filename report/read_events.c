@@ -2,8 +2,7 @@
  * merged by time, reduced on the fly to the aggregates of struct
  * adt_report_profile (a stack of open regions per location, the MPI
  * functions, the timeline, the samples, the segments between MPI calls).
- * Messages and collectives are kept as one small record each and matched
- * after the pass (match.c). */
+ * Messages and collective instances are matched as they come (match.c). */
 #include <otf2/otf2.h>
 #include <stdlib.h>
 #include <string.h>

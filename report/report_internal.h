@@ -51,13 +51,41 @@ struct adt_report_message {
     uint64_t enter_time;
 };
 
-/* One rank's part of one collective: its sequence number on the
- * communicator names the instance. */
-struct adt_report_collective {
-    uint32_t comm;
+/* A message not matched yet, in the list of its pair of ranks. */
+struct adt_report_pending_message {
+    struct adt_report_message message;
+    bool sending;
+    uint32_t next; /* index + 1 of the next in its list (or in the free list); 0: none */
+};
+
+/* The first and last pending message of one (sender, receiver) pair. */
+struct adt_report_pending_list {
+    uint32_t first; /* index + 1; 0: empty */
+    uint32_t last;
+};
+
+/* One member's part of a collective instance: its world rank and the
+ * entry of its call. */
+struct adt_report_collective_entry {
     uint32_t rank;
-    uint64_t sequence;
     uint64_t enter_time;
+};
+
+/* A collective instance, open until every member has finished it. */
+struct adt_report_collective_instance {
+    bool complete;
+    uint32_t finished;
+    uint64_t last_entry;
+    struct adt_report_collective_entry *entries; /* one per member that finished it */
+};
+
+/* One communicator's instances from its oldest open one on: the one with
+ * sequence number first + i at [i]. */
+struct adt_report_collective_window {
+    uint64_t first;
+    struct adt_report_collective_instance *instances;
+    size_t count;
+    size_t capacity;
 };
 
 struct adt_report_group {
@@ -78,15 +106,23 @@ struct adt_report_matching {
     struct adt_report_comm *comms;
     size_t comm_count;
     size_t comm_capacity;
-    struct adt_report_message *sends;
-    size_t send_count;
-    size_t send_capacity;
-    struct adt_report_message *receives;
-    size_t receive_count;
-    size_t receive_capacity;
-    struct adt_report_collective *collectives;
-    size_t collective_count;
-    size_t collective_capacity;
+    /* Messages are matched as they are read: per (sender, receiver), the
+     * messages waiting for their other end, oldest first. */
+    struct adt_report_pending_list *pending_lists; /* [sender * rank_count + receiver] */
+    struct adt_report_pending_message *pending;
+    size_t pending_count;
+    size_t pending_capacity;
+    uint32_t free_pending; /* index + 1 of the first free one; 0: none */
+    uint64_t message_count;
+    uint64_t messages_matched;
+    /* Handed to the profile by adt_report_match. */
+    uint64_t *matrix_bytes;
+    uint64_t *matrix_messages;
+    uint64_t *late_sender_ticks; /* per receiving rank */
+    /* Collectives are matched as they are read too: per communicator. */
+    struct adt_report_collective_window *windows;
+    uint64_t collectives_matched;
+    uint64_t *collective_wait_ticks; /* per rank */
     /* Called for each matched message when not NULL, with matched_data. */
     void (*matched)(void *data, const struct adt_report_message *send, const struct adt_report_message *receive);
     void *matched_data;
@@ -105,7 +141,7 @@ void adt_report_add_message(struct adt_report_matching *matching, bool sending, 
 void adt_report_add_collective(struct adt_report_matching *matching, uint32_t comm, uint32_t rank,
                                uint64_t sequence, uint64_t enter_time);
 /* Fills the matrix, the late-sender and collective waiting times and the
- * match counts of profile. */
+ * match counts of profile (all was matched as it came). */
 void adt_report_match(struct adt_report_matching *matching, struct adt_report_profile *profile,
                       uint64_t timer_resolution);
 void adt_report_matching_free(struct adt_report_matching *matching);

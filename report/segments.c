@@ -3,6 +3,7 @@
  * under the key of its two calls; after it, each key's instances are
  * summed up into the figures and the histogram of struct
  * adt_report_segment. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,17 +56,46 @@ void adt_report_add_segment(struct adt_report_segments *segments, uint64_t from_
     key->instances[key->count++] = (struct adt_report_segment_instance){.ticks = ticks, .location = location};
 }
 
-static int compare_ticks(const void *left, const void *right)
-{
-    uint64_t a = *(const uint64_t *)left, b = *(const uint64_t *)right;
-    return (a > b) - (a < b);
-}
-
-/* The nearest-rank quantile of sorted (count > 0). */
-static uint64_t quantile(const uint64_t *sorted, size_t count, double fraction)
+/* The index of the nearest-rank quantile of count (> 0) values. */
+static size_t quantile_index(size_t count, double fraction)
 {
     size_t rank = (size_t)(fraction * (double)count + 0.999999);
-    return sorted[rank > 0 ? rank - 1 : 0];
+    return rank > 0 ? rank - 1 : 0;
+}
+
+/* The value values would hold at nth (< count) if they were sorted:
+ * quickselect, which leaves those before nth no larger and those after it
+ * no smaller. Linear on average where a sort is not, and exact. */
+static uint64_t select_nth(uint64_t *values, size_t count, size_t nth)
+{
+    ptrdiff_t low = 0, high = (ptrdiff_t)count - 1, target = (ptrdiff_t)nth;
+    while (low < high) {
+        uint64_t pivot = values[low + (high - low) / 2];
+        ptrdiff_t i = low, j = high;
+        /* Both scans stop at values equal to the pivot, so a run of equal
+         * durations is split in the middle, not peeled one by one. */
+        while (i <= j) {
+            while (values[i] < pivot) {
+                i++;
+            }
+            while (values[j] > pivot) {
+                j--;
+            }
+            if (i <= j) {
+                uint64_t swapped = values[i];
+                values[i++] = values[j];
+                values[j--] = swapped;
+            }
+        }
+        if (target <= j) {
+            high = j;
+        } else if (target >= i) {
+            low = i;
+        } else {
+            break; /* between the two parts: equal to the pivot */
+        }
+    }
+    return values[target];
 }
 
 /* The figures of one key; ticks is scratch space for its durations. */
@@ -73,13 +103,14 @@ static void summarise(const struct adt_report_segment_instances *key, const uint
                       size_t rank_count, double seconds_per_tick, uint64_t *ticks, double *rank_sums,
                       uint64_t *rank_counts, struct adt_report_segment *segment)
 {
-    size_t longest = 0;
+    size_t longest = 0, shortest = 0;
     memset(rank_sums, 0, rank_count * sizeof *rank_sums);
     memset(rank_counts, 0, rank_count * sizeof *rank_counts);
     for (size_t i = 0; i < key->count; i++) {
         const struct adt_report_segment_instance *instance = &key->instances[i];
         ticks[i] = instance->ticks;
         longest = instance->ticks > key->instances[longest].ticks ? i : longest;
+        shortest = instance->ticks < key->instances[shortest].ticks ? i : shortest;
         segment->total_seconds += (double)instance->ticks * seconds_per_tick;
         rank_sums[location_ranks[instance->location]] += (double)instance->ticks;
         rank_counts[location_ranks[instance->location]]++;
@@ -91,12 +122,14 @@ static void summarise(const struct adt_report_segment_instances *key, const uint
         segment->max_iteration += key->instances[i].location == location;
     }
     segment->max_rank = location_ranks[location];
-    qsort(ticks, key->count, sizeof *ticks, compare_ticks);
+    uint64_t min = key->instances[shortest].ticks, max = key->instances[longest].ticks;
+    size_t median = quantile_index(key->count, 0.5), p95 = quantile_index(key->count, 0.95);
     segment->count = key->count;
-    segment->min_seconds = (double)ticks[0] * seconds_per_tick;
-    segment->median_seconds = (double)quantile(ticks, key->count, 0.5) * seconds_per_tick;
-    segment->p95_seconds = (double)quantile(ticks, key->count, 0.95) * seconds_per_tick;
-    segment->max_seconds = (double)ticks[key->count - 1] * seconds_per_tick;
+    segment->min_seconds = (double)min * seconds_per_tick;
+    segment->median_seconds = (double)select_nth(ticks, key->count, median) * seconds_per_tick;
+    /* The selection left the durations from the median on above it. */
+    segment->p95_seconds = (double)select_nth(ticks + median, key->count - median, p95 - median) * seconds_per_tick;
+    segment->max_seconds = (double)max * seconds_per_tick;
     segment->mean_seconds = segment->total_seconds / (double)key->count;
     bool slowest_found = false;
     for (size_t r = 0; r < rank_count; r++) {
@@ -107,9 +140,9 @@ static void summarise(const struct adt_report_segment_instances *key, const uint
             segment->slowest_rank_mean_seconds = mean;
         }
     }
-    uint64_t width = ticks[key->count - 1] - ticks[0];
+    uint64_t width = max - min;
     for (size_t i = 0; i < key->count; i++) {
-        size_t bin = width ? (size_t)((double)(ticks[i] - ticks[0]) / (double)width * ADT_REPORT_SEGMENT_BINS) : 0;
+        size_t bin = width ? (size_t)((double)(ticks[i] - min) / (double)width * ADT_REPORT_SEGMENT_BINS) : 0;
         segment->histogram[bin < ADT_REPORT_SEGMENT_BINS ? bin : ADT_REPORT_SEGMENT_BINS - 1]++;
     }
 }

@@ -13,7 +13,8 @@ Prints one JSON object: the archive's events and size, and for each tool
 the median wall-clock and CPU seconds (user + system of the process;
 the machine may be shared, CPU time is what it cost) and the events per
 second of each; ratio_* is the report's rate over otf2-print's (above 1:
-the report reads faster).
+the report reads faster). The CPU seconds of every round and the ratio of
+each round's pair show the spread.
 
 usage: run.py BUILD_DIR [--ranks N] [--steps N] [--rounds N] [--scratch DIR]
 """
@@ -77,7 +78,10 @@ def main():
             wall = statistics.median(w for w, _ in runs)
             cpu = statistics.median(c for _, c in runs)
             result[tool] = {"wall_seconds": round(wall, 3), "cpu_seconds": round(cpu, 3),
-                            "events_per_second_wall": round(events / wall), "events_per_second_cpu": round(events / cpu)}
+                            "events_per_second_wall": round(events / wall), "events_per_second_cpu": round(events / cpu),
+                            "cpu_seconds_rounds": [round(c, 3) for _, c in runs]}
+        result["ratio_cpu_rounds"] = [round(print_cpu / report_cpu, 3) for (_, print_cpu), (_, report_cpu)
+                                      in zip(times["otf2_print"], times["report"])]
         for clock in ("wall", "cpu"):
             key = f"events_per_second_{clock}"
             result[f"ratio_{clock}"] = round(result["report"][key] / result["otf2_print"][key], 3)
