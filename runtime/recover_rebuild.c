@@ -49,17 +49,28 @@ static int spill_file(const saved_process *process)
     return fd;
 }
 
+/* array (count elements used of *capacity) with room for one more:
+ * itself, or moved and doubled (first elements the first time); NULL
+ * when out of memory, array left as it was. */
+static void *room_for_one_more(void *array, size_t count, size_t *capacity, size_t element, size_t first)
+{
+    if (count < *capacity)
+        return array;
+    size_t grown_capacity = *capacity ? 2 * *capacity : first;
+    void *grown = realloc(array, grown_capacity * element);
+    if (grown != NULL)
+        *capacity = grown_capacity;
+    return grown;
+}
+
 static int add_message_end(recovery *run, uint64_t comm_key, uint32_t sender, uint32_t receiver, uint32_t tag,
                            int32_t delta)
 {
-    if (run->message_end_count == run->message_end_capacity) {
-        size_t capacity = run->message_end_capacity ? 2 * run->message_end_capacity : 1024;
-        message_end *grown = realloc(run->message_ends, capacity * sizeof *grown);
-        if (grown == NULL)
-            return -1;
-        run->message_ends = grown;
-        run->message_end_capacity = capacity;
-    }
+    message_end *ends = room_for_one_more(run->message_ends, run->message_end_count, &run->message_end_capacity,
+                                          sizeof *ends, 1024);
+    if (ends == NULL)
+        return -1;
+    run->message_ends = ends;
     run->message_ends[run->message_end_count++] =
         (message_end){ .comm_key = comm_key, .sender = sender, .receiver = receiver, .tag = tag, .delta = delta };
     return 0;
@@ -86,14 +97,10 @@ typedef struct open_regions {
 
 static int push_region(open_regions *open, const adt_rec_region *region)
 {
-    if (open->depth == open->capacity) {
-        size_t capacity = open->capacity ? 2 * open->capacity : 16;
-        adt_rec_region *grown = realloc(open->stack, capacity * sizeof *grown);
-        if (grown == NULL)
-            return -1;
-        open->stack = grown;
-        open->capacity = capacity;
-    }
+    adt_rec_region *stack = room_for_one_more(open->stack, open->depth, &open->capacity, sizeof *stack, 16);
+    if (stack == NULL)
+        return -1;
+    open->stack = stack;
     open->stack[open->depth++] = *region;
     return 0;
 }
