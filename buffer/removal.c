@@ -1,6 +1,7 @@
 /*
  * Level removal and stopping events: the answers to a full arena; and the
- * times each shift was reached, which removals stamp.
+ * time each shift was reached, stamped when sampling starts and by each
+ * removal.
  *
  * Removal takes the location's sample guard so that it never races with a
  * sample append of that location: a sample arriving meanwhile is skipped
