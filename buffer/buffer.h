@@ -137,6 +137,14 @@ int adt_buffer_drop_lowest_level(adt_location *location, const adt_preflush_requ
  * the drop started from. Async-signal-safe. */
 int adt_buffer_drop_own_level(adt_location *location, unsigned *old_shift);
 
+/* The location is sampled from time on (trace clock), at its current
+ * shift, normally 0: stamps that shift's entry of shift_reached_at unless
+ * it has its stamp already, so that the location's rate history starts
+ * when its sampling did, before any record it keeps. The sampler calls it
+ * on the thread before its timer is armed. Normal context only: it awaits
+ * the location's guard, as a removal from another thread does. */
+void adt_buffer_sampling_started(adt_location *location, uint64_t time);
+
 /* ---- appends (hot path) ------------------------------------------------ */
 
 typedef enum adt_append_status {
@@ -242,9 +250,12 @@ typedef struct adt_location_stats {
     uint64_t events_lost[ADT_EVENT_LOSS_CAUSES];
     unsigned shift;             /* k: samples kept are n ≡ 0 mod 2^k */
     /* When each shift was reached (trace clock, adt_clock_now; 0: never):
-     * the drop that raised the shift to k stamps entry k once, under the
-     * location's guard, so the stamps grow with k. A drop of several
-     * levels at once stamps only the shift it reached. */
+     * entry 0 (the initial shift) when sampling started
+     * (adt_buffer_sampling_started), entry k by the drop that raised the
+     * shift to k, once, under the location's guard, so the stamps grow
+     * with k. A drop of several levels at once stamps every shift it
+     * passed with the same time: each shift up to the current one has a
+     * stamp, entry 0 once sampling started. */
     uint64_t shift_reached_at[ADT_BUFFER_LEVELS];
     bool events_stopped;
 } adt_location_stats;

@@ -1,5 +1,7 @@
 /*
- * Level removal and stopping events: the answers to a full arena.
+ * Level removal and stopping events: the answers to a full arena; and the
+ * time each shift was reached, stamped when sampling starts and by each
+ * removal.
  *
  * Removal takes the location's sample guard so that it never races with a
  * sample append of that location: a sample arriving meanwhile is skipped
@@ -33,6 +35,24 @@ static unsigned lowest_sample_level(const adt_location *location)
     return level;
 }
 
+/* Stamps shifts first..last with time (the guard is held): drops of one
+ * location are serialised by the guard, so the stamps grow with the shift
+ * whichever thread or handler dropped. A drop that jumps over empty levels
+ * stamps every shift it passed with the same time, so that each shift up
+ * to the current one has its time (one step per halving). The exchange
+ * from 0 keeps the first stamp of a shift; the stores are atomic because
+ * an image may be written (in a signal handler) or the statistics read
+ * meanwhile. Shift 64 (the numbers used up) stands for no rate and gets no
+ * stamp. */
+static void stamp_shifts(adt_location *location, unsigned first, unsigned last, uint64_t time)
+{
+    for (unsigned shift = first; shift <= last && shift < ADT_BUFFER_LEVELS; shift++) {
+        uint64_t unstamped = 0;
+        __atomic_compare_exchange_n(&location->shift_reached_at[shift], &unstamped, time, false, __ATOMIC_RELAXED,
+                                    __ATOMIC_RELAXED);
+    }
+}
+
 /* Drops every level up to and including level (the guard is held): the
  * samples left are n ≡ 0 mod 2^(level + 1). */
 static int drop_levels_through(adt_location *location, unsigned level)
@@ -46,21 +66,19 @@ static int drop_levels_through(adt_location *location, unsigned level)
     }
     adt_counter_add(&location->removals, 1);
     int new_shift = (int)level + 1;
-    /* The clock is read under the guard: drops of one location are
-     * serialised by it, so the stamps grow with the shift whichever thread
-     * or handler dropped. The exchange from 0 keeps the first stamp of a
-     * shift; the stores are atomic because an image may be written (in a
-     * signal handler) or the statistics read meanwhile. Shift 64 (the
-     * numbers used up) stands for no rate and gets no stamp. */
-    if (new_shift < ADT_BUFFER_LEVELS) {
-        uint64_t unstamped = 0;
-        __atomic_compare_exchange_n(&location->shift_reached_at[new_shift], &unstamped, adt_clock_now(), false,
-                                    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-    }
+    /* The clock is read under the guard, so the stamps grow with the shift. */
+    stamp_shifts(location, location->shift + 1, (unsigned)new_shift, adt_clock_now());
     __atomic_store_n(&location->shift, (unsigned)new_shift, __ATOMIC_RELAXED);
     /* new_shift is 1..64; 64 means the 64-bit counter is used up. */
     __atomic_store_n(&location->number_mask, ~UINT64_C(0) >> (64 - new_shift), __ATOMIC_RELAXED);
     return new_shift;
+}
+
+void adt_buffer_sampling_started(adt_location *location, uint64_t time)
+{
+    guard_acquire_for_removal(location);
+    stamp_shifts(location, location->shift, location->shift, time);
+    __atomic_store_n(&location->guard, ADT_GUARD_FREE, __ATOMIC_RELEASE);
 }
 
 int adt_buffer_drop_lowest_level(adt_location *location, const adt_preflush_request *request)

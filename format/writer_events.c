@@ -26,8 +26,8 @@ typedef struct stream {
     OTF2_MetricValue *metric_values;
     unsigned final_shift; /* the location's shift at the end of the run */
     /* The sampling rate's steps: when the buffer reached each shift
-     * (adt_location_stats), and the next shift to write; none when the
-     * rate is not defined (an unsampled run). */
+     * (adt_location_stats), from 0, and the next shift to write; none when
+     * the rate is not defined (an unsampled run). */
     const uint64_t *shift_reached_at;
     unsigned next_rate_shift;
     location_summary summary;
@@ -168,30 +168,33 @@ static OTF2_ErrorCode write_rate(stream *s, uint64_t time, unsigned shift)
     return OTF2_EvtWriter_Metric(s->out, NULL, time, s->w->maps.sampling_rate_class, 1, &type, &value);
 }
 
-/* The sampling rate of the location (docs/otf2-records.md): at its first
- * record the rate it had then, and from then on one value at each time
- * the buffer raised its shift, each in time order among the records.
- * Shifts reached before the first record are not seen apart (the location
- * recorded nothing yet); a drop of several levels at once is one step. */
-static OTF2_ErrorCode write_rates_until(stream *s, uint64_t time, bool first_record)
+/* The location's stream so far ends at time (events come in time order):
+ * its summary's first and last time. */
+static void note_time(stream *s, uint64_t time)
+{
+    if (!s->summary.has_events) {
+        s->summary.has_events = 1;
+        s->summary.first_time = time;
+    }
+    s->summary.last_time = time;
+}
+
+/* The sampling rate of the location (docs/otf2-records.md): one value at
+ * each time the buffer stamped a shift, from the start of its sampling
+ * (shift 0) to its last halving, written before the records of that time
+ * and later ones, so that marks before the location's first record are
+ * written at their own time too. A shift without a stamp (its sampling
+ * never started) has no mark. */
+static OTF2_ErrorCode write_rates_until(stream *s, uint64_t time)
 {
     if (!s->shift_reached_at)
         return OTF2_SUCCESS;
-    if (first_record) {
-        unsigned shift = 0;
-        for (; s->next_rate_shift <= s->final_shift; s->next_rate_shift++)
-            if (s->shift_reached_at[s->next_rate_shift] != 0) {
-                if (s->shift_reached_at[s->next_rate_shift] > time)
-                    break;
-                shift = s->next_rate_shift;
-            }
-        return write_rate(s, time, shift);
-    }
     for (; s->next_rate_shift <= s->final_shift; s->next_rate_shift++) {
         uint64_t reached = s->shift_reached_at[s->next_rate_shift];
         if (reached > time)
             return OTF2_SUCCESS;
         if (reached != 0) {
+            note_time(s, reached);
             OTF2_ErrorCode status = write_rate(s, reached, s->next_rate_shift);
             if (status != OTF2_SUCCESS)
                 return status;
@@ -400,7 +403,6 @@ int adt_writer_write_location(writer *w, const adt_trace_thread *thread, locatio
     s.final_shift = location_stats.shift;
     bool sampled = w->maps.sampling_rate_class != ADT_UNDEFINED_ID && s.final_shift < RATE_SHIFTS;
     s.shift_reached_at = sampled ? location_stats.shift_reached_at : NULL;
-    s.next_rate_shift = 1;
     adt_reader *reader = adt_reader_open(thread->location);
     s.out = OTF2_Archive_GetEvtWriter(w->archive, s.location);
     int rc = -1;
@@ -418,25 +420,16 @@ int adt_writer_write_location(writer *w, const adt_trace_thread *thread, locatio
     adt_record_view record;
     OTF2_ErrorCode status = OTF2_SUCCESS;
     while (status == OTF2_SUCCESS && adt_reader_next(reader, &record)) {
-        bool first_record = !s.summary.has_events;
-        if (first_record) {
-            s.summary.has_events = 1;
-            s.summary.first_time = record.time;
-        }
-        s.summary.last_time = record.time;
-        status = write_rates_until(&s, record.time, first_record);
+        status = write_rates_until(&s, record.time);
+        note_time(&s, record.time);
         if (status == OTF2_SUCCESS)
             status = write_record(&s, &record);
     }
     if (status == OTF2_SUCCESS)
         status = close_open_regions(&s, s.summary.last_time);
     /* Halvings after the last record (a save taken meanwhile) still count. */
-    if (status == OTF2_SUCCESS && s.summary.has_events) {
-        uint64_t last_step = s.shift_reached_at ? s.shift_reached_at[s.final_shift] : 0;
-        status = write_rates_until(&s, UINT64_MAX, false);
-        if (last_step > s.summary.last_time)
-            s.summary.last_time = last_step;
-    }
+    if (status == OTF2_SUCCESS)
+        status = write_rates_until(&s, UINT64_MAX);
     if (status == OTF2_SUCCESS)
         status = OTF2_EvtWriter_GetNumberOfEvents(s.out, &s.summary.events);
     if (status != OTF2_SUCCESS) {

@@ -37,7 +37,8 @@ extern "C" {
 int adt_sampler_init(const adt_config *config, adt_defs *defs, uint64_t context_bytes);
 
 /* On the thread itself: starts its timer and counters, samples go to
- * location. */
+ * location; stamps the start of the location's sampling (its rate
+ * history, adt_buffer_sampling_started) before the timer is armed. */
 int adt_sampler_thread_start(adt_location *location);
 /* On the thread itself (thread exit) or at the end of the run: stops the
  * timer; the data stays. */

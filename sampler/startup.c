@@ -272,6 +272,9 @@ int adt_sampler_thread_start(adt_location *location)
     thread->start_clock = thread->perf_fd >= 0 ? 0 : adt_sampler_thread_clock_now(thread);
     atomic_store(&thread->timer_state, ADT_TIMER_LIVE);
     atomic_store(&thread->active, 1);
+    /* The location's rate history starts here, before the timer can fire:
+     * a drop it brings stamps the shifts after this one. */
+    adt_buffer_sampling_started(location, adt_clock_now());
     if (start_timer(thread, stats.shift) != 0) {
         adt_log("adt_sampler_thread_start: timer_settime for thread %d failed: %m", (int)thread->tid);
         atomic_store(&thread->active, 0);

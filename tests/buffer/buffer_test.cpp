@@ -458,9 +458,9 @@ TEST(BufferOwnDrop, WithoutSamplesRaisesTheShiftByOne)
 
 // Drops of one location from several threads at once (the flush policy
 // for other threads' event appends) and from its owner (the overload
-// protection): every drop stamps the shift it reached, once, and the
-// stamps grow with the shift, whoever dropped and in whatever order the
-// threads got the guard; shifts a drop jumped over stay unstamped.
+// protection): every drop stamps the shifts it raised the shift through,
+// once, and the stamps grow with the shift, whoever dropped and in
+// whatever order the threads got the guard.
 TEST(BufferShiftTimes, OverlappingDropsStampEachReachedShiftOnceInOrder)
 {
     adt_buffer *buffer = adt_buffer_create(1 << 20, 256, 1);
@@ -495,6 +495,42 @@ TEST(BufferShiftTimes, OverlappingDropsStampEachReachedShiftOnceInOrder)
     adt_location_stats stats = location_stats(location);
     EXPECT_EQ(stats.removals, 10u);
     expect_shift_stamps(stats, start_ns, end_ns);
+    adt_buffer_destroy(buffer);
+}
+
+// The start of sampling stamps the initial shift, once: the rate history
+// begins there, before any drop. A drop over empty levels (samples n = 1
+// to 3 taken but too large to store, n = 4 on level 2) raises the shift
+// from 0 to 3 at once and stamps shifts 1, 2 and 3 with its one time, so
+// that each shift has its step.
+TEST(BufferShiftTimes, SamplingStartStampsShiftZeroAndADropOverEmptyLevelsStampsEachShiftItPassed)
+{
+    adt_buffer *buffer = adt_buffer_create(1 << 16, 256, 1);
+    adt_location *location = adt_buffer_add_location(buffer, 0);
+    adt_buffer_sampling_started(location, 5);
+    adt_buffer_sampling_started(location, 9);
+    EXPECT_EQ(location_stats(location).shift_reached_at[0], 5u) << "the first start is kept";
+    char too_large[512] = {};
+    uint64_t n = 0;
+    for (int i = 1; i <= 3; i++)
+        ASSERT_EQ(adt_buffer_append_sample(location, 1, 10 + i, too_large, sizeof too_large, &n), ADT_APPEND_TOO_LARGE);
+    ASSERT_EQ(adt_buffer_append_sample(location, 1, 14, nullptr, 0, &n), ADT_APPEND_OK);
+    ASSERT_EQ(n, 4u);
+    uint64_t start_ns = monotonic_ns();
+    EXPECT_EQ(adt_buffer_drop_lowest_level(location, nullptr), 3);
+    uint64_t end_ns = monotonic_ns();
+
+    adt_location_stats stats = location_stats(location);
+    EXPECT_EQ(stats.removals, 1u);
+    EXPECT_EQ(stats.shift_reached_at[0], 5u);
+    EXPECT_GE(stats.shift_reached_at[1], start_ns);
+    EXPECT_LE(stats.shift_reached_at[1], end_ns);
+    EXPECT_EQ(stats.shift_reached_at[2], stats.shift_reached_at[1]) << "one drop, one time";
+    EXPECT_EQ(stats.shift_reached_at[3], stats.shift_reached_at[1]) << "one drop, one time";
+    EXPECT_EQ(stats.shift_reached_at[4], 0u);
+    adt_buffer_sampling_started(location, 7);
+    EXPECT_EQ(location_stats(location).shift_reached_at[3], stats.shift_reached_at[3])
+        << "a later start keeps the stamp of the shift it finds";
     adt_buffer_destroy(buffer);
 }
 

@@ -126,6 +126,7 @@ class Trace {
     Location &add_location(uint32_t rank, uint32_t thread_index, const std::string &name, uint64_t start_time)
     {
         adt_location *loc = adt_buffer_add_location(buffer_, rank + ((uint64_t)thread_index << 32));
+        adt_buffer_sampling_started(loc, start_time);
         locations_.push_back({ loc, thread_index, name, start_time, {}, {} });
         return locations_.back();
     }
@@ -296,9 +297,9 @@ class Trace {
     // samples (n ≡ 0 mod 2^k), Metric before its sample, unwind distances
     // recomputed by brute force over the retained stream, open regions
     // closed at the last timestamp; in a sampled trace the sampling rate
-    // at the first record (that of the last shift the buffer stamped by
-    // then) and at each later stamp, before records of the same time or
-    // after the last one. time_of maps recorded to read time.
+    // at each shift's stamp from shift 0 (the location's start) on, before
+    // records of the same time or later ones, those before the first record
+    // and after the last one included. time_of maps recorded to read time.
     template <typename TimeMap>
     std::vector<std::string> expected(const Location &l, TimeMap time_of) const
     {
@@ -310,22 +311,16 @@ class Trace {
         auto stamp = [&](uint64_t t) { return "@" + std::to_string(time_of(t)) + " "; };
         const bool rates = cc_style_ && rate_hz_ > 0;
         const uint64_t *reached = stats.shift_reached_at;
-        unsigned next_shift = 1;
-        bool any_record = false;
+        unsigned next_shift = 0;
+        auto rates_until = [&](uint64_t t) {
+            for (; rates && next_shift <= stats.shift && reached[next_shift] <= t; next_shift++)
+                if (reached[next_shift] != 0)
+                    out.push_back(stamp(reached[next_shift]) + rate_text(next_shift));
+        };
         for (const Record &r : l.records) {
             if (r.is_sample && (r.number & ((1ull << stats.shift) - 1)) != 0)
                 continue;
-            if (rates && !any_record) {
-                unsigned shift = 0;
-                for (; next_shift <= stats.shift && reached[next_shift] <= r.time; next_shift++)
-                    if (reached[next_shift] != 0)
-                        shift = next_shift;
-                out.push_back(stamp(r.time) + rate_text(shift));
-            }
-            for (; rates && next_shift <= stats.shift && reached[next_shift] <= r.time; next_shift++)
-                if (reached[next_shift] != 0)
-                    out.push_back(stamp(reached[next_shift]) + rate_text(next_shift));
-            any_record = true;
+            rates_until(r.time);
             last = r.time;
             std::string text = r.text;
             size_t at = text.find("stop=@");
@@ -351,9 +346,7 @@ class Trace {
                 out.push_back(stamp(last) + "Leave region=" + region_names_[it->first]);
             }
         }
-        for (; rates && any_record && next_shift <= stats.shift; next_shift++)
-            if (reached[next_shift] != 0)
-                out.push_back(stamp(reached[next_shift]) + rate_text(next_shift));
+        rates_until(UINT64_MAX);
         return out;
     }
 

@@ -6,6 +6,7 @@
 #include <random>
 #include <string>
 
+#include "core/core.h"
 #include "writer_fixture.hpp"
 
 namespace {
@@ -216,6 +217,66 @@ TEST(FormatWriter, SamplesNameTheirLocationsFinalPeriod)
     EXPECT_EQ(weighted[kept_id].first, 4000u);
     EXPECT_DOUBLE_EQ(weighted[kept_id].second, 4000 * initial_us);
     ASSERT_EQ(a.generators.size(), 2u);
+}
+
+// A thread that only computes keeps, after k halvings, the samples
+// numbered n ≡ 0 mod 2^k: its first kept record may come long after its
+// first halvings (overload halvings come early). Its sampling rate is
+// still marked from the start of its sampling: one Metric per shift, each
+// at the time the shift was reached, those before the first record
+// included, and a drop over several empty levels marks each shift it
+// passed, at one time. The archive's time range starts at the first mark.
+TEST(FormatWriter, HalvingsBeforeTheFirstRecordAreMarkedAtTheirOwnTimes)
+{
+    Trace t(1u << 20, 4096, 2, true);
+    World w(t);
+    ASSERT_TRUE(t.commit_nodes());
+    t.set_initial_rate(4000);
+    const uint64_t started = adt_clock_now();
+    Location &l = t.add_location(0, 0, "Master thread", started);
+    ASSERT_EQ(adt_buffer_drop_own_level(l.location, nullptr), 1);
+    ASSERT_EQ(adt_buffer_drop_own_level(l.location, nullptr), 2);
+    l.time = adt_clock_now() + 1;
+    const uint64_t first_record = l.time;
+    ASSERT_TRUE(t.enter(l, w.mpi_send, w.n_send));
+    ASSERT_TRUE(t.leave(l));
+    // Samples n = 4, 8 and 12 are taken but too large to store; n = 16
+    // lands on level 4, so the next drop empties levels 2 to 4 at once.
+    std::vector<char> too_large(8192);
+    for (int i = 0; i < 3; ++i) {
+        ASSERT_EQ(adt_buffer_append_sample(l.location, ADT_REC_SAMPLE, l.time++, too_large.data(),
+                                           (uint32_t)too_large.size(), nullptr),
+                  ADT_APPEND_TOO_LARGE);
+    }
+    ASSERT_EQ(t.sample(l, w.n_kernel), ADT_APPEND_OK);
+    ASSERT_EQ(l.records.back().number, 16u);
+    ASSERT_EQ(adt_buffer_drop_lowest_level(l.location, nullptr), 5);
+    l.time = adt_clock_now() + 1;
+    for (int i = 0; i < 3; ++i) {
+        ASSERT_EQ(t.sample(l, w.n_kernel), ADT_APPEND_OK);
+    }
+    adt_location_stats stats;
+    adt_location_get_stats(l.location, &stats);
+
+    readback::Archive a = write_and_check(t, fresh_path("rate-before-first"));
+    std::vector<readback::Event> marks;
+    for (const readback::Event &e : a.events[0])
+        if (e.type == "Metric")
+            marks.push_back(e);
+    ASSERT_EQ(marks.size(), 1u + 5u) << "one mark per shift, 0 to 5";
+    for (size_t k = 0; k < marks.size(); ++k) {
+        ASSERT_EQ(marks[k].fields.size(), 2u);
+        double hz;
+        std::memcpy(&hz, &marks[k].fields[1], sizeof hz);
+        EXPECT_EQ(hz, 4000.0 / double(1u << k)) << "shift " << k;
+        EXPECT_EQ(marks[k].time, stats.shift_reached_at[k]) << "shift " << k;
+    }
+    EXPECT_EQ(marks[0].time, started) << "the initial rate from the start of sampling";
+    EXPECT_LT(marks[2].time, first_record) << "both early halvings before the first record";
+    EXPECT_EQ(a.events[0].front().type, "Metric");
+    EXPECT_EQ(a.global_offset, started) << "the archive's time range covers the early marks";
+    EXPECT_EQ(marks[3].time, marks[5].time) << "one drop over levels 2 to 4: one time";
+    EXPECT_EQ(a.locations[0].events, a.events[0].size());
 }
 
 TEST(FormatWriter, ProgramEndingInsideARegionIsClosedAtTheLastTimestamp)

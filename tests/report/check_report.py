@@ -27,9 +27,9 @@ forces at least three halvings, and checks the report's weighted shares
 against the CPU time the program measured in each function. rates
 traces THREE_FUNCTIONS the same way on two threads and checks the
 sampling rate of each location over time (issue #14): in the archive (as
-otf2-print reads it) and in the report's JSON, the initial rate at the
-location's first event, then the rate halved at each halving summary.json
-counts for it, at times that strictly increase within the run; with
+otf2-print reads it) and in the report's JSON, the initial rate where the
+location's sampling started, then the rate halved at each halving
+summary.json counts for it, at times that never decrease within the run; with
 CHROMIUM, that the page draws one step line per location and one mark
 per halving.
 """
@@ -228,14 +228,15 @@ def archive_rates(archive):
 
 def expect_halved_steps(steps, halvings, initial_hz, start, end, where, digits):
     """steps: (time, Hz) in order; one more than halvings, the rate halved
-    at each (to the significant digits the source prints), times strictly
-    increasing within [start, end]."""
+    at each (to the significant digits the source prints), times never
+    decreasing (a drop over several empty levels steps through each shift
+    at one time, docs/otf2-records.md) within [start, end]."""
     expect(len(steps) == 1 + halvings, f"{where}: {len(steps)} rate steps, {halvings} halvings: {steps}")
     for k, (time, hz) in enumerate(steps):
         expect(float(f"{hz:.{digits}g}") == float(f"{initial_hz / 2 ** k:.{digits}g}"),
                f"{where}: step {k} at {hz} Hz, not {initial_hz} / 2^{k}")
         expect(start <= time <= end, f"{where}: step {k} at {time}, outside the run [{start}, {end}]")
-        expect(k == 0 or time > steps[k - 1][0], f"{where}: step {k} at {time}, not after step {k - 1}")
+        expect(k == 0 or time >= steps[k - 1][0], f"{where}: step {k} at {time}, before step {k - 1}")
 
 
 def check_rates(report, archive, launcher, program, chromium):
