@@ -65,6 +65,10 @@ static void print_body(const char *archive, FILE *out)
           "halved each time the buffer dropped a level of its samples (the memory ran out, or the thread could not "
           "keep up with its rate). Each halving is a dot; hover it for its time and the new rate.</p>\n"
           "<div id=\"rates\"></div>\n"
+          "<p class=\"note\">The flushes: when the buffer was full and dropping samples could not make room, "
+          "the thread's events were written out to a file mid-run, a red bar per flush from its start for its "
+          "duration (hover it). The normal run has none.</p>\n"
+          "<div id=\"flushes\"></div>\n"
           "<p>Sections drawn: <span id=\"drawn\"></span></p>\n",
           out);
 }

@@ -263,6 +263,18 @@
     drawn.push("flame");
   }
 
+  // The charts of the adaptive buffer share one time axis, one above the
+  // other.
+  const bufferChart = {margin: {left: 110, right: 140, top: 10, bottom: 34}, width: 1000};
+
+  // Their end: the run's, as the timeline cuts it into bins, or a later
+  // rate step or flush end.
+  function bufferChartEnd() {
+    return Math.max(profile.timeline.bin_seconds * (profile.timeline.mpi_share[0] || []).length,
+                    d3.max(profile.sampling_rates, (l) => l.steps[l.steps.length - 1].seconds) || 0,
+                    d3.max(profile.flushes.events, (f) => f.seconds + f.duration_seconds) || 0);
+  }
+
   // The adaptive buffer at work: each sampled location's rate as a step
   // line over the run (log scale: every halving is one equal step down),
   // each halving marked with a dot and listed in its title.
@@ -273,10 +285,9 @@
       drawn.push("rates");
       return;
     }
-    const end = Math.max(profile.timeline.bin_seconds * (profile.timeline.mpi_share[0] || []).length,
-                         d3.max(locations, (l) => l.steps[l.steps.length - 1].seconds));
-    const margin = {left: 80, right: 140, top: 10, bottom: 34};
-    const width = 1000;
+    const end = bufferChartEnd();
+    const margin = bufferChart.margin;
+    const width = bufferChart.width;
     const height = 320;
     const rates = locations.flatMap((l) => l.steps.map((s) => s.hz));
     const x = d3.scaleLinear().domain([0, end || 1]).range([margin.left, width - margin.right]);
@@ -307,6 +318,38 @@
     drawn.push("rates");
   }
 
+  // Beside the rates: the mid-run flushes, one row per location that
+  // flushed, each flush a bar from its start for its duration (at least a
+  // pixel wide), on the time axis of the rates.
+  function drawFlushes() {
+    const flushes = profile.flushes;
+    const summary = d3.select("#flushes").append("p").attr("class", "flush-summary");
+    if (flushes.count === 0) {
+      summary.text("No flush: the buffer held every event.");
+      drawn.push("flushes");
+      return;
+    }
+    summary.text(`${flushes.count} flush${flushes.count === 1 ? "" : "es"}, ${duration(flushes.seconds)} in all, ` +
+                 `on ${flushes.per_location.length} thread${flushes.per_location.length === 1 ? "" : "s"}`);
+    const name = (l) => `rank ${l.rank} thread ${l.thread}`;
+    const rows = flushes.per_location.map(name);
+    const end = bufferChartEnd();
+    const margin = bufferChart.margin;
+    const width = bufferChart.width;
+    const height = margin.top + margin.bottom + 16 * rows.length;
+    const x = d3.scaleLinear().domain([0, end || 1]).range([margin.left, width - margin.right]);
+    const y = d3.scaleBand().domain(rows).range([margin.top, height - margin.bottom]).padding(0.2);
+    const svg = d3.select("#flushes").append("svg").attr("width", width).attr("height", height);
+    svg.append("g").attr("transform", `translate(0,${height - margin.bottom})`)
+      .call(d3.axisBottom(x).ticks(10).tickFormat((t) => `${seconds(t)} s`));
+    svg.append("g").attr("transform", `translate(${margin.left},0)`).call(d3.axisLeft(y));
+    svg.selectAll("rect.flush").data(flushes.events).join("rect").attr("class", "flush")
+      .attr("x", (f) => x(f.seconds)).attr("y", (f) => y(name(f))).attr("height", y.bandwidth())
+      .attr("width", (f) => Math.max(1, x(f.seconds + f.duration_seconds) - x(f.seconds))).attr("fill", "#d62728")
+      .append("title").text((f) => `${name(f)}: flushed at ${seconds(f.seconds)} s for ${duration(f.duration_seconds)}`);
+    drawn.push("flushes");
+  }
+
   function timed(name, draw) {
     const start = performance.now();
     draw();
@@ -322,6 +365,7 @@
   timed("steps", drawSteps);
   timed("flame", drawSamples);
   timed("rates", drawRates);
+  timed("flushes", drawFlushes);
   const marker = document.getElementById("drawn");
   marker.dataset.milliseconds = JSON.stringify(milliseconds);
   marker.textContent = drawn.join(" ");

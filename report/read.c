@@ -105,6 +105,7 @@ static void finish(struct reading *reading)
 {
     struct adt_report_profile *profile = reading->profile;
     adt_report_finish_rates(reading);
+    adt_report_finish_flushes(reading);
     for (size_t i = 0; i < reading->location_count; i++) {
         const struct location_state *location = &reading->locations[i];
         if (location->main_thread && location->seen) {
@@ -265,6 +266,8 @@ void adt_report_free(struct adt_report_profile *profile)
     }
     free(profile->segments);
     adt_report_free_rates(profile->rate_locations, profile->rate_location_count);
+    free(profile->flushes);
+    free(profile->flush_locations);
     free(profile->mpi_functions);
     free(profile->sampled_functions);
     free(profile->ranks);

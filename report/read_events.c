@@ -226,6 +226,19 @@ static OTF2_CallbackCode on_metric(OTF2_LocationRef id, OTF2_TimeStamp time, voi
     return OTF2_CALLBACK_SUCCESS;
 }
 
+/* A mid-run flush of the location's events (flushes.c). */
+static OTF2_CallbackCode on_buffer_flush(OTF2_LocationRef id, OTF2_TimeStamp time, void *data,
+                                         OTF2_AttributeList *attributes, OTF2_TimeStamp stop_time)
+{
+    (void)attributes;
+    struct reading *reading = data;
+    struct location_state *location = at_event(reading, id, time);
+    if (location != NULL) {
+        adt_report_note_flush(reading, (size_t)(location - reading->locations), time, stop_time);
+    }
+    return OTF2_CALLBACK_SUCCESS;
+}
+
 /* The innermost open region of a location and its entry, where message
  * and collective records are attributed. */
 static struct open_region *innermost(struct location_state *location)
@@ -323,6 +336,7 @@ bool adt_report_read_events(OTF2_Reader *reader, struct reading *reading, char *
     OTF2_GlobalEvtReaderCallbacks_SetCallingContextLeaveCallback(callbacks, on_context_leave);
     OTF2_GlobalEvtReaderCallbacks_SetCallingContextSampleCallback(callbacks, on_sample);
     OTF2_GlobalEvtReaderCallbacks_SetMetricCallback(callbacks, on_metric);
+    OTF2_GlobalEvtReaderCallbacks_SetBufferFlushCallback(callbacks, on_buffer_flush);
     OTF2_GlobalEvtReaderCallbacks_SetMpiSendCallback(callbacks, on_send);
     OTF2_GlobalEvtReaderCallbacks_SetMpiIsendCallback(callbacks, on_isend);
     OTF2_GlobalEvtReaderCallbacks_SetMpiRecvCallback(callbacks, on_recv);

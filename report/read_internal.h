@@ -28,6 +28,9 @@ struct location_state {
     size_t depth;
     size_t mpi_depth; /* open MPI regions: the outermost one is drawn */
     size_t stack_capacity;
+    /* Its BufferFlush records so far (flushes.c). */
+    uint64_t flush_count;
+    uint64_t flush_ticks;
     /* The outermost open MPI call; the last one left and when, which
      * starts the segment the next MPI call ends (after_mpi: there is one). */
     uint64_t mpi_call;
@@ -67,6 +70,7 @@ struct reading {
     /* Per location (its index), its rate steps so far (rates.c). */
     struct adt_report_location_rates *rates;
     size_t *rate_capacities;
+    size_t flush_capacity;
     struct location_state *locations;
     size_t location_count;
     size_t location_capacity;
@@ -124,5 +128,11 @@ void adt_report_note_rate(struct reading *reading, size_t location, uint64_t tim
 void adt_report_finish_rates(struct reading *reading);
 /* Frees count locations' steps and the array. */
 void adt_report_free_rates(struct adt_report_location_rates *rates, size_t count);
+
+/* flushes.c: a BufferFlush record of location (its index) from time to
+ * stop_time; after the pass, the locations that flushed and the total go
+ * into the profile. */
+void adt_report_note_flush(struct reading *reading, size_t location, uint64_t time, uint64_t stop_time);
+void adt_report_finish_flushes(struct reading *reading);
 
 #endif

@@ -99,6 +99,25 @@ struct adt_report_location_rates {
     struct adt_report_rate_step *steps;
 };
 
+/* A mid-run flush of a location's events (the archive's BufferFlush
+ * record): the buffer was full with no sample left to drop, and the
+ * events were written out to the spill file from seconds after the run's
+ * start for duration_seconds (the record's stop time less its time). */
+struct adt_report_flush {
+    uint32_t rank;
+    uint32_t thread;
+    double seconds;
+    double duration_seconds;
+};
+
+/* A location's flushes summed. */
+struct adt_report_location_flushes {
+    uint32_t rank;
+    uint32_t thread;
+    uint64_t count;
+    double seconds;
+};
+
 struct adt_report_profile {
     size_t rank_count;
     struct adt_report_rank *ranks;
@@ -128,6 +147,13 @@ struct adt_report_profile {
     /* The locations that have a sampling rate, in the archive's order. */
     size_t rate_location_count;
     struct adt_report_location_rates *rate_locations;
+    /* Every flush, in time order; the locations that flushed, in the
+     * archive's order. */
+    size_t flush_count;
+    struct adt_report_flush *flushes;
+    double flush_seconds;
+    size_t flush_location_count;
+    struct adt_report_location_flushes *flush_locations;
 };
 
 /* Min, mean and max of one rank figure; imbalance = max / mean (1 when

@@ -12,6 +12,8 @@ enum {
     TEXT_SEGMENTS = 10,
     TEXT_MATRIX_RANKS = 16,
     TEXT_RATE_LOCATIONS = 16,
+    TEXT_FLUSH_LOCATIONS = 16,
+    TEXT_FLUSH_TIMES = 10,
     JSON_TOP_PATHS = 50,
     JSON_SEGMENTS = 20
 };
@@ -191,6 +193,37 @@ static void print_rates_text(const struct adt_report_profile *profile, FILE *out
     }
 }
 
+/* "N flushes, X s in all, at t=..." per location that flushed; the
+ * normal run has none, and says so. */
+static void print_flushes_text(const struct adt_report_profile *profile, FILE *out)
+{
+    if (profile->flush_count == 0) {
+        fputs("\nBuffer flushes: no flush (the buffer held every event)\n", out);
+        return;
+    }
+    fprintf(out, "\nBuffer flushes: %zu flush%s, %.6f s in all (the buffer was full and dropping samples could not make room)\n",
+            profile->flush_count, profile->flush_count == 1 ? "" : "es", profile->flush_seconds);
+    size_t shown = at_most(profile->flush_location_count, TEXT_FLUSH_LOCATIONS);
+    for (size_t i = 0; i < shown; i++) {
+        const struct adt_report_location_flushes *location = &profile->flush_locations[i];
+        fprintf(out, "  rank %" PRIu32 " thread %" PRIu32 ": %" PRIu64 " flush%s, %.6f s in all, at t=",
+                location->rank, location->thread, location->count, location->count == 1 ? "" : "es",
+                location->seconds);
+        uint64_t listed = 0;
+        for (size_t f = 0; f < profile->flush_count && listed < TEXT_FLUSH_TIMES; f++) {
+            const struct adt_report_flush *flush = &profile->flushes[f];
+            if (flush->rank == location->rank && flush->thread == location->thread) {
+                fprintf(out, "%s%.6f", listed++ ? ", " : "", flush->seconds);
+            }
+        }
+        fprintf(out, "%s s\n", location->count > listed ? ", ..." : "");
+    }
+    if (shown < profile->flush_location_count) {
+        fprintf(out, "  ... %zu more locations: see --json or the HTML page\n",
+                profile->flush_location_count - shown);
+    }
+}
+
 void adt_report_print_text(const struct adt_report_profile *profile, FILE *out)
 {
     fprintf(out, "Ranks: %zu\n", profile->rank_count);
@@ -199,6 +232,7 @@ void adt_report_print_text(const struct adt_report_profile *profile, FILE *out)
     print_segments_text(profile, out);
     print_sampled_text(profile, out);
     print_rates_text(profile, out);
+    print_flushes_text(profile, out);
 }
 
 /* A JSON string; '<' escaped too, so the JSON can sit in an HTML script. */
@@ -378,6 +412,24 @@ static void print_rates_json(const struct adt_report_profile *profile, FILE *out
     fputc(']', out);
 }
 
+static void print_flushes_json(const struct adt_report_profile *profile, FILE *out)
+{
+    fprintf(out, ",\n\"flushes\":{\"count\":%zu,\"seconds\":%.9g,\"per_location\":[", profile->flush_count,
+            profile->flush_seconds);
+    for (size_t i = 0; i < profile->flush_location_count; i++) {
+        const struct adt_report_location_flushes *location = &profile->flush_locations[i];
+        fprintf(out, "%s{\"rank\":%" PRIu32 ",\"thread\":%" PRIu32 ",\"count\":%" PRIu64 ",\"seconds\":%.9g}",
+                i ? "," : "", location->rank, location->thread, location->count, location->seconds);
+    }
+    fputs("],\"events\":[", out);
+    for (size_t f = 0; f < profile->flush_count; f++) {
+        const struct adt_report_flush *flush = &profile->flushes[f];
+        fprintf(out, "%s{\"rank\":%" PRIu32 ",\"thread\":%" PRIu32 ",\"seconds\":%.9g,\"duration_seconds\":%.9g}",
+                f ? ",\n" : "\n", flush->rank, flush->thread, flush->seconds, flush->duration_seconds);
+    }
+    fputs("]}", out);
+}
+
 static void print_segments_json(const struct adt_report_profile *profile, FILE *out)
 {
     fprintf(out, ",\n\"segment_count\":%zu,\"segments\":[", profile->segment_count);
@@ -413,5 +465,6 @@ void adt_report_print_json(const struct adt_report_profile *profile, FILE *out)
     print_segments_json(profile, out);
     print_sampled_json(profile, out);
     print_rates_json(profile, out);
+    print_flushes_json(profile, out);
     fputs("}\n", out);
 }
