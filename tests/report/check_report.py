@@ -8,6 +8,7 @@ usage: check_report.py REPORT ARCHIVE pingpong|imbalance|late-sender|irregular E
        check_report.py REPORT ARCHIVE chrome OUTPUT_FILE [pingpong]
        check_report.py REPORT ARCHIVE shares LAUNCHER THREE_FUNCTIONS
        check_report.py REPORT ARCHIVE rates LAUNCHER THREE_FUNCTIONS [CHROMIUM]
+       check_report.py REPORT ARCHIVE flushes [CHROMIUM]
 
 The figures below are workloads.c's constants; EXPECT_DIR/computed.RANK
 holds the seconds each rank really computed (a descheduled rank computes
@@ -31,7 +32,12 @@ otf2-print reads it) and in the report's JSON, the initial rate at the
 location's first event, then the rate halved at each halving summary.json
 counts for it, at times that strictly increase within the run; with
 CHROMIUM, that the page draws one step line per location and one mark
-per halving.
+per halving, and that the run had no flush and the report says so.
+flushes checks the mid-run flushes of an archive that has some (the
+mpi-heavy run of tests/mpi/wrong_use.sh): the report's count, per
+location and in all, equals the archive's BufferFlush records and
+summary.json's flushes, each flush at the archive's time for the
+archive's duration; with CHROMIUM, that the page draws one bar per flush.
 """
 import bisect
 import collections
@@ -261,8 +267,9 @@ def check_rates(report, archive, launcher, program, chromium):
     text = subprocess.run([report, archive], check=True, capture_output=True, text=True).stdout
     expect("Sampling rate over time" in text and text.count("halved at t=") == sum(
         location["halvings"] for location in summary["per_location"]), f"the text report's rates: {text[-2000:]}")
+    page_dom = draw_page(report, archive, os.path.dirname(os.path.abspath(archive)), chromium) if chromium else None
+    check_no_flush(report, archive, summary, page_dom)
     if chromium:
-        page_dom = draw_page(report, archive, os.path.dirname(os.path.abspath(archive)), chromium)
         section = re.search(r'id="rates"[^>]*>(.*?)</div>', page_dom, re.DOTALL)
         expect(section is not None and "<svg" in section.group(1), "no chart of the sampling rates on the page")
         lines = len(re.findall(r"<path[^>]*stroke-width", section.group(1)))
@@ -270,6 +277,75 @@ def check_rates(report, archive, launcher, program, chromium):
         expect(lines == len(summary["per_location"]), f"{lines} rate lines on the page")
         expect(marks == sum(location["halvings"] for location in summary["per_location"]),
                f"{marks} halvings marked on the page")
+
+
+def check_no_flush(report, archive, summary, chromium_dom):
+    """A run without a flush: the report counts none, and says so in the
+    text and (given the page's DOM) on the page."""
+    expect(summary["flushes"] == 0, f"summary.json counts {summary['flushes']} flushes: the run was to have none")
+    flushes = profile_of(report, archive)["flushes"]
+    expect(flushes["count"] == 0 and flushes["events"] == [] and flushes["per_location"] == [],
+           f"the report has flushes: {flushes}")
+    text = subprocess.run([report, archive], check=True, capture_output=True, text=True).stdout
+    expect("Buffer flushes: no flush" in text, f"the text does not say there was no flush: {text[-600:]}")
+    if chromium_dom is not None:
+        section = re.search(r'id="flushes"[^>]*>(.*?)</div>', chromium_dom, re.DOTALL)
+        expect(section is not None and "No flush" in section.group(1), "the page does not say there was no flush")
+
+
+def archive_flushes(archive):
+    """The BufferFlush records as otf2-print reads them: {location id:
+    [(time, stop time) in ticks]}, with the archive's time offset and
+    resolution."""
+    def printed(*options):
+        return subprocess.run(["otf2-print", *options, f"{archive}/traces.otf2"], check=True, capture_output=True,
+                              text=True).stdout
+
+    properties = re.search(r"^CLOCK_PROPERTIES\s+Ticks per Seconds: (\d+), Global Offset: (\d+)", printed("-G"),
+                           re.MULTILINE)
+    expect(properties is not None, "otf2-print shows no clock properties")
+    flushes = collections.defaultdict(list)
+    for location, time, stop in re.findall(r"^BUFFER_FLUSH\s+(\d+)\s+(\d+)\s+Stop Time: (\d+)", printed(),
+                                           re.MULTILINE):
+        flushes[int(location)].append((int(time), int(stop)))
+    return flushes, int(properties.group(2)), int(properties.group(1))
+
+
+def check_flushes(report, archive, chromium):
+    summary = json.load(open(f"{archive}/summary.json"))
+    records, offset, resolution = archive_flushes(archive)
+    flushes = profile_of(report, archive)["flushes"]
+    total = sum(len(times) for times in records.values())
+    expect(total > 0, "the archive has no BufferFlush record: the run was to flush")
+    expect(flushes["count"] == total == summary["flushes"],
+           f"flushes: {flushes['count']} in the report, {total} in the archive, {summary['flushes']} in summary.json")
+    per_location = {(l["rank"], l["thread"]): l for l in flushes["per_location"]}
+    expect(len(per_location) == len(records), f"the report has flushes on {list(per_location)}, the archive on "
+                                              f"{list(records)}")
+    for location, times in records.items():
+        key = (location & 0xFFFFFFFF, location >> 32)
+        expect(key in per_location and per_location[key]["count"] == len(times),
+               f"location {key}: {len(times)} flushes in the archive, the report has {per_location.get(key)}")
+        expect(abs(per_location[key]["seconds"] - sum(stop - time for time, stop in times) / resolution) <= 1e-6,
+               f"location {key}: the report's {per_location[key]['seconds']} s flushing against the archive's")
+        reported = [(f["seconds"], f["duration_seconds"]) for f in flushes["events"]
+                    if (f["rank"], f["thread"]) == key]
+        expected = [((time - offset) / resolution, (stop - time) / resolution) for time, stop in times]
+        expect(len(reported) == len(expected) and all(
+            abs(a - b) <= 1e-6 and abs(c - d) <= 1e-6 for (a, c), (b, d) in zip(reported, expected)),
+            f"location {key}: the report's flushes {reported[:3]}... are not the archive's {expected[:3]}...")
+    expect(abs(flushes["seconds"] - sum(l["seconds"] for l in flushes["per_location"])) <= 1e-6,
+           f"the flushes take {flushes['seconds']} s in all, not the locations' sum")
+    text = subprocess.run([report, archive], check=True, capture_output=True, text=True).stdout
+    expect(f"Buffer flushes: {total} flushes" in text, f"the text does not count the flushes: {text[-1200:]}")
+    expect(text.count(" flushes, ") + text.count(" flush, ") == 1 + len(records),
+           f"the text does not list each location's flushes: {text[-1200:]}")
+    if chromium:
+        dom = draw_page(report, archive, os.path.dirname(os.path.abspath(archive)), chromium)
+        section = re.search(r'id="flushes"[^>]*>(.*?)</div>', dom, re.DOTALL)
+        expect(section is not None and f"{total} flushes" in section.group(1), "the page does not count the flushes")
+        bars = len(re.findall(r'<rect class="flush"', section.group(1)))
+        expect(bars == total, f"{bars} flushes drawn on the page, {total} in the archive")
 
 
 def check_all_matched(profile, _expect_dir):
@@ -302,7 +378,7 @@ def draw_page(report, archive, output_dir, chromium):
                            timeout=120)
     marker = re.search(r'id="drawn"[^>]*>([^<]*)<', drawn.stdout)
     expect(marker is not None, f"the page has no marker: {drawn.stderr[-2000:]}")
-    expect(set(marker.group(1).split()) == {"mpi", "timeline", "matrix", "steps", "flame", "rates"},
+    expect(set(marker.group(1).split()) == {"mpi", "timeline", "matrix", "steps", "flame", "rates", "flushes"},
            f"sections drawn: '{marker.group(1)}'")
     errors = [line for line in drawn.stderr.splitlines() if "CONSOLE" in line or "Uncaught" in line]
     expect(not errors, f"console messages: {errors[:5]}")
@@ -436,6 +512,9 @@ def main():
         return
     if mode == "shares":
         check_shares(report, archive, sys.argv[4], sys.argv[5])
+        return
+    if mode == "flushes":
+        check_flushes(report, archive, sys.argv[4] if len(sys.argv) > 4 else "")
         return
     if mode == "rates":
         check_rates(report, archive, sys.argv[4], sys.argv[5], sys.argv[6] if len(sys.argv) > 6 else "")
