@@ -39,6 +39,7 @@ static int drop_levels_through(adt_location *location, unsigned level)
 {
     adt_chain *chain = &location->levels[level];
     uint64_t records = chain->records;
+    uint32_t in_use_before = adt_chunks_in_use(location->buffer);
     if (chain->head != ADT_CHUNK_NONE) {
         adt_chain_release(location->buffer, chain);
         adt_counter_add(&location->samples_removed, records);
@@ -51,11 +52,17 @@ static int drop_levels_through(adt_location *location, unsigned level)
      * or handler dropped. The exchange from 0 keeps the first stamp of a
      * shift; the stores are atomic because an image may be written (in a
      * signal handler) or the statistics read meanwhile. Shift 64 (the
-     * numbers used up) stands for no rate and gets no stamp. */
+     * numbers used up) stands for no rate and gets no stamp. The arena's
+     * use before and after the drop goes with the stamp: the buffer's use
+     * at each halving. */
     if (new_shift < ADT_BUFFER_LEVELS) {
         uint64_t unstamped = 0;
-        __atomic_compare_exchange_n(&location->shift_reached_at[new_shift], &unstamped, adt_clock_now(), false,
-                                    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+        if (__atomic_compare_exchange_n(&location->shift_reached_at[new_shift], &unstamped, adt_clock_now(), false,
+                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+            uint32_t *use = location->chunks_in_use_at_shift[new_shift];
+            __atomic_store_n(&use[0], in_use_before, __ATOMIC_RELAXED);
+            __atomic_store_n(&use[1], adt_chunks_in_use(location->buffer), __ATOMIC_RELAXED);
+        }
     }
     __atomic_store_n(&location->shift, (unsigned)new_shift, __ATOMIC_RELAXED);
     /* new_shift is 1..64; 64 means the 64-bit counter is used up. */
