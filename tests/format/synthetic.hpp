@@ -292,6 +292,16 @@ class Trace {
         return "Metric sampling rate=" + std::to_string(bits);
     }
 
+    // A halving as the reader sees it: the rate at the shift reached, then
+    // the buffer's bytes in use before and after the drop.
+    std::vector<std::string> halving_texts(const std::string &at, const adt_location_stats &stats,
+                                           unsigned shift) const
+    {
+        const uint64_t *use = stats.bytes_in_use_at_shift[shift];
+        return { at + rate_text(shift), at + "Metric buffer use=" + std::to_string(use[0]),
+                 at + "Metric buffer use=" + std::to_string(use[1]) };
+    }
+
     // The events a reader must see on location l, in order: retained
     // samples (n ≡ 0 mod 2^k), Metric before its sample, unwind distances
     // recomputed by brute force over the retained stream, open regions
@@ -324,7 +334,8 @@ class Trace {
             }
             for (; rates && next_shift <= stats.shift && reached[next_shift] <= r.time; next_shift++)
                 if (reached[next_shift] != 0)
-                    out.push_back(stamp(reached[next_shift]) + rate_text(next_shift));
+                    for (const std::string &text : halving_texts(stamp(reached[next_shift]), stats, next_shift))
+                        out.push_back(text);
             any_record = true;
             last = r.time;
             std::string text = r.text;
@@ -353,7 +364,8 @@ class Trace {
         }
         for (; rates && any_record && next_shift <= stats.shift; next_shift++)
             if (reached[next_shift] != 0)
-                out.push_back(stamp(reached[next_shift]) + rate_text(next_shift));
+                for (const std::string &text : halving_texts(stamp(reached[next_shift]), stats, next_shift))
+                    out.push_back(text);
         return out;
     }
 

@@ -92,7 +92,10 @@ ArchiveContents read_archive(const std::string &archive)
 // initial rate, then one at each halving with the rate halved, at times
 // that strictly increase and stay within the location's events: as many
 // as summary.json counts halvings for it (each of the probe's drops is
-// one level: the location's samples fill every level).
+// one level: the location's samples fill every level). With each halving,
+// two buffer-use Metric events at its time: the arena's bytes in use
+// before the drop, then after it, within the arena, not more after (the
+// probe's one location is the only one taking chunks).
 void expect_halving_marks(const std::string &archive, unsigned least_halvings)
 {
     std::map<std::string, double> summary = read_summary(archive);
@@ -100,24 +103,32 @@ void expect_halving_marks(const std::string &archive, unsigned least_halvings)
     ArchiveContents contents = read_archive(archive);
     ASSERT_TRUE(contents.opened);
     const std::vector<std::string> &members = contents.archive.metric_names;
-    auto member = std::find(members.begin(), members.end(), "sampling rate");
-    ASSERT_NE(member, members.end()) << "no sampling-rate metric";
-    const std::vector<uint32_t> rate_only = {static_cast<uint32_t>(member - members.begin())};
     const auto &classes = contents.archive.metric_classes;
-    auto rate_class = std::find(classes.begin(), classes.end(), rate_only);
-    ASSERT_NE(rate_class, classes.end()) << "no metric class of the sampling rate alone";
-    const uint64_t class_id = static_cast<uint64_t>(rate_class - classes.begin());
+    // The class of the one metric name, or classes.size() when none.
+    auto class_of = [&](const char *name) {
+        auto member = std::find(members.begin(), members.end(), name);
+        const std::vector<uint32_t> only = {static_cast<uint32_t>(member - members.begin())};
+        return static_cast<uint64_t>(std::find(classes.begin(), classes.end(), only) - classes.begin());
+    };
+    const uint64_t class_id = class_of("sampling rate");
+    const uint64_t use_class = class_of("buffer use");
+    ASSERT_LT(class_id, classes.size()) << "no metric class of the sampling rate alone";
+    ASSERT_LT(use_class, classes.size()) << "no metric class of the buffer use alone";
     ASSERT_FALSE(lines.empty());
     for (const auto &line : lines) {
         SCOPED_TRACE("rank " + std::to_string(line.at("rank")) + " thread " + std::to_string(line.at("thread")));
         uint64_t location = static_cast<uint64_t>(line.at("rank")) + (static_cast<uint64_t>(line.at("thread")) << 32);
         const std::vector<readback::Event> &events = contents.archive.events[location];
         ASSERT_FALSE(events.empty());
-        std::vector<readback::Event> marks;
+        std::vector<readback::Event> marks, uses;
         uint64_t first = UINT64_MAX, last = 0;
         for (const readback::Event &event : events) {
             if (event.type == "Metric" && event.fields.at(0) == class_id) {
                 marks.push_back(event);
+                continue;
+            }
+            if (event.type == "Metric" && event.fields.at(0) == use_class) {
+                uses.push_back(event);
                 continue;
             }
             first = std::min(first, event.time);
@@ -136,6 +147,15 @@ void expect_halving_marks(const std::string &archive, unsigned least_halvings)
             if (k > 0) {
                 EXPECT_GT(marks[k].time, marks[k - 1].time) << "step " << k;
             }
+        }
+        ASSERT_EQ(uses.size(), 2u * halvings);
+        for (size_t k = 1; k < marks.size(); k++) {
+            const readback::Event &before = uses[2 * (k - 1)], &after = uses[2 * (k - 1) + 1];
+            EXPECT_EQ(before.time, marks[k].time) << "step " << k;
+            EXPECT_EQ(after.time, marks[k].time) << "step " << k;
+            EXPECT_GT(before.fields.at(1), 0u) << "step " << k;
+            EXPECT_LE(before.fields.at(1), summary.at("arena_bytes")) << "step " << k;
+            EXPECT_LE(after.fields.at(1), before.fields.at(1)) << "step " << k;
         }
     }
 }
