@@ -318,6 +318,51 @@
     drawn.push("rates");
   }
 
+  // Under the rates: the buffer's use at each halving of each location,
+  // a line from the bytes in use just before the drop (open dot) down to
+  // just after (filled dot). Only these values are known: nothing is drawn
+  // between halvings.
+  function drawBufferUse() {
+    // Each location in the color of its rate line.
+    const halvings = profile.sampling_rates.flatMap((l, index) => {
+      const pairs = [];
+      for (let u = 0; u + 1 < l.buffer_use.length; u += 2) {
+        pairs.push({location: l, index, seconds: l.buffer_use[u].seconds,
+                    before: l.buffer_use[u].bytes, after: l.buffer_use[u + 1].bytes});
+      }
+      return pairs;
+    });
+    if (halvings.length === 0) {
+      d3.select("#buffer-use").append("p").text("No buffer use in this archive (no halving, or sampling was off).");
+      drawn.push("buffer-use");
+      return;
+    }
+    const margin = bufferChart.margin;
+    const width = bufferChart.width;
+    const height = 220;
+    const x = d3.scaleLinear().domain([0, bufferChartEnd() || 1]).range([margin.left, width - margin.right]);
+    const y = d3.scaleLinear().domain([0, d3.max(halvings, (h) => h.before) || 1]).nice()
+      .range([height - margin.bottom, margin.top]);
+    const color = d3.scaleOrdinal(d3.schemeTableau10);
+    const svg = d3.select("#buffer-use").append("svg").attr("width", width).attr("height", height);
+    svg.append("g").attr("transform", `translate(0,${height - margin.bottom})`)
+      .call(d3.axisBottom(x).ticks(10).tickFormat((t) => `${seconds(t)} s`));
+    svg.append("g").attr("transform", `translate(${margin.left},0)`)
+      .call(d3.axisLeft(y).ticks(5).tickFormat((v) => `${bytes(v)}B`));
+    const name = (l) => `rank ${l.rank} thread ${l.thread}`;
+    const marks = svg.selectAll("g.use").data(halvings).join("g").attr("class", "use")
+      .attr("stroke", (h) => color(h.index)).attr("fill", (h) => color(h.index));
+    marks.append("line").attr("x1", (h) => x(h.seconds)).attr("x2", (h) => x(h.seconds))
+      .attr("y1", (h) => y(h.before)).attr("y2", (h) => y(h.after)).attr("stroke-width", 2);
+    marks.append("circle").attr("class", "use-before").attr("r", 3.5).attr("fill", "white")
+      .attr("cx", (h) => x(h.seconds)).attr("cy", (h) => y(h.before));
+    marks.append("circle").attr("class", "use-after").attr("r", 3.5)
+      .attr("cx", (h) => x(h.seconds)).attr("cy", (h) => y(h.after));
+    marks.append("title").text((h) => `${name(h.location)} halved at ${seconds(h.seconds)} s: ` +
+                                      `${bytes(h.before)}B in use before the drop, ${bytes(h.after)}B after`);
+    drawn.push("buffer-use");
+  }
+
   // Beside the rates: the mid-run flushes, one row per location that
   // flushed, each flush a bar from its start for its duration (at least a
   // pixel wide), on the time axis of the rates.
@@ -365,6 +410,7 @@
   timed("steps", drawSteps);
   timed("flame", drawSamples);
   timed("rates", drawRates);
+  timed("buffer-use", drawBufferUse);
   timed("flushes", drawFlushes);
   const marker = document.getElementById("drawn");
   marker.dataset.milliseconds = JSON.stringify(milliseconds);

@@ -213,7 +213,9 @@ struct adt_report_profile *adt_report_read(const char *archive, FILE *chrome_tra
     struct reading reading = {.profile = profile,
                               .chrome = chrome_trace != NULL ? &chrome : NULL,
                               .rate_member = OTF2_UNDEFINED_METRIC_MEMBER,
-                              .rate_metric = OTF2_UNDEFINED_METRIC};
+                              .rate_metric = OTF2_UNDEFINED_METRIC,
+                              .use_member = OTF2_UNDEFINED_METRIC_MEMBER,
+                              .use_metric = OTF2_UNDEFINED_METRIC};
     bool ok = !adt_report_otf2_failed(OTF2_Reader_SetSerialCollectiveCallbacks(reader),
                                       "OTF2_Reader_SetSerialCollectiveCallbacks", error, error_size) &&
               adt_report_read_definitions(reader, &reading, error, error_size);

@@ -90,13 +90,25 @@ struct adt_report_rate_step {
     double hz;
 };
 
+/* A value of the buffer's use: seconds after the run's start, the bytes
+ * of its process's buffer in use. */
+struct adt_report_buffer_use {
+    double seconds;
+    uint64_t bytes;
+};
+
 /* A sampled location's rate over the run (the archive's "sampling rate"
- * metric): at its first event, then at each halving. */
+ * metric): at its first event, then at each halving; and the buffer's use
+ * at each halving (the "buffer use" metric): two values at its time, the
+ * bytes in use just before the drop, then just after. Nothing is known
+ * of the use between two halvings. */
 struct adt_report_location_rates {
     uint32_t rank;
     uint32_t thread;
     size_t step_count;
     struct adt_report_rate_step *steps;
+    size_t use_count;
+    struct adt_report_buffer_use *uses;
 };
 
 /* A mid-run flush of a location's events (the archive's BufferFlush

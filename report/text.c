@@ -171,6 +171,26 @@ static void print_segments_text(const struct adt_report_profile *profile, FILE *
     }
 }
 
+/* The buffer's use at a location's halvings: at each halving's time, the
+ * bytes in use before the drop, then after it. */
+static void print_buffer_use_text(const struct adt_report_location_rates *rates, FILE *out)
+{
+    if (rates->use_count == 0) {
+        return;
+    }
+    fputs("    buffer in use at each halving, before -> after the drop:", out);
+    for (size_t u = 0; u < rates->use_count; u++) {
+        const struct adt_report_buffer_use *use = &rates->uses[u];
+        bool after = u > 0 && rates->uses[u - 1].seconds == use->seconds;
+        if (after) {
+            fprintf(out, " -> %" PRIu64 " B", use->bytes);
+        } else {
+            fprintf(out, "%s t=%.6f s %" PRIu64 " B", u ? ";" : "", use->seconds, use->bytes);
+        }
+    }
+    fputc('\n', out);
+}
+
 static void print_rates_text(const struct adt_report_profile *profile, FILE *out)
 {
     if (profile->rate_location_count == 0) {
@@ -187,6 +207,7 @@ static void print_rates_text(const struct adt_report_profile *profile, FILE *out
             fprintf(out, "; halved at t=%.6f s to %g Hz", rates->steps[s].seconds, rates->steps[s].hz);
         }
         fputc('\n', out);
+        print_buffer_use_text(rates, out);
     }
     if (shown < profile->rate_location_count) {
         fprintf(out, "  ... %zu more locations: see --json or the HTML page\n", profile->rate_location_count - shown);
@@ -406,6 +427,11 @@ static void print_rates_json(const struct adt_report_profile *profile, FILE *out
         for (size_t s = 0; s < rates->step_count; s++) {
             fprintf(out, "%s{\"seconds\":%.9g,\"hz\":%.17g}", s ? "," : "", rates->steps[s].seconds,
                     rates->steps[s].hz);
+        }
+        fputs("],\"buffer_use\":[", out);
+        for (size_t u = 0; u < rates->use_count; u++) {
+            fprintf(out, "%s{\"seconds\":%.9g,\"bytes\":%" PRIu64 "}", u ? "," : "", rates->uses[u].seconds,
+                    rates->uses[u].bytes);
         }
         fputs("]}", out);
     }

@@ -30,9 +30,14 @@ traces THREE_FUNCTIONS the same way on two threads and checks the
 sampling rate of each location over time (issue #14): in the archive (as
 otf2-print reads it) and in the report's JSON, the initial rate at the
 location's first event, then the rate halved at each halving summary.json
-counts for it, at times that strictly increase within the run; with
-CHROMIUM, that the page draws one step line per location and one mark
-per halving, and that the run had no flush and the report says so.
+counts for it, at times that strictly increase within the run; the
+buffer's use at each halving, in the archive two values at its time
+(before the drop: within the arena and its high-water mark; after:
+less, unless the location halved for overload) and the same in the
+report's JSON and text; with CHROMIUM, that the page draws one step line
+per location and one mark per halving, and a before and an after mark of
+the buffer use per halving; and that the run had no flush and the report
+says so.
 flushes checks the mid-run flushes of an archive that has some (the
 mpi-heavy run of tests/mpi/wrong_use.sh): the report's count, per
 location and in all, equals the archive's BufferFlush records and
@@ -214,9 +219,10 @@ def check_shares(report, archive, launcher, program):
 
 
 def archive_rates(archive):
-    """The sampling-rate Metric events of each location as otf2-print
-    reads them: {location id: [(time in ticks, rate in Hz)]}, with the
-    archive's time offset and resolution."""
+    """The sampling-rate and buffer-use Metric events of each location as
+    otf2-print reads them: {location id: [(time in ticks, rate in Hz)]},
+    {location id: [(time in ticks, bytes)]}, with the archive's time offset
+    and resolution."""
     def printed(*options):
         return subprocess.run(["otf2-print", *options, f"{archive}/traces.otf2"], check=True, capture_output=True,
                               text=True).stdout
@@ -229,7 +235,11 @@ def archive_rates(archive):
             r"^METRIC\s+(\d+)\s+(\d+)\s+Metric: .*\(\"sampling rate\" <\d+>; DOUBLE; ([^)]+)\)", printed(),
             re.MULTILINE):
         rates[int(location)].append((int(time), float(value)))
-    return rates, int(properties.group(2)), int(properties.group(1))
+    uses = collections.defaultdict(list)
+    for location, time, value in re.findall(
+            r"^METRIC\s+(\d+)\s+(\d+)\s+Metric: .*\(\"buffer use\" <\d+>; UINT64; (\d+)\)", printed(), re.MULTILINE):
+        uses[int(location)].append((int(time), int(value)))
+    return rates, uses, int(properties.group(2)), int(properties.group(1))
 
 
 def expect_halved_steps(steps, halvings, initial_hz, start, end, where, digits):
@@ -244,19 +254,40 @@ def expect_halved_steps(steps, halvings, initial_hz, start, end, where, digits):
         expect(k == 0 or time > steps[k - 1][0], f"{where}: step {k} at {time}, not after step {k - 1}")
 
 
+def expect_buffer_use(uses, steps, summary, location):
+    """uses: a location's buffer-use values in the archive, (time, bytes):
+    two at each halving's time (its steps after the first), the bytes in
+    use before the drop within the process's arena and its high-water
+    mark, then after it; where no halving was for overload (each dropped a
+    level that held samples), less after."""
+    where = f"archive, location {(location['rank'], location['thread'])}"
+    expect(len(uses) == 2 * (len(steps) - 1), f"{where}: {len(uses)} buffer-use values, {len(steps) - 1} halvings")
+    for k, (time, _) in enumerate(steps[1:]):
+        (before_time, before), (after_time, after) = uses[2 * k], uses[2 * k + 1]
+        expect(before_time == after_time == time, f"{where}: halving {k + 1} at {time}, its buffer use at "
+                                                  f"{before_time} and {after_time}")
+        expect(0 < before <= min(summary["arena_bytes"], summary["buffer_high_water_bytes"]),
+               f"{where}: {before} bytes in use before halving {k + 1}, arena {summary['arena_bytes']}, "
+               f"high-water mark {summary['buffer_high_water_bytes']}")
+        if location["overload_halvings"] == 0:
+            expect(after < before, f"{where}: halving {k + 1} left {after} of {before} bytes in use")
+
+
 def check_rates(report, archive, launcher, program, chromium):
     _, summary = trace_three_functions(launcher, program, archive, 2)
     initial_hz = summary["initial_rate_hz"]
-    rates, offset, resolution = archive_rates(archive)
+    rates, uses, offset, resolution = archive_rates(archive)
     profile = profile_of(report, archive)
     run_seconds = profile["timeline"]["bin_seconds"] * len(profile["timeline"]["mpi_share"][0])
     reported = {(r["rank"], r["thread"]): [(s["seconds"], s["hz"]) for s in r["steps"]]
                 for r in profile["sampling_rates"]}
+    reported_uses = {(r["rank"], r["thread"]): r["buffer_use"] for r in profile["sampling_rates"]}
     expect(len(reported) == len(summary["per_location"]), f"the report has rates of {list(reported)}")
     for location in summary["per_location"]:
         key = (location["rank"], location["thread"])
         halvings = location["halvings"]
-        steps = rates[location["rank"] + (location["thread"] << 32)]
+        location_id = location["rank"] + (location["thread"] << 32)
+        steps = rates[location_id]
         # otf2-print prints 6 significant digits (%g), the JSON all 17.
         expect_halved_steps(steps, halvings, initial_hz, offset, offset + run_seconds * resolution,
                             f"archive, location {key}", 6)
@@ -264,9 +295,16 @@ def check_rates(report, archive, launcher, program, chromium):
         for (ticks, _), (seconds, _) in zip(steps, reported[key]):
             expect(abs((ticks - offset) / resolution - seconds) <= 1e-6,
                    f"report, location {key}: a step at {seconds} s, in the archive at {(ticks - offset) / resolution} s")
+        expect_buffer_use(uses[location_id], steps, summary, location)
+        reported_use = [(u["seconds"], u["bytes"]) for u in reported_uses[key]]
+        expect(len(reported_use) == len(uses[location_id]) and all(
+            abs((ticks - offset) / resolution - seconds) <= 1e-6 and value == reported_bytes
+            for (ticks, value), (seconds, reported_bytes) in zip(uses[location_id], reported_use)),
+            f"report, location {key}: buffer use {reported_use}, not the archive's")
     text = subprocess.run([report, archive], check=True, capture_output=True, text=True).stdout
     expect("Sampling rate over time" in text and text.count("halved at t=") == sum(
         location["halvings"] for location in summary["per_location"]), f"the text report's rates: {text[-2000:]}")
+    expect(text.count(" B -> ") == summary["halvings"], f"the text report's buffer use: {text[-2000:]}")
     page_dom = draw_page(report, archive, os.path.dirname(os.path.abspath(archive)), chromium) if chromium else None
     check_no_flush(report, archive, summary, page_dom)
     if chromium:
@@ -277,6 +315,11 @@ def check_rates(report, archive, launcher, program, chromium):
         expect(lines == len(summary["per_location"]), f"{lines} rate lines on the page")
         expect(marks == sum(location["halvings"] for location in summary["per_location"]),
                f"{marks} halvings marked on the page")
+        section = re.search(r'id="buffer-use"[^>]*>(.*?)</div>', page_dom, re.DOTALL)
+        expect(section is not None and "<svg" in section.group(1), "no chart of the buffer use on the page")
+        for mark in ("use-before", "use-after"):
+            count = len(re.findall(rf'<circle class="{mark}"', section.group(1)))
+            expect(count == summary["halvings"], f"{count} {mark} marks on the page, {summary['halvings']} halvings")
 
 
 def check_no_flush(report, archive, summary, chromium_dom):
@@ -378,7 +421,7 @@ def draw_page(report, archive, output_dir, chromium):
                            timeout=120)
     marker = re.search(r'id="drawn"[^>]*>([^<]*)<', drawn.stdout)
     expect(marker is not None, f"the page has no marker: {drawn.stderr[-2000:]}")
-    expect(set(marker.group(1).split()) == {"mpi", "timeline", "matrix", "steps", "flame", "rates", "flushes"},
+    expect(set(marker.group(1).split()) == {"mpi", "timeline", "matrix", "steps", "flame", "rates", "buffer-use", "flushes"},
            f"sections drawn: '{marker.group(1)}'")
     errors = [line for line in drawn.stderr.splitlines() if "CONSOLE" in line or "Uncaught" in line]
     expect(not errors, f"console messages: {errors[:5]}")
