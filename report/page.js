@@ -263,16 +263,24 @@
     drawn.push("flame");
   }
 
-  // The charts of the adaptive buffer share one time axis, one above the
-  // other.
-  const bufferChart = {margin: {left: 110, right: 140, top: 10, bottom: 34}, width: 1000};
+  const threadName = (l) => `rank ${l.rank} thread ${l.thread}`;
 
-  // Their end: the run's, as the timeline cuts it into bins, or a later
-  // rate step or flush end.
-  function bufferChartEnd() {
-    return Math.max(profile.timeline.bin_seconds * (profile.timeline.mpi_share[0] || []).length,
-                    d3.max(profile.sampling_rates, (l) => l.steps[l.steps.length - 1].seconds) || 0,
-                    d3.max(profile.flushes.events, (f) => f.seconds + f.duration_seconds) || 0);
+  // The charts of the adaptive buffer, one above the other, share one time
+  // axis: from the start to the end of the run (as the timeline cuts it
+  // into bins), or to a later rate step or flush end. A chart of height in
+  // the element selected, with that axis drawn; its x scale.
+  const bufferMargin = {left: 110, right: 140, top: 10, bottom: 34};
+  function bufferChart(selector, height) {
+    const margin = bufferMargin;
+    const width = 1000;
+    const end = Math.max(profile.timeline.bin_seconds * (profile.timeline.mpi_share[0] || []).length,
+                         d3.max(profile.sampling_rates, (l) => l.steps[l.steps.length - 1].seconds) || 0,
+                         d3.max(profile.flushes.events, (f) => f.seconds + f.duration_seconds) || 0);
+    const x = d3.scaleLinear().domain([0, end || 1]).range([margin.left, width - margin.right]);
+    const svg = d3.select(selector).append("svg").attr("width", width).attr("height", height);
+    svg.append("g").attr("transform", `translate(0,${height - margin.bottom})`)
+      .call(d3.axisBottom(x).ticks(10).tickFormat((t) => `${seconds(t)} s`));
+    return {svg, x, margin, width, end: x.domain()[1]};
   }
 
   // The adaptive buffer at work: each sampled location's rate as a step
@@ -285,21 +293,15 @@
       drawn.push("rates");
       return;
     }
-    const end = bufferChartEnd();
-    const margin = bufferChart.margin;
-    const width = bufferChart.width;
     const height = 320;
+    const {svg, x, margin, width, end} = bufferChart("#rates", height);
     const rates = locations.flatMap((l) => l.steps.map((s) => s.hz));
-    const x = d3.scaleLinear().domain([0, end || 1]).range([margin.left, width - margin.right]);
     const y = d3.scaleLog().base(2).domain([d3.min(rates) / 1.5, d3.max(rates) * 1.5])
       .range([height - margin.bottom, margin.top]);
     const color = d3.scaleOrdinal(d3.schemeTableau10);
-    const svg = d3.select("#rates").append("svg").attr("width", width).attr("height", height);
-    svg.append("g").attr("transform", `translate(0,${height - margin.bottom})`)
-      .call(d3.axisBottom(x).ticks(10).tickFormat((t) => `${seconds(t)} s`));
     svg.append("g").attr("transform", `translate(${margin.left},0)`)
       .call(d3.axisLeft(y).tickValues(Array.from(new Set(rates))).tickFormat((v) => `${d3.format("~g")(v)} Hz`));
-    const name = (l) => `rank ${l.rank} thread ${l.thread}`;
+    const name = threadName;
     // The last value holds until the end of the run.
     const line = d3.line().curve(d3.curveStepAfter).x((point) => x(point.seconds)).y((point) => y(point.hz));
     const rows = svg.selectAll("g.rate").data(locations).join("g").attr("class", "rate");
@@ -337,19 +339,13 @@
       drawn.push("buffer-use");
       return;
     }
-    const margin = bufferChart.margin;
-    const width = bufferChart.width;
     const height = 220;
-    const x = d3.scaleLinear().domain([0, bufferChartEnd() || 1]).range([margin.left, width - margin.right]);
+    const {svg, x, margin} = bufferChart("#buffer-use", height);
     const y = d3.scaleLinear().domain([0, d3.max(halvings, (h) => h.before) || 1]).nice()
       .range([height - margin.bottom, margin.top]);
     const color = d3.scaleOrdinal(d3.schemeTableau10);
-    const svg = d3.select("#buffer-use").append("svg").attr("width", width).attr("height", height);
-    svg.append("g").attr("transform", `translate(0,${height - margin.bottom})`)
-      .call(d3.axisBottom(x).ticks(10).tickFormat((t) => `${seconds(t)} s`));
     svg.append("g").attr("transform", `translate(${margin.left},0)`)
       .call(d3.axisLeft(y).ticks(5).tickFormat((v) => `${bytes(v)}B`));
-    const name = (l) => `rank ${l.rank} thread ${l.thread}`;
     const marks = svg.selectAll("g.use").data(halvings).join("g").attr("class", "use")
       .attr("stroke", (h) => color(h.index)).attr("fill", (h) => color(h.index));
     marks.append("line").attr("x1", (h) => x(h.seconds)).attr("x2", (h) => x(h.seconds))
@@ -358,7 +354,7 @@
       .attr("cx", (h) => x(h.seconds)).attr("cy", (h) => y(h.before));
     marks.append("circle").attr("class", "use-after").attr("r", 3.5)
       .attr("cx", (h) => x(h.seconds)).attr("cy", (h) => y(h.after));
-    marks.append("title").text((h) => `${name(h.location)} halved at ${seconds(h.seconds)} s: ` +
+    marks.append("title").text((h) => `${threadName(h.location)} halved at ${seconds(h.seconds)} s: ` +
                                       `${bytes(h.before)}B in use before the drop, ${bytes(h.after)}B after`);
     drawn.push("buffer-use");
   }
@@ -376,17 +372,11 @@
     }
     summary.text(`${flushes.count} flush${flushes.count === 1 ? "" : "es"}, ${duration(flushes.seconds)} in all, ` +
                  `on ${flushes.per_location.length} thread${flushes.per_location.length === 1 ? "" : "s"}`);
-    const name = (l) => `rank ${l.rank} thread ${l.thread}`;
+    const name = threadName;
     const rows = flushes.per_location.map(name);
-    const end = bufferChartEnd();
-    const margin = bufferChart.margin;
-    const width = bufferChart.width;
-    const height = margin.top + margin.bottom + 16 * rows.length;
-    const x = d3.scaleLinear().domain([0, end || 1]).range([margin.left, width - margin.right]);
+    const height = bufferMargin.top + bufferMargin.bottom + 16 * rows.length;
+    const {svg, x, margin} = bufferChart("#flushes", height);
     const y = d3.scaleBand().domain(rows).range([margin.top, height - margin.bottom]).padding(0.2);
-    const svg = d3.select("#flushes").append("svg").attr("width", width).attr("height", height);
-    svg.append("g").attr("transform", `translate(0,${height - margin.bottom})`)
-      .call(d3.axisBottom(x).ticks(10).tickFormat((t) => `${seconds(t)} s`));
     svg.append("g").attr("transform", `translate(${margin.left},0)`).call(d3.axisLeft(y));
     svg.selectAll("rect.flush").data(flushes.events).join("rect").attr("class", "flush")
       .attr("x", (f) => x(f.seconds)).attr("y", (f) => y(name(f))).attr("height", y.bandwidth())

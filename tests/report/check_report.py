@@ -218,28 +218,35 @@ def check_shares(report, archive, launcher, program):
                f"(bound {100 * bound:.2f} points, {samples:.0f} samples, {location['halvings']} halvings)")
 
 
+def otf2_printed(archive, *options):
+    return subprocess.run(["otf2-print", *options, f"{archive}/traces.otf2"], check=True, capture_output=True,
+                          text=True).stdout
+
+
+def archive_clock(archive):
+    """The archive's time offset and resolution (ticks per second)."""
+    properties = re.search(r"^CLOCK_PROPERTIES\s+Ticks per Seconds: (\d+), Global Offset: (\d+)",
+                           otf2_printed(archive, "-G"), re.MULTILINE)
+    expect(properties is not None, "otf2-print shows no clock properties")
+    return int(properties.group(2)), int(properties.group(1))
+
+
 def archive_rates(archive):
     """The sampling-rate and buffer-use Metric events of each location as
     otf2-print reads them: {location id: [(time in ticks, rate in Hz)]},
     {location id: [(time in ticks, bytes)]}, with the archive's time offset
     and resolution."""
-    def printed(*options):
-        return subprocess.run(["otf2-print", *options, f"{archive}/traces.otf2"], check=True, capture_output=True,
-                              text=True).stdout
-
-    properties = re.search(r"^CLOCK_PROPERTIES\s+Ticks per Seconds: (\d+), Global Offset: (\d+)", printed("-G"),
-                           re.MULTILINE)
-    expect(properties is not None, "otf2-print shows no clock properties")
+    printed = otf2_printed(archive)
     rates = collections.defaultdict(list)
     for location, time, value in re.findall(
-            r"^METRIC\s+(\d+)\s+(\d+)\s+Metric: .*\(\"sampling rate\" <\d+>; DOUBLE; ([^)]+)\)", printed(),
+            r"^METRIC\s+(\d+)\s+(\d+)\s+Metric: .*\(\"sampling rate\" <\d+>; DOUBLE; ([^)]+)\)", printed,
             re.MULTILINE):
         rates[int(location)].append((int(time), float(value)))
     uses = collections.defaultdict(list)
     for location, time, value in re.findall(
-            r"^METRIC\s+(\d+)\s+(\d+)\s+Metric: .*\(\"buffer use\" <\d+>; UINT64; (\d+)\)", printed(), re.MULTILINE):
+            r"^METRIC\s+(\d+)\s+(\d+)\s+Metric: .*\(\"buffer use\" <\d+>; UINT64; (\d+)\)", printed, re.MULTILINE):
         uses[int(location)].append((int(time), int(value)))
-    return rates, uses, int(properties.group(2)), int(properties.group(1))
+    return (rates, uses) + archive_clock(archive)
 
 
 def expect_halved_steps(steps, halvings, initial_hz, start, end, where, digits):
@@ -340,18 +347,11 @@ def archive_flushes(archive):
     """The BufferFlush records as otf2-print reads them: {location id:
     [(time, stop time) in ticks]}, with the archive's time offset and
     resolution."""
-    def printed(*options):
-        return subprocess.run(["otf2-print", *options, f"{archive}/traces.otf2"], check=True, capture_output=True,
-                              text=True).stdout
-
-    properties = re.search(r"^CLOCK_PROPERTIES\s+Ticks per Seconds: (\d+), Global Offset: (\d+)", printed("-G"),
-                           re.MULTILINE)
-    expect(properties is not None, "otf2-print shows no clock properties")
     flushes = collections.defaultdict(list)
-    for location, time, stop in re.findall(r"^BUFFER_FLUSH\s+(\d+)\s+(\d+)\s+Stop Time: (\d+)", printed(),
-                                           re.MULTILINE):
+    for location, time, stop in re.findall(r"^BUFFER_FLUSH\s+(\d+)\s+(\d+)\s+Stop Time: (\d+)",
+                                           otf2_printed(archive), re.MULTILINE):
         flushes[int(location)].append((int(time), int(stop)))
-    return flushes, int(properties.group(2)), int(properties.group(1))
+    return (flushes,) + archive_clock(archive)
 
 
 def check_flushes(report, archive, chromium):
