@@ -171,8 +171,8 @@ static void print_segments_text(const struct adt_report_profile *profile, FILE *
     }
 }
 
-/* The buffer's use at a location's halvings: at each halving's time, the
- * bytes in use before the drop, then after it. */
+/* The buffer's use at a location's halvings: two values at each halving's
+ * time, the bytes in use before the drop, then after it. */
 static void print_buffer_use_text(const struct adt_report_location_rates *rates, FILE *out)
 {
     if (rates->use_count == 0) {
@@ -181,8 +181,7 @@ static void print_buffer_use_text(const struct adt_report_location_rates *rates,
     fputs("    buffer in use at each halving, before -> after the drop:", out);
     for (size_t u = 0; u < rates->use_count; u++) {
         const struct adt_report_buffer_use *use = &rates->uses[u];
-        bool after = u > 0 && rates->uses[u - 1].seconds == use->seconds;
-        if (after) {
+        if (u % 2 == 1) {
             fprintf(out, " -> %" PRIu64 " B", use->bytes);
         } else {
             fprintf(out, "%s t=%.6f s %" PRIu64 " B", u ? ";" : "", use->seconds, use->bytes);
@@ -222,7 +221,9 @@ static void print_flushes_text(const struct adt_report_profile *profile, FILE *o
         fputs("\nBuffer flushes: no flush (the buffer held every event)\n", out);
         return;
     }
-    fprintf(out, "\nBuffer flushes: %zu flush%s, %.6f s in all (the buffer was full and dropping samples could not make room)\n",
+    fprintf(out,
+            "\nBuffer flushes: %zu flush%s, %.6f s in all (the buffer was full and dropping samples could not "
+            "make room)\n",
             profile->flush_count, profile->flush_count == 1 ? "" : "es", profile->flush_seconds);
     size_t shown = at_most(profile->flush_location_count, TEXT_FLUSH_LOCATIONS);
     for (size_t i = 0; i < shown; i++) {
