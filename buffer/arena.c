@@ -243,6 +243,11 @@ void adt_location_get_stats(const adt_location *location, adt_location_stats *st
     stats->shift = __atomic_load_n(&location->shift, __ATOMIC_RELAXED);
     for (unsigned shift = 0; shift < ADT_BUFFER_LEVELS; shift++)
         stats->shift_reached_at[shift] = adt_load_relaxed(&location->shift_reached_at[shift]);
+    for (unsigned shift = 0; shift < ADT_BUFFER_LEVELS; shift++)
+        for (unsigned side = 0; side < 2; side++)
+            stats->bytes_in_use_at_shift[shift][side] =
+                (uint64_t)__atomic_load_n(&location->chunks_in_use_at_shift[shift][side], __ATOMIC_RELAXED) *
+                location->buffer->chunk_bytes;
     stats->events_stopped = __atomic_load_n(&location->events_stopped, __ATOMIC_RELAXED);
 }
 

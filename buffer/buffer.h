@@ -257,6 +257,11 @@ typedef struct adt_location_stats {
      * passed with the same time: each shift up to the current one has a
      * stamp, entry 0 once sampling started. */
     uint64_t shift_reached_at[ADT_BUFFER_LEVELS];
+    /* The arena's bytes in use (chunks of all locations) just before
+     * ([k][0]) and just after ([k][1]) the drop that stamped shift k, read
+     * with the stamp; 0 where shift_reached_at[k] is 0. Other threads
+     * take and give back chunks meanwhile: a snapshot, not a sum. */
+    uint64_t bytes_in_use_at_shift[ADT_BUFFER_LEVELS][2];
     bool events_stopped;
 } adt_location_stats;
 

@@ -89,6 +89,10 @@ struct adt_location {
     /* shift_reached_at[k]: trace-clock time at which the shift became k
      * (0: never); written by whoever holds the guard, read by anyone. */
     uint64_t shift_reached_at[ADT_BUFFER_LEVELS];
+    /* chunks_in_use_at_shift[k]: the arena's chunks in use (all
+     * locations) just before and just after the drop that stamped shift
+     * k; written with the stamp. */
+    uint32_t chunks_in_use_at_shift[ADT_BUFFER_LEVELS][2];
 
     int spill_fd;
     uint32_t spill_head;    /* first spilled chunk, in chunk_bytes units of the file */
@@ -158,6 +162,13 @@ static inline uint64_t adt_record_bytes(uint32_t prefix, uint32_t payload_size)
 static inline uint64_t adt_chunk_capacity(const adt_buffer *buffer)
 {
     return buffer->chunk_bytes - sizeof(adt_chunk_header);
+}
+
+/* The arena's chunks in use now (all locations); a snapshot that other
+ * threads' appends and removals move on. Async-signal-safe. */
+static inline uint32_t adt_chunks_in_use(const adt_buffer *buffer)
+{
+    return buffer->chunks_total - (uint32_t)__atomic_load_n(&buffer->chunks_free, __ATOMIC_RELAXED);
 }
 
 /* Free list (arena.c): lock-free, async-signal-safe. */

@@ -34,7 +34,7 @@
 #include "core/core.h"
 
 #define IMAGE_MAGIC 0x41444254494d4731ull /* "ADBTIMG1" */
-#define IMAGE_VERSION 2u /* 2: locations carry shift_reached_at */
+#define IMAGE_VERSION 3u /* 2: locations carry shift_reached_at; 3: and the arena's use at each */
 
 typedef struct image_header {
     uint64_t magic;

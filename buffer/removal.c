@@ -43,13 +43,20 @@ static unsigned lowest_sample_level(const adt_location *location)
  * from 0 keeps the first stamp of a shift; the stores are atomic because
  * an image may be written (in a signal handler) or the statistics read
  * meanwhile. Shift 64 (the numbers used up) stands for no rate and gets no
- * stamp. */
-static void stamp_shifts(adt_location *location, unsigned first, unsigned last, uint64_t time)
+ * stamp. The arena's chunks in use go with each stamp, the buffer's use at
+ * each halving: before the drop, and after it (last only: the empty levels
+ * a drop passes free nothing, so the shifts before last keep before). */
+static void stamp_shifts(adt_location *location, unsigned first, unsigned last, uint64_t time, uint32_t in_use_before,
+                         uint32_t in_use_after)
 {
     for (unsigned shift = first; shift <= last && shift < ADT_BUFFER_LEVELS; shift++) {
         uint64_t unstamped = 0;
-        __atomic_compare_exchange_n(&location->shift_reached_at[shift], &unstamped, time, false, __ATOMIC_RELAXED,
-                                    __ATOMIC_RELAXED);
+        if (__atomic_compare_exchange_n(&location->shift_reached_at[shift], &unstamped, time, false,
+                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+            uint32_t *use = location->chunks_in_use_at_shift[shift];
+            __atomic_store_n(&use[0], in_use_before, __ATOMIC_RELAXED);
+            __atomic_store_n(&use[1], shift == last ? in_use_after : in_use_before, __ATOMIC_RELAXED);
+        }
     }
 }
 
@@ -59,6 +66,7 @@ static int drop_levels_through(adt_location *location, unsigned level)
 {
     adt_chain *chain = &location->levels[level];
     uint64_t records = chain->records;
+    uint32_t in_use_before = adt_chunks_in_use(location->buffer);
     if (chain->head != ADT_CHUNK_NONE) {
         adt_chain_release(location->buffer, chain);
         adt_counter_add(&location->samples_removed, records);
@@ -67,7 +75,8 @@ static int drop_levels_through(adt_location *location, unsigned level)
     adt_counter_add(&location->removals, 1);
     int new_shift = (int)level + 1;
     /* The clock is read under the guard, so the stamps grow with the shift. */
-    stamp_shifts(location, location->shift + 1, (unsigned)new_shift, adt_clock_now());
+    stamp_shifts(location, location->shift + 1, (unsigned)new_shift, adt_clock_now(), in_use_before,
+                 adt_chunks_in_use(location->buffer));
     __atomic_store_n(&location->shift, (unsigned)new_shift, __ATOMIC_RELAXED);
     /* new_shift is 1..64; 64 means the 64-bit counter is used up. */
     __atomic_store_n(&location->number_mask, ~UINT64_C(0) >> (64 - new_shift), __ATOMIC_RELAXED);
@@ -77,7 +86,8 @@ static int drop_levels_through(adt_location *location, unsigned level)
 void adt_buffer_sampling_started(adt_location *location, uint64_t time)
 {
     guard_acquire_for_removal(location);
-    stamp_shifts(location, location->shift, location->shift, time);
+    uint32_t in_use = adt_chunks_in_use(location->buffer);
+    stamp_shifts(location, location->shift, location->shift, time, in_use, in_use);
     __atomic_store_n(&location->guard, ADT_GUARD_FREE, __ATOMIC_RELEASE);
 }
 

@@ -251,16 +251,19 @@ uint32_t adt_defs_group(adt_defs *defs, const uint32_t *members, uint32_t size)
     return id;
 }
 
-int adt_defs_sampling_rate(adt_defs *defs)
+int adt_defs_adaptive_metrics(adt_defs *defs)
 {
     pthread_mutex_lock(&defs->lock);
-    if (!defs->sampling_rate) {
+    if (!defs->adaptive_metrics) {
         defs->sampling_rate_name = string_id(defs, "sampling rate");
         defs->sampling_rate_unit = string_id(defs, "Hz");
-        defs->sampling_rate =
-            defs->sampling_rate_name != ADT_UNDEFINED_ID && defs->sampling_rate_unit != ADT_UNDEFINED_ID;
+        defs->buffer_use_name = string_id(defs, "buffer use");
+        defs->buffer_use_unit = string_id(defs, "bytes");
+        defs->adaptive_metrics =
+            defs->sampling_rate_name != ADT_UNDEFINED_ID && defs->sampling_rate_unit != ADT_UNDEFINED_ID &&
+            defs->buffer_use_name != ADT_UNDEFINED_ID && defs->buffer_use_unit != ADT_UNDEFINED_ID;
     }
-    bool defined = defs->sampling_rate;
+    bool defined = defs->adaptive_metrics;
     pthread_mutex_unlock(&defs->lock);
     return defined ? 0 : -1;
 }

@@ -115,18 +115,23 @@ struct adt_defs {
     adt_intern io_handles;       /* key: adt_io_handle_key */
     adt_cc_node *calling_contexts;
     size_t calling_context_count;
-    /* The sampling rate of each location over the run (a metric of its
-     * own, not a counter of the samples): defined by the writer of a
-     * sampled run (adt_defs_sampling_rate), string ids of its name and
-     * unit. Not journaled: the writer of the recovery defines it again. */
-    bool sampling_rate;
+    /* The adaptive buffer's metrics, metrics of their own (not counters
+     * of the samples): each location's sampling rate over the run and the
+     * buffer's use at each of its halvings. Defined together by the
+     * writer of a sampled run (adt_defs_adaptive_metrics): string ids of
+     * their names and units. Not journaled: the writer of the recovery
+     * defines them again. */
+    bool adaptive_metrics;
     uint32_t sampling_rate_name;
     uint32_t sampling_rate_unit;
+    uint32_t buffer_use_name;
+    uint32_t buffer_use_unit;
     adt_journal journal;
 };
 
-/* Defines the sampling-rate metric (name "sampling rate", unit "Hz");
- * once is enough, again changes nothing. 0, or -1 when out of memory. */
-int adt_defs_sampling_rate(adt_defs *defs);
+/* Defines the sampling-rate metric (name "sampling rate", unit "Hz") and
+ * the buffer-use metric (name "buffer use", unit "bytes"); once is
+ * enough, again changes nothing. 0, or -1 when out of memory. */
+int adt_defs_adaptive_metrics(adt_defs *defs);
 
 #endif

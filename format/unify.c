@@ -118,19 +118,23 @@ static int local_maps(adt_defs *defs, const uint32_t *group_entries, const adt_c
     maps->metric_count = defs->metrics.count;
     maps->metric_class = ADT_UNDEFINED_ID;
     maps->sampling_rate_class = ADT_UNDEFINED_ID;
+    maps->buffer_use_class = ADT_UNDEFINED_ID;
     bool ok = maps->region && maps->comm && maps->calling_context && maps->rma_win && maps->io_file &&
               maps->io_handle && maps->group;
     for (uint32_t i = 0; ok && i < maps->group_count; ++i) {
         ok = group_entries[i] < global->count[ADT_DEF_GROUP];
         maps->group[i] = ok ? 1 + global->map[ADT_DEF_GROUP][group_entries[i]] : ADT_UNDEFINED_ID;
     }
-    /* The set holds the counters' class, then the rate's (adt_unify_serialize). */
-    uint32_t classes = (maps->metric_count ? 1u : 0u) + (defs->sampling_rate ? 1u : 0u);
+    /* The set holds the counters' class, then the rate's and the buffer
+     * use's (adt_unify_serialize). */
+    uint32_t classes = (maps->metric_count ? 1u : 0u) + (defs->adaptive_metrics ? 2u : 0u);
     ok = ok && global->count[ADT_DEF_METRIC_CLASS] == classes;
     if (ok && maps->metric_count)
         maps->metric_class = global->map[ADT_DEF_METRIC_CLASS][0];
-    if (ok && defs->sampling_rate)
-        maps->sampling_rate_class = global->map[ADT_DEF_METRIC_CLASS][classes - 1];
+    if (ok && defs->adaptive_metrics) {
+        maps->sampling_rate_class = global->map[ADT_DEF_METRIC_CLASS][classes - 2];
+        maps->buffer_use_class = global->map[ADT_DEF_METRIC_CLASS][classes - 1];
+    }
     return ok ? 0 : -1;
 }
 

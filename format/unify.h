@@ -28,11 +28,13 @@ typedef struct adt_global_comm {
     uint32_t remote_group;  /* archive group id, ADT_UNDEFINED_ID if intra */
 } adt_global_comm;
 
-/* What a metric is: a counter read at samples (PAPI), or the sampling
- * rate of a location (one value from each halving on). */
+/* What a metric is: a counter read at samples (PAPI), the sampling rate
+ * of a location (one value from each halving on), or the buffer's bytes
+ * in use at a halving (before and after the drop). */
 typedef enum adt_metric_kind {
     ADT_METRIC_COUNTER = 0,
-    ADT_METRIC_SAMPLING_RATE = 1
+    ADT_METRIC_SAMPLING_RATE = 1,
+    ADT_METRIC_BUFFER_USE = 2
 } adt_metric_kind;
 
 /* The side data of a metric: its unit first (a string id, translated like
@@ -88,6 +90,7 @@ typedef struct adt_id_maps {
     uint32_t metric_class;  /* the counters' class, ADT_UNDEFINED_ID when no counter is registered */
     uint32_t metric_count;
     uint32_t sampling_rate_class; /* ADT_UNDEFINED_ID when the rate is not defined */
+    uint32_t buffer_use_class;    /* defined with the rate */
 } adt_id_maps;
 
 /* Returns 0 on every rank or -1 on every rank (error filled in). global

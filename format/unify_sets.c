@@ -192,32 +192,37 @@ static void put_class(adt_blob *blob, adt_def_class c, const adt_intern *table, 
     }
 }
 
+static void put_metric(adt_blob *blob, uint32_t name, uint32_t unit, adt_metric_kind kind)
+{
+    adt_blob_put_u32(blob, name);
+    adt_metric_side side = { unit, kind };
+    adt_blob_put(blob, &side, sizeof side);
+}
+
 /* The rank's metrics: its counters in record order, then the sampling rate
- * when it is defined; then its metric classes: the counters' one (its
- * members in record order), then the rate's (its one member). */
+ * and the buffer use when they are defined; then its metric classes: the
+ * counters' one (its members in record order), then one for each of the
+ * two (its one member). */
 static void put_metrics(adt_blob *blob, const adt_defs *defs)
 {
     uint32_t counters = defs->metrics.count;
-    adt_blob_put_u32(blob, counters + (defs->sampling_rate ? 1u : 0u));
-    for (uint32_t i = 0; i < counters; ++i) {
-        adt_blob_put(blob, adt_intern_key(&defs->metrics, i, NULL), sizeof(uint32_t));
-        adt_metric_side side = { defs->metric_units[i], ADT_METRIC_COUNTER };
-        adt_blob_put(blob, &side, sizeof side);
+    adt_blob_put_u32(blob, counters + (defs->adaptive_metrics ? 2u : 0u));
+    for (uint32_t i = 0; i < counters; ++i)
+        put_metric(blob, *(const uint32_t *)adt_intern_key(&defs->metrics, i, NULL), defs->metric_units[i],
+                   ADT_METRIC_COUNTER);
+    if (defs->adaptive_metrics) {
+        put_metric(blob, defs->sampling_rate_name, defs->sampling_rate_unit, ADT_METRIC_SAMPLING_RATE);
+        put_metric(blob, defs->buffer_use_name, defs->buffer_use_unit, ADT_METRIC_BUFFER_USE);
     }
-    if (defs->sampling_rate) {
-        adt_blob_put_u32(blob, defs->sampling_rate_name);
-        adt_metric_side side = { defs->sampling_rate_unit, ADT_METRIC_SAMPLING_RATE };
-        adt_blob_put(blob, &side, sizeof side);
-    }
-    adt_blob_put_u32(blob, (counters ? 1u : 0u) + (defs->sampling_rate ? 1u : 0u));
+    adt_blob_put_u32(blob, (counters ? 1u : 0u) + (defs->adaptive_metrics ? 2u : 0u));
     if (counters) {
         adt_blob_put_u32(blob, counters * (uint32_t)sizeof(uint32_t));
         for (uint32_t i = 0; i < counters; ++i)
             adt_blob_put_u32(blob, i);
     }
-    if (defs->sampling_rate) {
+    for (uint32_t i = 0; defs->adaptive_metrics && i < 2; ++i) {
         adt_blob_put_u32(blob, (uint32_t)sizeof(uint32_t));
-        adt_blob_put_u32(blob, counters);
+        adt_blob_put_u32(blob, counters + i);
     }
 }
 

@@ -114,13 +114,15 @@ static int check_input(writer *w)
 }
 
 /* A sampled run's archive shows each location's sampling rate over time
- * (writer_events.c): its metric is defined before the unification. */
-static int define_sampling_rate(writer *w)
+ * and the buffer's use at its halvings (writer_events.c): their metrics
+ * are defined before the unification. */
+static int define_adaptive_metrics(writer *w)
 {
     const adt_trace_input *in = w->input;
-    if (!in->calling_context_style || in->initial_rate_hz == 0 || adt_defs_sampling_rate(in->defs) == 0)
+    if (!in->calling_context_style || in->initial_rate_hz == 0 || adt_defs_adaptive_metrics(in->defs) == 0)
         return 0;
-    adt_writer_error(w, "writing trace %s: out of memory defining the sampling-rate metric", in->archive_dir);
+    adt_writer_error(w, "writing trace %s: out of memory defining the sampling-rate and buffer-use metrics",
+                     in->archive_dir);
     return -1;
 }
 
@@ -154,7 +156,7 @@ int adt_trace_write(const adt_trace_input *input, const adt_collectives *collect
     have_temp_dir = true;
     if (adt_agree(c, adt_writer_prepare_calling_contexts(&w) == 0) != 0)
         goto fail;
-    if (adt_agree(c, define_sampling_rate(&w) == 0) != 0)
+    if (adt_agree(c, define_adaptive_metrics(&w) == 0) != 0)
         goto fail;
     if (adt_unify(input->defs, input->hostname, input->threads, input->thread_count, c, &w.maps, &w.global,
                   result->error, sizeof result->error) != 0)

@@ -255,7 +255,9 @@ static OTF2_ErrorCode write_rma_windows_and_io(const global_output *o)
 /* Counters (Score-P's way, docs/otf2-format.md 5.6): PAPI, accumulated
  * since the start, UINT64. The sampling rate (docs/otf2-records.md): a
  * value that holds from its event until the next one (ABSOLUTE_NEXT), a
- * DOUBLE in Hz, since initial / 2^k is exact in binary floating point. */
+ * DOUBLE in Hz, since initial / 2^k is exact in binary floating point.
+ * The buffer use: bytes in use at the event's time only (ABSOLUTE_POINT:
+ * nothing is known between two values), UINT64. */
 static OTF2_ErrorCode write_metric_member(const global_output *o, uint32_t id)
 {
     const adt_global_defs *g = o->g;
@@ -264,6 +266,10 @@ static OTF2_ErrorCode write_metric_member(const global_output *o, uint32_t id)
     if (side->kind == ADT_METRIC_SAMPLING_RATE)
         return OTF2_GlobalDefWriter_WriteMetricMember(o->out, id, name, o->names->empty, OTF2_METRIC_TYPE_OTHER,
                                                       OTF2_METRIC_ABSOLUTE_NEXT, OTF2_TYPE_DOUBLE,
+                                                      OTF2_BASE_DECIMAL, 0, side->unit);
+    if (side->kind == ADT_METRIC_BUFFER_USE)
+        return OTF2_GlobalDefWriter_WriteMetricMember(o->out, id, name, o->names->empty, OTF2_METRIC_TYPE_OTHER,
+                                                      OTF2_METRIC_ABSOLUTE_POINT, OTF2_TYPE_UINT64,
                                                       OTF2_BASE_DECIMAL, 0, side->unit);
     return OTF2_GlobalDefWriter_WriteMetricMember(o->out, id, name, o->names->empty, OTF2_METRIC_TYPE_PAPI,
                                                   OTF2_METRIC_ACCUMULATED_START, OTF2_TYPE_UINT64, OTF2_BASE_DECIMAL,
@@ -275,16 +281,16 @@ static OTF2_ErrorCode write_metrics(const global_output *o)
     const adt_global_defs *g = o->g;
     for (uint32_t i = 0; i < g->metrics.count; ++i)
         TRY(write_metric_member(o, i));
-    /* Counters are read at samples and the rate changes at halvings, not
-     * at region boundaries: both asynchronous. The rate is recorded by no
-     * hardware: abstract. */
+    /* Counters are read at samples, the rate and the buffer use change at
+     * halvings, not at region boundaries: all asynchronous. The rate and
+     * the buffer use are recorded by no hardware: abstract. */
     for (uint32_t i = 0; i < g->metric_classes.count; ++i) {
         size_t bytes;
         const uint32_t *member_ids = adt_intern_key(&g->metric_classes, i, &bytes);
-        bool rate = g->metric_sides[member_ids[0]].kind == ADT_METRIC_SAMPLING_RATE;
+        bool counters = g->metric_sides[member_ids[0]].kind == ADT_METRIC_COUNTER;
         TRY(OTF2_GlobalDefWriter_WriteMetricClass(o->out, i, (uint8_t)(bytes / sizeof *member_ids), member_ids,
                                                   OTF2_METRIC_ASYNCHRONOUS,
-                                                  rate ? OTF2_RECORDER_KIND_ABSTRACT : OTF2_RECORDER_KIND_CPU));
+                                                  counters ? OTF2_RECORDER_KIND_CPU : OTF2_RECORDER_KIND_ABSTRACT));
     }
     return OTF2_SUCCESS;
 }

@@ -30,6 +30,9 @@ typedef struct stream {
      * the rate is not defined (an unsampled run). */
     const uint64_t *shift_reached_at;
     unsigned next_rate_shift;
+    /* The buffer's bytes in use before and after the drop that reached
+     * each shift (adt_location_stats), written with the rate's steps. */
+    const uint64_t (*bytes_in_use_at_shift)[2];
     location_summary summary;
 } stream;
 
@@ -179,12 +182,27 @@ static void note_time(stream *s, uint64_t time)
     s->summary.last_time = time;
 }
 
+/* The buffer's use at the halving to shift (docs/otf2-records.md): two
+ * values at its time, the bytes in use just before the drop, then just
+ * after. */
+static OTF2_ErrorCode write_buffer_use(stream *s, uint64_t time, unsigned shift)
+{
+    OTF2_Type type = OTF2_TYPE_UINT64;
+    OTF2_ErrorCode status = OTF2_SUCCESS;
+    for (unsigned side = 0; side < 2 && status == OTF2_SUCCESS; side++) {
+        OTF2_MetricValue value = { .unsigned_int = s->bytes_in_use_at_shift[shift][side] };
+        status = OTF2_EvtWriter_Metric(s->out, NULL, time, s->w->maps.buffer_use_class, 1, &type, &value);
+    }
+    return status;
+}
+
 /* The sampling rate of the location (docs/otf2-records.md): one value at
  * each time the buffer stamped a shift, from the start of its sampling
  * (shift 0) to its last halving, written before the records of that time
  * and later ones, so that marks before the location's first record are
  * written at their own time too. A shift without a stamp (its sampling
- * never started) has no mark. */
+ * never started) has no mark. Each halving's step (shift 1 on) comes
+ * with the buffer's use at it. */
 static OTF2_ErrorCode write_rates_until(stream *s, uint64_t time)
 {
     if (!s->shift_reached_at)
@@ -196,6 +214,8 @@ static OTF2_ErrorCode write_rates_until(stream *s, uint64_t time)
         if (reached != 0) {
             note_time(s, reached);
             OTF2_ErrorCode status = write_rate(s, reached, s->next_rate_shift);
+            if (status == OTF2_SUCCESS && s->next_rate_shift > 0)
+                status = write_buffer_use(s, reached, s->next_rate_shift);
             if (status != OTF2_SUCCESS)
                 return status;
         }
@@ -403,6 +423,7 @@ int adt_writer_write_location(writer *w, const adt_trace_thread *thread, locatio
     s.final_shift = location_stats.shift;
     bool sampled = w->maps.sampling_rate_class != ADT_UNDEFINED_ID && s.final_shift < RATE_SHIFTS;
     s.shift_reached_at = sampled ? location_stats.shift_reached_at : NULL;
+    s.bytes_in_use_at_shift = location_stats.bytes_in_use_at_shift;
     adt_reader *reader = adt_reader_open(thread->location);
     s.out = OTF2_Archive_GetEvtWriter(w->archive, s.location);
     int rc = -1;

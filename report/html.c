@@ -65,6 +65,14 @@ static void print_body(const char *archive, FILE *out)
           "halved each time the buffer dropped a level of its samples (the memory ran out, or the thread could not "
           "keep up with its rate). Each halving is a dot; hover it for its time and the new rate.</p>\n"
           "<div id=\"rates\"></div>\n"
+          "<p class=\"note\">The buffer's use at each halving (the bytes of the thread's process's buffer in use, "
+          "all its threads together): an open dot just before the level was dropped, a filled one just after. "
+          "These are the only values the archive holds: nothing is known of the use between two halvings.</p>\n"
+          "<div id=\"buffer-use\"></div>\n"
+          "<p class=\"note\">The flushes: when the buffer was full and dropping samples could not make room, "
+          "the thread's events were written out to a file mid-run, a red bar per flush from its start for its "
+          "duration (hover it). The normal run has none.</p>\n"
+          "<div id=\"flushes\"></div>\n"
           "<p>Sections drawn: <span id=\"drawn\"></span></p>\n",
           out);
 }

@@ -263,6 +263,26 @@
     drawn.push("flame");
   }
 
+  const threadName = (l) => `rank ${l.rank} thread ${l.thread}`;
+
+  // The charts of the adaptive buffer, one above the other, share one time
+  // axis: from the start to the end of the run (as the timeline cuts it
+  // into bins), or to a later rate step or flush end. A chart of height in
+  // the element selected, with that axis drawn; its x scale.
+  const bufferMargin = {left: 110, right: 140, top: 10, bottom: 34};
+  function bufferChart(selector, height) {
+    const margin = bufferMargin;
+    const width = 1000;
+    const end = Math.max(profile.timeline.bin_seconds * (profile.timeline.mpi_share[0] || []).length,
+                         d3.max(profile.sampling_rates, (l) => l.steps[l.steps.length - 1].seconds) || 0,
+                         d3.max(profile.flushes.events, (f) => f.seconds + f.duration_seconds) || 0);
+    const x = d3.scaleLinear().domain([0, end || 1]).range([margin.left, width - margin.right]);
+    const svg = d3.select(selector).append("svg").attr("width", width).attr("height", height);
+    svg.append("g").attr("transform", `translate(0,${height - margin.bottom})`)
+      .call(d3.axisBottom(x).ticks(10).tickFormat((t) => `${seconds(t)} s`));
+    return {svg, x, margin, width, end: x.domain()[1]};
+  }
+
   // The adaptive buffer at work: each sampled location's rate as a step
   // line over the run (log scale: every halving is one equal step down),
   // each halving marked with a dot and listed in its title.
@@ -273,22 +293,15 @@
       drawn.push("rates");
       return;
     }
-    const end = Math.max(profile.timeline.bin_seconds * (profile.timeline.mpi_share[0] || []).length,
-                         d3.max(locations, (l) => l.steps[l.steps.length - 1].seconds));
-    const margin = {left: 80, right: 140, top: 10, bottom: 34};
-    const width = 1000;
     const height = 320;
+    const {svg, x, margin, width, end} = bufferChart("#rates", height);
     const rates = locations.flatMap((l) => l.steps.map((s) => s.hz));
-    const x = d3.scaleLinear().domain([0, end || 1]).range([margin.left, width - margin.right]);
     const y = d3.scaleLog().base(2).domain([d3.min(rates) / 1.5, d3.max(rates) * 1.5])
       .range([height - margin.bottom, margin.top]);
     const color = d3.scaleOrdinal(d3.schemeTableau10);
-    const svg = d3.select("#rates").append("svg").attr("width", width).attr("height", height);
-    svg.append("g").attr("transform", `translate(0,${height - margin.bottom})`)
-      .call(d3.axisBottom(x).ticks(10).tickFormat((t) => `${seconds(t)} s`));
     svg.append("g").attr("transform", `translate(${margin.left},0)`)
       .call(d3.axisLeft(y).tickValues(Array.from(new Set(rates))).tickFormat((v) => `${d3.format("~g")(v)} Hz`));
-    const name = (l) => `rank ${l.rank} thread ${l.thread}`;
+    const name = threadName;
     // The last value holds until the end of the run.
     const line = d3.line().curve(d3.curveStepAfter).x((point) => x(point.seconds)).y((point) => y(point.hz));
     const rows = svg.selectAll("g.rate").data(locations).join("g").attr("class", "rate");
@@ -307,6 +320,71 @@
     drawn.push("rates");
   }
 
+  // Under the rates: the buffer's use at each halving of each location,
+  // a line from the bytes in use just before the drop (open dot) down to
+  // just after (filled dot). Only these values are known: nothing is drawn
+  // between halvings.
+  function drawBufferUse() {
+    // Each location in the color of its rate line.
+    const halvings = profile.sampling_rates.flatMap((l, index) => {
+      const pairs = [];
+      for (let u = 0; u + 1 < l.buffer_use.length; u += 2) {
+        pairs.push({location: l, index, seconds: l.buffer_use[u].seconds,
+                    before: l.buffer_use[u].bytes, after: l.buffer_use[u + 1].bytes});
+      }
+      return pairs;
+    });
+    if (halvings.length === 0) {
+      d3.select("#buffer-use").append("p").text("No buffer use in this archive (no halving, or sampling was off).");
+      drawn.push("buffer-use");
+      return;
+    }
+    const height = 220;
+    const {svg, x, margin} = bufferChart("#buffer-use", height);
+    const y = d3.scaleLinear().domain([0, d3.max(halvings, (h) => h.before) || 1]).nice()
+      .range([height - margin.bottom, margin.top]);
+    const color = d3.scaleOrdinal(d3.schemeTableau10);
+    svg.append("g").attr("transform", `translate(${margin.left},0)`)
+      .call(d3.axisLeft(y).ticks(5).tickFormat((v) => `${bytes(v)}B`));
+    const marks = svg.selectAll("g.use").data(halvings).join("g").attr("class", "use")
+      .attr("stroke", (h) => color(h.index)).attr("fill", (h) => color(h.index));
+    marks.append("line").attr("x1", (h) => x(h.seconds)).attr("x2", (h) => x(h.seconds))
+      .attr("y1", (h) => y(h.before)).attr("y2", (h) => y(h.after)).attr("stroke-width", 2);
+    marks.append("circle").attr("class", "use-before").attr("r", 3.5).attr("fill", "white")
+      .attr("cx", (h) => x(h.seconds)).attr("cy", (h) => y(h.before));
+    marks.append("circle").attr("class", "use-after").attr("r", 3.5)
+      .attr("cx", (h) => x(h.seconds)).attr("cy", (h) => y(h.after));
+    marks.append("title").text((h) => `${threadName(h.location)} halved at ${seconds(h.seconds)} s: ` +
+                                      `${bytes(h.before)}B in use before the drop, ${bytes(h.after)}B after`);
+    drawn.push("buffer-use");
+  }
+
+  // Beside the rates: the mid-run flushes, one row per location that
+  // flushed, each flush a bar from its start for its duration (at least a
+  // pixel wide), on the time axis of the rates.
+  function drawFlushes() {
+    const flushes = profile.flushes;
+    const summary = d3.select("#flushes").append("p").attr("class", "flush-summary");
+    if (flushes.count === 0) {
+      summary.text("No flush: the buffer held every event.");
+      drawn.push("flushes");
+      return;
+    }
+    summary.text(`${flushes.count} flush${flushes.count === 1 ? "" : "es"}, ${duration(flushes.seconds)} in all, ` +
+                 `on ${flushes.per_location.length} thread${flushes.per_location.length === 1 ? "" : "s"}`);
+    const name = threadName;
+    const rows = flushes.per_location.map(name);
+    const height = bufferMargin.top + bufferMargin.bottom + 16 * rows.length;
+    const {svg, x, margin} = bufferChart("#flushes", height);
+    const y = d3.scaleBand().domain(rows).range([margin.top, height - margin.bottom]).padding(0.2);
+    svg.append("g").attr("transform", `translate(${margin.left},0)`).call(d3.axisLeft(y));
+    svg.selectAll("rect.flush").data(flushes.events).join("rect").attr("class", "flush")
+      .attr("x", (f) => x(f.seconds)).attr("y", (f) => y(name(f))).attr("height", y.bandwidth())
+      .attr("width", (f) => Math.max(1, x(f.seconds + f.duration_seconds) - x(f.seconds))).attr("fill", "#d62728")
+      .append("title").text((f) => `${name(f)}: flushed at ${seconds(f.seconds)} s for ${duration(f.duration_seconds)}`);
+    drawn.push("flushes");
+  }
+
   function timed(name, draw) {
     const start = performance.now();
     draw();
@@ -322,6 +400,8 @@
   timed("steps", drawSteps);
   timed("flame", drawSamples);
   timed("rates", drawRates);
+  timed("buffer-use", drawBufferUse);
+  timed("flushes", drawFlushes);
   const marker = document.getElementById("drawn");
   marker.dataset.milliseconds = JSON.stringify(milliseconds);
   marker.textContent = drawn.join(" ");

@@ -105,6 +105,7 @@ static void finish(struct reading *reading)
 {
     struct adt_report_profile *profile = reading->profile;
     adt_report_finish_rates(reading);
+    adt_report_finish_flushes(reading);
     for (size_t i = 0; i < reading->location_count; i++) {
         const struct location_state *location = &reading->locations[i];
         if (location->main_thread && location->seen) {
@@ -212,7 +213,9 @@ struct adt_report_profile *adt_report_read(const char *archive, FILE *chrome_tra
     struct reading reading = {.profile = profile,
                               .chrome = chrome_trace != NULL ? &chrome : NULL,
                               .rate_member = OTF2_UNDEFINED_METRIC_MEMBER,
-                              .rate_metric = OTF2_UNDEFINED_METRIC};
+                              .rate_metric = OTF2_UNDEFINED_METRIC,
+                              .use_member = OTF2_UNDEFINED_METRIC_MEMBER,
+                              .use_metric = OTF2_UNDEFINED_METRIC};
     bool ok = !adt_report_otf2_failed(OTF2_Reader_SetSerialCollectiveCallbacks(reader),
                                       "OTF2_Reader_SetSerialCollectiveCallbacks", error, error_size) &&
               adt_report_read_definitions(reader, &reading, error, error_size);
@@ -265,6 +268,8 @@ void adt_report_free(struct adt_report_profile *profile)
     }
     free(profile->segments);
     adt_report_free_rates(profile->rate_locations, profile->rate_location_count);
+    free(profile->flushes);
+    free(profile->flush_locations);
     free(profile->mpi_functions);
     free(profile->sampled_functions);
     free(profile->ranks);

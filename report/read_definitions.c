@@ -1,7 +1,7 @@
 /* The first part of the reading pass (read.c): the global definitions of
  * an archive (strings, the clock, regions, calling contexts, interrupt
- * generators, the sampling-rate metric, locations, groups and
- * communicators) kept in struct reading
+ * generators, the sampling-rate and buffer-use metrics, locations, groups
+ * and communicators) kept in struct reading
  * for the events. Also what the whole pass takes from them: a string's
  * text, ticks in seconds, and the error of a failed OTF2 call. */
 #include <otf2/otf2.h>
@@ -100,8 +100,9 @@ static OTF2_CallbackCode on_interrupt_generator(void *data, OTF2_InterruptGenera
     return OTF2_CALLBACK_SUCCESS;
 }
 
-/* The sampling rate adaptrace writes (docs/otf2-records.md): a member
- * "sampling rate" of DOUBLE values, and the class of it alone. */
+/* The sampling rate and the buffer use adaptrace writes
+ * (docs/otf2-records.md): a member "sampling rate" of DOUBLE values, one
+ * "buffer use" of UINT64 values, and the class of each alone. */
 static OTF2_CallbackCode on_metric_member(void *data, OTF2_MetricMemberRef self, OTF2_StringRef name,
                                           OTF2_StringRef description, OTF2_MetricType type, OTF2_MetricMode mode,
                                           OTF2_Type value_type, OTF2_Base base, int64_t exponent, OTF2_StringRef unit)
@@ -110,6 +111,9 @@ static OTF2_CallbackCode on_metric_member(void *data, OTF2_MetricMemberRef self,
     struct reading *reading = data;
     if (value_type == OTF2_TYPE_DOUBLE && strcmp(adt_report_string_of(reading, name), "sampling rate") == 0) {
         reading->rate_member = self;
+    }
+    if (value_type == OTF2_TYPE_UINT64 && strcmp(adt_report_string_of(reading, name), "buffer use") == 0) {
+        reading->use_member = self;
     }
     return OTF2_CALLBACK_SUCCESS;
 }
@@ -122,6 +126,9 @@ static OTF2_CallbackCode on_metric_class(void *data, OTF2_MetricRef self, uint8_
     struct reading *reading = data;
     if (count == 1 && members[0] == reading->rate_member) {
         reading->rate_metric = self;
+    }
+    if (count == 1 && members[0] == reading->use_member) {
+        reading->use_metric = self;
     }
     return OTF2_CALLBACK_SUCCESS;
 }

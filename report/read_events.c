@@ -210,8 +210,8 @@ static OTF2_CallbackCode on_sample(OTF2_LocationRef id, OTF2_TimeStamp time, voi
     return OTF2_CALLBACK_SUCCESS;
 }
 
-/* A value of the sampling-rate metric (rates.c); other metrics (counters)
- * are not part of the profile. */
+/* A value of the sampling-rate or the buffer-use metric (rates.c); other
+ * metrics (counters) are not part of the profile. */
 static OTF2_CallbackCode on_metric(OTF2_LocationRef id, OTF2_TimeStamp time, void *data,
                                    OTF2_AttributeList *attributes, OTF2_MetricRef metric, uint8_t count,
                                    const OTF2_Type *types, const OTF2_MetricValue *values)
@@ -221,6 +221,22 @@ static OTF2_CallbackCode on_metric(OTF2_LocationRef id, OTF2_TimeStamp time, voi
     struct location_state *location = at_event(reading, id, time);
     if (location != NULL && metric == reading->rate_metric && count == 1 && types[0] == OTF2_TYPE_DOUBLE) {
         adt_report_note_rate(reading, (size_t)(location - reading->locations), time, values[0].floating_point);
+    }
+    if (location != NULL && metric == reading->use_metric && count == 1 && types[0] == OTF2_TYPE_UINT64) {
+        adt_report_note_buffer_use(reading, (size_t)(location - reading->locations), time, values[0].unsigned_int);
+    }
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+/* A mid-run flush of the location's events (flushes.c). */
+static OTF2_CallbackCode on_buffer_flush(OTF2_LocationRef id, OTF2_TimeStamp time, void *data,
+                                         OTF2_AttributeList *attributes, OTF2_TimeStamp stop_time)
+{
+    (void)attributes;
+    struct reading *reading = data;
+    struct location_state *location = at_event(reading, id, time);
+    if (location != NULL) {
+        adt_report_note_flush(reading, (size_t)(location - reading->locations), time, stop_time);
     }
     return OTF2_CALLBACK_SUCCESS;
 }
@@ -322,6 +338,7 @@ bool adt_report_read_events(OTF2_Reader *reader, struct reading *reading, char *
     OTF2_GlobalEvtReaderCallbacks_SetCallingContextLeaveCallback(callbacks, on_context_leave);
     OTF2_GlobalEvtReaderCallbacks_SetCallingContextSampleCallback(callbacks, on_sample);
     OTF2_GlobalEvtReaderCallbacks_SetMetricCallback(callbacks, on_metric);
+    OTF2_GlobalEvtReaderCallbacks_SetBufferFlushCallback(callbacks, on_buffer_flush);
     OTF2_GlobalEvtReaderCallbacks_SetMpiSendCallback(callbacks, on_send);
     OTF2_GlobalEvtReaderCallbacks_SetMpiIsendCallback(callbacks, on_isend);
     OTF2_GlobalEvtReaderCallbacks_SetMpiRecvCallback(callbacks, on_recv);

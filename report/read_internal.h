@@ -28,6 +28,9 @@ struct location_state {
     size_t depth;
     size_t mpi_depth; /* open MPI regions: the outermost one is drawn */
     size_t stack_capacity;
+    /* Its BufferFlush records so far (flushes.c). */
+    uint64_t flush_count;
+    uint64_t flush_ticks;
     /* The outermost open MPI call; the last one left and when, which
      * starts the segment the next MPI call ends (after_mpi: there is one). */
     uint64_t mpi_call;
@@ -41,6 +44,12 @@ struct region_definition {
     uint32_t name;
     bool mpi;
     uint32_t mpi_function; /* index into profile->mpi_functions, UINT32_MAX if none yet */
+};
+
+/* The capacities of a location's rate steps and buffer-use values. */
+struct rate_capacity {
+    size_t steps;
+    size_t uses;
 };
 
 /* The state of the pass: the definitions read, the profile being built
@@ -60,13 +69,18 @@ struct reading {
     size_t context_parent_capacity;
     double *generator_periods;
     size_t generator_capacity;
-    /* The sampling-rate metric: its member, then the class of it alone
-     * (OTF2_UNDEFINED_METRIC when the archive has none). */
+    /* The sampling-rate and buffer-use metrics: their members, then the
+     * class of each alone (OTF2_UNDEFINED_METRIC when the archive has
+     * none). */
     uint32_t rate_member;
     uint32_t rate_metric;
-    /* Per location (its index), its rate steps so far (rates.c). */
+    uint32_t use_member;
+    uint32_t use_metric;
+    /* Per location (its index), its rate steps and buffer-use values so
+     * far, and their arrays' capacities (rates.c). */
     struct adt_report_location_rates *rates;
-    size_t *rate_capacities;
+    struct rate_capacity *rate_capacities;
+    size_t flush_capacity;
     struct location_state *locations;
     size_t location_count;
     size_t location_capacity;
@@ -117,12 +131,19 @@ void adt_report_index_locations(struct reading *reading);
  * profile; false with a reason in error when they cannot be read. */
 bool adt_report_read_events(OTF2_Reader *reader, struct reading *reading, char *error, size_t error_size);
 
-/* rates.c: a value of the sampling-rate metric on location (its index)
- * at time; after the pass, the locations that had one go into the
- * profile (and the rest is freed). */
+/* rates.c: a value of the sampling-rate or the buffer-use metric on
+ * location (its index) at time; after the pass, the locations that had a
+ * rate go into the profile (and the rest is freed). */
 void adt_report_note_rate(struct reading *reading, size_t location, uint64_t time, double hz);
+void adt_report_note_buffer_use(struct reading *reading, size_t location, uint64_t time, uint64_t bytes);
 void adt_report_finish_rates(struct reading *reading);
 /* Frees count locations' steps and the array. */
 void adt_report_free_rates(struct adt_report_location_rates *rates, size_t count);
+
+/* flushes.c: a BufferFlush record of location (its index) from time to
+ * stop_time; after the pass, the locations that flushed and the total go
+ * into the profile. */
+void adt_report_note_flush(struct reading *reading, size_t location, uint64_t time, uint64_t stop_time);
+void adt_report_finish_flushes(struct reading *reading);
 
 #endif

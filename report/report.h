@@ -90,13 +90,44 @@ struct adt_report_rate_step {
     double hz;
 };
 
+/* A value of the buffer's use: seconds after the run's start, the bytes
+ * of its process's buffer in use. */
+struct adt_report_buffer_use {
+    double seconds;
+    uint64_t bytes;
+};
+
 /* A sampled location's rate over the run (the archive's "sampling rate"
- * metric): at its first event, then at each halving. */
+ * metric): at its first event, then at each halving; and the buffer's use
+ * at each halving (the "buffer use" metric): two values at its time, the
+ * bytes in use just before the drop, then just after. Nothing is known
+ * of the use between two halvings. */
 struct adt_report_location_rates {
     uint32_t rank;
     uint32_t thread;
     size_t step_count;
     struct adt_report_rate_step *steps;
+    size_t use_count;
+    struct adt_report_buffer_use *uses;
+};
+
+/* A mid-run flush of a location's events (the archive's BufferFlush
+ * record): the buffer was full with no sample left to drop, and the
+ * events were written out to the spill file from seconds after the run's
+ * start for duration_seconds (the record's stop time less its time). */
+struct adt_report_flush {
+    uint32_t rank;
+    uint32_t thread;
+    double seconds;
+    double duration_seconds;
+};
+
+/* A location's flushes summed. */
+struct adt_report_location_flushes {
+    uint32_t rank;
+    uint32_t thread;
+    uint64_t count;
+    double seconds;
 };
 
 struct adt_report_profile {
@@ -128,6 +159,13 @@ struct adt_report_profile {
     /* The locations that have a sampling rate, in the archive's order. */
     size_t rate_location_count;
     struct adt_report_location_rates *rate_locations;
+    /* Every flush, in time order; the locations that flushed, in the
+     * archive's order. */
+    size_t flush_count;
+    struct adt_report_flush *flushes;
+    double flush_seconds;
+    size_t flush_location_count;
+    struct adt_report_location_flushes *flush_locations;
 };
 
 /* Min, mean and max of one rank figure; imbalance = max / mean (1 when

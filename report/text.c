@@ -12,6 +12,8 @@ enum {
     TEXT_SEGMENTS = 10,
     TEXT_MATRIX_RANKS = 16,
     TEXT_RATE_LOCATIONS = 16,
+    TEXT_FLUSH_LOCATIONS = 16,
+    TEXT_FLUSH_TIMES = 10,
     JSON_TOP_PATHS = 50,
     JSON_SEGMENTS = 20
 };
@@ -169,6 +171,25 @@ static void print_segments_text(const struct adt_report_profile *profile, FILE *
     }
 }
 
+/* The buffer's use at a location's halvings: two values at each halving's
+ * time, the bytes in use before the drop, then after it. */
+static void print_buffer_use_text(const struct adt_report_location_rates *rates, FILE *out)
+{
+    if (rates->use_count == 0) {
+        return;
+    }
+    fputs("    buffer in use at each halving, before -> after the drop:", out);
+    for (size_t u = 0; u < rates->use_count; u++) {
+        const struct adt_report_buffer_use *use = &rates->uses[u];
+        if (u % 2 == 1) {
+            fprintf(out, " -> %" PRIu64 " B", use->bytes);
+        } else {
+            fprintf(out, "%s t=%.6f s %" PRIu64 " B", u ? ";" : "", use->seconds, use->bytes);
+        }
+    }
+    fputc('\n', out);
+}
+
 static void print_rates_text(const struct adt_report_profile *profile, FILE *out)
 {
     if (profile->rate_location_count == 0) {
@@ -185,9 +206,43 @@ static void print_rates_text(const struct adt_report_profile *profile, FILE *out
             fprintf(out, "; halved at t=%.6f s to %g Hz", rates->steps[s].seconds, rates->steps[s].hz);
         }
         fputc('\n', out);
+        print_buffer_use_text(rates, out);
     }
     if (shown < profile->rate_location_count) {
         fprintf(out, "  ... %zu more locations: see --json or the HTML page\n", profile->rate_location_count - shown);
+    }
+}
+
+/* "N flushes, X s in all, at t=..." per location that flushed; the
+ * normal run has none, and says so. */
+static void print_flushes_text(const struct adt_report_profile *profile, FILE *out)
+{
+    if (profile->flush_count == 0) {
+        fputs("\nBuffer flushes: no flush (the buffer held every event)\n", out);
+        return;
+    }
+    fprintf(out,
+            "\nBuffer flushes: %zu flush%s, %.6f s in all (the buffer was full and dropping samples could not "
+            "make room)\n",
+            profile->flush_count, profile->flush_count == 1 ? "" : "es", profile->flush_seconds);
+    size_t shown = at_most(profile->flush_location_count, TEXT_FLUSH_LOCATIONS);
+    for (size_t i = 0; i < shown; i++) {
+        const struct adt_report_location_flushes *location = &profile->flush_locations[i];
+        fprintf(out, "  rank %" PRIu32 " thread %" PRIu32 ": %" PRIu64 " flush%s, %.6f s in all, at t=",
+                location->rank, location->thread, location->count, location->count == 1 ? "" : "es",
+                location->seconds);
+        uint64_t listed = 0;
+        for (size_t f = 0; f < profile->flush_count && listed < TEXT_FLUSH_TIMES; f++) {
+            const struct adt_report_flush *flush = &profile->flushes[f];
+            if (flush->rank == location->rank && flush->thread == location->thread) {
+                fprintf(out, "%s%.6f", listed++ ? ", " : "", flush->seconds);
+            }
+        }
+        fprintf(out, "%s s\n", location->count > listed ? ", ..." : "");
+    }
+    if (shown < profile->flush_location_count) {
+        fprintf(out, "  ... %zu more locations: see --json or the HTML page\n",
+                profile->flush_location_count - shown);
     }
 }
 
@@ -199,6 +254,7 @@ void adt_report_print_text(const struct adt_report_profile *profile, FILE *out)
     print_segments_text(profile, out);
     print_sampled_text(profile, out);
     print_rates_text(profile, out);
+    print_flushes_text(profile, out);
 }
 
 /* A JSON string; '<' escaped too, so the JSON can sit in an HTML script. */
@@ -373,9 +429,32 @@ static void print_rates_json(const struct adt_report_profile *profile, FILE *out
             fprintf(out, "%s{\"seconds\":%.9g,\"hz\":%.17g}", s ? "," : "", rates->steps[s].seconds,
                     rates->steps[s].hz);
         }
+        fputs("],\"buffer_use\":[", out);
+        for (size_t u = 0; u < rates->use_count; u++) {
+            fprintf(out, "%s{\"seconds\":%.9g,\"bytes\":%" PRIu64 "}", u ? "," : "", rates->uses[u].seconds,
+                    rates->uses[u].bytes);
+        }
         fputs("]}", out);
     }
     fputc(']', out);
+}
+
+static void print_flushes_json(const struct adt_report_profile *profile, FILE *out)
+{
+    fprintf(out, ",\n\"flushes\":{\"count\":%zu,\"seconds\":%.9g,\"per_location\":[", profile->flush_count,
+            profile->flush_seconds);
+    for (size_t i = 0; i < profile->flush_location_count; i++) {
+        const struct adt_report_location_flushes *location = &profile->flush_locations[i];
+        fprintf(out, "%s{\"rank\":%" PRIu32 ",\"thread\":%" PRIu32 ",\"count\":%" PRIu64 ",\"seconds\":%.9g}",
+                i ? "," : "", location->rank, location->thread, location->count, location->seconds);
+    }
+    fputs("],\"events\":[", out);
+    for (size_t f = 0; f < profile->flush_count; f++) {
+        const struct adt_report_flush *flush = &profile->flushes[f];
+        fprintf(out, "%s{\"rank\":%" PRIu32 ",\"thread\":%" PRIu32 ",\"seconds\":%.9g,\"duration_seconds\":%.9g}",
+                f ? ",\n" : "\n", flush->rank, flush->thread, flush->seconds, flush->duration_seconds);
+    }
+    fputs("]}", out);
 }
 
 static void print_segments_json(const struct adt_report_profile *profile, FILE *out)
@@ -413,5 +492,6 @@ void adt_report_print_json(const struct adt_report_profile *profile, FILE *out)
     print_segments_json(profile, out);
     print_sampled_json(profile, out);
     print_rates_json(profile, out);
+    print_flushes_json(profile, out);
     fputs("}\n", out);
 }

@@ -23,7 +23,7 @@
 #include "format/format.h"
 
 #define ADT_RESCUE_MAGIC 0x3143534552544441ull /* "ADTRESC1" */
-#define ADT_RESCUE_VERSION 2u /* 2: the buffer image carries when each shift was reached */
+#define ADT_RESCUE_VERSION 3u /* 2: the buffer image carries when each shift was reached; 3: and the arena's use then */
 #define ADT_RESCUE_SUFFIX ".rescue"
 #define ADT_RESCUE_NO_RANK UINT32_MAX
 

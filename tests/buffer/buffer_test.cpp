@@ -528,9 +528,46 @@ TEST(BufferShiftTimes, SamplingStartStampsShiftZeroAndADropOverEmptyLevelsStamps
     EXPECT_EQ(stats.shift_reached_at[2], stats.shift_reached_at[1]) << "one drop, one time";
     EXPECT_EQ(stats.shift_reached_at[3], stats.shift_reached_at[1]) << "one drop, one time";
     EXPECT_EQ(stats.shift_reached_at[4], 0u);
+    for (unsigned passed = 1; passed < 3; passed++)
+        EXPECT_EQ(stats.bytes_in_use_at_shift[passed][1], stats.bytes_in_use_at_shift[passed][0])
+            << "shift " << passed << ": an empty level frees nothing";
     adt_buffer_sampling_started(location, 7);
     EXPECT_EQ(location_stats(location).shift_reached_at[3], stats.shift_reached_at[3])
         << "a later start keeps the stamp of the shift it finds";
+    adt_buffer_destroy(buffer);
+}
+
+// The arena's use at each halving: with no other thread taking chunks,
+// the bytes in use just before a drop are the buffer's in use then, and
+// just after they are less the dropped level's chunks; shifts never
+// reached have none.
+TEST(BufferShiftTimes, EachDropRecordsTheArenaInUseBeforeAndAfter)
+{
+    adt_buffer *buffer = adt_buffer_create(1 << 20, 256, 1);
+    adt_location *location = adt_buffer_add_location(buffer, 0);
+    append_samples(location, 3000);
+    for (int drop = 0; drop < 3; drop++) {
+        adt_buffer_stats arena;
+        adt_buffer_get_stats(buffer, &arena);
+        adt_location_stats before = location_stats(location);
+        unsigned level = before.shift;
+        while (before.levels[level].chunks == 0)
+            level++;
+        int shift = adt_buffer_drop_lowest_level(location, nullptr);
+        ASSERT_EQ(shift, static_cast<int>(level) + 1);
+        adt_location_stats after = location_stats(location);
+        uint64_t in_use = (arena.chunks_total - arena.chunks_free) * arena.chunk_bytes;
+        EXPECT_EQ(after.bytes_in_use_at_shift[shift][0], in_use) << "drop " << drop;
+        EXPECT_EQ(after.bytes_in_use_at_shift[shift][1], in_use - before.levels[level].chunks * arena.chunk_bytes)
+            << "drop " << drop;
+        EXPECT_GT(before.levels[level].chunks, 0u);
+    }
+    adt_location_stats stats = location_stats(location);
+    for (unsigned shift = 0; shift < ADT_BUFFER_LEVELS; shift++)
+        if (stats.shift_reached_at[shift] == 0) {
+            EXPECT_EQ(stats.bytes_in_use_at_shift[shift][0], 0u) << "shift " << shift;
+            EXPECT_EQ(stats.bytes_in_use_at_shift[shift][1], 0u) << "shift " << shift;
+        }
     adt_buffer_destroy(buffer);
 }
 

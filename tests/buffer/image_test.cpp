@@ -108,9 +108,16 @@ TEST(BufferImage, ReadsBackWhatEveryLocationHeld)
         adt_location_get_stats(copy, &after);
         EXPECT_GT(before.shift, 0u) << "levels were dropped";
         EXPECT_EQ(after.shift, before.shift);
-        EXPECT_NE(before.shift_reached_at[before.shift], 0u) << "the last drop was stamped";
-        for (unsigned shift = 0; shift < ADT_BUFFER_LEVELS; shift++)
+        // Shift 64 (the sample numbers used up) gets no stamp: the last
+        // stamped drop is the one that reached 63.
+        unsigned last_stamped = before.shift < ADT_BUFFER_LEVELS ? before.shift : ADT_BUFFER_LEVELS - 1;
+        EXPECT_NE(before.shift_reached_at[last_stamped], 0u) << "the last drop was stamped";
+        EXPECT_NE(before.bytes_in_use_at_shift[last_stamped][0], 0u) << "with the arena in use then";
+        for (unsigned shift = 0; shift < ADT_BUFFER_LEVELS; shift++) {
             EXPECT_EQ(after.shift_reached_at[shift], before.shift_reached_at[shift]) << "shift " << shift;
+            EXPECT_EQ(after.bytes_in_use_at_shift[shift][0], before.bytes_in_use_at_shift[shift][0]);
+            EXPECT_EQ(after.bytes_in_use_at_shift[shift][1], before.bytes_in_use_at_shift[shift][1]);
+        }
         EXPECT_EQ(after.samples_kept, before.samples_kept);
         EXPECT_EQ(after.events.records, before.events.records);
         expect_readout(copy, expected_readout(stored[id], before.shift));

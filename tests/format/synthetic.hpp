@@ -293,13 +293,24 @@ class Trace {
         return "Metric sampling rate=" + std::to_string(bits);
     }
 
+    // A halving as the reader sees it: the rate at the shift reached, then
+    // the buffer's bytes in use before and after the drop.
+    std::vector<std::string> halving_texts(const std::string &at, const adt_location_stats &stats,
+                                           unsigned shift) const
+    {
+        const uint64_t *use = stats.bytes_in_use_at_shift[shift];
+        return { at + rate_text(shift), at + "Metric buffer use=" + std::to_string(use[0]),
+                 at + "Metric buffer use=" + std::to_string(use[1]) };
+    }
+
     // The events a reader must see on location l, in order: retained
     // samples (n ≡ 0 mod 2^k), Metric before its sample, unwind distances
     // recomputed by brute force over the retained stream, open regions
     // closed at the last timestamp; in a sampled trace the sampling rate
-    // at each shift's stamp from shift 0 (the location's start) on, before
-    // records of the same time or later ones, those before the first record
-    // and after the last one included. time_of maps recorded to read time.
+    // at each shift's stamp from shift 0 (the location's start) on, each
+    // halving's with the buffer's use, before records of the same time or
+    // later ones, those before the first record and after the last one
+    // included. time_of maps recorded to read time.
     template <typename TimeMap>
     std::vector<std::string> expected(const Location &l, TimeMap time_of) const
     {
@@ -314,8 +325,13 @@ class Trace {
         unsigned next_shift = 0;
         auto rates_until = [&](uint64_t t) {
             for (; rates && next_shift <= stats.shift && reached[next_shift] <= t; next_shift++)
-                if (reached[next_shift] != 0)
-                    out.push_back(stamp(reached[next_shift]) + rate_text(next_shift));
+                if (reached[next_shift] == 0)
+                    continue;
+                else if (next_shift == 0)
+                    out.push_back(stamp(reached[0]) + rate_text(0));
+                else
+                    for (const std::string &text : halving_texts(stamp(reached[next_shift]), stats, next_shift))
+                        out.push_back(text);
         };
         for (const Record &r : l.records) {
             if (r.is_sample && (r.number & ((1ull << stats.shift) - 1)) != 0)

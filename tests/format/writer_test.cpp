@@ -76,9 +76,10 @@ TEST(FormatWriter, EveryRecordKindWithExtremeValuesAndClockOffsets)
     ASSERT_EQ(a.generators.size(), 1u);
     EXPECT_EQ(a.generators[0].period, 100u);
     EXPECT_EQ(a.generators[0].exponent, -6);
-    EXPECT_EQ(a.metric_names, (std::vector<std::string>{ "PAPI_TOT_CYC", "PAPI_TOT_INS", "sampling rate" }));
-    EXPECT_EQ(a.metric_classes, (std::vector<std::vector<uint32_t>>{ { 0, 1 }, { 2 } }))
-        << "the counters' class, then the rate's";
+    EXPECT_EQ(a.metric_names,
+              (std::vector<std::string>{ "PAPI_TOT_CYC", "PAPI_TOT_INS", "sampling rate", "buffer use" }));
+    EXPECT_EQ(a.metric_classes, (std::vector<std::vector<uint32_t>>{ { 0, 1 }, { 2 }, { 3 } }))
+        << "the counters' class, then the rate's, then the buffer use's";
     EXPECT_EQ(a.location_groups, std::vector<std::string>{ "MPI Rank 0" });
     EXPECT_EQ(a.system_tree.size(), 2u);
     EXPECT_EQ(a.paradigms, (std::vector<OTF2_Paradigm>{ OTF2_PARADIGM_MPI, OTF2_PARADIGM_SAMPLING }));

@@ -8,6 +8,7 @@ usage: check_report.py REPORT ARCHIVE pingpong|imbalance|late-sender|irregular E
        check_report.py REPORT ARCHIVE chrome OUTPUT_FILE [pingpong]
        check_report.py REPORT ARCHIVE shares LAUNCHER THREE_FUNCTIONS
        check_report.py REPORT ARCHIVE rates LAUNCHER THREE_FUNCTIONS [CHROMIUM]
+       check_report.py REPORT ARCHIVE flushes [CHROMIUM]
 
 The figures below are workloads.c's constants; EXPECT_DIR/computed.RANK
 holds the seconds each rank really computed (a descheduled rank computes
@@ -29,9 +30,19 @@ traces THREE_FUNCTIONS the same way on two threads and checks the
 sampling rate of each location over time (issue #14): in the archive (as
 otf2-print reads it) and in the report's JSON, the initial rate where the
 location's sampling started, then the rate halved at each halving
-summary.json counts for it, at times that never decrease within the run; with
-CHROMIUM, that the page draws one step line per location and one mark
-per halving.
+summary.json counts for it, at times that never decrease within the run;
+the buffer's use at each halving, in the archive two values at its time
+(before the drop: within the arena and its high-water mark; after:
+less, unless the location halved for overload) and the same in the
+report's JSON and text; with CHROMIUM, that the page draws one step line
+per location and one mark per halving, and a before and an after mark of
+the buffer use per halving; and that the run had no flush and the report
+says so.
+flushes checks the mid-run flushes of an archive that has some (the
+mpi-heavy run of tests/mpi/wrong_use.sh): the report's count, per
+location and in all, equals the archive's BufferFlush records and
+summary.json's flushes, each flush at the archive's time for the
+archive's duration; with CHROMIUM, that the page draws one bar per flush.
 """
 import bisect
 import collections
@@ -207,23 +218,35 @@ def check_shares(report, archive, launcher, program):
                f"(bound {100 * bound:.2f} points, {samples:.0f} samples, {location['halvings']} halvings)")
 
 
-def archive_rates(archive):
-    """The sampling-rate Metric events of each location as otf2-print
-    reads them: {location id: [(time in ticks, rate in Hz)]}, with the
-    archive's time offset and resolution."""
-    def printed(*options):
-        return subprocess.run(["otf2-print", *options, f"{archive}/traces.otf2"], check=True, capture_output=True,
-                              text=True).stdout
+def otf2_printed(archive, *options):
+    return subprocess.run(["otf2-print", *options, f"{archive}/traces.otf2"], check=True, capture_output=True,
+                          text=True).stdout
 
-    properties = re.search(r"^CLOCK_PROPERTIES\s+Ticks per Seconds: (\d+), Global Offset: (\d+)", printed("-G"),
-                           re.MULTILINE)
+
+def archive_clock(archive):
+    """The archive's time offset and resolution (ticks per second)."""
+    properties = re.search(r"^CLOCK_PROPERTIES\s+Ticks per Seconds: (\d+), Global Offset: (\d+)",
+                           otf2_printed(archive, "-G"), re.MULTILINE)
     expect(properties is not None, "otf2-print shows no clock properties")
+    return int(properties.group(2)), int(properties.group(1))
+
+
+def archive_rates(archive):
+    """The sampling-rate and buffer-use Metric events of each location as
+    otf2-print reads them: {location id: [(time in ticks, rate in Hz)]},
+    {location id: [(time in ticks, bytes)]}, with the archive's time offset
+    and resolution."""
+    printed = otf2_printed(archive)
     rates = collections.defaultdict(list)
     for location, time, value in re.findall(
-            r"^METRIC\s+(\d+)\s+(\d+)\s+Metric: .*\(\"sampling rate\" <\d+>; DOUBLE; ([^)]+)\)", printed(),
+            r"^METRIC\s+(\d+)\s+(\d+)\s+Metric: .*\(\"sampling rate\" <\d+>; DOUBLE; ([^)]+)\)", printed,
             re.MULTILINE):
         rates[int(location)].append((int(time), float(value)))
-    return rates, int(properties.group(2)), int(properties.group(1))
+    uses = collections.defaultdict(list)
+    for location, time, value in re.findall(
+            r"^METRIC\s+(\d+)\s+(\d+)\s+Metric: .*\(\"buffer use\" <\d+>; UINT64; (\d+)\)", printed, re.MULTILINE):
+        uses[int(location)].append((int(time), int(value)))
+    return (rates, uses) + archive_clock(archive)
 
 
 def expect_halved_steps(steps, halvings, initial_hz, start, end, where, digits):
@@ -239,19 +262,45 @@ def expect_halved_steps(steps, halvings, initial_hz, start, end, where, digits):
         expect(k == 0 or time >= steps[k - 1][0], f"{where}: step {k} at {time}, before step {k - 1}")
 
 
+def expect_buffer_use(uses, steps, summary, location):
+    """uses: a location's buffer-use values in the archive, (time, bytes):
+    two at each halving's time (its steps after the first), the bytes in
+    use before the drop within the process's arena and its high-water
+    mark, then after it; where no halving was for overload (each drop
+    emptied a level that held samples), less after, except at the shifts a
+    drop over empty levels passed (a step at the time of the next one),
+    which free nothing."""
+    where = f"archive, location {(location['rank'], location['thread'])}"
+    expect(len(uses) == 2 * (len(steps) - 1), f"{where}: {len(uses)} buffer-use values, {len(steps) - 1} halvings")
+    for k, (time, _) in enumerate(steps[1:]):
+        (before_time, before), (after_time, after) = uses[2 * k], uses[2 * k + 1]
+        expect(before_time == after_time == time, f"{where}: halving {k + 1} at {time}, its buffer use at "
+                                                  f"{before_time} and {after_time}")
+        expect(0 < before <= min(summary["arena_bytes"], summary["buffer_high_water_bytes"]),
+               f"{where}: {before} bytes in use before halving {k + 1}, arena {summary['arena_bytes']}, "
+               f"high-water mark {summary['buffer_high_water_bytes']}")
+        passed_empty_level = k + 2 < len(steps) and steps[k + 2][0] == time
+        if passed_empty_level:
+            expect(after == before, f"{where}: halving {k + 1} passed an empty level, {after} of {before} bytes")
+        elif location["overload_halvings"] == 0:
+            expect(after < before, f"{where}: halving {k + 1} left {after} of {before} bytes in use")
+
+
 def check_rates(report, archive, launcher, program, chromium):
     _, summary = trace_three_functions(launcher, program, archive, 2)
     initial_hz = summary["initial_rate_hz"]
-    rates, offset, resolution = archive_rates(archive)
+    rates, uses, offset, resolution = archive_rates(archive)
     profile = profile_of(report, archive)
     run_seconds = profile["timeline"]["bin_seconds"] * len(profile["timeline"]["mpi_share"][0])
     reported = {(r["rank"], r["thread"]): [(s["seconds"], s["hz"]) for s in r["steps"]]
                 for r in profile["sampling_rates"]}
+    reported_uses = {(r["rank"], r["thread"]): r["buffer_use"] for r in profile["sampling_rates"]}
     expect(len(reported) == len(summary["per_location"]), f"the report has rates of {list(reported)}")
     for location in summary["per_location"]:
         key = (location["rank"], location["thread"])
         halvings = location["halvings"]
-        steps = rates[location["rank"] + (location["thread"] << 32)]
+        location_id = location["rank"] + (location["thread"] << 32)
+        steps = rates[location_id]
         # otf2-print prints 6 significant digits (%g), the JSON all 17.
         expect_halved_steps(steps, halvings, initial_hz, offset, offset + run_seconds * resolution,
                             f"archive, location {key}", 6)
@@ -259,11 +308,19 @@ def check_rates(report, archive, launcher, program, chromium):
         for (ticks, _), (seconds, _) in zip(steps, reported[key]):
             expect(abs((ticks - offset) / resolution - seconds) <= 1e-6,
                    f"report, location {key}: a step at {seconds} s, in the archive at {(ticks - offset) / resolution} s")
+        expect_buffer_use(uses[location_id], steps, summary, location)
+        reported_use = [(u["seconds"], u["bytes"]) for u in reported_uses[key]]
+        expect(len(reported_use) == len(uses[location_id]) and all(
+            abs((ticks - offset) / resolution - seconds) <= 1e-6 and value == reported_bytes
+            for (ticks, value), (seconds, reported_bytes) in zip(uses[location_id], reported_use)),
+            f"report, location {key}: buffer use {reported_use}, not the archive's")
     text = subprocess.run([report, archive], check=True, capture_output=True, text=True).stdout
     expect("Sampling rate over time" in text and text.count("halved at t=") == sum(
         location["halvings"] for location in summary["per_location"]), f"the text report's rates: {text[-2000:]}")
+    expect(text.count(" B -> ") == summary["halvings"], f"the text report's buffer use: {text[-2000:]}")
+    page_dom = draw_page(report, archive, os.path.dirname(os.path.abspath(archive)), chromium) if chromium else None
+    check_no_flush(report, archive, summary, page_dom)
     if chromium:
-        page_dom = draw_page(report, archive, os.path.dirname(os.path.abspath(archive)), chromium)
         section = re.search(r'id="rates"[^>]*>(.*?)</div>', page_dom, re.DOTALL)
         expect(section is not None and "<svg" in section.group(1), "no chart of the sampling rates on the page")
         lines = len(re.findall(r"<path[^>]*stroke-width", section.group(1)))
@@ -271,6 +328,73 @@ def check_rates(report, archive, launcher, program, chromium):
         expect(lines == len(summary["per_location"]), f"{lines} rate lines on the page")
         expect(marks == sum(location["halvings"] for location in summary["per_location"]),
                f"{marks} halvings marked on the page")
+        section = re.search(r'id="buffer-use"[^>]*>(.*?)</div>', page_dom, re.DOTALL)
+        expect(section is not None and "<svg" in section.group(1), "no chart of the buffer use on the page")
+        for mark in ("use-before", "use-after"):
+            count = len(re.findall(rf'<circle class="{mark}"', section.group(1)))
+            expect(count == summary["halvings"], f"{count} {mark} marks on the page, {summary['halvings']} halvings")
+
+
+def check_no_flush(report, archive, summary, chromium_dom):
+    """A run without a flush: the report counts none, and says so in the
+    text and (given the page's DOM) on the page."""
+    expect(summary["flushes"] == 0, f"summary.json counts {summary['flushes']} flushes: the run was to have none")
+    flushes = profile_of(report, archive)["flushes"]
+    expect(flushes["count"] == 0 and flushes["events"] == [] and flushes["per_location"] == [],
+           f"the report has flushes: {flushes}")
+    text = subprocess.run([report, archive], check=True, capture_output=True, text=True).stdout
+    expect("Buffer flushes: no flush" in text, f"the text does not say there was no flush: {text[-600:]}")
+    if chromium_dom is not None:
+        section = re.search(r'id="flushes"[^>]*>(.*?)</div>', chromium_dom, re.DOTALL)
+        expect(section is not None and "No flush" in section.group(1), "the page does not say there was no flush")
+
+
+def archive_flushes(archive):
+    """The BufferFlush records as otf2-print reads them: {location id:
+    [(time, stop time) in ticks]}, with the archive's time offset and
+    resolution."""
+    flushes = collections.defaultdict(list)
+    for location, time, stop in re.findall(r"^BUFFER_FLUSH\s+(\d+)\s+(\d+)\s+Stop Time: (\d+)",
+                                           otf2_printed(archive), re.MULTILINE):
+        flushes[int(location)].append((int(time), int(stop)))
+    return (flushes,) + archive_clock(archive)
+
+
+def check_flushes(report, archive, chromium):
+    summary = json.load(open(f"{archive}/summary.json"))
+    records, offset, resolution = archive_flushes(archive)
+    flushes = profile_of(report, archive)["flushes"]
+    total = sum(len(times) for times in records.values())
+    expect(total > 0, "the archive has no BufferFlush record: the run was to flush")
+    expect(flushes["count"] == total == summary["flushes"],
+           f"flushes: {flushes['count']} in the report, {total} in the archive, {summary['flushes']} in summary.json")
+    per_location = {(l["rank"], l["thread"]): l for l in flushes["per_location"]}
+    expect(len(per_location) == len(records), f"the report has flushes on {list(per_location)}, the archive on "
+                                              f"{list(records)}")
+    for location, times in records.items():
+        key = (location & 0xFFFFFFFF, location >> 32)
+        expect(key in per_location and per_location[key]["count"] == len(times),
+               f"location {key}: {len(times)} flushes in the archive, the report has {per_location.get(key)}")
+        expect(abs(per_location[key]["seconds"] - sum(stop - time for time, stop in times) / resolution) <= 1e-6,
+               f"location {key}: the report's {per_location[key]['seconds']} s flushing against the archive's")
+        reported = [(f["seconds"], f["duration_seconds"]) for f in flushes["events"]
+                    if (f["rank"], f["thread"]) == key]
+        expected = [((time - offset) / resolution, (stop - time) / resolution) for time, stop in times]
+        expect(len(reported) == len(expected) and all(
+            abs(a - b) <= 1e-6 and abs(c - d) <= 1e-6 for (a, c), (b, d) in zip(reported, expected)),
+            f"location {key}: the report's flushes {reported[:3]}... are not the archive's {expected[:3]}...")
+    expect(abs(flushes["seconds"] - sum(l["seconds"] for l in flushes["per_location"])) <= 1e-6,
+           f"the flushes take {flushes['seconds']} s in all, not the locations' sum")
+    text = subprocess.run([report, archive], check=True, capture_output=True, text=True).stdout
+    expect(f"Buffer flushes: {total} flushes" in text, f"the text does not count the flushes: {text[-1200:]}")
+    expect(text.count(" flushes, ") + text.count(" flush, ") == 1 + len(records),
+           f"the text does not list each location's flushes: {text[-1200:]}")
+    if chromium:
+        dom = draw_page(report, archive, os.path.dirname(os.path.abspath(archive)), chromium)
+        section = re.search(r'id="flushes"[^>]*>(.*?)</div>', dom, re.DOTALL)
+        expect(section is not None and f"{total} flushes" in section.group(1), "the page does not count the flushes")
+        bars = len(re.findall(r'<rect class="flush"', section.group(1)))
+        expect(bars == total, f"{bars} flushes drawn on the page, {total} in the archive")
 
 
 def check_all_matched(profile, _expect_dir):
@@ -303,7 +427,7 @@ def draw_page(report, archive, output_dir, chromium):
                            timeout=120)
     marker = re.search(r'id="drawn"[^>]*>([^<]*)<', drawn.stdout)
     expect(marker is not None, f"the page has no marker: {drawn.stderr[-2000:]}")
-    expect(set(marker.group(1).split()) == {"mpi", "timeline", "matrix", "steps", "flame", "rates"},
+    expect(set(marker.group(1).split()) == {"mpi", "timeline", "matrix", "steps", "flame", "rates", "buffer-use", "flushes"},
            f"sections drawn: '{marker.group(1)}'")
     errors = [line for line in drawn.stderr.splitlines() if "CONSOLE" in line or "Uncaught" in line]
     expect(not errors, f"console messages: {errors[:5]}")
@@ -437,6 +561,9 @@ def main():
         return
     if mode == "shares":
         check_shares(report, archive, sys.argv[4], sys.argv[5])
+        return
+    if mode == "flushes":
+        check_flushes(report, archive, sys.argv[4] if len(sys.argv) > 4 else "")
         return
     if mode == "rates":
         check_rates(report, archive, sys.argv[4], sys.argv[5], sys.argv[6] if len(sys.argv) > 6 else "")

@@ -93,8 +93,11 @@ ArchiveContents read_archive(const std::string &archive)
 // before its first kept record are marked too), then one at each halving
 // with the rate halved: as many as summary.json counts halvings for it,
 // at times that never decrease (a drop over several empty levels marks
-// each shift it passed at one time) and stay within the location's
-// events.
+// each shift it passed at one time) and stay within the run. With each
+// halving, two buffer-use Metric events at its time:
+// the arena's bytes in use before the drop, then after it, within the
+// arena, not more after (the probe's one location is the only one taking
+// chunks).
 void expect_halving_marks(const std::string &archive, unsigned least_halvings)
 {
     std::map<std::string, double> summary = read_summary(archive);
@@ -102,28 +105,40 @@ void expect_halving_marks(const std::string &archive, unsigned least_halvings)
     ArchiveContents contents = read_archive(archive);
     ASSERT_TRUE(contents.opened);
     const std::vector<std::string> &members = contents.archive.metric_names;
-    auto member = std::find(members.begin(), members.end(), "sampling rate");
-    ASSERT_NE(member, members.end()) << "no sampling-rate metric";
-    const std::vector<uint32_t> rate_only = {static_cast<uint32_t>(member - members.begin())};
     const auto &classes = contents.archive.metric_classes;
-    auto rate_class = std::find(classes.begin(), classes.end(), rate_only);
-    ASSERT_NE(rate_class, classes.end()) << "no metric class of the sampling rate alone";
-    const uint64_t class_id = static_cast<uint64_t>(rate_class - classes.begin());
+    // The class of the one metric name, or classes.size() when none.
+    auto class_of = [&](const char *name) {
+        auto member = std::find(members.begin(), members.end(), name);
+        const std::vector<uint32_t> only = {static_cast<uint32_t>(member - members.begin())};
+        return static_cast<uint64_t>(std::find(classes.begin(), classes.end(), only) - classes.begin());
+    };
+    const uint64_t class_id = class_of("sampling rate");
+    const uint64_t use_class = class_of("buffer use");
+    ASSERT_LT(class_id, classes.size()) << "no metric class of the sampling rate alone";
+    ASSERT_LT(use_class, classes.size()) << "no metric class of the buffer use alone";
     ASSERT_FALSE(lines.empty());
+    // A halving may come after the location's last kept record (the
+    // sample whose append asked for the drop was taken before it, and the
+    // run may end before the next one): within the run, not within the
+    // location's other events.
+    const uint64_t run_end = contents.archive.global_offset + contents.archive.trace_length;
     for (const auto &line : lines) {
         SCOPED_TRACE("rank " + std::to_string(line.at("rank")) + " thread " + std::to_string(line.at("thread")));
         uint64_t location = static_cast<uint64_t>(line.at("rank")) + (static_cast<uint64_t>(line.at("thread")) << 32);
         const std::vector<readback::Event> &events = contents.archive.events[location];
         ASSERT_FALSE(events.empty());
-        std::vector<readback::Event> marks;
-        uint64_t first = UINT64_MAX, last = 0;
+        std::vector<readback::Event> marks, uses;
+        uint64_t first = UINT64_MAX;
         for (const readback::Event &event : events) {
             if (event.type == "Metric" && event.fields.at(0) == class_id) {
                 marks.push_back(event);
                 continue;
             }
+            if (event.type == "Metric" && event.fields.at(0) == use_class) {
+                uses.push_back(event);
+                continue;
+            }
             first = std::min(first, event.time);
-            last = std::max(last, event.time);
         }
         auto halvings = static_cast<unsigned>(line.at("halvings"));
         EXPECT_GE(halvings, least_halvings);
@@ -134,10 +149,19 @@ void expect_halving_marks(const std::string &archive, unsigned least_halvings)
             double hz;
             std::memcpy(&hz, &marks[k].fields[1], sizeof hz);
             EXPECT_EQ(hz, summary.at("initial_rate_hz") / std::ldexp(1.0, static_cast<int>(k))) << "step " << k;
-            EXPECT_LE(marks[k].time, last) << "step " << k;
+            EXPECT_LE(marks[k].time, run_end) << "step " << k;
             if (k > 0) {
                 EXPECT_GE(marks[k].time, marks[k - 1].time) << "step " << k;
             }
+        }
+        ASSERT_EQ(uses.size(), 2u * halvings);
+        for (size_t k = 1; k < marks.size(); k++) {
+            const readback::Event &before = uses[2 * (k - 1)], &after = uses[2 * (k - 1) + 1];
+            EXPECT_EQ(before.time, marks[k].time) << "step " << k;
+            EXPECT_EQ(after.time, marks[k].time) << "step " << k;
+            EXPECT_GT(before.fields.at(1), 0u) << "step " << k;
+            EXPECT_LE(before.fields.at(1), summary.at("arena_bytes")) << "step " << k;
+            EXPECT_LE(after.fields.at(1), before.fields.at(1)) << "step " << k;
         }
     }
 }
