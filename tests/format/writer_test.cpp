@@ -260,11 +260,17 @@ TEST(FormatWriter, HalvingsBeforeTheFirstRecordAreMarkedAtTheirOwnTimes)
     adt_location_get_stats(l.location, &stats);
 
     readback::Archive a = write_and_check(t, fresh_path("rate-before-first"));
-    std::vector<readback::Event> marks;
+    // The first Metric is the rate where sampling started; the buffer's
+    // use comes only with halvings.
+    std::vector<readback::Event> marks, uses;
     for (const readback::Event &e : a.events[0])
         if (e.type == "Metric")
-            marks.push_back(e);
+            (marks.empty() || e.fields.at(0) == marks[0].fields.at(0) ? marks : uses).push_back(e);
     ASSERT_EQ(marks.size(), 1u + 5u) << "one mark per shift, 0 to 5";
+    ASSERT_EQ(uses.size(), 2u * 5u) << "the buffer's use before and after, per halving";
+    for (unsigned passed = 3; passed < 5; ++passed)
+        EXPECT_EQ(uses[2 * (passed - 1)].fields.at(1), uses[2 * (passed - 1) + 1].fields.at(1))
+            << "shift " << passed << ": an empty level the drop passed frees nothing";
     for (size_t k = 0; k < marks.size(); ++k) {
         ASSERT_EQ(marks[k].fields.size(), 2u);
         double hz;
