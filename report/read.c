@@ -123,8 +123,16 @@ static void finish(struct reading *reading)
             profile->contexts[node].inclusive_seconds += profile->contexts[c].self_seconds;
         }
     }
-    for (size_t i = 0; i < profile->rank_count * profile->timeline_bins; i++) {
+    for (size_t i = 0; i < reading->location_count; i++) {
+        const struct location_state *location = &reading->locations[i];
+        if (location->seen) {
+            adt_report_add_to_timeline(reading, profile->timeline_active, location->timeline_row,
+                                       location->first_time, location->last_time);
+        }
+    }
+    for (size_t i = 0; i < profile->timeline_row_count * profile->timeline_bins; i++) {
         profile->timeline_mpi[i] /= (double)reading->bin_ticks;
+        profile->timeline_active[i] /= (double)reading->bin_ticks;
     }
     profile->timeline_bin_seconds = adt_report_seconds(reading, reading->bin_ticks);
     size_t *last_counted = calloc(reading->region_count + 1, sizeof *last_counted);
@@ -150,6 +158,40 @@ static void finish(struct reading *reading)
     free(last_counted);
     adt_report_match(&reading->matching, profile, reading->timer_resolution);
     finish_segments(reading);
+}
+
+static int by_rank_then_thread(const void *a, const void *b)
+{
+    const struct adt_report_timeline_row *left = a, *right = b;
+    if (left->rank != right->rank) {
+        return left->rank < right->rank ? -1 : 1;
+    }
+    return left->thread < right->thread ? -1 : left->thread > right->thread;
+}
+
+/* One timeline row per location, a rank's threads together in order. */
+static void start_timeline(struct reading *reading)
+{
+    struct adt_report_profile *profile = reading->profile;
+    size_t rows = reading->location_count;
+    profile->timeline_row_count = rows;
+    profile->timeline_rows = malloc((rows + 1) * sizeof *profile->timeline_rows);
+    for (size_t i = 0; i < rows; i++) {
+        profile->timeline_rows[i] =
+            (struct adt_report_timeline_row){.rank = reading->locations[i].rank, .thread = reading->locations[i].thread};
+    }
+    qsort(profile->timeline_rows, rows, sizeof *profile->timeline_rows, by_rank_then_thread);
+    for (size_t i = 0; i < rows; i++) {
+        struct adt_report_timeline_row key = {.rank = reading->locations[i].rank,
+                                              .thread = reading->locations[i].thread};
+        const struct adt_report_timeline_row *row =
+            bsearch(&key, profile->timeline_rows, rows, sizeof *profile->timeline_rows, by_rank_then_thread);
+        reading->locations[i].timeline_row = (uint32_t)(row - profile->timeline_rows);
+    }
+    profile->timeline_bins = TIMELINE_BINS;
+    reading->bin_ticks = reading->trace_length / TIMELINE_BINS + 1;
+    profile->timeline_mpi = calloc(rows * TIMELINE_BINS + 1, sizeof *profile->timeline_mpi);
+    profile->timeline_active = calloc(rows * TIMELINE_BINS + 1, sizeof *profile->timeline_active);
 }
 
 static void release(struct reading *reading)
@@ -218,9 +260,7 @@ struct adt_report_profile *adt_report_read(const char *archive, FILE *chrome_tra
               adt_report_read_definitions(reader, &reading, error, error_size);
     if (ok) {
         profile->ranks = calloc(profile->rank_count ? profile->rank_count : 1, sizeof *profile->ranks);
-        profile->timeline_bins = TIMELINE_BINS;
-        reading.bin_ticks = reading.trace_length / TIMELINE_BINS + 1;
-        profile->timeline_mpi = calloc(profile->rank_count * TIMELINE_BINS + 1, sizeof *profile->timeline_mpi);
+        start_timeline(&reading);
         profile->context_count = reading.context_capacity;
         profile->contexts = calloc(profile->context_count ? profile->context_count : 1, sizeof *profile->contexts);
         adt_report_matching_start(&reading.matching, profile->rank_count);
@@ -271,6 +311,8 @@ void adt_report_free(struct adt_report_profile *profile)
     free(profile->contexts);
     free(profile->matrix_bytes);
     free(profile->matrix_messages);
+    free(profile->timeline_rows);
     free(profile->timeline_mpi);
+    free(profile->timeline_active);
     free(profile);
 }

@@ -99,6 +99,12 @@ struct adt_report_location_rates {
     struct adt_report_rate_step *steps;
 };
 
+/* A row of the timeline: the location of thread thread on rank rank. */
+struct adt_report_timeline_row {
+    uint32_t rank;
+    uint32_t thread;
+};
+
 struct adt_report_profile {
     size_t rank_count;
     struct adt_report_rank *ranks;
@@ -110,12 +116,18 @@ struct adt_report_profile {
     /* rank_count × rank_count, [sender * rank_count + receiver]. */
     uint64_t *matrix_bytes;
     uint64_t *matrix_messages;
-    /* Timeline: the run cut into timeline_bins equal bins from the earliest
-     * event; [rank * timeline_bins + bin] is the share of the bin the
-     * rank's main thread spent inside MPI (0 to 1). */
+    /* Timeline: one row per location (thread), by rank then thread; the
+     * run cut into timeline_bins equal bins from the earliest event.
+     * [row * timeline_bins + bin] of timeline_mpi is the share of the bin
+     * the location spent inside MPI (0 to 1), of timeline_active the share
+     * within its span, from its first event to its last (0: no events
+     * there yet or any more). */
+    size_t timeline_row_count;
+    struct adt_report_timeline_row *timeline_rows;
     size_t timeline_bins;
     double timeline_bin_seconds;
     double *timeline_mpi;
+    double *timeline_active;
     uint64_t samples;
     double sampled_seconds;
     size_t sampled_function_count;

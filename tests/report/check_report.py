@@ -35,6 +35,7 @@ per halving.
 """
 import bisect
 import collections
+import html
 import json
 import math
 import os
@@ -98,11 +99,18 @@ def check_imbalance(profile, expect_dir):
            f"computation max/mean {imbalance:.4f}, the ranks computed {seconds} s ({expected:.4f}): not within 5 %")
     expect(profile["ranks_waiting_most"][0] == 0, f"ranks waiting most {profile['ranks_waiting_most']}")
     timeline = profile["timeline"]
+    expect(timeline["rows"] == [{"rank": rank, "thread": 0} for rank in range(RANKS)],
+           f"timeline rows {timeline['rows']}, not one per rank")
     for rank, row in enumerate(timeline["mpi_share"]):
         drawn = sum(row) * timeline["bin_seconds"]
         in_mpi = profile["ranks"][rank]["mpi_seconds"]
         expect(abs(drawn - in_mpi) <= 0.01 * in_mpi,
                f"rank {rank}: the timeline holds {drawn:.4f} s in MPI, the profile {in_mpi:.4f} s")
+        # Each bin's share is printed to 3 digits.
+        active = sum(timeline["active_share"][rank]) * timeline["bin_seconds"]
+        span = profile["ranks"][rank]["span_seconds"]
+        expect(abs(active - span) <= 0.01 * span,
+               f"rank {rank}: the timeline holds {active:.4f} s of events, its span is {span:.4f} s")
     expect(sum(timeline["mpi_share"][0]) > sum(timeline["mpi_share"][1]),
            "the timeline does not show rank 0 longer in MPI than rank 1")
     expect(profile["samples"] > 0, "no samples")
@@ -238,11 +246,28 @@ def expect_halved_steps(steps, halvings, initial_hz, start, end, where, digits):
         expect(k == 0 or time > steps[k - 1][0], f"{where}: step {k} at {time}, not after step {k - 1}")
 
 
+def check_thread_rows(profile, summary):
+    """One timeline row per thread, by rank then thread, each with events
+    and none inside MPI (three_functions calls no MPI); returns the rows."""
+    timeline = profile["timeline"]
+    threads = sorted(({"rank": location["rank"], "thread": location["thread"]}
+                      for location in summary["per_location"]), key=lambda row: (row["rank"], row["thread"]))
+    expect(timeline["rows"] == threads, f"timeline rows {timeline['rows']}, the threads {threads}")
+    expect(len(timeline["mpi_share"]) == len(threads) == len(timeline["active_share"]),
+           f"{len(timeline['mpi_share'])} and {len(timeline['active_share'])} rows of shares, {len(threads)} threads")
+    for row, mpi, active in zip(threads, timeline["mpi_share"], timeline["active_share"]):
+        expect(not any(mpi), f"{row}: MPI on the timeline of a program without MPI")
+        expect(sum(active) > 0 and all(0 <= share <= 1.0005 for share in active),
+               f"{row}: shares of its time with events {active[:20]}...")
+    return threads
+
+
 def check_rates(report, archive, launcher, program, chromium):
     _, summary = trace_three_functions(launcher, program, archive, 2)
     initial_hz = summary["initial_rate_hz"]
     rates, offset, resolution = archive_rates(archive)
     profile = profile_of(report, archive)
+    threads = check_thread_rows(profile, summary)
     run_seconds = profile["timeline"]["bin_seconds"] * len(profile["timeline"]["mpi_share"][0])
     reported = {(r["rank"], r["thread"]): [(s["seconds"], s["hz"]) for s in r["steps"]]
                 for r in profile["sampling_rates"]}
@@ -270,6 +295,10 @@ def check_rates(report, archive, launcher, program, chromium):
         expect(lines == len(summary["per_location"]), f"{lines} rate lines on the page")
         expect(marks == sum(location["halvings"] for location in summary["per_location"]),
                f"{marks} halvings marked on the page")
+        labels = re.search(r'id="timeline"[^>]*data-rows="([^"]*)"', page_dom)
+        expect(labels is not None and json.loads(html.unescape(labels.group(1))) == [
+            f"rank {row['rank']} / thread {row['thread']}" for row in threads],
+            f"timeline rows on the page: {labels and labels.group(1)}")
 
 
 def check_all_matched(profile, _expect_dir):
