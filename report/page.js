@@ -105,7 +105,11 @@
   // computation (blue) to inside MPI (red) by the share of the location's
   // time in the bin, grey where it has no events (before its first, after
   // its last); the wheel or a drag zooms and pans in time. The rows'
-  // labels are in the container's data-rows.
+  // labels are in the container's data-rows. Message lines, from a send
+  // to its receive, are drawn while the checkbox is on and the window
+  // holds at most MESSAGE_LINES_DRAWN of the page's lines (the number
+  // drawn is in data-message-lines).
+  const MESSAGE_LINES_DRAWN = 500;
   function drawTimeline() {
     const timeline = profile.timeline;
     const rows = timeline.rows;
@@ -123,6 +127,9 @@
     const container = d3.select("#timeline").style("position", "relative").attr("data-rows", JSON.stringify(labels));
     const canvas = container.append("canvas").attr("width", width).attr("height", plotHeight + margin.top)
       .style("display", "block");
+    const showLines = container.append("label").text(" message lines (zoom in until at most " +
+                                                     `${MESSAGE_LINES_DRAWN} are in view)`)
+      .insert("input", ":first-child").attr("type", "checkbox").property("checked", true);
     const svg = container.append("svg").attr("width", width).attr("height", margin.bottom + 4);
     const x = d3.scaleLinear().domain([0, bins * binSeconds]).range([margin.left, width - margin.right]);
     const color = d3.interpolateRgb("#4e79a7", "#e15759");
@@ -155,11 +162,33 @@
         }
       });
       axis.call(d3.axisBottom(scale).ticks(10).tickFormat((t) => `${seconds(t)} s`));
+      drawMessageLines(scale, from, to);
+    }
+    function drawMessageLines(scale, from, to) {
+      const inView = showLines.property("checked") ? timeline.message_lines.filter(
+        ([, sent, , received]) => Math.max(sent, received) >= from && Math.min(sent, received) <= to) : [];
+      const lines = inView.length <= MESSAGE_LINES_DRAWN ? inView : [];
+      const middle = (row) => margin.top + (row + 0.5) * rowHeight;
+      context.save();
+      context.beginPath();
+      context.rect(margin.left, margin.top, plotWidth, plotHeight);
+      context.clip();
+      context.strokeStyle = "#222";
+      context.lineWidth = 1;
+      context.beginPath();
+      for (const [sendRow, sent, receiveRow, received] of lines) {
+        context.moveTo(scale(sent), middle(sendRow));
+        context.lineTo(scale(received), middle(receiveRow));
+      }
+      context.stroke();
+      context.restore();
+      container.attr("data-message-lines", lines.length);
     }
     const zoom = d3.zoom().scaleExtent([1, 100]).translateExtent([[margin.left, 0], [width - margin.right, 0]])
       .extent([[margin.left, 0], [width - margin.right, 0]])
       .on("zoom", (event) => draw(event.transform.rescaleX(x)));
     canvas.call(zoom);
+    showLines.on("change", () => draw(d3.zoomTransform(canvas.node()).rescaleX(x)));
     const start = performance.now();
     draw(x);
     // What each zoom or pan step costs.

@@ -160,6 +160,42 @@ static void finish(struct reading *reading)
     finish_segments(reading);
 }
 
+/* Keeps every message_line_stride-th message matched; when
+ * ADT_REPORT_MESSAGE_LINES are kept, every other one goes and the stride
+ * doubles, so that the lines kept spread over the whole run. */
+static void keep_message_line(struct reading *reading, const struct adt_report_message *send,
+                              const struct adt_report_message *receive)
+{
+    struct adt_report_profile *profile = reading->profile;
+    if (reading->messages_seen++ % reading->message_line_stride != 0) {
+        return;
+    }
+    if (profile->message_line_count == ADT_REPORT_MESSAGE_LINES) {
+        for (size_t i = 0; 2 * i < ADT_REPORT_MESSAGE_LINES; i++) {
+            profile->message_lines[i] = profile->message_lines[2 * i];
+        }
+        profile->message_line_count = ADT_REPORT_MESSAGE_LINES / 2;
+        reading->message_line_stride *= 2; /* the message at hand is a multiple of it too */
+    }
+    uint64_t offset = reading->global_offset;
+    profile->message_lines[profile->message_line_count++] = (struct adt_report_message_line){
+        .send_row = reading->locations[send->location].timeline_row,
+        .receive_row = reading->locations[receive->location].timeline_row,
+        .send_seconds = adt_report_seconds(reading, send->time > offset ? send->time - offset : 0),
+        .receive_seconds = adt_report_seconds(reading, receive->time > offset ? receive->time - offset : 0)};
+}
+
+/* The matched callback of the pass: the timeline's lines, the Chrome
+ * file's flows when one is written. */
+static void on_matched(void *data, const struct adt_report_message *send, const struct adt_report_message *receive)
+{
+    struct reading *reading = data;
+    keep_message_line(reading, send, receive);
+    if (reading->chrome != NULL) {
+        adt_report_chrome_flow(reading->chrome, send, receive);
+    }
+}
+
 static int by_rank_then_thread(const void *a, const void *b)
 {
     const struct adt_report_timeline_row *left = a, *right = b;
@@ -169,7 +205,8 @@ static int by_rank_then_thread(const void *a, const void *b)
     return left->thread < right->thread ? -1 : left->thread > right->thread;
 }
 
-/* One timeline row per location, a rank's threads together in order. */
+/* One timeline row per location, a rank's threads together in order, and
+ * the lines of the messages matched during the pass. */
 static void start_timeline(struct reading *reading)
 {
     struct adt_report_profile *profile = reading->profile;
@@ -192,6 +229,10 @@ static void start_timeline(struct reading *reading)
     reading->bin_ticks = reading->trace_length / TIMELINE_BINS + 1;
     profile->timeline_mpi = calloc(rows * TIMELINE_BINS + 1, sizeof *profile->timeline_mpi);
     profile->timeline_active = calloc(rows * TIMELINE_BINS + 1, sizeof *profile->timeline_active);
+    profile->message_lines = malloc(ADT_REPORT_MESSAGE_LINES * sizeof *profile->message_lines);
+    reading->message_line_stride = 1;
+    reading->matching.matched = on_matched;
+    reading->matching.matched_data = reading;
 }
 
 static void release(struct reading *reading)
@@ -231,8 +272,6 @@ static void start_chrome(struct reading *reading, const char *archive)
         adt_report_chrome_thread(chrome, reading->locations[i].rank, (uint32_t)i,
                                  adt_report_string_of(reading, reading->locations[i].name));
     }
-    reading->matching.matched = adt_report_chrome_flow;
-    reading->matching.matched_data = chrome;
 }
 
 struct adt_report_profile *adt_report_read(const char *archive, FILE *chrome_trace, char *error, size_t error_size)
@@ -314,5 +353,6 @@ void adt_report_free(struct adt_report_profile *profile)
     free(profile->timeline_rows);
     free(profile->timeline_mpi);
     free(profile->timeline_active);
+    free(profile->message_lines);
     free(profile);
 }

@@ -95,6 +95,9 @@ struct reading {
      * was asked for. */
     struct adt_report_chrome *chrome;
     struct adt_report_segments segments;
+    /* Messages matched so far, and the stride of those kept as lines. */
+    uint64_t messages_seen;
+    uint64_t message_line_stride;
 };
 
 /* A call as segments are keyed: its calling context when it has one,

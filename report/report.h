@@ -99,10 +99,21 @@ struct adt_report_location_rates {
     struct adt_report_rate_step *steps;
 };
 
+enum { ADT_REPORT_MESSAGE_LINES = 16384 };
+
 /* A row of the timeline: the location of thread thread on rank rank. */
 struct adt_report_timeline_row {
     uint32_t rank;
     uint32_t thread;
+};
+
+/* A matched message as the timeline draws it: from its send (the row of
+ * the sending location, seconds from the earliest event) to its receive. */
+struct adt_report_message_line {
+    uint32_t send_row;
+    uint32_t receive_row;
+    double send_seconds;
+    double receive_seconds;
 };
 
 struct adt_report_profile {
@@ -128,6 +139,11 @@ struct adt_report_profile {
     double timeline_bin_seconds;
     double *timeline_mpi;
     double *timeline_active;
+    /* Matched messages for the timeline, in the order they matched: all
+     * of them up to ADT_REPORT_MESSAGE_LINES, else every 2^k-th, the
+     * smallest k for which they fit. */
+    size_t message_line_count;
+    struct adt_report_message_line *message_lines;
     uint64_t samples;
     double sampled_seconds;
     size_t sampled_function_count;

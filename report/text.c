@@ -361,7 +361,8 @@ static void print_timeline_values(const struct adt_report_profile *profile, cons
 }
 
 /* rows[i] names the location whose shares are mpi_share[i] and
- * active_share[i]. */
+ * active_share[i]; message_lines are [send row, send seconds, receive row,
+ * receive seconds]. */
 static void print_timeline_json(const struct adt_report_profile *profile, FILE *out)
 {
     fprintf(out, ",\n\"timeline\":{\"bin_seconds\":%.9g,\"rows\":[", profile->timeline_bin_seconds);
@@ -373,6 +374,12 @@ static void print_timeline_json(const struct adt_report_profile *profile, FILE *
     print_timeline_values(profile, profile->timeline_mpi, out);
     fputs("],\n\"active_share\":[", out);
     print_timeline_values(profile, profile->timeline_active, out);
+    fputs("],\n\"message_lines\":[", out);
+    for (size_t i = 0; i < profile->message_line_count; i++) {
+        const struct adt_report_message_line *line = &profile->message_lines[i];
+        fprintf(out, "%s[%" PRIu32 ",%.9g,%" PRIu32 ",%.9g]", i ? ",\n" : "\n", line->send_row, line->send_seconds,
+                line->receive_row, line->receive_seconds);
+    }
     fputs("]}", out);
 }
 

@@ -84,6 +84,15 @@ def check_pingpong(profile, expect_dir):
            f"byte matrix {profile['matrix_bytes']}")
     expect(profile["messages_matched"] == 2 * PINGPONG_ROUNDS and profile["messages_unmatched"] == 0,
            f"matched {profile['messages_matched']}, unmatched {profile['messages_unmatched']}")
+    # Fewer messages than the page keeps: a line for each, between the
+    # rows of ranks 0 and 1 (one thread each), inside the run.
+    timeline = profile["timeline"]
+    lines = timeline["message_lines"]
+    pairs = collections.Counter((send_row, receive_row) for send_row, _, receive_row, _ in lines)
+    expect(pairs == {(0, 1): PINGPONG_ROUNDS, (1, 0): PINGPONG_ROUNDS}, f"message lines by rows {pairs}")
+    run_seconds = timeline["bin_seconds"] * len(timeline["mpi_share"][0])
+    expect(all(0 <= line[1] <= run_seconds and 0 <= line[3] <= run_seconds for line in lines),
+           f"a message line outside the run of {run_seconds} s")
 
 
 def computed(expect_dir):
@@ -353,6 +362,15 @@ def check_html(report, archive, output_dir, chromium):
                    capture_output=True, timeout=120, check=True)
 
 
+def check_message_lines(report, archive, output_dir, chromium):
+    """The ping-pong's page draws a line per message with the whole run in
+    view (fewer than page.js's cap)."""
+    dom = draw_page(report, archive, output_dir, chromium)
+    drawn = re.search(r'id="timeline"[^>]*data-message-lines="(\d+)"', dom)
+    expect(drawn is not None and int(drawn.group(1)) == 2 * PINGPONG_ROUNDS,
+           f"message lines drawn: {drawn and drawn.group(1)}, the ping-pong sent {2 * PINGPONG_ROUNDS}")
+
+
 def check_speedscope(report, archive, output_dir):
     path = f"{output_dir}/profile.speedscope.json"
     subprocess.run([report, "--speedscope", path, archive], check=True, stdout=subprocess.DEVNULL)
@@ -456,6 +474,9 @@ def main():
     report, archive, mode = sys.argv[1:4]
     if mode == "html":
         check_html(report, archive, sys.argv[4], sys.argv[5] if len(sys.argv) > 5 else "")
+        return
+    if mode == "message-lines":
+        check_message_lines(report, archive, sys.argv[4], sys.argv[5])
         return
     if mode == "speedscope":
         check_speedscope(report, archive, sys.argv[4])
