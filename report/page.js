@@ -125,11 +125,11 @@
     const rowHeight = Math.max(1, Math.min(16, Math.floor(500 / Math.max(1, rows.length))));
     const plotHeight = rowHeight * rows.length;
     const container = d3.select("#timeline").style("position", "relative").attr("data-rows", JSON.stringify(labels));
+    const toggle = container.append("label").style("display", "block");
+    const showLines = toggle.append("input").attr("type", "checkbox").property("checked", true);
+    toggle.append("span").text(` message lines (drawn while at most ${MESSAGE_LINES_DRAWN} are in view: zoom in)`);
     const canvas = container.append("canvas").attr("width", width).attr("height", plotHeight + margin.top)
       .style("display", "block");
-    const showLines = container.append("label").text(" message lines (zoom in until at most " +
-                                                     `${MESSAGE_LINES_DRAWN} are in view)`)
-      .insert("input", ":first-child").attr("type", "checkbox").property("checked", true);
     const svg = container.append("svg").attr("width", width).attr("height", margin.bottom + 4);
     const x = d3.scaleLinear().domain([0, bins * binSeconds]).range([margin.left, width - margin.right]);
     const color = d3.interpolateRgb("#4e79a7", "#e15759");
