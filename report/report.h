@@ -99,6 +99,8 @@ struct adt_report_location_rates {
     struct adt_report_rate_step *steps;
 };
 
+/* The most message lines a profile keeps for the page's timeline (about
+ * 0.5 MB of the page's JSON); a run with more keeps every 2^k-th. */
 enum { ADT_REPORT_MESSAGE_LINES = 16384 };
 
 /* A row of the timeline: the location of thread thread on rank rank. */
