@@ -371,6 +371,33 @@ def check_message_lines(report, archive, output_dir, chromium):
            f"message lines drawn: {drawn and drawn.group(1)}, the ping-pong sent {2 * PINGPONG_ROUNDS}")
 
 
+SYNTHETIC_RANKS, SYNTHETIC_STEPS, SYNTHETIC_STEP_SECONDS = 128, 200, 100e-6
+
+
+def check_thinned_lines(report, synthetic_archive, output_dir):
+    """A synthetic run of 25 600 messages (each rank sends one to the next
+    each step, benchmarks/report/synthetic_archive.c), more than the
+    16 384 lines a profile keeps: every other message is kept, from the
+    first step to the last."""
+    archive = f"{output_dir}/archive"
+    os.makedirs(output_dir, exist_ok=True)
+    subprocess.run(["rm", "-rf", archive], check=True)
+    subprocess.run([synthetic_archive, archive, str(SYNTHETIC_RANKS), str(SYNTHETIC_STEPS)], check=True,
+                   stdout=subprocess.DEVNULL)
+    profile = profile_of(report, archive)
+    messages = SYNTHETIC_RANKS * SYNTHETIC_STEPS
+    expect(profile["messages_matched"] == messages, f"{profile['messages_matched']} messages matched")
+    timeline = profile["timeline"]
+    lines = timeline["message_lines"]
+    expect(len(lines) == messages // 2, f"{len(lines)} message lines kept of {messages}")
+    expect(all(receive_row == (send_row + 1) % SYNTHETIC_RANKS for send_row, _, receive_row, _ in lines),
+           "a message line not from a rank to the next")
+    run_seconds = timeline["bin_seconds"] * len(timeline["mpi_share"][0])
+    sent = sorted(line[1] for line in lines)
+    expect(sent[0] <= SYNTHETIC_STEP_SECONDS and sent[-1] >= run_seconds - 2 * SYNTHETIC_STEP_SECONDS,
+           f"the lines kept are sent from {sent[0]} s to {sent[-1]} s of a run of {run_seconds} s")
+
+
 def check_speedscope(report, archive, output_dir):
     path = f"{output_dir}/profile.speedscope.json"
     subprocess.run([report, "--speedscope", path, archive], check=True, stdout=subprocess.DEVNULL)
@@ -477,6 +504,9 @@ def main():
         return
     if mode == "message-lines":
         check_message_lines(report, archive, sys.argv[4], sys.argv[5])
+        return
+    if mode == "thinned-lines":
+        check_thinned_lines(report, archive, sys.argv[4])
         return
     if mode == "speedscope":
         check_speedscope(report, archive, sys.argv[4])
