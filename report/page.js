@@ -100,50 +100,95 @@
     return canvas;
   }
 
-  // One row per rank, one cell per time bin, coloured from computation
-  // (blue) to inside MPI (red); the wheel or a drag zooms and pans in time.
+  // One row per location (a rank's threads together, "rank r / thread t"
+  // where a rank has several), one cell per time bin, coloured from
+  // computation (blue) to inside MPI (red) by the share of the location's
+  // time in the bin, grey where it has no events (before its first, after
+  // its last); the wheel or a drag zooms and pans in time. The rows'
+  // labels are in the container's data-rows. Message lines, from a send
+  // to its receive, are drawn while the checkbox is on and the window
+  // holds at most MESSAGE_LINES_DRAWN of the page's lines (the number
+  // drawn is in data-message-lines).
+  const MESSAGE_LINES_DRAWN = 500;
   function drawTimeline() {
-    const rows = profile.timeline.mpi_share;
-    const bins = rows.length ? rows[0].length : 0;
-    const binSeconds = profile.timeline.bin_seconds;
-    const margin = {left: 70, right: 20, top: 10, bottom: 30};
+    const timeline = profile.timeline;
+    const rows = timeline.rows;
+    const bins = rows.length ? timeline.mpi_share[0].length : 0;
+    const binSeconds = timeline.bin_seconds;
+    const threadsOfRank = d3.rollup(rows, (locations) => locations.length, (row) => row.rank);
+    const threaded = rows.length > threadsOfRank.size;
+    const labels = rows.map((row) => (threadsOfRank.get(row.rank) > 1 ? `rank ${row.rank} / thread ${row.thread}`
+                                                                        : `rank ${row.rank}`));
+    const margin = {left: threaded ? 120 : 70, right: 20, top: 10, bottom: 30};
     const width = 1000;
     const plotWidth = width - margin.left - margin.right;
     const rowHeight = Math.max(1, Math.min(16, Math.floor(500 / Math.max(1, rows.length))));
     const plotHeight = rowHeight * rows.length;
-    const container = d3.select("#timeline").style("position", "relative");
+    const container = d3.select("#timeline").style("position", "relative").attr("data-rows", JSON.stringify(labels));
+    const toggle = container.append("label").style("display", "block");
+    const showLines = toggle.append("input").attr("type", "checkbox").property("checked", true);
+    toggle.append("span").text(` message lines (drawn while at most ${MESSAGE_LINES_DRAWN} are in view: zoom in)`);
     const canvas = container.append("canvas").attr("width", width).attr("height", plotHeight + margin.top)
       .style("display", "block");
     const svg = container.append("svg").attr("width", width).attr("height", margin.bottom + 4);
     const x = d3.scaleLinear().domain([0, bins * binSeconds]).range([margin.left, width - margin.right]);
     const color = d3.interpolateRgb("#4e79a7", "#e15759");
-    const image = bitmap(bins, rows.length, (bin, rank) => Math.min(255, Math.max(0, Math.round(255 * rows[rank][bin]))),
-                         (level) => color(level / 255));
+    const image = bitmap(bins, rows.length, (bin, row) => {
+      const active = timeline.active_share[row][bin];
+      return active > 0 ? Math.min(255, Math.round(255 * timeline.mpi_share[row][bin] / active)) : -1;
+    }, (level) => (level < 0 ? "#eee" : color(level / 255)));
     const context = canvas.node().getContext("2d");
     context.imageSmoothingEnabled = false;
     const axis = svg.append("g").attr("transform", "translate(0,2)");
+    // A rank's first row: a rank's threads are separated by thin white
+    // lines, ranks by a dark one.
+    const firstOfRank = rows.map((row, i) => i === 0 || rows[i - 1].rank !== row.rank);
     function draw(scale) {
       const [from, to] = scale.domain();
       context.clearRect(0, 0, width, plotHeight + margin.top);
       context.drawImage(image, from / binSeconds, 0, (to - from) / binSeconds, rows.length,
                         margin.left, margin.top, plotWidth, plotHeight);
       if (rowHeight > 4) {
-        context.fillStyle = "#fff";
-        rows.forEach((row, rank) => context.fillRect(margin.left, margin.top + (rank + 1) * rowHeight - 1, plotWidth, 1));
+        rows.forEach((row, i) => {
+          context.fillStyle = threaded && i > 0 && firstOfRank[i] ? "#222" : "#fff";
+          context.fillRect(margin.left, margin.top + i * rowHeight - (i > 0 ? 1 : 0), plotWidth, 1);
+        });
       }
       context.fillStyle = "#222";
       const labelEvery = Math.ceil(12 / rowHeight);
-      rows.forEach((row, rank) => {
-        if (rank % labelEvery === 0) {
-          context.fillText(`rank ${rank}`, 4, margin.top + rank * rowHeight + Math.min(rowHeight, 12) - 2);
+      labels.forEach((label, i) => {
+        if (i % labelEvery === 0) {
+          context.fillText(label, 4, margin.top + i * rowHeight + Math.min(rowHeight, 12) - 2);
         }
       });
       axis.call(d3.axisBottom(scale).ticks(10).tickFormat((t) => `${seconds(t)} s`));
+      drawMessageLines(scale, from, to);
+    }
+    function drawMessageLines(scale, from, to) {
+      const inView = showLines.property("checked") ? timeline.message_lines.filter(
+        ([, sent, , received]) => Math.max(sent, received) >= from && Math.min(sent, received) <= to) : [];
+      const lines = inView.length <= MESSAGE_LINES_DRAWN ? inView : [];
+      const middle = (row) => margin.top + (row + 0.5) * rowHeight;
+      context.save();
+      context.beginPath();
+      context.rect(margin.left, margin.top, plotWidth, plotHeight);
+      context.clip();
+      context.strokeStyle = "#222";
+      context.lineWidth = 1;
+      context.beginPath();
+      for (const [sendRow, sent, receiveRow, received] of lines) {
+        context.moveTo(scale(sent), middle(sendRow));
+        context.lineTo(scale(received), middle(receiveRow));
+      }
+      context.stroke();
+      context.restore();
+      container.attr("data-message-lines", lines.length);
     }
     const zoom = d3.zoom().scaleExtent([1, 100]).translateExtent([[margin.left, 0], [width - margin.right, 0]])
       .extent([[margin.left, 0], [width - margin.right, 0]])
       .on("zoom", (event) => draw(event.transform.rescaleX(x)));
     canvas.call(zoom);
+    showLines.on("change", () => draw(d3.zoomTransform(canvas.node()).rescaleX(x)));
     const start = performance.now();
     draw(x);
     // What each zoom or pan step costs.

@@ -124,8 +124,16 @@ static void finish(struct reading *reading)
             profile->contexts[node].inclusive_seconds += profile->contexts[c].self_seconds;
         }
     }
-    for (size_t i = 0; i < profile->rank_count * profile->timeline_bins; i++) {
+    for (size_t i = 0; i < reading->location_count; i++) {
+        const struct location_state *location = &reading->locations[i];
+        if (location->seen) {
+            adt_report_add_to_timeline(reading, profile->timeline_active, location->timeline_row,
+                                       location->first_time, location->last_time);
+        }
+    }
+    for (size_t i = 0; i < profile->timeline_row_count * profile->timeline_bins; i++) {
         profile->timeline_mpi[i] /= (double)reading->bin_ticks;
+        profile->timeline_active[i] /= (double)reading->bin_ticks;
     }
     profile->timeline_bin_seconds = adt_report_seconds(reading, reading->bin_ticks);
     size_t *last_counted = calloc(reading->region_count + 1, sizeof *last_counted);
@@ -151,6 +159,81 @@ static void finish(struct reading *reading)
     free(last_counted);
     adt_report_match(&reading->matching, profile, reading->timer_resolution);
     finish_segments(reading);
+}
+
+/* Keeps every message_line_stride-th message matched; when
+ * ADT_REPORT_MESSAGE_LINES are kept, every other one goes and the stride
+ * doubles, so that the lines kept spread over the whole run. */
+static void keep_message_line(struct reading *reading, const struct adt_report_message *send,
+                              const struct adt_report_message *receive)
+{
+    struct adt_report_profile *profile = reading->profile;
+    if (reading->messages_seen++ % reading->message_line_stride != 0) {
+        return;
+    }
+    if (profile->message_line_count == ADT_REPORT_MESSAGE_LINES) {
+        for (size_t i = 0; 2 * i < ADT_REPORT_MESSAGE_LINES; i++) {
+            profile->message_lines[i] = profile->message_lines[2 * i];
+        }
+        profile->message_line_count = ADT_REPORT_MESSAGE_LINES / 2;
+        reading->message_line_stride *= 2; /* the message at hand is a multiple of it too */
+    }
+    uint64_t offset = reading->global_offset;
+    profile->message_lines[profile->message_line_count++] = (struct adt_report_message_line){
+        .send_row = reading->locations[send->location].timeline_row,
+        .receive_row = reading->locations[receive->location].timeline_row,
+        .send_seconds = adt_report_seconds(reading, send->time > offset ? send->time - offset : 0),
+        .receive_seconds = adt_report_seconds(reading, receive->time > offset ? receive->time - offset : 0)};
+}
+
+/* The matched callback of the pass: the timeline's lines, the Chrome
+ * file's flows when one is written. */
+static void on_matched(void *data, const struct adt_report_message *send, const struct adt_report_message *receive)
+{
+    struct reading *reading = data;
+    keep_message_line(reading, send, receive);
+    if (reading->chrome != NULL) {
+        adt_report_chrome_flow(reading->chrome, send, receive);
+    }
+}
+
+static int by_rank_then_thread(const void *a, const void *b)
+{
+    const struct adt_report_timeline_row *left = a, *right = b;
+    if (left->rank != right->rank) {
+        return left->rank < right->rank ? -1 : 1;
+    }
+    return left->thread < right->thread ? -1 : left->thread > right->thread;
+}
+
+/* One timeline row per location, a rank's threads together in order, and
+ * the lines of the messages matched during the pass. */
+static void start_timeline(struct reading *reading)
+{
+    struct adt_report_profile *profile = reading->profile;
+    size_t rows = reading->location_count;
+    profile->timeline_row_count = rows;
+    profile->timeline_rows = malloc((rows + 1) * sizeof *profile->timeline_rows);
+    for (size_t i = 0; i < rows; i++) {
+        profile->timeline_rows[i] =
+            (struct adt_report_timeline_row){.rank = reading->locations[i].rank, .thread = reading->locations[i].thread};
+    }
+    qsort(profile->timeline_rows, rows, sizeof *profile->timeline_rows, by_rank_then_thread);
+    for (size_t i = 0; i < rows; i++) {
+        struct adt_report_timeline_row key = {.rank = reading->locations[i].rank,
+                                              .thread = reading->locations[i].thread};
+        const struct adt_report_timeline_row *row =
+            bsearch(&key, profile->timeline_rows, rows, sizeof *profile->timeline_rows, by_rank_then_thread);
+        reading->locations[i].timeline_row = (uint32_t)(row - profile->timeline_rows);
+    }
+    profile->timeline_bins = TIMELINE_BINS;
+    reading->bin_ticks = reading->trace_length / TIMELINE_BINS + 1;
+    profile->timeline_mpi = calloc(rows * TIMELINE_BINS + 1, sizeof *profile->timeline_mpi);
+    profile->timeline_active = calloc(rows * TIMELINE_BINS + 1, sizeof *profile->timeline_active);
+    profile->message_lines = malloc(ADT_REPORT_MESSAGE_LINES * sizeof *profile->message_lines);
+    reading->message_line_stride = 1;
+    reading->matching.matched = on_matched;
+    reading->matching.matched_data = reading;
 }
 
 static void release(struct reading *reading)
@@ -190,8 +273,6 @@ static void start_chrome(struct reading *reading, const char *archive)
         adt_report_chrome_thread(chrome, reading->locations[i].rank, (uint32_t)i,
                                  adt_report_string_of(reading, reading->locations[i].name));
     }
-    reading->matching.matched = adt_report_chrome_flow;
-    reading->matching.matched_data = chrome;
 }
 
 struct adt_report_profile *adt_report_read(const char *archive, FILE *chrome_trace, char *error, size_t error_size)
@@ -221,9 +302,7 @@ struct adt_report_profile *adt_report_read(const char *archive, FILE *chrome_tra
               adt_report_read_definitions(reader, &reading, error, error_size);
     if (ok) {
         profile->ranks = calloc(profile->rank_count ? profile->rank_count : 1, sizeof *profile->ranks);
-        profile->timeline_bins = TIMELINE_BINS;
-        reading.bin_ticks = reading.trace_length / TIMELINE_BINS + 1;
-        profile->timeline_mpi = calloc(profile->rank_count * TIMELINE_BINS + 1, sizeof *profile->timeline_mpi);
+        start_timeline(&reading);
         profile->context_count = reading.context_capacity;
         profile->contexts = calloc(profile->context_count ? profile->context_count : 1, sizeof *profile->contexts);
         adt_report_matching_start(&reading.matching, profile->rank_count);
@@ -276,6 +355,9 @@ void adt_report_free(struct adt_report_profile *profile)
     free(profile->contexts);
     free(profile->matrix_bytes);
     free(profile->matrix_messages);
+    free(profile->timeline_rows);
     free(profile->timeline_mpi);
+    free(profile->timeline_active);
+    free(profile->message_lines);
     free(profile);
 }

@@ -141,7 +141,8 @@ static OTF2_CallbackCode on_location(void *data, OTF2_LocationRef self, OTF2_Str
     reading->locations = adt_report_grow(reading->locations, &reading->location_capacity,
                                          reading->location_count + 1, sizeof *reading->locations);
     reading->locations[reading->location_count++] =
-        (struct location_state){.id = self, .name = name, .rank = group, .main_thread = (self >> 32) == 0};
+        (struct location_state){.id = self, .name = name, .rank = group, .thread = (uint32_t)(self >> 32),
+                                  .main_thread = (self >> 32) == 0};
     if ((size_t)group + 1 > reading->profile->rank_count) {
         reading->profile->rank_count = (size_t)group + 1;
     }

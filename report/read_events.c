@@ -104,19 +104,17 @@ static void enter_region(struct reading *reading, OTF2_LocationRef id, OTF2_Time
     }
 }
 
-/* Spreads the MPI call [enter, leave] over the timeline bins it covers,
- * in ticks (finish() makes them shares). */
-static void add_to_timeline(struct reading *reading, uint32_t rank, uint64_t enter, uint64_t leave)
+void adt_report_add_to_timeline(struct reading *reading, double *values, uint32_t row, uint64_t from, uint64_t to)
 {
     struct adt_report_profile *profile = reading->profile;
     uint64_t end = reading->bin_ticks * profile->timeline_bins;
-    uint64_t from = enter > reading->global_offset ? enter - reading->global_offset : 0;
-    uint64_t to = leave > reading->global_offset ? leave - reading->global_offset : 0;
+    from = from > reading->global_offset ? from - reading->global_offset : 0;
+    to = to > reading->global_offset ? to - reading->global_offset : 0;
     to = to < end ? to : end;
     for (uint64_t bin = from / reading->bin_ticks; from < to; bin++) {
         uint64_t bin_end = (bin + 1) * reading->bin_ticks;
         uint64_t part_end = to < bin_end ? to : bin_end;
-        profile->timeline_mpi[rank * profile->timeline_bins + bin] += (double)(part_end - from);
+        values[row * profile->timeline_bins + bin] += (double)(part_end - from);
         from = part_end;
     }
 }
@@ -145,9 +143,8 @@ static void leave_region(struct reading *reading, OTF2_LocationRef id, OTF2_Time
         location->previous_call = location->mpi_call;
         location->previous_leave = time;
         location->after_mpi = true;
-        if (location->main_thread) {
-            add_to_timeline(reading, location->rank, left.enter_time, time);
-        }
+        adt_report_add_to_timeline(reading, reading->profile->timeline_mpi, location->timeline_row, left.enter_time,
+                                   time);
     }
     struct adt_report_mpi_function *function = mpi_function_of(reading, left.region);
     function->calls++;

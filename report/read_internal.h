@@ -20,8 +20,10 @@ struct location_state {
     uint64_t id;
     uint32_t name;
     uint32_t rank;
+    uint32_t thread;
     bool main_thread;
     bool seen;
+    uint32_t timeline_row; /* its row of the profile's timeline */
     uint64_t first_time;
     uint64_t last_time;
     struct open_region *stack;
@@ -107,6 +109,9 @@ struct reading {
      * was asked for. */
     struct adt_report_chrome *chrome;
     struct adt_report_segments segments;
+    /* Messages matched so far, and the stride of those kept as lines. */
+    uint64_t messages_seen;
+    uint64_t message_line_stride;
 };
 
 /* A call as segments are keyed: its calling context when it has one,
@@ -127,6 +132,10 @@ bool adt_report_read_definitions(OTF2_Reader *reader, struct reading *reading, c
 /* Once the definitions are read: the table that finds a location by id
  * (read_events.c). */
 void adt_report_index_locations(struct reading *reading);
+/* Adds [from, to] (archive ticks) to the timeline bins of row (one of
+ * profile->timeline_rows) that it covers, in ticks per bin (finish()
+ * makes them shares); values is timeline_mpi or timeline_active. */
+void adt_report_add_to_timeline(struct reading *reading, double *values, uint32_t row, uint64_t from, uint64_t to);
 /* Reads every location's events, merged by time, into reading and its
  * profile; false with a reason in error when they cannot be read. */
 bool adt_report_read_events(OTF2_Reader *reader, struct reading *reading, char *error, size_t error_size);

@@ -130,6 +130,25 @@ struct adt_report_location_flushes {
     double seconds;
 };
 
+/* The most message lines a profile keeps for the page's timeline (about
+ * 0.5 MB of the page's JSON); a run with more keeps every 2^k-th. */
+enum { ADT_REPORT_MESSAGE_LINES = 16384 };
+
+/* A row of the timeline: the location of thread thread on rank rank. */
+struct adt_report_timeline_row {
+    uint32_t rank;
+    uint32_t thread;
+};
+
+/* A matched message as the timeline draws it: from its send (the row of
+ * the sending location, seconds from the earliest event) to its receive. */
+struct adt_report_message_line {
+    uint32_t send_row;
+    uint32_t receive_row;
+    double send_seconds;
+    double receive_seconds;
+};
+
 struct adt_report_profile {
     size_t rank_count;
     struct adt_report_rank *ranks;
@@ -141,12 +160,23 @@ struct adt_report_profile {
     /* rank_count × rank_count, [sender * rank_count + receiver]. */
     uint64_t *matrix_bytes;
     uint64_t *matrix_messages;
-    /* Timeline: the run cut into timeline_bins equal bins from the earliest
-     * event; [rank * timeline_bins + bin] is the share of the bin the
-     * rank's main thread spent inside MPI (0 to 1). */
+    /* Timeline: one row per location (thread), by rank then thread; the
+     * run cut into timeline_bins equal bins from the earliest event.
+     * [row * timeline_bins + bin] of timeline_mpi is the share of the bin
+     * the location spent inside MPI (0 to 1), of timeline_active the share
+     * within its span, from its first event to its last (0: no events
+     * there yet or any more). */
+    size_t timeline_row_count;
+    struct adt_report_timeline_row *timeline_rows;
     size_t timeline_bins;
     double timeline_bin_seconds;
     double *timeline_mpi;
+    double *timeline_active;
+    /* Matched messages for the timeline, in the order they matched: all
+     * of them up to ADT_REPORT_MESSAGE_LINES, else every 2^k-th, the
+     * smallest k for which they fit. */
+    size_t message_line_count;
+    struct adt_report_message_line *message_lines;
     uint64_t samples;
     double sampled_seconds;
     size_t sampled_function_count;

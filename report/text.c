@@ -405,15 +405,36 @@ static void print_sampled_json(const struct adt_report_profile *profile, FILE *o
     fputc('}', out);
 }
 
-static void print_timeline_json(const struct adt_report_profile *profile, FILE *out)
+static void print_timeline_values(const struct adt_report_profile *profile, const double *values, FILE *out)
 {
-    fprintf(out, ",\n\"timeline\":{\"bin_seconds\":%.9g,\"mpi_share\":[", profile->timeline_bin_seconds);
-    for (size_t r = 0; r < profile->rank_count; r++) {
+    for (size_t r = 0; r < profile->timeline_row_count; r++) {
         fputs(r ? ",\n[" : "\n[", out);
         for (size_t b = 0; b < profile->timeline_bins; b++) {
-            fprintf(out, "%s%.3g", b ? "," : "", profile->timeline_mpi[r * profile->timeline_bins + b]);
+            fprintf(out, "%s%.3g", b ? "," : "", values[r * profile->timeline_bins + b]);
         }
         fputc(']', out);
+    }
+}
+
+/* rows[i] names the location whose shares are mpi_share[i] and
+ * active_share[i]; message_lines are [send row, send seconds, receive row,
+ * receive seconds]. */
+static void print_timeline_json(const struct adt_report_profile *profile, FILE *out)
+{
+    fprintf(out, ",\n\"timeline\":{\"bin_seconds\":%.9g,\"rows\":[", profile->timeline_bin_seconds);
+    for (size_t r = 0; r < profile->timeline_row_count; r++) {
+        fprintf(out, "%s{\"rank\":%" PRIu32 ",\"thread\":%" PRIu32 "}", r ? "," : "",
+                profile->timeline_rows[r].rank, profile->timeline_rows[r].thread);
+    }
+    fputs("],\n\"mpi_share\":[", out);
+    print_timeline_values(profile, profile->timeline_mpi, out);
+    fputs("],\n\"active_share\":[", out);
+    print_timeline_values(profile, profile->timeline_active, out);
+    fputs("],\n\"message_lines\":[", out);
+    for (size_t i = 0; i < profile->message_line_count; i++) {
+        const struct adt_report_message_line *line = &profile->message_lines[i];
+        fprintf(out, "%s[%" PRIu32 ",%.9g,%" PRIu32 ",%.9g]", i ? ",\n" : "\n", line->send_row, line->send_seconds,
+                line->receive_row, line->receive_seconds);
     }
     fputs("]}", out);
 }

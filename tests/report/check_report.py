@@ -46,6 +46,7 @@ archive's duration; with CHROMIUM, that the page draws one bar per flush.
 """
 import bisect
 import collections
+import html
 import json
 import math
 import os
@@ -94,6 +95,15 @@ def check_pingpong(profile, expect_dir):
            f"byte matrix {profile['matrix_bytes']}")
     expect(profile["messages_matched"] == 2 * PINGPONG_ROUNDS and profile["messages_unmatched"] == 0,
            f"matched {profile['messages_matched']}, unmatched {profile['messages_unmatched']}")
+    # Fewer messages than the page keeps: a line for each, between the
+    # rows of ranks 0 and 1 (one thread each), inside the run.
+    timeline = profile["timeline"]
+    lines = timeline["message_lines"]
+    pairs = collections.Counter((send_row, receive_row) for send_row, _, receive_row, _ in lines)
+    expect(pairs == {(0, 1): PINGPONG_ROUNDS, (1, 0): PINGPONG_ROUNDS}, f"message lines by rows {pairs}")
+    run_seconds = timeline["bin_seconds"] * len(timeline["mpi_share"][0])
+    expect(all(0 <= line[1] <= run_seconds and 0 <= line[3] <= run_seconds for line in lines),
+           f"a message line outside the run of {run_seconds} s")
 
 
 def computed(expect_dir):
@@ -109,11 +119,18 @@ def check_imbalance(profile, expect_dir):
            f"computation max/mean {imbalance:.4f}, the ranks computed {seconds} s ({expected:.4f}): not within 5 %")
     expect(profile["ranks_waiting_most"][0] == 0, f"ranks waiting most {profile['ranks_waiting_most']}")
     timeline = profile["timeline"]
+    expect(timeline["rows"] == [{"rank": rank, "thread": 0} for rank in range(RANKS)],
+           f"timeline rows {timeline['rows']}, not one per rank")
     for rank, row in enumerate(timeline["mpi_share"]):
         drawn = sum(row) * timeline["bin_seconds"]
         in_mpi = profile["ranks"][rank]["mpi_seconds"]
         expect(abs(drawn - in_mpi) <= 0.01 * in_mpi,
                f"rank {rank}: the timeline holds {drawn:.4f} s in MPI, the profile {in_mpi:.4f} s")
+        # Each bin's share is printed to 3 digits.
+        active = sum(timeline["active_share"][rank]) * timeline["bin_seconds"]
+        span = profile["ranks"][rank]["span_seconds"]
+        expect(abs(active - span) <= 0.01 * span,
+               f"rank {rank}: the timeline holds {active:.4f} s of events, its span is {span:.4f} s")
     expect(sum(timeline["mpi_share"][0]) > sum(timeline["mpi_share"][1]),
            "the timeline does not show rank 0 longer in MPI than rank 1")
     expect(profile["samples"] > 0, "no samples")
@@ -286,11 +303,28 @@ def expect_buffer_use(uses, steps, summary, location):
             expect(after < before, f"{where}: halving {k + 1} left {after} of {before} bytes in use")
 
 
+def check_thread_rows(profile, summary):
+    """One timeline row per thread, by rank then thread, each with events
+    and none inside MPI (three_functions calls no MPI); returns the rows."""
+    timeline = profile["timeline"]
+    threads = sorted(({"rank": location["rank"], "thread": location["thread"]}
+                      for location in summary["per_location"]), key=lambda row: (row["rank"], row["thread"]))
+    expect(timeline["rows"] == threads, f"timeline rows {timeline['rows']}, the threads {threads}")
+    expect(len(timeline["mpi_share"]) == len(threads) == len(timeline["active_share"]),
+           f"{len(timeline['mpi_share'])} and {len(timeline['active_share'])} rows of shares, {len(threads)} threads")
+    for row, mpi, active in zip(threads, timeline["mpi_share"], timeline["active_share"]):
+        expect(not any(mpi), f"{row}: MPI on the timeline of a program without MPI")
+        expect(sum(active) > 0 and all(0 <= share <= 1.0005 for share in active),
+               f"{row}: shares of its time with events {active[:20]}...")
+    return threads
+
+
 def check_rates(report, archive, launcher, program, chromium):
     _, summary = trace_three_functions(launcher, program, archive, 2)
     initial_hz = summary["initial_rate_hz"]
     rates, uses, offset, resolution = archive_rates(archive)
     profile = profile_of(report, archive)
+    threads = check_thread_rows(profile, summary)
     run_seconds = profile["timeline"]["bin_seconds"] * len(profile["timeline"]["mpi_share"][0])
     reported = {(r["rank"], r["thread"]): [(s["seconds"], s["hz"]) for s in r["steps"]]
                 for r in profile["sampling_rates"]}
@@ -333,6 +367,10 @@ def check_rates(report, archive, launcher, program, chromium):
         for mark in ("use-before", "use-after"):
             count = len(re.findall(rf'<circle class="{mark}"', section.group(1)))
             expect(count == summary["halvings"], f"{count} {mark} marks on the page, {summary['halvings']} halvings")
+        labels = re.search(r'id="timeline"[^>]*data-rows="([^"]*)"', page_dom)
+        expect(labels is not None and json.loads(html.unescape(labels.group(1))) == [
+            f"rank {row['rank']} / thread {row['thread']}" for row in threads],
+            f"timeline rows on the page: {labels and labels.group(1)}")
 
 
 def check_no_flush(report, archive, summary, chromium_dom):
@@ -449,6 +487,42 @@ def check_html(report, archive, output_dir, chromium):
                    capture_output=True, timeout=120, check=True)
 
 
+def check_message_lines(report, archive, output_dir, chromium):
+    """The ping-pong's page draws a line per message with the whole run in
+    view (fewer than page.js's cap)."""
+    dom = draw_page(report, archive, output_dir, chromium)
+    drawn = re.search(r'id="timeline"[^>]*data-message-lines="(\d+)"', dom)
+    expect(drawn is not None and int(drawn.group(1)) == 2 * PINGPONG_ROUNDS,
+           f"message lines drawn: {drawn and drawn.group(1)}, the ping-pong sent {2 * PINGPONG_ROUNDS}")
+
+
+SYNTHETIC_RANKS, SYNTHETIC_STEPS, SYNTHETIC_STEP_SECONDS = 128, 200, 100e-6
+
+
+def check_thinned_lines(report, synthetic_archive, output_dir):
+    """A synthetic run of 25 600 messages (each rank sends one to the next
+    each step, benchmarks/report/synthetic_archive.c), more than the
+    16 384 lines a profile keeps: every other message is kept, from the
+    first step to the last."""
+    archive = f"{output_dir}/archive"
+    os.makedirs(output_dir, exist_ok=True)
+    subprocess.run(["rm", "-rf", archive], check=True)
+    subprocess.run([synthetic_archive, archive, str(SYNTHETIC_RANKS), str(SYNTHETIC_STEPS)], check=True,
+                   stdout=subprocess.DEVNULL)
+    profile = profile_of(report, archive)
+    messages = SYNTHETIC_RANKS * SYNTHETIC_STEPS
+    expect(profile["messages_matched"] == messages, f"{profile['messages_matched']} messages matched")
+    timeline = profile["timeline"]
+    lines = timeline["message_lines"]
+    expect(len(lines) == messages // 2, f"{len(lines)} message lines kept of {messages}")
+    expect(all(receive_row == (send_row + 1) % SYNTHETIC_RANKS for send_row, _, receive_row, _ in lines),
+           "a message line not from a rank to the next")
+    run_seconds = timeline["bin_seconds"] * len(timeline["mpi_share"][0])
+    sent = sorted(line[1] for line in lines)
+    expect(sent[0] <= SYNTHETIC_STEP_SECONDS and sent[-1] >= run_seconds - 2 * SYNTHETIC_STEP_SECONDS,
+           f"the lines kept are sent from {sent[0]} s to {sent[-1]} s of a run of {run_seconds} s")
+
+
 def check_speedscope(report, archive, output_dir):
     path = f"{output_dir}/profile.speedscope.json"
     subprocess.run([report, "--speedscope", path, archive], check=True, stdout=subprocess.DEVNULL)
@@ -552,6 +626,12 @@ def main():
     report, archive, mode = sys.argv[1:4]
     if mode == "html":
         check_html(report, archive, sys.argv[4], sys.argv[5] if len(sys.argv) > 5 else "")
+        return
+    if mode == "message-lines":
+        check_message_lines(report, archive, sys.argv[4], sys.argv[5])
+        return
+    if mode == "thinned-lines":
+        check_thinned_lines(report, archive, sys.argv[4])
         return
     if mode == "speedscope":
         check_speedscope(report, archive, sys.argv[4])
