@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "expect_notes.h"
 
@@ -56,6 +58,24 @@ static void ready(const char *directory, int rank, const char *last_call, const 
     fflush(stdout);
 }
 
+/* MPI_Abort kills every rank at once: the aborting rank waits until each
+ * rank has written its expectation log (expect_write renames it into
+ * place, so one that exists is complete), or a minute at most, so that no
+ * rank is killed before its log is written (the ranks share a machine in
+ * these tests). */
+static void wait_for_every_log(const char *directory, int size)
+{
+    const struct timespec pause = { .tv_sec = 0, .tv_nsec = 10 * 1000 * 1000 };
+    for (int r = 0, tries = 0; r < size && tries < 6000; tries++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/rank.%d.txt", directory, r);
+        if (access(path, F_OK) == 0)
+            r++;
+        else
+            nanosleep(&pause, NULL);
+    }
+}
+
 static void wait_for_nobody(const char *directory, int rank, int size)
 {
     ready(directory, rank, "MPI_Recv", "waits");
@@ -86,6 +106,7 @@ int main(int argc, char **argv)
     }
     if (rank == 1 && strcmp(mode, "abort") == 0) {
         ready(directory, rank, "MPI_Abort", "aborts");
+        wait_for_every_log(directory, size);
         MPI_Abort(MPI_COMM_WORLD, 3);
     }
     wait_for_nobody(directory, rank, size);

@@ -68,6 +68,13 @@ ranks_ready() {
     [ "$(grep -c '^rank ' "$1")" -ge "$ranks" ]
 }
 
+# Every rank's expectation log is in DIR: with abort, the aborting rank
+# waits for them before MPI_Abort kills every rank at once, which may be
+# before another rank's line reaches OUT.
+logs_written() {
+    [ "$(find "$1" -name 'rank.*.txt' | wc -l)" -ge "$ranks" ]
+}
+
 # Every rank's rescue file is there (written by a snapshot).
 rescue_files_written() {
     [ "$(find "$archive.rescue" -name 'rank-*.adtr' 2>/dev/null | wc -l)" -ge "$ranks" ]
@@ -100,7 +107,9 @@ run() {
     mkdir -p "$work/expect-$name"
     "$mpiexec" --oversubscribe -np "$ranks" "${command[@]}" >"$name-out.txt" 2>"$name-err.txt" </dev/null &
     local mpirun=$!
-    wait_until 60 ranks_ready "$name-out.txt" || { kill -KILL "$mpirun"; fail "$name: the ranks did not get ready"; }
+    local ready=(ranks_ready "$name-out.txt")
+    [ "$case" = abort ] && ready=(logs_written "$work/expect-$name")
+    wait_until 60 "${ready[@]}" || { kill -KILL "$mpirun"; fail "$name: the ranks did not get ready"; }
     case $case in
     term) kill -TERM "$mpirun" ;;
     int) pkill -INT -P "$mpirun" ;;

@@ -46,11 +46,14 @@ void expect_note_members(const char *keyword, int first, int step, int count)
 
 void expect_write(const char *directory, int rank)
 {
-    char path[4096];
+    /* Written under another name and renamed: a log that exists is
+     * complete (endings.c's aborting rank waits for the others'). */
+    char path[4096], partial[4200];
     snprintf(path, sizeof path, "%s/rank.%d.txt", directory, rank);
-    FILE *file = fopen(path, "w");
+    snprintf(partial, sizeof partial, "%s.partial", path);
+    FILE *file = fopen(partial, "w");
     if (!file) {
-        perror(path);
+        perror(partial);
         abort();
     }
     for (int i = 0; i < note_count; i++) {
@@ -58,5 +61,8 @@ void expect_write(const char *directory, int rank)
         free(notes[i]);
     }
     note_count = 0;
-    fclose(file);
+    if (fclose(file) != 0 || rename(partial, path) != 0) {
+        perror(path);
+        abort();
+    }
 }
