@@ -129,3 +129,92 @@ bool adt_report_check_event_file(const char *archive, uint64_t location, uint64_
     }
     return true;
 }
+
+/* The anchor file (traces.otf2) as OTF2 3.0.2 writes it (anchor format 3):
+ * a 2-byte header (OTF2_BUFFER_CHUNK_HEADER, endianness), "OTF2\0", the
+ * anchor format, the trace format, three version bytes, the event and the
+ * definition chunk sizes (8 bytes each), substrate, compression, the
+ * numbers of locations and of global definitions (8 bytes each), three
+ * strings (machine, creator, description), the number of properties (4
+ * bytes) and a pair of strings for each, the trace id (8), the numbers of
+ * snapshots and thumbnails (4 each) and OTF2_BUFFER_END_OF_FILE (then
+ * the buffer's end marks). OTF2
+ * allocates by these numbers before it checks them against anything (a
+ * damaged number of properties asked it for 33 GB): they must fit the
+ * anchor file and traces.def before OTF2 sees them. */
+struct anchor_cursor {
+    const unsigned char *at;
+    const unsigned char *end;
+    bool swapped;
+};
+
+static bool take(struct anchor_cursor *cursor, size_t bytes, uint64_t *value)
+{
+    if ((size_t)(cursor->end - cursor->at) < bytes) {
+        return false;
+    }
+    *value = 0;
+    for (size_t i = 0; i < bytes; i++) {
+        *value |= (uint64_t)cursor->at[cursor->swapped ? bytes - 1 - i : i] << (8 * i);
+    }
+    cursor->at += bytes;
+    return true;
+}
+
+static bool take_string(struct anchor_cursor *cursor)
+{
+    const unsigned char *nul = memchr(cursor->at, '\0', (size_t)(cursor->end - cursor->at));
+    cursor->at = nul != NULL ? nul + 1 : cursor->end;
+    return nul != NULL;
+}
+
+bool adt_report_check_anchor(const char *archive, uint64_t definition_bytes, char *error, size_t error_size)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/traces.otf2", archive);
+    unsigned char bytes[65536];
+    FILE *in = fopen(path, "rb");
+    size_t size = in != NULL ? fread(bytes, 1, sizeof bytes, in) : 0;
+    if (in != NULL) {
+        fclose(in);
+    }
+    static const unsigned char magic[] = "OTF2";
+    struct anchor_cursor cursor = {bytes + 2 + sizeof magic, bytes + size, false};
+    uint64_t format = 0, skipped = 0, chunk_size = 0, locations = 0, definitions = 0, properties = 0;
+    bool whole = size > 2 + sizeof magic && size < sizeof bytes && bytes[0] == OTF2_CHUNK_HEADER_BYTE &&
+                 memcmp(bytes + 2, magic, sizeof magic) == 0 && take(&cursor, 1, &format) && format == 3 &&
+                 take(&cursor, 4, &skipped);
+    /* The byte order is the one in which the event chunk size is valid. */
+    for (int order = 0; whole && order < 2; order++) {
+        struct anchor_cursor at_size = cursor;
+        at_size.swapped = order == 1;
+        if (take(&at_size, 8, &chunk_size) && chunk_size >= OTF2_CHUNK_SIZE_MIN && chunk_size <= OTF2_CHUNK_SIZE_MAX) {
+            cursor = at_size;
+            break;
+        }
+        whole = order == 0;
+    }
+    whole = whole && take(&cursor, 8, &skipped) && take(&cursor, 2, &skipped) && take(&cursor, 8, &locations) &&
+            take(&cursor, 8, &definitions) && take_string(&cursor) && take_string(&cursor) && take_string(&cursor) &&
+            take(&cursor, 4, &properties);
+    /* Every property is two strings, of a byte at least each. */
+    whole = whole && properties <= (uint64_t)(cursor.end - cursor.at) / 2;
+    for (uint64_t i = 0; whole && i < properties; i++) {
+        whole = take_string(&cursor) && take_string(&cursor);
+    }
+    whole = whole && take(&cursor, 8, &skipped) && take(&cursor, 8, &skipped) && cursor.end > cursor.at &&
+            cursor.at[0] == OTF2_END_OF_FILE_BYTE;
+    if (!whole) {
+        snprintf(error, error_size, "traces.otf2 is damaged: it is not a whole OTF2 anchor file of format 3");
+        return false;
+    }
+    /* A definition takes bytes of traces.def, a location one definition. */
+    if (definitions > definition_bytes || locations > definitions) {
+        snprintf(error, error_size,
+                 "traces.otf2 is damaged: it states %" PRIu64 " locations and %" PRIu64
+                 " global definitions, traces.def has %" PRIu64 " bytes",
+                 locations, definitions, definition_bytes);
+        return false;
+    }
+    return true;
+}

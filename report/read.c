@@ -364,21 +364,14 @@ static void start_chrome(struct reading *reading, const char *archive)
 
 /* The bound of global definition ids: those the anchor file states, at
  * most one per byte of traces.def. */
-static bool bound_definitions(OTF2_Reader *reader, struct reading *reading)
+static bool bound_definitions(OTF2_Reader *reader, struct reading *reading, uint64_t definition_bytes)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/traces.def", reading->archive);
-    struct stat status;
-    if (stat(path, &status) != 0) {
-        adt_report_damaged(reading, SIZE_MAX, "traces.def cannot be read: %s", strerror(errno));
-        return false;
-    }
     uint64_t stated = 0;
     if (adt_report_otf2_failed(reading, OTF2_Reader_GetNumberOfGlobalDefinitions(reader, &stated),
                                "OTF2_Reader_GetNumberOfGlobalDefinitions")) {
         return false;
     }
-    reading->definition_limit = stated < (uint64_t)status.st_size ? stated : (uint64_t)status.st_size;
+    reading->definition_limit = stated < definition_bytes ? stated : definition_bytes;
     return true;
 }
 
@@ -395,6 +388,18 @@ static struct adt_report_profile *read_pass(const char *archive, const struct ad
     /* Checked first: OTF2 would print its own chain of errors (and leak). */
     if (access(anchor, R_OK) != 0) {
         snprintf(error->text, sizeof error->text, "no readable traces.otf2 in it: %s", strerror(errno));
+        return NULL;
+    }
+    char definitions[4096];
+    snprintf(definitions, sizeof definitions, "%s/traces.def", archive);
+    struct stat definition_file;
+    if (stat(definitions, &definition_file) != 0) {
+        error->damaged = true;
+        snprintf(error->text, sizeof error->text, "traces.def cannot be read: %s", strerror(errno));
+        return NULL;
+    }
+    if (!adt_report_check_anchor(archive, (uint64_t)definition_file.st_size, error->text, sizeof error->text)) {
+        error->damaged = true;
         return NULL;
     }
     struct adt_report_profile *profile = calloc(1, sizeof *profile);
@@ -420,7 +425,7 @@ static struct adt_report_profile *read_pass(const char *archive, const struct ad
     }
     bool ok = !adt_report_otf2_failed(&reading, OTF2_Reader_SetSerialCollectiveCallbacks(reader),
                                       "OTF2_Reader_SetSerialCollectiveCallbacks") &&
-              bound_definitions(reader, &reading) && adt_report_read_definitions(reader, &reading) &&
+              bound_definitions(reader, &reading, (uint64_t)definition_file.st_size) && adt_report_read_definitions(reader, &reading) &&
               check_locations(reader, &reading, left_out);
     if (ok) {
         profile->ranks = calloc(profile->rank_count ? profile->rank_count : 1, sizeof *profile->ranks);

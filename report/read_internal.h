@@ -162,6 +162,9 @@ OTF2_CallbackCode adt_report_damaged(struct reading *reading, size_t location, c
  * lack the clock. */
 bool adt_report_read_definitions(OTF2_Reader *reader, struct reading *reading);
 
+/* check.c: whether the anchor file of archive is whole and its numbers fit
+ * it and traces.def's definition_bytes; if not, why in error. */
+bool adt_report_check_anchor(const char *archive, uint64_t definition_bytes, char *error, size_t error_size);
 /* check.c: whether the event file of location (id), which the definitions
  * give events, is whole in chunks of chunk_size bytes; if not, why in
  * error (one line naming the file). */
