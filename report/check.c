@@ -194,7 +194,9 @@ bool adt_report_check_anchor(const char *archive, uint64_t definition_bytes, cha
         }
         whole = order == 0;
     }
-    whole = whole && take(&cursor, 8, &skipped) && take(&cursor, 2, &skipped) && take(&cursor, 8, &locations) &&
+    uint64_t definition_chunk_size = 0;
+    whole = whole && take(&cursor, 8, &definition_chunk_size) && definition_chunk_size >= OTF2_CHUNK_SIZE_MIN &&
+            definition_chunk_size <= OTF2_CHUNK_SIZE_MAX && take(&cursor, 2, &skipped) && take(&cursor, 8, &locations) &&
             take(&cursor, 8, &definitions) && take_string(&cursor) && take_string(&cursor) && take_string(&cursor) &&
             take(&cursor, 4, &properties);
     /* Every property is two strings, of a byte at least each. */

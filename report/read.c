@@ -105,6 +105,11 @@ static bool check_locations(OTF2_Reader *reader, struct reading *reading, struct
             return false;
         }
     }
+    if (left_out->count == reading->location_count && left_out->count > 0) {
+        adt_report_damaged(reading, SIZE_MAX, "every location is damaged, nothing is left to report (the first: %s)",
+                           left_out->locations[0].reason);
+        return false;
+    }
     return true;
 }
 
@@ -141,8 +146,8 @@ static bool open_locations(OTF2_Reader *reader, struct reading *reading)
         }
         location->event_reader = OTF2_Reader_GetEvtReader(reader, location->id);
         if (location->event_reader == NULL) {
-            snprintf(reading->error->text, sizeof reading->error->text, "cannot read the events of location %" PRIu64,
-                     location->id);
+            adt_report_damaged(reading, i, "traces/%" PRIu64 ".evt cannot be read%s%s", location->id,
+                               reading->otf2_message[0] ? ": " : "", reading->otf2_message);
             return false;
         }
     }
@@ -487,7 +492,8 @@ struct adt_report_profile *adt_report_read(const char *archive, const struct adt
         /* A location found damaged during the pass: read again without it
          * (each pass leaves out one more, so this ends). Damage that no
          * location's own check or guard shows is the archive's as a whole. */
-        if (!options->salvage || !error->damaged || damaged_id == UINT64_MAX || !restart_chrome(options->chrome_trace, error)) {
+        error->salvageable = error->damaged && damaged_id != UINT64_MAX;
+        if (!options->salvage || !error->salvageable || !restart_chrome(options->chrome_trace, error)) {
             free(left_out.locations);
             return NULL;
         }

@@ -292,7 +292,8 @@ bool adt_report_read_definitions(OTF2_Reader *reader, struct reading *reading)
 {
     OTF2_GlobalDefReader *definitions = OTF2_Reader_GetGlobalDefReader(reader);
     if (definitions == NULL) {
-        snprintf(reading->error->text, sizeof reading->error->text, "cannot read the global definitions");
+        adt_report_damaged(reading, SIZE_MAX, "traces.def cannot be read%s%s", reading->otf2_message[0] ? ": " : "",
+                           reading->otf2_message);
         return false;
     }
     OTF2_GlobalDefReaderCallbacks *callbacks = OTF2_GlobalDefReaderCallbacks_New();

@@ -377,7 +377,8 @@ bool adt_report_read_events(OTF2_Reader *reader, struct reading *reading)
 {
     OTF2_GlobalEvtReader *events = OTF2_Reader_GetGlobalEvtReader(reader);
     if (events == NULL) {
-        snprintf(reading->error->text, sizeof reading->error->text, "cannot read the events");
+        adt_report_damaged(reading, SIZE_MAX, "the event files cannot be read%s%s",
+                           reading->otf2_message[0] ? ": " : "", reading->otf2_message);
         return false;
     }
     OTF2_GlobalEvtReaderCallbacks *callbacks = OTF2_GlobalEvtReaderCallbacks_New();

@@ -239,6 +239,7 @@ struct adt_report_options {
  * that cannot be opened or an output that cannot be written. */
 struct adt_report_error {
     bool damaged;
+    bool salvageable; /* the damage is in one location's files: salvage reads the others */
     char text[512];
 };
 

@@ -103,7 +103,7 @@ int main(int argc, char **argv)
     }
     if (profile == NULL) {
         fprintf(stderr, "adaptrace-report: %s: %s%s\n", archive, read_error.text,
-                read_error.damaged && !salvage ? " (--salvage reports the intact locations)" : "");
+                read_error.salvageable && !salvage ? " (--salvage reports the intact locations)" : "");
         return read_error.damaged ? 2 : 1;
     }
     if (json) {
