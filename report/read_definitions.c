@@ -139,6 +139,11 @@ static OTF2_CallbackCode on_calling_context(void *data, OTF2_CallingContextRef s
                                                (size_t)self + 1, sizeof(uint32_t));
     reading->context_parents = adt_report_grow(reading->context_parents, &reading->context_parent_capacity,
                                                (size_t)self + 1, sizeof(uint32_t));
+    /* Ids skipped over (a damaged archive's) are roots, not children of
+     * context 0, which may be one of them. */
+    for (size_t skipped = reading->context_capacity; skipped < self; skipped++) {
+        reading->context_parents[skipped] = UINT32_MAX;
+    }
     reading->context_regions[self] = region;
     reading->context_parents[self] = parent == OTF2_UNDEFINED_CALLING_CONTEXT ? UINT32_MAX : parent;
     if (self + 1 > reading->context_capacity) {

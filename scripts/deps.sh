@@ -5,6 +5,7 @@ packages=(build-essential cmake pkg-config gfortran python3
           libopenmpi-dev openmpi-bin libotf2-trace-dev otf2-tools python3-otf2
           libunwind-dev libpapi-dev papi-tools libdw-dev libelf-dev
           libgtest-dev googletest hyperfine python3-mpi4py
+          clang libclang-rt-14-dev  # the readers' fuzz targets (tests/fuzz): clang's libFuzzer
           gdb  # gdb: the whole-run tests show a hung run's stacks (tests/run_with_watchdog.sh)
           chromium)  # chromium: report.html.browser draws the report page headless
 missing=()

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command of README.md: installs dependencies, builds the Release
 # and the sanitizer (ASan + UBSan) configurations, runs ctest on both, then
-# runs the threaded tests under ThreadSanitizer.
+# runs the threaded tests under ThreadSanitizer, then fuzzes each reader
+# of damaged input for a minute (tests/fuzz).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
@@ -31,3 +32,8 @@ cmake --build build-tsan -j "$jobs" --target test_buffer_signals test_format tes
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir build-tsan --output-on-failure -j "$jobs" --no-tests=error \
         -R '^(BufferSignals|FormatDefs|FormatThreadCollectives|HandleTable|SamplerContextTree)\.'
+# The readers' fuzz targets (tests/fuzz/CMakeLists.txt): clang's libFuzzer
+# with ASan and UBSan, the kept regression inputs, then a minute each.
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DADAPTRACE_FUZZ=ON
+cmake --build build-fuzz -j "$jobs" --target fuzz_targets
+ctest --test-dir build-fuzz --output-on-failure -j "$jobs" --no-tests=error -L fuzz
