@@ -367,6 +367,44 @@ static void start_chrome(struct reading *reading, const char *archive)
     }
 }
 
+/* Whether location's events read alone, without callbacks: no OTF2
+ * error, and no more and no fewer events than stated. Tells which
+ * location's file OTF2 failed in when the merged pass does not say. */
+static bool location_reads_alone(const char *anchor, const struct location_state *location)
+{
+    OTF2_Reader *reader = OTF2_Reader_Open(anchor);
+    if (reader == NULL) {
+        return false;
+    }
+    uint64_t read = 0;
+    OTF2_EvtReader *events = NULL;
+    bool ok = OTF2_Reader_SetSerialCollectiveCallbacks(reader) == OTF2_SUCCESS &&
+              OTF2_Reader_SelectLocation(reader, location->id) == OTF2_SUCCESS &&
+              OTF2_Reader_OpenEvtFiles(reader) == OTF2_SUCCESS &&
+              (events = OTF2_Reader_GetEvtReader(reader, location->id)) != NULL &&
+              OTF2_Reader_ReadLocalEvents(reader, events, location->stated_events + 1, &read) == OTF2_SUCCESS &&
+              read == location->stated_events;
+    OTF2_Reader_Close(reader);
+    return ok;
+}
+
+/* After damage that the merged events did not place (an OTF2 error in
+ * the middle of them), the first location whose events do not read alone
+ * is where it is. */
+static void place_damage(const char *anchor, struct reading *reading)
+{
+    for (size_t i = 0; i < reading->location_count && reading->damaged_location == SIZE_MAX; i++) {
+        struct location_state *location = &reading->locations[i];
+        if (!location->left_out && !location_reads_alone(anchor, location)) {
+            char reason[sizeof reading->error->text];
+            snprintf(reason, sizeof reason, "traces/%" PRIu64 ".evt is damaged (%.400s)", location->id,
+                     reading->error->text);
+            snprintf(reading->error->text, sizeof reading->error->text, "%s", reason);
+            reading->damaged_location = i;
+        }
+    }
+}
+
 /* The bound of global definition ids: those the anchor file states, at
  * most one per byte of traces.def. */
 static bool bound_definitions(OTF2_Reader *reader, struct reading *reading, uint64_t definition_bytes)
@@ -443,6 +481,9 @@ static struct adt_report_profile *read_pass(const char *archive, const struct ad
             start_chrome(&reading, archive);
         }
         ok = open_locations(reader, &reading) && adt_report_read_events(reader, &reading);
+        if (!ok && left_out->salvage && error->damaged && reading.damaged_location == SIZE_MAX) {
+            place_damage(anchor, &reading);
+        }
     }
     OTF2_Reader_Close(reader);
     OTF2_Error_RegisterCallback(otf2_printer, NULL);
