@@ -81,18 +81,23 @@ static bool check_locations(OTF2_Reader *reader, struct reading *reading, struct
                                "OTF2_Reader_GetChunkSize")) {
         return false;
     }
-    if (chunk_size < OTF2_CHUNK_SIZE_MIN || chunk_size > OTF2_CHUNK_SIZE_MAX) {
-        adt_report_damaged(reading, SIZE_MAX, "traces.otf2 is damaged: its event chunk size is %" PRIu64 " bytes",
-                           chunk_size);
+    /* check.c knows the event files of OTF2's POSIX substrate without
+     * compression (what adaptrace and Score-P write); others are guarded
+     * while read only. */
+    OTF2_FileSubstrate substrate = OTF2_SUBSTRATE_UNDEFINED;
+    OTF2_Compression compression = OTF2_COMPRESSION_UNDEFINED;
+    if (adt_report_otf2_failed(reading, OTF2_Reader_GetFileSubstrate(reader, &substrate), "OTF2_Reader_GetFileSubstrate") ||
+        adt_report_otf2_failed(reading, OTF2_Reader_GetCompression(reader, &compression), "OTF2_Reader_GetCompression")) {
         return false;
     }
+    bool plain_files = substrate == OTF2_SUBSTRATE_POSIX && compression == OTF2_COMPRESSION_NONE;
     for (size_t i = 0; i < reading->location_count; i++) {
         struct location_state *location = &reading->locations[i];
         for (size_t k = 0; k < left_out->count; k++) {
             location->left_out |= left_out->locations[k].id == location->id;
         }
         char why[sizeof left_out->locations[0].reason];
-        if (location->left_out ||
+        if (location->left_out || !plain_files ||
             adt_report_check_event_file(reading->archive, location->id, location->stated_events, chunk_size, why,
                                         sizeof why)) {
             continue;
