@@ -220,6 +220,12 @@ typedef enum adt_region_role {
     ADT_ROLE_FILE_IO_METADATA = 38
 } adt_region_role;
 
+/* The region of adaptrace's own frames in the calling-context tree: every
+ * frame of the measurement itself and what it called, folded into one at
+ * the point where the application entered adaptrace (sampler/resolve.c);
+ * reports give its samples as the measurement's cost. */
+#define ADT_MEASUREMENT_FRAME "[adaptrace]"
+
 typedef enum adt_paradigm {
     ADT_PARADIGM_USER = 1,
     ADT_PARADIGM_MPI = 4,

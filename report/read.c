@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "format/format.h"
 #include "read_internal.h"
 
 /* Enough to see phases at a glance and to zoom in a few times; 256 ranks
@@ -254,6 +255,11 @@ static void finish(struct reading *reading)
         }
     }
     free(last_counted);
+    for (size_t f = 0; f < profile->sampled_function_count; f++) {
+        if (strcmp(profile->sampled_functions[f].name, ADT_MEASUREMENT_FRAME) == 0) {
+            profile->measurement_seconds = profile->sampled_functions[f].inclusive_seconds;
+        }
+    }
     adt_report_match(&reading->matching, profile, reading->timer_resolution);
     finish_segments(reading);
 }

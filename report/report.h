@@ -192,6 +192,9 @@ struct adt_report_profile {
     struct adt_report_message_line *message_lines;
     uint64_t samples;
     double sampled_seconds;
+    /* The samples in adaptrace's own frames (the archive's
+     * ADT_MEASUREMENT_FRAME function, inclusive): the measurement's cost. */
+    double measurement_seconds;
     size_t sampled_function_count;
     struct adt_report_sampled_function *sampled_functions;
     size_t context_count;

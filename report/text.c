@@ -122,6 +122,8 @@ static void print_sampled_text(const struct adt_report_profile *profile, FILE *o
     if (profile->samples == 0) {
         return;
     }
+    fprintf(out, "  the measurement's own cost: %.6f s (%.1f%%) in adaptrace's frames, [adaptrace] below\n",
+            profile->measurement_seconds, 100 * profile->measurement_seconds / profile->sampled_seconds);
     double total = profile->sampled_seconds;
     const char *kinds[] = {"exclusive", "inclusive"};
     size_t offsets[] = {offsetof(struct adt_report_sampled_function, exclusive_seconds),
@@ -389,8 +391,9 @@ static void print_mpi_json(const struct adt_report_profile *profile, FILE *out)
 
 static void print_sampled_json(const struct adt_report_profile *profile, FILE *out)
 {
-    fprintf(out, ",\n\"samples\":%" PRIu64 ",\"sampled_seconds\":%.9g,\n\"sampled_functions\":[", profile->samples,
-            profile->sampled_seconds);
+    fprintf(out,
+            ",\n\"samples\":%" PRIu64 ",\"sampled_seconds\":%.9g,\"measurement_seconds\":%.9g,\n\"sampled_functions\":[",
+            profile->samples, profile->sampled_seconds, profile->measurement_seconds);
     uint32_t *order = adt_report_order_by(profile->sampled_functions, profile->sampled_function_count,
                                           sizeof *profile->sampled_functions,
                                           offsetof(struct adt_report_sampled_function, exclusive_seconds));

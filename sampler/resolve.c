@@ -22,6 +22,7 @@
 #include "sampler/resolve.h"
 
 #include <dlfcn.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -193,12 +194,53 @@ uintptr_t adt_resolver_key_address(uint64_t key)
     return (key & ADT_CCT_KEY_EXACT) ? address : address - 1;
 }
 
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash != NULL ? slash + 1 : path;
+}
+
+/* The length of name without a symbol version ("clock_gettime@@GLIBC_2.17",
+ * "memcpy@GLIBC_2.2.5"): noise in a profile, though the archive's
+ * canonical name keeps it. */
+static size_t unversioned_length(const char *name)
+{
+    const char *at = strchr(name, '@');
+    if (at == NULL || at == name)
+        return strlen(name);
+    const char *version = at + (at[1] == '@' ? 2 : 1);
+    if (*version == '\0' || version[strspn(version, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.")])
+        return strlen(name);
+    return (size_t)(at - name);
+}
+
+/* The start of the function holding address, from the call-frame
+ * information that even a stripped file keeps (.eh_frame, for unwinding):
+ * its entry's first address. address itself where there is none. */
+static uintptr_t function_start(Dwfl_Module *module, uintptr_t address)
+{
+    Dwarf_Addr bias = 0;
+    Dwarf_CFI *cfi = module != NULL ? dwfl_module_eh_cfi(module, &bias) : NULL;
+    Dwarf_Frame *frame = NULL;
+    if (cfi == NULL || dwarf_cfi_addrframe(cfi, address - bias, &frame) != 0)
+        return address;
+    Dwarf_Addr start = 0, end = 0;
+    bool known = dwarf_frame_info(frame, &start, &end, NULL) >= 0;
+    free(frame);
+    return known ? (uintptr_t)(start + bias) : address;
+}
+
 void adt_resolver_lookup(adt_resolver *resolver, uintptr_t address, adt_symbol *symbol)
 {
     const char *name = NULL;
     int line = 0;
     symbol->module = NULL;
     symbol->file = NULL;
+    /* Where the module's file was loaded (its load bias): an address less
+     * it is the file's own address, the same in every process whatever
+     * address-space randomisation did. */
+    bool loaded_known = false;
+    uintptr_t load_bias = 0;
     Dwfl_Module *module = resolver->dwfl != NULL ? dwfl_addrmodule(resolver->dwfl, address) : NULL;
     if (module != NULL) {
         symbol->module = dwfl_module_info(module, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
@@ -206,6 +248,9 @@ void adt_resolver_lookup(adt_resolver *resolver, uintptr_t address, adt_symbol *
         Dwfl_Line *source = dwfl_module_getsrc(module, address);
         if (source != NULL)
             symbol->file = dwfl_lineinfo(source, NULL, &line, NULL, NULL, NULL);
+        Dwarf_Addr bias = 0;
+        loaded_known = dwfl_module_getelf(module, &bias) != NULL;
+        load_bias = (uintptr_t)bias;
     }
     Dl_info info;
     if (!resolver->saved && (name == NULL || symbol->module == NULL) && dladdr((void *)address, &info) != 0) {
@@ -213,16 +258,23 @@ void adt_resolver_lookup(adt_resolver *resolver, uintptr_t address, adt_symbol *
             name = info.dli_sname;
         if (symbol->module == NULL)
             symbol->module = info.dli_fname;
+        if (!loaded_known && info.dli_fbase != NULL) {
+            load_bias = (uintptr_t)info.dli_fbase;
+            loaded_known = true;
+        }
     }
+    symbol->line = symbol->file != NULL && line > 0 ? (uint32_t)line : 0;
+    if (name != NULL)
+        snprintf(symbol->symbol, sizeof symbol->symbol, "%s", name);
+    else if (symbol->module != NULL && loaded_known)
+        snprintf(symbol->symbol, sizeof symbol->symbol, "%s+0x%" PRIxPTR, base_name(symbol->module),
+                 function_start(module, address) - load_bias);
+    else
+        snprintf(symbol->symbol, sizeof symbol->symbol, "0x%" PRIxPTR, address);
     if (symbol->module == NULL)
         symbol->module = "[unknown module]";
-    symbol->line = symbol->file != NULL && line > 0 ? (uint32_t)line : 0;
-    if (name == NULL) {
-        snprintf(symbol->symbol, sizeof symbol->symbol, "0x%" PRIxPTR, address);
+    if (name == NULL)
         name = symbol->symbol;
-    } else {
-        snprintf(symbol->symbol, sizeof symbol->symbol, "%s", name);
-    }
     char *demangled = NULL;
     if (resolver->demangle != NULL && strncmp(name, "_Z", 2) == 0) {
         int status = -1;
@@ -232,17 +284,24 @@ void adt_resolver_lookup(adt_resolver *resolver, uintptr_t address, adt_symbol *
             demangled = NULL;
         }
     }
-    snprintf(symbol->function, sizeof symbol->function, "%s", demangled != NULL ? demangled : symbol->symbol);
+    if (demangled != NULL)
+        snprintf(symbol->function, sizeof symbol->function, "%s", demangled);
+    else
+        snprintf(symbol->function, sizeof symbol->function, "%.*s", (int)unversioned_length(symbol->symbol),
+                 symbol->symbol);
     free(demangled);
 }
 
-static const char *base_name(const char *path)
+/* adaptrace's own code: its library, known by its file's name, so that
+ * the saved modules of a process that is gone tell it too. */
+static bool in_adaptrace(const char *module)
 {
-    const char *slash = strrchr(path, '/');
-    return slash != NULL ? slash + 1 : path;
+    return strncmp(base_name(module), "libadaptrace.so", strlen("libadaptrace.so")) == 0;
 }
 
-static void define_address(adt_resolver *resolver, adt_defs *defs, uint64_t key, adt_cc_node *node)
+/* Defines node's region and source location from its address; whether
+ * the address is adaptrace's own code. */
+static bool define_address(adt_resolver *resolver, adt_defs *defs, uint64_t key, adt_cc_node *node)
 {
     adt_symbol symbol;
     adt_resolver_lookup(resolver, adt_resolver_key_address(key), &symbol);
@@ -255,34 +314,56 @@ static void define_address(adt_resolver *resolver, adt_defs *defs, uint64_t key,
                                    symbol.module, 0, 0);
     node->source_location =
         symbol.line > 0 ? adt_defs_source_location(defs, symbol.file, symbol.line) : ADT_UNDEFINED_ID;
+    return in_adaptrace(symbol.module);
 }
 
 /* Defines the calling contexts of a tree's nodes (count of them) in defs.
  * A node of a saved tree may have been caught half-written: a parent that
- * does not come before it makes it a root. */
+ * does not come before it makes it a root.
+ *
+ * adaptrace's own frames (a wrapper at work before or after its MPI call,
+ * the end of the run inside MPI_Finalize) and everything they called are
+ * one frame, ADT_MEASUREMENT_FRAME, where the application entered
+ * adaptrace: such a node takes the measurement's region, no source
+ * location, and the parent of the first of them on its path, so that all
+ * of them are one calling context once the definitions are unified
+ * (identical definitions merge). */
 static int define_contexts(adt_defs *defs, const adt_cct_node *nodes, uint32_t count, adt_resolver *resolver)
 {
     adt_cc_node *table = calloc(count ? count : 1, sizeof *table);
-    if (table == NULL || resolver == NULL) {
+    bool *measurement = calloc(count ? count : 1, sizeof *measurement);
+    if (table == NULL || measurement == NULL || resolver == NULL) {
         adt_log("calling contexts: out of memory for %u nodes", count);
         free(table);
+        free(measurement);
         return -1;
     }
+    uint32_t measurement_region = adt_defs_region(defs, ADT_MEASUREMENT_FRAME, "adaptrace@measurement",
+                                                  ADT_ROLE_FUNCTION, ADT_PARADIGM_SAMPLING, "", 0, 0);
     for (uint32_t id = 0; id < count; ++id) {
         const adt_cct_node *source = &nodes[id];
         adt_cc_node *node = &table[id];
         node->parent = source->parent < id ? source->parent : ADT_UNDEFINED_ID;
         node->source_location = ADT_UNDEFINED_ID;
+        bool below_measurement = node->parent != ADT_UNDEFINED_ID && measurement[node->parent];
         if (id == ADT_CCT_NODE_FULL)
             node->region = adt_defs_region(defs, "[adaptrace: calling-context tree full]", "adaptrace@cct_full",
                                            ADT_ROLE_FUNCTION, ADT_PARADIGM_SAMPLING, "", 0, 0);
         else if (source->key & ADT_CCT_KEY_REGION)
             node->region = (uint32_t)(source->key & UINT32_MAX);
         else
-            define_address(resolver, defs, source->key, node);
+            measurement[id] = define_address(resolver, defs, source->key, node);
+        if (below_measurement || measurement[id]) {
+            measurement[id] = true;
+            node->region = measurement_region;
+            node->source_location = ADT_UNDEFINED_ID;
+            if (below_measurement)
+                node->parent = table[node->parent].parent;
+        }
     }
     int status = adt_defs_set_calling_contexts(defs, table, count);
     free(table);
+    free(measurement);
     return status;
 }
 

@@ -12,8 +12,12 @@
 typedef struct adt_resolver adt_resolver;
 
 typedef struct adt_symbol {
-    char function[1024];  /* demangled where possible; "0x…" when unknown */
-    char symbol[1024];    /* as in the symbol table; "0x…" when unknown */
+    /* demangled where possible, without a symbol version (@@GLIBC_2.34) */
+    char function[1024];
+    /* as in the symbol table; without one, "module+0xOFFSET" (the file's
+     * base name and the address in the file, the same on every rank and
+     * run), "0x…" outside every known module */
+    char symbol[1024];
     const char *module;   /* path of the executable or library */
     const char *file;     /* source file, or NULL */
     uint32_t line;        /* 0 when unknown */
