@@ -61,6 +61,7 @@ static void print_body(const char *archive, FILE *out)
           "<p class=\"note\">Each sample weighs the period its interrupt generator states. Click a frame of "
           "the flame graph to zoom into it.</p>\n"
           "<div id=\"flame\"></div>\n<div id=\"hot-functions\"></div>\n<div id=\"hot-paths\"></div>\n"
+          "<div id=\"hot-lines\"></div>\n"
           "<h2>The adaptive buffer at work</h2>\n"
           "<p class=\"note\">The sampling rate of each sampled thread over the run: the rate at its first event, "
           "halved each time the buffer dropped a level of its samples (the memory ran out, or the thread could not "

@@ -298,9 +298,16 @@
     ], profile.sampled_functions.slice(0, 30));
     table("#hot-paths", [
       {title: "call path", value: (p) => p.path},
+      {title: "source lines", value: (p) => p.lines},
       {title: "seconds", value: (p) => seconds(p.seconds)},
       {title: "share", value: (p) => percent(p.seconds)},
     ], profile.hot_paths.slice(0, 20));
+    table("#hot-lines", [
+      {title: "source line", value: (l) => `${l.file}:${l.line}`},
+      {title: "function", value: (l) => l.function},
+      {title: "exclusive (s)", value: (l) => seconds(l.seconds)},
+      {title: "exclusive", value: (l) => percent(l.seconds)},
+    ], profile.hot_lines.slice(0, 30));
     const chart = flamegraph.default().width(Math.min(1200, window.innerWidth - 40) || 960).cellHeight(18)
       .transitionDuration(0)
       .label((node) => `${node.data.name}: ${seconds(node.value)} s (${percent(node.value)})`);

@@ -103,6 +103,18 @@ char *adt_report_context_path(const struct adt_report_profile *profile, uint32_t
     return adt_report_join_path(context, &(struct adt_report_tree){profile_parent, profile_name, profile});
 }
 
+static const char *profile_line(const void *data, uint32_t context)
+{
+    const struct adt_report_profile *profile = data;
+    uint32_t source = profile->contexts[context].source;
+    return source != UINT32_MAX ? profile->source_lines[source].label : "?";
+}
+
+char *adt_report_context_lines(const struct adt_report_profile *profile, uint32_t context)
+{
+    return adt_report_join_path(context, &(struct adt_report_tree){profile_parent, profile_line, profile});
+}
+
 int adt_report_write_file(const char *path,
                           void (*print)(const struct adt_report_profile *profile, const char *archive, FILE *out),
                           const struct adt_report_profile *profile, const char *archive, char *error,

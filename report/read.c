@@ -197,6 +197,31 @@ static void finish_segments(struct reading *reading)
     free(location_ranks);
 }
 
+/* The source lines the contexts name, each with the samples whose leaf
+ * is on it. */
+static void finish_source_lines(struct reading *reading)
+{
+    struct adt_report_profile *profile = reading->profile;
+    profile->source_line_count = reading->source_count;
+    profile->source_lines = calloc(reading->source_count + 1, sizeof *profile->source_lines);
+    for (size_t s = 0; s < reading->source_count; s++) {
+        struct adt_report_source_line *line = &profile->source_lines[s];
+        *line = (struct adt_report_source_line){.file = strdup(adt_report_string_of(reading, reading->source_files[s])),
+                                                .line = reading->source_line_numbers[s],
+                                                .function = UINT32_MAX};
+        size_t label_size = strlen(line->file) + 16;
+        line->label = malloc(label_size);
+        snprintf(line->label, label_size, "%s:%" PRIu32, line->file, line->line);
+    }
+    for (size_t c = 0; c < profile->context_count; c++) {
+        uint32_t source = reading->context_sources[c];
+        profile->contexts[c].source = source;
+        if (source != UINT32_MAX) {
+            profile->source_lines[source].self_seconds += profile->contexts[c].self_seconds;
+        }
+    }
+}
+
 /* Spans per rank (main thread), and the sampled functions and the
  * inclusive time of each context from the self times. */
 static void finish(struct reading *reading)
@@ -215,6 +240,7 @@ static void finish(struct reading *reading)
         struct adt_report_rank *rank = &profile->ranks[r];
         rank->computation_seconds = rank->span_seconds > rank->mpi_seconds ? rank->span_seconds - rank->mpi_seconds : 0;
     }
+    finish_source_lines(reading);
     for (size_t c = 0; c < profile->context_count; c++) {
         profile->contexts[c].parent = reading->context_parents[c];
         profile->contexts[c].function = UINT32_MAX;
@@ -255,6 +281,12 @@ static void finish(struct reading *reading)
         }
     }
     free(last_counted);
+    for (size_t c = 0; c < profile->context_count; c++) {
+        uint32_t source = profile->contexts[c].source;
+        if (source != UINT32_MAX && profile->source_lines[source].function == UINT32_MAX) {
+            profile->source_lines[source].function = profile->contexts[c].function;
+        }
+    }
     for (size_t f = 0; f < profile->sampled_function_count; f++) {
         if (strcmp(profile->sampled_functions[f].name, ADT_MEASUREMENT_FRAME) == 0) {
             profile->measurement_seconds = profile->sampled_functions[f].inclusive_seconds;
@@ -349,6 +381,9 @@ static void release(struct reading *reading)
     free(reading->name_functions);
     free(reading->context_regions);
     free(reading->context_parents);
+    free(reading->context_sources);
+    free(reading->source_files);
+    free(reading->source_line_numbers);
     free(reading->generator_periods);
     for (size_t i = 0; i < reading->location_count; i++) {
         free(reading->locations[i].stack);
@@ -582,6 +617,11 @@ void adt_report_free(struct adt_report_profile *profile)
     free(profile->sampled_functions);
     free(profile->ranks);
     free(profile->contexts);
+    for (size_t i = 0; i < profile->source_line_count; i++) {
+        free(profile->source_lines[i].file);
+        free(profile->source_lines[i].label);
+    }
+    free(profile->source_lines);
     free(profile->matrix_bytes);
     free(profile->matrix_messages);
     free(profile->timeline_rows);

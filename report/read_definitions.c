@@ -119,10 +119,28 @@ static OTF2_CallbackCode on_region(void *data, OTF2_RegionRef self, OTF2_StringR
     return OTF2_CALLBACK_SUCCESS;
 }
 
+static OTF2_CallbackCode on_source_code_location(void *data, OTF2_SourceCodeLocationRef self, OTF2_StringRef file,
+                                                 uint32_t line)
+{
+    struct reading *reading = data;
+    if (!ids_defined(reading, "source code location", self, file)) {
+        return OTF2_CALLBACK_INTERRUPT;
+    }
+    reading->source_files = adt_report_grow(reading->source_files, &reading->source_file_capacity, (size_t)self + 1,
+                                            sizeof(uint32_t));
+    reading->source_line_numbers = adt_report_grow(reading->source_line_numbers, &reading->source_line_capacity,
+                                                   (size_t)self + 1, sizeof(uint32_t));
+    reading->source_files[self] = file;
+    reading->source_line_numbers[self] = line;
+    if (self + 1 > reading->source_count) {
+        reading->source_count = (size_t)self + 1;
+    }
+    return OTF2_CALLBACK_SUCCESS;
+}
+
 static OTF2_CallbackCode on_calling_context(void *data, OTF2_CallingContextRef self, OTF2_RegionRef region,
                                             OTF2_SourceCodeLocationRef source, OTF2_CallingContextRef parent)
 {
-    (void)source;
     struct reading *reading = data;
     /* Parents before their children keep the tree free of cycles, which
      * every walk up to a root relies on. */
@@ -139,11 +157,16 @@ static OTF2_CallbackCode on_calling_context(void *data, OTF2_CallingContextRef s
                                                (size_t)self + 1, sizeof(uint32_t));
     reading->context_parents = adt_report_grow(reading->context_parents, &reading->context_parent_capacity,
                                                (size_t)self + 1, sizeof(uint32_t));
+    reading->context_sources = adt_report_grow(reading->context_sources, &reading->context_source_capacity,
+                                               (size_t)self + 1, sizeof(uint32_t));
     /* Ids skipped over (a damaged archive's) are roots, not children of
      * context 0, which may be one of them. */
     for (size_t skipped = reading->context_capacity; skipped < self; skipped++) {
         reading->context_parents[skipped] = UINT32_MAX;
+        reading->context_sources[skipped] = UINT32_MAX;
     }
+    /* Source code locations come before the contexts that name them. */
+    reading->context_sources[self] = source < reading->source_count ? source : UINT32_MAX;
     reading->context_regions[self] = region;
     reading->context_parents[self] = parent == OTF2_UNDEFINED_CALLING_CONTEXT ? UINT32_MAX : parent;
     if (self + 1 > reading->context_capacity) {
@@ -305,6 +328,7 @@ bool adt_report_read_definitions(OTF2_Reader *reader, struct reading *reading)
     OTF2_GlobalDefReaderCallbacks_SetStringCallback(callbacks, on_string);
     OTF2_GlobalDefReaderCallbacks_SetClockPropertiesCallback(callbacks, on_clock_properties);
     OTF2_GlobalDefReaderCallbacks_SetRegionCallback(callbacks, on_region);
+    OTF2_GlobalDefReaderCallbacks_SetSourceCodeLocationCallback(callbacks, on_source_code_location);
     OTF2_GlobalDefReaderCallbacks_SetCallingContextCallback(callbacks, on_calling_context);
     OTF2_GlobalDefReaderCallbacks_SetInterruptGeneratorCallback(callbacks, on_interrupt_generator);
     OTF2_GlobalDefReaderCallbacks_SetMetricMemberCallback(callbacks, on_metric_member);

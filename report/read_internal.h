@@ -90,6 +90,14 @@ struct reading {
     size_t context_capacity;
     uint32_t *context_parents;
     size_t context_parent_capacity;
+    uint32_t *context_sources; /* per context its source code location, UINT32_MAX for none */
+    size_t context_source_capacity;
+    /* Per source code location: its file (a string) and line. */
+    uint32_t *source_files;
+    uint32_t *source_line_numbers;
+    size_t source_file_capacity;
+    size_t source_line_capacity;
+    size_t source_count;
     double *generator_periods;
     size_t generator_capacity;
     /* The sampling-rate and buffer-use metrics: their members, then the

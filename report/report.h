@@ -47,8 +47,22 @@ struct adt_report_sampled_function {
 struct adt_report_context {
     uint32_t parent;
     uint32_t function; /* index into sampled_functions; UINT32_MAX if never sampled */
+    uint32_t source;   /* index into source_lines; UINT32_MAX where the archive has none */
     double self_seconds;
     double inclusive_seconds;
+};
+
+/* A source line of the calling contexts (the archive's
+ * SourceCodeLocation): the line of a frame's call, or the sampled
+ * instruction's for a leaf. self_seconds: the samples whose leaf is on it
+ * (its exclusive time); function: the function of the first context on it
+ * (UINT32_MAX if none was sampled). */
+struct adt_report_source_line {
+    char *file;
+    uint32_t line;
+    char *label; /* "file:line" */
+    uint32_t function;
+    double self_seconds;
 };
 
 /* Equal-width bins of a segment's histogram, from its shortest instance
@@ -199,6 +213,8 @@ struct adt_report_profile {
     struct adt_report_sampled_function *sampled_functions;
     size_t context_count;
     struct adt_report_context *contexts;
+    size_t source_line_count;
+    struct adt_report_source_line *source_lines;
     /* By total time, most first. */
     size_t segment_count;
     struct adt_report_segment *segments;
@@ -264,6 +280,9 @@ uint32_t *adt_report_order_by(const void *base, size_t count, size_t element_siz
 
 /* "main > solve > kernel" for a context; the caller frees it. */
 char *adt_report_context_path(const struct adt_report_profile *profile, uint32_t context);
+/* "demo.c:12 > solve.c:40 > ?" for a context: the source line of each
+ * frame, root first, "?" where there is none; the caller frees it. */
+char *adt_report_context_lines(const struct adt_report_profile *profile, uint32_t context);
 
 void adt_report_print_text(const struct adt_report_profile *profile, FILE *out);
 void adt_report_print_json(const struct adt_report_profile *profile, FILE *out);

@@ -115,6 +115,27 @@ static void print_matrix_text(const struct adt_report_profile *profile, FILE *ou
     fprintf(out, "\n");
 }
 
+/* The source lines with the most samples at their leaf; the text keeps
+ * those that have any. */
+static void print_hot_lines_text(const struct adt_report_profile *profile, FILE *out)
+{
+    uint32_t *order = adt_report_order_by(profile->source_lines, profile->source_line_count,
+                                          sizeof *profile->source_lines,
+                                          offsetof(struct adt_report_source_line, self_seconds));
+    bool any = profile->source_line_count > 0 && profile->source_lines[order[0]].self_seconds > 0;
+    fprintf(out, "  hot lines (exclusive)%s\n",
+            any ? "" : ": no sample has a source line (code built without -g, or no symbols for it)");
+    for (size_t i = 0; i < at_most(profile->source_line_count, TEXT_TOP) &&
+                       profile->source_lines[order[i]].self_seconds > 0;
+         i++) {
+        const struct adt_report_source_line *line = &profile->source_lines[order[i]];
+        double value = line->self_seconds;
+        fprintf(out, "    %12.6f s %5.1f%%  %s  %s\n", value, 100 * value / profile->sampled_seconds, line->label,
+                line->function != UINT32_MAX ? profile->sampled_functions[line->function].name : "");
+    }
+    free(order);
+}
+
 static void print_sampled_text(const struct adt_report_profile *profile, FILE *out)
 {
     fprintf(out, "\nSampled profile: %" PRIu64 " samples standing for %.6f s\n", profile->samples,
@@ -145,11 +166,15 @@ static void print_sampled_text(const struct adt_report_profile *profile, FILE *o
     for (size_t i = 0; i < at_most(profile->context_count, TEXT_TOP) && profile->contexts[order[i]].self_seconds > 0;
          i++) {
         char *path = adt_report_context_path(profile, order[i]);
+        char *lines = adt_report_context_lines(profile, order[i]);
         double value = profile->contexts[order[i]].self_seconds;
         fprintf(out, "    %12.6f s %5.1f%%  %s\n", value, 100 * value / total, path);
+        fprintf(out, "    %21s at %s\n", "", lines);
         free(path);
+        free(lines);
     }
     free(order);
+    print_hot_lines_text(profile, out);
 }
 
 static void print_segments_text(const struct adt_report_profile *profile, FILE *out)
@@ -412,10 +437,29 @@ static void print_sampled_json(const struct adt_report_profile *profile, FILE *o
                        profile->contexts[order[i]].self_seconds > 0;
          i++) {
         char *path = adt_report_context_path(profile, order[i]);
+        char *lines = adt_report_context_lines(profile, order[i]);
         fputs(i ? ",\n{\"path\":" : "\n{\"path\":", out);
         adt_report_print_json_string(path, out);
+        fputs(",\"lines\":", out);
+        adt_report_print_json_string(lines, out);
         fprintf(out, ",\"seconds\":%.9g}", profile->contexts[order[i]].self_seconds);
         free(path);
+        free(lines);
+    }
+    free(order);
+    fputs("],\n\"hot_lines\":[", out);
+    order = adt_report_order_by(profile->source_lines, profile->source_line_count, sizeof *profile->source_lines,
+                                offsetof(struct adt_report_source_line, self_seconds));
+    for (size_t i = 0; i < at_most(profile->source_line_count, JSON_TOP_PATHS) &&
+                       profile->source_lines[order[i]].self_seconds > 0;
+         i++) {
+        const struct adt_report_source_line *line = &profile->source_lines[order[i]];
+        fputs(i ? ",\n{\"file\":" : "\n{\"file\":", out);
+        adt_report_print_json_string(line->file, out);
+        fprintf(out, ",\"line\":%" PRIu32 ",\"function\":", line->line);
+        adt_report_print_json_string(line->function != UINT32_MAX ? profile->sampled_functions[line->function].name : "",
+                                     out);
+        fprintf(out, ",\"seconds\":%.9g}", line->self_seconds);
     }
     free(order);
     fprintf(out, "],\n\"flame\":{\"name\":\"all\",\"value\":%.9g", profile->sampled_seconds);

@@ -13,6 +13,9 @@ any symbol table, DEBUG_FILE its debug information alone (objcopy
   _start and main are the same);
 - no name carries a symbol version (@GLIBC_...), and none of adaptrace's
   own functions (adt_*) is among the functions: they are [adaptrace].
+PROGRAM itself is traced too: the hot-lines table (JSON and text) puts a
+line of hot_loop's loop first, and the hot call path into hot_loop names
+its source lines, the loop's last.
 Then DEBUG_FILE is installed where debuggers look for it by build id
 (/usr/lib/debug/.build-id/xx/yyyy.debug) and the run repeated: hot_loop
 and main get their names. Exit 77 (skipped) when that directory cannot be
@@ -74,6 +77,32 @@ def check_stripped(profile, stripped, program):
           f"no adt_* function, every call path once")
 
 
+def loop_lines(program_source):
+    """The lines of hot_loop's loop: from its for to its body's line."""
+    with open(program_source) as source:
+        lines = source.read().splitlines()
+    first = next(n for n, text in enumerate(lines, 1) if "for (int i = 0; i < iterations" in text)
+    last = next(n for n, text in enumerate(lines, 1) if "sum += i" in text)
+    return set(range(first, last + 1))
+
+
+def check_lines(profile, report, archive):
+    loop = loop_lines(os.path.join(os.path.dirname(os.path.abspath(__file__)), "hot_loop.c"))
+    hottest = profile["hot_lines"][0] if profile["hot_lines"] else None
+    if hottest is None or not hottest["file"].endswith("hot_loop.c") or hottest["line"] not in loop or \
+            hottest["function"] != "hot_loop":
+        sys.exit(f"FAIL: the hottest line should be one of hot_loop.c:{sorted(loop)} in hot_loop: "
+                 f"{profile['hot_lines'][:3]}")
+    into_loop = [path for path in profile["hot_paths"] if path["path"].endswith("main > hot_loop")]
+    if not into_loop or not any(re.search(rf"hot_loop\.c:{line}$", into_loop[0]["lines"]) for line in loop):
+        sys.exit(f"FAIL: the hot path into hot_loop should end at a line of its loop: {into_loop[:1]}")
+    text = subprocess.run([report, archive], capture_output=True, text=True, check=True).stdout
+    label = f"{hottest['file']}:{hottest['line']}"
+    if "hot lines (exclusive)" not in text or f"{label}  hot_loop" not in text or f"> {label}" not in text:
+        sys.exit(f"FAIL: the text report should show {label} in its hot lines and hot call paths")
+    print(f"ok: with -g: the hottest line is {label} in hot_loop, in the hot lines and the hot call path")
+
+
 def main():
     if len(sys.argv) != 8:
         sys.exit(__doc__)
@@ -81,6 +110,8 @@ def main():
     os.makedirs(work, exist_ok=True)
     check_stripped(traced_report(report, launcher, mpiexec, stripped, os.path.join(work, "stripped")), stripped,
                    program)
+    with_lines = os.path.join(work, "with-lines")
+    check_lines(traced_report(report, launcher, mpiexec, program, with_lines), report, with_lines)
     identity = build_id(stripped)
     directory = os.path.join("/usr/lib/debug/.build-id", identity[:2])
     installed = os.path.join(directory, identity[2:] + ".debug")
