@@ -113,7 +113,7 @@ static bool sample_context(adt_sampler_thread *thread, const ucontext_t *context
         }
     }
     bool full;
-    *context_id = adt_sampler_intern_sample_path(thread, path, count, &full);
+    *context_id = adt_sampler_intern_path(&thread->sample_path, path, count, ADT_CCT_KEY_EXACT, &full);
     thread->contexts_full += full;
     return true;
 }

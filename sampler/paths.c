@@ -49,46 +49,30 @@ bool adt_code_map_covers(uintptr_t address)
     return false;
 }
 
-uint32_t adt_sampler_intern_path(void *const *frames, int count, uint64_t leaf_tag, bool *full)
-{
-    uint32_t node = ADT_UNDEFINED_ID;
-    *full = false;
-    for (int i = count - 1; i >= 0; --i) {
-        uint64_t key = ((uint64_t)(uintptr_t)frames[i] & ADT_CCT_KEY_ADDRESS_MASK) | (i == 0 ? leaf_tag : 0);
-        uint32_t child = adt_cct_intern(&adt_sampler.tree, node, key);
-        if (__builtin_expect(child == ADT_UNDEFINED_ID, 0)) {
-            *full = true;
-            break;
-        }
-        node = child;
-    }
-    return node == ADT_UNDEFINED_ID ? ADT_CCT_NODE_FULL : node;
-}
-
-uint32_t adt_sampler_intern_sample_path(adt_sampler_thread *thread, void *const *frames, int count, bool *full)
+uint32_t adt_sampler_intern_path(adt_path_cache *cache, void *const *frames, int count, uint64_t leaf_tag,
+                                 bool *full)
 {
     uint32_t node = ADT_UNDEFINED_ID;
     *full = false;
     uint32_t same = 0;
     for (int root_distance = 0; root_distance < count; ++root_distance) {
         int i = count - 1 - root_distance;
-        uint64_t key = ((uint64_t)(uintptr_t)frames[i] & ADT_CCT_KEY_ADDRESS_MASK) | (i == 0 ? ADT_CCT_KEY_EXACT : 0);
-        if (same == (uint32_t)root_distance && same < thread->previous_count &&
-            thread->previous_keys[root_distance] == key) {
-            node = thread->previous_nodes[root_distance];
+        uint64_t key = ((uint64_t)(uintptr_t)frames[i] & ADT_CCT_KEY_ADDRESS_MASK) | (i == 0 ? leaf_tag : 0);
+        if (same == (uint32_t)root_distance && same < cache->count && cache->keys[root_distance] == key) {
+            node = cache->nodes[root_distance];
             same++;
             continue;
         }
         uint32_t child = adt_cct_intern(&adt_sampler.tree, node, key);
         if (__builtin_expect(child == ADT_UNDEFINED_ID, 0)) {
             *full = true;
-            thread->previous_count = (uint32_t)root_distance;
+            cache->count = (uint32_t)root_distance;
             return node == ADT_UNDEFINED_ID ? ADT_CCT_NODE_FULL : node;
         }
         node = child;
-        thread->previous_keys[root_distance] = key;
-        thread->previous_nodes[root_distance] = node;
+        cache->keys[root_distance] = key;
+        cache->nodes[root_distance] = node;
     }
-    thread->previous_count = (uint32_t)count;
+    cache->count = (uint32_t)count;
     return node == ADT_UNDEFINED_ID ? ADT_CCT_NODE_FULL : node;
 }

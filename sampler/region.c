@@ -3,8 +3,12 @@
  * ask for every call they record.
  *
  * Execution context: the MPI wrapper's hot path, in normal context on the
- * calling thread, once per MPI call. No malloc, no lock, no stdio here:
- * the unwinding is unw_backtrace on the thread's own libunwind cache
+ * calling thread, once per MPI call. No malloc, no lock, no stdio here.
+ * A call from a call site whose callers were unwound before, with the
+ * same frame and every caller's return address still in its stack slot,
+ * takes their node without unwinding (a few loads: docs/sampling.md,
+ * "The callers of an MPI call"); otherwise the unwinding is unw_backtrace
+ * on the thread's own libunwind cache
  * (per-thread caching, set at start-up), flagged busy so that a sample
  * arriving meanwhile does not re-enter it; the path is interned with
  * lock-free inserts (paths.c); entering and leaving a region are single
@@ -16,16 +20,70 @@
  */
 #include "sampler/sampler_internal.h"
 
-__attribute__((noinline)) uint32_t adt_sampler_region_context(adt_location *location, uint32_t region)
+/* How far above its frame region_context looks for the slots of the
+ * callers' return addresses (frames with larger locals between two of
+ * them leave that call site to the full unwind). */
+enum { SLOT_SCAN_BYTES = 64 * 1024 };
+
+static adt_validated_callers *site_of(adt_sampler_thread *thread, const void *call_site)
 {
-    adt_sampler_thread *thread = adt_location_user(location);
-    if (thread == NULL || !adt_sampler.initialised || adt_sampler_current != thread)
-        return ADT_UNDEFINED_ID;
-    /* An MPI call is the refresh point of the code map for objects loaded
-     * since a sample last found it stale (one relaxed load otherwise). */
-    adt_code_map_refresh_if_stale();
+    uint64_t hash = ((uint64_t)(uintptr_t)call_site >> 2) * 0x9E3779B97F4A7C15ull;
+    return &thread->validated[hash >> (64 - 3)];
+}
+
+/* Whether the callers unwound at this call site before are the callers
+ * now: the same call site, the same frame (so the same stack pointer in
+ * every frame between them, unless a frame's size changed, alloca), and
+ * every return address still in its slot. A caller that returned and was
+ * replaced by another (the stack shrank and grew back to the same depth
+ * through another function, a longjmp, an exception) wrote its own return
+ * address over the slot. One load per frame, no call. */
+static bool callers_unchanged(const adt_validated_callers *callers, const void *call_site, uintptr_t frame)
+{
+    if (callers->call_site != call_site || callers->frame != frame)
+        return false;
+    for (uint32_t i = 0; i < callers->count; i++)
+        if (*callers->slots[i] != callers->values[i])
+            return false;
+    return true;
+}
+
+/* After a full unwind: the slot of each caller's return address
+ * (frames[0], the wrapper's caller, first), found by reading the stack
+ * upwards from frame, each above the one before. Only on the thread's own
+ * stack (not on a coroutine's or an alternate signal stack, whose bounds
+ * are not known), within SLOT_SCAN_BYTES; otherwise the call site keeps
+ * no callers and is unwound every time. Reads only the live stack above
+ * this function's frame: nothing can fault. */
+static void remember_callers(const adt_sampler_thread *thread, adt_validated_callers *callers,
+                             const void *call_site, uintptr_t frame, void *const *frames, int count, uint32_t parent)
+{
+    callers->call_site = NULL;
+    if (count > ADT_VALIDATED_DEPTH || frame < thread->stack_low || frame >= thread->stack_high)
+        return;
+    uintptr_t scan_end = thread->stack_high - frame < SLOT_SCAN_BYTES ? thread->stack_high : frame + SLOT_SCAN_BYTES;
+    const uintptr_t *slot = (const uintptr_t *)frame;
+    const uintptr_t *end = (const uintptr_t *)(scan_end & ~(uintptr_t)(sizeof(uintptr_t) - 1));
+    for (int i = 0; i < count; i++, slot++) {
+        while (slot < end && *slot != (uintptr_t)frames[i])
+            slot++;
+        if (slot == end)
+            return;
+        callers->slots[i] = slot;
+        callers->values[i] = (uintptr_t)frames[i];
+    }
+    callers->count = (uint32_t)count;
+    callers->frame = frame;
+    callers->parent = parent;
+    callers->call_site = call_site;
+}
+
+/* The node of the wrapper's callers, by a full unwind (unw_backtrace);
+ * remembered in callers (unless NULL) when their slots are found. */
+static uint32_t unwind_callers(adt_sampler_thread *thread, adt_validated_callers *callers, const void *wrapper,
+                               uintptr_t frame, bool *full)
+{
     void *frames[ADT_UNWIND_DEPTH_MAX + 2];
-    void *wrapper = __builtin_return_address(0);
     /* busy: a sample arriving now must not re-enter unw_backtrace on this
      * thread (libunwind's per-thread cache is not re-entrant); the
      * compiler barriers keep the unwinding inside the flagged span. While
@@ -35,7 +93,8 @@ __attribute__((noinline)) uint32_t adt_sampler_region_context(adt_location *loca
     atomic_store_explicit(&thread->busy, 1, memory_order_relaxed);
     atomic_signal_fence(memory_order_seq_cst);
     int count = 0;
-    if (adt_code_map_enter(thread)) {
+    bool mapped = adt_code_map_enter(thread);
+    if (mapped) {
         count = unw_backtrace(frames, (int)adt_sampler.depth + 2);
         adt_code_map_leave(thread);
     } else {
@@ -43,23 +102,66 @@ __attribute__((noinline)) uint32_t adt_sampler_region_context(adt_location *loca
     }
     atomic_signal_fence(memory_order_seq_cst);
     atomic_store_explicit(&thread->busy, 0, memory_order_relaxed);
-    /* frames[0] is in this function, the wrapper's return address names
+    thread->region_unwinds++;
+    /* frames[0] is in region_context, the wrapper's return address names
      * the wrapper frame; the path starts with the wrapper's caller. */
     int first = 0;
     while (first < count && frames[first] != wrapper)
         first++;
     first++;
-    int callers = count - first;
-    if (callers > (int)adt_sampler.depth - 1)
-        callers = (int)adt_sampler.depth - 1;
-    if (callers < 0)
-        callers = 0;
+    int callers_count = count - first;
+    if (callers_count > (int)adt_sampler.depth - 1)
+        callers_count = (int)adt_sampler.depth - 1;
+    uint32_t parent = callers_count > 0
+                          ? adt_sampler_intern_path(&thread->region_path, frames + first, callers_count, 0, full)
+                          : ADT_UNDEFINED_ID;
+    if (callers != NULL && mapped && callers_count > 0 && !*full)
+        remember_callers(thread, callers, wrapper, frame, frames + first, callers_count, parent);
+    else if (callers != NULL)
+        callers->call_site = NULL;
+    return parent;
+}
+
+/* With validate false every call unwinds (the tests compare both). */
+static __attribute__((always_inline)) inline uint32_t region_context(adt_location *location, uint32_t region,
+                                                                     const void *wrapper, uintptr_t frame,
+                                                                     bool validate)
+{
+    adt_sampler_thread *thread = adt_location_user(location);
+    if (thread == NULL || !adt_sampler.initialised || adt_sampler_current != thread)
+        return ADT_UNDEFINED_ID;
+    /* An MPI call is the refresh point of the code map for objects loaded
+     * since a sample last found it stale (one relaxed load otherwise). */
+    adt_code_map_refresh_if_stale();
+    adt_validated_callers *callers = validate ? site_of(thread, wrapper) : NULL;
     bool full = false;
-    uint32_t parent = callers > 0 ? adt_sampler_intern_path(frames + first, callers, 0, &full) : ADT_UNDEFINED_ID;
+    uint32_t parent = callers != NULL && callers_unchanged(callers, wrapper, frame)
+                          ? callers->parent
+                          : unwind_callers(thread, callers, wrapper, frame, &full);
     if (full)
         return parent;
+    /* An MPI call made from where the previous one was, as in a loop. */
+    if (thread->region_node != ADT_UNDEFINED_ID && thread->region_parent == parent && thread->region_id == region)
+        return thread->region_node;
     uint32_t node = adt_cct_intern(&adt_sampler.tree, parent, ADT_CCT_KEY_REGION | region);
-    return node == ADT_UNDEFINED_ID ? (parent == ADT_UNDEFINED_ID ? ADT_CCT_NODE_FULL : parent) : node;
+    if (node == ADT_UNDEFINED_ID)
+        return parent == ADT_UNDEFINED_ID ? ADT_CCT_NODE_FULL : parent;
+    thread->region_parent = parent;
+    thread->region_id = region;
+    thread->region_node = node;
+    return node;
+}
+
+__attribute__((noinline)) uint32_t adt_sampler_region_context(adt_location *location, uint32_t region)
+{
+    return region_context(location, region, __builtin_return_address(0), (uintptr_t)__builtin_frame_address(0),
+                          true);
+}
+
+__attribute__((noinline)) uint32_t adt_sampler_region_context_unwound(adt_location *location, uint32_t region)
+{
+    return region_context(location, region, __builtin_return_address(0), (uintptr_t)__builtin_frame_address(0),
+                          false);
 }
 
 uint32_t adt_sampler_enter_region(adt_location *location, uint32_t calling_context)

@@ -54,6 +54,9 @@ void adt_sampler_halve(adt_location *location, unsigned old_shift, unsigned new_
  * that one caller frame are left out of the path. Returns ADT_UNDEFINED_ID
  * when the thread is not sampled. */
 uint32_t adt_sampler_region_context(adt_location *location, uint32_t region);
+/* The same, unwinding every time (without the callers remembered per call
+ * site): what adt_sampler_region_context must always agree with (tests). */
+uint32_t adt_sampler_region_context_unwound(adt_location *location, uint32_t region);
 
 /* For the MPI wrappers: while the thread is inside the region instance
  * calling_context (from adt_sampler_region_context), its samples are

@@ -58,6 +58,30 @@ enum {
     ADT_TIMER_DEAD
 };
 
+/* A path interned last, root first: consecutive paths of a thread share
+ * most of their stack, so only the part below the first difference is
+ * looked up in the tree (whose nodes never move or go). */
+typedef struct adt_path_cache {
+    uint32_t count;
+    uint64_t keys[ADT_UNWIND_DEPTH_MAX];
+    uint32_t nodes[ADT_UNWIND_DEPTH_MAX];
+} adt_path_cache;
+
+/* The callers of an MPI call made from one call site (region.c): the
+ * return addresses its full unwind found, root last, each with the stack
+ * slot that held it, and the frame of adt_sampler_region_context then. A
+ * later call from the same call site with the same frame whose slots all
+ * still hold those addresses has the same callers. */
+enum { ADT_VALIDATED_DEPTH = 64, ADT_VALIDATED_SITES = 8 };
+typedef struct adt_validated_callers {
+    const void *call_site; /* the wrapper's return address; NULL: none */
+    uintptr_t frame;
+    uint32_t count;
+    uint32_t parent;       /* the callers' node */
+    const uintptr_t *slots[ADT_VALIDATED_DEPTH];
+    uintptr_t values[ADT_VALIDATED_DEPTH];
+} adt_validated_callers;
+
 typedef struct adt_sampler_thread {
     adt_location *location;
     timer_t timer;            /* POSIX timer (wall clock, or cpu without perf) */
@@ -114,12 +138,18 @@ typedef struct adt_sampler_thread {
     uint64_t previous_end;      /* when the previous handler finished */
     uint64_t last_sample_time;  /* the date of the last sample appended */
     uint64_t delivery_ticks;    /* round trip of one signal, 0 until learnt */
-    /* The previous sample's path, root first: consecutive samples share
-     * most of their stack, so only the part below the first difference is
-     * looked up in the tree. Handler only. */
-    uint32_t previous_count;
-    uint64_t previous_keys[ADT_UNWIND_DEPTH_MAX];
-    uint32_t previous_nodes[ADT_UNWIND_DEPTH_MAX];
+    /* The previous sample's path (handler only) and the previous MPI
+     * call's callers (adt_sampler_region_context only): two, so that a
+     * sample interrupting the MPI call's interning leaves its cache as it
+     * was. And the MPI call's region node below those callers. */
+    adt_path_cache sample_path;
+    adt_path_cache region_path;
+    uint32_t region_parent, region_id, region_node;
+    /* The callers of the MPI calls of a few call sites (hashed), and the
+     * thread's stack, where their slots are looked for (region.c). */
+    adt_validated_callers validated[ADT_VALIDATED_SITES];
+    uintptr_t stack_low, stack_high;
+    uint64_t region_unwinds; /* MPI calls whose callers were unwound */
     struct adt_sampler_thread *next; /* every thread ever started */
 } adt_sampler_thread;
 
@@ -192,10 +222,10 @@ bool adt_sampler_on_signal(int signum, siginfo_t *info, void *ucontext);
  * interns frames[count-1] (outermost) .. frames[0] (innermost) below
  * ADT_UNDEFINED_ID, tagging frames[0] with leaf_tag; returns the deepest
  * node that fit (ADT_CCT_NODE_FULL if none) and sets *full when the path
- * was cut. */
-uint32_t adt_sampler_intern_path(void *const *frames, int count, uint64_t leaf_tag, bool *full);
-/* The same for the handler, reusing the thread's previous path. */
-uint32_t adt_sampler_intern_sample_path(adt_sampler_thread *thread, void *const *frames, int count, bool *full);
+ * was cut. The part shared with cache's path is taken from it, and the
+ * path kept there for the next one. */
+uint32_t adt_sampler_intern_path(adt_path_cache *cache, void *const *frames, int count, uint64_t leaf_tag,
+                                 bool *full);
 
 /* ---- code map (code_map.c: normal context; readers in paths.c) -------- */
 

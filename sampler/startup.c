@@ -201,6 +201,19 @@ int adt_sampler_thread_start(adt_location *location)
     thread->location = location;
     thread->tid = current_tid();
     thread->papi_event_set = PAPI_NULL;
+    thread->region_node = ADT_UNDEFINED_ID; /* no MPI call's node yet */
+    /* Where region.c may look for the slots of the callers' return
+     * addresses: no bounds, no validated callers. */
+    pthread_attr_t attributes;
+    void *stack = NULL;
+    size_t stack_bytes = 0;
+    if (pthread_getattr_np(pthread_self(), &attributes) == 0) {
+        if (pthread_attr_getstack(&attributes, &stack, &stack_bytes) == 0) {
+            thread->stack_low = (uintptr_t)stack;
+            thread->stack_high = (uintptr_t)stack + stack_bytes;
+        }
+        pthread_attr_destroy(&attributes);
+    }
     atomic_init(&thread->region_context, ADT_UNDEFINED_ID);
     atomic_init(&thread->sleeping_call, NULL);
 

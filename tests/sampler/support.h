@@ -28,6 +28,22 @@ void adt_test_region_repeated(void *location, uint32_t region, uint32_t *nodes, 
 /* The thread's CPU time in ns. */
 uint64_t adt_test_thread_cpu_ns(void);
 
+/* region_cases.c: one MPI-like call asks for its context remembered and
+ * unwound; the cases record each pair. */
+typedef struct adt_test_context_pair {
+    uint32_t remembered;
+    uint32_t unwound;
+} adt_test_context_pair;
+void adt_test_region_cases_begin(void *location, uint32_t region, adt_test_context_pair *pairs, unsigned capacity);
+unsigned adt_test_region_cases_count(void);
+/* The calls whose callers were unwound so far on this thread. */
+uint64_t adt_test_region_unwinds(void);
+void adt_test_region_pair(void);
+void adt_test_region_same_depth_other_caller(unsigned rounds);
+void adt_test_region_after_longjmp(void);
+void adt_test_region_in_signal_handler(void);
+void adt_test_region_on_coroutine(void);
+
 /* Calling-context tree read-out. */
 uint32_t adt_test_cc_count(void);
 uint32_t adt_test_cc_parent(uint32_t node);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -636,6 +637,103 @@ TEST_F(Sampler, RegionContextHasTheCallerAboveTheRegionLeaf)
         inside++;
     }
     EXPECT_GT(inside, 10u);
+}
+
+// The C++ case of the remembered callers: an exception thrown out of the
+// frames of a remembered call, then the same call site from elsewhere.
+__attribute__((noipa)) static void pair_then_throw(int depth)
+{
+    if (depth > 0) {
+        pair_then_throw(depth - 1);
+        return;
+    }
+    adt_test_region_pair();
+    throw std::runtime_error("unwind the remembered frames");
+}
+
+__attribute__((noipa)) static void pair_from_elsewhere(int depth)
+{
+    if (depth > 0) {
+        pair_from_elsewhere(depth - 1);
+        return;
+    }
+    adt_test_region_pair();
+}
+
+// Every case that changes the callers of a call site (another caller at
+// the same depth, longjmp, an exception, a signal handler, a coroutine's
+// stack, another thread) gives the context a full unwind gives, and calls
+// from one place in a loop are not unwound again (docs/sampling.md, "The
+// callers of an MPI call").
+static void expect_remembered_equals_unwound(const std::vector<adt_test_context_pair> &pairs, unsigned count,
+                                             const char *what)
+{
+    ASSERT_GT(count, 0u) << what;
+    for (unsigned i = 0; i < count; ++i) {
+        EXPECT_NE(pairs[i].unwound, UINT32_MAX) << what << ", call " << i;
+        EXPECT_EQ(pairs[i].remembered, pairs[i].unwound) << what << ", call " << i;
+    }
+}
+
+TEST_F(Sampler, RememberedCallersOfAnMpiCallAreTheUnwoundOnes)
+{
+    start(1 << 20, 4096, 1000, 32);
+    adt_location *where = location(1);
+    ASSERT_EQ(adt_sampler_thread_start(where), 0);
+    std::vector<adt_test_context_pair> pairs(4096);
+    struct Case {
+        const char *what;
+        void (*run)();
+    } cases[] = {
+        {"same call site, same depth, other caller", [] { adt_test_region_same_depth_other_caller(50); }},
+        {"longjmp", adt_test_region_after_longjmp},
+        {"signal handler", adt_test_region_in_signal_handler},
+        {"coroutine stack (swapcontext)", adt_test_region_on_coroutine},
+        {"C++ exception", [] {
+             for (int round = 0; round < 3; ++round) {
+                 try {
+                     pair_then_throw(2);
+                 } catch (const std::runtime_error &) {
+                 }
+                 pair_from_elsewhere(2);
+             }
+         }},
+    };
+    for (const Case &one : cases) {
+        adt_test_region_cases_begin(where, 5, pairs.data(), (unsigned)pairs.size());
+        one.run();
+        expect_remembered_equals_unwound(pairs, adt_test_region_cases_count(), one.what);
+    }
+    // The same path in the next round is the same context; the other
+    // caller at the same call site and depth another.
+    adt_test_region_cases_begin(where, 5, pairs.data(), (unsigned)pairs.size());
+    adt_test_region_same_depth_other_caller(2);
+    ASSERT_EQ(adt_test_region_cases_count(), 6u);
+    EXPECT_EQ(pairs[0].remembered, pairs[3].remembered);
+    EXPECT_EQ(pairs[2].remembered, pairs[5].remembered);
+    EXPECT_NE(pairs[0].remembered, pairs[2].remembered);
+
+    // The calls of a loop at one place: unwound once (each call here also
+    // asks unwound, which counts one per call).
+    adt_test_region_cases_begin(where, 5, pairs.data(), (unsigned)pairs.size());
+    uint64_t unwinds_before = adt_test_region_unwinds();
+    for (volatile int i = 0; i < 1000; ++i)
+        adt_test_region_pair();
+    EXPECT_LE(adt_test_region_unwinds() - unwinds_before, 1000u + 2u);
+    expect_remembered_equals_unwound(pairs, adt_test_region_cases_count(), "loop");
+
+    // Another thread remembers its own callers.
+    adt_location *other = location(2);
+    std::thread thread([&] {
+        ASSERT_EQ(adt_sampler_thread_start(other), 0);
+        std::vector<adt_test_context_pair> mine(512);
+        adt_test_region_cases_begin(other, 6, mine.data(), (unsigned)mine.size());
+        adt_test_region_same_depth_other_caller(20);
+        expect_remembered_equals_unwound(mine, adt_test_region_cases_count(), "other thread");
+        adt_sampler_thread_stop(other);
+    });
+    thread.join();
+    adt_sampler_thread_stop(where);
 }
 
 // Samples this thread into where while adt_test_work_a runs; returns
