@@ -38,7 +38,8 @@ static adt_validated_callers *site_of(adt_sampler_thread *thread, const void *ca
  * replaced by another (the stack shrank and grew back to the same depth
  * through another function, a longjmp, an exception) wrote its own return
  * address over the slot. One load per frame, no call. */
-static bool callers_unchanged(const adt_validated_callers *callers, const void *call_site, uintptr_t frame)
+__attribute__((no_sanitize_address)) static bool callers_unchanged(const adt_validated_callers *callers,
+                                                                   const void *call_site, uintptr_t frame)
 {
     if (callers->call_site != call_site || callers->frame != frame)
         return false;
@@ -54,8 +55,11 @@ static bool callers_unchanged(const adt_validated_callers *callers, const void *
  * stack (not on a coroutine's or an alternate signal stack, whose bounds
  * are not known), within SLOT_SCAN_BYTES; otherwise the call site keeps
  * no callers and is unwound every time. Reads only the live stack above
- * this function's frame: nothing can fault. */
-static void remember_callers(const adt_sampler_thread *thread, adt_validated_callers *callers,
+ * this function's frame: nothing can fault. Not checked by ASan, for which
+ * the callers' frames hold poisoned red zones between their variables
+ * (callers_unchanged neither: a slot it reads may lie in a red zone's
+ * place once a frame's size changed). */
+__attribute__((no_sanitize_address)) static void remember_callers(const adt_sampler_thread *thread, adt_validated_callers *callers,
                              const void *call_site, uintptr_t frame, void *const *frames, int count, uint32_t parent)
 {
     callers->call_site = NULL;
