@@ -204,40 +204,40 @@ int adt_recover_rebuild(recovery *run, saved_process *process)
     if (process->header == NULL) {
         process->defs = adt_defs_create();
         process->buffer = adt_buffer_create(64u << 10, 1u << 10, 1);
-        if (process->defs == NULL || process->buffer == NULL ||
-            adt_buffer_add_location(process->buffer, 0) == NULL)
+        bool made = process->defs != NULL && process->buffer != NULL &&
+                    adt_buffer_add_location(process->buffer, 0) != NULL;
+        if (made)
+            recount(process);
+        if (!made || list_threads(process) != 0) {
+            fprintf(stderr, "adaptrace-recover: out of memory for rank %u, which was not saved\n", process->rank);
             return -1;
-        recount(process);
-        return list_threads(process);
+        }
+        return 0;
     }
     process->defs = adt_defs_replay(process->journal, process->journal_bytes);
     if (process->defs == NULL) {
-        fprintf(stderr, "adaptrace-recover: %s: its definitions cannot be read back\n", process->path);
-        return -1;
+        return adt_recover_left_out(process, "its definitions cannot be read back");
     }
     if (process->header->sampling &&
         adt_sampler_define_saved_contexts(process->defs, process->tree, process->tree_bytes, process->maps,
                                           process->maps_bytes) != 0) {
-        fprintf(stderr, "adaptrace-recover: %s: its calling contexts cannot be defined\n", process->path);
-        return -1;
+        return adt_recover_left_out(process, "its calling contexts cannot be defined");
     }
     process->spill_fd = spill_file(process);
     /* One chunk per location more: room for the records that close it. */
     process->buffer = adt_buffer_image_read(process->image, process->image_bytes, 1,
                                             process->spill_fd, record_check, process->defs, &process->repair,
                                             error, sizeof error);
-    if (process->buffer == NULL) {
-        fprintf(stderr, "adaptrace-recover: %s: %s\n", process->path, error);
-        return -1;
-    }
+    if (process->buffer == NULL)
+        return adt_recover_left_out(process, error);
     /* Counted before the ending's own records are added. */
     recount(process);
     for (size_t i = 0; i < adt_buffer_location_count(process->buffer); i++)
-        if (close_location(run, process, adt_buffer_location_at(process->buffer, i)) != 0) {
-            fprintf(stderr, "adaptrace-recover: %s: out of memory reading location %zu\n", process->path, i);
-            return -1;
-        }
-    return list_threads(process);
+        if (close_location(run, process, adt_buffer_location_at(process->buffer, i)) != 0)
+            return adt_recover_left_out(process, "out of memory reading its locations");
+    if (list_threads(process) != 0)
+        return adt_recover_left_out(process, "out of memory listing its threads");
+    return 0;
 }
 
 /* ---- 3. messages without their other side ------------------------------ */
