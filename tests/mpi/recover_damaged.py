@@ -19,7 +19,10 @@ usage: recover_damaged.py rescue WORK MPIEXEC LAUNCHER DEMO
            each cuts its chain there (the whole recovery failed before)
        recover_damaged.py mutations WORK RECOVER OTF2_PRINT CASES SEED
            CASES seeded mutations of one file each (bytes changed, at random
-           or where the structure is, or the file cut short): each must end
+           or where the structure is, or the file cut short; in a third of
+           them the header's and sections' checks are made to match, as for
+           damage that a hash misses, so that the readers behind the checks
+           see it too): each must end
            within 10 s, without a crash signal or a sanitizer report, with
            an archive otf2-print --silent -Werror accepts: the other file is
            whole, so its rank at least is recovered (the damaged file left
@@ -42,6 +45,37 @@ import time
 HEADER_BYTES = 4264
 SECTION_BYTES = 16
 BUFFER_TAG = 2
+CONTEXTS_TAG = 3
+END_TAG = 7
+HASH_START = 0xCBF29CE484222325
+
+
+def fnv1a(data, value=HASH_START):
+    """adt_rescue_hash (rescue.h)."""
+    for byte in data:
+        value = ((value ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return value
+
+
+def refresh_checks(data):
+    """The header's and each whole section's checks made to match their
+    bytes, as adaptrace's save computes them (rescue.h)."""
+    if len(data) < HEADER_BYTES:
+        return
+    data[HEADER_BYTES - 8:HEADER_BYTES] = bytes(8)
+    data[HEADER_BYTES - 8:HEADER_BYTES] = struct.pack("<Q", fnv1a(data[:HEADER_BYTES]))
+    at = HEADER_BYTES
+    while at + SECTION_BYTES <= len(data):
+        tag, _, size = struct.unpack_from("<IIQ", data, at)
+        if at + SECTION_BYTES + size > len(data):
+            return
+        body = at + SECTION_BYTES
+        content = HASH_START if tag in (BUFFER_TAG, CONTEXTS_TAG) else fnv1a(data[body:body + size])
+        check = fnv1a(struct.pack("<IQQ", tag, size, content))
+        struct.pack_into("<I", data, at + 4, (check ^ (check >> 32)) & 0xFFFFFFFF)
+        at = body + (size + 7) // 8 * 8
+        if tag == END_TAG:
+            return
 
 
 def fail(message):
@@ -209,7 +243,7 @@ def sections(data):
         tag, _, size = struct.unpack_from("<IIQ", data, at)
         found.append((at, tag, size))
         at += SECTION_BYTES + (size + 7) // 8 * 8
-        if tag == 7:
+        if tag == END_TAG:
             break
     return found
 
@@ -263,6 +297,9 @@ def mutations(work, recover_path, otf2_print, cases, seed):
         rng = random.Random(seed * 1000003 + case)
         name = rng.choice(names)
         data, change = mutate(rng, contents[name], layouts[name])
+        if rng.random() < 1 / 3:
+            refresh_checks(data)
+            change += " (checks made to match)"
         archive = copy_rescue(work, "case-%d" % case)
         replace_file(os.path.join(archive + ".rescue", name), data)
         verdict, err, seconds = recover(recover_path, otf2_print, archive, 10)
