@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "read_internal.h"
@@ -30,36 +31,127 @@ static uint32_t sampled_function_of(struct reading *reading, uint32_t region)
     return reading->name_functions[name] - 1;
 }
 
-/* Local definitions carry the clock offsets and the generator mapping
- * tables, which the reader applies to the events it delivers. */
-static bool open_locations(OTF2_Reader *reader, struct reading *reading, char *error, size_t error_size)
+/* The locations a salvaging read leaves out so far: their ids and why,
+ * in the order found. */
+struct left_outs {
+    bool salvage;
+    size_t count;
+    size_t capacity;
+    struct left_out_location {
+        uint64_t id;
+        char reason[sizeof((struct adt_report_error *)0)->text];
+    } *locations;
+};
+
+static void leave_out(struct left_outs *left_out, uint64_t id, const char *reason)
 {
-    for (size_t i = 0; i < reading->location_count; i++) {
-        if (adt_report_otf2_failed(OTF2_Reader_SelectLocation(reader, reading->locations[i].id),
-                                   "OTF2_Reader_SelectLocation", error, error_size)) {
-            return false;
+    left_out->locations = adt_report_reserve(left_out->locations, &left_out->capacity, left_out->count + 1,
+                                             sizeof *left_out->locations);
+    struct left_out_location *location = &left_out->locations[left_out->count++];
+    location->id = id;
+    snprintf(location->reason, sizeof location->reason, "%s", reason);
+}
+
+/* The profile's account of the locations left out, by rank and thread. */
+static void attach_left_outs(const struct reading *reading, const struct left_outs *left_out)
+{
+    struct adt_report_profile *profile = reading->profile;
+    profile->left_out = calloc(left_out->count + 1, sizeof *profile->left_out);
+    for (size_t k = 0; k < left_out->count; k++) {
+        for (size_t i = 0; i < reading->location_count; i++) {
+            if (reading->locations[i].id == left_out->locations[k].id) {
+                profile->left_out[profile->left_out_count++] = (struct adt_report_left_out){
+                    .rank = reading->locations[i].rank,
+                    .thread = reading->locations[i].thread,
+                    .reason = strdup(left_out->locations[k].reason)};
+                break;
+            }
         }
     }
-    if (adt_report_otf2_failed(OTF2_Reader_OpenDefFiles(reader), "OTF2_Reader_OpenDefFiles", error, error_size) ||
-        adt_report_otf2_failed(OTF2_Reader_OpenEvtFiles(reader), "OTF2_Reader_OpenEvtFiles", error, error_size)) {
+}
+
+/* The locations whose events are read: all but those a salvaging read
+ * leaves out, each with its event file checked first (check.c). With
+ * salvage, a location whose file is damaged is left out (and its reason
+ * noted in left_out); without, the read fails. */
+static bool check_locations(OTF2_Reader *reader, struct reading *reading, struct left_outs *left_out)
+{
+    uint64_t chunk_size = 0, definition_chunk_size = 0;
+    if (adt_report_otf2_failed(reading, OTF2_Reader_GetChunkSize(reader, &chunk_size, &definition_chunk_size),
+                               "OTF2_Reader_GetChunkSize")) {
+        return false;
+    }
+    if (chunk_size < OTF2_CHUNK_SIZE_MIN || chunk_size > OTF2_CHUNK_SIZE_MAX) {
+        adt_report_damaged(reading, SIZE_MAX, "traces.otf2 is damaged: its event chunk size is %" PRIu64 " bytes",
+                           chunk_size);
         return false;
     }
     for (size_t i = 0; i < reading->location_count; i++) {
-        OTF2_DefReader *local = OTF2_Reader_GetDefReader(reader, reading->locations[i].id);
+        struct location_state *location = &reading->locations[i];
+        for (size_t k = 0; k < left_out->count; k++) {
+            location->left_out |= left_out->locations[k].id == location->id;
+        }
+        char why[sizeof left_out->locations[0].reason];
+        if (location->left_out ||
+            adt_report_check_event_file(reading->archive, location->id, location->stated_events, chunk_size, why,
+                                        sizeof why)) {
+            continue;
+        }
+        if (left_out->salvage) {
+            leave_out(left_out, location->id, why);
+            location->left_out = true;
+        } else {
+            adt_report_damaged(reading, i, "%s", why);
+            return false;
+        }
+    }
+    if (left_out->count == reading->location_count && left_out->count > 0) {
+        adt_report_damaged(reading, SIZE_MAX, "every location is damaged, nothing is left to report (the first: %s)",
+                           left_out->locations[0].reason);
+        return false;
+    }
+    return true;
+}
+
+/* Local definitions carry the clock offsets and the generator mapping
+ * tables, which the reader applies to the events it delivers. */
+static bool open_locations(OTF2_Reader *reader, struct reading *reading)
+{
+    for (size_t i = 0; i < reading->location_count; i++) {
+        if (!reading->locations[i].left_out &&
+            adt_report_otf2_failed(reading, OTF2_Reader_SelectLocation(reader, reading->locations[i].id),
+                                   "OTF2_Reader_SelectLocation")) {
+            return false;
+        }
+    }
+    if (adt_report_otf2_failed(reading, OTF2_Reader_OpenDefFiles(reader), "OTF2_Reader_OpenDefFiles") ||
+        adt_report_otf2_failed(reading, OTF2_Reader_OpenEvtFiles(reader), "OTF2_Reader_OpenEvtFiles")) {
+        return false;
+    }
+    for (size_t i = 0; i < reading->location_count; i++) {
+        struct location_state *location = &reading->locations[i];
+        if (location->left_out) {
+            continue;
+        }
+        OTF2_DefReader *local = OTF2_Reader_GetDefReader(reader, location->id);
         if (local != NULL) {
             uint64_t read = 0;
             OTF2_ErrorCode code = OTF2_Reader_ReadAllLocalDefinitions(reader, local, &read);
             OTF2_Reader_CloseDefReader(reader, local);
-            if (adt_report_otf2_failed(code, "OTF2_Reader_ReadAllLocalDefinitions", error, error_size)) {
+            if (code != OTF2_SUCCESS) {
+                adt_report_damaged(reading, i, "traces/%" PRIu64 ".def is damaged: %s", location->id,
+                                   OTF2_Error_GetDescription(code));
                 return false;
             }
         }
-        if (OTF2_Reader_GetEvtReader(reader, reading->locations[i].id) == NULL) {
-            snprintf(error, error_size, "cannot read the events of location %" PRIu64, reading->locations[i].id);
+        location->event_reader = OTF2_Reader_GetEvtReader(reader, location->id);
+        if (location->event_reader == NULL) {
+            adt_report_damaged(reading, i, "traces/%" PRIu64 ".evt cannot be read%s%s", location->id,
+                               reading->otf2_message[0] ? ": " : "", reading->otf2_message);
             return false;
         }
     }
-    return !adt_report_otf2_failed(OTF2_Reader_CloseDefFiles(reader), "OTF2_Reader_CloseDefFiles", error, error_size);
+    return !adt_report_otf2_failed(reading, OTF2_Reader_CloseDefFiles(reader), "OTF2_Reader_CloseDefFiles");
 }
 
 static uint32_t context_parent(const void *data, uint32_t context)
@@ -275,31 +367,71 @@ static void start_chrome(struct reading *reading, const char *archive)
     }
 }
 
-struct adt_report_profile *adt_report_read(const char *archive, FILE *chrome_trace, char *error, size_t error_size)
+/* The bound of global definition ids: those the anchor file states, at
+ * most one per byte of traces.def. */
+static bool bound_definitions(OTF2_Reader *reader, struct reading *reading, uint64_t definition_bytes)
+{
+    uint64_t stated = 0;
+    if (adt_report_otf2_failed(reading, OTF2_Reader_GetNumberOfGlobalDefinitions(reader, &stated),
+                               "OTF2_Reader_GetNumberOfGlobalDefinitions")) {
+        return false;
+    }
+    reading->definition_limit = stated < definition_bytes ? stated : definition_bytes;
+    return true;
+}
+
+/* One pass over the archive, the locations in left_out's list left out
+ * (and, with salvage, those whose file the check finds damaged added to
+ * it). NULL on failure, with error set; damaged_location then says which
+ * location the damage was found in (SIZE_MAX: none in particular). */
+static struct adt_report_profile *read_pass(const char *archive, const struct adt_report_options *options,
+                                            struct left_outs *left_out, struct adt_report_error *error,
+                                            uint64_t *damaged_id)
 {
     char anchor[4096];
     snprintf(anchor, sizeof anchor, "%s/traces.otf2", archive);
     /* Checked first: OTF2 would print its own chain of errors (and leak). */
     if (access(anchor, R_OK) != 0) {
-        snprintf(error, error_size, "no readable traces.otf2 in it: %s", strerror(errno));
+        snprintf(error->text, sizeof error->text, "no readable traces.otf2 in it: %s", strerror(errno));
         return NULL;
     }
-    OTF2_Reader *reader = OTF2_Reader_Open(anchor);
-    if (reader == NULL) {
-        snprintf(error, error_size, "cannot open %s", anchor);
+    char definitions[4096];
+    snprintf(definitions, sizeof definitions, "%s/traces.def", archive);
+    struct stat definition_file;
+    if (stat(definitions, &definition_file) != 0) {
+        error->damaged = true;
+        snprintf(error->text, sizeof error->text, "traces.def cannot be read: %s", strerror(errno));
+        return NULL;
+    }
+    if (!adt_report_check_anchor(archive, (uint64_t)definition_file.st_size, error->text, sizeof error->text)) {
+        error->damaged = true;
         return NULL;
     }
     struct adt_report_profile *profile = calloc(1, sizeof *profile);
-    struct adt_report_chrome chrome = {.out = chrome_trace};
+    struct adt_report_chrome chrome = {.out = options->chrome_trace};
     struct reading reading = {.profile = profile,
-                              .chrome = chrome_trace != NULL ? &chrome : NULL,
+                              .archive = archive,
+                              .error = error,
+                              .damaged_location = SIZE_MAX,
+                              .chrome = options->chrome_trace != NULL ? &chrome : NULL,
                               .rate_member = OTF2_UNDEFINED_METRIC_MEMBER,
                               .rate_metric = OTF2_UNDEFINED_METRIC,
                               .use_member = OTF2_UNDEFINED_METRIC_MEMBER,
                               .use_metric = OTF2_UNDEFINED_METRIC};
-    bool ok = !adt_report_otf2_failed(OTF2_Reader_SetSerialCollectiveCallbacks(reader),
-                                      "OTF2_Reader_SetSerialCollectiveCallbacks", error, error_size) &&
-              adt_report_read_definitions(reader, &reading, error, error_size);
+    OTF2_ErrorCallback otf2_printer = OTF2_Error_RegisterCallback(adt_report_keep_otf2_message, &reading);
+    OTF2_Reader *reader = OTF2_Reader_Open(anchor);
+    if (reader == NULL) {
+        adt_report_damaged(&reading, SIZE_MAX, "traces.otf2 is damaged: %s",
+                           reading.otf2_message[0] ? reading.otf2_message : "OTF2 cannot open it");
+        OTF2_Error_RegisterCallback(otf2_printer, NULL);
+        release(&reading);
+        adt_report_free(profile);
+        return NULL;
+    }
+    bool ok = !adt_report_otf2_failed(&reading, OTF2_Reader_SetSerialCollectiveCallbacks(reader),
+                                      "OTF2_Reader_SetSerialCollectiveCallbacks") &&
+              bound_definitions(reader, &reading, (uint64_t)definition_file.st_size) && adt_report_read_definitions(reader, &reading) &&
+              check_locations(reader, &reading, left_out);
     if (ok) {
         profile->ranks = calloc(profile->rank_count ? profile->rank_count : 1, sizeof *profile->ranks);
         start_timeline(&reading);
@@ -310,22 +442,63 @@ struct adt_report_profile *adt_report_read(const char *archive, FILE *chrome_tra
         if (reading.chrome != NULL) {
             start_chrome(&reading, archive);
         }
-        ok = open_locations(reader, &reading, error, error_size) &&
-             adt_report_read_events(reader, &reading, error, error_size);
+        ok = open_locations(reader, &reading) && adt_report_read_events(reader, &reading);
     }
     OTF2_Reader_Close(reader);
+    OTF2_Error_RegisterCallback(otf2_printer, NULL);
     if (ok) {
         finish(&reading);
+        attach_left_outs(&reading, left_out);
     }
     if (ok && reading.chrome != NULL) {
         adt_report_chrome_end(reading.chrome);
     }
+    *damaged_id = reading.damaged_location < reading.location_count ? reading.locations[reading.damaged_location].id
+                                                                     : UINT64_MAX;
     release(&reading);
     if (!ok) {
         adt_report_free(profile);
         return NULL;
     }
     return profile;
+}
+
+/* A chrome trace written anew for the next pass of a salvaging read. */
+static bool restart_chrome(FILE *chrome, struct adt_report_error *error)
+{
+    if (chrome == NULL) {
+        return true;
+    }
+    if (fflush(chrome) != 0 || ftruncate(fileno(chrome), 0) != 0 || fseek(chrome, 0, SEEK_SET) != 0) {
+        snprintf(error->text + strlen(error->text), sizeof error->text - strlen(error->text),
+                 "; the Chrome trace cannot be written anew for a salvaged report (%s)", strerror(errno));
+        return false;
+    }
+    return true;
+}
+
+struct adt_report_profile *adt_report_read(const char *archive, const struct adt_report_options *options,
+                                           struct adt_report_error *error)
+{
+    struct left_outs left_out = {.salvage = options->salvage};
+    for (;;) {
+        *error = (struct adt_report_error){0};
+        uint64_t damaged_id = UINT64_MAX;
+        struct adt_report_profile *profile = read_pass(archive, options, &left_out, error, &damaged_id);
+        if (profile != NULL) {
+            free(left_out.locations);
+            return profile;
+        }
+        /* A location found damaged during the pass: read again without it
+         * (each pass leaves out one more, so this ends). Damage that no
+         * location's own check or guard shows is the archive's as a whole. */
+        error->salvageable = error->damaged && damaged_id != UINT64_MAX;
+        if (!options->salvage || !error->salvageable || !restart_chrome(options->chrome_trace, error)) {
+            free(left_out.locations);
+            return NULL;
+        }
+        leave_out(&left_out, damaged_id, error->text);
+    }
 }
 
 void adt_report_free(struct adt_report_profile *profile)
@@ -346,6 +519,10 @@ void adt_report_free(struct adt_report_profile *profile)
         free(profile->segments[i].to_path);
     }
     free(profile->segments);
+    for (size_t i = 0; i < profile->left_out_count; i++) {
+        free(profile->left_out[i].reason);
+    }
+    free(profile->left_out);
     adt_report_free_rates(profile->rate_locations, profile->rate_location_count);
     free(profile->flushes);
     free(profile->flush_locations);

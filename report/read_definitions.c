@@ -5,6 +5,9 @@
  * for the events. Also what the whole pass takes from them: a string's
  * text, ticks in seconds, and the error of a failed OTF2 call. */
 #include <otf2/otf2.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "read_internal.h"
@@ -19,19 +22,68 @@ double adt_report_seconds(const struct reading *reading, uint64_t ticks)
     return (double)ticks / (double)reading->timer_resolution;
 }
 
-bool adt_report_otf2_failed(OTF2_ErrorCode code, const char *call, char *error, size_t error_size)
+/* Once its anchor file opens, an archive that OTF2 cannot read is
+ * damaged; the message OTF2 gave first (otf2_message) says where. */
+bool adt_report_otf2_failed(struct reading *reading, OTF2_ErrorCode code, const char *call)
 {
     if (code == OTF2_SUCCESS) {
         return false;
     }
-    snprintf(error, error_size, "%s: %s", call, OTF2_Error_GetDescription(code));
+    if (!reading->error->damaged) {
+        snprintf(reading->error->text, sizeof reading->error->text, "damaged: %s: %s%s%s", call,
+                 OTF2_Error_GetDescription(code), reading->otf2_message[0] ? ": " : "", reading->otf2_message);
+        reading->error->damaged = true;
+    }
     return true;
+}
+
+OTF2_ErrorCode adt_report_keep_otf2_message(void *data, const char *file, uint64_t line, const char *function,
+                                            OTF2_ErrorCode code, const char *format, va_list arguments)
+{
+    (void)file, (void)line, (void)function;
+    struct reading *reading = data;
+    if (reading->otf2_message[0] == '\0') {
+        vsnprintf(reading->otf2_message, sizeof reading->otf2_message, format, arguments);
+    }
+    return code;
+}
+
+OTF2_CallbackCode adt_report_damaged(struct reading *reading, size_t location, const char *format, ...)
+{
+    if (!reading->error->damaged) {
+        va_list arguments;
+        va_start(arguments, format);
+        vsnprintf(reading->error->text, sizeof reading->error->text, format, arguments);
+        va_end(arguments);
+        reading->error->damaged = true;
+        reading->damaged_location = location;
+    }
+    return OTF2_CALLBACK_INTERRUPT;
+}
+
+/* Whether the ids of a definition are below the archive's bound; if not,
+ * the damage is noted. */
+static bool ids_defined(struct reading *reading, const char *kind, uint64_t self, uint64_t reference)
+{
+    uint64_t id = self > reference ? self : reference;
+    if (id < reading->definition_limit) {
+        return true;
+    }
+    adt_report_damaged(reading, SIZE_MAX,
+                       "traces.def is damaged: a %s definition refers to id %" PRIu64
+                       ", beyond the archive's %" PRIu64 " definitions",
+                       kind, id, reading->definition_limit);
+    return false;
 }
 
 static OTF2_CallbackCode on_string(void *data, OTF2_StringRef self, const char *string)
 {
     struct reading *reading = data;
+    if (!ids_defined(reading, "string", self, 0)) {
+        return OTF2_CALLBACK_INTERRUPT;
+    }
     reading->strings = adt_report_grow(reading->strings, &reading->string_capacity, (size_t)self + 1, sizeof(char *));
+    free(reading->strings[self]);
     reading->strings[self] = strdup(string);
     return OTF2_CALLBACK_SUCCESS;
 }
@@ -53,6 +105,9 @@ static OTF2_CallbackCode on_region(void *data, OTF2_RegionRef self, OTF2_StringR
 {
     (void)canonical, (void)description, (void)role, (void)flags, (void)file, (void)begin, (void)end;
     struct reading *reading = data;
+    if (!ids_defined(reading, "region", self, name)) {
+        return OTF2_CALLBACK_INTERRUPT;
+    }
     reading->regions = adt_report_grow(reading->regions, &reading->region_capacity, (size_t)self + 1,
                                        sizeof *reading->regions);
     reading->regions[self] = (struct region_definition){.name = name,
@@ -69,6 +124,17 @@ static OTF2_CallbackCode on_calling_context(void *data, OTF2_CallingContextRef s
 {
     (void)source;
     struct reading *reading = data;
+    /* Parents before their children keep the tree free of cycles, which
+     * every walk up to a root relies on. */
+    if (!ids_defined(reading, "calling context", self, 0)) {
+        return OTF2_CALLBACK_INTERRUPT;
+    }
+    if (region >= reading->region_count || (parent != OTF2_UNDEFINED_CALLING_CONTEXT && parent >= self)) {
+        return adt_report_damaged(reading, SIZE_MAX,
+                                  "traces.def is damaged: calling context %" PRIu32 " has region %" PRIu32
+                                  " (of %zu) and parent %" PRIu32,
+                                  self, region, reading->region_count, parent);
+    }
     reading->context_regions = adt_report_grow(reading->context_regions, &reading->context_region_capacity,
                                                (size_t)self + 1, sizeof(uint32_t));
     reading->context_parents = adt_report_grow(reading->context_parents, &reading->context_parent_capacity,
@@ -89,6 +155,15 @@ static OTF2_CallbackCode on_interrupt_generator(void *data, OTF2_InterruptGenera
 {
     (void)name, (void)mode;
     struct reading *reading = data;
+    if (!ids_defined(reading, "interrupt generator", self, 0)) {
+        return OTF2_CALLBACK_INTERRUPT;
+    }
+    /* Beyond 2^±64 no double period means anything. */
+    if (exponent < -64 || exponent > 64) {
+        return adt_report_damaged(reading, SIZE_MAX,
+                                  "traces.def is damaged: interrupt generator %" PRIu32 " has exponent %" PRId64, self,
+                                  exponent);
+    }
     reading->generator_periods = adt_report_grow(reading->generator_periods, &reading->generator_capacity,
                                                  (size_t)self + 1, sizeof(double));
     double scale = 1.0;
@@ -109,6 +184,9 @@ static OTF2_CallbackCode on_metric_member(void *data, OTF2_MetricMemberRef self,
 {
     (void)description, (void)type, (void)mode, (void)base, (void)exponent, (void)unit;
     struct reading *reading = data;
+    if (!ids_defined(reading, "metric member", self, name)) {
+        return OTF2_CALLBACK_INTERRUPT;
+    }
     if (value_type == OTF2_TYPE_DOUBLE && strcmp(adt_report_string_of(reading, name), "sampling rate") == 0) {
         reading->rate_member = self;
     }
@@ -136,15 +214,40 @@ static OTF2_CallbackCode on_metric_class(void *data, OTF2_MetricRef self, uint8_
 static OTF2_CallbackCode on_location(void *data, OTF2_LocationRef self, OTF2_StringRef name, OTF2_LocationType type,
                                      uint64_t events, OTF2_LocationGroupRef group)
 {
-    (void)type, (void)events;
+    (void)type;
     struct reading *reading = data;
+    /* A location's group is its rank: the ranks are the groups defined. */
+    if (!ids_defined(reading, "location", reading->location_count, name)) {
+        return OTF2_CALLBACK_INTERRUPT;
+    }
+    if (group >= reading->location_group_count) {
+        return adt_report_damaged(reading, SIZE_MAX,
+                                  "traces.def is damaged: location %" PRIu64 " is in location group %" PRIu32
+                                  ", of %zu defined before it",
+                                  self, group, reading->location_group_count);
+    }
     reading->locations = adt_report_grow(reading->locations, &reading->location_capacity,
                                          reading->location_count + 1, sizeof *reading->locations);
     reading->locations[reading->location_count++] =
-        (struct location_state){.id = self, .name = name, .rank = group, .thread = (uint32_t)(self >> 32),
-                                  .main_thread = (self >> 32) == 0};
+        (struct location_state){.id = self, .stated_events = events, .name = name, .rank = group,
+                                  .thread = (uint32_t)(self >> 32), .main_thread = (self >> 32) == 0};
     if ((size_t)group + 1 > reading->profile->rank_count) {
         reading->profile->rank_count = (size_t)group + 1;
+    }
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode on_location_group(void *data, OTF2_LocationGroupRef self, OTF2_StringRef name,
+                                           OTF2_LocationGroupType type, OTF2_SystemTreeNodeRef parent,
+                                           OTF2_LocationGroupRef creator)
+{
+    (void)type, (void)parent, (void)creator;
+    struct reading *reading = data;
+    if (!ids_defined(reading, "location group", self, name)) {
+        return OTF2_CALLBACK_INTERRUPT;
+    }
+    if ((size_t)self + 1 > reading->location_group_count) {
+        reading->location_group_count = (size_t)self + 1;
     }
     return OTF2_CALLBACK_SUCCESS;
 }
@@ -153,7 +256,11 @@ static OTF2_CallbackCode on_group(void *data, OTF2_GroupRef self, OTF2_StringRef
                                   OTF2_Paradigm paradigm, OTF2_GroupFlag flags, uint32_t count, const uint64_t *members)
 {
     (void)name, (void)paradigm, (void)flags;
-    adt_report_define_group(&((struct reading *)data)->matching, self, type, count, members);
+    struct reading *reading = data;
+    if (!ids_defined(reading, "group", self, 0)) {
+        return OTF2_CALLBACK_INTERRUPT;
+    }
+    adt_report_define_group(&reading->matching, self, type, count, members);
     return OTF2_CALLBACK_SUCCESS;
 }
 
@@ -161,7 +268,11 @@ static OTF2_CallbackCode on_comm(void *data, OTF2_CommRef self, OTF2_StringRef n
                                  OTF2_CommRef parent, OTF2_CommFlag flags)
 {
     (void)name, (void)parent, (void)flags;
-    adt_report_define_comm(&((struct reading *)data)->matching, self, group, UINT32_MAX);
+    struct reading *reading = data;
+    if (!ids_defined(reading, "communicator", self, group)) {
+        return OTF2_CALLBACK_INTERRUPT;
+    }
+    adt_report_define_comm(&reading->matching, self, group, UINT32_MAX);
     return OTF2_CALLBACK_SUCCESS;
 }
 
@@ -169,15 +280,20 @@ static OTF2_CallbackCode on_inter_comm(void *data, OTF2_CommRef self, OTF2_Strin
                                        OTF2_GroupRef group_b, OTF2_CommRef common, OTF2_CommFlag flags)
 {
     (void)name, (void)common, (void)flags;
-    adt_report_define_comm(&((struct reading *)data)->matching, self, group_a, group_b);
+    struct reading *reading = data;
+    if (!ids_defined(reading, "communicator", self, group_a > group_b ? group_a : group_b)) {
+        return OTF2_CALLBACK_INTERRUPT;
+    }
+    adt_report_define_comm(&reading->matching, self, group_a, group_b);
     return OTF2_CALLBACK_SUCCESS;
 }
 
-bool adt_report_read_definitions(OTF2_Reader *reader, struct reading *reading, char *error, size_t error_size)
+bool adt_report_read_definitions(OTF2_Reader *reader, struct reading *reading)
 {
     OTF2_GlobalDefReader *definitions = OTF2_Reader_GetGlobalDefReader(reader);
     if (definitions == NULL) {
-        snprintf(error, error_size, "cannot read the global definitions");
+        adt_report_damaged(reading, SIZE_MAX, "traces.def cannot be read%s%s", reading->otf2_message[0] ? ": " : "",
+                           reading->otf2_message);
         return false;
     }
     OTF2_GlobalDefReaderCallbacks *callbacks = OTF2_GlobalDefReaderCallbacks_New();
@@ -188,21 +304,21 @@ bool adt_report_read_definitions(OTF2_Reader *reader, struct reading *reading, c
     OTF2_GlobalDefReaderCallbacks_SetInterruptGeneratorCallback(callbacks, on_interrupt_generator);
     OTF2_GlobalDefReaderCallbacks_SetMetricMemberCallback(callbacks, on_metric_member);
     OTF2_GlobalDefReaderCallbacks_SetMetricClassCallback(callbacks, on_metric_class);
+    OTF2_GlobalDefReaderCallbacks_SetLocationGroupCallback(callbacks, on_location_group);
     OTF2_GlobalDefReaderCallbacks_SetLocationCallback(callbacks, on_location);
     OTF2_GlobalDefReaderCallbacks_SetGroupCallback(callbacks, on_group);
     OTF2_GlobalDefReaderCallbacks_SetCommCallback(callbacks, on_comm);
     OTF2_GlobalDefReaderCallbacks_SetInterCommCallback(callbacks, on_inter_comm);
-    bool ok = !adt_report_otf2_failed(OTF2_Reader_RegisterGlobalDefCallbacks(reader, definitions, callbacks, reading),
-                                      "OTF2_Reader_RegisterGlobalDefCallbacks", error, error_size);
+    bool ok = !adt_report_otf2_failed(reading, OTF2_Reader_RegisterGlobalDefCallbacks(reader, definitions, callbacks, reading),
+                                      "OTF2_Reader_RegisterGlobalDefCallbacks");
     OTF2_GlobalDefReaderCallbacks_Delete(callbacks);
     uint64_t read = 0;
-    ok = ok && !adt_report_otf2_failed(OTF2_Reader_ReadAllGlobalDefinitions(reader, definitions, &read),
-                                       "OTF2_Reader_ReadAllGlobalDefinitions", error, error_size);
+    ok = ok && !adt_report_otf2_failed(reading, OTF2_Reader_ReadAllGlobalDefinitions(reader, definitions, &read),
+                                       "OTF2_Reader_ReadAllGlobalDefinitions");
     OTF2_Reader_CloseGlobalDefReader(reader, definitions);
     if (ok && reading->timer_resolution == 0) {
-        snprintf(error, error_size, "the archive has no clock properties");
+        adt_report_damaged(reading, SIZE_MAX, "traces.def is damaged: it has no clock properties");
         ok = false;
     }
     return ok;
 }
-

@@ -4,6 +4,7 @@
  * functions, the timeline, the samples, the segments between MPI calls).
  * Messages and collective instances are matched as they come (match.c). */
 #include <otf2/otf2.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,17 +61,46 @@ static struct adt_report_mpi_function *mpi_function_of(struct reading *reading, 
     return &profile->mpi_functions[definition->mpi_function];
 }
 
-/* Every event: the location's span. */
-static struct location_state *at_event(void *data, OTF2_LocationRef id, OTF2_TimeStamp time)
+/* Whether the reader goes on: not once damage is found. */
+static OTF2_CallbackCode carry_on(const struct reading *reading)
 {
-    struct location_state *location = location_of(data, id);
-    if (location != NULL) {
-        if (!location->seen) {
-            location->first_time = time;
-            location->seen = true;
-        }
-        location->last_time = time;
+    return reading->error->damaged ? OTF2_CALLBACK_INTERRUPT : OTF2_CALLBACK_SUCCESS;
+}
+
+/* Every event: the location's span, and the guard of the reading. A
+ * location delivers no more events than its definition states (its
+ * reader's position counts every event, those without a callback too)
+ * and its time never goes back: a reader that has lost its place in a
+ * damaged file breaks one or the other. NULL for an event of no known
+ * location or after damage. */
+static struct location_state *at_event(struct reading *reading, OTF2_LocationRef id, OTF2_TimeStamp time)
+{
+    struct location_state *location = location_of(reading, id);
+    if (location == NULL || reading->error->damaged) {
+        return NULL;
     }
+    size_t index = (size_t)(location - reading->locations);
+    uint64_t position = 0;
+    OTF2_EvtReader_GetPos(location->event_reader, &position);
+    if (position > location->stated_events) {
+        adt_report_damaged(reading, index,
+                           "traces/%" PRIu64 ".evt is damaged: it holds more than the %" PRIu64
+                           " events its definitions give",
+                           location->id, location->stated_events);
+        return NULL;
+    }
+    if (location->seen && time < location->last_time) {
+        adt_report_damaged(reading, index,
+                           "traces/%" PRIu64 ".evt is damaged: its event %" PRIu64 " goes back in time by %" PRIu64
+                           " ticks",
+                           location->id, position, location->last_time - time);
+        return NULL;
+    }
+    if (!location->seen) {
+        location->first_time = time;
+        location->seen = true;
+    }
+    location->last_time = time;
     return location;
 }
 
@@ -158,7 +188,7 @@ static OTF2_CallbackCode on_enter(OTF2_LocationRef id, OTF2_TimeStamp time, void
 {
     (void)attributes;
     enter_region(data, id, time, region, region);
-    return OTF2_CALLBACK_SUCCESS;
+    return carry_on(data);
 }
 
 static OTF2_CallbackCode on_leave(OTF2_LocationRef id, OTF2_TimeStamp time, void *data, OTF2_AttributeList *attributes,
@@ -166,7 +196,7 @@ static OTF2_CallbackCode on_leave(OTF2_LocationRef id, OTF2_TimeStamp time, void
 {
     (void)attributes, (void)region;
     leave_region(data, id, time);
-    return OTF2_CALLBACK_SUCCESS;
+    return carry_on(data);
 }
 
 static OTF2_CallbackCode on_context_enter(OTF2_LocationRef id, OTF2_TimeStamp time, void *data,
@@ -178,7 +208,7 @@ static OTF2_CallbackCode on_context_enter(OTF2_LocationRef id, OTF2_TimeStamp ti
     if (context < reading->context_capacity) {
         enter_region(reading, id, time, reading->context_regions[context], CONTEXT_CALL | context);
     }
-    return OTF2_CALLBACK_SUCCESS;
+    return carry_on(reading);
 }
 
 static OTF2_CallbackCode on_context_leave(OTF2_LocationRef id, OTF2_TimeStamp time, void *data,
@@ -186,7 +216,7 @@ static OTF2_CallbackCode on_context_leave(OTF2_LocationRef id, OTF2_TimeStamp ti
 {
     (void)attributes, (void)context;
     leave_region(data, id, time);
-    return OTF2_CALLBACK_SUCCESS;
+    return carry_on(data);
 }
 
 static OTF2_CallbackCode on_sample(OTF2_LocationRef id, OTF2_TimeStamp time, void *data,
@@ -195,16 +225,16 @@ static OTF2_CallbackCode on_sample(OTF2_LocationRef id, OTF2_TimeStamp time, voi
 {
     (void)attributes, (void)unwind_distance;
     struct reading *reading = data;
-    at_event(reading, id, time);
-    if (context >= reading->context_capacity || generator >= reading->generator_capacity) {
-        return OTF2_CALLBACK_SUCCESS;
+    if (at_event(reading, id, time) == NULL || context >= reading->context_capacity ||
+        generator >= reading->generator_capacity) {
+        return carry_on(reading);
     }
     struct adt_report_profile *profile = reading->profile;
     double weight = reading->generator_periods[generator];
     profile->samples++;
     profile->sampled_seconds += weight;
     profile->contexts[context].self_seconds += weight;
-    return OTF2_CALLBACK_SUCCESS;
+    return carry_on(reading);
 }
 
 /* A value of the sampling-rate or the buffer-use metric (rates.c); other
@@ -222,7 +252,7 @@ static OTF2_CallbackCode on_metric(OTF2_LocationRef id, OTF2_TimeStamp time, voi
     if (location != NULL && metric == reading->use_metric && count == 1 && types[0] == OTF2_TYPE_UINT64) {
         adt_report_note_buffer_use(reading, (size_t)(location - reading->locations), time, values[0].unsigned_int);
     }
-    return OTF2_CALLBACK_SUCCESS;
+    return carry_on(reading);
 }
 
 /* A mid-run flush of the location's events (flushes.c). */
@@ -235,7 +265,7 @@ static OTF2_CallbackCode on_buffer_flush(OTF2_LocationRef id, OTF2_TimeStamp tim
     if (location != NULL) {
         adt_report_note_flush(reading, (size_t)(location - reading->locations), time, stop_time);
     }
-    return OTF2_CALLBACK_SUCCESS;
+    return carry_on(reading);
 }
 
 /* The innermost open region of a location and its entry, where message
@@ -266,7 +296,7 @@ static OTF2_CallbackCode on_send(OTF2_LocationRef id, OTF2_TimeStamp time, void 
 {
     (void)attributes;
     point_to_point(data, id, time, true, receiver, comm, tag, bytes);
-    return OTF2_CALLBACK_SUCCESS;
+    return carry_on(data);
 }
 
 static OTF2_CallbackCode on_isend(OTF2_LocationRef id, OTF2_TimeStamp time, void *data,
@@ -282,7 +312,7 @@ static OTF2_CallbackCode on_recv(OTF2_LocationRef id, OTF2_TimeStamp time, void 
 {
     (void)attributes;
     point_to_point(data, id, time, false, sender, comm, tag, bytes);
-    return OTF2_CALLBACK_SUCCESS;
+    return carry_on(data);
 }
 
 static OTF2_CallbackCode on_irecv(OTF2_LocationRef id, OTF2_TimeStamp time, void *data,
@@ -302,7 +332,7 @@ static OTF2_CallbackCode on_collective_end(OTF2_LocationRef id, OTF2_TimeStamp t
     struct location_state *location = at_event(reading, id, time);
     struct open_region *region = innermost(location);
     if (region == NULL) {
-        return OTF2_CALLBACK_SUCCESS;
+        return carry_on(reading);
     }
     if (reading->regions[region->region].mpi) {
         struct adt_report_mpi_function *function = mpi_function_of(reading, region->region);
@@ -318,14 +348,37 @@ static OTF2_CallbackCode on_collective_end(OTF2_LocationRef id, OTF2_TimeStamp t
         adt_report_add_collective(&reading->matching, comm, location->rank, reading->collective_sequences[slot]++,
                                   region->enter_time);
     }
-    return OTF2_CALLBACK_SUCCESS;
+    return carry_on(reading);
 }
 
-bool adt_report_read_events(OTF2_Reader *reader, struct reading *reading, char *error, size_t error_size)
+/* After the pass: a location whose reader stopped short of the events
+ * its definition states was cut (OTF2 may take the end of a damaged file
+ * for the end of its events). */
+static bool every_event_read(struct reading *reading)
+{
+    for (size_t i = 0; i < reading->location_count; i++) {
+        struct location_state *location = &reading->locations[i];
+        uint64_t position = 0;
+        if (location->event_reader != NULL) {
+            OTF2_EvtReader_GetPos(location->event_reader, &position);
+        }
+        if (!location->left_out && position != location->stated_events) {
+            adt_report_damaged(reading, i,
+                               "traces/%" PRIu64 ".evt is damaged: it ends after %" PRIu64 " of the %" PRIu64
+                               " events its definitions give",
+                               location->id, position, location->stated_events);
+            return false;
+        }
+    }
+    return true;
+}
+
+bool adt_report_read_events(OTF2_Reader *reader, struct reading *reading)
 {
     OTF2_GlobalEvtReader *events = OTF2_Reader_GetGlobalEvtReader(reader);
     if (events == NULL) {
-        snprintf(error, error_size, "cannot read the events");
+        adt_report_damaged(reading, SIZE_MAX, "the event files cannot be read%s%s",
+                           reading->otf2_message[0] ? ": " : "", reading->otf2_message);
         return false;
     }
     OTF2_GlobalEvtReaderCallbacks *callbacks = OTF2_GlobalEvtReaderCallbacks_New();
@@ -341,12 +394,25 @@ bool adt_report_read_events(OTF2_Reader *reader, struct reading *reading, char *
     OTF2_GlobalEvtReaderCallbacks_SetMpiRecvCallback(callbacks, on_recv);
     OTF2_GlobalEvtReaderCallbacks_SetMpiIrecvCallback(callbacks, on_irecv);
     OTF2_GlobalEvtReaderCallbacks_SetMpiCollectiveEndCallback(callbacks, on_collective_end);
-    bool ok = !adt_report_otf2_failed(OTF2_Reader_RegisterGlobalEvtCallbacks(reader, events, callbacks, reading),
-                                      "OTF2_Reader_RegisterGlobalEvtCallbacks", error, error_size);
+    bool ok = !adt_report_otf2_failed(reading, OTF2_Reader_RegisterGlobalEvtCallbacks(reader, events, callbacks, reading),
+                                      "OTF2_Reader_RegisterGlobalEvtCallbacks");
     OTF2_GlobalEvtReaderCallbacks_Delete(callbacks);
+    /* No more than the events stated, and one: the one more, were it
+     * delivered, is damage (the reader would otherwise go on as long as a
+     * damaged file lets it). */
+    uint64_t stated = 0;
+    for (size_t i = 0; i < reading->location_count; i++) {
+        stated += reading->locations[i].left_out ? 0 : reading->locations[i].stated_events;
+    }
     uint64_t read = 0;
-    ok = ok && !adt_report_otf2_failed(OTF2_Reader_ReadAllGlobalEvents(reader, events, &read),
-                                       "OTF2_Reader_ReadAllGlobalEvents", error, error_size);
+    ok = ok && !adt_report_otf2_failed(reading, OTF2_Reader_ReadGlobalEvents(reader, events, stated + 1, &read),
+                                       "OTF2_Reader_ReadGlobalEvents");
+    if (ok && read > stated) {
+        adt_report_damaged(reading, SIZE_MAX, "the event files hold more than the %" PRIu64 " events the definitions give",
+                           stated);
+        ok = false;
+    }
+    ok = ok && every_event_read(reading);
     OTF2_Reader_CloseGlobalEvtReader(reader, events);
-    return ok;
+    return ok && !reading->error->damaged;
 }

@@ -5,6 +5,7 @@
 #define ADT_REPORT_READ_INTERNAL_H
 
 #include <otf2/otf2.h>
+#include <stdarg.h>
 
 #include "report_internal.h"
 
@@ -18,6 +19,9 @@ struct open_region {
 /* One location: its span and its stack of open regions. */
 struct location_state {
     uint64_t id;
+    uint64_t stated_events; /* by the global definitions */
+    bool left_out;          /* by a salvaging read: its events are damaged */
+    OTF2_EvtReader *event_reader;
     uint32_t name;
     uint32_t rank;
     uint32_t thread;
@@ -58,6 +62,23 @@ struct rate_capacity {
  * and what the events need along the way. */
 struct reading {
     struct adt_report_profile *profile;
+    const char *archive;
+    /* The first damage found: its one line (error->damaged set) and the
+     * location whose events show it (SIZE_MAX: the archive as a whole). */
+    struct adt_report_error *error;
+    size_t damaged_location;
+    /* The first error OTF2 reported during the pass, instead of printing
+     * it (a chain of them per failure). */
+    char otf2_message[160];
+    /* Global definition ids are below it: the definitions the anchor file
+     * states, at most one per byte of traces.def. Location groups (the
+     * ranks) are below location_group_count. Bounds what the arrays
+     * indexed by ids take. */
+    uint64_t definition_limit;
+    size_t location_group_count;
+    /* Ids of the locations that a salvaging read leaves out. */
+    const uint64_t *left_out_ids;
+    size_t left_out_id_count;
     struct adt_report_matching matching;
     char **strings;
     size_t string_capacity;
@@ -122,12 +143,33 @@ static const uint64_t CONTEXT_CALL = UINT64_C(1) << 32;
 const char *adt_report_string_of(const struct reading *reading, uint32_t ref);
 /* ticks of the archive's clock in seconds. */
 double adt_report_seconds(const struct reading *reading, uint64_t ticks);
-/* Whether code is an error; if so, error says which call failed and how. */
-bool adt_report_otf2_failed(OTF2_ErrorCode code, const char *call, char *error, size_t error_size);
+/* Whether code is an error; if so, reading->error says which call failed
+ * and how (unless damage was found first: OTF2's own error then follows
+ * from a callback's interruption or from the damage itself). */
+bool adt_report_otf2_failed(struct reading *reading, OTF2_ErrorCode code, const char *call);
+/* The OTF2 error callback of the pass (data: the reading): keeps the
+ * first message. */
+OTF2_ErrorCode adt_report_keep_otf2_message(void *data, const char *file, uint64_t line, const char *function,
+                                            OTF2_ErrorCode code, const char *format, va_list arguments);
+/* Notes damage in reading->error (the first one found is kept), at
+ * location (index; SIZE_MAX for the archive as a whole); always
+ * OTF2_CALLBACK_INTERRUPT, which stops the reader. */
+OTF2_CallbackCode adt_report_damaged(struct reading *reading, size_t location, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Reads the global definitions into reading (read_definitions.c); false
- * with a reason in error when they cannot be read or lack the clock. */
-bool adt_report_read_definitions(OTF2_Reader *reader, struct reading *reading, char *error, size_t error_size);
+ * with a reason in reading->error when they cannot be read, are damaged or
+ * lack the clock. */
+bool adt_report_read_definitions(OTF2_Reader *reader, struct reading *reading);
+
+/* check.c: whether the anchor file of archive is whole and its numbers fit
+ * it and traces.def's definition_bytes; if not, why in error. */
+bool adt_report_check_anchor(const char *archive, uint64_t definition_bytes, char *error, size_t error_size);
+/* check.c: whether the event file of location (id), which the definitions
+ * give events, is whole in chunks of chunk_size bytes; if not, why in
+ * error (one line naming the file). */
+bool adt_report_check_event_file(const char *archive, uint64_t location, uint64_t events, uint64_t chunk_size,
+                                 char *error, size_t error_size);
 
 /* Once the definitions are read: the table that finds a location by id
  * (read_events.c). */
@@ -137,8 +179,9 @@ void adt_report_index_locations(struct reading *reading);
  * makes them shares); values is timeline_mpi or timeline_active. */
 void adt_report_add_to_timeline(struct reading *reading, double *values, uint32_t row, uint64_t from, uint64_t to);
 /* Reads every location's events, merged by time, into reading and its
- * profile; false with a reason in error when they cannot be read. */
-bool adt_report_read_events(OTF2_Reader *reader, struct reading *reading, char *error, size_t error_size);
+ * profile; false with a reason in reading->error when they cannot be read
+ * or are damaged. */
+bool adt_report_read_events(OTF2_Reader *reader, struct reading *reading);
 
 /* rates.c: a value of the sampling-rate or the buffer-use metric on
  * location (its index) at time; after the pass, the locations that had a

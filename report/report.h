@@ -149,8 +149,21 @@ struct adt_report_message_line {
     double receive_seconds;
 };
 
+/* A location left out of a salvaged report (adt_report_read with
+ * salvage): its events were damaged; reason names the file and what is
+ * wrong with it. */
+struct adt_report_left_out {
+    uint32_t rank;
+    uint32_t thread;
+    char *reason;
+};
+
 struct adt_report_profile {
     size_t rank_count;
+    /* The locations a salvaged report leaves out, in the order their
+     * damage was found; none without salvage (damage fails the read). */
+    size_t left_out_count;
+    struct adt_report_left_out *left_out;
     struct adt_report_rank *ranks;
     size_t mpi_function_count;
     struct adt_report_mpi_function *mpi_functions;
@@ -207,13 +220,35 @@ struct adt_report_spread {
     double imbalance;
 };
 
-/* Reads ARCHIVE (the directory holding traces.otf2). NULL on failure, with
- * a one-line reason in error. When chrome_trace is not NULL, the trace
- * is written to it as Chrome trace-event JSON during the same pass
+/* What adt_report_read does besides reading. chrome_trace, when not
+ * NULL, receives the trace as Chrome trace-event JSON during the same pass
  * (region instances and matched messages; docs/report.md); the caller
- * opens and closes it and checks it for write errors. */
-struct adt_report_profile *adt_report_read(const char *archive, FILE *chrome_trace, char *error,
-                                           size_t error_size);
+ * opens and closes it and checks it for write errors. salvage: a location
+ * whose events are damaged is left out (profile->left_out) and the rest
+ * read, instead of failing the read; a salvaging read that finds damage
+ * during its pass starts it again (a chrome_trace must then be a regular
+ * file, which is written anew). */
+struct adt_report_options {
+    FILE *chrome_trace;
+    bool salvage;
+};
+
+/* Why a read failed, in one line. damaged: the archive's files contradict
+ * themselves or each other (a file cut short, a definition out of range,
+ * more events than stated, time going back), as opposed to an archive
+ * that cannot be opened or an output that cannot be written. */
+struct adt_report_error {
+    bool damaged;
+    bool salvageable; /* the damage is in one location's files: salvage reads the others */
+    char text[512];
+};
+
+/* Reads ARCHIVE (the directory holding traces.otf2). NULL on failure, with
+ * its reason in error. The archive is checked before its events are read
+ * (report/check.c) and guarded while they are: no damage makes the read
+ * loop or take more memory than the archive's own size calls for. */
+struct adt_report_profile *adt_report_read(const char *archive, const struct adt_report_options *options,
+                                           struct adt_report_error *error);
 void adt_report_free(struct adt_report_profile *profile);
 
 /* The spread of the rank figure at byte offset field_offset of struct

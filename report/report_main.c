@@ -9,7 +9,8 @@
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: adaptrace-report [--json] [--html FILE] [--speedscope FILE] [--chrome-trace FILE] ARCHIVE\n"
+            "usage: adaptrace-report [--json] [--salvage] [--html FILE] [--speedscope FILE] [--chrome-trace FILE]\n"
+            "                        ARCHIVE\n"
             "\n"
             "Prints the profile of the run whose OTF2 archive is ARCHIVE (the directory holding\n"
             "traces.otf2): time, calls and bytes per MPI function, the spread over ranks and the\n"
@@ -24,6 +25,12 @@ static void usage(FILE *out)
             "               (ui.perfetto.dev) or chrome://tracing: MPI calls and other regions per\n"
             "               rank and thread, messages as arrows; written during the same pass\n"
             "  --json       print the profile as JSON instead of text\n"
+            "  --salvage    of a damaged archive, report the locations whose events are intact and\n"
+            "               say which were left out and why (without it, damage is an error)\n"
+            "\n"
+            "Exit status: 0 on success, 1 when the archive cannot be opened or an output cannot be\n"
+            "written, 2 on a usage error or when the archive is damaged (one line says which file\n"
+            "and what is wrong).\n"
             "  --help       print this help and exit\n");
 }
 
@@ -47,6 +54,7 @@ int main(int argc, char **argv)
     /* Written during the reading pass, not from the profile after it. */
     const char *chrome_path = NULL;
     bool json = false;
+    bool salvage = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
@@ -58,6 +66,8 @@ int main(int argc, char **argv)
         }
         if (strcmp(argv[i], "--json") == 0) {
             json = true;
+        } else if (strcmp(argv[i], "--salvage") == 0) {
+            salvage = true;
         } else if (strcmp(argv[i], "--chrome-trace") == 0 && i + 1 < argc) {
             chrome_path = argv[++i];
         } else if (output != NULL && i + 1 < argc) {
@@ -75,23 +85,26 @@ int main(int argc, char **argv)
         return 2;
     }
     char error[512];
+    struct adt_report_error read_error;
     int status = 0;
     FILE *chrome = NULL;
     if (chrome_path != NULL && (chrome = fopen(chrome_path, "w")) == NULL) {
         fprintf(stderr, "adaptrace-report: cannot write %s: %s\n", chrome_path, strerror(errno));
         return 1;
     }
-    struct adt_report_profile *profile = adt_report_read(archive, chrome, error, sizeof error);
+    struct adt_report_profile *profile =
+        adt_report_read(archive, &(struct adt_report_options){.chrome_trace = chrome, .salvage = salvage}, &read_error);
     /* Not removed when cut short: the path may be no regular file
-     * (/dev/stdout). A failed read says so below and exits with 1. */
+     * (/dev/stdout). A failed read says so below and exits with 1 or 2. */
     if (chrome != NULL && (ferror(chrome) | (fclose(chrome) != 0))) {
         fprintf(stderr, "adaptrace-report: cannot write %s: %s\n", chrome_path, strerror(errno));
         chrome_path = NULL;
         status = 1;
     }
     if (profile == NULL) {
-        fprintf(stderr, "adaptrace-report: %s: %s\n", archive, error);
-        return 1;
+        fprintf(stderr, "adaptrace-report: %s: %s%s\n", archive, read_error.text,
+                read_error.salvageable && !salvage ? " (--salvage reports the intact locations)" : "");
+        return read_error.damaged ? 2 : 1;
     }
     if (json) {
         adt_report_print_json(profile, stdout);

@@ -246,8 +246,26 @@ static void print_flushes_text(const struct adt_report_profile *profile, FILE *o
     }
 }
 
+/* A salvaged report says first what it lacks: every figure below is
+ * without the locations left out. */
+static void print_left_out_text(const struct adt_report_profile *profile, FILE *out)
+{
+    if (profile->left_out_count == 0) {
+        return;
+    }
+    fprintf(out, "Salvaged: %zu location%s left out (damaged), every figure below is without %s:\n",
+            profile->left_out_count, profile->left_out_count == 1 ? "" : "s",
+            profile->left_out_count == 1 ? "it" : "them");
+    for (size_t i = 0; i < profile->left_out_count; i++) {
+        const struct adt_report_left_out *location = &profile->left_out[i];
+        fprintf(out, "  rank %" PRIu32 " thread %" PRIu32 ": %s\n", location->rank, location->thread,
+                location->reason);
+    }
+}
+
 void adt_report_print_text(const struct adt_report_profile *profile, FILE *out)
 {
+    print_left_out_text(profile, out);
     fprintf(out, "Ranks: %zu\n", profile->rank_count);
     print_mpi_text(profile, out);
     print_matrix_text(profile, out);
@@ -514,5 +532,13 @@ void adt_report_print_json(const struct adt_report_profile *profile, FILE *out)
     print_sampled_json(profile, out);
     print_rates_json(profile, out);
     print_flushes_json(profile, out);
-    fputs("}\n", out);
+    fputs(",\n\"left_out\":[", out);
+    for (size_t i = 0; i < profile->left_out_count; i++) {
+        const struct adt_report_left_out *location = &profile->left_out[i];
+        fprintf(out, "%s{\"rank\":%" PRIu32 ",\"thread\":%" PRIu32 ",\"reason\":", i ? "," : "", location->rank,
+                location->thread);
+        adt_report_print_json_string(location->reason, out);
+        fputc('}', out);
+    }
+    fputs("]}\n", out);
 }
