@@ -71,6 +71,14 @@ static int rebuild_or_leave_out(recovery *run, saved_process *process)
     return adt_recover_rebuild(run, process);
 }
 
+static bool any_saved(const recovery *run)
+{
+    for (uint32_t r = 0; r < run->ranks; r++)
+        if (run->processes[r].header != NULL)
+            return true;
+    return false;
+}
+
 /* ---- 4. the ending and the archive -------------------------------------- */
 
 static void describe_kind(const adt_rescue_header *header, char *how, size_t size)
@@ -265,6 +273,12 @@ int adt_recover_run(const char *archive_dir, bool quiet)
     int result = adt_recover_find_processes(&run, directory);
     for (uint32_t r = 0; result == 0 && r < run.ranks; r++)
         result = rebuild_or_leave_out(&run, &run.processes[r]);
+    if (result == 0 && !any_saved(&run)) {
+        /* Every file was left out while rebuilding: no rank to take the
+         * run's settings from. */
+        fprintf(stderr, "adaptrace-recover: no usable rescue file in %s\n", directory);
+        result = -1;
+    }
     if (result == 0) {
         run.ending.messages_unmatched = adt_recover_unmatched_messages(&run);
         describe_ending(&run);

@@ -17,6 +17,12 @@ usage: recover_damaged.py rescue WORK MPIEXEC LAUNCHER DEMO
            buffer image: a Leave of another region than the one entered
            last, a sample at a finer rate than its location's at the end;
            each cuts its chain there (the whole recovery failed before)
+       recover_damaged.py alone WORK RECOVER OTF2_PRINT
+           rank 1's file alone, its buffer image's first byte damaged (the
+           image has no check: it is written while other threads append):
+           the file is left out while rebuilding, and with it the only
+           rank, which is an error in two lines (the recovery took the
+           run's settings from a rank without a header, a null pointer)
        recover_damaged.py mutations WORK RECOVER OTF2_PRINT CASES SEED
            CASES seeded mutations of one file each (bytes changed, at random
            or where the structure is, or the file cut short; in a third of
@@ -236,6 +242,23 @@ def records(work, recover_path, otf2_print):
         print("ok: %s: cut there, %d records cut (%.2f s)" % (case, ending["records_cut"], seconds))
 
 
+def alone(work, recover_path, otf2_print):
+    name = "rank-1.adtr"
+    archive = copy_rescue(work, "alone")
+    os.unlink(os.path.join(archive + ".rescue", "rank-0.adtr"))
+    data = bytearray(open(os.path.join(work, "pristine.rescue", name), "rb").read())
+    offset, _, _ = next(entry for entry in sections(data) if entry[1] == BUFFER_TAG)
+    data[offset + SECTION_BYTES] ^= 0xFF
+    replace_file(os.path.join(archive + ".rescue", name), data)
+    verdict, err, seconds = recover(recover_path, otf2_print, archive, 10)
+    if verdict is not None:
+        fail("%s:\n%s" % (verdict, err))
+    lines = err.splitlines()
+    if len(lines) != 2 or name not in lines[0] or "left out" not in lines[0] or "no usable rescue file" not in lines[1]:
+        fail("not the file left out, then no usable file:\n%s" % err)
+    print("ok: %s (%.2f s)" % (" / ".join(lines), seconds))
+
+
 def sections(data):
     """(offset, tag, bytes) of each section of an intact file."""
     found, at = [], HEADER_BYTES
@@ -344,6 +367,8 @@ def main(argv):
         world_size(*argv[2:])
     elif len(argv) == 5 and argv[1] == "records":
         records(*argv[2:])
+    elif len(argv) == 5 and argv[1] == "alone":
+        alone(*argv[2:])
     elif len(argv) == 7 and argv[1] == "mutations":
         mutations(argv[2], argv[3], argv[4], int(argv[5]), int(argv[6]))
     else:
