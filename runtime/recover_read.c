@@ -1,8 +1,11 @@
 /*
  * adaptrace-recover, step 1: reading the rescue files of <archive>.rescue
- * (rescue.h). Every complete file is mapped, its sections checked and
- * found, and placed at its world rank; a .partial file (a save the process
- * was killed in) is named, not used. A rank without a file stays "not
+ * (rescue.h). Every complete file is mapped, its header and sections
+ * checked (their hashes, the header's values, its rank against the file's
+ * name) and found, and placed at its world rank; the world size is the one
+ * most files say, and a file that says another is left out. A file that
+ * fails a check is left out with one line, its rank not saved. A .partial
+ * file (a save the process was killed in) is named, not used. A rank without a file stays "not
  * saved" (no header). Files of processes that ended before MPI_Init
  * (pid-*) are the ranks only when no file has a rank: a program without
  * MPI, its processes in pid order.
@@ -131,10 +134,11 @@ static int read_sections(saved_process *process)
         at += sizeof section;
         left -= sizeof section;
         if (section.bytes > left || ((section.bytes + 7u) & ~(uint64_t)7u) > left)
-            return adt_recover_left_out(process, "a section longer than the file (damaged, or the save did not finish)");
+            return adt_recover_left_out(process, "cut short, or a section's length is damaged");
         size_t padded = (size_t)((section.bytes + 7u) & ~(uint64_t)7u);
-        uint64_t content = adt_rescue_section_hashed(section.tag) ? adt_rescue_hash(ADT_RESCUE_HASH_START, at, section.bytes)
-                                                                  : ADT_RESCUE_HASH_START;
+        uint64_t content = ADT_RESCUE_HASH_START;
+        if (adt_rescue_section_hashed(section.tag))
+            content = adt_rescue_hash(content, at, section.bytes);
         if (section.check != adt_rescue_section_check(section.tag, section.bytes, content))
             return adt_recover_left_out(process, "a section is damaged (its check does not match)");
         switch ((adt_rescue_section_tag)section.tag) {

@@ -135,7 +135,9 @@ static void put_section(rescue_file *file, uint32_t tag, const void *data, size_
 {
     uint64_t content = adt_rescue_section_hashed(tag) ? adt_rescue_hash(ADT_RESCUE_HASH_START, data, bytes)
                                                       : ADT_RESCUE_HASH_START;
-    adt_rescue_section section = { .tag = tag, .check = adt_rescue_section_check(tag, bytes, content), .bytes = bytes };
+    adt_rescue_section section = {
+        .tag = tag, .check = adt_rescue_section_check(tag, bytes, content), .bytes = bytes
+    };
     put(file, &section, sizeof section, step);
     put(file, data, bytes, step);
     pad_to_8(file, step);
@@ -154,7 +156,9 @@ static off_t begin_open_section(rescue_file *file, uint32_t tag, const char *ste
 static void end_open_section(rescue_file *file, off_t at, uint32_t tag, uint64_t bytes, uint64_t content,
                              const char *step)
 {
-    adt_rescue_section section = { .tag = tag, .check = adt_rescue_section_check(tag, bytes, content), .bytes = bytes };
+    adt_rescue_section section = {
+        .tag = tag, .check = adt_rescue_section_check(tag, bytes, content), .bytes = bytes
+    };
     if (!file->failed && pwrite(file->fd, &section, sizeof section, at) != (ssize_t)sizeof section)
         note_failure(file, step);
     pad_to_8(file, step);

@@ -33,7 +33,9 @@
 #include "format/format.h"
 
 #define ADT_RESCUE_MAGIC 0x3143534552544441ull /* "ADTRESC1" */
-#define ADT_RESCUE_VERSION 4u /* 2: the buffer image carries when each shift was reached; 3: and the arena's use then; 4: the header and sections carry checks */
+/* 2: the buffer image carries when each shift was reached; 3: and the
+ * arena's use then; 4: the header and sections carry checks */
+#define ADT_RESCUE_VERSION 4u
 #define ADT_RESCUE_SUFFIX ".rescue"
 #define ADT_RESCUE_NO_RANK UINT32_MAX
 
