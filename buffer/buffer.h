@@ -312,9 +312,12 @@ void adt_reader_close(adt_reader *reader);
  * written, or -1 (errno set). */
 int64_t adt_buffer_image_write(const adt_buffer *buffer, int fd);
 
-/* Says whether a record found in an image is whole by its content (the
- * buffer checks its framing, order and level): false cuts its chain there. */
-typedef bool (*adt_record_check)(const adt_record_view *record, void *arg);
+/* Says whether a record found in an image, in a chain of location (its
+ * bookkeeping as saved), is whole by its content (the buffer checks its
+ * framing, order and level): false cuts its chain there. A location's
+ * chains are checked one after the other: its spilled events, its events
+ * in memory, then its sample levels from level 0. */
+typedef bool (*adt_record_check)(const adt_location *location, const adt_record_view *record, void *arg);
 
 typedef struct adt_image_repair {
     uint64_t chains_cut;   /* chains that ended in a chunk or record not whole */
@@ -327,8 +330,10 @@ typedef struct adt_image_repair {
  * dropped. The buffer has extra_chunks free chunks more per location, for
  * records the recovery appends. spill_fd: a file holding the image's spill contents
  * (adt_buffer_image_spill) at offset 0, or -1 when there are none; it stays
- * the caller's. Returns NULL with a one-line error for an image that is no
- * buffer image, of another version, or cut short. */
+ * the caller's, open for writing: where a location's list of spilled
+ * chunks is cut, the last chunk kept is rewritten there. Returns NULL with
+ * a one-line error for an image that is no buffer image, of another
+ * version, cut short, or damaged past repair. */
 adt_buffer *adt_buffer_image_read(const void *image, size_t bytes, size_t extra_chunks, int spill_fd,
                                   adt_record_check check, void *check_arg, adt_image_repair *repair,
                                   char *error, size_t error_size);

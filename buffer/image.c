@@ -20,7 +20,11 @@
  * caught half-changed: the walk is bounded (an index out of range or more
  * steps than chunks ends it), and the reader trusts nothing: it follows
  * every chain again, and cuts it at the first chunk or record that is not
- * whole.
+ * whole. The same holds for the list of spilled chunks, and for an image
+ * damaged on disk after the save (adaptrace-recover reads whatever file
+ * it finds): a location's events are cut where its spilled ones are, so
+ * that they stay a prefix of its run, and no count, index or offset of
+ * the image is used before it is checked.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -149,6 +153,9 @@ typedef struct image_reading {
     adt_buffer *buffer;
     const image_header *header;
     uint8_t *chunk_used;          /* per chunk: already in a chain */
+    const char *spill;            /* the image's copy of the spill file */
+    uint8_t *spill_chunk_used;    /* per spilled chunk: already in a list */
+    int spill_fd;
     adt_record_check check;
     void *check_arg;
     adt_image_repair *repair;
@@ -171,12 +178,12 @@ static uint32_t chunk_fill(const image_reading *reading, const adt_chain *saved,
     return fill >= sizeof(adt_chunk_header) && fill <= chunk_bytes ? (uint32_t)fill : 0;
 }
 
-/* Walks the records of one chunk up to fill; returns the offset where
- * the whole ones end (fill when all are whole) and counts them. */
-static uint32_t whole_records(image_reading *reading, uint32_t index, uint32_t fill, uint8_t level,
-                              uint64_t *last_time, uint64_t *records)
+/* Walks the records of one chunk of location up to fill; returns the
+ * offset where the whole ones end (fill when all are whole) and counts
+ * them. */
+static uint32_t whole_records(image_reading *reading, const adt_location *location, const char *chunk,
+                              uint32_t fill, uint8_t level, uint64_t *last_time, uint64_t *records)
 {
-    const char *chunk = (const char *)adt_chunk_at(reading->buffer, index);
     uint32_t prefix = ADT_RECORD_HEADER_BYTES + (level == ADT_EVENT_LEVEL ? 0 : ADT_SAMPLE_NUMBER_BYTES);
     uint32_t offset = sizeof(adt_chunk_header);
     while (offset < fill) {
@@ -196,7 +203,7 @@ static uint32_t whole_records(image_reading *reading, uint32_t index, uint32_t f
         };
         if (level != ADT_EVENT_LEVEL)
             memcpy(&view.sample_number, chunk + offset + ADT_RECORD_HEADER_BYTES, sizeof view.sample_number);
-        if (reading->check != NULL && !reading->check(&view, reading->check_arg))
+        if (reading->check != NULL && !reading->check(location, &view, reading->check_arg))
             break;
         *last_time = header.time;
         ++*records;
@@ -216,13 +223,14 @@ static void append_chunk(adt_buffer *buffer, adt_chain *chain, uint32_t index, u
     chain->records += records;
 }
 
-/* Rebuilds chain from the saved one: its longest whole prefix. */
-static void rebuild_chain(image_reading *reading, adt_chain *chain, uint8_t level)
+/* Rebuilds chain of location from the saved one: its longest whole
+ * prefix, its records from last_time on. */
+static void rebuild_chain(image_reading *reading, const adt_location *location, adt_chain *chain, uint8_t level,
+                          uint64_t last_time)
 {
     adt_chain saved = *chain;
     adt_chain_init(chain);
     uint32_t chunks_total = reading->header->chunks_total;
-    uint64_t last_time = 0;
     bool complete = saved.head == ADT_CHUNK_NONE;
     uint32_t index = saved.head;
     for (uint32_t steps = 0; !complete && steps < chunks_total; steps++) {
@@ -232,7 +240,8 @@ static void rebuild_chain(image_reading *reading, adt_chain *chain, uint8_t leve
         if (fill == 0)
             break;
         uint64_t records = 0;
-        uint32_t whole = whole_records(reading, index, fill, level, &last_time, &records);
+        uint32_t whole = whole_records(reading, location, (const char *)adt_chunk_at(reading->buffer, index), fill,
+                                       level, &last_time, &records);
         reading->chunk_used[index] = 1;
         uint32_t next = adt_chunk_next(adt_chunk_at(reading->buffer, index));
         append_chunk(reading->buffer, chain, index, whole, records);
@@ -264,7 +273,73 @@ static void rebuild_free_list(adt_buffer *buffer, const uint8_t *chunk_used)
     buffer->chunks_high_water = buffer->chunks_total - free_count;
 }
 
-static void rebuild_location(image_reading *reading, adt_location *location, int spill_fd)
+/* Ends the spill list at chunk `at` of the file, whole bytes kept: its
+ * header is rewritten in the spill file, which the reader follows. */
+static bool end_spill_list(image_reading *reading, uint32_t at, uint32_t whole)
+{
+    uint32_t chunk_bytes = reading->header->chunk_bytes;
+    adt_chunk_header header = { .next = ADT_CHUNK_NONE, .used = whole };
+    return pwrite(reading->spill_fd, &header, sizeof header, (off_t)((uint64_t)at * chunk_bytes)) ==
+           (ssize_t)sizeof header;
+}
+
+/* The location's spilled chunks, followed in the image's copy of the spill
+ * file as the reader will follow them, each chunk once and within the
+ * file, its records checked as in memory; the list ends at the first
+ * chunk or record that is not whole. Returns whether the whole list was
+ * kept; *last_time is the time of its last record. */
+static bool rebuild_spill(image_reading *reading, adt_location *location, uint64_t *last_time)
+{
+    uint32_t chunk_bytes = reading->header->chunk_bytes;
+    uint64_t spill_chunks = reading->header->spill_bytes / chunk_bytes;
+    uint64_t saved_records = location->spilled_records;
+    uint64_t records = 0, chunks = 0;
+    uint32_t index = location->spill_head, kept = ADT_CHUNK_NONE, kept_used = 0;
+    bool whole_list = false;
+    while (reading->spill_fd >= 0 && index < spill_chunks && !reading->spill_chunk_used[index]) {
+        const char *chunk = reading->spill + (size_t)index * chunk_bytes;
+        adt_chunk_header header;
+        memcpy(&header, chunk, sizeof header);
+        if (header.used < sizeof header || header.used > chunk_bytes)
+            break;
+        reading->spill_chunk_used[index] = 1;
+        kept = index;
+        kept_used = whole_records(reading, location, chunk, header.used, ADT_EVENT_LEVEL, last_time, &records);
+        chunks++;
+        if (kept_used != header.used)
+            break;
+        if (header.next == ADT_CHUNK_NONE) {
+            whole_list = true;
+            break;
+        }
+        index = header.next;
+    }
+    /* Cut: the list ends at the last chunk kept, with its whole records. */
+    if (!whole_list && kept != ADT_CHUNK_NONE && !end_spill_list(reading, kept, kept_used))
+        kept = ADT_CHUNK_NONE;
+    if (kept == ADT_CHUNK_NONE) {
+        location->spill_head = ADT_CHUNK_NONE;
+        records = chunks = 0;
+    }
+    location->spill_tail = kept;
+    location->spill_fd = kept != ADT_CHUNK_NONE ? reading->spill_fd : -1;
+    location->spilled_records = records;
+    location->spilled_bytes = chunks * chunk_bytes;
+    if (saved_records > records)
+        reading->repair->records_cut += saved_records - records;
+    return whole_list;
+}
+
+/* Its events in memory dropped: they came after spilled ones that were
+ * cut. */
+static void drop_chain(image_reading *reading, adt_chain *chain)
+{
+    reading->repair->chains_cut++;
+    reading->repair->records_cut += chain->records;
+    adt_chain_init(chain);
+}
+
+static void rebuild_location(image_reading *reading, adt_location *location)
 {
     location->buffer = reading->buffer;
     location->user = NULL;
@@ -273,13 +348,23 @@ static void rebuild_location(image_reading *reading, adt_location *location, int
      * close its open regions), also where its events had stopped;
      * events_stopped_at keeps when that was. */
     location->events_stopped = false;
-    location->spill_fd = location->spill_head != ADT_CHUNK_NONE ? spill_fd : -1;
-    if (location->spill_fd < 0)
-        location->spill_head = location->spill_tail = ADT_CHUNK_NONE;
-    rebuild_chain(reading, &location->events, ADT_EVENT_LEVEL);
+    uint64_t last_time = 0;
+    bool spill_whole = true;
+    if (location->spill_head != ADT_CHUNK_NONE) {
+        spill_whole = rebuild_spill(reading, location, &last_time);
+        if (!spill_whole)
+            reading->repair->chains_cut++;
+    } else {
+        location->spill_tail = ADT_CHUNK_NONE;
+        location->spill_fd = -1;
+    }
+    if (spill_whole)
+        rebuild_chain(reading, location, &location->events, ADT_EVENT_LEVEL, last_time);
+    else
+        drop_chain(reading, &location->events);
     uint64_t samples = 0;
     for (unsigned level = 0; level < ADT_BUFFER_LEVELS; level++) {
-        rebuild_chain(reading, &location->levels[level], (uint8_t)level);
+        rebuild_chain(reading, location, &location->levels[level], (uint8_t)level, 0);
         samples += location->levels[level].records;
     }
     /* The sample counts must match what the levels hold now; samples cut
@@ -305,10 +390,26 @@ static int check_header(const image_header *header, size_t bytes, char *error, s
     if (header->chunk_bytes < ADT_CHUNK_MIN_BYTES || header->chunk_bytes % 8 != 0 || header->chunks_total == 0 ||
         header->chunks_total >= ADT_CHUNK_NONE / 2)
         return fail(error, error_size, "a buffer image with an impossible geometry");
-    uint64_t needed = sizeof *header + (uint64_t)header->location_count * sizeof(adt_location) + header->spill_bytes;
-    if (bytes < needed)
+    /* The arena is made again, every chunk of it: one larger than this
+     * machine's memory is damage (and would take it all). */
+    uint64_t memory = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+    if ((uint64_t)header->chunks_total * header->chunk_bytes > memory)
+        return fail(error, error_size, "a buffer image whose arena is larger than this machine's memory");
+    uint64_t needed = sizeof *header + (uint64_t)header->location_count * sizeof(adt_location);
+    if (bytes < needed || header->spill_bytes > bytes - needed)
         return fail(error, error_size, "a buffer image cut short (the save did not finish)");
     return 0;
+}
+
+/* A location's bookkeeping as saved: NULL when it can be rebuilt, else
+ * what is wrong (the chains, counts and spill list are checked as they
+ * are followed). */
+static const char *location_problem(const adt_location *location)
+{
+    /* ADT_BUFFER_LEVELS itself: the sample numbers were used up. */
+    if (location->shift > ADT_BUFFER_LEVELS)
+        return "a buffer image with a location at an impossible sampling-rate shift";
+    return NULL;
 }
 
 /* Puts the saved chunks in place in the arena; -1 when the list of chunks
@@ -335,7 +436,7 @@ adt_buffer *adt_buffer_image_read(const void *image, size_t bytes, size_t extra_
                                   adt_record_check check, void *check_arg, adt_image_repair *repair,
                                   char *error, size_t error_size)
 {
-    image_header header;
+    image_header header = {0};
     memset(repair, 0, sizeof *repair);
     if (bytes >= sizeof header)
         memcpy(&header, image, sizeof header);
@@ -348,26 +449,31 @@ adt_buffer *adt_buffer_image_read(const void *image, size_t bytes, size_t extra_
     adt_buffer *buffer =
         adt_buffer_create(chunks * header.chunk_bytes, header.chunk_bytes, header.location_count + 1u);
     uint8_t *chunk_used = calloc(chunks, 1);
-    if (buffer == NULL || chunk_used == NULL) {
-        adt_buffer_destroy(buffer);
-        free(chunk_used);
-        fail(error, error_size, "out of memory for the buffer image");
-        return NULL;
-    }
-    if (place_chunks(buffer, &header, saved_chunks, bytes - (size_t)(saved_chunks - (const char *)image)) != 0) {
-        adt_buffer_destroy(buffer);
-        free(chunk_used);
-        fail(error, error_size, "a buffer image cut short (the save did not finish)");
-        return NULL;
-    }
+    uint8_t *spill_chunk_used = calloc(header.spill_bytes / header.chunk_bytes + 1, 1);
+    const char *problem = NULL;
+    if (buffer == NULL || chunk_used == NULL || spill_chunk_used == NULL)
+        problem = "out of memory for the buffer image";
+    else if (place_chunks(buffer, &header, saved_chunks, bytes - (size_t)(saved_chunks - (const char *)image)) != 0)
+        problem = "a buffer image cut short (the save did not finish)";
     image_reading reading = {
         .buffer = buffer, .header = &header, .chunk_used = chunk_used,
+        .spill = saved_locations + locations_bytes, .spill_chunk_used = spill_chunk_used,
+        .spill_fd = header.spill_bytes > 0 ? spill_fd : -1,
         .check = check, .check_arg = check_arg, .repair = repair,
     };
-    for (uint32_t i = 0; i < header.location_count; i++) {
+    for (uint32_t i = 0; problem == NULL && i < header.location_count; i++) {
         adt_location *location = &buffer->locations[i];
         memcpy(location, saved_locations + (size_t)i * sizeof(adt_location), sizeof *location);
-        rebuild_location(&reading, location, spill_fd);
+        problem = location_problem(location);
+        if (problem == NULL)
+            rebuild_location(&reading, location);
+    }
+    free(spill_chunk_used);
+    if (problem != NULL) {
+        adt_buffer_destroy(buffer);
+        free(chunk_used);
+        fail(error, error_size, problem);
+        return NULL;
     }
     buffer->location_count = header.location_count;
     buffer->spill_end = header.spill_bytes;

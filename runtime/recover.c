@@ -39,6 +39,46 @@
 
 #include "recover_internal.h"
 
+/* ---- 2. rebuilding, or leaving out a damaged file ---------------------- */
+
+/* What a process holds, rebuilt or read: freed, its file unmapped. */
+static void free_process(saved_process *process)
+{
+    adt_buffer_destroy(process->buffer);
+    adt_defs_destroy(process->defs);
+    if (process->spill_fd >= 0)
+        close(process->spill_fd);
+    if (process->file != NULL)
+        munmap(process->file, process->file_bytes);
+    free(process->lines);
+    free(process->threads);
+    free(process->thread_names);
+}
+
+/* A file whose contents cannot be rebuilt (adt_recover_rebuild said why,
+ * once) is left out like a rank that was not saved: the other ranks are
+ * worth their archive. */
+static int rebuild_or_leave_out(recovery *run, saved_process *process)
+{
+    if (process->header == NULL)
+        return adt_recover_rebuild(run, process);
+    size_t message_ends = run->message_end_count;
+    if (adt_recover_rebuild(run, process) == 0)
+        return 0;
+    run->message_end_count = message_ends;
+    free_process(process);
+    *process = (saved_process){ .rank = process->rank, .spill_fd = -1 };
+    return adt_recover_rebuild(run, process);
+}
+
+static bool any_saved(const recovery *run)
+{
+    for (uint32_t r = 0; r < run->ranks; r++)
+        if (run->processes[r].header != NULL)
+            return true;
+    return false;
+}
+
 /* ---- 4. the ending and the archive -------------------------------------- */
 
 static void describe_kind(const adt_rescue_header *header, char *how, size_t size)
@@ -211,18 +251,8 @@ static size_t remove_abandoned_writes(const char *archive_dir)
 
 static void free_recovery(recovery *run)
 {
-    for (uint32_t r = 0; r < run->ranks; r++) {
-        saved_process *process = &run->processes[r];
-        adt_buffer_destroy(process->buffer);
-        adt_defs_destroy(process->defs);
-        if (process->spill_fd >= 0)
-            close(process->spill_fd);
-        if (process->file != NULL)
-            munmap(process->file, process->file_bytes);
-        free(process->lines);
-        free(process->threads);
-        free(process->thread_names);
-    }
+    for (uint32_t r = 0; r < run->ranks; r++)
+        free_process(&run->processes[r]);
     free(run->processes);
     free(run->message_ends);
     adt_thread_group_destroy(run->group);
@@ -242,7 +272,13 @@ int adt_recover_run(const char *archive_dir, bool quiet)
     }
     int result = adt_recover_find_processes(&run, directory);
     for (uint32_t r = 0; result == 0 && r < run.ranks; r++)
-        result = adt_recover_rebuild(&run, &run.processes[r]);
+        result = rebuild_or_leave_out(&run, &run.processes[r]);
+    if (result == 0 && !any_saved(&run)) {
+        /* Every file was left out while rebuilding: no rank to take the
+         * run's settings from. */
+        fprintf(stderr, "adaptrace-recover: no usable rescue file in %s\n", directory);
+        result = -1;
+    }
     if (result == 0) {
         run.ending.messages_unmatched = adt_recover_unmatched_messages(&run);
         describe_ending(&run);

@@ -73,13 +73,18 @@ typedef struct recovery {
 /* ---- recover_read.c ------------------------------------------------------ */
 
 /* Reads every complete rescue file of directory and places it at its
- * rank (run->processes, run->ranks); names the files cut short. */
+ * rank (run->processes, run->ranks); names the files cut short. A file
+ * that is damaged or of another run is left out, its rank not saved. */
 int adt_recover_find_processes(recovery *run, const char *directory);
+
+/* Says on one line that process's file is left out, and why; -1. */
+int adt_recover_left_out(const saved_process *process, const char *why);
 
 /* ---- recover_rebuild.c --------------------------------------------------- */
 
 /* Rebuilds process (a rank without a file as an empty location) and notes
- * its point-to-point messages in run. */
+ * its point-to-point messages in run. -1 with one line on stderr when its
+ * file cannot be rebuilt (damaged, or out of memory). */
 int adt_recover_rebuild(recovery *run, saved_process *process);
 
 /* The messages noted by adt_recover_rebuild whose other side is not in

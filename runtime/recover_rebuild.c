@@ -25,11 +25,6 @@
 
 /* ---- 2. rebuilding a process -------------------------------------------- */
 
-static bool record_check(const adt_record_view *record, void *arg)
-{
-    return adt_record_valid(arg, record);
-}
-
 static int spill_file(const saved_process *process)
 {
     const void *spill = NULL;
@@ -103,6 +98,45 @@ static int push_region(open_regions *open, const adt_rec_region *region)
     open->stack = stack;
     open->stack[open->depth++] = *region;
     return 0;
+}
+
+/* The records of an image as adt_buffer_image_read checks them, a
+ * location's chains one after the other: each must be a record the writer
+ * can write (adt_record_valid), a sample no finer than its location's rate
+ * at the end, and a Leave must close the region its location entered last
+ * (the writer refuses the whole trace otherwise; a file damaged on disk
+ * can hold any of these). */
+typedef struct record_checking {
+    adt_defs *defs;
+    const adt_location *location;  /* whose records come now */
+    unsigned final_shift;
+    open_regions open;             /* its events' regions, so far */
+} record_checking;
+
+static bool record_check(const adt_location *location, const adt_record_view *record, void *arg)
+{
+    record_checking *checking = arg;
+    if (location != checking->location) {
+        adt_location_stats stats;
+        adt_location_get_stats(location, &stats);
+        checking->location = location;
+        checking->final_shift = stats.shift;
+        checking->open.depth = 0;
+    }
+    if (!adt_record_valid(checking->defs, record))
+        return false;
+    if (record->kind == ADT_REC_SAMPLE)
+        return ((const adt_rec_sample *)record->payload)->rate_shift <= checking->final_shift &&
+               checking->final_shift < ADT_BUFFER_LEVELS;
+    if (record->kind == ADT_REC_ENTER)
+        return push_region(&checking->open, record->payload) == 0;
+    if (record->kind == ADT_REC_LEAVE) {
+        const adt_rec_region *leave = record->payload;
+        if (checking->open.depth == 0 || checking->open.stack[checking->open.depth - 1].region != leave->region)
+            return false;
+        checking->open.depth--;
+    }
+    return true;
 }
 
 /* Reads the location once: its open regions, its last time, its messages;
@@ -204,40 +238,42 @@ int adt_recover_rebuild(recovery *run, saved_process *process)
     if (process->header == NULL) {
         process->defs = adt_defs_create();
         process->buffer = adt_buffer_create(64u << 10, 1u << 10, 1);
-        if (process->defs == NULL || process->buffer == NULL ||
-            adt_buffer_add_location(process->buffer, 0) == NULL)
+        bool made = process->defs != NULL && process->buffer != NULL &&
+                    adt_buffer_add_location(process->buffer, 0) != NULL;
+        if (made)
+            recount(process);
+        if (!made || list_threads(process) != 0) {
+            fprintf(stderr, "adaptrace-recover: out of memory for rank %u, which was not saved\n", process->rank);
             return -1;
-        recount(process);
-        return list_threads(process);
+        }
+        return 0;
     }
     process->defs = adt_defs_replay(process->journal, process->journal_bytes);
     if (process->defs == NULL) {
-        fprintf(stderr, "adaptrace-recover: %s: its definitions cannot be read back\n", process->path);
-        return -1;
+        return adt_recover_left_out(process, "its definitions cannot be read back");
     }
     if (process->header->sampling &&
         adt_sampler_define_saved_contexts(process->defs, process->tree, process->tree_bytes, process->maps,
                                           process->maps_bytes) != 0) {
-        fprintf(stderr, "adaptrace-recover: %s: its calling contexts cannot be defined\n", process->path);
-        return -1;
+        return adt_recover_left_out(process, "its calling contexts cannot be defined");
     }
     process->spill_fd = spill_file(process);
     /* One chunk per location more: room for the records that close it. */
+    record_checking checking = { .defs = process->defs };
     process->buffer = adt_buffer_image_read(process->image, process->image_bytes, 1,
-                                            process->spill_fd, record_check, process->defs, &process->repair,
+                                            process->spill_fd, record_check, &checking, &process->repair,
                                             error, sizeof error);
-    if (process->buffer == NULL) {
-        fprintf(stderr, "adaptrace-recover: %s: %s\n", process->path, error);
-        return -1;
-    }
+    free(checking.open.stack);
+    if (process->buffer == NULL)
+        return adt_recover_left_out(process, error);
     /* Counted before the ending's own records are added. */
     recount(process);
     for (size_t i = 0; i < adt_buffer_location_count(process->buffer); i++)
-        if (close_location(run, process, adt_buffer_location_at(process->buffer, i)) != 0) {
-            fprintf(stderr, "adaptrace-recover: %s: out of memory reading location %zu\n", process->path, i);
-            return -1;
-        }
-    return list_threads(process);
+        if (close_location(run, process, adt_buffer_location_at(process->buffer, i)) != 0)
+            return adt_recover_left_out(process, "out of memory reading its locations");
+    if (list_threads(process) != 0)
+        return adt_recover_left_out(process, "out of memory listing its threads");
+    return 0;
 }
 
 /* ---- 3. messages without their other side ------------------------------ */

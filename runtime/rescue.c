@@ -133,7 +133,11 @@ static void pad_to_8(rescue_file *file, const char *step)
 
 static void put_section(rescue_file *file, uint32_t tag, const void *data, size_t bytes, const char *step)
 {
-    adt_rescue_section section = { .tag = tag, .bytes = bytes };
+    uint64_t content = adt_rescue_section_hashed(tag) ? adt_rescue_hash(ADT_RESCUE_HASH_START, data, bytes)
+                                                      : ADT_RESCUE_HASH_START;
+    adt_rescue_section section = {
+        .tag = tag, .check = adt_rescue_section_check(tag, bytes, content), .bytes = bytes
+    };
     put(file, &section, sizeof section, step);
     put(file, data, bytes, step);
     pad_to_8(file, step);
@@ -149,9 +153,12 @@ static off_t begin_open_section(rescue_file *file, uint32_t tag, const char *ste
     return at;
 }
 
-static void end_open_section(rescue_file *file, off_t at, uint32_t tag, uint64_t bytes, const char *step)
+static void end_open_section(rescue_file *file, off_t at, uint32_t tag, uint64_t bytes, uint64_t content,
+                             const char *step)
 {
-    adt_rescue_section section = { .tag = tag, .bytes = bytes };
+    adt_rescue_section section = {
+        .tag = tag, .check = adt_rescue_section_check(tag, bytes, content), .bytes = bytes
+    };
     if (!file->failed && pwrite(file->fd, &section, sizeof section, at) != (ssize_t)sizeof section)
         note_failure(file, step);
     pad_to_8(file, step);
@@ -169,7 +176,7 @@ static void put_buffer(rescue_file *file)
         return;
     }
     file->bytes += (uint64_t)written;
-    end_open_section(file, at, ADT_RESCUE_SECTION_BUFFER, (uint64_t)written, step);
+    end_open_section(file, at, ADT_RESCUE_SECTION_BUFFER, (uint64_t)written, ADT_RESCUE_HASH_START, step);
 }
 
 /* The module list, for resolving the calling contexts' addresses later:
@@ -180,7 +187,7 @@ static void put_maps(rescue_file *file)
     const char *step = "the module list";
     off_t at = begin_open_section(file, ADT_RESCUE_SECTION_MAPS, step);
     int maps = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-    uint64_t copied = 0;
+    uint64_t copied = 0, content = ADT_RESCUE_HASH_START;
     while (maps >= 0 && !file->failed) {
         ssize_t got = read(maps, copy_block, sizeof copy_block);
         if (got < 0 && errno == EINTR)
@@ -188,11 +195,12 @@ static void put_maps(rescue_file *file)
         if (got <= 0)
             break;
         put(file, copy_block, (size_t)got, step);
+        content = adt_rescue_hash(content, copy_block, (size_t)got);
         copied += (uint64_t)got;
     }
     if (maps >= 0)
         close(maps);
-    end_open_section(file, at, ADT_RESCUE_SECTION_MAPS, copied, step);
+    end_open_section(file, at, ADT_RESCUE_SECTION_MAPS, copied, content, step);
 }
 
 static void fill_header(adt_rescue_kind kind, int signum, const char *archive_dir, bool journal_complete)
@@ -217,6 +225,7 @@ static void fill_header(adt_rescue_kind kind, int signum, const char *archive_di
     memcpy(header.hostname, hostname, sizeof header.hostname);
     size_t length = strlen(archive_dir);
     memcpy(header.archive_dir, archive_dir, length < sizeof header.archive_dir ? length : sizeof header.archive_dir - 1);
+    header.check = adt_rescue_hash(ADT_RESCUE_HASH_START, &header, sizeof header);
 }
 
 static void write_rescue(rescue_file *file, adt_rescue_kind kind, int signum, const char *archive_dir)

@@ -13,6 +13,16 @@
  * Layout: adt_rescue_header, then sections, each an adt_rescue_section
  * followed by its bytes padded to 8; the last section is
  * ADT_RESCUE_SECTION_END.
+ *
+ * Checks: the header carries a hash of itself, and each section one of its
+ * tag and length and, where the bytes are a copy that nothing changes
+ * while they are written (the journal's committed prefix, the module
+ * list, the counters, the location lines), of its bytes too. The buffer
+ * image and the calling-context tree are written from memory that other
+ * threads may still be changing, so a hash of theirs could not be made to
+ * agree; their readers validate every chain, record and node instead.
+ * The hash is FNV-1a: a loop over bytes, nothing the save in a signal
+ * handler could not run (no call, no memory of its own).
  */
 #ifndef ADAPTRACE_RUNTIME_RESCUE_H
 #define ADAPTRACE_RUNTIME_RESCUE_H
@@ -23,7 +33,9 @@
 #include "format/format.h"
 
 #define ADT_RESCUE_MAGIC 0x3143534552544441ull /* "ADTRESC1" */
-#define ADT_RESCUE_VERSION 3u /* 2: the buffer image carries when each shift was reached; 3: and the arena's use then */
+/* 2: the buffer image carries when each shift was reached; 3: and the
+ * arena's use then; 4: the header and sections carry checks */
+#define ADT_RESCUE_VERSION 4u
 #define ADT_RESCUE_SUFFIX ".rescue"
 #define ADT_RESCUE_NO_RANK UINT32_MAX
 
@@ -46,7 +58,7 @@ typedef enum adt_rescue_section_tag {
 
 typedef struct adt_rescue_section {
     uint32_t tag;
-    uint32_t reserved;
+    uint32_t check;   /* adt_rescue_section_check */
     uint64_t bytes;
 } adt_rescue_section;
 
@@ -68,6 +80,38 @@ typedef struct adt_rescue_header {
     uint64_t timer_resolution;   /* ticks per second (adt_clock_resolution_now) */
     char hostname[64];
     char archive_dir[ADT_PATH_MAX];
+    uint64_t check;              /* adt_rescue_hash of the header with check 0 */
 } adt_rescue_header;
+
+#define ADT_RESCUE_HASH_START 0xcbf29ce484222325ull
+
+/* FNV-1a 64 of bytes, continuing from hash (ADT_RESCUE_HASH_START at
+ * first). Async-signal-safe: a loop over the bytes, no call. */
+static inline uint64_t adt_rescue_hash(uint64_t hash, const void *data, size_t bytes)
+{
+    const unsigned char *at = (const unsigned char *)data;
+    for (size_t i = 0; i < bytes; i++) {
+        hash ^= at[i];
+        hash *= 0x100000001b3ull;
+    }
+    return hash;
+}
+
+/* A section's check: its tag, its length, then content_hash (the hash of
+ * its bytes, or ADT_RESCUE_HASH_START for a section whose bytes are not
+ * hashed, see above). */
+static inline uint32_t adt_rescue_section_check(uint32_t tag, uint64_t bytes, uint64_t content_hash)
+{
+    uint64_t hash = adt_rescue_hash(ADT_RESCUE_HASH_START, &tag, sizeof tag);
+    hash = adt_rescue_hash(hash, &bytes, sizeof bytes);
+    hash = adt_rescue_hash(hash, &content_hash, sizeof content_hash);
+    return (uint32_t)(hash ^ (hash >> 32));
+}
+
+/* Whether a section of tag has its bytes hashed. */
+static inline int adt_rescue_section_hashed(uint32_t tag)
+{
+    return tag != ADT_RESCUE_SECTION_BUFFER && tag != ADT_RESCUE_SECTION_CONTEXTS;
+}
 
 #endif

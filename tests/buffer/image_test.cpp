@@ -164,6 +164,143 @@ TEST(BufferImage, SpilledEventsComeBackThroughTheSpillFile)
     close(spill);
 }
 
+// An image whose spilled events were damaged on disk after the save
+// (issue #30): the spill list is followed as the reader will follow it,
+// each chunk once and its records checked, and cut at the first damage;
+// the events in memory, which come after, are dropped, so that what is
+// left is a prefix of the events. A list that led back to its head made
+// the reader go round it, time running backwards; a record of size 0 was
+// read as the end of the location.
+class DamagedSpill : public ::testing::Test {
+protected:
+    void SetUp() override
+    {
+        char path[] = "/tmp/adaptrace-image-spill-XXXXXX";
+        spill_ = mkstemp(path);
+        ASSERT_GE(spill_, 0);
+        unlink(path);
+        buffer_ = adt_buffer_create(16 * 1024, 1024, 1);
+        adt_location *location = adt_buffer_add_location(buffer_, 0);
+        for (uint64_t time = 1; time < 400; time++) {
+            std::vector<uint8_t> payload = random_payload(time, 24);
+            ASSERT_EQ(adt_buffer_append_event(location, 3, time, payload.data(), 24), ADT_APPEND_OK);
+            stored_.push_back({time, 3, false, 0, payload});
+            if (time % 100 == 0) {
+                ASSERT_GT(adt_buffer_spill_events(location, spill_), 0);
+            }
+        }
+        ImageFile file;
+        ASSERT_GT(adt_buffer_image_write(buffer_, file.fd), 0);
+        image_ = file.bytes();
+        const void *spilled = nullptr;
+        spill_bytes_ = adt_buffer_image_spill(image_.data(), image_.size(), &spilled);
+        ASSERT_GE(spill_bytes_, 3 * 1024u);
+        spill_at_ = static_cast<size_t>(static_cast<const char *>(spilled) - image_.data());
+    }
+    void TearDown() override
+    {
+        adt_buffer_destroy(buffer_);
+        close(spill_);
+    }
+
+    // The chunk header (next, used) of spilled chunk `index`.
+    uint32_t *chunk_header(size_t index) { return reinterpret_cast<uint32_t *>(&image_[spill_at_ + index * 1024]); }
+
+    // Reads the damaged image back: the events are a strict prefix of
+    // those appended, in order, and the cut is counted.
+    void expect_a_prefix(size_t at_most)
+    {
+        ImageFile copy;
+        ASSERT_EQ(write(copy.fd, image_.data() + spill_at_, spill_bytes_), (ssize_t)spill_bytes_);
+        Read read = read_image(image_, copy.fd);
+        ASSERT_NE(read.buffer, nullptr) << read.error;
+        EXPECT_GE(read.repair.chains_cut, 1u);
+        EXPECT_GT(read.repair.records_cut, 0u);
+        adt_location *location = adt_buffer_location_at(read.buffer, 0);
+        adt_reader *reader = adt_reader_open(location);
+        ASSERT_NE(reader, nullptr);
+        adt_record_view view;
+        size_t count = 0;
+        while (count <= stored_.size() && adt_reader_next(reader, &view)) {
+            ASSERT_LT(count, stored_.size());
+            EXPECT_EQ(view.time, stored_[count].time) << "record " << count;
+            count++;
+        }
+        adt_reader_close(reader);
+        EXPECT_GT(count, 0u);
+        EXPECT_LE(count, at_most);
+        adt_location_stats stats;
+        adt_location_get_stats(location, &stats);
+        EXPECT_EQ(stats.events.records + stats.spilled_records, count) << "the counts say what is there";
+        adt_buffer_destroy(read.buffer);
+    }
+
+    adt_buffer *buffer_ = nullptr;
+    int spill_ = -1;
+    std::vector<ModelRecord> stored_;
+    std::vector<char> image_;
+    size_t spill_at_ = 0, spill_bytes_ = 0;
+};
+
+TEST_F(DamagedSpill, AListThatLoopsEndsWhereItComesBack)
+{
+    chunk_header(1)[0] = 0; // chunk 1 leads back to chunk 0, the head
+    expect_a_prefix(stored_.size() - 1);
+}
+
+TEST_F(DamagedSpill, ARecordOfSizeZeroEndsTheList)
+{
+    uint32_t *record_size = chunk_header(2) + 4; // after the chunk header and the first record's time
+    *record_size = 0;
+    expect_a_prefix(stored_.size() - 1);
+}
+
+TEST_F(DamagedSpill, AListLeadingOutOfTheFileEndsThere)
+{
+    chunk_header(0)[0] = 1u << 30;
+    expect_a_prefix(stored_.size() - 1);
+}
+
+// Counts and sizes of a damaged image that would reach past it or past
+// the machine are refused before anything is allocated or read (issue
+// #30): the spill's length wrapped the bounds check around, and an arena
+// of 2^30 chunks was made (and every chunk of it touched) before anything
+// was read.
+TEST(BufferImage, ImpossibleSizesAreRefused)
+{
+    adt_buffer *buffer = adt_buffer_create(16 * 1024, 1024, 1);
+    adt_location *location = adt_buffer_add_location(buffer, 0);
+    uint64_t value = 5;
+    for (uint64_t time = 1; time < 100; time++)
+        adt_buffer_append_event(location, 3, time, &value, sizeof value);
+    ImageFile file;
+    ASSERT_GT(adt_buffer_image_write(buffer, file.fd), 0);
+    const std::vector<char> image = file.bytes();
+    // image_header (image.c): magic 0, version 8, chunk_bytes 12,
+    // chunks_total 16, location_count 20, location_bytes 24,
+    // arena_address 32, spill_bytes 40; the locations from 48.
+    struct Damage {
+        const char *what;
+        size_t at;
+        uint64_t value;
+        size_t bytes;
+        const char *error;
+    };
+    for (const Damage &damage : {
+             Damage{"spill_bytes near 2^64", 40, ~uint64_t(0) - 100, 8, "cut short"},
+             Damage{"chunks_total 2^30 of 1 KiB", 16, 1u << 30, 4, "larger than this machine's memory"},
+             Damage{"location_count 2^32 - 1", 20, ~uint32_t(0), 4, "cut short"},
+         }) {
+        std::vector<char> damaged = image;
+        std::memcpy(&damaged[damage.at], &damage.value, damage.bytes);
+        Read read = read_image(damaged);
+        EXPECT_EQ(read.buffer, nullptr) << damage.what;
+        EXPECT_NE(read.error.find(damage.error), std::string::npos) << damage.what << ": " << read.error;
+        adt_buffer_destroy(read.buffer);
+    }
+    adt_buffer_destroy(buffer);
+}
+
 TEST(BufferImage, AnImageCutShortIsRefused)
 {
     adt_buffer *buffer = adt_buffer_create(16 * 1024, 1024, 1);
@@ -198,7 +335,7 @@ TEST(BufferImage, AChainIsCutAtTheFirstRecordThatIsNotWhole)
     ImageFile file;
     ASSERT_GT(adt_buffer_image_write(buffer, file.fd), 0);
     // Refuse the record of time 30 (as a torn payload would be).
-    adt_record_check refuse_30 = [](const adt_record_view *record, void *) {
+    adt_record_check refuse_30 = [](const adt_location *, const adt_record_view *record, void *) {
         uint64_t value;
         std::memcpy(&value, record->payload, sizeof value);
         return value != 30;
