@@ -14,6 +14,7 @@
 
 #include "comms.h"
 #include "io.h"
+#include "next.h"
 #include "records.h"
 #include "rma.h"
 #include "scratch.h"
@@ -24,6 +25,7 @@
 #define CLOCK_PINGS 10
 #define CLOCK_TAG 1
 
+__thread uint32_t adt_mpi_passing_on __attribute__((tls_model("initial-exec")));
 atomic_bool adt_mpi_ready;
 uint32_t adt_mpi_region_ids[ADT_MPI_FN_COUNT];
 bool adt_mpi_sampling;
@@ -177,6 +179,8 @@ void adt_mpi_spawned(adt_mpi_function function, int root, MPI_Comm comm)
 
 void adt_mpi_init_begin(void)
 {
+    /* MPI_Init from another library's constructor may come before ours. */
+    adt_mpi_next_resolve();
     adt_runtime_start();
 }
 

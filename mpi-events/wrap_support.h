@@ -1,6 +1,7 @@
 /*
  * What the generated wrappers (wrappers_c.c, wrappers_fortran.c) call:
- * setup.h (regions, Enter / Leave, Init / Finalize), records.h, io.h,
+ * next.h (where each passes its call on), setup.h (regions, Enter / Leave,
+ * the re-entry guard, Init / Finalize), records.h, io.h,
  * rma.h, comms.h and scratch.h (the copy of a call's requests). Only the wrappers include it; the files behind it
  * include the headers they use, which call one way:
  * setup -> io, rma -> records -> comms.
@@ -18,6 +19,7 @@
 
 #include "comms.h"
 #include "io.h"
+#include "next.h"
 #include "records.h"
 #include "rma.h"
 #include "scratch.h"
