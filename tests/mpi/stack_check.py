@@ -9,13 +9,14 @@ be counted by the tool; a call that came back into adaptrace through the
 tool must be in the trace once.
 
 usage: stack_check.py OTF2_PRINT ARCHIVE_DIR RANKS counts COUNTS_DIR [FUNCTION...]
-       stack_check.py OTF2_PRINT ARCHIVE_DIR RANKS ompitrace STDERR_FILE
+       stack_check.py OTF2_PRINT ARCHIVE_DIR RANKS ompitrace STDERR_FILE [UNTRACED_STDERR_FILE]
   counts: the counting tool's COUNTS_DIR/counts.<rank>.txt ("MPI_Name
           count" per line); with FUNCTIONS, only those are compared (the
           ones the tool wraps in the program's binding).
   ompitrace: Open MPI's libompitrace.so's lines on stderr, "MPI_SEND[r]: ...",
           counted per rank for every function it wraps (its MPI_INIT line
-          names no rank and is left out).
+          names no rank and is left out); with UNTRACED_STDERR_FILE, its
+          lines of the same program run without adaptrace count the same.
 """
 import collections
 import os
@@ -89,6 +90,13 @@ def main(argv):
         seen = ompitrace(argv[5], ranks)
         compared = {rank: {name.upper(): count for name, count in traced[rank].items()
                            if name.upper() in seen[rank]} for rank in range(ranks)}
+        if len(argv) > 6:
+            untraced = ompitrace(argv[6], ranks)
+            for rank in range(ranks):
+                for name in OMPITRACE_FUNCTIONS:
+                    if untraced[rank][name] != seen[rank][name]:
+                        problems.append(f"rank {rank}: {name}: the tool saw {seen[rank][name]} under adaptrace, "
+                                        f"{untraced[rank][name]} without")
     for rank in range(ranks):
         for name, count in sorted(seen[rank].items()):
             if compared[rank].get(name, 0) != count:
