@@ -21,6 +21,7 @@
 #define ADAPTRACE_MPI_NEXT_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 
 /* The pointer to a wrapper's next definition, typed after its PMPI twin
  * (the same signature) and starting there. */
@@ -44,6 +45,16 @@ void *adt_mpi_next_symbol(const char *symbol);
 /* Resolves every wrapper's next definition, once; called by the library
  * constructor and by MPI_Init's wrappers before they pass the call on. */
 void adt_mpi_next_resolve(void);
+
+/* Slow path (MPI_Init, its absence): the file of the object that holds
+ * the next definition of MPI_Init, "" when it is the MPI library's own
+ * (nothing stacked behind adaptrace). */
+void adt_mpi_next_init_holder(char *file, size_t size);
+
+/* The file of the object whose MPI_Init the loader finds first when it is
+ * not libadaptrace's (a tool preloaded ahead of adaptrace, the executable),
+ * "" otherwise; found at start-up. */
+const char *adt_mpi_next_ahead(void);
 
 /* Generated with the wrappers of each binding (wrappers_c.c,
  * wrappers_fortran.c, wrappers_f08.c): ADT_MPI_NEXT_FIND of each of them. */

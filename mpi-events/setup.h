@@ -26,7 +26,9 @@ extern atomic_bool adt_mpi_ready;
 extern uint32_t adt_mpi_region_ids[ADT_MPI_FN_COUNT];
 extern bool adt_mpi_sampling;
 
-/* Registers the regions once (slow path of adt_mpi_location). */
+/* The slow path of adt_mpi_location until MPI_Init has been seen (then
+ * adt_mpi_ready is set): registers the regions once; location, or NULL
+ * once MPI was found initialized without adaptrace's MPI_Init (setup.c). */
 adt_location *adt_mpi_prepare(adt_location *location);
 
 /* The re-entry guard: the function (its adt_mpi_function + 1; 0: none)
