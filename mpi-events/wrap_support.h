@@ -6,9 +6,9 @@
  * include the headers they use, which call one way:
  * setup -> io, rma -> records -> comms.
  *
- * Hot path: adt_mpi_location, adt_mpi_enter, adt_mpi_leave and the record
- * helpers of point-to-point calls and completions run in every wrapped
- * call. They take no lock, call no malloc (the scratch area spills to the
+ * Hot path: adt_mpi_location, adt_mpi_reentered, adt_mpi_enter, ADT_MPI_NEXT,
+ * adt_mpi_leave and the record helpers of point-to-point calls and
+ * completions run in every wrapped call. They take no lock, call no malloc (the scratch area spills to the
  * heap only for request arrays longer than ADT_MPI_SCRATCH_INLINE) and no
  * stdio. Communicator construction, Init and Finalize are the slow path.
  */
