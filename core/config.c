@@ -422,6 +422,18 @@ static int parse_quiet(adt_config *config, const char *text, char *error, size_t
     return adt_parse_bool(text, &config->quiet, error, error_size);
 }
 
+/* The launcher puts the list into LD_PRELOAD as it is, where a blank
+ * would split an entry and an empty entry means nothing. */
+static int parse_stack(adt_config *config, const char *text, char *error, size_t error_size)
+{
+    if (strpbrk(text, " \t\n") != NULL)
+        return fail(error, error_size, "a library path with a blank in it");
+    size_t length = strlen(text);
+    if (length > 0 && (text[0] == ':' || text[length - 1] == ':' || strstr(text, "::") != NULL))
+        return fail(error, error_size, "an empty entry");
+    return store_path(config->stack, text, error, error_size);
+}
+
 /* A limit's number in an accepted form, from its one definition (core.h). */
 #define ADT_QUOTE_DIGITS(number) #number
 #define ADT_QUOTE(limit) ADT_QUOTE_DIGITS(limit)
@@ -482,6 +494,12 @@ const adt_config_var adt_config_vars[] = {
     {"ADAPTRACE_QUIET", "quiet", "off", ADT_BOOL_FORM,
      "on: no summary on stderr at the end of the run",
      parse_quiet},
+    {"ADAPTRACE_STACK", "stack", "",
+     "a colon-separated list of shared libraries (paths, or names the loader finds) without blanks, such "
+     "as /opt/darshan/lib/libdarshan.so; empty for none",
+     "other MPI tools (PMPI tools) run behind adaptrace: preloaded after libadaptrace.so, they see every "
+     "MPI call of the application that adaptrace passes on, and none of adaptrace's own",
+     parse_stack},
 };
 
 const size_t adt_config_var_count = sizeof adt_config_vars / sizeof adt_config_vars[0];

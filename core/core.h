@@ -55,6 +55,7 @@ typedef struct adt_config {
     adt_on_full on_full;              /* ADAPTRACE_ON_FULL flush|stop */
     char spill_directory[ADT_PATH_MAX]; /* ADAPTRACE_SPILL_DIRECTORY, "" = $TMPDIR, else /tmp */
     bool quiet;                       /* ADAPTRACE_QUIET on|off: no summary on stderr */
+    char stack[ADT_PATH_MAX];         /* ADAPTRACE_STACK, tools preloaded behind libadaptrace, "" = none */
 } adt_config;
 
 /* One row per variable: the same table yields the environment parsing, the

@@ -3,7 +3,8 @@
  *
  * Sets the ADAPTRACE_* variables from the options (one per row of
  * adt_config_vars), checks every value with the library's own parsers,
- * preloads libadaptrace.so and replaces itself with the program.
+ * preloads libadaptrace.so (and right behind it the tools of --stack) and
+ * replaces itself with the program.
  */
 #include "core/core.h"
 
@@ -102,18 +103,25 @@ static bool preload_contains(const char *preload, const char *library)
     return false;
 }
 
-static int set_preload(const char *library)
+/* library first, the stacked tools (ADAPTRACE_STACK, "" for none) right
+ * behind it, then what LD_PRELOAD held: each wrapper passes its call on to
+ * the next definition in that order (mpi-events/next.h). A tool that the
+ * inherited LD_PRELOAD names as well is loaded once, at its first place. A
+ * preload that already holds the library (a launcher started by a traced
+ * process) is left as it is. */
+static int set_preload(const char *library, const char *stack)
 {
     const char *existing = getenv("LD_PRELOAD");
-    if (existing == NULL || existing[0] == '\0')
-        return setenv("LD_PRELOAD", library, 1);
+    if (existing == NULL)
+        existing = "";
     if (preload_contains(existing, library))
         return 0;
-    size_t size = strlen(library) + 1 + strlen(existing) + 1;
+    size_t size = strlen(library) + 1 + strlen(stack) + 1 + strlen(existing) + 1;
     char *value = malloc(size);
     if (value == NULL)
         return -1;
-    snprintf(value, size, "%s:%s", library, existing);
+    snprintf(value, size, "%s%s%s%s%s", library, stack[0] != '\0' ? ":" : "", stack,
+             existing[0] != '\0' ? ":" : "", existing);
     int result = setenv("LD_PRELOAD", value, 1);
     free(value);
     return result;
@@ -233,10 +241,24 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
 
+    for (const char *entry = scratch.stack; *entry != '\0';) {
+        size_t length = strcspn(entry, ":");
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%.*s", (int)length, entry);
+        /* A bare name is the loader's to find; a path must be there, or the
+         * loader would only warn on every rank and run the tool without. */
+        if (strchr(path, '/') != NULL && access(path, R_OK) != 0) {
+            fprintf(stderr, "adaptrace: ADAPTRACE_STACK: cannot read the tool library %s: %s\n", path,
+                    strerror(errno));
+            return EXIT_USAGE;
+        }
+        entry += length + (entry[length] == ':');
+    }
+
     char library[PATH_MAX];
     if (find_library(library, sizeof library) != 0)
         return EXIT_CANNOT_EXECUTE;
-    if (set_preload(library) != 0) {
+    if (set_preload(library, scratch.stack) != 0) {
         fprintf(stderr, "adaptrace: cannot set LD_PRELOAD: %s\n", strerror(errno));
         return EXIT_CANNOT_EXECUTE;
     }

@@ -27,12 +27,14 @@ _Static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER arrays are pass
  * time, those written after share the Leave's, so a call reads the clock
  * twice however many records it writes. previous: the sampler's region
  * state this call replaced (MPI calls made from inside another wrapped
- * call, e.g. by a library's own wrapper, nest). */
+ * call, e.g. by a library's own wrapper, nest). passing_on_before: the
+ * thread's re-entry guard as this call found it (setup.h). */
 typedef struct adt_mpi_call {
     adt_location *location;
     uint64_t time;
     uint32_t context;
     uint32_t previous;
+    uint32_t passing_on_before;
 } adt_mpi_call;
 
 #endif

@@ -6,9 +6,9 @@ Usage: generate_wrappers.py API_FILE OUTPUT_DIR
 Writes into OUTPUT_DIR:
   mpi_functions.h    enum of the wrapped functions (ADT_MPI_FN_<name>)
   mpi_functions.c    their names and region roles
-  wrappers_c.c       MPI_X -> PMPI_X
-  wrappers_fortran.c mpi_x_ (and mpi_x, mpi_x__, MPI_X) -> pmpi_x_
-  wrappers_f08.c     mpi_x_f08_ -> pmpi_x_f08_ (Open MPI's mpi_f08 module)
+  wrappers_c.c       MPI_X -> the next MPI_X (next.h), else PMPI_X
+  wrappers_fortran.c mpi_x_ (and mpi_x, mpi_x__, MPI_X) -> the next mpi_x_, else pmpi_x_
+  wrappers_f08.c     mpi_x_f08_ -> the next mpi_x_f08_, else pmpi_x_f08_ (Open MPI's mpi_f08 module)
   adaptrace.map      the linker version script: exactly these entry points
   wrapped.txt        one line per entry point symbol (for tests and docs)
 """
@@ -294,12 +294,13 @@ class FortranLanguage(CLanguage):
 
 
 class Body:
-    """What a wrapper does around the PMPI call; both languages share it."""
+    """What a wrapper does around the call it passes on (to the next
+    definition of its entry point, next.h); both languages share it."""
 
     def __init__(self):
         self.pre = []
         self.post = []
-        self.replace = {}      # parameter name -> what is passed to PMPI instead
+        self.replace = {}      # parameter name -> what is passed on instead
         self.before_location = []
         self.leave = True
         self.scratch = None    # count expression when a scratch area is needed
@@ -344,7 +345,7 @@ def build_body(fn, lang):
     body = Body()
     a = fn.args
     v = lambda name: lang.value(fn, name)
-    ok = "*ierr == MPI_SUCCESS" if lang.fortran else "pmpi_result == MPI_SUCCESS"
+    ok = "*ierr == MPI_SUCCESS" if lang.fortran else "next_result == MPI_SUCCESS"
     request_now = lambda name: lang.handle("Request", f"*{name}")
     kind = fn.kind
     if kind in ("init", "init_thread"):
@@ -476,8 +477,8 @@ def build_body(fn, lang):
 
 
 # The one-sided synchronisation kinds: what each writes before (pre) and
-# after (post) the PMPI call; {0}, {1}, ... are its RECORD arguments as C
-# values, {ok} whether PMPI succeeded.
+# after (post) the call passed on; {0}, {1}, ... are its RECORD arguments as
+# C values, {ok} whether it succeeded.
 RMA_ALL = "ADT_MPI_ALL_TARGETS"
 PROCESS_AND_MEMORY = "OTF2_RMA_SYNC_LEVEL_PROCESS | OTF2_RMA_SYNC_LEVEL_MEMORY"
 RMA_SYNCHRONISATION = {
@@ -532,7 +533,7 @@ def rma_body(fn, lang, body, ok):
 
 def rma_operation(lang, body, ok, record, atomic, window, target, sizes, request, v):
     """Blocking-call operations are recorded at the Enter, as Score-P does;
-    request-based ones once PMPI returned their request."""
+    request-based ones once the call returned their request."""
     if request is None:
         body.pre.append(f"adt_mpi_rma_op(&call, {record}, {atomic}, {v(window)}, {v(target)}, {sizes});")
     else:
@@ -602,22 +603,23 @@ def c_wrapper(fn):
     body = build_body(fn, lang)
     decl = ", ".join([p.c_decl() for p in fn.params] + (["..."] if fn.variadic else [])) or "void"
     args = ", ".join(p.name for p in fn.params)
-    pmpi_args = ", ".join(body.replace.get(p.name, p.name) for p in fn.params)
+    next_args = ", ".join(body.replace.get(p.name, p.name) for p in fn.params)
     acquire, release = scratch_lines(body, False)
-    out = [f"int {fn.name}({decl})\n{{\n"]
+    out = [f"ADT_MPI_NEXT_DEFINE({fn.name}, P{fn.name});\n"]
+    out.append(f"int {fn.name}({decl})\n{{\n")
     out.append(indent(body.before_location))
     out.append(indent(["adt_location *location = adt_mpi_location();",
-                       "if (!location)",
-                       f"    return P{fn.name}({args});",
+                       f"if (!location || adt_mpi_reentered({fn.enum}))",
+                       f"    return ADT_MPI_NEXT({fn.name})({args});",
                        f"adt_mpi_call call = adt_mpi_enter(location, {fn.enum});"]))
     out.append(indent(acquire + body.pre))
-    out.append(indent([f"const int pmpi_result = P{fn.name}({pmpi_args});"]))
+    out.append(indent([f"const int next_result = ADT_MPI_NEXT({fn.name})({next_args});"]))
     if body.leave:
         out.append(indent(["adt_mpi_returned(&call);"]))
     out.append(indent(body.post + release))
     if body.leave:
         out.append(indent([f"adt_mpi_leave(&call, {fn.enum});"]))
-    out.append(indent(["return pmpi_result;"]))
+    out.append(indent(["return next_result;"]))
     out.append("}\n")
     return "".join(out)
 
@@ -666,6 +668,8 @@ def fortran_call_args(fn, replace):
 
 
 def fortran_wrapper(fn, binding):
+    """The aliases (mpi_send, mpi_send__, MPI_SEND) share the body of the
+    first symbol (gfortran's mpi_send_) and pass on to its next definition."""
     lang = FortranLanguage()
     body = build_body(fn, lang)
     symbols = binding.symbols(fn)
@@ -673,16 +677,17 @@ def fortran_wrapper(fn, binding):
     signature = fortran_signature(fn, binding)
     acquire, release = scratch_lines(body, True)
     out = [f"void p{symbol}({signature});\n"]
+    out.append(f"ADT_MPI_NEXT_DEFINE({symbol}, p{symbol});\n")
     out.append(f"void {symbol}({signature})\n{{\n")
     out.append(indent((binding.ierror_lines() if fn.has_ierror else []) + body.before_location))
     out.append(indent(["adt_location *location = adt_mpi_location();",
-                       "if (!location) {",
-                       f"    p{symbol}({fortran_call_args(fn, {})});",
+                       f"if (!location || adt_mpi_reentered({fn.enum})) {{",
+                       f"    ADT_MPI_NEXT({symbol})({fortran_call_args(fn, {})});",
                        "    return;",
                        "}",
                        f"adt_mpi_call call = adt_mpi_enter(location, {fn.enum});"]))
     out.append(indent(acquire + body.pre))
-    out.append(indent([f"p{symbol}({fortran_call_args(fn, body.replace)});"]))
+    out.append(indent([f"ADT_MPI_NEXT({symbol})({fortran_call_args(fn, body.replace)});"]))
     if body.leave:
         out.append(indent(["adt_mpi_returned(&call);"]))
     out.append(indent(body.post + release))
@@ -692,6 +697,12 @@ def fortran_wrapper(fn, binding):
     for alias in symbols[1:]:
         out.append(f"void {alias}({signature}) __attribute__((alias(\"{symbol}\")));\n")
     return "".join(out)
+
+
+def next_finder(name, entries):
+    """adt_mpi_next_find_<name> (next.h): entries are (symbol, its PMPI twin)."""
+    lines = "".join(f"    ADT_MPI_NEXT_FIND({symbol}, {pmpi});\n" for symbol, pmpi in entries)
+    return f"\nvoid adt_mpi_next_find_{name}(void)\n{{\n{lines}}}\n"
 
 
 INTERPOSED = ["pthread_create", "sigaction", "signal", "dlclose",
@@ -741,14 +752,18 @@ def main(argv):
           f"const adt_mpi_function_desc adt_mpi_functions[ADT_MPI_FN_COUNT] = {{\n{rows}}};\n")
 
     preamble = HEADER + "#include \"wrap_support.h\"\n\n"
-    # The wrappers of the deprecated functions (MPI_Attr_put, ...) call their
-    # PMPI twins, which mpi.h marks deprecated.
+    # The wrappers of the deprecated functions (MPI_Attr_put, ...) name their
+    # PMPI twins (the next definition's type and fallback), which mpi.h marks
+    # deprecated.
     deprecated_allowed = "#pragma GCC diagnostic ignored \"-Wdeprecated-declarations\"\n\n"
     write(os.path.join(out, "wrappers_c.c"),
-          preamble + deprecated_allowed + "\n".join(c_wrapper(fn) for fn in functions))
-    for name, binding in (("wrappers_fortran.c", FortranBinding()), ("wrappers_f08.c", F08Binding())):
-        write(os.path.join(out, name),
-              preamble + "\n".join(fortran_wrapper(fn, binding) for fn in functions if binding.symbols(fn)))
+          preamble + deprecated_allowed + "\n".join(c_wrapper(fn) for fn in functions) +
+          next_finder("c", [(fn.name, "P" + fn.name) for fn in functions]))
+    for name, binding in (("fortran", FortranBinding()), ("f08", F08Binding())):
+        bound = [fn for fn in functions if binding.symbols(fn)]
+        write(os.path.join(out, f"wrappers_{name}.c"),
+              preamble + "\n".join(fortran_wrapper(fn, binding) for fn in bound) +
+              next_finder(name, [(binding.symbols(fn)[0], "p" + binding.symbols(fn)[0]) for fn in bound]))
 
     symbols = []
     for fn in functions:

@@ -3,7 +3,17 @@
  * (a pure Fortran program never calls the C MPI_Init): start the runtime,
  * define the regions and communicators, measure clock offsets to rank 0
  * along the binomial tree of the ranks, and at the end have the runtime
- * write the trace before PMPI_Finalize.
+ * write the trace before MPI_Finalize is passed on.
+ *
+ * The MPI_Init adaptrace never sees: a tool preloaded ahead of adaptrace
+ * that calls PMPI_Init instead of passing MPI_Init on. Until MPI_Init has
+ * been seen, every wrapped call takes the slow path (adt_mpi_prepare):
+ * calls before MPI_Init are recorded as they come; a call that finds MPI
+ * initialized although MPI_Init was never seen says so in one line with the
+ * fix, and from then on the wrappers only pass the calls on (their records
+ * would name communicators adaptrace never saw created). At the exit, the
+ * runtime asks (unseen_init), also where no call reached adaptrace at all,
+ * and each rank writes what it recorded to an archive of its own.
  */
 #include <math.h>
 #include <pthread.h>
@@ -14,6 +24,7 @@
 
 #include "comms.h"
 #include "io.h"
+#include "next.h"
 #include "records.h"
 #include "rma.h"
 #include "scratch.h"
@@ -24,6 +35,7 @@
 #define CLOCK_PINGS 10
 #define CLOCK_TAG 1
 
+__thread uint32_t adt_mpi_passing_on __attribute__((tls_model("initial-exec")));
 atomic_bool adt_mpi_ready;
 uint32_t adt_mpi_region_ids[ADT_MPI_FN_COUNT];
 bool adt_mpi_sampling;
@@ -31,6 +43,8 @@ bool adt_mpi_sampling;
 static pthread_once_t regions_once = PTHREAD_ONCE_INIT;
 static adt_clock_offset begin_offset;
 static bool measuring;
+static atomic_bool init_begun;
+static atomic_bool init_unseen;
 
 static void define_regions(void)
 {
@@ -42,13 +56,53 @@ static void define_regions(void)
         adt_mpi_region_ids[i] = adt_defs_region(defs, function->name, function->name, function->role,
                                                 ADT_PARADIGM_MPI, "", 0, 0);
     }
-    atomic_store_explicit(&adt_mpi_ready, true, memory_order_release);
+}
+
+/* Once per run, on rank 0 (or every process where no rank is known). */
+static void say_init_unseen(bool speaks)
+{
+    static atomic_bool said;
+    if (!speaks || atomic_exchange(&said, true))
+        return;
+    const char *ahead = adt_mpi_next_ahead();
+    const char *tool = ahead[0] ? ahead : "another MPI tool";
+    adt_log("MPI_Init did not reach adaptrace: %s comes ahead of libadaptrace.so in the loader's order and calls "
+            "PMPI_Init instead of passing MPI_Init on, so this run's MPI calls are not traced (each rank writes "
+            "what it recorded to %s-rank<N>); put the tool behind adaptrace: adaptrace --stack %s PROGRAM",
+            tool, adt_runtime_archive_dir(), ahead[0] ? ahead : "TOOL.so");
 }
 
 adt_location *adt_mpi_prepare(adt_location *location)
 {
     pthread_once(&regions_once, define_regions);
-    return location;
+    if (atomic_load_explicit(&init_begun, memory_order_acquire))
+        return location;
+    if (atomic_load_explicit(&init_unseen, memory_order_relaxed))
+        return NULL;
+    int initialized = 0;
+    if (PMPI_Initialized(&initialized) != MPI_SUCCESS || !initialized)
+        return location;
+    int rank = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    atomic_store(&init_unseen, true);
+    say_init_unseen(rank == 0);
+    return NULL;
+}
+
+/* The runtime's question at the exit (adt_runtime_set_unseen_mpi_check). */
+static bool unseen_init(const char *launcher_rank)
+{
+    int initialized = 0;
+    if (atomic_load(&init_begun) ||
+        (!atomic_load(&init_unseen) && (PMPI_Initialized(&initialized) != MPI_SUCCESS || !initialized)))
+        return false;
+    say_init_unseen(launcher_rank == NULL || strcmp(launcher_rank, "0") == 0);
+    return true;
+}
+
+__attribute__((constructor)) static void watch_for_unseen_init(void)
+{
+    adt_runtime_set_unseen_mpi_check(unseen_init);
 }
 
 /* A rank other than 0: its parent pings it, it answers each ping with its
@@ -175,14 +229,34 @@ void adt_mpi_spawned(adt_mpi_function function, int root, MPI_Comm comm)
             "writes its own archive)", adt_mpi_functions[function].name);
 }
 
+/* The start-up line of a run with tools stacked behind adaptrace: what
+ * ADAPTRACE_STACK named and where MPI_Init went on to. */
+static void say_stacked(void)
+{
+    char holder[ADT_PATH_MAX];
+    adt_mpi_next_init_holder(holder, sizeof holder);
+    const adt_config *config = adt_runtime_config();
+    const char *stack = config != NULL ? config->stack : "";
+    if (stack[0] == '\0' && holder[0] == '\0')
+        return;
+    adt_log("stacked behind adaptrace: %s; MPI_Init went on to %s", stack[0] ? stack : "no tool by --stack",
+            holder[0] ? holder : "the MPI library (no stacked tool defines it)");
+}
+
 void adt_mpi_init_begin(void)
 {
+    /* MPI_Init from another library's constructor may come before ours. */
+    adt_mpi_next_resolve();
+    atomic_store_explicit(&init_begun, true, memory_order_release);
     adt_runtime_start();
 }
 
 void adt_mpi_init_end(adt_location *location)
 {
     (void)location;
+    /* From here on the wrappers take the fast path. */
+    pthread_once(&regions_once, define_regions);
+    atomic_store_explicit(&adt_mpi_ready, true, memory_order_release);
     int rank = 0, size = 1;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -192,6 +266,8 @@ void adt_mpi_init_end(adt_location *location)
     name_spawned_archive(rank, archive_dir);
     PMPI_Bcast(archive_dir, ADT_PATH_MAX, MPI_CHAR, 0, MPI_COMM_WORLD);
     adt_runtime_mpi_started((uint32_t)rank, (uint32_t)size, archive_dir);
+    if (rank == 0)
+        say_stacked();
     tell_node_ranks();
     if (adt_mpi_requests_init() != 0 || adt_mpi_comms_init(adt_runtime_defs()) != 0 ||
         adt_mpi_windows_init() != 0 || adt_mpi_files_init() != 0) {

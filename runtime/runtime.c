@@ -383,6 +383,30 @@ void adt_runtime_abort(void)
         adt_ending_without_finalize(ADT_RESCUE_MPI_ABORT, "called MPI_Abort");
 }
 
+static bool (*unseen_mpi_check)(const char *launcher_rank);
+
+void adt_runtime_set_unseen_mpi_check(bool (*unseen)(const char *launcher_rank))
+{
+    unseen_mpi_check = unseen;
+}
+
+/* MPI ran without adaptrace's MPI_Init (adt_runtime_set_unseen_mpi_check):
+ * every rank writes its own archive, beside the one the run would have
+ * had, and the others leave the summary to rank 0. */
+static void finish_unseen_mpi(const char *rank)
+{
+    char own[ADT_PATH_MAX];
+    int written = rank ? snprintf(own, sizeof own, "%s-rank%s", archive_dir, rank)
+                       : snprintf(own, sizeof own, "%s-pid%lld", archive_dir, (long long)getpid());
+    if (written > 0 && written < (int)sizeof own) {
+        memcpy(archive_dir, own, sizeof own);
+        adt_ending_set_archive(archive_dir);
+    }
+    if (rank && strcmp(rank, "0") != 0)
+        config.quiet = true;
+    adt_runtime_finish(&adt_collectives_serial, NULL);
+}
+
 static void finish_at_exit(void)
 {
     if (!adt_runtime_recording())
@@ -392,13 +416,17 @@ static void finish_at_exit(void)
             adt_ending_without_finalize(ADT_RESCUE_NO_FINALIZE, "exited without calling MPI_Finalize");
         return;
     }
+    const char *rank = launcher_rank();
+    if (unseen_mpi_check && unseen_mpi_check(rank)) {
+        finish_unseen_mpi(rank);
+        return;
+    }
     /* A job script or a measured mpirun whose MPI ranks measured
      * themselves: their archive is the run's, this process adds nothing. */
     if (taken_over_by_rank()) {
         end_measurement();
         return;
     }
-    const char *rank = launcher_rank();
     if (rank != NULL)
         adt_log("this process (pid %lld) was started as MPI rank %s but never called MPI_Init: its archive "
                 "holds no MPI event; if it starts the MPI program (a job script), that program's ranks are "

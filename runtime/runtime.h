@@ -157,6 +157,17 @@ typedef struct adt_runtime_mpi_untracked {
 } adt_runtime_mpi_untracked;
 void adt_runtime_mpi_untracked_report(const adt_runtime_mpi_untracked *untracked);
 
+/* The MPI layer, at load: what the process asks at its exit when the MPI
+ * layer never reported MPI started (adt_runtime_mpi_started). unseen
+ * returns whether MPI ran all the same without adaptrace's MPI_Init (a
+ * tool ahead of adaptrace in the loader's order took it and called
+ * PMPI_Init), having said so; launcher_rank is the rank the MPI launcher
+ * gave the process ("0", ...), NULL when none did. Then the process writes
+ * what it recorded to an archive of its own, <archive>-rank<rank> (no
+ * rank can wait for another after MPI_Finalize), and only rank 0 prints
+ * its summary. */
+void adt_runtime_set_unseen_mpi_check(bool (*unseen)(const char *launcher_rank));
+
 /* Stops sampling, writes the archive and summary.json collectively, rank 0
  * prints the summary. Runs once; later calls return the first result.
  * Returns 0 when the archive and summary.json were written, -1 otherwise

@@ -2,7 +2,10 @@
 """MPI overhead of adaptrace, measured side by side in one invocation.
 
 1. Ping-pong (adaptrace-bench-pingpong, 2 ranks): untraced, traced with
-   sampling off and traced with sampling on, alternating case by case for
+   sampling off and traced with sampling on, and, sampling off, the
+   program linked with libadaptrace instead of preloaded (linked) and a
+   no-op PMPI tool stacked behind adaptrace (stacked_noop: --stack
+   libadaptrace-bench-noop-tool.so, issue #24), alternating case by case for
    ROUNDS rounds; the median half round trip per case and size.
 2. Whole run of adaptrace-demo on 4 ranks with hyperfine: untraced against
    traced (sampling off and on).
@@ -40,18 +43,30 @@ def environment(sampling, output, rate):
     return env
 
 
-def command(build, sampling, program):
+def command(build, sampling, program, variant=None):
+    """variant (ping-pong only): "linked" runs the program linked with
+    libadaptrace, no launcher; "stacked_noop" stacks the no-op tool."""
+    if variant == "linked":
+        return [os.path.join(build, "bin", program + "-linked")]
     launcher = [] if sampling is None else [os.path.join(build, "bin", "adaptrace")]
+    if variant == "stacked_noop":
+        launcher += ["--stack", os.path.join(build, "lib", "libadaptrace-bench-noop-tool.so")]
     return launcher + [os.path.join(build, "bin", program)]
 
 
+# The ping-pong's cases beyond CASES: (sampling, variant of command()).
+PINGPONG_VARIANTS = {"linked": ("off", "linked"), "stacked_noop": ("off", "stacked_noop")}
+
+
 def pingpong(build, scratch, rounds, iterations, rate):
-    results = {case: {"0": [], "1024": []} for case in CASES}
+    cases = {case: (sampling, None) for case, sampling in CASES.items()}
+    cases.update(PINGPONG_VARIANTS)
+    results = {case: {"0": [], "1024": []} for case in cases}
     for round_index in range(rounds):
-        for case, sampling in CASES.items():
+        for case, (sampling, variant) in cases.items():
             output = os.path.join(scratch, f"pingpong-{case}-{round_index}")
             run = subprocess.run(
-                mpirun(2) + command(build, sampling, "adaptrace-bench-pingpong") + [str(iterations)],
+                mpirun(2) + command(build, sampling, "adaptrace-bench-pingpong", variant) + [str(iterations)],
                 env=environment(sampling, output, rate), capture_output=True, text=True, check=False)
             if run.returncode != 0:
                 sys.exit(f"run.py: ping-pong ({case}) failed with status {run.returncode}:\n{run.stderr}")
@@ -110,7 +125,7 @@ def main():
             "half_rtt_us": half_rtt,
             "ratio": {case: {size: half_rtt[case][size] / half_rtt["untraced"][size]
                              for size in half_rtt[case]}
-                      for case in CASES if case != "untraced"},
+                      for case in half_rtt if case != "untraced"},
         },
         "demo": {
             "ranks": 4,

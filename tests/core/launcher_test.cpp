@@ -205,6 +205,29 @@ TEST_F(Launcher, KeepsExistingPreloadEntriesAfterTheLibrary)
     EXPECT_EQ(read_file(probe_file()), "loaded\nloaded\nloaded\n");
 }
 
+// --stack (issue #24): the tools right behind the library, ahead of what
+// LD_PRELOAD held, so that each wrapper's next definition is the first tool's.
+TEST_F(Launcher, StacksToolsRightBehindTheLibrary)
+{
+    const fs::path tool = prefix_ / "libtool.so", other = prefix_ / "libother.so";
+    fs::copy_file(ADAPTRACE_PRELOAD_PROBE, tool);
+    fs::copy_file(ADAPTRACE_PRELOAD_PROBE, other);
+    auto variables = run_env({"--stack", tool.string() + ":libm.so.6"}, {{"LD_PRELOAD", other.string()}});
+    EXPECT_EQ(variables["LD_PRELOAD"],
+              fs::canonical(library()).string() + ":" + tool.string() + ":libm.so.6:" + other.string());
+    EXPECT_EQ(variables["ADAPTRACE_STACK"], tool.string() + ":libm.so.6");
+    variables = run_env({}, {{"ADAPTRACE_STACK", tool.string()}});
+    EXPECT_EQ(variables["LD_PRELOAD"], fs::canonical(library()).string() + ":" + tool.string());
+}
+
+TEST_F(Launcher, RefusesAStackedToolThatIsNotThere)
+{
+    expect_one_error_line(run({"--stack", "/nonexistent/libtool.so", "env"}), 2,
+                          "ADAPTRACE_STACK: cannot read the tool library /nonexistent/libtool.so");
+    expect_one_error_line(run({"--stack", "a.so::b.so", "env"}), 2, "an empty entry");
+    expect_one_error_line(run({"--stack", "a.so b.so", "env"}), 2, "a blank");
+}
+
 TEST_F(Launcher, DoesNotPreloadTheLibraryTwice)
 {
     const std::string preload = "/lib/x86_64-linux-gnu/libm.so.6 " + fs::canonical(library()).string();
