@@ -289,7 +289,7 @@ static void finish(struct reading *reading)
     }
     for (size_t f = 0; f < profile->sampled_function_count; f++) {
         if (strcmp(profile->sampled_functions[f].name, ADT_MEASUREMENT_FRAME) == 0) {
-            profile->measurement_seconds = profile->sampled_functions[f].inclusive_seconds;
+            profile->measurement_seconds = profile->sampled_functions[f].exclusive_seconds;
         }
     }
     adt_report_match(&reading->matching, profile, reading->timer_resolution);

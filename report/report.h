@@ -207,7 +207,9 @@ struct adt_report_profile {
     uint64_t samples;
     double sampled_seconds;
     /* The samples in adaptrace's own frames (the archive's
-     * ADT_MEASUREMENT_FRAME function, inclusive): the measurement's cost. */
+     * ADT_MEASUREMENT_FRAME function, exclusive: what adaptrace's code
+     * called is folded into it, the MPI calls of callbacks run inside an
+     * MPI call are not): the measurement's cost. */
     double measurement_seconds;
     size_t sampled_function_count;
     struct adt_report_sampled_function *sampled_functions;

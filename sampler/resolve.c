@@ -322,12 +322,12 @@ static bool define_address(adt_resolver *resolver, adt_defs *defs, uint64_t key,
  * does not come before it makes it a root.
  *
  * adaptrace's own frames (a wrapper at work before or after its MPI call,
- * the end of the run inside MPI_Finalize) and everything they called are
- * one frame, ADT_MEASUREMENT_FRAME, where the application entered
- * adaptrace: such a node takes the measurement's region, no source
- * location, and the parent of the first of them on its path, so that all
- * of them are one calling context once the definitions are unified
- * (identical definitions merge). */
+ * the end of the run inside MPI_Finalize) and everything they called,
+ * MPI calls' regions excepted, are one frame, ADT_MEASUREMENT_FRAME, where
+ * the application entered adaptrace: such a node takes the measurement's
+ * region, no source location, and the parent of the first of them on its
+ * path, so that all of them are one calling context once the definitions
+ * are unified (identical definitions merge). */
 static int define_contexts(adt_defs *defs, const adt_cct_node *nodes, uint32_t count, adt_resolver *resolver)
 {
     adt_cc_node *table = calloc(count ? count : 1, sizeof *table);
@@ -346,14 +346,19 @@ static int define_contexts(adt_defs *defs, const adt_cct_node *nodes, uint32_t c
         node->parent = source->parent < id ? source->parent : ADT_UNDEFINED_ID;
         node->source_location = ADT_UNDEFINED_ID;
         bool below_measurement = node->parent != ADT_UNDEFINED_ID && measurement[node->parent];
+        bool region = (source->key & ADT_CCT_KEY_REGION) != 0;
         if (id == ADT_CCT_NODE_FULL)
             node->region = adt_defs_region(defs, "[adaptrace: calling-context tree full]", "adaptrace@cct_full",
                                            ADT_ROLE_FUNCTION, ADT_PARADIGM_SAMPLING, "", 0, 0);
-        else if (source->key & ADT_CCT_KEY_REGION)
+        else if (region)
             node->region = (uint32_t)(source->key & UINT32_MAX);
         else
             measurement[id] = define_address(resolver, defs, source->key, node);
-        if (below_measurement || measurement[id]) {
+        /* An MPI call's region stays itself below the fold: an MPI call
+         * made from a callback that the MPI library ran inside another
+         * call (a generalized request's query function, an error handler)
+         * is the application's, under the frame where it entered. */
+        if (!region && (below_measurement || measurement[id])) {
             measurement[id] = true;
             node->region = measurement_region;
             node->source_location = ADT_UNDEFINED_ID;
