@@ -58,8 +58,9 @@ static void ready(const char *directory, int rank, const char *last_call, const 
     fflush(stdout);
 }
 
-/* MPI_Abort kills every rank at once: the aborting rank waits until each
- * rank has written its expectation log (expect_write renames it into
+/* MPI_Abort kills every rank at once, and so does mpirun once a rank has
+ * returned without MPI_Finalize: the rank that ends the job waits until
+ * each rank has written its expectation log (expect_write renames it into
  * place, so one that exists is complete), or a minute at most, so that no
  * rank is killed before its log is written (the ranks share a machine in
  * these tests). */
@@ -97,6 +98,7 @@ int main(int argc, char **argv)
     communicate(rank, size);
     if (strcmp(mode, "no-finalize") == 0) {
         ready(directory, rank, NULL, "returns");
+        wait_for_every_log(directory, size);
         return 0;
     }
     if (rank == 1 && strcmp(mode, "segv") == 0) {

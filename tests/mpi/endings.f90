@@ -42,6 +42,7 @@ program endings
 
     if (trim(mode) == 'no-finalize') then
         call ready('returns')
+        call wait_for_every_log(expect_dir, nranks)
         stop
     end if
     if (rank == 1 .and. trim(mode) == 'segv') then
@@ -51,6 +52,7 @@ program endings
     if (rank == 1 .and. trim(mode) == 'abort') then
         call note_call('MPI_Abort')
         call ready('aborts')
+        call wait_for_every_log(expect_dir, nranks)
         call MPI_Abort(MPI_COMM_WORLD, 3, ierr)
     end if
     call note_call('MPI_Recv')

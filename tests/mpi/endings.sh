@@ -68,9 +68,10 @@ ranks_ready() {
     [ "$(grep -c '^rank ' "$1")" -ge "$ranks" ]
 }
 
-# Every rank's expectation log is in DIR: with abort, the aborting rank
-# waits for them before MPI_Abort kills every rank at once, which may be
-# before another rank's line reaches OUT.
+# Every rank's expectation log is in DIR: with abort (and no-finalize),
+# the rank that ends the job waits for them before MPI_Abort (or mpirun,
+# once a rank returned without MPI_Finalize) kills every rank at once,
+# which may be before another rank's line reaches OUT.
 logs_written() {
     [ "$(find "$1" -name 'rank.*.txt' | wc -l)" -ge "$ranks" ]
 }
@@ -108,7 +109,7 @@ run() {
     "$mpiexec" --oversubscribe -np "$ranks" "${command[@]}" >"$name-out.txt" 2>"$name-err.txt" </dev/null &
     local mpirun=$!
     local ready=(ranks_ready "$name-out.txt")
-    [ "$case" = abort ] && ready=(logs_written "$work/expect-$name")
+    [ "$case" = abort ] || [ "$case" = no-finalize ] && ready=(logs_written "$work/expect-$name")
     wait_until 60 "${ready[@]}" || { kill -KILL "$mpirun"; fail "$name: the ranks did not get ready"; }
     case $case in
     term) kill -TERM "$mpirun" ;;

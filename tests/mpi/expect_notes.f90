@@ -42,16 +42,42 @@ contains
         call note(trim(line))
     end subroutine
 
+    ! Written under another name and renamed into place: a log that exists
+    ! is complete (wait_for_every_log relies on it).
     subroutine write_expectations(directory, rank)
         character(len=*), intent(in) :: directory
         integer, intent(in) :: rank
         character(len=4096) :: path
         integer :: unit, i
         write (path, '(A,A,I0,A)') trim(directory), '/rank.', rank, '.txt'
-        open (newunit=unit, file=trim(path), status='replace', action='write')
+        open (newunit=unit, file=trim(path)//'.partial', status='replace', action='write')
         do i = 1, note_count
             write (unit, '(A)') trim(note_lines(i))
         end do
         close (unit)
+        call rename(trim(path)//'.partial', trim(path))
+    end subroutine
+
+    ! Waits until every rank's log is in directory, a minute at most: a
+    ! rank that ends the job (without MPI_Finalize, with MPI_Abort) lets
+    ! mpirun kill the others, which must have written theirs by then.
+    subroutine wait_for_every_log(directory, nranks)
+        character(len=*), intent(in) :: directory
+        integer, intent(in) :: nranks
+        character(len=4096) :: path
+        integer :: r, tries
+        logical :: there
+        r = 0
+        tries = 0
+        do while (r < nranks .and. tries < 60)
+            write (path, '(A,A,I0,A)') trim(directory), '/rank.', r, '.txt'
+            inquire (file=trim(path), exist=there)
+            if (there) then
+                r = r + 1
+            else
+                call sleep(1)
+                tries = tries + 1
+            end if
+        end do
     end subroutine
 end module
