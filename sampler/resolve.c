@@ -292,16 +292,30 @@ void adt_resolver_lookup(adt_resolver *resolver, uintptr_t address, adt_symbol *
     free(demangled);
 }
 
-/* adaptrace's own code: its library, known by its file's name, so that
- * the saved modules of a process that is gone tell it too. */
-static bool in_adaptrace(const char *module)
+/* Whose code a frame is, for the fold of the measurement's frames. */
+typedef enum frame_owner {
+    OWNER_OTHER,       /* the application, libc, MPI, ... */
+    OWNER_ADAPTRACE,   /* libadaptrace.so */
+    OWNER_DEPENDENCY,  /* what only adaptrace calls: libunwind, libdw, libelf, PAPI */
+} frame_owner;
+
+/* Known by the module's file name, so that the saved modules of a process
+ * that is gone tell it too. */
+static frame_owner owner_of(const char *module)
 {
-    return strncmp(base_name(module), "libadaptrace.so", strlen("libadaptrace.so")) == 0;
+    static const char *const dependencies[] = {"libunwind", "libdw", "libelf", "libpapi"};
+    const char *name = base_name(module);
+    if (strncmp(name, "libadaptrace.so", strlen("libadaptrace.so")) == 0)
+        return OWNER_ADAPTRACE;
+    for (size_t i = 0; i < sizeof dependencies / sizeof dependencies[0]; i++)
+        if (strncmp(name, dependencies[i], strlen(dependencies[i])) == 0)
+            return OWNER_DEPENDENCY;
+    return OWNER_OTHER;
 }
 
-/* Defines node's region and source location from its address; whether
- * the address is adaptrace's own code. */
-static bool define_address(adt_resolver *resolver, adt_defs *defs, uint64_t key, adt_cc_node *node)
+/* Defines node's region and source location from its address; whose code
+ * the address is. */
+static frame_owner define_address(adt_resolver *resolver, adt_defs *defs, uint64_t key, adt_cc_node *node)
 {
     adt_symbol symbol;
     adt_resolver_lookup(resolver, adt_resolver_key_address(key), &symbol);
@@ -314,7 +328,7 @@ static bool define_address(adt_resolver *resolver, adt_defs *defs, uint64_t key,
                                    symbol.module, 0, 0);
     node->source_location =
         symbol.line > 0 ? adt_defs_source_location(defs, symbol.file, symbol.line) : ADT_UNDEFINED_ID;
-    return in_adaptrace(symbol.module);
+    return owner_of(symbol.module);
 }
 
 /* Defines the calling contexts of a tree's nodes (count of them) in defs.
@@ -322,12 +336,16 @@ static bool define_address(adt_resolver *resolver, adt_defs *defs, uint64_t key,
  * does not come before it makes it a root.
  *
  * adaptrace's own frames (a wrapper at work before or after its MPI call,
- * the end of the run inside MPI_Finalize) and everything they called,
- * MPI calls' regions excepted, are one frame, ADT_MEASUREMENT_FRAME, where
- * the application entered adaptrace: such a node takes the measurement's
+ * the end of the run inside MPI_Finalize), one after the other on a path,
+ * with the frames of what only adaptrace calls below them (libunwind,
+ * libdw, PAPI), are one frame, ADT_MEASUREMENT_FRAME, where the
+ * application entered adaptrace: such a node takes the measurement's
  * region, no source location, and the parent of the first of them on its
  * path, so that all of them are one calling context once the definitions
- * are unified (identical definitions merge). */
+ * are unified (identical definitions merge). Any other frame below them
+ * stays itself: the application's thread function below adaptrace's
+ * thread start, MPI below a wrapper, an MPI call from a callback the MPI
+ * library runs. */
 static int define_contexts(adt_defs *defs, const adt_cct_node *nodes, uint32_t count, adt_resolver *resolver)
 {
     adt_cc_node *table = calloc(count ? count : 1, sizeof *table);
@@ -346,20 +364,16 @@ static int define_contexts(adt_defs *defs, const adt_cct_node *nodes, uint32_t c
         node->parent = source->parent < id ? source->parent : ADT_UNDEFINED_ID;
         node->source_location = ADT_UNDEFINED_ID;
         bool below_measurement = node->parent != ADT_UNDEFINED_ID && measurement[node->parent];
-        bool region = (source->key & ADT_CCT_KEY_REGION) != 0;
+        frame_owner owner = OWNER_OTHER;
         if (id == ADT_CCT_NODE_FULL)
             node->region = adt_defs_region(defs, "[adaptrace: calling-context tree full]", "adaptrace@cct_full",
                                            ADT_ROLE_FUNCTION, ADT_PARADIGM_SAMPLING, "", 0, 0);
-        else if (region)
+        else if (source->key & ADT_CCT_KEY_REGION)
             node->region = (uint32_t)(source->key & UINT32_MAX);
         else
-            measurement[id] = define_address(resolver, defs, source->key, node);
-        /* An MPI call's region stays itself below the fold: an MPI call
-         * made from a callback that the MPI library ran inside another
-         * call (a generalized request's query function, an error handler)
-         * is the application's, under the frame where it entered. */
-        if (!region && (below_measurement || measurement[id])) {
-            measurement[id] = true;
+            owner = define_address(resolver, defs, source->key, node);
+        measurement[id] = owner == OWNER_ADAPTRACE || (below_measurement && owner == OWNER_DEPENDENCY);
+        if (measurement[id]) {
             node->region = measurement_region;
             node->source_location = ADT_UNDEFINED_ID;
             if (below_measurement)
