@@ -327,29 +327,48 @@ static void print_u64_array(const uint64_t *values, size_t count, FILE *out)
     fputc(']', out);
 }
 
-/* The flame graph's tree: each sampled context with its inclusive time
- * (d3-flame-graph's "value") and children. children[node] is the first
- * child of node (the roots under the extra node context_count), sibling[]
- * the next one. */
+/* The flame graph's tree: one frame per name below its parent frame. The
+ * archive's contexts that differ only in a source line (the same path of
+ * names) are one frame, their inclusive times summed (d3-flame-graph's
+ * "value"). children[frame] is
+ * the first child of a frame (the roots under the extra node
+ * context_count), sibling[] the next one, value[] its time. */
 struct flame_links {
     uint32_t *children;
     uint32_t *sibling;
+    double *value;
 };
 
 static struct flame_links link_flame(const struct adt_report_profile *profile)
 {
     size_t count = profile->context_count;
-    struct flame_links links = {malloc((count + 1) * sizeof(uint32_t)), malloc((count + 1) * sizeof(uint32_t))};
+    struct flame_links links = {malloc((count + 1) * sizeof(uint32_t)), malloc((count + 1) * sizeof(uint32_t)),
+                                calloc(count + 1, sizeof(double))};
+    uint32_t *frame_of = malloc((count + 1) * sizeof(uint32_t));
     for (size_t c = 0; c <= count; c++) {
         links.children[c] = UINT32_MAX;
     }
-    for (size_t c = count; c-- > 0;) {
-        if (profile->contexts[c].inclusive_seconds > 0) {
-            uint32_t parent = profile->contexts[c].parent == UINT32_MAX ? (uint32_t)count : profile->contexts[c].parent;
-            links.sibling[c] = links.children[parent];
-            links.children[parent] = (uint32_t)c;
+    /* Parents come before their children (the reader checks it). */
+    for (size_t c = 0; c < count; c++) {
+        const struct adt_report_context *context = &profile->contexts[c];
+        frame_of[c] = UINT32_MAX;
+        if (context->inclusive_seconds <= 0) {
+            continue;
         }
+        uint32_t parent = context->parent == UINT32_MAX ? (uint32_t)count : frame_of[context->parent];
+        uint32_t frame = links.children[parent];
+        while (frame != UINT32_MAX && profile->contexts[frame].function != context->function) {
+            frame = links.sibling[frame];
+        }
+        if (frame == UINT32_MAX) {
+            frame = (uint32_t)c;
+            links.sibling[frame] = links.children[parent];
+            links.children[parent] = frame;
+        }
+        frame_of[c] = frame;
+        links.value[frame] += context->inclusive_seconds;
     }
+    free(frame_of);
     return links;
 }
 
@@ -360,7 +379,7 @@ static void print_flame_children(const struct adt_report_profile *profile, const
     for (uint32_t child = links->children[node]; child != UINT32_MAX; child = links->sibling[child]) {
         fputs(child == links->children[node] ? "{\"name\":" : ",{\"name\":", out);
         adt_report_print_json_string(profile->sampled_functions[profile->contexts[child].function].name, out);
-        fprintf(out, ",\"value\":%.9g", profile->contexts[child].inclusive_seconds);
+        fprintf(out, ",\"value\":%.9g", links->value[child]);
         print_flame_children(profile, links, child, out);
         fputc('}', out);
     }
@@ -467,6 +486,7 @@ static void print_sampled_json(const struct adt_report_profile *profile, FILE *o
     print_flame_children(profile, &links, (uint32_t)profile->context_count, out);
     free(links.children);
     free(links.sibling);
+    free(links.value);
     fputc('}', out);
 }
 
