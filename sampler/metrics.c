@@ -93,18 +93,23 @@ static void consider(struct suggestions *closest, const char *name, const char *
     closest->count += closest->count < SUGGESTIONS;
 }
 
-/* Writes into text the names PAPI lists (available presets, the native
- * events of every component) closest to name, as "; closest names PAPI
- * lists: A, B", or "" when none is close. */
-static void closest_names(const char *name, char *text, size_t size)
+/* For each of the count names whose unknown[i] is set, the names PAPI
+ * lists (available presets, the native events of every component) closest
+ * to it, into closest[i]. One pass over PAPI's lists for all of them:
+ * this PAPI (7.0) leaks its native event entries when they are
+ * enumerated a second time before PAPI_shutdown. */
+static void find_closest_names(char names[][ADT_METRIC_NAME_MAX], const bool *unknown, uint32_t count,
+                               struct suggestions *closest)
 {
-    struct suggestions closest = {.count = 0};
     char candidate[PAPI_MAX_STR_LEN];
     int code = PAPI_PRESET_MASK;
     if (PAPI_enum_event(&code, PAPI_ENUM_FIRST) == PAPI_OK) {
         do {
-            if (PAPI_query_event(code) == PAPI_OK && PAPI_event_code_to_name(code, candidate) == PAPI_OK)
-                consider(&closest, name, candidate);
+            if (PAPI_query_event(code) != PAPI_OK || PAPI_event_code_to_name(code, candidate) != PAPI_OK)
+                continue;
+            for (uint32_t i = 0; i < count; ++i)
+                if (unknown[i])
+                    consider(&closest[i], names[i], candidate);
         } while (PAPI_enum_event(&code, PAPI_PRESET_ENUM_AVAIL) == PAPI_OK);
     }
     for (int component = 0; component < PAPI_num_components(); ++component) {
@@ -112,15 +117,24 @@ static void closest_names(const char *name, char *text, size_t size)
         if (PAPI_enum_cmp_event(&code, PAPI_ENUM_FIRST, component) != PAPI_OK)
             continue;
         do {
-            if (PAPI_event_code_to_name(code, candidate) == PAPI_OK)
-                consider(&closest, name, candidate);
+            if (PAPI_event_code_to_name(code, candidate) != PAPI_OK)
+                continue;
+            for (uint32_t i = 0; i < count; ++i)
+                if (unknown[i])
+                    consider(&closest[i], names[i], candidate);
         } while (PAPI_enum_cmp_event(&code, PAPI_ENUM_EVENTS, component) == PAPI_OK);
     }
+}
+
+/* closest as "; closest names PAPI lists: A, B" in text, "" when none is
+ * close. */
+static void format_closest_names(const struct suggestions *closest, char *text, size_t size)
+{
     text[0] = '\0';
     size_t used = 0;
-    for (size_t i = 0; i < closest.count && used < size; ++i)
+    for (size_t i = 0; i < closest->count && used < size; ++i)
         used += (size_t)snprintf(text + used, size - used, "%s%s", i == 0 ? "; closest names PAPI lists: " : ", ",
-                                 closest.names[i]);
+                                 closest->names[i]);
 }
 
 /* Whether PAPI can count the event alone on this thread. */
@@ -147,13 +161,25 @@ static uint32_t probe_events(char requested[][ADT_METRIC_NAME_MAX], uint32_t cou
         adt_log("ADAPTRACE_METRICS: PAPI_create_eventset failed (%s); recording no counters", PAPI_strerror(status));
         return 0;
     }
+    int codes[ADT_METRICS_COUNT_MAX];
+    int statuses[ADT_METRICS_COUNT_MAX];
+    bool unknown[ADT_METRICS_COUNT_MAX];
+    bool any_unknown = false;
+    for (uint32_t i = 0; i < count; ++i) {
+        statuses[i] = PAPI_event_name_to_code(requested[i], &codes[i]);
+        unknown[i] = statuses[i] != PAPI_OK;
+        any_unknown |= unknown[i];
+    }
+    struct suggestions closest[ADT_METRICS_COUNT_MAX] = {{.count = 0}};
+    if (any_unknown)
+        find_closest_names(requested, unknown, count, closest);
     uint32_t added = 0;
     for (uint32_t i = 0; i < count; ++i) {
-        int code;
-        status = PAPI_event_name_to_code(requested[i], &code);
+        int code = codes[i];
+        status = statuses[i];
         if (status != PAPI_OK) {
             char suggestions[4 * ADT_METRIC_NAME_MAX];
-            closest_names(requested[i], suggestions, sizeof suggestions);
+            format_closest_names(&closest[i], suggestions, sizeof suggestions);
             adt_log("ADAPTRACE_METRICS: PAPI does not know the event '%s' (%s)%s; going on without it", requested[i],
                     PAPI_strerror(status), suggestions);
             continue;
