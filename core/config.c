@@ -339,9 +339,14 @@ static int parse_unwind_depth(adt_config *config, const char *text, char *error,
     return 0;
 }
 
-static bool is_metric_char(char c)
+/* Whether an event name is valid is PAPI's to say, at start-up (presets,
+ * native events with qualifiers such as perf::TASK-CLOCK or
+ * INST_RETIRED:ANY_P:u=0, component prefixes): the table only splits the
+ * list. A blank or a control character is in no event name PAPI has; it
+ * is refused here so that "A, B" is not read as the event " B". */
+static bool is_blank_or_control(char c)
 {
-    return is_digit(c) || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' || c == ':';
+    return c == ' ' || (unsigned char)c < 0x20 || c == 0x7f;
 }
 
 int adt_config_metric_names(const char *list, char names[ADT_METRICS_COUNT_MAX][ADT_METRIC_NAME_MAX], char *error,
@@ -365,8 +370,8 @@ int adt_config_metric_names(const char *list, char names[ADT_METRICS_COUNT_MAX][
                 count++;
             }
             item_length = 0;
-        } else if (!is_metric_char(list[i])) {
-            return fail(error, error_size, "character '%c' not allowed in an event name", list[i]);
+        } else if (is_blank_or_control(list[i])) {
+            return fail(error, error_size, "event name %d has a blank or control character", count + 1);
         } else {
             item_length++;
         }
@@ -473,8 +478,8 @@ const adt_config_var adt_config_vars[] = {
      parse_unwind_depth},
     {"ADAPTRACE_METRICS", "metrics", "",
      "up to " ADT_QUOTE(ADT_METRICS_COUNT_MAX) " comma-separated PAPI event names of at most "
-     ADT_QUOTE(ADT_METRIC_NAME_LENGTH_MAX) " letters, digits, '_' and ':', such as "
-     "PAPI_TOT_CYC,PAPI_L2_DCM; empty for none",
+     ADT_QUOTE(ADT_METRIC_NAME_LENGTH_MAX) " characters each, as PAPI names "
+     "them (papi_avail, papi_native_avail), such as PAPI_TOT_CYC,perf::TASK-CLOCK; empty for none",
      "hardware counters read with every sample",
      parse_metrics},
     {"ADAPTRACE_OUTPUT", "output", "",

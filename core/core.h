@@ -124,8 +124,9 @@ size_t adt_config_warn_unknown(char *const *environment);
 
 /* The PAPI event names of an ADAPTRACE_METRICS value, split at its commas
  * into names: the check of the table (at most ADT_METRICS_COUNT_MAX
- * non-empty names of letters, digits, '_' and ':', none longer than
- * ADT_METRIC_NAME_LENGTH_MAX), which the sampler runs again only to read
+ * non-empty names without blanks, none longer than
+ * ADT_METRIC_NAME_LENGTH_MAX; whether PAPI knows them is checked at
+ * start-up, sampler/metrics.c), which the sampler runs again only to read
  * the names exactly as they were checked. Returns the number of names
  * (0 for ""), or -1 with the reason (without the variable name) in error. */
 int adt_config_metric_names(const char *list, char names[ADT_METRICS_COUNT_MAX][ADT_METRIC_NAME_MAX], char *error,

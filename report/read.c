@@ -271,12 +271,20 @@ static void finish(struct reading *reading)
         if (context->self_seconds <= 0) {
             continue;
         }
-        profile->sampled_functions[context->function].exclusive_seconds += context->self_seconds;
+        struct adt_report_sampled_function *leaf = &profile->sampled_functions[context->function];
+        leaf->exclusive_seconds += context->self_seconds;
+        for (size_t k = 0; k < profile->counter_count; k++) {
+            leaf->exclusive_counts[k] += context->self_counts[k];
+        }
         for (uint32_t node = (uint32_t)c; node != UINT32_MAX; node = reading->context_parents[node]) {
             uint32_t function = profile->contexts[node].function;
             if (last_counted[function] != c + 1) {
                 last_counted[function] = c + 1;
-                profile->sampled_functions[function].inclusive_seconds += context->self_seconds;
+                struct adt_report_sampled_function *caller = &profile->sampled_functions[function];
+                caller->inclusive_seconds += context->self_seconds;
+                for (size_t k = 0; k < profile->counter_count; k++) {
+                    caller->inclusive_counts[k] += context->self_counts[k];
+                }
             }
         }
     }

@@ -203,6 +203,47 @@ static OTF2_CallbackCode on_interrupt_generator(void *data, OTF2_InterruptGenera
     return OTF2_CALLBACK_SUCCESS;
 }
 
+/* A PAPI counter member: its counter by name, a new one while there is
+ * room. */
+static void note_counter_member(struct reading *reading, OTF2_MetricMemberRef self, const char *name)
+{
+    struct adt_report_profile *profile = reading->profile;
+    size_t counter = 0;
+    while (counter < profile->counter_count && strcmp(profile->counter_names[counter], name) != 0) {
+        counter++;
+    }
+    if (counter == ADT_REPORT_COUNTERS_MAX || reading->counter_member_count == COUNTER_MEMBERS_MAX) {
+        return;
+    }
+    if (counter == profile->counter_count) {
+        snprintf(profile->counter_names[counter], ADT_REPORT_COUNTER_NAME_MAX, "%s", name);
+        profile->counter_count++;
+    }
+    reading->counter_members[reading->counter_member_count++] =
+        (struct counter_member){.member = self, .counter = (uint8_t)counter};
+}
+
+/* A class whose members are all counters: their counters, in order. */
+static void note_counter_class(struct reading *reading, OTF2_MetricRef self, uint8_t count,
+                               const OTF2_MetricMemberRef *members)
+{
+    if (count == 0 || count > ADT_REPORT_COUNTERS_MAX || reading->counter_class_count == COUNTER_CLASSES_MAX) {
+        return;
+    }
+    struct counter_class class = {.metric = self, .count = count};
+    for (uint8_t m = 0; m < count; m++) {
+        size_t i = 0;
+        while (i < reading->counter_member_count && reading->counter_members[i].member != members[m]) {
+            i++;
+        }
+        if (i == reading->counter_member_count) {
+            return;
+        }
+        class.counters[m] = reading->counter_members[i].counter;
+    }
+    reading->counter_classes[reading->counter_class_count++] = class;
+}
+
 /* The sampling rate and the buffer use adaptrace writes
  * (docs/otf2-records.md): a member "sampling rate" of DOUBLE values, one
  * "buffer use" of UINT64 values, and the class of each alone. */
@@ -210,10 +251,13 @@ static OTF2_CallbackCode on_metric_member(void *data, OTF2_MetricMemberRef self,
                                           OTF2_StringRef description, OTF2_MetricType type, OTF2_MetricMode mode,
                                           OTF2_Type value_type, OTF2_Base base, int64_t exponent, OTF2_StringRef unit)
 {
-    (void)description, (void)type, (void)mode, (void)base, (void)exponent, (void)unit;
+    (void)description, (void)base, (void)exponent, (void)unit;
     struct reading *reading = data;
     if (!ids_defined(reading, "metric member", self, name)) {
         return OTF2_CALLBACK_INTERRUPT;
+    }
+    if (type == OTF2_METRIC_TYPE_PAPI && mode == OTF2_METRIC_ACCUMULATED_START && value_type == OTF2_TYPE_UINT64) {
+        note_counter_member(reading, self, adt_report_string_of(reading, name));
     }
     if (value_type == OTF2_TYPE_DOUBLE && strcmp(adt_report_string_of(reading, name), "sampling rate") == 0) {
         reading->rate_member = self;
@@ -236,6 +280,7 @@ static OTF2_CallbackCode on_metric_class(void *data, OTF2_MetricRef self, uint8_
     if (count == 1 && members[0] == reading->use_member) {
         reading->use_metric = self;
     }
+    note_counter_class(reading, self, count, members);
     return OTF2_CALLBACK_SUCCESS;
 }
 

@@ -225,7 +225,8 @@ static OTF2_CallbackCode on_sample(OTF2_LocationRef id, OTF2_TimeStamp time, voi
 {
     (void)attributes, (void)unwind_distance;
     struct reading *reading = data;
-    if (at_event(reading, id, time) == NULL || context >= reading->context_capacity ||
+    struct location_state *location = at_event(reading, id, time);
+    if (location == NULL || context >= reading->context_capacity ||
         generator >= reading->generator_capacity) {
         return carry_on(reading);
     }
@@ -234,11 +235,40 @@ static OTF2_CallbackCode on_sample(OTF2_LocationRef id, OTF2_TimeStamp time, voi
     profile->samples++;
     profile->sampled_seconds += weight;
     profile->contexts[context].self_seconds += weight;
+    if (location->counts_pending) {
+        for (size_t c = 0; c < profile->counter_count; c++) {
+            profile->contexts[context].self_counts[c] += location->counter_pending[c];
+        }
+        memset(location->counter_pending, 0, sizeof location->counter_pending);
+        location->counts_pending = false;
+    }
     return carry_on(reading);
 }
 
-/* A value of the sampling-rate or the buffer-use metric (rates.c); other
- * metrics (counters) are not part of the profile. */
+/* The counts since the location's previous sample, from the running
+ * totals of a counter class's Metric event; they go to the sample that
+ * follows it at the same time (on_sample). A total below the last one is
+ * a count that started again (a thread's event set rebuilt). */
+static void note_counts(struct location_state *location, const struct counter_class *class, uint8_t count,
+                        const OTF2_Type *types, const OTF2_MetricValue *values)
+{
+    if (count != class->count) {
+        return;
+    }
+    for (uint8_t m = 0; m < count; m++) {
+        if (types[m] != OTF2_TYPE_UINT64) {
+            continue;
+        }
+        uint64_t total = values[m].unsigned_int;
+        uint64_t *last = &location->counter_totals[class->counters[m]];
+        location->counter_pending[class->counters[m]] += (double)(total >= *last ? total - *last : total);
+        *last = total;
+    }
+    location->counts_pending = true;
+}
+
+/* A value of the sampling-rate or the buffer-use metric (rates.c), or the
+ * counters read with a sample. */
 static OTF2_CallbackCode on_metric(OTF2_LocationRef id, OTF2_TimeStamp time, void *data,
                                    OTF2_AttributeList *attributes, OTF2_MetricRef metric, uint8_t count,
                                    const OTF2_Type *types, const OTF2_MetricValue *values)
@@ -251,6 +281,12 @@ static OTF2_CallbackCode on_metric(OTF2_LocationRef id, OTF2_TimeStamp time, voi
     }
     if (location != NULL && metric == reading->use_metric && count == 1 && types[0] == OTF2_TYPE_UINT64) {
         adt_report_note_buffer_use(reading, (size_t)(location - reading->locations), time, values[0].unsigned_int);
+    }
+    for (size_t i = 0; location != NULL && i < reading->counter_class_count; i++) {
+        if (reading->counter_classes[i].metric == metric) {
+            note_counts(location, &reading->counter_classes[i], count, types, values);
+            break;
+        }
     }
     return carry_on(reading);
 }

@@ -43,6 +43,28 @@ struct location_state {
     uint64_t previous_call;
     uint64_t previous_leave;
     bool after_mpi;
+    /* Its counters' running totals at its last sample, and the counts of
+     * the Metric event that comes before the next sample's record. */
+    uint64_t counter_totals[ADT_REPORT_COUNTERS_MAX];
+    double counter_pending[ADT_REPORT_COUNTERS_MAX];
+    bool counts_pending;
+};
+
+/* The counter metrics: members that are PAPI counters and the classes of
+ * them, each member's counter (its index in profile->counter_names).
+ * adaptrace defines one class per distinct counter list of a rank; an
+ * archive with more than these tables hold has the rest left out. */
+enum { COUNTER_MEMBERS_MAX = 256, COUNTER_CLASSES_MAX = 256 };
+
+struct counter_member {
+    uint32_t member;
+    uint8_t counter;
+};
+
+struct counter_class {
+    uint32_t metric;
+    uint8_t count;
+    uint8_t counters[ADT_REPORT_COUNTERS_MAX];
 };
 
 /* A region as its events need it. */
@@ -107,6 +129,10 @@ struct reading {
     uint32_t rate_metric;
     uint32_t use_member;
     uint32_t use_metric;
+    struct counter_member counter_members[COUNTER_MEMBERS_MAX];
+    size_t counter_member_count;
+    struct counter_class counter_classes[COUNTER_CLASSES_MAX];
+    size_t counter_class_count;
     /* Per location (its index), its rate steps and buffer-use values so
      * far, and their arrays' capacities (rates.c). */
     struct adt_report_location_rates *rates;

@@ -32,6 +32,12 @@ struct adt_report_rank {
     double collective_wait_seconds; /* entry to the last member's entry */
 };
 
+/* The PAPI counters recorded with the samples (ADAPTRACE_METRICS, at most
+ * ADT_METRICS_COUNT_MAX per rank). A sample's count of one is the
+ * difference of its running total to the location's previous sample
+ * kept: what happened since then, which the sample stands for. */
+enum { ADT_REPORT_COUNTERS_MAX = 16, ADT_REPORT_COUNTER_NAME_MAX = 128 };
+
 /* A function seen in the samples (by name: the regions of one name are
  * one function), weighted by the period each sample
  * stands for. exclusive: samples taken in it; inclusive: samples with it
@@ -40,6 +46,10 @@ struct adt_report_sampled_function {
     char *name;
     double exclusive_seconds;
     double inclusive_seconds;
+    /* Per recorded counter (profile->counter_names), the counts of those
+     * samples. */
+    double exclusive_counts[ADT_REPORT_COUNTERS_MAX];
+    double inclusive_counts[ADT_REPORT_COUNTERS_MAX];
 };
 
 /* One node of the calling-context tree of the samples (the archive's
@@ -50,6 +60,7 @@ struct adt_report_context {
     uint32_t source;   /* index into source_lines; UINT32_MAX where the archive has none */
     double self_seconds;
     double inclusive_seconds;
+    double self_counts[ADT_REPORT_COUNTERS_MAX]; /* per recorded counter, its samples' counts */
 };
 
 /* A source line of the calling contexts (the archive's
@@ -211,6 +222,9 @@ struct adt_report_profile {
      * called is folded into it, the MPI calls of callbacks run inside an
      * MPI call are not): the measurement's cost. */
     double measurement_seconds;
+    /* The counters recorded, by name, in the order first defined. */
+    size_t counter_count;
+    char counter_names[ADT_REPORT_COUNTERS_MAX][ADT_REPORT_COUNTER_NAME_MAX];
     size_t sampled_function_count;
     struct adt_report_sampled_function *sampled_functions;
     size_t context_count;

@@ -136,6 +136,82 @@ static void print_hot_lines_text(const struct adt_report_profile *profile, FILE 
     free(order);
 }
 
+/* The index of the recorded counter named name, or SIZE_MAX. */
+static size_t counter_index(const struct adt_report_profile *profile, const char *name)
+{
+    for (size_t c = 0; c < profile->counter_count; c++) {
+        if (strcmp(profile->counter_names[c], name) == 0) {
+            return c;
+        }
+    }
+    return SIZE_MAX;
+}
+
+/* Instructions per cycle from counts, where both PAPI presets were
+ * recorded and cycles were counted; else a negative number. */
+static double instructions_per_cycle(const struct adt_report_profile *profile, const double *counts)
+{
+    size_t instructions = counter_index(profile, "PAPI_TOT_INS");
+    size_t cycles = counter_index(profile, "PAPI_TOT_CYC");
+    if (instructions == SIZE_MAX || cycles == SIZE_MAX || counts[cycles] <= 0) {
+        return -1;
+    }
+    return counts[instructions] / counts[cycles];
+}
+
+/* The counter columns of a text row: each count, then the IPC where it
+ * can be had. */
+static void print_counts_text(const struct adt_report_profile *profile, const double *counts, FILE *out)
+{
+    for (size_t c = 0; c < profile->counter_count; c++) {
+        fprintf(out, " %18.6g", counts[c]);
+    }
+    double ipc = instructions_per_cycle(profile, counts);
+    if (ipc >= 0) {
+        fprintf(out, " %6.2f", ipc);
+    }
+}
+
+/* The counter columns' heading, over the rows print_counts_text writes. */
+static void print_counts_heading(const struct adt_report_profile *profile, FILE *out)
+{
+    if (profile->counter_count == 0) {
+        return;
+    }
+    fprintf(out, "    %22s", "");
+    for (size_t c = 0; c < profile->counter_count; c++) {
+        /* A long name's end, which tells events apart. */
+        const char *name = profile->counter_names[c];
+        size_t length = strlen(name);
+        fprintf(out, " %18s", length > 18 ? name + length - 18 : name);
+    }
+    if (counter_index(profile, "PAPI_TOT_INS") != SIZE_MAX && counter_index(profile, "PAPI_TOT_CYC") != SIZE_MAX) {
+        fprintf(out, " %6s", "IPC");
+    }
+    fputc('\n', out);
+}
+
+/* A JSON member "key":{"counter":count,...} (and ",\"ipc\":x" after it
+ * where it can be had); nothing without counters. */
+static void print_counts_json(const struct adt_report_profile *profile, const char *key, const double *counts,
+                              FILE *out)
+{
+    if (profile->counter_count == 0) {
+        return;
+    }
+    fprintf(out, ",\"%s\":{", key);
+    for (size_t c = 0; c < profile->counter_count; c++) {
+        fputs(c ? "," : "", out);
+        adt_report_print_json_string(profile->counter_names[c], out);
+        fprintf(out, ":%.17g", counts[c]);
+    }
+    fputc('}', out);
+    double ipc = instructions_per_cycle(profile, counts);
+    if (ipc >= 0) {
+        fprintf(out, ",\"%s_ipc\":%.9g", key, ipc);
+    }
+}
+
 static void print_sampled_text(const struct adt_report_profile *profile, FILE *out)
 {
     fprintf(out, "\nSampled profile: %" PRIu64 " samples standing for %.6f s\n", profile->samples,
@@ -151,16 +227,20 @@ static void print_sampled_text(const struct adt_report_profile *profile, FILE *o
                         offsetof(struct adt_report_sampled_function, inclusive_seconds)};
     for (size_t k = 0; k < 2; k++) {
         fprintf(out, "  hot functions, %s\n", kinds[k]);
+        print_counts_heading(profile, out);
         uint32_t *order = adt_report_order_by(profile->sampled_functions, profile->sampled_function_count,
                                               sizeof *profile->sampled_functions, offsets[k]);
         for (size_t i = 0; i < at_most(profile->sampled_function_count, TEXT_TOP); i++) {
             const struct adt_report_sampled_function *function = &profile->sampled_functions[order[i]];
             double value = k == 0 ? function->exclusive_seconds : function->inclusive_seconds;
-            fprintf(out, "    %12.6f s %5.1f%%  %s\n", value, 100 * value / total, function->name);
+            fprintf(out, "    %12.6f s %5.1f%% ", value, 100 * value / total);
+            print_counts_text(profile, k == 0 ? function->exclusive_counts : function->inclusive_counts, out);
+            fprintf(out, "  %s\n", function->name);
         }
         free(order);
     }
     fprintf(out, "  hot call paths\n");
+    print_counts_heading(profile, out);
     uint32_t *order = adt_report_order_by(profile->contexts, profile->context_count, sizeof *profile->contexts,
                                           offsetof(struct adt_report_context, self_seconds));
     for (size_t i = 0; i < at_most(profile->context_count, TEXT_TOP) && profile->contexts[order[i]].self_seconds > 0;
@@ -168,7 +248,9 @@ static void print_sampled_text(const struct adt_report_profile *profile, FILE *o
         char *path = adt_report_context_path(profile, order[i]);
         char *lines = adt_report_context_lines(profile, order[i]);
         double value = profile->contexts[order[i]].self_seconds;
-        fprintf(out, "    %12.6f s %5.1f%%  %s\n", value, 100 * value / total, path);
+        fprintf(out, "    %12.6f s %5.1f%% ", value, 100 * value / total);
+        print_counts_text(profile, profile->contexts[order[i]].self_counts, out);
+        fprintf(out, "  %s\n", path);
         fprintf(out, "    %21s at %s\n", "", lines);
         free(path);
         free(lines);
@@ -436,8 +518,13 @@ static void print_mpi_json(const struct adt_report_profile *profile, FILE *out)
 static void print_sampled_json(const struct adt_report_profile *profile, FILE *out)
 {
     fprintf(out,
-            ",\n\"samples\":%" PRIu64 ",\"sampled_seconds\":%.9g,\"measurement_seconds\":%.9g,\n\"sampled_functions\":[",
+            ",\n\"samples\":%" PRIu64 ",\"sampled_seconds\":%.9g,\"measurement_seconds\":%.9g,\n\"counters\":[",
             profile->samples, profile->sampled_seconds, profile->measurement_seconds);
+    for (size_t c = 0; c < profile->counter_count; c++) {
+        fputs(c ? "," : "", out);
+        adt_report_print_json_string(profile->counter_names[c], out);
+    }
+    fputs("],\n\"sampled_functions\":[", out);
     uint32_t *order = adt_report_order_by(profile->sampled_functions, profile->sampled_function_count,
                                           sizeof *profile->sampled_functions,
                                           offsetof(struct adt_report_sampled_function, exclusive_seconds));
@@ -445,8 +532,11 @@ static void print_sampled_json(const struct adt_report_profile *profile, FILE *o
         const struct adt_report_sampled_function *function = &profile->sampled_functions[order[i]];
         fputs(i ? ",\n{\"name\":" : "\n{\"name\":", out);
         adt_report_print_json_string(function->name, out);
-        fprintf(out, ",\"exclusive_seconds\":%.9g,\"inclusive_seconds\":%.9g}", function->exclusive_seconds,
+        fprintf(out, ",\"exclusive_seconds\":%.9g,\"inclusive_seconds\":%.9g", function->exclusive_seconds,
                 function->inclusive_seconds);
+        print_counts_json(profile, "exclusive_counts", function->exclusive_counts, out);
+        print_counts_json(profile, "inclusive_counts", function->inclusive_counts, out);
+        fputc('}', out);
     }
     free(order);
     fputs("],\n\"hot_paths\":[", out);
@@ -461,7 +551,9 @@ static void print_sampled_json(const struct adt_report_profile *profile, FILE *o
         adt_report_print_json_string(path, out);
         fputs(",\"lines\":", out);
         adt_report_print_json_string(lines, out);
-        fprintf(out, ",\"seconds\":%.9g}", profile->contexts[order[i]].self_seconds);
+        fprintf(out, ",\"seconds\":%.9g", profile->contexts[order[i]].self_seconds);
+        print_counts_json(profile, "counts", profile->contexts[order[i]].self_counts, out);
+        fputc('}', out);
         free(path);
         free(lines);
     }

@@ -201,15 +201,14 @@ void adt_sampler_draw_period(adt_sampler_thread *thread);
 
 /* ---- metrics.c: normal context (start-up, thread start and stop) ------- */
 
-/* Initialises PAPI, keeps the events of the comma-separated list that can
- * be added on this thread (warning once about each that cannot) and
- * registers them with defs. Returns 0, or -1 after a message. */
+/* Initialises PAPI, keeps the events of the comma-separated list that PAPI
+ * knows and can count together on this thread (saying once about each
+ * that it leaves out, with PAPI's reason) and registers them with defs.
+ * Returns 0, or -1 after a message. */
 int adt_sampler_init_metrics(const char *list, adt_defs *defs);
-/* Builds an event set with the given names; returns how many were added
- * (their names copied to kept unless it is NULL). warn: report each name
- * that cannot be added (at init, once per name). */
-uint32_t adt_sampler_build_event_set(int *event_set, char names[][ADT_METRIC_NAME_MAX], uint32_t count, bool warn,
-                                     char kept[][ADT_METRIC_NAME_MAX]);
+/* Builds an event set with the given names, which the start-up probe
+ * kept; returns how many were added. */
+uint32_t adt_sampler_build_event_set(int *event_set, char names[][ADT_METRIC_NAME_MAX], uint32_t count);
 /* Stops and frees it; PAPI_NULL afterwards. */
 void adt_sampler_destroy_event_set(int *event_set);
 

@@ -226,7 +226,7 @@ int adt_sampler_thread_start(adt_location *location)
 
     if (adt_sampler.metric_count > 0) {
         thread->metric_count = adt_sampler_build_event_set(&thread->papi_event_set, adt_sampler.metric_names,
-                                                    adt_sampler.metric_count, false, NULL);
+                                                           adt_sampler.metric_count);
         if (thread->metric_count != adt_sampler.metric_count || PAPI_start(thread->papi_event_set) != PAPI_OK) {
             adt_log("ADAPTRACE_METRICS: thread %d cannot count all of the metrics; its samples carry zeros",
                     (int)thread->tid);

@@ -7,6 +7,7 @@ usage: check_report.py REPORT ARCHIVE pingpong|imbalance|late-sender|irregular E
        check_report.py REPORT ARCHIVE speedscope OUTPUT_DIR
        check_report.py REPORT ARCHIVE chrome OUTPUT_FILE [pingpong]
        check_report.py REPORT ARCHIVE shares LAUNCHER THREE_FUNCTIONS
+       check_report.py REPORT ARCHIVE task-clock LAUNCHER THREE_FUNCTIONS
        check_report.py REPORT ARCHIVE rates LAUNCHER THREE_FUNCTIONS [CHROMIUM]
        check_report.py REPORT ARCHIVE flushes [CHROMIUM]
 
@@ -233,6 +234,38 @@ def check_shares(report, archive, launcher, program):
         expect(abs(share - truth) <= bound,
                f"{name}: {100 * share:.2f} % of the weighted samples, {100 * truth:.2f} % of the CPU time "
                f"(bound {100 * bound:.2f} points, {samples:.0f} samples, {location['halvings']} halvings)")
+
+
+def check_task_clock(report, archive, launcher, program):
+    """perf::TASK-CLOCK (ns of CPU time) recorded with the samples of
+    three_functions through the halvings of check_shares: each function's
+    task-clock total is its measured CPU time, within 5 % for the three
+    together and within the bound of check_shares for each one's share.
+    Exits 77 (skipped) where PAPI records no perf event."""
+    global SHARES_RUN
+    SHARES_RUN = SHARES_RUN + ["--metrics", "perf::TASK-CLOCK"]
+    truth, _ = trace_three_functions(launcher, program, archive, 1)
+    ((_, *nanoseconds),) = truth
+    profile = profile_of(report, archive)
+    if profile["counters"] != ["perf::TASK-CLOCK"]:
+        print(f"skipped: PAPI records no perf::TASK-CLOCK here (counters {profile['counters']})")
+        sys.exit(77)
+    counted = {f["name"]: f["exclusive_counts"]["perf::TASK-CLOCK"] for f in profile["sampled_functions"]}
+    in_functions = sum(counted.get(name, 0) for name in THREE_FUNCTIONS)
+    expect(abs(in_functions / sum(nanoseconds) - 1) <= 0.05,
+           f"the three functions' task clock is {in_functions:.0f} ns, their CPU time {sum(nanoseconds)} ns")
+    samples = profile["samples"]
+    for name, truth_nanoseconds in zip(THREE_FUNCTIONS, nanoseconds):
+        truth_share = truth_nanoseconds / sum(nanoseconds)
+        share = counted.get(name, 0) / in_functions
+        bound = max(0.02, 4 * math.sqrt(truth_share * (1 - truth_share) / samples))
+        expect(abs(share - truth_share) <= bound,
+               f"{name}: {100 * share:.2f} % of the task clock, {100 * truth_share:.2f} % of the CPU time "
+               f"(bound {100 * bound:.2f} points, {samples} samples)")
+    # Inclusive: main holds all three.
+    main = next(f for f in profile["sampled_functions"] if f["name"] == "main")
+    expect(main["inclusive_counts"]["perf::TASK-CLOCK"] >= in_functions,
+           f"main's inclusive task clock {main['inclusive_counts']} is below its callees' {in_functions}")
 
 
 def otf2_printed(archive, *options):
@@ -641,6 +674,9 @@ def main():
         return
     if mode == "shares":
         check_shares(report, archive, sys.argv[4], sys.argv[5])
+        return
+    if mode == "task-clock":
+        check_task_clock(report, archive, sys.argv[4], sys.argv[5])
         return
     if mode == "flushes":
         check_flushes(report, archive, sys.argv[4] if len(sys.argv) > 4 else "")

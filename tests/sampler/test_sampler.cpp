@@ -7,7 +7,9 @@
 #include <csignal>
 #include <cstring>
 #include <algorithm>
+#include <ctime>
 #include <map>
+#include <papi.h>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -760,6 +762,92 @@ TEST_F(Sampler, MetricsThatCannotBeCountedAreLeftOut)
     ASSERT_GT(list.size(), 10u);
     for (const Sample &sample : list)
         EXPECT_EQ(sample.metric_count, stats.metrics);
+}
+
+// Per sample, in order, its counter values: each the counter's running
+// total since the thread started counting (what PAPI_read gives; a
+// sample's own count is the difference to the previous sample kept, which
+// stays right when the buffer drops samples).
+std::vector<std::vector<uint64_t>> metric_values(adt_location *location)
+{
+    std::vector<std::vector<uint64_t>> result;
+    adt_reader *reader = adt_reader_open(location);
+    EXPECT_NE(reader, nullptr);
+    adt_record_view view;
+    while (reader != nullptr && adt_reader_next(reader, &view)) {
+        if (view.kind != ADT_REC_SAMPLE)
+            continue;
+        adt_rec_sample record;
+        std::memcpy(&record, view.payload, sizeof record);
+        std::vector<uint64_t> values(record.metric_count);
+        std::memcpy(values.data(), static_cast<const char *>(view.payload) + sizeof record,
+                    record.metric_count * sizeof(uint64_t));
+        result.push_back(values);
+    }
+    adt_reader_close(reader);
+    return result;
+}
+
+double thread_cpu_ns()
+{
+    timespec now;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    return static_cast<double>(now.tv_sec) * 1e9 + static_cast<double>(now.tv_nsec);
+}
+
+// PAPI says which names exist, not a character list: a generic perf event
+// with '-' and one with a qualifier after ':' are recorded; where the perf
+// component is off (perf_event_paranoid, a container), nothing can be.
+// perf::TASK-CLOCK counts the thread's CPU time in ns: the samples' counts
+// (the differences of the running totals) add up to the CPU time the
+// thread measured itself, within 5 %.
+TEST_F(Sampler, TaskClockOfTheSamplesAddsUpToTheThreadsCpuTime)
+{
+    std::string warnings;
+    warnings = capture_stderr([&] {
+        start(1 << 22, 4096, 2000, 32, "perf::TASK-CLOCK,perf::PAGE-FAULTS:u=0", ADT_SAMPLING_CLOCK_CPU);
+    });
+    adt_sampler_stats before;
+    adt_sampler_get_stats(&before);
+    if (before.metrics == 0)
+        GTEST_SKIP() << "PAPI's perf_event component counts nothing here: " << warnings;
+    EXPECT_EQ(before.metrics, 2u) << warnings;
+    adt_location *where = location(1);
+    ASSERT_EQ(adt_sampler_thread_start(where), 0);
+    double cpu_start = thread_cpu_ns();
+    adt_test_work_a(3000);
+    double cpu_ns = thread_cpu_ns() - cpu_start;
+    adt_sampler_thread_stop(where);
+    std::vector<std::vector<uint64_t>> values = metric_values(where);
+    ASSERT_GT(values.size(), 50u);
+    uint64_t previous = 0;
+    double task_clock_ns = 0;
+    for (const std::vector<uint64_t> &sample : values) {
+        ASSERT_EQ(sample.size(), 2u);
+        ASSERT_GE(sample[0], previous) << "a running total never falls";
+        task_clock_ns += static_cast<double>(sample[0] - previous);
+        previous = sample[0];
+    }
+    EXPECT_NEAR(task_clock_ns, cpu_ns, 0.05 * cpu_ns);
+}
+
+// A misspelled event: one line with PAPI's reason and the closest names
+// PAPI lists, and the run goes on without it.
+TEST_F(Sampler, MisspelledMetricIsSaidOnceWithPapisReason)
+{
+    std::string warnings = capture_stderr([&] { start(1 << 20, 4096, 2000, 32, "perf::TASK-CLOK"); });
+    EXPECT_EQ(std::count(warnings.begin(), warnings.end(), '\n'), 1) << warnings;
+    EXPECT_NE(warnings.find("ADAPTRACE_METRICS"), std::string::npos) << warnings;
+    EXPECT_NE(warnings.find("'perf::TASK-CLOK'"), std::string::npos) << warnings;
+    EXPECT_NE(warnings.find(PAPI_strerror(PAPI_ENOEVNT)), std::string::npos) << warnings;
+    int code;
+    if (PAPI_event_name_to_code("perf::TASK-CLOCK", &code) == PAPI_OK) {
+        EXPECT_NE(warnings.find("closest names PAPI lists: perf::TASK-CLOCK"), std::string::npos) << warnings;
+    }
+    adt_location *where = location(1);
+    adt_sampler_stats stats = sample_work_a(where, 500);
+    EXPECT_EQ(stats.metrics, 0u);
+    EXPECT_GT(samples(where).size(), 10u);
 }
 
 // What the configuration table accepts, the sampler starts with: the
