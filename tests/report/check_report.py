@@ -8,6 +8,7 @@ usage: check_report.py REPORT ARCHIVE pingpong|imbalance|late-sender|irregular E
        check_report.py REPORT ARCHIVE chrome OUTPUT_FILE [pingpong]
        check_report.py REPORT ARCHIVE shares LAUNCHER THREE_FUNCTIONS
        check_report.py REPORT ARCHIVE task-clock LAUNCHER THREE_FUNCTIONS
+       check_report.py REPORT ARCHIVE page-faults LAUNCHER PAGE_FAULTS
        check_report.py REPORT ARCHIVE rates LAUNCHER THREE_FUNCTIONS [CHROMIUM]
        check_report.py REPORT ARCHIVE flushes [CHROMIUM]
 
@@ -39,6 +40,10 @@ report's JSON and text; with CHROMIUM, that the page draws one step line
 per location and one mark per halving, and a before and an after mark of
 the buffer use per halving; and that the run had no flush and the report
 says so.
+page-faults traces PAGE_FAULTS (page_faults.c: a fault per page written
+in touch_pages) with perf::PAGE-FAULTS and checks that the report gives
+touch_pages at least 90 % of the pages as faults, and no more than the
+program counted.
 flushes checks the mid-run flushes of an archive that has some (the
 mpi-heavy run of tests/mpi/wrong_use.sh): the report's count, per
 location and in all, equals the archive's BufferFlush records and
@@ -266,6 +271,45 @@ def check_task_clock(report, archive, launcher, program):
     main = next(f for f in profile["sampled_functions"] if f["name"] == "main")
     expect(main["inclusive_counts"]["perf::TASK-CLOCK"] >= in_functions,
            f"main's inclusive task clock {main['inclusive_counts']} is below its callees' {in_functions}")
+
+
+# 1 s of CPU time at 1 kHz: about 1000 samples in touch_pages, 20 pages
+# apart. Its faults after its last sample are counted with the next
+# sample, in compute: at most a period's, 0.1 % of them. The 10 % margin
+# is for the samples that land in clock_gettime, which touch_pages calls
+# (a few per thousand here).
+PAGE_FAULTS_RUN = ["--metrics", "perf::PAGE-FAULTS", "--sampling-rate", "1k"]
+PAGE_FAULTS_PAGES, PAGE_FAULTS_CPU_SECONDS = 20000, 1.0
+
+
+def check_page_faults(report, archive, launcher, program):
+    """perf::PAGE-FAULTS recorded with the samples of page_faults.c: at
+    least 90 % of the pages touch_pages writes are faults the report counts
+    to touch_pages (exclusive), and at most 5 % more than the faults the
+    program counted in it (the first sample in touch_pages also adds what
+    compute faulted before it). Exits 77 (skipped) where PAPI records no
+    perf event."""
+    run_dir = os.path.dirname(os.path.abspath(archive))
+    os.makedirs(run_dir, exist_ok=True)
+    truth_path = f"{run_dir}/truth"
+    environment = {name: value for name, value in os.environ.items()
+                   if not name.startswith(("ADAPTRACE_", "_ADAPTRACE_")) and name != "LD_PRELOAD"}
+    subprocess.run(["rm", "-rf", archive], check=True)
+    subprocess.run([launcher] + PAGE_FAULTS_RUN + ["--output", archive, program, str(PAGE_FAULTS_PAGES),
+                                                   str(PAGE_FAULTS_CPU_SECONDS), truth_path],
+                   check=True, env=environment, timeout=60)
+    pages, faults = (int(field) for field in open(truth_path).read().split())
+    # Fewer faults than pages: a page came already mapped (a huge page).
+    expect(pages == PAGE_FAULTS_PAGES and faults >= pages, f"{faults} faults in touch_pages for {pages} pages")
+    profile = profile_of(report, archive)
+    if profile["counters"] != ["perf::PAGE-FAULTS"]:
+        print(f"skipped: PAPI records no perf::PAGE-FAULTS here (counters {profile['counters']})")
+        sys.exit(77)
+    counted = {f["name"]: f["exclusive_counts"]["perf::PAGE-FAULTS"] for f in profile["sampled_functions"]}
+    in_touch_pages = counted.get("touch_pages", 0)
+    expect(0.9 * pages <= in_touch_pages <= 1.05 * faults,
+           f"touch_pages: {in_touch_pages} page faults in the report, {faults} counted by the program "
+           f"for {pages} pages; all functions: {counted}")
 
 
 def otf2_printed(archive, *options):
@@ -677,6 +721,9 @@ def main():
         return
     if mode == "task-clock":
         check_task_clock(report, archive, sys.argv[4], sys.argv[5])
+        return
+    if mode == "page-faults":
+        check_page_faults(report, archive, sys.argv[4], sys.argv[5])
         return
     if mode == "flushes":
         check_flushes(report, archive, sys.argv[4] if len(sys.argv) > 4 else "")
