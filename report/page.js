@@ -289,18 +289,30 @@
       return;
     }
     const percent = (value) => (100 * value / profile.sampled_seconds).toFixed(1) + " %";
+    // A column per recorded counter (ADAPTRACE_METRICS) and kind of total,
+    // whole counts as the JSON has them; the instructions per cycle where
+    // the report could compute them.
+    const counters = profile.counters || [];
+    const count = d3.format(",.0f");
+    const counterColumns = (key, label) => counters.map((name) => (
+      {title: `${name}${label}`, value: (row) => count(row[key][name])}));
+    const ipcColumn = (key, label) => (profile.sampled_functions.some((f) => `${key}_ipc` in f)
+      ? [{title: `IPC${label}`, value: (row) => (`${key}_ipc` in row ? row[`${key}_ipc`].toFixed(2) : "")}] : []);
     table("#hot-functions", [
       {title: "function", value: (f) => f.name},
       {title: "exclusive (s)", value: (f) => seconds(f.exclusive_seconds)},
       {title: "exclusive", value: (f) => percent(f.exclusive_seconds)},
       {title: "inclusive (s)", value: (f) => seconds(f.inclusive_seconds)},
       {title: "inclusive", value: (f) => percent(f.inclusive_seconds)},
+      ...counterColumns("exclusive_counts", " exclusive"), ...ipcColumn("exclusive_counts", " exclusive"),
+      ...counterColumns("inclusive_counts", " inclusive"), ...ipcColumn("inclusive_counts", " inclusive"),
     ], profile.sampled_functions.slice(0, 30));
     table("#hot-paths", [
       {title: "call path", value: (p) => p.path},
       {title: "source lines", value: (p) => p.lines},
       {title: "seconds", value: (p) => seconds(p.seconds)},
       {title: "share", value: (p) => percent(p.seconds)},
+      ...counterColumns("counts", ""),
     ], profile.hot_paths.slice(0, 20));
     table("#hot-lines", [
       {title: "source line", value: (l) => `${l.file}:${l.line}`},

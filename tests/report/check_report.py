@@ -8,7 +8,7 @@ usage: check_report.py REPORT ARCHIVE pingpong|imbalance|late-sender|irregular E
        check_report.py REPORT ARCHIVE chrome OUTPUT_FILE [pingpong]
        check_report.py REPORT ARCHIVE shares LAUNCHER THREE_FUNCTIONS
        check_report.py REPORT ARCHIVE task-clock LAUNCHER THREE_FUNCTIONS
-       check_report.py REPORT ARCHIVE page-faults LAUNCHER PAGE_FAULTS
+       check_report.py REPORT ARCHIVE page-faults LAUNCHER PAGE_FAULTS [CHROMIUM]
        check_report.py REPORT ARCHIVE rates LAUNCHER THREE_FUNCTIONS [CHROMIUM]
        check_report.py REPORT ARCHIVE flushes [CHROMIUM]
 
@@ -43,7 +43,8 @@ says so.
 page-faults traces PAGE_FAULTS (page_faults.c: a fault per page written
 in touch_pages) with perf::PAGE-FAULTS and checks that the report gives
 touch_pages at least 90 % of the pages as faults, and no more than the
-program counted.
+program counted; with CHROMIUM, that the page's table of hot functions
+has the counter's columns with touch_pages' counts in them.
 flushes checks the mid-run flushes of an archive that has some (the
 mpi-heavy run of tests/mpi/wrong_use.sh): the report's count, per
 location and in all, equals the archive's BufferFlush records and
@@ -282,7 +283,7 @@ PAGE_FAULTS_RUN = ["--metrics", "perf::PAGE-FAULTS", "--sampling-rate", "1k"]
 PAGE_FAULTS_PAGES, PAGE_FAULTS_CPU_SECONDS = 20000, 1.0
 
 
-def check_page_faults(report, archive, launcher, program):
+def check_page_faults(report, archive, launcher, program, chromium):
     """perf::PAGE-FAULTS recorded with the samples of page_faults.c: at
     least 90 % of the pages touch_pages writes are faults the report counts
     to touch_pages (exclusive), and at most 5 % more than the faults the
@@ -310,6 +311,17 @@ def check_page_faults(report, archive, launcher, program):
     expect(0.9 * pages <= in_touch_pages <= 1.05 * faults,
            f"touch_pages: {in_touch_pages} page faults in the report, {faults} counted by the program "
            f"for {pages} pages; all functions: {counted}")
+    if not chromium:
+        return
+    dom = draw_page(report, archive, run_dir, chromium)
+    functions = re.search(r'id="hot-functions"[^>]*>(.*?)</table>', dom, re.DOTALL)
+    expect(functions is not None, "no table of hot functions on the page")
+    headings = re.findall(r"<th>([^<]*)</th>", functions.group(1))
+    expect(headings[-2:] == ["perf::PAGE-FAULTS exclusive", "perf::PAGE-FAULTS inclusive"],
+           f"the hot functions' columns: {headings}")
+    touch_pages = re.search(r"<tr class=\"row\"><td>touch_pages</td>(.*?)</tr>", functions.group(1))
+    expect(touch_pages is not None and re.findall(r"<td>([^<]*)</td>", touch_pages.group(1))[-2] ==
+           f"{in_touch_pages:,.0f}", f"touch_pages' row on the page: {touch_pages and touch_pages.group(1)}")
 
 
 def otf2_printed(archive, *options):
@@ -723,7 +735,7 @@ def main():
         check_task_clock(report, archive, sys.argv[4], sys.argv[5])
         return
     if mode == "page-faults":
-        check_page_faults(report, archive, sys.argv[4], sys.argv[5])
+        check_page_faults(report, archive, sys.argv[4], sys.argv[5], sys.argv[6] if len(sys.argv) > 6 else "")
         return
     if mode == "flushes":
         check_flushes(report, archive, sys.argv[4] if len(sys.argv) > 4 else "")
