@@ -44,8 +44,10 @@ static long minor_faults(void)
 
 /* Arithmetic on registers only: no memory is touched, so no fault. The
  * clock is read every 10,000 steps (tens of microseconds), so that few
- * samples land in clock_gettime rather than in the caller. */
-static inline double spin_until(uint64_t deadline_ns)
+ * samples land in clock_gettime rather than in the caller. Always inlined,
+ * also in the unoptimized sanitizer build: its samples must be its
+ * caller's. */
+static inline __attribute__((always_inline)) double spin_until(uint64_t deadline_ns)
 {
     double x = 1.0;
     while (cpu_ns() < deadline_ns) {
