@@ -342,6 +342,13 @@ adt_buffer *adt_buffer_image_read(const void *image, size_t bytes, size_t extra_
  * (0 when there are none or the image is not whole). */
 size_t adt_buffer_image_spill(const void *image, size_t bytes, const void **spill);
 
+/* The arena an image was taken of, as its header states it: its bytes
+ * (chunks × chunk size) and its chunk size; false when image is no buffer
+ * image of this version. adt_buffer_image_read makes the whole arena
+ * again, so a reader with another source of the arena's size compares the
+ * two first. */
+bool adt_buffer_image_arena(const void *image, size_t bytes, uint64_t *arena_bytes, uint64_t *chunk_bytes);
+
 #ifdef __cplusplus
 }
 #endif

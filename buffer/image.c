@@ -494,3 +494,16 @@ size_t adt_buffer_image_spill(const void *image, size_t bytes, const void **spil
     *spill = (const char *)image + sizeof header + (size_t)header.location_count * sizeof(adt_location);
     return (size_t)header.spill_bytes;
 }
+
+bool adt_buffer_image_arena(const void *image, size_t bytes, uint64_t *arena_bytes, uint64_t *chunk_bytes)
+{
+    image_header header;
+    if (bytes < sizeof header)
+        return false;
+    memcpy(&header, image, sizeof header);
+    if (header.magic != IMAGE_MAGIC || header.version != IMAGE_VERSION)
+        return false;
+    *arena_bytes = (uint64_t)header.chunks_total * header.chunk_bytes;
+    *chunk_bytes = header.chunk_bytes;
+    return true;
+}
