@@ -93,7 +93,9 @@ uint32_t adt_intern_add(adt_intern *table, const void *key, size_t size, int *ad
         table->offsets = offsets;
         table->offsets_capacity = capacity;
     }
-    if (table->bytes_used + size > table->bytes_capacity) {
+    /* Allocated with the first key, empty or not: an empty key's bytes
+     * are then still an address in the table (NULL + 0 is undefined). */
+    if (table->bytes == NULL || table->bytes_used + size > table->bytes_capacity) {
         size_t capacity = table->bytes_capacity ? table->bytes_capacity : 1024;
         while (capacity < table->bytes_used + size)
             capacity *= 2;
