@@ -194,8 +194,8 @@ SHARES_RUN = ["--sampling-clock", "wall", "--buffer-size", "64K", "--sampling-ra
 SHARES_CPU_SECONDS = 2.5
 
 
-def trace_three_functions(launcher, program, archive, threads):
-    """Traces THREE_FUNCTIONS on threads threads with SHARES_RUN into
+def trace_three_functions(launcher, program, archive, threads, options=()):
+    """Traces THREE_FUNCTIONS on threads threads with SHARES_RUN and the launcher options given into
     archive; returns the truth file's lines and summary.json, after
     checking that every location halved at least three times."""
     run_dir = os.path.dirname(os.path.abspath(archive))
@@ -204,8 +204,8 @@ def trace_three_functions(launcher, program, archive, threads):
     environment = {name: value for name, value in os.environ.items()
                    if not name.startswith(("ADAPTRACE_", "_ADAPTRACE_")) and name != "LD_PRELOAD"}
     subprocess.run(["rm", "-rf", archive], check=True)
-    subprocess.run([launcher] + SHARES_RUN + ["--output", archive, program, str(threads), str(SHARES_CPU_SECONDS),
-                                              truth_path],
+    subprocess.run([launcher] + SHARES_RUN + list(options) + ["--output", archive, program, str(threads),
+                                                              str(SHARES_CPU_SECONDS), truth_path],
                    check=True, env=environment, timeout=60)
     truth = [[int(field) for field in line.split()] for line in open(truth_path).read().splitlines()]
     expect([line[0] for line in truth] == list(range(threads)) and all(len(line) == 4 for line in truth),
@@ -231,15 +231,22 @@ def check_shares(report, archive, launcher, program):
     expect(in_functions >= 0.8 * profile["sampled_seconds"], f"samples outside the three functions: {exclusive}")
     # All samples of the one location weigh alike after its halvings.
     samples = in_functions / (profile["sampled_seconds"] / profile["samples"])
+    expect_shares(exclusive, in_functions, nanoseconds, samples, "of the weighted samples",
+                  f"{samples:.0f} samples, {location['halvings']} halvings")
+
+
+def expect_shares(values, in_functions, nanoseconds, samples, what, detail):
+    """Each of the three functions' share of in_functions (values by
+    name) against its share of the CPU time: within 2 points, or 4
+    standard errors of independent samples where the samples are too few
+    for 2 points (adaptive_sampling_test.cpp)."""
     for name, truth_nanoseconds in zip(THREE_FUNCTIONS, nanoseconds):
         truth = truth_nanoseconds / sum(nanoseconds)
-        share = exclusive.get(name, 0) / in_functions
-        # 2 points, or 4 standard errors of independent samples where the
-        # samples are too few for 2 points (adaptive_sampling_test.cpp).
+        share = values.get(name, 0) / in_functions
         bound = max(0.02, 4 * math.sqrt(truth * (1 - truth) / samples))
         expect(abs(share - truth) <= bound,
-               f"{name}: {100 * share:.2f} % of the weighted samples, {100 * truth:.2f} % of the CPU time "
-               f"(bound {100 * bound:.2f} points, {samples:.0f} samples, {location['halvings']} halvings)")
+               f"{name}: {100 * share:.2f} % {what}, {100 * truth:.2f} % of the CPU time "
+               f"(bound {100 * bound:.2f} points, {detail})")
 
 
 def check_task_clock(report, archive, launcher, program):
@@ -248,9 +255,7 @@ def check_task_clock(report, archive, launcher, program):
     task-clock total is its measured CPU time, within 5 % for the three
     together and within the bound of check_shares for each one's share.
     Exits 77 (skipped) where PAPI records no perf event."""
-    global SHARES_RUN
-    SHARES_RUN = SHARES_RUN + ["--metrics", "perf::TASK-CLOCK"]
-    truth, _ = trace_three_functions(launcher, program, archive, 1)
+    truth, _ = trace_three_functions(launcher, program, archive, 1, ["--metrics", "perf::TASK-CLOCK"])
     ((_, *nanoseconds),) = truth
     profile = profile_of(report, archive)
     if profile["counters"] != ["perf::TASK-CLOCK"]:
@@ -261,13 +266,7 @@ def check_task_clock(report, archive, launcher, program):
     expect(abs(in_functions / sum(nanoseconds) - 1) <= 0.05,
            f"the three functions' task clock is {in_functions:.0f} ns, their CPU time {sum(nanoseconds)} ns")
     samples = profile["samples"]
-    for name, truth_nanoseconds in zip(THREE_FUNCTIONS, nanoseconds):
-        truth_share = truth_nanoseconds / sum(nanoseconds)
-        share = counted.get(name, 0) / in_functions
-        bound = max(0.02, 4 * math.sqrt(truth_share * (1 - truth_share) / samples))
-        expect(abs(share - truth_share) <= bound,
-               f"{name}: {100 * share:.2f} % of the task clock, {100 * truth_share:.2f} % of the CPU time "
-               f"(bound {100 * bound:.2f} points, {samples} samples)")
+    expect_shares(counted, in_functions, nanoseconds, samples, "of the task clock", f"{samples} samples")
     # Inclusive: main holds all three.
     main = next(f for f in profile["sampled_functions"] if f["name"] == "main")
     expect(main["inclusive_counts"]["perf::TASK-CLOCK"] >= in_functions,
