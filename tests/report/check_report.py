@@ -273,6 +273,32 @@ def check_task_clock(report, archive, launcher, program):
            f"main's inclusive task clock {main['inclusive_counts']} is below its callees' {in_functions}")
 
 
+def check_cycles(report, archive, launcher, program):
+    """PAPI_TOT_CYC and PAPI_TOT_INS recorded with the samples of
+    three_functions (issue #29): each function's share of the cycles is
+    its share of the CPU time within the bound of check_shares (cycles
+    follow time at a steady clock), and each has its instructions per
+    cycle, between 0.05 and 8, in the JSON and the text. Exits 77
+    (skipped) on a machine without a hardware PMU that PAPI can use."""
+    counters = ["PAPI_TOT_CYC", "PAPI_TOT_INS"]
+    truth, _ = trace_three_functions(launcher, program, archive, 1, ["--metrics", ",".join(counters)])
+    ((_, *nanoseconds),) = truth
+    profile = profile_of(report, archive)
+    if profile["counters"] != counters:
+        print(f"skipped: PAPI records no cycles and instructions here (counters {profile['counters']})")
+        sys.exit(77)
+    rows = {f["name"]: f for f in profile["sampled_functions"]}
+    cycles = {name: row["exclusive_counts"]["PAPI_TOT_CYC"] for name, row in rows.items()}
+    in_functions = sum(cycles.get(name, 0) for name in THREE_FUNCTIONS)
+    expect_shares(cycles, in_functions, nanoseconds, profile["samples"], "of the cycles",
+                  f"{profile['samples']} samples")
+    for name in THREE_FUNCTIONS:
+        ipc = rows[name].get("exclusive_counts_ipc")
+        expect(ipc is not None and 0.05 <= ipc <= 8, f"{name}: IPC {ipc}")
+    text = subprocess.run([report, archive], check=True, capture_output=True, text=True).stdout
+    expect(re.search(r"PAPI_TOT_INS +IPC\n", text) is not None, "no IPC column in the text's hot functions")
+
+
 # 1 s of CPU time at 1 kHz: about 1000 samples in touch_pages, 20 pages
 # apart. Its faults after its last sample are counted with the next
 # sample, in compute: at most a period's, 0.1 % of them. The 10 % margin
@@ -809,6 +835,9 @@ def main():
         return
     if mode == "task-clock":
         check_task_clock(report, archive, sys.argv[4], sys.argv[5])
+        return
+    if mode == "cycles":
+        check_cycles(report, archive, sys.argv[4], sys.argv[5])
         return
     if mode == "page-faults":
         check_page_faults(report, archive, sys.argv[4], sys.argv[5], sys.argv[6] if len(sys.argv) > 6 else "")
