@@ -21,7 +21,7 @@ static adt_handle_table *comm_table;
 static adt_handle_table *message_table;
 static pthread_mutex_t register_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_uint next_sequence = FIRST_SEQUENCE;
-static atomic_uint_fast64_t untracked;
+static atomic_uint_fast64_t untracked[ADT_MPI_UNTRACKED_CAUSE_COUNT];
 static uint32_t world_rank;
 static MPI_Group world_group = MPI_GROUP_NULL;
 
@@ -68,7 +68,7 @@ static void define(MPI_Comm comm, MPI_Comm like, MPI_Comm parent, adt_mpi_comm_k
     PMPI_Group_free(&local);
     if (!members || (inter && !remote_members)) {
         adt_log("MPI communicator not traced: out of memory for its %d members", size + remote_size);
-        atomic_fetch_add(&untracked, 1);
+        atomic_fetch_add(&untracked[ADT_MPI_UNTRACKED_OUT_OF_MEMORY], 1);
         free(members);
         free(remote_members);
         return;
@@ -90,8 +90,10 @@ static void define(MPI_Comm comm, MPI_Comm like, MPI_Comm parent, adt_mpi_comm_k
     adt_mpi_comm_info *info = id == ADT_UNDEFINED_ID ? NULL : adt_handle_table_insert(comm_table, (uintptr_t)comm);
     if (info)
         *info = (adt_mpi_comm_info){ .id = id, .rank = rank, .size = size, .remote_size = remote_size };
-    else if (id == ADT_UNDEFINED_ID)
-        atomic_fetch_add(&untracked, 1);
+    else
+        atomic_fetch_add(&untracked[id == ADT_UNDEFINED_ID ? ADT_MPI_UNTRACKED_OUT_OF_MEMORY
+                                                          : ADT_MPI_UNTRACKED_TABLE_FULL],
+                         1);
     pthread_mutex_unlock(&register_lock);
     free(members);
     free(remote_members);
@@ -167,10 +169,29 @@ void adt_mpi_comm_duplicated(MPI_Comm parent, MPI_Comm newcomm, adt_mpi_comm_key
     define(newcomm, parent, parent, key, "");
 }
 
-void adt_mpi_comm_freed(MPI_Comm comm)
+adt_mpi_freed_comm adt_mpi_comm_free_begin(MPI_Comm comm)
 {
-    if (comm_table)
-        adt_handle_table_remove(comm_table, (uintptr_t)comm);
+    adt_mpi_freed_comm freed = { .comm = comm };
+    const adt_mpi_comm_info *info = adt_mpi_comm_lookup_slow(comm);
+    if (!info)
+        return freed;
+    freed.followed = true;
+    freed.info = *info;
+    adt_handle_table_remove(comm_table, (uintptr_t)comm);
+    return freed;
+}
+
+void adt_mpi_comm_free_end(const adt_mpi_freed_comm *freed, bool ok)
+{
+    if (ok || !freed->followed || !comm_table)
+        return;
+    /* Its slot was free until now: only another thread's new communicator
+     * can have taken it. */
+    adt_mpi_comm_info *info = adt_handle_table_insert(comm_table, (uintptr_t)freed->comm);
+    if (info)
+        *info = freed->info;
+    else
+        atomic_fetch_add(&untracked[ADT_MPI_UNTRACKED_TABLE_FULL], 1);
 }
 
 void adt_mpi_comm_named(MPI_Comm comm)
@@ -215,7 +236,8 @@ uint32_t adt_mpi_group_define(MPI_Group group)
     return id;
 }
 
-uint64_t adt_mpi_comms_untracked(void)
+void adt_mpi_comms_untracked(uint64_t counts[ADT_MPI_UNTRACKED_CAUSE_COUNT])
 {
-    return atomic_load(&untracked) + (comm_table ? adt_handle_table_overflows(comm_table) : 0);
+    for (unsigned cause = 0; cause < ADT_MPI_UNTRACKED_CAUSE_COUNT; cause++)
+        counts[cause] = atomic_load(&untracked[cause]);
 }

@@ -20,6 +20,7 @@
 #include <mpi.h>
 
 #include "format/format.h"
+#include "runtime/runtime.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -76,8 +77,18 @@ void adt_mpi_comm_created(MPI_Comm parent, MPI_Comm newcomm);
  * the key was agreed on the parent beforehand and the members are the
  * parent's. Not collective. */
 void adt_mpi_comm_duplicated(MPI_Comm parent, MPI_Comm newcomm, adt_mpi_comm_key key);
-/* Before PMPI_Comm_free. */
-void adt_mpi_comm_freed(MPI_Comm comm);
+/* MPI_Comm_free and MPI_Comm_disconnect: the communicator leaves the
+ * table before the call (once freed, MPI may hand its handle to a new
+ * communicator) and comes back after it when the call failed: freeing
+ * MPI_COMM_SELF or MPI_COMM_WORLD is an error an application may handle
+ * and go on (mpi4py's own tests do), using the communicator still. */
+typedef struct adt_mpi_freed_comm {
+    MPI_Comm comm;
+    bool followed;
+    adt_mpi_comm_info info;
+} adt_mpi_freed_comm;
+adt_mpi_freed_comm adt_mpi_comm_free_begin(MPI_Comm comm);
+void adt_mpi_comm_free_end(const adt_mpi_freed_comm *freed, bool ok);
 /* After MPI_Comm_set_name: the communicator's definition takes the name MPI
  * now holds (for Fortran callers, already stripped of trailing blanks). */
 void adt_mpi_comm_named(MPI_Comm comm);
@@ -92,8 +103,9 @@ const adt_mpi_comm_info *adt_mpi_message_take(MPI_Message message);
  * ADT_UNDEFINED_ID (empty group, no memory). */
 uint32_t adt_mpi_group_define(MPI_Group group);
 
-/* Communicators adaptrace could not track (no free slot). */
-uint64_t adt_mpi_comms_untracked(void);
+/* Communicators adaptrace could not track, by cause (no free slot, no
+ * memory). */
+void adt_mpi_comms_untracked(uint64_t counts[ADT_MPI_UNTRACKED_CAUSE_COUNT]);
 
 #ifdef __cplusplus
 }

@@ -38,7 +38,7 @@ typedef struct file_info {
 } file_info;
 
 static adt_handle_table *files;
-static atomic_uint_fast64_t files_untracked;
+static atomic_uint_fast64_t files_untracked[ADT_MPI_UNTRACKED_CAUSE_COUNT];
 
 int adt_mpi_files_init(void)
 {
@@ -52,9 +52,10 @@ void adt_mpi_files_fini(void)
     files = NULL;
 }
 
-uint64_t adt_mpi_files_untracked(void)
+void adt_mpi_files_untracked(uint64_t counts[ADT_MPI_UNTRACKED_CAUSE_COUNT])
 {
-    return atomic_load(&files_untracked) + (files ? adt_handle_table_overflows(files) : 0);
+    for (unsigned cause = 0; cause < ADT_MPI_UNTRACKED_CAUSE_COUNT; cause++)
+        counts[cause] = atomic_load(&files_untracked[cause]);
 }
 
 static inline file_info *file_of(MPI_File fh)
@@ -130,8 +131,10 @@ void adt_mpi_file_opened(const adt_mpi_call *call, MPI_Comm comm, const char *fi
                       : ADT_UNDEFINED_ID;
     file_info *slot = id != ADT_UNDEFINED_ID ? adt_handle_table_insert(files, (uintptr_t)fh) : NULL;
     if (!slot) {
-        if (id == ADT_UNDEFINED_ID)
-            atomic_fetch_add(&files_untracked, 1);
+        adt_mpi_untracked_cause cause = !info                      ? ADT_MPI_UNTRACKED_COMMUNICATOR
+                                        : id == ADT_UNDEFINED_ID ? ADT_MPI_UNTRACKED_OUT_OF_MEMORY
+                                                                 : ADT_MPI_UNTRACKED_TABLE_FULL;
+        atomic_fetch_add(&files_untracked[cause], 1);
         return;
     }
     *slot = (file_info){ .id = id };
