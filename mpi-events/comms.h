@@ -70,6 +70,25 @@ static inline bool adt_mpi_is_root(const adt_mpi_comm_info *info, int root)
 /* Collective over comm: the key rank 0 hands out. */
 adt_mpi_comm_key adt_mpi_comm_agree_key(MPI_Comm comm);
 
+/* Windows and files are keyed like communicators, over the communicator
+ * they are made on. Their keys are recycled so that a run defines a window
+ * or file handle once per object alive at a time, not once per object
+ * ever made: rank 0 of the communicator takes back the sequence of a
+ * window (file) freed on it, and hands it out again to the next window
+ * (file) made on the same communicator. Every rank then finds the
+ * definition it made for that key, of the same communicator (the key
+ * never leaves its communicator), and its freed object is gone there too:
+ * freeing is collective and comes before the next creation on the same
+ * communicator in every rank's order. */
+typedef enum adt_mpi_object_kind { ADT_MPI_OBJECT_WINDOW, ADT_MPI_OBJECT_FILE, ADT_MPI_OBJECT_KINDS } adt_mpi_object_kind;
+/* Collective over comm (followed as info, or NULL): the key of a new
+ * object of kind. */
+adt_mpi_comm_key adt_mpi_object_agree_key(MPI_Comm comm, const adt_mpi_comm_info *info, adt_mpi_object_kind kind);
+/* The object of kind keyed key, on the communicator whose local id is
+ * comm, was freed: on the rank that handed key out, its sequence may be
+ * handed out again (where there is no memory to keep it, it is not). */
+void adt_mpi_object_key_released(adt_mpi_object_kind kind, uint32_t comm, adt_mpi_comm_key key);
+
 /* After a constructor returned newcomm (MPI_COMM_NULL is ignored);
  * collective over newcomm. */
 void adt_mpi_comm_created(MPI_Comm parent, MPI_Comm newcomm);

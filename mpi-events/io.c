@@ -34,6 +34,8 @@
 
 typedef struct file_info {
     uint32_t id;             /* local I/O handle id (adt_defs_io_handle) */
+    uint32_t comm;           /* local id of its communicator */
+    adt_mpi_comm_key key;    /* its key, given back when it is closed */
     uint64_t split_id;       /* matching id of the split collective in progress, 0 = none */
 } file_info;
 
@@ -122,8 +124,8 @@ void adt_mpi_file_opened(const adt_mpi_call *call, MPI_Comm comm, const char *fi
         return;
     /* Collective over comm on every rank, tracked or not, so that no rank
      * waits in a broadcast another skipped. */
-    adt_mpi_comm_key key = adt_mpi_comm_agree_key(comm);
     const adt_mpi_comm_info *info = adt_mpi_comm_lookup(comm);
+    adt_mpi_comm_key key = adt_mpi_object_agree_key(comm, info, ADT_MPI_OBJECT_FILE);
     adt_defs *defs = adt_runtime_defs();
     uint32_t file = info ? adt_defs_io_file(defs, filename) : ADT_UNDEFINED_ID;
     uint32_t id = file != ADT_UNDEFINED_ID
@@ -137,7 +139,7 @@ void adt_mpi_file_opened(const adt_mpi_call *call, MPI_Comm comm, const char *fi
         atomic_fetch_add(&files_untracked[cause], 1);
         return;
     }
-    *slot = (file_info){ .id = id };
+    *slot = (file_info){ .id = id, .comm = info->id, .key = key };
     adt_rec_io record = { .handle = id, .mode = access_mode(amode), .flags = otf2_flags(amode, creation_flags, sizeof creation_flags / sizeof creation_flags[0]),
                           .status_flags = otf2_flags(amode, status_flags, sizeof status_flags / sizeof status_flags[0]) };
     append_io(call, ADT_REC_IO_CREATE_HANDLE, &record);
@@ -153,6 +155,9 @@ void adt_mpi_file_closed(const adt_mpi_call *call, MPI_File fh, uint32_t id)
 {
     if (id == ADT_UNDEFINED_ID)
         return;
+    const file_info *file = file_of(fh);
+    if (file)
+        adt_mpi_object_key_released(ADT_MPI_OBJECT_FILE, file->comm, file->key);
     adt_handle_table_remove(files, (uintptr_t)fh);
     adt_rec_io record = { .handle = id };
     append_io(call, ADT_REC_IO_DESTROY_HANDLE, &record);

@@ -118,8 +118,8 @@ void adt_mpi_win_created(const adt_mpi_call *call, MPI_Comm comm, MPI_Win win, u
         return;
     /* Collective over comm on every rank, tracked or not, so that no rank
      * waits in a broadcast another skipped. */
-    adt_mpi_comm_key key = adt_mpi_comm_agree_key(comm);
     const adt_mpi_comm_info *info = adt_mpi_comm_lookup(comm);
+    adt_mpi_comm_key key = adt_mpi_object_agree_key(comm, info, ADT_MPI_OBJECT_WINDOW);
     uint32_t id = info ? adt_defs_rma_win(adt_runtime_defs(), key.creator_world_rank, key.sequence, info->id)
                        : ADT_UNDEFINED_ID;
     _Atomic uint64_t *pending = id != ADT_UNDEFINED_ID ? calloc((size_t)info->size + 1, sizeof *pending) : NULL;
@@ -129,7 +129,7 @@ void adt_mpi_win_created(const adt_mpi_call *call, MPI_Comm comm, MPI_Win win, u
         free(pending);
         return;
     }
-    *window = (window_info){ .id = id, .rank = info->rank, .size = info->size,
+    *window = (window_info){ .id = id, .comm = info->id, .key = key, .rank = info->rank, .size = info->size,
                              .access_group = ADT_UNDEFINED_ID, .exposure_group = ADT_UNDEFINED_ID,
                              .allocates = op == OTF2_COLLECTIVE_OP_CREATE_HANDLE_AND_ALLOCATE,
                              .pending = pending };
@@ -164,6 +164,7 @@ void adt_mpi_win_free_end(const adt_mpi_call *call, const adt_mpi_freed_window *
         append_window(call, ADT_REC_RMA_WIN_DESTROY, window);
         collective_end(call, window, op, OTF2_RMA_SYNC_LEVEL_PROCESS);
         free((void *)window->pending);
+        adt_mpi_object_key_released(ADT_MPI_OBJECT_WINDOW, window->comm, window->key);
         return;
     }
     /* The window lives on: it is followed again (its slot was free until

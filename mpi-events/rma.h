@@ -12,6 +12,7 @@
 #include <mpi.h>
 
 #include "call.h"
+#include "comms.h"
 #include "format/format.h"
 #include "runtime/runtime.h"
 
@@ -39,6 +40,8 @@ void adt_mpi_rma_collective_begin(const adt_mpi_call *call, MPI_Win win, uint32_
 /* A traced window, as the window table holds it. */
 typedef struct adt_mpi_window {
     uint32_t id;              /* local RMA window id (adt_defs_rma_win) */
+    uint32_t comm;            /* local id of its communicator */
+    adt_mpi_comm_key key;     /* its key, given back when it is freed */
     int32_t rank;             /* this process in the window's group */
     int32_t size;             /* the window's group size */
     uint32_t access_group;    /* local group id of the MPI_Win_start epoch */

@@ -12,9 +12,12 @@ traced:
 - each rank's files, in the order they were closed, each one
   IoCreateHandle and one IoDestroyHandle of the same handle, of the file
   noted, on a communicator of the size noted;
-- summary.json counts 0 windows, files and communicators not traced.
+- summary.json counts 0 windows, files and communicators not traced;
+- with MOST_DEFINITIONS, the archive defines at most that many windows and
+  that many I/O handles (adaptrace defines one per object alive at a time
+  on a communicator, not one per object ever made).
 
-usage: objects_check.py ARCHIVE_DIR EXPECT_DIR RANKS
+usage: objects_check.py ARCHIVE_DIR EXPECT_DIR RANKS [MOST_DEFINITIONS]
 """
 import json
 import os
@@ -35,10 +38,11 @@ def rank_of(location):
 
 
 def main(argv):
-    if len(argv) != 4:
+    if len(argv) not in (4, 5):
         sys.stderr.write(__doc__)
         return 2
     archive, expect_dir, ranks = argv[1], argv[2], int(argv[3])
+    most_definitions = int(argv[4]) if len(argv) == 5 else None
     problems = []
     summary = json.load(open(os.path.join(archive, "summary.json")))
     for key in ("mpi_communicators_untracked", "mpi_windows_untracked", "mpi_files_untracked"):
@@ -48,6 +52,11 @@ def main(argv):
     seen = {r: [] for r in range(ranks)}
     open_windows, open_files = {}, {}
     with otf2.reader.open(os.path.join(archive, "traces.otf2")) as trace:
+        if most_definitions is not None:
+            for kind, definitions in (("windows", trace.definitions.rma_wins),
+                                      ("I/O handles", trace.definitions.io_handles)):
+                if len(definitions) > most_definitions:
+                    problems.append(f"{len(definitions)} {kind} defined, expected at most {most_definitions}")
         for location, event in trace.events:
             rank = rank_of(location)
             windows = open_windows.setdefault(location, {})
