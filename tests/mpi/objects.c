@@ -7,6 +7,11 @@
  * MPI_COMM_SELF and MPI_COMM_WORLD, errors it handles and goes on from, as
  * mpi4py's test_exceptions does: adaptrace must follow both still.
  *
+ * A window whose MPI_Win_free fails (as failing_free_tool.c, stacked
+ * behind adaptrace, makes every first free fail) is used for one more put
+ * and freed again: adaptrace must follow it on. With frees-fail the
+ * program requires that failure of every window's first free.
+ *
  * Every MPI call goes through CALL() (rank.<r>.txt, format in
  * expect_notes.h). Each window and file, in the order they are freed, goes
  * to EXPECT_DIR/objects.<rank>.txt for objects_check.py, one per line:
@@ -14,16 +19,18 @@
  *   window <communicator size> <puts>   its MPI_Put calls, freed then
  *   file <name> <communicator size>     opened, written once, closed
  *
- * usage: mpi-objects ROUNDS EXPECT_DIR (the files are made there and
- * removed on close)
+ * usage: mpi-objects ROUNDS [frees-fail] EXPECT_DIR (the files are made
+ * there and removed on close)
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "expect_notes.h"
 
 static int rank;
+static int frees_fail;
 static FILE *objects_log;
 
 static void check(int condition, const char *what)
@@ -57,12 +64,19 @@ static void window(MPI_Comm comm, int allocate)
         CALL(MPI_Win_allocate, (MPI_Aint)sizeof(int), (int)sizeof(int), MPI_INFO_NULL, comm, &memory, &win);
     else
         CALL(MPI_Win_create, &local, (MPI_Aint)sizeof local, (int)sizeof local, MPI_INFO_NULL, comm, &win);
-    CALL(MPI_Win_fence, 0, win);
-    CALL(MPI_Put, &comm_rank, 1, MPI_INT, (comm_rank + 1) % size, 0, 1, MPI_INT, win);
-    CALL(MPI_Win_fence, 0, win);
-    check(*memory == (comm_rank + size - 1) % size, "the put did not arrive");
-    CALL(MPI_Win_free, &win);
-    fprintf(objects_log, "window %d 1\n", size);
+    CALL(MPI_Win_set_errhandler, win, MPI_ERRORS_RETURN);
+    int puts = 0, freed = MPI_ERR_WIN;
+    while (freed != MPI_SUCCESS) {
+        CALL(MPI_Win_fence, 0, win);
+        CALL(MPI_Put, &comm_rank, 1, MPI_INT, (comm_rank + 1) % size, 0, 1, MPI_INT, win);
+        puts++;
+        CALL(MPI_Win_fence, 0, win);
+        check(*memory == (comm_rank + size - 1) % size, "the put did not arrive");
+        freed = CALL(MPI_Win_free, &win);
+        check(freed == MPI_SUCCESS || puts == 1, "a window's second free failed");
+        check(freed != MPI_SUCCESS || puts == 1 + frees_fail, "a window's first free did not fail");
+    }
+    fprintf(objects_log, "window %d %d\n", size, puts);
 }
 
 /* A file on comm, its name made of tag (and of the rank where comm is one
@@ -101,12 +115,13 @@ static void objects_on(MPI_Comm comm, const char *directory, const char *tag)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3 || atoi(argv[1]) < 1) {
-        fprintf(stderr, "usage: %s ROUNDS EXPECT_DIR\n", argv[0]);
+    frees_fail = argc == 4 && strcmp(argv[2], "frees-fail") == 0;
+    if (argc != 3 + frees_fail || atoi(argv[1]) < 1) {
+        fprintf(stderr, "usage: %s ROUNDS [frees-fail] EXPECT_DIR\n", argv[0]);
         return 2;
     }
     int rounds = atoi(argv[1]);
-    const char *directory = argv[2];
+    const char *directory = argv[argc - 1];
     CALL(MPI_Init, &argc, &argv);
     CALL(MPI_Comm_rank, MPI_COMM_WORLD, &rank);
     char path[4096];
