@@ -1,0 +1,166 @@
+// skeleton.adts (issue #25): the threads' skeletons written and read back
+// whole; a file cut short, damaged or of another version is refused with
+// one line.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "skeleton/skeleton.h"
+
+namespace {
+
+std::vector<uint8_t> key_of(uint32_t call)
+{
+    return { (uint8_t)(call & 0x7f), 3, 4 };
+}
+
+// Two threads folded in the share, written as one rank's part.
+class SkeletonFile : public ::testing::Test {
+protected:
+    std::vector<uint8_t> file;
+    std::vector<std::vector<uint32_t>> calls{ {}, {} };
+
+    void SetUp() override
+    {
+        ASSERT_EQ(adt_skeleton_share_create(2ull * ADT_SKELETON_SLAB_BYTES), 0);
+        adt_skeleton *threads[2] = { adt_skeleton_claim(0), adt_skeleton_claim(1) };
+        ASSERT_NE(threads[0], nullptr);
+        ASSERT_NE(threads[1], nullptr);
+        for (int step = 0; step < 40; ++step) {
+            for (uint32_t call : { 10u, 11u, 12u, 11u, 12u, 13u }) {
+                calls[0].push_back(call);
+                auto key = key_of(call);
+                adt_skeleton_fold(threads[0], key.data(), (uint32_t)key.size());
+            }
+        }
+        for (uint32_t call : { 1u, 2u, 2u, 2u, 3u }) {
+            calls[1].push_back(call);
+            auto key = key_of(call);
+            adt_skeleton_fold(threads[1], key.data(), (uint32_t)key.size());
+        }
+        size_t part_bytes = 0;
+        uint8_t *part = adt_skeleton_rank_encode(0, &part_bytes);
+        ASSERT_NE(part, nullptr);
+        const char *names[] = { "MPI_Init", "MPI_Send" };
+        const uint8_t *parts[] = { part };
+        char path[] = "/tmp/skeleton-test-XXXXXX";
+        int fd = mkstemp(path);
+        ASSERT_GE(fd, 0);
+        close(fd);
+        ASSERT_EQ(adt_skeleton_file_write(path, names, 2, parts, &part_bytes, 1), 0);
+        free(part);
+        FILE *stream = fopen(path, "rb");
+        ASSERT_NE(stream, nullptr);
+        int c;
+        while ((c = fgetc(stream)) != EOF)
+            file.push_back((uint8_t)c);
+        fclose(stream);
+        unlink(path);
+    }
+
+    void TearDown() override { adt_skeleton_share_destroy(); }
+
+    std::string refusal(const std::vector<uint8_t> &bytes)
+    {
+        char error[256] = "";
+        adt_skeleton_file *read = adt_skeleton_file_parse(bytes.data(), bytes.size(), error, sizeof error);
+        if (read) {
+            adt_skeleton_file_free(read);
+            return "";
+        }
+        EXPECT_EQ(std::strchr(error, '\n'), nullptr);
+        return error;
+    }
+};
+
+std::vector<uint32_t> expanded_calls(const adt_skeleton_thread_view &thread)
+{
+    std::vector<uint32_t> terminals;
+    adt_skeleton_rules_expand(
+        &thread.rules,
+        [](uint32_t terminal, void *arg) {
+            static_cast<std::vector<uint32_t> *>(arg)->push_back(terminal);
+            return true;
+        },
+        &terminals);
+    std::vector<uint32_t> out;
+    for (uint32_t t : terminals)
+        out.push_back(thread.keys[t][0]);
+    return out;
+}
+
+TEST_F(SkeletonFile, ReadsBackEveryThreadsCalls)
+{
+    char error[256] = "";
+    adt_skeleton_file *read = adt_skeleton_file_parse(file.data(), file.size(), error, sizeof error);
+    ASSERT_NE(read, nullptr) << error;
+    EXPECT_EQ(read->version, ADT_SKELETON_VERSION);
+    ASSERT_EQ(read->function_count, 2u);
+    EXPECT_STREQ(read->function_names[1], "MPI_Send");
+    ASSERT_EQ(read->rank_count, 1u);
+    ASSERT_EQ(read->ranks[0].thread_count, 2u);
+    for (int t = 0; t < 2; ++t) {
+        const adt_skeleton_thread_view &thread = read->ranks[0].threads[t];
+        EXPECT_EQ(thread.thread_index, (uint64_t)t);
+        EXPECT_EQ(thread.stop, ADT_SKELETON_RUNNING);
+        EXPECT_EQ(thread.calls, calls[t].size());
+        EXPECT_EQ(expanded_calls(thread), calls[t]);
+    }
+    // Thread 0's 240 calls: a loop of 40 around 6 calls, not 240 symbols.
+    EXPECT_LE(read->ranks[0].threads[0].rules.starts[read->ranks[0].threads[0].rules.rule_count], 8u);
+    adt_skeleton_file_free(read);
+}
+
+TEST_F(SkeletonFile, EveryCutIsRefused)
+{
+    for (size_t size = 0; size < file.size(); ++size) {
+        std::vector<uint8_t> cut(file.begin(), file.begin() + (long)size);
+        EXPECT_NE(refusal(cut), "") << "cut at " << size;
+    }
+}
+
+TEST_F(SkeletonFile, EveryFlippedByteIsRefused)
+{
+    for (size_t at = 0; at < file.size(); ++at) {
+        std::vector<uint8_t> damaged = file;
+        damaged[at] ^= 0x20;
+        EXPECT_NE(refusal(damaged), "") << "byte " << at;
+    }
+}
+
+TEST_F(SkeletonFile, AnotherVersionIsNamed)
+{
+    std::vector<uint8_t> other = file;
+    other[sizeof ADT_SKELETON_MAGIC] = (uint8_t)(ADT_SKELETON_VERSION + 1);
+    EXPECT_EQ(refusal(other), "skeleton format version 2, this adaptrace reads version 1");
+}
+
+TEST_F(SkeletonFile, NotASkeletonIsNamed)
+{
+    std::vector<uint8_t> other(file.size(), 'x');
+    EXPECT_EQ(refusal(other), "not a skeleton file (no ADTSKEL header)");
+}
+
+TEST(SkeletonShare, AThreadWithoutASlabIsStoppedAndCounted)
+{
+    ASSERT_EQ(adt_skeleton_share_create(ADT_SKELETON_SLAB_BYTES), 0);
+    adt_skeleton *first = adt_skeleton_claim(0);
+    adt_skeleton *second = adt_skeleton_claim(1);
+    ASSERT_NE(first, nullptr);
+    ASSERT_NE(second, nullptr);
+    EXPECT_EQ(first->stop, ADT_SKELETON_RUNNING);
+    EXPECT_EQ(second->stop, ADT_SKELETON_STOP_NO_SLAB);
+    const uint8_t key[] = { 1 };
+    adt_skeleton_fold(second, key, 1);
+    EXPECT_EQ(second->calls, 0u);
+    EXPECT_EQ(adt_skeleton_count(), 2u);
+    EXPECT_EQ(adt_skeleton_at(1), second);
+    adt_skeleton_share_destroy();
+}
+
+} // namespace
