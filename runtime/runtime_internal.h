@@ -9,6 +9,7 @@
 #include "flush/flush.h"
 #include "runtime/rescue.h"
 #include "runtime/runtime.h"
+#include "skeleton/skeleton.h"
 
 /* The calling thread's location (NULL: not measured). Initial-exec so that
  * reading it from a signal handler never allocates the TLS block. */
@@ -155,6 +156,8 @@ void adt_rescue_discard(const char *archive_dir);
     X(SUM, mpi_files_untracked, "mpi_files_untracked", OBJECTS, "files")                                  \
     X(SUM, mpi_completions_unrecorded, "mpi_completions_unrecorded", EVENTS,                              \
       "request completions not recorded (no memory to copy a call's requests)")                           \
+    X(SUM, skeleton_calls, "skeleton_calls", NO, "") /* calls folded into the threads' skeletons */      \
+    X(MAX, skeleton_bytes, "skeleton_share_bytes", NO, "")                                                \
     X(SUM, samples_taken, "samples_taken", NO, "")                                                        \
     X(SUM, samples_kept, "samples_kept", NO, "")                                                          \
     X(SUM, samples_removed, "samples_removed", NO, "")                                                    \
@@ -193,7 +196,8 @@ void adt_rescue_discard(const char *archive_dir);
  * and listed on stderr first among the causes of sentence loss. */
 #define ADT_RUN_LOSSES_BY_CAUSE(X)                                                             \
     X(events_lost, ADT_EVENT_LOSSES, ADT_EVENT_LOSS_CAUSES, "events_dropped_by_cause", EVENTS)   \
-    X(samples_lost, ADT_SAMPLE_LOSSES, ADT_SAMPLE_LOSS_CAUSES, "samples_dropped_by_cause", SAMPLES)
+    X(samples_lost, ADT_SAMPLE_LOSSES, ADT_SAMPLE_LOSS_CAUSES, "samples_dropped_by_cause", SAMPLES)          \
+    X(skeleton_stopped, ADT_SKELETON_STOPS, ADT_SKELETON_STOP_CAUSES, "skeleton_stopped_by_cause", SKELETON)
 
 #define ADT_RUN_COUNTER_TYPE_SUM uint64_t
 #define ADT_RUN_COUNTER_TYPE_MAX uint64_t
