@@ -70,6 +70,7 @@ static void put_thread(bytes_out *out, const adt_skeleton *skeleton)
         put_u32(out, length);
         put(out, key, length);
     }
+    adt_skeleton_grammar_settle(skeleton->grammar);
     uint32_t symbols = adt_skeleton_grammar_symbols(skeleton->grammar);
     uint32_t rules = adt_skeleton_grammar_rules(skeleton->grammar);
     /* The exported arrays and the renumbering scratch. */

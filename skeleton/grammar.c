@@ -21,6 +21,15 @@
  * everything appended before). The steps of one append never come near
  * that reserve: each rule creation takes two symbols and frees them again
  * when both occurrences are replaced.
+ *
+ * The fast path: once the sequence ends in a loop R^n (a rule with an
+ * exponent of at least 2), R's expansion is written out once (at most
+ * FAST_MAX terminals); appends that follow it are only compared with it,
+ * and when a whole iteration arrived R^n becomes R^(n+1), which is what
+ * Sequitur reaches through its twins rule, at the cost of one comparison
+ * per call instead of several digram lookups. A terminal that departs
+ * from it first appends the iteration's matched part the ordinary way.
+ * Room for that is checked when the path starts following a loop.
  */
 #include <string.h>
 
@@ -30,6 +39,8 @@
 #define GUARD_BIT 0x40000000u
 #define ROOM_SYMBOLS 64u
 #define ROOM_RULES 16u
+/* The longest loop body the fast path below follows, in terminals. */
+#define FAST_MAX 256u
 
 typedef struct symbol {
     uint32_t prev;
@@ -57,6 +68,10 @@ struct adt_skeleton_grammar {
     uint32_t digrams_used;
     uint64_t length;
     uint64_t probes;
+    uint32_t *expected;        /* the fast path: R's expansion (FAST_MAX slots) */
+    uint32_t expected_length;
+    uint32_t matched;          /* terminals taken since, R's prefix, not yet in the rules */
+    uint32_t followed;         /* the symbol R^n followed; NIL: none */
 };
 
 static size_t align8(size_t bytes)
@@ -67,7 +82,8 @@ static size_t align8(size_t bytes)
 size_t adt_skeleton_grammar_bytes(uint32_t symbols, uint32_t rules, uint32_t digram_slots_log2)
 {
     return align8(sizeof(adt_skeleton_grammar)) + align8((size_t)symbols * sizeof(symbol)) +
-           align8((size_t)rules * sizeof(rule)) + align8(sizeof(uint32_t) << digram_slots_log2);
+           align8((size_t)rules * sizeof(rule)) + align8(sizeof(uint32_t) << digram_slots_log2) +
+           align8(sizeof(uint32_t) * FAST_MAX);
 }
 
 adt_skeleton_grammar *adt_skeleton_grammar_init(void *memory, uint32_t symbols, uint32_t rules,
@@ -82,6 +98,8 @@ adt_skeleton_grammar *adt_skeleton_grammar_init(void *memory, uint32_t symbols, 
     g->rules = (rule *)at;
     at += align8((size_t)rules * sizeof(rule));
     g->digrams = (uint32_t *)at;
+    at += align8(sizeof(uint32_t) << digram_slots_log2);
+    g->expected = (uint32_t *)at;
     g->symbol_capacity = symbols;
     g->rule_capacity = rules;
     g->digram_mask = (1u << digram_slots_log2) - 1;
@@ -360,12 +378,17 @@ static bool check(adt_skeleton_grammar *g, uint32_t s)
     return true;
 }
 
-bool adt_skeleton_grammar_append(adt_skeleton_grammar *g, uint32_t terminal)
+/* Whether the grammar has room for `terminals` more ordinary appends. */
+static bool room_for(const adt_skeleton_grammar *g, uint32_t terminals)
 {
-    if (g->symbol_capacity - g->symbols_used < ROOM_SYMBOLS || g->rule_capacity - g->rules_used < ROOM_RULES ||
-        g->digrams_used * 2 > g->digram_mask)
-        return false;
-    g->length++;
+    return g->symbol_capacity - g->symbols_used >= ROOM_SYMBOLS + 2 * terminals &&
+           g->rule_capacity - g->rules_used >= ROOM_RULES + terminals &&
+           (g->digrams_used + 2 * terminals) * 2 <= g->digram_mask;
+}
+
+/* One terminal the ordinary way (room checked by the caller). */
+static void append_terminal(adt_skeleton_grammar *g, uint32_t terminal)
+{
     uint32_t guard = g->rules[0].guard;
     uint32_t last = g->symbols[guard].prev;
     if (last != guard && g->symbols[last].value == terminal) {
@@ -374,12 +397,85 @@ bool adt_skeleton_grammar_append(adt_skeleton_grammar *g, uint32_t terminal)
         forget_digram(g, before);
         g->symbols[last].exponent++;
         check(g, before);
-        return true;
+        return;
     }
     uint32_t s = new_symbol(g, terminal, 1);
     join(g, last, s);
     join(g, s, guard);
     check(g, last);
+}
+
+/* Writes rule r's expansion, exponent times, after expected[*at]; false
+ * when it would pass FAST_MAX. */
+static bool write_expansion(adt_skeleton_grammar *g, uint32_t value, uint32_t exponent, uint32_t *at)
+{
+    for (uint32_t n = 0; n < exponent; ++n) {
+        if (!is_rule(value)) {
+            if (*at == FAST_MAX)
+                return false;
+            g->expected[(*at)++] = value;
+            continue;
+        }
+        uint32_t guard = g->rules[rule_of(value)].guard;
+        for (uint32_t s = g->symbols[guard].next; s != guard; s = g->symbols[s].next)
+            if (!write_expansion(g, g->symbols[s].value, g->symbols[s].exponent, at))
+                return false;
+    }
+    return true;
+}
+
+/* Starts following the loop the sequence ends in, if it does. */
+static void follow(adt_skeleton_grammar *g)
+{
+    uint32_t guard = g->rules[0].guard;
+    uint32_t last = g->symbols[guard].prev;
+    g->followed = NIL;
+    g->matched = 0;
+    if (last == guard || !is_rule(g->symbols[last].value) || g->symbols[last].exponent < 2)
+        return;
+    uint32_t length = 0;
+    if (!write_expansion(g, g->symbols[last].value, 1, &length) || !room_for(g, length))
+        return;
+    g->expected_length = length;
+    g->followed = last;
+}
+
+void adt_skeleton_grammar_settle(adt_skeleton_grammar *g)
+{
+    uint32_t pending = g->matched;
+    g->followed = NIL;
+    g->matched = 0;
+    for (uint32_t i = 0; i < pending; ++i)
+        append_terminal(g, g->expected[i]);
+}
+
+bool adt_skeleton_grammar_append(adt_skeleton_grammar *g, uint32_t terminal)
+{
+    if (g->followed != NIL) {
+        if (terminal == g->expected[g->matched]) {
+            g->length++;
+            if (++g->matched < g->expected_length)
+                return true;
+            /* A whole iteration more: R^n becomes R^(n+1). */
+            uint32_t last = g->followed;
+            uint32_t before = g->symbols[last].prev;
+            g->matched = 0;
+            forget_digram(g, before);
+            g->symbols[last].exponent++;
+            /* A check that changed anything may have folded R^(n+1) into a
+             * new rule, whose symbol can even reuse R^(n+1)'s slot: then
+             * the loop to follow is found again. */
+            if (check(g, before) || !room_for(g, g->expected_length))
+                follow(g);
+            return true;
+        }
+        adt_skeleton_grammar_settle(g);
+    }
+    if (!room_for(g, 0))
+        return false;
+    g->length++;
+    append_terminal(g, terminal);
+    follow(g);
     return true;
 }
 
@@ -410,8 +506,9 @@ uint64_t adt_skeleton_grammar_probes(const adt_skeleton_grammar *g)
 
 /* ---- read-out (end of run) ---------------------------------------------- */
 
-void adt_skeleton_grammar_export(const adt_skeleton_grammar *g, adt_skeleton_rules *out, uint32_t *renumbered)
+void adt_skeleton_grammar_export(adt_skeleton_grammar *g, adt_skeleton_rules *out, uint32_t *renumbered)
 {
+    adt_skeleton_grammar_settle(g);
     /* Rules numbered in order of first reference, breadth first: rule k's
      * body is written once all rules before it are, so the order of
      * bodies is the order of numbers. renumbered[old] = new + 1 (0: not

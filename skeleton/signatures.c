@@ -61,13 +61,22 @@ adt_skeleton_signatures *adt_skeleton_signatures_init(void *memory, uint32_t ent
     return table;
 }
 
-/* FNV-1a: keys are short (tens of bytes), one pass. */
+/* Eight bytes at a time, one multiply each (keys are tens of bytes; a
+ * byte-wise FNV took a quarter of a fold's time). */
 static uint32_t key_hash(const uint8_t *key, uint32_t length)
 {
-    uint32_t h = 2166136261u;
-    for (uint32_t i = 0; i < length; ++i)
-        h = (h ^ key[i]) * 16777619u;
-    return h;
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ length;
+    uint32_t i = 0;
+    for (; i + 8 <= length; i += 8) {
+        uint64_t word;
+        memcpy(&word, key + i, 8);
+        h = (h ^ word) * 0xFF51AFD7ED558CCDull;
+        h ^= h >> 32;
+    }
+    uint64_t tail = 0;
+    memcpy(&tail, key + i, length - i);
+    h = (h ^ tail) * 0xC4CEB9FE1A85EC53ull;
+    return (uint32_t)(h ^ (h >> 29));
 }
 
 uint32_t adt_skeleton_signatures_intern(adt_skeleton_signatures *table, const uint8_t *key, uint32_t length)

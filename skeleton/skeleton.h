@@ -50,9 +50,12 @@ adt_skeleton_grammar *adt_skeleton_grammar_init(void *memory, uint32_t symbols, 
 /* Appends terminal (below ADT_SKELETON_RULE_BIT); false, and nothing
  * changed, when the grammar has no more room (then it stays as it is). */
 bool adt_skeleton_grammar_append(adt_skeleton_grammar *grammar, uint32_t terminal);
+/* Puts the terminals the fast path holds back (grammar.c) into the rules:
+ * before the counts below are read for an export. */
+void adt_skeleton_grammar_settle(adt_skeleton_grammar *grammar);
 /* Terminals appended so far. */
 uint64_t adt_skeleton_grammar_length(const adt_skeleton_grammar *grammar);
-/* Symbols and rules now in use (the measure of its size). */
+/* Symbols and rules now in use (the measure of its size; settled first). */
 uint32_t adt_skeleton_grammar_symbols(const adt_skeleton_grammar *grammar);
 uint32_t adt_skeleton_grammar_rules(const adt_skeleton_grammar *grammar);
 /* Digram table probes done so far (the amortised-work check of the tests). */
@@ -73,7 +76,7 @@ typedef struct adt_skeleton_rules {
 uint32_t adt_skeleton_grammar_rule_capacity(const adt_skeleton_grammar *grammar);
 /* scratch: adt_skeleton_grammar_rule_capacity() uint32_t's (old rule ->
  * new). */
-void adt_skeleton_grammar_export(const adt_skeleton_grammar *grammar, adt_skeleton_rules *out, uint32_t *scratch);
+void adt_skeleton_grammar_export(adt_skeleton_grammar *grammar, adt_skeleton_rules *out, uint32_t *scratch);
 
 /* Calls visit(terminal, arg) for every terminal the rules expand to, in
  * order; stops early (returns false) when visit does. Recursion depth is

@@ -25,9 +25,10 @@ struct Grammar {
 struct Exported {
     std::vector<uint32_t> starts, values, exponents, scratch;
     adt_skeleton_rules rules{};
-    explicit Exported(const adt_skeleton_grammar *g)
-        : starts(adt_skeleton_grammar_rules(g) + 1), values(adt_skeleton_grammar_symbols(g)),
-          exponents(adt_skeleton_grammar_symbols(g)), scratch(adt_skeleton_grammar_rule_capacity(g))
+    explicit Exported(adt_skeleton_grammar *g)
+        : starts((adt_skeleton_grammar_settle(g), adt_skeleton_grammar_rules(g) + 1)),
+          values(adt_skeleton_grammar_symbols(g)), exponents(adt_skeleton_grammar_symbols(g)),
+          scratch(adt_skeleton_grammar_rule_capacity(g))
     {
         rules = { 0, starts.data(), values.data(), exponents.data() };
         adt_skeleton_grammar_export(g, &rules, scratch.data());
