@@ -50,6 +50,8 @@ typedef struct fold_thread {
     uint32_t completed_count;
     uint32_t map_used[2];
     uint32_t next_object[OBJECT_KINDS];
+    uint32_t recent_key[OBJECT_KINDS];   /* the kind's last object looked up, id + 1 (0: none) */
+    uint32_t recent_index[OBJECT_KINDS]; /* and its first-use index */
     uint64_t symbols_in_use[REQUEST_SYMBOLS / 64];
     uint64_t completed[COMPLETED_MAX]; /* raw ids completed in this call */
     map_slot requests[MAP_SLOTS];   /* raw request / matching id -> symbol */
@@ -120,6 +122,11 @@ static void put_object(fold_thread *t, object_kind kind, uint32_t id)
         put(t, 0);
         return;
     }
+    /* Most records of a thread name the communicator the one before did. */
+    if (t->recent_key[kind] == id + 1) {
+        put(t, t->recent_index[kind] + 1);
+        return;
+    }
     uint64_t key = ((uint64_t)kind << 32 | id) + 1;
     map_slot *slot = map_find(t->objects, key);
     if (slot->key == 0) {
@@ -130,6 +137,8 @@ static void put_object(fold_thread *t, object_kind kind, uint32_t id)
         *slot = (map_slot){ key, t->next_object[kind]++, 0 };
         t->map_used[1]++;
     }
+    t->recent_key[kind] = id + 1;
+    t->recent_index[kind] = slot->value;
     put(t, slot->value + 1);
 }
 

@@ -23,13 +23,15 @@
  * when both occurrences are replaced.
  *
  * The fast path: once the sequence ends in a loop R^n (a rule with an
- * exponent of at least 2), R's expansion is written out once (at most
- * FAST_MAX terminals); appends that follow it are only compared with it,
- * and when a whole iteration arrived R^n becomes R^(n+1), which is what
- * Sequitur reaches through its twins rule, at the cost of one comparison
- * per call instead of several digram lookups. A terminal that departs
- * from it first appends the iteration's matched part the ordinary way.
- * Room for that is checked when the path starts following a loop.
+ * exponent of at least 2, or any terminal), R's expansion is written out
+ * once (at most FAST_MAX terminals); appends that follow it are only
+ * compared with it, and whole iterations are counted: R^n becomes
+ * R^(n+k), which is what Sequitur reaches through its twins rule, at the
+ * cost of one comparison per call instead of several digram lookups. The
+ * count goes into the exponent (and its digram into the table) when a
+ * call departs from the loop, or before the grammar is read out; then
+ * the iteration's matched part is appended the ordinary way. Room for
+ * that is checked when the path starts following a loop.
  */
 #include <string.h>
 
@@ -72,6 +74,7 @@ struct adt_skeleton_grammar {
     uint32_t expected_length;
     uint32_t matched;          /* terminals taken since, R's prefix, not yet in the rules */
     uint32_t followed;         /* the symbol R^n followed; NIL: none */
+    uint32_t iterations;       /* whole iterations of R taken, not yet in its exponent */
 };
 
 static size_t align8(size_t bytes)
@@ -431,7 +434,7 @@ static void follow(adt_skeleton_grammar *g)
     uint32_t last = g->symbols[guard].prev;
     g->followed = NIL;
     g->matched = 0;
-    if (last == guard || !is_rule(g->symbols[last].value) || g->symbols[last].exponent < 2)
+    if (last == guard || (is_rule(g->symbols[last].value) && g->symbols[last].exponent < 2))
         return;
     uint32_t length = 0;
     if (!write_expansion(g, g->symbols[last].value, 1, &length) || !room_for(g, length))
@@ -442,9 +445,16 @@ static void follow(adt_skeleton_grammar *g)
 
 void adt_skeleton_grammar_settle(adt_skeleton_grammar *g)
 {
-    uint32_t pending = g->matched;
+    uint32_t pending = g->matched, last = g->followed;
     g->followed = NIL;
     g->matched = 0;
+    if (g->iterations > 0) {
+        uint32_t before = g->symbols[last].prev;
+        forget_digram(g, before);
+        g->symbols[last].exponent += g->iterations;
+        g->iterations = 0;
+        check(g, before);
+    }
     for (uint32_t i = 0; i < pending; ++i)
         append_terminal(g, g->expected[i]);
 }
@@ -456,17 +466,14 @@ bool adt_skeleton_grammar_append(adt_skeleton_grammar *g, uint32_t terminal)
             g->length++;
             if (++g->matched < g->expected_length)
                 return true;
-            /* A whole iteration more: R^n becomes R^(n+1). */
-            uint32_t last = g->followed;
-            uint32_t before = g->symbols[last].prev;
+            /* A whole iteration more: counted, put into R's exponent by
+             * the settling. The exponent is 32 bits: settle before it
+             * could pass them. */
             g->matched = 0;
-            forget_digram(g, before);
-            g->symbols[last].exponent++;
-            /* A check that changed anything may have folded R^(n+1) into a
-             * new rule, whose symbol can even reuse R^(n+1)'s slot: then
-             * the loop to follow is found again. */
-            if (check(g, before) || !room_for(g, g->expected_length))
+            if (++g->iterations >= UINT32_MAX / 2 - g->symbols[g->followed].exponent) {
+                adt_skeleton_grammar_settle(g);
                 follow(g);
+            }
             return true;
         }
         adt_skeleton_grammar_settle(g);
@@ -477,6 +484,11 @@ bool adt_skeleton_grammar_append(adt_skeleton_grammar *g, uint32_t terminal)
     append_terminal(g, terminal);
     follow(g);
     return true;
+}
+
+uint32_t adt_skeleton_grammar_expected(const adt_skeleton_grammar *g)
+{
+    return g->followed != NIL ? g->expected[g->matched] : UINT32_MAX;
 }
 
 uint64_t adt_skeleton_grammar_length(const adt_skeleton_grammar *g)

@@ -114,6 +114,28 @@ const uint8_t *adt_skeleton_signatures_key(const adt_skeleton_signatures *table,
     return table->bytes + table->entries[terminal].offset;
 }
 
+bool adt_skeleton_signatures_is(const adt_skeleton_signatures *table, uint32_t terminal, const uint8_t *key,
+                                uint32_t length)
+{
+    if (terminal >= table->count || table->entries[terminal].length != length)
+        return false;
+    const entry *e = &table->entries[terminal];
+    const uint8_t *held = table->bytes + e->offset;
+    /* Keys are tens of bytes: eight at a time, no call. */
+    uint32_t i = 0;
+    for (; i + 8 <= length; i += 8) {
+        uint64_t a, b;
+        memcpy(&a, held + i, 8);
+        memcpy(&b, key + i, 8);
+        if (a != b)
+            return false;
+    }
+    for (; i < length; ++i)
+        if (held[i] != key[i])
+            return false;
+    return true;
+}
+
 bool adt_skeleton_key_next(const uint8_t *key, uint32_t length, uint32_t *offset, uint64_t *value)
 {
     uint64_t v = 0;

@@ -125,7 +125,11 @@ void adt_skeleton_fold(adt_skeleton *skeleton, const uint8_t *key, uint32_t leng
 {
     if (skeleton->stop != ADT_SKELETON_RUNNING)
         return;
-    uint32_t terminal = adt_skeleton_signatures_intern(skeleton->signatures, key, length);
+    /* Inside a loop the call is most often the one the loop expects:
+     * one comparison instead of a hash and a probe. */
+    uint32_t terminal = adt_skeleton_grammar_expected(skeleton->grammar);
+    if (terminal == UINT32_MAX || !adt_skeleton_signatures_is(skeleton->signatures, terminal, key, length))
+        terminal = adt_skeleton_signatures_intern(skeleton->signatures, key, length);
     if (terminal == UINT32_MAX) {
         skeleton->stop = ADT_SKELETON_STOP_SIGNATURES_FULL;
         return;

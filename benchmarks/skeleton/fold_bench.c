@@ -30,12 +30,12 @@ static void demo_key(uint64_t i, uint8_t key[KEY_BYTES])
     key[5] = 128;
 }
 
-/* Defeats the optimiser: the baseline must read every key too. */
+/* Defeats the optimiser: the baseline makes every key and hands it to a
+ * call, as the fold gets it. */
 static uint64_t sink;
 __attribute__((noinline)) static void read_key(const uint8_t *key, uint32_t length)
 {
-    for (uint32_t i = 0; i < length; ++i)
-        sink += key[i];
+    sink += key[length - 1];
 }
 
 int main(int argc, char **argv)
