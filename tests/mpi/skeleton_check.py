@@ -22,7 +22,12 @@ With --perturb N, the N-th call that has records gets its first number
 changed by one in the skeleton's lines before the comparison, and the
 check must then fail (exit 1): a comparison that sees one parameter.
 
-usage: skeleton_check.py REPORT_COMMAND ARCHIVE [--perturb N]
+With --otf2-print, the events are read from the text of otf2-print (and
+otf2-print -G for the communicators) instead: python3-otf2 cannot read
+the definitions of an archive with an inter-communicator (KeyError:
+CommFlag.NONE); runs with sampling off only (Enter/Leave).
+
+usage: skeleton_check.py REPORT_COMMAND ARCHIVE [--perturb N] [--otf2-print]
 Exit status 0 when they agree, 1 with the first difference of each rank.
 """
 import re
@@ -146,6 +151,75 @@ class Location:
             self.current.append(self.record(event))
 
 
+def printed_record(loc, name, rest, comm):
+    def p2p(kind, peer_name, request, completes):
+        own = loc.own_rank_of(comm)
+        return (f"{kind} bytes={field(rest, 'Length')} request={loc.request(request, completes)} "
+                f"comm={loc.comm(comm)} peer={signed(int(field(rest, peer_name)) - own)} "
+                f"tag={signed(int(field(rest, 'Tag')))}")
+
+    def collective(kind, request, completes):
+        root = field(rest, "Root", r"(\w+)")
+        root = ROOTS[root] if root in ROOTS else int(root)
+        op = int(getattr(otf2.CollectiveOp, field(rest, "Operation", r"(\w+)")).value)
+        return (f"{kind} sent={field(rest, 'Sent')} received={field(rest, 'Received')} "
+                f"request={loc.request(request, completes)} op={op} comm={loc.comm(comm)} root={root}")
+
+    request = int(field(rest, "Request")) if "Request: " in rest else 0
+    simple = {"MPI_ISEND_COMPLETE": ("isend_complete", True), "MPI_IRECV_REQUEST": ("irecv_request", False),
+              "MPI_REQUEST_TEST": ("request_test", False), "MPI_REQUEST_CANCELLED": ("request_cancelled", True),
+              "NON_BLOCKING_COLLECTIVE_REQUEST": ("nb_collective_request", False)}
+    if name == "MPI_SEND":
+        return p2p("send", "Receiver", 0, False)
+    if name == "MPI_ISEND":
+        return p2p("isend", "Receiver", request, False)
+    if name == "MPI_RECV":
+        return p2p("recv", "Sender", 0, False)
+    if name == "MPI_IRECV":
+        return p2p("irecv", "Sender", request, True)
+    if name in simple:
+        kind, completes = simple[name]
+        return f"{kind} request={loc.request(request, completes)}"
+    if name == "MPI_COLLECTIVE_BEGIN":
+        return "collective_begin"
+    if name == "MPI_COLLECTIVE_END":
+        return collective("collective_end", 0, False)
+    if name == "NON_BLOCKING_COLLECTIVE_COMPLETE":
+        return collective("nb_collective_complete", request, True)
+    raise ValueError(f"event {name} inside an MPI call: this check does not know it")
+
+
+def printed_event(self, name, rest, comms):
+    if name in ("ENTER", "LEAVE"):
+        region = field(rest, "Region", r'"([^"]*)"')
+        if not region.startswith("MPI_"):
+            return
+        if name == "ENTER":
+            if self.depth == 0:
+                self.current = [region]
+                self.contexts.append(None)
+            else:
+                self.current.append(f"enter function={region}")
+            self.depth += 1
+        else:
+            self.depth -= 1
+            if self.depth == 0:
+                self.end_call()
+            else:
+                self.current.append(f"leave function={region}")
+    elif name.startswith("CALLING_CONTEXT"):
+        raise ValueError("--otf2-print reads runs with sampling off only")
+    elif self.depth > 0:
+        comm = None
+        if "Communicator: " in rest:
+            ref = int(field(rest, "Communicator", QUOTED + r" <(\d+)>"))
+            comm = PrintedComm(ref, comms[ref])
+        self.current.append(printed_record(self, name, rest, comm))
+
+
+Location.printed_event = printed_event
+
+
 def archive_calls(archive):
     """{(rank, thread): Location} from the OTF2 events."""
     locations = {}
@@ -163,6 +237,74 @@ def archive_calls(archive):
 
                 locations[key] = Location(own_rank_of)
             locations[key].event(event)
+    return locations
+
+
+ROOTS = {"NONE": UNDEFINED_UINT32, "SELF": UNDEFINED_UINT32 - 1, "THIS_GROUP": UNDEFINED_UINT32 - 2}
+EVENT_LINE = re.compile(r"^(\w+)\s+(\d+)\s+(\d+)\s+(.*)$")
+QUOTED = r'"(?:[^"\\]|\\.)*"'
+
+
+def field(text, name, pattern=r"(-?\d+)"):
+    match = re.search(rf"\b{name}: {pattern}", text)
+    if not match:
+        raise ValueError(f"no {name} in: {text}")
+    return match.group(1)
+
+
+def printed_comms(archive):
+    """{comm ref: [member location refs] per group it has, None for
+    COMM_SELF} from otf2-print -G."""
+    text = subprocess.run(["otf2-print", "-G", f"{archive}/traces.otf2"], capture_output=True, text=True,
+                          check=True).stdout
+    groups, comms = {}, {}
+    for line in text.splitlines():
+        head = re.match(r"^(GROUP|COMM|INTER_COMM)\s+(\d+)\s+(.*)$", line)
+        if not head:
+            continue
+        kind, ref, rest = head.group(1), int(head.group(2)), head.group(3)
+        if kind == "GROUP":
+            members = None if "Type: COMM_SELF" in rest else [int(m) for m in re.findall(r"<(\d+)>\)", rest)]
+            groups[ref] = members
+        elif kind == "COMM":
+            comms[ref] = [int(field(rest, "Group", QUOTED + r" <(\d+)>"))]
+        else:
+            comms[ref] = [int(field(rest, "Group A", QUOTED + r" <(\d+)>")),
+                          int(field(rest, "Group B", QUOTED + r" <(\d+)>"))]
+    return {ref: [groups[g] for g in group_refs] for ref, group_refs in comms.items()}
+
+
+class PrintedComm:
+    """What Location asks of a communicator, from otf2-print's text."""
+
+    def __init__(self, ref, groups):
+        self._ref = ref
+        self.groups = groups
+
+
+def printed_calls(archive):
+    """{(rank, thread): Location} from the text of otf2-print."""
+    comms = printed_comms(archive)
+    text = subprocess.run(["otf2-print", f"{archive}/traces.otf2"], capture_output=True, text=True,
+                          check=True).stdout
+    locations = {}
+    for line in text.splitlines():
+        match = EVENT_LINE.match(line)
+        if not match or match.group(1) == "Event":
+            continue
+        name, location, rest = match.group(1), int(match.group(2)), match.group(4)
+        key = (location & 0xFFFFFFFF, location >> 32)
+        if key not in locations:
+            def own_rank_of(comm, rank=key[0]):
+                for members in comm.groups:
+                    if members is None:
+                        return 0
+                    ranks = [m & 0xFFFFFFFF for m in members]
+                    if rank in ranks:
+                        return ranks.index(rank)
+                raise ValueError(f"rank {rank} is in no group of communicator {comm._ref}")
+            locations[key] = Location(own_rank_of)
+        locations[key].printed_event(name, rest, comms)
     return locations
 
 
@@ -203,13 +345,16 @@ def perturb(calls, n):
 
 
 def main(argv):
-    if len(argv) not in (3, 5) or (len(argv) == 5 and argv[3] != "--perturb"):
+    args = argv[3:]
+    use_otf2_print = "--otf2-print" in args
+    args = [a for a in args if a != "--otf2-print"]
+    if len(argv) < 3 or args not in ([],) and (len(args) != 2 or args[0] != "--perturb"):
         sys.exit(__doc__)
     report, archive = argv[1], argv[2]
     skeleton = skeleton_calls(report, archive)
-    if len(argv) == 5:
-        print("perturbed:", perturb(skeleton, int(argv[4])))
-    archived = archive_calls(archive)
+    if args:
+        print("perturbed:", perturb(skeleton, int(args[1])))
+    archived = printed_calls(archive) if use_otf2_print else archive_calls(archive)
     failed = False
     if sorted(skeleton) != sorted(archived):
         print(f"locations differ: skeleton {sorted(skeleton)}, archive {sorted(archived)}")
