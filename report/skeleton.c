@@ -3,7 +3,8 @@
  * loop structure of each rank's threads (loops with their iteration
  * counts, calls with their parameters), or with --expand every call in
  * order, one per line (the lines tests/mpi/skeleton_check.py builds from
- * the OTF2 events of the same run). The keys' fields are those of
+ * the OTF2 events of the same run), after a line "rank R thread T" that
+ * adds " stopped: CAUSE" for a skeleton that stopped early. The keys' fields are those of
  * mpi-events/fold.c (docs/folding.md, "The key of a call").
  */
 #include <errno.h>
@@ -204,7 +205,10 @@ int adt_report_print_skeleton(const char *archive, bool expand, FILE *out, char 
             printer p = { out, file, thread, false };
             uint32_t thread_number = (uint32_t)thread->thread_index;
             if (expand) {
-                fprintf(out, "rank %u thread %u\n", rank->rank, thread_number);
+                fprintf(out, "rank %u thread %u", rank->rank, thread_number);
+                if (thread->stop >= 0)
+                    fprintf(out, " stopped: %s", adt_skeleton_stop_keys[thread->stop]);
+                fputc('\n', out);
                 adt_skeleton_rules_expand(&thread->rules, print_expanded, &p);
             } else {
                 fprintf(out, "rank %u thread %u: %" PRIu64 " calls, %u distinct, %u rules, %u symbols%s%s\n",

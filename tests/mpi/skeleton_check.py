@@ -22,6 +22,9 @@ With --perturb N, the N-th call that has records gets its first number
 changed by one in the skeleton's lines before the comparison, and the
 check must then fail (exit 1): a comparison that sees one parameter.
 
+A thread whose skeleton stopped early (its header says why) must hold
+exactly the calls before that point, and fewer than the archive.
+
 With --otf2-print, the events are read from the text of otf2-print (and
 otf2-print -G for the communicators) instead: python3-otf2 cannot read
 the definitions of an archive with an inter-communicator (KeyError:
@@ -316,16 +319,19 @@ def skeleton_calls(report, archive):
     out = subprocess.run([report, "--skeleton", "--expand", archive], capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"skeleton_check: {report} --skeleton --expand failed: {out.stderr.strip()}")
-    calls = {}
+    calls, stopped = {}, {}
     current = None
     for line in out.stdout.splitlines():
-        head = re.match(r"^rank (\d+) thread (\d+)$", line)
+        head = re.match(r"^rank (\d+) thread (\d+)(?: stopped: (\w+))?$", line)
         if head:
-            current = calls.setdefault((int(head.group(1)), int(head.group(2))), [])
+            key = (int(head.group(1)), int(head.group(2)))
+            current = calls.setdefault(key, [])
+            if head.group(3):
+                stopped[key] = head.group(3)
             continue
         match = CONTEXT.match(line)
         current.append((match.group(1) + match.group(3), match.group(2)))
-    return calls
+    return calls, stopped
 
 
 def perturb(calls, n):
@@ -351,7 +357,7 @@ def main(argv):
     if len(argv) < 3 or args not in ([],) and (len(args) != 2 or args[0] != "--perturb"):
         sys.exit(__doc__)
     report, archive = argv[1], argv[2]
-    skeleton = skeleton_calls(report, archive)
+    skeleton, stopped = skeleton_calls(report, archive)
     if args:
         print("perturbed:", perturb(skeleton, int(args[1])))
     archived = printed_calls(archive) if use_otf2_print else archive_calls(archive)
@@ -364,11 +370,21 @@ def main(argv):
         ours, theirs = skeleton[key], archived[key]
         lines = [line for line, _ in ours]
         total += len(lines)
-        if lines != theirs.calls:
-            at = next((i for i, (a, b) in enumerate(zip(lines, theirs.calls)) if a != b), min(len(lines), len(theirs.calls)))
+        archived_calls = theirs.calls
+        if key in stopped:
+            # A skeleton that stopped holds the calls before it exactly.
+            print(f"rank {key[0]} thread {key[1]}: skeleton stopped ({stopped[key]}) after {len(lines)} of "
+                  f"{len(theirs.calls)} calls")
+            if len(lines) >= len(theirs.calls):
+                print(f"rank {key[0]} thread {key[1]}: stopped, yet it holds every call")
+                failed = True
+            archived_calls = theirs.calls[:len(lines)]
+        if lines != archived_calls:
+            at = next((i for i, (a, b) in enumerate(zip(lines, archived_calls)) if a != b),
+                      min(len(lines), len(archived_calls)))
             print(f"rank {key[0]} thread {key[1]}: call {at} differs ({len(lines)} calls in the skeleton, "
-                  f"{len(theirs.calls)} in the archive)\n  skeleton: {lines[at] if at < len(lines) else '(none)'}\n"
-                  f"  archive:  {theirs.calls[at] if at < len(theirs.calls) else '(none)'}")
+                  f"{len(archived_calls)} in the archive)\n  skeleton: {lines[at] if at < len(lines) else '(none)'}\n"
+                  f"  archive:  {archived_calls[at] if at < len(archived_calls) else '(none)'}")
             failed = True
             continue
         stands_for = {}
