@@ -308,7 +308,7 @@ void adt_mpi_fold_leave(uint32_t function, bool outermost)
         t->map_used[0]--;
     }
     if (t->not_encodable)
-        adt_skeleton_stop_with(t->skeleton, ADT_SKELETON_STOP_CALL_TOO_LARGE);
+        adt_skeleton_stop_with(t->skeleton, ADT_SKELETON_STOP_NOT_ENCODABLE);
     else
         adt_skeleton_fold(t->skeleton, t->key, t->length);
 }

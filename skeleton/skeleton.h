@@ -115,7 +115,7 @@ bool adt_skeleton_signatures_is(const adt_skeleton_signatures *table, uint32_t t
     X(SIGNATURES_FULL, "signatures_full", "threads' call signature tables were full") \
     /* a call's encoding was longer than a signature may be, or the thread's tables  \
      * of requests, communicators or contexts were full (mpi-events) */               \
-    X(CALL_TOO_LARGE, "call_not_encodable", "threads met a call they could not encode")
+    X(NOT_ENCODABLE, "call_not_encodable", "threads met a call they could not encode")
 
 #define ADT_SKELETON_STOP_ENUM(cause, key, words) ADT_SKELETON_STOP_##cause,
 typedef enum adt_skeleton_stop {
@@ -176,11 +176,12 @@ adt_skeleton *adt_skeleton_at(size_t index);
 #define ADT_SKELETON_VERSION 1u
 
 /* This process's part of the file: its rank and the skeletons of its
- * threads, as bytes (malloc'd; *bytes set). function_names: the names
- * the first byte of every key indexes. Returns NULL when out of memory. */
+ * threads, as bytes (malloc'd; *bytes set). Returns NULL when out of
+ * memory. */
 uint8_t *adt_skeleton_rank_encode(uint32_t rank, size_t *bytes);
-/* Writes the file from the ranks' parts (in rank order) and the function
- * names; 0, or -1 with errno set. */
+/* Writes the file from the ranks' parts (in rank order) and the names of
+ * the functions the first field of every key indexes; 0, or -1 with
+ * errno set. */
 int adt_skeleton_file_write(const char *path, const char *const *function_names, uint32_t function_count,
                             const uint8_t *const *parts, const size_t *part_bytes, uint32_t rank_count);
 
