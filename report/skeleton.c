@@ -185,6 +185,69 @@ static void print_rule(printer *p, uint32_t rule, int depth)
     }
 }
 
+/* "0-6:2,9" for the ranks of class k: each range as first, first-last
+ * (stride 1) or first-last:stride. */
+static void print_ranks(FILE *out, const adt_skeleton_file *file, uint32_t k)
+{
+    bool any = false;
+    for (uint32_t g = 0; g < file->range_count; ++g) {
+        const adt_skeleton_rank_range *range = &file->ranges[g];
+        if (range->class_index != k)
+            continue;
+        uint32_t last = range->first + (range->count - 1) * range->stride;
+        fprintf(out, "%s%u", any ? "," : "", range->first);
+        if (range->count > 1)
+            fprintf(out, "-%u", last);
+        if (range->count > 1 && range->stride > 1)
+            fprintf(out, ":%u", range->stride);
+        any = true;
+    }
+}
+
+static int bad_key(const char *path, const char *where, uint32_t number, char *error, size_t error_size)
+{
+    snprintf(error, error_size, "%s: corrupt: %s %u has a call signature that does not decode", path, where, number);
+    return -2;
+}
+
+static int print_class(FILE *out, const adt_skeleton_file *file, uint32_t k, const char *path, char *error,
+                       size_t error_size)
+{
+    const adt_skeleton_class_view *class_view = &file->classes[k];
+    for (uint32_t t = 0; t < class_view->thread_count; ++t) {
+        const adt_skeleton_thread_view *thread = &class_view->threads[t];
+        printer p = { out, file, thread, false };
+        fprintf(out, "rank%s ", class_view->rank_count == 1 ? "" : "s");
+        print_ranks(out, file, k);
+        fprintf(out, " thread %u: %" PRIu64 " calls, %u distinct, %u rules, %u symbols%s%s\n",
+                (uint32_t)thread->thread_index, thread->calls, thread->signature_count, thread->rules.rule_count,
+                thread->rules.starts[thread->rules.rule_count], thread->stop >= 0 ? "; folding stopped: " : "",
+                thread->stop >= 0 ? adt_skeleton_stop_words[thread->stop] : "");
+        if (thread->rules.rule_count > 0)
+            print_rule(&p, 0, 1);
+        if (p.bad_key)
+            return bad_key(path, "class", k, error, error_size);
+    }
+    return 0;
+}
+
+static int print_rank_expanded(FILE *out, const adt_skeleton_file *file, const adt_skeleton_rank_view *rank,
+                               const char *path, char *error, size_t error_size)
+{
+    for (uint32_t t = 0; t < rank->thread_count; ++t) {
+        const adt_skeleton_thread_view *thread = &rank->threads[t];
+        printer p = { out, file, thread, false };
+        fprintf(out, "rank %u thread %u", rank->rank, (uint32_t)thread->thread_index);
+        if (thread->stop >= 0)
+            fprintf(out, " stopped: %s", adt_skeleton_stop_keys[thread->stop]);
+        fputc('\n', out);
+        adt_skeleton_rules_expand(&thread->rules, print_expanded, &p);
+        if (p.bad_key)
+            return bad_key(path, "rank", rank->rank, error, error_size);
+    }
+    return 0;
+}
+
 int adt_report_print_skeleton(const char *archive, bool expand, FILE *out, char *error, size_t error_size)
 {
     char path[4096];
@@ -198,33 +261,12 @@ int adt_report_print_skeleton(const char *archive, bool expand, FILE *out, char 
     if (!file)
         return -2;
     int status = 0;
-    for (uint32_t r = 0; r < file->rank_count && status == 0; ++r) {
-        const adt_skeleton_rank_view *rank = &file->ranks[r];
-        for (uint32_t t = 0; t < rank->thread_count && status == 0; ++t) {
-            const adt_skeleton_thread_view *thread = &rank->threads[t];
-            printer p = { out, file, thread, false };
-            uint32_t thread_number = (uint32_t)thread->thread_index;
-            if (expand) {
-                fprintf(out, "rank %u thread %u", rank->rank, thread_number);
-                if (thread->stop >= 0)
-                    fprintf(out, " stopped: %s", adt_skeleton_stop_keys[thread->stop]);
-                fputc('\n', out);
-                adt_skeleton_rules_expand(&thread->rules, print_expanded, &p);
-            } else {
-                fprintf(out, "rank %u thread %u: %" PRIu64 " calls, %u distinct, %u rules, %u symbols%s%s\n",
-                        rank->rank, thread_number, thread->calls, thread->signature_count,
-                        thread->rules.rule_count, thread->rules.starts[thread->rules.rule_count],
-                        thread->stop >= 0 ? "; folding stopped: " : "",
-                        thread->stop >= 0 ? adt_skeleton_stop_words[thread->stop] : "");
-                if (thread->rules.rule_count > 0)
-                    print_rule(&p, 0, 1);
-            }
-            if (p.bad_key) {
-                snprintf(error, error_size, "%s: corrupt: rank %u has a call signature that does not decode", path,
-                         rank->rank);
-                status = -2;
-            }
-        }
+    if (expand) {
+        for (uint32_t r = 0; r < file->rank_count && status == 0; ++r)
+            status = print_rank_expanded(out, file, &file->ranks[r], path, error, error_size);
+    } else {
+        for (uint32_t k = 0; k < file->class_count && status == 0; ++k)
+            status = print_class(out, file, k, path, error, error_size);
     }
     adt_skeleton_file_free(file);
     return status;

@@ -122,23 +122,23 @@ static bool rule_length(const adt_skeleton_rules *rules, uint32_t r, int8_t *sta
     return true;
 }
 
-static bool read_thread(cursor *c, arena *a, adt_skeleton_thread_view *thread, uint32_t rank, char *error,
+static bool read_thread(cursor *c, arena *a, adt_skeleton_thread_view *thread, uint32_t class_index, char *error,
                         size_t error_size)
 {
     uint32_t stop = 0;
     if (!take_u64(c, &thread->thread_index) || !take_u64(c, &thread->calls) || !take_u32(c, &stop) ||
         !take_u32(c, &thread->signature_count)) {
-        say(error, error_size, "cut short in rank %u's thread header", rank);
+        say(error, error_size, "cut short in class %u's thread header", class_index);
         return false;
     }
     thread->stop = (int32_t)stop;
     if (thread->stop < ADT_SKELETON_RUNNING || thread->stop >= ADT_SKELETON_STOP_CAUSES) {
-        say(error, error_size, "corrupt: rank %u thread %llu has stop cause %d", rank,
+        say(error, error_size, "corrupt: class %u thread %llu has stop cause %d", class_index,
             (unsigned long long)thread->thread_index, thread->stop);
         return false;
     }
     if (thread->signature_count > left(c) / 4) {
-        say(error, error_size, "cut short: rank %u claims %u signatures", rank, thread->signature_count);
+        say(error, error_size, "cut short: class %u claims %u signatures", class_index, thread->signature_count);
         return false;
     }
     const uint8_t **keys = arena_alloc(a, sizeof *keys * thread->signature_count);
@@ -148,7 +148,7 @@ static bool read_thread(cursor *c, arena *a, adt_skeleton_thread_view *thread, u
     for (uint32_t t = 0; t < thread->signature_count; ++t) {
         const uint8_t *key;
         if (!take_u32(c, &lengths[t]) || !take(c, lengths[t], &key)) {
-            say(error, error_size, "cut short in rank %u's signature %u", rank, t);
+            say(error, error_size, "cut short in class %u's signature %u", class_index, t);
             return false;
         }
         /* A copy: the file's bytes are the caller's. */
@@ -163,7 +163,7 @@ static bool read_thread(cursor *c, arena *a, adt_skeleton_thread_view *thread, u
     uint32_t rule_count, symbol_count;
     if (!take_u32(c, &rule_count) || !take_u32(c, &symbol_count) || rule_count > left(c) / 4 ||
         symbol_count > left(c) / 8) {
-        say(error, error_size, "cut short in rank %u's grammar", rank);
+        say(error, error_size, "cut short in class %u's grammar", class_index);
         return false;
     }
     adt_skeleton_rules *rules = &thread->rules;
@@ -177,39 +177,39 @@ static bool read_thread(cursor *c, arena *a, adt_skeleton_thread_view *thread, u
     for (uint32_t r = 0; r < rule_count; ++r) {
         uint32_t length;
         if (!take_u32(c, &length)) {
-            say(error, error_size, "cut short in rank %u's rule lengths", rank);
+            say(error, error_size, "cut short in class %u's rule lengths", class_index);
             return false;
         }
         rules->starts[r] = (uint32_t)total;
         total += length;
         if (total > symbol_count || length == 0) {
-            say(error, error_size, "corrupt: rank %u's rule %u has %u symbols", rank, r, length);
+            say(error, error_size, "corrupt: class %u's rule %u has %u symbols", class_index, r, length);
             return false;
         }
     }
     rules->starts[rule_count] = (uint32_t)total;
     if (total != symbol_count) {
-        say(error, error_size, "corrupt: rank %u's rules hold %llu symbols, not %u", rank,
+        say(error, error_size, "corrupt: class %u's rules hold %llu symbols, not %u", class_index,
             (unsigned long long)total, symbol_count);
         return false;
     }
     for (uint32_t i = 0; i < symbol_count; ++i) {
         if (!take_u32(c, &rules->values[i]) || !take_u32(c, &rules->exponents[i])) {
-            say(error, error_size, "cut short in rank %u's symbols", rank);
+            say(error, error_size, "cut short in class %u's symbols", class_index);
             return false;
         }
         uint32_t value = rules->values[i];
         bool valid = (value & ADT_SKELETON_RULE_BIT) ? (value & ~ADT_SKELETON_RULE_BIT) < rule_count
                                                      : value < thread->signature_count;
         if (!valid || rules->exponents[i] == 0) {
-            say(error, error_size, "corrupt: rank %u's symbol %u (value %#x, exponent %u) names nothing", rank, i,
+            say(error, error_size, "corrupt: class %u's symbol %u (value %#x, exponent %u) names nothing", class_index, i,
                 value, rules->exponents[i]);
             return false;
         }
     }
     if (rule_count == 0)
         return thread->calls == 0 ||
-               (say(error, error_size, "corrupt: rank %u has %llu calls and no grammar", rank,
+               (say(error, error_size, "corrupt: class %u has %llu calls and no grammar", class_index,
                     (unsigned long long)thread->calls),
                 false);
     int8_t *state = arena_alloc(a, rule_count);
@@ -217,11 +217,11 @@ static bool read_thread(cursor *c, arena *a, adt_skeleton_thread_view *thread, u
     if (!state || !lengths_of)
         return false;
     if (!rule_length(rules, 0, state, lengths_of)) {
-        say(error, error_size, "corrupt: rank %u's rules refer to themselves", rank);
+        say(error, error_size, "corrupt: class %u's rules refer to themselves", class_index);
         return false;
     }
     if (lengths_of[0] != thread->calls) {
-        say(error, error_size, "corrupt: rank %u's grammar expands to %llu calls, its header says %llu", rank,
+        say(error, error_size, "corrupt: class %u's grammar expands to %llu calls, its header says %llu", class_index,
             (unsigned long long)lengths_of[0], (unsigned long long)thread->calls);
         return false;
     }
@@ -284,37 +284,79 @@ adt_skeleton_file *adt_skeleton_file_parse(const uint8_t *bytes, size_t size, ch
         memcpy(names[f], name, length);
     }
     file->function_names = (const char *const *)names;
-    if (!take_u32(&c, &file->rank_count) || file->rank_count > left(&c) / 8) {
-        say(error, error_size, "corrupt: bad rank count");
+    if (!take_u32(&c, &file->class_count) || file->class_count > left(&c) / 8) {
+        say(error, error_size, "corrupt: bad class count");
         goto failed;
     }
-    file->ranks = arena_alloc(&a, sizeof *file->ranks * file->rank_count);
-    if (!file->ranks)
+    file->classes = arena_alloc(&a, sizeof *file->classes * file->class_count);
+    if (!file->classes)
         goto no_memory;
-    for (uint32_t r = 0; r < file->rank_count; ++r) {
+    for (uint32_t k = 0; k < file->class_count; ++k) {
         uint64_t part_bytes;
         const uint8_t *part;
         if (!take_u64(&c, &part_bytes) || part_bytes > left(&c) || !take(&c, (size_t)part_bytes, &part)) {
-            say(error, error_size, "cut short in rank part %u", r);
+            say(error, error_size, "cut short in class %u", k);
             goto failed;
         }
         cursor p = { part, part + part_bytes };
-        adt_skeleton_rank_view *rank = &file->ranks[r];
-        if (!take_u32(&p, &rank->rank) || !take_u32(&p, &rank->thread_count) || rank->thread_count > left(&p) / 28) {
-            say(error, error_size, "corrupt: rank part %u's header", r);
+        adt_skeleton_class_view *class_view = &file->classes[k];
+        if (!take_u32(&p, &class_view->thread_count) || class_view->thread_count > left(&p) / 28) {
+            say(error, error_size, "corrupt: class %u's header", k);
             goto failed;
         }
-        rank->threads = arena_alloc(&a, sizeof *rank->threads * rank->thread_count);
-        if (!rank->threads)
+        class_view->threads = arena_alloc(&a, sizeof *class_view->threads * class_view->thread_count);
+        if (!class_view->threads)
             goto no_memory;
-        for (uint32_t t = 0; t < rank->thread_count; ++t) {
-            if (!read_thread(&p, &a, &rank->threads[t], rank->rank, error, error_size))
+        for (uint32_t t = 0; t < class_view->thread_count; ++t) {
+            if (!read_thread(&p, &a, &class_view->threads[t], k, error, error_size))
                 goto failed;
         }
         if (left(&p) != 0) {
-            say(error, error_size, "corrupt: %zu bytes after rank %u's skeletons", left(&p), rank->rank);
+            say(error, error_size, "corrupt: %zu bytes after class %u's skeletons", left(&p), k);
             goto failed;
         }
+    }
+    if (!take_u32(&c, &file->rank_count) || !take_u32(&c, &file->range_count) ||
+        file->range_count > left(&c) / 16 || file->rank_count > ADT_SKELETON_RANKS_MAX) {
+        say(error, error_size, "corrupt: bad rank or range count");
+        goto failed;
+    }
+    file->ranges = arena_alloc(&a, sizeof *file->ranges * file->range_count);
+    file->ranks = arena_alloc(&a, sizeof *file->ranks * file->rank_count);
+    uint8_t *seen = arena_alloc(&a, file->rank_count);
+    if (!file->ranges || !file->ranks || !seen)
+        goto no_memory;
+    uint64_t covered = 0;
+    for (uint32_t g = 0; g < file->range_count; ++g) {
+        adt_skeleton_rank_range *range = &file->ranges[g];
+        take_u32(&c, &range->first);
+        take_u32(&c, &range->count);
+        take_u32(&c, &range->stride);
+        take_u32(&c, &range->class_index);
+        uint64_t last = range->first + (uint64_t)(range->count - 1) * range->stride;
+        if (range->count == 0 || range->stride == 0 || range->class_index >= file->class_count ||
+            last >= file->rank_count) {
+            say(error, error_size, "corrupt: rank range %u (%u ranks from %u by %u, class %u)", g, range->count,
+                range->first, range->stride, range->class_index);
+            goto failed;
+        }
+        file->classes[range->class_index].rank_count += range->count;
+        for (uint64_t r = range->first; r <= last; r += range->stride) {
+            if (seen[r]) {
+                say(error, error_size, "corrupt: rank %llu is in two ranges", (unsigned long long)r);
+                goto failed;
+            }
+            seen[r] = 1;
+            covered++;
+            const adt_skeleton_class_view *class_view = &file->classes[range->class_index];
+            file->ranks[r] = (adt_skeleton_rank_view){ (uint32_t)r, range->class_index, class_view->thread_count,
+                                                       class_view->threads };
+        }
+    }
+    if (covered != file->rank_count) {
+        say(error, error_size, "corrupt: the ranges name %llu of %u ranks", (unsigned long long)covered,
+            file->rank_count);
+        goto failed;
     }
     if (left(&c) != 0) {
         say(error, error_size, "corrupt: %zu bytes after the last rank", left(&c));

@@ -93,11 +93,10 @@ static void put_thread(bytes_out *out, const adt_skeleton *skeleton)
     free(memory);
 }
 
-uint8_t *adt_skeleton_rank_encode(uint32_t rank, size_t *bytes)
+uint8_t *adt_skeleton_rank_encode(size_t *bytes)
 {
     bytes_out out = { 0 };
     size_t count = adt_skeleton_count();
-    put_u32(&out, rank);
     put_u32(&out, (uint32_t)count);
     for (size_t i = 0; i < count; ++i)
         put_thread(&out, adt_skeleton_at(i));
@@ -117,10 +116,81 @@ uint64_t adt_skeleton_checksum(const uint8_t *data, size_t size)
     return h;
 }
 
+/* The class of each rank: parts equal byte for byte share one, numbered
+ * in order of their first rank. Returns the number of classes; first[c]
+ * is class c's first rank. */
+static uint32_t classify(const uint8_t *const *parts, const size_t *part_bytes, uint32_t rank_count,
+                         uint32_t *class_of, uint32_t *first, uint64_t *hashes)
+{
+    uint32_t classes = 0;
+    for (uint32_t r = 0; r < rank_count; ++r) {
+        uint64_t hash = adt_skeleton_checksum(parts[r], part_bytes[r]);
+        uint32_t c = 0;
+        while (c < classes && !(hashes[c] == hash && part_bytes[first[c]] == part_bytes[r] &&
+                                memcmp(parts[first[c]], parts[r], part_bytes[r]) == 0))
+            c++;
+        if (c == classes) {
+            hashes[classes] = hash;
+            first[classes++] = r;
+        }
+        class_of[r] = c;
+    }
+    return classes;
+}
+
+/* Each class's ranks as strided ranges, greedily: a range grows while
+ * the next rank of its class is one stride further. */
+static void put_ranges(bytes_out *out, const uint32_t *class_of, uint32_t rank_count, uint32_t classes)
+{
+    bytes_out ranges = { 0 };
+    uint32_t range_count = 0;
+    for (uint32_t c = 0; c < classes; ++c) {
+        uint32_t start = UINT32_MAX, count = 0, stride = 1, last = 0;
+        for (uint32_t r = 0; r <= rank_count; ++r) {
+            if (r < rank_count && class_of[r] != c)
+                continue;
+            bool extends = r < rank_count && count > 0 && (count == 1 ? true : r - last == stride);
+            if (extends) {
+                if (count == 1)
+                    stride = r - last;
+                count++;
+                last = r;
+                continue;
+            }
+            if (count > 0) {
+                put_u32(&ranges, start);
+                put_u32(&ranges, count);
+                put_u32(&ranges, stride);
+                put_u32(&ranges, c);
+                range_count++;
+            }
+            start = last = r;
+            count = 1;
+            stride = 1;
+        }
+    }
+    put_u32(out, range_count);
+    if (ranges.failed)
+        out->failed = true;
+    else if (ranges.size > 0)
+        put(out, ranges.data, ranges.size);
+    free(ranges.data);
+}
+
 int adt_skeleton_file_write(const char *path, const char *const *function_names, uint32_t function_count,
                             const uint8_t *const *parts, const size_t *part_bytes, uint32_t rank_count)
 {
     bytes_out out = { 0 };
+    uint32_t *class_of = malloc(sizeof(uint32_t) * 2 * ((size_t)rank_count + 1));
+    uint64_t *hashes = malloc(sizeof(uint64_t) * ((size_t)rank_count + 1));
+    if (!class_of || !hashes) {
+        free(class_of);
+        free(hashes);
+        errno = ENOMEM;
+        return -1;
+    }
+    uint32_t *first = class_of + rank_count + 1;
+    uint32_t classes = classify(parts, part_bytes, rank_count, class_of, first, hashes);
     put(&out, ADT_SKELETON_MAGIC, sizeof ADT_SKELETON_MAGIC);
     put_u32(&out, ADT_SKELETON_VERSION);
     put_u32(&out, function_count);
@@ -129,11 +199,15 @@ int adt_skeleton_file_write(const char *path, const char *const *function_names,
         put_u32(&out, length);
         put(&out, function_names[f], length);
     }
-    put_u32(&out, rank_count);
-    for (uint32_t r = 0; r < rank_count; ++r) {
-        put_u64(&out, part_bytes[r]);
-        put(&out, parts[r], part_bytes[r]);
+    put_u32(&out, classes);
+    for (uint32_t c = 0; c < classes; ++c) {
+        put_u64(&out, part_bytes[first[c]]);
+        put(&out, parts[first[c]], part_bytes[first[c]]);
     }
+    put_u32(&out, rank_count);
+    put_ranges(&out, class_of, rank_count, classes);
+    free(class_of);
+    free(hashes);
     if (out.failed) {
         free(out.data);
         errno = ENOMEM;

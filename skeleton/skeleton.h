@@ -174,14 +174,16 @@ adt_skeleton *adt_skeleton_at(size_t index);
 #define ADT_SKELETON_FILE_NAME "skeleton.adts"
 #define ADT_SKELETON_MAGIC "ADTSKEL"
 #define ADT_SKELETON_VERSION 1u
+/* The most ranks a file may name (a bound for the reader's tables). */
+#define ADT_SKELETON_RANKS_MAX (1u << 26)
 
-/* This process's part of the file: its rank and the skeletons of its
- * threads, as bytes (malloc'd; *bytes set). Returns NULL when out of
- * memory. */
-uint8_t *adt_skeleton_rank_encode(uint32_t rank, size_t *bytes);
-/* Writes the file from the ranks' parts (in rank order) and the names of
- * the functions the first field of every key indexes; 0, or -1 with
- * errno set. */
+/* This process's part of the file: the skeletons of its threads, as
+ * bytes (malloc'd; *bytes set). Returns NULL when out of memory. */
+uint8_t *adt_skeleton_rank_encode(size_t *bytes);
+/* Writes the file from the ranks' parts (parts[r] is rank r's) and the
+ * names of the functions the first field of every key indexes: parts
+ * equal byte for byte are stored once, as one class, with the ranks that
+ * have it as strided ranges. 0, or -1 with errno set. */
 int adt_skeleton_file_write(const char *path, const char *const *function_names, uint32_t function_count,
                             const uint8_t *const *parts, const size_t *part_bytes, uint32_t rank_count);
 
@@ -196,18 +198,38 @@ typedef struct adt_skeleton_thread_view {
     adt_skeleton_rules rules;
 } adt_skeleton_thread_view;
 
-typedef struct adt_skeleton_rank_view {
-    uint32_t rank;
+/* Ranks with equal skeletons share one class. */
+typedef struct adt_skeleton_class_view {
     uint32_t thread_count;
     adt_skeleton_thread_view *threads;
+    uint32_t rank_count;            /* ranks that have it */
+} adt_skeleton_class_view;
+
+/* A strided range of ranks of one class: first, first + stride, ... */
+typedef struct adt_skeleton_rank_range {
+    uint32_t first;
+    uint32_t count;
+    uint32_t stride;
+    uint32_t class_index;
+} adt_skeleton_rank_range;
+
+typedef struct adt_skeleton_rank_view {
+    uint32_t rank;
+    uint32_t class_index;
+    uint32_t thread_count;
+    const adt_skeleton_thread_view *threads; /* its class's */
 } adt_skeleton_rank_view;
 
 typedef struct adt_skeleton_file {
     uint32_t version;
     uint32_t function_count;
     const char *const *function_names;
+    uint32_t class_count;
+    adt_skeleton_class_view *classes;
+    uint32_t range_count;
+    adt_skeleton_rank_range *ranges;
     uint32_t rank_count;
-    adt_skeleton_rank_view *ranks;
+    adt_skeleton_rank_view *ranks;  /* in rank order */
     void *storage;
 } adt_skeleton_file;
 

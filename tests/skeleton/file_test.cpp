@@ -44,15 +44,18 @@ protected:
             adt_skeleton_fold(threads[1], key.data(), (uint32_t)key.size());
         }
         size_t part_bytes = 0;
-        uint8_t *part = adt_skeleton_rank_encode(0, &part_bytes);
+        uint8_t *part = adt_skeleton_rank_encode(&part_bytes);
         ASSERT_NE(part, nullptr);
+        // Five ranks: 0, 2 and 4 with this part, 1 and 3 with another one.
+        const uint8_t other[] = { 0, 0, 0, 0 };
         const char *names[] = { "MPI_Init", "MPI_Send" };
-        const uint8_t *parts[] = { part };
+        const uint8_t *parts[] = { part, other, part, other, part };
+        size_t sizes[] = { part_bytes, sizeof other, part_bytes, sizeof other, part_bytes };
         char path[] = "/tmp/skeleton-test-XXXXXX";
         int fd = mkstemp(path);
         ASSERT_GE(fd, 0);
         close(fd);
-        ASSERT_EQ(adt_skeleton_file_write(path, names, 2, parts, &part_bytes, 1), 0);
+        ASSERT_EQ(adt_skeleton_file_write(path, names, 2, parts, sizes, 5), 0);
         free(part);
         FILE *stream = fopen(path, "rb");
         ASSERT_NE(stream, nullptr);
@@ -102,17 +105,32 @@ TEST_F(SkeletonFile, ReadsBackEveryThreadsCalls)
     EXPECT_EQ(read->version, ADT_SKELETON_VERSION);
     ASSERT_EQ(read->function_count, 2u);
     EXPECT_STREQ(read->function_names[1], "MPI_Send");
-    ASSERT_EQ(read->rank_count, 1u);
-    ASSERT_EQ(read->ranks[0].thread_count, 2u);
+    ASSERT_EQ(read->rank_count, 5u);
+    ASSERT_EQ(read->class_count, 2u) << "equal ranks are stored once";
+    EXPECT_EQ(read->classes[0].rank_count, 3u);
+    EXPECT_EQ(read->classes[1].rank_count, 2u);
+    EXPECT_EQ(read->classes[1].thread_count, 0u);
+    ASSERT_EQ(read->range_count, 2u) << "0,2,4 and 1,3 are one strided range each";
+    EXPECT_EQ(read->ranges[0].first, 0u);
+    EXPECT_EQ(read->ranges[0].count, 3u);
+    EXPECT_EQ(read->ranges[0].stride, 2u);
+    EXPECT_EQ(read->ranges[1].first, 1u);
+    EXPECT_EQ(read->ranges[1].stride, 2u);
+    for (uint32_t r = 0; r < 5; ++r) {
+        EXPECT_EQ(read->ranks[r].rank, r);
+        EXPECT_EQ(read->ranks[r].class_index, r % 2);
+    }
+    ASSERT_EQ(read->ranks[4].thread_count, 2u);
     for (int t = 0; t < 2; ++t) {
-        const adt_skeleton_thread_view &thread = read->ranks[0].threads[t];
+        const adt_skeleton_thread_view &thread = read->ranks[4].threads[t];
         EXPECT_EQ(thread.thread_index, (uint64_t)t);
         EXPECT_EQ(thread.stop, ADT_SKELETON_RUNNING);
         EXPECT_EQ(thread.calls, calls[t].size());
         EXPECT_EQ(expanded_calls(thread), calls[t]);
     }
     // Thread 0's 240 calls: a loop of 40 around 6 calls, not 240 symbols.
-    EXPECT_LE(read->ranks[0].threads[0].rules.starts[read->ranks[0].threads[0].rules.rule_count], 8u);
+    const adt_skeleton_rules &rules = read->ranks[0].threads[0].rules;
+    EXPECT_LE(rules.starts[rules.rule_count], 8u);
     adt_skeleton_file_free(read);
 }
 
