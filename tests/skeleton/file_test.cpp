@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -178,6 +179,49 @@ TEST(SkeletonShare, AThreadWithoutASlabIsStoppedAndCounted)
     EXPECT_EQ(second->calls, 0u);
     EXPECT_EQ(adt_skeleton_count(), 2u);
     EXPECT_EQ(adt_skeleton_at(1), second);
+    adt_skeleton_share_destroy();
+}
+
+// Threads claim their skeletons at once and fold side by side: each gets
+// a slab of its own (one atomic add), and each skeleton holds exactly its
+// thread's calls; the threads beyond the slabs are stopped and counted.
+TEST(SkeletonShare, ThreadsClaimAndFoldSideBySide)
+{
+    const int threads = 6, slabs = 4, calls = 5000;
+    ASSERT_EQ(adt_skeleton_share_create((uint64_t)slabs * ADT_SKELETON_SLAB_BYTES), 0);
+    std::vector<adt_skeleton *> claimed(threads, nullptr);
+    std::vector<std::thread> running;
+    for (int t = 0; t < threads; ++t) {
+        running.emplace_back([t, &claimed] {
+            adt_skeleton *skeleton = adt_skeleton_claim((uint64_t)t);
+            claimed[t] = skeleton;
+            for (int i = 0; i < calls; ++i) {
+                const uint8_t key[] = { (uint8_t)t, (uint8_t)(i % 7) };
+                adt_skeleton_fold(skeleton, key, sizeof key);
+            }
+        });
+    }
+    for (auto &thread : running)
+        thread.join();
+    ASSERT_EQ(adt_skeleton_count(), (size_t)threads);
+    int folding = 0, stopped = 0;
+    for (int t = 0; t < threads; ++t) {
+        ASSERT_NE(claimed[t], nullptr);
+        EXPECT_EQ(claimed[t]->thread_index, (uint64_t)t);
+        if (claimed[t]->stop == ADT_SKELETON_STOP_NO_SLAB) {
+            stopped++;
+            EXPECT_EQ(claimed[t]->calls, 0u);
+            continue;
+        }
+        folding++;
+        EXPECT_EQ(claimed[t]->stop, ADT_SKELETON_RUNNING);
+        EXPECT_EQ(claimed[t]->calls, (uint64_t)calls);
+        uint32_t length = 0;
+        const uint8_t *key = adt_skeleton_signatures_key(claimed[t]->signatures, 0, &length);
+        EXPECT_EQ(key[0], t) << "every slab is its own thread's";
+    }
+    EXPECT_EQ(folding, slabs);
+    EXPECT_EQ(stopped, threads - slabs);
     adt_skeleton_share_destroy();
 }
 
