@@ -56,6 +56,7 @@ typedef struct adt_config {
     char spill_directory[ADT_PATH_MAX]; /* ADAPTRACE_SPILL_DIRECTORY, "" = $TMPDIR, else /tmp */
     bool quiet;                       /* ADAPTRACE_QUIET on|off: no summary on stderr */
     char stack[ADT_PATH_MAX];         /* ADAPTRACE_STACK, tools preloaded behind libadaptrace, "" = none */
+    bool skeleton;                    /* ADAPTRACE_SKELETON on|off: fold MPI calls into loops (issue #25) */
 } adt_config;
 
 /* One row per variable: the same table yields the environment parsing, the

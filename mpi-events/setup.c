@@ -23,12 +23,14 @@
 #include <unistd.h>
 
 #include "comms.h"
+#include "fold.h"
 #include "io.h"
 #include "next.h"
 #include "records.h"
 #include "rma.h"
 #include "scratch.h"
 #include "setup.h"
+#include "skeleton/skeleton.h"
 
 /* Ping-pongs per measurement of a rank by its parent; the best round trip
  * counts. */
@@ -51,6 +53,9 @@ static void define_regions(void)
     adt_defs *defs = adt_runtime_defs();
     const adt_config *config = adt_runtime_config();
     adt_mpi_sampling = config && config->sampling;
+    /* Before the first call's Enter (MPI_Init's too): the share was
+     * reserved at start-up, or folding is off. */
+    adt_mpi_folding = config && config->skeleton && adt_skeleton_share_bytes() > 0;
     for (int i = 0; i < ADT_MPI_FN_COUNT; ++i) {
         const adt_mpi_function_desc *function = &adt_mpi_functions[i];
         adt_mpi_region_ids[i] = adt_defs_region(defs, function->name, function->name, function->role,
@@ -314,8 +319,9 @@ void adt_mpi_finalize_measurement(adt_mpi_call *call, adt_mpi_function function)
     }
     adt_collectives collectives;
     if (adt_collectives_mpi_create(&collectives) == 0) {
-        adt_runtime_finish(&collectives, measuring ? offsets : NULL);
+        int written = adt_runtime_finish(&collectives, measuring ? offsets : NULL);
         adt_collectives_mpi_destroy(&collectives);
+        adt_mpi_fold_write(written);
     } else {
         adt_log("no trace written: the MPI collectives for the trace writer could not be set up");
     }

@@ -11,6 +11,7 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: adaptrace-report [--json] [--salvage] [--html FILE] [--speedscope FILE] [--chrome-trace FILE]\n"
             "                        ARCHIVE\n"
+            "       adaptrace-report --skeleton [--expand] ARCHIVE\n"
             "\n"
             "Prints the profile of the run whose OTF2 archive is ARCHIVE (the directory holding\n"
             "traces.otf2): time, calls and bytes per MPI function, the spread over ranks and the\n"
@@ -25,6 +26,9 @@ static void usage(FILE *out)
             "               (ui.perfetto.dev) or chrome://tracing: MPI calls and other regions per\n"
             "               rank and thread, messages as arrows; written during the same pass\n"
             "  --json       print the profile as JSON instead of text\n"
+            "  --skeleton   print the MPI calls of each rank's threads folded into loops (ARCHIVE's\n"
+            "               skeleton.adts, docs/folding.md): loops with their iteration counts, calls\n"
+            "               with their parameters; with --expand every call in order, one per line\n"
             "  --salvage    of a damaged archive, report the locations whose events are intact and\n"
             "               say which were left out and why (without it, damage is an error)\n"
             "\n"
@@ -55,6 +59,8 @@ int main(int argc, char **argv)
     const char *chrome_path = NULL;
     bool json = false;
     bool salvage = false;
+    bool skeleton = false;
+    bool expand = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
@@ -66,6 +72,10 @@ int main(int argc, char **argv)
         }
         if (strcmp(argv[i], "--json") == 0) {
             json = true;
+        } else if (strcmp(argv[i], "--skeleton") == 0) {
+            skeleton = true;
+        } else if (strcmp(argv[i], "--expand") == 0) {
+            expand = true;
         } else if (strcmp(argv[i], "--salvage") == 0) {
             salvage = true;
         } else if (strcmp(argv[i], "--chrome-trace") == 0 && i + 1 < argc) {
@@ -85,6 +95,16 @@ int main(int argc, char **argv)
         return 2;
     }
     char error[512];
+    if (skeleton || expand) {
+        if (!skeleton || json || salvage || chrome_path != NULL || outputs[0].path != NULL || outputs[1].path != NULL) {
+            fprintf(stderr, "adaptrace-report: --skeleton takes --expand and nothing else; --expand needs --skeleton\n");
+            return 2;
+        }
+        int printed = adt_report_print_skeleton(archive, expand, stdout, error, sizeof error);
+        if (printed != 0)
+            fprintf(stderr, "adaptrace-report: %s\n", error);
+        return printed == 0 ? 0 : printed == -1 ? 1 : 2;
+    }
     struct adt_report_error read_error;
     int status = 0;
     FILE *chrome = NULL;

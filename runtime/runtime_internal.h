@@ -9,6 +9,7 @@
 #include "flush/flush.h"
 #include "runtime/rescue.h"
 #include "runtime/runtime.h"
+#include "skeleton/skeleton.h"
 
 /* The calling thread's location (NULL: not measured). Initial-exec so that
  * reading it from a signal handler never allocates the TLS block. */
@@ -156,6 +157,8 @@ void adt_rescue_discard(const char *archive_dir);
     X(SUM, mpi_files_untracked, "mpi_files_untracked", TOTAL, "files")                                    \
     X(SUM, mpi_completions_unrecorded, "mpi_completions_unrecorded", EVENTS,                              \
       "request completions not recorded (no memory to copy a call's requests)")                           \
+    X(SUM, skeleton_calls, "skeleton_calls", NO, "") /* calls folded into the threads' skeletons */      \
+    X(MAX, skeleton_bytes, "skeleton_share_bytes", NO, "")                                                \
     X(SUM, samples_taken, "samples_taken", NO, "")                                                        \
     X(SUM, samples_kept, "samples_kept", NO, "")                                                          \
     X(SUM, samples_removed, "samples_removed", NO, "")                                                    \
@@ -202,7 +205,8 @@ void adt_rescue_discard(const char *archive_dir);
     X(mpi_windows_lost, ADT_MPI_UNTRACKED_WINDOWS, ADT_MPI_UNTRACKED_CAUSE_COUNT,                             \
       "mpi_windows_untracked_by_cause", OBJECTS)                                                              \
     X(mpi_files_lost, ADT_MPI_UNTRACKED_FILES, ADT_MPI_UNTRACKED_CAUSE_COUNT, "mpi_files_untracked_by_cause", \
-      OBJECTS)
+      OBJECTS)                                                                                                \
+    X(skeleton_stopped, ADT_SKELETON_STOPS, ADT_SKELETON_STOP_CAUSES, "skeleton_stopped_by_cause", SKELETON)
 
 /* The MPI objects not followed, one table of causes per kind (runtime.h). */
 #define ADT_MPI_UNTRACKED_REQUESTS(X) ADT_MPI_UNTRACKED_CAUSES(X, "requests")
