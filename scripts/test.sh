@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The test command of README.md: installs dependencies, builds the Release
 # and the sanitizer (ASan + UBSan) configurations, runs ctest on both, then
-# runs the threaded tests under ThreadSanitizer, then fuzzes each reader
-# of damaged input for a minute (tests/fuzz).
+# builds the reduced configuration (no Fortran, PAPI or report page) and
+# runs the tests of what changes without them, then runs the threaded tests
+# under ThreadSanitizer, then fuzzes each reader of damaged input for a
+# minute (tests/fuzz).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
@@ -14,6 +16,19 @@ ctest --test-dir build --output-on-failure -j "$jobs"
 cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DADAPTRACE_SANITIZE=ON
 cmake --build build-sanitize -j "$jobs"
 ctest --test-dir build-sanitize --output-on-failure -j "$jobs"
+# The reduced configuration (docs/install.md): Fortran, PAPI and the report
+# page off, as a site without them builds adaptrace. The library and the
+# commands it installs, the unit tests of core, buffer and flush, the
+# sampler's tests of ADAPTRACE_METRICS, a C program traced on 2 ranks and
+# its archive checked, the refusal of --html, the man pages and the Spack
+# recipe; everything else is the same code the Release build tested above.
+cmake -S . -B build-reduced -DCMAKE_BUILD_TYPE=Release \
+      -DADAPTRACE_FORTRAN=OFF -DADAPTRACE_PAPI=OFF -DADAPTRACE_REPORT_HTML=OFF -DADAPTRACE_BENCHMARKS=OFF
+cmake --build build-reduced -j "$jobs" --target adaptrace adaptrace_lib adaptrace-report adaptrace-recover \
+      adaptrace-demo adaptrace_man_pages test_core test_buffer test_flush test_sampler mpi-families-c \
+      adaptrace-mpi-trace-check
+ctest --test-dir build-reduced --output-on-failure -j "$jobs" --no-tests=error \
+      -R '^(core\.config|Buffer|Lambda|Flush|Sampler\.(Metrics|Values|TaskClock)|mpi\.c\.np2\.sampling-off\.(run|check|otf2-print)$|report\.html\.not-built|man\.|spack\.)'
 # ThreadSanitizer: the tests that share adaptrace's structures between
 # threads (the buffer under timer signals, the definitions registry, the
 # collectives among threads of adaptrace-recover, the MPI handle table,
