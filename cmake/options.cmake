@@ -28,16 +28,19 @@ foreach(part ${adaptrace_tristate_options})
 endforeach()
 
 # Sets ADAPTRACE_WITH_<part> from ADAPTRACE_<part> and whether its
-# dependencies were found (found: TRUE or FALSE), and says the outcome:
-# what it uses when on, what is missing (missing) when off.
-macro(adaptrace_resolve_option part found uses missing)
+# dependencies were found (found: the name of a TRUE or FALSE variable),
+# and says the outcome: what it uses when on; what is missing (missing)
+# and what the build does without the part (without) when AUTO turns it
+# off.
+macro(adaptrace_resolve_option part found uses missing without)
   string(TOUPPER "${ADAPTRACE_${part}}" adaptrace_requested)
   if(adaptrace_requested STREQUAL "AUTO")
     set(ADAPTRACE_WITH_${part} ${${found}})
     if(${found})
       message(STATUS "ADAPTRACE_${part}: ON (AUTO: ${uses})")
     else()
-      message(STATUS "ADAPTRACE_${part}: OFF (AUTO: ${missing}; -DADAPTRACE_${part}=ON makes this an error)")
+      message(STATUS "ADAPTRACE_${part}: OFF (AUTO: ${missing}, so ${without}; "
+                     "-DADAPTRACE_${part}=ON makes this an error)")
     endif()
   elseif(ADAPTRACE_${part})
     if(NOT ${found})
@@ -72,7 +75,8 @@ if(ADAPTRACE_FORTRAN) # AUTO or ON
   endif()
 endif()
 adaptrace_resolve_option(FORTRAN adaptrace_fortran_found "${CMAKE_Fortran_COMPILER}, MPI Fortran bindings"
-                         "${adaptrace_fortran_missing}")
+                         "${adaptrace_fortran_missing}"
+                         "libadaptrace.so does not trace the MPI calls of Fortran programs")
 
 # PAPI: the library and its header.
 find_library(PAPI_LIBRARY papi)
@@ -82,7 +86,8 @@ if(PAPI_LIBRARY AND PAPI_INCLUDE_DIR)
   set(adaptrace_papi_found TRUE)
 endif()
 adaptrace_resolve_option(PAPI adaptrace_papi_found "${PAPI_LIBRARY}"
-                         "PAPI (papi.h and libpapi; Debian package libpapi-dev) was not found, so ADAPTRACE_METRICS will record no counters")
+                         "PAPI (papi.h and libpapi; Debian package libpapi-dev) was not found"
+                         "ADAPTRACE_METRICS will record no counters")
 
 # The report page: npm installs its libraries (report/package-lock.json)
 # into the build directory. An npm found by an earlier configure and
@@ -96,7 +101,8 @@ if(NPM_EXECUTABLE)
   set(adaptrace_npm_found TRUE)
 endif()
 adaptrace_resolve_option(REPORT_HTML adaptrace_npm_found "${NPM_EXECUTABLE} installs the page's libraries"
-                         "npm was not found, so adaptrace-report is built without --html (its page's libraries, d3 and d3-flame-graph, come from npm at build time)")
+                         "npm was not found"
+                         "adaptrace-report is built without --html (its page's libraries, d3 and d3-flame-graph, come from npm at build time)")
 
 # The tests: GoogleTest (C++) and otf2-print (python3 every build needs).
 set(adaptrace_tests_found FALSE)
@@ -117,6 +123,7 @@ if(ADAPTRACE_TESTS) # AUTO or ON
     endif()
   endif()
 endif()
-adaptrace_resolve_option(TESTS adaptrace_tests_found "GoogleTest, ${OTF2_PRINT_EXECUTABLE}" "${adaptrace_tests_missing}")
+adaptrace_resolve_option(TESTS adaptrace_tests_found "GoogleTest, ${OTF2_PRINT_EXECUTABLE}" "${adaptrace_tests_missing}"
+                         "no test is built")
 
 message(STATUS "ADAPTRACE_BENCHMARKS: ${ADAPTRACE_BENCHMARKS}")
