@@ -2,8 +2,11 @@
 # package.py into a Spack package repository as packages/adaptrace/package.py
 # (`spack repo create`, `spack repo add`), then, from a checkout of adaptrace:
 #     spack dev-build adaptrace@main +papi +fortran +html
-# tests/spack checks this file against CMakeLists.txt and cmake/options.cmake
-# (its variants name real CMake options), since Spack is not installed there.
+# Written for Spack 0.22 and 0.23 (language dependencies c, cxx, fortran;
+# requires()); Spack 1.0 imports CMakePackage from
+# spack_repo.builtin.build_systems.cmake instead. tests/spack checks this
+# file against CMakeLists.txt and cmake/options.cmake (its variants name
+# real CMake options), since Spack is not installed there.
 
 from spack.package import *
 
@@ -34,6 +37,11 @@ class Adaptrace(CMakePackage):
         "installed with npm (from the npm registry) at build time",
     )
 
+    depends_on("c", type="build")
+    # The tests (GoogleTest), and libstdc++ for adaptrace-recover's demangling.
+    depends_on("cxx", type="build")
+    depends_on("fortran", type="build", when="+fortran")
+    depends_on("googletest", type="test")
     depends_on("cmake@3.20:", type="build")
     depends_on("pkgconfig", type="build")
     depends_on("python@3:", type="build")
