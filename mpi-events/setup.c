@@ -68,11 +68,13 @@ static void say_init_unseen(bool speaks)
     static atomic_bool said;
     if (!speaks || atomic_exchange(&said, true))
         return;
-    /* Without the Fortran wrappers, the process's own mpif.h or mpi_f08
-     * entry points (loaded with MPI's Fortran libraries) tell a Fortran
-     * program, whose calls never pass through adaptrace. */
-    if (!ADT_WITH_FORTRAN &&
-        (dlsym(RTLD_DEFAULT, "mpi_init_") != NULL || dlsym(RTLD_DEFAULT, "mpi_init_f08_") != NULL)) {
+    /* Without the Fortran wrappers, and with no tool found ahead: MPI's own
+     * Fortran libraries loaded (their PMPI entry points defined; a tool
+     * that wraps the Fortran entry points only refers to them) tell a
+     * Fortran program, whose calls never pass through adaptrace. */
+    const char *ahead = adt_mpi_next_ahead();
+    if (!ADT_WITH_FORTRAN && ahead[0] == '\0' &&
+        (dlsym(RTLD_DEFAULT, "pmpi_init_") != NULL || dlsym(RTLD_DEFAULT, "pmpi_init_f08_") != NULL)) {
         adt_log("MPI_Init did not reach adaptrace: this libadaptrace.so was built without the Fortran MPI "
                 "wrappers (ADAPTRACE_FORTRAN=OFF) and the program calls MPI from Fortran, so this run's MPI calls "
                 "are not traced (each rank writes what it recorded to %s-rank<N>); rebuild adaptrace with "
@@ -80,7 +82,6 @@ static void say_init_unseen(bool speaks)
                 adt_runtime_archive_dir());
         return;
     }
-    const char *ahead = adt_mpi_next_ahead();
     const char *tool = ahead[0] ? ahead : "another MPI tool";
     adt_log("MPI_Init did not reach adaptrace: %s comes ahead of libadaptrace.so in the loader's order and calls "
             "PMPI_Init instead of passing MPI_Init on, so this run's MPI calls are not traced (each rank writes "
