@@ -57,7 +57,8 @@ macro(adaptrace_resolve_option part found uses missing without)
 endmacro()
 
 # Fortran: a Fortran compiler, and MPI's Fortran bindings (mpif.h, use mpi,
-# use mpi_f08), whose libraries libadaptrace.so's Fortran wrappers call.
+# use mpi_f08) in Open MPI's libraries, which libadaptrace.so's Fortran
+# wrappers call (mpi-events: libmpi_mpifh, libmpi_usempif08 beside it).
 # The compiler is only looked for when the option is not OFF.
 set(adaptrace_fortran_found FALSE)
 set(adaptrace_fortran_missing "no Fortran compiler was found (set FC)")
@@ -67,10 +68,17 @@ if(ADAPTRACE_FORTRAN) # AUTO or ON
   if(CMAKE_Fortran_COMPILER)
     enable_language(Fortran)
     find_package(MPI COMPONENTS Fortran)
-    if(MPI_Fortran_FOUND)
-      set(adaptrace_fortran_found TRUE)
-    else()
+    if(MPI_Fortran_FOUND AND MPI_mpi_mpifh_LIBRARY)
+      get_filename_component(adaptrace_mpi_fortran_dir ${MPI_mpi_mpifh_LIBRARY} DIRECTORY)
+      find_library(ADT_MPI_USEMPIF08_LIBRARY NAMES mpi_usempif08 HINTS ${adaptrace_mpi_fortran_dir})
+    endif()
+    if(NOT MPI_Fortran_FOUND)
       set(adaptrace_fortran_missing "MPI's Fortran bindings were not found (an MPI built without Fortran?)")
+    elseif(NOT MPI_mpi_mpifh_LIBRARY OR NOT ADT_MPI_USEMPIF08_LIBRARY)
+      set(adaptrace_fortran_missing "Open MPI's Fortran libraries libmpi_mpifh and libmpi_usempif08 were not "
+                                    "found (the Fortran wrappers are written for Open MPI)")
+    else()
+      set(adaptrace_fortran_found TRUE)
     endif()
   endif()
 endif()
