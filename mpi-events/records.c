@@ -358,13 +358,17 @@ bool adt_mpi_in_place(const void *buffer)
 }
 
 /* Open MPI's Fortran MPI_IN_PLACE: the address of this common block
- * (gfortran's name mangling, the one libmpi_mpifh is built with). */
+ * (gfortran's name mangling, the one libmpi_mpifh is built with). Only
+ * the Fortran wrappers ask, which a build without Fortran (ADAPTRACE_FORTRAN
+ * off, ADT_WITH_FORTRAN 0) leaves out with libmpi_mpifh. */
+#if ADT_WITH_FORTRAN
 extern int mpi_fortran_in_place_;
 
 bool adt_mpi_in_place_fortran(const void *buffer)
 {
     return buffer == (const void *)&mpi_fortran_in_place_;
 }
+#endif
 
 /* ---- completion -------------------------------------------------------- */
 

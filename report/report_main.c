@@ -6,6 +6,13 @@
 
 #include "report/report.h"
 
+/* Why --html is refused where the page was left out of the build
+ * (ADAPTRACE_REPORT_HTML off: its libraries come from npm at build time). */
+#define WITHOUT_PAGE                                                                                            \
+    "this adaptrace-report was built without its HTML page (ADAPTRACE_REPORT_HTML=OFF; the page's libraries, "  \
+    "d3 and d3-flame-graph, come from npm at build time): rebuild adaptrace where npm is installed "            \
+    "(docs/install.md)"
+
 static void usage(FILE *out)
 {
     fprintf(out,
@@ -19,7 +26,7 @@ static void usage(FILE *out)
             "functions and call paths of the samples. docs/report.md says how each is computed.\n"
             "\n"
             "  --html FILE  also write the report as one self-contained HTML page (timeline, heat\n"
-            "               maps, a flame graph) that opens from disk\n"
+            "               maps, a flame graph) that opens from disk%s\n"
             "  --speedscope FILE  also write the samples for www.speedscope.app (left-heavy and\n"
             "               sandwich views; the report keeps no sample order)\n"
             "  --chrome-trace FILE  also write the trace as Chrome trace-event JSON for Perfetto UI\n"
@@ -35,7 +42,8 @@ static void usage(FILE *out)
             "Exit status: 0 on success, 1 when the archive cannot be opened or an output cannot be\n"
             "written, 2 on a usage error or when the archive is damaged (one line says which file\n"
             "and what is wrong).\n"
-            "  --help       print this help and exit\n");
+            "  --help       print this help and exit\n",
+            ADT_WITH_REPORT_HTML ? "" : "\n               (left out of this build: ADAPTRACE_REPORT_HTML=OFF)");
 }
 
 typedef int write_file(const struct adt_report_profile *profile, const char *archive, const char *path,
@@ -51,8 +59,11 @@ struct output {
 
 int main(int argc, char **argv)
 {
-    struct output outputs[] = {{"--html", "HTML report", adt_report_write_html, NULL},
-                               {"--speedscope", "speedscope profile", adt_report_write_speedscope, NULL}};
+    struct output outputs[] = {
+#if ADT_WITH_REPORT_HTML
+        {"--html", "HTML report", adt_report_write_html, NULL},
+#endif
+        {"--speedscope", "speedscope profile", adt_report_write_speedscope, NULL}};
     enum { OUTPUT_COUNT = sizeof outputs / sizeof outputs[0] };
     const char *archive = NULL;
     /* Written during the reading pass, not from the profile after it. */
@@ -70,7 +81,10 @@ int main(int argc, char **argv)
         for (size_t o = 0; o < OUTPUT_COUNT; o++) {
             output = strcmp(argv[i], outputs[o].option) == 0 ? &outputs[o] : output;
         }
-        if (strcmp(argv[i], "--json") == 0) {
+        if (!ADT_WITH_REPORT_HTML && strcmp(argv[i], "--html") == 0) {
+            fprintf(stderr, "adaptrace-report: --html: " WITHOUT_PAGE "\n");
+            return 2;
+        } else if (strcmp(argv[i], "--json") == 0) {
             json = true;
         } else if (strcmp(argv[i], "--skeleton") == 0) {
             skeleton = true;
