@@ -366,7 +366,7 @@ typedef struct adt_cost_parts {
 
 static inline adt_cost_parts adt_cost_estimate(const adt_cost_cell cells[ADT_COST_GAP_CLASSES], unsigned gap_class)
 {
-    adt_cost_cell sum = { 0 };
+    adt_cost_cell sum = { 0, 0, 0, 0, 0 };
     const adt_cost_cell *from = &cells[gap_class < ADT_COST_GAP_CLASSES ? gap_class : 0];
     if (gap_class >= ADT_COST_GAP_CLASSES || from->timed == 0) {
         for (unsigned c = 0; c < ADT_COST_GAP_CLASSES; c++) {
