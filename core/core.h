@@ -312,6 +312,13 @@ static inline void adt_cost_add(uint64_t *field, uint64_t value)
     __atomic_store_n(field, __atomic_load_n(field, __ATOMIC_RELAXED) + value, __ATOMIC_RELAXED);
 }
 
+/* The thread's wrapped calls so far, this one counted. */
+static inline uint64_t adt_cost_next_call(adt_cost_table *table)
+{
+    adt_cost_add(&table->mpi_calls, 1);
+    return table->mpi_calls;
+}
+
 /* An event of kind at time on the thread of table: counts it in the class
  * of its gap and makes it the thread's last event. Returns the class, or
  * ADT_COST_GAP_CLASSES when nothing is kept (no table, bounds not set, no
@@ -321,7 +328,7 @@ static inline unsigned adt_cost_note_event(adt_cost_table *table, adt_cost_kind 
     if (table == NULL)
         return ADT_COST_GAP_CLASSES;
     uint64_t last = table->last_event;
-    table->last_event = time;
+    __atomic_store_n(&table->last_event, time, __ATOMIC_RELAXED);
     if (last == 0 || adt_cost_gap_bounds[0] == 0)
         return ADT_COST_GAP_CLASSES;
     unsigned gap_class = adt_cost_gap_class_of(adt_cost_gap_bounds, time > last ? time - last : 0);

@@ -72,7 +72,7 @@ static inline __attribute__((always_inline)) adt_mpi_call adt_mpi_enter(adt_loca
     adt_cost_table *cost = adt_cost_own;
     if (__builtin_expect(cost == NULL, 0))
         cost = adt_cost_own = adt_cost_table_of((uint32_t)adt_location_id(location));
-    if (cost != NULL && ++cost->mpi_calls % ADT_COST_TIMED_EVERY == 0) {
+    if (cost != NULL && adt_cost_next_call(cost) % ADT_COST_TIMED_EVERY == 0) {
         call.timed_entry = adt_clock_now();
         call.handler_runs = cost->handler_runs;
     }
@@ -103,7 +103,7 @@ static inline void adt_mpi_returned(adt_mpi_call *call)
     adt_mpi_passing_on = call->passing_on_before;
     call->time = adt_clock_now();
     if (adt_cost_own != NULL)
-        adt_cost_own->last_event = call->time;
+        __atomic_store_n(&adt_cost_own->last_event, call->time, __ATOMIC_RELAXED);
 }
 
 /* The wrapper's last step: a timed call's parts go to its gap class,

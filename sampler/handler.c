@@ -302,7 +302,7 @@ static void note_cost(adt_sampler_thread *thread, uint64_t entry, uint64_t end)
         cost = adt_cost_own = adt_cost_table_of((uint32_t)adt_location_id(thread->location));
     if (cost == NULL)
         return;
-    cost->handler_runs++;
+    adt_cost_add(&cost->handler_runs, 1);
     if (end == entry)
         return;
     unsigned gap_class = adt_cost_note_event(cost, ADT_COST_SAMPLE, entry);
