@@ -830,9 +830,13 @@ void adt_report_attach_compensation(struct adt_report_timeshift *shift, struct a
     struct adt_report_compensation *counts = &profile->compensation;
     *counts = shift->counts;
     counts->rank_removed_seconds = calloc(profile->rank_count + 1, sizeof *counts->rank_removed_seconds);
+    counts->rank_model_seconds = calloc(profile->rank_count + 1, sizeof *counts->rank_model_seconds);
     for (size_t i = 0; i < shift->location_count; i++) {
         const struct shifted_location *at = &shift->locations[i];
         const struct recorded_location *recorded_location = &recording->locations[i];
+        for (size_t k = 0; recorded_location->rank < profile->rank_count && k < at->count; k++) {
+            counts->rank_model_seconds[recorded_location->rank] += at->cost[k] / (double)shift->timer_resolution;
+        }
         if (at->count < 2 || recorded_location->thread != 0 || recorded_location->rank >= profile->rank_count) {
             continue;
         }

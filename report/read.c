@@ -683,6 +683,7 @@ void adt_report_free(struct adt_report_profile *profile)
     }
     free(profile->left_out);
     free(profile->compensation.rank_removed_seconds);
+    free(profile->compensation.rank_model_seconds);
     for (size_t i = 0; i < profile->compensation.location_count; i++) {
         free(profile->compensation.locations[i].measured);
         free(profile->compensation.locations[i].compensated);

@@ -223,6 +223,7 @@ struct adt_report_compensation {
     uint64_t unresolved;           /* rules whose other side comes later as measured (clocks) */
     uint64_t causality_violations; /* after all: receive before send + latency, exit before last entry */
     double *rank_removed_seconds;  /* per rank: its span as measured less its span compensated */
+    double *rank_model_seconds;    /* per rank: the cost the model put on its events in the archive */
     size_t location_count;         /* with keep_compensated_times */
     struct adt_report_compensated_location *locations;
 };

@@ -390,9 +390,9 @@ static void print_compensation_text(const struct adt_report_profile *profile, FI
             "taken out\n",
             compensation_name(c->mode), c->instants, c->locations_modelled, c->locations_unmodelled,
             c->model_seconds);
-    fprintf(out, "  span removed per rank:");
+    fprintf(out, "  per rank, adaptrace's cost on its events by the model / its span removed (s):");
     for (size_t r = 0; r < profile->rank_count && r < TEXT_MATRIX_RANKS; r++) {
-        fprintf(out, " %zu: %.6f s", r, c->rank_removed_seconds[r]);
+        fprintf(out, " %zu: %.6f / %.6f", r, c->rank_model_seconds[r], c->rank_removed_seconds[r]);
     }
     fprintf(out, "%s\n", profile->rank_count > TEXT_MATRIX_RANKS ? " ..." : "");
     fprintf(out,
@@ -739,6 +739,10 @@ static void print_compensation_json(const struct adt_report_profile *profile, FI
                 c->collectives_left, c->late_sender_flips, c->unresolved, c->causality_violations);
         for (size_t r = 0; r < profile->rank_count; r++) {
             fprintf(out, "%s%.9g", r ? "," : "", c->rank_removed_seconds[r]);
+        }
+        fputs("],\"rank_model_seconds\":[", out);
+        for (size_t r = 0; r < profile->rank_count; r++) {
+            fprintf(out, "%s%.9g", r ? "," : "", c->rank_model_seconds[r]);
         }
         fputc(']', out);
     }

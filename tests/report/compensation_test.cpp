@@ -111,6 +111,9 @@ public:
     }
 
     const std::vector<Record> &records(int rank) const { return ranks_[rank].records; }
+    // The cost injected on a rank's events between its first and its last
+    // instant (the last event's after part comes later).
+    uint64_t injected(int rank) const { return ranks_[rank].injected - ranks_[rank].last_after; }
 
 private:
     struct RankState {
@@ -123,6 +126,8 @@ private:
         unsigned call_class = 0;
         std::map<uint64_t, Step> requests;
         std::vector<Record> records;
+        uint64_t injected = 0;
+        uint64_t last_after = 0;
     };
 
     // The class of the gap that includes the cost it selects: the least
@@ -154,6 +159,7 @@ private:
         rank.start[0] = rank.enter[0] + cost[1];
         rank.start[1] = rank.enter[1];
         rank.last_event = rank.enter[0];
+        rank.injected += cost[0] + cost[1];
         add(rank, Kind::Enter, rank.enter[0], rank.enter[1], Record{.region = region});
         rank.entered = true;
     }
@@ -163,6 +169,8 @@ private:
         add(rank, Kind::Leave, end[0], end[1], Record{.region = region});
         rank.last_event = end[0];
         rank.clock[0] = end[0] + MPI_COST[rank.call_class][2];
+        rank.last_after = MPI_COST[rank.call_class][2];
+        rank.injected += rank.last_after;
         rank.clock[1] = end[1];
         rank.entered = false;
         rank.pc++;
@@ -209,6 +217,8 @@ private:
             add(rank, Kind::Sample, at, rank.clock[1]);
             rank.last_event = at;
             rank.clock[0] = at + SAMPLE_COST[c][1];
+            rank.last_after = SAMPLE_COST[c][1];
+            rank.injected += SAMPLE_COST[c][0] + rank.last_after;
             rank.pc++;
             return true;
         }
@@ -584,8 +594,17 @@ TEST_F(Compensation, ModelGivesEveryInstantItsTrueTime)
         }
     }
     EXPECT_GT(checked, 300u);
-    // The report's figures are the true run's.
+    // Per rank, the model's cost is the cost injected on its own events;
+    // the span removed is its measured span less its true one (the waits
+    // it inherited from the others' costs too).
     Figures figures = true_figures(simulation_);
+    for (int r = 0; r < RANKS; r++) {
+        const auto &records = simulation_.records(r);
+        double measured_span = double(records.back().measured - records.front().measured) / RESOLUTION;
+        EXPECT_NEAR(c.rank_model_seconds[r], double(simulation_.injected(r)) / RESOLUTION, 1e-9) << "rank " << r;
+        EXPECT_NEAR(c.rank_removed_seconds[r], measured_span - figures.span[r], 3e-9) << "rank " << r;
+    }
+    // The report's figures are the true run's.
     for (int r = 0; r < RANKS; r++) {
         EXPECT_NEAR(profile->ranks[r].span_seconds, figures.span[r], 3e-9) << "rank " << r;
         EXPECT_NEAR(profile->ranks[r].mpi_seconds, figures.mpi[r], 1e-7) << "rank " << r;
