@@ -115,16 +115,16 @@ static inline void adt_mpi_leave(const adt_mpi_call *call, adt_mpi_function func
     if (adt_mpi_sampling)
         adt_sampler_leave_region(call->location, call->previous);
     if (__builtin_expect(call->timed_entry != 0 && call->passed_on != 0, 0)) {
-        uint64_t exit = adt_clock_now();
+        uint64_t wrapper_exit = adt_clock_now();
         adt_cost_table *cost = adt_cost_own;
         if (call->gap_class >= ADT_COST_GAP_CLASSES)
-            return;
+            return; /* before MPI_Init set the classes, or the thread's first event */
         if (cost->handler_runs != call->handler_runs) {
             adt_cost_add(&cost->interrupted, 1);
             return;
         }
         adt_cost_note_timing(cost, ADT_COST_MPI, call->gap_class, call->enter_time - call->timed_entry,
-                             call->passed_on - call->enter_time, exit - call->time);
+                             call->passed_on - call->enter_time, wrapper_exit - call->time);
     }
 }
 
