@@ -241,6 +241,171 @@ uint64_t adt_clock_resolution_now(void);
 /* Nanoseconds in a number of ticks. */
 uint64_t adt_clock_ticks_to_ns(uint64_t ticks);
 
+/* ---- measurement cost (cost.c; the model: docs/compensation.md) --------
+ *
+ * adaptrace's own cost per recorded event, measured inside the run: every
+ * ADT_COST_TIMED_EVERY-th wrapped MPI call of a thread reads the clock at
+ * wrapper entry, before the call is passed on and at wrapper exit (around
+ * the Enter and Leave timestamps it takes anyway), and every sample's
+ * handler is timed. Costs are kept per record kind and per gap class: the
+ * time since the previous recorded event (MPI Enter / Leave or sample) of
+ * the same thread, which says how cold adaptrace's code and data are.
+ *
+ * The parts of one event's cost, by where they fall in the trace:
+ * before: between the previous event and this event's timestamp (an MPI
+ *   call: wrapper entry to Enter, the unwinding of its calling context;
+ *   a sample: the signal's delivery, the thread's measured round trip);
+ * inside: from the Enter's timestamp to the call passed on (the Enter
+ *   record and the records before the call), inside the MPI region;
+ * after: from the Leave's timestamp (a sample: the handler's entry) to
+ *   the wrapper's (handler's) exit, before the next event.
+ *
+ * A table is written by its thread only, wrapper and signal handler; the
+ * end of the run reads it. Fixed arrays: nothing is allocated. */
+enum { ADT_COST_GAP_CLASSES = 5, ADT_COST_TIMED_EVERY = 64 };
+typedef enum adt_cost_kind { ADT_COST_MPI = 0, ADT_COST_SAMPLE = 1, ADT_COST_KINDS = 2 } adt_cost_kind;
+/* Upper bounds of the gap classes but the last, in nanoseconds. */
+#define ADT_COST_GAP_BOUNDS_NS { 1000u, 10000u, 100000u, 1000000u }
+
+typedef struct adt_cost_cell {
+    uint64_t events;       /* events of the kind whose gap fell in the class */
+    uint64_t timed;        /* of them, timed: the sums are over these */
+    uint64_t before_ticks;
+    uint64_t inside_ticks;
+    uint64_t after_ticks;
+} adt_cost_cell;
+
+typedef struct adt_cost_table {
+    uint64_t last_event;   /* the thread's last recorded event's time; 0: none */
+    uint64_t mpi_calls;    /* wrapped calls seen: every ADT_COST_TIMED_EVERY-th is timed */
+    uint64_t handler_runs; /* a timed call interrupted by the handler is not kept */
+    uint64_t interrupted;  /* timed calls not kept for that reason */
+    uint64_t outliers[ADT_COST_KINDS]; /* timings not kept: far above their cell's mean (adt_cost_note_timing) */
+    adt_cost_cell cells[ADT_COST_KINDS][ADT_COST_GAP_CLASSES];
+} adt_cost_table;
+
+/* The gap classes' upper bounds in clock ticks, set once the clock's rate
+ * is known (adt_cost_start); all 0 until then, and no cost is kept. */
+extern uint64_t adt_cost_gap_bounds[ADT_COST_GAP_CLASSES - 1];
+
+/* Sets the gap bounds for a clock of ticks_per_second. Normal context,
+ * before the threads that record are many (MPI_Init). */
+void adt_cost_start(uint64_t ticks_per_second);
+
+/* The table of the thread with this thread index (0 the main thread);
+ * NULL beyond the tables' fixed number (its costs are not kept). */
+adt_cost_table *adt_cost_table_of(uint32_t thread_index);
+
+/* The calling thread's table once looked up (initial-exec TLS: a load). */
+extern __thread adt_cost_table *adt_cost_own __attribute__((tls_model("initial-exec")));
+
+static inline unsigned adt_cost_gap_class_of(const uint64_t bounds[ADT_COST_GAP_CLASSES - 1], uint64_t gap)
+{
+    unsigned c = 0;
+    while (c < ADT_COST_GAP_CLASSES - 1 && gap >= bounds[c])
+        c++;
+    return c;
+}
+
+/* Single writer (the thread and its handler): an untorn store suffices. */
+static inline void adt_cost_add(uint64_t *field, uint64_t value)
+{
+    __atomic_store_n(field, __atomic_load_n(field, __ATOMIC_RELAXED) + value, __ATOMIC_RELAXED);
+}
+
+/* The thread's wrapped calls so far, this one counted. */
+static inline uint64_t adt_cost_next_call(adt_cost_table *table)
+{
+    adt_cost_add(&table->mpi_calls, 1);
+    return table->mpi_calls;
+}
+
+/* An event of kind at time on the thread of table: counts it in the class
+ * of its gap and makes it the thread's last event. Returns the class, or
+ * ADT_COST_GAP_CLASSES when nothing is kept (no table, bounds not set, no
+ * event before). Async-signal-safe: stores into the thread's own table. */
+static inline unsigned adt_cost_note_event(adt_cost_table *table, adt_cost_kind kind, uint64_t time)
+{
+    if (table == NULL)
+        return ADT_COST_GAP_CLASSES;
+    uint64_t last = table->last_event;
+    __atomic_store_n(&table->last_event, time, __ATOMIC_RELAXED);
+    if (last == 0 || adt_cost_gap_bounds[0] == 0)
+        return ADT_COST_GAP_CLASSES;
+    unsigned gap_class = adt_cost_gap_class_of(adt_cost_gap_bounds, time > last ? time - last : 0);
+    adt_cost_add(&table->cells[kind][gap_class].events, 1);
+    return gap_class;
+}
+
+/* A timing more than ADT_COST_OUTLIER_FACTOR times its cell's mean, once
+ * the cell holds ADT_COST_OUTLIER_AFTER timings, is not kept: on a shared
+ * or oversubscribed machine a thread descheduled (or a page fault) inside
+ * adaptrace's few hundred nanoseconds would otherwise set the mean of
+ * hundreds of events (one 2 ms preemption among 900 timed calls of
+ * 60 ns doubles it). Counted in the table's outliers of the kind. */
+enum { ADT_COST_OUTLIER_FACTOR = 16, ADT_COST_OUTLIER_AFTER = 8 };
+
+/* One timed event's parts into its cell. */
+static inline void adt_cost_note_timing(adt_cost_table *table, adt_cost_kind kind, unsigned gap_class,
+                                        uint64_t before, uint64_t inside, uint64_t after)
+{
+    adt_cost_cell *cell = &table->cells[kind][gap_class];
+    uint64_t kept = cell->before_ticks + cell->inside_ticks + cell->after_ticks;
+    if (cell->timed >= ADT_COST_OUTLIER_AFTER &&
+        (before + inside + after) * cell->timed > ADT_COST_OUTLIER_FACTOR * kept) {
+        adt_cost_add(&table->outliers[kind], 1);
+        return;
+    }
+    adt_cost_add(&cell->timed, 1);
+    adt_cost_add(&cell->before_ticks, before);
+    adt_cost_add(&cell->inside_ticks, inside);
+    adt_cost_add(&cell->after_ticks, after);
+}
+
+/* The model's estimate of one event's parts (ticks) of kind in gap_class
+ * from cells (one kind's row): the class's mean where it has timed
+ * events, else the mean of all the kind's timed events, else 0. Pure;
+ * adaptrace-report uses it on the tables of summary.json. */
+typedef struct adt_cost_parts {
+    double before;
+    double inside;
+    double after;
+} adt_cost_parts;
+
+static inline adt_cost_parts adt_cost_estimate(const adt_cost_cell cells[ADT_COST_GAP_CLASSES], unsigned gap_class)
+{
+    adt_cost_cell sum = { 0, 0, 0, 0, 0 };
+    const adt_cost_cell *from = &cells[gap_class < ADT_COST_GAP_CLASSES ? gap_class : 0];
+    if (gap_class >= ADT_COST_GAP_CLASSES || from->timed == 0) {
+        for (unsigned c = 0; c < ADT_COST_GAP_CLASSES; c++) {
+            sum.timed += cells[c].timed;
+            sum.before_ticks += cells[c].before_ticks;
+            sum.inside_ticks += cells[c].inside_ticks;
+            sum.after_ticks += cells[c].after_ticks;
+        }
+        from = &sum;
+    }
+    if (from->timed == 0)
+        return (adt_cost_parts){ 0, 0, 0 };
+    double n = (double)from->timed;
+    return (adt_cost_parts){ (double)from->before_ticks / n, (double)from->inside_ticks / n,
+                             (double)from->after_ticks / n };
+}
+
+/* The estimated total cost (ticks) of a table's events: each class's
+ * events at the estimate of their class. */
+static inline double adt_cost_total(const adt_cost_table *table)
+{
+    double total = 0;
+    for (unsigned k = 0; k < ADT_COST_KINDS; k++) {
+        for (unsigned c = 0; c < ADT_COST_GAP_CLASSES; c++) {
+            adt_cost_parts parts = adt_cost_estimate(table->cells[k], c);
+            total += (double)table->cells[k][c].events * (parts.before + parts.inside + parts.after);
+        }
+    }
+    return total;
+}
+
 /* Zeroed anonymous memory for what hot paths write (the buffer arena, the
  * calling-context tree, the request table), every page already written
  * once from user space: MAP_POPULATE alone leaves a first-write trap per

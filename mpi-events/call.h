@@ -28,13 +28,22 @@ _Static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER arrays are pass
  * twice however many records it writes. previous: the sampler's region
  * state this call replaced (MPI calls made from inside another wrapped
  * call, e.g. by a library's own wrapper, nest). passing_on_before: the
- * thread's re-entry guard as this call found it (setup.h). */
+ * thread's re-entry guard as this call found it (setup.h). The timing of
+ * adaptrace's own cost (core.h, "measurement cost"): gap_class of the
+ * Enter (ADT_COST_GAP_CLASSES: none kept); for a timed call (timed_entry
+ * not 0) the clock at wrapper entry, at the Enter, before the call passed
+ * on and the handler runs so far, which must not change until the exit. */
 typedef struct adt_mpi_call {
     adt_location *location;
     uint64_t time;
     uint32_t context;
     uint32_t previous;
     uint32_t passing_on_before;
+    uint32_t gap_class;
+    uint64_t timed_entry;
+    uint64_t enter_time;
+    uint64_t passed_on;
+    uint64_t handler_runs;
 } adt_mpi_call;
 
 #endif

@@ -614,7 +614,8 @@ def c_wrapper(fn):
                        f"    return ADT_MPI_NEXT({fn.name})({args});",
                        f"adt_mpi_call call = adt_mpi_enter(location, {fn.enum});"]))
     out.append(indent(acquire + body.pre))
-    out.append(indent([f"const int next_result = ADT_MPI_NEXT({fn.name})({next_args});"]))
+    out.append(indent(["adt_mpi_passing(&call);",
+                       f"const int next_result = ADT_MPI_NEXT({fn.name})({next_args});"]))
     if body.leave:
         out.append(indent(["adt_mpi_returned(&call);"]))
     out.append(indent(body.post + release))
@@ -688,7 +689,8 @@ def fortran_wrapper(fn, binding):
                        "}",
                        f"adt_mpi_call call = adt_mpi_enter(location, {fn.enum});"]))
     out.append(indent(acquire + body.pre))
-    out.append(indent([f"ADT_MPI_NEXT({symbol})({fortran_call_args(fn, body.replace)});"]))
+    out.append(indent(["adt_mpi_passing(&call);",
+                       f"ADT_MPI_NEXT({symbol})({fortran_call_args(fn, body.replace)});"]))
     if body.leave:
         out.append(indent(["adt_mpi_returned(&call);"]))
     out.append(indent(body.post + release))

@@ -65,7 +65,18 @@ static inline __attribute__((always_inline)) adt_mpi_call adt_mpi_enter(adt_loca
                                                                         adt_mpi_function function)
 {
     adt_rec_region record = { adt_mpi_region_ids[function], ADT_UNDEFINED_ID };
-    adt_mpi_call call = { location, 0, ADT_UNDEFINED_ID, ADT_UNDEFINED_ID, adt_mpi_passing_on };
+    adt_mpi_call call = { location, 0, ADT_UNDEFINED_ID, ADT_UNDEFINED_ID, adt_mpi_passing_on,
+                          ADT_COST_GAP_CLASSES, 0, 0, 0, 0 };
+    /* The cost table: looked up once per thread (a function call), then a
+     * TLS load; a thread index beyond the tables leaves it NULL and is
+     * looked up again, which only such a thread pays. */
+    adt_cost_table *cost = adt_cost_own;
+    if (__builtin_expect(cost == NULL, 0))
+        cost = adt_cost_own = adt_cost_table_of((uint32_t)adt_location_id(location));
+    if (cost != NULL && adt_cost_next_call(cost) % ADT_COST_TIMED_EVERY == 0) {
+        call.timed_entry = adt_clock_now();
+        call.handler_runs = cost->handler_runs;
+    }
     adt_mpi_passing_on = (uint32_t)function + 1;
     if (adt_mpi_sampling) {
         record.calling_context = adt_sampler_region_context(location, record.region);
@@ -75,8 +86,18 @@ static inline __attribute__((always_inline)) adt_mpi_call adt_mpi_enter(adt_loca
     if (adt_mpi_folding)
         adt_mpi_fold_enter((uint32_t)function, call.context, call.passing_on_before == 0);
     call.time = adt_clock_now();
+    call.enter_time = call.time;
+    call.gap_class = adt_cost_note_event(cost, ADT_COST_MPI, call.time);
     adt_buffer_append_event(location, ADT_REC_ENTER, call.time, &record, sizeof record);
     return call;
+}
+
+/* Right before the call is passed on: the end of a timed call's inside
+ * part (one clock read, in 1 of ADT_COST_TIMED_EVERY calls). */
+static inline void adt_mpi_passing(adt_mpi_call *call)
+{
+    if (__builtin_expect(call->timed_entry != 0, 0))
+        call->passed_on = adt_clock_now();
 }
 
 /* After the call passed on returned, before the records of its outcome. */
@@ -84,8 +105,12 @@ static inline void adt_mpi_returned(adt_mpi_call *call)
 {
     adt_mpi_passing_on = call->passing_on_before;
     call->time = adt_clock_now();
+    if (adt_cost_own != NULL)
+        __atomic_store_n(&adt_cost_own->last_event, call->time, __ATOMIC_RELAXED);
 }
 
+/* The wrapper's last step: a timed call's parts go to its gap class,
+ * unless the sampling handler ran meanwhile (its time is its own). */
 static inline void adt_mpi_leave(const adt_mpi_call *call, adt_mpi_function function)
 {
     adt_rec_region record = { adt_mpi_region_ids[function], call->context };
@@ -94,6 +119,18 @@ static inline void adt_mpi_leave(const adt_mpi_call *call, adt_mpi_function func
         adt_mpi_fold_leave((uint32_t)function, call->passing_on_before == 0);
     if (adt_mpi_sampling)
         adt_sampler_leave_region(call->location, call->previous);
+    if (__builtin_expect(call->timed_entry != 0 && call->passed_on != 0, 0)) {
+        uint64_t wrapper_exit = adt_clock_now();
+        adt_cost_table *cost = adt_cost_own;
+        if (call->gap_class >= ADT_COST_GAP_CLASSES)
+            return; /* before MPI_Init set the classes, or the thread's first event */
+        if (cost->handler_runs != call->handler_runs) {
+            adt_cost_add(&cost->interrupted, 1);
+            return;
+        }
+        adt_cost_note_timing(cost, ADT_COST_MPI, call->gap_class, call->enter_time - call->timed_entry,
+                             call->passed_on - call->enter_time, wrapper_exit - call->time);
+    }
 }
 
 /* ---- Init / Finalize (slow path) ---------------------------------------- */

@@ -212,6 +212,9 @@ static void add_waits(struct adt_report_matching *matching, const struct adt_rep
         matching->collective_wait_ticks[entry->rank] += instance->last_entry - entry->enter_time;
     }
     matching->collectives_matched++;
+    if (matching->collective_matched != NULL) {
+        matching->collective_matched(matching->matched_data, instance->entries, instance->finished);
+    }
 }
 
 /* The window starts at its oldest instance not complete. */
@@ -230,9 +233,10 @@ static void drop_complete(struct adt_report_collective_window *window)
     memset(window->instances + window->count, 0, complete * sizeof *window->instances);
 }
 
-void adt_report_add_collective(struct adt_report_matching *matching, uint32_t comm, uint32_t rank,
-                               uint64_t sequence, uint64_t enter_time)
+void adt_report_add_collective(struct adt_report_matching *matching, uint32_t comm,
+                               const struct adt_report_collective_entry *entry, uint64_t sequence)
 {
+    uint64_t enter_time = entry->enter_time;
     if (comm >= matching->comm_count) {
         return;
     }
@@ -253,8 +257,7 @@ void adt_report_add_collective(struct adt_report_matching *matching, uint32_t co
         size_t capacity = 0;
         instance->entries = adt_report_reserve(NULL, &capacity, members, sizeof *instance->entries);
     }
-    instance->entries[instance->finished++] =
-        (struct adt_report_collective_entry){.rank = rank, .enter_time = enter_time};
+    instance->entries[instance->finished++] = *entry;
     instance->last_entry = enter_time > instance->last_entry ? enter_time : instance->last_entry;
     if (instance->finished == members) {
         add_waits(matching, instance);

@@ -334,9 +334,22 @@ static void keep_message_line(struct reading *reading, const struct adt_report_m
 static void on_matched(void *data, const struct adt_report_message *send, const struct adt_report_message *receive)
 {
     struct reading *reading = data;
+    if (reading->recording != NULL) {
+        adt_report_record_message(reading->recording, send, receive);
+    }
     keep_message_line(reading, send, receive);
     if (reading->chrome != NULL) {
         adt_report_chrome_flow(reading->chrome, send, receive);
+    }
+}
+
+/* The collective_matched callback of the pass: a first pass of
+ * compensation records the instance. */
+static void on_collective_matched(void *data, const struct adt_report_collective_entry *entries, uint32_t count)
+{
+    struct reading *reading = data;
+    if (reading->recording != NULL) {
+        adt_report_record_collective(reading->recording, entries, count);
     }
 }
 
@@ -376,6 +389,7 @@ static void start_timeline(struct reading *reading)
     profile->message_lines = malloc(ADT_REPORT_MESSAGE_LINES * sizeof *profile->message_lines);
     reading->message_line_stride = 1;
     reading->matching.matched = on_matched;
+    reading->matching.collective_matched = on_collective_matched;
     reading->matching.matched_data = reading;
 }
 
@@ -472,11 +486,20 @@ static bool bound_definitions(OTF2_Reader *reader, struct reading *reading, uint
     return true;
 }
 
+/* What a pass does for compensation (compensate.c): a first pass records
+ * into recording, a second reads its times through timeshift; both NULL
+ * in a pass of measured times. */
+struct compensation_pass {
+    struct adt_report_recording *recording;
+    const struct adt_report_timeshift *timeshift;
+};
+
 /* One pass over the archive, the locations in left_out's list left out
  * (and, with salvage, those whose file the check finds damaged added to
  * it). NULL on failure, with error set; damaged_location then says which
  * location the damage was found in (SIZE_MAX: none in particular). */
 static struct adt_report_profile *read_pass(const char *archive, const struct adt_report_options *options,
+                                            const struct compensation_pass *compensation,
                                             struct left_outs *left_out, struct adt_report_error *error,
                                             uint64_t *damaged_id)
 {
@@ -509,7 +532,9 @@ static struct adt_report_profile *read_pass(const char *archive, const struct ad
                               .rate_member = OTF2_UNDEFINED_METRIC_MEMBER,
                               .rate_metric = OTF2_UNDEFINED_METRIC,
                               .use_member = OTF2_UNDEFINED_METRIC_MEMBER,
-                              .use_metric = OTF2_UNDEFINED_METRIC};
+                              .use_metric = OTF2_UNDEFINED_METRIC,
+                              .recording = compensation->recording,
+                              .timeshift = compensation->timeshift};
     OTF2_ErrorCallback otf2_printer = OTF2_Error_RegisterCallback(adt_report_keep_otf2_message, &reading);
     OTF2_Reader *reader = OTF2_Reader_Open(anchor);
     if (reader == NULL) {
@@ -545,6 +570,10 @@ static struct adt_report_profile *read_pass(const char *archive, const struct ad
         finish(&reading);
         attach_left_outs(&reading, left_out);
     }
+    for (size_t i = 0; ok && reading.recording != NULL && i < reading.location_count; i++) {
+        adt_report_record_location(reading.recording, i, reading.locations[i].rank, reading.locations[i].thread,
+                                   reading.timer_resolution);
+    }
     if (ok && reading.chrome != NULL) {
         adt_report_chrome_end(reading.chrome);
     }
@@ -572,14 +601,17 @@ static bool restart_chrome(FILE *chrome, struct adt_report_error *error)
     return true;
 }
 
-struct adt_report_profile *adt_report_read(const char *archive, const struct adt_report_options *options,
-                                           struct adt_report_error *error)
+/* The passes over the archive until one reads it whole (a salvaging read
+ * leaves out one more damaged location each time). */
+static struct adt_report_profile *read_salvaging(const char *archive, const struct adt_report_options *options,
+                                                 const struct compensation_pass *compensation,
+                                                 struct adt_report_error *error)
 {
     struct left_outs left_out = {.salvage = options->salvage};
     for (;;) {
         *error = (struct adt_report_error){0};
         uint64_t damaged_id = UINT64_MAX;
-        struct adt_report_profile *profile = read_pass(archive, options, &left_out, error, &damaged_id);
+        struct adt_report_profile *profile = read_pass(archive, options, compensation, &left_out, error, &damaged_id);
         if (profile != NULL) {
             free(left_out.locations);
             return profile;
@@ -593,7 +625,39 @@ struct adt_report_profile *adt_report_read(const char *archive, const struct adt
             return NULL;
         }
         leave_out(&left_out, damaged_id, error->text);
+        if (compensation->recording != NULL) {
+            adt_report_recording_clear(compensation->recording);
+        }
     }
+}
+
+struct adt_report_profile *adt_report_read(const char *archive, const struct adt_report_options *options,
+                                           struct adt_report_error *error)
+{
+    if (options->compensate == ADT_REPORT_MEASURED) {
+        return read_salvaging(archive, options, &(struct compensation_pass){0}, error);
+    }
+    /* The first pass only records (no Chrome trace): the compensated
+     * times of every location come from all of them. */
+    struct adt_report_options first_options = *options;
+    first_options.chrome_trace = NULL;
+    struct compensation_pass first = {.recording = adt_report_recording_new()};
+    struct adt_report_profile *measured = read_salvaging(archive, &first_options, &first, error);
+    struct adt_report_timeshift *timeshift = NULL;
+    if (measured != NULL) {
+        adt_report_free(measured);
+        timeshift = adt_report_compensate(first.recording, archive, options->compensate, error);
+    }
+    struct adt_report_profile *profile = NULL;
+    if (timeshift != NULL) {
+        profile = read_salvaging(archive, options, &(struct compensation_pass){.timeshift = timeshift}, error);
+    }
+    if (profile != NULL) {
+        adt_report_attach_compensation(timeshift, profile, options->keep_compensated_times, first.recording);
+    }
+    adt_report_timeshift_free(timeshift);
+    adt_report_recording_free(first.recording);
+    return profile;
 }
 
 void adt_report_free(struct adt_report_profile *profile)
@@ -618,6 +682,13 @@ void adt_report_free(struct adt_report_profile *profile)
         free(profile->left_out[i].reason);
     }
     free(profile->left_out);
+    free(profile->compensation.rank_removed_seconds);
+    free(profile->compensation.rank_model_seconds);
+    for (size_t i = 0; i < profile->compensation.location_count; i++) {
+        free(profile->compensation.locations[i].measured);
+        free(profile->compensation.locations[i].compensated);
+    }
+    free(profile->compensation.locations);
     adt_report_free_rates(profile->rate_locations, profile->rate_location_count);
     free(profile->flushes);
     free(profile->flush_locations);

@@ -72,9 +72,13 @@ static OTF2_CallbackCode carry_on(const struct reading *reading)
  * reader's position counts every event, those without a callback too)
  * and its time never goes back: a reader that has lost its place in a
  * damaged file breaks one or the other. NULL for an event of no known
- * location or after damage. */
-static struct location_state *at_event(struct reading *reading, OTF2_LocationRef id, OTF2_TimeStamp time)
+ * location or after damage. In a compensated pass the event's time is
+ * replaced by its compensated time here, the one place every event
+ * passes (compensate.c): every figure the pass makes is then of
+ * compensated times. */
+static struct location_state *at_event(struct reading *reading, OTF2_LocationRef id, OTF2_TimeStamp *event_time)
 {
+    OTF2_TimeStamp time = *event_time;
     struct location_state *location = location_of(reading, id);
     if (location == NULL || reading->error->damaged) {
         return NULL;
@@ -89,12 +93,16 @@ static struct location_state *at_event(struct reading *reading, OTF2_LocationRef
                            location->id, location->stated_events);
         return NULL;
     }
-    if (location->seen && time < location->last_time) {
+    if (location->seen && time < location->last_measured) {
         adt_report_damaged(reading, index,
                            "traces/%" PRIu64 ".evt is damaged: its event %" PRIu64 " goes back in time by %" PRIu64
                            " ticks",
-                           location->id, position, location->last_time - time);
+                           location->id, position, location->last_measured - time);
         return NULL;
+    }
+    location->last_measured = time;
+    if (reading->timeshift != NULL) {
+        time = *event_time = adt_report_shifted_time(reading->timeshift, index, time);
     }
     if (!location->seen) {
         location->first_time = time;
@@ -122,13 +130,17 @@ static void enter_mpi_call(struct reading *reading, struct location_state *locat
 static void enter_region(struct reading *reading, OTF2_LocationRef id, OTF2_TimeStamp time, uint32_t region,
                          uint64_t call)
 {
-    struct location_state *location = at_event(reading, id, time);
+    struct location_state *location = at_event(reading, id, &time);
     if (location == NULL || region >= reading->region_count) {
         return;
     }
     location->stack = adt_report_reserve(location->stack, &location->stack_capacity, location->depth + 1,
                                          sizeof *location->stack);
     location->stack[location->depth++] = (struct open_region){.region = region, .enter_time = time};
+    if (reading->regions[region].mpi && reading->recording != NULL) {
+        adt_report_record_instant(reading->recording, (size_t)(location - reading->locations), time,
+                                  ADT_INSTANT_ENTER);
+    }
     if (reading->regions[region].mpi && location->mpi_depth++ == 0) {
         enter_mpi_call(reading, location, time, call);
     }
@@ -151,12 +163,16 @@ void adt_report_add_to_timeline(struct reading *reading, double *values, uint32_
 
 static void leave_region(struct reading *reading, OTF2_LocationRef id, OTF2_TimeStamp time)
 {
-    struct location_state *location = at_event(reading, id, time);
+    struct location_state *location = at_event(reading, id, &time);
     if (location == NULL || location->depth == 0) {
         return;
     }
     struct open_region left = location->stack[--location->depth];
     const struct region_definition *definition = &reading->regions[left.region];
+    if (definition->mpi && reading->recording != NULL) {
+        adt_report_record_instant(reading->recording, (size_t)(location - reading->locations), time,
+                                  ADT_INSTANT_LEAVE);
+    }
     if (reading->chrome != NULL) {
         adt_report_chrome_slice(reading->chrome, location->rank, (uint32_t)(location - reading->locations),
                                 adt_report_string_of(reading, definition->name), definition->mpi, left.enter_time,
@@ -225,13 +241,22 @@ static OTF2_CallbackCode on_sample(OTF2_LocationRef id, OTF2_TimeStamp time, voi
 {
     (void)attributes, (void)unwind_distance;
     struct reading *reading = data;
-    struct location_state *location = at_event(reading, id, time);
+    struct location_state *location = at_event(reading, id, &time);
     if (location == NULL || context >= reading->context_capacity ||
         generator >= reading->generator_capacity) {
         return carry_on(reading);
     }
     struct adt_report_profile *profile = reading->profile;
+    size_t index = (size_t)(location - reading->locations);
     double weight = reading->generator_periods[generator];
+    if (reading->recording != NULL) {
+        adt_report_record_instant(reading->recording, index, time, ADT_INSTANT_SAMPLE);
+    }
+    /* A sample stands for a period of the location's measured time, of
+     * which compensation keeps the location's share. */
+    if (reading->timeshift != NULL) {
+        weight *= adt_report_shifted_scale(reading->timeshift, index);
+    }
     profile->samples++;
     profile->sampled_seconds += weight;
     profile->contexts[context].self_seconds += weight;
@@ -275,7 +300,7 @@ static OTF2_CallbackCode on_metric(OTF2_LocationRef id, OTF2_TimeStamp time, voi
 {
     (void)attributes;
     struct reading *reading = data;
-    struct location_state *location = at_event(reading, id, time);
+    struct location_state *location = at_event(reading, id, &time);
     if (location != NULL && metric == reading->rate_metric && count == 1 && types[0] == OTF2_TYPE_DOUBLE) {
         adt_report_note_rate(reading, (size_t)(location - reading->locations), time, values[0].floating_point);
     }
@@ -297,7 +322,10 @@ static OTF2_CallbackCode on_buffer_flush(OTF2_LocationRef id, OTF2_TimeStamp tim
 {
     (void)attributes;
     struct reading *reading = data;
-    struct location_state *location = at_event(reading, id, time);
+    struct location_state *location = at_event(reading, id, &time);
+    if (location != NULL && reading->timeshift != NULL) {
+        stop_time = adt_report_shifted_time(reading->timeshift, (size_t)(location - reading->locations), stop_time);
+    }
     if (location != NULL) {
         adt_report_note_flush(reading, (size_t)(location - reading->locations), time, stop_time);
     }
@@ -314,7 +342,7 @@ static struct open_region *innermost(struct location_state *location)
 static void point_to_point(struct reading *reading, OTF2_LocationRef id, OTF2_TimeStamp time, bool sending,
                            uint32_t peer, OTF2_CommRef comm, uint32_t tag, uint64_t bytes)
 {
-    struct location_state *location = at_event(reading, id, time);
+    struct location_state *location = at_event(reading, id, &time);
     struct open_region *region = innermost(location);
     if (region == NULL) {
         return;
@@ -365,7 +393,7 @@ static OTF2_CallbackCode on_collective_end(OTF2_LocationRef id, OTF2_TimeStamp t
 {
     (void)attributes, (void)operation, (void)root;
     struct reading *reading = data;
-    struct location_state *location = at_event(reading, id, time);
+    struct location_state *location = at_event(reading, id, &time);
     struct open_region *region = innermost(location);
     if (region == NULL) {
         return carry_on(reading);
@@ -381,8 +409,11 @@ static OTF2_CallbackCode on_collective_end(OTF2_LocationRef id, OTF2_TimeStamp t
         reading->collective_sequences =
             adt_report_grow(reading->collective_sequences, &reading->collective_sequence_capacity,
                             reading->profile->rank_count * comms, sizeof(uint64_t));
-        adt_report_add_collective(&reading->matching, comm, location->rank, reading->collective_sequences[slot]++,
-                                  region->enter_time);
+        struct adt_report_collective_entry entry = {.rank = location->rank,
+                                                    .location = (uint32_t)(location - reading->locations),
+                                                    .enter_time = region->enter_time,
+                                                    .end_time = time};
+        adt_report_add_collective(&reading->matching, comm, &entry, reading->collective_sequences[slot]++);
     }
     return carry_on(reading);
 }

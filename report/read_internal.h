@@ -30,6 +30,7 @@ struct location_state {
     uint32_t timeline_row; /* its row of the profile's timeline */
     uint64_t first_time;
     uint64_t last_time;
+    uint64_t last_measured; /* last_time as the archive has it: compensation moves the other */
     struct open_region *stack;
     size_t depth;
     size_t mpi_depth; /* open MPI regions: the outermost one is drawn */
@@ -167,6 +168,11 @@ struct reading {
     /* Messages matched so far, and the stride of those kept as lines. */
     uint64_t messages_seen;
     uint64_t message_line_stride;
+    /* Compensation (compensate.c): the first pass records the instants,
+     * messages and collectives the rules need; the second reads every
+     * event's time through the shift. NULL when not in such a pass. */
+    struct adt_report_recording *recording;
+    const struct adt_report_timeshift *timeshift;
 };
 
 /* A call as segments are keyed: its calling context when it has one,
@@ -225,6 +231,41 @@ void adt_report_note_buffer_use(struct reading *reading, size_t location, uint64
 void adt_report_finish_rates(struct reading *reading);
 /* Frees count locations' steps and the array. */
 void adt_report_free_rates(struct adt_report_location_rates *rates, size_t count);
+
+/* compensate.c: adaptrace's own cost taken out of the times (the model and
+ * the rules: docs/compensation.md). A first pass records into a
+ * recording; adt_report_compensate replays it into a timeshift, through
+ * which the second pass reads every event's time. */
+enum { ADT_INSTANT_ENTER = 1, ADT_INSTANT_LEAVE = 2, ADT_INSTANT_SAMPLE = 4 };
+struct adt_report_recording *adt_report_recording_new(void);
+void adt_report_recording_free(struct adt_report_recording *recording);
+/* Empties it for another first pass (a salvaging read starts again). */
+void adt_report_recording_clear(struct adt_report_recording *recording);
+/* The rank and thread of location (index), and the archive's clock. */
+void adt_report_record_location(struct adt_report_recording *recording, size_t location, uint32_t rank,
+                                uint32_t thread, uint64_t timer_resolution);
+/* An MPI region entered or left, or a sample, on location at time. */
+void adt_report_record_instant(struct adt_report_recording *recording, size_t location, uint64_t time,
+                               unsigned kind);
+void adt_report_record_message(struct adt_report_recording *recording, const struct adt_report_message *send,
+                               const struct adt_report_message *receive);
+void adt_report_record_collective(struct adt_report_recording *recording,
+                                  const struct adt_report_collective_entry *entries, uint32_t count);
+/* The compensated times of a recording with the cost model of archive's
+ * summary.json (mode: model or constant); NULL with the reason in error
+ * when the archive has none. */
+struct adt_report_timeshift *adt_report_compensate(const struct adt_report_recording *recording,
+                                                   const char *archive, enum adt_report_compensation_mode mode,
+                                                   struct adt_report_error *error);
+/* The compensated time of an event of location (index) at time. */
+uint64_t adt_report_shifted_time(const struct adt_report_timeshift *timeshift, size_t location, uint64_t time);
+/* The share of location's span that compensation leaves. */
+double adt_report_shifted_scale(const struct adt_report_timeshift *timeshift, size_t location);
+/* Moves the counts (and with keep_times every location's instants) into
+ * profile->compensation. */
+void adt_report_attach_compensation(struct adt_report_timeshift *timeshift, struct adt_report_profile *profile,
+                                    bool keep_times, const struct adt_report_recording *recording);
+void adt_report_timeshift_free(struct adt_report_timeshift *timeshift);
 
 /* flushes.c: a BufferFlush record of location (its index) from time to
  * stop_time; after the pass, the locations that flushed and the total go

@@ -183,8 +183,55 @@ struct adt_report_left_out {
     char *reason;
 };
 
+/* The times the figures come from (--compensate, docs/compensation.md):
+ * as measured, or with adaptrace's own cost taken out by the cost model
+ * summary.json holds (per gap class), or by one constant per kind of
+ * event (the model's warmest class, as TAU compensates). */
+enum adt_report_compensation_mode {
+    ADT_REPORT_MEASURED = 0,
+    ADT_REPORT_COMPENSATE_MODEL,
+    ADT_REPORT_COMPENSATE_CONSTANT
+};
+
+/* One location's instants (its MPI Enters and Leaves and samples, one per
+ * distinct time) as measured and as compensated, in archive ticks. */
+struct adt_report_compensated_location {
+    uint32_t rank;
+    uint32_t thread;
+    size_t count;
+    uint64_t *measured;
+    uint64_t *compensated;
+};
+
+/* What compensation did (docs/compensation.md has the rules). Every
+ * correction beyond the local one is counted under its cause. */
+struct adt_report_compensation {
+    enum adt_report_compensation_mode mode;
+    uint64_t locations_modelled;   /* with a cost model in summary.json */
+    uint64_t locations_unmodelled; /* left as measured */
+    uint64_t instants;             /* compensated: MPI Enter/Leave and sample times */
+    double model_seconds;          /* the cost the model subtracted, all locations */
+    uint64_t over_compensated;     /* intervals the cost would have made negative: kept at 0 */
+    double over_compensated_seconds; /* by how much, in all */
+    uint64_t receive_floors;       /* receives raised to their send's start + minimal latency */
+    uint64_t waits_inherited;      /* receives that waited: ended at the send's start + its latency */
+    uint64_t waits_removed;        /* of those, the receiver now came after the message */
+    uint64_t collective_raised;    /* exits raised to the last entry's time */
+    uint64_t collective_lowered;   /* exits that waited less, the last member having come earlier */
+    uint64_t collectives_left;     /* exits before the last entry as measured (rooted): left local */
+    uint64_t late_sender_flips;    /* messages whose sender and receiver changed order */
+    uint64_t unresolved;           /* rules whose other side comes later as measured (clocks) */
+    uint64_t causality_violations; /* after all: receive before send + latency, exit before last entry */
+    double *rank_removed_seconds;  /* per rank: its span as measured less its span compensated */
+    double *rank_model_seconds;    /* per rank: the cost the model put on its events in the archive */
+    size_t location_count;         /* with keep_compensated_times */
+    struct adt_report_compensated_location *locations;
+};
+
 struct adt_report_profile {
     size_t rank_count;
+    /* mode ADT_REPORT_MEASURED: the figures are the measured times. */
+    struct adt_report_compensation compensation;
     /* The locations a salvaged report leaves out, in the order their
      * damage was found; none without salvage (damage fails the read). */
     size_t left_out_count;
@@ -263,9 +310,14 @@ struct adt_report_spread {
  * read, instead of failing the read; a salvaging read that finds damage
  * during its pass starts it again (a chrome_trace must then be a regular
  * file, which is written anew). */
+/* keep_compensated_times: the profile's compensation also holds every
+ * location's instants, measured and compensated (for checks and later
+ * passes). */
 struct adt_report_options {
     FILE *chrome_trace;
     bool salvage;
+    enum adt_report_compensation_mode compensate;
+    bool keep_compensated_times;
 };
 
 /* Why a read failed, in one line. damaged: the archive's files contradict

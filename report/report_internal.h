@@ -64,11 +64,14 @@ struct adt_report_pending_list {
     uint32_t last;
 };
 
-/* One member's part of a collective instance: its world rank and the
- * entry of its call. */
+/* One member's part of a collective instance: its world rank, the
+ * location that recorded it (its index among the archive's locations),
+ * the entry of its call and the time of its end record. */
 struct adt_report_collective_entry {
     uint32_t rank;
+    uint32_t location;
     uint64_t enter_time;
+    uint64_t end_time;
 };
 
 /* A collective instance, open until every member has finished it. */
@@ -123,8 +126,11 @@ struct adt_report_matching {
     struct adt_report_collective_window *windows;
     uint64_t collectives_matched;
     uint64_t *collective_wait_ticks; /* per rank */
-    /* Called for each matched message when not NULL, with matched_data. */
+    /* Called for each matched message when not NULL, with matched_data;
+     * collective_matched for each collective instance every member of
+     * which finished it, with its members' entries. */
     void (*matched)(void *data, const struct adt_report_message *send, const struct adt_report_message *receive);
+    void (*collective_matched)(void *data, const struct adt_report_collective_entry *entries, uint32_t count);
     void *matched_data;
 };
 
@@ -138,8 +144,8 @@ void adt_report_matching_start(struct adt_report_matching *matching, size_t rank
 void adt_report_add_message(struct adt_report_matching *matching, bool sending, uint32_t location, uint32_t rank,
                             uint32_t peer, uint32_t comm, uint32_t tag, uint64_t bytes, uint64_t time,
                             uint64_t enter_time);
-void adt_report_add_collective(struct adt_report_matching *matching, uint32_t comm, uint32_t rank,
-                               uint64_t sequence, uint64_t enter_time);
+void adt_report_add_collective(struct adt_report_matching *matching, uint32_t comm,
+                               const struct adt_report_collective_entry *entry, uint64_t sequence);
 /* Fills the matrix, the late-sender and collective waiting times and the
  * match counts of profile (all was matched as it came). */
 void adt_report_match(struct adt_report_matching *matching, struct adt_report_profile *profile,

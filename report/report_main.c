@@ -16,8 +16,8 @@
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: adaptrace-report [--json] [--salvage] [--html FILE] [--speedscope FILE] [--chrome-trace FILE]\n"
-            "                        ARCHIVE\n"
+            "usage: adaptrace-report [--json] [--salvage] [--compensate[=model|constant]] [--html FILE]\n"
+            "                        [--speedscope FILE] [--chrome-trace FILE] ARCHIVE\n"
             "       adaptrace-report --skeleton [--expand] ARCHIVE\n"
             "\n"
             "Prints the profile of the run whose OTF2 archive is ARCHIVE (the directory holding\n"
@@ -38,6 +38,11 @@ static void usage(FILE *out)
             "               with their parameters; with --expand every call in order, one per line\n"
             "  --salvage    of a damaged archive, report the locations whose events are intact and\n"
             "               say which were left out and why (without it, damage is an error)\n"
+            "  --compensate[=model]  every figure from times with adaptrace's own cost taken out, by\n"
+            "               the cost per event and gap that the run measured (summary.json), keeping\n"
+            "               messages and collectives causal; each correction counted (docs/compensation.md)\n"
+            "  --compensate=constant  the same with one cost per kind of event (the warmest class),\n"
+            "               as a start-up constant would compensate, for comparison\n"
             "\n"
             "Exit status: 0 on success, 1 when the archive cannot be opened or an output cannot be\n"
             "written, 2 on a usage error or when the archive is damaged (one line says which file\n"
@@ -72,6 +77,7 @@ int main(int argc, char **argv)
     bool salvage = false;
     bool skeleton = false;
     bool expand = false;
+    enum adt_report_compensation_mode compensate = ADT_REPORT_MEASURED;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
@@ -92,6 +98,10 @@ int main(int argc, char **argv)
             expand = true;
         } else if (strcmp(argv[i], "--salvage") == 0) {
             salvage = true;
+        } else if (strcmp(argv[i], "--compensate") == 0 || strcmp(argv[i], "--compensate=model") == 0) {
+            compensate = ADT_REPORT_COMPENSATE_MODEL;
+        } else if (strcmp(argv[i], "--compensate=constant") == 0) {
+            compensate = ADT_REPORT_COMPENSATE_CONSTANT;
         } else if (strcmp(argv[i], "--chrome-trace") == 0 && i + 1 < argc) {
             chrome_path = argv[++i];
         } else if (output != NULL && i + 1 < argc) {
@@ -127,7 +137,9 @@ int main(int argc, char **argv)
         return 1;
     }
     struct adt_report_profile *profile =
-        adt_report_read(archive, &(struct adt_report_options){.chrome_trace = chrome, .salvage = salvage}, &read_error);
+        adt_report_read(archive,
+                        &(struct adt_report_options){.chrome_trace = chrome, .salvage = salvage, .compensate = compensate},
+                        &read_error);
     /* Not removed when cut short: the path may be no regular file
      * (/dev/stdout). A failed read says so below and exits with 1 or 2. */
     if (chrome != NULL && (ferror(chrome) | (fclose(chrome) != 0))) {

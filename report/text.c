@@ -469,9 +469,48 @@ static void print_left_out_text(const struct adt_report_profile *profile, FILE *
     }
 }
 
+static const char *compensation_name(enum adt_report_compensation_mode mode)
+{
+    return mode == ADT_REPORT_COMPENSATE_MODEL ? "model" : mode == ADT_REPORT_COMPENSATE_CONSTANT ? "constant" : "none";
+}
+
+/* What compensation did, every correction by its cause. */
+static void print_compensation_text(const struct adt_report_profile *profile, FILE *out)
+{
+    const struct adt_report_compensation *c = &profile->compensation;
+    if (c->mode == ADT_REPORT_MEASURED) {
+        return;
+    }
+    fprintf(out,
+            "Compensated times (--compensate=%s, docs/compensation.md): %" PRIu64 " instants on %" PRIu64
+            " locations with a cost model, %" PRIu64 " without (left as measured); %.6f s of adaptrace's cost "
+            "taken out\n",
+            compensation_name(c->mode), c->instants, c->locations_modelled, c->locations_unmodelled,
+            c->model_seconds);
+    fprintf(out, "  per rank, adaptrace's cost on its events by the model / its span removed (s):");
+    for (size_t r = 0; r < profile->rank_count && r < TEXT_MATRIX_RANKS; r++) {
+        fprintf(out, " %zu: %.6f / %.6f", r, c->rank_model_seconds[r], c->rank_removed_seconds[r]);
+    }
+    fprintf(out, "%s\n", profile->rank_count > TEXT_MATRIX_RANKS ? " ..." : "");
+    fprintf(out,
+            "  over-compensated intervals (kept at 0): %" PRIu64 " (%.6f s below 0 in all); receives raised to send + "
+            "least latency: %" PRIu64 "; waiting receives ended by their send: %" PRIu64 " (%" PRIu64
+            " no longer waiting)\n",
+            c->over_compensated, c->over_compensated_seconds, c->receive_floors, c->waits_inherited, c->waits_removed);
+    fprintf(out,
+            "  collective exits raised to the last entry: %" PRIu64 ", waiting less: %" PRIu64
+            ", before the last entry as measured (left local): %" PRIu64 "\n",
+            c->collective_raised, c->collective_lowered, c->collectives_left);
+    fprintf(out,
+            "  messages whose sender and receiver changed order: %" PRIu64 "; rules left unresolved (clocks): %" PRIu64
+            "; causality violations after compensation: %" PRIu64 "\n",
+            c->late_sender_flips, c->unresolved, c->causality_violations);
+}
+
 void adt_report_print_text(const struct adt_report_profile *profile, FILE *out)
 {
     print_left_out_text(profile, out);
+    print_compensation_text(profile, out);
     fprintf(out, "Ranks: %zu\n", profile->rank_count);
     print_mpi_text(profile, out);
     print_matrix_text(profile, out);
@@ -828,9 +867,38 @@ static void print_segments_json(const struct adt_report_profile *profile, FILE *
     fputc(']', out);
 }
 
+static void print_compensation_json(const struct adt_report_profile *profile, FILE *out)
+{
+    const struct adt_report_compensation *c = &profile->compensation;
+    fprintf(out, "\"compensation\":{\"mode\":\"%s\"", compensation_name(c->mode));
+    if (c->mode != ADT_REPORT_MEASURED) {
+        fprintf(out,
+                ",\"locations_modelled\":%" PRIu64 ",\"locations_unmodelled\":%" PRIu64 ",\"instants\":%" PRIu64
+                ",\"model_seconds\":%.9g,\"over_compensated\":%" PRIu64 ",\"over_compensated_seconds\":%.9g"
+                ",\"receive_floors\":%" PRIu64
+                ",\"waits_inherited\":%" PRIu64 ",\"waits_removed\":%" PRIu64 ",\"collective_raised\":%" PRIu64
+                ",\"collective_lowered\":%" PRIu64 ",\"collectives_left\":%" PRIu64
+                ",\"late_sender_flips\":%" PRIu64 ",\"unresolved\":%" PRIu64
+                ",\"causality_violations\":%" PRIu64 ",\"rank_removed_seconds\":[",
+                c->locations_modelled, c->locations_unmodelled, c->instants, c->model_seconds, c->over_compensated,
+                c->over_compensated_seconds, c->receive_floors, c->waits_inherited, c->waits_removed, c->collective_raised, c->collective_lowered,
+                c->collectives_left, c->late_sender_flips, c->unresolved, c->causality_violations);
+        for (size_t r = 0; r < profile->rank_count; r++) {
+            fprintf(out, "%s%.9g", r ? "," : "", c->rank_removed_seconds[r]);
+        }
+        fputs("],\"rank_model_seconds\":[", out);
+        for (size_t r = 0; r < profile->rank_count; r++) {
+            fprintf(out, "%s%.9g", r ? "," : "", c->rank_model_seconds[r]);
+        }
+        fputc(']', out);
+    }
+    fputs("},\n", out);
+}
+
 void adt_report_print_json(const struct adt_report_profile *profile, FILE *out)
 {
     fprintf(out, "{\"rank_count\":%zu,\n", profile->rank_count);
+    print_compensation_json(profile, out);
     print_mpi_json(profile, out);
     print_timeline_json(profile, out);
     print_segments_json(profile, out);

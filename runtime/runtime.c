@@ -257,6 +257,10 @@ void adt_runtime_mpi_untracked_report(const adt_runtime_mpi_untracked *untracked
     mpi_untracked = *untracked;
 }
 
+/* When this process started measuring: the measurement cost's share of
+ * the run is of the time since (summary.c). */
+static uint64_t measurement_started;
+
 static adt_run_sources run_sources(const adt_trace_result *written)
 {
     return (adt_run_sources){
@@ -267,6 +271,7 @@ static adt_run_sources run_sources(const adt_trace_result *written)
         .buffer_bytes = config.buffer_bytes,
         .written = written,
         .mpi_untracked = mpi_untracked,
+        .started = measurement_started,
     };
 }
 
@@ -295,8 +300,9 @@ static void start_measuring(void)
         return;
     }
     choose_archive_dir(archive_dir);
+    measurement_started = adt_clock_now();
     adt_run_sources sources = run_sources(NULL);
-    adt_rescue_init(&sources, defs, config.sampling ? config.sampling_rate_hz : 0, adt_clock_now());
+    adt_rescue_init(&sources, defs, config.sampling ? config.sampling_rate_hz : 0, measurement_started);
     if (adt_ending_init(buffer, archive_dir, config.snapshot_signal) != 0)
         adt_log("the ends of this run by a signal will not be saved or reported");
     pthread_atfork(NULL, NULL, become_inert_in_child);

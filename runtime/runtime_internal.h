@@ -246,6 +246,13 @@ typedef struct adt_location_summary {
     uint64_t samples_kept;
     uint64_t sampled_periods;   /* initial periods its samples stand for */
     uint64_t mpi_events;
+    /* adaptrace's measured cost on it (core.h, "measurement cost"), the
+     * gap classes' bounds it was kept with, the clock's ticks per second
+     * and the time from the start of measurement to the summary (ticks). */
+    adt_cost_table cost;
+    uint64_t gap_bounds[ADT_COST_GAP_CLASSES - 1];
+    uint64_t timer_resolution;
+    uint64_t run_ticks;
 } adt_location_summary;
 
 typedef struct adt_run_sources {
@@ -256,6 +263,7 @@ typedef struct adt_run_sources {
     uint64_t buffer_bytes;
     const adt_trace_result *written;
     adt_runtime_mpi_untracked mpi_untracked;
+    uint64_t started;           /* the start of measurement (clock ticks) */
 } adt_run_sources;
 
 /* Fills counters and returns this rank's location lines (malloc'd,

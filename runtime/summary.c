@@ -72,6 +72,10 @@ typedef struct adt_run_listing {
     uint32_t initial_rate_hz;
     const adt_run_ending *ending; /* NULL: the run ended cleanly */
     const uint64_t *locations_at_shift;
+    /* Per rank, adaptrace's estimated cost and its run time (seconds);
+     * NULL when the location lines did not reach rank 0. */
+    const double *cost_seconds;
+    const double *run_seconds;
 } adt_run_listing;
 
 static uint64_t mpi_events_of(const adt_location_stats *stats)
@@ -81,9 +85,21 @@ static uint64_t mpi_events_of(const adt_location_stats *stats)
 
 /* One location's line; the sampler's busy signals count as taken there,
  * as they do in the totals. */
-static adt_location_summary location_line(adt_location *location, uint32_t rank, const adt_location_stats *stats,
-                                          bool sampling)
+/* The location's cost table as the end of the run finds it: its own
+ * thread may still write it (stores of whole words), so each word is read
+ * whole. */
+static void copy_cost(adt_cost_table *copy, const adt_cost_table *table)
 {
+    const uint64_t *from = (const uint64_t *)table;
+    uint64_t *to = (uint64_t *)copy;
+    for (size_t i = 0; table != NULL && i < sizeof *table / sizeof *from; i++)
+        to[i] = __atomic_load_n(&from[i], __ATOMIC_RELAXED);
+}
+
+static adt_location_summary location_line(adt_location *location, uint32_t rank, const adt_location_stats *stats,
+                                          const adt_run_sources *sources)
+{
+    bool sampling = sources->sampling;
     adt_location_summary line = {
         .rank = rank,
         .thread = (uint32_t)adt_location_id(location),
@@ -92,7 +108,13 @@ static adt_location_summary location_line(adt_location *location, uint32_t rank,
         .samples_kept = stats->samples_kept,
         .sampled_periods = stats->last_sample_number,
         .mpi_events = mpi_events_of(stats),
+        .timer_resolution = adt_clock_resolution_now(),
     };
+    copy_cost(&line.cost, adt_cost_table_of((uint32_t)adt_location_id(location)));
+    for (unsigned c = 0; c < ADT_COST_GAP_CLASSES - 1; c++)
+        line.gap_bounds[c] = __atomic_load_n(&adt_cost_gap_bounds[c], __ATOMIC_RELAXED);
+    uint64_t now = adt_clock_now();
+    line.run_ticks = sources->started != 0 && now > sources->started ? now - sources->started : 0;
     if (sampling) {
         adt_sampler_stats sampler;
         adt_sampler_get_location_stats(location, &sampler);
@@ -123,7 +145,7 @@ size_t adt_summary_count(const adt_run_sources *sources, uint32_t rank, adt_run_
         adt_location_stats stats;
         adt_location_get_stats(location, &stats);
         if (counters->location_entries != 0)
-            lines[i] = location_line(location, rank, &stats, sources->sampling);
+            lines[i] = location_line(location, rank, &stats, sources);
         counters->mpi_events += mpi_events_of(&stats);
         counters->samples_taken += stats.samples_taken;
         counters->samples_kept += stats.samples_kept;
@@ -425,6 +447,11 @@ typedef struct summary_file {
     char partial[ADT_PATH_MAX + 40];
     uint32_t initial_rate_hz;
     uint64_t lines_written;
+    /* Per rank, from its lines: the estimated measurement cost and the
+     * run's time (seconds); NULL when they could not be allocated. */
+    uint32_t ranks;
+    double *cost_seconds;
+    double *run_seconds;
 } summary_file;
 
 /* Creates the file and writes its head; the location lines follow. */
@@ -442,6 +469,46 @@ static void open_summary_file(summary_file *file, const adt_run_counters *total,
     }
     write_json_head(file->out, total, listing, archive_dir);
     fprintf(file->out, ",\n  \"per_location\": [");
+    file->ranks = listing->ranks;
+    file->cost_seconds = calloc(listing->ranks + 1u, sizeof *file->cost_seconds);
+    file->run_seconds = calloc(listing->ranks + 1u, sizeof *file->run_seconds);
+}
+
+/* One kind's cells: [events, timed, before, inside, after] per gap class,
+ * ticks summed over the timed events. */
+static void write_json_cost_cells(FILE *out, const char *kind, const adt_cost_cell *cells)
+{
+    fprintf(out, ", \"%s\": [", kind);
+    for (unsigned c = 0; c < ADT_COST_GAP_CLASSES; c++)
+        fprintf(out, "%s[%llu, %llu, %llu, %llu, %llu]", c ? ", " : "", (unsigned long long)cells[c].events,
+                (unsigned long long)cells[c].timed, (unsigned long long)cells[c].before_ticks,
+                (unsigned long long)cells[c].inside_ticks, (unsigned long long)cells[c].after_ticks);
+    fputc(']', out);
+}
+
+/* The location's cost model (docs/compensation.md) and its estimate, as
+ * fields of its line (no nested object: a reader takes the lines apart
+ * as flat objects); the rank's totals grow by it. */
+static void write_json_cost(summary_file *file, const adt_location_summary *line)
+{
+    double resolution = line->timer_resolution ? (double)line->timer_resolution : 1e9;
+    double cost = adt_cost_total(&line->cost) / resolution, run = (double)line->run_ticks / resolution;
+    fprintf(file->out, ", \"measurement_cost_s\": %.9f, \"measurement_share\": %.6f", cost,
+            run > 0 ? cost / run : 0.0);
+    fprintf(file->out, ", \"cost_timer_resolution\": %llu, \"cost_timed_every\": %u, \"cost_gap_bounds_ticks\": [",
+            (unsigned long long)line->timer_resolution, (unsigned)ADT_COST_TIMED_EVERY);
+    for (unsigned c = 0; c < ADT_COST_GAP_CLASSES - 1; c++)
+        fprintf(file->out, "%s%llu", c ? ", " : "", (unsigned long long)line->gap_bounds[c]);
+    fprintf(file->out, "], \"cost_interrupted\": %llu, \"cost_outliers\": [%llu, %llu]",
+            (unsigned long long)line->cost.interrupted, (unsigned long long)line->cost.outliers[ADT_COST_MPI],
+            (unsigned long long)line->cost.outliers[ADT_COST_SAMPLE]);
+    write_json_cost_cells(file->out, "cost_mpi", line->cost.cells[ADT_COST_MPI]);
+    write_json_cost_cells(file->out, "cost_sample", line->cost.cells[ADT_COST_SAMPLE]);
+    if (file->cost_seconds != NULL && file->run_seconds != NULL && line->rank < file->ranks) {
+        file->cost_seconds[line->rank] += cost;
+        if (run > file->run_seconds[line->rank])
+            file->run_seconds[line->rank] = run;
+    }
 }
 
 /* One line per location, so that a reader can take them apart by line. */
@@ -450,12 +517,14 @@ static void write_json_line(summary_file *file, const adt_location_summary *line
     fprintf(file->out,
             "%s\n    {\"rank\": %llu, \"thread\": %llu, \"halvings\": %llu, \"overload_halvings\": %llu, "
             "\"rate_hz\": %.3f, \"samples_taken\": %llu, \"samples_kept\": %llu, \"sampled_s\": %.6f, "
-            "\"mpi_events\": %llu}",
+            "\"mpi_events\": %llu",
             file->lines_written == 0 ? "" : ",", (unsigned long long)line->rank, (unsigned long long)line->thread,
             (unsigned long long)line->halvings, (unsigned long long)line->overload_halvings,
             rate_after(file->initial_rate_hz, line->halvings), (unsigned long long)line->samples_taken,
             (unsigned long long)line->samples_kept, sampled_seconds(file->initial_rate_hz, line->sampled_periods),
             (unsigned long long)line->mpi_events);
+    write_json_cost(file, line);
+    fputc('}', file->out);
     file->lines_written++;
 }
 
@@ -463,7 +532,18 @@ static void write_json_line(summary_file *file, const adt_location_summary *line
  * removes it otherwise. Returns 0 when summary.json is written. */
 static int close_summary_file(summary_file *file, bool complete)
 {
-    fprintf(file->out, "\n  ]\n}\n");
+    fprintf(file->out, "\n  ]");
+    if (file->cost_seconds != NULL && file->run_seconds != NULL) {
+        fprintf(file->out, ",\n  \"measurement_cost_per_rank_s\": [");
+        for (uint32_t r = 0; r < file->ranks; r++)
+            fprintf(file->out, "%s%.9f", r ? ", " : "", file->cost_seconds[r]);
+        fprintf(file->out, "],\n  \"measurement_share_per_rank\": [");
+        for (uint32_t r = 0; r < file->ranks; r++)
+            fprintf(file->out, "%s%.6f", r ? ", " : "",
+                    file->run_seconds[r] > 0 ? file->cost_seconds[r] / file->run_seconds[r] : 0.0);
+        fputc(']', file->out);
+    }
+    fprintf(file->out, "\n}\n");
     bool failed = ferror(file->out) != 0;
     failed |= fclose(file->out) != 0;
     file->out = NULL;
@@ -529,6 +609,33 @@ static void print_ending(const adt_run_ending *ending)
             (unsigned long long)ending->records_cut, ending->records_cut == 1 ? "" : "s");
 }
 
+/* adaptrace's estimated cost per rank: every rank's when they are few,
+ * else the mean and the largest. */
+static void print_cost(const adt_run_listing *listing)
+{
+    char text[512];
+    size_t used = 0;
+    double sum = 0, sum_run = 0;
+    uint32_t most = 0;
+    for (uint32_t r = 0; r < listing->ranks; r++) {
+        sum += listing->cost_seconds[r];
+        sum_run += listing->run_seconds[r];
+        most = listing->cost_seconds[r] > listing->cost_seconds[most] ? r : most;
+        if (listing->ranks <= 8 && used < sizeof text) {
+            int written = snprintf(text + used, sizeof text - used, "%srank %u %.3f ms (%.2f %%)", r ? ", " : "", r,
+                                   listing->cost_seconds[r] * 1e3,
+                                   listing->run_seconds[r] > 0 ? 100 * listing->cost_seconds[r] / listing->run_seconds[r]
+                                                               : 0.0);
+            used += written > 0 ? (size_t)written : 0;
+        }
+    }
+    if (listing->ranks > 8)
+        snprintf(text, sizeof text, "%.3f ms per rank on average (%.2f %% of the run), at most %.3f ms on rank %u",
+                 sum / listing->ranks * 1e3, sum_run > 0 ? 100 * sum / sum_run : 0.0, listing->cost_seconds[most] * 1e3,
+                 most);
+    adt_log("measurement cost (estimated from the timed events, docs/compensation.md): %s", text);
+}
+
 static void print_summary(const adt_run_counters *total, const adt_run_listing *listing, const char *archive_dir)
 {
     uint32_t ranks = listing->ranks;
@@ -581,6 +688,8 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
         adt_log("folding into the skeleton stopped early%s; those threads' skeletons end there (%llu calls folded "
                 "in all), their events are all in the trace",
                 skeleton_losses, (unsigned long long)total->skeleton_calls);
+    if (listing->cost_seconds != NULL && listing->run_seconds != NULL)
+        print_cost(listing);
     adt_log("written: %.1f MiB in %.2f s", mebibytes(total->bytes_written), total->write_seconds);
     adt_log("trace: %s/traces.otf2", archive_dir);
 }
@@ -607,9 +716,9 @@ static subtree_summary combine_up(const adt_collectives *c, subtree_summary summ
 }
 
 /* The location lines travel to rank 0 in pieces of at most this many
- * (16 KiB), so that it holds one piece at a time whatever the number of
+ * (17 KiB), so that it holds one piece at a time whatever the number of
  * locations. */
-#define LINES_PER_PIECE 256
+#define LINES_PER_PIECE 32
 /* Rank 0 asks this many ranks ahead of the one it reads for their lines:
  * their answers' latency overlaps its writing, and no more than these
  * ranks' first messages wait for it. */
@@ -694,7 +803,10 @@ int adt_summary_publish(const adt_collectives *collectives, const adt_run_counte
     if (lines_wanted && !root) {
         send_lines(c, location_lines, line_count);
     } else if (lines_wanted) {
-        result = close_summary_file(&file, receive_lines(c, location_lines, line_count, &file) == 0);
+        bool all_lines = receive_lines(c, location_lines, line_count, &file) == 0;
+        listing.cost_seconds = all_lines ? file.cost_seconds : NULL;
+        listing.run_seconds = all_lines ? file.run_seconds : NULL;
+        result = close_summary_file(&file, all_lines);
     } else if (root && complete) { /* not created, or the others could not be told */
         if (file.out != NULL)
             close_summary_file(&file, false);
@@ -702,5 +814,7 @@ int adt_summary_publish(const adt_collectives *collectives, const adt_run_counte
     }
     if (root && complete && !quiet)
         print_summary(&run.counters, &listing, archive_dir);
+    free(file.cost_seconds);
+    free(file.run_seconds);
     return result;
 }

@@ -295,6 +295,26 @@ static void watch_overload(adt_sampler_thread *thread, uint64_t entry, uint64_t 
     thread->window_signals = 0;
 }
 
+/* The measurement cost of a sample (core.h): its gap class, the signal's
+ * delivery as the thread last measured it (0 until it was behind once)
+ * before its time, the handler after. A signal that appended no sample
+ * (end == entry) is no event of the trace. The table is the thread's own,
+ * static memory: stores only, safe here. */
+static void note_cost(adt_sampler_thread *thread, uint64_t entry, uint64_t end)
+{
+    adt_cost_table *cost = adt_cost_own;
+    if (cost == NULL)
+        cost = adt_cost_own = adt_cost_table_of((uint32_t)adt_location_id(thread->location));
+    if (cost == NULL)
+        return;
+    adt_cost_add(&cost->handler_runs, 1);
+    if (end == entry)
+        return;
+    unsigned gap_class = adt_cost_note_event(cost, ADT_COST_SAMPLE, entry);
+    if (gap_class < ADT_COST_GAP_CLASSES)
+        adt_cost_note_timing(cost, ADT_COST_SAMPLE, gap_class, thread->delivery_ticks, 0, end - entry);
+}
+
 /* adaptrace's timers send SI_TIMER with the token's address; its perf
  * events send POLL_IN (POLL_HUP: the event was closed) with their
  * descriptor in si_fd. A perf signal on a thread that is no longer sampled
@@ -332,6 +352,7 @@ bool adt_sampler_on_signal(int signum, siginfo_t *info, void *ucontext)
                 catch_up_sleep(thread, ucontext, sleep, entry);
             } else {
                 uint64_t end = take_sample(thread, ucontext, entry);
+                note_cost(thread, entry, end);
                 watch_overload(thread, entry, end, info->si_overrun);
             }
             if (++thread->signals_since_draw >= ADT_DITHER_SIGNALS_PER_DRAW) {

@@ -10,10 +10,17 @@
 2. Whole run of adaptrace-demo on 4 ranks with hyperfine: untraced against
    traced (sampling off and on).
 
+With --baseline OTHER_BUILD the ping-pong also runs OTHER_BUILD's adaptrace
+with sampling off and on (baseline_sampling_off, baseline_sampling_on), in
+the same alternation: what a change costs per call against the build
+before it (issue #26 measured its in-run cost timing so). --pingpong-only
+leaves the demo out.
+
 Prints one JSON object: half_rtt_us per case, their ratios to untraced,
 and the demo's mean times and ratios.
 
 usage: run.py BUILD_DIR [--rounds N] [--iterations N] [--demo-runs N] [--rate RATE]
+              [--baseline OTHER_BUILD] [--pingpong-only]
 """
 import argparse
 import json
@@ -58,15 +65,18 @@ def command(build, sampling, program, variant=None):
 PINGPONG_VARIANTS = {"linked": ("off", "linked"), "stacked_noop": ("off", "stacked_noop")}
 
 
-def pingpong(build, scratch, rounds, iterations, rate):
-    cases = {case: (sampling, None) for case, sampling in CASES.items()}
-    cases.update(PINGPONG_VARIANTS)
+def pingpong(build, scratch, rounds, iterations, rate, baseline=None):
+    cases = {case: (sampling, None, build) for case, sampling in CASES.items()}
+    cases.update({case: (sampling, variant, build) for case, (sampling, variant) in PINGPONG_VARIANTS.items()})
+    if baseline is not None:
+        cases.update({"baseline_" + case: (sampling, None, baseline)
+                      for case, sampling in CASES.items() if sampling is not None})
     results = {case: {"0": [], "1024": []} for case in cases}
     for round_index in range(rounds):
-        for case, (sampling, variant) in cases.items():
+        for case, (sampling, variant, case_build) in cases.items():
             output = os.path.join(scratch, f"pingpong-{case}-{round_index}")
             run = subprocess.run(
-                mpirun(2) + command(build, sampling, "adaptrace-bench-pingpong", variant) + [str(iterations)],
+                mpirun(2) + command(case_build, sampling, "adaptrace-bench-pingpong", variant) + [str(iterations)],
                 env=environment(sampling, output, rate), capture_output=True, text=True, check=False)
             if run.returncode != 0:
                 sys.exit(f"run.py: ping-pong ({case}) failed with status {run.returncode}:\n{run.stderr}")
@@ -111,12 +121,14 @@ def main():
     # costs per MPI call with sampling on rather than the timer's load.
     parser.add_argument("--rate", default="1kHz",
                         help="ADAPTRACE_SAMPLING_RATE of the sampling_on case (1kHz)")
+    parser.add_argument("--baseline", help="another build directory whose adaptrace the ping-pong also runs")
+    parser.add_argument("--pingpong-only", action="store_true", help="leave the demo out")
     args = parser.parse_args()
-    if shutil.which("hyperfine") is None:
+    if shutil.which("hyperfine") is None and not args.pingpong_only:
         sys.exit("run.py: hyperfine is not on PATH (Debian package hyperfine)")
     with tempfile.TemporaryDirectory(prefix="adaptrace-bench-mpi-") as scratch:
-        half_rtt = pingpong(args.build, scratch, args.rounds, args.iterations, args.rate)
-        whole_run = demo(args.build, scratch, args.demo_runs, args.rate)
+        half_rtt = pingpong(args.build, scratch, args.rounds, args.iterations, args.rate, args.baseline)
+        whole_run = None if args.pingpong_only else demo(args.build, scratch, args.demo_runs, args.rate)
     result = {
         "pingpong": {
             "ranks": 2,
@@ -127,16 +139,17 @@ def main():
                              for size in half_rtt[case]}
                       for case in half_rtt if case != "untraced"},
         },
-        "demo": {
+        "sampling_rate": args.rate,
+        "target": "pingpong.ratio.sampling_off.0 <= 1.10",
+    }
+    if whole_run is not None:
+        result["demo"] = {
             "ranks": 4,
             "runs": args.demo_runs,
             "time": whole_run,
             "ratio": {case: whole_run[case]["mean_s"] / whole_run["untraced"]["mean_s"]
                       for case in CASES if case != "untraced"},
-        },
-        "sampling_rate": args.rate,
-        "target": "pingpong.ratio.sampling_off.0 <= 1.10",
-    }
+        }
     print(json.dumps(result, indent=2))
 
 

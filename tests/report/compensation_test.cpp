@@ -1,0 +1,672 @@
+// adaptrace-report --compensate on a synthetic archive (issue #26,
+// docs/compensation.md): three ranks run a program of computation,
+// samples, blocking and nonblocking sends and receives, a receive from any
+// source and collectives. It is simulated twice with the same semantics:
+// once as it ran untraced (its true times), once with adaptrace's cost
+// injected per event, varying with the gap since the thread's previous
+// event as the runtime classes it. The traced run is written as an OTF2
+// archive with a summary.json whose cost model is the injected cost; the
+// compensated time of every instant must come back to its true time within
+// 1 ns, with no causality rule broken, and the report's figures must be
+// the true run's. A model three times the injected cost over-compensates,
+// and must say so while still keeping causality.
+#include <gtest/gtest.h>
+#include <otf2/otf2.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <deque>
+#include <fstream>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "../scratch_directory.hpp"
+
+extern "C" {
+#include "report/report.h"
+}
+
+namespace {
+
+constexpr int RANKS = 3;
+constexpr uint64_t RESOLUTION = 1000000000; // ticks are nanoseconds
+constexpr uint64_t BOUNDS[4] = {1000, 10000, 100000, 1000000};
+// Injected cost per gap class: an MPI call's parts (before its Enter,
+// from its Enter to the call, after its Leave), a sample's (its delivery
+// before its time, its handler after). Colder is dearer, as measured.
+// Row NO_CLASS is a thread's first event, which has no gap: the report
+// takes the mean of the classes for its parts, and the cost before it is
+// nobody's to see (0 here: the true and measured runs start together).
+constexpr unsigned NO_CLASS = 5;
+constexpr uint64_t MPI_COST[6][3] = {{30, 20, 40},     {60, 35, 70},     {150, 80, 200},
+                                     {600, 300, 900}, {2000, 700, 3000}, {0, 227, 842}};
+constexpr uint64_t SAMPLE_COST[6][2] = {{100, 500}, {200, 800}, {400, 1500}, {1000, 4000}, {3000, 9000}, {0, 3160}};
+// What MPI itself takes: latency by message size, the own time of the
+// calls that do not wait, the time after a collective's last entry.
+constexpr uint64_t SEND_NS = 250, ISEND_NS = 150, IRECV_NS = 100, WAIT_SEND_NS = 50, COLLECTIVE_NS = 400;
+
+uint64_t latency(uint64_t bytes) { return bytes <= 8 ? 1500 : bytes <= 4096 ? 3000 : 12000; }
+
+unsigned gap_class(uint64_t gap)
+{
+    unsigned c = 0;
+    while (c < 4 && gap >= BOUNDS[c])
+        c++;
+    return c;
+}
+
+enum Region { R_SEND, R_ISEND, R_RECV, R_IRECV, R_WAIT, R_ALLREDUCE, R_BARRIER, REGIONS };
+const char *const REGION_NAMES[REGIONS] = {"MPI_Send", "MPI_Isend", "MPI_Recv", "MPI_Irecv",
+                                           "MPI_Wait", "MPI_Allreduce", "MPI_Barrier"};
+
+enum class Op { Compute, Sample, Send, Isend, Recv, Irecv, Wait, Allreduce, Barrier };
+struct Step {
+    Op op;
+    uint64_t value = 0; // compute: ns; messages: bytes; wait: request
+    int peer = 0;       // the recorded source of a receive from any source too
+    int tag = 0;
+    uint64_t request = 0;
+};
+
+// One record as written, with the true time of its event.
+enum class Kind { Enter, Leave, Send, Isend, IsendComplete, IrecvRequest, Recv, Irecv, CollBegin, CollEnd, Sample };
+struct Record {
+    Kind kind = Kind::Enter;
+    uint64_t measured = 0;
+    uint64_t truth = 0;
+    uint32_t region = 0;
+    int peer = 0;
+    int tag = 0;
+    uint64_t bytes = 0;
+    uint64_t request = 0;
+};
+
+struct Message {
+    uint64_t arrival[2]; // [measured, true]
+    uint64_t bytes;
+};
+
+// Both runs of the program at once: clock[0] measured, clock[1] true.
+class Simulation {
+public:
+    explicit Simulation(const std::vector<std::vector<Step>> &programs) : programs_(programs) {}
+
+    void run()
+    {
+        ranks_.assign(RANKS, RankState{});
+        bool progress = true;
+        while (progress) {
+            progress = false;
+            for (int r = 0; r < RANKS; r++)
+                while (ranks_[r].pc < programs_[r].size() && step(r))
+                    progress = true;
+        }
+        for (int r = 0; r < RANKS; r++)
+            ASSERT_EQ(ranks_[r].pc, programs_[r].size()) << "rank " << r << " blocked: the program deadlocks";
+    }
+
+    const std::vector<Record> &records(int rank) const { return ranks_[rank].records; }
+    // The cost injected on a rank's events between its first and its last
+    // instant (the last event's after part comes later).
+    uint64_t injected(int rank) const { return ranks_[rank].injected - ranks_[rank].last_after; }
+
+private:
+    struct RankState {
+        size_t pc = 0;
+        uint64_t clock[2] = {1000000, 1000000};
+        uint64_t last_event = 0; // measured
+        bool entered = false;    // the step at pc has made its Enter
+        uint64_t enter[2] = {0, 0};
+        uint64_t start[2] = {0, 0}; // where MPI itself starts: after the inside part
+        unsigned call_class = 0;
+        std::map<uint64_t, Step> requests;
+        std::vector<Record> records;
+        uint64_t injected = 0;
+        uint64_t last_after = 0;
+    };
+
+    // The class of the gap that includes the cost it selects: the least
+    // fixed point of class(gap + cost(class)), as the runtime, which
+    // classes the time since the last event at the event's own time.
+    static unsigned class_with(uint64_t gap, const uint64_t *costs, size_t stride)
+    {
+        unsigned c = 0;
+        for (int round = 0; round < 5; round++)
+            c = gap_class(gap + costs[c * stride]);
+        return c;
+    }
+
+    void add(RankState &rank, Kind kind, uint64_t measured, uint64_t truth, Record extra = {})
+    {
+        extra.kind = kind;
+        extra.measured = measured;
+        extra.truth = truth;
+        rank.records.push_back(extra);
+    }
+
+    void enter(RankState &rank, Region region)
+    {
+        uint64_t gap = rank.last_event ? rank.clock[0] - rank.last_event : 0;
+        rank.call_class = rank.last_event ? class_with(gap, &MPI_COST[0][0], 3) : NO_CLASS;
+        const uint64_t *cost = MPI_COST[rank.call_class];
+        rank.enter[0] = rank.clock[0] + cost[0];
+        rank.enter[1] = rank.clock[1];
+        rank.start[0] = rank.enter[0] + cost[1];
+        rank.start[1] = rank.enter[1];
+        rank.last_event = rank.enter[0];
+        rank.injected += cost[0] + cost[1];
+        add(rank, Kind::Enter, rank.enter[0], rank.enter[1], Record{.region = region});
+        rank.entered = true;
+    }
+
+    void leave(RankState &rank, Region region, const uint64_t end[2])
+    {
+        add(rank, Kind::Leave, end[0], end[1], Record{.region = region});
+        rank.last_event = end[0];
+        rank.clock[0] = end[0] + MPI_COST[rank.call_class][2];
+        rank.last_after = MPI_COST[rank.call_class][2];
+        rank.injected += rank.last_after;
+        rank.clock[1] = end[1];
+        rank.entered = false;
+        rank.pc++;
+    }
+
+    void send_message(int from, int to, int tag, uint64_t bytes)
+    {
+        RankState &rank = ranks_[from];
+        queues_[{from, to, tag}].push_back(
+            Message{{rank.start[0] + latency(bytes), rank.start[1] + latency(bytes)}, bytes});
+    }
+
+    // Completes a receive from peer if its message was sent; the end of
+    // the receiving call, measured and true.
+    bool receive(RankState &rank, int peer, int tag, int self, uint64_t end[2], uint64_t *bytes)
+    {
+        auto &queue = queues_[{peer, self, tag}];
+        if (queue.empty())
+            return false;
+        Message message = queue.front();
+        queue.pop_front();
+        for (int k = 0; k < 2; k++)
+            end[k] = std::max(rank.start[k], message.arrival[k]);
+        *bytes = message.bytes;
+        return true;
+    }
+
+    // One step of rank r; false while it is blocked.
+    bool step(int r)
+    {
+        RankState &rank = ranks_[r];
+        const Step &s = programs_[r][rank.pc];
+        uint64_t end[2];
+        switch (s.op) {
+        case Op::Compute:
+            rank.clock[0] += s.value;
+            rank.clock[1] += s.value;
+            rank.pc++;
+            return true;
+        case Op::Sample: {
+            uint64_t gap = rank.last_event ? rank.clock[0] - rank.last_event : 0;
+            unsigned c = rank.last_event ? class_with(gap, &SAMPLE_COST[0][0], 2) : NO_CLASS;
+            uint64_t at = rank.clock[0] + SAMPLE_COST[c][0];
+            add(rank, Kind::Sample, at, rank.clock[1]);
+            rank.last_event = at;
+            rank.clock[0] = at + SAMPLE_COST[c][1];
+            rank.last_after = SAMPLE_COST[c][1];
+            rank.injected += SAMPLE_COST[c][0] + rank.last_after;
+            rank.pc++;
+            return true;
+        }
+        case Op::Send:
+            enter(rank, R_SEND);
+            add(rank, Kind::Send, rank.enter[0], rank.enter[1], Record{.peer = s.peer, .tag = s.tag, .bytes = s.value});
+            send_message(r, s.peer, s.tag, s.value);
+            for (int k = 0; k < 2; k++)
+                end[k] = rank.start[k] + SEND_NS;
+            leave(rank, R_SEND, end);
+            return true;
+        case Op::Isend:
+            enter(rank, R_ISEND);
+            send_message(r, s.peer, s.tag, s.value);
+            for (int k = 0; k < 2; k++)
+                end[k] = rank.start[k] + ISEND_NS;
+            add(rank, Kind::Isend, end[0], end[1],
+                Record{.peer = s.peer, .tag = s.tag, .bytes = s.value, .request = s.request});
+            rank.requests[s.request] = s;
+            leave(rank, R_ISEND, end);
+            return true;
+        case Op::Irecv:
+            enter(rank, R_IRECV);
+            for (int k = 0; k < 2; k++)
+                end[k] = rank.start[k] + IRECV_NS;
+            add(rank, Kind::IrecvRequest, end[0], end[1], Record{.request = s.request});
+            rank.requests[s.request] = s;
+            leave(rank, R_IRECV, end);
+            return true;
+        case Op::Recv:
+        case Op::Wait: {
+            bool wait = s.op == Op::Wait;
+            const Step &posted = wait ? rank.requests.at(s.request) : s;
+            if (!rank.entered)
+                enter(rank, wait ? R_WAIT : R_RECV);
+            if (wait && posted.op == Op::Isend) {
+                for (int k = 0; k < 2; k++)
+                    end[k] = rank.start[k] + WAIT_SEND_NS;
+                add(rank, Kind::IsendComplete, end[0], end[1], Record{.request = s.request});
+                leave(rank, R_WAIT, end);
+                return true;
+            }
+            uint64_t bytes = 0;
+            if (!receive(rank, posted.peer, posted.tag, r, end, &bytes))
+                return false;
+            add(rank, wait ? Kind::Irecv : Kind::Recv, end[0], end[1],
+                Record{.peer = posted.peer, .tag = posted.tag, .bytes = bytes, .request = s.request});
+            leave(rank, wait ? R_WAIT : R_RECV, end);
+            return true;
+        }
+        case Op::Allreduce:
+        case Op::Barrier: {
+            Region region = s.op == Op::Allreduce ? R_ALLREDUCE : R_BARRIER;
+            uint64_t &sequence = collective_sequence_[r];
+            if (!rank.entered) {
+                enter(rank, region);
+                add(rank, Kind::CollBegin, rank.enter[0], rank.enter[1]);
+                auto &instance = collectives_[sequence];
+                instance.push_back({rank.start[0], rank.start[1]});
+            }
+            auto &instance = collectives_[sequence];
+            if (instance.size() < RANKS)
+                return false;
+            for (int k = 0; k < 2; k++) {
+                uint64_t last = 0;
+                for (const auto &member : instance)
+                    last = std::max(last, member[k]);
+                end[k] = last + COLLECTIVE_NS;
+            }
+            add(rank, Kind::CollEnd, end[0], end[1], Record{.bytes = s.op == Op::Allreduce ? 8u : 0u});
+            sequence++;
+            leave(rank, region, end);
+            return true;
+        }
+        }
+        return false;
+    }
+
+    std::vector<std::vector<Step>> programs_;
+    std::vector<RankState> ranks_;
+    std::map<std::tuple<int, int, int>, std::deque<Message>> queues_;
+    std::map<uint64_t, std::vector<std::array<uint64_t, 2>>> collectives_;
+    uint64_t collective_sequence_[RANKS] = {};
+};
+
+// The program: a ring of blocking sends at three sizes, late senders
+// among them (each size has a receive that waits), nonblocking exchanges
+// with waits, a receive from any source (recorded with the source that
+// came), samples between calls at gaps from under 1 µs to over 1 ms, and
+// allreduces and barriers with unequal arrivals.
+std::vector<std::vector<Step>> program()
+{
+    std::vector<std::vector<Step>> programs(RANKS);
+    for (auto &p : programs)
+        p.push_back({Op::Barrier}); // the first event of every rank, at the same time
+    const uint64_t sizes[] = {8, 4096, 65536};
+    uint64_t request = 1;
+    for (int round = 0; round < 6; round++) {
+        for (int r = 0; r < RANKS; r++) {
+            auto &p = programs[r];
+            int next = (r + 1) % RANKS, previous = (r + RANKS - 1) % RANKS;
+            uint64_t bytes = sizes[round % 3];
+            // Computation from 300 ns to 2 ms: every gap class.
+            uint64_t compute = (round * 7 + r * 3) % 5 == 0 ? 300 : 2000u * (1u + (round * 5 + r) % 4) * (r + 1);
+            p.push_back({Op::Compute, compute});
+            p.push_back({Op::Sample});
+            p.push_back({Op::Compute, 150u + 500000u * ((round + r) % 3 == 0)});
+            // Rank 0 receives first (it waits: a late sender), the others send first.
+            if (r == 0) {
+                p.push_back({Op::Recv, 0, previous, round});
+                p.push_back({Op::Send, bytes, next, round});
+            } else {
+                p.push_back({Op::Compute, 40000u * r});
+                p.push_back({Op::Send, bytes, next, round});
+                p.push_back({Op::Recv, 0, previous, round});
+            }
+            p.push_back({Op::Irecv, 0, previous, 100 + round, request});
+            p.push_back({Op::Compute, 800});
+            p.push_back({Op::Isend, bytes, next, 100 + round, request + 1});
+            p.push_back({Op::Sample});
+            p.push_back({Op::Compute, 5000u * (1 + r)});
+            p.push_back({Op::Wait, 0, 0, 0, request + 1});
+            p.push_back({Op::Wait, 0, 0, 0, request});
+            request += 2;
+            p.push_back({Op::Compute, 20000u * ((r + round) % RANKS) + 60});
+            p.push_back({round % 2 ? Op::Barrier : Op::Allreduce});
+        }
+        // A receive from any source on rank 1: rank 2 sends to it after a
+        // long computation, and the receive records rank 2 as its source.
+        programs[2].push_back({Op::Compute, 70000});
+        programs[2].push_back({Op::Send, 8, 1, 999});
+        programs[1].push_back({Op::Recv, 0, 2, 999});
+    }
+    return programs;
+}
+
+void check(OTF2_ErrorCode code) { ASSERT_EQ(code, OTF2_SUCCESS) << OTF2_Error_GetDescription(code); }
+
+OTF2_FlushType pre_flush(void *, OTF2_FileType, OTF2_LocationRef, void *, bool) { return OTF2_FLUSH; }
+OTF2_TimeStamp post_flush(void *, OTF2_FileType, OTF2_LocationRef) { return 0; }
+const OTF2_FlushCallbacks FLUSH = {pre_flush, post_flush};
+
+enum { STRING_WORLD = REGIONS, STRING_NODE, STRING_RANK, STRING_THREAD, STRING_SAMPLES };
+
+void write_archive(const std::string &directory, const Simulation &simulation)
+{
+    OTF2_Archive *archive = OTF2_Archive_Open(directory.c_str(), "traces", OTF2_FILEMODE_WRITE, 1 << 20, 1 << 20,
+                                              OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
+    ASSERT_NE(archive, nullptr);
+    check(OTF2_Archive_SetFlushCallbacks(archive, &FLUSH, nullptr));
+    check(OTF2_Archive_SetSerialCollectiveCallbacks(archive));
+    check(OTF2_Archive_OpenEvtFiles(archive));
+    uint64_t events[RANKS] = {}, last = 0;
+    for (int r = 0; r < RANKS; r++) {
+        OTF2_EvtWriter *writer = OTF2_Archive_GetEvtWriter(archive, r);
+        for (const Record &e : simulation.records(r)) {
+            last = std::max(last, e.measured);
+            switch (e.kind) {
+            case Kind::Enter: check(OTF2_EvtWriter_Enter(writer, nullptr, e.measured, e.region)); break;
+            case Kind::Leave: check(OTF2_EvtWriter_Leave(writer, nullptr, e.measured, e.region)); break;
+            case Kind::Send:
+                check(OTF2_EvtWriter_MpiSend(writer, nullptr, e.measured, e.peer, 0, e.tag, e.bytes));
+                break;
+            case Kind::Isend:
+                check(OTF2_EvtWriter_MpiIsend(writer, nullptr, e.measured, e.peer, 0, e.tag, e.bytes, e.request));
+                break;
+            case Kind::IsendComplete:
+                check(OTF2_EvtWriter_MpiIsendComplete(writer, nullptr, e.measured, e.request));
+                break;
+            case Kind::IrecvRequest:
+                check(OTF2_EvtWriter_MpiIrecvRequest(writer, nullptr, e.measured, e.request));
+                break;
+            case Kind::Recv:
+                check(OTF2_EvtWriter_MpiRecv(writer, nullptr, e.measured, e.peer, 0, e.tag, e.bytes));
+                break;
+            case Kind::Irecv:
+                check(OTF2_EvtWriter_MpiIrecv(writer, nullptr, e.measured, e.peer, 0, e.tag, e.bytes, e.request));
+                break;
+            case Kind::CollBegin: check(OTF2_EvtWriter_MpiCollectiveBegin(writer, nullptr, e.measured)); break;
+            case Kind::CollEnd:
+                check(OTF2_EvtWriter_MpiCollectiveEnd(writer, nullptr, e.measured,
+                                                      e.bytes ? OTF2_COLLECTIVE_OP_ALLREDUCE
+                                                              : OTF2_COLLECTIVE_OP_BARRIER,
+                                                      0, OTF2_UNDEFINED_UINT32, e.bytes, e.bytes));
+                break;
+            case Kind::Sample:
+                check(OTF2_EvtWriter_CallingContextSample(writer, nullptr, e.measured, 0, 1, 0));
+                break;
+            }
+        }
+        check(OTF2_EvtWriter_GetNumberOfEvents(writer, &events[r]));
+        check(OTF2_Archive_CloseEvtWriter(archive, writer));
+    }
+    check(OTF2_Archive_CloseEvtFiles(archive));
+    check(OTF2_Archive_OpenDefFiles(archive));
+    for (int r = 0; r < RANKS; r++)
+        check(OTF2_Archive_CloseDefWriter(archive, OTF2_Archive_GetDefWriter(archive, r)));
+    check(OTF2_Archive_CloseDefFiles(archive));
+    OTF2_GlobalDefWriter *defs = OTF2_Archive_GetGlobalDefWriter(archive);
+    check(OTF2_GlobalDefWriter_WriteClockProperties(defs, RESOLUTION, 0, last + 1, 0));
+    for (uint32_t r = 0; r < REGIONS; r++)
+        check(OTF2_GlobalDefWriter_WriteString(defs, r, REGION_NAMES[r]));
+    const char *names[] = {"MPI_COMM_WORLD", "machine", "MPI Rank", "Master thread", "samples"};
+    for (uint32_t s = STRING_WORLD; s <= STRING_SAMPLES; s++)
+        check(OTF2_GlobalDefWriter_WriteString(defs, s, names[s - STRING_WORLD]));
+    for (uint32_t r = 0; r < REGIONS; r++)
+        check(OTF2_GlobalDefWriter_WriteRegion(defs, r, r, r, r, OTF2_REGION_ROLE_POINT2POINT, OTF2_PARADIGM_MPI,
+                                               OTF2_REGION_FLAG_NONE, OTF2_UNDEFINED_STRING, 0, 0));
+    // The samples' one calling context: a function of the application.
+    check(OTF2_GlobalDefWriter_WriteString(defs, STRING_SAMPLES + 1, "compute"));
+    check(OTF2_GlobalDefWriter_WriteRegion(defs, REGIONS, STRING_SAMPLES + 1, STRING_SAMPLES + 1,
+                                           STRING_SAMPLES + 1, OTF2_REGION_ROLE_FUNCTION, OTF2_PARADIGM_SAMPLING,
+                                           OTF2_REGION_FLAG_NONE, OTF2_UNDEFINED_STRING, 0, 0));
+    check(OTF2_GlobalDefWriter_WriteCallingContext(defs, 0, REGIONS, OTF2_UNDEFINED_SOURCE_CODE_LOCATION,
+                                                   OTF2_UNDEFINED_CALLING_CONTEXT));
+    check(OTF2_GlobalDefWriter_WriteInterruptGenerator(defs, 0, STRING_SAMPLES, OTF2_INTERRUPT_GENERATOR_MODE_TIME,
+                                                       OTF2_BASE_DECIMAL, -6, 100));
+    check(OTF2_GlobalDefWriter_WriteSystemTreeNode(defs, 0, STRING_NODE, STRING_NODE,
+                                                   OTF2_UNDEFINED_SYSTEM_TREE_NODE));
+    uint64_t members[RANKS];
+    for (uint32_t r = 0; r < RANKS; r++) {
+        check(OTF2_GlobalDefWriter_WriteLocationGroup(defs, r, STRING_RANK, OTF2_LOCATION_GROUP_TYPE_PROCESS, 0,
+                                                      OTF2_UNDEFINED_LOCATION_GROUP));
+        check(OTF2_GlobalDefWriter_WriteLocation(defs, r, STRING_THREAD, OTF2_LOCATION_TYPE_CPU_THREAD, events[r], r));
+        members[r] = r;
+    }
+    check(OTF2_GlobalDefWriter_WriteGroup(defs, 0, STRING_WORLD, OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_MPI,
+                                          OTF2_GROUP_FLAG_NONE, RANKS, members));
+    check(OTF2_GlobalDefWriter_WriteGroup(defs, 1, STRING_WORLD, OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI,
+                                          OTF2_GROUP_FLAG_NONE, RANKS, members));
+    check(OTF2_GlobalDefWriter_WriteComm(defs, 0, STRING_WORLD, 1, OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE));
+    check(OTF2_Archive_Close(archive));
+}
+
+// summary.json as the runtime writes its per_location lines (the fields
+// the report reads), with the injected cost times factor as the model:
+// each class timed 4 times at its cost.
+void write_summary(const std::string &directory, uint64_t factor)
+{
+    std::ofstream out(directory + "/summary.json");
+    out << "{\n  \"ranks\": " << RANKS << ",\n  \"per_location\": [";
+    for (int r = 0; r < RANKS; r++) {
+        out << (r ? "," : "") << "\n    {\"rank\": " << r << ", \"thread\": 0, \"cost_timer_resolution\": "
+            << RESOLUTION << ", \"cost_timed_every\": 64, \"cost_gap_bounds_ticks\": [" << BOUNDS[0] << ", "
+            << BOUNDS[1] << ", " << BOUNDS[2] << ", " << BOUNDS[3] << "], \"cost_interrupted\": 0, \"cost_mpi\": [";
+        for (int c = 0; c < 5; c++)
+            out << (c ? ", " : "") << "[100, 4, " << 4 * factor * MPI_COST[c][0] << ", " << 4 * factor * MPI_COST[c][1]
+                << ", " << 4 * factor * MPI_COST[c][2] << "]";
+        out << "], \"cost_sample\": [";
+        for (int c = 0; c < 5; c++)
+            out << (c ? ", " : "") << "[10, 4, " << 4 * factor * SAMPLE_COST[c][0] << ", 0, "
+                << 4 * factor * SAMPLE_COST[c][1] << "]";
+        out << "]}";
+    }
+    out << "\n  ]\n}\n";
+}
+
+// The true run's figures, as the report defines them.
+struct Figures {
+    double span[RANKS] = {};
+    double mpi[RANKS] = {};
+    double late_sender[RANKS] = {};
+    double collective_wait[RANKS] = {};
+};
+
+Figures true_figures(const Simulation &simulation)
+{
+    Figures figures;
+    struct End {
+        uint64_t enter;
+    };
+    // Matched in order per (sender, receiver, tag), as the report does.
+    std::map<std::tuple<int, int, int>, std::deque<uint64_t>> sends;
+    std::vector<std::tuple<int, int, int, uint64_t>> receives; // receiver, sender, tag, receive enter
+    std::map<uint64_t, std::vector<std::pair<int, uint64_t>>> collectives;
+    for (int r = 0; r < RANKS; r++) {
+        const auto &records = simulation.records(r);
+        figures.span[r] = double(records.back().truth - records.front().truth) / RESOLUTION;
+        uint64_t enter = 0, sequence = 0;
+        for (const Record &e : records) {
+            if (e.kind == Kind::Enter)
+                enter = e.truth;
+            if (e.kind == Kind::Leave)
+                figures.mpi[r] += double(e.truth - enter) / RESOLUTION;
+            if (e.kind == Kind::Send || e.kind == Kind::Isend)
+                sends[{r, e.peer, e.tag}].push_back(enter);
+            if (e.kind == Kind::Recv || e.kind == Kind::Irecv)
+                receives.emplace_back(r, e.peer, e.tag, enter);
+            if (e.kind == Kind::CollEnd)
+                collectives[sequence++].emplace_back(r, enter);
+        }
+    }
+    for (const auto &[receiver, sender, tag, receive_enter] : receives) {
+        uint64_t send_enter = sends[{sender, receiver, tag}].front();
+        sends[{sender, receiver, tag}].pop_front();
+        if (send_enter > receive_enter)
+            figures.late_sender[receiver] += double(send_enter - receive_enter) / RESOLUTION;
+    }
+    for (const auto &[sequence, members] : collectives) {
+        uint64_t last = 0;
+        for (const auto &member : members)
+            last = std::max(last, member.second);
+        for (const auto &member : members)
+            figures.collective_wait[member.first] += double(last - member.second) / RESOLUTION;
+    }
+    return figures;
+}
+
+class Compensation : public ::testing::Test {
+protected:
+    void SetUp() override
+    {
+        simulation_.run();
+        ASSERT_FALSE(HasFatalFailure());
+        write_archive(directory_.path(), simulation_);
+    }
+
+    adt_report_profile *read(adt_report_compensation_mode mode)
+    {
+        adt_report_error error{};
+        adt_report_options options{};
+        options.compensate = mode;
+        options.keep_compensated_times = true;
+        adt_report_profile *profile = adt_report_read(directory_.path().c_str(), &options, &error);
+        EXPECT_NE(profile, nullptr) << error.text;
+        return profile;
+    }
+
+    // The instants of a rank's records (distinct times of its Enters,
+    // Leaves and samples) and their true times.
+    std::vector<std::pair<uint64_t, uint64_t>> instants(int rank) const
+    {
+        std::vector<std::pair<uint64_t, uint64_t>> instants;
+        for (const Record &e : simulation_.records(rank)) {
+            if (e.kind != Kind::Enter && e.kind != Kind::Leave && e.kind != Kind::Sample)
+                continue;
+            if (instants.empty() || instants.back().first != e.measured)
+                instants.emplace_back(e.measured, e.truth);
+        }
+        return instants;
+    }
+
+    ScratchDirectory directory_{"adt-compensation-test"};
+    Simulation simulation_{program()};
+};
+
+TEST_F(Compensation, ModelGivesEveryInstantItsTrueTime)
+{
+    write_summary(directory_.path(), 1);
+    adt_report_profile *profile = read(ADT_REPORT_COMPENSATE_MODEL);
+    ASSERT_NE(profile, nullptr);
+    const adt_report_compensation &c = profile->compensation;
+    EXPECT_EQ(c.locations_modelled, uint64_t(RANKS));
+    EXPECT_EQ(c.locations_unmodelled, 0u);
+    EXPECT_EQ(c.causality_violations, 0u);
+    EXPECT_EQ(c.unresolved, 0u);
+    EXPECT_EQ(c.over_compensated, 0u);
+    // The program has receives that waited and that did not, and
+    // collectives where members waited.
+    EXPECT_GT(c.waits_inherited, 0u);
+    EXPECT_GT(c.collective_lowered + c.collective_raised, 0u);
+    ASSERT_EQ(c.location_count, size_t(RANKS));
+    size_t checked = 0;
+    for (size_t l = 0; l < c.location_count; l++) {
+        const adt_report_compensated_location &location = c.locations[l];
+        auto truth = instants(int(location.rank));
+        ASSERT_EQ(location.count, truth.size()) << "rank " << location.rank;
+        for (size_t k = 0; k < location.count; k++) {
+            ASSERT_EQ(location.measured[k], truth[k].first);
+            EXPECT_LE(std::llabs((long long)location.compensated[k] - (long long)truth[k].second), 1)
+                << "rank " << location.rank << " instant " << k << " measured " << location.measured[k];
+            checked++;
+        }
+    }
+    EXPECT_GT(checked, 300u);
+    // Per rank, the model's cost is the cost injected on its own events;
+    // the span removed is its measured span less its true one (the waits
+    // it inherited from the others' costs too).
+    Figures figures = true_figures(simulation_);
+    for (int r = 0; r < RANKS; r++) {
+        const auto &records = simulation_.records(r);
+        double measured_span = double(records.back().measured - records.front().measured) / RESOLUTION;
+        EXPECT_NEAR(c.rank_model_seconds[r], double(simulation_.injected(r)) / RESOLUTION, 1e-9) << "rank " << r;
+        EXPECT_NEAR(c.rank_removed_seconds[r], measured_span - figures.span[r], 3e-9) << "rank " << r;
+    }
+    // The report's figures are the true run's.
+    for (int r = 0; r < RANKS; r++) {
+        EXPECT_NEAR(profile->ranks[r].span_seconds, figures.span[r], 3e-9) << "rank " << r;
+        EXPECT_NEAR(profile->ranks[r].mpi_seconds, figures.mpi[r], 1e-7) << "rank " << r;
+        EXPECT_NEAR(profile->ranks[r].late_sender_seconds, figures.late_sender[r], 1e-7) << "rank " << r;
+        EXPECT_NEAR(profile->ranks[r].collective_wait_seconds, figures.collective_wait[r], 1e-7) << "rank " << r;
+    }
+    adt_report_free(profile);
+}
+
+TEST_F(Compensation, MeasuredTimesAreNotTheTrueOnes)
+{
+    // The premise of the test above: the injected cost moves the figures.
+    write_summary(directory_.path(), 1);
+    adt_report_profile *profile = read(ADT_REPORT_MEASURED);
+    ASSERT_NE(profile, nullptr);
+    Figures figures = true_figures(simulation_);
+    for (int r = 0; r < RANKS; r++)
+        EXPECT_GT(profile->ranks[r].span_seconds - figures.span[r], 1e-6) << "rank " << r;
+    EXPECT_EQ(profile->compensation.mode, ADT_REPORT_MEASURED);
+    adt_report_free(profile);
+}
+
+TEST_F(Compensation, TooLargeAModelOverCompensatesAndSaysSoKeepingCausality)
+{
+    write_summary(directory_.path(), 3);
+    adt_report_profile *profile = read(ADT_REPORT_COMPENSATE_MODEL);
+    ASSERT_NE(profile, nullptr);
+    const adt_report_compensation &c = profile->compensation;
+    EXPECT_GT(c.over_compensated, 0u);
+    EXPECT_GT(c.over_compensated_seconds, 0.0);
+    EXPECT_EQ(c.causality_violations, 0u);
+    for (size_t l = 0; l < c.location_count; l++)
+        for (size_t k = 1; k < c.locations[l].count; k++)
+            ASSERT_GE(c.locations[l].compensated[k], c.locations[l].compensated[k - 1]) << "instant " << k;
+    adt_report_free(profile);
+}
+
+TEST_F(Compensation, ConstantModelIsNotExactWhereCostVariesWithTheGap)
+{
+    write_summary(directory_.path(), 1);
+    adt_report_profile *profile = read(ADT_REPORT_COMPENSATE_CONSTANT);
+    ASSERT_NE(profile, nullptr);
+    const adt_report_compensation &c = profile->compensation;
+    EXPECT_EQ(c.causality_violations, 0u);
+    Figures figures = true_figures(simulation_);
+    double error = 0;
+    for (int r = 0; r < RANKS; r++)
+        error += std::fabs(profile->ranks[r].span_seconds - figures.span[r]);
+    // The warmest class's cost for every event leaves most of the cold
+    // events' cost in.
+    EXPECT_GT(error, 1e-6);
+    adt_report_free(profile);
+}
+
+TEST_F(Compensation, ArchiveWithoutACostModelIsRefusedWithItsReason)
+{
+    std::ofstream(directory_.path() + "/summary.json") << "{\n  \"per_location\": [\n  ]\n}\n";
+    adt_report_error error{};
+    adt_report_options options{};
+    options.compensate = ADT_REPORT_COMPENSATE_MODEL;
+    EXPECT_EQ(adt_report_read(directory_.path().c_str(), &options, &error), nullptr);
+    EXPECT_NE(std::string(error.text).find("needs a cost model"), std::string::npos) << error.text;
+}
+
+} // namespace
