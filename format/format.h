@@ -210,6 +210,9 @@ typedef struct adt_defs adt_defs;
 /* Same values as OTF2_RegionRole / OTF2_Paradigm, so they pass through. */
 typedef enum adt_region_role {
     ADT_ROLE_FUNCTION = 1,
+    ADT_ROLE_CODE = 4, /* with ADT_PARADIGM_USER: a phase of the user API,
+                          written with OTF2_REGION_FLAG_PHASE (Score-P's
+                          user phases are CODE + PHASE) */
     ADT_ROLE_BARRIER = 15,
     ADT_ROLE_COLL_ONE2ALL = 23,
     ADT_ROLE_COLL_ALL2ONE = 24,

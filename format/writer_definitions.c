@@ -177,6 +177,12 @@ static OTF2_ErrorCode write_system_tree(const global_output *o, const location_s
     return OTF2_SUCCESS;
 }
 
+/* The user API's phases are its USER CODE regions (format.h). */
+static OTF2_RegionFlag region_flags(uint32_t role, uint32_t paradigm)
+{
+    return role == ADT_ROLE_CODE && paradigm == ADT_PARADIGM_USER ? OTF2_REGION_FLAG_PHASE : OTF2_REGION_FLAG_NONE;
+}
+
 static OTF2_ErrorCode write_regions(const global_output *o)
 {
     const adt_global_defs *g = o->g;
@@ -184,7 +190,7 @@ static OTF2_ErrorCode write_regions(const global_output *o)
         const adt_region_key *k = adt_intern_key(&g->regions, i, NULL);
         TRY(OTF2_GlobalDefWriter_WriteRegion(o->out, i, k->name, k->canonical_name, o->names->empty,
                                              (OTF2_RegionRole)k->role, (OTF2_Paradigm)k->paradigm,
-                                             OTF2_REGION_FLAG_NONE, k->source_file, k->begin_line,
+                                             region_flags(k->role, k->paradigm), k->source_file, k->begin_line,
                                              k->end_line));
     }
     return OTF2_SUCCESS;

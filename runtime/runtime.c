@@ -247,9 +247,26 @@ void adt_runtime_mpi_untracked_report(const adt_runtime_mpi_untracked *untracked
     mpi_untracked = *untracked;
 }
 
+static void (*user_api_counts)(adt_runtime_user_api_counts *counts);
+
+void adt_runtime_set_user_api_counts(void (*counts)(adt_runtime_user_api_counts *counts))
+{
+    user_api_counts = counts;
+}
+
+int64_t adt_runtime_world_rank(void)
+{
+    return atomic_load(&mpi_started) ? (int64_t)atomic_load(&world_rank) : -1;
+}
+
+/* At the end (written given) the user API's counts are asked once. */
 static adt_run_sources run_sources(const adt_trace_result *written)
 {
+    adt_runtime_user_api_counts user_api = { 0 };
+    if (written != NULL && user_api_counts != NULL)
+        user_api_counts(&user_api);
     return (adt_run_sources){
+        .user_api = user_api,
         .buffer = buffer,
         .policy = policy,
         .sampling = config.sampling,

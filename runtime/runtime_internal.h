@@ -155,6 +155,13 @@ void adt_rescue_discard(const char *archive_dir);
     X(SUM, mpi_files_untracked, "mpi_files_untracked", OBJECTS, "files")                                  \
     X(SUM, mpi_completions_unrecorded, "mpi_completions_unrecorded", EVENTS,                              \
       "request completions not recorded (no memory to copy a call's requests)")                           \
+    X(SUM, user_region_ends_unmatched, "user_region_ends_unmatched", EVENTS,                              \
+      "user region ends without a matching begin on their thread")                                        \
+    X(SUM, user_region_begins_too_deep, "user_region_begins_too_deep", EVENTS,                            \
+      "user region begins nested too deep (and their ends)")                                              \
+    X(SUM, user_regions_left_open, "user_regions_left_open", NO, "") /* closed at the end */               \
+    X(SUM, user_resumes_unmatched, "user_resumes_unmatched", NO, "")                                      \
+    X(SUM, samples_paused, "samples_paused", NO, "") /* not taken on purpose */                           \
     X(SUM, samples_taken, "samples_taken", NO, "")                                                        \
     X(SUM, samples_kept, "samples_kept", NO, "")                                                          \
     X(SUM, samples_removed, "samples_removed", NO, "")                                                    \
@@ -237,6 +244,7 @@ typedef struct adt_run_sources {
     uint64_t buffer_bytes;
     const adt_trace_result *written;
     adt_runtime_mpi_untracked mpi_untracked;
+    adt_runtime_user_api_counts user_api;
 } adt_run_sources;
 
 /* Fills counters and returns this rank's location lines (malloc'd,

@@ -163,12 +163,17 @@ size_t adt_summary_count(const adt_run_sources *sources, uint32_t rank, adt_run_
         counters->samples_skipped += sampler.samples_busy + sampler.samples_code_changing;
         counters->samples_skipped_code_changing = sampler.samples_code_changing;
         counters->paths_cut = sampler.paths_cut;
+        counters->samples_paused = sampler.samples_paused;
     }
     counters->mpi_requests_untracked = sources->mpi_untracked.requests;
     counters->mpi_communicators_untracked = sources->mpi_untracked.communicators;
     counters->mpi_windows_untracked = sources->mpi_untracked.windows;
     counters->mpi_files_untracked = sources->mpi_untracked.files;
     counters->mpi_completions_unrecorded = sources->mpi_untracked.completions_unrecorded;
+    counters->user_region_ends_unmatched = sources->user_api.ends_unmatched;
+    counters->user_region_begins_too_deep = sources->user_api.begins_too_deep;
+    counters->user_regions_left_open = sources->user_api.left_open;
+    counters->user_resumes_unmatched = sources->user_api.resumes_unmatched;
     counters->bytes_written = sources->written->bytes_written;
     counters->events_written = sources->written->events_written;
     counters->write_seconds = sources->written->seconds;

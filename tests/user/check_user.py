@@ -1,0 +1,149 @@
+#!/usr/bin/python3
+"""Checks the archive of a run of tests/user/user_regions.c with
+python3-otf2 (Debian's /usr/bin/python3):
+
+- every user region is a Region of paradigm USER, role FUNCTION, and
+  every phase one of role CODE with the PHASE flag;
+- on every location, Enter/Leave (and CallingContextEnter/Leave) nest;
+  each rank's user regions are entered and left exactly in the order the
+  program asked for (MODE balanced or unbalanced; the unbalanced calls
+  left out, the regions left open closed at the end, nothing of the
+  region begun while paused);
+- the MPI calls made inside a region are recorded inside it;
+- with sampling (calling contexts): every sample and MPI call inside a
+  user region has that region's calling context among its ancestors, no
+  sample outside every user region has a user region among them, and
+  each rank has samples in "kernel";
+- summary.json counts the unbalanced calls.
+
+usage: check_user.py ARCHIVE_DIR MODE RANKS
+"""
+import json
+import os
+import sys
+
+import otf2
+
+PHASES = {"setup", "iterate"}
+
+
+def expected_sequence(mode):
+    """(event, region) of the user regions of each rank, per thread index."""
+    if mode == "balanced":
+        main = [("enter", "setup"), ("leave", "setup"), ("enter", "iterate")]
+        for _ in range(3):
+            main += [("enter", "solver"), ("enter", "kernel"), ("leave", "kernel"), ("leave", "solver")]
+        main += [("enter", "tiny"), ("leave", "tiny")] * 1000
+        main += [("leave", "iterate")] + [("enter", "by macro"), ("leave", "by macro")] * 2
+        return {0: main}
+    main = [("enter", "a"), ("enter", "b"), ("leave", "b"), ("leave", "a"),
+            ("enter", "ends paused"), ("leave", "ends paused"), ("enter", "left open"), ("leave", "left open")]
+    return {0: main, 1: [("enter", "crossing"), ("leave", "crossing")]}
+
+
+def expected_counts(mode, ranks):
+    if mode == "balanced":
+        return {"user_region_ends_unmatched": 0, "user_region_begins_too_deep": 0,
+                "user_regions_left_open": 0, "user_resumes_unmatched": 0}
+    return {"user_region_ends_unmatched": 3 * ranks, "user_region_begins_too_deep": 0,
+            "user_regions_left_open": 2 * ranks, "user_resumes_unmatched": ranks}
+
+
+def name(value):
+    return getattr(value, "name", str(value).split(".")[-1])
+
+
+def ancestors(context):
+    while context is not None:
+        yield context
+        context = context.parent
+
+
+def main(argv):
+    if len(argv) != 4:
+        sys.stderr.write(__doc__)
+        return 2
+    archive, mode, ranks = argv[1], argv[2], int(argv[3])
+    problems = []
+    expected = expected_sequence(mode)
+    with otf2.reader.open(os.path.join(archive, "traces.otf2")) as trace:
+        user_regions = set()
+        for region in trace.definitions.regions:
+            if name(region.paradigm) != "USER":
+                continue
+            user_regions.add(region.name)
+            role, flags = name(region.region_role), name(region.region_flags)
+            want = ("CODE", "PHASE") if region.name in PHASES else ("FUNCTION", "NONE")
+            if (role, flags) != want:
+                problems.append(f"region {region.name}: role {role}, flags {flags}, expected {want}")
+        # "paused" is registered, but begun and ended only while paused.
+        wanted_regions = {r for sequence in expected.values() for _, r in sequence} | (
+            {"paused"} if mode == "unbalanced" else set())
+        if user_regions != wanted_regions:
+            problems.append(f"user regions {sorted(user_regions)}, expected {sorted(wanted_regions)}")
+
+        stacks, sequences, kernel_samples = {}, {}, {}
+        for location, event in trace.events:
+            rank = int(location.group.name.rsplit(" ", 1)[-1])
+            thread = 0 if location.name == "Master thread" else int(location.name.rsplit(" ", 1)[-1])
+            stack = stacks.setdefault(location, [])
+            is_enter = isinstance(event, (otf2.events.Enter, otf2.events.CallingContextEnter))
+            is_leave = isinstance(event, (otf2.events.Leave, otf2.events.CallingContextLeave))
+            context = getattr(event, "calling_context", None)
+            region = event.region if isinstance(event, (otf2.events.Enter, otf2.events.Leave)) else \
+                context.region if context is not None else None
+            open_user = [entry for entry in stack if entry[0].name in user_regions]
+            if is_enter or isinstance(event, otf2.events.CallingContextSample):
+                if context is not None and open_user:
+                    innermost = open_user[-1][1]
+                    if innermost is not None and all(node != innermost for node in ancestors(context)):
+                        problems.append(f"rank {rank}: {name(type(event))} at {region.name} inside "
+                                        f"{open_user[-1][0].name} is not below its calling context")
+                above = context.parent if is_enter and context is not None else context
+                if context is not None and not open_user and \
+                        any(node.region.name in user_regions for node in ancestors(above)):
+                    problems.append(f"rank {rank}: {name(type(event))} at {region.name} outside every user "
+                                    f"region is below one")
+                if isinstance(event, otf2.events.CallingContextSample) and open_user and \
+                        open_user[-1][0].name == "kernel":
+                    kernel_samples[rank] = kernel_samples.get(rank, 0) + 1
+            if is_enter:
+                stack.append((region, context))
+                if name(region.paradigm) == "MPI" and mode == "balanced" and region.name in (
+                        "MPI_Barrier", "MPI_Allreduce"):
+                    inside = open_user[-1][0].name if open_user else None
+                    want = "setup" if region.name == "MPI_Barrier" else "solver"
+                    if inside != want:
+                        problems.append(f"rank {rank}: {region.name} recorded inside {inside}, expected {want}")
+            elif is_leave:
+                if not stack or stack[-1][0] != region:
+                    problems.append(f"rank {rank} thread {thread}: leaves {region.name} while "
+                                    f"{stack[-1][0].name if stack else 'nothing'} is innermost")
+                    continue
+                stack.pop()
+            if (is_enter or is_leave) and region.name in user_regions:
+                sequences.setdefault((rank, thread), []).append(("enter" if is_enter else "leave", region.name))
+        sampled = any(isinstance(c, otf2.definitions.CallingContext) for c in trace.definitions.calling_contexts)
+
+    for (rank, thread), sequence in sorted(sequences.items()):
+        if sequence != expected.get(thread):
+            problems.append(f"rank {rank} thread {thread}: user regions {sequence[:12]}... "
+                            f"({len(sequence)} events), expected {expected.get(thread, [])[:12]}... "
+                            f"({len(expected.get(thread, []))})")
+    for rank in range(ranks):
+        for thread in expected:
+            if (rank, thread) not in sequences:
+                problems.append(f"rank {rank} thread {thread}: no user region recorded")
+        if mode == "balanced" and sampled and kernel_samples.get(rank, 0) == 0:
+            problems.append(f"rank {rank}: no sample inside region kernel")
+    summary = json.load(open(os.path.join(archive, "summary.json")))
+    for key, count in expected_counts(mode, ranks).items():
+        if summary.get(key) != count:
+            problems.append(f"summary.json: {key} is {summary.get(key)}, expected {count}")
+    for problem in problems:
+        print(f"check_user.py: {archive}: {problem}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,129 @@
+/*
+ * The user API's hot path in libadaptrace.so: begin and end of a region
+ * instance, pause and resume (adaptrace.h). These definitions take the
+ * place of libadaptrace_user's no-ops when libadaptrace.so is preloaded
+ * or linked ahead of it.
+ *
+ * Execution context: normal context on the calling thread, as often as
+ * the program likes (a hot loop). No malloc, no lock, no stdio: the
+ * thread's state is its own slot of a static table (only it writes
+ * there), the region table is read after an acquire load of its count
+ * (entries are written before the count publishes them), the record is
+ * one append to the thread's own buffer location (the buffer's hot path),
+ * and the sampler's part is adt_sampler_user_region_begin/_end (its hot
+ * path, the same as an MPI call's). Only the first unbalanced call of a
+ * kind in the run says so on stderr (registry.c), once.
+ */
+#include "format/format.h"
+#include "sampler/sampler.h"
+#include "user/user_internal.h"
+
+adt_user_thread adt_user_threads[ADT_RUNTIME_MAX_LOCATIONS];
+
+/* The calling thread's state, NULL when it is not measured (adaptrace
+ * inert, the run finished, a thread beyond the locations' limit). */
+static inline adt_user_thread *thread_state(adt_location **location, uint32_t *thread_index)
+{
+    *location = adt_runtime_location();
+    if (*location == NULL)
+        return NULL;
+    uint64_t index = adt_location_id(*location);
+    if (index >= ADT_RUNTIME_MAX_LOCATIONS)
+        return NULL;
+    *thread_index = (uint32_t)index;
+    return &adt_user_threads[index];
+}
+
+/* The handle's index, or false for a handle this process never gave
+ * (the no-op library's, or a number made up). */
+static inline bool handle_index(adaptrace_region_t handle, uint32_t *index)
+{
+    *index = handle - 1;
+    return handle != 0 && *index < atomic_load_explicit(&adt_user_region_count, memory_order_acquire);
+}
+
+/* adt_sampler_user_region_begin must be called from here directly: it
+ * leaves this function's frame out of the region's calling context. */
+void adaptrace_region_begin(adaptrace_region_t handle)
+{
+    adt_location *location;
+    uint32_t thread_index, index;
+    adt_user_thread *thread = thread_state(&location, &thread_index);
+    if (thread == NULL || !handle_index(handle, &index))
+        return;
+    uint32_t depth = atomic_load_explicit(&thread->depth, memory_order_relaxed);
+    if (depth == ADT_USER_NESTING_MAX) {
+        thread->too_deep++;
+        if (atomic_fetch_add_explicit(&adt_user_begins_too_deep, 1, memory_order_relaxed) == 0)
+            adt_user_say_too_deep(index, thread_index);
+        return;
+    }
+    adt_user_open open = { index, ADT_UNDEFINED_ID, thread->pauses == 0 };
+    if (open.recorded) {
+        uint32_t region = adt_user_regions[index].region;
+        if (adt_user_sampling)
+            open.calling_context = adt_sampler_user_region_begin(location, region);
+        adt_rec_region record = { region, open.calling_context };
+        adt_buffer_append_event(location, ADT_REC_ENTER, adt_clock_now(), &record, sizeof record);
+    }
+    thread->open[depth] = open;
+    atomic_store_explicit(&thread->depth, depth + 1, memory_order_release);
+}
+
+/* Only the innermost open instance can end: a Leave out of nesting order
+ * would break every reader's stack (the writer refuses it), so it is
+ * counted and said instead, and the instance stays open (closed at the
+ * end of the run if nothing ends it). */
+void adaptrace_region_end(adaptrace_region_t handle)
+{
+    adt_location *location;
+    uint32_t thread_index, index;
+    adt_user_thread *thread = thread_state(&location, &thread_index);
+    if (thread == NULL || !handle_index(handle, &index))
+        return;
+    if (thread->too_deep > 0) {
+        thread->too_deep--;
+        return;
+    }
+    uint32_t depth = atomic_load_explicit(&thread->depth, memory_order_relaxed);
+    if (depth == 0 || thread->open[depth - 1].index != index) {
+        if (atomic_fetch_add_explicit(&adt_user_ends_unmatched, 1, memory_order_relaxed) == 0)
+            adt_user_say_unmatched_end(index, thread_index, thread);
+        return;
+    }
+    adt_user_open open = thread->open[depth - 1];
+    atomic_store_explicit(&thread->depth, depth - 1, memory_order_release);
+    if (!open.recorded)
+        return;
+    adt_rec_region record = { adt_user_regions[index].region, open.calling_context };
+    adt_buffer_append_event(location, ADT_REC_LEAVE, adt_clock_now(), &record, sizeof record);
+    if (adt_user_sampling)
+        adt_sampler_user_region_end(location);
+}
+
+void adaptrace_pause(void)
+{
+    adt_location *location;
+    uint32_t thread_index;
+    adt_user_thread *thread = thread_state(&location, &thread_index);
+    if (thread == NULL)
+        return;
+    if (thread->pauses++ == 0)
+        adt_sampler_pause(location, true);
+}
+
+void adaptrace_resume(void)
+{
+    adt_location *location;
+    uint32_t thread_index;
+    adt_user_thread *thread = thread_state(&location, &thread_index);
+    if (thread == NULL)
+        return;
+    if (thread->pauses == 0) {
+        if (atomic_fetch_add_explicit(&adt_user_resumes_unmatched, 1, memory_order_relaxed) == 0)
+            adt_user_say_unmatched_resume(thread_index);
+        return;
+    }
+    if (--thread->pauses == 0)
+        adt_sampler_pause(location, false);
+}
