@@ -14,12 +14,17 @@ python3-otf2 (Debian's /usr/bin/python3):
   user region has that region's calling context among its ancestors, no
   sample outside every user region has a user region among them, and
   each rank has samples in "kernel";
-- summary.json counts the unbalanced calls.
+- summary.json counts the unbalanced calls;
+- with REPORT (adaptrace-report): its JSON lists every user region with
+  its instances, and splits the profile by phase: MPI_Barrier only in
+  "setup", MPI_Allreduce only in "iterate", the other calls outside every
+  phase; the phases' sampled time adds up to the profile's.
 
-usage: check_user.py ARCHIVE_DIR MODE RANKS
+usage: check_user.py ARCHIVE_DIR MODE RANKS [REPORT]
 """
 import json
 import os
+import subprocess
 import sys
 
 import otf2
@@ -49,6 +54,41 @@ def expected_counts(mode, ranks):
             "user_regions_left_open": 2 * ranks, "user_resumes_unmatched": ranks}
 
 
+def check_report(report, archive, mode, ranks):
+    """The problems of adaptrace-report's JSON of the archive."""
+    problems = []
+    profile = json.loads(subprocess.run([report, "--json", archive], check=True, capture_output=True,
+                                        text=True).stdout)
+    instances = {region["name"]: region["instances"] for region in profile["user_regions"]}
+    if mode == "balanced":
+        want = {"setup": ranks, "iterate": ranks, "solver": 3 * ranks, "kernel": 3 * ranks, "tiny": 1000 * ranks,
+                "by macro": 2 * ranks}
+    else:
+        want = {"a": ranks, "b": ranks, "ends paused": ranks, "left open": ranks, "crossing": ranks}
+    if instances != want:
+        problems.append(f"report: user region instances {instances}, expected {want}")
+    phases = {phase["name"]: phase for phase in profile["phases"]}
+    want_phases = ["(outside every phase)", "setup", "iterate"] if mode == "balanced" else []
+    if list(phases) != want_phases:
+        problems.append(f"report: phases {list(phases)}, expected {want_phases}")
+        return problems
+    if mode != "balanced":
+        return problems
+    calls = {name: {f["name"] for f in phase["mpi_functions"]} for name, phase in phases.items()}
+    if calls["setup"] != {"MPI_Barrier"} or calls["iterate"] != {"MPI_Allreduce"} or \
+            calls["(outside every phase)"] & {"MPI_Barrier", "MPI_Allreduce"} or \
+            not {"MPI_Init", "MPI_Finalize"} <= calls["(outside every phase)"]:
+        problems.append(f"report: MPI functions per phase {calls}")
+    for name in ("setup", "iterate"):
+        if phases[name]["instances"] != ranks or phases[name]["seconds"] <= 0:
+            problems.append(f"report: phase {name}: {phases[name]['instances']} instances, "
+                            f"{phases[name]['seconds']} s")
+    sampled = sum(phase["sampled_seconds"] for phase in profile["phases"])
+    if abs(sampled - profile["sampled_seconds"]) > 1e-6 * max(1.0, profile["sampled_seconds"]):
+        problems.append(f"report: the phases' sampled time {sampled} s, the profile's {profile['sampled_seconds']} s")
+    return problems
+
+
 def name(value):
     return getattr(value, "name", str(value).split(".")[-1])
 
@@ -60,7 +100,7 @@ def ancestors(context):
 
 
 def main(argv):
-    if len(argv) != 4:
+    if len(argv) not in (4, 5):
         sys.stderr.write(__doc__)
         return 2
     archive, mode, ranks = argv[1], argv[2], int(argv[3])
@@ -140,6 +180,8 @@ def main(argv):
     for key, count in expected_counts(mode, ranks).items():
         if summary.get(key) != count:
             problems.append(f"summary.json: {key} is {summary.get(key)}, expected {count}")
+    if len(argv) == 5:
+        problems += check_report(argv[4], archive, mode, ranks)
     for problem in problems:
         print(f"check_user.py: {archive}: {problem}", file=sys.stderr)
     return 1 if problems else 0
