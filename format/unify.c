@@ -45,6 +45,7 @@ void adt_id_maps_free(adt_id_maps *maps)
     free(maps->group);
     free(maps->io_file);
     free(maps->io_handle);
+    free(maps->parameter);
     memset(maps, 0, sizeof *maps);
 }
 
@@ -53,7 +54,8 @@ void adt_global_defs_free(adt_global_defs *global)
     adt_intern *tables[] = { &global->strings, &global->regions, &global->source_locations,
                              &global->metrics, &global->metric_classes, &global->comms,
                              &global->groups, &global->calling_contexts, &global->hosts,
-                             &global->rma_wins, &global->io_files, &global->io_handles };
+                             &global->rma_wins, &global->io_files, &global->io_handles,
+                             &global->parameters };
     for (size_t i = 0; i < sizeof tables / sizeof tables[0]; ++i)
         adt_intern_free(tables[i]);
     free(global->metric_sides);
@@ -113,6 +115,7 @@ static int local_maps(adt_defs *defs, const uint32_t *group_entries, const adt_c
     maps->rma_win = copy_map(global, ADT_DEF_RMA_WIN, &maps->rma_win_count);
     maps->io_file = copy_map(global, ADT_DEF_IO_FILE, &maps->io_file_count);
     maps->io_handle = copy_map(global, ADT_DEF_IO_HANDLE, &maps->io_handle_count);
+    maps->parameter = copy_map(global, ADT_DEF_PARAMETER, &maps->parameter_count);
     maps->group_count = defs->groups.count;
     maps->group = malloc(((size_t)maps->group_count + 1) * sizeof *maps->group);
     maps->metric_count = defs->metrics.count;
@@ -120,7 +123,7 @@ static int local_maps(adt_defs *defs, const uint32_t *group_entries, const adt_c
     maps->sampling_rate_class = ADT_UNDEFINED_ID;
     maps->buffer_use_class = ADT_UNDEFINED_ID;
     bool ok = maps->region && maps->comm && maps->calling_context && maps->rma_win && maps->io_file &&
-              maps->io_handle && maps->group;
+              maps->io_handle && maps->parameter && maps->group;
     for (uint32_t i = 0; ok && i < maps->group_count; ++i) {
         ok = group_entries[i] < global->count[ADT_DEF_GROUP];
         maps->group[i] = ok ? 1 + global->map[ADT_DEF_GROUP][group_entries[i]] : ADT_UNDEFINED_ID;

@@ -63,6 +63,7 @@ typedef struct adt_global_defs {
     uint32_t *rma_win_comm;      /* global comm id per window */
     adt_intern io_files;         /* key: global string id of the file's name */
     adt_intern io_handles;       /* key: adt_io_handle_key with global ids */
+    adt_intern parameters;       /* key: global string id of the parameter's name */
     bool self_group_used;
     adt_intern calling_contexts; /* key: adt_cc_node with global ids */
     adt_intern hosts;            /* key: global string id of a host name */
@@ -87,6 +88,8 @@ typedef struct adt_id_maps {
     uint32_t io_file_count;
     uint32_t *io_handle;
     uint32_t io_handle_count;
+    uint32_t *parameter;
+    uint32_t parameter_count;
     uint32_t metric_class;  /* the counters' class, ADT_UNDEFINED_ID when no counter is registered */
     uint32_t metric_count;
     uint32_t sampling_rate_class; /* ADT_UNDEFINED_ID when the rate is not defined */
@@ -114,6 +117,7 @@ typedef enum adt_def_class {
     ADT_DEF_RMA_WIN,
     ADT_DEF_IO_FILE,
     ADT_DEF_IO_HANDLE,
+    ADT_DEF_PARAMETER,
     ADT_DEF_CALLING_CONTEXT,
     ADT_DEF_HOST,
     ADT_DEF_CLASS_COUNT

@@ -145,6 +145,7 @@ static const def_class classes[ADT_DEF_CLASS_COUNT] = {
                           translate_rma_win, true },
     [ADT_DEF_IO_FILE] = { TABLE(io_files), sizeof(uint32_t), 0, 0, translate_named, true },
     [ADT_DEF_IO_HANDLE] = { TABLE(io_handles), sizeof(adt_io_handle_key), 0, 0, translate_io_handle, true },
+    [ADT_DEF_PARAMETER] = { TABLE(parameters), sizeof(uint32_t), 0, 0, translate_named, true },
     [ADT_DEF_CALLING_CONTEXT] = { TABLE(calling_contexts), sizeof(adt_cc_node), 0, 0, translate_calling_context,
                                   true },
     [ADT_DEF_HOST] = { TABLE(hosts), sizeof(uint32_t), 0, 0, translate_named, false },
@@ -305,6 +306,7 @@ void adt_unify_serialize(adt_defs *defs, const char *hostname, const adt_trace_t
         put_class(blob, ADT_DEF_RMA_WIN, &defs->rma_wins, defs->rma_win_comms);
         put_class(blob, ADT_DEF_IO_FILE, &defs->io_files, NULL);
         put_class(blob, ADT_DEF_IO_HANDLE, &defs->io_handles, NULL);
+        put_class(blob, ADT_DEF_PARAMETER, &defs->parameters, NULL);
         adt_blob_put_u32(blob, (uint32_t)defs->calling_context_count);
         adt_blob_put(blob, defs->calling_contexts, defs->calling_context_count * sizeof(adt_cc_node));
         adt_blob_put_u32(blob, 1); /* the host: its name is string local_strings */

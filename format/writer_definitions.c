@@ -258,6 +258,17 @@ static OTF2_ErrorCode write_rma_windows_and_io(const global_output *o)
     return OTF2_SUCCESS;
 }
 
+/* The user API's parameters: integers, as Score-P's INT64 user parameters
+ * (their values are ParameterInt events). */
+static OTF2_ErrorCode write_parameters(const global_output *o)
+{
+    const adt_global_defs *g = o->g;
+    for (uint32_t i = 0; i < g->parameters.count; ++i)
+        TRY(OTF2_GlobalDefWriter_WriteParameter(o->out, i, *(const uint32_t *)adt_intern_key(&g->parameters, i, NULL),
+                                                OTF2_PARAMETER_TYPE_INT64));
+    return OTF2_SUCCESS;
+}
+
 /* Counters (Score-P's way, docs/otf2-format.md 5.6): PAPI, accumulated
  * since the start, UINT64. The sampling rate (docs/otf2-records.md): a
  * value that holds from its event until the next one (ABSOLUTE_NEXT), a
@@ -360,6 +371,8 @@ int adt_writer_write_global_definitions(writer *w, const location_summary *summa
             status = write_groups_and_comms(&o);
         if (status == OTF2_SUCCESS)
             status = write_rma_windows_and_io(&o);
+        if (status == OTF2_SUCCESS)
+            status = write_parameters(&o);
         if (status == OTF2_SUCCESS)
             status = write_metrics(&o);
         if (status == OTF2_SUCCESS)

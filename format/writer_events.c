@@ -387,6 +387,14 @@ static OTF2_ErrorCode write_record(stream *s, const adt_record_view *r)
         return write_rma(s, r);
     ADT_REC_IO_CASES:
         return write_io(s, r);
+    case ADT_REC_PARAMETER_INT: {
+        uint32_t parameter;
+        if (!payload_fits(s, r, sizeof(adt_rec_parameter)) ||
+            !map_id(s, s->w->maps.parameter, s->w->maps.parameter_count, ((const adt_rec_parameter *)p)->parameter,
+                    "parameter", &parameter))
+            return OTF2_ERROR_INVALID_DATA;
+        return OTF2_EvtWriter_ParameterInt(s->out, NULL, t, parameter, ((const adt_rec_parameter *)p)->value);
+    }
     case ADT_REC_KIND_COUNT:
         break;
     }

@@ -6,11 +6,12 @@
 ! libadaptrace_fortran.a and libadaptrace_user, every call does nothing
 ! unless adaptrace runs the program.
 module adaptrace
-  use, intrinsic :: iso_c_binding, only: c_int32_t, c_char, c_null_char
+  use, intrinsic :: iso_c_binding, only: c_int32_t, c_int64_t, c_char, c_null_char
   implicit none
   private
   public :: adaptrace_region_kind, adaptrace_region_register, adaptrace_phase_register, &
-            adaptrace_region_begin, adaptrace_region_end, adaptrace_pause, adaptrace_resume
+            adaptrace_region_begin, adaptrace_region_end, adaptrace_pause, adaptrace_resume, &
+            adaptrace_parameter_register, adaptrace_parameter_int
 
   ! A handle (adaptrace_region_t, a 32-bit unsigned integer in C: compare
   ! handles for equality only).
@@ -35,6 +36,17 @@ module adaptrace
       import :: c_int32_t
       integer(c_int32_t), value, intent(in) :: handle
     end subroutine adaptrace_region_end
+    function c_parameter_register(name) bind(c, name='adaptrace_parameter_register') result(handle)
+      import :: c_int32_t, c_char
+      character(kind=c_char), dimension(*), intent(in) :: name
+      integer(c_int32_t) :: handle
+    end function c_parameter_register
+    ! value: integer(kind=8) (c_int64_t).
+    subroutine adaptrace_parameter_int(handle, value) bind(c, name='adaptrace_parameter_int')
+      import :: c_int32_t, c_int64_t
+      integer(c_int32_t), value, intent(in) :: handle
+      integer(c_int64_t), value, intent(in) :: value
+    end subroutine adaptrace_parameter_int
     subroutine adaptrace_pause() bind(c, name='adaptrace_pause')
     end subroutine adaptrace_pause
     subroutine adaptrace_resume() bind(c, name='adaptrace_resume')
@@ -55,4 +67,10 @@ contains
     integer(adaptrace_region_kind) :: handle
     handle = c_phase_register(trim(name) // c_null_char)
   end function adaptrace_phase_register
+
+  function adaptrace_parameter_register(name) result(handle)
+    character(len=*), intent(in) :: name
+    integer(adaptrace_region_kind) :: handle
+    handle = c_parameter_register(trim(name) // c_null_char)
+  end function adaptrace_parameter_register
 end module adaptrace

@@ -23,9 +23,12 @@
  * - A phase (adaptrace_phase_register) is a region that the report splits
  *   its profile by: every sample and MPI call is counted in the innermost
  *   phase open around it. In the trace it carries OTF2's PHASE flag.
+ * - A parameter (adaptrace_parameter_register) is a named integer whose
+ *   values the program records as it goes (adaptrace_parameter_int), each
+ *   in the region open around it.
  * - adaptrace_pause / adaptrace_resume stop and restart the measurement of
- *   the calling thread: no samples, and no region records for regions
- *   begun while paused. MPI calls are still recorded (docs/user-api.md
+ *   the calling thread: no samples, no parameter values, and no region
+ *   records for regions begun while paused. MPI calls are still recorded (docs/user-api.md
  *   says why).
  *
  * Every call is valid at any time and does nothing when the program runs
@@ -62,6 +65,14 @@ adaptrace_region_t adaptrace_phase_register(const char *name);
  * thread. Cheap: an append to the thread's buffer, no lock, no allocation. */
 void adaptrace_region_begin(adaptrace_region_t region);
 void adaptrace_region_end(adaptrace_region_t region);
+
+/* A named integer value (a time step's number, an iteration count), recorded
+ * with its time in the region open on the calling thread (OTF2's
+ * ParameterInt). Register once (thread-safe, a lock), record cheaply (an
+ * append). Never 0. */
+typedef uint32_t adaptrace_parameter_t;
+adaptrace_parameter_t adaptrace_parameter_register(const char *name);
+void adaptrace_parameter_int(adaptrace_parameter_t parameter, int64_t value);
 
 /* Pause and resume the calling thread's measurement; pauses nest (the
  * thread resumes when every pause was resumed). */

@@ -1,6 +1,6 @@
 /*
  * The user API's hot path in libadaptrace.so: begin and end of a region
- * instance, pause and resume (adaptrace.h). These definitions take the
+ * instance, a parameter's value, pause and resume (adaptrace.h). These definitions take the
  * place of libadaptrace_user's no-ops when libadaptrace.so is preloaded
  * or linked ahead of it.
  *
@@ -99,6 +99,19 @@ void adaptrace_region_end(adaptrace_region_t handle)
     adt_buffer_append_event(location, ADT_REC_LEAVE, adt_clock_now(), &record, sizeof record);
     if (adt_user_sampling)
         adt_sampler_user_region_end(location);
+}
+
+/* Not recorded while the thread is paused. */
+void adaptrace_parameter_int(adaptrace_parameter_t handle, int64_t value)
+{
+    adt_location *location;
+    uint32_t thread_index, index = handle - 1;
+    adt_user_thread *thread = thread_state(&location, &thread_index);
+    if (thread == NULL || handle == 0 || thread->pauses > 0 ||
+        index >= atomic_load_explicit(&adt_user_parameter_count, memory_order_acquire))
+        return;
+    adt_rec_parameter record = { value, adt_user_parameters[index], 0 };
+    adt_buffer_append_event(location, ADT_REC_PARAMETER_INT, adt_clock_now(), &record, sizeof record);
 }
 
 void adaptrace_pause(void)

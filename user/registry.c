@@ -1,6 +1,6 @@
 /*
- * The user API's slow path in libadaptrace.so: registration of regions and
- * phases (a lock, the definitions registry, a copy of the name), the one
+ * The user API's slow path in libadaptrace.so: registration of regions,
+ * phases and parameters (a lock, the definitions registry, a copy of the name), the one
  * message per run about each kind of unbalanced call, and the counts the
  * end of the run asks for its summary (adt_runtime_set_user_api_counts).
  * Normal context; the messages come from the hot path's first unbalanced
@@ -22,6 +22,8 @@
 
 adt_user_region adt_user_regions[ADT_USER_REGIONS_MAX];
 _Atomic uint32_t adt_user_region_count;
+uint32_t adt_user_parameters[ADT_USER_PARAMETERS_MAX];
+_Atomic uint32_t adt_user_parameter_count;
 bool adt_user_sampling;
 _Atomic uint64_t adt_user_ends_unmatched;
 _Atomic uint64_t adt_user_begins_too_deep;
@@ -39,19 +41,24 @@ static void where(char *text, size_t size)
         snprintf(text, size, "process %lld", (long long)getpid());
 }
 
+/* Whether name is one to register (said once per run when not). */
+static bool named(const char *name, const char *function)
+{
+    if (name != NULL && name[0] != '\0')
+        return true;
+    static atomic_bool said;
+    if (!atomic_exchange(&said, true))
+        adt_log("%s: a name is needed (got %s); what it would name is not recorded", function,
+                name == NULL ? "NULL" : "\"\"");
+    return false;
+}
+
 static adaptrace_region_t register_region(const char *name, adt_region_role role, const char *function)
 {
     adt_defs *defs = adt_runtime_defs();
     const adt_config *config = adt_runtime_config();
-    if (defs == NULL || config == NULL)
+    if (defs == NULL || config == NULL || !named(name, function))
         return INERT_HANDLE;
-    if (name == NULL || name[0] == '\0') {
-        static atomic_bool said;
-        if (!atomic_exchange(&said, true))
-            adt_log("%s: a region needs a name (got %s); its begins and ends are not recorded", function,
-                    name == NULL ? "NULL" : "\"\"");
-        return INERT_HANDLE;
-    }
     pthread_mutex_lock(&registry_lock);
     adt_user_sampling = config->sampling;
     adaptrace_region_t handle = INERT_HANDLE;
@@ -87,6 +94,34 @@ adaptrace_region_t adaptrace_region_register(const char *name)
 adaptrace_region_t adaptrace_phase_register(const char *name)
 {
     return register_region(name, ADT_ROLE_CODE, "adaptrace_phase_register");
+}
+
+adaptrace_parameter_t adaptrace_parameter_register(const char *name)
+{
+    adt_defs *defs = adt_runtime_defs();
+    if (defs == NULL || !named(name, "adaptrace_parameter_register"))
+        return INERT_HANDLE;
+    pthread_mutex_lock(&registry_lock);
+    adaptrace_parameter_t handle = INERT_HANDLE;
+    uint32_t parameter = adt_defs_parameter(defs, name);
+    uint32_t count = atomic_load_explicit(&adt_user_parameter_count, memory_order_relaxed);
+    for (uint32_t i = 0; i < count && parameter != ADT_UNDEFINED_ID; i++)
+        if (adt_user_parameters[i] == parameter)
+            handle = i + 1;
+    if (handle == INERT_HANDLE && parameter != ADT_UNDEFINED_ID && count < ADT_USER_PARAMETERS_MAX) {
+        adt_user_parameters[count] = parameter;
+        atomic_store_explicit(&adt_user_parameter_count, count + 1, memory_order_release);
+        handle = count + 1;
+    } else if (handle == INERT_HANDLE) {
+        static bool said;
+        if (!said)
+            adt_log("adaptrace_parameter_register(\"%s\"): %s (limit %u); this parameter's values are not recorded",
+                    name, parameter == ADT_UNDEFINED_ID ? "out of memory" : "the process registered every parameter it can",
+                    ADT_USER_PARAMETERS_MAX);
+        said = true;
+    }
+    pthread_mutex_unlock(&registry_lock);
+    return handle;
 }
 
 static const char *name_of(uint32_t index)

@@ -33,6 +33,17 @@ void adaptrace_region_end(adaptrace_region_t region)
     (void)region;
 }
 
+adaptrace_parameter_t adaptrace_parameter_register(const char *name)
+{
+    (void)name;
+    return INERT_HANDLE;
+}
+
+void adaptrace_parameter_int(adaptrace_parameter_t parameter, int64_t value)
+{
+    (void)parameter, (void)value;
+}
+
 void adaptrace_pause(void)
 {
 }

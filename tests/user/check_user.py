@@ -10,6 +10,9 @@ python3-otf2 (Debian's /usr/bin/python3):
   left out, the regions left open closed at the end, nothing of the
   region begun while paused);
 - the MPI calls made inside a region are recorded inside it;
+- each rank's parameter values (ParameterInt, of an INT64 Parameter)
+  are the ones the program recorded, in the region it recorded them in
+  (none while paused);
 - with sampling (calling contexts): every sample and MPI call inside a
   user region has that region's calling context among its ancestors, no
   sample outside every user region has a user region among them, and
@@ -44,6 +47,13 @@ def expected_sequence(mode):
     main = [("enter", "a"), ("enter", "b"), ("leave", "b"), ("leave", "a"),
             ("enter", "ends paused"), ("leave", "ends paused"), ("enter", "left open"), ("leave", "left open")]
     return {0: main, 1: [("enter", "crossing"), ("leave", "crossing")]}
+
+
+def expected_parameters(mode):
+    """(parameter, value, innermost user region) of each rank's main thread."""
+    if mode == "balanced":
+        return [("time step", step, "solver") for step in range(3)]
+    return [("count", 2, None)]
 
 
 def expected_counts(mode, ranks):
@@ -122,7 +132,12 @@ def main(argv):
         if user_regions != wanted_regions:
             problems.append(f"user regions {sorted(user_regions)}, expected {sorted(wanted_regions)}")
 
-        stacks, sequences, kernel_samples = {}, {}, {}
+        parameter_names = {p.name for p in trace.definitions.parameters
+                           if name(p.parameter_type) == "INT64"}
+        want_names = {p for p, _, _ in expected_parameters(mode)}
+        if parameter_names != want_names:
+            problems.append(f"INT64 parameters {sorted(parameter_names)}, expected {sorted(want_names)}")
+        stacks, sequences, kernel_samples, parameters = {}, {}, {}, {}
         for location, event in trace.events:
             rank = int(location.group.name.rsplit(" ", 1)[-1])
             thread = 0 if location.name == "Master thread" else int(location.name.rsplit(" ", 1)[-1])
@@ -147,6 +162,9 @@ def main(argv):
                 if isinstance(event, otf2.events.CallingContextSample) and open_user and \
                         open_user[-1][0].name == "kernel":
                     kernel_samples[rank] = kernel_samples.get(rank, 0) + 1
+            if isinstance(event, otf2.events.ParameterInt):
+                parameters.setdefault(rank, []).append(
+                    (event.parameter.name, event.value, open_user[-1][0].name if open_user else None))
             if is_enter:
                 stack.append((region, context))
                 if name(region.paradigm) == "MPI" and mode == "balanced" and region.name in (
@@ -174,6 +192,8 @@ def main(argv):
         for thread in expected:
             if (rank, thread) not in sequences:
                 problems.append(f"rank {rank} thread {thread}: no user region recorded")
+        if parameters.get(rank, []) != expected_parameters(mode):
+            problems.append(f"rank {rank}: parameters {parameters.get(rank, [])}, expected {expected_parameters(mode)}")
         if mode == "balanced" and sampled and kernel_samples.get(rank, 0) == 0:
             problems.append(f"rank {rank}: no sample inside region kernel")
     summary = json.load(open(os.path.join(archive, "summary.json")))

@@ -1,7 +1,7 @@
 ! tests/user/user_regions.c's balanced mode in Fortran through the module
 ! `adaptrace` (check_user.py checks both alike): phases "setup" and
 ! "iterate", three time steps of "solver" around "kernel" and an
-! MPI_Allreduce, "tiny" in a hot loop, "by macro" twice. Preprocessed
+! MPI_Allreduce (parameter "time step" in "solver"), "tiny" in a hot loop, "by macro" twice. Preprocessed
 ! once per MPI binding: USE_MPI_F08 (use mpi_f08), else mpif.h.
 program user_regions
 #ifdef USE_MPI_F08
@@ -12,7 +12,7 @@ program user_regions
 #ifndef USE_MPI_F08
   include 'mpif.h'
 #endif
-  integer(adaptrace_region_kind) :: setup, iterate, solver, kernel, tiny, by_macro
+  integer(adaptrace_region_kind) :: setup, iterate, solver, kernel, tiny, by_macro, time_step
   integer :: rank, size, ierror, step, i
   integer(kind=8) :: result, local, total
   double precision :: sink
@@ -26,6 +26,7 @@ program user_regions
   kernel = adaptrace_region_register("kernel")
   tiny = adaptrace_region_register("tiny")
   by_macro = adaptrace_region_register("by macro   ")
+  time_step = adaptrace_parameter_register("time step")
   result = 0
 
   call adaptrace_region_begin(setup)
@@ -37,6 +38,7 @@ program user_regions
   call adaptrace_region_begin(iterate)
   do step = 0, 2
     call adaptrace_region_begin(solver)
+    call adaptrace_parameter_int(time_step, int(step, 8))
     call adaptrace_region_begin(kernel)
     sink = compute(0.1d0)
     call adaptrace_region_end(kernel)

@@ -6,12 +6,14 @@
  * usage: user_regions [balanced|unbalanced]
  *   balanced: phases "setup" and "iterate"; in "iterate" three time steps
  *     of region "solver" around region "kernel" (a computation long enough
- *     for samples) and an MPI_Allreduce; a region in a hot loop;
+ *     for samples) and an MPI_Allreduce, and the parameter "time step"
+ *     recorded in "solver"; a region in a hot loop;
  *     regions begun with the macros.
  *   unbalanced: on every rank, an end without a begin, an end out of
  *     nesting order, a region begun on a thread and ended on the main
  *     thread, a region begun while paused, a region ended while paused, a
- *     resume without a pause and a region left open at MPI_Finalize.
+ *     parameter's value while paused (1) and not (2), a resume without a
+ *     pause and a region left open at MPI_Finalize.
  */
 #include <math.h>
 #include <pthread.h>
@@ -48,6 +50,7 @@ static long balanced(int rank)
     adaptrace_region_t solver = adaptrace_region_register("solver");
     adaptrace_region_t kernel = adaptrace_region_register("kernel");
     adaptrace_region_t tiny = adaptrace_region_register("tiny");
+    adaptrace_parameter_t time_step = adaptrace_parameter_register("time step");
     long result = 0;
 
     adaptrace_region_begin(setup);
@@ -59,6 +62,7 @@ static long balanced(int rank)
     adaptrace_region_begin(iterate);
     for (int step = 0; step < 3; step++) {
         adaptrace_region_begin(solver);
+        adaptrace_parameter_int(time_step, step);
         adaptrace_region_begin(kernel);
         sink = compute(0.1);
         adaptrace_region_end(kernel);
@@ -113,10 +117,13 @@ static long unbalanced(void)
     pthread_join(thread, NULL);
     adaptrace_region_end(crossing);   /* begun on the other thread */
 
+    adaptrace_parameter_t count = adaptrace_parameter_register("count");
     adaptrace_pause();
     adaptrace_region_begin(paused);
+    adaptrace_parameter_int(count, 1);
     adaptrace_region_end(paused);
     adaptrace_resume();
+    adaptrace_parameter_int(count, 2);
     adaptrace_region_begin(ends_paused);
     adaptrace_pause();
     adaptrace_region_end(ends_paused);
