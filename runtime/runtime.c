@@ -254,6 +254,23 @@ void adt_runtime_set_user_api_counts(void (*counts)(adt_runtime_user_api_counts 
     user_api_counts = counts;
 }
 
+static bool never_inside(void)
+{
+    return false;
+}
+
+static bool (*inside_mpi_call)(void) = never_inside;
+
+void adt_runtime_set_inside_mpi_call_check(bool (*inside)(void))
+{
+    inside_mpi_call = inside;
+}
+
+bool adt_runtime_inside_mpi_call(void)
+{
+    return inside_mpi_call();
+}
+
 int64_t adt_runtime_world_rank(void)
 {
     return atomic_load(&mpi_started) ? (int64_t)atomic_load(&world_rank) : -1;

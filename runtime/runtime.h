@@ -183,6 +183,15 @@ typedef struct adt_runtime_user_api_counts {
  * (the call also says, once, which region was left open where). */
 void adt_runtime_set_user_api_counts(void (*counts)(adt_runtime_user_api_counts *counts));
 
+/* The MPI layer, at load: whether the calling thread is inside a wrapped
+ * MPI call (between its Enter and its Leave: the MPI library runs the
+ * program's callbacks there, error handlers, reduction operations). The
+ * user API records no region begin or end there, whose records would not
+ * nest with the call's. adt_runtime_inside_mpi_call: false without the
+ * MPI layer; hot path, one indirect call. */
+void adt_runtime_set_inside_mpi_call_check(bool (*inside)(void));
+bool adt_runtime_inside_mpi_call(void);
+
 /* This process's rank in MPI_COMM_WORLD once MPI started, -1 before (for
  * messages that say where). */
 int64_t adt_runtime_world_rank(void);

@@ -58,7 +58,10 @@ void adaptrace_region_begin(adaptrace_region_t handle)
             adt_user_say_too_deep(index, thread_index);
         return;
     }
-    adt_user_open open = { index, ADT_UNDEFINED_ID, thread->pauses == 0 };
+    /* Inside an MPI call (a callback the MPI library runs) the instance is
+     * kept for its end but not recorded: its records would not nest with
+     * the call's. */
+    adt_user_open open = { index, ADT_UNDEFINED_ID, thread->pauses == 0 && !adt_runtime_inside_mpi_call() };
     if (open.recorded) {
         uint32_t region = adt_user_regions[index].region;
         if (adt_user_sampling)
@@ -92,6 +95,13 @@ void adaptrace_region_end(adaptrace_region_t handle)
         return;
     }
     adt_user_open open = thread->open[depth - 1];
+    /* A recorded instance cannot end inside an MPI call begun within it:
+     * its Leave would come before the call's. */
+    if (open.recorded && adt_runtime_inside_mpi_call()) {
+        if (atomic_fetch_add_explicit(&adt_user_ends_inside_mpi, 1, memory_order_relaxed) == 0)
+            adt_user_say_end_inside_mpi(index, thread_index);
+        return;
+    }
     atomic_store_explicit(&thread->depth, depth - 1, memory_order_release);
     if (!open.recorded)
         return;

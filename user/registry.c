@@ -28,6 +28,7 @@ bool adt_user_sampling;
 _Atomic uint64_t adt_user_ends_unmatched;
 _Atomic uint64_t adt_user_begins_too_deep;
 _Atomic uint64_t adt_user_resumes_unmatched;
+_Atomic uint64_t adt_user_ends_inside_mpi;
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -158,6 +159,16 @@ void adt_user_say_too_deep(uint32_t index, uint32_t thread_index)
             name_of(index), thread_index, place, ADT_USER_NESTING_MAX);
 }
 
+void adt_user_say_end_inside_mpi(uint32_t index, uint32_t thread_index)
+{
+    char place[64];
+    where(place, sizeof place);
+    adt_log("region \"%s\" ended on thread %u of %s inside an MPI call (a callback the MPI library runs) but begun "
+            "outside it: its end would come before the call's, so it is not recorded and the region stays open "
+            "(further such ends are only counted in the summary: user_region_ends_unmatched)",
+            name_of(index), thread_index, place);
+}
+
 void adt_user_say_unmatched_resume(uint32_t thread_index)
 {
     char place[64];
@@ -187,7 +198,7 @@ static void count_for_summary(adt_runtime_user_api_counts *counts)
             }
         }
     }
-    counts->ends_unmatched = atomic_load(&adt_user_ends_unmatched);
+    counts->ends_unmatched = atomic_load(&adt_user_ends_unmatched) + atomic_load(&adt_user_ends_inside_mpi);
     counts->begins_too_deep = atomic_load(&adt_user_begins_too_deep);
     counts->left_open = left_open;
     counts->resumes_unmatched = atomic_load(&adt_user_resumes_unmatched);

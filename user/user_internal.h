@@ -41,7 +41,7 @@ extern bool adt_user_sampling;
 
 /* One open region instance: its handle's index, and the calling context
  * its Enter recorded (ADT_UNDEFINED_ID without sampling); not recorded
- * when it was begun while the thread was paused. */
+ * when it was begun while the thread was paused or inside an MPI call. */
 typedef struct adt_user_open {
     uint32_t index;
     uint32_t calling_context;
@@ -65,6 +65,7 @@ extern adt_user_thread adt_user_threads[ADT_RUNTIME_MAX_LOCATIONS];
 extern _Atomic uint64_t adt_user_ends_unmatched;
 extern _Atomic uint64_t adt_user_begins_too_deep;
 extern _Atomic uint64_t adt_user_resumes_unmatched;
+extern _Atomic uint64_t adt_user_ends_inside_mpi;
 
 /* registry.c, slow path (once per run each): say on stderr, naming the
  * region, the thread and the rank, what was wrong and that it was left
@@ -72,5 +73,6 @@ extern _Atomic uint64_t adt_user_resumes_unmatched;
 void adt_user_say_unmatched_end(uint32_t index, uint32_t thread_index, const adt_user_thread *thread);
 void adt_user_say_too_deep(uint32_t index, uint32_t thread_index);
 void adt_user_say_unmatched_resume(uint32_t thread_index);
+void adt_user_say_end_inside_mpi(uint32_t index, uint32_t thread_index);
 
 #endif

@@ -45,7 +45,8 @@ def expected_sequence(mode):
         main += [("leave", "iterate")] + [("enter", "by macro"), ("leave", "by macro")] * 2
         return {0: main}
     main = [("enter", "a"), ("enter", "b"), ("leave", "b"), ("leave", "a"),
-            ("enter", "ends paused"), ("leave", "ends paused"), ("enter", "left open"), ("leave", "left open")]
+            ("enter", "ends paused"), ("leave", "ends paused"), ("enter", "outer"), ("leave", "outer"),
+            ("enter", "left open"), ("leave", "left open")]
     return {0: main, 1: [("enter", "crossing"), ("leave", "crossing")]}
 
 
@@ -60,7 +61,7 @@ def expected_counts(mode, ranks):
     if mode == "balanced":
         return {"user_region_ends_unmatched": 0, "user_region_begins_too_deep": 0,
                 "user_regions_left_open": 0, "user_resumes_unmatched": 0}
-    return {"user_region_ends_unmatched": 3 * ranks, "user_region_begins_too_deep": 0,
+    return {"user_region_ends_unmatched": 4 * ranks, "user_region_begins_too_deep": 0,
             "user_regions_left_open": 2 * ranks, "user_resumes_unmatched": ranks}
 
 
@@ -74,7 +75,7 @@ def check_report(report, archive, mode, ranks):
         want = {"setup": ranks, "iterate": ranks, "solver": 3 * ranks, "kernel": 3 * ranks, "tiny": 1000 * ranks,
                 "by macro": 2 * ranks}
     else:
-        want = {"a": ranks, "b": ranks, "ends paused": ranks, "left open": ranks, "crossing": ranks}
+        want = {"a": ranks, "b": ranks, "ends paused": ranks, "outer": ranks, "left open": ranks, "crossing": ranks}
     if instances != want:
         problems.append(f"report: user region instances {instances}, expected {want}")
     phases = {phase["name"]: phase for phase in profile["phases"]}
@@ -126,9 +127,10 @@ def main(argv):
             want = ("CODE", "PHASE") if region.name in PHASES else ("FUNCTION", "NONE")
             if (role, flags) != want:
                 problems.append(f"region {region.name}: role {role}, flags {flags}, expected {want}")
-        # "paused" is registered, but begun and ended only while paused.
+        # "paused" and "in callback" are registered, but begun and ended
+        # only while paused and inside an MPI call.
         wanted_regions = {r for sequence in expected.values() for _, r in sequence} | (
-            {"paused"} if mode == "unbalanced" else set())
+            {"paused", "in callback"} if mode == "unbalanced" else set())
         if user_regions != wanted_regions:
             problems.append(f"user regions {sorted(user_regions)}, expected {sorted(wanted_regions)}")
 

@@ -13,7 +13,9 @@
  *     nesting order, a region begun on a thread and ended on the main
  *     thread, a region begun while paused, a region ended while paused, a
  *     parameter's value while paused (1) and not (2), a resume without a
- *     pause and a region left open at MPI_Finalize.
+ *     pause, a region ended in an MPI error handler (inside the MPI call
+ *     that ran it) though begun outside, a region begun and ended in that
+ *     handler, and a region left open at MPI_Finalize.
  */
 #include <math.h>
 #include <pthread.h>
@@ -87,7 +89,18 @@ static long balanced(int rank)
     return result;
 }
 
-static adaptrace_region_t crossing;
+static adaptrace_region_t crossing, outer, in_callback;
+
+/* An error handler is a callback the MPI library runs inside the call
+ * that raised the error: the region begun outside cannot end here (not
+ * recorded), the one begun and ended here is not recorded either. */
+static void handle_error(MPI_Comm *comm, int *code, ...)
+{
+    (void)comm, (void)code;
+    adaptrace_region_end(outer);
+    adaptrace_region_begin(in_callback);
+    adaptrace_region_end(in_callback);
+}
 
 static void *begin_on_thread(void *unused)
 {
@@ -129,6 +142,17 @@ static long unbalanced(void)
     adaptrace_region_end(ends_paused);
     adaptrace_resume();
     adaptrace_resume();               /* not paused */
+
+    outer = adaptrace_region_register("outer");
+    in_callback = adaptrace_region_register("in callback");
+    MPI_Errhandler handler;
+    MPI_Comm_create_errhandler(handle_error, &handler);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, handler);
+    adaptrace_region_begin(outer);
+    MPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_OTHER);
+    adaptrace_region_end(outer);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Errhandler_free(&handler);
 
     adaptrace_region_begin(left_open);
     return 7;
