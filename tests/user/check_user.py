@@ -150,8 +150,12 @@ def main(argv):
             region = event.region if isinstance(event, (otf2.events.Enter, otf2.events.Leave)) else \
                 context.region if context is not None else None
             open_user = [entry for entry in stack if entry[0].name in user_regions]
+            # "left open" was begun in unbalanced(), which has returned
+            # (unless inlined into main) when MPI_Reduce and MPI_Finalize
+            # are called: their stacks no longer run through the frame that
+            # began it, so they are not placed below it (docs/sampling.md).
             if is_enter or isinstance(event, otf2.events.CallingContextSample):
-                if context is not None and open_user:
+                if context is not None and open_user and open_user[-1][0].name != "left open":
                     innermost = open_user[-1][1]
                     if innermost is not None and all(node != innermost for node in ancestors(context)):
                         problems.append(f"rank {rank}: {name(type(event))} at {region.name} inside "
