@@ -24,6 +24,7 @@ adt_defs *adt_defs_create(void)
     adt_intern_init(&defs->groups);
     adt_intern_init(&defs->io_files);
     adt_intern_init(&defs->parameters);
+    adt_intern_init(&defs->user_metrics);
     adt_intern_init(&defs->io_handles);
     return defs;
 }
@@ -47,6 +48,7 @@ void adt_defs_destroy(adt_defs *defs)
     adt_intern_free(&defs->groups);
     adt_intern_free(&defs->io_files);
     adt_intern_free(&defs->parameters);
+    adt_intern_free(&defs->user_metrics);
     adt_intern_free(&defs->io_handles);
     adt_journal_close(&defs->journal);
     pthread_mutex_destroy(&defs->lock);
@@ -236,6 +238,25 @@ uint32_t adt_defs_parameter(adt_defs *defs, const char *name)
         id = adt_intern_add(&defs->parameters, &name_id, sizeof name_id, &added);
     if (added)
         adt_journal_parameter(&defs->journal, name);
+    pthread_mutex_unlock(&defs->lock);
+    return id;
+}
+
+uint32_t adt_defs_user_metric(adt_defs *defs, const char *name)
+{
+    if (!name)
+        return ADT_UNDEFINED_ID;
+    pthread_mutex_lock(&defs->lock);
+    uint32_t name_id = string_id(defs, name);
+    uint32_t unit_id = string_id(defs, "");
+    uint32_t id = ADT_UNDEFINED_ID;
+    int added = 0;
+    if (name_id != ADT_UNDEFINED_ID && unit_id != ADT_UNDEFINED_ID) {
+        defs->user_metric_unit = unit_id;
+        id = adt_intern_add(&defs->user_metrics, &name_id, sizeof name_id, &added);
+    }
+    if (added)
+        adt_journal_user_metric(&defs->journal, name);
     pthread_mutex_unlock(&defs->lock);
     return id;
 }

@@ -80,6 +80,7 @@ typedef enum adt_record_kind {
     ADT_REC_IO_SEEK,                 /* adt_rec_io: handle, offset (requested), mode (OTF2_IoSeekOption),
                                         bytes (the resulting offset) */
     ADT_REC_PARAMETER_INT,           /* adt_rec_parameter */
+    ADT_REC_USER_METRIC,             /* adt_rec_user_metric */
     ADT_REC_KIND_COUNT
 } adt_record_kind;
 
@@ -147,6 +148,14 @@ typedef struct adt_rec_parameter {
     uint32_t parameter;
     uint32_t reserved;
 } adt_rec_parameter;
+
+/* A value of a user metric (adaptrace_metric_double: a residual, an
+ * energy); metric: a local user metric id (adt_defs_user_metric). */
+typedef struct adt_rec_user_metric {
+    double value;
+    uint32_t metric;
+    uint32_t reserved;
+} adt_rec_user_metric;
 
 /* The case labels of every RMA kind, for switches that treat them alike. */
 #define ADT_REC_RMA_CASES                    \
@@ -300,6 +309,11 @@ uint32_t adt_defs_io_handle(adt_defs *defs, uint32_t creator_world_rank, uint32_
 /* A parameter of the user API (OTF2 Parameter, type INT64), identified
  * across ranks by its name. ADT_UNDEFINED_ID for no name or no memory. */
 uint32_t adt_defs_parameter(adt_defs *defs, const char *name);
+
+/* A metric of the user API whose values are doubles (OTF2 MetricMember of
+ * type USER, ABSOLUTE_POINT, DOUBLE, in a class of its own), identified
+ * across ranks by its name. ADT_UNDEFINED_ID for no name or no memory. */
+uint32_t adt_defs_user_metric(adt_defs *defs, const char *name);
 
 /* A process group (the group of an RMA access or exposure epoch):
  * MPI_COMM_WORLD ranks in group-rank order, size > 0. Identical member

@@ -46,6 +46,7 @@ void adt_id_maps_free(adt_id_maps *maps)
     free(maps->io_file);
     free(maps->io_handle);
     free(maps->parameter);
+    free(maps->user_metric_class);
     memset(maps, 0, sizeof *maps);
 }
 
@@ -129,15 +130,22 @@ static int local_maps(adt_defs *defs, const uint32_t *group_entries, const adt_c
         maps->group[i] = ok ? 1 + global->map[ADT_DEF_GROUP][group_entries[i]] : ADT_UNDEFINED_ID;
     }
     /* The set holds the counters' class, then the rate's and the buffer
-     * use's (adt_unify_serialize). */
-    uint32_t classes = (maps->metric_count ? 1u : 0u) + (defs->adaptive_metrics ? 2u : 0u);
-    ok = ok && global->count[ADT_DEF_METRIC_CLASS] == classes;
+     * use's, then one per user metric (adt_unify_serialize). */
+    uint32_t users = defs->user_metrics.count;
+    uint32_t adaptive_first = maps->metric_count ? 1u : 0u;
+    uint32_t user_first = adaptive_first + (defs->adaptive_metrics ? 2u : 0u);
+    uint32_t classes = user_first + users;
+    maps->user_metric_count = users;
+    maps->user_metric_class = malloc(((size_t)users + 1) * sizeof *maps->user_metric_class);
+    ok = ok && maps->user_metric_class && global->count[ADT_DEF_METRIC_CLASS] == classes;
     if (ok && maps->metric_count)
         maps->metric_class = global->map[ADT_DEF_METRIC_CLASS][0];
     if (ok && defs->adaptive_metrics) {
-        maps->sampling_rate_class = global->map[ADT_DEF_METRIC_CLASS][classes - 2];
-        maps->buffer_use_class = global->map[ADT_DEF_METRIC_CLASS][classes - 1];
+        maps->sampling_rate_class = global->map[ADT_DEF_METRIC_CLASS][adaptive_first];
+        maps->buffer_use_class = global->map[ADT_DEF_METRIC_CLASS][adaptive_first + 1];
     }
+    for (uint32_t i = 0; ok && i < users; ++i)
+        maps->user_metric_class[i] = global->map[ADT_DEF_METRIC_CLASS][user_first + i];
     return ok ? 0 : -1;
 }
 

@@ -274,7 +274,8 @@ static OTF2_ErrorCode write_parameters(const global_output *o)
  * value that holds from its event until the next one (ABSOLUTE_NEXT), a
  * DOUBLE in Hz, since initial / 2^k is exact in binary floating point.
  * The buffer use: bytes in use at the event's time only (ABSOLUTE_POINT:
- * nothing is known between two values), UINT64. */
+ * nothing is known between two values), UINT64. The user API's metrics:
+ * USER (Score-P's user metrics), a DOUBLE at its event's time only. */
 static OTF2_ErrorCode write_metric_member(const global_output *o, uint32_t id)
 {
     const adt_global_defs *g = o->g;
@@ -283,6 +284,10 @@ static OTF2_ErrorCode write_metric_member(const global_output *o, uint32_t id)
     if (side->kind == ADT_METRIC_SAMPLING_RATE)
         return OTF2_GlobalDefWriter_WriteMetricMember(o->out, id, name, o->names->empty, OTF2_METRIC_TYPE_OTHER,
                                                       OTF2_METRIC_ABSOLUTE_NEXT, OTF2_TYPE_DOUBLE,
+                                                      OTF2_BASE_DECIMAL, 0, side->unit);
+    if (side->kind == ADT_METRIC_USER_DOUBLE)
+        return OTF2_GlobalDefWriter_WriteMetricMember(o->out, id, name, o->names->empty, OTF2_METRIC_TYPE_USER,
+                                                      OTF2_METRIC_ABSOLUTE_POINT, OTF2_TYPE_DOUBLE,
                                                       OTF2_BASE_DECIMAL, 0, side->unit);
     if (side->kind == ADT_METRIC_BUFFER_USE)
         return OTF2_GlobalDefWriter_WriteMetricMember(o->out, id, name, o->names->empty, OTF2_METRIC_TYPE_OTHER,
@@ -299,8 +304,9 @@ static OTF2_ErrorCode write_metrics(const global_output *o)
     for (uint32_t i = 0; i < g->metrics.count; ++i)
         TRY(write_metric_member(o, i));
     /* Counters are read at samples, the rate and the buffer use change at
-     * halvings, not at region boundaries: all asynchronous. The rate and
-     * the buffer use are recorded by no hardware: abstract. */
+     * halvings, the user metrics when the program says, not at region
+     * boundaries: all asynchronous. Only the counters are recorded by
+     * hardware; the others are abstract. */
     for (uint32_t i = 0; i < g->metric_classes.count; ++i) {
         size_t bytes;
         const uint32_t *member_ids = adt_intern_key(&g->metric_classes, i, &bytes);

@@ -6,12 +6,13 @@
 ! libadaptrace_fortran.a and libadaptrace_user, every call does nothing
 ! unless adaptrace runs the program.
 module adaptrace
-  use, intrinsic :: iso_c_binding, only: c_int32_t, c_int64_t, c_char, c_null_char
+  use, intrinsic :: iso_c_binding, only: c_int32_t, c_int64_t, c_double, c_char, c_null_char
   implicit none
   private
   public :: adaptrace_region_kind, adaptrace_region_register, adaptrace_phase_register, &
             adaptrace_region_begin, adaptrace_region_end, adaptrace_pause, adaptrace_resume, &
-            adaptrace_parameter_register, adaptrace_parameter_int
+            adaptrace_parameter_register, adaptrace_parameter_int, adaptrace_metric_register, &
+            adaptrace_metric_double
 
   ! A handle (adaptrace_region_t, a 32-bit unsigned integer in C: compare
   ! handles for equality only).
@@ -47,6 +48,17 @@ module adaptrace
       integer(c_int32_t), value, intent(in) :: handle
       integer(c_int64_t), value, intent(in) :: value
     end subroutine adaptrace_parameter_int
+    function c_metric_register(name) bind(c, name='adaptrace_metric_register') result(handle)
+      import :: c_int32_t, c_char
+      character(kind=c_char), dimension(*), intent(in) :: name
+      integer(c_int32_t) :: handle
+    end function c_metric_register
+    ! value: double precision (c_double).
+    subroutine adaptrace_metric_double(handle, value) bind(c, name='adaptrace_metric_double')
+      import :: c_int32_t, c_double
+      integer(c_int32_t), value, intent(in) :: handle
+      real(c_double), value, intent(in) :: value
+    end subroutine adaptrace_metric_double
     subroutine adaptrace_pause() bind(c, name='adaptrace_pause')
     end subroutine adaptrace_pause
     subroutine adaptrace_resume() bind(c, name='adaptrace_resume')
@@ -73,4 +85,10 @@ contains
     integer(adaptrace_region_kind) :: handle
     handle = c_parameter_register(trim(name) // c_null_char)
   end function adaptrace_parameter_register
+
+  function adaptrace_metric_register(name) result(handle)
+    character(len=*), intent(in) :: name
+    integer(adaptrace_region_kind) :: handle
+    handle = c_metric_register(trim(name) // c_null_char)
+  end function adaptrace_metric_register
 end module adaptrace

@@ -25,9 +25,10 @@
  *   phase open around it. In the trace it carries OTF2's PHASE flag.
  * - A parameter (adaptrace_parameter_register) is a named integer whose
  *   values the program records as it goes (adaptrace_parameter_int), each
- *   in the region open around it.
+ *   in the region open around it; a metric (adaptrace_metric_register) the
+ *   same for doubles (adaptrace_metric_double).
  * - adaptrace_pause / adaptrace_resume stop and restart the measurement of
- *   the calling thread: no samples, no parameter values, and no region
+ *   the calling thread: no samples, no parameter or metric values, and no region
  *   records for regions begun while paused. MPI calls are still recorded (docs/user-api.md
  *   says why).
  *
@@ -73,6 +74,13 @@ void adaptrace_region_end(adaptrace_region_t region);
 typedef uint32_t adaptrace_parameter_t;
 adaptrace_parameter_t adaptrace_parameter_register(const char *name);
 void adaptrace_parameter_int(adaptrace_parameter_t parameter, int64_t value);
+
+/* A named floating-point value (a residual, an energy), recorded with its
+ * time (OTF2's Metric of a USER metric member, a DOUBLE): the same
+ * registration and cost as a parameter. */
+typedef uint32_t adaptrace_metric_t;
+adaptrace_metric_t adaptrace_metric_register(const char *name);
+void adaptrace_metric_double(adaptrace_metric_t metric, double value);
 
 /* Pause and resume the calling thread's measurement; pauses nest (the
  * thread resumes when every pause was resumed). */

@@ -1,6 +1,7 @@
 /*
  * The user API's hot path in libadaptrace.so: begin and end of a region
- * instance, a parameter's value, pause and resume (adaptrace.h). These definitions take the
+ * instance, a parameter's or a metric's value, pause and resume
+ * (adaptrace.h). These definitions take the
  * place of libadaptrace_user's no-ops when libadaptrace.so is preloaded
  * or linked ahead of it.
  *
@@ -111,17 +112,40 @@ void adaptrace_region_end(adaptrace_region_t handle)
         adt_sampler_user_region_end(location);
 }
 
-/* Not recorded while the thread is paused. */
-void adaptrace_parameter_int(adaptrace_parameter_t handle, int64_t value)
+/* The calling thread's location for a value of the handle's entry of a
+ * table of count entries (its local id in *id); NULL when not recorded
+ * (not measured, paused, a handle this process never gave). */
+static inline adt_location *value_location(uint32_t handle, const uint32_t *table, _Atomic uint32_t *count,
+                                           uint32_t *id)
 {
     adt_location *location;
     uint32_t thread_index, index = handle - 1;
     adt_user_thread *thread = thread_state(&location, &thread_index);
     if (thread == NULL || handle == 0 || thread->pauses > 0 ||
-        index >= atomic_load_explicit(&adt_user_parameter_count, memory_order_acquire))
+        index >= atomic_load_explicit(count, memory_order_acquire))
+        return NULL;
+    *id = table[index];
+    return location;
+}
+
+void adaptrace_parameter_int(adaptrace_parameter_t handle, int64_t value)
+{
+    uint32_t parameter;
+    adt_location *location = value_location(handle, adt_user_parameters, &adt_user_parameter_count, &parameter);
+    if (location == NULL)
         return;
-    adt_rec_parameter record = { value, adt_user_parameters[index], 0 };
+    adt_rec_parameter record = { value, parameter, 0 };
     adt_buffer_append_event(location, ADT_REC_PARAMETER_INT, adt_clock_now(), &record, sizeof record);
+}
+
+void adaptrace_metric_double(adaptrace_metric_t handle, double value)
+{
+    uint32_t metric;
+    adt_location *location = value_location(handle, adt_user_metrics, &adt_user_metric_count, &metric);
+    if (location == NULL)
+        return;
+    adt_rec_user_metric record = { value, metric, 0 };
+    adt_buffer_append_event(location, ADT_REC_USER_METRIC, adt_clock_now(), &record, sizeof record);
 }
 
 void adaptrace_pause(void)

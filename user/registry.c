@@ -1,6 +1,6 @@
 /*
  * The user API's slow path in libadaptrace.so: registration of regions,
- * phases and parameters (a lock, the definitions registry, a copy of the name), the one
+ * phases, parameters and metrics (a lock, the definitions registry, a copy of the name), the one
  * message per run about each kind of unbalanced call, and the counts the
  * end of the run asks for its summary (adt_runtime_set_user_api_counts).
  * Normal context; the messages come from the hot path's first unbalanced
@@ -24,6 +24,8 @@ adt_user_region adt_user_regions[ADT_USER_REGIONS_MAX];
 _Atomic uint32_t adt_user_region_count;
 uint32_t adt_user_parameters[ADT_USER_PARAMETERS_MAX];
 _Atomic uint32_t adt_user_parameter_count;
+uint32_t adt_user_metrics[ADT_USER_METRICS_MAX];
+_Atomic uint32_t adt_user_metric_count;
 bool adt_user_sampling;
 _Atomic uint64_t adt_user_ends_unmatched;
 _Atomic uint64_t adt_user_begins_too_deep;
@@ -97,32 +99,48 @@ adaptrace_region_t adaptrace_phase_register(const char *name)
     return register_region(name, ADT_ROLE_CODE, "adaptrace_phase_register");
 }
 
-adaptrace_parameter_t adaptrace_parameter_register(const char *name)
+/* Whether a parameter or metric could not be registered (said once). */
+static bool said_full;
+
+/* A parameter's or a metric's handle: its local id (define) in table,
+ * which holds count of at most capacity; what registers, for messages. */
+static uint32_t register_value(const char *name, const char *function, const char *what,
+                               uint32_t (*define)(adt_defs *, const char *), uint32_t *table,
+                               _Atomic uint32_t *count, uint32_t capacity)
 {
     adt_defs *defs = adt_runtime_defs();
-    if (defs == NULL || !named(name, "adaptrace_parameter_register"))
+    if (defs == NULL || !named(name, function))
         return INERT_HANDLE;
     pthread_mutex_lock(&registry_lock);
-    adaptrace_parameter_t handle = INERT_HANDLE;
-    uint32_t parameter = adt_defs_parameter(defs, name);
-    uint32_t count = atomic_load_explicit(&adt_user_parameter_count, memory_order_relaxed);
-    for (uint32_t i = 0; i < count && parameter != ADT_UNDEFINED_ID; i++)
-        if (adt_user_parameters[i] == parameter)
+    uint32_t handle = INERT_HANDLE;
+    uint32_t id = define(defs, name);
+    uint32_t registered = atomic_load_explicit(count, memory_order_relaxed);
+    for (uint32_t i = 0; i < registered && id != ADT_UNDEFINED_ID; i++)
+        if (table[i] == id)
             handle = i + 1;
-    if (handle == INERT_HANDLE && parameter != ADT_UNDEFINED_ID && count < ADT_USER_PARAMETERS_MAX) {
-        adt_user_parameters[count] = parameter;
-        atomic_store_explicit(&adt_user_parameter_count, count + 1, memory_order_release);
-        handle = count + 1;
-    } else if (handle == INERT_HANDLE) {
-        static bool said;
-        if (!said)
-            adt_log("adaptrace_parameter_register(\"%s\"): %s (limit %u); this parameter's values are not recorded",
-                    name, parameter == ADT_UNDEFINED_ID ? "out of memory" : "the process registered every parameter it can",
-                    ADT_USER_PARAMETERS_MAX);
-        said = true;
+    if (handle == INERT_HANDLE && id != ADT_UNDEFINED_ID && registered < capacity) {
+        table[registered] = id;
+        atomic_store_explicit(count, registered + 1, memory_order_release);
+        handle = registered + 1;
+    } else if (handle == INERT_HANDLE && !said_full) {
+        said_full = true;
+        adt_log("%s(\"%s\"): %s (limit %u); this %s's values are not recorded", function, name,
+                id == ADT_UNDEFINED_ID ? "out of memory" : "the process registered every one it can", capacity, what);
     }
     pthread_mutex_unlock(&registry_lock);
     return handle;
+}
+
+adaptrace_parameter_t adaptrace_parameter_register(const char *name)
+{
+    return register_value(name, "adaptrace_parameter_register", "parameter", adt_defs_parameter, adt_user_parameters,
+                          &adt_user_parameter_count, ADT_USER_PARAMETERS_MAX);
+}
+
+adaptrace_metric_t adaptrace_metric_register(const char *name)
+{
+    return register_value(name, "adaptrace_metric_register", "metric", adt_defs_user_metric, adt_user_metrics,
+                          &adt_user_metric_count, ADT_USER_METRICS_MAX);
 }
 
 static const char *name_of(uint32_t index)

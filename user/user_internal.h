@@ -26,16 +26,20 @@ typedef struct adt_user_region {
     const char *name;  /* the copy made at registration */
 } adt_user_region;
 
-/* Parameters a process can register; handle = index + 1. */
+/* Parameters and metrics a process can register; handle = index + 1. */
 #define ADT_USER_PARAMETERS_MAX 1024u
+#define ADT_USER_METRICS_MAX 1024u
 
 /* Written once each under the registry's lock, published by the count
- * (release); read without a lock by every thread. The parameters' entries
- * are their local parameter ids (adt_defs_parameter). */
+ * (release); read without a lock by every thread. The parameters' and
+ * metrics' entries are their local ids (adt_defs_parameter,
+ * adt_defs_user_metric). */
 extern adt_user_region adt_user_regions[ADT_USER_REGIONS_MAX];
 extern _Atomic uint32_t adt_user_region_count;
 extern uint32_t adt_user_parameters[ADT_USER_PARAMETERS_MAX];
 extern _Atomic uint32_t adt_user_parameter_count;
+extern uint32_t adt_user_metrics[ADT_USER_METRICS_MAX];
+extern _Atomic uint32_t adt_user_metric_count;
 /* Whether the run samples (calling contexts for the regions' records). */
 extern bool adt_user_sampling;
 

@@ -11,8 +11,9 @@ python3-otf2 (Debian's /usr/bin/python3):
   region begun while paused);
 - the MPI calls made inside a region are recorded inside it;
 - each rank's parameter values (ParameterInt, of an INT64 Parameter)
-  are the ones the program recorded, in the region it recorded them in
-  (none while paused);
+  and metric values (Metric of a class of one USER DOUBLE member) are the
+  ones the program recorded, in the region it recorded them in (none
+  while paused);
 - with sampling (calling contexts): every sample and MPI call inside a
   user region has that region's calling context among its ancestors, no
   sample outside every user region has a user region among them, and
@@ -51,9 +52,11 @@ def expected_sequence(mode):
 
 
 def expected_parameters(mode):
-    """(parameter, value, innermost user region) of each rank's main thread."""
+    """(parameter or metric, value, innermost user region) of each rank's
+    main thread, in order."""
     if mode == "balanced":
-        return [("time step", step, "solver") for step in range(3)]
+        return [value for step in range(3)
+                for value in (("time step", step, "solver"), ("residual", 1.0 / (1 << step), "solver"))]
     return [("count", 2, None)]
 
 
@@ -100,6 +103,18 @@ def check_report(report, archive, mode, ranks):
     return problems
 
 
+def user_metric_of(event):
+    """The name of the user metric a Metric event records, None for the
+    others (counters, the sampling rate, the buffer use)."""
+    members = getattr(event.metric, "members", None)
+    if not members or len(members) != 1:
+        return None
+    member = members[0]
+    if name(member.metric_type) != "USER" or name(member.value_type) != "DOUBLE":
+        return None
+    return member.name
+
+
 def name(value):
     return getattr(value, "name", str(value).split(".")[-1])
 
@@ -136,9 +151,14 @@ def main(argv):
 
         parameter_names = {p.name for p in trace.definitions.parameters
                            if name(p.parameter_type) == "INT64"}
-        want_names = {p for p, _, _ in expected_parameters(mode)}
+        want_names = {p for p, value, _ in expected_parameters(mode) if isinstance(value, int)}
         if parameter_names != want_names:
             problems.append(f"INT64 parameters {sorted(parameter_names)}, expected {sorted(want_names)}")
+        metric_names = {m.name for m in trace.definitions.metric_members
+                        if name(m.metric_type) == "USER" and name(m.value_type) == "DOUBLE"}
+        want_metrics = {p for p, value, _ in expected_parameters(mode) if isinstance(value, float)}
+        if metric_names != want_metrics:
+            problems.append(f"USER DOUBLE metrics {sorted(metric_names)}, expected {sorted(want_metrics)}")
         stacks, sequences, kernel_samples, parameters = {}, {}, {}, {}
         for location, event in trace.events:
             rank = int(location.group.name.rsplit(" ", 1)[-1])
@@ -171,6 +191,9 @@ def main(argv):
             if isinstance(event, otf2.events.ParameterInt):
                 parameters.setdefault(rank, []).append(
                     (event.parameter.name, event.value, open_user[-1][0].name if open_user else None))
+            if isinstance(event, otf2.events.Metric) and user_metric_of(event) is not None:
+                parameters.setdefault(rank, []).append(
+                    (user_metric_of(event), event.values[0], open_user[-1][0].name if open_user else None))
             if is_enter:
                 stack.append((region, context))
                 if name(region.paradigm) == "MPI" and mode == "balanced" and region.name in (

@@ -1,7 +1,8 @@
 ! tests/user/user_regions.c's balanced mode in Fortran through the module
 ! `adaptrace` (check_user.py checks both alike): phases "setup" and
 ! "iterate", three time steps of "solver" around "kernel" and an
-! MPI_Allreduce (parameter "time step" in "solver"), "tiny" in a hot loop, "by macro" twice. Preprocessed
+! MPI_Allreduce (parameter "time step" and metric "residual" in "solver"),
+! "tiny" in a hot loop, "by macro" twice. Preprocessed
 ! once per MPI binding: USE_MPI_F08 (use mpi_f08), else mpif.h.
 program user_regions
 #ifdef USE_MPI_F08
@@ -12,7 +13,7 @@ program user_regions
 #ifndef USE_MPI_F08
   include 'mpif.h'
 #endif
-  integer(adaptrace_region_kind) :: setup, iterate, solver, kernel, tiny, by_macro, time_step
+  integer(adaptrace_region_kind) :: setup, iterate, solver, kernel, tiny, by_macro, time_step, residual
   integer :: rank, size, ierror, step, i
   integer(kind=8) :: result, local, total
   double precision :: sink
@@ -27,6 +28,7 @@ program user_regions
   tiny = adaptrace_region_register("tiny")
   by_macro = adaptrace_region_register("by macro   ")
   time_step = adaptrace_parameter_register("time step")
+  residual = adaptrace_metric_register("residual")
   result = 0
 
   call adaptrace_region_begin(setup)
@@ -39,6 +41,7 @@ program user_regions
   do step = 0, 2
     call adaptrace_region_begin(solver)
     call adaptrace_parameter_int(time_step, int(step, 8))
+    call adaptrace_metric_double(residual, 1d0 / 2**step)
     call adaptrace_region_begin(kernel)
     sink = compute(0.1d0)
     call adaptrace_region_end(kernel)

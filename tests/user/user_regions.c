@@ -6,8 +6,9 @@
  * usage: user_regions [balanced|unbalanced]
  *   balanced: phases "setup" and "iterate"; in "iterate" three time steps
  *     of region "solver" around region "kernel" (a computation long enough
- *     for samples) and an MPI_Allreduce, and the parameter "time step"
- *     recorded in "solver"; a region in a hot loop;
+ *     for samples) and an MPI_Allreduce, the parameter "time step" and
+ *     the metric "residual" (1, 0.5, 0.25) recorded in "solver"; a region
+ *     in a hot loop;
  *     regions begun with the macros.
  *   unbalanced: on every rank, an end without a begin, an end out of
  *     nesting order, a region begun on a thread and ended on the main
@@ -53,6 +54,7 @@ static long balanced(int rank)
     adaptrace_region_t kernel = adaptrace_region_register("kernel");
     adaptrace_region_t tiny = adaptrace_region_register("tiny");
     adaptrace_parameter_t time_step = adaptrace_parameter_register("time step");
+    adaptrace_metric_t residual = adaptrace_metric_register("residual");
     long result = 0;
 
     adaptrace_region_begin(setup);
@@ -65,6 +67,7 @@ static long balanced(int rank)
     for (int step = 0; step < 3; step++) {
         adaptrace_region_begin(solver);
         adaptrace_parameter_int(time_step, step);
+        adaptrace_metric_double(residual, 1.0 / (1 << step));
         adaptrace_region_begin(kernel);
         sink = compute(0.1);
         adaptrace_region_end(kernel);
