@@ -1,9 +1,8 @@
 /*
  * The user API's hot path in libadaptrace.so: begin and end of a region
  * instance, a parameter's or a metric's value, pause and resume
- * (adaptrace.h). These definitions take the
- * place of libadaptrace_user's no-ops when libadaptrace.so is preloaded
- * or linked ahead of it.
+ * (adaptrace.h). These definitions take the place of libadaptrace_user's
+ * no-ops when libadaptrace.so is preloaded or linked ahead of it.
  *
  * Execution context: normal context on the calling thread, as often as
  * the program likes (a hot loop). No malloc, no lock, no stdio: the
@@ -12,8 +11,10 @@
  * (entries are written before the count publishes them), the record is
  * one append to the thread's own buffer location (the buffer's hot path),
  * and the sampler's part is adt_sampler_user_region_begin/_end (its hot
- * path, the same as an MPI call's). Only the first unbalanced call of a
- * kind in the run says so on stderr (registry.c), once.
+ * path, the same as an MPI call's); whether the thread is inside an MPI
+ * call is one indirect call (adt_runtime_inside_mpi_call). Only the first
+ * unbalanced call of a kind in the process says so on stderr
+ * (registry.c).
  */
 #include "format/format.h"
 #include "sampler/sampler.h"

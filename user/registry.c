@@ -4,7 +4,7 @@
  * message per run about each kind of unbalanced call, and the counts the
  * end of the run asks for its summary (adt_runtime_set_user_api_counts).
  * Normal context; the messages come from the hot path's first unbalanced
- * call of their kind only, once per run.
+ * call of their kind only, once per process.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -44,7 +44,7 @@ static void where(char *text, size_t size)
         snprintf(text, size, "process %lld", (long long)getpid());
 }
 
-/* Whether name is one to register (said once per run when not). */
+/* Whether name is one to register (said once per process when not). */
 static bool named(const char *name, const char *function)
 {
     if (name != NULL && name[0] != '\0')

@@ -1,6 +1,7 @@
 /*
  * Shared between the files of the user API's runtime side (in
- * libadaptrace.so): regions.c (the hot path: begin, end, pause, resume)
+ * libadaptrace.so): regions.c (the hot path: begin, end, values, pause,
+ * resume)
  * and registry.c (registration, the messages about unbalanced calls and
  * the counts of the run summary). Calls go one way: regions.c ->
  * registry.c.
@@ -71,7 +72,7 @@ extern _Atomic uint64_t adt_user_begins_too_deep;
 extern _Atomic uint64_t adt_user_resumes_unmatched;
 extern _Atomic uint64_t adt_user_ends_inside_mpi;
 
-/* registry.c, slow path (once per run each): say on stderr, naming the
+/* registry.c, slow path (once per process each): say on stderr, naming the
  * region, the thread and the rank, what was wrong and that it was left
  * out. thread_index: the calling thread's. */
 void adt_user_say_unmatched_end(uint32_t index, uint32_t thread_index, const adt_user_thread *thread);
