@@ -1,9 +1,8 @@
 /*
  * Shared between the files of the user API's runtime side (in
  * libadaptrace.so): regions.c (the hot path: begin, end, values, pause,
- * resume)
- * and registry.c (registration, the messages about unbalanced calls and
- * the counts of the run summary). Calls go one way: regions.c ->
+ * resume) and registry.c (registration, the messages about unbalanced
+ * calls and the counts of the run summary). Calls go one way: regions.c ->
  * registry.c.
  */
 #ifndef ADAPTRACE_USER_INTERNAL_H
