@@ -46,8 +46,8 @@ def expected_sequence(mode):
         main += [("leave", "iterate")] + [("enter", "by macro"), ("leave", "by macro")] * 2
         return {0: main}
     main = [("enter", "a"), ("enter", "b"), ("leave", "b"), ("leave", "a"),
-            ("enter", "ends paused"), ("leave", "ends paused"), ("enter", "outer"), ("leave", "outer"),
-            ("enter", "left open"), ("leave", "left open")]
+            ("enter", "ends paused"), ("leave", "ends paused"), ("enter", "outer"), ("leave", "outer")]
+    main += [("enter", "deep")] * 64 + [("leave", "deep")] * 64 + [("enter", "left open"), ("leave", "left open")]
     return {0: main, 1: [("enter", "crossing"), ("leave", "crossing")]}
 
 
@@ -64,7 +64,7 @@ def expected_counts(mode, ranks):
     if mode == "balanced":
         return {"user_region_ends_unmatched": 0, "user_region_begins_too_deep": 0,
                 "user_regions_left_open": 0, "user_resumes_unmatched": 0}
-    return {"user_region_ends_unmatched": 4 * ranks, "user_region_begins_too_deep": 0,
+    return {"user_region_ends_unmatched": 4 * ranks, "user_region_begins_too_deep": ranks,
             "user_regions_left_open": 2 * ranks, "user_resumes_unmatched": ranks}
 
 
@@ -78,7 +78,8 @@ def check_report(report, archive, mode, ranks):
         want = {"setup": ranks, "iterate": ranks, "solver": 3 * ranks, "kernel": 3 * ranks, "tiny": 1000 * ranks,
                 "by macro": 2 * ranks}
     else:
-        want = {"a": ranks, "b": ranks, "ends paused": ranks, "outer": ranks, "left open": ranks, "crossing": ranks}
+        want = {"a": ranks, "b": ranks, "ends paused": ranks, "outer": ranks, "deep": 64 * ranks, "left open": ranks,
+                "crossing": ranks}
     if instances != want:
         problems.append(f"report: user region instances {instances}, expected {want}")
     phases = {phase["name"]: phase for phase in profile["phases"]}

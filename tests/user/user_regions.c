@@ -16,7 +16,8 @@
  *     parameter's value while paused (1) and not (2), a resume without a
  *     pause, a region ended in an MPI error handler (inside the MPI call
  *     that ran it) though begun outside, a region begun and ended in that
- *     handler, and a region left open at MPI_Finalize.
+ *     handler, a region nested 65 deep (one past the limit), and a region
+ *     left open at MPI_Finalize.
  */
 #include <math.h>
 #include <pthread.h>
@@ -156,6 +157,13 @@ static long unbalanced(void)
     adaptrace_region_end(outer);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     MPI_Errhandler_free(&handler);
+
+    /* 65 nested instances: the 65th is past the limit of 64. */
+    adaptrace_region_t deep = adaptrace_region_register("deep");
+    for (int i = 0; i < 65; i++)
+        adaptrace_region_begin(deep);
+    for (int i = 0; i < 65; i++)
+        adaptrace_region_end(deep);
 
     adaptrace_region_begin(left_open);
     return 7;
