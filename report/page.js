@@ -298,6 +298,14 @@
       {title: `${name}${label}`, value: (row) => count(row[key][name])}));
     const ipcColumn = (key, label) => (profile.sampled_functions.some((f) => `${key}_ipc` in f)
       ? [{title: `IPC${label}`, value: (row) => (`${key}_ipc` in row ? row[`${key}_ipc`].toFixed(2) : "")}] : []);
+    // Misses per 1,000 instructions, a column per miss counter where the
+    // report could compute them (instructions recorded).
+    const perKiloColumns = (rows, key, label) => {
+      const member = `${key}_per_1k_instructions`;
+      const names = [...new Set(rows.flatMap((row) => Object.keys(row[member] || {})))];
+      return names.map((name) => ({title: `${name} per 1k instructions${label}`,
+        value: (row) => (row[member] && name in row[member] ? row[member][name].toFixed(3) : "")}));
+    };
     table("#hot-functions", [
       {title: "function", value: (f) => f.name},
       {title: "exclusive (s)", value: (f) => seconds(f.exclusive_seconds)},
@@ -305,14 +313,16 @@
       {title: "inclusive (s)", value: (f) => seconds(f.inclusive_seconds)},
       {title: "inclusive", value: (f) => percent(f.inclusive_seconds)},
       ...counterColumns("exclusive_counts", " exclusive"), ...ipcColumn("exclusive_counts", " exclusive"),
+      ...perKiloColumns(profile.sampled_functions, "exclusive_counts", " exclusive"),
       ...counterColumns("inclusive_counts", " inclusive"), ...ipcColumn("inclusive_counts", " inclusive"),
+      ...perKiloColumns(profile.sampled_functions, "inclusive_counts", " inclusive"),
     ], profile.sampled_functions.slice(0, 30));
     table("#hot-paths", [
       {title: "call path", value: (p) => p.path},
       {title: "source lines", value: (p) => p.lines},
       {title: "seconds", value: (p) => seconds(p.seconds)},
       {title: "share", value: (p) => percent(p.seconds)},
-      ...counterColumns("counts", ""),
+      ...counterColumns("counts", ""), ...perKiloColumns(profile.hot_paths, "counts", ""),
     ], profile.hot_paths.slice(0, 20));
     table("#hot-lines", [
       {title: "source line", value: (l) => `${l.file}:${l.line}`},
@@ -320,11 +330,43 @@
       {title: "exclusive (s)", value: (l) => seconds(l.seconds)},
       {title: "exclusive", value: (l) => percent(l.seconds)},
     ], profile.hot_lines.slice(0, 30));
-    const chart = flamegraph.default().width(Math.min(1200, window.innerWidth - 40) || 960).cellHeight(18)
-      .transitionDuration(0)
-      .label((node) => `${node.data.name}: ${seconds(node.value)} s (${percent(node.value)})`);
-    d3.select("#flame").datum(profile.flame).call(chart);
+    drawFlame(counters);
     drawn.push("flame");
+  }
+
+  // The flame graph weighted by the sampled seconds or, chosen above it
+  // (or by #flame=COUNTER in the page's address), by a recorded counter:
+  // each frame's inclusive count (the JSON's counts, in the order of
+  // profile.counters).
+  function drawFlame(counters) {
+    const wanted = new URLSearchParams(window.location.hash.slice(1)).get("flame");
+    let weight = counters.indexOf(wanted);
+    const container = d3.select("#flame");
+    if (counters.length > 0) {
+      const select = container.append("label").text("weight: ").append("select").attr("id", "flame-weight");
+      select.selectAll("option").data(["seconds", ...counters]).join("option")
+        .attr("value", (name, i) => i - 1).attr("selected", (name, i) => (i - 1 === weight ? "" : null)).text((name) => name);
+      select.on("change", (event) => {
+        weight = Number(event.target.value);
+        draw();
+      });
+    }
+    const graph = container.append("div").attr("id", "flame-graph");
+    const count = d3.format(",.0f");
+    const weighted = (node) => ({name: node.name, value: weight < 0 ? node.value : node.counts[weight],
+                                 children: (node.children || []).map(weighted)});
+    function draw() {
+      const tree = weighted(profile.flame);
+      const share = (value) => (tree.value > 0 ? (100 * value / tree.value).toFixed(1) : "0.0") + " %";
+      const label = weight < 0
+        ? (node) => `${node.data.name}: ${seconds(node.value)} s (${share(node.value)})`
+        : (node) => `${node.data.name}: ${count(node.value)} ${counters[weight]} (${share(node.value)})`;
+      const chart = flamegraph.default().width(Math.min(1200, window.innerWidth - 40) || 960).cellHeight(18)
+        .transitionDuration(0).label(label);
+      graph.selectAll("*").remove();
+      graph.attr("data-weight", weight < 0 ? "seconds" : counters[weight]).datum(tree).call(chart);
+    }
+    draw();
   }
 
   const threadName = (l) => `rank ${l.rank} thread ${l.thread}`;

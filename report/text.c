@@ -1,6 +1,8 @@
 /* The profile as text for people and as JSON for programs (and for the
  * HTML page, which draws from the same JSON). */
+#include <ctype.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,40 +138,122 @@ static void print_hot_lines_text(const struct adt_report_profile *profile, FILE 
     free(order);
 }
 
-/* The index of the recorded counter named name, or SIZE_MAX. */
-static size_t counter_index(const struct adt_report_profile *profile, const char *name)
+/* What the recorded counters count, as far as the ratios of the report
+ * need it: the counter of instructions and of cycles (SIZE_MAX where none
+ * was recorded) and the counters of misses, each by its index in
+ * profile->counter_names. */
+struct counter_roles {
+    size_t instructions;
+    size_t cycles;
+    size_t miss_count;
+    size_t misses[ADT_REPORT_COUNTERS_MAX];
+};
+
+/* The event of a counter's name in upper case, without the component's
+ * prefix ("perf::", "amd64_fam19h_zen3::") and the qualifiers after it
+ * (":u=0", ":ANY_P"): the part that says what is counted. */
+static void event_of(const char *name, char event[ADT_REPORT_COUNTER_NAME_MAX])
 {
-    for (size_t c = 0; c < profile->counter_count; c++) {
-        if (strcmp(profile->counter_names[c], name) == 0) {
-            return c;
+    const char *component_end = strstr(name, "::");
+    const char *start = component_end ? component_end + 2 : name;
+    size_t length = strcspn(start, ":");
+    for (size_t i = 0; i < length; i++) {
+        event[i] = (char)toupper((unsigned char)start[i]);
+    }
+    event[length] = '\0';
+}
+
+static bool event_is_one_of(const char *event, const char *const *names, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        if (strcmp(event, names[i]) == 0) {
+            return true;
         }
     }
-    return SIZE_MAX;
+    return false;
 }
 
-/* Instructions per cycle from counts, where both PAPI presets were
- * recorded and cycles were counted; else a negative number. */
-static double instructions_per_cycle(const struct adt_report_profile *profile, const double *counts)
+/* PAPI's presets by their names; the native events of perf and of the
+ * processors' PMUs (libpfm4's names) by their event part. Misses: the
+ * presets of cache and TLB misses and branch mispredictions, and every
+ * native event that names misses or mispredictions. */
+static struct counter_roles roles_of(const struct adt_report_profile *profile)
 {
-    size_t instructions = counter_index(profile, "PAPI_TOT_INS");
-    size_t cycles = counter_index(profile, "PAPI_TOT_CYC");
-    if (instructions == SIZE_MAX || cycles == SIZE_MAX || counts[cycles] <= 0) {
+    static const char *const instruction_events[] = {"PAPI_TOT_INS",         "INSTRUCTIONS",
+                                                     "INSTRUCTIONS_RETIRED", "INSTRUCTION_RETIRED",
+                                                     "INST_RETIRED",         "RETIRED_INSTRUCTIONS"};
+    static const char *const cycle_events[] = {"PAPI_TOT_CYC",       "CYCLES",          "CPU-CYCLES",
+                                               "CPU_CYCLES",         "CPU_CLK_UNHALTED", "UNHALTED_CORE_CYCLES",
+                                               "CYCLES_NOT_IN_HALT", "CPU_CLK_THREAD_UNHALTED"};
+    static const char *const miss_presets[] = {
+        "PAPI_L1_DCM", "PAPI_L1_ICM", "PAPI_L1_TCM", "PAPI_L1_LDM", "PAPI_L1_STM", "PAPI_L2_DCM",
+        "PAPI_L2_ICM", "PAPI_L2_TCM", "PAPI_L2_LDM", "PAPI_L2_STM", "PAPI_L3_DCM", "PAPI_L3_ICM",
+        "PAPI_L3_TCM", "PAPI_L3_LDM", "PAPI_L3_STM", "PAPI_TLB_DM", "PAPI_TLB_IM", "PAPI_TLB_TL",
+        "PAPI_BR_MSP", "PAPI_CA_SNP"};
+    struct counter_roles roles = {.instructions = SIZE_MAX, .cycles = SIZE_MAX};
+    for (size_t c = 0; c < profile->counter_count; c++) {
+        char event[ADT_REPORT_COUNTER_NAME_MAX];
+        event_of(profile->counter_names[c], event);
+        if (roles.instructions == SIZE_MAX &&
+            event_is_one_of(event, instruction_events, sizeof instruction_events / sizeof *instruction_events)) {
+            roles.instructions = c;
+        } else if (roles.cycles == SIZE_MAX &&
+                   event_is_one_of(event, cycle_events, sizeof cycle_events / sizeof *cycle_events)) {
+            roles.cycles = c;
+        } else if (event_is_one_of(event, miss_presets, sizeof miss_presets / sizeof *miss_presets) ||
+                   (strncmp(event, "PAPI_", 5) != 0 && (strstr(event, "MISS") || strstr(event, "MISP")))) {
+            roles.misses[roles.miss_count++] = c;
+        }
+    }
+    return roles;
+}
+
+/* Instructions per cycle from counts, where both were recorded and cycles
+ * were counted; else a negative number. */
+static double instructions_per_cycle(const struct counter_roles *roles, const double *counts)
+{
+    if (roles->instructions == SIZE_MAX || roles->cycles == SIZE_MAX || counts[roles->cycles] <= 0) {
         return -1;
     }
-    return counts[instructions] / counts[cycles];
+    return counts[roles->instructions] / counts[roles->cycles];
 }
 
-/* The counter columns of a text row: each count, then the IPC where it
- * can be had. */
+/* The misses of the roles' m-th miss counter per 1,000 instructions,
+ * where instructions were recorded and counted; else a negative number. */
+static double misses_per_kilo_instruction(const struct counter_roles *roles, size_t m, const double *counts)
+{
+    if (roles->instructions == SIZE_MAX || counts[roles->instructions] <= 0) {
+        return -1;
+    }
+    return 1000 * counts[roles->misses[m]] / counts[roles->instructions];
+}
+
+/* The counter columns of a text row: each count, then the IPC and the
+ * misses per 1,000 instructions where they can be had (an empty column
+ * where this row has no instructions or cycles). */
 static void print_counts_text(const struct adt_report_profile *profile, const double *counts, FILE *out)
 {
     for (size_t c = 0; c < profile->counter_count; c++) {
         fprintf(out, " %18.6g", counts[c]);
     }
-    double ipc = instructions_per_cycle(profile, counts);
-    if (ipc >= 0) {
-        fprintf(out, " %6.2f", ipc);
+    struct counter_roles roles = roles_of(profile);
+    if (roles.instructions != SIZE_MAX && roles.cycles != SIZE_MAX) {
+        double ipc = instructions_per_cycle(&roles, counts);
+        ipc >= 0 ? fprintf(out, " %6.2f", ipc) : fprintf(out, " %6s", "");
     }
+    for (size_t m = 0; roles.instructions != SIZE_MAX && m < roles.miss_count; m++) {
+        double per_kilo = misses_per_kilo_instruction(&roles, m, counts);
+        per_kilo >= 0 ? fprintf(out, " %18.3f", per_kilo) : fprintf(out, " %18s", "");
+    }
+}
+
+/* The end of a long name, which tells events apart, in a column of 18. */
+static void print_counter_heading(const char *name, const char *suffix, FILE *out)
+{
+    char heading[ADT_REPORT_COUNTER_NAME_MAX + 16];
+    snprintf(heading, sizeof heading, "%s%s", name, suffix);
+    size_t length = strlen(heading);
+    fprintf(out, " %18s", length > 18 ? heading + length - 18 : heading);
 }
 
 /* The counter columns' heading, over the rows print_counts_text writes. */
@@ -180,19 +264,21 @@ static void print_counts_heading(const struct adt_report_profile *profile, FILE 
     }
     fprintf(out, "    %22s", "");
     for (size_t c = 0; c < profile->counter_count; c++) {
-        /* A long name's end, which tells events apart. */
-        const char *name = profile->counter_names[c];
-        size_t length = strlen(name);
-        fprintf(out, " %18s", length > 18 ? name + length - 18 : name);
+        print_counter_heading(profile->counter_names[c], "", out);
     }
-    if (counter_index(profile, "PAPI_TOT_INS") != SIZE_MAX && counter_index(profile, "PAPI_TOT_CYC") != SIZE_MAX) {
+    struct counter_roles roles = roles_of(profile);
+    if (roles.instructions != SIZE_MAX && roles.cycles != SIZE_MAX) {
         fprintf(out, " %6s", "IPC");
+    }
+    for (size_t m = 0; roles.instructions != SIZE_MAX && m < roles.miss_count; m++) {
+        print_counter_heading(profile->counter_names[roles.misses[m]], "/1k ins", out);
     }
     fputc('\n', out);
 }
 
-/* A JSON member "key":{"counter":count,...} (and ",\"ipc\":x" after it
- * where it can be had); nothing without counters. */
+/* A JSON member "key":{"counter":count,...}, then "key_ipc":x and
+ * "key_per_1k_instructions":{"miss counter":x,...} where they can be had;
+ * nothing without counters. */
 static void print_counts_json(const struct adt_report_profile *profile, const char *key, const double *counts,
                               FILE *out)
 {
@@ -206,10 +292,21 @@ static void print_counts_json(const struct adt_report_profile *profile, const ch
         fprintf(out, ":%.17g", counts[c]);
     }
     fputc('}', out);
-    double ipc = instructions_per_cycle(profile, counts);
+    struct counter_roles roles = roles_of(profile);
+    double ipc = instructions_per_cycle(&roles, counts);
     if (ipc >= 0) {
         fprintf(out, ",\"%s_ipc\":%.9g", key, ipc);
     }
+    if (roles.miss_count == 0 || misses_per_kilo_instruction(&roles, 0, counts) < 0) {
+        return;
+    }
+    fprintf(out, ",\"%s_per_1k_instructions\":{", key);
+    for (size_t m = 0; m < roles.miss_count; m++) {
+        fputs(m ? "," : "", out);
+        adt_report_print_json_string(profile->counter_names[roles.misses[m]], out);
+        fprintf(out, ":%.9g", misses_per_kilo_instruction(&roles, m, counts));
+    }
+    fputc('}', out);
 }
 
 static void print_sampled_text(const struct adt_report_profile *profile, FILE *out)
@@ -413,21 +510,44 @@ static void print_u64_array(const uint64_t *values, size_t count, FILE *out)
 /* The flame graph's tree: one frame per name below its parent frame. The
  * archive's contexts that differ only in a source line (the same path of
  * names) are one frame, their inclusive times summed (d3-flame-graph's
- * "value"). children[frame] is
- * the first child of a frame (the roots under the extra node
- * context_count), sibling[] the next one, value[] its time. */
+ * "value") and so their inclusive counts (counts[frame * counter_count +
+ * c], the page weighs the graph by a counter with them). children[frame]
+ * is the first child of a frame (the roots under the extra node
+ * context_count, which holds the totals), sibling[] the next one, value[]
+ * its time. */
 struct flame_links {
     uint32_t *children;
     uint32_t *sibling;
     double *value;
+    double *counts;
 };
+
+/* Each context's inclusive counts: its own and its descendants'. Parents
+ * come before their children (the reader checks it), so one pass from
+ * the last context adds each context's sum to its parent's. */
+static double *inclusive_counts(const struct adt_report_profile *profile)
+{
+    size_t count = profile->context_count, counters = profile->counter_count;
+    double *inclusive = calloc(count * counters + 1, sizeof(double));
+    for (size_t c = 0; c < count; c++) {
+        memcpy(&inclusive[c * counters], profile->contexts[c].self_counts, counters * sizeof(double));
+    }
+    for (size_t c = count; c-- > 0;) {
+        uint32_t parent = profile->contexts[c].parent;
+        for (size_t k = 0; parent != UINT32_MAX && k < counters; k++) {
+            inclusive[parent * counters + k] += inclusive[c * counters + k];
+        }
+    }
+    return inclusive;
+}
 
 static struct flame_links link_flame(const struct adt_report_profile *profile)
 {
-    size_t count = profile->context_count;
+    size_t count = profile->context_count, counters = profile->counter_count;
     struct flame_links links = {malloc((count + 1) * sizeof(uint32_t)), malloc((count + 1) * sizeof(uint32_t)),
-                                calloc(count + 1, sizeof(double))};
+                                calloc(count + 1, sizeof(double)), calloc((count + 1) * counters + 1, sizeof(double))};
     uint32_t *frame_of = malloc((count + 1) * sizeof(uint32_t));
+    double *inclusive = inclusive_counts(profile);
     for (size_t c = 0; c <= count; c++) {
         links.children[c] = UINT32_MAX;
     }
@@ -450,9 +570,32 @@ static struct flame_links link_flame(const struct adt_report_profile *profile)
         }
         frame_of[c] = frame;
         links.value[frame] += context->inclusive_seconds;
+        for (size_t k = 0; k < counters; k++) {
+            links.counts[frame * counters + k] += inclusive[c * counters + k];
+            if (context->parent == UINT32_MAX) {
+                links.counts[count * counters + k] += inclusive[c * counters + k];
+            }
+        }
     }
+    free(inclusive);
     free(frame_of);
     return links;
+}
+
+/* ,"counts":[...] of a frame, in the order of profile->counter_names;
+ * nothing without counters. */
+static void print_flame_counts(const struct adt_report_profile *profile, const struct flame_links *links,
+                               uint32_t node, FILE *out)
+{
+    size_t counters = profile->counter_count;
+    if (counters == 0) {
+        return;
+    }
+    fputs(",\"counts\":[", out);
+    for (size_t k = 0; k < counters; k++) {
+        fprintf(out, "%s%.17g", k ? "," : "", links->counts[node * counters + k]);
+    }
+    fputc(']', out);
 }
 
 static void print_flame_children(const struct adt_report_profile *profile, const struct flame_links *links,
@@ -463,6 +606,7 @@ static void print_flame_children(const struct adt_report_profile *profile, const
         fputs(child == links->children[node] ? "{\"name\":" : ",{\"name\":", out);
         adt_report_print_json_string(profile->sampled_functions[profile->contexts[child].function].name, out);
         fprintf(out, ",\"value\":%.9g", links->value[child]);
+        print_flame_counts(profile, links, child, out);
         print_flame_children(profile, links, child, out);
         fputc('}', out);
     }
@@ -576,10 +720,12 @@ static void print_sampled_json(const struct adt_report_profile *profile, FILE *o
     free(order);
     fprintf(out, "],\n\"flame\":{\"name\":\"all\",\"value\":%.9g", profile->sampled_seconds);
     struct flame_links links = link_flame(profile);
+    print_flame_counts(profile, &links, (uint32_t)profile->context_count, out);
     print_flame_children(profile, &links, (uint32_t)profile->context_count, out);
     free(links.children);
     free(links.sibling);
     free(links.value);
+    free(links.counts);
     fputc('}', out);
 }
 

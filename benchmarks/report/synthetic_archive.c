@@ -9,12 +9,20 @@
  * different times (rank % 4), so waiting and the timeline show structure.
  * Prints one JSON object: events, ranks, steps, seconds.
  *
- * usage: synthetic_archive DIRECTORY RANKS STEPS
+ * COUNTERS (optional), NAME=INCREMENT,...: PAPI counters recorded with
+ * every sample as adaptrace records them (running totals since the start,
+ * a Metric event just before the sample), each growing by its INCREMENT
+ * per sample, so that every count and ratio of the report is known
+ * (tests/report: derived-counters). The increment is after a name's last
+ * '=', so that qualifiers such as ":u=0" stay in the name.
+ *
+ * usage: synthetic_archive DIRECTORY RANKS STEPS [COUNTERS]
  * (DIRECTORY must not exist; the archive is DIRECTORY/traces.otf2)
  */
 #include <otf2/otf2.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 enum { REGION_MAIN, REGION_SOLVE, REGION_KERNEL, REGION_ISEND, REGION_IRECV, REGION_WAITALL, REGION_ALLREDUCE };
@@ -25,6 +33,33 @@ enum { REGION_COUNT = sizeof region_names / sizeof region_names[0] };
  * others under solve. */
 enum { STEP_NS = 100000, SAMPLES_PER_STEP = 4, GROUP_LOCATIONS = 0, GROUP_WORLD = 1, COMM_WORLD = 0 };
 enum { STRING_WORLD = REGION_COUNT, STRING_NODE, STRING_RANK, STRING_THREAD, STRING_SAMPLES, STRING_COUNT };
+/* The counters' class and members, and their names' strings from
+ * STRING_COUNT on. */
+enum { COUNTERS_MAX = 16, COUNTER_CLASS = 0 };
+
+struct counters {
+    uint8_t count;
+    char *names[COUNTERS_MAX];
+    uint64_t increments[COUNTERS_MAX];
+};
+
+/* COUNTERS as NAME=INCREMENT,...; exits with a message when malformed. */
+static struct counters parse_counters(char *list)
+{
+    struct counters counters = {0};
+    for (char *item = strtok(list, ","); item != NULL; item = strtok(NULL, ",")) {
+        char *equals = strrchr(item, '=');
+        if (equals == NULL || equals == item || counters.count == COUNTERS_MAX) {
+            fprintf(stderr, "synthetic_archive: counter '%s' is not NAME=INCREMENT (at most %d)\n", item,
+                    COUNTERS_MAX);
+            exit(2);
+        }
+        *equals = '\0';
+        counters.names[counters.count] = item;
+        counters.increments[counters.count++] = strtoull(equals + 1, NULL, 10);
+    }
+    return counters;
+}
 
 static OTF2_FlushType pre_flush(void *data, OTF2_FileType type, OTF2_LocationRef location, void *callerData,
                                 bool final)
@@ -50,8 +85,15 @@ static void check(OTF2_ErrorCode code, const char *what)
 }
 
 /* One rank's steps; returns its number of events. */
-static uint64_t write_rank(OTF2_Archive *archive, uint32_t rank, uint32_t ranks, uint64_t steps)
+static uint64_t write_rank(OTF2_Archive *archive, uint32_t rank, uint32_t ranks, uint64_t steps,
+                           const struct counters *counters)
 {
+    OTF2_Type types[COUNTERS_MAX];
+    OTF2_MetricValue totals[COUNTERS_MAX];
+    for (uint8_t c = 0; c < counters->count; c++) {
+        types[c] = OTF2_TYPE_UINT64;
+        totals[c].unsigned_int = 0;
+    }
     OTF2_EvtWriter *writer = OTF2_Archive_GetEvtWriter(archive, rank);
     if (writer == NULL) {
         fprintf(stderr, "synthetic_archive: no event writer for rank %u\n", rank);
@@ -65,6 +107,13 @@ static uint64_t write_rank(OTF2_Archive *archive, uint32_t rank, uint32_t ranks,
         for (uint64_t s = 0; s < SAMPLES_PER_STEP; s++) {
             jitter = jitter * 6364136223846793005ull + 1442695040888963407ull;
             uint64_t at = t + 1000 + s * compute_ns / SAMPLES_PER_STEP + (jitter >> 52);
+            for (uint8_t c = 0; c < counters->count; c++) {
+                totals[c].unsigned_int += counters->increments[c];
+            }
+            if (counters->count > 0) {
+                check(OTF2_EvtWriter_Metric(writer, NULL, at, COUNTER_CLASS, counters->count, types, totals),
+                      "counters");
+            }
             check(OTF2_EvtWriter_CallingContextSample(writer, NULL, at, REGION_KERNEL, 1, 0), "sample");
         }
         uint64_t mpi = t + compute_ns + 5000;
@@ -93,7 +142,26 @@ static uint64_t write_rank(OTF2_Archive *archive, uint32_t rank, uint32_t ranks,
     return events;
 }
 
-static void write_definitions(OTF2_Archive *archive, uint32_t ranks, uint64_t steps, const uint64_t *events)
+static void write_counter_definitions(OTF2_GlobalDefWriter *definitions, const struct counters *counters)
+{
+    OTF2_MetricMemberRef members[COUNTERS_MAX];
+    for (uint8_t c = 0; c < counters->count; c++) {
+        check(OTF2_GlobalDefWriter_WriteString(definitions, STRING_COUNT + c, counters->names[c]), "string");
+        check(OTF2_GlobalDefWriter_WriteMetricMember(definitions, c, STRING_COUNT + c, STRING_SAMPLES,
+                                                     OTF2_METRIC_TYPE_PAPI, OTF2_METRIC_ACCUMULATED_START,
+                                                     OTF2_TYPE_UINT64, OTF2_BASE_DECIMAL, 0, STRING_SAMPLES),
+              "metric member");
+        members[c] = c;
+    }
+    if (counters->count > 0) {
+        check(OTF2_GlobalDefWriter_WriteMetricClass(definitions, COUNTER_CLASS, counters->count, members,
+                                                    OTF2_METRIC_ASYNCHRONOUS, OTF2_RECORDER_KIND_CPU),
+              "metric class");
+    }
+}
+
+static void write_definitions(OTF2_Archive *archive, uint32_t ranks, uint64_t steps, const uint64_t *events,
+                              const struct counters *counters)
 {
     OTF2_GlobalDefWriter *definitions = OTF2_Archive_GetGlobalDefWriter(archive);
     check(OTF2_GlobalDefWriter_WriteClockProperties(definitions, 1000000000, 0, steps * STEP_NS, 0), "clock");
@@ -104,6 +172,7 @@ static void write_definitions(OTF2_Archive *archive, uint32_t ranks, uint64_t st
     for (uint32_t s = STRING_WORLD; s < STRING_COUNT; s++) {
         check(OTF2_GlobalDefWriter_WriteString(definitions, s, names[s - STRING_WORLD]), "string");
     }
+    write_counter_definitions(definitions, counters);
     for (uint32_t r = 0; r < REGION_COUNT; r++) {
         bool mpi = r >= REGION_ISEND;
         check(OTF2_GlobalDefWriter_WriteRegion(definitions, r, r, r, r,
@@ -151,10 +220,11 @@ static void write_definitions(OTF2_Archive *archive, uint32_t ranks, uint64_t st
 
 int main(int argc, char **argv)
 {
-    if (argc != 4 || atoi(argv[2]) < 1 || atoll(argv[3]) < 1) {
-        fprintf(stderr, "usage: %s DIRECTORY RANKS STEPS\n", argv[0]);
+    if (argc < 4 || argc > 5 || atoi(argv[2]) < 1 || atoll(argv[3]) < 1) {
+        fprintf(stderr, "usage: %s DIRECTORY RANKS STEPS [NAME=INCREMENT,...]\n", argv[0]);
         return 2;
     }
+    struct counters counters = argc == 5 ? parse_counters(argv[4]) : (struct counters){0};
     uint32_t ranks = (uint32_t)atoi(argv[2]);
     uint64_t steps = (uint64_t)atoll(argv[3]);
     struct timespec start, end;
@@ -171,7 +241,7 @@ int main(int argc, char **argv)
     uint64_t *events = malloc(ranks * sizeof *events);
     uint64_t total = 0;
     for (uint32_t r = 0; r < ranks; r++) {
-        events[r] = write_rank(archive, r, ranks, steps);
+        events[r] = write_rank(archive, r, ranks, steps, &counters);
         total += events[r];
     }
     check(OTF2_Archive_CloseEvtFiles(archive), "close event files");
@@ -181,7 +251,7 @@ int main(int argc, char **argv)
         check(OTF2_Archive_CloseDefWriter(archive, OTF2_Archive_GetDefWriter(archive, r)), "local definitions");
     }
     check(OTF2_Archive_CloseDefFiles(archive), "close definition files");
-    write_definitions(archive, ranks, steps, events);
+    write_definitions(archive, ranks, steps, events, &counters);
     check(OTF2_Archive_Close(archive), "close archive");
     free(events);
     clock_gettime(CLOCK_MONOTONIC, &end);

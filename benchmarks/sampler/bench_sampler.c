@@ -12,6 +12,13 @@
  *   without; each the lowest mean of the interleaved repetitions, and
  *   counters_handler_ratio (issue #29: within 1.5). counters_recorded
  *   says how many of the two PAPI could count; with none the ratio is null.
+ *   counter_read_us: one PAPI_read of the same two events outside any
+ *   handler (the mean of COUNTER_READS), the floor of what reading
+ *   counters in a sample can cost: counters_added_us (with less without)
+ *   over it is counters_added_over_read. A read of perf's software
+ *   events is a read(2) system call; PAPI reads hardware events with
+ *   rdpmc instead where the processor and kernel allow it
+ *   (papi_component_avail: "Fast counter read (rdpmc)").
  * - bytes_per_sample: buffer bytes of one sample record (no metrics).
  * - region_context_us: one adt_sampler_region_context call from 12 frames
  *   deep (what an MPI wrapper pays per call with sampling on).
@@ -41,6 +48,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <papi.h>
+
 #include "core/core.h"
 #include "sampler/sampler_internal.h"
 
@@ -48,6 +57,7 @@
 #define KERNEL_UNITS 6000u
 #define KERNEL_DEPTH 40u
 #define COUNTERS "perf::TASK-CLOCK,perf::PAGE-FAULTS"
+#define COUNTER_READS 20000
 
 static volatile double sink;
 
@@ -263,6 +273,35 @@ static double min_of(double a, double b)
     return a < b ? a : b;
 }
 
+/* The mean µs of one PAPI_read of COUNTERS' events, started on this
+ * thread; 0 where PAPI cannot count them both (PAPI is initialised by
+ * the sampler's runs before). */
+static double counter_read_us(void)
+{
+    int event_set = PAPI_NULL;
+    if (PAPI_create_eventset(&event_set) != PAPI_OK)
+        return 0.0;
+    char names[] = COUNTERS;
+    int added = 0;
+    for (char *name = strtok(names, ","); name != NULL; name = strtok(NULL, ","))
+        added += PAPI_add_named_event(event_set, name) == PAPI_OK;
+    double best = 0.0;
+    long long values[2];
+    if (added == 2 && PAPI_start(event_set) == PAPI_OK) {
+        best = 1e30;
+        for (int repetition = 0; repetition < REPETITIONS; ++repetition) {
+            uint64_t start = thread_cpu_ns();
+            for (int i = 0; i < COUNTER_READS; ++i)
+                PAPI_read(event_set, values);
+            best = min_of(best, (double)(thread_cpu_ns() - start) / 1e3 / COUNTER_READS);
+        }
+        PAPI_stop(event_set, values);
+    }
+    PAPI_cleanup_eventset(event_set);
+    PAPI_destroy_eventset(&event_set);
+    return best;
+}
+
 int main(void)
 {
     struct sigaction empty;
@@ -305,6 +344,7 @@ int main(void)
     }
     sampled_run without_unwind = run_sampled(10000, 1, ADT_SAMPLING_CLOCK_WALL, "", seconds_of_kernel);
     double region_us = region_context_us();
+    double read_us = counters_recorded == 2 ? counter_read_us() : 0.0;
 
     printf("{\n");
     printf("  \"handler_us_with_unwind\": %.3f,\n", best[1].stats.handler_mean_ns / 1e3);
@@ -317,6 +357,13 @@ int main(void)
         printf("  \"counters_handler_ratio\": %.2f,\n", handler_ns_with_counters / handler_ns_without_counters);
     else
         printf("  \"counters_handler_ratio\": null,\n");
+    double added_us = (handler_ns_with_counters - handler_ns_without_counters) / 1e3;
+    if (read_us > 0)
+        printf("  \"counter_read_us\": %.3f,\n  \"counters_added_us\": %.3f,\n"
+               "  \"counters_added_over_read\": %.2f,\n", read_us, added_us, added_us / read_us);
+    else
+        printf("  \"counter_read_us\": null,\n  \"counters_added_us\": null,\n"
+               "  \"counters_added_over_read\": null,\n");
     printf("  \"unwind_depth_limit\": 32,\n");
     printf("  \"mean_frames_per_sample\": %.1f,\n", best[1].mean_frames);
     printf("  \"bytes_per_sample\": %.1f,\n", best[1].bytes_per_sample);

@@ -273,6 +273,32 @@ def check_task_clock(report, archive, launcher, program):
            f"main's inclusive task clock {main['inclusive_counts']} is below its callees' {in_functions}")
 
 
+def check_cycles(report, archive, launcher, program):
+    """PAPI_TOT_CYC and PAPI_TOT_INS recorded with the samples of
+    three_functions (issue #29): each function's share of the cycles is
+    its share of the CPU time within the bound of check_shares (cycles
+    follow time at a steady clock), and each has its instructions per
+    cycle, between 0.05 and 8, in the JSON and the text. Exits 77
+    (skipped) on a machine without a hardware PMU that PAPI can use."""
+    counters = ["PAPI_TOT_CYC", "PAPI_TOT_INS"]
+    truth, _ = trace_three_functions(launcher, program, archive, 1, ["--metrics", ",".join(counters)])
+    ((_, *nanoseconds),) = truth
+    profile = profile_of(report, archive)
+    if profile["counters"] != counters:
+        print(f"skipped: PAPI records no cycles and instructions here (counters {profile['counters']})")
+        sys.exit(77)
+    rows = {f["name"]: f for f in profile["sampled_functions"]}
+    cycles = {name: row["exclusive_counts"]["PAPI_TOT_CYC"] for name, row in rows.items()}
+    in_functions = sum(cycles.get(name, 0) for name in THREE_FUNCTIONS)
+    expect_shares(cycles, in_functions, nanoseconds, profile["samples"], "of the cycles",
+                  f"{profile['samples']} samples")
+    for name in THREE_FUNCTIONS:
+        ipc = rows[name].get("exclusive_counts_ipc")
+        expect(ipc is not None and 0.05 <= ipc <= 8, f"{name}: IPC {ipc}")
+    text = subprocess.run([report, archive], check=True, capture_output=True, text=True).stdout
+    expect(re.search(r"PAPI_TOT_INS +IPC\n", text) is not None, "no IPC column in the text's hot functions")
+
+
 # 1 s of CPU time at 1 kHz: about 1000 samples in touch_pages, 20 pages
 # apart. Its faults after its last sample are counted with the next
 # sample, in compute: at most a period's, 0.1 % of them. The 10 % margin
@@ -612,6 +638,80 @@ def check_thinned_lines(report, synthetic_archive, output_dir):
            f"the lines kept are sent from {sent[0]} s to {sent[-1]} s of a run of {run_seconds} s")
 
 
+# Counters of known increments per sample (synthetic_archive.c): PAPI's
+# presets, and native perf names with a qualifier and a counter that is
+# neither instructions, cycles nor misses. Per sample: IPC 2.5 and 8
+# misses per 1,000 instructions in both.
+DERIVED_COUNTERS = {
+    "presets": {"PAPI_TOT_CYC": 1000, "PAPI_TOT_INS": 2500, "PAPI_L1_DCM": 20},
+    "native": {"perf::PAGE-FAULTS": 3, "perf::CPU-CYCLES": 1000, "perf::INSTRUCTIONS:u=0": 2500,
+               "perf::L1-DCACHE-LOAD-MISSES": 20},
+}
+DERIVED_RANKS, DERIVED_STEPS, DERIVED_SAMPLES_PER_STEP = 2, 50, 4
+
+
+def check_derived_counters(report, synthetic_archive, output_dir, chromium):
+    """The report's counts, instructions per cycle and misses per 1,000
+    instructions of archives whose counters grow by known increments, per
+    function, per call path, in the flame graph's frames (JSON and text),
+    and the page's columns and flame graph weighted by a counter."""
+    for kind, increments in DERIVED_COUNTERS.items():
+        archive = f"{output_dir}/{kind}/archive"
+        os.makedirs(f"{output_dir}/{kind}", exist_ok=True)
+        subprocess.run(["rm", "-rf", archive], check=True)
+        subprocess.run([synthetic_archive, archive, str(DERIVED_RANKS), str(DERIVED_STEPS),
+                        ",".join(f"{name}={increment}" for name, increment in increments.items())],
+                       check=True, stdout=subprocess.DEVNULL)
+        samples = DERIVED_RANKS * DERIVED_STEPS * DERIVED_SAMPLES_PER_STEP
+        totals = {name: samples * increment for name, increment in increments.items()}
+        misses = [name for name in increments if "MISS" in name or name == "PAPI_L1_DCM"]
+        profile = profile_of(report, archive)
+        expect(profile["counters"] == list(increments), f"{kind}: counters {profile['counters']}")
+        sampled = {row["name"]: row for row in profile["sampled_functions"]}
+        kernel, solve = sampled["kernel"], sampled["solve"]
+        for row, key, what in ((kernel, "exclusive_counts", "kernel exclusive"),
+                               (solve, "inclusive_counts", "solve inclusive"),
+                               (profile["hot_paths"][0], "counts", "the hot path")):
+            expect(row[key] == totals, f"{kind}, {what}: {row[key]}, expected {totals}")
+            expect(row.get(f"{key}_ipc") == 2.5, f"{kind}, {what}: IPC {row.get(f'{key}_ipc')}")
+            expect(row.get(f"{key}_per_1k_instructions") == {name: 8 for name in misses},
+                   f"{kind}, {what}: per 1k instructions {row.get(f'{key}_per_1k_instructions')}")
+        expect(f"exclusive_counts_ipc" not in solve and "exclusive_counts_per_1k_instructions" not in solve,
+               f"{kind}: ratios of solve's zero exclusive counts: {solve}")
+        frames = {}
+        stack = [("", profile["flame"])]
+        while stack:
+            path, node = stack.pop()
+            frames[f"{path}/{node['name']}"] = node.get("counts")
+            stack += [(f"{path}/{node['name']}", child) for child in node.get("children", [])]
+        expected = [totals[name] for name in increments]
+        expect(frames.get("/all") == expected and frames.get("/all/main/solve/kernel") == expected,
+               f"{kind}: flame graph counts {frames}")
+        text = subprocess.run([report, archive], check=True, capture_output=True, text=True).stdout
+        kernel_row = re.search(r"hot functions, exclusive\n.*\n(.*kernel)\n", text)
+        expect(kernel_row is not None and kernel_row.group(1).split()[-3:] == ["2.50", "8.000", "kernel"],
+               f"{kind}: the text's kernel row {kernel_row and kernel_row.group(1)}")
+        if not chromium:
+            continue
+        weight = misses[0]
+        page = write_page(report, archive, f"{output_dir}/{kind}")
+        drawn = subprocess.run([chromium] + HEADLESS + ["--dump-dom", f"file://{page}#flame={weight}"],
+                               capture_output=True, text=True, timeout=120)
+        errors = [line for line in drawn.stderr.splitlines() if "CONSOLE" in line or "Uncaught" in line]
+        expect(not errors, f"{kind}: console messages: {errors[:5]}")
+        dom = drawn.stdout
+        graph = re.search(r'id="flame-graph"[^>]*data-weight="([^"]*)"', dom)
+        expect(graph is not None and graph.group(1) == weight, f"{kind}: flame graph weighted by {graph and graph.group(1)}")
+        selected = re.search(r'<option value="(\d+)" selected="">([^<]*)</option>', dom)
+        expect(selected is not None and selected.group(2) == weight, f"{kind}: option selected {selected and selected.group(0)}")
+        expect(f"kernel: {totals[weight]:,} {weight} (100.0 %)" in dom,
+               f"{kind}: no flame frame 'kernel: {totals[weight]:,} {weight} (100.0 %)' on the page")
+        functions = re.search(r'id="hot-functions"[^>]*>(.*?)</table>', dom, re.DOTALL)
+        headings = re.findall(r"<th>([^<]*)</th>", functions.group(1)) if functions else []
+        expect(f"{weight} per 1k instructions exclusive" in headings and "IPC exclusive" in headings,
+               f"{kind}: the hot functions' columns {headings}")
+
+
 def check_speedscope(report, archive, output_dir):
     path = f"{output_dir}/profile.speedscope.json"
     subprocess.run([report, "--speedscope", path, archive], check=True, stdout=subprocess.DEVNULL)
@@ -722,6 +822,9 @@ def main():
     if mode == "thinned-lines":
         check_thinned_lines(report, archive, sys.argv[4])
         return
+    if mode == "derived-counters":
+        check_derived_counters(report, archive, sys.argv[4], sys.argv[5] if len(sys.argv) > 5 else "")
+        return
     if mode == "speedscope":
         check_speedscope(report, archive, sys.argv[4])
         return
@@ -733,6 +836,9 @@ def main():
         return
     if mode == "task-clock":
         check_task_clock(report, archive, sys.argv[4], sys.argv[5])
+        return
+    if mode == "cycles":
+        check_cycles(report, archive, sys.argv[4], sys.argv[5])
         return
     if mode == "page-faults":
         check_page_faults(report, archive, sys.argv[4], sys.argv[5], sys.argv[6] if len(sys.argv) > 6 else "")
