@@ -87,6 +87,12 @@ static bool record_valid(const adt_defs *defs, const adt_record_view *record)
         return rma_record_valid(defs, record);
     ADT_REC_IO_CASES:
         return io_record_valid(defs, record);
+    case ADT_REC_PARAMETER_INT:
+        return fits(record, sizeof(adt_rec_parameter)) &&
+               ((const adt_rec_parameter *)record->payload)->parameter < defs->parameters.count;
+    case ADT_REC_USER_METRIC:
+        return fits(record, sizeof(adt_rec_user_metric)) &&
+               ((const adt_rec_user_metric *)record->payload)->metric < defs->user_metrics.count;
     case ADT_REC_KIND_COUNT:
         break;
     }

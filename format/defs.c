@@ -23,6 +23,8 @@ adt_defs *adt_defs_create(void)
     adt_intern_init(&defs->rma_wins);
     adt_intern_init(&defs->groups);
     adt_intern_init(&defs->io_files);
+    adt_intern_init(&defs->parameters);
+    adt_intern_init(&defs->user_metrics);
     adt_intern_init(&defs->io_handles);
     return defs;
 }
@@ -45,6 +47,8 @@ void adt_defs_destroy(adt_defs *defs)
     adt_intern_free(&defs->rma_wins);
     adt_intern_free(&defs->groups);
     adt_intern_free(&defs->io_files);
+    adt_intern_free(&defs->parameters);
+    adt_intern_free(&defs->user_metrics);
     adt_intern_free(&defs->io_handles);
     adt_journal_close(&defs->journal);
     pthread_mutex_destroy(&defs->lock);
@@ -218,6 +222,41 @@ uint32_t adt_defs_io_file(adt_defs *defs, const char *name)
         id = adt_intern_add(&defs->io_files, &name_id, sizeof name_id, &added);
     if (added)
         adt_journal_io_file(&defs->journal, name);
+    pthread_mutex_unlock(&defs->lock);
+    return id;
+}
+
+uint32_t adt_defs_parameter(adt_defs *defs, const char *name)
+{
+    if (!name)
+        return ADT_UNDEFINED_ID;
+    pthread_mutex_lock(&defs->lock);
+    uint32_t name_id = string_id(defs, name);
+    uint32_t id = ADT_UNDEFINED_ID;
+    int added = 0;
+    if (name_id != ADT_UNDEFINED_ID)
+        id = adt_intern_add(&defs->parameters, &name_id, sizeof name_id, &added);
+    if (added)
+        adt_journal_parameter(&defs->journal, name);
+    pthread_mutex_unlock(&defs->lock);
+    return id;
+}
+
+uint32_t adt_defs_user_metric(adt_defs *defs, const char *name)
+{
+    if (!name)
+        return ADT_UNDEFINED_ID;
+    pthread_mutex_lock(&defs->lock);
+    uint32_t name_id = string_id(defs, name);
+    uint32_t unit_id = string_id(defs, "");
+    uint32_t id = ADT_UNDEFINED_ID;
+    int added = 0;
+    if (name_id != ADT_UNDEFINED_ID && unit_id != ADT_UNDEFINED_ID) {
+        defs->user_metric_unit = unit_id;
+        id = adt_intern_add(&defs->user_metrics, &name_id, sizeof name_id, &added);
+    }
+    if (added)
+        adt_journal_user_metric(&defs->journal, name);
     pthread_mutex_unlock(&defs->lock);
     return id;
 }

@@ -71,6 +71,8 @@ enum journal_op {
     OP_GROUP,
     OP_IO_FILE,
     OP_IO_HANDLE,
+    OP_PARAMETER,
+    OP_USER_METRIC,
 };
 
 /* The journal of the definitions added (journal.c). */
@@ -94,6 +96,8 @@ void adt_journal_metric(adt_journal *journal, const char *name, const char *unit
 void adt_journal_rma_win(adt_journal *journal, const adt_rma_win_key *key, uint32_t comm);
 void adt_journal_group(adt_journal *journal, const uint32_t *members, uint32_t size);
 void adt_journal_io_file(adt_journal *journal, const char *name);
+void adt_journal_parameter(adt_journal *journal, const char *name);
+void adt_journal_user_metric(adt_journal *journal, const char *name);
 void adt_journal_io_handle(adt_journal *journal, const adt_io_handle_key *key);
 
 struct adt_defs {
@@ -113,6 +117,9 @@ struct adt_defs {
     adt_intern groups;           /* key: the world ranks of the members */
     adt_intern io_files;         /* key: the string id of the file's name */
     adt_intern io_handles;       /* key: adt_io_handle_key */
+    adt_intern parameters;       /* key: the string id of the parameter's name */
+    adt_intern user_metrics;     /* key: the string id of the metric's name */
+    uint32_t user_metric_unit;   /* string id of "" once a user metric is defined */
     adt_cc_node *calling_contexts;
     size_t calling_context_count;
     /* The adaptive buffer's metrics, metrics of their own (not counters

@@ -79,6 +79,8 @@ typedef enum adt_record_kind {
     ADT_REC_IO_OPERATION_CANCELLED,  /* adt_rec_io: handle, matching_id */
     ADT_REC_IO_SEEK,                 /* adt_rec_io: handle, offset (requested), mode (OTF2_IoSeekOption),
                                         bytes (the resulting offset) */
+    ADT_REC_PARAMETER_INT,           /* adt_rec_parameter */
+    ADT_REC_USER_METRIC,             /* adt_rec_user_metric */
     ADT_REC_KIND_COUNT
 } adt_record_kind;
 
@@ -137,6 +139,23 @@ typedef struct adt_rec_sample {
     uint32_t reserved;
     uint64_t metric_values[];
 } adt_rec_sample;
+
+/* A value of a user parameter (adaptrace_parameter_int: the time step
+ * number, an iteration count) at the innermost region open; parameter: a
+ * local parameter id (adt_defs_parameter). */
+typedef struct adt_rec_parameter {
+    int64_t value;
+    uint32_t parameter;
+    uint32_t reserved;
+} adt_rec_parameter;
+
+/* A value of a user metric (adaptrace_metric_double: a residual, an
+ * energy); metric: a local user metric id (adt_defs_user_metric). */
+typedef struct adt_rec_user_metric {
+    double value;
+    uint32_t metric;
+    uint32_t reserved;
+} adt_rec_user_metric;
 
 /* The case labels of every RMA kind, for switches that treat them alike. */
 #define ADT_REC_RMA_CASES                    \
@@ -210,6 +229,9 @@ typedef struct adt_defs adt_defs;
 /* Same values as OTF2_RegionRole / OTF2_Paradigm, so they pass through. */
 typedef enum adt_region_role {
     ADT_ROLE_FUNCTION = 1,
+    ADT_ROLE_CODE = 4, /* with ADT_PARADIGM_USER: a phase of the user API,
+                          written with OTF2_REGION_FLAG_PHASE (Score-P's
+                          user phases are CODE + PHASE) */
     ADT_ROLE_BARRIER = 15,
     ADT_ROLE_COLL_ONE2ALL = 23,
     ADT_ROLE_COLL_ALL2ONE = 24,
@@ -283,6 +305,15 @@ uint32_t adt_defs_io_file(adt_defs *defs, const char *name);
  * file or comm or no memory. */
 uint32_t adt_defs_io_handle(adt_defs *defs, uint32_t creator_world_rank, uint32_t sequence, uint32_t file,
                             uint32_t comm);
+
+/* A parameter of the user API (OTF2 Parameter, type INT64), identified
+ * across ranks by its name. ADT_UNDEFINED_ID for no name or no memory. */
+uint32_t adt_defs_parameter(adt_defs *defs, const char *name);
+
+/* A metric of the user API whose values are doubles (OTF2 MetricMember of
+ * type USER, ABSOLUTE_POINT, DOUBLE, in a class of its own), identified
+ * across ranks by its name. ADT_UNDEFINED_ID for no name or no memory. */
+uint32_t adt_defs_user_metric(adt_defs *defs, const char *name);
 
 /* A process group (the group of an RMA access or exposure epoch):
  * MPI_COMM_WORLD ranks in group-rank order, size > 0. Identical member

@@ -184,6 +184,20 @@ void adt_journal_io_file(adt_journal *journal, const char *name)
     entry_commit(&entry, OP_IO_FILE);
 }
 
+void adt_journal_parameter(adt_journal *journal, const char *name)
+{
+    entry_builder entry = entry_begin(journal);
+    put_string(&entry, name);
+    entry_commit(&entry, OP_PARAMETER);
+}
+
+void adt_journal_user_metric(adt_journal *journal, const char *name)
+{
+    entry_builder entry = entry_begin(journal);
+    put_string(&entry, name);
+    entry_commit(&entry, OP_USER_METRIC);
+}
+
 void adt_journal_io_handle(adt_journal *journal, const adt_io_handle_key *key)
 {
     entry_builder entry = entry_begin(journal);

@@ -147,6 +147,14 @@ static bool replay_entry(adt_defs *defs, uint32_t op, entry_reader *reader)
         const char *name = take_string(reader);
         return !reader->failed && adt_defs_io_file(defs, name) != ADT_UNDEFINED_ID;
     }
+    case OP_PARAMETER: {
+        const char *name = take_string(reader);
+        return !reader->failed && adt_defs_parameter(defs, name) != ADT_UNDEFINED_ID;
+    }
+    case OP_USER_METRIC: {
+        const char *name = take_string(reader);
+        return !reader->failed && adt_defs_user_metric(defs, name) != ADT_UNDEFINED_ID;
+    }
     case OP_IO_HANDLE: {
         uint32_t creator = take_u32(reader), sequence = take_u32(reader);
         uint32_t file = take_u32(reader), comm = take_u32(reader);

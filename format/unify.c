@@ -45,6 +45,8 @@ void adt_id_maps_free(adt_id_maps *maps)
     free(maps->group);
     free(maps->io_file);
     free(maps->io_handle);
+    free(maps->parameter);
+    free(maps->user_metric_class);
     memset(maps, 0, sizeof *maps);
 }
 
@@ -53,7 +55,8 @@ void adt_global_defs_free(adt_global_defs *global)
     adt_intern *tables[] = { &global->strings, &global->regions, &global->source_locations,
                              &global->metrics, &global->metric_classes, &global->comms,
                              &global->groups, &global->calling_contexts, &global->hosts,
-                             &global->rma_wins, &global->io_files, &global->io_handles };
+                             &global->rma_wins, &global->io_files, &global->io_handles,
+                             &global->parameters };
     for (size_t i = 0; i < sizeof tables / sizeof tables[0]; ++i)
         adt_intern_free(tables[i]);
     free(global->metric_sides);
@@ -113,6 +116,7 @@ static int local_maps(adt_defs *defs, const uint32_t *group_entries, const adt_c
     maps->rma_win = copy_map(global, ADT_DEF_RMA_WIN, &maps->rma_win_count);
     maps->io_file = copy_map(global, ADT_DEF_IO_FILE, &maps->io_file_count);
     maps->io_handle = copy_map(global, ADT_DEF_IO_HANDLE, &maps->io_handle_count);
+    maps->parameter = copy_map(global, ADT_DEF_PARAMETER, &maps->parameter_count);
     maps->group_count = defs->groups.count;
     maps->group = malloc(((size_t)maps->group_count + 1) * sizeof *maps->group);
     maps->metric_count = defs->metrics.count;
@@ -120,21 +124,28 @@ static int local_maps(adt_defs *defs, const uint32_t *group_entries, const adt_c
     maps->sampling_rate_class = ADT_UNDEFINED_ID;
     maps->buffer_use_class = ADT_UNDEFINED_ID;
     bool ok = maps->region && maps->comm && maps->calling_context && maps->rma_win && maps->io_file &&
-              maps->io_handle && maps->group;
+              maps->io_handle && maps->parameter && maps->group;
     for (uint32_t i = 0; ok && i < maps->group_count; ++i) {
         ok = group_entries[i] < global->count[ADT_DEF_GROUP];
         maps->group[i] = ok ? 1 + global->map[ADT_DEF_GROUP][group_entries[i]] : ADT_UNDEFINED_ID;
     }
     /* The set holds the counters' class, then the rate's and the buffer
-     * use's (adt_unify_serialize). */
-    uint32_t classes = (maps->metric_count ? 1u : 0u) + (defs->adaptive_metrics ? 2u : 0u);
-    ok = ok && global->count[ADT_DEF_METRIC_CLASS] == classes;
+     * use's, then one per user metric (adt_unify_serialize). */
+    uint32_t users = defs->user_metrics.count;
+    uint32_t adaptive_first = maps->metric_count ? 1u : 0u;
+    uint32_t user_first = adaptive_first + (defs->adaptive_metrics ? 2u : 0u);
+    uint32_t classes = user_first + users;
+    maps->user_metric_count = users;
+    maps->user_metric_class = malloc(((size_t)users + 1) * sizeof *maps->user_metric_class);
+    ok = ok && maps->user_metric_class && global->count[ADT_DEF_METRIC_CLASS] == classes;
     if (ok && maps->metric_count)
         maps->metric_class = global->map[ADT_DEF_METRIC_CLASS][0];
     if (ok && defs->adaptive_metrics) {
-        maps->sampling_rate_class = global->map[ADT_DEF_METRIC_CLASS][classes - 2];
-        maps->buffer_use_class = global->map[ADT_DEF_METRIC_CLASS][classes - 1];
+        maps->sampling_rate_class = global->map[ADT_DEF_METRIC_CLASS][adaptive_first];
+        maps->buffer_use_class = global->map[ADT_DEF_METRIC_CLASS][adaptive_first + 1];
     }
+    for (uint32_t i = 0; ok && i < users; ++i)
+        maps->user_metric_class[i] = global->map[ADT_DEF_METRIC_CLASS][user_first + i];
     return ok ? 0 : -1;
 }
 

@@ -29,12 +29,14 @@ typedef struct adt_global_comm {
 } adt_global_comm;
 
 /* What a metric is: a counter read at samples (PAPI), the sampling rate
- * of a location (one value from each halving on), or the buffer's bytes
- * in use at a halving (before and after the drop). */
+ * of a location (one value from each halving on), the buffer's bytes in
+ * use at a halving (before and after the drop), or a value the program
+ * recorded through the user API. */
 typedef enum adt_metric_kind {
     ADT_METRIC_COUNTER = 0,
     ADT_METRIC_SAMPLING_RATE = 1,
-    ADT_METRIC_BUFFER_USE = 2
+    ADT_METRIC_BUFFER_USE = 2,
+    ADT_METRIC_USER_DOUBLE = 3  /* the user API's (adaptrace_metric_double) */
 } adt_metric_kind;
 
 /* The side data of a metric: its unit first (a string id, translated like
@@ -63,6 +65,7 @@ typedef struct adt_global_defs {
     uint32_t *rma_win_comm;      /* global comm id per window */
     adt_intern io_files;         /* key: global string id of the file's name */
     adt_intern io_handles;       /* key: adt_io_handle_key with global ids */
+    adt_intern parameters;       /* key: global string id of the parameter's name */
     bool self_group_used;
     adt_intern calling_contexts; /* key: adt_cc_node with global ids */
     adt_intern hosts;            /* key: global string id of a host name */
@@ -87,10 +90,14 @@ typedef struct adt_id_maps {
     uint32_t io_file_count;
     uint32_t *io_handle;
     uint32_t io_handle_count;
+    uint32_t *parameter;
+    uint32_t parameter_count;
     uint32_t metric_class;  /* the counters' class, ADT_UNDEFINED_ID when no counter is registered */
     uint32_t metric_count;
     uint32_t sampling_rate_class; /* ADT_UNDEFINED_ID when the rate is not defined */
     uint32_t buffer_use_class;    /* defined with the rate */
+    uint32_t *user_metric_class;  /* per local user metric, its class */
+    uint32_t user_metric_count;
 } adt_id_maps;
 
 /* Returns 0 on every rank or -1 on every rank (error filled in). global
@@ -114,6 +121,7 @@ typedef enum adt_def_class {
     ADT_DEF_RMA_WIN,
     ADT_DEF_IO_FILE,
     ADT_DEF_IO_HANDLE,
+    ADT_DEF_PARAMETER,
     ADT_DEF_CALLING_CONTEXT,
     ADT_DEF_HOST,
     ADT_DEF_CLASS_COUNT

@@ -145,6 +145,7 @@ static const def_class classes[ADT_DEF_CLASS_COUNT] = {
                           translate_rma_win, true },
     [ADT_DEF_IO_FILE] = { TABLE(io_files), sizeof(uint32_t), 0, 0, translate_named, true },
     [ADT_DEF_IO_HANDLE] = { TABLE(io_handles), sizeof(adt_io_handle_key), 0, 0, translate_io_handle, true },
+    [ADT_DEF_PARAMETER] = { TABLE(parameters), sizeof(uint32_t), 0, 0, translate_named, true },
     [ADT_DEF_CALLING_CONTEXT] = { TABLE(calling_contexts), sizeof(adt_cc_node), 0, 0, translate_calling_context,
                                   true },
     [ADT_DEF_HOST] = { TABLE(hosts), sizeof(uint32_t), 0, 0, translate_named, false },
@@ -200,13 +201,15 @@ static void put_metric(adt_blob *blob, uint32_t name, uint32_t unit, adt_metric_
 }
 
 /* The rank's metrics: its counters in record order, then the sampling rate
- * and the buffer use when they are defined; then its metric classes: the
- * counters' one (its members in record order), then one for each of the
- * two (its one member). */
+ * and the buffer use when they are defined, then its user metrics; then
+ * its metric classes: the counters' one (its members in record order),
+ * then one for each of the others (its one member). */
 static void put_metrics(adt_blob *blob, const adt_defs *defs)
 {
     uint32_t counters = defs->metrics.count;
-    adt_blob_put_u32(blob, counters + (defs->adaptive_metrics ? 2u : 0u));
+    uint32_t adaptive = defs->adaptive_metrics ? 2u : 0u;
+    uint32_t users = defs->user_metrics.count;
+    adt_blob_put_u32(blob, counters + adaptive + users);
     for (uint32_t i = 0; i < counters; ++i)
         put_metric(blob, *(const uint32_t *)adt_intern_key(&defs->metrics, i, NULL), defs->metric_units[i],
                    ADT_METRIC_COUNTER);
@@ -214,13 +217,16 @@ static void put_metrics(adt_blob *blob, const adt_defs *defs)
         put_metric(blob, defs->sampling_rate_name, defs->sampling_rate_unit, ADT_METRIC_SAMPLING_RATE);
         put_metric(blob, defs->buffer_use_name, defs->buffer_use_unit, ADT_METRIC_BUFFER_USE);
     }
-    adt_blob_put_u32(blob, (counters ? 1u : 0u) + (defs->adaptive_metrics ? 2u : 0u));
+    for (uint32_t i = 0; i < users; ++i)
+        put_metric(blob, *(const uint32_t *)adt_intern_key(&defs->user_metrics, i, NULL), defs->user_metric_unit,
+                   ADT_METRIC_USER_DOUBLE);
+    adt_blob_put_u32(blob, (counters ? 1u : 0u) + adaptive + users);
     if (counters) {
         adt_blob_put_u32(blob, counters * (uint32_t)sizeof(uint32_t));
         for (uint32_t i = 0; i < counters; ++i)
             adt_blob_put_u32(blob, i);
     }
-    for (uint32_t i = 0; defs->adaptive_metrics && i < 2; ++i) {
+    for (uint32_t i = 0; i < adaptive + users; ++i) {
         adt_blob_put_u32(blob, (uint32_t)sizeof(uint32_t));
         adt_blob_put_u32(blob, counters + i);
     }
@@ -305,6 +311,7 @@ void adt_unify_serialize(adt_defs *defs, const char *hostname, const adt_trace_t
         put_class(blob, ADT_DEF_RMA_WIN, &defs->rma_wins, defs->rma_win_comms);
         put_class(blob, ADT_DEF_IO_FILE, &defs->io_files, NULL);
         put_class(blob, ADT_DEF_IO_HANDLE, &defs->io_handles, NULL);
+        put_class(blob, ADT_DEF_PARAMETER, &defs->parameters, NULL);
         adt_blob_put_u32(blob, (uint32_t)defs->calling_context_count);
         adt_blob_put(blob, defs->calling_contexts, defs->calling_context_count * sizeof(adt_cc_node));
         adt_blob_put_u32(blob, 1); /* the host: its name is string local_strings */

@@ -177,6 +177,12 @@ static OTF2_ErrorCode write_system_tree(const global_output *o, const location_s
     return OTF2_SUCCESS;
 }
 
+/* The user API's phases are its USER CODE regions (format.h). */
+static OTF2_RegionFlag region_flags(uint32_t role, uint32_t paradigm)
+{
+    return role == ADT_ROLE_CODE && paradigm == ADT_PARADIGM_USER ? OTF2_REGION_FLAG_PHASE : OTF2_REGION_FLAG_NONE;
+}
+
 static OTF2_ErrorCode write_regions(const global_output *o)
 {
     const adt_global_defs *g = o->g;
@@ -184,7 +190,7 @@ static OTF2_ErrorCode write_regions(const global_output *o)
         const adt_region_key *k = adt_intern_key(&g->regions, i, NULL);
         TRY(OTF2_GlobalDefWriter_WriteRegion(o->out, i, k->name, k->canonical_name, o->names->empty,
                                              (OTF2_RegionRole)k->role, (OTF2_Paradigm)k->paradigm,
-                                             OTF2_REGION_FLAG_NONE, k->source_file, k->begin_line,
+                                             region_flags(k->role, k->paradigm), k->source_file, k->begin_line,
                                              k->end_line));
     }
     return OTF2_SUCCESS;
@@ -252,12 +258,24 @@ static OTF2_ErrorCode write_rma_windows_and_io(const global_output *o)
     return OTF2_SUCCESS;
 }
 
+/* The user API's parameters: integers, as Score-P's INT64 user parameters
+ * (their values are ParameterInt events). */
+static OTF2_ErrorCode write_parameters(const global_output *o)
+{
+    const adt_global_defs *g = o->g;
+    for (uint32_t i = 0; i < g->parameters.count; ++i)
+        TRY(OTF2_GlobalDefWriter_WriteParameter(o->out, i, *(const uint32_t *)adt_intern_key(&g->parameters, i, NULL),
+                                                OTF2_PARAMETER_TYPE_INT64));
+    return OTF2_SUCCESS;
+}
+
 /* Counters (Score-P's way, docs/otf2-format.md 5.6): PAPI, accumulated
  * since the start, UINT64. The sampling rate (docs/otf2-records.md): a
  * value that holds from its event until the next one (ABSOLUTE_NEXT), a
  * DOUBLE in Hz, since initial / 2^k is exact in binary floating point.
  * The buffer use: bytes in use at the event's time only (ABSOLUTE_POINT:
- * nothing is known between two values), UINT64. */
+ * nothing is known between two values), UINT64. The user API's metrics:
+ * USER (Score-P's user metrics), a DOUBLE at its event's time only. */
 static OTF2_ErrorCode write_metric_member(const global_output *o, uint32_t id)
 {
     const adt_global_defs *g = o->g;
@@ -266,6 +284,10 @@ static OTF2_ErrorCode write_metric_member(const global_output *o, uint32_t id)
     if (side->kind == ADT_METRIC_SAMPLING_RATE)
         return OTF2_GlobalDefWriter_WriteMetricMember(o->out, id, name, o->names->empty, OTF2_METRIC_TYPE_OTHER,
                                                       OTF2_METRIC_ABSOLUTE_NEXT, OTF2_TYPE_DOUBLE,
+                                                      OTF2_BASE_DECIMAL, 0, side->unit);
+    if (side->kind == ADT_METRIC_USER_DOUBLE)
+        return OTF2_GlobalDefWriter_WriteMetricMember(o->out, id, name, o->names->empty, OTF2_METRIC_TYPE_USER,
+                                                      OTF2_METRIC_ABSOLUTE_POINT, OTF2_TYPE_DOUBLE,
                                                       OTF2_BASE_DECIMAL, 0, side->unit);
     if (side->kind == ADT_METRIC_BUFFER_USE)
         return OTF2_GlobalDefWriter_WriteMetricMember(o->out, id, name, o->names->empty, OTF2_METRIC_TYPE_OTHER,
@@ -282,8 +304,9 @@ static OTF2_ErrorCode write_metrics(const global_output *o)
     for (uint32_t i = 0; i < g->metrics.count; ++i)
         TRY(write_metric_member(o, i));
     /* Counters are read at samples, the rate and the buffer use change at
-     * halvings, not at region boundaries: all asynchronous. The rate and
-     * the buffer use are recorded by no hardware: abstract. */
+     * halvings, the user metrics when the program says, not at region
+     * boundaries: all asynchronous. Only the counters are recorded by
+     * hardware; the others are abstract. */
     for (uint32_t i = 0; i < g->metric_classes.count; ++i) {
         size_t bytes;
         const uint32_t *member_ids = adt_intern_key(&g->metric_classes, i, &bytes);
@@ -354,6 +377,8 @@ int adt_writer_write_global_definitions(writer *w, const location_summary *summa
             status = write_groups_and_comms(&o);
         if (status == OTF2_SUCCESS)
             status = write_rma_windows_and_io(&o);
+        if (status == OTF2_SUCCESS)
+            status = write_parameters(&o);
         if (status == OTF2_SUCCESS)
             status = write_metrics(&o);
         if (status == OTF2_SUCCESS)

@@ -387,6 +387,24 @@ static OTF2_ErrorCode write_record(stream *s, const adt_record_view *r)
         return write_rma(s, r);
     ADT_REC_IO_CASES:
         return write_io(s, r);
+    case ADT_REC_PARAMETER_INT: {
+        uint32_t parameter;
+        if (!payload_fits(s, r, sizeof(adt_rec_parameter)) ||
+            !map_id(s, s->w->maps.parameter, s->w->maps.parameter_count, ((const adt_rec_parameter *)p)->parameter,
+                    "parameter", &parameter))
+            return OTF2_ERROR_INVALID_DATA;
+        return OTF2_EvtWriter_ParameterInt(s->out, NULL, t, parameter, ((const adt_rec_parameter *)p)->value);
+    }
+    case ADT_REC_USER_METRIC: {
+        uint32_t metric_class;
+        if (!payload_fits(s, r, sizeof(adt_rec_user_metric)) ||
+            !map_id(s, s->w->maps.user_metric_class, s->w->maps.user_metric_count,
+                    ((const adt_rec_user_metric *)p)->metric, "user metric", &metric_class))
+            return OTF2_ERROR_INVALID_DATA;
+        OTF2_Type type = OTF2_TYPE_DOUBLE;
+        OTF2_MetricValue value = { .floating_point = ((const adt_rec_user_metric *)p)->value };
+        return OTF2_EvtWriter_Metric(s->out, NULL, t, metric_class, 1, &type, &value);
+    }
     case ADT_REC_KIND_COUNT:
         break;
     }

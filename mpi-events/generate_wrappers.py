@@ -779,7 +779,9 @@ def main(argv):
     # dlclose (sampler: its unmapping must not meet a sample reading the
     # unwind tables of the objects it unmaps), the sleeping calls (sampler:
     # a timer's signal must not cut them short).
-    exported = "".join(f"    {s};\n" for s in symbols + INTERPOSED)
+    # The user API (user/adaptrace.h): libadaptrace.so defines it in place
+    # of libadaptrace_user's no-ops.
+    exported = "".join(f"    {s};\n" for s in symbols + INTERPOSED + ["adaptrace_*"])
     write(os.path.join(out, "adaptrace.map"), f"{{\n  global:\n{exported}  local:\n    *;\n}};\n")
     write(os.path.join(out, "wrapped.txt"), "".join(f"{s}\n" for s in symbols))
     return 0

@@ -122,9 +122,18 @@ static bool unseen_init(const char *launcher_rank)
     return true;
 }
 
+/* The runtime's question for the user API (adt_runtime_inside_mpi_call):
+ * the re-entry guard is set from a call's Enter until its call returns,
+ * which is when the MPI library runs the program's callbacks. */
+static bool inside_call(void)
+{
+    return adt_mpi_passing_on != 0;
+}
+
 __attribute__((constructor)) static void watch_for_unseen_init(void)
 {
     adt_runtime_set_unseen_mpi_check(unseen_init);
+    adt_runtime_set_inside_mpi_call_check(inside_call);
 }
 
 /* A rank other than 0: its parent pings it, it answers each ping with its

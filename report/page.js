@@ -491,6 +491,37 @@
     drawn.push("flushes");
   }
 
+  // The names of a phase's first few figures, largest first.
+  function topNames(figures) {
+    return figures.slice(0, 3).map((f) => `${f.name} ${duration(f.seconds)}`).join(", ");
+  }
+
+  function drawRegions() {
+    if (profile.user_regions.length === 0) {
+      d3.select("#user-regions").append("p").attr("class", "note").text("The program marked no region.");
+    } else {
+      table("#user-regions", [
+        {title: "region", value: (r) => r.name},
+        {title: "kind", value: (r) => (r.phase ? "phase" : "region")},
+        {title: "instances", value: (r) => r.instances},
+        {title: "inclusive s", value: (r) => seconds(r.inclusive_seconds)},
+        {title: "exclusive s", value: (r) => seconds(r.exclusive_seconds)},
+      ], profile.user_regions);
+    }
+    if (profile.phases.length > 0) {
+      table("#phases", [
+        {title: "phase", value: (p) => p.name},
+        {title: "instances", value: (p) => p.instances},
+        {title: "seconds", value: (p) => seconds(p.seconds)},
+        {title: "MPI s", value: (p) => seconds(p.mpi_seconds)},
+        {title: "sampled s", value: (p) => seconds(p.sampled_seconds)},
+        {title: "MPI functions", value: (p) => topNames(p.mpi_functions)},
+        {title: "hot functions", value: (p) => topNames(p.hot_functions)},
+      ], profile.phases);
+    }
+    drawn.push("regions");
+  }
+
   function timed(name, draw) {
     const start = performance.now();
     draw();
@@ -505,6 +536,7 @@
   });
   timed("steps", drawSteps);
   timed("flame", drawSamples);
+  timed("regions", drawRegions);
   timed("rates", drawRates);
   timed("buffer-use", drawBufferUse);
   timed("flushes", drawFlushes);

@@ -300,6 +300,7 @@ static void finish(struct reading *reading)
             profile->measurement_seconds = profile->sampled_functions[f].exclusive_seconds;
         }
     }
+    adt_report_finish_phases(reading);
     adt_report_match(&reading->matching, profile, reading->timer_resolution);
     finish_segments(reading);
 }
@@ -707,5 +708,6 @@ void adt_report_free(struct adt_report_profile *profile)
     free(profile->timeline_mpi);
     free(profile->timeline_active);
     free(profile->message_lines);
+    adt_report_free_phases(profile);
     free(profile);
 }

@@ -103,16 +103,25 @@ static OTF2_CallbackCode on_region(void *data, OTF2_RegionRef self, OTF2_StringR
                                    OTF2_StringRef description, OTF2_RegionRole role, OTF2_Paradigm paradigm,
                                    OTF2_RegionFlag flags, OTF2_StringRef file, uint32_t begin, uint32_t end)
 {
-    (void)canonical, (void)description, (void)role, (void)flags, (void)file, (void)begin, (void)end;
+    (void)canonical, (void)description, (void)role, (void)file, (void)begin, (void)end;
     struct reading *reading = data;
     if (!ids_defined(reading, "region", self, name)) {
         return OTF2_CALLBACK_INTERRUPT;
     }
     reading->regions = adt_report_grow(reading->regions, &reading->region_capacity, (size_t)self + 1,
                                        sizeof *reading->regions);
+    bool user = paradigm == OTF2_PARADIGM_USER;
     reading->regions[self] = (struct region_definition){.name = name,
                                                         .mpi = paradigm == OTF2_PARADIGM_MPI,
-                                                        .mpi_function = UINT32_MAX};
+                                                        .mpi_function = UINT32_MAX,
+                                                        .user = user,
+                                                        .phase = user && (flags & OTF2_REGION_FLAG_PHASE) != 0,
+                                                        .user_region = UINT32_MAX,
+                                                        .phase_index = UINT32_MAX};
+    /* With phases, phase 0 holds what happens outside all of them. */
+    if (reading->regions[self].phase && reading->profile->phase_count == 0) {
+        adt_report_add_phase(reading, "(outside every phase)");
+    }
     if (self + 1 > reading->region_count) {
         reading->region_count = (size_t)self + 1;
     }

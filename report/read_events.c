@@ -136,10 +136,18 @@ static void enter_region(struct reading *reading, OTF2_LocationRef id, OTF2_Time
     }
     location->stack = adt_report_reserve(location->stack, &location->stack_capacity, location->depth + 1,
                                          sizeof *location->stack);
-    location->stack[location->depth++] = (struct open_region){.region = region, .enter_time = time};
+    location->stack[location->depth++] =
+        (struct open_region){.region = region, .enter_time = time, .outer_phase = location->phase};
     if (reading->regions[region].mpi && reading->recording != NULL) {
         adt_report_record_instant(reading->recording, (size_t)(location - reading->locations), time,
                                   ADT_INSTANT_ENTER);
+    }
+    struct region_definition *definition = &reading->regions[region];
+    if (definition->phase) {
+        if (definition->phase_index == UINT32_MAX) {
+            definition->phase_index = adt_report_add_phase(reading, adt_report_string_of(reading, definition->name));
+        }
+        location->phase = definition->phase_index;
     }
     if (reading->regions[region].mpi && location->mpi_depth++ == 0) {
         enter_mpi_call(reading, location, time, call);
@@ -158,6 +166,28 @@ void adt_report_add_to_timeline(struct reading *reading, double *values, uint32_
         uint64_t part_end = to < bin_end ? to : bin_end;
         values[row * profile->timeline_bins + bin] += (double)(part_end - from);
         from = part_end;
+    }
+}
+
+/* A user region's instance ended: its figures, and its phase's. */
+static void leave_user_region(struct reading *reading, uint32_t region, uint64_t duration, uint64_t nested)
+{
+    struct region_definition *definition = &reading->regions[region];
+    struct adt_report_profile *profile = reading->profile;
+    if (definition->user_region == UINT32_MAX) {
+        profile->user_regions = adt_report_grow(profile->user_regions, &reading->user_region_capacity,
+                                                profile->user_region_count + 1, sizeof *profile->user_regions);
+        definition->user_region = (uint32_t)profile->user_region_count++;
+        profile->user_regions[definition->user_region] = (struct adt_report_user_region){
+            .name = strdup(adt_report_string_of(reading, definition->name)), .phase = definition->phase};
+    }
+    struct adt_report_user_region *user = &profile->user_regions[definition->user_region];
+    user->instances++;
+    user->inclusive_seconds += adt_report_seconds(reading, duration);
+    user->exclusive_seconds += adt_report_seconds(reading, duration > nested ? duration - nested : 0);
+    if (definition->phase) {
+        profile->phases[definition->phase_index].instances++;
+        profile->phases[definition->phase_index].seconds += adt_report_seconds(reading, duration);
     }
 }
 
@@ -182,6 +212,10 @@ static void leave_region(struct reading *reading, OTF2_LocationRef id, OTF2_Time
     if (location->depth > 0) {
         location->stack[location->depth - 1].nested_time += duration;
     }
+    location->phase = left.outer_phase;
+    if (definition->user) {
+        leave_user_region(reading, left.region, duration, left.nested_time);
+    }
     if (!definition->mpi) {
         return;
     }
@@ -197,6 +231,9 @@ static void leave_region(struct reading *reading, OTF2_LocationRef id, OTF2_Time
     double exclusive = adt_report_seconds(reading, duration - left.nested_time);
     function->seconds += exclusive;
     reading->profile->ranks[location->rank].mpi_seconds += exclusive;
+    if (reading->profile->phase_count > 0) {
+        adt_report_phase_mpi(reading, location->phase, definition->mpi_function, exclusive);
+    }
 }
 
 static OTF2_CallbackCode on_enter(OTF2_LocationRef id, OTF2_TimeStamp time, void *data, OTF2_AttributeList *attributes,
@@ -260,6 +297,9 @@ static OTF2_CallbackCode on_sample(OTF2_LocationRef id, OTF2_TimeStamp time, voi
     profile->samples++;
     profile->sampled_seconds += weight;
     profile->contexts[context].self_seconds += weight;
+    if (profile->phase_count > 0) {
+        adt_report_phase_sample(reading, location->phase, context, weight);
+    }
     if (location->counts_pending) {
         for (size_t c = 0; c < profile->counter_count; c++) {
             profile->contexts[context].self_counts[c] += location->counter_pending[c];

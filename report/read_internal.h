@@ -14,6 +14,7 @@ struct open_region {
     uint32_t region;
     uint64_t enter_time;
     uint64_t nested_time;
+    uint32_t outer_phase; /* the location's phase before it was entered */
 };
 
 /* One location: its span and its stack of open regions. */
@@ -49,6 +50,7 @@ struct location_state {
     uint64_t counter_totals[ADT_REPORT_COUNTERS_MAX];
     double counter_pending[ADT_REPORT_COUNTERS_MAX];
     bool counts_pending;
+    uint32_t phase; /* the innermost phase open (profile->phases), 0: none */
 };
 
 /* The counter metrics: members that are PAPI counters and the classes of
@@ -73,6 +75,10 @@ struct region_definition {
     uint32_t name;
     bool mpi;
     uint32_t mpi_function; /* index into profile->mpi_functions, UINT32_MAX if none yet */
+    bool user;             /* of the user API (paradigm USER) */
+    bool phase;            /* a phase of it (the PHASE flag) */
+    uint32_t user_region;  /* index into profile->user_regions, UINT32_MAX if none yet */
+    uint32_t phase_index;  /* index into profile->phases, UINT32_MAX if none yet */
 };
 
 /* The capacities of a location's rate steps and buffer-use values. */
@@ -149,6 +155,8 @@ struct reading {
     size_t location_slot_count;
     size_t mpi_function_capacity;
     size_t sampled_function_capacity;
+    size_t user_region_capacity;
+    size_t phase_capacity;
     /* Per name string: its sampled function + 1 (0: none yet). One
      * function per name: several regions may carry one name (an MPI
      * function's region and its sampled frame, a symbol of each rank). */
@@ -222,6 +230,14 @@ void adt_report_add_to_timeline(struct reading *reading, double *values, uint32_
  * profile; false with a reason in reading->error when they cannot be read
  * or are damaged. */
 bool adt_report_read_events(OTF2_Reader *reader, struct reading *reading);
+/* A phase more in profile->phases (phases.c); returns its index. */
+uint32_t adt_report_add_phase(struct reading *reading, const char *name);
+/* The innermost phase of a location gets an MPI call's exclusive time, a
+ * sample's weight; at the end, the samples' contexts become functions. */
+void adt_report_phase_mpi(struct reading *reading, uint32_t phase, uint32_t mpi_function, double seconds);
+void adt_report_phase_sample(struct reading *reading, uint32_t phase, uint32_t context, double weight);
+void adt_report_finish_phases(struct reading *reading);
+void adt_report_free_phases(struct adt_report_profile *profile);
 
 /* rates.c: a value of the sampling-rate or the buffer-use metric on
  * location (its index) at time; after the pass, the locations that had a

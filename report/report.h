@@ -174,6 +174,36 @@ struct adt_report_message_line {
     double receive_seconds;
 };
 
+/* A region of the user API (adaptrace.h: paradigm USER), by name, summed
+ * over all locations. inclusive: its instances' durations; exclusive:
+ * less the regions entered inside them (user regions and MPI calls).
+ * phase: one of the API's phases (OTF2's PHASE flag). */
+struct adt_report_user_region {
+    char *name;
+    bool phase;
+    uint64_t instances;
+    double inclusive_seconds;
+    double exclusive_seconds;
+};
+/* The profile split by phase: every MPI call's exclusive time and every
+ * sample count in the innermost phase open on their location, or in
+ * phase 0, "(outside every phase)". seconds: the phase's instances'
+ * durations (0 for phase 0); mpi_function_seconds is indexed like
+ * profile->mpi_functions, function_seconds (exclusive sampled time) like
+ * profile->sampled_functions (both NULL where the phase has none). */
+struct adt_report_phase {
+    char *name;
+    uint64_t instances;
+    double seconds;
+    double mpi_seconds;
+    double sampled_seconds;
+    double *mpi_function_seconds;
+    size_t mpi_function_capacity;
+    double *function_seconds;
+    /* During the reading pass: the samples' weight per calling context. */
+    double *context_seconds;
+    size_t context_capacity;
+};
 /* A location left out of a salvaged report (adt_report_read with
  * salvage): its events were damaged; reason names the file and what is
  * wrong with it. */
@@ -278,6 +308,12 @@ struct adt_report_profile {
     struct adt_report_context *contexts;
     size_t source_line_count;
     struct adt_report_source_line *source_lines;
+    /* The user API's regions, in the order first entered, and the phases
+     * (none when the archive defines no phase). */
+    size_t user_region_count;
+    struct adt_report_user_region *user_regions;
+    size_t phase_count;
+    struct adt_report_phase *phases;
     /* By total time, most first. */
     size_t segment_count;
     struct adt_report_segment *segments;

@@ -24,6 +24,11 @@ int adt_report_write_file(const char *path,
 /* text as a JSON string; '<' escaped too, so the JSON can sit in an HTML
  * script. */
 void adt_report_print_json_string(const char *text, FILE *out);
+/* The user regions and phases (phases.c): a text section (none without
+ * user regions), and the JSON keys "user_regions" and "phases" (each
+ * preceded by a comma). */
+void adt_report_print_phases_text(const struct adt_report_profile *profile, FILE *out);
+void adt_report_print_phases_json(const struct adt_report_profile *profile, FILE *out);
 
 /* A tree of named nodes: the parent of a node (UINT32_MAX above a root)
  * and its name. */

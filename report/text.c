@@ -516,6 +516,7 @@ void adt_report_print_text(const struct adt_report_profile *profile, FILE *out)
     print_matrix_text(profile, out);
     print_segments_text(profile, out);
     print_sampled_text(profile, out);
+    adt_report_print_phases_text(profile, out);
     print_rates_text(profile, out);
     print_flushes_text(profile, out);
 }
@@ -903,6 +904,7 @@ void adt_report_print_json(const struct adt_report_profile *profile, FILE *out)
     print_timeline_json(profile, out);
     print_segments_json(profile, out);
     print_sampled_json(profile, out);
+    adt_report_print_phases_json(profile, out);
     print_rates_json(profile, out);
     print_flushes_json(profile, out);
     fputs(",\n\"left_out\":[", out);

@@ -261,9 +261,43 @@ void adt_runtime_mpi_untracked_report(const adt_runtime_mpi_untracked *untracked
  * the run is of the time since (summary.c). */
 static uint64_t measurement_started;
 
+static void (*user_api_counts)(adt_runtime_user_api_counts *counts);
+
+void adt_runtime_set_user_api_counts(void (*counts)(adt_runtime_user_api_counts *counts))
+{
+    user_api_counts = counts;
+}
+
+static bool never_inside(void)
+{
+    return false;
+}
+
+static bool (*inside_mpi_call)(void) = never_inside;
+
+void adt_runtime_set_inside_mpi_call_check(bool (*inside)(void))
+{
+    inside_mpi_call = inside;
+}
+
+bool adt_runtime_inside_mpi_call(void)
+{
+    return inside_mpi_call();
+}
+
+int64_t adt_runtime_world_rank(void)
+{
+    return atomic_load(&mpi_started) ? (int64_t)atomic_load(&world_rank) : -1;
+}
+
+/* At the end (written given) the user API's counts are asked once. */
 static adt_run_sources run_sources(const adt_trace_result *written)
 {
+    adt_runtime_user_api_counts user_api = { 0 };
+    if (written != NULL && user_api_counts != NULL)
+        user_api_counts(&user_api);
     return (adt_run_sources){
+        .user_api = user_api,
         .buffer = buffer,
         .policy = policy,
         .sampling = config.sampling,

@@ -192,6 +192,34 @@ void adt_runtime_mpi_untracked_report(const adt_runtime_mpi_untracked *untracked
  * its summary. */
 void adt_runtime_set_unseen_mpi_check(bool (*unseen)(const char *launcher_rank));
 
+/* What the user API (user/) could not record as the program asked. */
+typedef struct adt_runtime_user_api_counts {
+    uint64_t ends_unmatched;    /* region ends without a matching begin on their
+                                   thread (ended twice, on another thread, or
+                                   out of nesting order): not recorded */
+    uint64_t begins_too_deep;   /* begins nested deeper than the API's limit:
+                                   not recorded, nor their ends */
+    uint64_t left_open;         /* region instances still open at the end of
+                                   the run: closed there */
+    uint64_t resumes_unmatched; /* adaptrace_resume without a pause: ignored */
+} adt_runtime_user_api_counts;
+/* The user API, at load: what the end of the run asks for the summary
+ * (the call also says, once, which region was left open where). */
+void adt_runtime_set_user_api_counts(void (*counts)(adt_runtime_user_api_counts *counts));
+
+/* The MPI layer, at load: whether the calling thread is inside a wrapped
+ * MPI call (between its Enter and its Leave: the MPI library runs the
+ * program's callbacks there, error handlers, reduction operations). The
+ * user API records no region begin or end there, whose records would not
+ * nest with the call's. adt_runtime_inside_mpi_call: false without the
+ * MPI layer; hot path, one indirect call. */
+void adt_runtime_set_inside_mpi_call_check(bool (*inside)(void));
+bool adt_runtime_inside_mpi_call(void);
+
+/* This process's rank in MPI_COMM_WORLD once MPI started, -1 before (for
+ * messages that say where). */
+int64_t adt_runtime_world_rank(void);
+
 /* Stops sampling, writes the archive and summary.json collectively, rank 0
  * prints the summary. Runs once; later calls return the first result.
  * Returns 0 when the archive and summary.json were written, -1 otherwise

@@ -159,6 +159,13 @@ void adt_rescue_discard(const char *archive_dir);
       "request completions not recorded (no memory to copy a call's requests)")                           \
     X(SUM, skeleton_calls, "skeleton_calls", NO, "") /* calls folded into the threads' skeletons */      \
     X(MAX, skeleton_bytes, "skeleton_share_bytes", NO, "")                                                \
+    X(SUM, user_region_ends_unmatched, "user_region_ends_unmatched", EVENTS,                              \
+      "user region ends without a matching begin on their thread")                                        \
+    X(SUM, user_region_begins_too_deep, "user_region_begins_too_deep", EVENTS,                            \
+      "user region begins nested too deep (and their ends)")                                              \
+    X(SUM, user_regions_left_open, "user_regions_left_open", NO, "") /* closed at the end */               \
+    X(SUM, user_resumes_unmatched, "user_resumes_unmatched", NO, "")                                      \
+    X(SUM, samples_paused, "samples_paused", NO, "") /* not taken on purpose */                           \
     X(SUM, samples_taken, "samples_taken", NO, "")                                                        \
     X(SUM, samples_kept, "samples_kept", NO, "")                                                          \
     X(SUM, samples_removed, "samples_removed", NO, "")                                                    \
@@ -264,6 +271,7 @@ typedef struct adt_run_sources {
     const adt_trace_result *written;
     adt_runtime_mpi_untracked mpi_untracked;
     uint64_t started;           /* the start of measurement (clock ticks) */
+    adt_runtime_user_api_counts user_api;
 } adt_run_sources;
 
 /* Fills counters and returns this rank's location lines (malloc'd,

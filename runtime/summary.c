@@ -187,6 +187,7 @@ size_t adt_summary_count(const adt_run_sources *sources, uint32_t rank, adt_run_
         counters->samples_skipped += sampler.samples_busy + sampler.samples_code_changing;
         counters->samples_skipped_code_changing = sampler.samples_code_changing;
         counters->paths_cut = sampler.paths_cut;
+        counters->samples_paused = sampler.samples_paused;
     }
     const adt_runtime_mpi_untracked *untracked = &sources->mpi_untracked;
     for (unsigned cause = 0; cause < ADT_MPI_UNTRACKED_CAUSE_COUNT; cause++) {
@@ -209,6 +210,10 @@ size_t adt_summary_count(const adt_run_sources *sources, uint32_t rank, adt_run_
         if (skeleton->stop != ADT_SKELETON_RUNNING)
             counters->skeleton_stopped[skeleton->stop]++;
     }
+    counters->user_region_ends_unmatched = sources->user_api.ends_unmatched;
+    counters->user_region_begins_too_deep = sources->user_api.begins_too_deep;
+    counters->user_regions_left_open = sources->user_api.left_open;
+    counters->user_resumes_unmatched = sources->user_api.resumes_unmatched;
     counters->bytes_written = sources->written->bytes_written;
     counters->events_written = sources->written->events_written;
     counters->write_seconds = sources->written->seconds;
@@ -641,7 +646,7 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
     uint32_t ranks = listing->ranks;
     if (listing->ending != NULL)
         print_ending(listing->ending);
-    char event_losses[320], object_losses[1024], sample_losses[640], skeleton_losses[320];
+    char event_losses[640], object_losses[1024], sample_losses[640], skeleton_losses[320];
     describe_losses(skeleton_losses, sizeof skeleton_losses, total, LOSS_SKELETON);
     describe_losses(event_losses, sizeof event_losses, total, LOSS_EVENTS);
     describe_losses(object_losses, sizeof object_losses, total, LOSS_OBJECTS);

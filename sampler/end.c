@@ -93,6 +93,7 @@ static void add_thread_counters(const adt_location *only, adt_sampler_stats *sta
             continue;
         stats->signals += thread->signals;
         stats->samples_busy += thread->samples_busy;
+        stats->samples_paused += thread->samples_paused;
         stats->samples_code_changing += thread->samples_code_changing;
         stats->paths_cut += thread->paths_cut + thread->region_paths_cut;
         stats->contexts_full += thread->contexts_full;

@@ -70,7 +70,8 @@ static int unwind_interrupted(const ucontext_t *context, void **raw, uint32_t de
 }
 
 /* The interrupted path's calling context: the MPI region's when the
- * thread is inside one, otherwise the unwound stack. In a catch-up after a
+ * thread is inside one, otherwise the unwound stack (below the node of
+ * the innermost user region whose beginning frame it runs through). In a catch-up after a
  * sleeping call (sleeping_calls.c) the frames below the sleeping call's
  * caller (the signal was delivered in the interposer, as the call
  * returned) are replaced by the real function the caller called, so the
@@ -115,7 +116,7 @@ static bool sample_context(adt_sampler_thread *thread, const ucontext_t *context
         }
     }
     bool full;
-    *context_id = adt_sampler_intern_path(&thread->sample_path, path, count, ADT_CCT_KEY_EXACT, &full);
+    *context_id = adt_sampler_intern_grafted(thread, &thread->sample_path, path, count, ADT_CCT_KEY_EXACT, &full);
     thread->contexts_full += full;
     return true;
 }
@@ -345,7 +346,12 @@ bool adt_sampler_on_signal(int signum, siginfo_t *info, void *ucontext)
          * sides). A thread started while stop_all runs is not in the list
          * it walks, but its handlers come after halted is set. */
         atomic_store(&thread->in_handler, 1);
-        if (atomic_load(&thread->active) && !atomic_load(&adt_sampler.halted)) {
+        /* A paused thread (adaptrace_pause) takes no sample: the signal
+         * is only counted, and its timer keeps running, so that resuming
+         * costs one store. */
+        if (atomic_load_explicit(&thread->paused, memory_order_relaxed)) {
+            thread->samples_paused++;
+        } else if (atomic_load(&thread->active) && !atomic_load(&adt_sampler.halted)) {
             uint64_t entry = adt_clock_now();
             const adt_sleeping_call *sleep = atomic_load_explicit(&thread->sleeping_call, memory_order_relaxed);
             if (sleep != NULL) {

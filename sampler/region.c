@@ -1,9 +1,10 @@
 /*
  * The calling contexts of the MPI calls: what the generated MPI wrappers
- * ask for every call they record.
+ * ask for every call they record; and those of the user API's regions
+ * (user/), which samples and calls inside them are placed below.
  *
- * Execution context: the MPI wrapper's hot path, in normal context on the
- * calling thread, once per MPI call. No malloc, no lock, no stdio here.
+ * Execution context: the MPI wrapper's (and the user API's) hot path, in
+ * normal context on the calling thread, once per MPI call or region begin. No malloc, no lock, no stdio here.
  * A call from a call site whose callers were unwound before, with the
  * same frame and every caller's return address still in its stack slot,
  * takes their node without unwinding (a few loads: docs/sampling.md,
@@ -37,11 +38,14 @@ static adt_validated_callers *site_of(adt_sampler_thread *thread, const void *ca
  * every return address still in its slot. A caller that returned and was
  * replaced by another (the stack shrank and grew back to the same depth
  * through another function, a longjmp, an exception) wrote its own return
- * address over the slot. One load per frame, no call. */
+ * address over the slot. The callers' node depends on the user regions
+ * open too (they graft it): only with the same innermost one. One load per
+ * frame, no call. */
 __attribute__((no_sanitize_address)) static bool callers_unchanged(const adt_validated_callers *callers,
-                                                                   const void *call_site, uintptr_t frame)
+                                                                   const void *call_site, uintptr_t frame,
+                                                                   uint32_t graft_top)
 {
-    if (callers->call_site != call_site || callers->frame != frame)
+    if (callers->call_site != call_site || callers->frame != frame || callers->graft_top != graft_top)
         return false;
     for (uint32_t i = 0; i < callers->count; i++)
         if (*callers->slots[i] != callers->values[i])
@@ -60,7 +64,8 @@ __attribute__((no_sanitize_address)) static bool callers_unchanged(const adt_val
  * (callers_unchanged neither: a slot it reads may lie in a red zone's
  * place once a frame's size changed). */
 __attribute__((no_sanitize_address)) static void remember_callers(const adt_sampler_thread *thread, adt_validated_callers *callers,
-                             const void *call_site, uintptr_t frame, void *const *frames, int count, uint32_t parent)
+                             const void *call_site, uintptr_t frame, void *const *frames, int count, uint32_t parent,
+                             const adt_user_graft *shape)
 {
     callers->call_site = NULL;
     if (count > ADT_VALIDATED_DEPTH || frame < thread->stack_low || frame >= thread->stack_high)
@@ -79,13 +84,19 @@ __attribute__((no_sanitize_address)) static void remember_callers(const adt_samp
     callers->count = (uint32_t)count;
     callers->frame = frame;
     callers->parent = parent;
+    callers->graft_top = adt_sampler_graft_top(thread);
+    callers->depth = shape->depth;
+    callers->prefix_hash = shape->prefix_hash;
     callers->call_site = call_site;
 }
 
-/* The node of the wrapper's callers, by a full unwind (unw_backtrace);
- * remembered in callers (unless NULL) when their slots are found. */
+/* The node of the wrapper's callers, by a full unwind (unw_backtrace),
+ * below the innermost user region they run through; remembered in callers
+ * (unless NULL) when their slots are found. shape: their depth and prefix
+ * hash for a graft of their own (depth 0 when the path was cut at its
+ * outer end, where a sample's path would not line up with it). */
 static uint32_t unwind_callers(adt_sampler_thread *thread, adt_validated_callers *callers, const void *wrapper,
-                               uintptr_t frame, bool *full)
+                               uintptr_t frame, bool *full, adt_user_graft *shape)
 {
     void *frames[ADT_UNWIND_DEPTH_MAX + 2];
     /* busy: a sample arriving now must not re-enter unw_backtrace on this
@@ -114,24 +125,29 @@ static uint32_t unwind_callers(adt_sampler_thread *thread, adt_validated_callers
         first++;
     first++;
     int callers_count = count - first;
+    bool cut = count == (int)adt_sampler.depth + 2 || callers_count > (int)adt_sampler.depth - 1;
     if (callers_count > (int)adt_sampler.depth - 1)
         callers_count = (int)adt_sampler.depth - 1;
-    uint32_t parent = callers_count > 0
-                          ? adt_sampler_intern_path(&thread->region_path, frames + first, callers_count, 0, full)
-                          : ADT_UNDEFINED_ID;
+    shape->depth = cut || callers_count <= 0 ? 0 : (uint32_t)callers_count;
+    shape->prefix_hash = shape->depth ? adt_sampler_prefix_hash(frames + first, callers_count, 1) : 0;
+    uint32_t parent = callers_count > 0 ? adt_sampler_intern_grafted(thread, &thread->region_path, frames + first,
+                                                                     callers_count, 0, full)
+                                        : ADT_UNDEFINED_ID;
     if (callers != NULL && mapped && callers_count > 0 && !*full)
-        remember_callers(thread, callers, wrapper, frame, frames + first, callers_count, parent);
+        remember_callers(thread, callers, wrapper, frame, frames + first, callers_count, parent, shape);
     else if (callers != NULL)
         callers->call_site = NULL;
     return parent;
 }
 
-/* With validate false every call unwinds (the tests compare both). */
+/* With validate false every call unwinds (the tests compare both).
+ * shape: the callers' depth and prefix hash (adt_user_graft). */
 static __attribute__((always_inline)) inline uint32_t region_context(adt_location *location, uint32_t region,
                                                                      const void *wrapper, uintptr_t frame,
-                                                                     bool validate)
+                                                                     bool validate, adt_user_graft *shape)
 {
     adt_sampler_thread *thread = adt_location_user(location);
+    shape->depth = 0;
     if (thread == NULL || !adt_sampler.initialised || adt_sampler_current != thread)
         return ADT_UNDEFINED_ID;
     /* An MPI call is the refresh point of the code map for objects loaded
@@ -139,9 +155,14 @@ static __attribute__((always_inline)) inline uint32_t region_context(adt_locatio
     adt_code_map_refresh_if_stale();
     adt_validated_callers *callers = validate ? site_of(thread, wrapper) : NULL;
     bool full = false;
-    uint32_t parent = callers != NULL && callers_unchanged(callers, wrapper, frame)
-                          ? callers->parent
-                          : unwind_callers(thread, callers, wrapper, frame, &full);
+    uint32_t parent;
+    if (callers != NULL && callers_unchanged(callers, wrapper, frame, adt_sampler_graft_top(thread))) {
+        parent = callers->parent;
+        shape->depth = callers->depth;
+        shape->prefix_hash = callers->prefix_hash;
+    } else {
+        parent = unwind_callers(thread, callers, wrapper, frame, &full, shape);
+    }
     if (full)
         return parent;
     /* An MPI call made from where the previous one was, as in a loop. */
@@ -158,14 +179,55 @@ static __attribute__((always_inline)) inline uint32_t region_context(adt_locatio
 
 __attribute__((noinline)) uint32_t adt_sampler_region_context(adt_location *location, uint32_t region)
 {
+    adt_user_graft shape;
     return region_context(location, region, __builtin_return_address(0), (uintptr_t)__builtin_frame_address(0),
-                          true);
+                          true, &shape);
 }
 
 __attribute__((noinline)) uint32_t adt_sampler_region_context_unwound(adt_location *location, uint32_t region)
 {
+    adt_user_graft shape;
     return region_context(location, region, __builtin_return_address(0), (uintptr_t)__builtin_frame_address(0),
-                          false);
+                          false, &shape);
+}
+
+/* The region's node as for an MPI call, then pushed as the thread's
+ * innermost graft: its entry is written before the count that publishes
+ * it to the thread's handler (a signal fence: same thread). A region
+ * nested deeper than ADT_USER_GRAFTS is counted, not stored. */
+__attribute__((noinline)) uint32_t adt_sampler_user_region_begin(adt_location *location, uint32_t region)
+{
+    adt_user_graft shape;
+    uint32_t node = region_context(location, region, __builtin_return_address(0),
+                                   (uintptr_t)__builtin_frame_address(0), true, &shape);
+    adt_sampler_thread *thread = adt_location_user(location);
+    if (thread == NULL || adt_sampler_current != thread)
+        return node;
+    uint32_t open = atomic_load_explicit(&thread->graft_count, memory_order_relaxed);
+    if (open < ADT_USER_GRAFTS) {
+        bool grafts = shape.depth > 0 && node != ADT_UNDEFINED_ID && node != ADT_CCT_NODE_FULL;
+        thread->grafts[open] = (adt_user_graft){ shape.prefix_hash, shape.depth, grafts ? node : ADT_UNDEFINED_ID };
+    }
+    atomic_signal_fence(memory_order_release);
+    atomic_store_explicit(&thread->graft_count, open + 1, memory_order_relaxed);
+    return node;
+}
+
+void adt_sampler_user_region_end(adt_location *location)
+{
+    adt_sampler_thread *thread = adt_location_user(location);
+    if (thread == NULL || adt_sampler_current != thread)
+        return;
+    uint32_t open = atomic_load_explicit(&thread->graft_count, memory_order_relaxed);
+    if (open > 0)
+        atomic_store_explicit(&thread->graft_count, open - 1, memory_order_relaxed);
+}
+
+void adt_sampler_pause(adt_location *location, bool paused)
+{
+    adt_sampler_thread *thread = adt_location_user(location);
+    if (thread != NULL)
+        atomic_store_explicit(&thread->paused, paused, memory_order_relaxed);
 }
 
 uint32_t adt_sampler_enter_region(adt_location *location, uint32_t calling_context)

@@ -67,6 +67,22 @@ uint32_t adt_sampler_region_context_unwound(adt_location *location, uint32_t reg
 uint32_t adt_sampler_enter_region(adt_location *location, uint32_t calling_context);
 void adt_sampler_leave_region(adt_location *location, uint32_t previous);
 
+/* For the user API (user/), normal context on the calling thread, hot
+ * path (no malloc, no lock, no stdio): the calling context of a user
+ * region instance begun here, as adt_sampler_region_context gives it
+ * (call it directly from the API function that stands for the begin),
+ * and from now on, until adt_sampler_user_region_end, the samples and
+ * region contexts of this thread whose stack runs through the frame that
+ * began it are recorded below that node (the beginning frame and those
+ * above it left out), so that the report attributes them to the region.
+ * Calls must nest (the user API checks that). Returns ADT_UNDEFINED_ID
+ * when the thread is not sampled. */
+uint32_t adt_sampler_user_region_begin(adt_location *location, uint32_t region);
+void adt_sampler_user_region_end(adt_location *location);
+/* adaptrace_pause / adaptrace_resume: while paused the thread's handler
+ * records no sample (the signals are counted: samples_paused). One store. */
+void adt_sampler_pause(adt_location *location, bool paused);
+
 /* Stops every timer (end of run, before the trace is written), halting
  * the sampler first (adt_sampler_halt), so that a thread starting
  * meanwhile records nothing either. */
@@ -156,6 +172,8 @@ typedef struct adt_sampler_stats {
     uint64_t signals;            /* timer signals handled */
     uint64_t samples_busy;       /* signals that arrived while the thread was
                                     unwinding for adaptrace itself: not recorded */
+    uint64_t samples_paused;     /* signals while the thread was paused
+                                    (adaptrace_pause): not sampled on purpose */
     uint64_t samples_code_changing; /* signals that arrived while the code map
                                     was being changed (a dlclose running, new
                                     objects being registered): not recorded */

@@ -62,6 +62,7 @@ enum {
  * most of their stack, so only the part below the first difference is
  * looked up in the tree (whose nodes never move or go). */
 typedef struct adt_path_cache {
+    uint32_t base;  /* the node the path was interned below (a user region's) */
     uint32_t count;
     uint64_t keys[ADT_UNWIND_DEPTH_MAX];
     uint32_t nodes[ADT_UNWIND_DEPTH_MAX];
@@ -78,9 +79,27 @@ typedef struct adt_validated_callers {
     uintptr_t frame;
     uint32_t count;
     uint32_t parent;       /* the callers' node */
+    uint32_t graft_top;    /* the innermost user region's node then (grafts) */
+    uint32_t depth;        /* the callers' frames, and the hash of the keys */
+    uint64_t prefix_hash;  /* of all but the innermost (user region begins) */
     const uintptr_t *slots[ADT_VALIDATED_DEPTH];
     uintptr_t values[ADT_VALIDATED_DEPTH];
 } adt_validated_callers;
+
+/* A user region open on the thread (user/, adt_sampler_user_region_begin):
+ * samples and region contexts whose stack runs through the frame that
+ * began it are placed below its node, in place of that frame and those
+ * above it. depth: the frames of the begin's callers path (the beginning
+ * function's frame innermost); prefix_hash: adt_sampler_prefix_hash of
+ * the depth - 1 frames above that one; node ADT_UNDEFINED_ID when the
+ * callers path was cut (no graft). Only the innermost ADT_USER_GRAFTS
+ * nested regions graft. */
+typedef struct adt_user_graft {
+    uint64_t prefix_hash;
+    uint32_t depth;
+    uint32_t node;
+} adt_user_graft;
+enum { ADT_USER_GRAFTS = 32 };
 
 typedef struct adt_sampler_thread {
     adt_location *location;
@@ -97,6 +116,12 @@ typedef struct adt_sampler_thread {
     _Atomic int unwinding;    /* reads the code map (code_map.c waits for it) */
     _Atomic unsigned shift;   /* k: rate = initial / 2^k */
     _Atomic uint32_t region_context; /* inside an MPI region instance */
+    /* The user regions open on the thread, written by the owner thread in
+     * normal context (an entry before the count that publishes it), read
+     * by its handler. */
+    adt_user_graft grafts[ADT_USER_GRAFTS];
+    _Atomic uint32_t graft_count;
+    _Atomic int paused;       /* adaptrace_pause: the handler records nothing */
     /* Inside an interposed sleeping call: its signal is a catch-up of the
      * expirations held back (handler.c, catch_up_sleep). Set and cleared
      * by the owner thread. */
@@ -119,6 +144,7 @@ typedef struct adt_sampler_thread {
     uint64_t signals;
     uint64_t signals_weighted; /* Σ 2^k */
     uint64_t samples_busy;
+    uint64_t samples_paused;  /* signals while the thread was paused */
     uint64_t samples_code_changing; /* skipped: the code map was being changed */
     uint64_t paths_cut;       /* unwinding stopped at code not in the code map */
     uint64_t contexts_full;
@@ -233,6 +259,18 @@ bool adt_sampler_on_signal(int signum, siginfo_t *info, void *ucontext);
  * path kept there for the next one. */
 uint32_t adt_sampler_intern_path(adt_path_cache *cache, void *const *frames, int count, uint64_t leaf_tag,
                                  bool *full);
+/* paths.c: the hash of the keys of frames[count-1] (outermost) ..
+ * frames[first], for the grafts' prefixes. */
+uint64_t adt_sampler_prefix_hash(void *const *frames, int count, int first);
+/* paths.c: interns frames (innermost first, count of them) as
+ * adt_sampler_intern_path does, below the node of the innermost open user
+ * region whose beginning frame the path runs through (the frames it
+ * stands for left out), or from the root when none does. */
+uint32_t adt_sampler_intern_grafted(const adt_sampler_thread *thread, adt_path_cache *cache, void *const *frames,
+                                    int count, uint64_t leaf_tag, bool *full);
+/* The innermost user region's node (ADT_UNDEFINED_ID: none), read by the
+ * owner thread. */
+uint32_t adt_sampler_graft_top(const adt_sampler_thread *thread);
 
 /* ---- code map (code_map.c: normal context; readers in paths.c) -------- */
 

@@ -166,6 +166,10 @@ TEST(FormatDefsJournal, ReplayGivesTheSameIds)
     adt_defs_io_file(defs.d, "a.dat");
     uint32_t file_id = adt_defs_io_file(defs.d, "b.dat");
     uint32_t handle_id = adt_defs_io_handle(defs.d, 2, 9, file_id, split_id);
+    adt_defs_parameter(defs.d, "time step");
+    uint32_t parameter_id = adt_defs_parameter(defs.d, "residual count");
+    adt_defs_user_metric(defs.d, "energy");
+    uint32_t user_metric_id = adt_defs_user_metric(defs.d, "residual");
 
     size_t bytes = 0;
     bool complete = false;
@@ -186,6 +190,8 @@ TEST(FormatDefsJournal, ReplayGivesTheSameIds)
     EXPECT_EQ(adt_defs_group(replayed.d, pair, 2), group_id);
     EXPECT_EQ(adt_defs_io_file(replayed.d, "b.dat"), file_id);
     EXPECT_EQ(adt_defs_io_handle(replayed.d, 2, 9, file_id, split_id), handle_id);
+    EXPECT_EQ(adt_defs_parameter(replayed.d, "residual count"), parameter_id);
+    EXPECT_EQ(adt_defs_user_metric(replayed.d, "residual"), user_metric_id);
     uint32_t world_rank = 99;
     uint64_t key = 0;
     ASSERT_TRUE(adt_defs_comm_world_rank(replayed.d, split_id, 0, &world_rank, &key));
@@ -272,6 +278,29 @@ TEST(FormatDefsJournal, RecordsNamingUnknownDefinitionsAreRefused)
     ASSERT_EQ(adt_defs_io_handle(defs.d, 0, 4, 0, 0), 0u);
     EXPECT_TRUE(adt_record_valid(defs.d, &view));
     view.payload_size = sizeof io - 1;
+    EXPECT_FALSE(adt_record_valid(defs.d, &view));
+
+    adt_rec_parameter value = { -3, 0, 0 };
+    view.kind = ADT_REC_PARAMETER_INT;
+    view.payload = &value;
+    view.payload_size = sizeof value;
+    EXPECT_FALSE(adt_record_valid(defs.d, &view)) << "unknown parameter";
+    ASSERT_EQ(adt_defs_parameter(defs.d, "time step"), 0u);
+    EXPECT_EQ(adt_defs_parameter(defs.d, "time step"), 0u) << "same name, same parameter";
+    EXPECT_EQ(adt_defs_parameter(defs.d, nullptr), ADT_UNDEFINED_ID);
+    EXPECT_TRUE(adt_record_valid(defs.d, &view));
+    view.payload_size = sizeof value - 1;
+    EXPECT_FALSE(adt_record_valid(defs.d, &view));
+
+    adt_rec_user_metric residual = { 0.5, 0, 0 };
+    view.kind = ADT_REC_USER_METRIC;
+    view.payload = &residual;
+    view.payload_size = sizeof residual;
+    EXPECT_FALSE(adt_record_valid(defs.d, &view)) << "unknown user metric";
+    ASSERT_EQ(adt_defs_user_metric(defs.d, "residual"), 0u);
+    EXPECT_EQ(adt_defs_user_metric(defs.d, nullptr), ADT_UNDEFINED_ID);
+    EXPECT_TRUE(adt_record_valid(defs.d, &view));
+    view.payload_size = sizeof residual - 1;
     EXPECT_FALSE(adt_record_valid(defs.d, &view));
 }
 

@@ -66,6 +66,7 @@ struct Archive {
     std::vector<Generator> generators;
     std::vector<std::vector<uint32_t>> metric_classes;
     std::vector<std::string> metric_names;
+    std::vector<std::string> parameter_names;  // INT64 parameters only
     std::vector<OTF2_Paradigm> paradigms;
     std::map<uint64_t, std::vector<Event>> events;
     std::map<uint64_t, int> clock_offsets;  // count per location
@@ -177,6 +178,11 @@ inline OTF2_CallbackCode on_metric_member(void *u, OTF2_MetricMemberRef, OTF2_St
     RB_ARCHIVE(u).metric_names.push_back(str(u, name));
     return OTF2_CALLBACK_SUCCESS;
 }
+inline OTF2_CallbackCode on_parameter(void *u, OTF2_ParameterRef, OTF2_StringRef name, OTF2_ParameterType type)
+{
+    RB_ARCHIVE(u).parameter_names.push_back(type == OTF2_PARAMETER_TYPE_INT64 ? str(u, name) : "(not INT64)");
+    return OTF2_CALLBACK_SUCCESS;
+}
 inline OTF2_CallbackCode on_metric_class(void *u, OTF2_MetricRef, uint8_t n, const OTF2_MetricMemberRef *m,
                                          OTF2_MetricOccurrence, OTF2_RecorderKind)
 {
@@ -214,6 +220,7 @@ RB_EVENT(CollEnd, OTF2_CollectiveOp op, OTF2_CommRef c, uint32_t root, uint64_t 
 RB_EVENT(NbcComplete, OTF2_CollectiveOp op, OTF2_CommRef c, uint32_t root, uint64_t s, uint64_t r, uint64_t req) { push(loc, u, "NonBlockingCollectiveComplete", t, { op, c, root, s, r, req }); return OTF2_CALLBACK_SUCCESS; }
 RB_EVENT(BufferFlush, OTF2_TimeStamp stop) { push(loc, u, "BufferFlush", t, { stop }); return OTF2_CALLBACK_SUCCESS; }
 RB_EVENT(OnOff, OTF2_MeasurementMode m) { push(loc, u, "MeasurementOnOff", t, { m }); return OTF2_CALLBACK_SUCCESS; }
+RB_EVENT(ParameterInt, OTF2_ParameterRef p, int64_t v) { push(loc, u, "ParameterInt", t, { p, (uint64_t)v }); return OTF2_CALLBACK_SUCCESS; }
 inline OTF2_CallbackCode ev_CollBegin(OTF2_LocationRef loc, OTF2_TimeStamp t, void *u, OTF2_AttributeList *)
 {
     push(loc, u, "MpiCollectiveBegin", t, {});
@@ -262,6 +269,7 @@ inline bool read(const std::string &anchor, Archive &out, std::string &why)
     OTF2_GlobalDefReaderCallbacks_SetSystemTreeNodeCallback(g, on_node);
     OTF2_GlobalDefReaderCallbacks_SetInterruptGeneratorCallback(g, on_generator);
     OTF2_GlobalDefReaderCallbacks_SetMetricMemberCallback(g, on_metric_member);
+    OTF2_GlobalDefReaderCallbacks_SetParameterCallback(g, on_parameter);
     OTF2_GlobalDefReaderCallbacks_SetMetricClassCallback(g, on_metric_class);
     OTF2_Reader_RegisterGlobalDefCallbacks(reader, gdr, g, &out);
     OTF2_GlobalDefReaderCallbacks_Delete(g);
@@ -315,6 +323,7 @@ inline bool read(const std::string &anchor, Archive &out, std::string &why)
     OTF2_GlobalEvtReaderCallbacks_SetBufferFlushCallback(e, ev_BufferFlush);
     OTF2_GlobalEvtReaderCallbacks_SetMeasurementOnOffCallback(e, ev_OnOff);
     OTF2_GlobalEvtReaderCallbacks_SetMetricCallback(e, ev_Metric);
+    OTF2_GlobalEvtReaderCallbacks_SetParameterIntCallback(e, ev_ParameterInt);
     OTF2_Reader_RegisterGlobalEvtCallbacks(reader, ger, e, &out);
     OTF2_GlobalEvtReaderCallbacks_Delete(e);
     uint64_t events = 0;

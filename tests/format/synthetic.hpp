@@ -120,6 +120,8 @@ class Trace {
     }
 
     void add_metric(const std::string &name) { metric_names_.push_back(name); adt_defs_metric(defs_, name.c_str(), "#"); }
+    uint32_t add_parameter(const std::string &name) { return adt_defs_parameter(defs_, name.c_str()); }
+    uint32_t add_user_metric(const std::string &name) { return adt_defs_user_metric(defs_, name.c_str()); }
     void set_initial_rate(uint32_t hz) { rate_hz_ = hz; }
     uint32_t initial_rate() const { return rate_hz_; }
 
@@ -234,6 +236,26 @@ class Trace {
         bool ok = event(l, ADT_REC_BUFFER_FLUSH, rec, r);
         l.time += duration;
         return ok;
+    }
+
+    // A user parameter's value, and a user metric's (describe() prints a
+    // metric value's bits).
+    bool parameter(Location &l, uint32_t parameter, const std::string &name, int64_t value)
+    {
+        adt_rec_parameter rec{ value, parameter, 0 };
+        Record r;
+        r.text = "ParameterInt " + name + "=" + std::to_string(value);
+        return event(l, ADT_REC_PARAMETER_INT, rec, r);
+    }
+
+    bool user_metric(Location &l, uint32_t metric, const std::string &name, double value)
+    {
+        adt_rec_user_metric rec{ value, metric, 0 };
+        uint64_t bits;
+        std::memcpy(&bits, &value, sizeof bits);
+        Record r;
+        r.text = "Metric " + name + "=" + std::to_string(bits);
+        return event(l, ADT_REC_USER_METRIC, rec, r);
     }
 
     bool on_off(Location &l, bool on)
@@ -422,6 +444,8 @@ inline std::vector<std::string> describe(const readback::Archive &a, uint64_t lo
             s += " stop=" + std::to_string(f[0]);
         else if (e.type == "MeasurementOnOff")
             s += " mode=" + std::to_string(f[0]);
+        else if (e.type == "ParameterInt")
+            s += " " + a.parameter_names.at(f[0]) + "=" + std::to_string((int64_t)f[1]);
         else if (e.type == "Metric") {
             const auto &members = a.metric_classes.at(f[0]);
             for (size_t i = 0; i < members.size(); ++i)

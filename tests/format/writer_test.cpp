@@ -17,6 +17,8 @@ TEST(FormatWriter, EveryRecordKindWithExtremeValuesAndClockOffsets)
     World w(t);
     t.add_metric("PAPI_TOT_CYC");
     t.add_metric("PAPI_TOT_INS");
+    uint32_t step = t.add_parameter("time step");
+    uint32_t residual = t.add_user_metric("residual");
     ASSERT_TRUE(t.commit_nodes());
     const uint64_t big = UINT64_MAX - 1;
     const uint32_t big32 = UINT32_MAX - 1;
@@ -54,6 +56,8 @@ TEST(FormatWriter, EveryRecordKindWithExtremeValuesAndClockOffsets)
     ASSERT_TRUE(t.buffer_flush(l0, 5000));
     ASSERT_TRUE(t.on_off(l0, false));
     ASSERT_TRUE(t.on_off(l0, true));
+    ASSERT_TRUE(t.parameter(l0, step, "time step", INT64_MIN));
+    ASSERT_TRUE(t.user_metric(l0, residual, "residual", -0.125));
     ASSERT_EQ(t.sample(l0, w.n_main, { big, 0 }), ADT_APPEND_OK);
 
     ASSERT_EQ(t.sample(l1, w.n_solve, { 5, 6 }), ADT_APPEND_OK);
@@ -77,9 +81,10 @@ TEST(FormatWriter, EveryRecordKindWithExtremeValuesAndClockOffsets)
     EXPECT_EQ(a.generators[0].period, 100u);
     EXPECT_EQ(a.generators[0].exponent, -6);
     EXPECT_EQ(a.metric_names,
-              (std::vector<std::string>{ "PAPI_TOT_CYC", "PAPI_TOT_INS", "sampling rate", "buffer use" }));
-    EXPECT_EQ(a.metric_classes, (std::vector<std::vector<uint32_t>>{ { 0, 1 }, { 2 }, { 3 } }))
-        << "the counters' class, then the rate's, then the buffer use's";
+              (std::vector<std::string>{ "PAPI_TOT_CYC", "PAPI_TOT_INS", "sampling rate", "buffer use", "residual" }));
+    EXPECT_EQ(a.metric_classes, (std::vector<std::vector<uint32_t>>{ { 0, 1 }, { 2 }, { 3 }, { 4 } }))
+        << "the counters' class, then the rate's, the buffer use's and the user metric's";
+    EXPECT_EQ(a.parameter_names, std::vector<std::string>{ "time step" });
     EXPECT_EQ(a.location_groups, std::vector<std::string>{ "MPI Rank 0" });
     EXPECT_EQ(a.system_tree.size(), 2u);
     EXPECT_EQ(a.paradigms, (std::vector<OTF2_Paradigm>{ OTF2_PARADIGM_MPI, OTF2_PARADIGM_SAMPLING }));

@@ -579,7 +579,8 @@ def draw_page(report, archive, output_dir, chromium):
                            timeout=120)
     marker = re.search(r'id="drawn"[^>]*>([^<]*)<', drawn.stdout)
     expect(marker is not None, f"the page has no marker: {drawn.stderr[-2000:]}")
-    expect(set(marker.group(1).split()) == {"mpi", "timeline", "matrix", "steps", "flame", "rates", "buffer-use", "flushes"},
+    expect(set(marker.group(1).split()) == {"mpi", "timeline", "matrix", "steps", "flame", "regions", "rates", "buffer-use",
+                                            "flushes"},
            f"sections drawn: '{marker.group(1)}'")
     errors = [line for line in drawn.stderr.splitlines() if "CONSOLE" in line or "Uncaught" in line]
     expect(not errors, f"console messages: {errors[:5]}")
