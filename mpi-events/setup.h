@@ -17,6 +17,7 @@
 #include "core/core.h"
 #include "format/format.h"
 #include "mpi_functions.h"
+#include "online/online.h"
 #include "runtime/runtime.h"
 #include "sampler/sampler.h"
 
@@ -73,6 +74,7 @@ static inline __attribute__((always_inline)) adt_mpi_call adt_mpi_enter(adt_loca
     }
     call.time = adt_clock_now();
     adt_buffer_append_event(location, ADT_REC_ENTER, call.time, &record, sizeof record);
+    adt_online_enter(call.time);
     return call;
 }
 
@@ -87,6 +89,7 @@ static inline void adt_mpi_leave(const adt_mpi_call *call, adt_mpi_function func
 {
     adt_rec_region record = { adt_mpi_region_ids[function], call->context };
     adt_buffer_append_event(call->location, ADT_REC_LEAVE, call->time, &record, sizeof record);
+    adt_online_leave((uint32_t)function, call->time);
     if (adt_mpi_sampling)
         adt_sampler_leave_region(call->location, call->previous);
 }

@@ -247,6 +247,13 @@ void adt_runtime_mpi_untracked_report(const adt_runtime_mpi_untracked *untracked
     mpi_untracked = *untracked;
 }
 
+static adt_runtime_online online;
+
+void adt_runtime_online_report(const adt_runtime_online *streamed)
+{
+    online = *streamed;
+}
+
 static adt_run_sources run_sources(const adt_trace_result *written)
 {
     return (adt_run_sources){
@@ -257,6 +264,7 @@ static adt_run_sources run_sources(const adt_trace_result *written)
         .buffer_bytes = config.buffer_bytes,
         .written = written,
         .mpi_untracked = mpi_untracked,
+        .online = online,
     };
 }
 

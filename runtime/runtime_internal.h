@@ -140,7 +140,8 @@ void adt_rescue_discard(const char *archive_dir);
  *   part) that its sentence of the stderr summary names itself, always
  *   ("n words"); or the
  *   sentence whose list of causes holds it: EVENTS (MPI events), OBJECTS
- *   (MPI objects not traced), SAMPLES. Every loss reaches summary.json and
+ *   (MPI objects not traced), SAMPLES, STREAM (MPI calls not streamed to
+ *   the analyzers of an online run; they are in the archive all the same). Every loss reaches summary.json and
  *   stderr (tests/runtime/summary_test.cpp checks that row by row).
  * words: what the stderr summary says after the number of a loss. */
 #define ADT_RUN_COUNTERS(X)                                                                              \
@@ -155,6 +156,16 @@ void adt_rescue_discard(const char *archive_dir);
     X(SUM, mpi_files_untracked, "mpi_files_untracked", OBJECTS, "files")                                  \
     X(SUM, mpi_completions_unrecorded, "mpi_completions_unrecorded", EVENTS,                              \
       "request completions not recorded (no memory to copy a call's requests)")                           \
+    X(SUM, online_calls_streamed, "online_calls_streamed", NO, "")                                        \
+    X(SUM, online_bytes_streamed, "online_bytes_streamed", NO, "")                                        \
+    X(SUM, online_unstreamed_analyzer_behind, "online_calls_not_streamed_analyzer_behind", STREAM,          \
+      "not streamed because the analyzer was behind (every chunk in flight)")                              \
+    X(SUM, online_unstreamed_analyzer_lost, "online_calls_not_streamed_analyzer_lost", STREAM,              \
+      "not streamed because a send to the analyzer failed")                                                \
+    X(SUM, online_unstreamed_other_thread, "online_calls_not_streamed_other_thread", STREAM,                \
+      "not streamed because a thread other than MPI_Init's made them")                                     \
+    X(SUM, online_unstreamed_nested_too_deep, "online_calls_not_streamed_nested_too_deep", STREAM,          \
+      "not streamed because they were nested too deep in other MPI calls")                                 \
     X(SUM, samples_taken, "samples_taken", NO, "")                                                        \
     X(SUM, samples_kept, "samples_kept", NO, "")                                                          \
     X(SUM, samples_removed, "samples_removed", NO, "")                                                    \
@@ -237,6 +248,7 @@ typedef struct adt_run_sources {
     uint64_t buffer_bytes;
     const adt_trace_result *written;
     adt_runtime_mpi_untracked mpi_untracked;
+    adt_runtime_online online;
 } adt_run_sources;
 
 /* Fills counters and returns this rank's location lines (malloc'd,

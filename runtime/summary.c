@@ -169,6 +169,12 @@ size_t adt_summary_count(const adt_run_sources *sources, uint32_t rank, adt_run_
     counters->mpi_windows_untracked = sources->mpi_untracked.windows;
     counters->mpi_files_untracked = sources->mpi_untracked.files;
     counters->mpi_completions_unrecorded = sources->mpi_untracked.completions_unrecorded;
+    counters->online_calls_streamed = sources->online.calls_streamed;
+    counters->online_bytes_streamed = sources->online.bytes_streamed;
+    counters->online_unstreamed_analyzer_behind = sources->online.unstreamed_analyzer_behind;
+    counters->online_unstreamed_analyzer_lost = sources->online.unstreamed_analyzer_lost;
+    counters->online_unstreamed_other_thread = sources->online.unstreamed_other_thread;
+    counters->online_unstreamed_nested_too_deep = sources->online.unstreamed_nested_too_deep;
     counters->bytes_written = sources->written->bytes_written;
     counters->events_written = sources->written->events_written;
     counters->write_seconds = sources->written->seconds;
@@ -183,7 +189,7 @@ typedef struct loss_cause {
 } loss_cause;
 
 /* Which sentence of the stderr summary lists a loss among its causes. */
-typedef enum loss_sentence { LOSS_NO, LOSS_TOTAL, LOSS_EVENTS, LOSS_OBJECTS, LOSS_SAMPLES } loss_sentence;
+typedef enum loss_sentence { LOSS_NO, LOSS_TOTAL, LOSS_EVENTS, LOSS_OBJECTS, LOSS_SAMPLES, LOSS_STREAM } loss_sentence;
 
 #define LOSS_CAUSE(cause, key, words) { key, words },
 
@@ -516,16 +522,21 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
     uint32_t ranks = listing->ranks;
     if (listing->ending != NULL)
         print_ending(listing->ending);
-    char event_losses[320], object_losses[320], sample_losses[640];
+    char event_losses[320], object_losses[320], sample_losses[640], stream_losses[480];
     describe_losses(event_losses, sizeof event_losses, total, LOSS_EVENTS);
     describe_losses(object_losses, sizeof object_losses, total, LOSS_OBJECTS);
     describe_losses(sample_losses, sizeof sample_losses, total, LOSS_SAMPLES);
+    describe_losses(stream_losses, sizeof stream_losses, total, LOSS_STREAM);
     adt_log("%u rank%s, %llu location%s, %llu MPI events (%llu dropped%s)", ranks, ranks == 1 ? "" : "s",
             (unsigned long long)total->locations, total->locations == 1 ? "" : "s",
             (unsigned long long)total->mpi_events, (unsigned long long)total->events_dropped, event_losses);
     if (object_losses[0] != '\0')
         adt_log("MPI objects not traced (no room in adaptrace's tables, or created where adaptrace could not see "
                 "it)%s; their events are missing", object_losses);
+    if (total->online_calls_streamed > 0 || stream_losses[0] != '\0')
+        adt_log("online: %llu MPI calls streamed to the analyzers (%.1f MiB)%s; the archive holds them all",
+                (unsigned long long)total->online_calls_streamed, mebibytes(total->online_bytes_streamed),
+                stream_losses);
     if (listing->initial_rate_hz) {
         adt_log("samples: %llu taken, %llu kept, %llu removed, %llu skipped (%llu while code was being unloaded or "
                 "registered), %llu dropped%s",
