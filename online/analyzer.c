@@ -2,7 +2,8 @@
  * adaptrace-analyzer: the analysis process of an online run (issue #28).
  * Started by the ranks' MPI_Init with MPI_Comm_spawn (connect.c), never
  * by hand: argv is the archive, the number of ranks and the live
- * interval in seconds. Analyzer a of N serves ranks r with r * N / P = a:
+ * interval in seconds. Rank 0 spawns them; all ranks then connect to the
+ * port analyzer 0 opens. Analyzer a of N serves ranks r with r * N / P = a:
  * it receives their chunks on the parent inter-communicator, adds them up
  * (live.c), and every interval the analyzers sum their totals on analyzer
  * 0, which writes <archive>/live/report.json. When all ranks sent their
@@ -123,6 +124,18 @@ int main(int argc, char **argv)
         return 2;
     }
     a.archive = argv[1];
+    /* Rank 0 alone spawned the analyzers (connect.c): analyzer 0 sends it
+     * a port, to which all ranks connect. */
+    char port[MPI_MAX_PORT_NAME] = "";
+    if (a.index == 0) {
+        MPI_Open_port(MPI_INFO_NULL, port);
+        MPI_Send(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, ADT_ONLINE_TAG_PORT, a.parent);
+    }
+    MPI_Comm spawner = a.parent;
+    MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &a.parent);
+    MPI_Comm_disconnect(&spawner);
+    if (a.index == 0)
+        MPI_Close_port(port);
     MPI_Comm_set_errhandler(a.parent, MPI_ERRORS_RETURN);
     for (int f = 0; f < ADT_MPI_FN_COUNT; f++)
         a.names[f] = adt_mpi_functions[f].name;

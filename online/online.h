@@ -32,6 +32,9 @@
 #define ADT_ONLINE_TAG_CHUNK 2801
 #define ADT_ONLINE_TAG_LAST 2802
 #define ADT_ONLINE_TAG_DONE 2803
+/* Analyzer 0 -> rank 0, on the spawn's inter-communicator: the port
+ * (MPI_Open_port) to which all ranks connect. */
+#define ADT_ONLINE_TAG_PORT 2804
 
 /* Why a completed call did not reach the analyzer (it is in the archive
  * all the same): every chunk was still in flight (the analyzer did not
