@@ -25,6 +25,7 @@
 
 static MPI_Comm analyzers = MPI_COMM_NULL;
 static int my_analyzer;
+static uint32_t stream_rank;
 
 /* <prefix>/bin/adaptrace-analyzer beside <prefix>/lib/libadaptrace.so (the
  * build tree has the same layout); "" when this library's file cannot be
@@ -178,6 +179,7 @@ void adt_online_start(const adt_config *config, uint32_t rank, uint32_t size, co
     }
     PMPI_Comm_set_errhandler(analyzers, MPI_ERRORS_RETURN);
     my_analyzer = (int)adt_online_analyzer_of(rank, size, count);
+    stream_rank = rank;
     uint64_t hold_ticks = (uint64_t)config->live_interval_s * adt_clock_resolution();
     if (adt_online_stream_open(analyzers, my_analyzer, rank, hold_ticks, init_enter) != 0) {
         adt_log("rank %u streams nothing to its analyzer: no memory for its chunks", rank);
@@ -210,9 +212,9 @@ void adt_online_finish(adt_online_stats *stats)
         }
     }
     if (!answered) {
-        adt_log("the analyzer of this rank did not confirm its final live report%s; its live/report.json may "
-                "miss this rank's last calls",
-                sent ? "" : " (the last chunk could not be sent)");
+        adt_log("rank %u: its analyzer did not confirm the final live report%s; live/report.json may miss this "
+                "rank's last calls",
+                stream_rank, sent ? "" : " (its sends did not complete in time)");
         /* A disconnect would wait for the analyzer forever. */
         PMPI_Comm_free(&analyzers);
         return;

@@ -18,7 +18,8 @@ int adt_online_stream_open(MPI_Comm inter, int analyzer, uint32_t rank, uint64_t
 
 /* Sends what is left as the last chunk and waits at most wait_ticks for
  * every send to complete; true when they all did. Stops the streaming and
- * fills stats. */
+ * fills stats, where the calls of chunks still in flight count as lost
+ * with the analyzer. */
 bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats);
 
 #endif

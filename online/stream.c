@@ -197,6 +197,13 @@ bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats)
             pause_briefly();
     }
     bool complete = !stream.lost && last >= 0 && stream.flying == 0;
+    /* Chunks whose sends never completed did not reach the analyzer. */
+    for (int i = 0; i < ADT_ONLINE_CHUNKS; i++) {
+        if (!stream.in_flight[i])
+            continue;
+        stream.calls_streamed -= stream.chunks[i].header.calls;
+        stream.unstreamed[ADT_ONLINE_LOSS_ANALYZER_LOST] += stream.chunks[i].header.calls;
+    }
     atomic_store(&adt_online_on, false);
     adt_online_streams = false;
     *stats = (adt_online_stats){ .calls_streamed = stream.calls_streamed,

@@ -180,8 +180,11 @@ def check_killed(run_dir, mpiexec, launcher, program, report, otf2_print):
     if status != 0:
         fail(f"the run exited with {status} after its analyzer was killed")
     check_archive(archive, otf2_print)
-    if "did not confirm its final live report" not in text:
+    if "its analyzer did not confirm the final live report" not in text:
         fail("no rank said that its analyzer did not confirm the final live report")
+    summary = json.load(open(os.path.join(archive, "summary.json")))
+    if summary["online_calls_not_streamed_analyzer_lost"] == 0:
+        fail("summary.json counts no call lost with the analyzer")
     live = read_live(archive)
     if live is None or live["final"]:
         fail(f"expected the analyzer's last periodic live report, found {live}")
