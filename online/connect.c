@@ -144,6 +144,18 @@ void adt_online_start(const adt_config *config, uint32_t rank, uint32_t size, co
 {
     if (config == NULL || config->analyzers == 0)
         return;
+    /* An analyzer that runs under adaptrace (LD_PRELOAD and
+     * ADAPTRACE_ANALYZERS exported to every process mpirun starts) would
+     * start analyzers of its own, without end: a spawned job starts none. */
+    MPI_Comm parent = MPI_COMM_NULL;
+    PMPI_Comm_get_parent(&parent);
+    if (parent != MPI_COMM_NULL) {
+        if (rank == 0)
+            adt_log("ADAPTRACE_ANALYZERS=%u: ignored in a job started by MPI_Comm_spawn (an analyzer or a spawned "
+                    "program starts no analyzers of its own)",
+                    config->analyzers);
+        return;
+    }
     uint32_t count = config->analyzers < size ? config->analyzers : size;
     MPI_Comm world;
     if (PMPI_Comm_dup(MPI_COMM_WORLD, &world) != MPI_SUCCESS)

@@ -13,6 +13,10 @@ CASE:
   refused  a singleton whose MPI refuses spawning (Open MPI's isolated
            singleton has no runtime to spawn with): one line says so, and
            the run writes its offline archive;
+  preloaded  libadaptrace.so and ADAPTRACE_ANALYZERS reach every process
+           mpirun starts, the analyzer too: the analyzer is measured apart
+           and starts no analyzers of its own (one line says so), the
+           ranks' live report is final;
   killed   the analyzer killed (SIGKILL) mid-run, under mpirun
            --enable-recovery: the application exits 0 and its archive is
            complete (otf2-print --silent -Werror).
@@ -158,6 +162,23 @@ def check_refused(run_dir, mpiexec, launcher, program, report, otf2_print):
     print(lines[0])
 
 
+def check_preloaded(run_dir, mpiexec, launcher, program, report, otf2_print):
+    archive = os.path.join(run_dir, "archive")
+    library = os.path.join(os.path.dirname(launcher), "..", "lib", "libadaptrace.so")
+    environment = dict(ENVIRONMENT, ADAPTRACE_ANALYZERS="1", ADAPTRACE_OUTPUT=archive)
+    stderr = run([mpiexec, "--oversubscribe", "-np", "2", "-x", f"LD_PRELOAD={library}", program], run_dir,
+                 environment)
+    ignored = [line for line in stderr.splitlines() if "ignored in a job started by MPI_Comm_spawn" in line]
+    started = [line for line in stderr.splitlines() if "analyzer started" in line]
+    if len(ignored) != 1 or len(started) != 1:
+        fail(f"expected one analyzer started and one ignoring ADAPTRACE_ANALYZERS, found {started} and {ignored}")
+    check_archive(archive, otf2_print)
+    live = read_live(archive)
+    if live is None or not live["final"] or live["finished_ranks"] != [0, 1]:
+        fail(f"no final live report of both ranks: {live}")
+    print(ignored[0])
+
+
 def check_killed(run_dir, mpiexec, launcher, program, report, otf2_print):
     archive = os.path.join(run_dir, "archive")
     command = traced(mpiexec, launcher, archive, ["--live-interval", "1", program, "6"], ["--enable-recovery"])
@@ -191,7 +212,8 @@ def check_killed(run_dir, mpiexec, launcher, program, report, otf2_print):
     print("analyzer killed: exit 0, archive complete")
 
 
-CASES = {"equal": check_equal, "live": check_live, "refused": check_refused, "killed": check_killed}
+CASES = {"equal": check_equal, "live": check_live, "refused": check_refused, "preloaded": check_preloaded,
+         "killed": check_killed}
 
 if __name__ == "__main__":
     if len(sys.argv) != 8 or sys.argv[1] not in CASES:
