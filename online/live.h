@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "online/online.h"
+#include "online/wire.h"
 
 /* The key of each cause in live/report.json, by adt_online_loss. */
 extern const char *const adt_online_loss_keys[ADT_ONLINE_LOSS_COUNT];
