@@ -6,9 +6,9 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <stdbool.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>

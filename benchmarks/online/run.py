@@ -5,7 +5,11 @@ invocation, alternating the cases round by round on 2 ranks:
   untraced   the program alone;
   offline    traced, sampling off (the ranks' archive only);
   online     the same with 1 analyzer (--analyzers 1), streaming every
-             MPI call.
+             MPI call;
+  online_tcp_thread  the same with Open MPI's TCP transport progressed by
+             its own thread (OMPI_MCA_btl_tcp_progress_thread=1): without
+             it, once the ranks hold a TCP connection to the analyzer,
+             every MPI call of the application polls it (docs/online.md).
 
 1. adaptrace-bench-pingpong: the median half round trip (0 and 1024
    bytes) per case: each traced call appends one 40-byte record to the
@@ -29,18 +33,21 @@ import sys
 import tempfile
 import time
 
-CASES = ("untraced", "offline", "online")
+CASES = ("untraced", "offline", "online", "online_tcp_thread")
 
 
-def environment():
+def environment(case):
     # OMPI_MCA_btl_tcp_if_include: see tests/online/check_online.py.
-    return dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-                OMPI_MCA_btl_tcp_if_include="lo", ADAPTRACE_QUIET="on", ADAPTRACE_SAMPLING="off")
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_btl_tcp_if_include="lo", ADAPTRACE_QUIET="on", ADAPTRACE_SAMPLING="off")
+    if case == "online_tcp_thread":
+        env["OMPI_MCA_btl_tcp_progress_thread"] = "1"
+    return env
 
 
 def command(build, case, program, output):
     launcher = [] if case == "untraced" else [os.path.join(build, "bin", "adaptrace"), "--output", output]
-    if case == "online":
+    if case.startswith("online"):
         launcher += ["--analyzers", "1"]
     return ["mpirun", "--oversubscribe", "-np", "2"] + launcher + [os.path.join(build, "bin", program)]
 
@@ -48,7 +55,7 @@ def command(build, case, program, output):
 def run(build, case, program, arguments, output):
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
-    done = subprocess.run(command(build, case, program, output) + arguments, env=environment(),
+    done = subprocess.run(command(build, case, program, output) + arguments, env=environment(case),
                           capture_output=True, text=True, check=False)
     seconds = time.monotonic() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -65,6 +72,7 @@ def main():
     parser.add_argument("--iterations", type=int, default=20000)
     parser.add_argument("--demo-iterations", type=int, default=3000)
     options = parser.parse_args()
+    options.build = os.path.abspath(options.build)
     scratch = tempfile.mkdtemp(prefix="adaptrace-bench-online-")
     pingpong = {case: {"0": [], "1024": []} for case in CASES}
     demo = {case: [] for case in CASES}
@@ -84,7 +92,7 @@ def main():
                 _, seconds, used = run(options.build, case, "adaptrace-demo", [str(options.demo_iterations)], output)
                 demo[case].append(seconds)
                 cpu[case].append(used)
-                if case == "online":
+                if case.startswith("online"):
                     summary = json.load(open(os.path.join(output, "summary.json")))
                     streamed_bytes.append(summary["online_bytes_streamed"])
                     streamed_calls.append(summary["online_calls_streamed"])
