@@ -21,9 +21,23 @@ static adt_handle_table *comm_table;
 static adt_handle_table *message_table;
 static pthread_mutex_t register_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_uint next_sequence = FIRST_SEQUENCE;
-static atomic_uint_fast64_t untracked;
+static atomic_uint_fast64_t untracked[ADT_MPI_UNTRACKED_CAUSE_COUNT];
 static uint32_t world_rank;
 static MPI_Group world_group = MPI_GROUP_NULL;
+
+/* The sequences this rank handed out to objects of a kind, freed since,
+ * with the local id of their communicator (under register_lock): as many
+ * as objects were alive at once on communicators still alive. */
+typedef struct released_key {
+    uint32_t comm;
+    uint32_t sequence;
+} released_key;
+typedef struct released_keys {
+    released_key *keys;
+    size_t count;
+    size_t capacity;
+} released_keys;
+static released_keys released[ADT_MPI_OBJECT_KINDS];
 
 const adt_mpi_comm_info *adt_mpi_comm_lookup_slow(MPI_Comm comm)
 {
@@ -68,7 +82,7 @@ static void define(MPI_Comm comm, MPI_Comm like, MPI_Comm parent, adt_mpi_comm_k
     PMPI_Group_free(&local);
     if (!members || (inter && !remote_members)) {
         adt_log("MPI communicator not traced: out of memory for its %d members", size + remote_size);
-        atomic_fetch_add(&untracked, 1);
+        atomic_fetch_add(&untracked[ADT_MPI_UNTRACKED_OUT_OF_MEMORY], 1);
         free(members);
         free(remote_members);
         return;
@@ -90,8 +104,10 @@ static void define(MPI_Comm comm, MPI_Comm like, MPI_Comm parent, adt_mpi_comm_k
     adt_mpi_comm_info *info = id == ADT_UNDEFINED_ID ? NULL : adt_handle_table_insert(comm_table, (uintptr_t)comm);
     if (info)
         *info = (adt_mpi_comm_info){ .id = id, .rank = rank, .size = size, .remote_size = remote_size };
-    else if (id == ADT_UNDEFINED_ID)
-        atomic_fetch_add(&untracked, 1);
+    else
+        atomic_fetch_add(&untracked[id == ADT_UNDEFINED_ID ? ADT_MPI_UNTRACKED_OUT_OF_MEMORY
+                                                          : ADT_MPI_UNTRACKED_TABLE_FULL],
+                         1);
     pthread_mutex_unlock(&register_lock);
     free(members);
     free(remote_members);
@@ -127,11 +143,35 @@ void adt_mpi_comms_fini(void)
     adt_handle_table_destroy(message_table);
     comm_table = NULL;
     message_table = NULL;
+    for (unsigned kind = 0; kind < ADT_MPI_OBJECT_KINDS; kind++) {
+        free(released[kind].keys);
+        released[kind] = (released_keys){ 0 };
+    }
     if (world_group != MPI_GROUP_NULL)
         PMPI_Group_free(&world_group);
 }
 
-adt_mpi_comm_key adt_mpi_comm_agree_key(MPI_Comm comm)
+/* Rank 0's sequence for a new object of kind on the communicator comm
+ * (local id): one released there, else a fresh one. */
+static uint32_t object_sequence(adt_mpi_object_kind kind, uint32_t comm)
+{
+    uint32_t sequence = 0;
+    pthread_mutex_lock(&register_lock);
+    released_keys *pool = &released[kind];
+    for (size_t i = pool->count; i-- > 0;) {
+        if (pool->keys[i].comm == comm) {
+            sequence = pool->keys[i].sequence;
+            pool->keys[i] = pool->keys[--pool->count];
+            break;
+        }
+    }
+    pthread_mutex_unlock(&register_lock);
+    return sequence ? sequence : atomic_fetch_add(&next_sequence, 1);
+}
+
+/* kind: ADT_MPI_OBJECT_KINDS for a communicator (always a fresh
+ * sequence), else the kind of object on comm_id. */
+static adt_mpi_comm_key agree_key(MPI_Comm comm, adt_mpi_object_kind kind, uint32_t comm_id)
 {
     int inter = 0;
     PMPI_Comm_test_inter(comm, &inter);
@@ -140,7 +180,7 @@ adt_mpi_comm_key adt_mpi_comm_agree_key(MPI_Comm comm)
          * both groups agree over their union instead. */
         MPI_Comm merged;
         PMPI_Intercomm_merge(comm, 0, &merged);
-        adt_mpi_comm_key key = adt_mpi_comm_agree_key(merged);
+        adt_mpi_comm_key key = agree_key(merged, kind, comm_id);
         PMPI_Comm_free(&merged);
         return key;
     }
@@ -148,9 +188,53 @@ adt_mpi_comm_key adt_mpi_comm_agree_key(MPI_Comm comm)
     PMPI_Comm_rank(comm, &rank);
     uint32_t key[2] = { world_rank, 0 };
     if (rank == 0)
-        key[1] = atomic_fetch_add(&next_sequence, 1);
+        key[1] = kind == ADT_MPI_OBJECT_KINDS ? atomic_fetch_add(&next_sequence, 1) : object_sequence(kind, comm_id);
     PMPI_Bcast(key, 2, MPI_UINT32_T, 0, comm);
     return (adt_mpi_comm_key){ key[0], key[1] };
+}
+
+adt_mpi_comm_key adt_mpi_comm_agree_key(MPI_Comm comm)
+{
+    return agree_key(comm, ADT_MPI_OBJECT_KINDS, ADT_UNDEFINED_ID);
+}
+
+adt_mpi_comm_key adt_mpi_object_agree_key(MPI_Comm comm, const adt_mpi_comm_info *info, adt_mpi_object_kind kind)
+{
+    /* On a communicator not followed, nothing is defined for the key. */
+    return info ? agree_key(comm, kind, info->id) : adt_mpi_comm_agree_key(comm);
+}
+
+void adt_mpi_object_key_released(adt_mpi_object_kind kind, uint32_t comm, adt_mpi_comm_key key)
+{
+    if (key.creator_world_rank != world_rank)
+        return;
+    pthread_mutex_lock(&register_lock);
+    released_keys *pool = &released[kind];
+    if (pool->count == pool->capacity) {
+        size_t capacity = pool->capacity ? pool->capacity * 2 : 16;
+        released_key *grown = realloc(pool->keys, capacity * sizeof *grown);
+        if (grown) {
+            pool->keys = grown;
+            pool->capacity = capacity;
+        }
+    }
+    if (pool->count < pool->capacity)
+        pool->keys[pool->count++] = (released_key){ comm, key.sequence };
+    pthread_mutex_unlock(&register_lock);
+}
+
+/* The communicator comm (local id) is freed: no object will be made on it
+ * again, so its released sequences go. */
+static void forget_released(uint32_t comm)
+{
+    pthread_mutex_lock(&register_lock);
+    for (unsigned kind = 0; kind < ADT_MPI_OBJECT_KINDS; kind++) {
+        released_keys *pool = &released[kind];
+        for (size_t i = pool->count; i-- > 0;)
+            if (pool->keys[i].comm == comm)
+                pool->keys[i] = pool->keys[--pool->count];
+    }
+    pthread_mutex_unlock(&register_lock);
 }
 
 void adt_mpi_comm_created(MPI_Comm parent, MPI_Comm newcomm)
@@ -167,10 +251,33 @@ void adt_mpi_comm_duplicated(MPI_Comm parent, MPI_Comm newcomm, adt_mpi_comm_key
     define(newcomm, parent, parent, key, "");
 }
 
-void adt_mpi_comm_freed(MPI_Comm comm)
+adt_mpi_freed_comm adt_mpi_comm_free_begin(MPI_Comm comm)
 {
-    if (comm_table)
-        adt_handle_table_remove(comm_table, (uintptr_t)comm);
+    adt_mpi_freed_comm freed = { .comm = comm };
+    const adt_mpi_comm_info *info = adt_mpi_comm_lookup_slow(comm);
+    if (!info)
+        return freed;
+    freed.followed = true;
+    freed.info = *info;
+    adt_handle_table_remove(comm_table, (uintptr_t)comm);
+    return freed;
+}
+
+void adt_mpi_comm_free_end(const adt_mpi_freed_comm *freed, bool ok)
+{
+    if (!freed->followed || !comm_table)
+        return;
+    if (ok) {
+        forget_released(freed->info.id);
+        return;
+    }
+    /* Its slot was free until now: only another thread's new communicator
+     * can have taken it. */
+    adt_mpi_comm_info *info = adt_handle_table_insert(comm_table, (uintptr_t)freed->comm);
+    if (info)
+        *info = freed->info;
+    else
+        atomic_fetch_add(&untracked[ADT_MPI_UNTRACKED_TABLE_FULL], 1);
 }
 
 void adt_mpi_comm_named(MPI_Comm comm)
@@ -215,7 +322,8 @@ uint32_t adt_mpi_group_define(MPI_Group group)
     return id;
 }
 
-uint64_t adt_mpi_comms_untracked(void)
+void adt_mpi_comms_untracked(uint64_t counts[ADT_MPI_UNTRACKED_CAUSE_COUNT])
 {
-    return atomic_load(&untracked) + (comm_table ? adt_handle_table_overflows(comm_table) : 0);
+    for (unsigned cause = 0; cause < ADT_MPI_UNTRACKED_CAUSE_COUNT; cause++)
+        counts[cause] = atomic_load(&untracked[cause]);
 }

@@ -20,6 +20,7 @@
 #include <mpi.h>
 
 #include "format/format.h"
+#include "runtime/runtime.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -69,6 +70,25 @@ static inline bool adt_mpi_is_root(const adt_mpi_comm_info *info, int root)
 /* Collective over comm: the key rank 0 hands out. */
 adt_mpi_comm_key adt_mpi_comm_agree_key(MPI_Comm comm);
 
+/* Windows and files are keyed like communicators, over the communicator
+ * they are made on. Their keys are recycled so that a run defines a window
+ * or file handle once per object alive at a time, not once per object
+ * ever made: rank 0 of the communicator takes back the sequence of a
+ * window (file) freed on it, and hands it out again to the next window
+ * (file) made on the same communicator. Every rank then finds the
+ * definition it made for that key, of the same communicator (the key
+ * never leaves its communicator), and its freed object is gone there too:
+ * freeing is collective and comes before the next creation on the same
+ * communicator in every rank's order. */
+typedef enum adt_mpi_object_kind { ADT_MPI_OBJECT_WINDOW, ADT_MPI_OBJECT_FILE, ADT_MPI_OBJECT_KINDS } adt_mpi_object_kind;
+/* Collective over comm (followed as info, or NULL): the key of a new
+ * object of kind. */
+adt_mpi_comm_key adt_mpi_object_agree_key(MPI_Comm comm, const adt_mpi_comm_info *info, adt_mpi_object_kind kind);
+/* The object of kind keyed key, on the communicator whose local id is
+ * comm, was freed: on the rank that handed key out, its sequence may be
+ * handed out again (where there is no memory to keep it, it is not). */
+void adt_mpi_object_key_released(adt_mpi_object_kind kind, uint32_t comm, adt_mpi_comm_key key);
+
 /* After a constructor returned newcomm (MPI_COMM_NULL is ignored);
  * collective over newcomm. */
 void adt_mpi_comm_created(MPI_Comm parent, MPI_Comm newcomm);
@@ -76,8 +96,18 @@ void adt_mpi_comm_created(MPI_Comm parent, MPI_Comm newcomm);
  * the key was agreed on the parent beforehand and the members are the
  * parent's. Not collective. */
 void adt_mpi_comm_duplicated(MPI_Comm parent, MPI_Comm newcomm, adt_mpi_comm_key key);
-/* Before PMPI_Comm_free. */
-void adt_mpi_comm_freed(MPI_Comm comm);
+/* MPI_Comm_free and MPI_Comm_disconnect: the communicator leaves the
+ * table before the call (once freed, MPI may hand its handle to a new
+ * communicator) and comes back after it when the call failed: freeing
+ * MPI_COMM_SELF or MPI_COMM_WORLD is an error an application may handle
+ * and go on (mpi4py's own tests do), using the communicator still. */
+typedef struct adt_mpi_freed_comm {
+    MPI_Comm comm;
+    bool followed;
+    adt_mpi_comm_info info;
+} adt_mpi_freed_comm;
+adt_mpi_freed_comm adt_mpi_comm_free_begin(MPI_Comm comm);
+void adt_mpi_comm_free_end(const adt_mpi_freed_comm *freed, bool ok);
 /* After MPI_Comm_set_name: the communicator's definition takes the name MPI
  * now holds (for Fortran callers, already stripped of trailing blanks). */
 void adt_mpi_comm_named(MPI_Comm comm);
@@ -92,8 +122,9 @@ const adt_mpi_comm_info *adt_mpi_message_take(MPI_Message message);
  * ADT_UNDEFINED_ID (empty group, no memory). */
 uint32_t adt_mpi_group_define(MPI_Group group);
 
-/* Communicators adaptrace could not track (no free slot). */
-uint64_t adt_mpi_comms_untracked(void);
+/* Communicators adaptrace could not track, by cause (no free slot, no
+ * memory). */
+void adt_mpi_comms_untracked(uint64_t counts[ADT_MPI_UNTRACKED_CAUSE_COUNT]);
 
 #ifdef __cplusplus
 }

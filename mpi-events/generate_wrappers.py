@@ -468,7 +468,8 @@ def build_body(fn, lang):
     elif kind == "spawn":
         body.post.append(f"if ({ok}) adt_mpi_spawned({fn.enum}, {v(a[0])}, {v(a[1])});")
     elif kind == "comm_free":
-        body.pre.append(f"adt_mpi_comm_freed({lang.handle('Comm', f'*{a[0]}')});")
+        body.pre.append(f"const adt_mpi_freed_comm freed = adt_mpi_comm_free_begin({lang.handle('Comm', f'*{a[0]}')});")
+        body.post.append(f"adt_mpi_comm_free_end(&freed, {ok});")
     elif kind.startswith("io_"):
         io_body(fn, lang, body, ok)
     else:
@@ -517,7 +518,7 @@ def rma_body(fn, lang, body, ok):
     elif kind == "win_free":
         body.pre.append("adt_mpi_freed_window freed;")
         body.pre.append(f"const bool traced = adt_mpi_win_free_begin(&call, {lang.handle('Win', f'*{a[0]}')}, &freed);")
-        body.post.append("if (traced) adt_mpi_win_free_end(&call, &freed);")
+        body.post.append(f"if (traced) adt_mpi_win_free_end(&call, &freed, {ok});")
     elif kind in ("rma_put", "rma_get", "rma_rput", "rma_rget"):
         count, datatype, target, window = a[:4]
         record = "ADT_REC_RMA_PUT" if kind in ("rma_put", "rma_rput") else "ADT_REC_RMA_GET"

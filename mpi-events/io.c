@@ -34,11 +34,13 @@
 
 typedef struct file_info {
     uint32_t id;             /* local I/O handle id (adt_defs_io_handle) */
+    uint32_t comm;           /* local id of its communicator */
+    adt_mpi_comm_key key;    /* its key, given back when it is closed */
     uint64_t split_id;       /* matching id of the split collective in progress, 0 = none */
 } file_info;
 
 static adt_handle_table *files;
-static atomic_uint_fast64_t files_untracked;
+static atomic_uint_fast64_t files_untracked[ADT_MPI_UNTRACKED_CAUSE_COUNT];
 
 int adt_mpi_files_init(void)
 {
@@ -52,9 +54,10 @@ void adt_mpi_files_fini(void)
     files = NULL;
 }
 
-uint64_t adt_mpi_files_untracked(void)
+void adt_mpi_files_untracked(uint64_t counts[ADT_MPI_UNTRACKED_CAUSE_COUNT])
 {
-    return atomic_load(&files_untracked) + (files ? adt_handle_table_overflows(files) : 0);
+    for (unsigned cause = 0; cause < ADT_MPI_UNTRACKED_CAUSE_COUNT; cause++)
+        counts[cause] = atomic_load(&files_untracked[cause]);
 }
 
 static inline file_info *file_of(MPI_File fh)
@@ -121,8 +124,8 @@ void adt_mpi_file_opened(const adt_mpi_call *call, MPI_Comm comm, const char *fi
         return;
     /* Collective over comm on every rank, tracked or not, so that no rank
      * waits in a broadcast another skipped. */
-    adt_mpi_comm_key key = adt_mpi_comm_agree_key(comm);
     const adt_mpi_comm_info *info = adt_mpi_comm_lookup(comm);
+    adt_mpi_comm_key key = adt_mpi_object_agree_key(comm, info, ADT_MPI_OBJECT_FILE);
     adt_defs *defs = adt_runtime_defs();
     uint32_t file = info ? adt_defs_io_file(defs, filename) : ADT_UNDEFINED_ID;
     uint32_t id = file != ADT_UNDEFINED_ID
@@ -130,11 +133,13 @@ void adt_mpi_file_opened(const adt_mpi_call *call, MPI_Comm comm, const char *fi
                       : ADT_UNDEFINED_ID;
     file_info *slot = id != ADT_UNDEFINED_ID ? adt_handle_table_insert(files, (uintptr_t)fh) : NULL;
     if (!slot) {
-        if (id == ADT_UNDEFINED_ID)
-            atomic_fetch_add(&files_untracked, 1);
+        adt_mpi_untracked_cause cause = !info                      ? ADT_MPI_UNTRACKED_COMMUNICATOR
+                                        : id == ADT_UNDEFINED_ID ? ADT_MPI_UNTRACKED_OUT_OF_MEMORY
+                                                                 : ADT_MPI_UNTRACKED_TABLE_FULL;
+        atomic_fetch_add(&files_untracked[cause], 1);
         return;
     }
-    *slot = (file_info){ .id = id };
+    *slot = (file_info){ .id = id, .comm = info->id, .key = key };
     adt_rec_io record = { .handle = id, .mode = access_mode(amode), .flags = otf2_flags(amode, creation_flags, sizeof creation_flags / sizeof creation_flags[0]),
                           .status_flags = otf2_flags(amode, status_flags, sizeof status_flags / sizeof status_flags[0]) };
     append_io(call, ADT_REC_IO_CREATE_HANDLE, &record);
@@ -150,6 +155,9 @@ void adt_mpi_file_closed(const adt_mpi_call *call, MPI_File fh, uint32_t id)
 {
     if (id == ADT_UNDEFINED_ID)
         return;
+    const file_info *file = file_of(fh);
+    if (file)
+        adt_mpi_object_key_released(ADT_MPI_OBJECT_FILE, file->comm, file->key);
     adt_handle_table_remove(files, (uintptr_t)fh);
     adt_rec_io record = { .handle = id };
     append_io(call, ADT_REC_IO_DESTROY_HANDLE, &record);

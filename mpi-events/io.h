@@ -12,14 +12,16 @@
 #include <mpi.h>
 
 #include "call.h"
+#include "runtime/runtime.h"
 
 /* ---- MPI-IO (io.c) ------------------------------------------------------ */
 
 /* The file table (Init / Finalize). Returns 0, or -1 (out of memory). */
 int adt_mpi_files_init(void);
 void adt_mpi_files_fini(void);
-/* Files not traced (untracked communicator, no memory or no slot). */
-uint64_t adt_mpi_files_untracked(void);
+/* Files not traced, by cause (untracked communicator, no memory, no
+ * slot). */
+void adt_mpi_files_untracked(uint64_t counts[ADT_MPI_UNTRACKED_CAUSE_COUNT]);
 
 /* A Fortran string argument (blank-padded, its length apart: an int from
  * the mpif.h bindings, a size_t from mpi_f08) as a C string in out (cut

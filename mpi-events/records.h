@@ -48,7 +48,8 @@ void adt_mpi_icollective(const adt_mpi_call *call, uint32_t op, const adt_mpi_co
 /* The request table (Init / Finalize). Returns 0, or -1 (out of memory). */
 int adt_mpi_requests_init(void);
 void adt_mpi_requests_fini(void);
-/* Requests not tracked because their table slot window was full. */
+/* Requests not tracked because their table slot window was full (or, for
+ * a handle reused while its request is active, the queue behind it). */
 uint64_t adt_mpi_requests_untracked(void);
 
 /* Completion of saved (pre-call) request handles. */

@@ -33,18 +33,10 @@
 /* Windows alive at once. */
 #define WINDOW_CAPACITY 1024u
 
-typedef struct window_info {
-    uint32_t id;              /* local RMA window id (adt_defs_rma_win) */
-    int32_t rank;             /* this process in the window's group */
-    int32_t size;             /* the window's group size */
-    uint32_t access_group;    /* local group id of the MPI_Win_start epoch */
-    uint32_t exposure_group;  /* local group id of the MPI_Win_post epoch */
-    bool allocates;           /* MPI allocated the memory: free deallocates it */
-    _Atomic uint64_t *pending;/* per target: matching id of uncompleted operations, 0 = none */
-} window_info;
+typedef adt_mpi_window window_info;
 
 static adt_handle_table *windows;
-static atomic_uint_fast64_t windows_untracked;
+static atomic_uint_fast64_t windows_untracked[ADT_MPI_UNTRACKED_CAUSE_COUNT];
 
 int adt_mpi_windows_init(void)
 {
@@ -58,9 +50,10 @@ void adt_mpi_windows_fini(void)
     windows = NULL;
 }
 
-uint64_t adt_mpi_windows_untracked(void)
+void adt_mpi_windows_untracked(uint64_t counts[ADT_MPI_UNTRACKED_CAUSE_COUNT])
 {
-    return atomic_load(&windows_untracked) + (windows ? adt_handle_table_overflows(windows) : 0);
+    for (unsigned cause = 0; cause < ADT_MPI_UNTRACKED_CAUSE_COUNT; cause++)
+        counts[cause] = atomic_load(&windows_untracked[cause]);
 }
 
 static inline window_info *window_of(MPI_Win win)
@@ -109,25 +102,34 @@ void adt_mpi_win_create_begin(const adt_mpi_call *call, MPI_Comm comm)
         collective_begin(call, OTF2_RMA_SYNC_LEVEL_PROCESS);
 }
 
+/* Why window could not be followed: its communicator is not followed, or
+ * no memory for its definition or pending table (pending == NULL), or no
+ * slot. */
+static adt_mpi_untracked_cause untracked_cause(const adt_mpi_comm_info *info, const void *pending)
+{
+    if (!info)
+        return ADT_MPI_UNTRACKED_COMMUNICATOR;
+    return pending ? ADT_MPI_UNTRACKED_TABLE_FULL : ADT_MPI_UNTRACKED_OUT_OF_MEMORY;
+}
+
 void adt_mpi_win_created(const adt_mpi_call *call, MPI_Comm comm, MPI_Win win, uint32_t op)
 {
     if (!windows || win == MPI_WIN_NULL)
         return;
     /* Collective over comm on every rank, tracked or not, so that no rank
      * waits in a broadcast another skipped. */
-    adt_mpi_comm_key key = adt_mpi_comm_agree_key(comm);
     const adt_mpi_comm_info *info = adt_mpi_comm_lookup(comm);
+    adt_mpi_comm_key key = adt_mpi_object_agree_key(comm, info, ADT_MPI_OBJECT_WINDOW);
     uint32_t id = info ? adt_defs_rma_win(adt_runtime_defs(), key.creator_world_rank, key.sequence, info->id)
                        : ADT_UNDEFINED_ID;
     _Atomic uint64_t *pending = id != ADT_UNDEFINED_ID ? calloc((size_t)info->size + 1, sizeof *pending) : NULL;
     window_info *window = pending ? adt_handle_table_insert(windows, (uintptr_t)win) : NULL;
     if (!window) {
-        if (!pending)
-            atomic_fetch_add(&windows_untracked, 1);
+        atomic_fetch_add(&windows_untracked[untracked_cause(info, pending)], 1);
         free(pending);
         return;
     }
-    *window = (window_info){ .id = id, .rank = info->rank, .size = info->size,
+    *window = (window_info){ .id = id, .comm = info->id, .key = key, .rank = info->rank, .size = info->size,
                              .access_group = ADT_UNDEFINED_ID, .exposure_group = ADT_UNDEFINED_ID,
                              .allocates = op == OTF2_COLLECTIVE_OP_CREATE_HANDLE_AND_ALLOCATE,
                              .pending = pending };
@@ -147,22 +149,34 @@ bool adt_mpi_win_free_begin(const adt_mpi_call *call, MPI_Win win, adt_mpi_freed
     if (!window)
         return false;
     collective_begin(call, OTF2_RMA_SYNC_LEVEL_PROCESS);
-    freed->id = window->id;
-    freed->allocates = window->allocates;
-    freed->pending = (void *)window->pending;
+    freed->win = win;
+    freed->window = *window;
     adt_handle_table_remove(windows, (uintptr_t)win);
     return true;
 }
 
-void adt_mpi_win_free_end(const adt_mpi_call *call, const adt_mpi_freed_window *freed)
+void adt_mpi_win_free_end(const adt_mpi_call *call, const adt_mpi_freed_window *freed, bool ok)
 {
-    window_info window = { .id = freed->id };
-    append_window(call, ADT_REC_RMA_WIN_DESTROY, &window);
-    collective_end(call, &window,
-                   freed->allocates ? OTF2_COLLECTIVE_OP_DESTROY_HANDLE_AND_DEALLOCATE
-                                    : OTF2_COLLECTIVE_OP_DESTROY_HANDLE,
-                   OTF2_RMA_SYNC_LEVEL_PROCESS);
-    free(freed->pending);
+    const window_info *window = &freed->window;
+    uint32_t op = window->allocates ? OTF2_COLLECTIVE_OP_DESTROY_HANDLE_AND_DEALLOCATE
+                                    : OTF2_COLLECTIVE_OP_DESTROY_HANDLE;
+    if (ok) {
+        append_window(call, ADT_REC_RMA_WIN_DESTROY, window);
+        collective_end(call, window, op, OTF2_RMA_SYNC_LEVEL_PROCESS);
+        free((void *)window->pending);
+        adt_mpi_object_key_released(ADT_MPI_OBJECT_WINDOW, window->comm, window->key);
+        return;
+    }
+    /* The window lives on: it is followed again (its slot was free until
+     * now, so only another thread's new window can have taken it). */
+    collective_end(call, window, op, OTF2_RMA_SYNC_LEVEL_NONE);
+    window_info *restored = adt_handle_table_insert(windows, (uintptr_t)freed->win);
+    if (restored) {
+        *restored = *window;
+        return;
+    }
+    atomic_fetch_add(&windows_untracked[ADT_MPI_UNTRACKED_TABLE_FULL], 1);
+    free((void *)window->pending);
 }
 
 void adt_mpi_win_group_defined(MPI_Win win, MPI_Group group, bool exposure, const adt_mpi_call *call)

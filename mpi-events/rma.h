@@ -12,7 +12,9 @@
 #include <mpi.h>
 
 #include "call.h"
+#include "comms.h"
 #include "format/format.h"
+#include "runtime/runtime.h"
 
 /* ---- one-sided communication (rma.c) ------------------------------------ */
 
@@ -23,8 +25,9 @@
 /* The window table (Init / Finalize). Returns 0, or -1 (out of memory). */
 int adt_mpi_windows_init(void);
 void adt_mpi_windows_fini(void);
-/* Windows not traced (untracked communicator, no memory or no slot). */
-uint64_t adt_mpi_windows_untracked(void);
+/* Windows not traced, by cause (untracked communicator, no memory, no
+ * slot). */
+void adt_mpi_windows_untracked(uint64_t counts[ADT_MPI_UNTRACKED_CAUSE_COUNT]);
 
 /* Before a window constructor on comm: its RmaCollectiveBegin. */
 void adt_mpi_win_create_begin(const adt_mpi_call *call, MPI_Comm comm);
@@ -34,15 +37,30 @@ void adt_mpi_win_created(const adt_mpi_call *call, MPI_Comm comm, MPI_Win win, u
 /* RmaCollectiveBegin of a collective call on a traced window. */
 void adt_mpi_rma_collective_begin(const adt_mpi_call *call, MPI_Win win, uint32_t level);
 
-/* What MPI_Win_free's records need after the window is gone. */
+/* A traced window, as the window table holds it. */
+typedef struct adt_mpi_window {
+    uint32_t id;              /* local RMA window id (adt_defs_rma_win) */
+    uint32_t comm;            /* local id of its communicator */
+    adt_mpi_comm_key key;     /* its key, given back when it is freed */
+    int32_t rank;             /* this process in the window's group */
+    int32_t size;             /* the window's group size */
+    uint32_t access_group;    /* local group id of the MPI_Win_start epoch */
+    uint32_t exposure_group;  /* local group id of the MPI_Win_post epoch */
+    bool allocates;           /* MPI allocated the memory: free deallocates it */
+    _Atomic uint64_t *pending;/* per target: matching id of uncompleted operations, 0 = none */
+} adt_mpi_window;
+
+/* MPI_Win_free takes the window out of the table before the call (once
+ * freed, MPI may hand its handle to a new window) and keeps it here. */
 typedef struct adt_mpi_freed_window {
-    uint32_t id;
-    bool allocates;
-    void *pending;
+    MPI_Win win;
+    adt_mpi_window window;
 } adt_mpi_freed_window;
 /* Before PMPI_Win_free: false when win is not traced. */
 bool adt_mpi_win_free_begin(const adt_mpi_call *call, MPI_Win win, adt_mpi_freed_window *freed);
-void adt_mpi_win_free_end(const adt_mpi_call *call, const adt_mpi_freed_window *freed);
+/* After it: ok, the window's destruction; otherwise (an error the
+ * application may handle and go on) it is followed again. */
+void adt_mpi_win_free_end(const adt_mpi_call *call, const adt_mpi_freed_window *freed, bool ok);
 
 /* MPI_Win_post (exposure) and MPI_Win_start: the epoch's group. */
 void adt_mpi_win_group_defined(MPI_Win win, MPI_Group group, bool exposure, const adt_mpi_call *call);

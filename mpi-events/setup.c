@@ -324,11 +324,11 @@ void adt_mpi_finalize_measurement(adt_mpi_call *call, adt_mpi_function function)
     /* Collective even where this rank is not measuring: the runtime agrees
      * over all ranks whether to write, so no rank waits for another. */
     if (measuring) {
-        adt_runtime_mpi_untracked untracked = { .requests = adt_mpi_requests_untracked(),
-                                                .communicators = adt_mpi_comms_untracked(),
-                                                .windows = adt_mpi_windows_untracked(),
-                                                .files = adt_mpi_files_untracked(),
-                                                .completions_unrecorded = adt_mpi_completions_unrecorded() };
+        adt_runtime_mpi_untracked untracked = { .completions_unrecorded = adt_mpi_completions_unrecorded() };
+        untracked.requests[ADT_MPI_UNTRACKED_TABLE_FULL] = adt_mpi_requests_untracked();
+        adt_mpi_comms_untracked(untracked.communicators);
+        adt_mpi_windows_untracked(untracked.windows);
+        adt_mpi_files_untracked(untracked.files);
         adt_runtime_mpi_untracked_report(&untracked);
     }
     adt_collectives collectives;

@@ -145,14 +145,31 @@ void adt_runtime_mpi_node_ranks(const int *world_ranks, size_t count);
  * there (saved with the data of a run that does not end cleanly). */
 void adt_runtime_clock_offset_measured(const adt_clock_offset *begin);
 
-/* What the MPI layer could not follow (no room in its tables, or a
- * communicator it never saw created): their events are not in the trace.
- * Reported in MPI_Finalize before adt_runtime_finish, for the summary. */
+/* Why the MPI layer did not follow an object: X(cause, key, words), key
+ * in summary.json, words on stderr after the count and the objects' kind
+ * (ADT_MPI_UNTRACKED_CAUSES(X, "windows")). */
+#define ADT_MPI_UNTRACKED_CAUSES(X, objects)                                                          \
+    /* no free slot within the probe window of the object's handle table */                          \
+    X(TABLE_FULL, "table_full", objects " that found adaptrace's table full")                         \
+    /* a window or file on a communicator the MPI layer is not following */                          \
+    X(COMMUNICATOR, "untraced_communicator", objects " on a communicator adaptrace did not follow")   \
+    /* no memory for its members, pending table or definition */                                     \
+    X(OUT_OF_MEMORY, "out_of_memory", objects " adaptrace had no memory for")
+
+#define ADT_MPI_UNTRACKED_ENUM(cause, key, words) ADT_MPI_UNTRACKED_##cause,
+typedef enum adt_mpi_untracked_cause {
+    ADT_MPI_UNTRACKED_CAUSES(ADT_MPI_UNTRACKED_ENUM, "") ADT_MPI_UNTRACKED_CAUSE_COUNT
+} adt_mpi_untracked_cause;
+#undef ADT_MPI_UNTRACKED_ENUM
+
+/* What the MPI layer could not follow, by cause: their events are not in
+ * the trace. Reported in MPI_Finalize before adt_runtime_finish, for the
+ * summary. */
 typedef struct adt_runtime_mpi_untracked {
-    uint64_t requests;
-    uint64_t communicators;
-    uint64_t windows;
-    uint64_t files;
+    uint64_t requests[ADT_MPI_UNTRACKED_CAUSE_COUNT];
+    uint64_t communicators[ADT_MPI_UNTRACKED_CAUSE_COUNT];
+    uint64_t windows[ADT_MPI_UNTRACKED_CAUSE_COUNT];
+    uint64_t files[ADT_MPI_UNTRACKED_CAUSE_COUNT];
     uint64_t completions_unrecorded; /* requests whose completion was not recorded */
 } adt_runtime_mpi_untracked;
 void adt_runtime_mpi_untracked_report(const adt_runtime_mpi_untracked *untracked);

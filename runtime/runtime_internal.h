@@ -140,8 +140,10 @@ void adt_rescue_discard(const char *archive_dir);
  *   part) that its sentence of the stderr summary names itself, always
  *   ("n words"); or the
  *   sentence whose list of causes holds it: EVENTS (MPI events), OBJECTS
- *   (MPI objects not traced), SAMPLES, STREAM (MPI calls not streamed to
- *   the analyzers of an online run; they are in the archive all the same). Every loss reaches summary.json and
+ *   (MPI objects not traced; the objects' totals are TOTAL rows that
+ *   sentence names, their causes ADT_RUN_LOSSES_BY_CAUSE rows), SAMPLES,
+ *   STREAM (MPI calls not streamed to the analyzers of an online run; they
+ *   are in the archive all the same). Every loss reaches summary.json and
  *   stderr (tests/runtime/summary_test.cpp checks that row by row).
  * words: what the stderr summary says after the number of a loss. */
 #define ADT_RUN_COUNTERS(X)                                                                              \
@@ -150,10 +152,10 @@ void adt_rescue_discard(const char *archive_dir);
     X(SUM, events_dropped, "events_dropped", TOTAL, "dropped") /* Σ events_lost */                        \
     X(SUM, event_stops_spill_failed, "event_stops_spill_failed", EVENTS,                                  \
       "locations stopped because the spill file could not be written") /* their events: in events_lost */ \
-    X(SUM, mpi_requests_untracked, "mpi_requests_untracked", OBJECTS, "MPI requests")                     \
-    X(SUM, mpi_communicators_untracked, "mpi_communicators_untracked", OBJECTS, "communicators")           \
-    X(SUM, mpi_windows_untracked, "mpi_windows_untracked", OBJECTS, "windows")                            \
-    X(SUM, mpi_files_untracked, "mpi_files_untracked", OBJECTS, "files")                                  \
+    X(SUM, mpi_requests_untracked, "mpi_requests_untracked", TOTAL, "requests") /* Σ by cause */            \
+    X(SUM, mpi_communicators_untracked, "mpi_communicators_untracked", TOTAL, "communicators")             \
+    X(SUM, mpi_windows_untracked, "mpi_windows_untracked", TOTAL, "windows")                              \
+    X(SUM, mpi_files_untracked, "mpi_files_untracked", TOTAL, "files")                                    \
     X(SUM, mpi_completions_unrecorded, "mpi_completions_unrecorded", EVENTS,                              \
       "request completions not recorded (no memory to copy a call's requests)")                           \
     X(SUM, online_calls_streamed, "online_calls_streamed", NO, "")                                        \
@@ -202,9 +204,23 @@ void adt_rescue_discard(const char *archive_dir);
 /* Losses by cause (the buffer's tables of causes): X(field, causes, count,
  * key, loss); summed over ranks, written as {"cause": n, ...} under key,
  * and listed on stderr first among the causes of sentence loss. */
-#define ADT_RUN_LOSSES_BY_CAUSE(X)                                                             \
-    X(events_lost, ADT_EVENT_LOSSES, ADT_EVENT_LOSS_CAUSES, "events_dropped_by_cause", EVENTS)   \
-    X(samples_lost, ADT_SAMPLE_LOSSES, ADT_SAMPLE_LOSS_CAUSES, "samples_dropped_by_cause", SAMPLES)
+#define ADT_RUN_LOSSES_BY_CAUSE(X)                                                                          \
+    X(events_lost, ADT_EVENT_LOSSES, ADT_EVENT_LOSS_CAUSES, "events_dropped_by_cause", EVENTS)                \
+    X(samples_lost, ADT_SAMPLE_LOSSES, ADT_SAMPLE_LOSS_CAUSES, "samples_dropped_by_cause", SAMPLES)           \
+    X(mpi_requests_lost, ADT_MPI_UNTRACKED_REQUESTS, ADT_MPI_UNTRACKED_CAUSE_COUNT,                           \
+      "mpi_requests_untracked_by_cause", OBJECTS)                                                             \
+    X(mpi_communicators_lost, ADT_MPI_UNTRACKED_COMMUNICATORS, ADT_MPI_UNTRACKED_CAUSE_COUNT,                 \
+      "mpi_communicators_untracked_by_cause", OBJECTS)                                                        \
+    X(mpi_windows_lost, ADT_MPI_UNTRACKED_WINDOWS, ADT_MPI_UNTRACKED_CAUSE_COUNT,                             \
+      "mpi_windows_untracked_by_cause", OBJECTS)                                                              \
+    X(mpi_files_lost, ADT_MPI_UNTRACKED_FILES, ADT_MPI_UNTRACKED_CAUSE_COUNT, "mpi_files_untracked_by_cause", \
+      OBJECTS)
+
+/* The MPI objects not followed, one table of causes per kind (runtime.h). */
+#define ADT_MPI_UNTRACKED_REQUESTS(X) ADT_MPI_UNTRACKED_CAUSES(X, "requests")
+#define ADT_MPI_UNTRACKED_COMMUNICATORS(X) ADT_MPI_UNTRACKED_CAUSES(X, "communicators")
+#define ADT_MPI_UNTRACKED_WINDOWS(X) ADT_MPI_UNTRACKED_CAUSES(X, "windows")
+#define ADT_MPI_UNTRACKED_FILES(X) ADT_MPI_UNTRACKED_CAUSES(X, "files")
 
 #define ADT_RUN_COUNTER_TYPE_SUM uint64_t
 #define ADT_RUN_COUNTER_TYPE_MAX uint64_t

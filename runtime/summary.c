@@ -30,7 +30,9 @@
  * fix it (ADAPTRACE_SPILL_DIRECTORY).
  * Events are never appended for what the MPI layer could not follow:
  * mpi_requests_untracked, mpi_communicators_untracked,
- * mpi_windows_untracked and mpi_files_untracked count those objects, and
+ * mpi_windows_untracked and mpi_files_untracked count those objects, each
+ * also by cause (ADT_MPI_UNTRACKED_CAUSES: table full, on a communicator
+ * not followed, out of memory), and
  * mpi_completions_unrecorded the requests whose completion a call could
  * not record for want of memory to copy them (MPI_Finalize reports them;
  * a recovered run has no count of them and says 0).
@@ -164,10 +166,17 @@ size_t adt_summary_count(const adt_run_sources *sources, uint32_t rank, adt_run_
         counters->samples_skipped_code_changing = sampler.samples_code_changing;
         counters->paths_cut = sampler.paths_cut;
     }
-    counters->mpi_requests_untracked = sources->mpi_untracked.requests;
-    counters->mpi_communicators_untracked = sources->mpi_untracked.communicators;
-    counters->mpi_windows_untracked = sources->mpi_untracked.windows;
-    counters->mpi_files_untracked = sources->mpi_untracked.files;
+    const adt_runtime_mpi_untracked *untracked = &sources->mpi_untracked;
+    for (unsigned cause = 0; cause < ADT_MPI_UNTRACKED_CAUSE_COUNT; cause++) {
+        counters->mpi_requests_lost[cause] = untracked->requests[cause];
+        counters->mpi_communicators_lost[cause] = untracked->communicators[cause];
+        counters->mpi_windows_lost[cause] = untracked->windows[cause];
+        counters->mpi_files_lost[cause] = untracked->files[cause];
+        counters->mpi_requests_untracked += untracked->requests[cause];
+        counters->mpi_communicators_untracked += untracked->communicators[cause];
+        counters->mpi_windows_untracked += untracked->windows[cause];
+        counters->mpi_files_untracked += untracked->files[cause];
+    }
     counters->mpi_completions_unrecorded = sources->mpi_untracked.completions_unrecorded;
     counters->online_calls_streamed = sources->online.calls_streamed;
     counters->online_bytes_streamed = sources->online.bytes_streamed;
@@ -522,7 +531,7 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
     uint32_t ranks = listing->ranks;
     if (listing->ending != NULL)
         print_ending(listing->ending);
-    char event_losses[320], object_losses[320], sample_losses[640], stream_losses[480];
+    char event_losses[320], object_losses[1024], sample_losses[640], stream_losses[480];
     describe_losses(event_losses, sizeof event_losses, total, LOSS_EVENTS);
     describe_losses(object_losses, sizeof object_losses, total, LOSS_OBJECTS);
     describe_losses(sample_losses, sizeof sample_losses, total, LOSS_SAMPLES);
@@ -530,9 +539,15 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
     adt_log("%u rank%s, %llu location%s, %llu MPI events (%llu dropped%s)", ranks, ranks == 1 ? "" : "s",
             (unsigned long long)total->locations, total->locations == 1 ? "" : "s",
             (unsigned long long)total->mpi_events, (unsigned long long)total->events_dropped, event_losses);
+    /* The causes follow the totals in brackets: describe_losses begins
+     * them with ": ". */
     if (object_losses[0] != '\0')
-        adt_log("MPI objects not traced (no room in adaptrace's tables, or created where adaptrace could not see "
-                "it)%s; their events are missing", object_losses);
+        adt_log("MPI objects not traced, their events missing: %llu requests, %llu communicators, %llu windows, "
+                "%llu files (%s)",
+                (unsigned long long)total->mpi_requests_untracked,
+                (unsigned long long)total->mpi_communicators_untracked,
+                (unsigned long long)total->mpi_windows_untracked, (unsigned long long)total->mpi_files_untracked,
+                object_losses + 2);
     if (total->online_calls_streamed > 0 || stream_losses[0] != '\0')
         adt_log("online: %llu MPI calls streamed to the analyzers (%.1f MiB)%s; the archive holds them all",
                 (unsigned long long)total->online_calls_streamed, mebibytes(total->online_bytes_streamed),

@@ -137,13 +137,14 @@ TEST_F(SummaryLosses, StderrListsOnlyTheLossesThatLostSomething)
     counters.samples_dropped = 2;
     counters.samples_lost[ADT_SAMPLE_LOST_NO_CHUNK] = 2;
     counters.mpi_files_untracked = 3;
+    counters.mpi_files_lost[ADT_MPI_UNTRACKED_COMMUNICATOR] = 3;
     std::string err = publish(counters);
     EXPECT_NE(err.find("samples: 12 taken, 10 kept, 0 removed, 0 skipped (0 while code was being unloaded or "
                        "registered), 2 dropped: 2 no free chunk\n"),
               std::string::npos)
         << err;
-    EXPECT_NE(err.find("(no room in adaptrace's tables, or created where adaptrace could not see it); 3 files; "
-                       "their events are missing"),
+    EXPECT_NE(err.find("MPI objects not traced, their events missing: 0 requests, 0 communicators, 0 windows, "
+                       "3 files (3 files on a communicator adaptrace did not follow)\n"),
               std::string::npos)
         << err;
     EXPECT_NE(err.find("0 MPI events (0 dropped)\n"), std::string::npos) << err;

@@ -22,6 +22,16 @@ uint32_t id_of_key(uint32_t creator, uint32_t sequence)
     return adt_defs_comm(defs, &desc);
 }
 
+/* MPI_Comm_free as the wrapper passes it on: out of the table before,
+ * back in when it failed. Returns MPI's result. */
+int free_comm(MPI_Comm *comm)
+{
+    const adt_mpi_freed_comm freed = adt_mpi_comm_free_begin(*comm);
+    int result = MPI_Comm_free(comm);
+    adt_mpi_comm_free_end(&freed, result == MPI_SUCCESS);
+    return result;
+}
+
 class Comms : public ::testing::Test {
 protected:
     static void SetUpTestSuite()
@@ -73,16 +83,70 @@ TEST_F(Comms, CreatedCommunicatorGetsItsOwnIdUntilFreed)
     ASSERT_NE(info, nullptr);
     EXPECT_NE(info->id, adt_mpi_comm_lookup(MPI_COMM_WORLD)->id);
     EXPECT_EQ(info->size, 1);
-    adt_mpi_comm_freed(dup);
-    MPI_Comm_free(&dup);
+    free_comm(&dup);
     MPI_Comm other;
     MPI_Comm_split(MPI_COMM_WORLD, 0, 0, &other);
     adt_mpi_comm_created(MPI_COMM_WORLD, other);
     const adt_mpi_comm_info *second = adt_mpi_comm_lookup(other);
     ASSERT_NE(second, nullptr);
-    adt_mpi_comm_freed(other);
-    EXPECT_EQ(adt_mpi_comm_lookup(other), nullptr);
-    MPI_Comm_free(&other);
+    MPI_Comm freed = other;
+    EXPECT_EQ(free_comm(&other), MPI_SUCCESS);
+    EXPECT_EQ(adt_mpi_comm_lookup(freed), nullptr);
+}
+
+// Freeing a predefined communicator is an error the application may handle
+// and go on (mpi4py's test_exceptions does, issue #31): still followed.
+TEST_F(Comms, CommunicatorWhoseFreeFailsIsFollowedStill)
+{
+    for (MPI_Comm predefined : {MPI_COMM_SELF, MPI_COMM_WORLD}) {
+        const uint32_t id = adt_mpi_comm_lookup_slow(predefined)->id;
+        MPI_Comm_set_errhandler(predefined, MPI_ERRORS_RETURN);
+        MPI_Comm comm = predefined;
+        EXPECT_NE(free_comm(&comm), MPI_SUCCESS);
+        MPI_Comm_set_errhandler(predefined, MPI_ERRORS_ARE_FATAL);
+        const adt_mpi_comm_info *info = adt_mpi_comm_lookup_slow(predefined);
+        ASSERT_NE(info, nullptr);
+        EXPECT_EQ(info->id, id);
+    }
+}
+
+// A window's or file's key goes back to rank 0 of its communicator when it
+// is freed, and only the next object of the same kind on the same
+// communicator takes it again.
+TEST_F(Comms, ObjectKeysAreRecycledPerKindAndCommunicator)
+{
+    const adt_mpi_comm_info *world = adt_mpi_comm_lookup(MPI_COMM_WORLD);
+    const adt_mpi_comm_info *self = adt_mpi_comm_lookup(MPI_COMM_SELF);
+    adt_mpi_comm_key window = adt_mpi_object_agree_key(MPI_COMM_WORLD, world, ADT_MPI_OBJECT_WINDOW);
+    adt_mpi_comm_key other = adt_mpi_object_agree_key(MPI_COMM_WORLD, world, ADT_MPI_OBJECT_WINDOW);
+    EXPECT_NE(other.sequence, window.sequence) << "both alive at once";
+    adt_mpi_object_key_released(ADT_MPI_OBJECT_WINDOW, world->id, window);
+    EXPECT_NE(adt_mpi_object_agree_key(MPI_COMM_SELF, self, ADT_MPI_OBJECT_WINDOW).sequence, window.sequence)
+        << "another communicator";
+    EXPECT_NE(adt_mpi_object_agree_key(MPI_COMM_WORLD, world, ADT_MPI_OBJECT_FILE).sequence, window.sequence)
+        << "another kind";
+    adt_mpi_comm_key again = adt_mpi_object_agree_key(MPI_COMM_WORLD, world, ADT_MPI_OBJECT_WINDOW);
+    EXPECT_EQ(again.creator_world_rank, window.creator_world_rank);
+    EXPECT_EQ(again.sequence, window.sequence);
+    EXPECT_NE(adt_mpi_object_agree_key(MPI_COMM_WORLD, world, ADT_MPI_OBJECT_WINDOW).sequence, window.sequence)
+        << "handed out once";
+}
+
+// The keys released on a communicator go when it is freed.
+TEST_F(Comms, FreedCommunicatorForgetsItsReleasedKeys)
+{
+    MPI_Comm dup;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    adt_mpi_comm_created(MPI_COMM_WORLD, dup);
+    const uint32_t dup_id = adt_mpi_comm_lookup(dup)->id;
+    adt_mpi_comm_key file = adt_mpi_object_agree_key(dup, adt_mpi_comm_lookup(dup), ADT_MPI_OBJECT_FILE);
+    adt_mpi_object_key_released(ADT_MPI_OBJECT_FILE, dup_id, file);
+    EXPECT_EQ(free_comm(&dup), MPI_SUCCESS);
+    /* Asked for the freed communicator's id (through a stand-in entry, on
+     * MPI_COMM_WORLD for the agreement), rank 0 has no key left for it. */
+    adt_mpi_comm_info same_id = {};
+    same_id.id = dup_id;
+    EXPECT_NE(adt_mpi_object_agree_key(MPI_COMM_WORLD, &same_id, ADT_MPI_OBJECT_FILE).sequence, file.sequence);
 }
 
 TEST_F(Comms, NullCommunicatorIsNeitherDefinedNorFound)
@@ -102,8 +166,7 @@ TEST_F(Comms, NonblockingDuplicateIsDefinedWithTheKeyAgreedOnItsParent)
     const adt_mpi_comm_info *info = adt_mpi_comm_lookup(dup);
     ASSERT_NE(info, nullptr);
     EXPECT_EQ(id_of_key(key.creator_world_rank, key.sequence), info->id);
-    adt_mpi_comm_freed(dup);
-    MPI_Comm_free(&dup);
+    free_comm(&dup);
 }
 
 TEST_F(Comms, MatchedMessageCarriesItsCommunicatorOnce)
