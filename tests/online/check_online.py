@@ -33,8 +33,11 @@ import time
 # first interface; on hosts whose external one is not reachable from
 # itself only the loopback works.
 ENVIRONMENT = dict(os.environ, OMPI_MCA_btl_tcp_if_include="lo", ADAPTRACE_SAMPLING_RATE="1kHz")
-# Generous bounds: the test machine may be loaded.
+# Generous bounds: the test machine may be loaded. A run still going after
+# WATCHDOG_S shows every thread of its processes (run_with_watchdog.sh).
 RUN_LIMIT_S = 100
+WATCHDOG_S = 80
+WATCHDOG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "run_with_watchdog.sh")
 
 
 def fail(message):
@@ -60,7 +63,7 @@ def check_archive(archive, otf2_print):
 
 
 def traced(mpiexec, launcher, archive, arguments, options=()):
-    return [mpiexec, "--oversubscribe", "-np", "2", *options, launcher, "--analyzers", "1", "--output", archive,
+    return [WATCHDOG, str(WATCHDOG_S), mpiexec, "--oversubscribe", "-np", "2", *options, launcher, "--analyzers", "1", "--output", archive,
             *arguments]
 
 
