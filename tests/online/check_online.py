@@ -8,6 +8,8 @@ CASE:
   equal    the final live/report.json has, per MPI function, the calls and
            bytes that adaptrace-report --json finds in the archive of the
            same run, and its per-rank figures add up to them;
+  demo     the same for the bundled adaptrace-demo on 4 ranks (halo
+           exchange, row communicators, reductions, a gather);
   live     a run computing ~6 s has a live/report.json within its first
            seconds whose call counts grow between two reads before the end;
   refused  a singleton whose MPI refuses spawning (Open MPI's isolated
@@ -62,8 +64,8 @@ def check_archive(archive, otf2_print):
         fail(f"otf2-print --silent -Werror failed on {archive}")
 
 
-def traced(mpiexec, launcher, archive, arguments, options=()):
-    return [WATCHDOG, str(WATCHDOG_S), mpiexec, "--oversubscribe", "-np", "2", *options, launcher, "--analyzers", "1", "--output", archive,
+def traced(mpiexec, launcher, archive, arguments, options=(), ranks=2):
+    return [WATCHDOG, str(WATCHDOG_S), mpiexec, "--oversubscribe", "-np", str(ranks), *options, launcher, "--analyzers", "1", "--output", archive,
             *arguments]
 
 
@@ -81,15 +83,18 @@ def total_calls(report):
     return sum(function["calls"] for function in report["mpi_functions"])
 
 
-def check_equal(run_dir, mpiexec, launcher, program, report, otf2_print):
+def check_equal(run_dir, mpiexec, launcher, program, report, otf2_print, ranks=2, arguments=(),
+                expected_functions=("MPI_Send", "MPI_Recv", "MPI_Isend", "MPI_Waitall", "MPI_Allreduce", "MPI_Bcast",
+                                    "MPI_Init", "MPI_Finalize")):
     archive = os.path.join(run_dir, "archive")
-    run(traced(mpiexec, launcher, archive, [program]), run_dir)
+    run(traced(mpiexec, launcher, archive, [program, *arguments], ranks=ranks), run_dir)
     check_archive(archive, otf2_print)
     live = read_live(archive)
     if live is None or not live["final"]:
         fail(f"no final live report in {archive}/live: {live}")
-    if live["connected_ranks"] != [0, 1] or live["finished_ranks"] != [0, 1]:
-        fail(f"ranks connected {live['connected_ranks']}, finished {live['finished_ranks']}, expected [0, 1] both")
+    every_rank = list(range(ranks))
+    if live["connected_ranks"] != every_rank or live["finished_ranks"] != every_rank:
+        fail(f"ranks connected {live['connected_ranks']}, finished {live['finished_ranks']}, expected {every_rank}")
     if any(live["calls_not_streamed_by_cause"].values()):
         fail(f"calls not streamed: {live['calls_not_streamed_by_cause']}")
     offline = json.loads(subprocess.run([report, "--json", archive], stdout=subprocess.PIPE, check=True).stdout)
@@ -98,8 +103,7 @@ def check_equal(run_dir, mpiexec, launcher, program, report, otf2_print):
     found = {f["name"]: tuple(f[k] for k in fields) for f in live["mpi_functions"]}
     if found != expected:
         fail(f"live report {found} != adaptrace-report {expected}")
-    for name in ("MPI_Send", "MPI_Recv", "MPI_Isend", "MPI_Waitall", "MPI_Allreduce", "MPI_Bcast", "MPI_Init",
-                 "MPI_Finalize"):
+    for name in expected_functions:
         if name not in found:
             fail(f"{name} is not in the live report")
     summed = {}
@@ -114,6 +118,13 @@ def check_equal(run_dir, mpiexec, launcher, program, report, otf2_print):
         fail(f"summary.json streamed {summary['online_calls_streamed']} calls, the live report has "
              f"{sum(c for c, _, _ in found.values())}")
     print(f"live report = adaptrace-report for {len(found)} functions")
+
+
+def check_demo(run_dir, mpiexec, launcher, program, report, otf2_print):
+    demo = os.path.join(os.path.dirname(launcher), "adaptrace-demo")
+    check_equal(run_dir, mpiexec, launcher, demo, report, otf2_print, ranks=4, arguments=("200", "64"),
+                expected_functions=("MPI_Isend", "MPI_Irecv", "MPI_Waitall", "MPI_Allreduce", "MPI_Comm_split",
+                                    "MPI_Reduce", "MPI_Gather", "MPI_Bcast"))
 
 
 def wait_for_growth(archive, process):
@@ -215,7 +226,7 @@ def check_killed(run_dir, mpiexec, launcher, program, report, otf2_print):
     print("analyzer killed: exit 0, archive complete")
 
 
-CASES = {"equal": check_equal, "live": check_live, "refused": check_refused, "preloaded": check_preloaded,
+CASES = {"equal": check_equal, "demo": check_demo, "live": check_live, "refused": check_refused, "preloaded": check_preloaded,
          "killed": check_killed}
 
 if __name__ == "__main__":
