@@ -301,6 +301,11 @@ static int parse_sampling(adt_config *config, const char *text, char *error, siz
     return adt_parse_bool(text, &config->sampling, error, error_size);
 }
 
+static int parse_skeleton(adt_config *config, const char *text, char *error, size_t error_size)
+{
+    return adt_parse_bool(text, &config->skeleton, error, error_size);
+}
+
 static int parse_sampling_clock(adt_config *config, const char *text, char *error, size_t error_size)
 {
     static const char *const words[] = {[ADT_SAMPLING_CLOCK_WALL] = "wall", [ADT_SAMPLING_CLOCK_CPU] = "cpu"};
@@ -540,6 +545,10 @@ const adt_config_var adt_config_vars[] = {
      "other MPI tools (PMPI tools) run behind adaptrace: preloaded after libadaptrace.so, they see every "
      "MPI call of the application that adaptrace passes on, and none of adaptrace's own",
      parse_stack},
+    {"ADAPTRACE_SKELETON", "skeleton", "on", ADT_BOOL_FORM,
+     "fold each thread's MPI calls into loops as they return, in 1/16 of ADAPTRACE_BUFFER_SIZE, and write "
+     "them as skeleton.adts into the archive (adaptrace-report --skeleton reads it)",
+     parse_skeleton},
     {"ADAPTRACE_ANALYZERS", "analyzers", "0", "a whole number from 0 to " ADT_QUOTE(ADT_ANALYZERS_MAX),
      "analysis processes started at MPI_Init (MPI_Comm_spawn) that receive every rank's MPI calls during the run "
      "and keep <archive>/live/report.json up to date; 0: none (docs/online.md)",

@@ -60,6 +60,7 @@ typedef struct adt_config {
     char spill_directory[ADT_PATH_MAX]; /* ADAPTRACE_SPILL_DIRECTORY, "" = $TMPDIR, else /tmp */
     bool quiet;                       /* ADAPTRACE_QUIET on|off: no summary on stderr */
     char stack[ADT_PATH_MAX];         /* ADAPTRACE_STACK, tools preloaded behind libadaptrace, "" = none */
+    bool skeleton;                    /* ADAPTRACE_SKELETON on|off: fold MPI calls into loops (issue #25) */
     uint32_t analyzers;               /* ADAPTRACE_ANALYZERS, analysis processes, 0 = off (default) */
     uint32_t live_interval_s;         /* ADAPTRACE_LIVE_INTERVAL, seconds between live reports, default 2 */
     char analyzer_hosts[ADT_PATH_MAX];/* ADAPTRACE_ANALYZER_HOSTS, MPI info "host" of the spawn, "" = MPI's choice */

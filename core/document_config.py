@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Keeps docs/configuration.md true to the configuration table in core/config.c.
+"""Keeps docs/configuration.md true to the configuration table in core/config.c,
+and writes the man pages' parts that come from the table.
 
 Usage: document_config.py CONFIG_C DOC [--update]
+       document_config.py CONFIG_C --man TEMPLATE OUTPUT VERSION
 
 Checks that
   - DOC's generated part (the table of variables: name, launcher option,
@@ -11,6 +13,12 @@ Checks that
     table, and none for a variable the table does not have.
 With --update, rewrites the generated part instead of comparing it.
 Exit status 0 when everything holds, 1 otherwise (each failure said once).
+
+With --man, writes OUTPUT: the roff man page TEMPLATE (man/adaptrace.1.in,
+man/adaptrace.7.in) with its lines ".\\" @OPTIONS@" and ".\\" @VARIABLES@"
+replaced by an entry per row of the table (headed by the launcher option
+or by the variable: its variable or option, default, accepted form and
+what it does) and "@VERSION@" by VERSION.
 """
 import os
 import re
@@ -60,8 +68,9 @@ def split_top_level(text):
     return parts
 
 
-def config_table(config_c):
-    """(name, option, default, accepted) per row of adt_config_vars."""
+def config_table(config_c, with_help=False):
+    """(name, option, default, accepted) per row of adt_config_vars, and
+    the row's help text last with with_help."""
     with open(config_c) as stream:
         source = re.sub(r"/\*.*?\*/", "", stream.read(), flags=re.S)
     macros = {name: c_strings(value, {})[0]
@@ -77,7 +86,7 @@ def config_table(config_c):
         values = c_strings(row, macros, numbers)
         if len(values) != 6 or None in values[:5]:
             sys.exit(f"{config_c}: a row of adt_config_vars that is not five strings and a parser: {row.strip()}")
-        rows.append(tuple(values[:4]))
+        rows.append(tuple(values[:5] if with_help else values[:4]))
     return rows
 
 
@@ -93,7 +102,48 @@ def render(rows):
     return "".join(lines)
 
 
+def roff_text(text):
+    """text as roff running text: backslashes and hyphens escaped (so that
+    options and names render as ASCII hyphens), no line starting with a
+    control character."""
+    text = text.replace("\\", "\\e").replace("-", "\\-")
+    return "\\&" + text if text[:1] in (".", "'") else text
+
+
+def render_man_entries(rows, heading):
+    """An indented paragraph per row, headed by its launcher option
+    (heading "option") or by its variable (heading "variable")."""
+    lines = []
+    for name, option, default, accepted, help_text in rows:
+        shown_default = default if default else '""'
+        if heading == "option":
+            lines += [".TP", f"\\fB\\-\\-{roff_text(option)}\\fR \\fIVALUE\\fR",
+                      f"Sets \\fB{roff_text(name)}\\fR (default: {roff_text(shown_default)}): {roff_text(help_text)}."]
+        else:
+            lines += [".TP", f"\\fB{roff_text(name)}\\fR",
+                      f"{roff_text(help_text[:1].upper() + help_text[1:])}.",
+                      ".br",
+                      f"Launcher option: \\fB\\-\\-{roff_text(option)}\\fR \\fIVALUE\\fR; "
+                      f"default: {roff_text(shown_default)}."]
+        lines += [".br", f"Accepted: {roff_text(accepted)}."]
+    return "\n".join(lines) + "\n"
+
+
+def write_man(config_c, template_path, output_path, version):
+    rows = config_table(config_c, with_help=True)
+    with open(template_path) as stream:
+        page = stream.read()
+    for marker, heading in (('.\\" @OPTIONS@\n', "option"), ('.\\" @VARIABLES@\n', "variable")):
+        page = page.replace(marker, render_man_entries(rows, heading))
+    page = page.replace("@VERSION@", version)
+    with open(output_path, "w") as stream:
+        stream.write(page)
+    return 0
+
+
 def main(argv):
+    if len(argv) == 6 and argv[2] == "--man":
+        return write_man(argv[1], argv[3], argv[4], argv[5])
     if len(argv) not in (3, 4) or (len(argv) == 4 and argv[3] != "--update"):
         sys.exit(__doc__)
     config_c, doc_path = argv[1], argv[2]

@@ -341,8 +341,9 @@ static int merge_class(adt_global_defs *set, adt_def_class c, adt_cursor *in, ad
         const void *side = k->side_size ? adt_cursor_take(in, k->side_size) : NULL;
         if (in->failed)
             break;
-        /* a copy to translate in place, aligned for the key's fields */
-        if (size + k->side_size > scratch_size) {
+        /* a copy to translate in place, aligned for the key's fields (a
+         * buffer even for an empty key: memcpy takes no null pointer) */
+        if (!scratch || size + k->side_size > scratch_size) {
             scratch_size = 2 * (size + k->side_size) + 64;
             free(scratch);
             scratch = malloc(scratch_size);

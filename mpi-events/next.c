@@ -46,8 +46,10 @@ static pthread_once_t resolve_once = PTHREAD_ONCE_INIT;
 static void resolve_all(void)
 {
     adt_mpi_next_find_c();
+#if ADT_WITH_FORTRAN
     adt_mpi_next_find_fortran();
     adt_mpi_next_find_f08();
+#endif
     /* Inside the library, &MPI_Init would be the first definition too
      * (preemptible): compare objects instead. */
     const void *first_base = NULL, *own_base = NULL;

@@ -9,6 +9,7 @@
 
 #include <otf2/OTF2_Events.h>
 
+#include "fold.h"
 #include "handle_table.h"
 #include "online/online.h"
 #include "records.h"
@@ -33,6 +34,7 @@ typedef struct tracked_request {
     uint32_t tag;
     uint32_t op;
     uint32_t root;
+    int32_t own_rank;        /* point-to-point: this process's rank in comm */
     uint8_t kind;
     bool persistent;
     bool active;
@@ -130,9 +132,19 @@ static void untrack(MPI_Request request, tracked_request *slot)
     adt_handle_table_remove(requests, handle);
 }
 
-static inline void append(const adt_mpi_call *call, adt_record_kind kind, const void *payload, uint32_t size)
+/* Every record of a call goes to the buffer and into the call's key
+ * (fold.h); own_rank: the peer's origin for point-to-point records. */
+static inline void append_ranked(const adt_mpi_call *call, adt_record_kind kind, const void *payload, uint32_t size,
+                                 int32_t own_rank)
 {
     adt_buffer_append_event(call->location, (uint16_t)kind, call->time, payload, size);
+    if (adt_mpi_folding)
+        adt_mpi_fold_record((uint16_t)kind, payload, own_rank);
+}
+
+static inline void append(const adt_mpi_call *call, adt_record_kind kind, const void *payload, uint32_t size)
+{
+    append_ranked(call, kind, payload, size, ADT_MPI_FOLD_NO_RANK);
 }
 
 static inline void append_request(const adt_mpi_call *call, adt_record_kind kind, uint64_t id)
@@ -155,11 +167,11 @@ static inline void append_io_request(const adt_mpi_call *call, adt_record_kind k
 }
 
 static inline void append_p2p(const adt_mpi_call *call, adt_record_kind kind, uint64_t bytes, uint64_t id,
-                              uint32_t comm, int peer, int tag)
+                              uint32_t comm, int peer, int tag, int32_t own_rank)
 {
     adt_rec_p2p record = { .bytes = bytes, .request = id, .comm = comm, .peer = (uint32_t)peer,
                            .tag = (uint32_t)tag };
-    append(call, kind, &record, sizeof record);
+    append_ranked(call, kind, &record, sizeof record, own_rank);
     bool sending = kind == ADT_REC_MPI_SEND || kind == ADT_REC_MPI_ISEND;
     adt_online_bytes(sending ? bytes : 0, sending ? 0 : bytes);
 }
@@ -184,7 +196,7 @@ void adt_mpi_send(const adt_mpi_call *call, int count, MPI_Datatype datatype, in
     const adt_mpi_comm_info *info = adt_mpi_comm_lookup(comm);
     if (info)
         append_p2p(call, ADT_REC_MPI_SEND, (uint64_t)count * adt_mpi_type_size(datatype), 0, info->id, dest,
-                   tag);
+                   tag, info->rank);
 }
 
 void adt_mpi_recv(const adt_mpi_call *call, const MPI_Status *status, const adt_mpi_comm_info *comm)
@@ -192,7 +204,7 @@ void adt_mpi_recv(const adt_mpi_call *call, const MPI_Status *status, const adt_
     if (!comm || status->MPI_SOURCE == MPI_PROC_NULL)
         return;
     append_p2p(call, ADT_REC_MPI_RECV, adt_mpi_status_bytes(status), 0, comm->id, status->MPI_SOURCE,
-               status->MPI_TAG);
+               status->MPI_TAG, comm->rank);
 }
 
 /* The record of a request just started; tracked->id is set. */
@@ -200,7 +212,7 @@ static void record_instance(const adt_mpi_call *call, const tracked_request *tra
 {
     if (tracked->kind == REQUEST_SEND)
         append_p2p(call, ADT_REC_MPI_ISEND, tracked->bytes, tracked->id, tracked->comm, (int)tracked->peer,
-                   (int)tracked->tag);
+                   (int)tracked->tag, tracked->own_rank);
     else if (tracked->kind == REQUEST_RECV)
         append_request(call, ADT_REC_MPI_IRECV_REQUEST, tracked->id);
     else
@@ -237,7 +249,7 @@ void adt_mpi_isend(const adt_mpi_call *call, int count, MPI_Datatype datatype, i
         return;
     tracked_request value = {
         .bytes = (uint64_t)count * adt_mpi_type_size(datatype), .comm = info->id, .peer = (uint32_t)dest,
-        .tag = (uint32_t)tag, .kind = REQUEST_SEND, .persistent = persistent,
+        .tag = (uint32_t)tag, .own_rank = info->rank, .kind = REQUEST_SEND, .persistent = persistent,
     };
     begin(call, request, &value);
 }
@@ -248,7 +260,7 @@ void adt_mpi_irecv(const adt_mpi_call *call, const adt_mpi_comm_info *comm, MPI_
     if (!requests || !comm)
         return;
     tracked_request value = {
-        .comm = comm->id, .kind = REQUEST_RECV, .persistent = persistent,
+        .comm = comm->id, .own_rank = comm->rank, .kind = REQUEST_RECV, .persistent = persistent,
     };
     begin(call, request, &value);
 }
@@ -350,13 +362,17 @@ bool adt_mpi_in_place(const void *buffer)
 }
 
 /* Open MPI's Fortran MPI_IN_PLACE: the address of this common block
- * (gfortran's name mangling, the one libmpi_mpifh is built with). */
+ * (gfortran's name mangling, the one libmpi_mpifh is built with). Only
+ * the Fortran wrappers ask, which a build without Fortran (ADAPTRACE_FORTRAN
+ * off, ADT_WITH_FORTRAN 0) leaves out with libmpi_mpifh. */
+#if ADT_WITH_FORTRAN
 extern int mpi_fortran_in_place_;
 
 bool adt_mpi_in_place_fortran(const void *buffer)
 {
     return buffer == (const void *)&mpi_fortran_in_place_;
 }
+#endif
 
 /* ---- completion -------------------------------------------------------- */
 
@@ -375,7 +391,7 @@ static void finish(const adt_mpi_call *call, MPI_Request request, tracked_reques
         append_request(call, ADT_REC_MPI_ISEND_COMPLETE, tracked->id);
     } else if (tracked->kind == REQUEST_RECV) {
         append_p2p(call, ADT_REC_MPI_IRECV, adt_mpi_status_bytes(status), tracked->id,
-                   tracked->comm, status->MPI_SOURCE, status->MPI_TAG);
+                   tracked->comm, status->MPI_SOURCE, status->MPI_TAG, tracked->own_rank);
     } else if (tracked->kind == REQUEST_RMA) {
         append_rma_request(call, ADT_REC_RMA_OP_COMPLETE_NONBLOCKING, tracked);
     } else {

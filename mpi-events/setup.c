@@ -13,8 +13,12 @@
  * fix, and from then on the wrappers only pass the calls on (their records
  * would name communicators adaptrace never saw created). At the exit, the
  * runtime asks (unseen_init), also where no call reached adaptrace at all,
- * and each rank writes what it recorded to an archive of its own.
+ * and each rank writes what it recorded to an archive of its own. The same
+ * happens to a program that calls MPI from Fortran where libadaptrace.so
+ * was built without the Fortran wrappers (ADAPTRACE_FORTRAN off), which is
+ * said instead.
  */
+#include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -23,12 +27,14 @@
 #include <unistd.h>
 
 #include "comms.h"
+#include "fold.h"
 #include "io.h"
 #include "next.h"
 #include "records.h"
 #include "rma.h"
 #include "scratch.h"
 #include "setup.h"
+#include "skeleton/skeleton.h"
 
 /* Ping-pongs per measurement of a rank by its parent; the best round trip
  * counts. */
@@ -54,6 +60,9 @@ static void define_regions(void)
     adt_defs *defs = adt_runtime_defs();
     const adt_config *config = adt_runtime_config();
     adt_mpi_sampling = config && config->sampling;
+    /* Before the first call's Enter (MPI_Init's too): the share was
+     * reserved at start-up, or folding is off. */
+    adt_mpi_folding = config && config->skeleton && adt_skeleton_share_bytes() > 0;
     for (int i = 0; i < ADT_MPI_FN_COUNT; ++i) {
         const adt_mpi_function_desc *function = &adt_mpi_functions[i];
         adt_mpi_region_ids[i] = adt_defs_region(defs, function->name, function->name, function->role,
@@ -67,7 +76,20 @@ static void say_init_unseen(bool speaks)
     static atomic_bool said;
     if (!speaks || atomic_exchange(&said, true))
         return;
+    /* Without the Fortran wrappers, and with no tool found ahead: MPI's own
+     * Fortran libraries loaded (their PMPI entry points defined; a tool
+     * that wraps the Fortran entry points only refers to them) tell a
+     * Fortran program, whose calls never pass through adaptrace. */
     const char *ahead = adt_mpi_next_ahead();
+    if (!ADT_WITH_FORTRAN && ahead[0] == '\0' &&
+        (dlsym(RTLD_DEFAULT, "pmpi_init_") != NULL || dlsym(RTLD_DEFAULT, "pmpi_init_f08_") != NULL)) {
+        adt_log("MPI_Init did not reach adaptrace: this libadaptrace.so was built without the Fortran MPI "
+                "wrappers (ADAPTRACE_FORTRAN=OFF) and the program calls MPI from Fortran, so this run's MPI calls "
+                "are not traced (each rank writes what it recorded to %s-rank<N>); rebuild adaptrace with "
+                "Fortran (docs/install.md)",
+                adt_runtime_archive_dir());
+        return;
+    }
     const char *tool = ahead[0] ? ahead : "another MPI tool";
     adt_log("MPI_Init did not reach adaptrace: %s comes ahead of libadaptrace.so in the loader's order and calls "
             "PMPI_Init instead of passing MPI_Init on, so this run's MPI calls are not traced (each rank writes "
@@ -333,8 +355,9 @@ void adt_mpi_finalize_measurement(adt_mpi_call *call, adt_mpi_function function)
     }
     adt_collectives collectives;
     if (adt_collectives_mpi_create(&collectives) == 0) {
-        adt_runtime_finish(&collectives, measuring ? offsets : NULL);
+        int written = adt_runtime_finish(&collectives, measuring ? offsets : NULL);
         adt_collectives_mpi_destroy(&collectives);
+        adt_mpi_fold_write(written);
     } else {
         adt_log("no trace written: the MPI collectives for the trace writer could not be set up");
     }

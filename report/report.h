@@ -313,4 +313,10 @@ int adt_report_write_html(const struct adt_report_profile *profile, const char *
 int adt_report_write_speedscope(const struct adt_report_profile *profile, const char *archive, const char *path,
                                 char *error, size_t error_size);
 
+/* adaptrace-report --skeleton: ARCHIVE/skeleton.adts as text, per rank
+ * and thread the loop structure, or with expand every call in order, one
+ * per line. Returns 0; -1 when the file cannot be read; -2 when it is
+ * damaged, cut short or of another version. error: one line. */
+int adt_report_print_skeleton(const char *archive, bool expand, FILE *out, char *error, size_t error_size);
+
 #endif

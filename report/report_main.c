@@ -6,11 +6,19 @@
 
 #include "report/report.h"
 
+/* Why --html is refused where the page was left out of the build
+ * (ADAPTRACE_REPORT_HTML off: its libraries come from npm at build time). */
+#define WITHOUT_PAGE                                                                                            \
+    "this adaptrace-report was built without its HTML page (ADAPTRACE_REPORT_HTML=OFF; the page's libraries, "  \
+    "d3 and d3-flame-graph, come from npm at build time): rebuild adaptrace where npm is installed "            \
+    "(docs/install.md)"
+
 static void usage(FILE *out)
 {
     fprintf(out,
             "usage: adaptrace-report [--json] [--salvage] [--html FILE] [--speedscope FILE] [--chrome-trace FILE]\n"
             "                        ARCHIVE\n"
+            "       adaptrace-report --skeleton [--expand] ARCHIVE\n"
             "\n"
             "Prints the profile of the run whose OTF2 archive is ARCHIVE (the directory holding\n"
             "traces.otf2): time, calls and bytes per MPI function, the spread over ranks and the\n"
@@ -18,20 +26,24 @@ static void usage(FILE *out)
             "functions and call paths of the samples. docs/report.md says how each is computed.\n"
             "\n"
             "  --html FILE  also write the report as one self-contained HTML page (timeline, heat\n"
-            "               maps, a flame graph) that opens from disk\n"
+            "               maps, a flame graph) that opens from disk%s\n"
             "  --speedscope FILE  also write the samples for www.speedscope.app (left-heavy and\n"
             "               sandwich views; the report keeps no sample order)\n"
             "  --chrome-trace FILE  also write the trace as Chrome trace-event JSON for Perfetto UI\n"
             "               (ui.perfetto.dev) or chrome://tracing: MPI calls and other regions per\n"
             "               rank and thread, messages as arrows; written during the same pass\n"
             "  --json       print the profile as JSON instead of text\n"
+            "  --skeleton   print the MPI calls of each rank's threads folded into loops (ARCHIVE's\n"
+            "               skeleton.adts, docs/folding.md): loops with their iteration counts, calls\n"
+            "               with their parameters; with --expand every call in order, one per line\n"
             "  --salvage    of a damaged archive, report the locations whose events are intact and\n"
             "               say which were left out and why (without it, damage is an error)\n"
             "\n"
             "Exit status: 0 on success, 1 when the archive cannot be opened or an output cannot be\n"
             "written, 2 on a usage error or when the archive is damaged (one line says which file\n"
             "and what is wrong).\n"
-            "  --help       print this help and exit\n");
+            "  --help       print this help and exit\n",
+            ADT_WITH_REPORT_HTML ? "" : "\n               (left out of this build: ADAPTRACE_REPORT_HTML=OFF)");
 }
 
 typedef int write_file(const struct adt_report_profile *profile, const char *archive, const char *path,
@@ -47,14 +59,19 @@ struct output {
 
 int main(int argc, char **argv)
 {
-    struct output outputs[] = {{"--html", "HTML report", adt_report_write_html, NULL},
-                               {"--speedscope", "speedscope profile", adt_report_write_speedscope, NULL}};
+    struct output outputs[] = {
+#if ADT_WITH_REPORT_HTML
+        {"--html", "HTML report", adt_report_write_html, NULL},
+#endif
+        {"--speedscope", "speedscope profile", adt_report_write_speedscope, NULL}};
     enum { OUTPUT_COUNT = sizeof outputs / sizeof outputs[0] };
     const char *archive = NULL;
     /* Written during the reading pass, not from the profile after it. */
     const char *chrome_path = NULL;
     bool json = false;
     bool salvage = false;
+    bool skeleton = false;
+    bool expand = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
@@ -64,8 +81,15 @@ int main(int argc, char **argv)
         for (size_t o = 0; o < OUTPUT_COUNT; o++) {
             output = strcmp(argv[i], outputs[o].option) == 0 ? &outputs[o] : output;
         }
-        if (strcmp(argv[i], "--json") == 0) {
+        if (!ADT_WITH_REPORT_HTML && strcmp(argv[i], "--html") == 0) {
+            fprintf(stderr, "adaptrace-report: --html: " WITHOUT_PAGE "\n");
+            return 2;
+        } else if (strcmp(argv[i], "--json") == 0) {
             json = true;
+        } else if (strcmp(argv[i], "--skeleton") == 0) {
+            skeleton = true;
+        } else if (strcmp(argv[i], "--expand") == 0) {
+            expand = true;
         } else if (strcmp(argv[i], "--salvage") == 0) {
             salvage = true;
         } else if (strcmp(argv[i], "--chrome-trace") == 0 && i + 1 < argc) {
@@ -85,6 +109,16 @@ int main(int argc, char **argv)
         return 2;
     }
     char error[512];
+    if (skeleton || expand) {
+        if (!skeleton || json || salvage || chrome_path != NULL || outputs[0].path != NULL || outputs[1].path != NULL) {
+            fprintf(stderr, "adaptrace-report: --skeleton takes --expand and nothing else; --expand needs --skeleton\n");
+            return 2;
+        }
+        int printed = adt_report_print_skeleton(archive, expand, stdout, error, sizeof error);
+        if (printed != 0)
+            fprintf(stderr, "adaptrace-report: %s\n", error);
+        return printed == 0 ? 0 : printed == -1 ? 1 : 2;
+    }
     struct adt_report_error read_error;
     int status = 0;
     FILE *chrome = NULL;

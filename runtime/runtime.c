@@ -46,6 +46,11 @@ adt_runtime_budget adt_runtime_split_budget(const adt_config *settings)
             split.context_bytes = ADT_RUNTIME_CONTEXT_MAX_BYTES;
         split.arena_bytes -= split.context_bytes;
     }
+    if (settings->skeleton) {
+        split.skeleton_bytes = settings->buffer_bytes / ADT_RUNTIME_SKELETON_SHARE / ADT_SKELETON_SLAB_BYTES *
+                               ADT_SKELETON_SLAB_BYTES;
+        split.arena_bytes -= split.skeleton_bytes;
+    }
     split.chunk_bytes = ADT_RUNTIME_CHUNK_MAX_BYTES;
     while (split.chunk_bytes > ADT_RUNTIME_CHUNK_MIN_BYTES &&
            split.arena_bytes / split.chunk_bytes < ADT_RUNTIME_CHUNKS_PER_ARENA)
@@ -196,6 +201,11 @@ static int set_up_measurement(void)
                 (unsigned long long)budget.arena_bytes, (unsigned long long)config.buffer_bytes, strerror(errno));
         tear_down();
         return -1;
+    }
+    if (budget.skeleton_bytes > 0 && adt_skeleton_share_create(budget.skeleton_bytes) != 0) {
+        adt_log("cannot reserve the %llu bytes of the MPI call skeletons: %s; MPI calls are recorded, not folded",
+                (unsigned long long)budget.skeleton_bytes, strerror(errno));
+        budget.skeleton_bytes = 0;
     }
     choose_spill_directory();
     policy = adt_flush_policy_create(buffer, config.on_full, spill_directory);

@@ -38,7 +38,9 @@
  * Memory: ADAPTRACE_BUFFER_SIZE is the whole budget of the process. With
  * sampling on, 1/ADT_RUNTIME_CONTEXT_SHARE of it (at most
  * ADT_RUNTIME_CONTEXT_MAX_BYTES) goes to the sampler's calling-context
- * tree, the rest is the λ-buffer's arena (adt_runtime_split_budget).
+ * tree; with ADAPTRACE_SKELETON on, 1/ADT_RUNTIME_SKELETON_SHARE goes to
+ * the skeletons of the threads' MPI calls (skeleton/); the rest is the
+ * λ-buffer's arena (adt_runtime_split_budget).
  *
  * End of run:
  * - MPI: adt_runtime_finish() inside MPI_Finalize, collective over
@@ -81,6 +83,10 @@ extern "C" {
 /* Share of ADAPTRACE_BUFFER_SIZE for the calling-context tree. */
 #define ADT_RUNTIME_CONTEXT_SHARE 8u
 
+/* Share of ADAPTRACE_BUFFER_SIZE for the skeletons (whole slabs of
+ * ADT_SKELETON_SLAB_BYTES: 4 threads' worth at the default 64 MiB). */
+#define ADT_RUNTIME_SKELETON_SHARE 16u
+
 /* Share of the arena that MPI events never take from the samples: when
  * events alone fill the rest, the flush fallback runs instead of dropping
  * the last sample levels, so an MPI-heavy run keeps its profile (2 ranks x
@@ -106,6 +112,7 @@ extern "C" {
 typedef struct adt_runtime_budget {
     uint64_t arena_bytes;    /* the λ-buffer */
     uint64_t context_bytes;  /* the calling-context tree; 0 with sampling off */
+    uint64_t skeleton_bytes; /* the skeletons' share; 0 with ADAPTRACE_SKELETON off */
     uint64_t chunk_bytes;    /* the arena's chunk size */
 } adt_runtime_budget;
 

@@ -9,6 +9,7 @@
 #include "flush/flush.h"
 #include "runtime/rescue.h"
 #include "runtime/runtime.h"
+#include "skeleton/skeleton.h"
 
 /* The calling thread's location (NULL: not measured). Initial-exec so that
  * reading it from a signal handler never allocates the TLS block. */
@@ -168,6 +169,8 @@ void adt_rescue_discard(const char *archive_dir);
       "not streamed because a thread other than MPI_Init's made them")                                     \
     X(SUM, online_unstreamed_nested_too_deep, "online_calls_not_streamed_nested_too_deep", STREAM,          \
       "not streamed because they were nested too deep in other MPI calls")                                 \
+    X(SUM, skeleton_calls, "skeleton_calls", NO, "") /* calls folded into the threads' skeletons */      \
+    X(MAX, skeleton_bytes, "skeleton_share_bytes", NO, "")                                                \
     X(SUM, samples_taken, "samples_taken", NO, "")                                                        \
     X(SUM, samples_kept, "samples_kept", NO, "")                                                          \
     X(SUM, samples_removed, "samples_removed", NO, "")                                                    \
@@ -214,7 +217,8 @@ void adt_rescue_discard(const char *archive_dir);
     X(mpi_windows_lost, ADT_MPI_UNTRACKED_WINDOWS, ADT_MPI_UNTRACKED_CAUSE_COUNT,                             \
       "mpi_windows_untracked_by_cause", OBJECTS)                                                              \
     X(mpi_files_lost, ADT_MPI_UNTRACKED_FILES, ADT_MPI_UNTRACKED_CAUSE_COUNT, "mpi_files_untracked_by_cause", \
-      OBJECTS)
+      OBJECTS)                                                                                                \
+    X(skeleton_stopped, ADT_SKELETON_STOPS, ADT_SKELETON_STOP_CAUSES, "skeleton_stopped_by_cause", SKELETON)
 
 /* The MPI objects not followed, one table of causes per kind (runtime.h). */
 #define ADT_MPI_UNTRACKED_REQUESTS(X) ADT_MPI_UNTRACKED_CAUSES(X, "requests")

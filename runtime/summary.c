@@ -184,6 +184,15 @@ size_t adt_summary_count(const adt_run_sources *sources, uint32_t rank, adt_run_
     counters->online_unstreamed_analyzer_lost = sources->online.unstreamed_analyzer_lost;
     counters->online_unstreamed_other_thread = sources->online.unstreamed_other_thread;
     counters->online_unstreamed_nested_too_deep = sources->online.unstreamed_nested_too_deep;
+    /* The skeletons: their threads' calls are over (or, at an ending, a
+     * thread's count may be one call behind: plain loads of its fields). */
+    counters->skeleton_bytes = sources->budget.skeleton_bytes;
+    for (size_t i = 0; i < adt_skeleton_count(); i++) {
+        const adt_skeleton *skeleton = adt_skeleton_at(i);
+        counters->skeleton_calls += skeleton->calls;
+        if (skeleton->stop != ADT_SKELETON_RUNNING)
+            counters->skeleton_stopped[skeleton->stop]++;
+    }
     counters->bytes_written = sources->written->bytes_written;
     counters->events_written = sources->written->events_written;
     counters->write_seconds = sources->written->seconds;
@@ -198,7 +207,7 @@ typedef struct loss_cause {
 } loss_cause;
 
 /* Which sentence of the stderr summary lists a loss among its causes. */
-typedef enum loss_sentence { LOSS_NO, LOSS_TOTAL, LOSS_EVENTS, LOSS_OBJECTS, LOSS_SAMPLES, LOSS_STREAM } loss_sentence;
+typedef enum loss_sentence { LOSS_NO, LOSS_TOTAL, LOSS_EVENTS, LOSS_OBJECTS, LOSS_SAMPLES, LOSS_SKELETON, LOSS_STREAM } loss_sentence;
 
 #define LOSS_CAUSE(cause, key, words) { key, words },
 
@@ -531,7 +540,8 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
     uint32_t ranks = listing->ranks;
     if (listing->ending != NULL)
         print_ending(listing->ending);
-    char event_losses[320], object_losses[1024], sample_losses[640], stream_losses[480];
+    char event_losses[320], object_losses[1024], sample_losses[640], skeleton_losses[320], stream_losses[480];
+    describe_losses(skeleton_losses, sizeof skeleton_losses, total, LOSS_SKELETON);
     describe_losses(event_losses, sizeof event_losses, total, LOSS_EVENTS);
     describe_losses(object_losses, sizeof object_losses, total, LOSS_OBJECTS);
     describe_losses(sample_losses, sizeof sample_losses, total, LOSS_SAMPLES);
@@ -578,6 +588,10 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
                 "ADAPTRACE_BUFFER_SIZE avoids them",
                 (double)total->first_flush_ns / 1e9, (unsigned long long)total->flushes_at_sample_floor,
                 (unsigned long long)total->flushes, ADT_RUNTIME_SAMPLE_FLOOR_SHARE);
+    if (skeleton_losses[0] != '\0')
+        adt_log("folding into the skeleton stopped early%s; those threads' skeletons end there (%llu calls folded "
+                "in all), their events are all in the trace",
+                skeleton_losses, (unsigned long long)total->skeleton_calls);
     adt_log("written: %.1f MiB in %.2f s", mebibytes(total->bytes_written), total->write_seconds);
     adt_log("trace: %s/traces.otf2", archive_dir);
 }

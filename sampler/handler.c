@@ -21,8 +21,10 @@
  * "Why the handler never waits", goes through every step).
  */
 #include <errno.h>
-#include <papi.h>
 #include <ucontext.h>
+#if ADT_WITH_PAPI
+#include <papi.h>
+#endif
 
 #include "core/core.h"
 #include "sampler/sampler_internal.h"
@@ -134,9 +136,12 @@ static void append_sample(adt_sampler_thread *thread, uint32_t context_id, unsig
          * on the perf_event component it is a read(2) of the counter file
          * descriptors (or rdpmc), which is why Score-P and HPCToolkit call
          * it from their sampling handlers too. A thread whose event set
-         * could not be built records zeros. */
+         * could not be built records zeros. (Without PAPI no metric is
+         * kept: adt_sampler.metric_count is 0.) */
+#if ADT_WITH_PAPI
         if (thread->metric_count > 0)
             PAPI_read(thread->papi_event_set, values);
+#endif
         for (uint32_t m = 0; m < adt_sampler.metric_count; ++m)
             record->metric_values[m] = (uint64_t)values[m];
     }

@@ -20,7 +20,9 @@ static unsigned long papi_thread_id(void)
     return (unsigned long)pthread_self();
 }
 
-uint32_t adt_sampler_build_event_set(int *event_set, char names[][ADT_METRIC_NAME_MAX], uint32_t count)
+_Static_assert(ADT_NO_EVENT_SET == PAPI_NULL, "the sampler's empty event set is PAPI's");
+
+uint32_t adt_sampler_start_event_set(int *event_set, char names[][ADT_METRIC_NAME_MAX], uint32_t count)
 {
     *event_set = PAPI_NULL;
     if (PAPI_create_eventset(event_set) != PAPI_OK)
@@ -28,6 +30,8 @@ uint32_t adt_sampler_build_event_set(int *event_set, char names[][ADT_METRIC_NAM
     uint32_t added = 0;
     for (uint32_t i = 0; i < count; ++i)
         added += PAPI_add_named_event(*event_set, names[i]) == PAPI_OK;
+    if (added == count && PAPI_start(*event_set) != PAPI_OK)
+        return 0;
     return added;
 }
 
@@ -214,34 +218,23 @@ void adt_sampler_destroy_event_set(int *event_set)
     *event_set = PAPI_NULL;
 }
 
-int adt_sampler_init_metrics(const char *list, adt_defs *defs)
+void adt_sampler_keep_metrics(char requested[][ADT_METRIC_NAME_MAX], uint32_t count, adt_defs *defs)
 {
-    char requested[ADT_METRICS_COUNT_MAX][ADT_METRIC_NAME_MAX];
-    char error[256];
-    int count = adt_config_metric_names(list, requested, error, sizeof error);
-    if (count < 0) {
-        adt_log("ADAPTRACE_METRICS='%s': %s", list, error);
-        return -1;
-    }
-    adt_sampler.metric_count = 0;
-    if (count == 0)
-        return 0;
     if (!adt_sampler.papi) {
         int status = PAPI_library_init(PAPI_VER_CURRENT);
         if (status != PAPI_VER_CURRENT) {
             adt_log("ADAPTRACE_METRICS: PAPI_library_init failed (%s); recording no counters",
                     status > 0 ? "version mismatch" : PAPI_strerror(status));
-            return 0;
+            return;
         }
         status = PAPI_thread_init(papi_thread_id);
         if (status != PAPI_OK) {
             adt_log("ADAPTRACE_METRICS: PAPI_thread_init failed (%s); recording no counters", PAPI_strerror(status));
-            return 0;
+            return;
         }
         adt_sampler.papi = true;
     }
-    adt_sampler.metric_count = probe_events(requested, (uint32_t)count, adt_sampler.metric_names);
+    adt_sampler.metric_count = probe_events(requested, count, adt_sampler.metric_names);
     for (uint32_t i = 0; i < adt_sampler.metric_count; ++i)
         adt_defs_metric(defs, adt_sampler.metric_names[i], "#");
-    return 0;
 }

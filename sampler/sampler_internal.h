@@ -101,7 +101,7 @@ typedef struct adt_sampler_thread {
      * expirations held back (handler.c, catch_up_sleep). Set and cleared
      * by the owner thread. */
     _Atomic(const adt_sleeping_call *) sleeping_call;
-    int papi_event_set;
+    int papi_event_set;       /* ADT_NO_EVENT_SET when it counts nothing */
     uint32_t metric_count;    /* counters this thread's event set reads */
     pid_t tid;
     uint64_t start_clock;     /* on `clock` (with perf: the event's count), ns */
@@ -201,15 +201,23 @@ void adt_sampler_draw_period(adt_sampler_thread *thread);
 
 /* ---- metrics.c: normal context (start-up, thread start and stop) ------- */
 
-/* Initialises PAPI, keeps the events of the comma-separated list that PAPI
- * knows and can count together on this thread (saying once about each
- * that it leaves out, with PAPI's reason) and registers them with defs.
- * Returns 0, or -1 after a message. */
-int adt_sampler_init_metrics(const char *list, adt_defs *defs);
-/* Builds an event set with the given names, which the start-up probe
- * kept; returns how many were added. */
-uint32_t adt_sampler_build_event_set(int *event_set, char names[][ADT_METRIC_NAME_MAX], uint32_t count);
-/* Stops and frees it; PAPI_NULL afterwards. */
+/* metrics.c with PAPI, metrics_without_papi.c without it (ADAPTRACE_PAPI;
+ * ADT_WITH_PAPI is 1 or 0): the same functions. */
+
+/* An event set that counts nothing (PAPI_NULL, checked in metrics.c). */
+#define ADT_NO_EVENT_SET (-1)
+
+/* Initialises PAPI, keeps in adt_sampler.metric_names the events of
+ * requested (count > 0) that PAPI knows and can count together on this
+ * thread (saying once about each that it leaves out, with PAPI's reason)
+ * and registers them with defs. Without PAPI it says once that it records
+ * no counters. */
+void adt_sampler_keep_metrics(char requested[][ADT_METRIC_NAME_MAX], uint32_t count, adt_defs *defs);
+/* Builds and starts an event set with the given names, which the start-up
+ * probe kept; returns how many were added, count only when it is started
+ * with all of them (the set is left to adt_sampler_destroy_event_set). */
+uint32_t adt_sampler_start_event_set(int *event_set, char names[][ADT_METRIC_NAME_MAX], uint32_t count);
+/* Stops and frees it; ADT_NO_EVENT_SET afterwards. */
 void adt_sampler_destroy_event_set(int *event_set);
 
 /* ---- handler.c and paths.c: signal context (paths.c also the hot path) */

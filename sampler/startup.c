@@ -15,7 +15,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
-#include <papi.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,6 +127,24 @@ static void forget_thread_in_child(void)
     adt_code_map_forget_in_child();
 }
 
+/* The PAPI events of ADAPTRACE_METRICS (list): those this machine can
+ * count are kept and registered with defs (metrics.c). Returns 0, or -1
+ * after a message when the list is malformed. */
+static int init_metrics(const char *list, adt_defs *defs)
+{
+    char requested[ADT_METRICS_COUNT_MAX][ADT_METRIC_NAME_MAX];
+    char error[256];
+    int count = adt_config_metric_names(list, requested, error, sizeof error);
+    if (count < 0) {
+        adt_log("ADAPTRACE_METRICS='%s': %s", list, error);
+        return -1;
+    }
+    adt_sampler.metric_count = 0;
+    if (count > 0)
+        adt_sampler_keep_metrics(requested, (uint32_t)count, defs);
+    return 0;
+}
+
 int adt_sampler_init(const adt_config *config, adt_defs *defs, uint64_t context_bytes)
 {
     static bool fork_handler_registered;
@@ -153,7 +170,7 @@ int adt_sampler_init(const adt_config *config, adt_defs *defs, uint64_t context_
                 (unsigned long long)context_bytes, 4 * ADT_CCT_BYTES_PER_NODE);
         return -1;
     }
-    if (adt_sampler_init_metrics(config->metrics, defs) != 0 || adt_code_map_init() != 0 ||
+    if (init_metrics(config->metrics, defs) != 0 || adt_code_map_init() != 0 ||
         adt_signal_own(adt_sampler.signal, adt_sampler_on_signal, ADT_SIGNAL_TAKEN) != 0) {
         adt_code_map_shutdown();
         adt_cct_destroy(&adt_sampler.tree);
@@ -200,7 +217,7 @@ int adt_sampler_thread_start(adt_location *location)
     }
     thread->location = location;
     thread->tid = current_tid();
-    thread->papi_event_set = PAPI_NULL;
+    thread->papi_event_set = ADT_NO_EVENT_SET;
     thread->region_node = ADT_UNDEFINED_ID; /* no MPI call's node yet */
     /* Where region.c may look for the slots of the callers' return
      * addresses: no bounds, no validated callers. */
@@ -225,9 +242,9 @@ int adt_sampler_thread_start(adt_location *location)
     unw_backtrace(warm_up, (int)adt_sampler.depth);
 
     if (adt_sampler.metric_count > 0) {
-        thread->metric_count = adt_sampler_build_event_set(&thread->papi_event_set, adt_sampler.metric_names,
+        thread->metric_count = adt_sampler_start_event_set(&thread->papi_event_set, adt_sampler.metric_names,
                                                            adt_sampler.metric_count);
-        if (thread->metric_count != adt_sampler.metric_count || PAPI_start(thread->papi_event_set) != PAPI_OK) {
+        if (thread->metric_count != adt_sampler.metric_count) {
             adt_log("ADAPTRACE_METRICS: thread %d cannot count all of the metrics; its samples carry zeros",
                     (int)thread->tid);
             adt_sampler_destroy_event_set(&thread->papi_event_set);

@@ -7,6 +7,7 @@ packages=(build-essential cmake pkg-config gfortran python3
           libgtest-dev googletest hyperfine python3-mpi4py
           clang libclang-rt-14-dev  # the readers' fuzz targets (tests/fuzz): clang's libFuzzer
           gdb  # gdb: the whole-run tests show a hung run's stacks (tests/run_with_watchdog.sh)
+          man-db  # man -l renders the man pages in the man.* tests (tests/man)
           chromium)  # chromium: report.html.browser draws the report page headless
 missing=()
 for p in "${packages[@]}"; do

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The test command of README.md: installs dependencies, builds the Release
 # and the sanitizer (ASan + UBSan) configurations, runs ctest on both, then
-# runs the threaded tests under ThreadSanitizer, then fuzzes each reader
-# of damaged input for a minute (tests/fuzz).
+# builds the reduced configuration (no Fortran, PAPI or report page) and
+# runs the tests of what changes without them, then runs the threaded tests
+# under ThreadSanitizer, then fuzzes each reader of damaged input for a
+# minute (tests/fuzz).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
@@ -14,11 +16,26 @@ ctest --test-dir build --output-on-failure -j "$jobs"
 cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DADAPTRACE_SANITIZE=ON
 cmake --build build-sanitize -j "$jobs"
 ctest --test-dir build-sanitize --output-on-failure -j "$jobs"
+# The reduced configuration (docs/install.md): Fortran, PAPI and the report
+# page off, as a site without them builds adaptrace. The library and the
+# commands it installs, the unit tests of core, buffer and flush, the
+# sampler's tests of ADAPTRACE_METRICS, a C program traced on 2 ranks and
+# its archive checked, a program calling MPI through the Fortran entry
+# points told why it is not traced (and a tool ahead of adaptrace told
+# as such), the refusal of --html, the man pages, the Spack
+# recipe and the options' outcomes; everything else is the same code the Release build tested above.
+cmake -S . -B build-reduced -DCMAKE_BUILD_TYPE=Release \
+      -DADAPTRACE_FORTRAN=OFF -DADAPTRACE_PAPI=OFF -DADAPTRACE_REPORT_HTML=OFF -DADAPTRACE_BENCHMARKS=OFF
+cmake --build build-reduced -j "$jobs" --target adaptrace adaptrace_lib adaptrace-report adaptrace-recover \
+      adaptrace-demo adaptrace_man_pages test_core test_buffer test_flush test_sampler mpi-families-c \
+      adaptrace-mpi-trace-check mpi-fortran-entry-points adt_test_counting_tool mpi-families-c-linked
+ctest --test-dir build-reduced --output-on-failure -j "$jobs" --no-tests=error \
+      -R '^(core\.config|Buffer|Lambda|Flush|Sampler\.(Metrics|Values|TaskClock)|mpi\.c\.np2\.sampling-off\.(run|check|otf2-print)$|mpi\.without-fortran|mpi\.stack-wrong-order|report\.html\.not-built|man\.|spack\.|options\.)'
 # ThreadSanitizer: the tests that share adaptrace's structures between
 # threads (the buffer under timer signals, the definitions registry, the
 # collectives among threads of adaptrace-recover, the MPI handle table,
-# the calling-context tree). Left out: the other sampler tests, the
-# runtime and MPI whole-run tests (TSan holds asynchronous signals back
+# the calling-context tree, the skeletons' shared memory). Left out: the
+# other sampler tests, the runtime and MPI whole-run tests (TSan holds asynchronous signals back
 # until the thread's next intercepted call, so compute loops are hardly
 # sampled; libunwind frees its per-thread cache after TSan has let the
 # thread go, a SIGSEGV; a sanitized library preloaded into an
@@ -28,10 +45,11 @@ ctest --test-dir build-sanitize --output-on-failure -j "$jobs"
 # relies on its reader's validation, so TSan reports the copy itself; and
 # serial tests, which TSan only slows down.
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DADAPTRACE_TSAN=ON
-cmake --build build-tsan -j "$jobs" --target test_buffer_signals test_format test_mpi_tables test_sampler
+cmake --build build-tsan -j "$jobs" --target test_buffer_signals test_format test_mpi_tables test_sampler \
+      test_skeleton
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir build-tsan --output-on-failure -j "$jobs" --no-tests=error \
-        -R '^(BufferSignals|FormatDefs|FormatThreadCollectives|HandleTable|SamplerContextTree)\.'
+        -R '^(BufferSignals|FormatDefs|FormatThreadCollectives|HandleTable|SamplerContextTree|SkeletonShare)\.'
 # The readers' fuzz targets (tests/fuzz/CMakeLists.txt): clang's libFuzzer
 # with ASan and UBSan, the kept regression inputs, then a minute each.
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DADAPTRACE_FUZZ=ON

@@ -48,7 +48,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#if ADT_WITH_PAPI
 #include <papi.h>
+#endif
 
 #include "core/core.h"
 #include "sampler/sampler_internal.h"
@@ -275,7 +277,9 @@ static double min_of(double a, double b)
 
 /* The mean µs of one PAPI_read of COUNTERS' events, started on this
  * thread; 0 where PAPI cannot count them both (PAPI is initialised by
- * the sampler's runs before). */
+ * the sampler's runs before), or in a build without PAPI, whose samples
+ * record no counters to time a read against. */
+#if ADT_WITH_PAPI
 static double counter_read_us(void)
 {
     int event_set = PAPI_NULL;
@@ -301,6 +305,12 @@ static double counter_read_us(void)
     PAPI_destroy_eventset(&event_set);
     return best;
 }
+#else
+static double counter_read_us(void)
+{
+    return 0.0;
+}
+#endif
 
 int main(void)
 {

@@ -303,7 +303,7 @@ TEST_F(Runtime, SerialProgramWritesArchiveAndConsistentSummaryAtExit)
     EXPECT_EQ(summary["locations"], 1);
     EXPECT_EQ(summary["mpi_events"], 0);
     EXPECT_EQ(summary["buffer_bytes"], 1 << 20);
-    EXPECT_EQ(summary["arena_bytes"] + summary["context_bytes"], summary["buffer_bytes"]);
+    EXPECT_EQ(summary["arena_bytes"] + summary["context_bytes"] + summary["skeleton_share_bytes"], summary["buffer_bytes"]);
     EXPECT_EQ(summary["chunk_bytes"], 1024) << "a small arena gets the smallest chunks";
     EXPECT_EQ(summary["initial_rate_hz"], 5000);
     EXPECT_EQ(summary["final_rate_hz"], 5000 / std::ldexp(1.0, (int)summary["most_halvings_per_location"]));

@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <ctime>
 #include <map>
-#include <papi.h>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -22,6 +21,11 @@
 #include "../core/capture_stderr.hpp"
 #include "sampler/sampler.h"
 #include "support.h"
+
+// ADT_WITH_PAPI (adt_sampler's): built with PAPI or without (ADAPTRACE_PAPI).
+#if ADT_WITH_PAPI
+#include <papi.h>
+#endif
 
 namespace {
 
@@ -831,6 +835,7 @@ TEST_F(Sampler, TaskClockOfTheSamplesAddsUpToTheThreadsCpuTime)
     EXPECT_NEAR(task_clock_ns, cpu_ns, 0.05 * cpu_ns);
 }
 
+#if ADT_WITH_PAPI
 // A misspelled event: one line with PAPI's reason and the closest names
 // PAPI lists, and the run goes on without it.
 TEST_F(Sampler, MisspelledMetricIsSaidOnceWithPapisReason)
@@ -849,6 +854,26 @@ TEST_F(Sampler, MisspelledMetricIsSaidOnceWithPapisReason)
     EXPECT_EQ(stats.metrics, 0u);
     EXPECT_GT(samples(where).size(), 10u);
 }
+#else
+// Built without PAPI: counters asked for are said once to be left out,
+// and the thread is sampled without them.
+TEST_F(Sampler, MetricsWithoutPapiAreSaidOnceAndLeftOut)
+{
+    std::string warnings = capture_stderr([&] { start(1 << 20, 4096, 2000, 32, "PAPI_TOT_CYC,perf::TASK-CLOCK"); });
+    EXPECT_EQ(std::count(warnings.begin(), warnings.end(), '\n'), 1) << warnings;
+    EXPECT_NE(warnings.find("ADAPTRACE_METRICS: this adaptrace was built without PAPI (ADAPTRACE_PAPI=OFF)"),
+              std::string::npos)
+        << warnings;
+    EXPECT_NE(warnings.find("none of the 2 counters"), std::string::npos) << warnings;
+    adt_location *where = location(1);
+    adt_sampler_stats stats = sample_work_a(where, 500);
+    EXPECT_EQ(stats.metrics, 0u);
+    std::vector<Sample> list = samples(where);
+    ASSERT_GT(list.size(), 10u);
+    for (const Sample &sample : list)
+        EXPECT_EQ(sample.metric_count, 0u);
+}
+#endif
 
 // What the configuration table accepts, the sampler starts with: the
 // limits are the table's alone (core.h). The most names the table takes,

@@ -1,0 +1,90 @@
+/*
+ * adaptrace-bench-skeleton: what folding one MPI call costs (issue #25),
+ * in CPU time (the machine is shared): the demo's time step as keys of
+ * the size mpi-events/fold.c makes (9 calls per inner step, 10 steps and
+ * an Allreduce per outer step) folded into a skeleton, against the same
+ * loop handing each key to a function that only reads it (the baseline:
+ * producing the keys). Also an irregular stream (random counts in an
+ * Alltoallv-like call) until its skeleton stops. Prints one JSON object.
+ *
+ * usage: adaptrace-bench-skeleton [CALLS]
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "benchmarks/common/bench_clock.h"
+#include "skeleton/skeleton.h"
+
+enum { KEY_BYTES = 24 };
+
+/* The key of call number i of the demo's pattern. */
+static void demo_key(uint64_t i, uint8_t key[KEY_BYTES])
+{
+    uint64_t step = i % 91;
+    memset(key, 0, KEY_BYTES);
+    key[0] = (uint8_t)(step == 90 ? 7 : step % 9 < 4 ? 1 : step % 9 < 8 ? 2 : 3);
+    key[1] = (uint8_t)(step == 90 ? 20 : 11 + step % 9);
+    key[2] = (uint8_t)(step % 9);
+    key[5] = 128;
+}
+
+/* Defeats the optimiser: the baseline makes every key and hands it to a
+ * call, as the fold gets it. */
+static uint64_t sink;
+__attribute__((noinline)) static void read_key(const uint8_t *key, uint32_t length)
+{
+    sink += key[length - 1];
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t calls = argc > 1 ? strtoull(argv[1], NULL, 10) : 20000000ull;
+    if (adt_skeleton_share_create(2ull * ADT_SKELETON_SLAB_BYTES) != 0) {
+        perror("adt_skeleton_share_create");
+        return 1;
+    }
+    adt_skeleton *skeleton = adt_skeleton_claim(0);
+    uint8_t key[KEY_BYTES];
+
+    double start = bench_cpu_seconds();
+    for (uint64_t i = 0; i < calls; ++i) {
+        demo_key(i, key);
+        read_key(key, KEY_BYTES);
+    }
+    double baseline = bench_cpu_seconds() - start;
+
+    start = bench_cpu_seconds();
+    for (uint64_t i = 0; i < calls; ++i) {
+        demo_key(i, key);
+        adt_skeleton_fold(skeleton, key, KEY_BYTES);
+    }
+    double folded = bench_cpu_seconds() - start;
+
+    adt_skeleton *irregular = adt_skeleton_claim(1);
+    uint64_t state = 25;
+    uint64_t irregular_calls = 0;
+    while (irregular->stop == ADT_SKELETON_RUNNING && irregular_calls < calls) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        memset(key, 0, KEY_BYTES);
+        key[0] = 4;
+        key[3] = (uint8_t)(state >> 59);
+        key[4] = (uint8_t)(state >> 53);
+        adt_skeleton_fold(irregular, key, KEY_BYTES);
+        irregular_calls++;
+    }
+    printf("{\n  \"calls\": %llu,\n  \"demo_pattern\": {\"baseline_ns_per_call\": %.2f, \"folded_ns_per_call\": %.2f, "
+           "\"added_ns_per_call\": %.2f, \"ratio\": %.3f, \"grammar_symbols\": %u, \"rules\": %u, "
+           "\"stopped\": %s},\n",
+           (unsigned long long)calls, 1e9 * baseline / (double)calls, 1e9 * folded / (double)calls,
+           1e9 * (folded - baseline) / (double)calls, folded / baseline,
+           adt_skeleton_grammar_symbols(skeleton->grammar), adt_skeleton_grammar_rules(skeleton->grammar),
+           skeleton->stop == ADT_SKELETON_RUNNING ? "false" : "true");
+    printf("  \"irregular\": {\"calls_until_stopped\": %llu, \"stop\": \"%s\"},\n  \"sink\": %llu\n}\n",
+           (unsigned long long)irregular->calls,
+           irregular->stop == ADT_SKELETON_RUNNING ? "running" : adt_skeleton_stop_keys[irregular->stop],
+           (unsigned long long)(sink & 1));
+    adt_skeleton_share_destroy();
+    return 0;
+}

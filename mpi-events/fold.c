@@ -1,0 +1,314 @@
+/*
+ * The key of each outermost MPI call, folded into the thread's skeleton
+ * as it returns (fold.h says what the key holds). Hot path: no malloc, no
+ * lock, no stdio. The thread's state lives in its skeleton's slab (the
+ * encoder's room, reserved at start-up); the thread-local pointer to it is
+ * initial-exec TLS, one load per call. Never runs in a signal handler: the
+ * sampler does not call it, so the state is touched by its thread only.
+ */
+#include <string.h>
+
+#include "fold.h"
+#include "format/format.h"
+#include "runtime/runtime.h"
+#include "skeleton/skeleton.h"
+
+bool adt_mpi_folding;
+
+/* Symbolic request ids in use at once on a thread; the slots of the maps
+ * (twice that, so that they stay at most half full). */
+#define REQUEST_SYMBOLS 2048u
+#define MAP_SLOTS 4096u
+/* Symbolic ids freed at the end of one call (a Waitall of this many
+ * requests; more make the call not encodable). */
+#define COMPLETED_MAX 512u
+
+/* Objects numbered by first use on the thread, one counter each. */
+typedef enum object_kind {
+    OBJECT_CONTEXT,
+    OBJECT_COMM,
+    OBJECT_WINDOW,
+    OBJECT_GROUP,
+    OBJECT_IO_HANDLE,
+    OBJECT_IO_FILE,
+    OBJECT_KINDS
+} object_kind;
+
+/* Linear probing, u64 key (0: empty) -> u32 value; deletion by backward
+ * shift, so no tombstones. */
+typedef struct map_slot {
+    uint64_t key;
+    uint32_t value;
+    uint32_t unused;
+} map_slot;
+
+typedef struct fold_thread {
+    adt_skeleton *skeleton;
+    bool open;               /* an outermost call is being encoded */
+    bool not_encodable;      /* that call's key or tables overflowed */
+    uint32_t length;
+    uint32_t completed_count;
+    uint32_t map_used[2];
+    uint32_t next_object[OBJECT_KINDS];
+    uint32_t recent_key[OBJECT_KINDS];   /* the kind's last object looked up, id + 1 (0: none) */
+    uint32_t recent_index[OBJECT_KINDS]; /* and its first-use index */
+    uint64_t symbols_in_use[REQUEST_SYMBOLS / 64];
+    uint64_t completed[COMPLETED_MAX]; /* raw ids completed in this call */
+    map_slot requests[MAP_SLOTS];   /* raw request / matching id -> symbol */
+    map_slot objects[MAP_SLOTS];    /* kind << 32 | local id, + 1 -> first-use index */
+    uint8_t key[ADT_SKELETON_KEY_MAX];
+} fold_thread;
+
+_Static_assert(sizeof(fold_thread) <= ADT_SKELETON_ENCODER_BYTES, "the encoder's state fits its room in the slab");
+
+/* NULL before the thread's first call; NO_SKELETON when it has none. */
+static __thread fold_thread *thread_state __attribute__((tls_model("initial-exec")));
+static fold_thread no_skeleton_marker;
+#define NO_SKELETON (&no_skeleton_marker)
+
+/* ---- maps --------------------------------------------------------------- */
+
+static inline uint32_t map_home(uint64_t key)
+{
+    return (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 52) & (MAP_SLOTS - 1);
+}
+
+static inline map_slot *map_find(map_slot *slots, uint64_t key)
+{
+    for (uint32_t i = map_home(key);; i = (i + 1) & (MAP_SLOTS - 1))
+        if (slots[i].key == key || slots[i].key == 0)
+            return &slots[i];
+}
+
+static void map_remove(map_slot *slots, map_slot *slot)
+{
+    uint32_t hole = (uint32_t)(slot - slots);
+    slots[hole].key = 0;
+    for (uint32_t next = (hole + 1) & (MAP_SLOTS - 1); slots[next].key != 0; next = (next + 1) & (MAP_SLOTS - 1)) {
+        uint32_t home = map_home(slots[next].key);
+        bool stays = hole <= next ? (hole < home && home <= next) : (hole < home || home <= next);
+        if (stays)
+            continue;
+        slots[hole] = slots[next];
+        slots[next].key = 0;
+        hole = next;
+    }
+}
+
+/* ---- the key ------------------------------------------------------------ */
+
+static inline void put(fold_thread *t, uint64_t value)
+{
+    if (ADT_SKELETON_KEY_MAX - t->length < 10) {
+        t->not_encodable = true;
+        return;
+    }
+    while (value >= 0x80) {
+        t->key[t->length++] = (uint8_t)(value | 0x80);
+        value >>= 7;
+    }
+    t->key[t->length++] = (uint8_t)value;
+}
+
+static inline void put_signed(fold_thread *t, int64_t value)
+{
+    put(t, ((uint64_t)value << 1) ^ (uint64_t)(value >> 63));
+}
+
+/* An object's first-use index on the thread, + 1; 0 for none. */
+static void put_object(fold_thread *t, object_kind kind, uint32_t id)
+{
+    if (id == ADT_UNDEFINED_ID) {
+        put(t, 0);
+        return;
+    }
+    /* Most records of a thread name the communicator the one before did. */
+    if (t->recent_key[kind] == id + 1) {
+        put(t, t->recent_index[kind] + 1);
+        return;
+    }
+    uint64_t key = ((uint64_t)kind << 32 | id) + 1;
+    map_slot *slot = map_find(t->objects, key);
+    if (slot->key == 0) {
+        if (t->map_used[1] >= MAP_SLOTS / 2) {
+            t->not_encodable = true;
+            return;
+        }
+        *slot = (map_slot){ key, t->next_object[kind]++, 0 };
+        t->map_used[1]++;
+    }
+    t->recent_key[kind] = id + 1;
+    t->recent_index[kind] = slot->value;
+    put(t, slot->value + 1);
+}
+
+/* A request's (or matching id's) symbol, + 1; 0 for none. completes: the
+ * record ends it, so its symbol is free again after this call (not
+ * before: RMA's remote completion follows the blocking one in the same
+ * call, with the same id). */
+static void put_request(fold_thread *t, uint64_t raw, bool completes)
+{
+    if (raw == 0) {
+        put(t, 0);
+        return;
+    }
+    map_slot *slot = map_find(t->requests, raw);
+    if (slot->key == 0) {
+        uint32_t symbol = REQUEST_SYMBOLS;
+        for (uint32_t word = 0; word < REQUEST_SYMBOLS / 64; ++word) {
+            if (~t->symbols_in_use[word]) {
+                symbol = word * 64 + (uint32_t)__builtin_ctzll(~t->symbols_in_use[word]);
+                break;
+            }
+        }
+        if (symbol == REQUEST_SYMBOLS || t->map_used[0] >= MAP_SLOTS / 2) {
+            t->not_encodable = true;
+            return;
+        }
+        t->symbols_in_use[symbol / 64] |= 1ull << (symbol % 64);
+        *slot = (map_slot){ raw, symbol, 0 };
+        t->map_used[0]++;
+    }
+    put(t, slot->value + 1);
+    if (completes) {
+        if (t->completed_count == COMPLETED_MAX) {
+            t->not_encodable = true;
+            return;
+        }
+        t->completed[t->completed_count++] = raw;
+    }
+}
+
+/* ---- the calls ---------------------------------------------------------- */
+
+/* The thread's first call: a skeleton of its own, if the share has one. */
+static fold_thread *claim(void)
+{
+    adt_location *location = adt_runtime_location();
+    adt_skeleton *skeleton = location ? adt_skeleton_claim(adt_location_id(location)) : NULL;
+    if (!skeleton || !skeleton->encoder_memory)
+        return NO_SKELETON;
+    fold_thread *t = skeleton->encoder_memory;
+    memset(t, 0, sizeof *t);
+    t->skeleton = skeleton;
+    return t;
+}
+
+void adt_mpi_fold_enter(uint32_t function, uint32_t context, bool outermost)
+{
+    fold_thread *t = thread_state;
+    if (__builtin_expect(t == NULL, 0))
+        t = thread_state = claim();
+    if (t == NO_SKELETON)
+        return;
+    if (!outermost) {
+        if (t->open) {
+            put(t, ADT_REC_ENTER);
+            put(t, function);
+        }
+        return;
+    }
+    t->open = true;
+    t->not_encodable = false;
+    t->length = 0;
+    t->completed_count = 0;
+    put(t, function);
+    put_object(t, OBJECT_CONTEXT, context);
+}
+
+void adt_mpi_fold_record(uint16_t kind, const void *payload, int32_t own_rank)
+{
+    fold_thread *t = thread_state;
+    if (t == NULL || t == NO_SKELETON || !t->open)
+        return;
+    put(t, kind);
+    switch (kind) {
+    case ADT_REC_MPI_SEND:
+    case ADT_REC_MPI_RECV:
+    case ADT_REC_MPI_ISEND:
+    case ADT_REC_MPI_IRECV: {
+        const adt_rec_p2p *p2p = payload;
+        put(t, p2p->bytes);
+        put_request(t, p2p->request, kind == ADT_REC_MPI_IRECV);
+        put_object(t, OBJECT_COMM, p2p->comm);
+        put_signed(t, (int64_t)(int32_t)p2p->peer - own_rank);
+        put_signed(t, (int32_t)p2p->tag);
+        break;
+    }
+    case ADT_REC_MPI_ISEND_COMPLETE:
+    case ADT_REC_MPI_IRECV_REQUEST:
+    case ADT_REC_MPI_REQUEST_TEST:
+    case ADT_REC_MPI_REQUEST_CANCELLED:
+    case ADT_REC_NB_COLLECTIVE_REQUEST:
+        put_request(t, ((const adt_rec_request *)payload)->request,
+                    kind == ADT_REC_MPI_ISEND_COMPLETE || kind == ADT_REC_MPI_REQUEST_CANCELLED);
+        break;
+    case ADT_REC_MPI_COLLECTIVE_END:
+    case ADT_REC_NB_COLLECTIVE_COMPLETE: {
+        const adt_rec_collective *collective = payload;
+        put(t, collective->sent);
+        put(t, collective->received);
+        put_request(t, collective->request, kind == ADT_REC_NB_COLLECTIVE_COMPLETE);
+        put(t, collective->op);
+        put_object(t, OBJECT_COMM, collective->comm);
+        put(t, collective->root);
+        break;
+    }
+    ADT_REC_RMA_CASES: {
+        const adt_rec_rma *rma = payload;
+        put(t, rma->bytes_sent);
+        put(t, rma->bytes_received);
+        put_request(t, rma->matching_id,
+                    kind == ADT_REC_RMA_OP_COMPLETE_BLOCKING || kind == ADT_REC_RMA_OP_COMPLETE_NONBLOCKING ||
+                        kind == ADT_REC_RMA_OP_COMPLETE_REMOTE);
+        put_object(t, OBJECT_WINDOW, rma->win);
+        put(t, rma->target);
+        if (kind == ADT_REC_RMA_GROUP_SYNC)
+            put_object(t, OBJECT_GROUP, rma->group);
+        put(t, rma->detail);
+        put(t, rma->sync_level);
+        break;
+    }
+    ADT_REC_IO_CASES: {
+        const adt_rec_io *io = payload;
+        put(t, io->bytes);
+        put_request(t, io->matching_id,
+                    kind == ADT_REC_IO_OPERATION_COMPLETE || kind == ADT_REC_IO_OPERATION_CANCELLED);
+        put_signed(t, io->offset);
+        put_object(t, kind == ADT_REC_IO_DELETE_FILE ? OBJECT_IO_FILE : OBJECT_IO_HANDLE, io->handle);
+        put(t, io->mode);
+        put(t, io->flags);
+        put(t, io->status_flags);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+void adt_mpi_fold_leave(uint32_t function, bool outermost)
+{
+    fold_thread *t = thread_state;
+    if (t == NULL || t == NO_SKELETON || !t->open)
+        return;
+    if (!outermost) {
+        put(t, ADT_REC_LEAVE);
+        put(t, function);
+        return;
+    }
+    t->open = false;
+    /* Requests completed in this call are forgotten and their symbols
+     * free from the next call on. */
+    for (uint32_t i = 0; i < t->completed_count; ++i) {
+        map_slot *slot = map_find(t->requests, t->completed[i]);
+        if (slot->key == 0)
+            continue;
+        t->symbols_in_use[slot->value / 64] &= ~(1ull << (slot->value % 64));
+        map_remove(t->requests, slot);
+        t->map_used[0]--;
+    }
+    if (t->not_encodable)
+        adt_skeleton_stop_with(t->skeleton, ADT_SKELETON_STOP_NOT_ENCODABLE);
+    else
+        adt_skeleton_fold(t->skeleton, t->key, t->length);
+}

@@ -1,0 +1,44 @@
+/*
+ * fold.c: each outermost MPI call, with the records it wrote, encoded as
+ * a key that repeats when the call repeats, and folded into the thread's
+ * skeleton (skeleton/) as the call returns (issue #25, docs/folding.md).
+ * Hot path: no malloc, no lock, no stdio; the calling thread only (its
+ * state is thread-local).
+ *
+ * The key: LEB128 varints (signed fields zigzag): the function's index
+ * (mpi_functions.h), the calling context by first use on the thread (0:
+ * none, sampling off), then per record the call wrote, in order, its kind
+ * and its fields: peers relative to the own rank in the communicator;
+ * communicators, windows, I/O handles and files, RMA groups and calling
+ * contexts by their order of first use on the thread; requests and
+ * RMA / I/O matching ids as the lowest symbolic id free when first seen,
+ * freed at the end of the call that completes them; counts, tags, roots,
+ * operations as recorded. A call nested in it (a tool's wrapper calling
+ * MPI) adds its Enter and Leave kind with its function's index.
+ */
+#ifndef ADAPTRACE_MPI_FOLD_H
+#define ADAPTRACE_MPI_FOLD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "call.h"
+
+/* Set at start-up when the skeleton's share exists (ADAPTRACE_SKELETON);
+ * read on every call. */
+extern bool adt_mpi_folding;
+
+/* A record's fields whose peer is a rank in a communicator: own_rank is
+ * this process's rank there; others pass ADT_MPI_FOLD_NO_RANK. */
+#define ADT_MPI_FOLD_NO_RANK 0
+
+void adt_mpi_fold_enter(uint32_t function, uint32_t context, bool outermost);
+void adt_mpi_fold_record(uint16_t kind, const void *payload, int32_t own_rank);
+void adt_mpi_fold_leave(uint32_t function, bool outermost);
+
+/* MPI_Finalize, after the archive was written (written: 0 on every
+ * rank): rank 0 gathers every rank's skeletons and writes
+ * <archive>/skeleton.adts. Collective over MPI_COMM_WORLD. */
+void adt_mpi_fold_write(int written);
+
+#endif

@@ -1,0 +1,273 @@
+/*
+ * adaptrace-report --skeleton: skeleton.adts of an archive as text, the
+ * loop structure of each rank's threads (loops with their iteration
+ * counts, calls with their parameters), or with --expand every call in
+ * order, one per line (the lines tests/mpi/skeleton_check.py builds from
+ * the OTF2 events of the same run), after a line "rank R thread T" that
+ * adds " stopped: CAUSE" for a skeleton that stopped early. The keys' fields are those of
+ * mpi-events/fold.c (docs/folding.md, "The key of a call").
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "format/format.h"
+#include "report/report.h"
+#include "skeleton/skeleton.h"
+
+/* A field: its name and how its value reads. */
+typedef enum field_type { UNSIGNED, SIGNED, REQUEST, OBJECT, FUNCTION } field_type;
+typedef struct field {
+    const char *name;
+    field_type type;
+} field;
+
+enum { FIELDS_MAX = 8 };
+typedef struct record_layout {
+    const char *name;
+    field fields[FIELDS_MAX];
+} record_layout;
+
+#define P2P { { "bytes", UNSIGNED }, { "request", REQUEST }, { "comm", OBJECT }, { "peer", SIGNED }, { "tag", SIGNED } }
+#define REQUEST_ONLY { { "request", REQUEST } }
+#define COLLECTIVE                                                                                         \
+    { { "sent", UNSIGNED }, { "received", UNSIGNED }, { "request", REQUEST }, { "op", UNSIGNED },           \
+      { "comm", OBJECT }, { "root", UNSIGNED } }
+#define RMA_FIELDS { "sent", UNSIGNED }, { "received", UNSIGNED }, { "matching", REQUEST }, { "win", OBJECT }, \
+    { "target", UNSIGNED }
+#define RMA { RMA_FIELDS, { "detail", UNSIGNED }, { "sync", UNSIGNED } }
+#define IO                                                                                                 \
+    { { "bytes", UNSIGNED }, { "matching", REQUEST }, { "offset", SIGNED }, { "handle", OBJECT },          \
+      { "mode", UNSIGNED }, { "flags", UNSIGNED }, { "status", UNSIGNED } }
+
+static const record_layout layouts[ADT_REC_KIND_COUNT] = {
+    [ADT_REC_ENTER] = { "enter", { { "function", FUNCTION } } },
+    [ADT_REC_LEAVE] = { "leave", { { "function", FUNCTION } } },
+    [ADT_REC_MPI_SEND] = { "send", P2P },
+    [ADT_REC_MPI_ISEND] = { "isend", P2P },
+    [ADT_REC_MPI_RECV] = { "recv", P2P },
+    [ADT_REC_MPI_IRECV] = { "irecv", P2P },
+    [ADT_REC_MPI_ISEND_COMPLETE] = { "isend_complete", REQUEST_ONLY },
+    [ADT_REC_MPI_IRECV_REQUEST] = { "irecv_request", REQUEST_ONLY },
+    [ADT_REC_MPI_REQUEST_TEST] = { "request_test", REQUEST_ONLY },
+    [ADT_REC_MPI_REQUEST_CANCELLED] = { "request_cancelled", REQUEST_ONLY },
+    [ADT_REC_NB_COLLECTIVE_REQUEST] = { "nb_collective_request", REQUEST_ONLY },
+    [ADT_REC_MPI_COLLECTIVE_BEGIN] = { "collective_begin", { { NULL, UNSIGNED } } },
+    [ADT_REC_MPI_COLLECTIVE_END] = { "collective_end", COLLECTIVE },
+    [ADT_REC_NB_COLLECTIVE_COMPLETE] = { "nb_collective_complete", COLLECTIVE },
+    [ADT_REC_RMA_WIN_CREATE] = { "rma_win_create", RMA },
+    [ADT_REC_RMA_WIN_DESTROY] = { "rma_win_destroy", RMA },
+    [ADT_REC_RMA_COLLECTIVE_BEGIN] = { "rma_collective_begin", RMA },
+    [ADT_REC_RMA_COLLECTIVE_END] = { "rma_collective_end", RMA },
+    [ADT_REC_RMA_GROUP_SYNC] = { "rma_group_sync",
+                                 { RMA_FIELDS, { "group", OBJECT }, { "detail", UNSIGNED }, { "sync", UNSIGNED } } },
+    [ADT_REC_RMA_REQUEST_LOCK] = { "rma_request_lock", RMA },
+    [ADT_REC_RMA_RELEASE_LOCK] = { "rma_release_lock", RMA },
+    [ADT_REC_RMA_SYNC] = { "rma_sync", RMA },
+    [ADT_REC_RMA_PUT] = { "rma_put", RMA },
+    [ADT_REC_RMA_GET] = { "rma_get", RMA },
+    [ADT_REC_RMA_ATOMIC] = { "rma_atomic", RMA },
+    [ADT_REC_RMA_OP_COMPLETE_BLOCKING] = { "rma_op_complete_blocking", RMA },
+    [ADT_REC_RMA_OP_COMPLETE_NONBLOCKING] = { "rma_op_complete_nonblocking", RMA },
+    [ADT_REC_RMA_OP_COMPLETE_REMOTE] = { "rma_op_complete_remote", RMA },
+    [ADT_REC_RMA_OP_TEST] = { "rma_op_test", RMA },
+    [ADT_REC_IO_CREATE_HANDLE] = { "io_create_handle", IO },
+    [ADT_REC_IO_DESTROY_HANDLE] = { "io_destroy_handle", IO },
+    [ADT_REC_IO_DELETE_FILE] = { "io_delete_file", IO },
+    [ADT_REC_IO_OPERATION_BEGIN] = { "io_operation_begin", IO },
+    [ADT_REC_IO_OPERATION_ISSUED] = { "io_operation_issued", IO },
+    [ADT_REC_IO_OPERATION_TEST] = { "io_operation_test", IO },
+    [ADT_REC_IO_OPERATION_COMPLETE] = { "io_operation_complete", IO },
+    [ADT_REC_IO_OPERATION_CANCELLED] = { "io_operation_cancelled", IO },
+    [ADT_REC_IO_SEEK] = { "io_seek", IO },
+};
+
+static int64_t unzigzag(uint64_t value)
+{
+    return (int64_t)(value >> 1) ^ -(int64_t)(value & 1);
+}
+
+/* One call as one line: "MPI_Isend ctx=1 | isend bytes=8 request=r1 ...".
+ * Returns false for a key that does not read as the encoder wrote it. */
+static bool print_call(FILE *out, const adt_skeleton_file *file, const uint8_t *key, uint32_t length)
+{
+    uint32_t at = 0;
+    uint64_t function, context;
+    if (!adt_skeleton_key_next(key, length, &at, &function) || function >= file->function_count ||
+        !adt_skeleton_key_next(key, length, &at, &context))
+        return false;
+    fprintf(out, "%s", file->function_names[function]);
+    if (context != 0)
+        fprintf(out, " ctx=%" PRIu64, context - 1);
+    uint64_t kind;
+    while (adt_skeleton_key_next(key, length, &at, &kind)) {
+        if (kind >= ADT_REC_KIND_COUNT || layouts[kind].name == NULL)
+            return false;
+        fprintf(out, " | %s", layouts[kind].name);
+        for (int f = 0; f < FIELDS_MAX && layouts[kind].fields[f].name; ++f) {
+            uint64_t value;
+            if (!adt_skeleton_key_next(key, length, &at, &value))
+                return false;
+            const field *fd = &layouts[kind].fields[f];
+            switch (fd->type) {
+            case UNSIGNED:
+                fprintf(out, " %s=%" PRIu64, fd->name, value);
+                break;
+            case SIGNED:
+                fprintf(out, " %s=%+" PRId64, fd->name, unzigzag(value));
+                break;
+            case REQUEST:
+                if (value == 0)
+                    fprintf(out, " %s=-", fd->name);
+                else
+                    fprintf(out, " %s=r%" PRIu64, fd->name, value - 1);
+                break;
+            case OBJECT:
+                if (value == 0)
+                    fprintf(out, " %s=-", fd->name);
+                else
+                    fprintf(out, " %s=%c%" PRIu64, fd->name, fd->name[0], value - 1);
+                break;
+            case FUNCTION:
+                if (value >= file->function_count)
+                    return false;
+                fprintf(out, " %s=%s", fd->name, file->function_names[value]);
+                break;
+            }
+        }
+    }
+    return at == length;
+}
+
+typedef struct printer {
+    FILE *out;
+    const adt_skeleton_file *file;
+    const adt_skeleton_thread_view *thread;
+    bool bad_key;
+} printer;
+
+static void print_terminal(printer *p, uint32_t terminal)
+{
+    if (!print_call(p->out, p->file, p->thread->keys[terminal], p->thread->key_lengths[terminal]))
+        p->bad_key = true;
+    fputc('\n', p->out);
+}
+
+static bool print_expanded(uint32_t terminal, void *arg)
+{
+    printer *p = arg;
+    print_terminal(p, terminal);
+    return !p->bad_key;
+}
+
+/* A rule's body, its loops indented: a symbol with exponent n > 1 is a
+ * loop of n iterations; a rule used with exponent 1 is inlined. */
+static void print_rule(printer *p, uint32_t rule, int depth)
+{
+    const adt_skeleton_rules *rules = &p->thread->rules;
+    for (uint32_t i = rules->starts[rule]; i < rules->starts[rule + 1] && !p->bad_key; ++i) {
+        uint32_t value = rules->values[i], times = rules->exponents[i];
+        int inner = depth;
+        if (times > 1) {
+            fprintf(p->out, "%*sloop %u {\n", 2 * depth, "", times);
+            inner = depth + 1;
+        }
+        if (value & ADT_SKELETON_RULE_BIT) {
+            print_rule(p, value & ~ADT_SKELETON_RULE_BIT, inner);
+        } else {
+            fprintf(p->out, "%*s", 2 * inner, "");
+            print_terminal(p, value);
+        }
+        if (times > 1)
+            fprintf(p->out, "%*s}\n", 2 * depth, "");
+    }
+}
+
+/* "0-6:2,9" for the ranks of class k: each range as first, first-last
+ * (stride 1) or first-last:stride. */
+static void print_ranks(FILE *out, const adt_skeleton_file *file, uint32_t k)
+{
+    bool any = false;
+    for (uint32_t g = 0; g < file->range_count; ++g) {
+        const adt_skeleton_rank_range *range = &file->ranges[g];
+        if (range->class_index != k)
+            continue;
+        uint32_t last = range->first + (range->count - 1) * range->stride;
+        fprintf(out, "%s%u", any ? "," : "", range->first);
+        if (range->count > 1)
+            fprintf(out, "-%u", last);
+        if (range->count > 1 && range->stride > 1)
+            fprintf(out, ":%u", range->stride);
+        any = true;
+    }
+}
+
+static int bad_key(const char *path, const char *where, uint32_t number, char *error, size_t error_size)
+{
+    snprintf(error, error_size, "%s: corrupt: %s %u has a call signature that does not decode", path, where, number);
+    return -2;
+}
+
+static int print_class(FILE *out, const adt_skeleton_file *file, uint32_t k, const char *path, char *error,
+                       size_t error_size)
+{
+    const adt_skeleton_class_view *class_view = &file->classes[k];
+    for (uint32_t t = 0; t < class_view->thread_count; ++t) {
+        const adt_skeleton_thread_view *thread = &class_view->threads[t];
+        printer p = { out, file, thread, false };
+        fprintf(out, "rank%s ", class_view->rank_count == 1 ? "" : "s");
+        print_ranks(out, file, k);
+        fprintf(out, " thread %u: %" PRIu64 " calls, %u distinct, %u rules, %u symbols%s%s\n",
+                (uint32_t)thread->thread_index, thread->calls, thread->signature_count, thread->rules.rule_count,
+                thread->rules.starts[thread->rules.rule_count], thread->stop >= 0 ? "; folding stopped: " : "",
+                thread->stop >= 0 ? adt_skeleton_stop_words[thread->stop] : "");
+        if (thread->rules.rule_count > 0)
+            print_rule(&p, 0, 1);
+        if (p.bad_key)
+            return bad_key(path, "class", k, error, error_size);
+    }
+    return 0;
+}
+
+static int print_rank_expanded(FILE *out, const adt_skeleton_file *file, const adt_skeleton_rank_view *rank,
+                               const char *path, char *error, size_t error_size)
+{
+    for (uint32_t t = 0; t < rank->thread_count; ++t) {
+        const adt_skeleton_thread_view *thread = &rank->threads[t];
+        printer p = { out, file, thread, false };
+        fprintf(out, "rank %u thread %u", rank->rank, (uint32_t)thread->thread_index);
+        if (thread->stop >= 0)
+            fprintf(out, " stopped: %s", adt_skeleton_stop_keys[thread->stop]);
+        fputc('\n', out);
+        adt_skeleton_rules_expand(&thread->rules, print_expanded, &p);
+        if (p.bad_key)
+            return bad_key(path, "rank", rank->rank, error, error_size);
+    }
+    return 0;
+}
+
+int adt_report_print_skeleton(const char *archive, bool expand, FILE *out, char *error, size_t error_size)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", archive, ADT_SKELETON_FILE_NAME);
+    if (access(path, R_OK) != 0) {
+        snprintf(error, error_size, "cannot read %s: %s (a run with ADAPTRACE_SKELETON=on writes it)", path,
+                 strerror(errno));
+        return -1;
+    }
+    adt_skeleton_file *file = adt_skeleton_file_read(path, error, error_size);
+    if (!file)
+        return -2;
+    int status = 0;
+    if (expand) {
+        for (uint32_t r = 0; r < file->rank_count && status == 0; ++r)
+            status = print_rank_expanded(out, file, &file->ranks[r], path, error, error_size);
+    } else {
+        for (uint32_t k = 0; k < file->class_count && status == 0; ++k)
+            status = print_class(out, file, k, path, error, error_size);
+    }
+    adt_skeleton_file_free(file);
+    return status;
+}

@@ -1,0 +1,438 @@
+/*
+ * file_read.c: skeleton.adts read back and checked whole (tools, after
+ * the run). Every count is checked against the bytes left before anything
+ * is allocated for it; any error is one line, said once.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "skeleton.h"
+#include "skeleton_file.h"
+
+typedef struct cursor {
+    const uint8_t *at;
+    const uint8_t *end;
+} cursor;
+
+static bool take(cursor *c, size_t size, const uint8_t **data)
+{
+    if ((size_t)(c->end - c->at) < size)
+        return false;
+    *data = c->at;
+    c->at += size;
+    return true;
+}
+
+static bool take_u32(cursor *c, uint32_t *value)
+{
+    const uint8_t *b;
+    if (!take(c, 4, &b))
+        return false;
+    *value = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+    return true;
+}
+
+static bool take_u64(cursor *c, uint64_t *value)
+{
+    uint32_t low, high;
+    if (!take_u32(c, &low) || !take_u32(c, &high))
+        return false;
+    *value = (uint64_t)high << 32 | low;
+    return true;
+}
+
+static size_t left(const cursor *c)
+{
+    return (size_t)(c->end - c->at);
+}
+
+static void say(char *error, size_t error_size, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    vsnprintf(error, error_size, format, args);
+    va_end(args);
+}
+
+/* Every allocation of a parse, freed together. */
+typedef struct arena {
+    void **blocks;
+    size_t count;
+    size_t capacity;
+    bool failed;
+} arena;
+
+static void *arena_alloc(arena *a, size_t bytes)
+{
+    if (a->failed)
+        return NULL;
+    if (a->count == a->capacity) {
+        size_t capacity = a->capacity ? a->capacity * 2 : 16;
+        void **grown = realloc(a->blocks, capacity * sizeof *grown);
+        if (!grown) {
+            a->failed = true;
+            return NULL;
+        }
+        a->blocks = grown;
+        a->capacity = capacity;
+    }
+    void *block = calloc(1, bytes ? bytes : 1);
+    if (!block) {
+        a->failed = true;
+        return NULL;
+    }
+    a->blocks[a->count++] = block;
+    return block;
+}
+
+static void arena_free(arena *a)
+{
+    for (size_t i = 0; i < a->count; ++i)
+        free(a->blocks[i]);
+    free(a->blocks);
+}
+
+/* The terminals a rule expands to, saturating at UINT64_MAX; -1 state
+ * marks a rule being expanded (a cycle). */
+static bool rule_length(const adt_skeleton_rules *rules, uint32_t r, int8_t *state, uint64_t *lengths)
+{
+    if (state[r] == 2)
+        return true;
+    if (state[r] == 1)
+        return false;
+    state[r] = 1;
+    uint64_t total = 0;
+    for (uint32_t i = rules->starts[r]; i < rules->starts[r + 1]; ++i) {
+        uint32_t value = rules->values[i];
+        uint64_t one = 1;
+        if (value & ADT_SKELETON_RULE_BIT) {
+            if (!rule_length(rules, value & ~ADT_SKELETON_RULE_BIT, state, lengths))
+                return false;
+            one = lengths[value & ~ADT_SKELETON_RULE_BIT];
+        }
+        uint64_t times = rules->exponents[i];
+        uint64_t add = (one != 0 && times > UINT64_MAX / one) ? UINT64_MAX : one * times;
+        total = total > UINT64_MAX - add ? UINT64_MAX : total + add;
+    }
+    lengths[r] = total;
+    state[r] = 2;
+    return true;
+}
+
+static bool read_thread(cursor *c, arena *a, adt_skeleton_thread_view *thread, uint32_t class_index, char *error,
+                        size_t error_size)
+{
+    uint32_t stop = 0;
+    if (!take_u64(c, &thread->thread_index) || !take_u64(c, &thread->calls) || !take_u32(c, &stop) ||
+        !take_u32(c, &thread->signature_count)) {
+        say(error, error_size, "cut short in class %u's thread header", class_index);
+        return false;
+    }
+    thread->stop = (int32_t)stop;
+    if (thread->stop < ADT_SKELETON_RUNNING || thread->stop >= ADT_SKELETON_STOP_CAUSES) {
+        say(error, error_size, "corrupt: class %u thread %llu has stop cause %d", class_index,
+            (unsigned long long)thread->thread_index, thread->stop);
+        return false;
+    }
+    if (thread->signature_count > left(c) / 4) {
+        say(error, error_size, "cut short: class %u claims %u signatures", class_index, thread->signature_count);
+        return false;
+    }
+    const uint8_t **keys = arena_alloc(a, sizeof *keys * thread->signature_count);
+    uint32_t *lengths = arena_alloc(a, sizeof *lengths * thread->signature_count);
+    if (!keys || !lengths)
+        return false;
+    for (uint32_t t = 0; t < thread->signature_count; ++t) {
+        const uint8_t *key;
+        if (!take_u32(c, &lengths[t]) || !take(c, lengths[t], &key)) {
+            say(error, error_size, "cut short in class %u's signature %u", class_index, t);
+            return false;
+        }
+        /* A copy: the file's bytes are the caller's. */
+        uint8_t *copy = arena_alloc(a, lengths[t]);
+        if (!copy)
+            return false;
+        memcpy(copy, key, lengths[t]);
+        keys[t] = copy;
+    }
+    thread->keys = keys;
+    thread->key_lengths = lengths;
+    uint32_t rule_count, symbol_count;
+    if (!take_u32(c, &rule_count) || !take_u32(c, &symbol_count) || rule_count > left(c) / 4 ||
+        symbol_count > left(c) / 8) {
+        say(error, error_size, "cut short in class %u's grammar", class_index);
+        return false;
+    }
+    adt_skeleton_rules *rules = &thread->rules;
+    rules->rule_count = rule_count;
+    rules->starts = arena_alloc(a, sizeof(uint32_t) * ((size_t)rule_count + 1));
+    rules->values = arena_alloc(a, sizeof(uint32_t) * symbol_count);
+    rules->exponents = arena_alloc(a, sizeof(uint32_t) * symbol_count);
+    if (!rules->starts || !rules->values || !rules->exponents)
+        return false;
+    uint64_t total = 0;
+    for (uint32_t r = 0; r < rule_count; ++r) {
+        uint32_t length;
+        if (!take_u32(c, &length)) {
+            say(error, error_size, "cut short in class %u's rule lengths", class_index);
+            return false;
+        }
+        rules->starts[r] = (uint32_t)total;
+        total += length;
+        if (total > symbol_count || length == 0) {
+            say(error, error_size, "corrupt: class %u's rule %u has %u symbols", class_index, r, length);
+            return false;
+        }
+    }
+    rules->starts[rule_count] = (uint32_t)total;
+    if (total != symbol_count) {
+        say(error, error_size, "corrupt: class %u's rules hold %llu symbols, not %u", class_index,
+            (unsigned long long)total, symbol_count);
+        return false;
+    }
+    for (uint32_t i = 0; i < symbol_count; ++i) {
+        if (!take_u32(c, &rules->values[i]) || !take_u32(c, &rules->exponents[i])) {
+            say(error, error_size, "cut short in class %u's symbols", class_index);
+            return false;
+        }
+        uint32_t value = rules->values[i];
+        bool valid = (value & ADT_SKELETON_RULE_BIT) ? (value & ~ADT_SKELETON_RULE_BIT) < rule_count
+                                                     : value < thread->signature_count;
+        if (!valid || rules->exponents[i] == 0) {
+            say(error, error_size, "corrupt: class %u's symbol %u (value %#x, exponent %u) names nothing", class_index, i,
+                value, rules->exponents[i]);
+            return false;
+        }
+    }
+    if (rule_count == 0)
+        return thread->calls == 0 ||
+               (say(error, error_size, "corrupt: class %u has %llu calls and no grammar", class_index,
+                    (unsigned long long)thread->calls),
+                false);
+    int8_t *state = arena_alloc(a, rule_count);
+    uint64_t *lengths_of = arena_alloc(a, sizeof(uint64_t) * rule_count);
+    if (!state || !lengths_of)
+        return false;
+    if (!rule_length(rules, 0, state, lengths_of)) {
+        say(error, error_size, "corrupt: class %u's rules refer to themselves", class_index);
+        return false;
+    }
+    if (lengths_of[0] != thread->calls) {
+        say(error, error_size, "corrupt: class %u's grammar expands to %llu calls, its header says %llu", class_index,
+            (unsigned long long)lengths_of[0], (unsigned long long)thread->calls);
+        return false;
+    }
+    return true;
+}
+
+adt_skeleton_file *adt_skeleton_file_parse(const uint8_t *bytes, size_t size, char *error, size_t error_size)
+{
+    arena a = { 0 };
+    cursor c = { bytes, bytes + size };
+    error[0] = '\0';
+    const uint8_t *magic;
+    uint32_t version;
+    if (!take(&c, sizeof ADT_SKELETON_MAGIC, &magic) || memcmp(magic, ADT_SKELETON_MAGIC, sizeof ADT_SKELETON_MAGIC)) {
+        say(error, error_size, "not a skeleton file (no %s header)", ADT_SKELETON_MAGIC);
+        return NULL;
+    }
+    if (!take_u32(&c, &version)) {
+        say(error, error_size, "cut short after the header");
+        return NULL;
+    }
+    if (version != ADT_SKELETON_VERSION) {
+        say(error, error_size, "skeleton format version %u, this adaptrace reads version %u", version,
+            ADT_SKELETON_VERSION);
+        return NULL;
+    }
+    if (size < sizeof ADT_SKELETON_MAGIC + 4 + 8) {
+        say(error, error_size, "cut short after the header");
+        return NULL;
+    }
+    c.end = bytes + size - 8;
+    cursor tail = { c.end, bytes + size };
+    uint64_t stored;
+    take_u64(&tail, &stored);
+    if (stored != adt_skeleton_checksum(bytes, size - 8)) {
+        say(error, error_size, "corrupt or cut short: checksum mismatch");
+        return NULL;
+    }
+    adt_skeleton_file *file = arena_alloc(&a, sizeof *file);
+    if (!file)
+        goto no_memory;
+    file->version = version;
+    if (!take_u32(&c, &file->function_count) || file->function_count > left(&c) / 4) {
+        say(error, error_size, "corrupt: bad function table");
+        goto failed;
+    }
+    char **names = arena_alloc(&a, sizeof *names * file->function_count);
+    if (!names)
+        goto no_memory;
+    for (uint32_t f = 0; f < file->function_count; ++f) {
+        uint32_t length;
+        const uint8_t *name;
+        if (!take_u32(&c, &length) || !take(&c, length, &name)) {
+            say(error, error_size, "corrupt: function name %u cut short", f);
+            goto failed;
+        }
+        names[f] = arena_alloc(&a, (size_t)length + 1);
+        if (!names[f])
+            goto no_memory;
+        memcpy(names[f], name, length);
+    }
+    file->function_names = (const char *const *)names;
+    if (!take_u32(&c, &file->class_count) || file->class_count > left(&c) / 8) {
+        say(error, error_size, "corrupt: bad class count");
+        goto failed;
+    }
+    file->classes = arena_alloc(&a, sizeof *file->classes * file->class_count);
+    if (!file->classes)
+        goto no_memory;
+    for (uint32_t k = 0; k < file->class_count; ++k) {
+        uint64_t part_bytes;
+        const uint8_t *part;
+        if (!take_u64(&c, &part_bytes) || part_bytes > left(&c) || !take(&c, (size_t)part_bytes, &part)) {
+            say(error, error_size, "cut short in class %u", k);
+            goto failed;
+        }
+        cursor p = { part, part + part_bytes };
+        adt_skeleton_class_view *class_view = &file->classes[k];
+        if (!take_u32(&p, &class_view->thread_count) || class_view->thread_count > left(&p) / 28) {
+            say(error, error_size, "corrupt: class %u's header", k);
+            goto failed;
+        }
+        class_view->threads = arena_alloc(&a, sizeof *class_view->threads * class_view->thread_count);
+        if (!class_view->threads)
+            goto no_memory;
+        for (uint32_t t = 0; t < class_view->thread_count; ++t) {
+            if (!read_thread(&p, &a, &class_view->threads[t], k, error, error_size))
+                goto failed;
+        }
+        if (left(&p) != 0) {
+            say(error, error_size, "corrupt: %zu bytes after class %u's skeletons", left(&p), k);
+            goto failed;
+        }
+    }
+    if (!take_u32(&c, &file->rank_count) || !take_u32(&c, &file->range_count) ||
+        file->range_count > left(&c) / 16 || file->rank_count > ADT_SKELETON_RANKS_MAX) {
+        say(error, error_size, "corrupt: bad rank or range count");
+        goto failed;
+    }
+    file->ranges = arena_alloc(&a, sizeof *file->ranges * file->range_count);
+    file->ranks = arena_alloc(&a, sizeof *file->ranks * file->rank_count);
+    uint8_t *seen = arena_alloc(&a, file->rank_count);
+    if (!file->ranges || !file->ranks || !seen)
+        goto no_memory;
+    uint64_t covered = 0;
+    for (uint32_t g = 0; g < file->range_count; ++g) {
+        adt_skeleton_rank_range *range = &file->ranges[g];
+        take_u32(&c, &range->first);
+        take_u32(&c, &range->count);
+        take_u32(&c, &range->stride);
+        take_u32(&c, &range->class_index);
+        uint64_t last = range->first + (uint64_t)(range->count - 1) * range->stride;
+        if (range->count == 0 || range->stride == 0 || range->class_index >= file->class_count ||
+            last >= file->rank_count) {
+            say(error, error_size, "corrupt: rank range %u (%u ranks from %u by %u, class %u)", g, range->count,
+                range->first, range->stride, range->class_index);
+            goto failed;
+        }
+        file->classes[range->class_index].rank_count += range->count;
+        for (uint64_t r = range->first; r <= last; r += range->stride) {
+            if (seen[r]) {
+                say(error, error_size, "corrupt: rank %llu is in two ranges", (unsigned long long)r);
+                goto failed;
+            }
+            seen[r] = 1;
+            covered++;
+            const adt_skeleton_class_view *class_view = &file->classes[range->class_index];
+            file->ranks[r] = (adt_skeleton_rank_view){ (uint32_t)r, range->class_index, class_view->thread_count,
+                                                       class_view->threads };
+        }
+    }
+    if (covered != file->rank_count) {
+        say(error, error_size, "corrupt: the ranges name %llu of %u ranks", (unsigned long long)covered,
+            file->rank_count);
+        goto failed;
+    }
+    if (left(&c) != 0) {
+        say(error, error_size, "corrupt: %zu bytes after the last rank", left(&c));
+        goto failed;
+    }
+    file->storage = a.blocks;
+    /* The block list itself is kept in storage; its count is found again
+     * by the NULL that ends it. */
+    if (a.count == a.capacity) {
+        void **grown = realloc(a.blocks, (a.capacity + 1) * sizeof *grown);
+        if (!grown)
+            goto no_memory;
+        a.blocks = grown;
+    }
+    a.blocks[a.count] = NULL;
+    file->storage = a.blocks;
+    return file;
+no_memory:
+    if (a.failed || !error[0])
+        say(error, error_size, "out of memory reading the skeleton");
+failed:
+    arena_free(&a);
+    return NULL;
+}
+
+void adt_skeleton_file_free(adt_skeleton_file *file)
+{
+    if (!file)
+        return;
+    void **blocks = file->storage;
+    size_t count = 0;
+    while (blocks[count])
+        count++;
+    for (size_t i = count; i > 0; --i)
+        free(blocks[i - 1]);
+    free(blocks);
+}
+
+adt_skeleton_file *adt_skeleton_file_read(const char *path, char *error, size_t error_size)
+{
+    error[0] = '\0';
+    FILE *stream = fopen(path, "rb");
+    if (!stream) {
+        say(error, error_size, "cannot open %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    uint8_t *bytes = NULL;
+    size_t size = 0, capacity = 0;
+    for (;;) {
+        if (size == capacity) {
+            capacity = capacity ? capacity * 2 : 65536;
+            uint8_t *grown = realloc(bytes, capacity);
+            if (!grown) {
+                free(bytes);
+                fclose(stream);
+                say(error, error_size, "out of memory reading %s", path);
+                return NULL;
+            }
+            bytes = grown;
+        }
+        size_t got = fread(bytes + size, 1, capacity - size, stream);
+        size += got;
+        if (got == 0)
+            break;
+    }
+    bool failed = ferror(stream);
+    fclose(stream);
+    if (failed) {
+        free(bytes);
+        say(error, error_size, "cannot read %s", path);
+        return NULL;
+    }
+    char why[256] = "";
+    adt_skeleton_file *file = adt_skeleton_file_parse(bytes, size, why, sizeof why);
+    free(bytes);
+    if (!file)
+        say(error, error_size, "%s: %s", path, why);
+    return file;
+}

@@ -1,0 +1,253 @@
+/*
+ * skeleton: a thread's MPI calls folded into loops as they happen, after
+ * ScalaTrace and Pilgrim (issue #25; docs/folding.md).
+ *
+ * Two parts, both in memory handed over at start-up, none of it taken by
+ * malloc later:
+ * - the call signature table: each distinct byte string (a call's
+ *   function, calling context and parameters, encoded by mpi-events so
+ *   that they repeat) gets a terminal id, in order of first sight;
+ * - the grammar: the sequence of terminal ids compressed online by
+ *   Sequitur (digram uniqueness, rule utility) with run-length exponents
+ *   (Pilgrim's twins rule: x^i x^j -> x^(i+j)), so that a loop of n
+ *   iterations is one symbol with exponent n. Amortised constant work per
+ *   call; no window.
+ * When either part runs out of room the thread's skeleton stops where it
+ * is: it still expands exactly to the calls appended before, and says so.
+ *
+ * The file (skeleton.adts) holds one skeleton per measured thread of each
+ * rank; its format is in docs/folding.md and read back by
+ * adt_skeleton_file_read.
+ *
+ * Hot path (no malloc, no lock, no stdio): adt_skeleton_fold. The owning
+ * thread only; never from a signal handler.
+ */
+#ifndef ADAPTRACE_SKELETON_H
+#define ADAPTRACE_SKELETON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- the grammar (grammar.c) ------------------------------------------- */
+
+/* A symbol's value: a terminal id below ADT_SKELETON_RULE_BIT, else
+ * ADT_SKELETON_RULE_BIT | rule index (rule 0 is the whole sequence). */
+#define ADT_SKELETON_RULE_BIT 0x80000000u
+
+typedef struct adt_skeleton_grammar adt_skeleton_grammar;
+
+/* The bytes a grammar with these capacities takes (struct included). */
+size_t adt_skeleton_grammar_bytes(uint32_t symbols, uint32_t rules, uint32_t digram_slots_log2);
+/* Lays a grammar out in memory (of adt_skeleton_grammar_bytes, 8-byte
+ * aligned). */
+adt_skeleton_grammar *adt_skeleton_grammar_init(void *memory, uint32_t symbols, uint32_t rules,
+                                                uint32_t digram_slots_log2);
+/* Appends terminal (below ADT_SKELETON_RULE_BIT); false, and nothing
+ * changed, when the grammar has no more room (then it stays as it is). */
+bool adt_skeleton_grammar_append(adt_skeleton_grammar *grammar, uint32_t terminal);
+/* Puts the terminals the fast path holds back (grammar.c) into the rules:
+ * before the counts below are read for an export. */
+void adt_skeleton_grammar_settle(adt_skeleton_grammar *grammar);
+/* The terminal the loop the sequence ends in expects next, or UINT32_MAX
+ * (the fold compares a call's key with its key before hashing it). */
+uint32_t adt_skeleton_grammar_expected(const adt_skeleton_grammar *grammar);
+/* Terminals appended so far. */
+uint64_t adt_skeleton_grammar_length(const adt_skeleton_grammar *grammar);
+/* Symbols and rules now in use (the measure of its size; settled first). */
+uint32_t adt_skeleton_grammar_symbols(const adt_skeleton_grammar *grammar);
+uint32_t adt_skeleton_grammar_rules(const adt_skeleton_grammar *grammar);
+/* Digram table probes done so far (the amortised-work check of the tests). */
+uint64_t adt_skeleton_grammar_probes(const adt_skeleton_grammar *grammar);
+
+/* The grammar read out with rules numbered densely from 0 (the sequence)
+ * in order of first reference: rule r's body is symbols
+ * [starts[r], starts[r + 1]) of values/exponents. Filled by
+ * adt_skeleton_grammar_export into arrays of at least the sizes
+ * adt_skeleton_grammar_symbols / _rules (+ 1 for starts) give. */
+typedef struct adt_skeleton_rules {
+    uint32_t rule_count;
+    uint32_t *starts;
+    uint32_t *values;
+    uint32_t *exponents;
+} adt_skeleton_rules;
+/* The rules a grammar can hold (the size of export's scratch). */
+uint32_t adt_skeleton_grammar_rule_capacity(const adt_skeleton_grammar *grammar);
+/* scratch: adt_skeleton_grammar_rule_capacity() uint32_t's (old rule ->
+ * new). */
+void adt_skeleton_grammar_export(adt_skeleton_grammar *grammar, adt_skeleton_rules *out, uint32_t *scratch);
+
+/* Calls visit(terminal, arg) for every terminal the rules expand to, in
+ * order; stops early (returns false) when visit does. Recursion depth is
+ * the nesting of the rules. */
+typedef bool (*adt_skeleton_visit)(uint32_t terminal, void *arg);
+bool adt_skeleton_rules_expand(const adt_skeleton_rules *rules, adt_skeleton_visit visit, void *arg);
+
+/* ---- the call signature table (signatures.c) --------------------------- */
+
+typedef struct adt_skeleton_signatures adt_skeleton_signatures;
+
+size_t adt_skeleton_signatures_bytes(uint32_t entries, uint32_t byte_capacity);
+adt_skeleton_signatures *adt_skeleton_signatures_init(void *memory, uint32_t entries, uint32_t byte_capacity);
+/* The terminal id of key (a new one for a key not seen before), or
+ * UINT32_MAX when the table has no room for a new key. */
+uint32_t adt_skeleton_signatures_intern(adt_skeleton_signatures *table, const uint8_t *key, uint32_t length);
+uint32_t adt_skeleton_signatures_count(const adt_skeleton_signatures *table);
+const uint8_t *adt_skeleton_signatures_key(const adt_skeleton_signatures *table, uint32_t terminal,
+                                           uint32_t *length);
+/* Whether key is terminal's key (without hashing). */
+bool adt_skeleton_signatures_is(const adt_skeleton_signatures *table, uint32_t terminal, const uint8_t *key,
+                                uint32_t length);
+
+/* ---- one thread's skeleton and the process's share (thread.c) --------- */
+
+/* Why a thread's skeleton stopped (summary.json "skeleton_stopped"). */
+#define ADT_SKELETON_STOPS(X)                                                         \
+    /* the share had no slab left for this thread */                                 \
+    X(NO_SLAB, "no_slab", "threads found no room left in the skeleton's share")      \
+    /* its grammar ran out of symbols, rules or digram slots */                       \
+    X(GRAMMAR_FULL, "grammar_full", "threads' grammars were full")                     \
+    /* its signature table ran out of entries or bytes */                             \
+    X(SIGNATURES_FULL, "signatures_full", "threads' call signature tables were full") \
+    /* a call's encoding was longer than a signature may be, or the thread's tables  \
+     * of requests, communicators or contexts were full (mpi-events) */               \
+    X(NOT_ENCODABLE, "call_not_encodable", "threads met a call they could not encode")
+
+#define ADT_SKELETON_STOP_ENUM(cause, key, words) ADT_SKELETON_STOP_##cause,
+typedef enum adt_skeleton_stop {
+    ADT_SKELETON_RUNNING = -1,
+    ADT_SKELETON_STOPS(ADT_SKELETON_STOP_ENUM) ADT_SKELETON_STOP_CAUSES
+} adt_skeleton_stop;
+#undef ADT_SKELETON_STOP_ENUM
+
+extern const char *const adt_skeleton_stop_keys[ADT_SKELETON_STOP_CAUSES];
+extern const char *const adt_skeleton_stop_words[ADT_SKELETON_STOP_CAUSES];
+
+/* The longest encoded call (signature key). */
+#define ADT_SKELETON_KEY_MAX 1024u
+
+/* A thread's skeleton: its signature table and grammar, plus room the
+ * encoder (mpi-events) lays out for its own per-thread tables. */
+typedef struct adt_skeleton {
+    adt_skeleton_signatures *signatures;
+    adt_skeleton_grammar *grammar;
+    void *encoder_memory;          /* ADT_SKELETON_ENCODER_BYTES */
+    uint64_t thread_index;         /* the location's thread index */
+    uint64_t calls;                /* calls folded */
+    adt_skeleton_stop stop;        /* ADT_SKELETON_RUNNING while folding */
+} adt_skeleton;
+
+#define ADT_SKELETON_ENCODER_BYTES (160u * 1024u)
+
+/* The share of the process's budget: slabs of ADT_SKELETON_SLAB_BYTES, one
+ * per thread that makes an MPI call, handed out lock-free. */
+#define ADT_SKELETON_SLAB_BYTES (1024u * 1024u)
+
+/* Start-up: reserves (mmap, touched) share_bytes rounded down to whole
+ * slabs; 0 slabs is allowed (every thread then stops at once). Returns 0,
+ * or -1 with errno set. */
+int adt_skeleton_share_create(uint64_t share_bytes);
+void adt_skeleton_share_destroy(void);
+uint64_t adt_skeleton_share_bytes(void);
+
+/* Hot path, the thread's first outermost MPI call: a skeleton of its own
+ * in the next free slab; NULL when the share was never created. A share
+ * without a slab left gives a skeleton already stopped (NO_SLAB), kept in
+ * a small reserve table, so that the cause is counted. */
+adt_skeleton *adt_skeleton_claim(uint64_t thread_index);
+
+/* Hot path: one call, as its encoded key. Stops the skeleton (cause set)
+ * when a table is full; does nothing once stopped. */
+void adt_skeleton_fold(adt_skeleton *skeleton, const uint8_t *key, uint32_t length);
+void adt_skeleton_stop_with(adt_skeleton *skeleton, adt_skeleton_stop cause);
+
+/* End of run, after the threads' calls are over: the skeletons claimed. */
+size_t adt_skeleton_count(void);
+adt_skeleton *adt_skeleton_at(size_t index);
+
+/* ---- the file (file_write.c, file_read.c) ------------------------------ */
+
+#define ADT_SKELETON_FILE_NAME "skeleton.adts"
+#define ADT_SKELETON_MAGIC "ADTSKEL"
+#define ADT_SKELETON_VERSION 1u
+/* The most ranks a file may name (a bound for the reader's tables). */
+#define ADT_SKELETON_RANKS_MAX (1u << 26)
+
+/* This process's part of the file: the skeletons of its threads, as
+ * bytes (malloc'd; *bytes set). Returns NULL when out of memory. */
+uint8_t *adt_skeleton_rank_encode(size_t *bytes);
+/* Writes the file from the ranks' parts (parts[r] is rank r's) and the
+ * names of the functions the first field of every key indexes: parts
+ * equal byte for byte are stored once, as one class, with the ranks that
+ * have it as strided ranges. 0, or -1 with errno set. */
+int adt_skeleton_file_write(const char *path, const char *const *function_names, uint32_t function_count,
+                            const uint8_t *const *parts, const size_t *part_bytes, uint32_t rank_count);
+
+/* The file read back. Everything points into one allocation. */
+typedef struct adt_skeleton_thread_view {
+    uint64_t thread_index;
+    uint64_t calls;
+    int32_t stop;                   /* adt_skeleton_stop */
+    uint32_t signature_count;
+    const uint8_t *const *keys;     /* signature_count keys */
+    const uint32_t *key_lengths;
+    adt_skeleton_rules rules;
+} adt_skeleton_thread_view;
+
+/* Ranks with equal skeletons share one class. */
+typedef struct adt_skeleton_class_view {
+    uint32_t thread_count;
+    adt_skeleton_thread_view *threads;
+    uint32_t rank_count;            /* ranks that have it */
+} adt_skeleton_class_view;
+
+/* A strided range of ranks of one class: first, first + stride, ... */
+typedef struct adt_skeleton_rank_range {
+    uint32_t first;
+    uint32_t count;
+    uint32_t stride;
+    uint32_t class_index;
+} adt_skeleton_rank_range;
+
+typedef struct adt_skeleton_rank_view {
+    uint32_t rank;
+    uint32_t class_index;
+    uint32_t thread_count;
+    const adt_skeleton_thread_view *threads; /* its class's */
+} adt_skeleton_rank_view;
+
+typedef struct adt_skeleton_file {
+    uint32_t version;
+    uint32_t function_count;
+    const char *const *function_names;
+    uint32_t class_count;
+    adt_skeleton_class_view *classes;
+    uint32_t range_count;
+    adt_skeleton_rank_range *ranges;
+    uint32_t rank_count;
+    adt_skeleton_rank_view *ranks;  /* in rank order */
+    void *storage;
+} adt_skeleton_file;
+
+/* Reads and checks the whole file (framing, bounds, checksum, that every
+ * rule is referenced acyclically and every terminal has a key, and that
+ * expansion gives `calls` terminals). NULL with one line in error: not a
+ * skeleton file, another version, cut short, corrupt. */
+adt_skeleton_file *adt_skeleton_file_read(const char *path, char *error, size_t error_size);
+/* The same from bytes in memory (tests). */
+adt_skeleton_file *adt_skeleton_file_parse(const uint8_t *bytes, size_t size, char *error, size_t error_size);
+void adt_skeleton_file_free(adt_skeleton_file *file);
+
+/* The key's fields: the encoded keys are LEB128 varints (signed ones
+ * zigzag); reads one at *offset, false at the end or on a bad varint. */
+bool adt_skeleton_key_next(const uint8_t *key, uint32_t length, uint32_t *offset, uint64_t *value);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

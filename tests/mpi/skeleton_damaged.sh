@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# adaptrace-report --skeleton on a damaged skeleton.adts (issue #25): a
+# file cut short, one with a flipped byte, one of another format version
+# and a missing one each give exactly one line on stderr saying what is
+# wrong and a non-zero exit (2 for a damaged file, 1 for a missing one),
+# and nothing on stdout.
+#
+# usage: skeleton_damaged.sh REPORT ARCHIVE WORK_DIR
+set -euo pipefail
+report=$1 archive=$2 work=$3
+rm -rf "$work"
+mkdir -p "$work"
+failures=0
+
+# expect CASE STATUS PATTERN: the archive copy in $work/CASE.
+expect() {
+    local case=$1 status=$2 pattern=$3 got=0
+    "$report" --skeleton "$work/$case" >"$work/$case.out" 2>"$work/$case.err" || got=$?
+    local lines
+    lines=$(wc -l <"$work/$case.err")
+    if [ "$got" -ne "$status" ] || [ "$lines" -ne 1 ] || ! grep -Eq "$pattern" "$work/$case.err" ||
+        [ -s "$work/$case.out" ]; then
+        echo "$case: exit $got (expected $status), $lines lines on stderr, stdout $(wc -c <"$work/$case.out") bytes:"
+        cat "$work/$case.err"
+        failures=$((failures + 1))
+    else
+        echo "$case: $(cat "$work/$case.err")"
+    fi
+}
+
+copy() {
+    mkdir -p "$work/$1"
+    cp "$archive/skeleton.adts" "$work/$1/skeleton.adts"
+}
+
+size=$(stat -c %s "$archive/skeleton.adts")
+copy cut
+truncate -s $((size / 2)) "$work/cut/skeleton.adts"
+expect cut 2 "skeleton.adts: corrupt or cut short: checksum mismatch"
+
+copy flipped
+printf '\xff' | dd of="$work/flipped/skeleton.adts" bs=1 seek=$((size / 3)) conv=notrunc status=none
+expect flipped 2 "skeleton.adts: corrupt or cut short: checksum mismatch"
+
+copy version
+printf '\x07' | dd of="$work/version/skeleton.adts" bs=1 seek=8 conv=notrunc status=none
+expect version 2 "skeleton.adts: skeleton format version 7, this adaptrace reads version 1"
+
+copy header
+printf 'NOTASKEL' | dd of="$work/header/skeleton.adts" bs=1 seek=0 conv=notrunc status=none
+expect header 2 "not a skeleton file"
+
+mkdir -p "$work/missing"
+expect missing 1 "cannot read .*skeleton.adts: No such file"
+
+# The intact file reads.
+"$report" --skeleton "$archive" >"$work/intact.out"
+grep -q "^rank 3 thread 0: " "$work/intact.out" || { echo "intact: no rank 3"; failures=$((failures + 1)); }
+exit $((failures > 0))

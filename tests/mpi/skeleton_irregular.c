@@ -1,0 +1,24 @@
+/*
+ * More distinct MPI calls than a thread's skeleton has signatures for
+ * (issue #25): each rank sends itself 0-byte messages with 3,000
+ * different tags, so the call signatures never repeat and the table of
+ * 2,048 fills. The skeleton must stop there, counted as signatures_full
+ * in summary.json, still expanding exactly to the calls before it, while
+ * every event reaches the archive.
+ */
+#include <mpi.h>
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    char byte = 0;
+    for (int tag = 0; tag < 3000; tag++) {
+        MPI_Request request;
+        MPI_Irecv(&byte, 0, MPI_BYTE, MPI_ANY_SOURCE, tag, MPI_COMM_SELF, &request);
+        MPI_Send(&byte, 0, MPI_BYTE, 0, tag, MPI_COMM_SELF);
+        MPI_Wait(&request, MPI_STATUS_IGNORE);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Finalize();
+    return 0;
+}

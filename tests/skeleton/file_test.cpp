@@ -1,0 +1,228 @@
+// skeleton.adts (issue #25): the threads' skeletons written and read back
+// whole; a file cut short, damaged or of another version is refused with
+// one line.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include "skeleton/skeleton.h"
+
+namespace {
+
+std::vector<uint8_t> key_of(uint32_t call)
+{
+    return { (uint8_t)(call & 0x7f), 3, 4 };
+}
+
+// Two threads folded in the share, written as one rank's part.
+class SkeletonFile : public ::testing::Test {
+protected:
+    std::vector<uint8_t> file;
+    std::vector<std::vector<uint32_t>> calls{ {}, {} };
+
+    void SetUp() override
+    {
+        ASSERT_EQ(adt_skeleton_share_create(2ull * ADT_SKELETON_SLAB_BYTES), 0);
+        adt_skeleton *threads[2] = { adt_skeleton_claim(0), adt_skeleton_claim(1) };
+        ASSERT_NE(threads[0], nullptr);
+        ASSERT_NE(threads[1], nullptr);
+        for (int step = 0; step < 40; ++step) {
+            for (uint32_t call : { 10u, 11u, 12u, 11u, 12u, 13u }) {
+                calls[0].push_back(call);
+                auto key = key_of(call);
+                adt_skeleton_fold(threads[0], key.data(), (uint32_t)key.size());
+            }
+        }
+        for (uint32_t call : { 1u, 2u, 2u, 2u, 3u }) {
+            calls[1].push_back(call);
+            auto key = key_of(call);
+            adt_skeleton_fold(threads[1], key.data(), (uint32_t)key.size());
+        }
+        size_t part_bytes = 0;
+        uint8_t *part = adt_skeleton_rank_encode(&part_bytes);
+        ASSERT_NE(part, nullptr);
+        // Five ranks: 0, 2 and 4 with this part, 1 and 3 with another one.
+        const uint8_t other[] = { 0, 0, 0, 0 };
+        const char *names[] = { "MPI_Init", "MPI_Send" };
+        const uint8_t *parts[] = { part, other, part, other, part };
+        size_t sizes[] = { part_bytes, sizeof other, part_bytes, sizeof other, part_bytes };
+        char path[] = "/tmp/skeleton-test-XXXXXX";
+        int fd = mkstemp(path);
+        ASSERT_GE(fd, 0);
+        close(fd);
+        ASSERT_EQ(adt_skeleton_file_write(path, names, 2, parts, sizes, 5), 0);
+        free(part);
+        FILE *stream = fopen(path, "rb");
+        ASSERT_NE(stream, nullptr);
+        int c;
+        while ((c = fgetc(stream)) != EOF)
+            file.push_back((uint8_t)c);
+        fclose(stream);
+        unlink(path);
+    }
+
+    void TearDown() override { adt_skeleton_share_destroy(); }
+
+    std::string refusal(const std::vector<uint8_t> &bytes)
+    {
+        char error[256] = "";
+        adt_skeleton_file *read = adt_skeleton_file_parse(bytes.data(), bytes.size(), error, sizeof error);
+        if (read) {
+            adt_skeleton_file_free(read);
+            return "";
+        }
+        EXPECT_EQ(std::strchr(error, '\n'), nullptr);
+        return error;
+    }
+};
+
+std::vector<uint32_t> expanded_calls(const adt_skeleton_thread_view &thread)
+{
+    std::vector<uint32_t> terminals;
+    adt_skeleton_rules_expand(
+        &thread.rules,
+        [](uint32_t terminal, void *arg) {
+            static_cast<std::vector<uint32_t> *>(arg)->push_back(terminal);
+            return true;
+        },
+        &terminals);
+    std::vector<uint32_t> out;
+    for (uint32_t t : terminals)
+        out.push_back(thread.keys[t][0]);
+    return out;
+}
+
+TEST_F(SkeletonFile, ReadsBackEveryThreadsCalls)
+{
+    char error[256] = "";
+    adt_skeleton_file *read = adt_skeleton_file_parse(file.data(), file.size(), error, sizeof error);
+    ASSERT_NE(read, nullptr) << error;
+    EXPECT_EQ(read->version, ADT_SKELETON_VERSION);
+    ASSERT_EQ(read->function_count, 2u);
+    EXPECT_STREQ(read->function_names[1], "MPI_Send");
+    ASSERT_EQ(read->rank_count, 5u);
+    ASSERT_EQ(read->class_count, 2u) << "equal ranks are stored once";
+    EXPECT_EQ(read->classes[0].rank_count, 3u);
+    EXPECT_EQ(read->classes[1].rank_count, 2u);
+    EXPECT_EQ(read->classes[1].thread_count, 0u);
+    ASSERT_EQ(read->range_count, 2u) << "0,2,4 and 1,3 are one strided range each";
+    EXPECT_EQ(read->ranges[0].first, 0u);
+    EXPECT_EQ(read->ranges[0].count, 3u);
+    EXPECT_EQ(read->ranges[0].stride, 2u);
+    EXPECT_EQ(read->ranges[1].first, 1u);
+    EXPECT_EQ(read->ranges[1].stride, 2u);
+    for (uint32_t r = 0; r < 5; ++r) {
+        EXPECT_EQ(read->ranks[r].rank, r);
+        EXPECT_EQ(read->ranks[r].class_index, r % 2);
+    }
+    ASSERT_EQ(read->ranks[4].thread_count, 2u);
+    for (int t = 0; t < 2; ++t) {
+        const adt_skeleton_thread_view &thread = read->ranks[4].threads[t];
+        EXPECT_EQ(thread.thread_index, (uint64_t)t);
+        EXPECT_EQ(thread.stop, ADT_SKELETON_RUNNING);
+        EXPECT_EQ(thread.calls, calls[t].size());
+        EXPECT_EQ(expanded_calls(thread), calls[t]);
+    }
+    // Thread 0's 240 calls: a loop of 40 around 6 calls, not 240 symbols.
+    const adt_skeleton_rules &rules = read->ranks[0].threads[0].rules;
+    EXPECT_LE(rules.starts[rules.rule_count], 8u);
+    adt_skeleton_file_free(read);
+}
+
+TEST_F(SkeletonFile, EveryCutIsRefused)
+{
+    for (size_t size = 0; size < file.size(); ++size) {
+        std::vector<uint8_t> cut(file.begin(), file.begin() + (long)size);
+        EXPECT_NE(refusal(cut), "") << "cut at " << size;
+    }
+}
+
+TEST_F(SkeletonFile, EveryFlippedByteIsRefused)
+{
+    for (size_t at = 0; at < file.size(); ++at) {
+        std::vector<uint8_t> damaged = file;
+        damaged[at] ^= 0x20;
+        EXPECT_NE(refusal(damaged), "") << "byte " << at;
+    }
+}
+
+TEST_F(SkeletonFile, AnotherVersionIsNamed)
+{
+    std::vector<uint8_t> other = file;
+    other[sizeof ADT_SKELETON_MAGIC] = (uint8_t)(ADT_SKELETON_VERSION + 1);
+    EXPECT_EQ(refusal(other), "skeleton format version 2, this adaptrace reads version 1");
+}
+
+TEST_F(SkeletonFile, NotASkeletonIsNamed)
+{
+    std::vector<uint8_t> other(file.size(), 'x');
+    EXPECT_EQ(refusal(other), "not a skeleton file (no ADTSKEL header)");
+}
+
+TEST(SkeletonShare, AThreadWithoutASlabIsStoppedAndCounted)
+{
+    ASSERT_EQ(adt_skeleton_share_create(ADT_SKELETON_SLAB_BYTES), 0);
+    adt_skeleton *first = adt_skeleton_claim(0);
+    adt_skeleton *second = adt_skeleton_claim(1);
+    ASSERT_NE(first, nullptr);
+    ASSERT_NE(second, nullptr);
+    EXPECT_EQ(first->stop, ADT_SKELETON_RUNNING);
+    EXPECT_EQ(second->stop, ADT_SKELETON_STOP_NO_SLAB);
+    const uint8_t key[] = { 1 };
+    adt_skeleton_fold(second, key, 1);
+    EXPECT_EQ(second->calls, 0u);
+    EXPECT_EQ(adt_skeleton_count(), 2u);
+    EXPECT_EQ(adt_skeleton_at(1), second);
+    adt_skeleton_share_destroy();
+}
+
+// Threads claim their skeletons at once and fold side by side: each gets
+// a slab of its own (one atomic add), and each skeleton holds exactly its
+// thread's calls; the threads beyond the slabs are stopped and counted.
+TEST(SkeletonShare, ThreadsClaimAndFoldSideBySide)
+{
+    const int threads = 6, slabs = 4, calls = 5000;
+    ASSERT_EQ(adt_skeleton_share_create((uint64_t)slabs * ADT_SKELETON_SLAB_BYTES), 0);
+    std::vector<adt_skeleton *> claimed(threads, nullptr);
+    std::vector<std::thread> running;
+    for (int t = 0; t < threads; ++t) {
+        running.emplace_back([t, &claimed] {
+            adt_skeleton *skeleton = adt_skeleton_claim((uint64_t)t);
+            claimed[t] = skeleton;
+            for (int i = 0; i < calls; ++i) {
+                const uint8_t key[] = { (uint8_t)t, (uint8_t)(i % 7) };
+                adt_skeleton_fold(skeleton, key, sizeof key);
+            }
+        });
+    }
+    for (auto &thread : running)
+        thread.join();
+    ASSERT_EQ(adt_skeleton_count(), (size_t)threads);
+    int folding = 0, stopped = 0;
+    for (int t = 0; t < threads; ++t) {
+        ASSERT_NE(claimed[t], nullptr);
+        EXPECT_EQ(claimed[t]->thread_index, (uint64_t)t);
+        if (claimed[t]->stop == ADT_SKELETON_STOP_NO_SLAB) {
+            stopped++;
+            EXPECT_EQ(claimed[t]->calls, 0u);
+            continue;
+        }
+        folding++;
+        EXPECT_EQ(claimed[t]->stop, ADT_SKELETON_RUNNING);
+        EXPECT_EQ(claimed[t]->calls, (uint64_t)calls);
+        uint32_t length = 0;
+        const uint8_t *key = adt_skeleton_signatures_key(claimed[t]->signatures, 0, &length);
+        EXPECT_EQ(key[0], t) << "every slab is its own thread's";
+    }
+    EXPECT_EQ(folding, slabs);
+    EXPECT_EQ(stopped, threads - slabs);
+    adt_skeleton_share_destroy();
+}
+
+} // namespace
