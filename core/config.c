@@ -444,6 +444,41 @@ static int parse_stack(adt_config *config, const char *text, char *error, size_t
     return store_path(config->stack, text, error, error_size);
 }
 
+/* A whole number from low to high, into *value. */
+static int parse_whole_in_range(const char *text, uint64_t low, uint64_t high, uint32_t *value, char *error,
+                                size_t error_size)
+{
+    uint64_t number;
+    const char *end;
+    if (parse_leading_number(text, &number, &end, error, error_size) != 0)
+        return -1;
+    if (*end != '\0')
+        return fail(error, error_size, "trailing characters '%s'", end);
+    if (number < low || number > high)
+        return fail(error, error_size, "out of range");
+    *value = (uint32_t)number;
+    return 0;
+}
+
+static int parse_analyzers(adt_config *config, const char *text, char *error, size_t error_size)
+{
+    return parse_whole_in_range(text, 0, ADT_ANALYZERS_MAX, &config->analyzers, error, error_size);
+}
+
+static int parse_live_interval(adt_config *config, const char *text, char *error, size_t error_size)
+{
+    return parse_whole_in_range(text, 1, ADT_LIVE_INTERVAL_MAX, &config->live_interval_s, error, error_size);
+}
+
+/* One MPI info "host" value: no blank, since Open MPI splits it at commas
+ * only and a blank would end up in a host name. */
+static int parse_analyzer_hosts(adt_config *config, const char *text, char *error, size_t error_size)
+{
+    if (strpbrk(text, " \t\n") != NULL)
+        return fail(error, error_size, "a host name with a blank in it");
+    return store_path(config->analyzer_hosts, text, error, error_size);
+}
+
 /* A limit's number in an accepted form, from its one definition (core.h). */
 #define ADT_QUOTE_DIGITS(number) #number
 #define ADT_QUOTE(limit) ADT_QUOTE_DIGITS(limit)
@@ -514,6 +549,20 @@ const adt_config_var adt_config_vars[] = {
      "fold each thread's MPI calls into loops as they return, in 1/16 of ADAPTRACE_BUFFER_SIZE, and write "
      "them as skeleton.adts into the archive (adaptrace-report --skeleton reads it)",
      parse_skeleton},
+    {"ADAPTRACE_ANALYZERS", "analyzers", "0", "a whole number from 0 to " ADT_QUOTE(ADT_ANALYZERS_MAX),
+     "analysis processes started at MPI_Init (MPI_Comm_spawn) that receive every rank's MPI calls during the run "
+     "and keep <archive>/live/report.json up to date; 0: none (docs/online.md)",
+     parse_analyzers},
+    {"ADAPTRACE_LIVE_INTERVAL", "live-interval", "2", "a whole number of seconds from 1 to "
+     ADT_QUOTE(ADT_LIVE_INTERVAL_MAX),
+     "with analyzers: how often they rewrite live/report.json, and the longest a rank holds a call before "
+     "sending it",
+     parse_live_interval},
+    {"ADAPTRACE_ANALYZER_HOSTS", "analyzer-hosts", "",
+     "a comma-separated list of host names without blanks, as the MPI info key \"host\" of MPI_Comm_spawn takes "
+     "it; empty for the MPI library's choice",
+     "where the analysis processes run",
+     parse_analyzer_hosts},
 };
 
 const size_t adt_config_var_count = sizeof adt_config_vars / sizeof adt_config_vars[0];

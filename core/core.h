@@ -37,6 +37,10 @@ typedef enum adt_sampling_clock {
  * quotes in its accepted forms), so that the launcher refuses what the
  * library could not take; defined here only: the sampler sizes its arrays
  * by them and takes a checked configuration as it is. */
+/* Most analysis processes (ADAPTRACE_ANALYZERS) and the longest live
+ * report interval (ADAPTRACE_LIVE_INTERVAL, seconds). */
+#define ADT_ANALYZERS_MAX 4096
+#define ADT_LIVE_INTERVAL_MAX 3600
 #define ADT_UNWIND_DEPTH_MAX 256
 #define ADT_METRICS_COUNT_MAX 16
 #define ADT_METRIC_NAME_LENGTH_MAX 127 /* characters of one name */
@@ -57,6 +61,9 @@ typedef struct adt_config {
     bool quiet;                       /* ADAPTRACE_QUIET on|off: no summary on stderr */
     char stack[ADT_PATH_MAX];         /* ADAPTRACE_STACK, tools preloaded behind libadaptrace, "" = none */
     bool skeleton;                    /* ADAPTRACE_SKELETON on|off: fold MPI calls into loops (issue #25) */
+    uint32_t analyzers;               /* ADAPTRACE_ANALYZERS, analysis processes, 0 = off (default) */
+    uint32_t live_interval_s;         /* ADAPTRACE_LIVE_INTERVAL, seconds between live reports, default 2 */
+    char analyzer_hosts[ADT_PATH_MAX];/* ADAPTRACE_ANALYZER_HOSTS, MPI info "host" of the spawn, "" = MPI's choice */
 } adt_config;
 
 /* One row per variable: the same table yields the environment parsing, the

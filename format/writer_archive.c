@@ -4,9 +4,11 @@
  * and the rename that publishes it. End of run (the name: start-up),
  * normal context.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -27,6 +29,21 @@ static void format_message(char *out, size_t size, const char *format, ...)
 
 /* ---- archive directory ------------------------------------------------------- */
 
+/* Whether dir is a directory that holds nothing but live/, the live
+ * report of an online run's analyzers (adopt_live_directory). */
+static bool holds_only_live(const char *dir)
+{
+    DIR *stream = opendir(dir);
+    if (stream == NULL)
+        return false;
+    bool only_live = true;
+    for (struct dirent *entry = readdir(stream); entry != NULL && only_live; entry = readdir(stream))
+        only_live = strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0 ||
+                    strcmp(entry->d_name, "live") == 0;
+    closedir(stream);
+    return only_live;
+}
+
 /* Rank 0 checks archive_dir and creates the temporary directory; every rank
  * learns its name (or that it failed, with rank 0's message). */
 int adt_writer_prepare_directory(writer *w)
@@ -44,7 +61,7 @@ int adt_writer_prepare_directory(writer *w)
             format_message(message.error, sizeof message.error,
                      "writing trace: archive directory '%s' is not a path (accepted: a non-empty path shorter than %d bytes)",
                      dir ? dir : "(null)", ADT_PATH_MAX);
-        else if (lstat(dir, &st) == 0)
+        else if (lstat(dir, &st) == 0 && !(S_ISDIR(st.st_mode) && holds_only_live(dir)))
             format_message(message.error, sizeof message.error,
                      "writing trace %s: the path exists already (an archive is never written over an existing path)", dir);
         else {
@@ -102,6 +119,21 @@ uint64_t adt_writer_bytes_of_rank(const writer *w)
     return total;
 }
 
+/* The analysis processes of an online run (online/, issue #28) write
+ * <archive>/live/ while the run goes on, before the archive exists; they
+ * have finished with it when the ranks write. Its live/ moves into the
+ * finished archive, and the directory that held it goes, so the rename
+ * below finds the name free. A directory holding anything else stays, and
+ * the rename refuses it as before. */
+static void adopt_live_directory(const writer *w)
+{
+    char live[ADT_PATH_MAX + sizeof "/live"], adopted[sizeof w->temp_dir + sizeof "/live"];
+    snprintf(live, sizeof live, "%s/live", w->input->archive_dir);
+    snprintf(adopted, sizeof adopted, "%s/live", w->temp_dir);
+    if (renameat2(AT_FDCWD, live, AT_FDCWD, adopted, RENAME_NOREPLACE) == 0)
+        rmdir(w->input->archive_dir);
+}
+
 /* Rank 0 renames the finished archive into place; never over an entry that
  * appeared in the meantime (RENAME_NOREPLACE). */
 int adt_writer_publish(writer *w)
@@ -112,6 +144,7 @@ int adt_writer_publish(writer *w)
         char error[sizeof w->result->error];
     } message = { 0 };
     if (c->rank == 0) {
+        adopt_live_directory(w);
         if (renameat2(AT_FDCWD, w->temp_dir, AT_FDCWD, w->input->archive_dir, RENAME_NOREPLACE) == 0)
             message.ok = 1;
         else

@@ -11,6 +11,7 @@
 
 #include "fold.h"
 #include "handle_table.h"
+#include "online/online.h"
 #include "records.h"
 
 /* Requests in flight at once (plus inactive persistent ones). */
@@ -171,6 +172,8 @@ static inline void append_p2p(const adt_mpi_call *call, adt_record_kind kind, ui
     adt_rec_p2p record = { .bytes = bytes, .request = id, .comm = comm, .peer = (uint32_t)peer,
                            .tag = (uint32_t)tag };
     append_ranked(call, kind, &record, sizeof record, own_rank);
+    bool sending = kind == ADT_REC_MPI_SEND || kind == ADT_REC_MPI_ISEND;
+    adt_online_bytes(sending ? bytes : 0, sending ? 0 : bytes);
 }
 
 /* A count in MPI_BYTE is what arrived or was transferred whatever the
@@ -314,6 +317,7 @@ void adt_mpi_collective_end(const adt_mpi_call *call, uint32_t op, const adt_mpi
     adt_rec_collective record = { .sent = sent, .received = received, .op = op, .comm = comm->id,
                                   .root = root_field(root) };
     append(call, ADT_REC_MPI_COLLECTIVE_END, &record, sizeof record);
+    adt_online_bytes(sent, received);
 }
 
 void adt_mpi_icollective(const adt_mpi_call *call, uint32_t op, const adt_mpi_comm_info *comm, int root,
@@ -395,6 +399,7 @@ static void finish(const adt_mpi_call *call, MPI_Request request, tracked_reques
                                       .request = tracked->id, .op = tracked->op, .comm = tracked->comm,
                                       .root = tracked->root };
         append(call, ADT_REC_NB_COLLECTIVE_COMPLETE, &record, sizeof record);
+        adt_online_bytes(tracked->bytes, tracked->received);
     }
     if (tracked->persistent)
         tracked->active = false;

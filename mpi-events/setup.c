@@ -49,6 +49,9 @@ bool adt_mpi_sampling;
 static pthread_once_t regions_once = PTHREAD_ONCE_INIT;
 static adt_clock_offset begin_offset;
 static bool measuring;
+/* When MPI_Init began, for its call's record in the online stream, which
+ * opens only as MPI_Init returns. */
+static uint64_t init_entered;
 static atomic_bool init_begun;
 static atomic_bool init_unseen;
 
@@ -280,6 +283,7 @@ void adt_mpi_init_begin(void)
     adt_mpi_next_resolve();
     atomic_store_explicit(&init_begun, true, memory_order_release);
     adt_runtime_start();
+    init_entered = adt_clock_now();
 }
 
 void adt_mpi_init_end(adt_location *location)
@@ -319,6 +323,7 @@ void adt_mpi_init_end(adt_location *location)
     begin_offset = measure_clock_offset(MPI_COMM_WORLD);
     adt_runtime_clock_offset_measured(&begin_offset);
     measuring = true;
+    adt_online_start(adt_runtime_config(), (uint32_t)rank, (uint32_t)size, archive_dir, init_entered);
 }
 
 void adt_mpi_finalize_measurement(adt_mpi_call *call, adt_mpi_function function)
@@ -337,6 +342,20 @@ void adt_mpi_finalize_measurement(adt_mpi_call *call, adt_mpi_function function)
      * not PMPI_Finalize itself. */
     adt_mpi_returned(call);
     adt_mpi_leave(call, function);
+    /* After the Leave of MPI_Finalize, its last streamed call; before the
+     * trace is written, which adopts the analyzers' live directory. */
+    adt_online_stats online;
+    adt_online_finish(&online);
+    adt_runtime_online_report(&(adt_runtime_online){ .calls_streamed = online.calls_streamed,
+                                                     .bytes_streamed = online.bytes_streamed,
+                                                     .unstreamed_analyzer_behind =
+                                                         online.unstreamed[ADT_ONLINE_LOSS_ANALYZER_BEHIND],
+                                                     .unstreamed_analyzer_lost =
+                                                         online.unstreamed[ADT_ONLINE_LOSS_ANALYZER_LOST],
+                                                     .unstreamed_other_thread =
+                                                         online.unstreamed[ADT_ONLINE_LOSS_OTHER_THREAD],
+                                                     .unstreamed_nested_too_deep =
+                                                         online.unstreamed[ADT_ONLINE_LOSS_NESTED_TOO_DEEP] });
     /* Collective even where this rank is not measuring: the runtime agrees
      * over all ranks whether to write, so no rank waits for another. */
     if (measuring) {

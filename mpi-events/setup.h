@@ -18,6 +18,7 @@
 #include "core/core.h"
 #include "format/format.h"
 #include "mpi_functions.h"
+#include "online/online.h"
 #include "runtime/runtime.h"
 #include "sampler/sampler.h"
 
@@ -89,6 +90,7 @@ static inline __attribute__((always_inline)) adt_mpi_call adt_mpi_enter(adt_loca
     call.enter_time = call.time;
     call.gap_class = adt_cost_note_event(cost, ADT_COST_MPI, call.time);
     adt_buffer_append_event(location, ADT_REC_ENTER, call.time, &record, sizeof record);
+    adt_online_enter(call.time);
     return call;
 }
 
@@ -115,6 +117,7 @@ static inline void adt_mpi_leave(const adt_mpi_call *call, adt_mpi_function func
 {
     adt_rec_region record = { adt_mpi_region_ids[function], call->context };
     adt_buffer_append_event(call->location, ADT_REC_LEAVE, call->time, &record, sizeof record);
+    adt_online_leave((uint32_t)function, call->time);
     if (adt_mpi_folding)
         adt_mpi_fold_leave((uint32_t)function, call->passing_on_before == 0);
     if (adt_mpi_sampling)

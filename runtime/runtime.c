@@ -290,6 +290,13 @@ int64_t adt_runtime_world_rank(void)
     return atomic_load(&mpi_started) ? (int64_t)atomic_load(&world_rank) : -1;
 }
 
+static adt_runtime_online online;
+
+void adt_runtime_online_report(const adt_runtime_online *streamed)
+{
+    online = *streamed;
+}
+
 /* At the end (written given) the user API's counts are asked once. */
 static adt_run_sources run_sources(const adt_trace_result *written)
 {
@@ -306,6 +313,7 @@ static adt_run_sources run_sources(const adt_trace_result *written)
         .written = written,
         .mpi_untracked = mpi_untracked,
         .started = measurement_started,
+        .online = online,
     };
 }
 

@@ -181,6 +181,19 @@ typedef struct adt_runtime_mpi_untracked {
 } adt_runtime_mpi_untracked;
 void adt_runtime_mpi_untracked_report(const adt_runtime_mpi_untracked *untracked);
 
+/* What a rank streamed to its analyzer in an online run (online/, issue
+ * #28), and the calls it could not stream by cause; reported in
+ * MPI_Finalize before adt_runtime_finish, for the summary. */
+typedef struct adt_runtime_online {
+    uint64_t calls_streamed;
+    uint64_t bytes_streamed;
+    uint64_t unstreamed_analyzer_behind;
+    uint64_t unstreamed_analyzer_lost;
+    uint64_t unstreamed_other_thread;
+    uint64_t unstreamed_nested_too_deep;
+} adt_runtime_online;
+void adt_runtime_online_report(const adt_runtime_online *online);
+
 /* The MPI layer, at load: what the process asks at its exit when the MPI
  * layer never reported MPI started (adt_runtime_mpi_started). unseen
  * returns whether MPI ran all the same without adaptrace's MPI_Init (a

@@ -142,7 +142,9 @@ void adt_rescue_discard(const char *archive_dir);
  *   ("n words"); or the
  *   sentence whose list of causes holds it: EVENTS (MPI events), OBJECTS
  *   (MPI objects not traced; the objects' totals are TOTAL rows that
- *   sentence names, their causes ADT_RUN_LOSSES_BY_CAUSE rows), SAMPLES. Every loss reaches summary.json and
+ *   sentence names, their causes ADT_RUN_LOSSES_BY_CAUSE rows), SAMPLES,
+ *   STREAM (MPI calls not streamed to the analyzers of an online run; they
+ *   are in the archive all the same). Every loss reaches summary.json and
  *   stderr (tests/runtime/summary_test.cpp checks that row by row).
  * words: what the stderr summary says after the number of a loss. */
 #define ADT_RUN_COUNTERS(X)                                                                              \
@@ -157,6 +159,16 @@ void adt_rescue_discard(const char *archive_dir);
     X(SUM, mpi_files_untracked, "mpi_files_untracked", TOTAL, "files")                                    \
     X(SUM, mpi_completions_unrecorded, "mpi_completions_unrecorded", EVENTS,                              \
       "request completions not recorded (no memory to copy a call's requests)")                           \
+    X(SUM, online_calls_streamed, "online_calls_streamed", NO, "")                                        \
+    X(SUM, online_bytes_streamed, "online_bytes_streamed", NO, "")                                        \
+    X(SUM, online_unstreamed_analyzer_behind, "online_calls_not_streamed_analyzer_behind", STREAM,          \
+      "not streamed because the analyzer was behind (every chunk in flight)")                              \
+    X(SUM, online_unstreamed_analyzer_lost, "online_calls_not_streamed_analyzer_lost", STREAM,              \
+      "not streamed because a send to the analyzer failed")                                                \
+    X(SUM, online_unstreamed_other_thread, "online_calls_not_streamed_other_thread", STREAM,                \
+      "not streamed because a thread other than MPI_Init's made them")                                     \
+    X(SUM, online_unstreamed_nested_too_deep, "online_calls_not_streamed_nested_too_deep", STREAM,          \
+      "not streamed because they were nested too deep in other MPI calls")                                 \
     X(SUM, skeleton_calls, "skeleton_calls", NO, "") /* calls folded into the threads' skeletons */      \
     X(MAX, skeleton_bytes, "skeleton_share_bytes", NO, "")                                                \
     X(SUM, user_region_ends_unmatched, "user_region_ends_unmatched", EVENTS,                              \
@@ -272,6 +284,7 @@ typedef struct adt_run_sources {
     adt_runtime_mpi_untracked mpi_untracked;
     uint64_t started;           /* the start of measurement (clock ticks) */
     adt_runtime_user_api_counts user_api;
+    adt_runtime_online online;
 } adt_run_sources;
 
 /* Fills counters and returns this rank's location lines (malloc'd,

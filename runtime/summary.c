@@ -201,6 +201,12 @@ size_t adt_summary_count(const adt_run_sources *sources, uint32_t rank, adt_run_
         counters->mpi_files_untracked += untracked->files[cause];
     }
     counters->mpi_completions_unrecorded = sources->mpi_untracked.completions_unrecorded;
+    counters->online_calls_streamed = sources->online.calls_streamed;
+    counters->online_bytes_streamed = sources->online.bytes_streamed;
+    counters->online_unstreamed_analyzer_behind = sources->online.unstreamed_analyzer_behind;
+    counters->online_unstreamed_analyzer_lost = sources->online.unstreamed_analyzer_lost;
+    counters->online_unstreamed_other_thread = sources->online.unstreamed_other_thread;
+    counters->online_unstreamed_nested_too_deep = sources->online.unstreamed_nested_too_deep;
     /* The skeletons: their threads' calls are over (or, at an ending, a
      * thread's count may be one call behind: plain loads of its fields). */
     counters->skeleton_bytes = sources->budget.skeleton_bytes;
@@ -228,7 +234,7 @@ typedef struct loss_cause {
 } loss_cause;
 
 /* Which sentence of the stderr summary lists a loss among its causes. */
-typedef enum loss_sentence { LOSS_NO, LOSS_TOTAL, LOSS_EVENTS, LOSS_OBJECTS, LOSS_SAMPLES, LOSS_SKELETON } loss_sentence;
+typedef enum loss_sentence { LOSS_NO, LOSS_TOTAL, LOSS_EVENTS, LOSS_OBJECTS, LOSS_SAMPLES, LOSS_SKELETON, LOSS_STREAM } loss_sentence;
 
 #define LOSS_CAUSE(cause, key, words) { key, words },
 
@@ -646,11 +652,12 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
     uint32_t ranks = listing->ranks;
     if (listing->ending != NULL)
         print_ending(listing->ending);
-    char event_losses[640], object_losses[1024], sample_losses[640], skeleton_losses[320];
+    char event_losses[640], object_losses[1024], sample_losses[640], skeleton_losses[320], stream_losses[480];
     describe_losses(skeleton_losses, sizeof skeleton_losses, total, LOSS_SKELETON);
     describe_losses(event_losses, sizeof event_losses, total, LOSS_EVENTS);
     describe_losses(object_losses, sizeof object_losses, total, LOSS_OBJECTS);
     describe_losses(sample_losses, sizeof sample_losses, total, LOSS_SAMPLES);
+    describe_losses(stream_losses, sizeof stream_losses, total, LOSS_STREAM);
     adt_log("%u rank%s, %llu location%s, %llu MPI events (%llu dropped%s)", ranks, ranks == 1 ? "" : "s",
             (unsigned long long)total->locations, total->locations == 1 ? "" : "s",
             (unsigned long long)total->mpi_events, (unsigned long long)total->events_dropped, event_losses);
@@ -663,6 +670,10 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
                 (unsigned long long)total->mpi_communicators_untracked,
                 (unsigned long long)total->mpi_windows_untracked, (unsigned long long)total->mpi_files_untracked,
                 object_losses + 2);
+    if (total->online_calls_streamed > 0 || stream_losses[0] != '\0')
+        adt_log("online: %llu MPI calls streamed to the analyzers (%.1f MiB)%s; the archive holds them all",
+                (unsigned long long)total->online_calls_streamed, mebibytes(total->online_bytes_streamed),
+                stream_losses);
     if (listing->initial_rate_hz) {
         adt_log("samples: %llu taken, %llu kept, %llu removed, %llu skipped (%llu while code was being unloaded or "
                 "registered), %llu dropped%s",

@@ -1,0 +1,235 @@
+/*
+ * The start and the end of a rank's stream, on MPI_Init's and
+ * MPI_Finalize's slow path: the spawn of the analyzers by rank 0, the
+ * connection of all ranks to them over a private duplicate of
+ * MPI_COMM_WORLD (freed at once), and at the end the last chunk, the
+ * analyzer's word that its final report is written, and the disconnect. Every MPI call here is a PMPI call on a communicator of
+ * adaptrace's own with errors returned: the application sees none of it.
+ */
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "online/online_internal.h"
+
+/* How long MPI_Finalize waits for the analyzer at most: for the last
+ * sends, then for its final report. */
+#define SEND_WAIT_SECONDS 10
+#define REPORT_WAIT_SECONDS 30
+/* How long MPI_Init waits at most for the analyzers' port. */
+#define PORT_WAIT_SECONDS 60
+
+static MPI_Comm analyzers = MPI_COMM_NULL;
+static int my_analyzer;
+static uint32_t stream_rank;
+
+/* <prefix>/bin/adaptrace-analyzer beside <prefix>/lib/libadaptrace.so (the
+ * build tree has the same layout); "" when this library's file cannot be
+ * found. */
+static void analyzer_path(char *path, size_t size)
+{
+    Dl_info info;
+    path[0] = '\0';
+    if (dladdr((void *)analyzer_path, &info) == 0 || info.dli_fname == NULL)
+        return;
+    char library[PATH_MAX], beside[PATH_MAX + sizeof "/../bin/adaptrace-analyzer"];
+    if (realpath(info.dli_fname, library) == NULL)
+        return;
+    char *slash = strrchr(library, '/');
+    if (slash == NULL)
+        return;
+    *slash = '\0';
+    snprintf(beside, sizeof beside, "%s/../bin/adaptrace-analyzer", library);
+    /* Canonical, so that ps shows where it came from. */
+    char canonical[PATH_MAX];
+    if (realpath(beside, canonical) != NULL && strlen(canonical) < size)
+        memcpy(path, canonical, strlen(canonical) + 1);
+    else if (strlen(beside) < size)
+        memcpy(path, beside, strlen(beside) + 1);
+}
+
+/* On rank 0: whether the analyzer can be started, else why not, into why. */
+static bool analyzer_runnable(const char *path, char *why, size_t size)
+{
+    if (path[0] == '\0') {
+        snprintf(why, size, "the file of libadaptrace.so was not found, so neither was adaptrace-analyzer beside it");
+        return false;
+    }
+    if (access(path, X_OK) != 0) {
+        /* Open MPI 4.1 aborts the whole job when it cannot execute a
+         * spawned program, rather than failing the spawn: checked first. */
+        snprintf(why, size, "%s is not an executable file", path);
+        return false;
+    }
+    return true;
+}
+
+/* Waits at most wait_ticks for request, testing every millisecond. */
+static bool wait_bounded(MPI_Request *request, uint64_t wait_ticks)
+{
+    uint64_t give_up = adt_clock_now() + wait_ticks;
+    for (;;) {
+        int done = 0;
+        if (PMPI_Test(request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return false;
+        if (done)
+            return true;
+        if (adt_clock_now() >= give_up)
+            return false;
+        struct timespec millisecond = { 0, 1000000 };
+        nanosleep(&millisecond, NULL);
+    }
+}
+
+/* Rank 0 alone starts the analyzers: in Open MPI 4.1 a spawn that fails
+ * at its root leaves the other ranks of a collective spawn waiting in
+ * MPI_Comm_spawn forever, so the spawn is over MPI_COMM_SELF and the
+ * ranks connect afterwards, all together, to the port analyzer 0 opens
+ * and sends back (analyzer.c). Fills port and spawned (disconnected once
+ * the ranks are connected: the analyzers disconnect it after they
+ * accepted); 0, or -1 with the reason in why. */
+static int spawn(const adt_config *config, uint32_t ranks, const char *path, uint32_t count,
+                 const char *archive_dir, char port[MPI_MAX_PORT_NAME], MPI_Comm *spawned, char *why, size_t size)
+{
+    char ranks_text[16], interval[16];
+    snprintf(ranks_text, sizeof ranks_text, "%u", ranks);
+    snprintf(interval, sizeof interval, "%u", config->live_interval_s);
+    char *argv[] = { (char *)archive_dir, ranks_text, interval, NULL };
+    MPI_Info info = MPI_INFO_NULL;
+    if (config->analyzer_hosts[0] != '\0') {
+        PMPI_Info_create(&info);
+        PMPI_Info_set(info, "host", config->analyzer_hosts);
+    }
+    *spawned = MPI_COMM_NULL;
+    /* MPI_COMM_SELF's error handler returns the spawn's error, and is the
+     * application's own again afterwards. */
+    MPI_Errhandler own;
+    PMPI_Comm_get_errhandler(MPI_COMM_SELF, &own);
+    PMPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    int result = PMPI_Comm_spawn(path, argv, (int)count, info, 0, MPI_COMM_SELF, spawned, MPI_ERRCODES_IGNORE);
+    PMPI_Comm_set_errhandler(MPI_COMM_SELF, own);
+    PMPI_Errhandler_free(&own);
+    if (info != MPI_INFO_NULL)
+        PMPI_Info_free(&info);
+    if (result != MPI_SUCCESS) {
+        char text[MPI_MAX_ERROR_STRING];
+        int length = 0;
+        if (PMPI_Error_string(result, text, &length) != MPI_SUCCESS)
+            snprintf(text, sizeof text, "error %d", result);
+        snprintf(why, size, "MPI_Comm_spawn failed: %s", text);
+        *spawned = MPI_COMM_NULL; /* what a failed spawn left there is no communicator */
+        return -1;
+    }
+    PMPI_Comm_set_errhandler(*spawned, MPI_ERRORS_RETURN);
+    MPI_Request request;
+    bool received = PMPI_Irecv(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, ADT_ONLINE_TAG_PORT, *spawned, &request) ==
+                        MPI_SUCCESS &&
+                    wait_bounded(&request, PORT_WAIT_SECONDS * adt_clock_resolution());
+    if (!received) {
+        PMPI_Cancel(&request);
+        PMPI_Comm_free(spawned);
+        snprintf(why, size, "the analyzers did not open their port within %d s", PORT_WAIT_SECONDS);
+        return -1;
+    }
+    port[MPI_MAX_PORT_NAME - 1] = '\0';
+    return 0;
+}
+
+void adt_online_start(const adt_config *config, uint32_t rank, uint32_t size, const char *archive_dir,
+                      uint64_t init_enter)
+{
+    if (config == NULL || config->analyzers == 0)
+        return;
+    /* An analyzer that runs under adaptrace (LD_PRELOAD and
+     * ADAPTRACE_ANALYZERS exported to every process mpirun starts) would
+     * start analyzers of its own, without end: a spawned job starts none. */
+    MPI_Comm parent = MPI_COMM_NULL;
+    PMPI_Comm_get_parent(&parent);
+    if (parent != MPI_COMM_NULL) {
+        if (rank == 0)
+            adt_log("ADAPTRACE_ANALYZERS=%u: ignored in a job started by MPI_Comm_spawn (an analyzer or a spawned "
+                    "program starts no analyzers of its own)",
+                    config->analyzers);
+        return;
+    }
+    uint32_t count = config->analyzers < size ? config->analyzers : size;
+    MPI_Comm world;
+    if (PMPI_Comm_dup(MPI_COMM_WORLD, &world) != MPI_SUCCESS)
+        return;
+    PMPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN);
+    char path[PATH_MAX] = "", why[PATH_MAX + 128] = "";
+    struct {
+        int ready;
+        char port[MPI_MAX_PORT_NAME];
+    } start = { 0, "" };
+    MPI_Comm spawned = MPI_COMM_NULL;
+    if (rank == 0) {
+        analyzer_path(path, sizeof path);
+        start.ready = analyzer_runnable(path, why, sizeof why) &&
+                      spawn(config, size, path, count, archive_dir, start.port, &spawned, why, sizeof why) == 0;
+    }
+    PMPI_Bcast(&start, (int)sizeof start, MPI_BYTE, 0, world);
+    if (start.ready && PMPI_Comm_connect(start.port, MPI_INFO_NULL, 0, world, &analyzers) != MPI_SUCCESS) {
+        snprintf(why, sizeof why, "MPI_Comm_connect to the analyzers' port failed");
+        start.ready = false;
+        analyzers = MPI_COMM_NULL;
+    }
+    if (spawned != MPI_COMM_NULL)
+        PMPI_Comm_disconnect(&spawned);
+    /* Freed at once: a freed duplicate costs later calls nothing (setup.c). */
+    PMPI_Comm_free(&world);
+    if (!start.ready) {
+        if (rank == 0)
+            adt_log("ADAPTRACE_ANALYZERS=%u: no analyzer started (%s); this run is measured offline, without a "
+                    "live report",
+                    config->analyzers, why);
+        return;
+    }
+    PMPI_Comm_set_errhandler(analyzers, MPI_ERRORS_RETURN);
+    my_analyzer = (int)adt_online_analyzer_of(rank, size, count);
+    stream_rank = rank;
+    uint64_t hold_ticks = (uint64_t)config->live_interval_s * adt_clock_resolution();
+    if (adt_online_stream_open(analyzers, my_analyzer, rank, hold_ticks, init_enter) != 0) {
+        adt_log("rank %u streams nothing to its analyzer: no memory for its chunks", rank);
+        return;
+    }
+    if (rank == 0)
+        adt_log("%u analyzer%s started; the live report is %s/live/report.json", count, count == 1 ? "" : "s",
+                archive_dir);
+}
+
+void adt_online_finish(adt_online_stats *stats)
+{
+    *stats = (adt_online_stats){ 0 };
+    if (analyzers == MPI_COMM_NULL)
+        return;
+    uint64_t second = adt_clock_resolution();
+    bool sent = adt_online_stream_close(SEND_WAIT_SECONDS * second, stats);
+    /* The analyzer answers once its final report is written: the archive
+     * (written next) adopts the live directory only then. */
+    bool answered = false;
+    if (sent) {
+        /* Static: a receive given up on is cancelled, but stays valid. */
+        static int done_word;
+        MPI_Request request;
+        if (PMPI_Irecv(&done_word, 1, MPI_INT, my_analyzer, ADT_ONLINE_TAG_DONE, analyzers, &request) ==
+            MPI_SUCCESS) {
+            answered = wait_bounded(&request, REPORT_WAIT_SECONDS * second);
+            if (!answered)
+                PMPI_Cancel(&request);
+        }
+    }
+    if (!answered) {
+        adt_log("rank %u: its analyzer did not confirm the final live report%s; live/report.json may miss this "
+                "rank's last calls",
+                stream_rank, sent ? "" : " (its sends did not complete in time)");
+        /* A disconnect would wait for the analyzer forever. */
+        PMPI_Comm_free(&analyzers);
+        return;
+    }
+    PMPI_Comm_disconnect(&analyzers);
+}

@@ -1,0 +1,109 @@
+/*
+ * online/: the run streamed to analysis processes while it goes on (issue
+ * #28, first slice). With ADAPTRACE_ANALYZERS=N, MPI_Init starts N
+ * adaptrace-analyzer processes with MPI_Comm_spawn; each rank sends the
+ * record of every MPI call it completes (adt_online_call) to one of them
+ * over adaptrace's private inter-communicator, in chunks with nonblocking
+ * sends progressed from its own later MPI calls, and the analyzers keep
+ * <archive>/live/report.json up to date (docs/online.md). The ranks'
+ * buffers and archive are exactly as without analyzers.
+ *
+ * The wire format is in wire.h (included here). Files by execution
+ * context: stream.c (the MPI wrapper hot path: the
+ * calls' records, the chunks, their sends), connect.c (MPI_Init: the spawn;
+ * MPI_Finalize: the last chunk and the goodbye), analyzer.c and live.c
+ * (the adaptrace-analyzer program).
+ */
+#ifndef ADAPTRACE_ONLINE_H
+#define ADAPTRACE_ONLINE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <mpi.h>
+
+#include "core/core.h"
+
+#include "online/wire.h"
+
+/* ---- rank side: the MPI wrapper hot path (stream.c) --------------------- */
+
+/* Nesting depth of MPI calls whose bytes are told apart (a tool's wrapper
+ * or an error handler calling MPI inside a call). */
+#define ADT_ONLINE_DEPTH 16
+
+/* One open MPI call of the streaming thread. */
+typedef struct adt_online_frame {
+    uint64_t enter;
+    uint64_t sent;
+    uint64_t received;
+} adt_online_frame;
+
+/* Set from MPI_Init's end until MPI_Finalize's Leave while a rank streams;
+ * adt_online_streams only in the thread that called MPI_Init. Only that
+ * thread touches adt_online_frames and adt_online_depth. */
+extern atomic_bool adt_online_on;
+extern __thread bool adt_online_streams __attribute__((tls_model("initial-exec")));
+extern adt_online_frame adt_online_frames[ADT_ONLINE_DEPTH];
+extern uint32_t adt_online_depth;
+
+/* A wrapped call's Enter at time. One thread-local load when not
+ * streaming. */
+static inline void adt_online_enter(uint64_t time)
+{
+    if (__builtin_expect(!adt_online_streams, 1))
+        return;
+    if (adt_online_depth < ADT_ONLINE_DEPTH)
+        adt_online_frames[adt_online_depth] = (adt_online_frame){ time, 0, 0 };
+    adt_online_depth++;
+}
+
+/* Bytes of a message or collective record written by the innermost open
+ * call. */
+static inline void adt_online_bytes(uint64_t sent, uint64_t received)
+{
+    if (__builtin_expect(!adt_online_streams, 1))
+        return;
+    if (adt_online_depth > 0 && adt_online_depth <= ADT_ONLINE_DEPTH) {
+        adt_online_frames[adt_online_depth - 1].sent += sent;
+        adt_online_frames[adt_online_depth - 1].received += received;
+    }
+}
+
+/* Out of line: the record of the call that ends, into the chunk. */
+void adt_online_stream_call(uint32_t function, uint64_t time);
+
+/* A wrapped call's Leave at time. One relaxed load when no rank streams. */
+static inline void adt_online_leave(uint32_t function, uint64_t time)
+{
+    if (__builtin_expect(!atomic_load_explicit(&adt_online_on, memory_order_relaxed), 1))
+        return;
+    adt_online_stream_call(function, time);
+}
+
+/* ---- rank side: MPI_Init and MPI_Finalize (connect.c) ------------------- */
+
+/* Collective over MPI_COMM_WORLD, at the end of MPI_Init (the calling
+ * thread streams from then on): starts config->analyzers analyzers, or
+ * says in one line on rank 0 why none runs. archive_dir: the run's
+ * archive; init_enter: when MPI_Init began (its call is the first
+ * streamed). Does nothing when config->analyzers is 0. */
+void adt_online_start(const adt_config *config, uint32_t rank, uint32_t size, const char *archive_dir,
+                      uint64_t init_enter);
+
+/* What a rank streamed, for the summary. */
+typedef struct adt_online_stats {
+    uint64_t calls_streamed;
+    uint64_t bytes_streamed;
+    uint64_t chunks_streamed;
+    uint64_t unstreamed[ADT_ONLINE_LOSS_COUNT];
+} adt_online_stats;
+
+/* In MPI_Finalize after its Leave, collective over MPI_COMM_WORLD where
+ * adt_online_start was: sends the last chunk, waits (bounded) for the
+ * sends and the analyzer's final report, and lets the analyzer go. Fills
+ * stats (zeros where nothing streamed). */
+void adt_online_finish(adt_online_stats *stats);
+
+#endif

@@ -1,0 +1,238 @@
+#!/usr/bin/python3
+"""Whole-run tests of online analysis (issue #28): streamed.c under mpirun,
+2 ranks and 1 analyzer.
+
+usage: check_online.py CASE RUN_DIR MPIEXEC LAUNCHER PROGRAM REPORT OTF2_PRINT
+
+CASE:
+  equal    the final live/report.json has, per MPI function, the calls and
+           bytes that adaptrace-report --json finds in the archive of the
+           same run, and its per-rank figures add up to them;
+  demo     the same for the bundled adaptrace-demo on 4 ranks (halo
+           exchange, row communicators, reductions, a gather);
+  live     a run computing ~6 s has a live/report.json within its first
+           seconds whose call counts grow between two reads before the end;
+  refused  a singleton whose MPI refuses spawning (Open MPI's isolated
+           singleton has no runtime to spawn with): one line says so, and
+           the run writes its offline archive;
+  preloaded  libadaptrace.so and ADAPTRACE_ANALYZERS reach every process
+           mpirun starts, the analyzer too: the analyzer is measured apart
+           and starts no analyzers of its own (one line says so), the
+           ranks' live report is final;
+  killed   the analyzer killed (SIGKILL) mid-run, under mpirun
+           --enable-recovery: the application exits 0 and its archive is
+           complete (otf2-print --silent -Werror).
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+# Open MPI's TCP between the ranks and the processes they spawn uses the
+# first interface; on hosts whose external one is not reachable from
+# itself only the loopback works.
+ENVIRONMENT = dict(os.environ, OMPI_MCA_btl_tcp_if_include="lo", ADAPTRACE_SAMPLING_RATE="1kHz")
+# Generous bounds: the test machine may be loaded. A run still going after
+# WATCHDOG_S shows every thread of its processes (run_with_watchdog.sh).
+RUN_LIMIT_S = 100
+WATCHDOG_S = 80
+WATCHDOG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "run_with_watchdog.sh")
+
+
+def fail(message):
+    sys.exit(f"check_online.py: {message}")
+
+
+def run(command, run_dir, environment=ENVIRONMENT, expect_status=0):
+    with open(os.path.join(run_dir, "stderr.txt"), "w") as stderr:
+        status = subprocess.run(command, stdin=subprocess.DEVNULL, stderr=stderr, env=environment,
+                                timeout=RUN_LIMIT_S).returncode
+    text = open(os.path.join(run_dir, "stderr.txt")).read()
+    sys.stderr.write(text)
+    if status != expect_status:
+        fail(f"{command} exited with {status}, expected {expect_status}")
+    return text
+
+
+def check_archive(archive, otf2_print):
+    status = subprocess.run([otf2_print, "--silent", "-Werror", os.path.join(archive, "traces.otf2")],
+                            stdout=subprocess.DEVNULL).returncode
+    if status != 0:
+        fail(f"otf2-print --silent -Werror failed on {archive}")
+
+
+def traced(mpiexec, launcher, archive, arguments, options=(), ranks=2):
+    return [WATCHDOG, str(WATCHDOG_S), mpiexec, "--oversubscribe", "-np", str(ranks), *options, launcher, "--analyzers", "1", "--output", archive,
+            *arguments]
+
+
+def read_live(archive):
+    """live/report.json, or None while there is none (it is replaced by a
+    rename, so a read never sees half of it)."""
+    try:
+        with open(os.path.join(archive, "live", "report.json")) as live:
+            return json.load(live)
+    except FileNotFoundError:
+        return None
+
+
+def total_calls(report):
+    return sum(function["calls"] for function in report["mpi_functions"])
+
+
+def check_equal(run_dir, mpiexec, launcher, program, report, otf2_print, ranks=2, arguments=(),
+                expected_functions=("MPI_Send", "MPI_Recv", "MPI_Isend", "MPI_Waitall", "MPI_Allreduce", "MPI_Bcast",
+                                    "MPI_Init", "MPI_Finalize")):
+    archive = os.path.join(run_dir, "archive")
+    run(traced(mpiexec, launcher, archive, [program, *arguments], ranks=ranks), run_dir)
+    check_archive(archive, otf2_print)
+    live = read_live(archive)
+    if live is None or not live["final"]:
+        fail(f"no final live report in {archive}/live: {live}")
+    every_rank = list(range(ranks))
+    if live["connected_ranks"] != every_rank or live["finished_ranks"] != every_rank:
+        fail(f"ranks connected {live['connected_ranks']}, finished {live['finished_ranks']}, expected {every_rank}")
+    if any(live["calls_not_streamed_by_cause"].values()):
+        fail(f"calls not streamed: {live['calls_not_streamed_by_cause']}")
+    offline = json.loads(subprocess.run([report, "--json", archive], stdout=subprocess.PIPE, check=True).stdout)
+    fields = ("calls", "bytes_sent", "bytes_received")
+    expected = {f["name"]: tuple(f[k] for k in fields) for f in offline["mpi_functions"]}
+    found = {f["name"]: tuple(f[k] for k in fields) for f in live["mpi_functions"]}
+    if found != expected:
+        fail(f"live report {found} != adaptrace-report {expected}")
+    for name in expected_functions:
+        if name not in found:
+            fail(f"{name} is not in the live report")
+    summed = {}
+    for rank in live["per_rank"]:
+        for f in rank["mpi_functions"]:
+            previous = summed.get(f["name"], (0, 0, 0))
+            summed[f["name"]] = tuple(a + f[k] for a, k in zip(previous, fields))
+    if summed != found:
+        fail(f"the ranks' figures {summed} do not add up to the totals {found}")
+    summary = json.load(open(os.path.join(archive, "summary.json")))
+    if summary["online_calls_streamed"] != sum(c for c, _, _ in found.values()):
+        fail(f"summary.json streamed {summary['online_calls_streamed']} calls, the live report has "
+             f"{sum(c for c, _, _ in found.values())}")
+    print(f"live report = adaptrace-report for {len(found)} functions")
+
+
+def check_demo(run_dir, mpiexec, launcher, program, report, otf2_print):
+    demo = os.path.join(os.path.dirname(launcher), "adaptrace-demo")
+    check_equal(run_dir, mpiexec, launcher, demo, report, otf2_print, ranks=4, arguments=("200", "64"),
+                expected_functions=("MPI_Isend", "MPI_Irecv", "MPI_Waitall", "MPI_Allreduce", "MPI_Comm_split",
+                                    "MPI_Reduce", "MPI_Gather", "MPI_Bcast"))
+
+
+def wait_for_growth(archive, process):
+    """Two reads of live/report.json during the run, the second with more
+    calls; (first, second) reports."""
+    first = None
+    while process.poll() is None:
+        live = read_live(archive)
+        if live is not None and not live["final"]:
+            if first is None:
+                first = live
+            elif total_calls(live) > total_calls(first):
+                return first, live
+        time.sleep(0.1)
+    fail(f"the run ended before two live reports with growing call counts (first: {first})")
+
+
+def check_live(run_dir, mpiexec, launcher, program, report, otf2_print):
+    archive = os.path.join(run_dir, "archive")
+    command = traced(mpiexec, launcher, archive, ["--live-interval", "1", program, "6"])
+    started = time.monotonic()
+    with open(os.path.join(run_dir, "stderr.txt"), "w") as stderr:
+        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stderr=stderr, env=ENVIRONMENT)
+        try:
+            first, second = wait_for_growth(archive, process)
+            appeared = time.monotonic() - started
+            status = process.wait(timeout=RUN_LIMIT_S)
+        finally:
+            if process.poll() is None:
+                process.kill()
+    sys.stderr.write(open(os.path.join(run_dir, "stderr.txt")).read())
+    if status != 0:
+        fail(f"the run exited with {status}")
+    check_archive(archive, otf2_print)
+    print(f"live reports with {total_calls(first)} then {total_calls(second)} calls, "
+          f"{appeared:.1f} s after mpirun started")
+
+
+def check_refused(run_dir, mpiexec, launcher, program, report, otf2_print):
+    archive = os.path.join(run_dir, "archive")
+    environment = dict(ENVIRONMENT, OMPI_MCA_ess_singleton_isolated="1")
+    stderr = run([launcher, "--analyzers", "1", "--output", archive, program], run_dir, environment)
+    lines = [line for line in stderr.splitlines() if "analyzer" in line]
+    if len(lines) != 1 or "no analyzer started" not in lines[0] or "measured offline" not in lines[0]:
+        fail(f"expected one line saying no analyzer started, found {lines}")
+    check_archive(archive, otf2_print)
+    if os.path.exists(os.path.join(archive, "live")):
+        fail("a live directory without analyzers")
+    print(lines[0])
+
+
+def check_preloaded(run_dir, mpiexec, launcher, program, report, otf2_print):
+    archive = os.path.join(run_dir, "archive")
+    library = os.path.join(os.path.dirname(launcher), "..", "lib", "libadaptrace.so")
+    environment = dict(ENVIRONMENT, ADAPTRACE_ANALYZERS="1", ADAPTRACE_OUTPUT=archive)
+    stderr = run([mpiexec, "--oversubscribe", "-np", "2", "-x", f"LD_PRELOAD={library}", program], run_dir,
+                 environment)
+    ignored = [line for line in stderr.splitlines() if "ignored in a job started by MPI_Comm_spawn" in line]
+    started = [line for line in stderr.splitlines() if "analyzer started" in line]
+    if len(ignored) != 1 or len(started) != 1:
+        fail(f"expected one analyzer started and one ignoring ADAPTRACE_ANALYZERS, found {started} and {ignored}")
+    check_archive(archive, otf2_print)
+    live = read_live(archive)
+    if live is None or not live["final"] or live["finished_ranks"] != [0, 1]:
+        fail(f"no final live report of both ranks: {live}")
+    print(ignored[0])
+
+
+def check_killed(run_dir, mpiexec, launcher, program, report, otf2_print):
+    archive = os.path.join(run_dir, "archive")
+    command = traced(mpiexec, launcher, archive, ["--live-interval", "1", program, "6"], ["--enable-recovery"])
+    with open(os.path.join(run_dir, "stderr.txt"), "w") as stderr:
+        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stderr=stderr, env=ENVIRONMENT)
+        try:
+            while process.poll() is None and read_live(archive) is None:
+                time.sleep(0.1)
+            analyzers = subprocess.run(["pgrep", "-f", f"adaptrace-analyzer {archive} "], stdout=subprocess.PIPE,
+                                       text=True).stdout.split()
+            if len(analyzers) != 1:
+                fail(f"expected one analyzer process of {archive}, found {analyzers}")
+            os.kill(int(analyzers[0]), signal.SIGKILL)
+            status = process.wait(timeout=RUN_LIMIT_S)
+        finally:
+            if process.poll() is None:
+                process.kill()
+    text = open(os.path.join(run_dir, "stderr.txt")).read()
+    sys.stderr.write(text)
+    if status != 0:
+        fail(f"the run exited with {status} after its analyzer was killed")
+    check_archive(archive, otf2_print)
+    if "its analyzer did not confirm the final live report" not in text:
+        fail("no rank said that its analyzer did not confirm the final live report")
+    summary = json.load(open(os.path.join(archive, "summary.json")))
+    if summary["online_calls_not_streamed_analyzer_lost"] == 0:
+        fail("summary.json counts no call lost with the analyzer")
+    live = read_live(archive)
+    if live is None or live["final"]:
+        fail(f"expected the analyzer's last periodic live report, found {live}")
+    print("analyzer killed: exit 0, archive complete")
+
+
+CASES = {"equal": check_equal, "demo": check_demo, "live": check_live, "refused": check_refused, "preloaded": check_preloaded,
+         "killed": check_killed}
+
+if __name__ == "__main__":
+    if len(sys.argv) != 8 or sys.argv[1] not in CASES:
+        sys.exit(__doc__)
+    case, run_dir = sys.argv[1], sys.argv[2]
+    shutil.rmtree(run_dir, ignore_errors=True)
+    os.makedirs(run_dir)
+    CASES[case](run_dir, *sys.argv[3:])

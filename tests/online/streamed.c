@@ -1,0 +1,57 @@
+/* The test program of the online tests (issue #28): point-to-point,
+ * nonblocking and collective calls whose calls and bytes the live report
+ * must match, then, with a number of seconds as its argument, that long of
+ * computing with an MPI_Allreduce every 20 ms, so that a live report can
+ * be read while it runs. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define ROUNDS 200
+
+static double spin(double seconds)
+{
+    double until = MPI_Wtime() + seconds, sum = 0.0;
+    while (MPI_Wtime() < until)
+        for (int i = 1; i < 1000; i++)
+            sum += 1.0 / i;
+    return sum;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int peer = rank ^ 1;
+    double message[64] = { 0 };
+    for (int round = 0; round < ROUNDS && peer < size; round++) {
+        if (rank % 2 == 0) {
+            MPI_Send(message, 64, MPI_DOUBLE, peer, 1, MPI_COMM_WORLD);
+            MPI_Recv(message, 32, MPI_DOUBLE, peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Recv(message, 64, MPI_DOUBLE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(message, 32, MPI_DOUBLE, peer, 2, MPI_COMM_WORLD);
+        }
+        MPI_Request requests[2];
+        MPI_Irecv(message + 32, 8, MPI_DOUBLE, peer, 3, MPI_COMM_WORLD, &requests[0]);
+        MPI_Isend(message, 8, MPI_DOUBLE, peer, 3, MPI_COMM_WORLD, &requests[1]);
+        MPI_Waitall(2, requests, MPI_STATUSES_IGNORE);
+    }
+    double total = 0.0, part = rank;
+    for (int round = 0; round < ROUNDS; round++)
+        MPI_Allreduce(&part, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Bcast(message, 16, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    double seconds = argc > 1 ? atof(argv[1]) : 0.0;
+    double start = MPI_Wtime(), sink = 0.0;
+    while (MPI_Wtime() - start < seconds) {
+        sink += spin(0.02);
+        MPI_Allreduce(&part, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    }
+    if (sink < 0)
+        printf("%g\n", sink);
+    MPI_Finalize();
+    return 0;
+}
