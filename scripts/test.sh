@@ -22,13 +22,15 @@ ctest --test-dir build-sanitize --output-on-failure -j "$jobs"
 # sampler's tests of ADAPTRACE_METRICS, a C program traced on 2 ranks and
 # its archive checked, a program calling MPI through the Fortran entry
 # points told why it is not traced (and a tool ahead of adaptrace told
-# as such), the refusal of --html, the man pages, the Spack
-# recipe and the options' outcomes; everything else is the same code the Release build tested above.
+# as such), the refusal of --html, the man pages (man.installed installs
+# every installed target, hence all of them in the build), the Spack
+# recipe and the options' outcomes; everything else is the same code the
+# Release build tested above.
 cmake -S . -B build-reduced -DCMAKE_BUILD_TYPE=Release \
       -DADAPTRACE_FORTRAN=OFF -DADAPTRACE_PAPI=OFF -DADAPTRACE_REPORT_HTML=OFF -DADAPTRACE_BENCHMARKS=OFF
 cmake --build build-reduced -j "$jobs" --target adaptrace adaptrace_lib adaptrace-report adaptrace-recover \
-      adaptrace-demo adaptrace_man_pages test_core test_buffer test_flush test_sampler mpi-families-c \
-      adaptrace-mpi-trace-check mpi-fortran-entry-points adt_test_counting_tool mpi-families-c-linked
+      adaptrace-demo adaptrace-analyzer adaptrace_user adaptrace_man_pages test_core test_buffer test_flush \
+      test_sampler mpi-families-c adaptrace-mpi-trace-check mpi-fortran-entry-points adt_test_counting_tool mpi-families-c-linked
 ctest --test-dir build-reduced --output-on-failure -j "$jobs" --no-tests=error \
       -R '^(core\.config|Buffer|Lambda|Flush|Sampler\.(Metrics|Values|TaskClock)|mpi\.c\.np2\.sampling-off\.(run|check|otf2-print)$|mpi\.without-fortran|mpi\.stack-wrong-order|report\.html\.not-built|man\.|spack\.|options\.)'
 # ThreadSanitizer: the tests that share adaptrace's structures between
