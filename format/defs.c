@@ -210,7 +210,10 @@ out:
     return id;
 }
 
-uint32_t adt_defs_io_file(adt_defs *defs, const char *name)
+/* A definition that is a name alone (an I/O file, a parameter): its id in
+ * table, defined and journaled (by journal_name) when new. */
+static uint32_t named_definition(adt_defs *defs, adt_intern *table, const char *name,
+                                 void (*journal_name)(adt_journal *journal, const char *name))
 {
     if (!name)
         return ADT_UNDEFINED_ID;
@@ -219,27 +222,21 @@ uint32_t adt_defs_io_file(adt_defs *defs, const char *name)
     uint32_t id = ADT_UNDEFINED_ID;
     int added = 0;
     if (name_id != ADT_UNDEFINED_ID)
-        id = adt_intern_add(&defs->io_files, &name_id, sizeof name_id, &added);
+        id = adt_intern_add(table, &name_id, sizeof name_id, &added);
     if (added)
-        adt_journal_io_file(&defs->journal, name);
+        journal_name(&defs->journal, name);
     pthread_mutex_unlock(&defs->lock);
     return id;
 }
 
+uint32_t adt_defs_io_file(adt_defs *defs, const char *name)
+{
+    return named_definition(defs, &defs->io_files, name, adt_journal_io_file);
+}
+
 uint32_t adt_defs_parameter(adt_defs *defs, const char *name)
 {
-    if (!name)
-        return ADT_UNDEFINED_ID;
-    pthread_mutex_lock(&defs->lock);
-    uint32_t name_id = string_id(defs, name);
-    uint32_t id = ADT_UNDEFINED_ID;
-    int added = 0;
-    if (name_id != ADT_UNDEFINED_ID)
-        id = adt_intern_add(&defs->parameters, &name_id, sizeof name_id, &added);
-    if (added)
-        adt_journal_parameter(&defs->journal, name);
-    pthread_mutex_unlock(&defs->lock);
-    return id;
+    return named_definition(defs, &defs->parameters, name, adt_journal_parameter);
 }
 
 uint32_t adt_defs_user_metric(adt_defs *defs, const char *name)
