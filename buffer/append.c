@@ -32,7 +32,7 @@ adt_append_status adt_buffer_append_event(adt_location *location, uint16_t kind,
                                           const void *payload, uint32_t payload_size)
 {
     if (ADT_UNLIKELY(__atomic_load_n(&location->events_stopped, __ATOMIC_RELAXED))) {
-        adt_counter_add(&location->events_lost[ADT_EVENT_LOST_STOPPED], 1);
+        adt_count_unstored_event(location);
         return ADT_APPEND_STOPPED;
     }
     adt_chain *chain = &location->events;

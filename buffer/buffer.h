@@ -180,6 +180,24 @@ int64_t adt_buffer_spill_events(adt_location *location, int fd);
 /* From now on event appends of location return ADT_APPEND_STOPPED. */
 void adt_buffer_stop_events(adt_location *location, uint64_t time);
 
+/* ADAPTRACE_ON_FULL=fold: the thread's skeleton holds its MPI calls, so
+ * from time on (folding_began_at) event appends of location store nothing
+ * and return ADT_APPEND_STOPPED, counted as folded (events_folded), not as
+ * lost; the events already held stay. Nothing happens when the location's
+ * events were stopped already. Normal context of the location's own
+ * thread (the flush policy's callback). */
+void adt_buffer_fold_events(adt_location *location, uint64_t time);
+
+/* Of the events counted as folded, the latest `count` are not in the
+ * skeleton after all (appended outside MPI calls, or in the call during
+ * which the thread's skeleton stopped): they move to
+ * events_lost[NOT_FOLDED]. for_good: so do all later events (the skeleton
+ * stopped). Normal context of the location's own thread only; no lock. */
+void adt_buffer_unfold_events(adt_location *location, uint64_t count, bool for_good);
+
+/* events_folded of the location, read on its own thread (one load). */
+uint64_t adt_location_events_folded(const adt_location *location);
+
 /* ---- accounting -------------------------------------------------------- */
 
 typedef struct adt_chain_stats {
@@ -198,7 +216,10 @@ typedef struct adt_chain_stats {
     /* the record is larger than a chunk */                                            \
     X(TOO_LARGE, "too_large", "larger than a chunk")                                   \
     /* no free chunk, and the callback gave up: the location's events stop there */    \
-    X(NO_CHUNK, "no_chunk", "no free chunk")
+    X(NO_CHUNK, "no_chunk", "no free chunk")                                           \
+    /* events were folded (ADAPTRACE_ON_FULL=fold), but these are not in the thread's */ \
+    /* skeleton: made outside MPI calls, or after the skeleton stopped               */ \
+    X(NOT_FOLDED, "not_folded", "while folding, not in the skeleton (outside MPI calls or after it stopped)")
 
 /* Why a sample that was taken (numbered) was not stored; rows as above. */
 #define ADT_SAMPLE_LOSSES(X)                                                           \
@@ -233,7 +254,9 @@ typedef enum adt_sample_loss { ADT_SAMPLE_LOSSES(ADT_SAMPLE_LOSS_ENUM) ADT_SAMPL
     X(spilled_bytes)                                                                   \
     X(spilled_records)   /* event records moved to the spill file */                   \
     X(spills)                                                                          \
-    X(events_stopped_at)
+    X(events_stopped_at)                                                               \
+    X(events_folded)     /* not stored: in the thread's skeleton (adt_buffer_fold_events) */ \
+    X(folding_began_at)  /* trace clock; 0: never folded */
 
 #define ADT_LOCATION_COUNTER_FIELD(field) uint64_t field;
 

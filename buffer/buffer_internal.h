@@ -76,6 +76,7 @@ struct adt_location {
     /* hot: event appends */
     adt_chain events;
     bool events_stopped;
+    uint8_t unstored_as;    /* how an event is counted once events_stopped: adt_unstored */
     /* hot: sample appends */
     uint32_t guard;
     uint64_t number_mask;   /* 2^shift - 1 */
@@ -135,6 +136,30 @@ static inline uint64_t adt_load_relaxed(const uint64_t *counter)
 static inline void adt_counter_add(uint64_t *counter, uint64_t value)
 {
     __atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + value, __ATOMIC_RELAXED);
+}
+
+/* What an event appended after events_stopped is counted as. */
+typedef enum adt_unstored {
+    ADT_UNSTORED_STOPPED = 0,  /* lost: events_lost[STOPPED] */
+    ADT_UNSTORED_FOLDED,       /* in the thread's skeleton: events_folded */
+    ADT_UNSTORED_NOT_FOLDED    /* lost while folding: events_lost[NOT_FOLDED] */
+} adt_unstored;
+
+/* Counts one event that found the location's events stopped; the
+ * location's own thread only (single writer). */
+static inline void adt_count_unstored_event(adt_location *location)
+{
+    switch ((adt_unstored)location->unstored_as) {
+    case ADT_UNSTORED_FOLDED:
+        adt_counter_add(&location->events_folded, 1);
+        return;
+    case ADT_UNSTORED_NOT_FOLDED:
+        adt_counter_add(&location->events_lost[ADT_EVENT_LOST_NOT_FOLDED], 1);
+        return;
+    case ADT_UNSTORED_STOPPED:
+        break;
+    }
+    adt_counter_add(&location->events_lost[ADT_EVENT_LOST_STOPPED], 1);
 }
 
 static inline adt_chunk_header *adt_chunk_at(const adt_buffer *buffer, uint32_t index)

@@ -38,7 +38,8 @@
 #include "core/core.h"
 
 #define IMAGE_MAGIC 0x41444254494d4731ull /* "ADBTIMG1" */
-#define IMAGE_VERSION 3u /* 2: locations carry shift_reached_at; 3: and the arena's use at each */
+#define IMAGE_VERSION 4u /* 2: locations carry shift_reached_at; 3: and the arena's use at each; 4: and
+                           * their folded events (ADAPTRACE_ON_FULL=fold) */
 
 typedef struct image_header {
     uint64_t magic;

@@ -50,7 +50,7 @@ adt_append_status adt_event_refill(adt_location *location, uint64_t record_bytes
         }
         bool retry = call_preflush(location, false, record_bytes, time);
         if (__atomic_load_n(&location->events_stopped, __ATOMIC_RELAXED)) {
-            adt_counter_add(&location->events_lost[ADT_EVENT_LOST_STOPPED], 1);
+            adt_count_unstored_event(location);
             return ADT_APPEND_STOPPED;
         }
         if (!retry) {

@@ -131,3 +131,30 @@ void adt_buffer_stop_events(adt_location *location, uint64_t time)
     __atomic_store_n(&location->events_stopped_at, time, __ATOMIC_RELAXED);
     __atomic_store_n(&location->events_stopped, true, __ATOMIC_RELAXED);
 }
+
+void adt_buffer_fold_events(adt_location *location, uint64_t time)
+{
+    if (__atomic_load_n(&location->events_stopped, __ATOMIC_RELAXED))
+        return;
+    location->unstored_as = ADT_UNSTORED_FOLDED;
+    __atomic_store_n(&location->folding_began_at, time, __ATOMIC_RELAXED);
+    adt_buffer_stop_events(location, time);
+}
+
+void adt_buffer_unfold_events(adt_location *location, uint64_t count, bool for_good)
+{
+    uint64_t folded = adt_load_relaxed(&location->events_folded);
+    if (count > folded)
+        count = folded;
+    /* Two plain stores: only this thread writes either counter, and a
+     * reader in between sees the events counted in neither for a moment. */
+    __atomic_store_n(&location->events_folded, folded - count, __ATOMIC_RELAXED);
+    adt_counter_add(&location->events_lost[ADT_EVENT_LOST_NOT_FOLDED], count);
+    if (for_good)
+        location->unstored_as = ADT_UNSTORED_NOT_FOLDED;
+}
+
+uint64_t adt_location_events_folded(const adt_location *location)
+{
+    return adt_load_relaxed(&location->events_folded);
+}

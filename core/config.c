@@ -414,7 +414,8 @@ static int parse_output(adt_config *config, const char *text, char *error, size_
 
 static int parse_on_full(adt_config *config, const char *text, char *error, size_t error_size)
 {
-    static const char *const words[] = {[ADT_ON_FULL_FLUSH] = "flush", [ADT_ON_FULL_STOP] = "stop"};
+    static const char *const words[] = {[ADT_ON_FULL_FLUSH] = "flush", [ADT_ON_FULL_STOP] = "stop",
+                                        [ADT_ON_FULL_FOLD] = "fold"};
     int index = 0;
     if (parse_word(text, words, sizeof words / sizeof words[0], &index, error, error_size) != 0)
         return -1;
@@ -527,9 +528,11 @@ const adt_config_var adt_config_vars[] = {
      "working directory",
      "where the OTF2 archive and summary.json are written",
      parse_output},
-    {"ADAPTRACE_ON_FULL", "on-full", "flush", "flush or stop (case-insensitive)",
-     "what to do when MPI events alone fill the buffer: flush writes them to a temporary file and "
-     "goes on, stop ends event recording of that thread",
+    {"ADAPTRACE_ON_FULL", "on-full", "fold", "fold, flush or stop (case-insensitive)",
+     "what to do when MPI events alone fill the buffer: fold keeps the events held and folds the thread's "
+     "later MPI calls into skeleton.adts only (flush where the thread has no skeleton: ADAPTRACE_SKELETON "
+     "off, a buffer under 16M, or its skeleton full); flush writes them to a temporary file and goes on; "
+     "stop ends event recording of that thread",
      parse_on_full},
     {"ADAPTRACE_SPILL_DIRECTORY", "spill-directory", "",
      "a directory path; empty for $TMPDIR, or /tmp where TMPDIR is not set",

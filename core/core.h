@@ -20,8 +20,10 @@ extern "C" {
 
 /* What happens when MPI events alone fill the buffer (no sample level left). */
 typedef enum adt_on_full {
-    ADT_ON_FULL_FLUSH = 0, /* write the event chain to a temporary file, go on (default) */
-    ADT_ON_FULL_STOP = 1   /* stop recording events of that location, keep what is there */
+    ADT_ON_FULL_FLUSH = 0, /* write the event chain to a temporary file, go on */
+    ADT_ON_FULL_STOP = 1,  /* stop recording events of that location, keep what is there */
+    ADT_ON_FULL_FOLD = 2   /* keep what is there; the thread's later events are only folded into
+                              its skeleton (default; flush where it has no running skeleton) */
 } adt_on_full;
 
 typedef enum adt_sampling_clock {
@@ -56,7 +58,7 @@ typedef struct adt_config {
     uint32_t unwind_depth;            /* ADAPTRACE_UNWIND_DEPTH, default 32 */
     char metrics[ADT_METRICS_MAX];    /* ADAPTRACE_METRICS, comma-separated PAPI names, default "" */
     char output[ADT_PATH_MAX];        /* ADAPTRACE_OUTPUT, "" = adaptrace-<date>-<time>-<id> */
-    adt_on_full on_full;              /* ADAPTRACE_ON_FULL flush|stop */
+    adt_on_full on_full;              /* ADAPTRACE_ON_FULL fold|flush|stop */
     char spill_directory[ADT_PATH_MAX]; /* ADAPTRACE_SPILL_DIRECTORY, "" = $TMPDIR, else /tmp */
     bool quiet;                       /* ADAPTRACE_QUIET on|off: no summary on stderr */
     char stack[ADT_PATH_MAX];         /* ADAPTRACE_STACK, tools preloaded behind libadaptrace, "" = none */

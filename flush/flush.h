@@ -18,7 +18,10 @@
  *    chosen by ADAPTRACE_ON_FULL: "flush" writes the requester's event
  *    chain to a temporary file (the reader picks it up at the end) and
  *    appends a BufferFlush record, "stop" stops recording events of that
- *    location and appends MeasurementOnOff(off). Both are counted. When
+ *    location and appends MeasurementOnOff(off), "fold" (the default)
+ *    keeps the events held and from then on only counts the requester's
+ *    events as folded, when the fold hook says its thread's skeleton holds
+ *    them (adt_buffer_fold_events), and flushes otherwise. All are counted. When
  *    the file cannot be created or written, that is reported once and the
  *    file is not tried again: the request is given up, and the buffer
  *    stops that location's events (counted: event_stops_spill_failed).
@@ -61,6 +64,14 @@ void adt_flush_policy_destroy(adt_flush_policy *policy);
 
 void adt_flush_set_halve_hook(adt_flush_policy *policy, adt_halve_hook hook, void *arg);
 
+/* ADAPTRACE_ON_FULL=fold: asked, on the requester's own thread in normal
+ * context (an event append), whether that thread's MPI calls go on being
+ * folded into its skeleton; true takes its events over (the skeleton is
+ * told that its thread's events are folded from now on), false makes the
+ * policy flush instead. No hook: always flush. */
+typedef bool (*adt_fold_hook)(adt_location *location, void *arg);
+void adt_flush_set_fold_hook(adt_flush_policy *policy, adt_fold_hook hook, void *arg);
+
 /* Bytes of sample chunks (all locations) that an event append does not cut
  * into: 0 (the default) lets events take every sample. Set before the
  * first append. */
@@ -81,6 +92,9 @@ typedef struct adt_flush_counters {
                                  samples were left: they were at their floor */
     uint64_t first_flush_ns;  /* when the first flush happened, ns after the policy
                                  was created; 0 when there was none */
+    uint64_t folds;           /* locations whose events were folded from then on (fold) */
+    uint64_t folds_flushed;   /* fold requests flushed instead: the thread had no
+                                 running skeleton (also counted in flushes) */
 } adt_flush_counters;
 
 void adt_flush_get_counters(const adt_flush_policy *policy, adt_flush_counters *counters);

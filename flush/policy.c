@@ -11,7 +11,7 @@
  *   (spill or stop) runs outside it, on the requester's own chain.
  *
  * The fallback appends one record (BufferFlush or MeasurementOnOff) to the
- * requester's event chain from inside the callback. That append may itself
+ * requester's event chain from inside the callback (fold appends none). That append may itself
  * run out of chunks and call back here; a per-thread flag makes the nested
  * call give up at once instead of recursing, so the record is dropped (and
  * counted by the buffer) rather than looping.
@@ -38,6 +38,8 @@ struct adt_flush_policy {
     pthread_mutex_t choose_lock;
     adt_halve_hook hook;     /* published after hook_arg (release/acquire) */
     void *hook_arg;
+    adt_fold_hook fold_hook; /* published after fold_hook_arg (release/acquire) */
+    void *fold_hook_arg;
     uint64_t sample_floor_bytes;
     uint64_t created_at;     /* trace clock, for first_flush_ns */
     adt_flush_counters counters; /* each field updated with atomic adds */
@@ -238,6 +240,37 @@ static bool stop_events(adt_flush_policy *policy, adt_location *requester)
     return false;
 }
 
+/* ADAPTRACE_ON_FULL=fold: when the requester's thread has a skeleton that
+ * is still folding (the hook says so and takes the thread's events over),
+ * its events are folded from the waiting record's time on: nothing is
+ * written and no record appended (the archive's writer marks the point
+ * from the location's folding_began_at, so the mark cannot be lost for
+ * want of room). Without a skeleton, the events are flushed instead. */
+static bool fold_events(adt_flush_policy *policy, const adt_preflush_request *request)
+{
+    adt_fold_hook hook = __atomic_load_n(&policy->fold_hook, __ATOMIC_ACQUIRE);
+    if (hook == NULL || !hook(request->requester, policy->fold_hook_arg)) {
+        count(&policy->counters.folds_flushed, 1);
+        return flush_events(policy, request);
+    }
+    adt_buffer_fold_events(request->requester, request->time);
+    count(&policy->counters.folds, 1);
+    return false;
+}
+
+static bool fallback(adt_flush_policy *policy, const adt_preflush_request *request)
+{
+    switch (policy->on_full) {
+    case ADT_ON_FULL_FLUSH:
+        return flush_events(policy, request);
+    case ADT_ON_FULL_STOP:
+        return stop_events(policy, request->requester);
+    case ADT_ON_FULL_FOLD:
+        break;
+    }
+    return fold_events(policy, request);
+}
+
 static bool on_buffer_full(adt_buffer *buffer, const adt_preflush_request *request, void *arg)
 {
     (void)buffer;
@@ -249,8 +282,7 @@ static bool on_buffer_full(adt_buffer *buffer, const adt_preflush_request *reque
     if (drop_some_level(policy, request))
         return true;
     in_fallback = true;
-    bool retry = policy->on_full == ADT_ON_FULL_FLUSH ? flush_events(policy, request)
-                                                      : stop_events(policy, request->requester);
+    bool retry = fallback(policy, request);
     in_fallback = false;
     return retry;
 }
@@ -292,6 +324,12 @@ void adt_flush_set_halve_hook(adt_flush_policy *policy, adt_halve_hook hook, voi
     __atomic_store_n(&policy->hook, hook, __ATOMIC_RELEASE);
 }
 
+void adt_flush_set_fold_hook(adt_flush_policy *policy, adt_fold_hook hook, void *arg)
+{
+    policy->fold_hook_arg = arg;
+    __atomic_store_n(&policy->fold_hook, hook, __ATOMIC_RELEASE);
+}
+
 void adt_flush_set_sample_floor(adt_flush_policy *policy, uint64_t bytes)
 {
     policy->sample_floor_bytes = bytes;
@@ -310,4 +348,6 @@ void adt_flush_get_counters(const adt_flush_policy *policy, adt_flush_counters *
     counters->event_stops_spill_failed = __atomic_load_n(&live->event_stops_spill_failed, __ATOMIC_RELAXED);
     counters->floor_fallbacks = __atomic_load_n(&live->floor_fallbacks, __ATOMIC_RELAXED);
     counters->first_flush_ns = __atomic_load_n(&live->first_flush_ns, __ATOMIC_RELAXED);
+    counters->folds = __atomic_load_n(&live->folds, __ATOMIC_RELAXED);
+    counters->folds_flushed = __atomic_load_n(&live->folds_flushed, __ATOMIC_RELAXED);
 }

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 #include <vector>
+#include <utility>
 
 #include "core/core.h"
 
@@ -240,7 +241,7 @@ TEST(ConfigLoad, DefaultsWithoutVariables)
     EXPECT_EQ(result.config.unwind_depth, 32u);
     EXPECT_STREQ(result.config.metrics, "");
     EXPECT_STREQ(result.config.output, "");
-    EXPECT_EQ(result.config.on_full, ADT_ON_FULL_FLUSH);
+    EXPECT_EQ(result.config.on_full, ADT_ON_FULL_FOLD);
     EXPECT_FALSE(result.config.quiet);
 }
 
@@ -267,6 +268,18 @@ TEST(ConfigLoad, EveryVariableReachesItsField)
     EXPECT_STREQ(result.config.output, "/tmp/some trace");
     EXPECT_EQ(result.config.on_full, ADT_ON_FULL_STOP);
     EXPECT_TRUE(result.config.quiet);
+}
+
+/* fold is the default (issue #25); flush and stop stay choices. */
+TEST(ConfigLoad, OnFullTakesEachPolicyByName)
+{
+    const std::pair<const char *, adt_on_full> words[] = {
+        {"fold", ADT_ON_FULL_FOLD}, {"FLUSH", ADT_ON_FULL_FLUSH}, {"stop", ADT_ON_FULL_STOP}};
+    for (const auto &[word, policy] : words) {
+        LoadResult result = load({{"ADAPTRACE_ON_FULL", word}});
+        ASSERT_EQ(result.status, 0) << word << ": " << result.error;
+        EXPECT_EQ(result.config.on_full, policy) << word;
+    }
 }
 
 TEST(ConfigLoad, ErrorIsOneLineNamingVariableValueAndAcceptedForm)

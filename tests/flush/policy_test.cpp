@@ -495,6 +495,98 @@ TEST_F(FlushPolicy, StopFallbackStopsTheLocationAndMarksIt)
     EXPECT_TRUE(stats_of(locations_[1]).events_stopped);
 }
 
+// A fold hook that answers as told and notes who asked.
+struct FoldAnswer {
+    bool skeleton_running;
+    std::vector<adt_location *> asked;
+};
+
+bool answer_fold(adt_location *location, void *arg)
+{
+    auto *answer = static_cast<FoldAnswer *>(arg);
+    answer->asked.push_back(location);
+    return answer->skeleton_running;
+}
+
+// ADAPTRACE_ON_FULL=fold with a running skeleton (issue #25): the events
+// held stay, nothing is flushed, no record is appended, and every later
+// event of that location is counted as folded, not as lost.
+TEST_F(FlushPolicy, FoldFallbackKeepsTheEventsHeldAndCountsTheRestAsFolded)
+{
+    make(4, 2, ADT_ON_FULL_FOLD);
+    FoldAnswer answer{true, {}};
+    adt_flush_set_fold_hook(policy_, answer_fold, &answer);
+    adt_location *location = locations_[0];
+    uint64_t index = 0;
+    adt_append_status status;
+    while ((status = event(location, index, 40)) == ADT_APPEND_OK)
+        index++;
+    EXPECT_EQ(status, ADT_APPEND_STOPPED);
+    EXPECT_EQ(index, 16u);
+    uint64_t folded_from = time_;
+    for (int i = 0; i < 5; i++)
+        EXPECT_EQ(event(location, index + 1 + i, 40), ADT_APPEND_STOPPED);
+    ASSERT_EQ(answer.asked.size(), 1u);
+    EXPECT_EQ(answer.asked[0], location);
+    adt_flush_counters after = counters();
+    EXPECT_EQ(after.folds, 1u);
+    EXPECT_EQ(after.folds_flushed, 0u);
+    EXPECT_EQ(after.flushes, 0u);
+    EXPECT_EQ(after.stops, 0u);
+    adt_location_stats stats = stats_of(location);
+    EXPECT_EQ(stats.events_folded, 6u);
+    EXPECT_EQ(stats.events_dropped, 0u);
+    EXPECT_EQ(stats.folding_began_at, folded_from);
+    EXPECT_EQ(stats.spills, 0u);
+    std::vector<ReadRecord> records = read_all(location);
+    ASSERT_EQ(records.size(), index); // no marker: the archive's writer adds it
+    for (uint64_t i = 0; i < index; i++)
+        EXPECT_EQ(records[i].kind, kEventKind);
+
+    // What the skeleton turns out not to hold moves to its own loss cause;
+    // after a stop of the skeleton every later event is lost under it.
+    adt_buffer_unfold_events(location, 2, false);
+    stats = stats_of(location);
+    EXPECT_EQ(stats.events_folded, 4u);
+    EXPECT_EQ(stats.events_lost[ADT_EVENT_LOST_NOT_FOLDED], 2u);
+    EXPECT_EQ(event(location, 99, 40), ADT_APPEND_STOPPED);
+    EXPECT_EQ(stats_of(location).events_folded, 5u);
+    adt_buffer_unfold_events(location, 1, true);
+    EXPECT_EQ(event(location, 100, 40), ADT_APPEND_STOPPED);
+    stats = stats_of(location);
+    EXPECT_EQ(stats.events_folded, 4u);
+    EXPECT_EQ(stats.events_lost[ADT_EVENT_LOST_NOT_FOLDED], 4u);
+    EXPECT_EQ(stats.events_lost[ADT_EVENT_LOST_STOPPED], 0u);
+}
+
+// fold where the thread has no running skeleton (ADAPTRACE_SKELETON off,
+// or its skeleton full), or no hook at all: the events are flushed, none lost.
+TEST_F(FlushPolicy, FoldFallbackWithoutSkeletonFlushesInstead)
+{
+    make(4, 1, ADT_ON_FULL_FOLD);
+    FoldAnswer answer{false, {}};
+    adt_flush_set_fold_hook(policy_, answer_fold, &answer);
+    adt_location *location = locations_[0];
+    for (uint64_t index = 0; index < 40; index++)
+        ASSERT_EQ(event(location, index, 40), ADT_APPEND_OK) << index;
+    adt_flush_counters after = counters();
+    EXPECT_GT(after.flushes, 0u);
+    EXPECT_EQ(after.folds_flushed, after.flushes);
+    EXPECT_EQ(after.folds, 0u);
+    EXPECT_EQ(answer.asked.size(), after.flushes);
+    adt_location_stats stats = stats_of(location);
+    EXPECT_EQ(stats.events_folded, 0u);
+    EXPECT_EQ(stats.folding_began_at, 0u);
+    EXPECT_EQ(stats.events_dropped, 0u);
+
+    adt_flush_set_fold_hook(policy_, nullptr, nullptr);
+    uint64_t flushes = after.flushes;
+    for (uint64_t index = 40; index < 80; index++)
+        ASSERT_EQ(event(location, index, 40), ADT_APPEND_OK) << index;
+    EXPECT_GT(counters().flushes, flushes);
+    EXPECT_EQ(answer.asked.size(), flushes);
+}
+
 TEST_F(FlushPolicy, StopFallbackWithoutRoomForTheMarkerDoesNotRecurse)
 {
     make(4, 1, ADT_ON_FULL_STOP);
