@@ -33,6 +33,10 @@ typedef struct stream {
     /* The buffer's bytes in use before and after the drop that reached
      * each shift (adt_location_stats), written with the rate's steps. */
     const uint64_t (*bytes_in_use_at_shift)[2];
+    /* ADAPTRACE_ON_FULL=fold: from when the location's events are only in
+     * its skeleton (0: never), and whether that point is written yet. */
+    uint64_t folded_from;
+    bool fold_marked;
     location_summary summary;
 } stream;
 
@@ -428,6 +432,30 @@ static OTF2_ErrorCode close_open_regions(stream *s, uint64_t time)
     return OTF2_SUCCESS;
 }
 
+/* The point from which a location's events were folded into its skeleton
+ * (ADAPTRACE_ON_FULL=fold): the calls still open there are closed, then a
+ * MeasurementOnOff(off) says that no event follows, which Vampir shows as
+ * an interval with measurement off up to the end; its samples go on. The
+ * buffer keeps no record for it (the chunk the point needed had no room),
+ * so it is written from the location's folding_began_at, in time order. */
+static OTF2_ErrorCode mark_folded(stream *s)
+{
+    s->fold_marked = true;
+    OTF2_ErrorCode status = write_rates_until(s, s->folded_from);
+    if (status != OTF2_SUCCESS)
+        return status;
+    note_time(s, s->folded_from);
+    status = close_open_regions(s, s->folded_from);
+    if (status != OTF2_SUCCESS)
+        return status;
+    return OTF2_EvtWriter_MeasurementOnOff(s->out, NULL, s->folded_from, OTF2_MEASUREMENT_OFF);
+}
+
+static bool fold_due(const stream *s, uint64_t time)
+{
+    return s->folded_from != 0 && !s->fold_marked && time > s->folded_from;
+}
+
 int adt_writer_write_location(writer *w, const adt_trace_thread *thread, location_summary *summary)
 {
     stream s = { .w = w, .prev_cc = ADT_UNDEFINED_ID };
@@ -442,6 +470,7 @@ int adt_writer_write_location(writer *w, const adt_trace_thread *thread, locatio
     bool sampled = w->maps.sampling_rate_class != ADT_UNDEFINED_ID && s.final_shift < RATE_SHIFTS;
     s.shift_reached_at = sampled ? location_stats.shift_reached_at : NULL;
     s.bytes_in_use_at_shift = location_stats.bytes_in_use_at_shift;
+    s.folded_from = location_stats.folding_began_at;
     adt_reader *reader = adt_reader_open(thread->location);
     s.out = OTF2_Archive_GetEvtWriter(w->archive, s.location);
     int rc = -1;
@@ -459,11 +488,16 @@ int adt_writer_write_location(writer *w, const adt_trace_thread *thread, locatio
     adt_record_view record;
     OTF2_ErrorCode status = OTF2_SUCCESS;
     while (status == OTF2_SUCCESS && adt_reader_next(reader, &record)) {
-        status = write_rates_until(&s, record.time);
+        if (fold_due(&s, record.time))
+            status = mark_folded(&s);
+        if (status == OTF2_SUCCESS)
+            status = write_rates_until(&s, record.time);
         note_time(&s, record.time);
         if (status == OTF2_SUCCESS)
             status = write_record(&s, &record);
     }
+    if (status == OTF2_SUCCESS && fold_due(&s, UINT64_MAX))
+        status = mark_folded(&s);
     if (status == OTF2_SUCCESS)
         status = close_open_regions(&s, s.summary.last_time);
     /* Halvings after the last record (a save taken meanwhile) still count. */

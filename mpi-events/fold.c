@@ -45,10 +45,16 @@ typedef struct map_slot {
 typedef struct fold_thread {
     adt_skeleton *skeleton;
     bool open;               /* an outermost call is being encoded */
+    bool events_folded;      /* the buffer counts this thread's events as folded
+                                (adt_mpi_fold_take_over) */
     bool not_encodable;      /* that call's key or tables overflowed */
     uint32_t length;
     uint32_t completed_count;
     uint32_t map_used[2];
+    /* While events_folded: the location's folded count at the last
+     * outermost Leave and at the current outermost Enter. */
+    uint64_t folded_at_leave;
+    uint64_t folded_at_enter;
     uint32_t next_object[OBJECT_KINDS];
     uint32_t recent_key[OBJECT_KINDS];   /* the kind's last object looked up, id + 1 (0: none) */
     uint32_t recent_index[OBJECT_KINDS]; /* and its first-use index */
@@ -194,7 +200,29 @@ static fold_thread *claim(void)
     return t;
 }
 
-void adt_mpi_fold_enter(uint32_t function, uint32_t context, bool outermost)
+bool adt_mpi_fold_take_over(adt_location *location, void *arg)
+{
+    (void)location;
+    (void)arg;
+    fold_thread *t = thread_state;
+    if (t == NULL || t == NO_SKELETON || t->skeleton->stop != ADT_SKELETON_RUNNING)
+        return false;
+    t->events_folded = true;
+    return true;
+}
+
+/* While the thread's events are folded: what the buffer counted as folded
+ * since the last outermost call's Leave was made outside MPI calls (a
+ * user region, say), which the skeleton does not hold. */
+static void unfold_outside_calls(fold_thread *t, adt_location *location)
+{
+    uint64_t folded = adt_location_events_folded(location);
+    if (folded > t->folded_at_leave)
+        adt_buffer_unfold_events(location, folded - t->folded_at_leave, false);
+    t->folded_at_enter = t->folded_at_leave;
+}
+
+void adt_mpi_fold_enter(adt_location *location, uint32_t function, uint32_t context, bool outermost)
 {
     fold_thread *t = thread_state;
     if (__builtin_expect(t == NULL, 0))
@@ -208,6 +236,8 @@ void adt_mpi_fold_enter(uint32_t function, uint32_t context, bool outermost)
         }
         return;
     }
+    if (__builtin_expect(t->events_folded, 0))
+        unfold_outside_calls(t, location);
     t->open = true;
     t->not_encodable = false;
     t->length = 0;
@@ -286,7 +316,21 @@ void adt_mpi_fold_record(uint16_t kind, const void *payload, int32_t own_rank)
     }
 }
 
-void adt_mpi_fold_leave(uint32_t function, bool outermost)
+/* While the thread's events are folded, after the outermost call's Leave
+ * was counted: a skeleton that stopped in this call holds neither it nor
+ * what follows. */
+static void account_folded_call(fold_thread *t, adt_location *location)
+{
+    uint64_t folded = adt_location_events_folded(location);
+    if (t->skeleton->stop == ADT_SKELETON_RUNNING) {
+        t->folded_at_leave = folded;
+        return;
+    }
+    adt_buffer_unfold_events(location, folded - t->folded_at_enter, true);
+    t->events_folded = false;
+}
+
+void adt_mpi_fold_leave(adt_location *location, uint32_t function, bool outermost)
 {
     fold_thread *t = thread_state;
     if (t == NULL || t == NO_SKELETON || !t->open)
@@ -311,4 +355,6 @@ void adt_mpi_fold_leave(uint32_t function, bool outermost)
         adt_skeleton_stop_with(t->skeleton, ADT_SKELETON_STOP_NOT_ENCODABLE);
     else
         adt_skeleton_fold(t->skeleton, t->key, t->length);
+    if (__builtin_expect(t->events_folded, 0))
+        account_folded_call(t, location);
 }

@@ -32,9 +32,16 @@ extern bool adt_mpi_folding;
  * this process's rank there; others pass ADT_MPI_FOLD_NO_RANK. */
 #define ADT_MPI_FOLD_NO_RANK 0
 
-void adt_mpi_fold_enter(uint32_t function, uint32_t context, bool outermost);
+void adt_mpi_fold_enter(adt_location *location, uint32_t function, uint32_t context, bool outermost);
 void adt_mpi_fold_record(uint16_t kind, const void *payload, int32_t own_rank);
-void adt_mpi_fold_leave(uint32_t function, bool outermost);
+void adt_mpi_fold_leave(adt_location *location, uint32_t function, bool outermost);
+
+/* ADAPTRACE_ON_FULL=fold (flush.h, adt_fold_hook): on the thread whose
+ * events filled the buffer, true when its skeleton is still folding; the
+ * thread then counts which of the events the buffer counts as folded its
+ * skeleton does not hold (made outside MPI calls, or from the call in
+ * which the skeleton stops on: adt_buffer_unfold_events). */
+bool adt_mpi_fold_take_over(adt_location *location, void *arg);
 
 /* MPI_Finalize, after the archive was written (written: 0 on every
  * rank): rank 0 gathers every rank's skeletons and writes

@@ -173,6 +173,12 @@ static int close_location(recovery *run, saved_process *process, adt_location *l
     }
     adt_reader_close(reader);
     uint64_t end = process->header->end_time > last_time ? process->header->end_time : last_time;
+    /* A location folded into its skeleton (ADAPTRACE_ON_FULL=fold) has its
+     * open regions closed where folding began, by the archive's writer. */
+    adt_location_stats stats;
+    adt_location_get_stats(location, &stats);
+    if (stats.folding_began_at != 0)
+        open.depth = 0;
     while (status == 0 && open.depth > 0) {
         adt_rec_region leave = open.stack[--open.depth];
         if (adt_buffer_append_event(location, ADT_REC_LEAVE, end, &leave, sizeof leave) == ADT_APPEND_OK)

@@ -280,6 +280,12 @@ void adt_runtime_set_inside_mpi_call_check(bool (*inside)(void))
     inside_mpi_call = inside;
 }
 
+void adt_runtime_set_fold_hook(bool (*take_over)(adt_location *location, void *arg))
+{
+    if (policy)
+        adt_flush_set_fold_hook(policy, take_over, NULL);
+}
+
 bool adt_runtime_inside_mpi_call(void)
 {
     return inside_mpi_call();

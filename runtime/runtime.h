@@ -229,6 +229,12 @@ void adt_runtime_set_user_api_counts(void (*counts)(adt_runtime_user_api_counts 
 void adt_runtime_set_inside_mpi_call_check(bool (*inside)(void));
 bool adt_runtime_inside_mpi_call(void);
 
+/* The MPI layer, at MPI_Init when it folds calls into skeletons: asked
+ * when a thread's MPI events fill the buffer under ADAPTRACE_ON_FULL=fold
+ * (on that thread, normal context), whether its skeleton takes its events
+ * over (flush.h, adt_fold_hook). */
+void adt_runtime_set_fold_hook(bool (*take_over)(adt_location *location, void *arg));
+
 /* This process's rank in MPI_COMM_WORLD once MPI started, -1 before (for
  * messages that say where). */
 int64_t adt_runtime_world_rank(void);

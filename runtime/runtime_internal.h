@@ -202,6 +202,10 @@ void adt_rescue_discard(const char *archive_dir);
     X(SUM, flushes_at_sample_floor, "flushes_at_sample_floor", NO, "") /* samples were left */            \
     X(EARLIEST, first_flush_ns, "first_flush_after_s", NO, "")                                            \
     X(SUM, event_stops, "event_stops", NO, "")                                                            \
+    X(SUM, locations_folded, "locations_folded", NO, "") /* events folded from a point on */               \
+    X(SUM, events_folded, "events_folded", NO, "") /* only in skeleton.adts, not in the trace */          \
+    X(EARLIEST, first_fold_ns, "first_fold_after_s", NO, "")                                              \
+    X(SUM, folds_flushed, "folds_flushed", NO, "") /* fold due, no running skeleton: flushed */            \
     X(MAX, buffer_bytes, "buffer_bytes", NO, "")                                                          \
     X(MAX, arena_bytes, "arena_bytes", NO, "")                                                            \
     X(MAX, context_bytes, "context_bytes", NO, "")                                                        \
@@ -265,6 +269,9 @@ typedef struct adt_location_summary {
     uint64_t samples_kept;
     uint64_t sampled_periods;   /* initial periods its samples stand for */
     uint64_t mpi_events;
+    uint64_t events_folded;     /* only in its skeleton (ADAPTRACE_ON_FULL=fold) */
+    uint64_t folded;            /* 1: its events were folded from folded_after_ticks on */
+    uint64_t folded_after_ticks; /* after the start of measurement */
     /* adaptrace's measured cost on it (core.h, "measurement cost"), the
      * gap classes' bounds it was kept with, the clock's ticks per second
      * and the time from the start of measurement to the summary (ticks). */

@@ -96,6 +96,14 @@ static void copy_cost(adt_cost_table *copy, const adt_cost_table *table)
         to[i] = __atomic_load_n(&from[i], __ATOMIC_RELAXED);
 }
 
+/* When the location's events began to be folded, in clock ticks after the
+ * start of measurement (0: never, or at the start). */
+static uint64_t folded_after_ticks(const adt_location_stats *stats, const adt_run_sources *sources)
+{
+    uint64_t began = stats->folding_began_at;
+    return began != 0 && began > sources->started ? began - sources->started : 0;
+}
+
 static adt_location_summary location_line(adt_location *location, uint32_t rank, const adt_location_stats *stats,
                                           const adt_run_sources *sources)
 {
@@ -115,6 +123,9 @@ static adt_location_summary location_line(adt_location *location, uint32_t rank,
         line.gap_bounds[c] = __atomic_load_n(&adt_cost_gap_bounds[c], __ATOMIC_RELAXED);
     uint64_t now = adt_clock_now();
     line.run_ticks = sources->started != 0 && now > sources->started ? now - sources->started : 0;
+    line.events_folded = stats->events_folded;
+    line.folded = stats->folding_began_at != 0;
+    line.folded_after_ticks = folded_after_ticks(stats, sources);
     if (sampling) {
         adt_sampler_stats sampler;
         adt_sampler_get_location_stats(location, &sampler);
@@ -147,6 +158,14 @@ size_t adt_summary_count(const adt_run_sources *sources, uint32_t rank, adt_run_
         if (counters->location_entries != 0)
             lines[i] = location_line(location, rank, &stats, sources);
         counters->mpi_events += mpi_events_of(&stats);
+        counters->events_folded += stats.events_folded;
+        if (stats.folding_began_at != 0) {
+            uint64_t after = adt_clock_ticks_to_ns(folded_after_ticks(&stats, sources));
+            after = after ? after : 1; /* 0 would say never */
+            counters->locations_folded++;
+            if (counters->first_fold_ns == 0 || after < counters->first_fold_ns)
+                counters->first_fold_ns = after;
+        }
         counters->samples_taken += stats.samples_taken;
         counters->samples_kept += stats.samples_kept;
         counters->samples_removed += stats.samples_removed;
@@ -163,6 +182,7 @@ size_t adt_summary_count(const adt_run_sources *sources, uint32_t rank, adt_run_
     counters->flushes_at_sample_floor = flush.floor_fallbacks;
     counters->first_flush_ns = flush.first_flush_ns;
     counters->event_stops = flush.stops;
+    counters->folds_flushed = flush.folds_flushed;
     counters->event_stops_spill_failed = flush.event_stops_spill_failed;
     adt_buffer_stats buffer;
     adt_buffer_get_stats(sources->buffer, &buffer);
@@ -534,6 +554,12 @@ static void write_json_line(summary_file *file, const adt_location_summary *line
             rate_after(file->initial_rate_hz, line->halvings), (unsigned long long)line->samples_taken,
             (unsigned long long)line->samples_kept, sampled_seconds(file->initial_rate_hz, line->sampled_periods),
             (unsigned long long)line->mpi_events);
+    fprintf(file->out, ", \"events_folded\": %llu, \"folded_after_s\": ", (unsigned long long)line->events_folded);
+    if (line->folded)
+        fprintf(file->out, "%.6f",
+                line->timer_resolution ? (double)line->folded_after_ticks / (double)line->timer_resolution : 0.0);
+    else
+        fprintf(file->out, "null");
     write_json_cost(file, line);
     fputc('}', file->out);
     file->lines_written++;
@@ -700,9 +726,20 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
                 "ADAPTRACE_BUFFER_SIZE avoids them",
                 (double)total->first_flush_ns / 1e9, (unsigned long long)total->flushes_at_sample_floor,
                 (unsigned long long)total->flushes, ADT_RUNTIME_SAMPLE_FLOOR_SHARE);
+    if (total->locations_folded > 0)
+        adt_log("folding: MPI events alone filled the buffer on %llu location%s (the first time %.1f s after "
+                "start); their %llu events from then on are only in skeleton.adts, the trace marks the point "
+                "with MeasurementOnOff(off) (ADAPTRACE_ON_FULL=fold); a larger ADAPTRACE_BUFFER_SIZE keeps more",
+                (unsigned long long)total->locations_folded, total->locations_folded == 1 ? "" : "s",
+                (double)total->first_fold_ns / 1e9, (unsigned long long)total->events_folded);
+    if (total->folds_flushed > 0)
+        adt_log("folding: %llu of the flushes were on threads without a running skeleton (ADAPTRACE_SKELETON "
+                "off, a buffer under 16 MiB, or the skeleton full), so their events were flushed, not folded",
+                (unsigned long long)total->folds_flushed);
     if (skeleton_losses[0] != '\0')
         adt_log("folding into the skeleton stopped early%s; those threads' skeletons end there (%llu calls folded "
-                "in all), their events are all in the trace",
+                "in all), their events are in the trace unless it was folding them (then they are dropped, "
+                "not_folded)",
                 skeleton_losses, (unsigned long long)total->skeleton_calls);
     if (listing->cost_seconds != NULL && listing->run_seconds != NULL)
         print_cost(listing);

@@ -40,7 +40,7 @@ std::vector<adt_location_summary> lines_of(uint32_t rank)
     std::vector<adt_location_summary> lines(locations_of(rank));
     for (uint64_t i = 0; i < lines.size(); i++)
         lines[i] = adt_location_summary{ rank, i << 32 | rank, (rank + i) % 5, i % 2, 100 * rank + i, 90 * rank + i,
-                                         1000 + i, 7 * rank + i, {}, {}, 0, 0 };
+                                         1000 + i, 7 * rank + i, 3 * i, i % 2, 11 * i, {}, {}, 0, 0 };
     return lines;
 }
 
