@@ -693,6 +693,7 @@ void adt_report_free(struct adt_report_profile *profile)
     adt_report_free_rates(profile->rate_locations, profile->rate_location_count);
     free(profile->flushes);
     free(profile->flush_locations);
+    free(profile->events_ends);
     free(profile->mpi_functions);
     free(profile->sampled_functions);
     free(profile->ranks);

@@ -372,6 +372,19 @@ static OTF2_CallbackCode on_buffer_flush(OTF2_LocationRef id, OTF2_TimeStamp tim
     return carry_on(reading);
 }
 
+/* The end of a location's events (flushes.c): a MeasurementOnOff(off). */
+static OTF2_CallbackCode on_measurement_on_off(OTF2_LocationRef id, OTF2_TimeStamp time, void *data,
+                                               OTF2_AttributeList *attributes, OTF2_MeasurementMode mode)
+{
+    (void)attributes;
+    struct reading *reading = data;
+    struct location_state *location = at_event(reading, id, &time);
+    if (location != NULL && mode == OTF2_MEASUREMENT_OFF) {
+        adt_report_note_measurement_off(reading, (size_t)(location - reading->locations), time);
+    }
+    return carry_on(reading);
+}
+
 /* The innermost open region of a location and its entry, where message
  * and collective records are attributed. */
 static struct open_region *innermost(struct location_state *location)
@@ -496,6 +509,7 @@ bool adt_report_read_events(OTF2_Reader *reader, struct reading *reading)
     OTF2_GlobalEvtReaderCallbacks_SetCallingContextSampleCallback(callbacks, on_sample);
     OTF2_GlobalEvtReaderCallbacks_SetMetricCallback(callbacks, on_metric);
     OTF2_GlobalEvtReaderCallbacks_SetBufferFlushCallback(callbacks, on_buffer_flush);
+    OTF2_GlobalEvtReaderCallbacks_SetMeasurementOnOffCallback(callbacks, on_measurement_on_off);
     OTF2_GlobalEvtReaderCallbacks_SetMpiSendCallback(callbacks, on_send);
     OTF2_GlobalEvtReaderCallbacks_SetMpiIsendCallback(callbacks, on_isend);
     OTF2_GlobalEvtReaderCallbacks_SetMpiRecvCallback(callbacks, on_recv);

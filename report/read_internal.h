@@ -39,6 +39,7 @@ struct location_state {
     /* Its BufferFlush records so far (flushes.c). */
     uint64_t flush_count;
     uint64_t flush_ticks;
+    bool events_ended;      /* a MeasurementOnOff(off) was seen */
     /* The outermost open MPI call; the last one left and when, which
      * starts the segment the next MPI call ends (after_mpi: there is one). */
     uint64_t mpi_call;
@@ -145,6 +146,7 @@ struct reading {
     struct adt_report_location_rates *rates;
     struct rate_capacity *rate_capacities;
     size_t flush_capacity;
+    size_t events_end_capacity;
     struct location_state *locations;
     size_t location_count;
     size_t location_capacity;
@@ -288,5 +290,8 @@ void adt_report_timeshift_free(struct adt_report_timeshift *timeshift);
  * into the profile. */
 void adt_report_note_flush(struct reading *reading, size_t location, uint64_t time, uint64_t stop_time);
 void adt_report_finish_flushes(struct reading *reading);
+/* flushes.c: a MeasurementOnOff(off) of location (its index) at time: the
+ * first one of the location ends its events (folded or stopped). */
+void adt_report_note_measurement_off(struct reading *reading, size_t location, uint64_t time);
 
 #endif

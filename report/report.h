@@ -147,6 +147,17 @@ struct adt_report_flush {
     double duration_seconds;
 };
 
+/* A location whose events end early: the archive's first MeasurementOnOff
+ * (off) of it, seconds after the run's start. adaptrace writes it where
+ * the buffer was full with ADAPTRACE_ON_FULL=fold (the default: the
+ * thread's later MPI calls are only in skeleton.adts) or stop, and at the
+ * end of a recovered run. */
+struct adt_report_events_end {
+    uint32_t rank;
+    uint32_t thread;
+    double seconds;
+};
+
 /* A location's flushes summed. */
 struct adt_report_location_flushes {
     uint32_t rank;
@@ -327,6 +338,12 @@ struct adt_report_profile {
     double flush_seconds;
     size_t flush_location_count;
     struct adt_report_location_flushes *flush_locations;
+    /* The locations whose events end early, in time order, and whether
+     * the archive has skeleton.adts, which holds every MPI call of a
+     * thread whose skeleton did not stop (docs/folding.md). */
+    size_t events_end_count;
+    struct adt_report_events_end *events_ends;
+    bool skeleton_present;
 };
 
 /* Min, mean and max of one rank figure; imbalance = max / mean (1 when

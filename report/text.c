@@ -424,7 +424,9 @@ static void print_rates_text(const struct adt_report_profile *profile, FILE *out
 static void print_flushes_text(const struct adt_report_profile *profile, FILE *out)
 {
     if (profile->flush_count == 0) {
-        fputs("\nBuffer flushes: no flush (the buffer held every event)\n", out);
+        fputs(profile->events_end_count == 0 ? "\nBuffer flushes: no flush (the buffer held every event)\n"
+                                             : "\nBuffer flushes: no flush\n",
+              out);
         return;
     }
     fprintf(out,
@@ -450,6 +452,44 @@ static void print_flushes_text(const struct adt_report_profile *profile, FILE *o
         fprintf(out, "  ... %zu more locations: see --json or the HTML page\n",
                 profile->flush_location_count - shown);
     }
+}
+
+/* The locations whose events end early (MeasurementOnOff off), with what
+ * became of their later calls: folded into skeleton.adts when the archive
+ * has one (ADAPTRACE_ON_FULL=fold, the default), else not recorded. */
+static void print_events_ends_text(const struct adt_report_profile *profile, FILE *out)
+{
+    if (profile->events_end_count == 0) {
+        return;
+    }
+    fprintf(out,
+            "\nEvents end early on %zu location%s (the buffer was full of MPI events, or the run was recovered); "
+            "the figures above cover the events before that time. %s\n",
+            profile->events_end_count, profile->events_end_count == 1 ? "" : "s",
+            profile->skeleton_present
+                ? "Their later MPI calls are folded: only in skeleton.adts (adaptrace-report --skeleton ARCHIVE; "
+                  "summary.json: events_folded)"
+                : "Their later events were not recorded");
+    size_t shown = at_most(profile->events_end_count, TEXT_FLUSH_LOCATIONS);
+    for (size_t i = 0; i < shown; i++) {
+        const struct adt_report_events_end *end = &profile->events_ends[i];
+        fprintf(out, "  rank %" PRIu32 " thread %" PRIu32 ": events after t=%.6f s %s\n", end->rank, end->thread,
+                end->seconds, profile->skeleton_present ? "are folded" : "were not recorded");
+    }
+    if (shown < profile->events_end_count) {
+        fprintf(out, "  ... %zu more locations: see --json\n", profile->events_end_count - shown);
+    }
+}
+
+static void print_events_ends_json(const struct adt_report_profile *profile, FILE *out)
+{
+    fprintf(out, ",\n\"events_end\":{\"skeleton\":%s,\"per_location\":[", profile->skeleton_present ? "true" : "false");
+    for (size_t i = 0; i < profile->events_end_count; i++) {
+        const struct adt_report_events_end *end = &profile->events_ends[i];
+        fprintf(out, "%s{\"rank\":%" PRIu32 ",\"thread\":%" PRIu32 ",\"seconds\":%.9g}", i ? "," : "", end->rank,
+                end->thread, end->seconds);
+    }
+    fputs("]}", out);
 }
 
 /* A salvaged report says first what it lacks: every figure below is
@@ -519,6 +559,7 @@ void adt_report_print_text(const struct adt_report_profile *profile, FILE *out)
     adt_report_print_phases_text(profile, out);
     print_rates_text(profile, out);
     print_flushes_text(profile, out);
+    print_events_ends_text(profile, out);
 }
 
 /* A JSON string; '<' escaped too, so the JSON can sit in an HTML script. */
@@ -907,6 +948,7 @@ void adt_report_print_json(const struct adt_report_profile *profile, FILE *out)
     adt_report_print_phases_json(profile, out);
     print_rates_json(profile, out);
     print_flushes_json(profile, out);
+    print_events_ends_json(profile, out);
     fputs(",\n\"left_out\":[", out);
     for (size_t i = 0; i < profile->left_out_count; i++) {
         const struct adt_report_left_out *location = &profile->left_out[i];
