@@ -1,0 +1,181 @@
+#!/usr/bin/python3
+"""Checks a run of mpi-fold-sendrecv (2 ranks, ITERATIONS messages from
+rank 0 to rank 1) under ADAPTRACE_ON_FULL=fold (issue #25,
+docs/folding.md), from its summary.json, its archive (otf2-print's text)
+and its skeleton (adaptrace-report --skeleton --expand):
+
+folded        the default: each location folded from a point on; no
+              flush, no event lost; every call in the skeleton (rank 0:
+              ITERATIONS MPI_Send, rank 1: ITERATIONS MPI_Recv), and the
+              events in the archive plus events_folded are exactly the
+              events the skeleton's calls stand for (Enter, its records,
+              Leave); the archive's calls are the skeleton's first ones,
+              no event follows the location's one MeasurementOnOff(off),
+              and samples were kept; the report says from when each
+              location's events are folded.
+skeleton-full run with DISTINCT_FROM: the skeleton stops (signatures_full)
+              while folding: what it does not hold is counted as lost
+              under not_folded, and kept + folded + not_folded events are
+              all the run made (2 + 3 x ITERATIONS + 6 per location: Enter
+              and Leave of MPI_Init, MPI_Comm_rank, MPI_Comm_size,
+              MPI_Finalize, and of each message with its record).
+no-skeleton   ADAPTRACE_SKELETON=off: nothing can be folded, so the
+              buffer flushes instead, counted in folds_flushed; no event
+              lost, none folded, no MeasurementOnOff.
+
+usage: fold_check.py MODE REPORT ARCHIVE ITERATIONS
+Exit status 0 when everything holds, 1 with each failure said.
+"""
+import json
+import re
+import subprocess
+import sys
+
+failures = []
+
+
+def expect(condition, message):
+    if not condition:
+        failures.append(message)
+    return condition
+
+
+def events_per_run(iterations):
+    return 3 * iterations + 8
+
+
+def archive_by_location(archive):
+    """Per location: its calls (region names, in order), its event count
+    (Enter, Leave, message records), the times of its MeasurementOnOff
+    (off) records and of its last event, and its BufferFlush count."""
+    text = subprocess.run(["otf2-print", f"{archive}/traces.otf2"], capture_output=True, text=True,
+                          check=True).stdout
+    locations = {}
+    line_pattern = re.compile(r"^(\w+)\s+(\d+)\s+(\d+)\s+(.*)$")
+    for line in text.splitlines():
+        match = line_pattern.match(line)
+        if not match:
+            continue
+        kind, location, time, rest = match.group(1), int(match.group(2)), int(match.group(3)), match.group(4)
+        state = locations.setdefault(location, {"calls": [], "events": 0, "off": [], "last_event": 0, "flushes": 0})
+        if kind in ("ENTER", "CALLING_CONTEXT_ENTER"):
+            name = re.search(r'"([^"]+)"', rest).group(1)
+            state["calls"].append(name)
+        if kind in ("ENTER", "CALLING_CONTEXT_ENTER", "LEAVE", "CALLING_CONTEXT_LEAVE", "MPI_SEND", "MPI_RECV"):
+            state["events"] += 1
+            state["last_event"] = max(state["last_event"], time)
+        elif kind == "MEASUREMENT_ON_OFF" and "OFF" in rest:
+            state["off"].append(time)
+        elif kind == "BUFFER_FLUSH":
+            state["flushes"] += 1
+    return locations
+
+
+def skeleton_calls(report, archive):
+    """Per rank: its calls as the skeleton expands them."""
+    text = subprocess.run([report, "--skeleton", "--expand", archive], capture_output=True, text=True,
+                          check=True).stdout
+    ranks, current = {}, None
+    for line in text.splitlines():
+        header = re.match(r"^rank (\d+) thread 0$", line)
+        if header:
+            current = ranks.setdefault(int(header.group(1)), [])
+        elif current is not None and line:
+            current.append(line)
+    return ranks
+
+
+def check_folded(summary, report, archive, iterations):
+    lines = {line["rank"]: line for line in summary["per_location"]}
+    expect(summary["flushes"] == 0, f"{summary['flushes']} flushes, expected none")
+    expect(summary["events_dropped"] == 0, f"events dropped: {summary['events_dropped_by_cause']}")
+    expect(summary["locations_folded"] == 2, f"locations_folded is {summary['locations_folded']}, expected 2")
+    expect(summary["events_folded"] == sum(line["events_folded"] for line in lines.values()),
+           "per_location events_folded do not add up to events_folded")
+    skeleton = skeleton_calls(report, archive)
+    archive_locations = archive_by_location(archive)
+    for rank, message in ((0, "MPI_Send"), (1, "MPI_Recv")):
+        line, calls, location = lines[rank], skeleton.get(rank, []), archive_locations.get(rank)
+        if not expect(location is not None, f"rank {rank}: no events in the archive"):
+            continue
+        expect(sum(call.startswith(message + " ") for call in calls) == iterations,
+               f"rank {rank}: the skeleton has {sum(c.startswith(message) for c in calls)} {message}, "
+               f"the program made {iterations}")
+        expect(line["folded_after_s"] is not None and line["events_folded"] > 0,
+               f"rank {rank}: not folded: {line}")
+        # Each call stands for its Enter, its records (" | " each) and its Leave.
+        represented = sum(2 + call.count(" | ") for call in calls)
+        expect(line["mpi_events"] + line["events_folded"] == represented,
+               f"rank {rank}: {line['mpi_events']} events kept + {line['events_folded']} folded, the skeleton's "
+               f"calls stand for {represented}")
+        expect(represented == events_per_run(iterations),
+               f"rank {rank}: the skeleton stands for {represented} events, the program made "
+               f"{events_per_run(iterations)}")
+        # The archive: the events kept (a call open where folding began is
+        # closed there: one Leave more), the skeleton's first calls, one
+        # MeasurementOnOff(off) after every event, no flush.
+        expect(location["events"] - line["mpi_events"] in (0, 1),
+               f"rank {rank}: {location['events']} events in the archive, {line['mpi_events']} kept")
+        archived = location["calls"]
+        expect(0 < len(archived) < len(calls) and [c.split(" ")[0] for c in calls[:len(archived)]] == archived,
+               f"rank {rank}: the archive's {len(archived)} calls are not the first of the skeleton's {len(calls)}")
+        expect(len(location["off"]) == 1 and location["off"][0] >= location["last_event"],
+               f"rank {rank}: MeasurementOnOff(off) at {location['off']}, last event at {location['last_event']}")
+        expect(location["flushes"] == 0, f"rank {rank}: {location['flushes']} BufferFlush records")
+        if summary["samples_taken"] > 0:
+            expect(line["samples_kept"] > 0, f"rank {rank}: no sample kept beside the folded events")
+    text = subprocess.run([report, archive], capture_output=True, text=True, check=True).stdout
+    expect("Buffer flushes: no flush\n" in text and "held every event" not in text,
+           "the report's text claims the buffer held every event")
+    for rank in (0, 1):
+        expect(re.search(rf"rank {rank} thread 0: events after t=[0-9.]+ s are folded", text) is not None,
+               f"the report does not say from when rank {rank}'s events are folded")
+
+
+def check_skeleton_full(summary, iterations):
+    stops = summary["skeleton_stopped_by_cause"]
+    expect(stops["signatures_full"] == 2, f"skeleton_stopped_by_cause is {stops}, expected signatures_full 2")
+    expect(summary["flushes"] == 0, f"{summary['flushes']} flushes, expected none")
+    losses = summary["events_dropped_by_cause"]
+    expect(losses["not_folded"] > 0 and summary["events_dropped"] == losses["not_folded"],
+           f"events dropped: {losses}, expected all of them not_folded")
+    for line in summary["per_location"]:
+        expect(line["folded_after_s"] is not None and line["events_folded"] > 0, f"not folded: {line}")
+    kept_folded = summary["mpi_events"] + summary["events_folded"] + losses["not_folded"]
+    expect(kept_folded == 2 * events_per_run(iterations),
+           f"{summary['mpi_events']} kept + {summary['events_folded']} folded + {losses['not_folded']} not folded, "
+           f"the program made {2 * events_per_run(iterations)}")
+
+
+def check_no_skeleton(summary, archive, iterations):
+    expect(summary["flushes"] > 0 and summary["folds_flushed"] == summary["flushes"],
+           f"flushes {summary['flushes']}, folds_flushed {summary['folds_flushed']}: expected equal and more than 0")
+    expect(summary["locations_folded"] == 0 and summary["events_folded"] == 0,
+           f"folded without a skeleton: {summary['locations_folded']} locations, {summary['events_folded']} events")
+    expect(summary["events_dropped"] == 0, f"events dropped: {summary['events_dropped_by_cause']}")
+    # Each flush appends its BufferFlush record to the events kept.
+    expect(summary["mpi_events"] == 2 * events_per_run(iterations) + summary["flushes"],
+           f"{summary['mpi_events']} events kept, the program made {2 * events_per_run(iterations)} and "
+           f"{summary['flushes']} flushes")
+    for rank, location in archive_by_location(archive).items():
+        expect(not location["off"], f"rank {rank}: MeasurementOnOff(off) without folding")
+
+
+def main():
+    if len(sys.argv) != 5 or sys.argv[1] not in ("folded", "skeleton-full", "no-skeleton"):
+        sys.exit(__doc__)
+    mode, report, archive, iterations = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+    summary = json.load(open(f"{archive}/summary.json"))
+    if mode == "folded":
+        check_folded(summary, report, archive, iterations)
+    elif mode == "skeleton-full":
+        check_skeleton_full(summary, iterations)
+    else:
+        check_no_skeleton(summary, archive, iterations)
+    for failure in failures:
+        print(f"fold_check.py {mode}: {failure}", file=sys.stderr)
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()

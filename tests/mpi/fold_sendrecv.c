@@ -1,0 +1,39 @@
+/*
+ * MPI events alone fill the buffer (issue #25, ADAPTRACE_ON_FULL=fold):
+ * rank 0 sends rank 1 ITERATIONS 8-byte messages, one MPI_Send and one
+ * MPI_Recv each, with the same tag, so that every call after the first
+ * repeats the one before and the skeleton folds the whole run into one
+ * loop. With DISTINCT_FROM (an iteration), the messages from there on have
+ * a tag each, so their signatures never repeat and the skeleton's table
+ * fills (after 2,048 of them) while the events are being folded.
+ *
+ * usage: mpi-fold-sendrecv ITERATIONS [DISTINCT_FROM]
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    long iterations = argc > 1 ? atol(argv[1]) : 0;
+    long distinct_from = argc > 2 ? atol(argv[2]) : -1;
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size != 2 || iterations <= 0) {
+        if (rank == 0)
+            fprintf(stderr, "usage: mpirun -np 2 %s ITERATIONS [DISTINCT_FROM]\n", argv[0]);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    double payload = 0;
+    for (long i = 0; i < iterations; i++) {
+        int tag = distinct_from >= 0 && i >= distinct_from ? (int)(1 + (i - distinct_from) % 30000) : 0;
+        if (rank == 0)
+            MPI_Send(&payload, 1, MPI_DOUBLE, 1, tag, MPI_COMM_WORLD);
+        else
+            MPI_Recv(&payload, 1, MPI_DOUBLE, 0, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    MPI_Finalize();
+    return 0;
+}
