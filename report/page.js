@@ -471,8 +471,17 @@
   function drawFlushes() {
     const flushes = profile.flushes;
     const summary = d3.select("#flushes").append("p").attr("class", "flush-summary");
+    // Locations whose events end early (folded into skeleton.adts, or stopped).
+    const ends = profile.events_end ? profile.events_end.per_location : [];
+    if (ends.length > 0) {
+      d3.select("#flushes").append("p").attr("class", "events-end").text(
+        `Events end early on ${ends.length} thread${ends.length === 1 ? "" : "s"} (from ` +
+        `${duration(Math.min(...ends.map((end) => end.seconds)))} on): ` +
+        (profile.events_end.skeleton ? "their later MPI calls are folded, only in skeleton.adts."
+                                     : "their later events were not recorded."));
+    }
     if (flushes.count === 0) {
-      summary.text("No flush: the buffer held every event.");
+      summary.text(ends.length > 0 ? "No flush." : "No flush: the buffer held every event.");
       drawn.push("flushes");
       return;
     }
