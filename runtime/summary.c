@@ -728,10 +728,12 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
                 (unsigned long long)total->flushes, ADT_RUNTIME_SAMPLE_FLOOR_SHARE);
     if (total->locations_folded > 0)
         adt_log("folding: MPI events alone filled the buffer on %llu location%s (the first time %.1f s after "
-                "start); their %llu events from then on are only in skeleton.adts, the trace marks the point "
-                "with MeasurementOnOff(off) (ADAPTRACE_ON_FULL=fold); a larger ADAPTRACE_BUFFER_SIZE keeps more",
+                "start); their %llu events from then on %s, the trace marks the point with MeasurementOnOff(off) "
+                "(ADAPTRACE_ON_FULL=fold); a larger ADAPTRACE_BUFFER_SIZE keeps more",
                 (unsigned long long)total->locations_folded, total->locations_folded == 1 ? "" : "s",
-                (double)total->first_fold_ns / 1e9, (unsigned long long)total->events_folded);
+                (double)total->first_fold_ns / 1e9, (unsigned long long)total->events_folded,
+                listing->ending != NULL ? "were only in the skeletons, which a recovered run does not save"
+                                        : "are only in skeleton.adts");
     if (total->folds_flushed > 0)
         adt_log("folding: %llu of the flushes were on threads without a running skeleton (ADAPTRACE_SKELETON "
                 "off, a buffer under 16 MiB, or the skeleton full), so their events were flushed, not folded",

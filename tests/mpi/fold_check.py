@@ -22,6 +22,11 @@ skeleton-full run with DISTINCT_FROM: the skeleton stops (signatures_full)
 no-skeleton   ADAPTRACE_SKELETON=off: nothing can be folded, so the
               buffer flushes instead, counted in folds_flushed; no event
               lost, none folded, no MeasurementOnOff.
+recovered     run with no-finalize and made an archive of by
+              adaptrace-recover: each location folded, kept + folded
+              events are all the run made before its end (3 x ITERATIONS
+              + 6: no MPI_Finalize), and in the archive no event follows
+              the location's first MeasurementOnOff(off), no flush.
 
 usage: fold_check.py MODE REPORT ARCHIVE ITERATIONS
 Exit status 0 when everything holds, 1 with each failure said.
@@ -147,6 +152,23 @@ def check_skeleton_full(summary, iterations):
            f"the program made {2 * events_per_run(iterations)}")
 
 
+def check_recovered(summary, archive, iterations):
+    expect("ending" in summary, "summary.json says nothing of the ending: not a recovered archive")
+    expect(summary["flushes"] == 0 and summary["events_dropped"] == 0,
+           f"flushes {summary['flushes']}, events dropped {summary['events_dropped_by_cause']}: expected none")
+    expect(summary["locations_folded"] == 2, f"locations_folded is {summary['locations_folded']}, expected 2")
+    made = events_per_run(iterations) - 2
+    for line in summary["per_location"]:
+        expect(line["folded_after_s"] is not None, f"rank {line['rank']}: not folded: {line}")
+        expect(line["mpi_events"] + line["events_folded"] == made,
+               f"rank {line['rank']}: {line['mpi_events']} kept + {line['events_folded']} folded, the program "
+               f"made {made}")
+    for rank, location in archive_by_location(archive).items():
+        expect(location["off"] and min(location["off"]) >= location["last_event"] and location["flushes"] == 0,
+               f"rank {rank}: MeasurementOnOff(off) at {location['off']}, last event at {location['last_event']}, "
+               f"{location['flushes']} flushes")
+
+
 def check_no_skeleton(summary, archive, iterations):
     expect(summary["flushes"] > 0 and summary["folds_flushed"] == summary["flushes"],
            f"flushes {summary['flushes']}, folds_flushed {summary['folds_flushed']}: expected equal and more than 0")
@@ -162,7 +184,7 @@ def check_no_skeleton(summary, archive, iterations):
 
 
 def main():
-    if len(sys.argv) != 5 or sys.argv[1] not in ("folded", "skeleton-full", "no-skeleton"):
+    if len(sys.argv) != 5 or sys.argv[1] not in ("folded", "skeleton-full", "no-skeleton", "recovered"):
         sys.exit(__doc__)
     mode, report, archive, iterations = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     summary = json.load(open(f"{archive}/summary.json"))
@@ -170,6 +192,8 @@ def main():
         check_folded(summary, report, archive, iterations)
     elif mode == "skeleton-full":
         check_skeleton_full(summary, iterations)
+    elif mode == "recovered":
+        check_recovered(summary, archive, iterations)
     else:
         check_no_skeleton(summary, archive, iterations)
     for failure in failures:

@@ -5,25 +5,29 @@
  * repeats the one before and the skeleton folds the whole run into one
  * loop. With DISTINCT_FROM (an iteration), the messages from there on have
  * a tag each, so their signatures never repeat and the skeleton's table
- * fills (after 2,048 of them) while the events are being folded.
+ * fills (after 2,048 of them) while the events are being folded (-1:
+ * never). With "no-finalize", every rank returns from main without
+ * MPI_Finalize, so that adaptrace-recover makes the archive.
  *
- * usage: mpi-fold-sendrecv ITERATIONS [DISTINCT_FROM]
+ * usage: mpi-fold-sendrecv ITERATIONS [DISTINCT_FROM [no-finalize]]
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     long iterations = argc > 1 ? atol(argv[1]) : 0;
     long distinct_from = argc > 2 ? atol(argv[2]) : -1;
+    int finalize = !(argc > 3 && strcmp(argv[3], "no-finalize") == 0);
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (size != 2 || iterations <= 0) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpirun -np 2 %s ITERATIONS [DISTINCT_FROM]\n", argv[0]);
+            fprintf(stderr, "usage: mpirun -np 2 %s ITERATIONS [DISTINCT_FROM [no-finalize]]\n", argv[0]);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     double payload = 0;
@@ -34,6 +38,7 @@ int main(int argc, char **argv)
         else
             MPI_Recv(&payload, 1, MPI_DOUBLE, 0, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
-    MPI_Finalize();
+    if (finalize)
+        MPI_Finalize();
     return 0;
 }
