@@ -22,6 +22,13 @@ skeleton-full run with DISTINCT_FROM: the skeleton stops (signatures_full)
 no-skeleton   ADAPTRACE_SKELETON=off: nothing can be folded, so the
               buffer flushes instead, counted in folds_flushed; no event
               lost, none folded, no MeasurementOnOff.
+regions       run with "regions": each message inside a user region,
+              whose begin and end (outside MPI calls) the skeleton does not
+              hold: while folding they are dropped under not_folded, not
+              counted as folded. Per location the MPI events kept plus
+              events_folded are the 3 x ITERATIONS + 8 the skeleton holds,
+              and the events kept are the archive's (the Leaves the
+              writer adds where folding began aside).
 recovered     run with no-finalize and made an archive of by
               adaptrace-recover: each location folded, kept + folded
               events are all the run made before its end (3 x ITERATIONS
@@ -52,7 +59,10 @@ def events_per_run(iterations):
 def archive_by_location(archive):
     """Per location: its calls (region names, in order), its event count
     (Enter, Leave, message records), the times of its MeasurementOnOff
-    (off) records and of its last event, and its BufferFlush count."""
+    (off) records and of its last event, and its BufferFlush count; and
+    its events of MPI calls and of user regions apart ("mpi", "user"),
+    leaving out the Leaves that the writer adds where folding began (those
+    right before the MeasurementOnOff(off), at its time)."""
     text = subprocess.run(["otf2-print", f"{archive}/traces.otf2"], capture_output=True, text=True,
                           check=True).stdout
     locations = {}
@@ -62,15 +72,30 @@ def archive_by_location(archive):
         if not match:
             continue
         kind, location, time, rest = match.group(1), int(match.group(2)), int(match.group(3)), match.group(4)
-        state = locations.setdefault(location, {"calls": [], "events": 0, "off": [], "last_event": 0, "flushes": 0})
+        state = locations.setdefault(location, {"calls": [], "events": 0, "off": [], "last_event": 0, "flushes": 0,
+                                                "mpi": 0, "user": 0, "closing": []})
         if kind in ("ENTER", "CALLING_CONTEXT_ENTER"):
             name = re.search(r'"([^"]+)"', rest).group(1)
-            state["calls"].append(name)
+            if name.startswith("MPI_"):
+                state["calls"].append(name)
         if kind in ("ENTER", "CALLING_CONTEXT_ENTER", "LEAVE", "CALLING_CONTEXT_LEAVE", "MPI_SEND", "MPI_RECV"):
             state["events"] += 1
             state["last_event"] = max(state["last_event"], time)
+            name = re.search(r'"([^"]+)"', rest).group(1) if "LEAVE" in kind or "ENTER" in kind else "MPI_"
+            group = "mpi" if name.startswith("MPI_") else "user"
+            state[group] += 1
+            if "LEAVE" not in kind:
+                state["closing"] = []
+            elif state["closing"] and state["closing"][0][0] != time:
+                state["closing"] = [(time, group)]
+            else:
+                state["closing"].append((time, group))
         elif kind == "MEASUREMENT_ON_OFF" and "OFF" in rest:
             state["off"].append(time)
+            for closed_time, group in state["closing"]:
+                if closed_time == time and len(state["off"]) == 1:
+                    state[group] -= 1
+            state["closing"] = []
         elif kind == "BUFFER_FLUSH":
             state["flushes"] += 1
     return locations
@@ -152,6 +177,27 @@ def check_skeleton_full(summary, iterations):
            f"the program made {2 * events_per_run(iterations)}")
 
 
+def check_regions(summary, archive, iterations):
+    expect(summary["flushes"] == 0, f"{summary['flushes']} flushes, expected none")
+    expect(summary["locations_folded"] == 2, f"locations_folded is {summary['locations_folded']}, expected 2")
+    losses = summary["events_dropped_by_cause"]
+    expect(losses["not_folded"] > 0 and summary["events_dropped"] == losses["not_folded"],
+           f"events dropped: {losses}, expected the user regions' after folding under not_folded")
+    made = 2 * (events_per_run(iterations) + 2 * iterations)
+    expect(summary["mpi_events"] + summary["events_folded"] + losses["not_folded"] == made,
+           f"{summary['mpi_events']} kept + {summary['events_folded']} folded + {losses['not_folded']} not folded, "
+           f"the program made {made}")
+    locations = archive_by_location(archive)
+    for line in summary["per_location"]:
+        location = locations[line["rank"]]
+        expect(location["mpi"] + location["user"] == line["mpi_events"],
+               f"rank {line['rank']}: {location['mpi']} MPI and {location['user']} user region events in the "
+               f"archive, {line['mpi_events']} kept")
+        expect(location["mpi"] + line["events_folded"] == events_per_run(iterations),
+               f"rank {line['rank']}: {location['mpi']} MPI events kept + {line['events_folded']} folded, the "
+               f"skeleton holds {events_per_run(iterations)}")
+
+
 def check_recovered(summary, archive, iterations):
     expect("ending" in summary, "summary.json says nothing of the ending: not a recovered archive")
     expect(summary["flushes"] == 0 and summary["events_dropped"] == 0,
@@ -184,7 +230,7 @@ def check_no_skeleton(summary, archive, iterations):
 
 
 def main():
-    if len(sys.argv) != 5 or sys.argv[1] not in ("folded", "skeleton-full", "no-skeleton", "recovered"):
+    if len(sys.argv) != 5 or sys.argv[1] not in ("folded", "skeleton-full", "no-skeleton", "regions", "recovered"):
         sys.exit(__doc__)
     mode, report, archive, iterations = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     summary = json.load(open(f"{archive}/summary.json"))
@@ -192,6 +238,8 @@ def main():
         check_folded(summary, report, archive, iterations)
     elif mode == "skeleton-full":
         check_skeleton_full(summary, iterations)
+    elif mode == "regions":
+        check_regions(summary, archive, iterations)
     elif mode == "recovered":
         check_recovered(summary, archive, iterations)
     else:

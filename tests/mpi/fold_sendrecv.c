@@ -7,14 +7,18 @@
  * a tag each, so their signatures never repeat and the skeleton's table
  * fills (after 2,048 of them) while the events are being folded (-1:
  * never). With "no-finalize", every rank returns from main without
- * MPI_Finalize, so that adaptrace-recover makes the archive.
+ * MPI_Finalize, so that adaptrace-recover makes the archive. With
+ * "regions", each message is inside a user region "step" (the user API),
+ * whose begin and end are outside MPI calls: not in the skeleton.
  *
- * usage: mpi-fold-sendrecv ITERATIONS [DISTINCT_FROM [no-finalize]]
+ * usage: mpi-fold-sendrecv ITERATIONS [DISTINCT_FROM [no-finalize|regions]]
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "adaptrace.h"
 
 int main(int argc, char **argv)
 {
@@ -22,21 +26,27 @@ int main(int argc, char **argv)
     long iterations = argc > 1 ? atol(argv[1]) : 0;
     long distinct_from = argc > 2 ? atol(argv[2]) : -1;
     int finalize = !(argc > 3 && strcmp(argv[3], "no-finalize") == 0);
+    int regions = argc > 3 && strcmp(argv[3], "regions") == 0;
+    adaptrace_region_t step = adaptrace_region_register("step");
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (size != 2 || iterations <= 0) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpirun -np 2 %s ITERATIONS [DISTINCT_FROM [no-finalize]]\n", argv[0]);
+            fprintf(stderr, "usage: mpirun -np 2 %s ITERATIONS [DISTINCT_FROM [no-finalize|regions]]\n", argv[0]);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     double payload = 0;
     for (long i = 0; i < iterations; i++) {
         int tag = distinct_from >= 0 && i >= distinct_from ? (int)(1 + (i - distinct_from) % 30000) : 0;
+        if (regions)
+            adaptrace_region_begin(step);
         if (rank == 0)
             MPI_Send(&payload, 1, MPI_DOUBLE, 1, tag, MPI_COMM_WORLD);
         else
             MPI_Recv(&payload, 1, MPI_DOUBLE, 0, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (regions)
+            adaptrace_region_end(step);
     }
     if (finalize)
         MPI_Finalize();
