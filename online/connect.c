@@ -2,7 +2,8 @@
  * The start and the end of a rank's stream, on MPI_Init's and
  * MPI_Finalize's slow path: the spawn of the analyzers by rank 0, the
  * connection of all ranks to them over a private duplicate of
- * MPI_COMM_WORLD (freed at once), and at the end the last chunk, the
+ * MPI_COMM_WORLD (freed at once), the rank's introduction (what its
+ * analyzer needs to name its calling contexts), and at the end the last chunk, the
  * analyzer's word that its final report is written, and the disconnect. Every MPI call here is a PMPI call on a communicator of
  * adaptrace's own with errors returned: the application sees none of it.
  */
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "online/online_internal.h"
+#include "sampler/sampler.h"
 
 /* How long MPI_Finalize waits for the analyzer at most: for the last
  * sends, then for its final report. */
@@ -139,8 +141,64 @@ static int spawn(const adt_config *config, uint32_t ranks, const char *path, uin
     return 0;
 }
 
+/* The text of /proc/self/maps in a buffer of its own after `before`
+ * bytes (malloc'd), its length in *length; NULL when out of memory or
+ * unreadable. */
+static char *read_maps(size_t before, size_t *length)
+{
+    FILE *maps = fopen("/proc/self/maps", "r");
+    if (maps == NULL)
+        return NULL;
+    size_t capacity = before + 65536, used = before;
+    char *text = malloc(capacity);
+    while (text != NULL) {
+        used += fread(text + used, 1, capacity - used, maps);
+        if (used < capacity)
+            break;
+        char *grown = realloc(text, capacity * 2);
+        if (grown == NULL) {
+            free(text);
+            text = NULL;
+        } else {
+            text = grown;
+            capacity *= 2;
+        }
+    }
+    fclose(maps);
+    *length = used - before;
+    return text;
+}
+
+/* Sends the rank's introduction (wire.h) to its analyzer, before any
+ * chunk: its sampling rate, the region of each MPI function and its
+ * modules. Waits at most PORT_WAIT_SECONDS; false when it did not go (its
+ * memory then stays with MPI). */
+static bool introduce(uint32_t rank, const adt_config *config, const uint32_t *mpi_regions, uint32_t mpi_functions)
+{
+    size_t regions_bytes = mpi_functions * sizeof *mpi_regions, maps_bytes = 0;
+    size_t before = sizeof(adt_online_introduction) + regions_bytes;
+    char *message = read_maps(before, &maps_bytes);
+    if (message == NULL || before + maps_bytes > INT_MAX) {
+        free(message);
+        return false;
+    }
+    adt_online_introduction introduction = { .rank = rank,
+                                             .sampling_rate_hz = config->sampling ? config->sampling_rate_hz : 0,
+                                             .regions = mpi_functions,
+                                             .maps_bytes = (uint32_t)maps_bytes };
+    memcpy(message, &introduction, sizeof introduction);
+    memcpy(message + sizeof introduction, mpi_regions, regions_bytes);
+    MPI_Request request;
+    bool sent = PMPI_Isend(message, (int)(before + maps_bytes), MPI_BYTE, my_analyzer, ADT_ONLINE_TAG_INTRODUCTION,
+                           analyzers, &request) == MPI_SUCCESS &&
+                wait_bounded(&request, PORT_WAIT_SECONDS * adt_clock_resolution());
+    if (sent)
+        free(message);
+    return sent;
+}
+
 void adt_online_start(const adt_config *config, uint32_t rank, uint32_t size, const char *archive_dir,
-                      uint64_t init_enter)
+                      const uint32_t *mpi_regions, uint32_t mpi_functions, uint64_t init_enter)
 {
     if (config == NULL || config->analyzers == 0)
         return;
@@ -192,6 +250,11 @@ void adt_online_start(const adt_config *config, uint32_t rank, uint32_t size, co
     PMPI_Comm_set_errhandler(analyzers, MPI_ERRORS_RETURN);
     my_analyzer = (int)adt_online_analyzer_of(rank, size, count);
     stream_rank = rank;
+    if (!introduce(rank, config, mpi_regions, mpi_functions)) {
+        adt_log("rank %u streams nothing: its analyzer did not take its introduction", rank);
+        PMPI_Comm_free(&analyzers);
+        return;
+    }
     uint64_t hold_ticks = (uint64_t)config->live_interval_s * adt_clock_resolution();
     if (adt_online_stream_open(analyzers, my_analyzer, rank, hold_ticks, init_enter) != 0) {
         adt_log("rank %u streams nothing to its analyzer: no memory for its chunks", rank);
@@ -207,6 +270,10 @@ void adt_online_finish(adt_online_stats *stats)
     *stats = (adt_online_stats){ 0 };
     if (analyzers == MPI_COMM_NULL)
         return;
+    /* The sampler stops here, so that the samples the archive holds are
+     * those the stream took from the tap (its last ones go in the last
+     * chunk). */
+    adt_sampler_stop_all();
     uint64_t second = adt_clock_resolution();
     bool sent = adt_online_stream_close(SEND_WAIT_SECONDS * second, stats);
     /* The analyzer answers once its final report is written: the archive

@@ -317,6 +317,20 @@ static adt_run_sources run_sources(const adt_trace_result *written)
     };
 }
 
+/* The main thread's ring of samples to stream: 32 s of samples at 1 kHz
+ * (3.2 s at the default 10 kHz) between two MPI calls; 256 KiB. */
+#define ONLINE_TAP_SAMPLES 32768u
+
+/* With analyzers, the main thread's samples also go to the tap from
+ * which MPI_Init's stream takes them (online/, issue #28), from its first
+ * one: the live report's samples are the archive's. */
+static void open_online_tap(void)
+{
+    if (config.sampling && config.analyzers > 0 && adt_sampler_tap_open(ONLINE_TAP_SAMPLES) != 0)
+        adt_log("ADAPTRACE_ANALYZERS=%u: no memory for the ring of samples to stream; none will be", config.analyzers);
+}
+
+
 /* Takes the measurement: exports the owner marker (programs this one
  * starts stay inert), reads the configuration, sets up. Before the
  * configuration, so that children of a badly configured process stay
@@ -350,6 +364,7 @@ static void start_measuring(void)
     pthread_atfork(NULL, NULL, become_inert_in_child);
     adt_run_state_set(ADT_RUN_RECORDING);
     adt_threads_start_main();
+    open_online_tap();
     atexit(finish_at_exit);
 }
 

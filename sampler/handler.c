@@ -146,9 +146,10 @@ static void append_sample(adt_sampler_thread *thread, uint32_t context_id, unsig
         for (uint32_t m = 0; m < adt_sampler.metric_count; ++m)
             record->metric_values[m] = (uint64_t)values[m];
     }
-    adt_buffer_append_sample(thread->location, ADT_REC_SAMPLE, time, record,
-                             (uint32_t)(sizeof(adt_rec_sample) + adt_sampler.metric_count * sizeof(uint64_t)),
-                             NULL);
+    if (adt_buffer_append_sample(thread->location, ADT_REC_SAMPLE, time, record,
+                                 (uint32_t)(sizeof(adt_rec_sample) + adt_sampler.metric_count * sizeof(uint64_t)),
+                                 NULL) == ADT_APPEND_OK)
+        adt_sampler_tap_sample(thread, context_id, shift); /* the archive's samples are the stream's */
     thread->last_sample_time = time;
 }
 

@@ -272,6 +272,12 @@ uint32_t adt_sampler_intern_grafted(const adt_sampler_thread *thread, adt_path_c
  * owner thread. */
 uint32_t adt_sampler_graft_top(const adt_sampler_thread *thread);
 
+/* ---- tap.c: the online stream's tap, written by the handler ------------ */
+
+/* The handler, after appending a sample of thread: into the tap's ring
+ * when it is thread's (async-signal-safe: atomics only). */
+void adt_sampler_tap_sample(adt_sampler_thread *thread, uint32_t context, unsigned shift);
+
 /* ---- code map (code_map.c: normal context; readers in paths.c) -------- */
 
 /* A loaded object: its address range and, when it has one, its

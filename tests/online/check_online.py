@@ -7,7 +7,11 @@ usage: check_online.py CASE RUN_DIR MPIEXEC LAUNCHER PROGRAM REPORT OTF2_PRINT
 CASE:
   equal    the final live/report.json has, per MPI function, the calls and
            bytes that adaptrace-report --json finds in the archive of the
-           same run, and its per-rank figures add up to them;
+           same run, per sampled function the exclusive and inclusive
+           samples and seconds it finds, and its per-rank figures add up
+           to them;
+  samples  the same for a run that computes a second between its
+           MPI_Allreduce calls (samples outside MPI);
   demo     the same for the bundled adaptrace-demo on 4 ranks (halo
            exchange, row communicators, reductions, a gather);
   live     a run computing ~6 s has a live/report.json within its first
@@ -118,6 +122,47 @@ def check_equal(run_dir, mpiexec, launcher, program, report, otf2_print, ranks=2
         fail(f"summary.json streamed {summary['online_calls_streamed']} calls, the live report has "
              f"{sum(c for c, _, _ in found.values())}")
     print(f"live report = adaptrace-report for {len(found)} functions")
+    check_sampled(live, offline, summary)
+
+
+def check_sampled(live, offline, summary):
+    """The live report's sampled profile is adaptrace-report's: per
+    function, the exclusive and inclusive samples (the offline seconds over
+    the period: no halving here) and seconds; the per-rank profiles add up
+    to the totals, and summary.json counts every sample streamed."""
+    if summary["halvings"] != 0 or summary["samples_removed"] != 0 or summary["samples_dropped"] != 0:
+        fail(f"the run halved or dropped samples ({summary['halvings']} halvings, {summary['samples_removed']} "
+             f"removed, {summary['samples_dropped']} dropped): not comparable")
+    if any(live["samples_not_streamed_by_cause"].values()):
+        fail(f"samples not streamed: {live['samples_not_streamed_by_cause']}")
+    period = 1.0 / summary["initial_rate_hz"]
+    expected = {f["name"]: (round(f["exclusive_seconds"] / period), round(f["inclusive_seconds"] / period))
+                for f in offline["sampled_functions"]}
+    found = {f["name"]: (f["exclusive_samples"], f["inclusive_samples"]) for f in live["sampled_functions"]}
+    if found != expected:
+        fail(f"live sampled profile {found} != adaptrace-report {expected}")
+    seconds = {f["name"]: (f["exclusive_seconds"], f["inclusive_seconds"]) for f in live["sampled_functions"]}
+    for f in offline["sampled_functions"]:
+        for online, archive in zip(seconds[f["name"]], (f["exclusive_seconds"], f["inclusive_seconds"])):
+            if abs(online - archive) > 1e-6 * max(1.0, archive):
+                fail(f"{f['name']}: {online} s live, {archive} s in adaptrace-report")
+    summed = {}
+    for rank in live["per_rank"]:
+        for f in rank["sampled_functions"]:
+            previous = summed.get(f["name"], (0, 0))
+            summed[f["name"]] = (previous[0] + f["exclusive_samples"], previous[1] + f["inclusive_samples"])
+    if summed != found:
+        fail(f"the ranks' sampled profiles {summed} do not add up to the totals {found}")
+    if live["samples"] != offline["samples"] or summary["online_samples_streamed"] != offline["samples"]:
+        fail(f"{live['samples']} samples live, {summary['online_samples_streamed']} streamed, "
+             f"{offline['samples']} in adaptrace-report")
+    print(f"live sampled profile = adaptrace-report for {len(found)} functions, {live['samples']} samples")
+
+
+def check_samples(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """A second of computing between MPI_Allreduce calls: samples in the
+    program's own function and those it calls, not only in MPI."""
+    check_equal(run_dir, mpiexec, launcher, program, report, otf2_print, arguments=("1",))
 
 
 def check_demo(run_dir, mpiexec, launcher, program, report, otf2_print):
@@ -226,7 +271,7 @@ def check_killed(run_dir, mpiexec, launcher, program, report, otf2_print):
     print("analyzer killed: exit 0, archive complete")
 
 
-CASES = {"equal": check_equal, "demo": check_demo, "live": check_live, "refused": check_refused, "preloaded": check_preloaded,
+CASES = {"equal": check_equal, "samples": check_samples, "demo": check_demo, "live": check_live, "refused": check_refused, "preloaded": check_preloaded,
          "killed": check_killed}
 
 if __name__ == "__main__":
