@@ -348,6 +348,7 @@ void adt_mpi_finalize_measurement(adt_mpi_call *call, adt_mpi_function function)
     adt_online_stats online;
     adt_online_finish(&online);
     adt_runtime_online_report(&(adt_runtime_online){ .calls_streamed = online.calls_streamed,
+                                                     .profile_only = online.profile_only,
                                                      .samples_streamed = online.samples_streamed,
                                                      .samples_unstreamed_ring_full =
                                                          online.samples_unstreamed[ADT_ONLINE_SAMPLE_LOSS_RING_FULL],

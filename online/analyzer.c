@@ -1,8 +1,9 @@
 /*
  * adaptrace-analyzer: the analysis process of an online run (issue #28).
  * Started by the ranks' MPI_Init with MPI_Comm_spawn (connect.c), never
- * by hand: argv is the archive, the number of ranks and the live
- * interval in seconds. Rank 0 spawns them; all ranks then connect to the
+ * by hand: argv is the archive, the number of ranks, the live
+ * interval in seconds and the output (ADAPTRACE_ONLINE_OUTPUT: trace, or
+ * profile, where the final report is also <archive>/report.json). Rank 0 spawns them; all ranks then connect to the
  * port analyzer 0 opens. Analyzer a of N serves ranks r with r * N / P = a:
  * it receives their introductions (the modules and MPI regions that name
  * their calling contexts) and chunks on the parent inter-communicator,
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <mpi.h>
 
@@ -36,6 +38,7 @@ typedef struct analyzer {
     const char *archive;
     uint32_t ranks;
     uint32_t interval_s;
+    bool profile_only; /* ADAPTRACE_ONLINE_OUTPUT=profile */
     uint32_t served;
     uint32_t finished;
     bool parents_lost;
@@ -164,6 +167,23 @@ static void receive_waiting(analyzer *a, adt_online_chunk *chunk)
     }
 }
 
+/* ADAPTRACE_ONLINE_OUTPUT=profile: the final live report is also the
+ * run's report, <archive>/report.json (a second link to the same file:
+ * it appears whole). */
+static void publish_final_report(const char *archive)
+{
+    size_t length = strlen(archive) + sizeof "/live/report.json";
+    char *live = malloc(length), *report = malloc(length);
+    if (live != NULL && report != NULL) {
+        snprintf(live, length, "%s/live/report.json", archive);
+        snprintf(report, length, "%s/report.json", archive);
+        if ((unlink(report) != 0 && errno != ENOENT) || link(live, report) != 0)
+            fprintf(stderr, "adaptrace-analyzer: %s not written: %s\n", report, strerror(errno));
+    }
+    free(live);
+    free(report);
+}
+
 /* One round of all analyzers (collective over their MPI_COMM_WORLD): the
  * totals summed on analyzer 0, which writes them. Returns whether every
  * analyzer is done, which makes this report the final one. */
@@ -197,6 +217,8 @@ static bool report_round(analyzer *a, bool done)
                                 (uint32_t)a->count, a->interval_s, MPI_Wtime() - a->started, error,
                                 sizeof error) != 0)
             fprintf(stderr, "adaptrace-analyzer: live report not written: %s\n", error);
+        else if (all && a->profile_only)
+            publish_final_report(a->archive);
     }
     free(profile);
     free(profiles);
@@ -212,8 +234,9 @@ int main(int argc, char **argv)
     MPI_Comm_get_parent(&a.parent);
     MPI_Comm_rank(MPI_COMM_WORLD, &a.index);
     MPI_Comm_size(MPI_COMM_WORLD, &a.count);
-    if (a.parent == MPI_COMM_NULL || argc != 4 || parse_count(argv[2], 1, INT32_MAX, &a.ranks) != 0 ||
-        parse_count(argv[3], 1, UINT32_MAX, &a.interval_s) != 0) {
+    if (a.parent == MPI_COMM_NULL || argc != 5 || parse_count(argv[2], 1, INT32_MAX, &a.ranks) != 0 ||
+        parse_count(argv[3], 1, UINT32_MAX, &a.interval_s) != 0 ||
+        (strcmp(argv[4], "trace") != 0 && strcmp(argv[4], "profile") != 0)) {
         if (a.index == 0)
             fprintf(stderr, "adaptrace-analyzer: started by libadaptrace.so at MPI_Init with ADAPTRACE_ANALYZERS "
                             "set (adaptrace --analyzers N), not by hand\n");
@@ -221,6 +244,7 @@ int main(int argc, char **argv)
         return 2;
     }
     a.archive = argv[1];
+    a.profile_only = strcmp(argv[4], "profile") == 0;
     /* Rank 0 alone spawned the analyzers (connect.c): analyzer 0 sends it
      * a port, to which all ranks connect. */
     char port[MPI_MAX_PORT_NAME] = "";

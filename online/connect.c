@@ -28,6 +28,7 @@
 static MPI_Comm analyzers = MPI_COMM_NULL;
 static int my_analyzer;
 static uint32_t stream_rank;
+static bool profile_only;
 
 /* <prefix>/bin/adaptrace-analyzer beside <prefix>/lib/libadaptrace.so (the
  * build tree has the same layout); "" when this library's file cannot be
@@ -100,7 +101,8 @@ static int spawn(const adt_config *config, uint32_t ranks, const char *path, uin
     char ranks_text[16], interval[16];
     snprintf(ranks_text, sizeof ranks_text, "%u", ranks);
     snprintf(interval, sizeof interval, "%u", config->live_interval_s);
-    char *argv[] = { (char *)archive_dir, ranks_text, interval, NULL };
+    char *argv[] = { (char *)archive_dir, ranks_text, interval,
+                     config->online_output == ADT_ONLINE_OUTPUT_PROFILE ? "profile" : "trace", NULL };
     MPI_Info info = MPI_INFO_NULL;
     if (config->analyzer_hosts[0] != '\0') {
         PMPI_Info_create(&info);
@@ -197,11 +199,42 @@ static bool introduce(uint32_t rank, const adt_config *config, const uint32_t *m
     return sent;
 }
 
+/* Samples taken before MPI_Init's end that went to the tap instead of the
+ * buffer (ADAPTRACE_ONLINE_OUTPUT=profile) where no stream opened: lost,
+ * counted as lost with the analyzer. */
+static uint64_t samples_before_no_stream;
+
+/* No stream: the buffer keeps the samples again, and those the tap took
+ * instead of it are counted. */
+static void without_stream(const adt_config *config)
+{
+    if (config->online_output != ADT_ONLINE_OUTPUT_PROFILE)
+        return;
+    adt_sampler_tap_replace_buffer(false);
+    adt_sampler_tapped sample;
+    while (adt_sampler_tap_peek(&sample)) {
+        samples_before_no_stream++;
+        adt_sampler_tap_pop();
+    }
+}
+
+static void start(const adt_config *config, uint32_t rank, uint32_t size, const char *archive_dir,
+                  const uint32_t *mpi_regions, uint32_t mpi_functions, uint64_t init_enter);
+
 void adt_online_start(const adt_config *config, uint32_t rank, uint32_t size, const char *archive_dir,
                       const uint32_t *mpi_regions, uint32_t mpi_functions, uint64_t init_enter)
 {
     if (config == NULL || config->analyzers == 0)
         return;
+    start(config, rank, size, archive_dir, mpi_regions, mpi_functions, init_enter);
+    if (analyzers == MPI_COMM_NULL || !atomic_load(&adt_online_on))
+        without_stream(config);
+}
+
+/* adt_online_start's work: on success the stream is open. */
+static void start(const adt_config *config, uint32_t rank, uint32_t size, const char *archive_dir,
+                  const uint32_t *mpi_regions, uint32_t mpi_functions, uint64_t init_enter)
+{
     /* An analyzer that runs under adaptrace (LD_PRELOAD and
      * ADAPTRACE_ANALYZERS exported to every process mpirun starts) would
      * start analyzers of its own, without end: a spawned job starts none. */
@@ -258,16 +291,22 @@ void adt_online_start(const adt_config *config, uint32_t rank, uint32_t size, co
     uint64_t hold_ticks = (uint64_t)config->live_interval_s * adt_clock_resolution();
     if (adt_online_stream_open(analyzers, my_analyzer, rank, hold_ticks, init_enter) != 0) {
         adt_log("rank %u streams nothing to its analyzer: no memory for its chunks", rank);
+        PMPI_Comm_free(&analyzers);
         return;
     }
+    /* The analyzers' report is the output: the samples they take are not
+     * kept in the buffer as well, and no trace is written. */
+    profile_only = config->online_output == ADT_ONLINE_OUTPUT_PROFILE;
     if (rank == 0)
-        adt_log("%u analyzer%s started; the live report is %s/live/report.json", count, count == 1 ? "" : "s",
-                archive_dir);
+        adt_log("%u analyzer%s started; the live report is %s/live/report.json%s", count, count == 1 ? "" : "s",
+                archive_dir, profile_only ? " (ADAPTRACE_ONLINE_OUTPUT=profile: no trace files, the final report is "
+                                            "report.json there)" : "");
 }
 
 void adt_online_finish(adt_online_stats *stats)
 {
     *stats = (adt_online_stats){ 0 };
+    stats->samples_unstreamed[ADT_ONLINE_SAMPLE_LOSS_ANALYZER_LOST] = samples_before_no_stream;
     if (analyzers == MPI_COMM_NULL)
         return;
     /* The sampler stops here, so that the samples the archive holds are
@@ -276,6 +315,7 @@ void adt_online_finish(adt_online_stats *stats)
     adt_sampler_stop_all();
     uint64_t second = adt_clock_resolution();
     bool sent = adt_online_stream_close(SEND_WAIT_SECONDS * second, stats);
+    stats->profile_only = profile_only;
     /* The analyzer answers once its final report is written: the archive
      * (written next) adopts the live directory only then. */
     bool answered = false;

@@ -103,6 +103,9 @@ typedef struct adt_online_stats {
     uint64_t chunks_streamed;
     uint64_t unstreamed[ADT_ONLINE_LOSS_COUNT];
     uint64_t samples_unstreamed[ADT_ONLINE_SAMPLE_LOSS_COUNT];
+    /* ADAPTRACE_ONLINE_OUTPUT=profile and the stream ran: the analyzers'
+     * report is the output, no trace is to be written. */
+    bool profile_only;
 } adt_online_stats;
 
 /* In MPI_Finalize after its Leave, collective over MPI_COMM_WORLD where

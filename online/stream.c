@@ -59,6 +59,7 @@ static struct {
 static void lose_analyzer(void)
 {
     stream.lost = true;
+    adt_sampler_tap_replace_buffer(false); /* the buffer keeps the samples again */
     stream.flying = 0;
     for (int i = 0; i < ADT_ONLINE_CHUNKS; i++)
         stream.in_flight[i] = false;

@@ -170,6 +170,7 @@ void adt_rescue_discard(const char *archive_dir);
     X(SUM, online_unstreamed_nested_too_deep, "online_calls_not_streamed_nested_too_deep", STREAM,          \
       "not streamed because they were nested too deep in other MPI calls")                                 \
     X(SUM, online_samples_streamed, "online_samples_streamed", NO, "")                                    \
+    X(MAX, online_profile_only, "online_profile_only", NO, "") /* 1: no trace, the analyzers' report */  \
     X(SUM, online_samples_unstreamed_ring_full, "online_samples_not_streamed_ring_full", STREAM,            \
       "samples not streamed because the ring of samples to send was full")                                \
     X(SUM, online_samples_unstreamed_analyzer_lost, "online_samples_not_streamed_analyzer_lost", STREAM,    \

@@ -208,6 +208,7 @@ size_t adt_summary_count(const adt_run_sources *sources, uint32_t rank, adt_run_
     counters->online_unstreamed_other_thread = sources->online.unstreamed_other_thread;
     counters->online_unstreamed_nested_too_deep = sources->online.unstreamed_nested_too_deep;
     counters->online_samples_streamed = sources->online.samples_streamed;
+    counters->online_profile_only = sources->online.profile_only;
     counters->online_samples_unstreamed_ring_full = sources->online.samples_unstreamed_ring_full;
     counters->online_samples_unstreamed_analyzer_lost = sources->online.samples_unstreamed_analyzer_lost;
     counters->online_samples_unstreamed_other_thread = sources->online.samples_unstreamed_other_thread;
@@ -675,10 +676,10 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
                 (unsigned long long)total->mpi_windows_untracked, (unsigned long long)total->mpi_files_untracked,
                 object_losses + 2);
     if (total->online_calls_streamed > 0 || stream_losses[0] != '\0')
-        adt_log("online: %llu MPI calls and %llu samples streamed to the analyzers (%.1f MiB)%s; the archive holds "
-                "them all",
+        adt_log("online: %llu MPI calls and %llu samples streamed to the analyzers (%.1f MiB)%s%s",
                 (unsigned long long)total->online_calls_streamed, (unsigned long long)total->online_samples_streamed,
-                mebibytes(total->online_bytes_streamed), stream_losses);
+                mebibytes(total->online_bytes_streamed), stream_losses,
+                total->online_profile_only ? "" : "; the archive holds them all");
     if (listing->initial_rate_hz) {
         adt_log("samples: %llu taken, %llu kept, %llu removed, %llu skipped (%llu while code was being unloaded or "
                 "registered), %llu dropped%s",
@@ -712,7 +713,10 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
     if (listing->cost_seconds != NULL && listing->run_seconds != NULL)
         print_cost(listing);
     adt_log("written: %.1f MiB in %.2f s", mebibytes(total->bytes_written), total->write_seconds);
-    adt_log("trace: %s/traces.otf2", archive_dir);
+    if (total->online_profile_only)
+        adt_log("no trace (ADAPTRACE_ONLINE_OUTPUT=profile): the analyzers' report is %s/report.json", archive_dir);
+    else
+        adt_log("trace: %s/traces.otf2", archive_dir);
 }
 
 /* ---- over the ranks ------------------------------------------------------ */

@@ -125,6 +125,10 @@ static bool sample_context(adt_sampler_thread *thread, const ucontext_t *context
  * read now. */
 static void append_sample(adt_sampler_thread *thread, uint32_t context_id, unsigned shift, uint64_t time)
 {
+    if (adt_sampler_tap_instead_of_buffer(thread, context_id, shift)) {
+        thread->last_sample_time = time; /* streamed, not kept (ADAPTRACE_ONLINE_OUTPUT=profile) */
+        return;
+    }
     uint64_t payload[(sizeof(adt_rec_sample) + ADT_METRICS_COUNT_MAX * sizeof(uint64_t)) / sizeof(uint64_t)];
     adt_rec_sample *record = (adt_rec_sample *)payload;
     record->calling_context = context_id;

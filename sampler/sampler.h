@@ -114,6 +114,11 @@ int adt_sampler_tap_open(uint32_t capacity);
 bool adt_sampler_tap_peek(adt_sampler_tapped *sample);
 void adt_sampler_tap_pop(void);
 void adt_sampler_tap_losses(uint64_t *ring_full, uint64_t *other_threads);
+/* While replace is true (ADAPTRACE_ONLINE_OUTPUT=profile, while the stream
+ * runs), the samples the tap takes are not appended to the thread's
+ * buffer (they never fill it); those that find the ring full still are.
+ * Any context: one atomic store. */
+void adt_sampler_tap_replace_buffer(bool replace);
 
 /* Normal context (the stream, hot path): node id of the calling-context
  * tree, which a sample taken from the tap refers to (it and its ancestors

@@ -274,8 +274,12 @@ uint32_t adt_sampler_graft_top(const adt_sampler_thread *thread);
 
 /* ---- tap.c: the online stream's tap, written by the handler ------------ */
 
-/* The handler, after appending a sample of thread: into the tap's ring
- * when it is thread's (async-signal-safe: atomics only). */
+/* The handler, before appending a sample of thread: true when the tap
+ * replaces the buffer (adt_sampler_tap_replace_buffer) and took it; then
+ * it is not appended. After appending one: into the tap's ring when it is
+ * thread's (and the tap did not replace the buffer). Async-signal-safe:
+ * atomics only. */
+bool adt_sampler_tap_instead_of_buffer(adt_sampler_thread *thread, uint32_t context, unsigned shift);
 void adt_sampler_tap_sample(adt_sampler_thread *thread, uint32_t context, unsigned shift);
 
 /* ---- code map (code_map.c: normal context; readers in paths.c) -------- */

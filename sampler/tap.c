@@ -22,6 +22,7 @@ static struct {
     _Atomic uint64_t read;
     _Atomic uint64_t ring_full;
     _Atomic uint64_t other_threads;
+    _Atomic bool instead_of_buffer; /* ADAPTRACE_ONLINE_OUTPUT=profile, while the stream runs */
 } tap;
 
 int adt_sampler_tap_open(uint32_t capacity)
@@ -36,23 +37,43 @@ int adt_sampler_tap_open(uint32_t capacity)
     return 0;
 }
 
-void adt_sampler_tap_sample(adt_sampler_thread *thread, uint32_t context, unsigned shift)
+/* Puts a sample of thread in the ring; false (counted) when it is another
+ * thread's or the ring is full. */
+static bool push(adt_sampler_thread *thread, uint32_t context, unsigned shift)
 {
     adt_sampler_thread *owner = atomic_load_explicit(&tap.owner, memory_order_relaxed);
     if (owner == NULL)
-        return;
+        return false;
     if (owner != thread) {
         atomic_fetch_add_explicit(&tap.other_threads, 1, memory_order_relaxed);
-        return;
+        return false;
     }
     /* Only this handler writes `written`; the reader's `read` may lag. */
     uint64_t written = atomic_load_explicit(&tap.written, memory_order_relaxed);
     if (written - atomic_load_explicit(&tap.read, memory_order_acquire) >= tap.capacity) {
         atomic_fetch_add_explicit(&tap.ring_full, 1, memory_order_relaxed);
-        return;
+        return false;
     }
     tap.slots[written % tap.capacity] = (adt_sampler_tapped){ context, shift };
     atomic_store_explicit(&tap.written, written + 1, memory_order_release);
+    return true;
+}
+
+bool adt_sampler_tap_instead_of_buffer(adt_sampler_thread *thread, uint32_t context, unsigned shift)
+{
+    return atomic_load_explicit(&tap.instead_of_buffer, memory_order_relaxed) && push(thread, context, shift);
+}
+
+void adt_sampler_tap_sample(adt_sampler_thread *thread, uint32_t context, unsigned shift)
+{
+    /* Instead of the buffer, the tap was tried first (and counted). */
+    if (!atomic_load_explicit(&tap.instead_of_buffer, memory_order_relaxed))
+        push(thread, context, shift);
+}
+
+void adt_sampler_tap_replace_buffer(bool replace)
+{
+    atomic_store(&tap.instead_of_buffer, replace && tap.slots != NULL);
 }
 
 bool adt_sampler_tap_peek(adt_sampler_tapped *sample)

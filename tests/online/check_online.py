@@ -12,6 +12,10 @@ CASE:
            to them;
   samples  the same for a run that computes a second between its
            MPI_Allreduce calls (samples outside MPI);
+  profile  a run of samples that halves 4 times or more offline on a
+           small buffer keeps its initial rate with
+           ADAPTRACE_ONLINE_OUTPUT=profile and 1 analyzer, writes no trace
+           files, and its final report.json has the samples streamed;
   demo     the same for the bundled adaptrace-demo on 4 ranks (halo
            exchange, row communicators, reductions, a gather);
   live     a run computing ~6 s has a live/report.json within its first
@@ -165,6 +169,52 @@ def check_samples(run_dir, mpiexec, launcher, program, report, otf2_print):
     check_equal(run_dir, mpiexec, launcher, program, report, otf2_print, arguments=("1",))
 
 
+def check_profile(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """A run of samples (few MPI events) on a 64 KiB buffer at 10 kHz halves
+    its rate 4 times or more offline; with ADAPTRACE_ONLINE_OUTPUT=profile
+    and 1 analyzer the streamed samples are not kept in the buffer: no
+    halving, the initial rate to the end, no trace files, and the
+    analyzers' final report.json has the samples."""
+    small = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="64K", ADAPTRACE_SAMPLING_RATE="10kHz")
+    arguments = [program, "4", "0"]
+    offline_dir = os.path.join(run_dir, "offline")
+    os.makedirs(offline_dir)
+    offline = os.path.join(offline_dir, "archive")
+    run([WATCHDOG, str(WATCHDOG_S), mpiexec, "--oversubscribe", "-np", "2", launcher, "--output", offline,
+         *arguments], offline_dir, small)
+    halved = json.load(open(os.path.join(offline, "summary.json")))
+    # Halvings for overload (a handler that cannot keep up on a loaded
+    # machine) are not the buffer's: left out on both sides.
+    if halved["most_halvings_per_location"] < 4 or halved["halvings"] - halved["overload_halvings"] < 4:
+        fail(f"the offline run halved {halved['most_halvings_per_location']} times on a location, "
+             f"{halved['overload_halvings']} of {halved['halvings']} for overload: the test needs 4 or more")
+    archive = os.path.join(run_dir, "archive")
+    stderr = run(traced(mpiexec, launcher, archive, arguments), run_dir, dict(small, ADAPTRACE_ONLINE_OUTPUT="profile"))
+    summary = json.load(open(os.path.join(archive, "summary.json")))
+    if summary["halvings"] != summary["overload_halvings"]:
+        fail(f"{summary['halvings'] - summary['overload_halvings']} halvings of the buffer with the analyzer "
+             f"(offline: {halved['halvings'] - halved['overload_halvings']})")
+    if summary["online_profile_only"] != 1:
+        fail("summary.json does not say that the analyzers' report is the output")
+    left = sorted(name for name in os.listdir(archive) if name not in ("summary.json", "report.json", "live"))
+    if left or os.path.exists(os.path.join(archive, "traces.otf2")):
+        fail(f"trace files with ADAPTRACE_ONLINE_OUTPUT=profile: {left}")
+    if "no trace (ADAPTRACE_ONLINE_OUTPUT=profile)" not in stderr:
+        fail("the summary does not say that no trace was written")
+    final = json.load(open(os.path.join(archive, "report.json")))
+    if not final["final"] or final["finished_ranks"] != [0, 1]:
+        fail(f"report.json is not the final report of both ranks: {final}")
+    if final["samples"] != summary["online_samples_streamed"] or final["samples"] < 1000:
+        fail(f"report.json has {final['samples']} samples, {summary['online_samples_streamed']} were streamed")
+    if any(final["samples_not_streamed_by_cause"].values()) or any(final["calls_not_streamed_by_cause"].values()):
+        fail(f"not streamed: {final['samples_not_streamed_by_cause']}, {final['calls_not_streamed_by_cause']}")
+    if summary["samples_kept"] != 0:
+        fail(f"{summary['samples_kept']} samples kept in the buffers as well")
+    print(f"offline {halved['halvings'] - halved['overload_halvings']} halvings of the buffer; profile: 0 "
+          f"({summary['overload_halvings']} for overload), "
+          f"{final['samples']} samples in report.json, no trace files")
+
+
 def check_demo(run_dir, mpiexec, launcher, program, report, otf2_print):
     demo = os.path.join(os.path.dirname(launcher), "adaptrace-demo")
     check_equal(run_dir, mpiexec, launcher, demo, report, otf2_print, ranks=4, arguments=("200", "64"),
@@ -271,7 +321,7 @@ def check_killed(run_dir, mpiexec, launcher, program, report, otf2_print):
     print("analyzer killed: exit 0, archive complete")
 
 
-CASES = {"equal": check_equal, "samples": check_samples, "demo": check_demo, "live": check_live, "refused": check_refused, "preloaded": check_preloaded,
+CASES = {"equal": check_equal, "samples": check_samples, "profile": check_profile, "demo": check_demo, "live": check_live, "refused": check_refused, "preloaded": check_preloaded,
          "killed": check_killed}
 
 if __name__ == "__main__":
