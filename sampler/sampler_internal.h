@@ -280,6 +280,8 @@ uint32_t adt_sampler_graft_top(const adt_sampler_thread *thread);
  * thread's (and the tap did not replace the buffer). Async-signal-safe:
  * atomics only. */
 bool adt_sampler_tap_instead_of_buffer(adt_sampler_thread *thread, uint32_t context, unsigned shift);
+/* adt_sampler_shutdown (tests): the tap forgotten, its ring freed. */
+void adt_sampler_tap_close(void);
 void adt_sampler_tap_sample(adt_sampler_thread *thread, uint32_t context, unsigned shift);
 
 /* ---- code map (code_map.c: normal context; readers in paths.c) -------- */

@@ -8,7 +8,8 @@
  * written before `written` publishes it (release) and read after it is
  * seen (acquire), so neither ever waits for the other. A sample that finds
  * the ring full is counted, never waited for. Opened at start-up (the
- * ring's memory), never closed: the process ends with it.
+ * ring's memory), closed only by adt_sampler_shutdown (tests), when no
+ * sampled thread runs any more: the process ends with it.
  */
 #include <stdlib.h>
 
@@ -74,6 +75,19 @@ void adt_sampler_tap_sample(adt_sampler_thread *thread, uint32_t context, unsign
 void adt_sampler_tap_replace_buffer(bool replace)
 {
     atomic_store(&tap.instead_of_buffer, replace && tap.slots != NULL);
+}
+
+void adt_sampler_tap_close(void)
+{
+    atomic_store(&tap.owner, NULL);
+    atomic_store(&tap.instead_of_buffer, false);
+    free(tap.slots);
+    tap.slots = NULL;
+    tap.capacity = 0;
+    atomic_store(&tap.written, 0);
+    atomic_store(&tap.read, 0);
+    atomic_store(&tap.ring_full, 0);
+    atomic_store(&tap.other_threads, 0);
 }
 
 bool adt_sampler_tap_peek(adt_sampler_tapped *sample)
