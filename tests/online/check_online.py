@@ -12,6 +12,8 @@ CASE:
            to them;
   samples  the same for a run that computes a second between its
            MPI_Allreduce calls (samples outside MPI);
+  two      the same on 4 ranks with 2 analyzers (their totals summed,
+           their sampled profiles gathered on analyzer 0);
   profile  a run of samples that halves 4 times or more offline on a
            small buffer keeps its initial rate with
            ADAPTRACE_ONLINE_OUTPUT=profile and 1 analyzer, writes no trace
@@ -72,9 +74,9 @@ def check_archive(archive, otf2_print):
         fail(f"otf2-print --silent -Werror failed on {archive}")
 
 
-def traced(mpiexec, launcher, archive, arguments, options=(), ranks=2):
-    return [WATCHDOG, str(WATCHDOG_S), mpiexec, "--oversubscribe", "-np", str(ranks), *options, launcher, "--analyzers", "1", "--output", archive,
-            *arguments]
+def traced(mpiexec, launcher, archive, arguments, options=(), ranks=2, analyzers=1):
+    return [WATCHDOG, str(WATCHDOG_S), mpiexec, "--oversubscribe", "-np", str(ranks), *options, launcher, "--analyzers",
+            str(analyzers), "--output", archive, *arguments]
 
 
 def read_live(archive):
@@ -93,13 +95,15 @@ def total_calls(report):
 
 def check_equal(run_dir, mpiexec, launcher, program, report, otf2_print, ranks=2, arguments=(),
                 expected_functions=("MPI_Send", "MPI_Recv", "MPI_Isend", "MPI_Waitall", "MPI_Allreduce", "MPI_Bcast",
-                                    "MPI_Init", "MPI_Finalize")):
+                                    "MPI_Init", "MPI_Finalize"), analyzers=1):
     archive = os.path.join(run_dir, "archive")
-    run(traced(mpiexec, launcher, archive, [program, *arguments], ranks=ranks), run_dir)
+    run(traced(mpiexec, launcher, archive, [program, *arguments], ranks=ranks, analyzers=analyzers), run_dir)
     check_archive(archive, otf2_print)
     live = read_live(archive)
     if live is None or not live["final"]:
         fail(f"no final live report in {archive}/live: {live}")
+    if live["analyzers"] != analyzers:
+        fail(f"{live['analyzers']} analyzers in the live report, {analyzers} asked for")
     every_rank = list(range(ranks))
     if live["connected_ranks"] != every_rank or live["finished_ranks"] != every_rank:
         fail(f"ranks connected {live['connected_ranks']}, finished {live['finished_ranks']}, expected {every_rank}")
@@ -167,6 +171,12 @@ def check_samples(run_dir, mpiexec, launcher, program, report, otf2_print):
     """A second of computing between MPI_Allreduce calls: samples in the
     program's own function and those it calls, not only in MPI."""
     check_equal(run_dir, mpiexec, launcher, program, report, otf2_print, arguments=("1",))
+
+
+def check_two(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """4 ranks and 2 analyzers: analyzer 0 sums the other's calls and
+    gathers its ranks' sampled profiles."""
+    check_equal(run_dir, mpiexec, launcher, program, report, otf2_print, ranks=4, arguments=("1",), analyzers=2)
 
 
 def check_profile(run_dir, mpiexec, launcher, program, report, otf2_print):
@@ -321,7 +331,7 @@ def check_killed(run_dir, mpiexec, launcher, program, report, otf2_print):
     print("analyzer killed: exit 0, archive complete")
 
 
-CASES = {"equal": check_equal, "samples": check_samples, "profile": check_profile, "demo": check_demo, "live": check_live, "refused": check_refused, "preloaded": check_preloaded,
+CASES = {"equal": check_equal, "samples": check_samples, "two": check_two, "profile": check_profile, "demo": check_demo, "live": check_live, "refused": check_refused, "preloaded": check_preloaded,
          "killed": check_killed}
 
 if __name__ == "__main__":
