@@ -168,6 +168,9 @@ int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *
         if (record->kind == ADT_ONLINE_RECORD_SAMPLES && record->id > ADT_ONLINE_SAMPLES_PER_RECORD)
             return fail(error, error_size, "a record of rank %" PRIu32 " with %" PRIu32 " samples", source,
                         record->id);
+        if (record->kind == ADT_ONLINE_RECORD_CONTEXT && record->id >= ADT_LIVE_CONTEXTS_MAX)
+            return fail(error, error_size, "a calling context of rank %" PRIu32 " numbered %" PRIu32, source,
+                        record->id);
         if (record->kind < ADT_ONLINE_RECORD_CALL || record->kind > ADT_ONLINE_RECORD_SAMPLES)
             return fail(error, error_size, "a record of rank %" PRIu32 " of unknown kind %" PRIu32, source,
                         record->kind);

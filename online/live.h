@@ -54,6 +54,10 @@ typedef struct adt_live_context {
     uint64_t microseconds;
 } adt_live_context;
 
+/* Node ids a rank's tree can have (the sampler's tree holds fewer than
+ * 2^30 nodes); a context record beyond is refused with its chunk. */
+#define ADT_LIVE_CONTEXTS_MAX (1u << 30)
+
 /* A rank's sampled profile as it came (the analyzer serving it only). */
 typedef struct adt_live_samples {
     uint32_t rate_hz; /* 0 until its introduction said, or not sampled */

@@ -111,6 +111,10 @@ TEST_F(Live, AChunkThatDoesNotHoldWhatItsHeaderSaysIsLeftOutWhole)
     EXPECT_EQ(adt_live_add_chunk(&live, 1, &chunk, chunk_bytes(2), false, error, sizeof error), -1)
         << "an unknown function";
     EXPECT_NE(std::string(error).find("unknown function"), std::string::npos) << error;
+    adt_online_chunk beyond = make_chunk(1);
+    beyond.records[1] = context(ADT_LIVE_CONTEXTS_MAX, ADT_ONLINE_NO_PARENT, 1);
+    EXPECT_EQ(adt_live_add_chunk(&live, 1, &beyond, chunk_bytes(2), false, error, sizeof error), -1)
+        << "a context numbered beyond any tree";
     adt_online_chunk stranger = make_chunk(kRanks);
     EXPECT_EQ(adt_live_add_chunk(&live, kRanks, &stranger, chunk_bytes(2), false, error, sizeof error), -1)
         << "a rank beyond the run's";
