@@ -48,6 +48,7 @@ typedef struct fold_thread {
     bool not_encodable;      /* that call's key or tables overflowed */
     uint32_t length;
     uint32_t completed_count;
+    uint64_t enter;          /* the open call's Enter time */
     uint32_t map_used[2];
     uint32_t next_object[OBJECT_KINDS];
     uint32_t recent_key[OBJECT_KINDS];   /* the kind's last object looked up, id + 1 (0: none) */
@@ -194,7 +195,7 @@ static fold_thread *claim(void)
     return t;
 }
 
-void adt_mpi_fold_enter(uint32_t function, uint32_t context, bool outermost)
+void adt_mpi_fold_enter(uint32_t function, uint32_t context, bool outermost, uint64_t time)
 {
     fold_thread *t = thread_state;
     if (__builtin_expect(t == NULL, 0))
@@ -209,6 +210,7 @@ void adt_mpi_fold_enter(uint32_t function, uint32_t context, bool outermost)
         return;
     }
     t->open = true;
+    t->enter = time;
     t->not_encodable = false;
     t->length = 0;
     t->completed_count = 0;
@@ -286,7 +288,7 @@ void adt_mpi_fold_record(uint16_t kind, const void *payload, int32_t own_rank)
     }
 }
 
-void adt_mpi_fold_leave(uint32_t function, bool outermost)
+void adt_mpi_fold_leave(uint32_t function, bool outermost, uint64_t time)
 {
     fold_thread *t = thread_state;
     if (t == NULL || t == NO_SKELETON || !t->open)
@@ -310,5 +312,5 @@ void adt_mpi_fold_leave(uint32_t function, bool outermost)
     if (t->not_encodable)
         adt_skeleton_stop_with(t->skeleton, ADT_SKELETON_STOP_NOT_ENCODABLE);
     else
-        adt_skeleton_fold(t->skeleton, t->key, t->length);
+        adt_skeleton_fold(t->skeleton, t->key, t->length, t->enter, time);
 }
