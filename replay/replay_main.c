@@ -67,8 +67,23 @@ static uint64_t original_span(const adt_skeleton_file *file, uint32_t *rank)
     return longest;
 }
 
+static const char help[] =
+    "Replays the MPI calls of an adaptrace run from its skeleton (ARCHIVE/skeleton.adts),\n"
+    "under mpirun with the run's number of ranks, and prints the original span and the replay's as JSON.\n"
+    "  --compute=mean   spend each computation as its histogram's mean (the default)\n"
+    "  --compute=bins   spend a value drawn from the histogram's bins\n"
+    "  --seed=N         the seed of those draws (default 1)\n"
+    "  --help           print this and exit\n";
+
 int main(int argc, char **argv)
 {
+    /* --help needs no MPI. */
+    for (int i = 1; i < argc; ++i) {
+        if (strcmp(argv[i], "--help") == 0) {
+            printf("%s\n%s", usage, help);
+            return 0;
+        }
+    }
     MPI_Init(&argc, &argv);
     int rank = 0, size = 1;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
