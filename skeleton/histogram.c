@@ -1,8 +1,9 @@
 /*
  * histogram.c: delta histograms with a fixed number of bins on a
- * log-linear scale that rebalance by doubling their width (any context:
- * no malloc, no lock, no stdio; the end of the run merges ranks' with
- * them, tools read and draw from them). docs/folding.md, "Timing".
+ * log-linear scale that rebalance by widening (any context: no malloc,
+ * no lock, no stdio; the hot path rebalances with it when a value falls
+ * outside the bins, the end of the run merges ranks' with it, tools read
+ * and draw from them). docs/folding.md, "Timing".
  */
 #include "skeleton.h"
 
