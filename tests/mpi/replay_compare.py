@@ -11,7 +11,10 @@ MPI_COMM_WORLD, which replay replays as MPI_COMM_WORLD; the communicator
 numbers and the bytes a collective received (which scale with the
 communicator's size) are then left out of the comparison.
 
-usage: replay_compare.py REPORT ORIGINAL_ARCHIVE REPLAY_ARCHIVE [--communicators-as-world]
+--perturb: one byte count of the replay's last rank is changed by one
+before the comparison, which must then fail (the check of the check).
+
+usage: replay_compare.py REPORT ORIGINAL_ARCHIVE REPLAY_ARCHIVE [--communicators-as-world] [--perturb]
 """
 import re
 import subprocess
@@ -39,11 +42,16 @@ def calls_by_rank(report, archive, as_world):
 
 
 def main():
-    if len(sys.argv) not in (4, 5):
+    flags = sys.argv[4:]
+    if len(sys.argv) < 4 or any(flag not in ("--communicators-as-world", "--perturb") for flag in flags):
         sys.exit(__doc__.strip().splitlines()[-1])
     report, original, replay = sys.argv[1:4]
-    as_world = len(sys.argv) == 5 and sys.argv[4] == "--communicators-as-world"
+    as_world = "--communicators-as-world" in flags
     want, got = calls_by_rank(report, original, as_world), calls_by_rank(report, replay, as_world)
+    if "--perturb" in flags:
+        last = got[max(got, key=int)]
+        at = next(i for i, line in enumerate(last) if "bytes=" in line)
+        last[at] = re.sub(r"bytes=([0-9]+)", lambda m: f"bytes={int(m.group(1)) + 1}", last[at], count=1)
     if sorted(want) != sorted(got):
         sys.exit(f"replay_compare: ranks {sorted(want)} in the original, {sorted(got)} in the replay")
     total = 0
