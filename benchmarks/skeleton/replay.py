@@ -8,7 +8,8 @@ spending the histograms' means and once drawing from their bins. The span
 is the longest rank's, from the end of MPI_Init to the start of
 MPI_Finalize (the original's from skeleton.adts, the replay's measured the
 same way). Prints one JSON object: per case the spans of every run, their
-medians and the ratio replay / original of the medians.
+medians, the ratio replay / original of the medians, each replay's ratio
+to its own original and their median, and the load average at the end.
 
 Cases: the demo on 4 ranks (250 iterations) and a 2-rank send/recv loop
 with computation between the messages (tests/mpi/replay_world.c,
@@ -49,9 +50,17 @@ def case(build, scratch, name, ranks, program, runs):
             spans[f"replay_{compute}_s"].append(result["replay_span_s"])
         shutil.rmtree(archive, ignore_errors=True)
     medians = {key: statistics.median(values) for key, values in spans.items()}
+    # Each replay against its own original too: the runs of a loaded
+    # machine vary more than a replay differs from its original.
+    paired = {compute: [replayed / original for replayed, original in zip(spans[f"replay_{compute}_s"],
+                                                                         spans["original_s"])]
+              for compute in ("mean", "bins")}
     return {"ranks": ranks, "command": " ".join(program), "runs": spans, "medians": medians,
             "ratio_mean": medians["replay_mean_s"] / medians["original_s"],
-            "ratio_bins": medians["replay_bins_s"] / medians["original_s"]}
+            "ratio_bins": medians["replay_bins_s"] / medians["original_s"],
+            "paired_ratios": paired,
+            "median_paired_ratio": {compute: statistics.median(values) for compute, values in paired.items()},
+            "load_average": os.getloadavg()[0]}
 
 
 def main():
