@@ -82,7 +82,22 @@ static adt_replay_message p2p(key_reader *r)
     return m;
 }
 
-/* The requests of the plan's wait and test lists, growing. */
+/* Room for one more item in an array that doubles as it grows; false
+ * when out of memory (the array is then as it was). */
+static bool make_room(void **items, uint32_t count, uint32_t *capacity, size_t item_bytes)
+{
+    if (count < *capacity)
+        return true;
+    uint32_t larger = *capacity ? 2 * *capacity : 64;
+    void *grown = realloc(*items, item_bytes * larger);
+    if (!grown)
+        return false;
+    *items = grown;
+    *capacity = larger;
+    return true;
+}
+
+/* The requests of the plan's wait and test lists. */
 typedef struct request_list {
     uint32_t *items;
     uint32_t count;
@@ -91,19 +106,15 @@ typedef struct request_list {
 
 static bool list_add(request_list *list, uint32_t request)
 {
-    if (list->count == list->capacity) {
-        uint32_t capacity = list->capacity ? 2 * list->capacity : 64;
-        uint32_t *grown = realloc(list->items, sizeof *grown * capacity);
-        if (!grown)
-            return false;
-        list->items = grown;
-        list->capacity = capacity;
-    }
+    void *items = list->items;
+    if (!make_room(&items, list->count, &list->capacity, sizeof *list->items))
+        return false;
+    list->items = items;
     list->items[list->count++] = request;
     return true;
 }
 
-/* The completed receives' messages, growing. */
+/* The completed receives' messages. */
 typedef struct message_list {
     adt_replay_message *items;
     uint32_t count;
@@ -112,14 +123,10 @@ typedef struct message_list {
 
 static bool message_add(message_list *list, adt_replay_message m)
 {
-    if (list->count == list->capacity) {
-        uint32_t capacity = list->capacity ? 2 * list->capacity : 64;
-        adt_replay_message *grown = realloc(list->items, sizeof *grown * capacity);
-        if (!grown)
-            return false;
-        list->items = grown;
-        list->capacity = capacity;
-    }
+    void *items = list->items;
+    if (!make_room(&items, list->count, &list->capacity, sizeof *list->items))
+        return false;
+    list->items = items;
     list->items[list->count++] = m;
     return true;
 }
