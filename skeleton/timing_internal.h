@@ -17,11 +17,10 @@
 typedef struct entry {
     uint32_t previous;
     uint32_t signature;
-    /* The entry used after this one last time, + 1 (0: none): inside a
+    /* The entry used after this one last time (NULL: none): inside a
      * loop the next call's pair is mostly the same as in the iteration
      * before, so one comparison finds it without hashing. */
-    uint32_t successor;
-    uint32_t unused;
+    struct entry *successor;
     uint64_t count;
     uint64_t compute_shift;
     uint64_t duration_shift;
@@ -32,7 +31,8 @@ typedef struct entry {
 struct adt_skeleton_timing {
     entry *entries;
     uint32_t *slots;      /* entry + 1, 0 empty; twice the entries, linear probing */
-    uint32_t last;        /* the entry of the last call, + 1 (0: none) */
+    entry *last;          /* the entry of the last call (NULL: none, or it had no room) */
+    entry *expected;      /* its successor: this call's entry, mostly */
     uint32_t capacity;
     uint32_t count;
     uint32_t slot_mask;
@@ -71,25 +71,25 @@ static inline void adt_skeleton_timing_add_one(adt_skeleton_histogram *h, uint64
 }
 
 /* adt_skeleton_timing_add, inline: the fold's one call per MPI call. */
-static inline bool adt_skeleton_timing_note(adt_skeleton_timing *timing, uint32_t previous, uint32_t signature, uint64_t compute,
-                             uint64_t duration)
+static inline bool adt_skeleton_timing_note(adt_skeleton_timing *timing, uint32_t previous, uint32_t signature,
+                                            uint64_t compute, uint64_t duration)
 {
-    entry *last = timing->last ? &timing->entries[timing->last - 1] : NULL;
-    entry *e = last && last->successor ? &timing->entries[last->successor - 1] : NULL;
-    if (__builtin_expect(!e || e->previous != previous || e->signature != signature, 0)) {
+    entry *e = timing->expected;
+    if (__builtin_expect(!e || e->signature != signature || e->previous != previous, 0)) {
         e = adt_skeleton_timing_find(timing, previous, signature);
         if (!e) {
-            timing->last = 0;
+            timing->last = timing->expected = NULL;
             return false;
         }
         if (e->count == 0) {
             adt_skeleton_timing_start(&e->compute, &e->compute_shift, compute);
             adt_skeleton_timing_start(&e->duration, &e->duration_shift, duration);
         }
-        if (last)
-            last->successor = (uint32_t)(e - timing->entries) + 1;
+        if (timing->last)
+            timing->last->successor = e;
     }
-    timing->last = (uint32_t)(e - timing->entries) + 1;
+    timing->last = e;
+    timing->expected = e->successor;
     e->count++;
     adt_skeleton_timing_add_one(&e->compute, e->compute_shift, compute);
     adt_skeleton_timing_add_one(&e->duration, e->duration_shift, duration);
