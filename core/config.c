@@ -472,6 +472,16 @@ static int parse_live_interval(adt_config *config, const char *text, char *error
 
 /* One MPI info "host" value: no blank, since Open MPI splits it at commas
  * only and a blank would end up in a host name. */
+static int parse_online_output(adt_config *config, const char *text, char *error, size_t error_size)
+{
+    static const char *const words[] = {[ADT_ONLINE_OUTPUT_TRACE] = "trace", [ADT_ONLINE_OUTPUT_PROFILE] = "profile"};
+    int index = 0;
+    if (parse_word(text, words, sizeof words / sizeof words[0], &index, error, error_size) != 0)
+        return -1;
+    config->online_output = (adt_online_output)index;
+    return 0;
+}
+
 static int parse_analyzer_hosts(adt_config *config, const char *text, char *error, size_t error_size)
 {
     if (strpbrk(text, " \t\n") != NULL)
@@ -563,6 +573,11 @@ const adt_config_var adt_config_vars[] = {
      "it; empty for the MPI library's choice",
      "where the analysis processes run",
      parse_analyzer_hosts},
+    {"ADAPTRACE_ONLINE_OUTPUT", "online-output", "trace", "trace or profile (case-insensitive)",
+     "with analyzers: trace, the ranks write the archive as without them; profile, no trace files: the samples "
+     "the analyzers take are not kept in the ranks' buffers, and the analyzers' final report.json is the "
+     "output (docs/online.md)",
+     parse_online_output},
 };
 
 const size_t adt_config_var_count = sizeof adt_config_vars / sizeof adt_config_vars[0];

@@ -24,6 +24,12 @@ typedef enum adt_on_full {
     ADT_ON_FULL_STOP = 1   /* stop recording events of that location, keep what is there */
 } adt_on_full;
 
+/* What an online run leaves (ADAPTRACE_ONLINE_OUTPUT, issue #28). */
+typedef enum adt_online_output {
+    ADT_ONLINE_OUTPUT_TRACE = 0,  /* the ranks write the archive, the analyzers the live report (default) */
+    ADT_ONLINE_OUTPUT_PROFILE = 1 /* no trace: the analyzers' final report.json only */
+} adt_online_output;
+
 typedef enum adt_sampling_clock {
     ADT_SAMPLING_CLOCK_WALL = 0, /* CLOCK_MONOTONIC per-thread timer */
     ADT_SAMPLING_CLOCK_CPU = 1   /* the thread's running time (default): a perf cpu-clock
@@ -64,6 +70,7 @@ typedef struct adt_config {
     uint32_t analyzers;               /* ADAPTRACE_ANALYZERS, analysis processes, 0 = off (default) */
     uint32_t live_interval_s;         /* ADAPTRACE_LIVE_INTERVAL, seconds between live reports, default 2 */
     char analyzer_hosts[ADT_PATH_MAX];/* ADAPTRACE_ANALYZER_HOSTS, MPI info "host" of the spawn, "" = MPI's choice */
+    adt_online_output online_output;  /* ADAPTRACE_ONLINE_OUTPUT trace|profile */
 } adt_config;
 
 /* One row per variable: the same table yields the environment parsing, the

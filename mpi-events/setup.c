@@ -323,7 +323,8 @@ void adt_mpi_init_end(adt_location *location)
     begin_offset = measure_clock_offset(MPI_COMM_WORLD);
     adt_runtime_clock_offset_measured(&begin_offset);
     measuring = true;
-    adt_online_start(adt_runtime_config(), (uint32_t)rank, (uint32_t)size, archive_dir, init_entered);
+    adt_online_start(adt_runtime_config(), (uint32_t)rank, (uint32_t)size, archive_dir, adt_mpi_region_ids,
+                     ADT_MPI_FN_COUNT, init_entered);
 }
 
 void adt_mpi_finalize_measurement(adt_mpi_call *call, adt_mpi_function function)
@@ -347,6 +348,14 @@ void adt_mpi_finalize_measurement(adt_mpi_call *call, adt_mpi_function function)
     adt_online_stats online;
     adt_online_finish(&online);
     adt_runtime_online_report(&(adt_runtime_online){ .calls_streamed = online.calls_streamed,
+                                                     .profile_only = online.profile_only,
+                                                     .samples_streamed = online.samples_streamed,
+                                                     .samples_unstreamed_ring_full =
+                                                         online.samples_unstreamed[ADT_ONLINE_SAMPLE_LOSS_RING_FULL],
+                                                     .samples_unstreamed_analyzer_lost =
+                                                         online.samples_unstreamed[ADT_ONLINE_SAMPLE_LOSS_ANALYZER_LOST],
+                                                     .samples_unstreamed_other_thread =
+                                                         online.samples_unstreamed[ADT_ONLINE_SAMPLE_LOSS_OTHER_THREAD],
                                                      .bytes_streamed = online.bytes_streamed,
                                                      .unstreamed_analyzer_behind =
                                                          online.unstreamed[ADT_ONLINE_LOSS_ANALYZER_BEHIND],

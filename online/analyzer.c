@@ -1,11 +1,13 @@
 /*
  * adaptrace-analyzer: the analysis process of an online run (issue #28).
  * Started by the ranks' MPI_Init with MPI_Comm_spawn (connect.c), never
- * by hand: argv is the archive, the number of ranks and the live
- * interval in seconds. Rank 0 spawns them; all ranks then connect to the
+ * by hand: argv is the archive, the number of ranks, the live
+ * interval in seconds and the output (ADAPTRACE_ONLINE_OUTPUT: trace, or
+ * profile, where the final report is also <archive>/report.json). Rank 0 spawns them; all ranks then connect to the
  * port analyzer 0 opens. Analyzer a of N serves ranks r with r * N / P = a:
- * it receives their chunks on the parent inter-communicator, adds them up
- * (live.c), and every interval the analyzers sum their totals on analyzer
+ * it receives their introductions (the modules and MPI regions that name
+ * their calling contexts) and chunks on the parent inter-communicator,
+ * adds them up (live.c), and every interval the analyzers sum their totals on analyzer
  * 0, which writes <archive>/live/report.json. When all ranks sent their
  * last chunk, the final report is written, each rank hears that it is
  * (ADT_ONLINE_TAG_DONE), and all disconnect. Its own process: normal
@@ -17,11 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <mpi.h>
 
 #include "mpi_functions.h"
 #include "online/live.h"
+#include "sampler/sampler.h"
 
 /* How long the loop sleeps when no chunk waits: the analyzer shares cores
  * with the ranks. */
@@ -34,6 +38,7 @@ typedef struct analyzer {
     const char *archive;
     uint32_t ranks;
     uint32_t interval_s;
+    bool profile_only; /* ADAPTRACE_ONLINE_OUTPUT=profile */
     uint32_t served;
     uint32_t finished;
     bool parents_lost;
@@ -41,7 +46,65 @@ typedef struct analyzer {
     adt_live total; /* analyzer 0: the sum over the analyzers */
     const char *names[ADT_MPI_FN_COUNT];
     double started;
+    /* Per rank served, from its introduction: its modules and the region
+     * of each MPI function (the samples taken inside one are at it). */
+    adt_sampler_namer **namers;
+    uint32_t **mpi_regions;
+    char unknown_region[64];
 } analyzer;
+
+/* The live totals' namer (adt_live_namer): an MPI function's region by
+ * its name, an address as the archive names it. A region that is not an
+ * MPI function's (a user region: its name is not streamed) is named by
+ * its id. */
+static const char *name_context(void *state, uint32_t rank, uint32_t id, uint64_t key, bool below_measurement,
+                                bool *measurement)
+{
+    analyzer *a = state;
+    if (a->namers[rank] == NULL)
+        return NULL;
+    uint32_t region = UINT32_MAX;
+    const char *name = adt_sampler_frame_name(a->namers[rank], id, key, below_measurement, measurement, &region);
+    if (name != NULL)
+        return name;
+    for (int f = 0; f < ADT_MPI_FN_COUNT; f++)
+        if (a->mpi_regions[rank][f] == region)
+            return a->names[f];
+    snprintf(a->unknown_region, sizeof a->unknown_region, "[region %" PRIu32 "]", region);
+    return a->unknown_region;
+}
+
+/* A rank's introduction (wire.h), bytes of it in message: its rate, the
+ * regions of its MPI functions and its modules. */
+static void introduce(analyzer *a, uint32_t rank, const char *message, size_t bytes)
+{
+    adt_online_introduction introduction;
+    if (bytes < sizeof introduction) {
+        fprintf(stderr, "adaptrace-analyzer %d: an introduction of %zu bytes from rank %" PRIu32 " (left out)\n",
+                a->index, bytes, rank);
+        return;
+    }
+    memcpy(&introduction, message, sizeof introduction);
+    size_t regions_bytes = (size_t)introduction.regions * sizeof(uint32_t);
+    if (introduction.rank != rank || introduction.regions != ADT_MPI_FN_COUNT ||
+        bytes != sizeof introduction + regions_bytes + introduction.maps_bytes || a->namers[rank] != NULL) {
+        fprintf(stderr,
+                "adaptrace-analyzer %d: rank %" PRIu32 "'s introduction does not match this analyzer (%" PRIu32
+                " MPI functions, this build has %d): its samples are left out\n",
+                a->index, rank, introduction.regions, ADT_MPI_FN_COUNT);
+        return;
+    }
+    a->mpi_regions[rank] = malloc(regions_bytes);
+    a->namers[rank] = adt_sampler_namer_open(message + sizeof introduction + regions_bytes, introduction.maps_bytes);
+    if (a->mpi_regions[rank] == NULL || a->namers[rank] == NULL) {
+        fprintf(stderr, "adaptrace-analyzer %d: out of memory for rank %" PRIu32 "'s modules\n", a->index, rank);
+        adt_sampler_namer_close(a->namers[rank]);
+        a->namers[rank] = NULL;
+        return;
+    }
+    memcpy(a->mpi_regions[rank], message + sizeof introduction, regions_bytes);
+    a->live.samples[rank].rate_hz = introduction.sampling_rate_hz;
+}
 
 static int parse_count(const char *text, uint32_t low, uint32_t high, uint32_t *value)
 {
@@ -70,6 +133,22 @@ static void receive_waiting(analyzer *a, adt_online_chunk *chunk)
             return;
         int bytes = 0;
         MPI_Get_count(&status, MPI_BYTE, &bytes);
+        if (status.MPI_TAG == ADT_ONLINE_TAG_INTRODUCTION) {
+            char *message = malloc(bytes > 0 ? (size_t)bytes : 1);
+            if (message == NULL ||
+                MPI_Recv(message, bytes, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG, a->parent, MPI_STATUS_IGNORE) !=
+                    MPI_SUCCESS) {
+                free(message);
+                a->parents_lost = true;
+                fprintf(stderr, "adaptrace-analyzer %d: the introduction of rank %d could not be received\n",
+                        a->index, status.MPI_SOURCE);
+                return;
+            }
+            if ((uint32_t)status.MPI_SOURCE < a->ranks)
+                introduce(a, (uint32_t)status.MPI_SOURCE, message, (size_t)bytes);
+            free(message);
+            continue;
+        }
         if (bytes < 0 || (size_t)bytes > sizeof *chunk ||
             MPI_Recv(chunk, bytes, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG, a->parent, MPI_STATUS_IGNORE) !=
                 MPI_SUCCESS) {
@@ -88,6 +167,23 @@ static void receive_waiting(analyzer *a, adt_online_chunk *chunk)
     }
 }
 
+/* ADAPTRACE_ONLINE_OUTPUT=profile: the final live report is also the
+ * run's report, <archive>/report.json (a second link to the same file:
+ * it appears whole). */
+static void publish_final_report(const char *archive)
+{
+    size_t length = strlen(archive) + sizeof "/live/report.json";
+    char *live = malloc(length), *report = malloc(length);
+    if (live != NULL && report != NULL) {
+        snprintf(live, length, "%s/live/report.json", archive);
+        snprintf(report, length, "%s/report.json", archive);
+        if ((unlink(report) != 0 && errno != ENOENT) || link(live, report) != 0)
+            fprintf(stderr, "adaptrace-analyzer: %s not written: %s\n", report, strerror(errno));
+    }
+    free(live);
+    free(report);
+}
+
 /* One round of all analyzers (collective over their MPI_COMM_WORLD): the
  * totals summed on analyzer 0, which writes them. Returns whether every
  * analyzer is done, which makes this report the final one. */
@@ -99,12 +195,35 @@ static bool report_round(analyzer *a, bool done)
                MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Reduce(a->live.states, a->total.states, (int)(a->ranks * ADT_LIVE_RANK_WORDS), MPI_UINT64_T, MPI_SUM, 0,
                MPI_COMM_WORLD);
+    /* The sampled profiles (by function name) gathered as text. */
+    size_t length = 0;
+    char *profile = adt_live_sampled_profile(&a->live, &length);
+    int mine_length = profile != NULL && length <= INT32_MAX ? (int)length : 0;
+    int *lengths = a->index == 0 ? calloc((size_t)a->count, sizeof *lengths) : NULL;
+    int *offsets = a->index == 0 ? calloc((size_t)a->count, sizeof *offsets) : NULL;
+    MPI_Gather(&mine_length, 1, MPI_INT, lengths, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    long long gathered = 0;
+    for (int i = 0; lengths != NULL && offsets != NULL && i < a->count; i++) {
+        offsets[i] = (int)gathered;
+        gathered += lengths[i];
+    }
+    char *profiles = a->index == 0 && gathered <= INT32_MAX ? malloc((size_t)gathered + 1) : NULL;
+    MPI_Gatherv(profile, mine_length, MPI_CHAR, profiles, lengths, offsets, MPI_CHAR, 0, MPI_COMM_WORLD);
     if (a->index == 0) {
         char error[512];
-        if (adt_live_write(&a->total, a->names, a->archive, all, (uint32_t)a->count, a->interval_s,
-                           MPI_Wtime() - a->started, error, sizeof error) != 0)
+        if (profiles == NULL || lengths == NULL || offsets == NULL)
+            fprintf(stderr, "adaptrace-analyzer: live report not written: out of memory\n");
+        else if (adt_live_write(&a->total, a->names, profiles, (size_t)gathered, a->archive, all,
+                                (uint32_t)a->count, a->interval_s, MPI_Wtime() - a->started, error,
+                                sizeof error) != 0)
             fprintf(stderr, "adaptrace-analyzer: live report not written: %s\n", error);
+        else if (all && a->profile_only)
+            publish_final_report(a->archive);
     }
+    free(profile);
+    free(profiles);
+    free(lengths);
+    free(offsets);
     return all;
 }
 
@@ -115,8 +234,9 @@ int main(int argc, char **argv)
     MPI_Comm_get_parent(&a.parent);
     MPI_Comm_rank(MPI_COMM_WORLD, &a.index);
     MPI_Comm_size(MPI_COMM_WORLD, &a.count);
-    if (a.parent == MPI_COMM_NULL || argc != 4 || parse_count(argv[2], 1, INT32_MAX, &a.ranks) != 0 ||
-        parse_count(argv[3], 1, UINT32_MAX, &a.interval_s) != 0) {
+    if (a.parent == MPI_COMM_NULL || argc != 5 || parse_count(argv[2], 1, INT32_MAX, &a.ranks) != 0 ||
+        parse_count(argv[3], 1, UINT32_MAX, &a.interval_s) != 0 ||
+        (strcmp(argv[4], "trace") != 0 && strcmp(argv[4], "profile") != 0)) {
         if (a.index == 0)
             fprintf(stderr, "adaptrace-analyzer: started by libadaptrace.so at MPI_Init with ADAPTRACE_ANALYZERS "
                             "set (adaptrace --analyzers N), not by hand\n");
@@ -124,6 +244,7 @@ int main(int argc, char **argv)
         return 2;
     }
     a.archive = argv[1];
+    a.profile_only = strcmp(argv[4], "profile") == 0;
     /* Rank 0 alone spawned the analyzers (connect.c): analyzer 0 sends it
      * a port, to which all ranks connect. */
     char port[MPI_MAX_PORT_NAME] = "";
@@ -140,11 +261,16 @@ int main(int argc, char **argv)
     for (int f = 0; f < ADT_MPI_FN_COUNT; f++)
         a.names[f] = adt_mpi_functions[f].name;
     adt_online_chunk *chunk = malloc(sizeof *chunk);
-    if (chunk == NULL || adt_live_create(&a.live, a.ranks, ADT_MPI_FN_COUNT) != 0 ||
+    a.namers = calloc(a.ranks, sizeof *a.namers);
+    a.mpi_regions = calloc(a.ranks, sizeof *a.mpi_regions);
+    if (chunk == NULL || a.namers == NULL || a.mpi_regions == NULL ||
+        adt_live_create(&a.live, a.ranks, ADT_MPI_FN_COUNT) != 0 ||
         (a.index == 0 && adt_live_create(&a.total, a.ranks, ADT_MPI_FN_COUNT) != 0)) {
         fprintf(stderr, "adaptrace-analyzer %d: out of memory for %" PRIu32 " ranks\n", a.index, a.ranks);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
+    a.live.namer = name_context;
+    a.live.namer_state = &a;
     for (uint32_t r = 0; r < a.ranks; r++)
         a.served += adt_online_analyzer_of(r, a.ranks, (uint32_t)a.count) == (uint32_t)a.index;
     double next_report = a.started + a.interval_s;
@@ -175,6 +301,12 @@ int main(int argc, char **argv)
         MPI_Comm_disconnect(&a.parent);
     adt_live_destroy(&a.live);
     adt_live_destroy(&a.total);
+    for (uint32_t r = 0; r < a.ranks; r++) {
+        adt_sampler_namer_close(a.namers[r]);
+        free(a.mpi_regions[r]);
+    }
+    free(a.namers);
+    free(a.mpi_regions);
     free(chunk);
     MPI_Finalize();
     return 0;

@@ -2,7 +2,8 @@
  * The start and the end of a rank's stream, on MPI_Init's and
  * MPI_Finalize's slow path: the spawn of the analyzers by rank 0, the
  * connection of all ranks to them over a private duplicate of
- * MPI_COMM_WORLD (freed at once), and at the end the last chunk, the
+ * MPI_COMM_WORLD (freed at once), the rank's introduction (what its
+ * analyzer needs to name its calling contexts), and at the end the last chunk, the
  * analyzer's word that its final report is written, and the disconnect. Every MPI call here is a PMPI call on a communicator of
  * adaptrace's own with errors returned: the application sees none of it.
  */
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "online/online_internal.h"
+#include "sampler/sampler.h"
 
 /* How long MPI_Finalize waits for the analyzer at most: for the last
  * sends, then for its final report. */
@@ -26,6 +28,7 @@
 static MPI_Comm analyzers = MPI_COMM_NULL;
 static int my_analyzer;
 static uint32_t stream_rank;
+static bool profile_only;
 
 /* <prefix>/bin/adaptrace-analyzer beside <prefix>/lib/libadaptrace.so (the
  * build tree has the same layout); "" when this library's file cannot be
@@ -98,7 +101,8 @@ static int spawn(const adt_config *config, uint32_t ranks, const char *path, uin
     char ranks_text[16], interval[16];
     snprintf(ranks_text, sizeof ranks_text, "%u", ranks);
     snprintf(interval, sizeof interval, "%u", config->live_interval_s);
-    char *argv[] = { (char *)archive_dir, ranks_text, interval, NULL };
+    char *argv[] = { (char *)archive_dir, ranks_text, interval,
+                     config->online_output == ADT_ONLINE_OUTPUT_PROFILE ? "profile" : "trace", NULL };
     MPI_Info info = MPI_INFO_NULL;
     if (config->analyzer_hosts[0] != '\0') {
         PMPI_Info_create(&info);
@@ -139,11 +143,98 @@ static int spawn(const adt_config *config, uint32_t ranks, const char *path, uin
     return 0;
 }
 
+/* The text of /proc/self/maps in a buffer of its own after `before`
+ * bytes (malloc'd), its length in *length; NULL when out of memory or
+ * unreadable. */
+static char *read_maps(size_t before, size_t *length)
+{
+    FILE *maps = fopen("/proc/self/maps", "r");
+    if (maps == NULL)
+        return NULL;
+    size_t capacity = before + 65536, used = before;
+    char *text = malloc(capacity);
+    while (text != NULL) {
+        used += fread(text + used, 1, capacity - used, maps);
+        if (used < capacity)
+            break;
+        char *grown = realloc(text, capacity * 2);
+        if (grown == NULL) {
+            free(text);
+            text = NULL;
+        } else {
+            text = grown;
+            capacity *= 2;
+        }
+    }
+    fclose(maps);
+    *length = used - before;
+    return text;
+}
+
+/* Sends the rank's introduction (wire.h) to its analyzer, before any
+ * chunk: its sampling rate, the region of each MPI function and its
+ * modules. Waits at most PORT_WAIT_SECONDS; false when it did not go (its
+ * memory then stays with MPI). */
+static bool introduce(uint32_t rank, const adt_config *config, const uint32_t *mpi_regions, uint32_t mpi_functions)
+{
+    size_t regions_bytes = mpi_functions * sizeof *mpi_regions, maps_bytes = 0;
+    size_t before = sizeof(adt_online_introduction) + regions_bytes;
+    char *message = read_maps(before, &maps_bytes);
+    if (message == NULL || before + maps_bytes > INT_MAX) {
+        free(message);
+        return false;
+    }
+    adt_online_introduction introduction = { .rank = rank,
+                                             .sampling_rate_hz = config->sampling ? config->sampling_rate_hz : 0,
+                                             .regions = mpi_functions,
+                                             .maps_bytes = (uint32_t)maps_bytes };
+    memcpy(message, &introduction, sizeof introduction);
+    memcpy(message + sizeof introduction, mpi_regions, regions_bytes);
+    MPI_Request request;
+    bool sent = PMPI_Isend(message, (int)(before + maps_bytes), MPI_BYTE, my_analyzer, ADT_ONLINE_TAG_INTRODUCTION,
+                           analyzers, &request) == MPI_SUCCESS &&
+                wait_bounded(&request, PORT_WAIT_SECONDS * adt_clock_resolution());
+    if (sent)
+        free(message);
+    return sent;
+}
+
+/* Samples taken before MPI_Init's end that went to the tap instead of the
+ * buffer (ADAPTRACE_ONLINE_OUTPUT=profile) where no stream opened: lost,
+ * counted as lost with the analyzer. */
+static uint64_t samples_before_no_stream;
+
+/* No stream: the buffer keeps the samples again, and those the tap took
+ * instead of it are counted. */
+static void without_stream(const adt_config *config)
+{
+    if (config->online_output != ADT_ONLINE_OUTPUT_PROFILE)
+        return;
+    adt_sampler_tap_replace_buffer(false);
+    adt_sampler_tapped sample;
+    while (adt_sampler_tap_peek(&sample)) {
+        samples_before_no_stream++;
+        adt_sampler_tap_pop();
+    }
+}
+
+static void start(const adt_config *config, uint32_t rank, uint32_t size, const char *archive_dir,
+                  const uint32_t *mpi_regions, uint32_t mpi_functions, uint64_t init_enter);
+
 void adt_online_start(const adt_config *config, uint32_t rank, uint32_t size, const char *archive_dir,
-                      uint64_t init_enter)
+                      const uint32_t *mpi_regions, uint32_t mpi_functions, uint64_t init_enter)
 {
     if (config == NULL || config->analyzers == 0)
         return;
+    start(config, rank, size, archive_dir, mpi_regions, mpi_functions, init_enter);
+    if (analyzers == MPI_COMM_NULL || !atomic_load(&adt_online_on))
+        without_stream(config);
+}
+
+/* adt_online_start's work: on success the stream is open. */
+static void start(const adt_config *config, uint32_t rank, uint32_t size, const char *archive_dir,
+                  const uint32_t *mpi_regions, uint32_t mpi_functions, uint64_t init_enter)
+{
     /* An analyzer that runs under adaptrace (LD_PRELOAD and
      * ADAPTRACE_ANALYZERS exported to every process mpirun starts) would
      * start analyzers of its own, without end: a spawned job starts none. */
@@ -192,23 +283,39 @@ void adt_online_start(const adt_config *config, uint32_t rank, uint32_t size, co
     PMPI_Comm_set_errhandler(analyzers, MPI_ERRORS_RETURN);
     my_analyzer = (int)adt_online_analyzer_of(rank, size, count);
     stream_rank = rank;
+    if (!introduce(rank, config, mpi_regions, mpi_functions)) {
+        adt_log("rank %u streams nothing: its analyzer did not take its introduction", rank);
+        PMPI_Comm_free(&analyzers);
+        return;
+    }
     uint64_t hold_ticks = (uint64_t)config->live_interval_s * adt_clock_resolution();
     if (adt_online_stream_open(analyzers, my_analyzer, rank, hold_ticks, init_enter) != 0) {
         adt_log("rank %u streams nothing to its analyzer: no memory for its chunks", rank);
+        PMPI_Comm_free(&analyzers);
         return;
     }
+    /* The analyzers' report is the output: the samples they take are not
+     * kept in the buffer as well, and no trace is written. */
+    profile_only = config->online_output == ADT_ONLINE_OUTPUT_PROFILE;
     if (rank == 0)
-        adt_log("%u analyzer%s started; the live report is %s/live/report.json", count, count == 1 ? "" : "s",
-                archive_dir);
+        adt_log("%u analyzer%s started; the live report is %s/live/report.json%s", count, count == 1 ? "" : "s",
+                archive_dir, profile_only ? " (ADAPTRACE_ONLINE_OUTPUT=profile: no trace files, the final report is "
+                                            "report.json there)" : "");
 }
 
 void adt_online_finish(adt_online_stats *stats)
 {
     *stats = (adt_online_stats){ 0 };
+    stats->samples_unstreamed[ADT_ONLINE_SAMPLE_LOSS_ANALYZER_LOST] = samples_before_no_stream;
     if (analyzers == MPI_COMM_NULL)
         return;
+    /* The sampler stops here, so that the samples the archive holds are
+     * those the stream took from the tap (its last ones go in the last
+     * chunk). */
+    adt_sampler_stop_all();
     uint64_t second = adt_clock_resolution();
     bool sent = adt_online_stream_close(SEND_WAIT_SECONDS * second, stats);
+    stats->profile_only = profile_only;
     /* The analyzer answers once its final report is written: the archive
      * (written next) adopts the live directory only then. */
     bool answered = false;

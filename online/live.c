@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,12 @@ const char *const adt_online_loss_keys[ADT_ONLINE_LOSS_COUNT] = {
 #define ADT_ONLINE_LOSS_KEY(name, key) [ADT_ONLINE_LOSS_##name] = key,
     ADT_ONLINE_LOSSES(ADT_ONLINE_LOSS_KEY)
 #undef ADT_ONLINE_LOSS_KEY
+};
+
+const char *const adt_online_sample_loss_keys[ADT_ONLINE_SAMPLE_LOSS_COUNT] = {
+#define ADT_ONLINE_SAMPLE_LOSS_KEY(name, key) [ADT_ONLINE_SAMPLE_LOSS_##name] = key,
+    ADT_ONLINE_SAMPLE_LOSSES(ADT_ONLINE_SAMPLE_LOSS_KEY)
+#undef ADT_ONLINE_SAMPLE_LOSS_KEY
 };
 
 static int fail(char *error, size_t size, const char *format, ...)
@@ -35,7 +42,8 @@ int adt_live_create(adt_live *live, uint32_t ranks, uint32_t functions)
     *live = (adt_live){ .ranks = ranks, .functions = functions };
     live->table = calloc((size_t)ranks * functions, sizeof *live->table);
     live->states = calloc(ranks, sizeof *live->states);
-    if (live->table == NULL || live->states == NULL) {
+    live->samples = calloc(ranks, sizeof *live->samples);
+    if (live->table == NULL || live->states == NULL || live->samples == NULL) {
         adt_live_destroy(live);
         return -1;
     }
@@ -44,10 +52,99 @@ int adt_live_create(adt_live *live, uint32_t ranks, uint32_t functions)
 
 void adt_live_destroy(adt_live *live)
 {
+    for (uint32_t r = 0; live->samples != NULL && r < live->ranks; r++)
+        free(live->samples[r].contexts);
+    for (uint32_t f = 0; f < live->function_count; f++)
+        free(live->function_names[f]);
+    free(live->function_names);
     free(live->table);
     free(live->states);
+    free(live->samples);
+    live->function_names = NULL;
+    live->function_count = live->function_capacity = 0;
     live->table = NULL;
     live->states = NULL;
+    live->samples = NULL;
+}
+
+/* The index of function name, added when new; UINT32_MAX when out of
+ * memory. */
+static uint32_t intern_function(adt_live *live, const char *name)
+{
+    for (uint32_t f = 0; f < live->function_count; f++)
+        if (strcmp(live->function_names[f], name) == 0)
+            return f;
+    if (live->function_count == live->function_capacity) {
+        uint32_t capacity = live->function_capacity ? 2 * live->function_capacity : 64;
+        char **grown = realloc(live->function_names, capacity * sizeof *grown);
+        if (grown == NULL)
+            return UINT32_MAX;
+        live->function_names = grown;
+        live->function_capacity = capacity;
+    }
+    char *copy = strdup(name);
+    if (copy == NULL)
+        return UINT32_MAX;
+    live->function_names[live->function_count] = copy;
+    return live->function_count++;
+}
+
+/* Node id of samples, made room for; NULL when out of memory. */
+static adt_live_context *context_at(adt_live_samples *samples, uint32_t id)
+{
+    if (id >= samples->capacity) {
+        uint32_t capacity = samples->capacity ? samples->capacity : 256;
+        while (capacity <= id)
+            capacity *= 2;
+        adt_live_context *grown = realloc(samples->contexts, capacity * sizeof *grown);
+        if (grown == NULL)
+            return NULL;
+        for (uint32_t i = samples->capacity; i < capacity; i++)
+            grown[i] = (adt_live_context){ .parent = ADT_ONLINE_NO_PARENT, .function = UINT32_MAX };
+        samples->contexts = grown;
+        samples->capacity = capacity;
+    }
+    if (id >= samples->count)
+        samples->count = id + 1;
+    return &samples->contexts[id];
+}
+
+static void define_context(adt_live *live, uint32_t rank, const adt_online_record *record)
+{
+    adt_live_samples *samples = &live->samples[rank];
+    uint32_t parent = record->context.parent;
+    const adt_live_context *above =
+        parent != ADT_ONLINE_NO_PARENT && parent < samples->count ? &samples->contexts[parent] : NULL;
+    bool measurement = false;
+    const char *name = live->namer == NULL ? NULL
+                                           : live->namer(live->namer_state, rank, record->id, record->context.key,
+                                                         above != NULL && above->measurement, &measurement);
+    adt_live_context *context = name == NULL ? NULL : context_at(samples, record->id);
+    if (context == NULL)
+        return;
+    context->parent = above != NULL ? parent : ADT_ONLINE_NO_PARENT;
+    context->function = intern_function(live, name);
+    context->measurement = measurement;
+}
+
+/* What a sample at halving shift stands for: the archive's interrupt
+ * generator period (format/writer_definitions.c), in microseconds. */
+static uint64_t sample_microseconds(uint32_t rate_hz, uint32_t shift)
+{
+    return rate_hz > 0 ? (uint64_t)llround(ldexp(1e6 / rate_hz, (int)(shift < 63 ? shift : 63))) : 0;
+}
+
+static void add_samples(adt_live *live, uint32_t rank, const adt_online_record *record)
+{
+    adt_live_samples *samples = &live->samples[rank];
+    for (uint32_t i = 0; i < record->id; i++) {
+        const adt_online_sample *sample = &record->samples[i];
+        if (sample->context >= samples->count || samples->contexts[sample->context].function == UINT32_MAX)
+            continue; /* a context whose definition was left out */
+        adt_live_context *context = &samples->contexts[sample->context];
+        context->samples++;
+        context->microseconds += sample_microseconds(samples->rate_hz, sample->shift);
+    }
 }
 
 int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *chunk, size_t bytes, bool last,
@@ -57,32 +154,114 @@ int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *
         return fail(error, error_size, "a chunk of %zu bytes from rank %" PRIu32 ", shorter than its header", bytes,
                     source);
     const adt_online_chunk_header *header = &chunk->header;
-    if (source >= live->ranks || header->rank != source || header->calls > ADT_ONLINE_CHUNK_CALLS ||
-        bytes != sizeof *header + header->calls * sizeof chunk->calls[0])
+    if (source >= live->ranks || header->rank != source || header->records > ADT_ONLINE_CHUNK_RECORDS ||
+        bytes != sizeof *header + header->records * sizeof chunk->records[0])
         return fail(error, error_size,
                     "a chunk from rank %" PRIu32 " that says it is rank %" PRIu32 "'s with %" PRIu32
-                    " calls in %zu bytes",
-                    source, header->rank, header->calls, bytes);
-    for (uint32_t i = 0; i < header->calls; i++)
-        if (chunk->calls[i].function >= live->functions)
+                    " records in %zu bytes",
+                    source, header->rank, header->records, bytes);
+    for (uint32_t i = 0; i < header->records; i++) {
+        const adt_online_record *record = &chunk->records[i];
+        if (record->kind == ADT_ONLINE_RECORD_CALL && record->id >= live->functions)
             return fail(error, error_size, "a call of rank %" PRIu32 " to unknown function %" PRIu32, source,
-                        chunk->calls[i].function);
+                        record->id);
+        if (record->kind == ADT_ONLINE_RECORD_SAMPLES && record->id > ADT_ONLINE_SAMPLES_PER_RECORD)
+            return fail(error, error_size, "a record of rank %" PRIu32 " with %" PRIu32 " samples", source,
+                        record->id);
+        if (record->kind == ADT_ONLINE_RECORD_CONTEXT && record->id >= ADT_LIVE_CONTEXTS_MAX)
+            return fail(error, error_size, "a calling context of rank %" PRIu32 " numbered %" PRIu32, source,
+                        record->id);
+        if (record->kind < ADT_ONLINE_RECORD_CALL || record->kind > ADT_ONLINE_RECORD_SAMPLES)
+            return fail(error, error_size, "a record of rank %" PRIu32 " of unknown kind %" PRIu32, source,
+                        record->kind);
+    }
     adt_live_rank *state = &live->states[source];
-    for (uint32_t i = 0; i < header->calls; i++) {
-        const adt_online_call *call = &chunk->calls[i];
-        adt_live_function *function = &live->table[(size_t)source * live->functions + call->function];
-        function->calls++;
-        function->ticks += call->leave >= call->enter ? call->leave - call->enter : 0;
-        function->sent += call->sent;
-        function->received += call->received;
+    for (uint32_t i = 0; i < header->records; i++) {
+        const adt_online_record *record = &chunk->records[i];
+        if (record->kind == ADT_ONLINE_RECORD_CONTEXT) {
+            define_context(live, source, record);
+        } else if (record->kind == ADT_ONLINE_RECORD_SAMPLES) {
+            add_samples(live, source, record);
+        } else {
+            adt_live_function *function = &live->table[(size_t)source * live->functions + record->id];
+            function->calls++;
+            function->ticks += record->call.leave >= record->call.enter ? record->call.leave - record->call.enter : 0;
+            function->sent += record->call.sent;
+            function->received += record->call.received;
+        }
     }
     state->ticks_per_second = header->ticks_per_second;
     memcpy(state->unstreamed, header->unstreamed, sizeof state->unstreamed);
+    memcpy(state->samples_unstreamed, header->samples_unstreamed, sizeof state->samples_unstreamed);
     state->heard = 1;
     state->finished |= last;
     state->chunks++;
     state->bytes += bytes;
     return 0;
+}
+
+/* Per sampled function of one rank: exclusive and inclusive samples and
+ * microseconds. */
+typedef struct function_profile {
+    uint64_t exclusive_samples, inclusive_samples, exclusive_us, inclusive_us;
+} function_profile;
+
+/* adaptrace-report's sampled profile (report/read.c) for one rank: a
+ * sample counts exclusively for its context's function and inclusively,
+ * once, for every function on its path. profile and counted: one each
+ * per function, zeroed. */
+static void profile_rank(const adt_live *live, const adt_live_samples *samples, function_profile *profile,
+                         uint32_t *counted)
+{
+    for (uint32_t c = 0; c < samples->count; c++) {
+        const adt_live_context *context = &samples->contexts[c];
+        if (context->samples == 0)
+            continue;
+        profile[context->function].exclusive_samples += context->samples;
+        profile[context->function].exclusive_us += context->microseconds;
+        for (uint32_t node = c; node != ADT_ONLINE_NO_PARENT; node = samples->contexts[node].parent) {
+            uint32_t function = samples->contexts[node].function;
+            if (function == UINT32_MAX || counted[function] == c + 1)
+                continue;
+            counted[function] = c + 1;
+            profile[function].inclusive_samples += context->samples;
+            profile[function].inclusive_us += context->microseconds;
+        }
+    }
+    (void)live;
+}
+
+char *adt_live_sampled_profile(const adt_live *live, size_t *length)
+{
+    function_profile *profile = calloc(live->function_count + 1, sizeof *profile);
+    uint32_t *counted = calloc(live->function_count + 1, sizeof *counted);
+    char *text = NULL;
+    FILE *out = open_memstream(&text, length);
+    if (profile == NULL || counted == NULL || out == NULL) {
+        free(profile);
+        free(counted);
+        if (out != NULL)
+            fclose(out);
+        free(text);
+        return NULL;
+    }
+    for (uint32_t r = 0; r < live->ranks; r++) {
+        memset(profile, 0, (live->function_count + 1) * sizeof *profile);
+        memset(counted, 0, (live->function_count + 1) * sizeof *counted);
+        profile_rank(live, &live->samples[r], profile, counted);
+        for (uint32_t f = 0; f < live->function_count; f++)
+            if (profile[f].inclusive_samples > 0)
+                fprintf(out, "%" PRIu32 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %s\n", r,
+                        profile[f].exclusive_samples, profile[f].inclusive_samples, profile[f].exclusive_us,
+                        profile[f].inclusive_us, live->function_names[f]);
+    }
+    free(profile);
+    free(counted);
+    if (fclose(out) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
 }
 
 static double seconds(uint64_t ticks, uint64_t ticks_per_second)
@@ -130,8 +309,98 @@ static void print_ranks(FILE *out, const adt_live *live, size_t offset)
     fputc(']', out);
 }
 
-static void print_report(FILE *out, const adt_live *live, const char *const *names, bool final, uint32_t analyzers,
-                         uint32_t interval_s, double elapsed_s)
+/* One line of adt_live_sampled_profile's text. */
+typedef struct profile_line {
+    uint32_t rank;
+    function_profile values;
+    const char *name; /* into the text, its end made a '\0' */
+} profile_line;
+
+/* The lines of text (modified in place: each name ends in '\0'), *count
+ * of them, malloc'd; NULL when none or out of memory. A line that does
+ * not parse is left out. */
+static profile_line *parse_profile(char *text, size_t length, size_t *count)
+{
+    *count = 0;
+    size_t lines = 0;
+    for (size_t i = 0; i < length; i++)
+        lines += text[i] == '\n';
+    profile_line *parsed = lines ? malloc(lines * sizeof *parsed) : NULL;
+    for (char *line = text; parsed != NULL && line < text + length;) {
+        char *end = memchr(line, '\n', (size_t)(text + length - line));
+        if (end == NULL)
+            break;
+        *end = '\0';
+        profile_line *entry = &parsed[*count];
+        int name_at = 0;
+        if (sscanf(line, "%" SCNu32 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %n", &entry->rank,
+                   &entry->values.exclusive_samples, &entry->values.inclusive_samples, &entry->values.exclusive_us,
+                   &entry->values.inclusive_us, &name_at) == 5 &&
+            name_at > 0) {
+            entry->name = line + name_at;
+            ++*count;
+        }
+        line = end + 1;
+    }
+    return parsed;
+}
+
+static int by_exclusive_samples(const void *left, const void *right)
+{
+    const profile_line *a = left, *b = right;
+    if (a->values.exclusive_samples != b->values.exclusive_samples)
+        return a->values.exclusive_samples > b->values.exclusive_samples ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+/* The lines of rank (UINT32_MAX: every rank's, added up by name) as the
+ * "sampled_functions" array, the most exclusive samples first. */
+static void print_sampled_functions(FILE *out, const profile_line *lines, size_t count, uint32_t rank,
+                                    const char *indent)
+{
+    profile_line *chosen = malloc((count ? count : 1) * sizeof *chosen);
+    size_t chosen_count = 0;
+    for (size_t i = 0; chosen != NULL && i < count; i++) {
+        if (rank != UINT32_MAX && lines[i].rank != rank)
+            continue;
+        size_t k = 0;
+        while (rank == UINT32_MAX && k < chosen_count && strcmp(chosen[k].name, lines[i].name) != 0)
+            k++;
+        if (rank == UINT32_MAX && k < chosen_count) {
+            chosen[k].values.exclusive_samples += lines[i].values.exclusive_samples;
+            chosen[k].values.inclusive_samples += lines[i].values.inclusive_samples;
+            chosen[k].values.exclusive_us += lines[i].values.exclusive_us;
+            chosen[k].values.inclusive_us += lines[i].values.inclusive_us;
+        } else {
+            chosen[chosen_count++] = lines[i];
+        }
+    }
+    if (chosen_count > 0)
+        qsort(chosen, chosen_count, sizeof *chosen, by_exclusive_samples);
+    fputc('[', out);
+    for (size_t i = 0; i < chosen_count; i++) {
+        fprintf(out, "%s\n%s{\"name\": ", i ? "," : "", indent);
+        print_string(out, chosen[i].name);
+        fprintf(out,
+                ", \"exclusive_samples\": %" PRIu64 ", \"inclusive_samples\": %" PRIu64
+                ", \"exclusive_seconds\": %.6f, \"inclusive_seconds\": %.6f}",
+                chosen[i].values.exclusive_samples, chosen[i].values.inclusive_samples,
+                (double)chosen[i].values.exclusive_us / 1e6, (double)chosen[i].values.inclusive_us / 1e6);
+    }
+    fputc(']', out);
+    free(chosen);
+}
+
+static void print_sample_losses(FILE *out, const uint64_t unstreamed[ADT_ONLINE_SAMPLE_LOSS_COUNT])
+{
+    fputc('{', out);
+    for (int cause = 0; cause < ADT_ONLINE_SAMPLE_LOSS_COUNT; cause++)
+        fprintf(out, "%s\"%s\": %" PRIu64, cause ? ", " : "", adt_online_sample_loss_keys[cause], unstreamed[cause]);
+    fputc('}', out);
+}
+
+static void print_report(FILE *out, const adt_live *live, const char *const *names, const profile_line *lines,
+                         size_t line_count, bool final, uint32_t analyzers, uint32_t interval_s, double elapsed_s)
 {
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
@@ -177,7 +446,20 @@ static void print_report(FILE *out, const adt_live *live, const char *const *nam
             first = false;
         }
     }
-    fputs("],\n  \"per_rank\": [", out);
+    uint64_t samples = 0, sampled_us = 0, samples_unstreamed[ADT_ONLINE_SAMPLE_LOSS_COUNT] = { 0 };
+    for (size_t i = 0; i < line_count; i++) {
+        samples += lines[i].values.exclusive_samples;
+        sampled_us += lines[i].values.exclusive_us;
+    }
+    for (uint32_t r = 0; r < live->ranks; r++)
+        for (int cause = 0; cause < ADT_ONLINE_SAMPLE_LOSS_COUNT; cause++)
+            samples_unstreamed[cause] += live->states[r].samples_unstreamed[cause];
+    fprintf(out, "],\n  \"samples\": %" PRIu64 ",\n  \"sampled_seconds\": %.6f,\n  \"samples_not_streamed_by_cause\": ",
+            samples, (double)sampled_us / 1e6);
+    print_sample_losses(out, samples_unstreamed);
+    fputs(",\n  \"sampled_functions\": ", out);
+    print_sampled_functions(out, lines, line_count, UINT32_MAX, "    ");
+    fputs(",\n  \"per_rank\": [", out);
     for (uint32_t r = 0; r < live->ranks; r++) {
         const adt_live_rank *state = &live->states[r];
         fprintf(out, "%s\n   {\"rank\": %" PRIu32 ", \"connected\": %s, \"finished\": %s, \"calls_not_streamed_by_cause\": {",
@@ -194,14 +476,28 @@ static void print_report(FILE *out, const adt_live *live, const char *const *nam
                 first = false;
             }
         }
-        fputs("]}", out);
+        fputs("],\n    \"samples_not_streamed_by_cause\": ", out);
+        print_sample_losses(out, state->samples_unstreamed);
+        fputs(",\n    \"sampled_functions\": ", out);
+        print_sampled_functions(out, lines, line_count, r, "     ");
+        fputc('}', out);
     }
     fputs("]\n}\n", out);
 }
 
-int adt_live_write(const adt_live *live, const char *const *names, const char *archive, bool final,
-                   uint32_t analyzers, uint32_t interval_s, double elapsed_s, char *error, size_t error_size)
+int adt_live_write(const adt_live *live, const char *const *names, const char *profile, size_t profile_length,
+                   const char *archive, bool final, uint32_t analyzers, uint32_t interval_s, double elapsed_s,
+                   char *error, size_t error_size)
 {
+    char *profile_text = malloc(profile_length + 1);
+    size_t line_count = 0;
+    profile_line *lines = NULL;
+    if (profile_text != NULL) {
+        if (profile_length > 0)
+            memcpy(profile_text, profile, profile_length);
+        profile_text[profile_length] = '\0';
+        lines = parse_profile(profile_text, profile_length, &line_count);
+    }
     size_t length = strlen(archive) + sizeof "/live/.report.json.tmp";
     char *directory = malloc(length), *temporary = malloc(length), *path = malloc(length);
     int result = -1;
@@ -223,7 +519,7 @@ int adt_live_write(const adt_live *live, const char *const *names, const char *a
         fail(error, error_size, "cannot create %s: %s", temporary, strerror(errno));
         goto done;
     }
-    print_report(out, live, names, final, analyzers, interval_s, elapsed_s);
+    print_report(out, live, names, lines, line_count, final, analyzers, interval_s, elapsed_s);
     bool written = !ferror(out);
     if (fclose(out) != 0 || !written) {
         fail(error, error_size, "cannot write %s", temporary);
@@ -235,6 +531,8 @@ int adt_live_write(const adt_live *live, const char *const *names, const char *a
     }
     result = 0;
 done:
+    free(lines);
+    free(profile_text);
     free(directory);
     free(temporary);
     free(path);

@@ -9,8 +9,10 @@
 
 #include "online/wire.h"
 
-/* The key of each cause in live/report.json, by adt_online_loss. */
+/* The key of each cause in live/report.json, by adt_online_loss and
+ * adt_online_sample_loss. */
 extern const char *const adt_online_loss_keys[ADT_ONLINE_LOSS_COUNT];
+extern const char *const adt_online_sample_loss_keys[ADT_ONLINE_SAMPLE_LOSS_COUNT];
 
 /* One MPI function on one rank. */
 typedef struct adt_live_function {
@@ -30,13 +32,51 @@ typedef struct adt_live_rank {
     uint64_t finished; /* 1 once its last chunk came */
     uint64_t chunks;
     uint64_t bytes;
+    uint64_t samples_unstreamed[ADT_ONLINE_SAMPLE_LOSS_COUNT];
 } adt_live_rank;
+
+/* The name of a rank's calling-context node (key as the rank sent it),
+ * as the archive names its region; below_measurement: its parent is
+ * adaptrace's own frame, *measurement: it is one. NULL: no name (the
+ * node is left out). */
+typedef const char *(*adt_live_namer)(void *state, uint32_t rank, uint32_t id, uint64_t key,
+                                      bool below_measurement, bool *measurement);
+
+/* A node of a rank's calling-context tree as its definition came, with
+ * its samples: their count and the time they stand for, in microseconds
+ * (a sample at halving k stands for round(2^k × 10^6 / rate) µs, the
+ * archive's interrupt generator period). */
+typedef struct adt_live_context {
+    uint32_t parent; /* ADT_ONLINE_NO_PARENT for a root */
+    uint32_t function; /* index into adt_live.function_names; UINT32_MAX: not defined */
+    bool measurement;
+    uint64_t samples;
+    uint64_t microseconds;
+} adt_live_context;
+
+/* Node ids a rank's tree can have (the sampler's tree holds fewer than
+ * 2^30 nodes); a context record beyond is refused with its chunk. */
+#define ADT_LIVE_CONTEXTS_MAX (1u << 30)
+
+/* A rank's sampled profile as it came (the analyzer serving it only). */
+typedef struct adt_live_samples {
+    uint32_t rate_hz; /* 0 until its introduction said, or not sampled */
+    uint32_t count;
+    uint32_t capacity;
+    adt_live_context *contexts; /* [node id] */
+} adt_live_samples;
 
 typedef struct adt_live {
     uint32_t ranks;
     uint32_t functions;
     adt_live_function *table; /* [rank * functions + function] */
     adt_live_rank *states;    /* [rank] */
+    adt_live_samples *samples; /* [rank] */
+    char **function_names;     /* the sampled functions met, by name */
+    uint32_t function_count;
+    uint32_t function_capacity;
+    adt_live_namer namer;
+    void *namer_state;
 } adt_live;
 
 #define ADT_LIVE_RANK_WORDS (sizeof(adt_live_rank) / sizeof(uint64_t))
@@ -47,16 +87,26 @@ int adt_live_create(adt_live *live, uint32_t ranks, uint32_t functions);
 void adt_live_destroy(adt_live *live);
 
 /* Adds a chunk of bytes bytes that came from rank source (last: its last
- * one). Returns 0, or -1 with the reason in error for a chunk that does
- * not hold what its header says (then nothing of it is added). */
+ * one): its calls, its samples and the calling contexts they refer to
+ * (named by live->namer). Returns 0, or -1 with the reason in error for a
+ * chunk that does not hold what its header says (then nothing of it is
+ * added). */
 int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *chunk, size_t bytes, bool last,
                        char *error, size_t error_size);
 
+/* The sampled profile of the ranks whose samples live holds, as text for
+ * adt_live_write (one line a rank and function: rank, exclusive and
+ * inclusive samples and microseconds, name); malloc'd, its length in
+ * *length; NULL when out of memory. */
+char *adt_live_sampled_profile(const adt_live *live, size_t *length);
+
 /* Writes <archive>/live/report.json atomically (a temporary file renamed
- * over it): the totals of live, whether they are final, the analyzers and
+ * over it): the totals of live, the sampled profile (the lines of
+ * adt_live_sampled_profile of every analyzer, concatenated), whether they are final, the analyzers and
  * the seconds since they started. names[function]: each function's name.
  * 0, or -1 with the reason in error. */
-int adt_live_write(const adt_live *live, const char *const *names, const char *archive, bool final,
-                   uint32_t analyzers, uint32_t interval_s, double elapsed_s, char *error, size_t error_size);
+int adt_live_write(const adt_live *live, const char *const *names, const char *profile, size_t profile_length,
+                   const char *archive, bool final, uint32_t analyzers, uint32_t interval_s, double elapsed_s,
+                   char *error, size_t error_size);
 
 #endif

@@ -85,23 +85,32 @@ static inline void adt_online_leave(uint32_t function, uint64_t time)
 /* ---- rank side: MPI_Init and MPI_Finalize (connect.c) ------------------- */
 
 /* Collective over MPI_COMM_WORLD, at the end of MPI_Init (the calling
- * thread streams from then on): starts config->analyzers analyzers, or
- * says in one line on rank 0 why none runs. archive_dir: the run's
- * archive; init_enter: when MPI_Init began (its call is the first
- * streamed). Does nothing when config->analyzers is 0. */
+ * thread streams from then on, with the samples the sampler's tap holds):
+ * starts config->analyzers analyzers, or says in one line on rank 0 why
+ * none runs. archive_dir: the run's archive; mpi_regions: the region id
+ * of each of the mpi_functions MPI functions (adt_mpi_function order), to
+ * name the samples taken in them; init_enter: when MPI_Init began (its
+ * call is the first streamed). Does nothing when config->analyzers is 0. */
 void adt_online_start(const adt_config *config, uint32_t rank, uint32_t size, const char *archive_dir,
-                      uint64_t init_enter);
+                      const uint32_t *mpi_regions, uint32_t mpi_functions, uint64_t init_enter);
 
 /* What a rank streamed, for the summary. */
 typedef struct adt_online_stats {
     uint64_t calls_streamed;
+    uint64_t samples_streamed;
+    uint64_t contexts_streamed;
     uint64_t bytes_streamed;
     uint64_t chunks_streamed;
     uint64_t unstreamed[ADT_ONLINE_LOSS_COUNT];
+    uint64_t samples_unstreamed[ADT_ONLINE_SAMPLE_LOSS_COUNT];
+    /* ADAPTRACE_ONLINE_OUTPUT=profile and the stream ran: the analyzers'
+     * report is the output, no trace is to be written. */
+    bool profile_only;
 } adt_online_stats;
 
 /* In MPI_Finalize after its Leave, collective over MPI_COMM_WORLD where
- * adt_online_start was: sends the last chunk, waits (bounded) for the
+ * adt_online_start was: stops the sampler (the archive's samples are the
+ * stream's), sends the samples left and the last chunk, waits (bounded) for the
  * sends and the analyzer's final report, and lets the analyzer go. Fills
  * stats (zeros where nothing streamed). */
 void adt_online_finish(adt_online_stats *stats);

@@ -1,7 +1,9 @@
 /*
  * The rank's stream of calls to its analyzer, on the MPI wrapper hot path:
  * every wrapped call of the thread that called MPI_Init ends here
- * (adt_online_stream_call). No malloc (the chunks are reserved by
+ * (adt_online_stream_call), and first takes the samples the sampler's tap
+ * holds (the calling contexts they refer to defined before them, once).
+ * No malloc (the chunks are reserved by
  * adt_online_stream_open), no lock (only that thread touches the chunks;
  * other threads only count their calls, atomically), no stdio. The only
  * MPI calls are PMPI_Isend and PMPI_Test on adaptrace's private
@@ -14,6 +16,7 @@
 #include <time.h>
 
 #include "online/online_internal.h"
+#include "sampler/sampler.h"
 
 atomic_bool adt_online_on;
 __thread bool adt_online_streams __attribute__((tls_model("initial-exec")));
@@ -28,16 +31,26 @@ static struct {
     adt_online_chunk *chunks;
     MPI_Request requests[ADT_ONLINE_CHUNKS];
     bool in_flight[ADT_ONLINE_CHUNKS];
+    /* What each chunk holds, for the losses of chunks never sent. */
+    uint32_t chunk_calls[ADT_ONLINE_CHUNKS];
+    uint32_t chunk_samples[ADT_ONLINE_CHUNKS];
     unsigned flying;
-    int filling; /* the chunk being filled, -1: none */
+    int filling;        /* the chunk being filled, -1: none */
+    int samples_record; /* its samples record being filled, -1: none */
     uint64_t send_at;
     bool lost;
     uint64_t unstreamed[ADT_ONLINE_LOSS_COUNT];
+    uint64_t samples_lost; /* taken from the tap after the analyzer was lost */
     atomic_uint_fast64_t other_threads;
+    /* One bit per calling-context node: defined to the analyzer. */
+    uint64_t *contexts_sent;
+    uint32_t context_capacity;
     uint64_t calls_streamed;
+    uint64_t samples_streamed;
+    uint64_t contexts_streamed;
     uint64_t bytes_streamed;
     uint64_t chunks_streamed;
-} stream = { .filling = -1 };
+} stream = { .filling = -1, .samples_record = -1 };
 
 /* A send or a test failed: the analyzer is gone (or its connection is);
  * the rank stops streaming and keeps only its buffer. Requests still in
@@ -46,6 +59,7 @@ static struct {
 static void lose_analyzer(void)
 {
     stream.lost = true;
+    adt_sampler_tap_replace_buffer(false); /* the buffer keeps the samples again */
     stream.flying = 0;
     for (int i = 0; i < ADT_ONLINE_CHUNKS; i++)
         stream.in_flight[i] = false;
@@ -82,14 +96,21 @@ static int free_chunk(void)
     return -1;
 }
 
-static void fill_header(adt_online_chunk_header *header, uint32_t calls)
+/* The samples not streamed so far, by cause. */
+static void samples_unstreamed(uint64_t losses[ADT_ONLINE_SAMPLE_LOSS_COUNT])
+{
+    adt_sampler_tap_losses(&losses[ADT_ONLINE_SAMPLE_LOSS_RING_FULL], &losses[ADT_ONLINE_SAMPLE_LOSS_OTHER_THREAD]);
+    losses[ADT_ONLINE_SAMPLE_LOSS_ANALYZER_LOST] = stream.samples_lost;
+}
+
+static void fill_header(adt_online_chunk_header *header)
 {
     header->ticks_per_second = adt_clock_resolution_now();
     for (int cause = 0; cause < ADT_ONLINE_LOSS_COUNT; cause++)
         header->unstreamed[cause] = stream.unstreamed[cause];
     header->unstreamed[ADT_ONLINE_LOSS_OTHER_THREAD] = atomic_load(&stream.other_threads);
+    samples_unstreamed(header->samples_unstreamed);
     header->rank = stream.rank;
-    header->calls = calls;
 }
 
 /* Sends chunk index with tag (its header filled here); it is in flight
@@ -97,9 +118,12 @@ static void fill_header(adt_online_chunk_header *header, uint32_t calls)
 static void send_chunk(int index, int tag)
 {
     adt_online_chunk *chunk = &stream.chunks[index];
-    uint32_t calls = chunk->header.calls;
-    fill_header(&chunk->header, calls);
-    int bytes = (int)(sizeof chunk->header + calls * sizeof chunk->calls[0]);
+    fill_header(&chunk->header);
+    int bytes = (int)(sizeof chunk->header + chunk->header.records * sizeof chunk->records[0]);
+    if (index == stream.filling) {
+        stream.filling = -1;
+        stream.samples_record = -1;
+    }
     if (PMPI_Isend(chunk, bytes, MPI_BYTE, stream.analyzer, tag, stream.inter, &stream.requests[index]) !=
         MPI_SUCCESS) {
         lose_analyzer();
@@ -109,8 +133,109 @@ static void send_chunk(int index, int tag)
     stream.flying++;
     stream.chunks_streamed++;
     stream.bytes_streamed += (uint64_t)bytes;
-    if (index == stream.filling)
+}
+
+/* A chunk to fill from now on, emptied; false when none is free. */
+static bool take_chunk(uint64_t time)
+{
+    stream.filling = free_chunk();
+    if (stream.lost || stream.filling < 0) {
         stream.filling = -1;
+        return false;
+    }
+    stream.chunks[stream.filling].header.records = 0;
+    stream.chunk_calls[stream.filling] = 0;
+    stream.chunk_samples[stream.filling] = 0;
+    stream.samples_record = -1;
+    stream.send_at = time + stream.hold_ticks;
+    return true;
+}
+
+/* The next record of the chunk being filled (one is taken when none is),
+ * NULL when every chunk is in flight. A full chunk is sent by
+ * send_if_full once its record is written. */
+static adt_online_record *next_record(uint64_t time)
+{
+    if (stream.filling < 0 && !take_chunk(time))
+        return NULL;
+    adt_online_chunk *chunk = &stream.chunks[stream.filling];
+    return &chunk->records[chunk->header.records++];
+}
+
+static void send_if_full(void)
+{
+    if (stream.filling >= 0 && stream.chunks[stream.filling].header.records == ADT_ONLINE_CHUNK_RECORDS)
+        send_chunk(stream.filling, ADT_ONLINE_TAG_CHUNK);
+}
+
+static bool context_sent(uint32_t id)
+{
+    return id >= stream.context_capacity || (stream.contexts_sent[id / 64] >> (id % 64) & 1);
+}
+
+/* Defines node id and those above it to the analyzer, root first, where
+ * not done yet; false when a chunk ran out (what was defined stays so). */
+static bool define_context(uint32_t id, uint64_t time)
+{
+    while (!context_sent(id)) {
+        /* The topmost node of its path not defined yet (parents' ids are
+         * smaller: the walk ends). */
+        uint32_t top = id, parent;
+        uint64_t key;
+        for (;;) {
+            adt_sampler_context_node(top, &parent, &key);
+            if (parent == ADT_UNDEFINED_ID || parent >= top || context_sent(parent))
+                break;
+            top = parent;
+        }
+        adt_online_record *record = next_record(time);
+        if (record == NULL)
+            return false;
+        *record = (adt_online_record){ .kind = ADT_ONLINE_RECORD_CONTEXT,
+                                       .id = top,
+                                       .context = { .key = key,
+                                                    .parent = parent < top ? parent : ADT_ONLINE_NO_PARENT } };
+        stream.contexts_sent[top / 64] |= 1ull << (top % 64);
+        stream.contexts_streamed++;
+        /* Samples that refer to it go after it: not into an earlier
+         * samples record. */
+        stream.samples_record = -1;
+        send_if_full();
+    }
+    return true;
+}
+
+/* Moves the samples the tap holds into the chunks, each after the
+ * definition of its context; those that find no chunk stay in the tap
+ * (which counts what overflows it). */
+static void take_samples(uint64_t time)
+{
+    adt_sampler_tapped sample;
+    while (adt_sampler_tap_peek(&sample)) {
+        if (stream.lost) {
+            stream.samples_lost++;
+            adt_sampler_tap_pop();
+            continue;
+        }
+        if (!define_context(sample.context, time))
+            return;
+        adt_online_chunk *chunk = stream.filling >= 0 ? &stream.chunks[stream.filling] : NULL;
+        if (chunk == NULL || stream.samples_record < 0 ||
+            chunk->records[stream.samples_record].id == ADT_ONLINE_SAMPLES_PER_RECORD) {
+            adt_online_record *record = next_record(time);
+            if (record == NULL)
+                return;
+            *record = (adt_online_record){ .kind = ADT_ONLINE_RECORD_SAMPLES, .id = 0 };
+            chunk = &stream.chunks[stream.filling];
+            stream.samples_record = (int)(record - chunk->records);
+        }
+        adt_online_record *record = &chunk->records[stream.samples_record];
+        record->samples[record->id++] = (adt_online_sample){ sample.context, sample.shift };
+        stream.chunk_samples[stream.filling]++;
+        stream.samples_streamed++;
+        adt_sampler_tap_pop();
+        send_if_full();
+    }
 }
 
 void adt_online_stream_call(uint32_t function, uint64_t time)
@@ -126,36 +251,39 @@ void adt_online_stream_call(uint32_t function, uint64_t time)
         stream.unstreamed[ADT_ONLINE_LOSS_NESTED_TOO_DEEP]++;
         return;
     }
-    if (stream.lost) {
-        stream.unstreamed[ADT_ONLINE_LOSS_ANALYZER_LOST]++;
+    if (stream.filling >= 0 && stream.flying > 0)
+        progress();
+    take_samples(time);
+    adt_online_record *record = stream.lost ? NULL : next_record(time);
+    if (record == NULL) {
+        stream.unstreamed[stream.lost ? ADT_ONLINE_LOSS_ANALYZER_LOST : ADT_ONLINE_LOSS_ANALYZER_BEHIND]++;
         return;
     }
-    if (stream.filling < 0) {
-        stream.filling = free_chunk();
-        if (stream.lost || stream.filling < 0) {
-            stream.unstreamed[stream.lost ? ADT_ONLINE_LOSS_ANALYZER_LOST : ADT_ONLINE_LOSS_ANALYZER_BEHIND]++;
-            return;
-        }
-        stream.chunks[stream.filling].header.calls = 0;
-        stream.send_at = time + stream.hold_ticks;
-    } else if (stream.flying > 0) {
-        progress();
-    }
-    adt_online_chunk *chunk = &stream.chunks[stream.filling];
     const adt_online_frame *frame = &adt_online_frames[depth];
-    chunk->calls[chunk->header.calls++] = (adt_online_call){
-        .enter = frame->enter, .leave = time, .sent = frame->sent, .received = frame->received, .function = function
-    };
+    *record = (adt_online_record){ .kind = ADT_ONLINE_RECORD_CALL,
+                                   .id = function,
+                                   .call = { .enter = frame->enter,
+                                             .leave = time,
+                                             .sent = frame->sent,
+                                             .received = frame->received } };
+    stream.chunk_calls[stream.filling]++;
     stream.calls_streamed++;
-    if (chunk->header.calls == ADT_ONLINE_CHUNK_CALLS || time >= stream.send_at)
+    if (stream.chunks[stream.filling].header.records == ADT_ONLINE_CHUNK_RECORDS || time >= stream.send_at)
         send_chunk(stream.filling, ADT_ONLINE_TAG_CHUNK);
 }
 
 int adt_online_stream_open(MPI_Comm inter, int analyzer, uint32_t rank, uint64_t hold_ticks, uint64_t init_enter)
 {
+    stream.context_capacity = adt_sampler_context_capacity();
     stream.chunks = calloc(ADT_ONLINE_CHUNKS, sizeof *stream.chunks);
-    if (stream.chunks == NULL)
+    stream.contexts_sent = calloc(stream.context_capacity / 64 + 1, sizeof *stream.contexts_sent);
+    if (stream.chunks == NULL || stream.contexts_sent == NULL) {
+        free(stream.chunks);
+        free(stream.contexts_sent);
+        stream.chunks = NULL;
+        stream.contexts_sent = NULL;
         return -1;
+    }
     stream.inter = inter;
     stream.analyzer = analyzer;
     stream.rank = rank;
@@ -178,17 +306,20 @@ static void pause_briefly(void)
 bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats)
 {
     uint64_t give_up = adt_clock_now() + wait_ticks;
-    /* The last chunk says the rank is done, calls or none. */
-    int last = stream.filling;
-    while (!stream.lost && last < 0) {
-        last = free_chunk();
-        if (last < 0 && adt_clock_now() >= give_up)
+    /* The samples the tap still holds (the sampler has stopped: no more
+     * come), as chunks free up. */
+    adt_sampler_tapped sample;
+    for (;;) {
+        take_samples(adt_clock_now());
+        if (stream.lost || !adt_sampler_tap_peek(&sample) || adt_clock_now() >= give_up)
             break;
-        if (last < 0)
-            pause_briefly();
-        else
-            stream.chunks[last].header.calls = 0;
+        progress();
+        pause_briefly();
     }
+    /* The last chunk says the rank is done, records or none. */
+    while (!stream.lost && stream.filling < 0 && !take_chunk(adt_clock_now()) && adt_clock_now() < give_up)
+        pause_briefly();
+    int last = stream.filling;
     if (!stream.lost && last >= 0)
         send_chunk(last, ADT_ONLINE_TAG_LAST);
     while (!stream.lost && stream.flying > 0 && adt_clock_now() < give_up) {
@@ -197,24 +328,36 @@ bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats)
             pause_briefly();
     }
     bool complete = !stream.lost && last >= 0 && stream.flying == 0;
-    /* Chunks whose sends never completed did not reach the analyzer. */
+    /* Samples still in the tap, and the records of chunks whose sends
+     * never completed, did not reach the analyzer. */
+    while (adt_sampler_tap_peek(&sample)) {
+        stream.samples_lost++;
+        adt_sampler_tap_pop();
+    }
     for (int i = 0; i < ADT_ONLINE_CHUNKS; i++) {
         if (!stream.in_flight[i])
             continue;
-        stream.calls_streamed -= stream.chunks[i].header.calls;
-        stream.unstreamed[ADT_ONLINE_LOSS_ANALYZER_LOST] += stream.chunks[i].header.calls;
+        stream.calls_streamed -= stream.chunk_calls[i];
+        stream.unstreamed[ADT_ONLINE_LOSS_ANALYZER_LOST] += stream.chunk_calls[i];
+        stream.samples_streamed -= stream.chunk_samples[i];
+        stream.samples_lost += stream.chunk_samples[i];
     }
     atomic_store(&adt_online_on, false);
     adt_online_streams = false;
     *stats = (adt_online_stats){ .calls_streamed = stream.calls_streamed,
+                                 .samples_streamed = stream.samples_streamed,
+                                 .contexts_streamed = stream.contexts_streamed,
                                  .bytes_streamed = stream.bytes_streamed,
                                  .chunks_streamed = stream.chunks_streamed };
     for (int cause = 0; cause < ADT_ONLINE_LOSS_COUNT; cause++)
         stats->unstreamed[cause] = stream.unstreamed[cause];
     stats->unstreamed[ADT_ONLINE_LOSS_OTHER_THREAD] = atomic_load(&stream.other_threads);
+    samples_unstreamed(stats->samples_unstreamed);
     /* Sends left in flight (a wait that gave up) still read their chunks. */
     if (complete)
         free(stream.chunks);
     stream.chunks = NULL;
+    free(stream.contexts_sent);
+    stream.contexts_sent = NULL;
     return complete;
 }

@@ -15,6 +15,7 @@
 /* Analyzer 0 -> rank 0, on the spawn's inter-communicator: the port
  * (MPI_Open_port) to which all ranks connect. */
 #define ADT_ONLINE_TAG_PORT 2804
+#define ADT_ONLINE_TAG_INTRODUCTION 2805
 
 /* Why a completed call did not reach the analyzer (it is in the archive
  * all the same): every chunk was still in flight (the analyzer did not
@@ -35,36 +36,102 @@ typedef enum adt_online_loss {
     ADT_ONLINE_LOSS_COUNT
 } adt_online_loss;
 
-/* One completed MPI call: its function (adt_mpi_function), the times of
- * its Enter and Leave records (the rank's clock ticks) and the bytes of
- * the message and collective records it wrote, as adaptrace-report
- * attributes them (to the innermost MPI call open when written). */
-typedef struct adt_online_call {
-    uint64_t enter;
-    uint64_t leave;
-    uint64_t sent;
-    uint64_t received;
-    uint32_t function;
-    uint32_t reserved;
-} adt_online_call;
+/* Why a sample of the rank did not reach the analyzer (it is in the
+ * archive all the same): the rank's ring of samples not yet sent was full
+ * (samples are sent from its MPI calls: a long stretch without one, or
+ * every chunk in flight); the analyzer was lost; the sample was taken on a
+ * thread other than the one that called MPI_Init (only that thread
+ * streams). */
+#define ADT_ONLINE_SAMPLE_LOSSES(X)                                                                              \
+    X(RING_FULL, "ring_full")                                                                                  \
+    X(ANALYZER_LOST, "analyzer_lost")                                                                          \
+    X(OTHER_THREAD, "other_thread")
+
+typedef enum adt_online_sample_loss {
+#define ADT_ONLINE_SAMPLE_LOSS_ENUM(name, key) ADT_ONLINE_SAMPLE_LOSS_##name,
+    ADT_ONLINE_SAMPLE_LOSSES(ADT_ONLINE_SAMPLE_LOSS_ENUM)
+#undef ADT_ONLINE_SAMPLE_LOSS_ENUM
+    ADT_ONLINE_SAMPLE_LOSS_COUNT
+} adt_online_sample_loss;
+
+/* What a chunk's records are. */
+typedef enum adt_online_record_kind {
+    /* One completed MPI call: its function (adt_mpi_function), the times
+     * of its Enter and Leave records (the rank's clock ticks) and the
+     * bytes of the message and collective records it wrote, as
+     * adaptrace-report attributes them (to the innermost MPI call open
+     * when written). */
+    ADT_ONLINE_RECORD_CALL = 1,
+    /* A node of the rank's calling-context tree: its id, its parent's
+     * (ADT_ONLINE_NO_PARENT for a root) and its key (an instruction
+     * address or a region, as the sampler interns them). Sent once, before
+     * the first sample that refers to it or to a node below it. */
+    ADT_ONLINE_RECORD_CONTEXT,
+    /* Up to ADT_ONLINE_SAMPLES_PER_RECORD samples of the rank's thread
+     * that called MPI_Init: each its context node and the rate's halvings
+     * k when it was taken (it stands for 2^k periods). */
+    ADT_ONLINE_RECORD_SAMPLES,
+} adt_online_record_kind;
+
+#define ADT_ONLINE_NO_PARENT UINT32_MAX
+#define ADT_ONLINE_SAMPLES_PER_RECORD 4
+
+typedef struct adt_online_sample {
+    uint32_t context;
+    uint32_t shift;
+} adt_online_sample;
+
+/* One record of a chunk, 40 bytes: kind, and what `id` is depends on it
+ * (a call's function, a context's node, a samples record's count). */
+typedef struct adt_online_record {
+    uint32_t kind;
+    uint32_t id;
+    union {
+        struct {
+            uint64_t enter;
+            uint64_t leave;
+            uint64_t sent;
+            uint64_t received;
+        } call;
+        struct {
+            uint64_t key;
+            uint32_t parent;
+            uint32_t unused;
+        } context;
+        adt_online_sample samples[ADT_ONLINE_SAMPLES_PER_RECORD];
+    };
+} adt_online_record;
 
 /* What starts every chunk: the sender's rank in MPI_COMM_WORLD, its
- * clock's ticks per second, the calls that follow, and the calls it could
- * not stream so far, by cause (running totals). */
+ * clock's ticks per second, the records that follow, and the calls and
+ * samples it could not stream so far, by cause (running totals). */
 typedef struct adt_online_chunk_header {
     uint64_t ticks_per_second;
     uint64_t unstreamed[ADT_ONLINE_LOSS_COUNT];
+    uint64_t samples_unstreamed[ADT_ONLINE_SAMPLE_LOSS_COUNT];
     uint32_t rank;
-    uint32_t calls;
+    uint32_t records;
 } adt_online_chunk_header;
 
-/* Calls per chunk: a chunk is about 64 KiB. */
-#define ADT_ONLINE_CHUNK_CALLS 1600u
+/* Records per chunk: a chunk is about 64 KiB. */
+#define ADT_ONLINE_CHUNK_RECORDS 1600u
 
 typedef struct adt_online_chunk {
     adt_online_chunk_header header;
-    adt_online_call calls[ADT_ONLINE_CHUNK_CALLS];
+    adt_online_record records[ADT_ONLINE_CHUNK_RECORDS];
 } adt_online_chunk;
+
+/* Rank -> analyzer, once before its first chunk (tag
+ * ADT_ONLINE_TAG_INTRODUCTION): what the analyzer needs to name the
+ * rank's calling contexts. The header, then regions uint32_t (the region
+ * id of each adt_mpi_function, in order), then maps_bytes of the text of
+ * the rank's /proc/self/maps (the modules its addresses lie in). */
+typedef struct adt_online_introduction {
+    uint32_t rank;
+    uint32_t sampling_rate_hz; /* 0: the rank is not sampled */
+    uint32_t regions;
+    uint32_t maps_bytes;
+} adt_online_introduction;
 
 /* The ranks analyzer a of analyzers serves among ranks: [first, end),
  * split evenly (rank r goes to r * analyzers / ranks). */

@@ -317,6 +317,27 @@ static adt_run_sources run_sources(const adt_trace_result *written)
     };
 }
 
+/* The main thread's ring of samples to stream: 32 s of samples at 1 kHz
+ * (3.2 s at the default 10 kHz) between two MPI calls; 256 KiB. */
+#define ONLINE_TAP_SAMPLES 32768u
+
+/* With analyzers, the main thread's samples also go to the tap from
+ * which MPI_Init's stream takes them (online/, issue #28), from its first
+ * one: the live report's samples are the archive's. With
+ * ADAPTRACE_ONLINE_OUTPUT=profile they go there instead of the buffer
+ * from the first one too (MPI_Init, which spawns the analyzers, is long):
+ * MPI_Init gives them back to the buffer where no analyzer starts. */
+static void open_online_tap(void)
+{
+    if (!config.sampling || config.analyzers == 0)
+        return;
+    if (adt_sampler_tap_open(ONLINE_TAP_SAMPLES) != 0)
+        adt_log("ADAPTRACE_ANALYZERS=%u: no memory for the ring of samples to stream; none will be", config.analyzers);
+    else
+        adt_sampler_tap_replace_buffer(config.online_output == ADT_ONLINE_OUTPUT_PROFILE);
+}
+
+
 /* Takes the measurement: exports the owner marker (programs this one
  * starts stay inert), reads the configuration, sets up. Before the
  * configuration, so that children of a badly configured process stay
@@ -350,6 +371,7 @@ static void start_measuring(void)
     pthread_atfork(NULL, NULL, become_inert_in_child);
     adt_run_state_set(ADT_RUN_RECORDING);
     adt_threads_start_main();
+    open_online_tap();
     atexit(finish_at_exit);
 }
 
@@ -551,7 +573,13 @@ static int write_archive(const adt_collectives *collectives, const adt_clock_off
     if (offsets)
         memcpy(input.clock_offsets, offsets, sizeof input.clock_offsets);
     adt_trace_result written = { 0 };
-    if (adt_trace_write(&input, collectives, &written) != 0) {
+    /* ADAPTRACE_ONLINE_OUTPUT=profile with the stream running on every
+     * rank: the analyzers' report is the output, no trace files. */
+    uint64_t profile_everywhere = online.profile_only;
+    if (collectives->allreduce_min_u64(collectives->context, &profile_everywhere) != 0)
+        goto out;
+    online.profile_only = profile_everywhere != 0;
+    if (!online.profile_only && adt_trace_write(&input, collectives, &written) != 0) {
         /* Every rank that failed says why (a full disk is a rank's own
          * ENOSPC, not "another rank"); rank 0 speaks for the others. */
         if (written.failed_here && collectives->size > 1)

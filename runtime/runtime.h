@@ -191,6 +191,13 @@ typedef struct adt_runtime_online {
     uint64_t unstreamed_analyzer_lost;
     uint64_t unstreamed_other_thread;
     uint64_t unstreamed_nested_too_deep;
+    uint64_t samples_streamed;
+    uint64_t samples_unstreamed_ring_full;
+    uint64_t samples_unstreamed_analyzer_lost;
+    uint64_t samples_unstreamed_other_thread;
+    /* ADAPTRACE_ONLINE_OUTPUT=profile and the stream ran: no trace is
+     * written, the analyzers' report is the output. */
+    bool profile_only;
 } adt_runtime_online;
 void adt_runtime_online_report(const adt_runtime_online *online);
 

@@ -169,6 +169,14 @@ void adt_rescue_discard(const char *archive_dir);
       "not streamed because a thread other than MPI_Init's made them")                                     \
     X(SUM, online_unstreamed_nested_too_deep, "online_calls_not_streamed_nested_too_deep", STREAM,          \
       "not streamed because they were nested too deep in other MPI calls")                                 \
+    X(SUM, online_samples_streamed, "online_samples_streamed", NO, "")                                    \
+    X(MAX, online_profile_only, "online_profile_only", NO, "") /* 1: no trace, the analyzers' report */  \
+    X(SUM, online_samples_unstreamed_ring_full, "online_samples_not_streamed_ring_full", STREAM,            \
+      "samples not streamed because the ring of samples to send was full")                                \
+    X(SUM, online_samples_unstreamed_analyzer_lost, "online_samples_not_streamed_analyzer_lost", STREAM,    \
+      "samples not streamed because the analyzer was lost or did not take them by the end")               \
+    X(SUM, online_samples_unstreamed_other_thread, "online_samples_not_streamed_other_thread", STREAM,      \
+      "samples not streamed because a thread other than MPI_Init's took them")                            \
     X(SUM, skeleton_calls, "skeleton_calls", NO, "") /* calls folded into the threads' skeletons */      \
     X(MAX, skeleton_bytes, "skeleton_share_bytes", NO, "")                                                \
     X(SUM, skeleton_calls_untimed, "skeleton_calls_untimed_timing_full", NO, "") /* timing table full */  \

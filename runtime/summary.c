@@ -207,6 +207,11 @@ size_t adt_summary_count(const adt_run_sources *sources, uint32_t rank, adt_run_
     counters->online_unstreamed_analyzer_lost = sources->online.unstreamed_analyzer_lost;
     counters->online_unstreamed_other_thread = sources->online.unstreamed_other_thread;
     counters->online_unstreamed_nested_too_deep = sources->online.unstreamed_nested_too_deep;
+    counters->online_samples_streamed = sources->online.samples_streamed;
+    counters->online_profile_only = sources->online.profile_only;
+    counters->online_samples_unstreamed_ring_full = sources->online.samples_unstreamed_ring_full;
+    counters->online_samples_unstreamed_analyzer_lost = sources->online.samples_unstreamed_analyzer_lost;
+    counters->online_samples_unstreamed_other_thread = sources->online.samples_unstreamed_other_thread;
     /* The skeletons: their threads' calls are over (or, at an ending, a
      * thread's count may be one call behind: plain loads of its fields). */
     counters->skeleton_bytes = sources->budget.skeleton_bytes;
@@ -653,7 +658,7 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
     uint32_t ranks = listing->ranks;
     if (listing->ending != NULL)
         print_ending(listing->ending);
-    char event_losses[640], object_losses[1024], sample_losses[640], skeleton_losses[320], stream_losses[480];
+    char event_losses[640], object_losses[1024], sample_losses[640], skeleton_losses[320], stream_losses[960];
     describe_losses(skeleton_losses, sizeof skeleton_losses, total, LOSS_SKELETON);
     describe_losses(event_losses, sizeof event_losses, total, LOSS_EVENTS);
     describe_losses(object_losses, sizeof object_losses, total, LOSS_OBJECTS);
@@ -672,9 +677,10 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
                 (unsigned long long)total->mpi_windows_untracked, (unsigned long long)total->mpi_files_untracked,
                 object_losses + 2);
     if (total->online_calls_streamed > 0 || stream_losses[0] != '\0')
-        adt_log("online: %llu MPI calls streamed to the analyzers (%.1f MiB)%s; the archive holds them all",
-                (unsigned long long)total->online_calls_streamed, mebibytes(total->online_bytes_streamed),
-                stream_losses);
+        adt_log("online: %llu MPI calls and %llu samples streamed to the analyzers (%.1f MiB)%s%s",
+                (unsigned long long)total->online_calls_streamed, (unsigned long long)total->online_samples_streamed,
+                mebibytes(total->online_bytes_streamed), stream_losses,
+                total->online_profile_only ? "" : "; the archive holds them all");
     if (listing->initial_rate_hz) {
         adt_log("samples: %llu taken, %llu kept, %llu removed, %llu skipped (%llu while code was being unloaded or "
                 "registered), %llu dropped%s",
@@ -708,7 +714,10 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
     if (listing->cost_seconds != NULL && listing->run_seconds != NULL)
         print_cost(listing);
     adt_log("written: %.1f MiB in %.2f s", mebibytes(total->bytes_written), total->write_seconds);
-    adt_log("trace: %s/traces.otf2", archive_dir);
+    if (total->online_profile_only)
+        adt_log("no trace (ADAPTRACE_ONLINE_OUTPUT=profile): the analyzers' report is %s/report.json", archive_dir);
+    else
+        adt_log("trace: %s/traces.otf2", archive_dir);
 }
 
 /* ---- over the ranks ------------------------------------------------------ */

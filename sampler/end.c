@@ -144,6 +144,7 @@ void adt_sampler_shutdown(void)
     }
     adt_sampler_current = NULL;
     adt_sampler.main_thread = NULL;
+    adt_sampler_tap_close();
     adt_code_map_shutdown();
     adt_cct_destroy(&adt_sampler.tree);
     adt_sampler.initialised = false;

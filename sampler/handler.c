@@ -125,6 +125,10 @@ static bool sample_context(adt_sampler_thread *thread, const ucontext_t *context
  * read now. */
 static void append_sample(adt_sampler_thread *thread, uint32_t context_id, unsigned shift, uint64_t time)
 {
+    if (adt_sampler_tap_instead_of_buffer(thread, context_id, shift)) {
+        thread->last_sample_time = time; /* streamed, not kept (ADAPTRACE_ONLINE_OUTPUT=profile) */
+        return;
+    }
     uint64_t payload[(sizeof(adt_rec_sample) + ADT_METRICS_COUNT_MAX * sizeof(uint64_t)) / sizeof(uint64_t)];
     adt_rec_sample *record = (adt_rec_sample *)payload;
     record->calling_context = context_id;
@@ -146,9 +150,10 @@ static void append_sample(adt_sampler_thread *thread, uint32_t context_id, unsig
         for (uint32_t m = 0; m < adt_sampler.metric_count; ++m)
             record->metric_values[m] = (uint64_t)values[m];
     }
-    adt_buffer_append_sample(thread->location, ADT_REC_SAMPLE, time, record,
-                             (uint32_t)(sizeof(adt_rec_sample) + adt_sampler.metric_count * sizeof(uint64_t)),
-                             NULL);
+    if (adt_buffer_append_sample(thread->location, ADT_REC_SAMPLE, time, record,
+                                 (uint32_t)(sizeof(adt_rec_sample) + adt_sampler.metric_count * sizeof(uint64_t)),
+                                 NULL) == ADT_APPEND_OK)
+        adt_sampler_tap_sample(thread, context_id, shift); /* the archive's samples are the stream's */
     thread->last_sample_time = time;
 }
 

@@ -18,6 +18,10 @@
  * "(deleted)") is read from /proc/self/map_files/<range>, which opens the
  * file that is actually mapped. Where that cannot be opened, its functions
  * keep their addresses and the end of the run says so once per module.
+ *
+ * The modules of a process that has ended (saved maps: adaptrace-recover,
+ * adaptrace-analyzer) are read from their files; its vDSO, which has no
+ * file, is read as this process's own (the same kernel's code).
  */
 #include "sampler/resolve.h"
 
@@ -29,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "core/core.h"
@@ -50,6 +55,11 @@ struct adt_resolver {
     deleted_mapping *deleted;
     size_t deleted_count;
     bool saved; /* the modules of a process that is gone: dladdr would look in this one */
+    /* A saved process's vDSO (the kernel's code mapped into it, no file
+     * on disk): its range, looked up in this process's own vDSO (the same
+     * kernel's) through `own`, opened at the first such address. */
+    uintptr_t vdso_start, vdso_end;
+    adt_resolver *own;
 };
 
 /* The resolver whose modules dwfl is reporting (one at a time, at the end
@@ -152,6 +162,24 @@ static const Dwfl_Callbacks saved_callbacks = {
     .find_debuginfo = dwfl_standard_find_debuginfo,
 };
 
+/* The [vdso] line of a saved maps text, if any. */
+static void find_saved_vdso(adt_resolver *resolver, const char *maps, size_t length)
+{
+    static const char tag[] = "[vdso]";
+    for (const char *line = maps; line < maps + length;) {
+        const char *end = memchr(line, '\n', (size_t)(maps + length - line));
+        size_t line_length = end != NULL ? (size_t)(end - line) : (size_t)(maps + length - line);
+        unsigned long start, stop;
+        if (line_length >= sizeof tag - 1 && memcmp(line + line_length - (sizeof tag - 1), tag, sizeof tag - 1) == 0 &&
+            sscanf(line, "%lx-%lx", &start, &stop) == 2) {
+            resolver->vdso_start = start;
+            resolver->vdso_end = stop;
+            return;
+        }
+        line += line_length + 1;
+    }
+}
+
 adt_resolver *adt_resolver_open_saved(const char *maps, size_t length)
 {
     adt_resolver *resolver = calloc(1, sizeof *resolver);
@@ -173,6 +201,7 @@ adt_resolver *adt_resolver_open_saved(const char *maps, size_t length)
     }
     if (text != NULL)
         fclose(text);
+    find_saved_vdso(resolver, maps, length);
     return resolver;
 }
 
@@ -182,6 +211,7 @@ void adt_resolver_close(adt_resolver *resolver)
         return;
     if (resolver->dwfl != NULL)
         dwfl_end(resolver->dwfl);
+    adt_resolver_close(resolver->own);
     if (reporting == resolver)
         reporting = NULL;
     free(resolver->deleted);
@@ -232,6 +262,15 @@ static uintptr_t function_start(Dwfl_Module *module, uintptr_t address)
 
 void adt_resolver_lookup(adt_resolver *resolver, uintptr_t address, adt_symbol *symbol)
 {
+    uintptr_t own_vdso = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+    if (resolver->saved && address >= resolver->vdso_start && address < resolver->vdso_end && own_vdso != 0) {
+        if (resolver->own == NULL)
+            resolver->own = adt_resolver_open();
+        if (resolver->own != NULL) {
+            adt_resolver_lookup(resolver->own, address - resolver->vdso_start + own_vdso, symbol);
+            return;
+        }
+    }
     const char *name = NULL;
     int line = 0;
     symbol->module = NULL;
@@ -292,6 +331,9 @@ void adt_resolver_lookup(adt_resolver *resolver, uintptr_t address, adt_symbol *
     free(demangled);
 }
 
+/* The region of the reserved node (samples whose path did not fit). */
+#define TREE_FULL_FRAME "[adaptrace: calling-context tree full]"
+
 /* Whose code a frame is, for the fold of the measurement's frames. */
 typedef enum frame_owner {
     OWNER_OTHER,       /* the application, libc, MPI, ... */
@@ -311,6 +353,12 @@ static frame_owner owner_of(const char *module)
         if (strncmp(name, dependencies[i], strlen(dependencies[i])) == 0)
             return OWNER_DEPENDENCY;
     return OWNER_OTHER;
+}
+
+/* Whether a frame of owner is folded into adaptrace's own frame. */
+static bool is_measurement(frame_owner owner, bool below_measurement)
+{
+    return owner == OWNER_ADAPTRACE || (below_measurement && owner == OWNER_DEPENDENCY);
 }
 
 /* Defines node's region and source location from its address; whose code
@@ -366,13 +414,13 @@ static int define_contexts(adt_defs *defs, const adt_cct_node *nodes, uint32_t c
         bool below_measurement = node->parent != ADT_UNDEFINED_ID && measurement[node->parent];
         frame_owner owner = OWNER_OTHER;
         if (id == ADT_CCT_NODE_FULL)
-            node->region = adt_defs_region(defs, "[adaptrace: calling-context tree full]", "adaptrace@cct_full",
+            node->region = adt_defs_region(defs, TREE_FULL_FRAME, "adaptrace@cct_full",
                                            ADT_ROLE_FUNCTION, ADT_PARADIGM_SAMPLING, "", 0, 0);
         else if (source->key & ADT_CCT_KEY_REGION)
             node->region = (uint32_t)(source->key & UINT32_MAX);
         else
             owner = define_address(resolver, defs, source->key, node);
-        measurement[id] = owner == OWNER_ADAPTRACE || (below_measurement && owner == OWNER_DEPENDENCY);
+        measurement[id] = is_measurement(owner, below_measurement);
         if (measurement[id]) {
             node->region = measurement_region;
             node->source_location = ADT_UNDEFINED_ID;
@@ -415,4 +463,47 @@ int adt_sampler_define_saved_contexts(adt_defs *defs, const void *tree_image, si
     free(nodes);
     adt_resolver_close(resolver);
     return status;
+}
+
+struct adt_sampler_namer {
+    adt_resolver *resolver;
+    adt_symbol symbol;
+};
+
+adt_sampler_namer *adt_sampler_namer_open(const char *maps, size_t length)
+{
+    adt_sampler_namer *namer = malloc(sizeof *namer);
+    if (namer == NULL)
+        return NULL;
+    namer->resolver = adt_resolver_open_saved(maps, length);
+    if (namer->resolver == NULL) {
+        free(namer);
+        return NULL;
+    }
+    return namer;
+}
+
+void adt_sampler_namer_close(adt_sampler_namer *namer)
+{
+    if (namer == NULL)
+        return;
+    adt_resolver_close(namer->resolver);
+    free(namer);
+}
+
+/* define_contexts' naming, for one node of a tree streamed by another
+ * process. */
+const char *adt_sampler_frame_name(adt_sampler_namer *namer, uint32_t id, uint64_t key, bool below_measurement,
+                                   bool *measurement, uint32_t *region)
+{
+    *measurement = false;
+    if (id == ADT_CCT_NODE_FULL)
+        return TREE_FULL_FRAME;
+    if (key & ADT_CCT_KEY_REGION) {
+        *region = (uint32_t)(key & UINT32_MAX);
+        return NULL;
+    }
+    adt_resolver_lookup(namer->resolver, adt_resolver_key_address(key), &namer->symbol);
+    *measurement = is_measurement(owner_of(namer->symbol.module), below_measurement);
+    return *measurement ? ADT_MEASUREMENT_FRAME : namer->symbol.function;
 }

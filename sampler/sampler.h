@@ -93,6 +93,57 @@ void adt_sampler_stop_all(void);
  * (adt_defs_set_calling_contexts). After adt_sampler_stop_all. */
 int adt_sampler_write_definitions(adt_defs *defs);
 
+/* ---- the online stream's tap (tap.c; online/, issue #28) ---------------- */
+
+/* A sample as the tap gives it: its calling-context node and the rate's
+ * halvings k when it was taken (it stands for 2^k periods). */
+typedef struct adt_sampler_tapped {
+    uint32_t context;
+    uint32_t shift;
+} adt_sampler_tapped;
+
+/* Start-up, on the sampled thread whose samples are to be streamed (the
+ * main thread, which calls MPI_Init): from here on every sample its
+ * handler records also goes to a ring of capacity samples, read by
+ * adt_sampler_tap_peek/pop in normal context. Samples that find the ring
+ * full, and those of other threads, are counted (adt_sampler_tap_losses).
+ * 0, or -1 (not sampled, or no memory). */
+int adt_sampler_tap_open(uint32_t capacity);
+/* Normal context, one reader (no malloc, no lock): the oldest sample not
+ * taken yet (false: none), and taking it. */
+bool adt_sampler_tap_peek(adt_sampler_tapped *sample);
+void adt_sampler_tap_pop(void);
+void adt_sampler_tap_losses(uint64_t *ring_full, uint64_t *other_threads);
+/* While replace is true (ADAPTRACE_ONLINE_OUTPUT=profile, while the stream
+ * runs), the samples the tap takes are not appended to the thread's
+ * buffer (they never fill it); those that find the ring full still are.
+ * Any context: one atomic store. */
+void adt_sampler_tap_replace_buffer(bool replace);
+
+/* Normal context (the stream, hot path): node id of the calling-context
+ * tree, which a sample taken from the tap refers to (it and its ancestors
+ * are written: a node is published only once written). Its parent
+ * (ADT_UNDEFINED_ID for a root) and key. */
+void adt_sampler_context_node(uint32_t id, uint32_t *parent, uint64_t *key);
+/* The nodes the tree can hold (every id is below it); 0 before
+ * adt_sampler_init. */
+uint32_t adt_sampler_context_capacity(void);
+
+/* For adaptrace-analyzer (its own process, normal context): names the
+ * nodes of another process's calling-context tree from their keys as
+ * adt_sampler_define_saved_contexts names their regions, with the modules
+ * of that process (the text of its /proc/<pid>/maps). */
+typedef struct adt_sampler_namer adt_sampler_namer;
+adt_sampler_namer *adt_sampler_namer_open(const char *maps, size_t length);
+void adt_sampler_namer_close(adt_sampler_namer *namer);
+/* The function name of node id with key: NULL when the key is a region's
+ * (its region id in *region: an MPI function's or a user region's, which
+ * the caller names). below_measurement: the node's parent is adaptrace's
+ * own frame; *measurement: this one is (then the name is
+ * ADT_MEASUREMENT_FRAME). The name stays valid until the next call. */
+const char *adt_sampler_frame_name(adt_sampler_namer *namer, uint32_t id, uint64_t key, bool below_measurement,
+                                   bool *measurement, uint32_t *region);
+
 /* ---- behind the interposed libc functions (runtime/interpose.c) -------- */
 
 /* A sleeping call in progress with the sampling signal blocked

@@ -272,6 +272,18 @@ uint32_t adt_sampler_intern_grafted(const adt_sampler_thread *thread, adt_path_c
  * owner thread. */
 uint32_t adt_sampler_graft_top(const adt_sampler_thread *thread);
 
+/* ---- tap.c: the online stream's tap, written by the handler ------------ */
+
+/* The handler, before appending a sample of thread: true when the tap
+ * replaces the buffer (adt_sampler_tap_replace_buffer) and took it; then
+ * it is not appended. After appending one: into the tap's ring when it is
+ * thread's (and the tap did not replace the buffer). Async-signal-safe:
+ * atomics only. */
+bool adt_sampler_tap_instead_of_buffer(adt_sampler_thread *thread, uint32_t context, unsigned shift);
+/* adt_sampler_shutdown (tests): the tap forgotten, its ring freed. */
+void adt_sampler_tap_close(void);
+void adt_sampler_tap_sample(adt_sampler_thread *thread, uint32_t context, unsigned shift);
+
 /* ---- code map (code_map.c: normal context; readers in paths.c) -------- */
 
 /* A loaded object: its address range and, when it has one, its

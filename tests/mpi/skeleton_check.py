@@ -8,8 +8,11 @@ OTF2 events of the same run, call by call, with python3-otf2 (Debian's
   the skeleton in order, one line each;
 - this script builds the same lines from the OTF2 events independently:
   each outermost MPI region (Enter/CallingContextEnter to its Leave) is a
-  call, the message, collective and request events inside it its
-  records, a nested MPI region its enter/leave; peers relative to the own
+  call, the message, collective, request, RMA and I/O events inside it
+  its records (RMA and I/O ones in the fields their OTF2 events hold:
+  the skeleton's lines are reduced to those), a nested MPI region its
+  enter/leave; windows, I/O handles, files and groups numbered like
+  communicators, matching ids like requests; peers relative to the own
   rank in the communicator (from the communicator's group), communicators
   by first use on the location, requests as the lowest symbolic id free
   when first seen, freed after the call that completes them (as
@@ -41,6 +44,97 @@ import otf2
 
 UNDEFINED_UINT32 = (1 << 32) - 1
 
+OBJECT_LETTERS = {"comm": "c", "win": "w", "handle": "h", "file": "h", "group": "g"}
+
+# The fields of each RMA and I/O record that its OTF2 event holds (the
+# skeleton encodes every field of the record, docs/folding.md; the writer,
+# format/writer_events.c, keeps these), in the skeleton's order.
+RMA_ORDER = ["sent", "received", "matching", "win", "target", "group", "detail", "sync"]
+IO_ORDER = ["bytes", "matching", "offset", "handle", "mode", "flags", "status"]
+KEPT_FIELDS = {
+    "rma_win_create": {"win"}, "rma_win_destroy": {"win"}, "rma_collective_begin": set(),
+    "rma_collective_end": {"detail", "sync", "win", "sent", "received"},
+    "rma_group_sync": {"sync", "win", "group"},
+    "rma_request_lock": {"win", "target", "matching", "detail"},
+    "rma_release_lock": {"win", "target", "matching"},
+    "rma_sync": {"win", "target", "detail"},
+    "rma_put": {"win", "target", "sent", "matching"},
+    "rma_get": {"win", "target", "received", "matching"},
+    "rma_atomic": {"win", "target", "detail", "sent", "received", "matching"},
+    "rma_op_complete_blocking": {"win", "matching"}, "rma_op_complete_nonblocking": {"win", "matching"},
+    "rma_op_complete_remote": {"win", "matching"}, "rma_op_test": {"win", "matching"},
+    "io_create_handle": {"handle", "mode", "flags", "status"}, "io_destroy_handle": {"handle"},
+    "io_delete_file": {"handle"},
+    "io_operation_begin": {"handle", "mode", "flags", "bytes", "matching"},
+    "io_operation_issued": {"handle", "matching"}, "io_operation_test": {"handle", "matching"},
+    "io_operation_complete": {"handle", "bytes", "matching"}, "io_operation_cancelled": {"handle", "matching"},
+    "io_seek": {"handle", "offset", "mode", "bytes"},
+}
+# The records that end a matching id (fold.c's put_request).
+COMPLETING_KINDS = {"rma_op_complete_blocking", "rma_op_complete_nonblocking", "rma_op_complete_remote",
+                    "io_operation_complete", "io_operation_cancelled"}
+# python3-otf2's event class: (the skeleton's kind, {our field: its attribute}).
+OTF2_RMA_IO_EVENTS = {
+    "RmaWinCreate": ("rma_win_create", {"win": "win"}),
+    "RmaWinDestroy": ("rma_win_destroy", {"win": "win"}),
+    "RmaCollectiveBegin": ("rma_collective_begin", {}),
+    "RmaCollectiveEnd": ("rma_collective_end", {"detail": "collective_op", "sync": "sync_level", "win": "win",
+                                                "sent": "bytes_sent", "received": "bytes_received"}),
+    "RmaGroupSync": ("rma_group_sync", {"sync": "sync_level", "win": "win", "group": "group"}),
+    "RmaRequestLock": ("rma_request_lock", {"win": "win", "target": "remote", "matching": "lock_id",
+                                            "detail": "lock_type"}),
+    "RmaReleaseLock": ("rma_release_lock", {"win": "win", "target": "remote", "matching": "lock_id"}),
+    "RmaSync": ("rma_sync", {"win": "win", "target": "remote", "detail": "sync_type"}),
+    "RmaPut": ("rma_put", {"win": "win", "target": "remote", "sent": "bytes", "matching": "matching_id"}),
+    "RmaGet": ("rma_get", {"win": "win", "target": "remote", "received": "bytes", "matching": "matching_id"}),
+    "RmaAtomic": ("rma_atomic", {"win": "win", "target": "remote", "detail": "type", "sent": "bytes_sent",
+                                 "received": "bytes_received", "matching": "matching_id"}),
+    "RmaOpCompleteBlocking": ("rma_op_complete_blocking", {"win": "win", "matching": "matching_id"}),
+    "RmaOpCompleteNonBlocking": ("rma_op_complete_nonblocking", {"win": "win", "matching": "matching_id"}),
+    "RmaOpCompleteRemote": ("rma_op_complete_remote", {"win": "win", "matching": "matching_id"}),
+    "RmaOpTest": ("rma_op_test", {"win": "win", "matching": "matching_id"}),
+    "IoCreateHandle": ("io_create_handle", {"handle": "handle", "mode": "mode", "flags": "creation_flags",
+                                            "status": "status_flags"}),
+    "IoDestroyHandle": ("io_destroy_handle", {"handle": "handle"}),
+    "IoDeleteFile": ("io_delete_file", {"handle": "file"}),
+    "IoOperationBegin": ("io_operation_begin", {"handle": "handle", "mode": "mode", "flags": "operation_flags",
+                                                "bytes": "bytes_request", "matching": "matching_id"}),
+    "IoOperationIssued": ("io_operation_issued", {"handle": "handle", "matching": "matching_id"}),
+    "IoOperationTest": ("io_operation_test", {"handle": "handle", "matching": "matching_id"}),
+    "IoOperationComplete": ("io_operation_complete", {"handle": "handle", "bytes": "bytes_result",
+                                                      "matching": "matching_id"}),
+    "IoOperationCancelled": ("io_operation_cancelled", {"handle": "handle", "matching": "matching_id"}),
+    "IoSeek": ("io_seek", {"handle": "handle", "offset": "offset_request", "mode": "whence",
+                           "bytes": "offset_result"}),
+}
+
+
+def enum_int(value):
+    """An event attribute as the number the record held: a definition by
+    its reference (an object, mapped by first use later), an enum or a
+    bit set by its value."""
+    if hasattr(value, "_ref"):
+        return value._ref
+    if hasattr(value, "value"):
+        return int(value.value)
+    return int(value)
+
+
+def rma_io_line(kind, fields):
+    order = RMA_ORDER if kind.startswith("rma_") else IO_ORDER
+    return " ".join([kind] + [f"{name}={fields[name]}" for name in order if name in KEPT_FIELDS[kind]])
+
+
+def project_rma_io(line):
+    """A skeleton call's line with each RMA and I/O record reduced to the
+    fields its OTF2 event holds."""
+    parts = line.split(" | ")
+    for i, part in enumerate(parts[1:], 1):
+        kind, *fields = part.split(" ")
+        if kind in KEPT_FIELDS:
+            parts[i] = rma_io_line(kind, dict(f.split("=", 1) for f in fields))
+    return " | ".join(parts)
+
 
 def signed(value):
     return f"{value:+d}"
@@ -60,11 +154,30 @@ class Location:
         self.symbols_in_use = set()
         self.completed = []
 
-    def comm(self, communicator):
-        key = ("comm", communicator._ref)
+    def obj(self, kind, ref):
+        """An object by its order of first use on the location, per kind,
+        with the letter of the skeleton's field name."""
+        key = (kind, ref)
         if key not in self.objects:
-            self.objects[key] = sum(1 for k in self.objects if k[0] == "comm")
-        return f"c{self.objects[key]}"
+            self.objects[key] = sum(1 for k in self.objects if k[0] == kind)
+        return f"{OBJECT_LETTERS[kind]}{self.objects[key]}"
+
+    def comm(self, communicator):
+        return self.obj("comm", communicator._ref)
+
+    def rma_io(self, kind, values):
+        """An RMA or I/O record's line: the fields its OTF2 event holds
+        (KEPT_FIELDS), objects and matching ids encoded as for the others."""
+        fields = dict(values)
+        for name, object_kind in (("win", "win"), ("handle", "file" if kind == "io_delete_file" else "handle"),
+                                  ("group", "group")):
+            if name in fields:
+                fields[name] = self.obj(object_kind, fields[name])
+        if "matching" in fields:
+            fields["matching"] = self.request(fields["matching"], kind in COMPLETING_KINDS)
+        if "offset" in fields:
+            fields["offset"] = signed(fields["offset"])
+        return rma_io_line(kind, fields)
 
     def request(self, raw, completes):
         if raw == 0:
@@ -124,6 +237,10 @@ class Location:
             return self.collective("collective_end", event, 0, False)
         if isinstance(event, E.NonBlockingCollectiveComplete):
             return self.collective("nb_collective_complete", event, event.request_id, True)
+        name = type(event).__name__
+        if name in OTF2_RMA_IO_EVENTS:
+            kind, fields = OTF2_RMA_IO_EVENTS[name]
+            return self.rma_io(kind, {ours: enum_int(getattr(event, theirs)) for ours, theirs in fields.items()})
         raise ValueError(f"event {type(event).__name__} inside an MPI call: this check does not know it")
 
     def event(self, event):
@@ -189,6 +306,10 @@ def printed_record(loc, name, rest, comm):
         return collective("collective_end", 0, False)
     if name == "NON_BLOCKING_COLLECTIVE_COMPLETE":
         return collective("nb_collective_complete", request, True)
+    if name in PRINTED_RMA_IO_EVENTS:
+        kind, fields = PRINTED_RMA_IO_EVENTS[name]
+        return loc.rma_io(kind, {ours: printed_value(rest, label, enum)
+                                 for ours, (label, enum) in fields.items()})
     raise ValueError(f"event {name} inside an MPI call: this check does not know it")
 
 
@@ -277,6 +398,72 @@ def printed_comms(archive):
     return {ref: [groups[g] for g in group_refs] for ref, group_refs in comms.items()}
 
 
+# otf2-print's event names: (the skeleton's kind, {our field: (its label,
+# the enum its text names, or None for a number or a definition)}).
+# IO_OPERATION_TEST, IO_OPERATION_CANCELLED and RMA_OP_TEST appear in no
+# test's archive: their labels are those of their siblings.
+_WIN = ("Window", None)
+_REMOTE = ("Remote", None)
+_HANDLE = ("Handle", None)
+_IO_MATCHING = ("Matching Id", None)
+PRINTED_RMA_IO_EVENTS = {
+    "RMA_WIN_CREATE": ("rma_win_create", {"win": _WIN}),
+    "RMA_WIN_DESTROY": ("rma_win_destroy", {"win": _WIN}),
+    "RMA_COLLECTIVE_BEGIN": ("rma_collective_begin", {}),
+    "RMA_COLLECTIVE_END": ("rma_collective_end", {"detail": ("Operation", otf2.CollectiveOp), "win": _WIN,
+                                                  "sync": ("Level of Synchronicity", otf2.RmaSyncLevel),
+                                                  "sent": ("Sent", None), "received": ("Received", None)}),
+    "RMA_GROUP_SYNC": ("rma_group_sync", {"sync": ("Level of Synchronicity", otf2.RmaSyncLevel), "win": _WIN,
+                                          "group": ("Group", None)}),
+    "RMA_REQUEST_LOCK": ("rma_request_lock", {"win": _WIN, "target": _REMOTE, "matching": ("Lock", None),
+                                              "detail": ("Type", otf2.LockType)}),
+    "RMA_RELEASE_LOCK": ("rma_release_lock", {"win": _WIN, "target": _REMOTE, "matching": ("Lock", None)}),
+    "RMA_SYNC": ("rma_sync", {"win": _WIN, "target": _REMOTE, "detail": ("Sync Type", otf2.RmaSyncType)}),
+    "RMA_PUT": ("rma_put", {"win": _WIN, "target": _REMOTE, "sent": ("Bytes", None), "matching": ("Matching", None)}),
+    "RMA_GET": ("rma_get", {"win": _WIN, "target": _REMOTE, "received": ("Bytes", None),
+                            "matching": ("Matching", None)}),
+    "RMA_ATOMIC": ("rma_atomic", {"win": _WIN, "target": _REMOTE, "detail": ("Type", otf2.RmaAtomicType),
+                                  "sent": ("Sent", None), "received": ("Received", None),
+                                  "matching": ("Matching", None)}),
+    "RMA_OP_COMPLETE_BLOCKING": ("rma_op_complete_blocking", {"win": _WIN, "matching": ("Matching", None)}),
+    "RMA_OP_COMPLETE_NON_BLOCKING": ("rma_op_complete_nonblocking", {"win": _WIN, "matching": ("Matching", None)}),
+    "RMA_OP_COMPLETE_REMOTE": ("rma_op_complete_remote", {"win": _WIN, "matching": ("Matching", None)}),
+    "RMA_OP_TEST": ("rma_op_test", {"win": _WIN, "matching": ("Matching", None)}),
+    "IO_CREATE_HANDLE": ("io_create_handle", {"handle": _HANDLE, "mode": ("Access Mode", otf2.IoAccessMode),
+                                              "flags": ("Creation Flags", otf2.IoCreationFlag),
+                                              "status": ("Status Flags", otf2.IoStatusFlag)}),
+    "IO_DESTROY_HANDLE": ("io_destroy_handle", {"handle": _HANDLE}),
+    "IO_DELETE_FILE": ("io_delete_file", {"handle": ("File", None)}),
+    "IO_OPERATION_BEGIN": ("io_operation_begin", {"handle": _HANDLE, "mode": ("Mode", otf2.IoOperationMode),
+                                                  "flags": ("Operation Flags", otf2.IoOperationFlag),
+                                                  "bytes": ("Bytes Request", None), "matching": _IO_MATCHING}),
+    "IO_OPERATION_ISSUED": ("io_operation_issued", {"handle": _HANDLE, "matching": _IO_MATCHING}),
+    "IO_OPERATION_TEST": ("io_operation_test", {"handle": _HANDLE, "matching": _IO_MATCHING}),
+    "IO_OPERATION_COMPLETE": ("io_operation_complete", {"handle": _HANDLE, "bytes": ("Bytes Result", None),
+                                                        "matching": _IO_MATCHING}),
+    "IO_OPERATION_CANCELLED": ("io_operation_cancelled", {"handle": _HANDLE, "matching": _IO_MATCHING}),
+    "IO_SEEK": ("io_seek", {"handle": _HANDLE, "offset": ("Offset Request", None),
+                            "mode": ("Whence", otf2.IoSeekOption), "bytes": ("Offset Result", None)}),
+}
+
+
+def printed_value(text, label, enum):
+    """A field of otf2-print's text as a number: a definition by its
+    reference (<n>), a rank by its number (UNDEFINED: every rank, as
+    MPI_Win_lock_all's), an enum or a bit set ({A, B},
+    NONE) by its value."""
+    match = re.search(rf"(?:^|, ){label}: ({QUOTED} <\d+>|\{{[^}}]*\}}|[\w-]+)", text)
+    if not match:
+        raise ValueError(f"no {label} in: {text}")
+    value = match.group(1)
+    if value.startswith('"'):
+        return int(re.search(r"<(\d+)>$", value).group(1))
+    if enum is None:
+        return UNDEFINED_UINT32 if value == "UNDEFINED" else int(value)
+    names = value.strip("{}").split(", ") if value.startswith("{") else [value]
+    return sum(0 if name == "NONE" else int(getattr(enum, name).value) for name in names)
+
+
 class PrintedComm:
     """What Location asks of a communicator, from otf2-print's text."""
 
@@ -330,7 +517,7 @@ def skeleton_calls(report, archive):
                 stopped[key] = head.group(3)
             continue
         match = CONTEXT.match(line)
-        current.append((match.group(1) + match.group(3), match.group(2)))
+        current.append((project_rma_io(match.group(1) + match.group(3)), match.group(2)))
     return calls, stopped
 
 

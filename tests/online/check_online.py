@@ -7,7 +7,17 @@ usage: check_online.py CASE RUN_DIR MPIEXEC LAUNCHER PROGRAM REPORT OTF2_PRINT
 CASE:
   equal    the final live/report.json has, per MPI function, the calls and
            bytes that adaptrace-report --json finds in the archive of the
-           same run, and its per-rank figures add up to them;
+           same run, per sampled function the exclusive and inclusive
+           samples and seconds it finds, and its per-rank figures add up
+           to them;
+  samples  the same for a run that computes a second between its
+           MPI_Allreduce calls (samples outside MPI);
+  two      the same on 4 ranks with 2 analyzers (their totals summed,
+           their sampled profiles gathered on analyzer 0);
+  profile  a run of samples that halves 4 times or more offline on a
+           small buffer keeps its initial rate with
+           ADAPTRACE_ONLINE_OUTPUT=profile and 1 analyzer, writes no trace
+           files, and its final report.json has the samples streamed;
   demo     the same for the bundled adaptrace-demo on 4 ranks (halo
            exchange, row communicators, reductions, a gather);
   live     a run computing ~6 s has a live/report.json within its first
@@ -64,9 +74,9 @@ def check_archive(archive, otf2_print):
         fail(f"otf2-print --silent -Werror failed on {archive}")
 
 
-def traced(mpiexec, launcher, archive, arguments, options=(), ranks=2):
-    return [WATCHDOG, str(WATCHDOG_S), mpiexec, "--oversubscribe", "-np", str(ranks), *options, launcher, "--analyzers", "1", "--output", archive,
-            *arguments]
+def traced(mpiexec, launcher, archive, arguments, options=(), ranks=2, analyzers=1):
+    return [WATCHDOG, str(WATCHDOG_S), mpiexec, "--oversubscribe", "-np", str(ranks), *options, launcher, "--analyzers",
+            str(analyzers), "--output", archive, *arguments]
 
 
 def read_live(archive):
@@ -85,13 +95,15 @@ def total_calls(report):
 
 def check_equal(run_dir, mpiexec, launcher, program, report, otf2_print, ranks=2, arguments=(),
                 expected_functions=("MPI_Send", "MPI_Recv", "MPI_Isend", "MPI_Waitall", "MPI_Allreduce", "MPI_Bcast",
-                                    "MPI_Init", "MPI_Finalize")):
+                                    "MPI_Init", "MPI_Finalize"), analyzers=1):
     archive = os.path.join(run_dir, "archive")
-    run(traced(mpiexec, launcher, archive, [program, *arguments], ranks=ranks), run_dir)
+    run(traced(mpiexec, launcher, archive, [program, *arguments], ranks=ranks, analyzers=analyzers), run_dir)
     check_archive(archive, otf2_print)
     live = read_live(archive)
     if live is None or not live["final"]:
         fail(f"no final live report in {archive}/live: {live}")
+    if live["analyzers"] != analyzers:
+        fail(f"{live['analyzers']} analyzers in the live report, {analyzers} asked for")
     every_rank = list(range(ranks))
     if live["connected_ranks"] != every_rank or live["finished_ranks"] != every_rank:
         fail(f"ranks connected {live['connected_ranks']}, finished {live['finished_ranks']}, expected {every_rank}")
@@ -118,6 +130,99 @@ def check_equal(run_dir, mpiexec, launcher, program, report, otf2_print, ranks=2
         fail(f"summary.json streamed {summary['online_calls_streamed']} calls, the live report has "
              f"{sum(c for c, _, _ in found.values())}")
     print(f"live report = adaptrace-report for {len(found)} functions")
+    check_sampled(live, offline, summary)
+
+
+def check_sampled(live, offline, summary):
+    """The live report's sampled profile is adaptrace-report's: per
+    function, the exclusive and inclusive samples (the offline seconds over
+    the period: no halving here) and seconds; the per-rank profiles add up
+    to the totals, and summary.json counts every sample streamed."""
+    if summary["halvings"] != 0 or summary["samples_removed"] != 0 or summary["samples_dropped"] != 0:
+        fail(f"the run halved or dropped samples ({summary['halvings']} halvings, {summary['samples_removed']} "
+             f"removed, {summary['samples_dropped']} dropped): not comparable")
+    if any(live["samples_not_streamed_by_cause"].values()):
+        fail(f"samples not streamed: {live['samples_not_streamed_by_cause']}")
+    period = 1.0 / summary["initial_rate_hz"]
+    expected = {f["name"]: (round(f["exclusive_seconds"] / period), round(f["inclusive_seconds"] / period))
+                for f in offline["sampled_functions"]}
+    found = {f["name"]: (f["exclusive_samples"], f["inclusive_samples"]) for f in live["sampled_functions"]}
+    if found != expected:
+        fail(f"live sampled profile {found} != adaptrace-report {expected}")
+    seconds = {f["name"]: (f["exclusive_seconds"], f["inclusive_seconds"]) for f in live["sampled_functions"]}
+    for f in offline["sampled_functions"]:
+        for online, archive in zip(seconds[f["name"]], (f["exclusive_seconds"], f["inclusive_seconds"])):
+            if abs(online - archive) > 1e-6 * max(1.0, archive):
+                fail(f"{f['name']}: {online} s live, {archive} s in adaptrace-report")
+    summed = {}
+    for rank in live["per_rank"]:
+        for f in rank["sampled_functions"]:
+            previous = summed.get(f["name"], (0, 0))
+            summed[f["name"]] = (previous[0] + f["exclusive_samples"], previous[1] + f["inclusive_samples"])
+    if summed != found:
+        fail(f"the ranks' sampled profiles {summed} do not add up to the totals {found}")
+    if live["samples"] != offline["samples"] or summary["online_samples_streamed"] != offline["samples"]:
+        fail(f"{live['samples']} samples live, {summary['online_samples_streamed']} streamed, "
+             f"{offline['samples']} in adaptrace-report")
+    print(f"live sampled profile = adaptrace-report for {len(found)} functions, {live['samples']} samples")
+
+
+def check_samples(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """A second of computing between MPI_Allreduce calls: samples in the
+    program's own function and those it calls, not only in MPI."""
+    check_equal(run_dir, mpiexec, launcher, program, report, otf2_print, arguments=("1",))
+
+
+def check_two(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """4 ranks and 2 analyzers: analyzer 0 sums the other's calls and
+    gathers its ranks' sampled profiles."""
+    check_equal(run_dir, mpiexec, launcher, program, report, otf2_print, ranks=4, arguments=("1",), analyzers=2)
+
+
+def check_profile(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """A run of samples (few MPI events) on a 64 KiB buffer at 10 kHz halves
+    its rate 4 times or more offline; with ADAPTRACE_ONLINE_OUTPUT=profile
+    and 1 analyzer the streamed samples are not kept in the buffer: no
+    halving, the initial rate to the end, no trace files, and the
+    analyzers' final report.json has the samples."""
+    small = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="64K", ADAPTRACE_SAMPLING_RATE="10kHz")
+    arguments = [program, "4", "0"]
+    offline_dir = os.path.join(run_dir, "offline")
+    os.makedirs(offline_dir)
+    offline = os.path.join(offline_dir, "archive")
+    run([WATCHDOG, str(WATCHDOG_S), mpiexec, "--oversubscribe", "-np", "2", launcher, "--output", offline,
+         *arguments], offline_dir, small)
+    halved = json.load(open(os.path.join(offline, "summary.json")))
+    # Halvings for overload (a handler that cannot keep up on a loaded
+    # machine) are not the buffer's: left out on both sides.
+    if halved["most_halvings_per_location"] < 4 or halved["halvings"] - halved["overload_halvings"] < 4:
+        fail(f"the offline run halved {halved['most_halvings_per_location']} times on a location, "
+             f"{halved['overload_halvings']} of {halved['halvings']} for overload: the test needs 4 or more")
+    archive = os.path.join(run_dir, "archive")
+    stderr = run(traced(mpiexec, launcher, archive, arguments), run_dir, dict(small, ADAPTRACE_ONLINE_OUTPUT="profile"))
+    summary = json.load(open(os.path.join(archive, "summary.json")))
+    if summary["halvings"] != summary["overload_halvings"]:
+        fail(f"{summary['halvings'] - summary['overload_halvings']} halvings of the buffer with the analyzer "
+             f"(offline: {halved['halvings'] - halved['overload_halvings']})")
+    if summary["online_profile_only"] != 1:
+        fail("summary.json does not say that the analyzers' report is the output")
+    left = sorted(name for name in os.listdir(archive) if name not in ("summary.json", "report.json", "live"))
+    if left or os.path.exists(os.path.join(archive, "traces.otf2")):
+        fail(f"trace files with ADAPTRACE_ONLINE_OUTPUT=profile: {left}")
+    if "no trace (ADAPTRACE_ONLINE_OUTPUT=profile)" not in stderr:
+        fail("the summary does not say that no trace was written")
+    final = json.load(open(os.path.join(archive, "report.json")))
+    if not final["final"] or final["finished_ranks"] != [0, 1]:
+        fail(f"report.json is not the final report of both ranks: {final}")
+    if final["samples"] != summary["online_samples_streamed"] or final["samples"] < 1000:
+        fail(f"report.json has {final['samples']} samples, {summary['online_samples_streamed']} were streamed")
+    if any(final["samples_not_streamed_by_cause"].values()) or any(final["calls_not_streamed_by_cause"].values()):
+        fail(f"not streamed: {final['samples_not_streamed_by_cause']}, {final['calls_not_streamed_by_cause']}")
+    if summary["samples_kept"] != 0:
+        fail(f"{summary['samples_kept']} samples kept in the buffers as well")
+    print(f"offline {halved['halvings'] - halved['overload_halvings']} halvings of the buffer; profile: 0 "
+          f"({summary['overload_halvings']} for overload), "
+          f"{final['samples']} samples in report.json, no trace files")
 
 
 def check_demo(run_dir, mpiexec, launcher, program, report, otf2_print):
@@ -226,7 +331,7 @@ def check_killed(run_dir, mpiexec, launcher, program, report, otf2_print):
     print("analyzer killed: exit 0, archive complete")
 
 
-CASES = {"equal": check_equal, "demo": check_demo, "live": check_live, "refused": check_refused, "preloaded": check_preloaded,
+CASES = {"equal": check_equal, "samples": check_samples, "two": check_two, "profile": check_profile, "demo": check_demo, "live": check_live, "refused": check_refused, "preloaded": check_preloaded,
          "killed": check_killed}
 
 if __name__ == "__main__":

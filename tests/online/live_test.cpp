@@ -1,6 +1,8 @@
 // The analyzer's totals (online/live.c): chunks add up per rank and
 // function, a chunk that does not hold what its header says is left out
-// whole, and live/report.json is written by a rename with the totals.
+// whole, samples count exclusively for their context's function and once
+// inclusively for every function on its path, and live/report.json is
+// written by a rename with the totals.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -20,9 +22,21 @@ constexpr uint32_t kRanks = 2;
 constexpr uint32_t kFunctions = 3;
 const char *const kNames[kFunctions] = {"MPI_Send", "MPI_Recv", "MPI_Allreduce"};
 
-size_t chunk_bytes(uint32_t calls)
+size_t chunk_bytes(uint32_t records)
 {
-    return sizeof(adt_online_chunk_header) + calls * sizeof(adt_online_call);
+    return sizeof(adt_online_chunk_header) + records * sizeof(adt_online_record);
+}
+
+adt_online_record call(uint32_t function, uint64_t enter, uint64_t leave, uint64_t sent, uint64_t received)
+{
+    adt_online_record record{};
+    record.kind = ADT_ONLINE_RECORD_CALL;
+    record.id = function;
+    record.call.enter = enter;
+    record.call.leave = leave;
+    record.call.sent = sent;
+    record.call.received = received;
+    return record;
 }
 
 adt_online_chunk make_chunk(uint32_t rank)
@@ -30,10 +44,28 @@ adt_online_chunk make_chunk(uint32_t rank)
     adt_online_chunk chunk{};
     chunk.header.rank = rank;
     chunk.header.ticks_per_second = 1000;
-    chunk.header.calls = 2;
-    chunk.calls[0] = {100, 350, 64, 0, 0, 0};  // MPI_Send, 250 ticks
-    chunk.calls[1] = {400, 900, 8, 8, 2, 0};   // MPI_Allreduce, 500 ticks
+    chunk.header.records = 2;
+    chunk.records[0] = call(0, 100, 350, 64, 0);  // MPI_Send, 250 ticks
+    chunk.records[1] = call(2, 400, 900, 8, 8);   // MPI_Allreduce, 500 ticks
     return chunk;
+}
+
+adt_online_record context(uint32_t id, uint32_t parent, uint64_t key)
+{
+    adt_online_record record{};
+    record.kind = ADT_ONLINE_RECORD_CONTEXT;
+    record.id = id;
+    record.context.key = key;
+    record.context.parent = parent;
+    return record;
+}
+
+// Keys name their node's function: 1 "main", 2 "solve", 3 "kernel".
+const char *name_by_key(void *, uint32_t, uint32_t, uint64_t key, bool, bool *measurement)
+{
+    static const char *const names[] = {"", "main", "solve", "kernel"};
+    *measurement = false;
+    return names[key];
 }
 
 class Live : public ::testing::Test {
@@ -75,10 +107,14 @@ TEST_F(Live, AChunkThatDoesNotHoldWhatItsHeaderSaysIsLeftOutWhole)
     EXPECT_EQ(adt_live_add_chunk(&live, 1, &chunk, chunk_bytes(1), false, error, sizeof error), -1)
         << "cut short";
     EXPECT_EQ(adt_live_add_chunk(&live, 1, &chunk, 4, false, error, sizeof error), -1) << "shorter than its header";
-    chunk.calls[1].function = kFunctions;
+    chunk.records[1].id = kFunctions;
     EXPECT_EQ(adt_live_add_chunk(&live, 1, &chunk, chunk_bytes(2), false, error, sizeof error), -1)
         << "an unknown function";
     EXPECT_NE(std::string(error).find("unknown function"), std::string::npos) << error;
+    adt_online_chunk beyond = make_chunk(1);
+    beyond.records[1] = context(ADT_LIVE_CONTEXTS_MAX, ADT_ONLINE_NO_PARENT, 1);
+    EXPECT_EQ(adt_live_add_chunk(&live, 1, &beyond, chunk_bytes(2), false, error, sizeof error), -1)
+        << "a context numbered beyond any tree";
     adt_online_chunk stranger = make_chunk(kRanks);
     EXPECT_EQ(adt_live_add_chunk(&live, kRanks, &stranger, chunk_bytes(2), false, error, sizeof error), -1)
         << "a rank beyond the run's";
@@ -95,7 +131,8 @@ TEST_F(Live, TheReportIsRenamedIntoPlaceWithTheTotals)
     std::string archive = scratch.path() + "/archive";
     adt_online_chunk chunk = make_chunk(0);
     ASSERT_EQ(adt_live_add_chunk(&live, 0, &chunk, chunk_bytes(2), true, error, sizeof error), 0) << error;
-    ASSERT_EQ(adt_live_write(&live, kNames, archive.c_str(), true, 1, 2, 1.5, error, sizeof error), 0) << error;
+    ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), true, 1, 2, 1.5, error, sizeof error), 0)
+        << error;
     std::ifstream in(archive + "/live/report.json");
     std::stringstream text;
     text << in.rdbuf();
@@ -108,6 +145,74 @@ TEST_F(Live, TheReportIsRenamedIntoPlaceWithTheTotals)
         << report;
     EXPECT_EQ(report.find("MPI_Recv"), std::string::npos) << "a function without calls is left out: " << report;
     EXPECT_FALSE(std::filesystem::exists(archive + "/live/.report.json.tmp"));
+}
+
+TEST_F(Live, SamplesCountForTheirFunctionAndOnceForEveryFunctionOnTheirPath)
+{
+    live.namer = name_by_key;
+    live.samples[1].rate_hz = 1000;
+    adt_online_chunk chunk{};
+    chunk.header.rank = 1;
+    // main -> solve -> solve (recursion) -> kernel, and main -> solve.
+    chunk.records[0] = context(1, ADT_ONLINE_NO_PARENT, 1);
+    chunk.records[1] = context(2, 1, 2);
+    chunk.records[2] = context(3, 2, 2);
+    chunk.records[3] = context(4, 3, 3);
+    adt_online_record samples{};
+    samples.kind = ADT_ONLINE_RECORD_SAMPLES;
+    samples.id = 3;
+    samples.samples[0] = {4, 0};  // kernel, 1 ms
+    samples.samples[1] = {4, 1};  // kernel, after a halving: 2 ms
+    samples.samples[2] = {2, 0};  // solve, 1 ms
+    chunk.records[4] = samples;
+    chunk.header.records = 5;
+    ASSERT_EQ(adt_live_add_chunk(&live, 1, &chunk, chunk_bytes(5), false, error, sizeof error), 0) << error;
+    size_t length = 0;
+    char *profile = adt_live_sampled_profile(&live, &length);
+    ASSERT_NE(profile, nullptr);
+    std::string text(profile, length);
+    free(profile);
+    // rank, exclusive and inclusive samples, exclusive and inclusive µs, name
+    EXPECT_NE(text.find("1 0 3 0 4000 main\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("1 1 3 1000 4000 solve\n"), std::string::npos) << "recursion counts once: " << text;
+    EXPECT_NE(text.find("1 2 2 3000 3000 kernel\n"), std::string::npos) << text;
+
+    ScratchDirectory scratch("adt-online-live-samples");
+    std::string archive = scratch.path() + "/archive";
+    ASSERT_EQ(adt_live_write(&live, kNames, text.data(), text.size(), archive.c_str(), false, 1, 2, 1.0, error,
+                             sizeof error),
+              0)
+        << error;
+    std::ifstream in(archive + "/live/report.json");
+    std::stringstream report;
+    report << in.rdbuf();
+    EXPECT_NE(report.str().find("\"samples\": 3,"), std::string::npos) << report.str();
+    EXPECT_NE(report.str().find("{\"name\": \"kernel\", \"exclusive_samples\": 2, \"inclusive_samples\": 2, "
+                                "\"exclusive_seconds\": 0.003000, \"inclusive_seconds\": 0.003000}"),
+              std::string::npos)
+        << report.str();
+}
+
+TEST_F(Live, ASampleWhoseContextWasNeverDefinedIsLeftOut)
+{
+    live.namer = name_by_key;
+    live.samples[0].rate_hz = 1000;
+    adt_online_chunk chunk{};
+    chunk.header.rank = 0;
+    chunk.records[0] = context(1, ADT_ONLINE_NO_PARENT, 1);
+    adt_online_record samples{};
+    samples.kind = ADT_ONLINE_RECORD_SAMPLES;
+    samples.id = 2;
+    samples.samples[0] = {1, 0};
+    samples.samples[1] = {7, 0};  // never defined
+    chunk.records[1] = samples;
+    chunk.header.records = 2;
+    ASSERT_EQ(adt_live_add_chunk(&live, 0, &chunk, chunk_bytes(2), false, error, sizeof error), 0) << error;
+    size_t length = 0;
+    char *profile = adt_live_sampled_profile(&live, &length);
+    ASSERT_NE(profile, nullptr);
+    EXPECT_EQ(std::string(profile, length), "0 1 1 1000 1000 main\n");
+    free(profile);
 }
 
 }  // namespace

@@ -280,6 +280,43 @@ TEST_F(Sampler, SamplesLandInTheirThreadsLocation)
     EXPECT_EQ(in_second.count("adt_test_work_a"), 0u);
 }
 
+// The online stream's tap (ADAPTRACE_ONLINE_OUTPUT=profile): the samples
+// it takes are not appended to the buffer; those that find its ring full
+// are, and counted. The ring gives the oldest first.
+TEST_F(Sampler, TheTapTakesSamplesInsteadOfTheBufferUntilItsRingIsFull)
+{
+    constexpr uint32_t kRing = 16;
+    start(1 << 20, 4096, 2000, 32);
+    adt_location *where = location(1);
+    std::vector<adt_sampler_tapped> taken;
+    std::thread worker([&] {
+        ASSERT_EQ(adt_sampler_thread_start(where), 0);
+        ASSERT_EQ(adt_sampler_tap_open(kRing), 0);
+        adt_sampler_tap_replace_buffer(true);
+        adt_test_work_a(3000);
+        adt_sampler_thread_stop(where);
+        adt_sampler_tapped sample;
+        while (adt_sampler_tap_peek(&sample)) {
+            taken.push_back(sample);
+            adt_sampler_tap_pop();
+        }
+    });
+    worker.join();
+    uint64_t ring_full = 0, other_threads = 0;
+    adt_sampler_tap_losses(&ring_full, &other_threads);
+    std::vector<Sample> kept = samples(where);
+    ASSERT_EQ(taken.size(), kRing);
+    EXPECT_GE(ring_full, 4u) << "too few samples to fill the ring";
+    EXPECT_EQ(kept.size(), ring_full) << "the buffer holds exactly the samples the full ring refused";
+    EXPECT_EQ(other_threads, 0u);
+    std::map<std::string, size_t> in_ring;
+    for (const adt_sampler_tapped &sample : taken) {
+        EXPECT_EQ(sample.shift, 0u);
+        in_ring[leaf(sample.context)]++;
+    }
+    EXPECT_GE(in_ring["adt_test_work_a"], kRing / 2);
+}
+
 TEST_F(Sampler, RetainedSamplesAreMultiplesOfTwoToTheK)
 {
     start_on_running_time(24 * 1024, 1024, 2000);
