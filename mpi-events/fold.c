@@ -50,6 +50,7 @@ typedef struct fold_thread {
     bool not_encodable;      /* that call's key or tables overflowed */
     uint32_t length;
     uint32_t completed_count;
+    uint64_t enter;          /* the open call's Enter time */
     uint32_t map_used[2];
     /* While events_folded: the location's folded count at the last
      * outermost Leave and at the current outermost Enter. */
@@ -222,7 +223,8 @@ static void unfold_outside_calls(fold_thread *t, adt_location *location)
     t->folded_at_enter = t->folded_at_leave;
 }
 
-void adt_mpi_fold_enter(adt_location *location, uint32_t function, uint32_t context, bool outermost)
+void adt_mpi_fold_enter(adt_location *location, uint32_t function, uint32_t context, bool outermost,
+                        uint64_t time)
 {
     fold_thread *t = thread_state;
     if (__builtin_expect(t == NULL, 0))
@@ -239,6 +241,7 @@ void adt_mpi_fold_enter(adt_location *location, uint32_t function, uint32_t cont
     if (__builtin_expect(t->events_folded, 0))
         unfold_outside_calls(t, location);
     t->open = true;
+    t->enter = time;
     t->not_encodable = false;
     t->length = 0;
     t->completed_count = 0;
@@ -330,7 +333,7 @@ static void account_folded_call(fold_thread *t, adt_location *location)
     t->events_folded = false;
 }
 
-void adt_mpi_fold_leave(adt_location *location, uint32_t function, bool outermost)
+void adt_mpi_fold_leave(adt_location *location, uint32_t function, bool outermost, uint64_t time)
 {
     fold_thread *t = thread_state;
     if (t == NULL || t == NO_SKELETON || !t->open)
@@ -354,7 +357,7 @@ void adt_mpi_fold_leave(adt_location *location, uint32_t function, bool outermos
     if (t->not_encodable)
         adt_skeleton_stop_with(t->skeleton, ADT_SKELETON_STOP_NOT_ENCODABLE);
     else
-        adt_skeleton_fold(t->skeleton, t->key, t->length);
+        adt_skeleton_fold(t->skeleton, t->key, t->length, t->enter, time);
     if (__builtin_expect(t->events_folded, 0))
         account_folded_call(t, location);
 }

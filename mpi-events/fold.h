@@ -32,9 +32,12 @@ extern bool adt_mpi_folding;
  * this process's rank there; others pass ADT_MPI_FOLD_NO_RANK. */
 #define ADT_MPI_FOLD_NO_RANK 0
 
-void adt_mpi_fold_enter(adt_location *location, uint32_t function, uint32_t context, bool outermost);
+/* time: the call's Enter / Leave event time (ns); the outermost call's
+ * are its timing in the skeleton's delta histograms. */
+void adt_mpi_fold_enter(adt_location *location, uint32_t function, uint32_t context, bool outermost,
+                        uint64_t time);
 void adt_mpi_fold_record(uint16_t kind, const void *payload, int32_t own_rank);
-void adt_mpi_fold_leave(adt_location *location, uint32_t function, bool outermost);
+void adt_mpi_fold_leave(adt_location *location, uint32_t function, bool outermost, uint64_t time);
 
 /* ADAPTRACE_ON_FULL=fold (flush.h, adt_fold_hook): on the thread whose
  * events filled the buffer, true when its skeleton is still folding; the

@@ -20,7 +20,7 @@ void adt_mpi_fold_write(int written)
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &size);
     size_t part_bytes = 0;
-    uint8_t *part = adt_mpi_folding && written == 0 ? adt_skeleton_rank_encode(&part_bytes) : NULL;
+    uint8_t *part = adt_mpi_folding && written == 0 ? adt_skeleton_rank_encode((uint32_t)rank, &part_bytes) : NULL;
     /* Every rank takes part or none does (a rank's part may fail alone). */
     int ready = part != NULL && part_bytes <= INT_MAX, everywhere = 0;
     PMPI_Allreduce(&ready, &everywhere, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);

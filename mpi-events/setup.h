@@ -84,10 +84,10 @@ static inline __attribute__((always_inline)) adt_mpi_call adt_mpi_enter(adt_loca
         call.context = record.calling_context;
         call.previous = adt_sampler_enter_region(location, record.calling_context);
     }
-    if (adt_mpi_folding)
-        adt_mpi_fold_enter(location, (uint32_t)function, call.context, call.passing_on_before == 0);
     call.time = adt_clock_now();
     call.enter_time = call.time;
+    if (adt_mpi_folding)
+        adt_mpi_fold_enter(location, (uint32_t)function, call.context, call.passing_on_before == 0, call.time);
     call.gap_class = adt_cost_note_event(cost, ADT_COST_MPI, call.time);
     adt_buffer_append_event(location, ADT_REC_ENTER, call.time, &record, sizeof record);
     adt_online_enter(call.time);
@@ -119,7 +119,7 @@ static inline void adt_mpi_leave(const adt_mpi_call *call, adt_mpi_function func
     adt_buffer_append_event(call->location, ADT_REC_LEAVE, call->time, &record, sizeof record);
     adt_online_leave((uint32_t)function, call->time);
     if (adt_mpi_folding)
-        adt_mpi_fold_leave(call->location, (uint32_t)function, call->passing_on_before == 0);
+        adt_mpi_fold_leave(call->location, (uint32_t)function, call->passing_on_before == 0, call->time);
     if (adt_mpi_sampling)
         adt_sampler_leave_region(call->location, call->previous);
     if (__builtin_expect(call->timed_entry != 0 && call->passed_on != 0, 0)) {

@@ -5,10 +5,14 @@
  * order, one per line (the lines tests/mpi/skeleton_check.py builds from
  * the OTF2 events of the same run), after a line "rank R thread T" that
  * adds " stopped: CAUSE" for a skeleton that stopped early. The keys' fields are those of
- * mpi-events/fold.c (docs/folding.md, "The key of a call").
+ * mpi-events/fold.c (docs/folding.md, "The key of a call"). The loop view
+ * ends each thread with its timing: per (previous call, call) the
+ * computation before the call and the call's duration, merged over the
+ * class's ranks.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -210,6 +214,53 @@ static int bad_key(const char *path, const char *where, uint32_t number, char *e
     return -2;
 }
 
+/* "MPI_Isend#4": a signature's function and its index. */
+static void print_signature_name(FILE *out, const adt_skeleton_file *file, const adt_skeleton_thread_view *thread,
+                                 uint32_t signature)
+{
+    uint32_t offset = 0;
+    uint64_t function = UINT64_MAX;
+    adt_skeleton_key_next(thread->keys[signature], thread->key_lengths[signature], &offset, &function);
+    fprintf(out, "%s#%u", function < file->function_count ? file->function_names[function] : "?", signature);
+}
+
+/* n, mean ± standard deviation, min and max with their ranks (µs), and
+ * the bins that hold values: [floor, ceiling) µs: count. */
+static void print_histogram(FILE *out, const char *what, const adt_skeleton_histogram *h)
+{
+    fprintf(out, "      %s: mean %.3f us sd %.3f, min %.3f (rank %u), max %.3f (rank %u); bins", what, h->mean / 1e3,
+            sqrt(adt_skeleton_histogram_variance(h)) / 1e3, (double)h->min / 1e3, h->min_rank, (double)h->max / 1e3,
+            h->max_rank);
+    for (uint32_t b = 0; b < ADT_SKELETON_BINS; ++b) {
+        if (h->bins[b] == 0)
+            continue;
+        uint64_t floor, ceiling;
+        adt_skeleton_histogram_bin_range(h, b, &floor, &ceiling);
+        fprintf(out, " [%.3f,%.3f):%" PRIu64, (double)floor / 1e3, (double)ceiling / 1e3, h->bins[b]);
+    }
+    fputc('\n', out);
+}
+
+static void print_timing(FILE *out, const adt_skeleton_file *file, const adt_skeleton_thread_view *thread)
+{
+    fprintf(out, "  timing: span %.6f s (rank %u, first call's end to last call's start), %u pairs, %" PRIu64
+                 " calls untimed\n",
+            (double)thread->span / 1e9, thread->span_rank, thread->pair_count, thread->untimed);
+    for (uint32_t i = 0; i < thread->pair_count; ++i) {
+        const adt_skeleton_pair *pair = &thread->pairs[i];
+        fprintf(out, "    ");
+        print_signature_name(out, file, thread, pair->signature);
+        fprintf(out, " after ");
+        if (pair->previous == ADT_SKELETON_NO_PREVIOUS)
+            fprintf(out, "the start");
+        else
+            print_signature_name(out, file, thread, pair->previous);
+        fprintf(out, ": %" PRIu64 " calls\n", pair->duration.count);
+        print_histogram(out, "compute", &pair->compute);
+        print_histogram(out, "call", &pair->duration);
+    }
+}
+
 static int print_class(FILE *out, const adt_skeleton_file *file, uint32_t k, const char *path, char *error,
                        size_t error_size)
 {
@@ -227,6 +278,7 @@ static int print_class(FILE *out, const adt_skeleton_file *file, uint32_t k, con
             print_rule(&p, 0, 1);
         if (p.bad_key)
             return bad_key(path, "class", k, error, error_size);
+        print_timing(out, file, thread);
     }
     return 0;
 }

@@ -238,6 +238,7 @@ size_t adt_summary_count(const adt_run_sources *sources, uint32_t rank, adt_run_
     for (size_t i = 0; i < adt_skeleton_count(); i++) {
         const adt_skeleton *skeleton = adt_skeleton_at(i);
         counters->skeleton_calls += skeleton->calls;
+        counters->skeleton_calls_untimed += skeleton->untimed;
         if (skeleton->stop != ADT_SKELETON_RUNNING)
             counters->skeleton_stopped[skeleton->stop]++;
     }

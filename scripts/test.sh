@@ -28,7 +28,7 @@ ctest --test-dir build-sanitize --output-on-failure -j "$jobs"
 # Release build tested above.
 cmake -S . -B build-reduced -DCMAKE_BUILD_TYPE=Release \
       -DADAPTRACE_FORTRAN=OFF -DADAPTRACE_PAPI=OFF -DADAPTRACE_REPORT_HTML=OFF -DADAPTRACE_BENCHMARKS=OFF
-cmake --build build-reduced -j "$jobs" --target adaptrace adaptrace_lib adaptrace-report adaptrace-recover \
+cmake --build build-reduced -j "$jobs" --target adaptrace adaptrace_lib adaptrace-report adaptrace-recover adaptrace-replay \
       adaptrace-demo adaptrace-analyzer adaptrace_user adaptrace_man_pages test_core test_buffer test_flush \
       test_sampler mpi-families-c adaptrace-mpi-trace-check mpi-fortran-entry-points adt_test_counting_tool mpi-families-c-linked
 ctest --test-dir build-reduced --output-on-failure -j "$jobs" --no-tests=error \

@@ -228,6 +228,88 @@ static bool read_thread(cursor *c, arena *a, adt_skeleton_thread_view *thread, u
     return true;
 }
 
+/* Class k's timing, after its structure: every pair names signatures of
+ * its thread (calls_agree checks their counts once the class's ranks are
+ * known). */
+static bool read_class_timing(cursor *c, arena *a, adt_skeleton_class_view *class_view, uint32_t k, char *error,
+                              size_t error_size)
+{
+    uint32_t threads = class_view->thread_count;
+    adt_skeleton_timing_part *parts = arena_alloc(a, sizeof *parts * threads);
+    if (!parts)
+        return false;
+    char why[160];
+    if (!adt_skeleton_timing_decode(&c->at, c->end, threads, parts, why, sizeof why)) {
+        say(error, error_size, "%s in class %u", why, k);
+        return false;
+    }
+    bool ok = true;
+    for (uint32_t t = 0; t < threads; ++t) {
+        adt_skeleton_thread_view *thread = &class_view->threads[t];
+        adt_skeleton_timing_part *part = &parts[t];
+        for (uint32_t p = 0; ok && p < part->pair_count; ++p) {
+            const adt_skeleton_pair *pair = &part->pairs[p];
+            bool names = pair->signature < thread->signature_count &&
+                         (pair->previous == ADT_SKELETON_NO_PREVIOUS || pair->previous < thread->signature_count);
+            if (!names) {
+                say(error, error_size, "corrupt: class %u thread %u's timing pair %u names no signature", k, t, p);
+                ok = false;
+            }
+        }
+        /* The arena frees the pairs with the rest. */
+        void *kept = ok ? arena_alloc(a, sizeof *part->pairs * (part->pair_count ? part->pair_count : 1)) : NULL;
+        if (kept)
+            memcpy(kept, part->pairs, sizeof *part->pairs * part->pair_count);
+        ok = ok && kept;
+        thread->untimed = part->untimed;
+        thread->span = part->span;
+        thread->span_rank = part->span_rank;
+        thread->pair_count = part->pair_count;
+        thread->pairs = kept;
+    }
+    adt_skeleton_timing_parts_free(parts, threads);
+    return ok;
+}
+
+/* Each thread's timed and untimed calls are its calls on every rank of
+ * its class. */
+static bool calls_agree(const adt_skeleton_file *file, char *error, size_t error_size)
+{
+    for (uint32_t k = 0; k < file->class_count; ++k) {
+        const adt_skeleton_class_view *class_view = &file->classes[k];
+        for (uint32_t t = 0; t < class_view->thread_count; ++t) {
+            const adt_skeleton_thread_view *thread = &class_view->threads[t];
+            uint64_t counted = thread->untimed;
+            for (uint32_t p = 0; p < thread->pair_count; ++p)
+                counted += thread->pairs[p].compute.count;
+            if (counted != thread->calls * class_view->rank_count) {
+                say(error, error_size, "corrupt: class %u thread %u's timing counts %llu calls, not %llu on %u ranks", k,
+                    t, (unsigned long long)counted, (unsigned long long)thread->calls, class_view->rank_count);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+const adt_skeleton_pair *adt_skeleton_thread_pair(const adt_skeleton_thread_view *thread, uint32_t previous,
+                                                  uint32_t signature)
+{
+    uint32_t low = 0, high = thread->pair_count;
+    while (low < high) {
+        uint32_t middle = low + (high - low) / 2;
+        const adt_skeleton_pair *pair = &thread->pairs[middle];
+        if (pair->previous == previous && pair->signature == signature)
+            return pair;
+        bool before = pair->previous < previous || (pair->previous == previous && pair->signature < signature);
+        if (before)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    return NULL;
+}
+
 adt_skeleton_file *adt_skeleton_file_parse(const uint8_t *bytes, size_t size, char *error, size_t error_size)
 {
     arena a = { 0 };
@@ -294,6 +376,7 @@ adt_skeleton_file *adt_skeleton_file_parse(const uint8_t *bytes, size_t size, ch
     for (uint32_t k = 0; k < file->class_count; ++k) {
         uint64_t part_bytes;
         const uint8_t *part;
+        /* Its structure; its timing follows it. */
         if (!take_u64(&c, &part_bytes) || part_bytes > left(&c) || !take(&c, (size_t)part_bytes, &part)) {
             say(error, error_size, "cut short in class %u", k);
             goto failed;
@@ -315,6 +398,8 @@ adt_skeleton_file *adt_skeleton_file_parse(const uint8_t *bytes, size_t size, ch
             say(error, error_size, "corrupt: %zu bytes after class %u's skeletons", left(&p), k);
             goto failed;
         }
+        if (!read_class_timing(&c, &a, class_view, k, error, error_size))
+            goto failed;
     }
     if (!take_u32(&c, &file->rank_count) || !take_u32(&c, &file->range_count) ||
         file->range_count > left(&c) / 16 || file->rank_count > ADT_SKELETON_RANKS_MAX) {
@@ -362,6 +447,8 @@ adt_skeleton_file *adt_skeleton_file_parse(const uint8_t *bytes, size_t size, ch
         say(error, error_size, "corrupt: %zu bytes after the last rank", left(&c));
         goto failed;
     }
+    if (!calls_agree(file, error, error_size))
+        goto failed;
     file->storage = a.blocks;
     /* The block list itself is kept in storage; its count is found again
      * by the NULL that ends it. */

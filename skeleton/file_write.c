@@ -1,7 +1,9 @@
 /*
  * file_write.c: a rank's skeletons as bytes, and skeleton.adts written
  * from the ranks' parts (end of run: malloc and stdio are fine here). The
- * format is docs/folding.md's "skeleton.adts"; file_read.c reads it.
+ * format is docs/folding.md's "skeleton.adts"; file_read.c reads it. A
+ * rank's part is its structure (compared byte for byte to find classes)
+ * followed by its timing (merged over the ranks of a class).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -51,6 +53,62 @@ static void put_u64(bytes_out *out, uint64_t value)
     put_u32(out, (uint32_t)(value >> 32));
 }
 
+static void put_double(bytes_out *out, double value)
+{
+    uint64_t bits;
+    memcpy(&bits, &value, sizeof bits);
+    put_u64(out, bits);
+}
+
+static void put_histogram(bytes_out *out, const adt_skeleton_histogram *h)
+{
+    put_u64(out, h->count);
+    put_u64(out, h->min);
+    put_u64(out, h->max);
+    put_u32(out, h->min_rank);
+    put_u32(out, h->max_rank);
+    put_double(out, h->mean);
+    put_double(out, h->m2);
+    put_u32(out, h->low);
+    put_u32(out, h->width_log2);
+    for (uint32_t b = 0; b < ADT_SKELETON_BINS; ++b)
+        put_u64(out, h->bins[b]);
+}
+
+static void put_timing_part(bytes_out *out, const adt_skeleton_timing_part *part)
+{
+    put_u64(out, part->untimed);
+    put_u64(out, part->span);
+    put_u32(out, part->span_rank);
+    put_u32(out, part->pair_count);
+    for (uint32_t p = 0; p < part->pair_count; ++p) {
+        put_u32(out, part->pairs[p].previous);
+        put_u32(out, part->pairs[p].signature);
+        put_histogram(out, &part->pairs[p].compute);
+        put_histogram(out, &part->pairs[p].duration);
+    }
+}
+
+/* A thread's timing: its pairs, the calls without one, and its span (the
+ * first call's Leave to the last call's Enter). */
+static void put_thread_timing(bytes_out *out, const adt_skeleton *skeleton, uint32_t rank)
+{
+    adt_skeleton_timing_part part = { skeleton->untimed, 0, rank, 0, NULL };
+    if (skeleton->calls >= 2 && skeleton->last_enter > skeleton->first_leave)
+        part.span = skeleton->last_enter - skeleton->first_leave;
+    if (skeleton->timing) {
+        part.pair_count = adt_skeleton_timing_count(skeleton->timing);
+        part.pairs = malloc(sizeof *part.pairs * (part.pair_count ? part.pair_count : 1));
+        if (!part.pairs) {
+            out->failed = true;
+            return;
+        }
+        adt_skeleton_timing_export(skeleton->timing, rank, part.pairs);
+    }
+    put_timing_part(out, &part);
+    free(part.pairs);
+}
+
 static void put_thread(bytes_out *out, const adt_skeleton *skeleton)
 {
     put_u64(out, skeleton->thread_index);
@@ -93,14 +151,20 @@ static void put_thread(bytes_out *out, const adt_skeleton *skeleton)
     free(memory);
 }
 
-uint8_t *adt_skeleton_rank_encode(size_t *bytes)
+uint8_t *adt_skeleton_rank_encode(uint32_t rank, size_t *bytes)
 {
-    bytes_out out = { 0 };
+    bytes_out structure = { 0 }, out = { 0 };
     size_t count = adt_skeleton_count();
-    put_u32(&out, (uint32_t)count);
+    put_u32(&structure, (uint32_t)count);
     for (size_t i = 0; i < count; ++i)
-        put_thread(&out, adt_skeleton_at(i));
-    if (out.failed) {
+        put_thread(&structure, adt_skeleton_at(i));
+    put_u64(&out, structure.size);
+    if (!structure.failed)
+        put(&out, structure.data, structure.size);
+    free(structure.data);
+    for (size_t i = 0; i < count; ++i)
+        put_thread_timing(&out, adt_skeleton_at(i), rank);
+    if (structure.failed || out.failed) {
         free(out.data);
         return NULL;
     }
@@ -116,18 +180,46 @@ uint64_t adt_skeleton_checksum(const uint8_t *data, size_t size)
     return h;
 }
 
-/* The class of each rank: parts equal byte for byte share one, numbered
- * in order of their first rank. Returns the number of classes; first[c]
- * is class c's first rank. */
-static uint32_t classify(const uint8_t *const *parts, const size_t *part_bytes, uint32_t rank_count,
-                         uint32_t *class_of, uint32_t *first, uint64_t *hashes)
+/* A rank's part split: its structure and its timing's bytes. */
+typedef struct rank_part {
+    const uint8_t *structure;
+    size_t structure_bytes;
+    const uint8_t *timing;
+    const uint8_t *end;
+    uint32_t thread_count;
+} rank_part;
+
+static bool split_part(const uint8_t *part, size_t bytes, rank_part *out)
+{
+    if (bytes < 12)
+        return false;
+    uint64_t structure_bytes = 0;
+    for (int i = 7; i >= 0; --i)
+        structure_bytes = structure_bytes << 8 | part[i];
+    if (structure_bytes < 4 || structure_bytes > bytes - 8)
+        return false;
+    out->structure = part + 8;
+    out->structure_bytes = (size_t)structure_bytes;
+    out->timing = out->structure + out->structure_bytes;
+    out->end = part + bytes;
+    out->thread_count = (uint32_t)out->structure[0] | (uint32_t)out->structure[1] << 8 |
+                        (uint32_t)out->structure[2] << 16 | (uint32_t)out->structure[3] << 24;
+    return true;
+}
+
+/* The class of each rank: structures equal byte for byte share one,
+ * numbered in order of their first rank. Returns the number of classes;
+ * first[c] is class c's first rank. */
+static uint32_t classify(const rank_part *parts, uint32_t rank_count, uint32_t *class_of, uint32_t *first,
+                         uint64_t *hashes)
 {
     uint32_t classes = 0;
     for (uint32_t r = 0; r < rank_count; ++r) {
-        uint64_t hash = adt_skeleton_checksum(parts[r], part_bytes[r]);
+        const rank_part *p = &parts[r];
+        uint64_t hash = adt_skeleton_checksum(p->structure, p->structure_bytes);
         uint32_t c = 0;
-        while (c < classes && !(hashes[c] == hash && part_bytes[first[c]] == part_bytes[r] &&
-                                memcmp(parts[first[c]], parts[r], part_bytes[r]) == 0))
+        while (c < classes && !(hashes[c] == hash && parts[first[c]].structure_bytes == p->structure_bytes &&
+                                memcmp(parts[first[c]].structure, p->structure, p->structure_bytes) == 0))
             c++;
         if (c == classes) {
             hashes[classes] = hash;
@@ -177,20 +269,97 @@ static void put_ranges(bytes_out *out, const uint32_t *class_of, uint32_t rank_c
     free(ranges.data);
 }
 
+/* into's pairs and from's, both sorted by key, merged into one sorted
+ * list (histograms of equal keys merged); false when out of memory. */
+static bool merge_thread_timing(adt_skeleton_timing_part *into, const adt_skeleton_timing_part *from)
+{
+    adt_skeleton_pair *merged = malloc(sizeof *merged * ((size_t)into->pair_count + from->pair_count + 1));
+    if (!merged)
+        return false;
+    uint32_t i = 0, j = 0, n = 0;
+    while (i < into->pair_count || j < from->pair_count) {
+        const adt_skeleton_pair *a = i < into->pair_count ? &into->pairs[i] : NULL;
+        const adt_skeleton_pair *b = j < from->pair_count ? &from->pairs[j] : NULL;
+        int order = !a ? 1 : !b ? -1 : a->previous != b->previous ? (a->previous < b->previous ? -1 : 1)
+                                                                  : (a->signature > b->signature) - (a->signature < b->signature);
+        if (order < 0) {
+            merged[n++] = *a, i++;
+        } else if (order > 0) {
+            merged[n++] = *b, j++;
+        } else {
+            merged[n] = *a;
+            adt_skeleton_histogram_merge(&merged[n].compute, &b->compute);
+            adt_skeleton_histogram_merge(&merged[n++].duration, &b->duration);
+            i++, j++;
+        }
+    }
+    free(into->pairs);
+    into->pairs = merged;
+    into->pair_count = n;
+    into->untimed += from->untimed;
+    if (from->span > into->span) {
+        into->span = from->span;
+        into->span_rank = from->span_rank;
+    }
+    return true;
+}
+
+/* Class c's timing: its ranks' merged, thread by thread. */
+static bool put_class_timing(bytes_out *out, const rank_part *parts, const uint32_t *class_of, uint32_t rank_count,
+                             uint32_t first)
+{
+    uint32_t threads = parts[first].thread_count;
+    adt_skeleton_timing_part *merged = calloc(threads ? threads : 1, sizeof *merged);
+    adt_skeleton_timing_part *one = calloc(threads ? threads : 1, sizeof *one);
+    char error[160];
+    bool ok = merged && one;
+    const uint8_t *at = parts[first].timing;
+    ok = ok && adt_skeleton_timing_decode(&at, parts[first].end, threads, merged, error, sizeof error) &&
+         at == parts[first].end;
+    for (uint32_t r = first + 1; ok && r < rank_count; ++r) {
+        if (class_of[r] != class_of[first])
+            continue;
+        at = parts[r].timing;
+        ok = adt_skeleton_timing_decode(&at, parts[r].end, threads, one, error, sizeof error) && at == parts[r].end;
+        for (uint32_t t = 0; ok && t < threads; ++t)
+            ok = merge_thread_timing(&merged[t], &one[t]);
+        if (one)
+            adt_skeleton_timing_parts_free(one, threads);
+    }
+    for (uint32_t t = 0; ok && t < threads; ++t)
+        put_timing_part(out, &merged[t]);
+    if (merged)
+        adt_skeleton_timing_parts_free(merged, threads);
+    free(merged);
+    free(one);
+    return ok;
+}
+
 int adt_skeleton_file_write(const char *path, const char *const *function_names, uint32_t function_count,
-                            const uint8_t *const *parts, const size_t *part_bytes, uint32_t rank_count)
+                            const uint8_t *const *part_data, const size_t *part_bytes, uint32_t rank_count)
 {
     bytes_out out = { 0 };
     uint32_t *class_of = malloc(sizeof(uint32_t) * 2 * ((size_t)rank_count + 1));
     uint64_t *hashes = malloc(sizeof(uint64_t) * ((size_t)rank_count + 1));
-    if (!class_of || !hashes) {
+    rank_part *parts = malloc(sizeof *parts * ((size_t)rank_count + 1));
+    if (!class_of || !hashes || !parts) {
         free(class_of);
         free(hashes);
+        free(parts);
         errno = ENOMEM;
         return -1;
     }
+    for (uint32_t r = 0; r < rank_count; ++r) {
+        if (!split_part(part_data[r], part_bytes[r], &parts[r])) {
+            free(class_of);
+            free(hashes);
+            free(parts);
+            errno = EINVAL;
+            return -1;
+        }
+    }
     uint32_t *first = class_of + rank_count + 1;
-    uint32_t classes = classify(parts, part_bytes, rank_count, class_of, first, hashes);
+    uint32_t classes = classify(parts, rank_count, class_of, first, hashes);
     put(&out, ADT_SKELETON_MAGIC, sizeof ADT_SKELETON_MAGIC);
     put_u32(&out, ADT_SKELETON_VERSION);
     put_u32(&out, function_count);
@@ -200,17 +369,21 @@ int adt_skeleton_file_write(const char *path, const char *const *function_names,
         put(&out, function_names[f], length);
     }
     put_u32(&out, classes);
+    bool timed = true;
     for (uint32_t c = 0; c < classes; ++c) {
-        put_u64(&out, part_bytes[first[c]]);
-        put(&out, parts[first[c]], part_bytes[first[c]]);
+        const rank_part *p = &parts[first[c]];
+        put_u64(&out, p->structure_bytes);
+        put(&out, p->structure, p->structure_bytes);
+        timed = timed && put_class_timing(&out, parts, class_of, rank_count, first[c]);
     }
     put_u32(&out, rank_count);
     put_ranges(&out, class_of, rank_count, classes);
     free(class_of);
     free(hashes);
-    if (out.failed) {
+    free(parts);
+    if (out.failed || !timed) {
         free(out.data);
-        errno = ENOMEM;
+        errno = out.failed ? ENOMEM : EINVAL;
         return -1;
     }
     put_u64(&out, adt_skeleton_checksum(out.data, out.size));

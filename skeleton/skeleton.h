@@ -19,6 +19,11 @@
  * rank; its format is in docs/folding.md and read back by
  * adt_skeleton_file_read.
  *
+ * Each call's timing goes to delta histograms keyed by (previous
+ * signature, this signature): the computation before the call (the
+ * previous outermost call's Leave to this call's Enter) and the call's own
+ * duration (timing.c, histogram.c), in the same slab.
+ *
  * Hot path (no malloc, no lock, no stdio): adt_skeleton_fold. The owning
  * thread only; never from a signal handler.
  */
@@ -103,6 +108,87 @@ const uint8_t *adt_skeleton_signatures_key(const adt_skeleton_signatures *table,
 bool adt_skeleton_signatures_is(const adt_skeleton_signatures *table, uint32_t terminal, const uint8_t *key,
                                 uint32_t length);
 
+/* ---- delta histograms (histogram.c: any context; timing.c: hot path) --- */
+
+/* Bins of a histogram. Values are placed on a log-linear scale of
+ * "positions", four per power of two (a position's width is at most 25 %
+ * of its values); bin b holds positions [low + b * 2^width_log2,
+ * low + (b + 1) * 2^width_log2), low a multiple of 2^width_log2. The
+ * first value centres the bins on it at the finest width; a value outside
+ * them widens the bins (each old bin goes into one new one) to the
+ * narrowest width that holds it and the values so far: the bins
+ * rebalance, their number stays fixed. */
+#define ADT_SKELETON_BINS 8u
+#define ADT_SKELETON_POSITIONS 256u
+
+/* One histogram of nanosecond deltas, as stored and merged: count, min and
+ * max with the ranks that had them, mean and the sum of squared deviations
+ * from it (m2: variance = m2 / (count - 1)), and the bins. */
+typedef struct adt_skeleton_histogram {
+    uint64_t count;
+    uint64_t min;
+    uint64_t max;
+    uint32_t min_rank;
+    uint32_t max_rank;
+    double mean;
+    double m2;
+    uint32_t low;        /* the first bin's first position (a multiple of 2^width_log2) */
+    uint32_t width_log2; /* positions per bin, log 2 */
+    uint64_t bins[ADT_SKELETON_BINS];
+} adt_skeleton_histogram;
+
+/* A value's position on the log-linear scale (monotone; 0..251): 0..3
+ * are the values 0..3; from 4 on, position 4 (l - 1) + m holds
+ * [(4 + m) 2^(l-2), (5 + m) 2^(l-2)) where l = floor(log2 value) and m
+ * its next two bits. Inline: the hot path places two values per call. */
+static inline uint32_t adt_skeleton_position(uint64_t value)
+{
+    if (value < 4)
+        return (uint32_t)value;
+    uint32_t l = 63u - (uint32_t)__builtin_clzll(value);
+    return 4u * (l - 1u) + (uint32_t)((value >> (l - 2u)) & 3u);
+}
+/* The smallest value at a position (position 252 and beyond: UINT64_MAX). */
+uint64_t adt_skeleton_position_floor(uint32_t position);
+/* Widens the bins until the position is in them, with the values they
+ * hold (the hot path's rebalancing when a value falls outside). */
+void adt_skeleton_histogram_rebalance(adt_skeleton_histogram *histogram, uint32_t position);
+/* Bin b's values: [*floor, *ceiling), clamped to the histogram's min and
+ * max + 1. */
+void adt_skeleton_histogram_bin_range(const adt_skeleton_histogram *histogram, uint32_t bin, uint64_t *floor,
+                                      uint64_t *ceiling);
+/* into += from: counts and bins added, min / max with their ranks kept,
+ * means and m2 combined (Chan et al.), the bins widened to cover both. */
+void adt_skeleton_histogram_merge(adt_skeleton_histogram *into, const adt_skeleton_histogram *from);
+/* Variance (m2 / (count - 1)), 0 below two values. */
+double adt_skeleton_histogram_variance(const adt_skeleton_histogram *histogram);
+/* A value drawn from the bins: uniform01 in [0, 1) picks the bin by its
+ * count, uniform01_within the value within it. */
+uint64_t adt_skeleton_histogram_draw(const adt_skeleton_histogram *histogram, double uniform01,
+                                     double uniform01_within);
+
+/* The timing of one (previous signature, signature) pair. */
+#define ADT_SKELETON_NO_PREVIOUS UINT32_MAX /* the thread's first call */
+typedef struct adt_skeleton_pair {
+    uint32_t previous;                /* a terminal, or ADT_SKELETON_NO_PREVIOUS */
+    uint32_t signature;
+    adt_skeleton_histogram compute;   /* the previous call's Leave to this call's Enter */
+    adt_skeleton_histogram duration;  /* this call's Enter to its Leave */
+} adt_skeleton_pair;
+
+/* A thread's table of pairs, in its slab (timing.c). */
+typedef struct adt_skeleton_timing adt_skeleton_timing;
+size_t adt_skeleton_timing_bytes(uint32_t pairs);
+adt_skeleton_timing *adt_skeleton_timing_init(void *memory, uint32_t pairs);
+/* Hot path: one call's deltas under (previous, signature); false, and
+ * nothing kept, when the table has no room for a new pair. */
+bool adt_skeleton_timing_add(adt_skeleton_timing *timing, uint32_t previous, uint32_t signature, uint64_t compute,
+                             uint64_t duration);
+/* End of run: the pairs as histograms, sorted by (previous, signature),
+ * min and max ranks set to rank; out has adt_skeleton_timing_count slots. */
+uint32_t adt_skeleton_timing_count(const adt_skeleton_timing *timing);
+void adt_skeleton_timing_export(const adt_skeleton_timing *timing, uint32_t rank, adt_skeleton_pair *out);
+
 /* ---- one thread's skeleton and the process's share (thread.c) --------- */
 
 /* Why a thread's skeleton stopped (summary.json "skeleton_stopped"). */
@@ -139,6 +225,12 @@ typedef struct adt_skeleton {
     uint64_t thread_index;         /* the location's thread index */
     uint64_t calls;                /* calls folded */
     adt_skeleton_stop stop;        /* ADT_SKELETON_RUNNING while folding */
+    adt_skeleton_timing *timing;
+    uint64_t untimed;              /* calls folded whose pair found no room in the timing table */
+    uint32_t previous;             /* the last call's terminal (ADT_SKELETON_NO_PREVIOUS: none yet) */
+    uint64_t previous_leave;       /* its Leave time */
+    uint64_t first_leave;          /* the first call's Leave time */
+    uint64_t last_enter;           /* the last call's Enter time */
 } adt_skeleton;
 
 #define ADT_SKELETON_ENCODER_BYTES (160u * 1024u)
@@ -160,9 +252,12 @@ uint64_t adt_skeleton_share_bytes(void);
  * a small reserve table, so that the cause is counted. */
 adt_skeleton *adt_skeleton_claim(uint64_t thread_index);
 
-/* Hot path: one call, as its encoded key. Stops the skeleton (cause set)
- * when a table is full; does nothing once stopped. */
-void adt_skeleton_fold(adt_skeleton *skeleton, const uint8_t *key, uint32_t length);
+/* Hot path: one call, as its encoded key, with its Enter and Leave times
+ * (ns). Stops the skeleton (cause set) when the signatures or the grammar
+ * are full; does nothing once stopped. A full timing table only counts
+ * the call as untimed. */
+void adt_skeleton_fold(adt_skeleton *skeleton, const uint8_t *key, uint32_t length, uint64_t enter,
+                       uint64_t leave);
 void adt_skeleton_stop_with(adt_skeleton *skeleton, adt_skeleton_stop cause);
 
 /* End of run, after the threads' calls are over: the skeletons claimed. */
@@ -173,17 +268,20 @@ adt_skeleton *adt_skeleton_at(size_t index);
 
 #define ADT_SKELETON_FILE_NAME "skeleton.adts"
 #define ADT_SKELETON_MAGIC "ADTSKEL"
-#define ADT_SKELETON_VERSION 1u
+#define ADT_SKELETON_VERSION 2u
 /* The most ranks a file may name (a bound for the reader's tables). */
 #define ADT_SKELETON_RANKS_MAX (1u << 26)
 
 /* This process's part of the file: the skeletons of its threads, as
- * bytes (malloc'd; *bytes set). Returns NULL when out of memory. */
-uint8_t *adt_skeleton_rank_encode(size_t *bytes);
+ * bytes (malloc'd; *bytes set): u64 structure bytes, the structure, the
+ * timing (rank: the min and max ranks of its histograms). Returns NULL
+ * when out of memory. */
+uint8_t *adt_skeleton_rank_encode(uint32_t rank, size_t *bytes);
 /* Writes the file from the ranks' parts (parts[r] is rank r's) and the
  * names of the functions the first field of every key indexes: parts
- * equal byte for byte are stored once, as one class, with the ranks that
- * have it as strided ranges. 0, or -1 with errno set. */
+ * whose structures are equal byte for byte are stored once, as one
+ * class, with the ranks that have it as strided ranges, and their timing
+ * merged. 0, or -1 with errno set (EINVAL: a part that does not parse). */
 int adt_skeleton_file_write(const char *path, const char *const *function_names, uint32_t function_count,
                             const uint8_t *const *parts, const size_t *part_bytes, uint32_t rank_count);
 
@@ -196,6 +294,12 @@ typedef struct adt_skeleton_thread_view {
     const uint8_t *const *keys;     /* signature_count keys */
     const uint32_t *key_lengths;
     adt_skeleton_rules rules;
+    /* Timing, merged over the class's ranks. */
+    uint64_t untimed;               /* calls without a pair (a full table) */
+    uint64_t span;                  /* the longest first call's Leave to last call's Enter, ns */
+    uint32_t span_rank;             /* the rank that had it */
+    uint32_t pair_count;
+    const adt_skeleton_pair *pairs; /* sorted by (previous, signature) */
 } adt_skeleton_thread_view;
 
 /* Ranks with equal skeletons share one class. */
@@ -241,6 +345,10 @@ adt_skeleton_file *adt_skeleton_file_read(const char *path, char *error, size_t 
 /* The same from bytes in memory (tests). */
 adt_skeleton_file *adt_skeleton_file_parse(const uint8_t *bytes, size_t size, char *error, size_t error_size);
 void adt_skeleton_file_free(adt_skeleton_file *file);
+
+/* The pair (previous, signature) of a thread, or NULL. */
+const adt_skeleton_pair *adt_skeleton_thread_pair(const adt_skeleton_thread_view *thread, uint32_t previous,
+                                                  uint32_t signature);
 
 /* The key's fields: the encoded keys are LEB128 varints (signed ones
  * zigzag); reads one at *offset, false at the end or on a bad varint. */

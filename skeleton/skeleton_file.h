@@ -2,10 +2,33 @@
 #ifndef ADAPTRACE_SKELETON_FILE_H
 #define ADAPTRACE_SKELETON_FILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "skeleton.h"
+
 /* FNV-1a 64 over every byte before the file's last 8 (which hold it). */
 uint64_t adt_skeleton_checksum(const uint8_t *data, size_t size);
+
+/* One thread's timing section (docs/folding.md, "skeleton.adts"). */
+typedef struct adt_skeleton_timing_part {
+    uint64_t untimed;
+    uint64_t span;
+    uint32_t span_rank;
+    uint32_t pair_count;
+    adt_skeleton_pair *pairs; /* malloc'd */
+} adt_skeleton_timing_part;
+
+/* The bytes of one histogram and of one pair in the file. */
+#define ADT_SKELETON_HISTOGRAM_BYTES (56u + 8u * ADT_SKELETON_BINS)
+#define ADT_SKELETON_PAIR_BYTES (8u + 2u * ADT_SKELETON_HISTOGRAM_BYTES)
+
+/* Reads thread_count timing sections from *at (advanced) up to end into
+ * out; false with one line in error (every pairs array of out freed and
+ * NULL). Checks each pair's own consistency and their order. */
+bool adt_skeleton_timing_decode(const uint8_t **at, const uint8_t *end, uint32_t thread_count,
+                                adt_skeleton_timing_part *out, char *error, size_t error_size);
+void adt_skeleton_timing_parts_free(adt_skeleton_timing_part *parts, uint32_t count);
 
 #endif

@@ -8,21 +8,23 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "skeleton.h"
+#include "timing_internal.h"
 
 #define STOP_WORDS(cause, key, words) words,
 #define STOP_KEYS(cause, key, words) key,
 const char *const adt_skeleton_stop_keys[ADT_SKELETON_STOP_CAUSES] = { ADT_SKELETON_STOPS(STOP_KEYS) };
 const char *const adt_skeleton_stop_words[ADT_SKELETON_STOP_CAUSES] = { ADT_SKELETON_STOPS(STOP_WORDS) };
 
-/* The layout of one slab: header, encoder room, signature table, grammar.
- * 1 MiB holds 2,048 distinct calls (96 KiB of keys) and a grammar of
- * up to 16,384 digrams (half its table) in 24,576 symbols and 8,192 rules. */
+/* The layout of one slab: header, encoder room, signature table, grammar,
+ * timing. 1 MiB holds 2,048 distinct calls (96 KiB of keys), a grammar of
+ * up to 16,384 digrams (half its table) in 24,576 symbols and 8,192
+ * rules, and the histograms of 512 (previous, this) signature pairs. */
 #define SIGNATURE_ENTRIES 2048u
 #define SIGNATURE_BYTES (96u * 1024u)
 #define GRAMMAR_SYMBOLS 24576u
 #define GRAMMAR_RULES 8192u
 #define DIGRAM_SLOTS_LOG2 15u
+#define TIMING_PAIRS 512u
 
 /* Threads that found no slab: their skeletons, stopped at once, so that
  * they are counted; beyond this many they are counted only. */
@@ -45,7 +47,8 @@ static size_t slab_layout_bytes(void)
 {
     return align8(sizeof(adt_skeleton)) + ADT_SKELETON_ENCODER_BYTES +
            adt_skeleton_signatures_bytes(SIGNATURE_ENTRIES, SIGNATURE_BYTES) +
-           adt_skeleton_grammar_bytes(GRAMMAR_SYMBOLS, GRAMMAR_RULES, DIGRAM_SLOTS_LOG2);
+           adt_skeleton_grammar_bytes(GRAMMAR_SYMBOLS, GRAMMAR_RULES, DIGRAM_SLOTS_LOG2) +
+           adt_skeleton_timing_bytes(TIMING_PAIRS);
 }
 
 _Static_assert(ADT_SKELETON_ENCODER_BYTES % 8 == 0, "the slab's parts stay 8-byte aligned");
@@ -106,12 +109,15 @@ adt_skeleton *adt_skeleton_claim(uint64_t thread_index)
     uint8_t *at = share + (size_t)slab * ADT_SKELETON_SLAB_BYTES;
     adt_skeleton *skeleton = (adt_skeleton *)at;
     at += align8(sizeof *skeleton);
-    *skeleton = (adt_skeleton){ .thread_index = thread_index, .stop = ADT_SKELETON_RUNNING };
+    *skeleton = (adt_skeleton){ .thread_index = thread_index, .stop = ADT_SKELETON_RUNNING,
+                                .previous = ADT_SKELETON_NO_PREVIOUS };
     skeleton->encoder_memory = at;
     at += ADT_SKELETON_ENCODER_BYTES;
     skeleton->signatures = adt_skeleton_signatures_init(at, SIGNATURE_ENTRIES, SIGNATURE_BYTES);
     at += adt_skeleton_signatures_bytes(SIGNATURE_ENTRIES, SIGNATURE_BYTES);
     skeleton->grammar = adt_skeleton_grammar_init(at, GRAMMAR_SYMBOLS, GRAMMAR_RULES, DIGRAM_SLOTS_LOG2);
+    at += adt_skeleton_grammar_bytes(GRAMMAR_SYMBOLS, GRAMMAR_RULES, DIGRAM_SLOTS_LOG2);
+    skeleton->timing = adt_skeleton_timing_init(at, TIMING_PAIRS);
     return skeleton;
 }
 
@@ -121,7 +127,8 @@ void adt_skeleton_stop_with(adt_skeleton *skeleton, adt_skeleton_stop cause)
         skeleton->stop = cause;
 }
 
-void adt_skeleton_fold(adt_skeleton *skeleton, const uint8_t *key, uint32_t length)
+void adt_skeleton_fold(adt_skeleton *skeleton, const uint8_t *key, uint32_t length, uint64_t enter,
+                       uint64_t leave)
 {
     if (skeleton->stop != ADT_SKELETON_RUNNING)
         return;
@@ -138,7 +145,18 @@ void adt_skeleton_fold(adt_skeleton *skeleton, const uint8_t *key, uint32_t leng
         skeleton->stop = ADT_SKELETON_STOP_GRAMMAR_FULL;
         return;
     }
-    skeleton->calls++;
+    /* The thread's first call has no computation before it on record. */
+    if (skeleton->calls++ == 0) {
+        skeleton->first_leave = leave;
+        skeleton->previous_leave = enter;
+    }
+    uint64_t compute = enter > skeleton->previous_leave ? enter - skeleton->previous_leave : 0;
+    uint64_t duration = leave > enter ? leave - enter : 0;
+    if (!adt_skeleton_timing_note(skeleton->timing, skeleton->previous, terminal, compute, duration))
+        skeleton->untimed++;
+    skeleton->previous = terminal;
+    skeleton->previous_leave = leave;
+    skeleton->last_enter = enter;
 }
 
 /* The slabs claimed first, then the slabless skeletons: in each, claimed

@@ -58,7 +58,7 @@ int main(int argc, char **argv)
     start = bench_cpu_seconds();
     for (uint64_t i = 0; i < calls; ++i) {
         demo_key(i, key);
-        adt_skeleton_fold(skeleton, key, KEY_BYTES);
+        adt_skeleton_fold(skeleton, key, KEY_BYTES, 2 * i, 2 * i + 1 + (i & 7));
     }
     double folded = bench_cpu_seconds() - start;
 
@@ -71,7 +71,7 @@ int main(int argc, char **argv)
         key[0] = 4;
         key[3] = (uint8_t)(state >> 59);
         key[4] = (uint8_t)(state >> 53);
-        adt_skeleton_fold(irregular, key, KEY_BYTES);
+        adt_skeleton_fold(irregular, key, KEY_BYTES, 0, 0);
         irregular_calls++;
     }
     printf("{\n  \"calls\": %llu,\n  \"demo_pattern\": {\"baseline_ns_per_call\": %.2f, \"folded_ns_per_call\": %.2f, "

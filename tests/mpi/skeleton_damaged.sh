@@ -44,7 +44,12 @@ expect flipped 2 "skeleton.adts: corrupt or cut short: checksum mismatch"
 
 copy version
 printf '\x07' | dd of="$work/version/skeleton.adts" bs=1 seek=8 conv=notrunc status=none
-expect version 2 "skeleton.adts: skeleton format version 7, this adaptrace reads version 1"
+expect version 2 "skeleton.adts: skeleton format version 7, this adaptrace reads version 2"
+
+# A file of version 1 (before the timing): refused by its version.
+copy version1
+printf '\x01' | dd of="$work/version1/skeleton.adts" bs=1 seek=8 conv=notrunc status=none
+expect version1 2 "skeleton.adts: skeleton format version 1, this adaptrace reads version 2"
 
 copy header
 printf 'NOTASKEL' | dd of="$work/header/skeleton.adts" bs=1 seek=0 conv=notrunc status=none
@@ -56,4 +61,9 @@ expect missing 1 "cannot read .*skeleton.adts: No such file"
 # The intact file reads.
 "$report" --skeleton "$archive" >"$work/intact.out"
 grep -q "^rank 3 thread 0: " "$work/intact.out" || { echo "intact: no rank 3"; failures=$((failures + 1)); }
+# With its timing: the span and, per pair, both histograms.
+grep -q "^  timing: span [0-9.]* s (rank 3" "$work/intact.out" || { echo "intact: no timing"; failures=$((failures + 1)); }
+grep -q "^    MPI_Waitall#[0-9]* after MPI_Isend#[0-9]*: [0-9]* calls" "$work/intact.out" ||
+    { echo "intact: no Waitall after Isend"; failures=$((failures + 1)); }
+grep -q "^      compute: mean " "$work/intact.out" || { echo "intact: no compute histogram"; failures=$((failures + 1)); }
 exit $((failures > 0))

@@ -32,32 +32,42 @@ protected:
         adt_skeleton *threads[2] = { adt_skeleton_claim(0), adt_skeleton_claim(1) };
         ASSERT_NE(threads[0], nullptr);
         ASSERT_NE(threads[1], nullptr);
+        // Each call: 100 ns of computation before it, and call * 10 ns
+        // long (thread 0's first call: no computation on record).
+        uint64_t now = 1000;
         for (int step = 0; step < 40; ++step) {
             for (uint32_t call : { 10u, 11u, 12u, 11u, 12u, 13u }) {
                 calls[0].push_back(call);
                 auto key = key_of(call);
-                adt_skeleton_fold(threads[0], key.data(), (uint32_t)key.size());
+                now += 100;
+                adt_skeleton_fold(threads[0], key.data(), (uint32_t)key.size(), now, now + call * 10);
+                now += call * 10;
             }
         }
         for (uint32_t call : { 1u, 2u, 2u, 2u, 3u }) {
             calls[1].push_back(call);
             auto key = key_of(call);
-            adt_skeleton_fold(threads[1], key.data(), (uint32_t)key.size());
+            adt_skeleton_fold(threads[1], key.data(), (uint32_t)key.size(), 0, 0);
         }
-        size_t part_bytes = 0;
-        uint8_t *part = adt_skeleton_rank_encode(&part_bytes);
-        ASSERT_NE(part, nullptr);
-        // Five ranks: 0, 2 and 4 with this part, 1 and 3 with another one.
-        const uint8_t other[] = { 0, 0, 0, 0 };
+        // Five ranks: 0, 2 and 4 with these skeletons, 1 and 3 with none.
+        size_t part_bytes[3] = { 0, 0, 0 };
+        uint8_t *part[3];
+        for (uint32_t i = 0; i < 3; ++i) {
+            part[i] = adt_skeleton_rank_encode(2 * i, &part_bytes[i]);
+            ASSERT_NE(part[i], nullptr);
+        }
+        // A part: u64 structure bytes (4), the structure (0 threads).
+        const uint8_t other[] = { 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
         const char *names[] = { "MPI_Init", "MPI_Send" };
-        const uint8_t *parts[] = { part, other, part, other, part };
-        size_t sizes[] = { part_bytes, sizeof other, part_bytes, sizeof other, part_bytes };
+        const uint8_t *parts[] = { part[0], other, part[1], other, part[2] };
+        size_t sizes[] = { part_bytes[0], sizeof other, part_bytes[1], sizeof other, part_bytes[2] };
         char path[] = "/tmp/skeleton-test-XXXXXX";
         int fd = mkstemp(path);
         ASSERT_GE(fd, 0);
         close(fd);
         ASSERT_EQ(adt_skeleton_file_write(path, names, 2, parts, sizes, 5), 0);
-        free(part);
+        for (uint8_t *one : part)
+            free(one);
         FILE *stream = fopen(path, "rb");
         ASSERT_NE(stream, nullptr);
         int c;
@@ -156,7 +166,52 @@ TEST_F(SkeletonFile, AnotherVersionIsNamed)
 {
     std::vector<uint8_t> other = file;
     other[sizeof ADT_SKELETON_MAGIC] = (uint8_t)(ADT_SKELETON_VERSION + 1);
-    EXPECT_EQ(refusal(other), "skeleton format version 2, this adaptrace reads version 1");
+    EXPECT_EQ(refusal(other), "skeleton format version 3, this adaptrace reads version 2");
+}
+
+// A file of version 1 (no timing) is refused by its version, not read as
+// something else.
+TEST_F(SkeletonFile, TheVersionWithoutTimingIsNamed)
+{
+    std::vector<uint8_t> old = file;
+    old[sizeof ADT_SKELETON_MAGIC] = 1;
+    EXPECT_EQ(refusal(old), "skeleton format version 1, this adaptrace reads version 2");
+}
+
+// The three ranks of the class have their timing merged: every pair's
+// count is three times one rank's, its mean and spread those of the
+// calls, and each histogram's values in its bins.
+TEST_F(SkeletonFile, TimingIsMergedOverTheClass)
+{
+    char error[256] = "";
+    adt_skeleton_file *read = adt_skeleton_file_parse(file.data(), file.size(), error, sizeof error);
+    ASSERT_NE(read, nullptr) << error;
+    const adt_skeleton_thread_view &thread = read->ranks[2].threads[0];
+    EXPECT_EQ(thread.untimed, 0u);
+    uint64_t timed = 0;
+    for (uint32_t p = 0; p < thread.pair_count; ++p) {
+        const adt_skeleton_pair &pair = thread.pairs[p];
+        timed += pair.duration.count;
+        EXPECT_EQ(pair.duration.count % 3, 0u);
+        uint32_t call = thread.keys[pair.signature][0];
+        EXPECT_EQ(pair.duration.min, call * 10u);
+        EXPECT_EQ(pair.duration.max, call * 10u);
+        EXPECT_DOUBLE_EQ(pair.duration.mean, call * 10.0);
+        EXPECT_NEAR(adt_skeleton_histogram_variance(&pair.duration), 0.0, 1e-9);
+        EXPECT_EQ(pair.compute.min_rank, 0u) << "the lowest rank of equal minima";
+        uint64_t compute = pair.previous == ADT_SKELETON_NO_PREVIOUS ? 0 : 100;
+        EXPECT_EQ(pair.compute.max, compute);
+        EXPECT_EQ(adt_skeleton_thread_pair(&thread, pair.previous, pair.signature), &pair);
+    }
+    EXPECT_EQ(timed, 3 * calls[0].size()) << "every call of the three ranks is in one pair";
+    // 11 follows 10 and 12: two pairs; 12 follows 11 twice per step.
+    const adt_skeleton_pair *after_eleven = adt_skeleton_thread_pair(&thread, 1, 2);
+    ASSERT_NE(after_eleven, nullptr);
+    EXPECT_EQ(after_eleven->duration.count, 3u * 2 * 40);
+    // Thread 0 spans from its first call's Leave to its last call's Enter.
+    EXPECT_GT(thread.span, 0u);
+    EXPECT_EQ(thread.span_rank, 0u);
+    adt_skeleton_file_free(read);
 }
 
 TEST_F(SkeletonFile, NotASkeletonIsNamed)
@@ -175,7 +230,7 @@ TEST(SkeletonShare, AThreadWithoutASlabIsStoppedAndCounted)
     EXPECT_EQ(first->stop, ADT_SKELETON_RUNNING);
     EXPECT_EQ(second->stop, ADT_SKELETON_STOP_NO_SLAB);
     const uint8_t key[] = { 1 };
-    adt_skeleton_fold(second, key, 1);
+    adt_skeleton_fold(second, key, 1, 0, 0);
     EXPECT_EQ(second->calls, 0u);
     EXPECT_EQ(adt_skeleton_count(), 2u);
     EXPECT_EQ(adt_skeleton_at(1), second);
@@ -197,7 +252,7 @@ TEST(SkeletonShare, ThreadsClaimAndFoldSideBySide)
             claimed[t] = skeleton;
             for (int i = 0; i < calls; ++i) {
                 const uint8_t key[] = { (uint8_t)t, (uint8_t)(i % 7) };
-                adt_skeleton_fold(skeleton, key, sizeof key);
+                adt_skeleton_fold(skeleton, key, sizeof key, (uint64_t)i * 2, (uint64_t)i * 2 + 1);
             }
         });
     }

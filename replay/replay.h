@@ -1,0 +1,111 @@
+/*
+ * replay: a run's skeleton.adts replayed under mpirun (issue #25,
+ * adaptrace-replay, docs/folding.md "Replay"). Each rank expands its
+ * skeleton into a plan (plan.c, no MPI: every call decoded and checked
+ * before any communication), then issues the plan's calls with the
+ * recorded parameters and spends the recorded computation between them
+ * (run.c). Tools only; nothing here runs inside a traced application.
+ */
+#ifndef ADAPTRACE_REPLAY_H
+#define ADAPTRACE_REPLAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "skeleton/skeleton.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A message of a point-to-point call: bytes, peer relative to the own
+ * rank, tag, and the request's symbol + 1 (0: none). */
+typedef struct adt_replay_message {
+    uint64_t bytes;
+    int64_t peer;
+    int64_t tag;
+    uint32_t request;
+} adt_replay_message;
+
+/* The blocking collectives replay issues. */
+typedef enum adt_replay_collective {
+    ADT_REPLAY_NO_COLLECTIVE,
+    ADT_REPLAY_BARRIER,
+    ADT_REPLAY_BCAST,
+    ADT_REPLAY_REDUCE,
+    ADT_REPLAY_ALLREDUCE,
+    ADT_REPLAY_GATHER,
+    ADT_REPLAY_SCATTER,
+    ADT_REPLAY_ALLGATHER,
+    ADT_REPLAY_ALLTOALL,
+    ADT_REPLAY_REDUCE_SCATTER_BLOCK
+} adt_replay_collective;
+
+/* One distinct call (a signature), decoded. A call without traffic (no
+ * record: MPI_Comm_rank, MPI_Comm_split, a send to MPI_PROC_NULL) is
+ * replayed as its recorded duration. */
+typedef struct adt_replay_call {
+    const char *function;
+    bool has_send, has_recv, synchronous;  /* a blocking send, receive or both (MPI_Sendrecv) */
+    adt_replay_message send, recv;
+    bool has_isend;
+    adt_replay_message isend;
+    uint32_t irecv_request;                /* MPI_Irecv's symbol + 1 (0: none); its message comes later */
+    uint32_t first_wait, wait_count;       /* requests completed (in plan->requests) */
+    uint32_t first_test, test_count;       /* requests tested, not completed */
+    uint32_t first_done, done_count;       /* the receives completed (in plan->done): MPI_Irecv's messages */
+    adt_replay_collective collective;
+    uint64_t collective_bytes;             /* per rank: the count of one rank's part, in bytes */
+    uint32_t root;
+    bool traffic;
+} adt_replay_call;
+
+typedef struct adt_replay_plan {
+    uint32_t rank;
+    uint32_t ranks;
+    const adt_skeleton_thread_view *thread;
+    uint32_t call_kinds;                 /* = the thread's signature count */
+    adt_replay_call *calls_by_signature;
+    uint32_t *requests;                  /* the wait and test lists */
+    adt_replay_message *done;            /* the receives completed */
+    uint64_t length;                     /* calls in order, Init and Finalize included */
+    uint32_t *sequence;                  /* terminals */
+    uint32_t *irecv_message;             /* per position of an MPI_Irecv: index into irecvs */
+    adt_replay_message *irecvs;
+    uint64_t largest_message;            /* bytes of the largest send, receive or collective part */
+    uint64_t *request_bytes;             /* per symbol: the largest receive into it */
+    uint32_t request_symbols;
+    char untrafficked[512];              /* the functions replayed as their duration, listed */
+} adt_replay_plan;
+
+/* The plan of rank (of ranks in this run) from file: NULL with one line in
+ * error when the file's rank count differs, the rank has other than one
+ * thread, its skeleton stopped early, or a call cannot be replayed (the
+ * line names it). */
+adt_replay_plan *adt_replay_plan_build(const adt_skeleton_file *file, uint32_t rank, uint32_t ranks, char *error,
+                                       size_t error_size);
+void adt_replay_plan_free(adt_replay_plan *plan);
+
+/* How computation is spent: the mean of each (previous, call) pair's
+ * histogram, or a value drawn from its bins. */
+typedef struct adt_replay_options {
+    bool draw_from_bins;
+    uint64_t seed;
+} adt_replay_options;
+
+/* The buffers and request slots of a plan, taken before any
+ * communication (after MPI_Init); NULL when out of memory. */
+typedef struct adt_replay_state adt_replay_state;
+adt_replay_state *adt_replay_prepare(const adt_replay_plan *plan);
+void adt_replay_state_free(adt_replay_state *state);
+
+/* Issues the plan between MPI_Init and MPI_Finalize (both the caller's);
+ * returns the span: after the first call to before the last, ns. */
+uint64_t adt_replay_run(adt_replay_state *state, const adt_replay_options *options);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

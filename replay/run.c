@@ -1,0 +1,208 @@
+/*
+ * run.c: a plan issued with MPI (a tool: malloc and stdio are fine).
+ * Every communicator is MPI_COMM_WORLD, peers are the own rank plus the
+ * recorded offset, requests live in one slot per symbol, and bytes move
+ * as MPI_BYTE (reductions as MPI_BOR). Computation is spent busy-waiting
+ * on CLOCK_MONOTONIC, as ScalaTrace's replay does.
+ */
+#include <mpi.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "replay.h"
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void spend(uint64_t ns)
+{
+    if (ns == 0)
+        return;
+    uint64_t until = now_ns() + ns;
+    while (now_ns() < until)
+        ;
+}
+
+/* splitmix64: a seeded, reproducible stream of uniform doubles in [0, 1). */
+static double uniform(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return (double)((z ^ (z >> 31)) >> 11) * 0x1.0p-53;
+}
+
+/* The computation before a call, or a call's duration, as its pair's
+ * histogram says; 0 for a pair without timing (its table was full). */
+static uint64_t recorded(const adt_replay_plan *plan, const adt_replay_options *options, uint64_t *state,
+                         uint32_t previous, uint32_t call, bool duration)
+{
+    const adt_skeleton_pair *pair = adt_skeleton_thread_pair(plan->thread, previous, call);
+    if (!pair)
+        return 0;
+    const adt_skeleton_histogram *h = duration ? &pair->duration : &pair->compute;
+    if (options->draw_from_bins) {
+        double pick = uniform(state);
+        return adt_skeleton_histogram_draw(h, pick, uniform(state));
+    }
+    return (uint64_t)(h->mean + 0.5);
+}
+
+struct adt_replay_state {
+    const adt_replay_plan *plan;
+    uint32_t symbols;
+    uint8_t *send;
+    uint8_t *receive;
+    uint8_t **by_request; /* each receive request's own buffer */
+    MPI_Request *slots;   /* by symbol */
+    MPI_Request *waiting; /* one call's wait list */
+};
+typedef adt_replay_state buffers;
+
+static int peer(const adt_replay_plan *plan, const adt_replay_message *m)
+{
+    return (int)((int64_t)plan->rank + m->peer);
+}
+
+static void collective(const adt_replay_call *call, const buffers *b)
+{
+    int count = (int)call->collective_bytes, root = (int)call->root;
+    switch (call->collective) {
+    case ADT_REPLAY_BARRIER:
+        MPI_Barrier(MPI_COMM_WORLD);
+        break;
+    case ADT_REPLAY_BCAST:
+        MPI_Bcast(b->receive, count, MPI_BYTE, root, MPI_COMM_WORLD);
+        break;
+    case ADT_REPLAY_REDUCE:
+        MPI_Reduce(b->send, b->receive, count, MPI_BYTE, MPI_BOR, root, MPI_COMM_WORLD);
+        break;
+    case ADT_REPLAY_ALLREDUCE:
+        MPI_Allreduce(b->send, b->receive, count, MPI_BYTE, MPI_BOR, MPI_COMM_WORLD);
+        break;
+    case ADT_REPLAY_GATHER:
+        MPI_Gather(b->send, count, MPI_BYTE, b->receive, count, MPI_BYTE, root, MPI_COMM_WORLD);
+        break;
+    case ADT_REPLAY_SCATTER:
+        MPI_Scatter(b->send, count, MPI_BYTE, b->receive, count, MPI_BYTE, root, MPI_COMM_WORLD);
+        break;
+    case ADT_REPLAY_ALLGATHER:
+        MPI_Allgather(b->send, count, MPI_BYTE, b->receive, count, MPI_BYTE, MPI_COMM_WORLD);
+        break;
+    case ADT_REPLAY_ALLTOALL:
+        MPI_Alltoall(b->send, count, MPI_BYTE, b->receive, count, MPI_BYTE, MPI_COMM_WORLD);
+        break;
+    case ADT_REPLAY_REDUCE_SCATTER_BLOCK:
+        MPI_Reduce_scatter_block(b->send, b->receive, count, MPI_BYTE, MPI_BOR, MPI_COMM_WORLD);
+        break;
+    case ADT_REPLAY_NO_COLLECTIVE:
+        break;
+    }
+}
+
+/* One call at position i, in the order its records were written: the
+ * blocking message, the nonblocking one, the tests, the completions, the
+ * collective. */
+static void issue(const adt_replay_plan *plan, uint64_t i, const adt_replay_call *call, buffers *b)
+{
+    if (call->has_send && call->has_recv)
+        MPI_Sendrecv(b->send, (int)call->send.bytes, MPI_BYTE, peer(plan, &call->send), (int)call->send.tag,
+                     b->receive, (int)call->recv.bytes, MPI_BYTE, peer(plan, &call->recv), (int)call->recv.tag,
+                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    else if (call->has_send && call->synchronous)
+        MPI_Ssend(b->send, (int)call->send.bytes, MPI_BYTE, peer(plan, &call->send), (int)call->send.tag,
+                  MPI_COMM_WORLD);
+    else if (call->has_send)
+        MPI_Send(b->send, (int)call->send.bytes, MPI_BYTE, peer(plan, &call->send), (int)call->send.tag,
+                 MPI_COMM_WORLD);
+    else if (call->has_recv)
+        MPI_Recv(b->receive, (int)call->recv.bytes, MPI_BYTE, peer(plan, &call->recv), (int)call->recv.tag,
+                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (call->has_isend)
+        MPI_Isend(b->send, (int)call->isend.bytes, MPI_BYTE, peer(plan, &call->isend), (int)call->isend.tag,
+                  MPI_COMM_WORLD, &b->slots[call->isend.request]);
+    if (call->irecv_request) {
+        const adt_replay_message *m = &plan->irecvs[plan->irecv_message[i]];
+        MPI_Irecv(b->by_request[call->irecv_request], (int)m->bytes, MPI_BYTE, peer(plan, m), (int)m->tag,
+                  MPI_COMM_WORLD, &b->slots[call->irecv_request]);
+    }
+    for (uint32_t t = 0; t < call->test_count; ++t) {
+        int flag = 0;
+        MPI_Test(&b->slots[plan->requests[call->first_test + t]], &flag, MPI_STATUS_IGNORE);
+    }
+    if (call->wait_count > 0) {
+        for (uint32_t w = 0; w < call->wait_count; ++w)
+            b->waiting[w] = b->slots[plan->requests[call->first_wait + w]];
+        MPI_Waitall((int)call->wait_count, b->waiting, MPI_STATUSES_IGNORE);
+        for (uint32_t w = 0; w < call->wait_count; ++w)
+            b->slots[plan->requests[call->first_wait + w]] = MPI_REQUEST_NULL;
+    }
+    collective(call, b);
+}
+
+void adt_replay_state_free(adt_replay_state *b)
+{
+    if (!b)
+        return;
+    for (uint32_t s = 0; b->by_request && s < b->symbols; ++s)
+        free(b->by_request[s]);
+    free(b->by_request);
+    free(b->send);
+    free(b->receive);
+    free(b->slots);
+    free(b->waiting);
+    free(b);
+}
+
+adt_replay_state *adt_replay_prepare(const adt_replay_plan *plan)
+{
+    buffers *b = calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    uint32_t most_waited = 1;
+    for (uint32_t s = 0; s < plan->call_kinds; ++s)
+        most_waited = plan->calls_by_signature[s].wait_count > most_waited ? plan->calls_by_signature[s].wait_count
+                                                                           : most_waited;
+    b->plan = plan;
+    b->symbols = plan->request_symbols + 1;
+    b->send = calloc(plan->largest_message + 1, 1);
+    b->receive = calloc(plan->largest_message + 1, 1);
+    b->by_request = calloc(b->symbols, sizeof *b->by_request);
+    b->slots = malloc(sizeof *b->slots * b->symbols);
+    b->waiting = malloc(sizeof *b->waiting * most_waited);
+    bool ready = b->send && b->receive && b->by_request && b->slots && b->waiting;
+    for (uint32_t s = 0; ready && s < b->symbols; ++s) {
+        b->slots[s] = MPI_REQUEST_NULL;
+        b->by_request[s] = calloc(plan->request_bytes[s] + 1, 1);
+        ready = b->by_request[s] != NULL;
+    }
+    if (!ready) {
+        adt_replay_state_free(b);
+        return NULL;
+    }
+    return b;
+}
+
+uint64_t adt_replay_run(adt_replay_state *b, const adt_replay_options *options)
+{
+    const adt_replay_plan *plan = b->plan;
+    uint64_t state = options->seed ^ ((uint64_t)plan->rank << 32);
+    uint64_t start = now_ns();
+    uint32_t previous = plan->sequence[0];
+    for (uint64_t i = 1; i + 1 < plan->length; ++i) {
+        uint32_t terminal = plan->sequence[i];
+        const adt_replay_call *call = &plan->calls_by_signature[terminal];
+        spend(recorded(plan, options, &state, previous, terminal, false));
+        if (call->traffic)
+            issue(plan, i, call, b);
+        else
+            spend(recorded(plan, options, &state, previous, terminal, true));
+        previous = terminal;
+    }
+    spend(recorded(plan, options, &state, previous, plan->sequence[plan->length - 1], false));
+    return now_ns() - start;
+}

@@ -1,0 +1,112 @@
+/*
+ * timing.c: a thread's delta histograms, one pair of them per (previous
+ * signature, this signature), in a table laid out once in its slab. Hot
+ * path (no malloc, no lock, no stdio; the owning thread only): the
+ * table's lookup by hashing, taken when the pair is not the one that
+ * followed the last call's pair last time (the common case is inline in
+ * timing_internal.h). End of run: the pairs exported, sorted by key.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "timing_internal.h"
+
+static size_t align8(size_t bytes)
+{
+    return (bytes + 7) & ~(size_t)7;
+}
+
+static uint32_t slot_count(uint32_t pairs)
+{
+    uint32_t slots = 2;
+    while (slots < 2 * pairs)
+        slots *= 2;
+    return slots;
+}
+
+size_t adt_skeleton_timing_bytes(uint32_t pairs)
+{
+    return align8(sizeof(adt_skeleton_timing)) + align8(sizeof(entry) * (size_t)pairs) +
+           align8(sizeof(uint32_t) * slot_count(pairs));
+}
+
+adt_skeleton_timing *adt_skeleton_timing_init(void *memory, uint32_t pairs)
+{
+    memset(memory, 0, adt_skeleton_timing_bytes(pairs));
+    uint8_t *at = memory;
+    adt_skeleton_timing *timing = (adt_skeleton_timing *)at;
+    at += align8(sizeof *timing);
+    timing->entries = (entry *)at;
+    at += align8(sizeof(entry) * (size_t)pairs);
+    timing->slots = (uint32_t *)at;
+    timing->capacity = pairs;
+    timing->slot_mask = slot_count(pairs) - 1;
+    return timing;
+}
+
+static inline uint32_t home(uint32_t previous, uint32_t signature)
+{
+    return (uint32_t)((((uint64_t)previous << 32 | signature) * 0x9E3779B97F4A7C15ull) >> 40);
+}
+
+entry *adt_skeleton_timing_find(adt_skeleton_timing *timing, uint32_t previous, uint32_t signature)
+{
+    for (uint32_t i = home(previous, signature) & timing->slot_mask;; i = (i + 1) & timing->slot_mask) {
+        uint32_t slot = timing->slots[i];
+        if (slot == 0) {
+            if (timing->count == timing->capacity)
+                return NULL;
+            entry *e = &timing->entries[timing->count];
+            e->previous = previous;
+            e->signature = signature;
+            timing->slots[i] = ++timing->count;
+            return e;
+        }
+        entry *e = &timing->entries[slot - 1];
+        if (e->previous == previous && e->signature == signature)
+            return e;
+    }
+}
+
+bool adt_skeleton_timing_add(adt_skeleton_timing *timing, uint32_t previous, uint32_t signature, uint64_t compute,
+                             uint64_t duration)
+{
+    return adt_skeleton_timing_note(timing, previous, signature, compute, duration);
+}
+
+uint32_t adt_skeleton_timing_count(const adt_skeleton_timing *timing)
+{
+    return timing->count;
+}
+
+static adt_skeleton_histogram exported(const adt_skeleton_histogram *h, uint64_t count, uint64_t shift,
+                                       uint32_t rank)
+{
+    adt_skeleton_histogram out = *h;
+    out.count = count;
+    double n = (double)count, sum = h->mean;
+    out.mean = (double)shift + sum / n;
+    out.m2 = h->m2 - sum * sum / n;
+    if (out.m2 < 0)
+        out.m2 = 0; /* rounding of equal values */
+    out.min_rank = out.max_rank = rank;
+    return out;
+}
+
+static int compare_pairs(const void *a, const void *b)
+{
+    const adt_skeleton_pair *x = a, *y = b;
+    if (x->previous != y->previous)
+        return x->previous < y->previous ? -1 : 1;
+    return (x->signature > y->signature) - (x->signature < y->signature);
+}
+
+void adt_skeleton_timing_export(const adt_skeleton_timing *timing, uint32_t rank, adt_skeleton_pair *out)
+{
+    for (uint32_t i = 0; i < timing->count; ++i) {
+        const entry *e = &timing->entries[i];
+        out[i] = (adt_skeleton_pair){ e->previous, e->signature, exported(&e->compute, e->count, e->compute_shift, rank),
+                                      exported(&e->duration, e->count, e->duration_shift, rank) };
+    }
+    qsort(out, timing->count, sizeof *out, compare_pairs);
+}

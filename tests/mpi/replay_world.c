@@ -1,0 +1,101 @@
+/*
+ * The calls adaptrace-replay issues, on MPI_COMM_WORLD (issue #25): a
+ * whole-run test traces this program, replays its skeleton (traced too)
+ * and compares the two call by call (replay_check.sh).
+ *
+ * usage: mpi-replay-world MODE ITERATIONS
+ *   mix:      per iteration a ring exchange (MPI_Irecv, MPI_Isend,
+ *             MPI_Waitall), MPI_Sendrecv, MPI_Send / MPI_Recv between
+ *             neighbours, and one of MPI_Bcast, MPI_Reduce, MPI_Allreduce,
+ *             MPI_Gather, MPI_Scatter, MPI_Allgather, MPI_Alltoall,
+ *             MPI_Barrier in turn, with computation in between;
+ *   sendrecv: ranks 0 and 1 send 1 KiB back and forth (MPI_Send, MPI_Recv)
+ *             with a little computation before each send;
+ *   scan:     an MPI_Scan, which replay refuses by name.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static volatile double sink;
+
+/* Deterministic computation, some microseconds per unit. */
+static void compute(int units)
+{
+    double x = 1.0;
+    for (int i = 0; i < units * 2000; ++i)
+        x = x * 1.0000001 + 1e-9;
+    sink = x;
+}
+
+static void mix(int rank, int size, int iterations)
+{
+    enum { N = 256 };
+    double out[N] = { 0 }, in[N], all[64 * N];
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    for (int it = 0; it < iterations; ++it) {
+        MPI_Request requests[2];
+        MPI_Irecv(in, N, MPI_DOUBLE, left, 7, MPI_COMM_WORLD, &requests[0]);
+        MPI_Isend(out, N, MPI_DOUBLE, right, 7, MPI_COMM_WORLD, &requests[1]);
+        compute(2);
+        MPI_Waitall(2, requests, MPI_STATUSES_IGNORE);
+        MPI_Sendrecv(out, 16, MPI_DOUBLE, left, 3, in, 16, MPI_DOUBLE, right, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (rank % 2 == 0 && rank + 1 < size)
+            MPI_Send(out, 8, MPI_DOUBLE, rank + 1, 5, MPI_COMM_WORLD);
+        else if (rank % 2 == 1)
+            MPI_Recv(in, 8, MPI_DOUBLE, rank - 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        compute(1);
+        switch (it % 8) {
+        case 0: MPI_Bcast(out, 4, MPI_DOUBLE, 0, MPI_COMM_WORLD); break;
+        case 1: MPI_Reduce(out, in, 4, MPI_DOUBLE, MPI_SUM, size - 1, MPI_COMM_WORLD); break;
+        case 2: MPI_Allreduce(out, in, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD); break;
+        case 3: MPI_Gather(out, 3, MPI_DOUBLE, all, 3, MPI_DOUBLE, 0, MPI_COMM_WORLD); break;
+        case 4: MPI_Scatter(all, 5, MPI_DOUBLE, in, 5, MPI_DOUBLE, 0, MPI_COMM_WORLD); break;
+        case 5: MPI_Allgather(out, 6, MPI_DOUBLE, all, 6, MPI_DOUBLE, MPI_COMM_WORLD); break;
+        case 6: MPI_Alltoall(all, 2, MPI_DOUBLE, all + 32 * N, 2, MPI_DOUBLE, MPI_COMM_WORLD); break;
+        default: MPI_Barrier(MPI_COMM_WORLD); break;
+        }
+    }
+}
+
+static void sendrecv(int rank, int iterations)
+{
+    char buffer[1024];
+    memset(buffer, 0, sizeof buffer);
+    for (int it = 0; it < iterations && rank < 2; ++it) {
+        if (rank == 0) {
+            compute(1);
+            MPI_Send(buffer, sizeof buffer, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
+            MPI_Recv(buffer, sizeof buffer, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Recv(buffer, sizeof buffer, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            compute(1);
+            MPI_Send(buffer, sizeof buffer, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int iterations = argc > 2 ? atoi(argv[2]) : 0;
+    if (argc != 3 || iterations <= 0 || size > 64) {
+        if (rank == 0)
+            fprintf(stderr, "usage: mpi-replay-world mix|sendrecv|scan ITERATIONS (at most 64 ranks)\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    if (strcmp(argv[1], "mix") == 0) {
+        mix(rank, size, iterations);
+    } else if (strcmp(argv[1], "sendrecv") == 0) {
+        sendrecv(rank, iterations);
+    } else {
+        double one = 1, sum = 0;
+        MPI_Scan(&one, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    }
+    MPI_Finalize();
+    return 0;
+}

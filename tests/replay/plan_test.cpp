@@ -1,0 +1,152 @@
+// adaptrace-replay's plan (issue #25): a rank's skeleton decoded into the
+// calls replay issues, without MPI. Skeletons are folded from keys made
+// the way mpi-events/fold.c makes them.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "format/format.h"
+#include "replay/replay.h"
+
+namespace {
+
+enum function { INIT, FINALIZE, IRECV, ISEND, WAITALL, COMM_RANK, SEND, SCAN };
+const char *const names[] = { "MPI_Init", "MPI_Finalize", "MPI_Irecv", "MPI_Isend",
+                              "MPI_Waitall", "MPI_Comm_rank", "MPI_Send", "MPI_Scan" };
+
+// A call's key: LEB128 fields, signed ones zigzag (fold.c).
+struct key {
+    std::vector<uint8_t> bytes;
+    explicit key(function f)
+    {
+        put(f);
+        put(0); // no calling context
+    }
+    key &put(uint64_t value)
+    {
+        while (value >= 0x80) {
+            bytes.push_back((uint8_t)(value | 0x80));
+            value >>= 7;
+        }
+        bytes.push_back((uint8_t)value);
+        return *this;
+    }
+    key &put_signed(int64_t value) { return put(((uint64_t)value << 1) ^ (uint64_t)(value >> 63)); }
+    key &p2p(uint16_t kind, uint64_t bytes_, uint32_t request, int64_t peer, int64_t tag)
+    {
+        return put(kind).put(bytes_).put(request).put(1).put_signed(peer).put_signed(tag);
+    }
+    key &request(uint16_t kind, uint32_t symbol) { return put(kind).put(symbol); }
+};
+
+// The file of `ranks` ranks that all made these calls, read back.
+struct folded {
+    adt_skeleton_file *file = nullptr;
+    explicit folded(const std::vector<key> &calls, uint32_t ranks = 3)
+    {
+        EXPECT_EQ(adt_skeleton_share_create(ADT_SKELETON_SLAB_BYTES), 0);
+        adt_skeleton *skeleton = adt_skeleton_claim(0);
+        uint64_t now = 0;
+        for (const key &call : calls) {
+            adt_skeleton_fold(skeleton, call.bytes.data(), (uint32_t)call.bytes.size(), now + 10, now + 15);
+            now += 15;
+        }
+        std::vector<uint8_t *> parts(ranks);
+        std::vector<size_t> sizes(ranks);
+        for (uint32_t r = 0; r < ranks; ++r)
+            parts[r] = adt_skeleton_rank_encode(r, &sizes[r]);
+        char path[] = "/tmp/replay-plan-test-XXXXXX";
+        int fd = mkstemp(path);
+        close(fd);
+        std::vector<const uint8_t *> constant(parts.begin(), parts.end());
+        EXPECT_EQ(adt_skeleton_file_write(path, names, sizeof names / sizeof *names, constant.data(), sizes.data(),
+                                          ranks),
+                  0);
+        for (uint8_t *part : parts)
+            free(part);
+        adt_skeleton_share_destroy();
+        char error[256] = "";
+        file = adt_skeleton_file_read(path, error, sizeof error);
+        EXPECT_NE(file, nullptr) << error;
+        unlink(path);
+    }
+    ~folded() { adt_skeleton_file_free(file); }
+
+    // The plan of rank 1, or the refusal.
+    std::string refusal(uint32_t ranks = 3)
+    {
+        char error[256] = "";
+        adt_replay_plan *plan = adt_replay_plan_build(file, 1, ranks, error, sizeof error);
+        adt_replay_plan_free(plan);
+        return plan ? "" : error;
+    }
+};
+
+// An exchange whose receive is 64 bytes in even iterations, 128 in odd:
+// each MPI_Irecv takes the message of the Waitall that completes its
+// request, the same symbol recycled each iteration.
+TEST(ReplayPlan, EachIrecvTakesTheMessageThatCompletesItsRequest)
+{
+    std::vector<key> calls{ key(INIT), key(COMM_RANK) };
+    for (int i = 0; i < 6; ++i) {
+        calls.push_back(key(IRECV).request(ADT_REC_MPI_IRECV_REQUEST, 1));
+        calls.push_back(key(ISEND).p2p(ADT_REC_MPI_ISEND, 32, 2, +1, 7));
+        calls.push_back(key(WAITALL)
+                            .p2p(ADT_REC_MPI_IRECV, i % 2 ? 128 : 64, 1, -1, 7)
+                            .request(ADT_REC_MPI_ISEND_COMPLETE, 2));
+    }
+    calls.push_back(key(FINALIZE));
+    folded run(calls);
+    char error[256] = "";
+    adt_replay_plan *plan = adt_replay_plan_build(run.file, 1, 3, error, sizeof error);
+    ASSERT_NE(plan, nullptr) << error;
+    ASSERT_EQ(plan->length, calls.size());
+    int irecvs = 0;
+    for (uint64_t i = 0; i < plan->length; ++i) {
+        const adt_replay_call &call = plan->calls_by_signature[plan->sequence[i]];
+        if (call.irecv_request == 0)
+            continue;
+        const adt_replay_message &m = plan->irecvs[plan->irecv_message[i]];
+        EXPECT_EQ(m.bytes, irecvs % 2 ? 128u : 64u) << "the MPI_Irecv of iteration " << irecvs;
+        EXPECT_EQ(m.peer, -1);
+        EXPECT_EQ(m.tag, 7);
+        irecvs++;
+    }
+    EXPECT_EQ(irecvs, 6);
+    EXPECT_EQ(plan->request_bytes[1], 128u) << "the request's buffer holds its largest receive";
+    EXPECT_STREQ(plan->untrafficked, "MPI_Comm_rank");
+    adt_replay_plan_free(plan);
+}
+
+TEST(ReplayPlan, AnIrecvThatNeverCompletesIsRefused)
+{
+    folded run({ key(INIT), key(IRECV).request(ADT_REC_MPI_IRECV_REQUEST, 1), key(FINALIZE) });
+    EXPECT_EQ(run.refusal(), "rank 1: the MPI_Irecv at call 1 never completes in the skeleton: cannot replay it");
+}
+
+TEST(ReplayPlan, APeerOutsideTheRunIsRefused)
+{
+    folded run({ key(INIT), key(SEND).p2p(ADT_REC_MPI_SEND, 8, 0, +2, 0), key(FINALIZE) });
+    EXPECT_EQ(run.refusal(3), "rank 1: cannot replay MPI_Send: its destination is outside MPI_COMM_WORLD here");
+    EXPECT_EQ(run.refusal(4), "the skeleton holds 3 ranks, this run has 4: run it with mpirun -np 3");
+}
+
+TEST(ReplayPlan, AnUnsupportedCollectiveIsNamed)
+{
+    folded run({ key(INIT), key(SCAN).put(ADT_REC_MPI_COLLECTIVE_BEGIN).put(ADT_REC_MPI_COLLECTIVE_END).put(8).put(8)
+                                .put(0).put(1).put(1).put(UINT32_MAX),
+                 key(FINALIZE) });
+    EXPECT_EQ(run.refusal(), "rank 1: cannot replay MPI_Scan: this collective is not replayed yet");
+}
+
+TEST(ReplayPlan, ARunMustGoFromInitToFinalize)
+{
+    folded run({ key(COMM_RANK), key(FINALIZE) });
+    EXPECT_EQ(run.refusal(), "rank 1's calls do not run from MPI_Init to MPI_Finalize (MPI_Comm_rank ... MPI_Finalize)");
+}
+
+} // namespace
