@@ -51,6 +51,7 @@ struct instant {
 };
 
 struct recorded_location {
+    uint64_t id;
     uint32_t rank;
     uint32_t thread;
     struct instant *instants;
@@ -144,13 +145,24 @@ static struct recorded_location *recorded(struct adt_report_recording *recording
     return &recording->locations[location];
 }
 
-void adt_report_record_location(struct adt_report_recording *recording, size_t location, uint32_t rank,
-                                uint32_t thread, uint64_t timer_resolution)
+void adt_report_record_location(struct adt_report_recording *recording, size_t location, uint64_t id,
+                                uint32_t rank, uint32_t thread, uint64_t timer_resolution)
 {
     struct recorded_location *at = recorded(recording, location);
+    at->id = id;
     at->rank = rank;
     at->thread = thread;
     recording->timer_resolution = timer_resolution;
+}
+
+size_t adt_report_recorded_index(const struct adt_report_recording *recording, uint64_t id)
+{
+    for (size_t i = 0; i < recording->location_count; i++) {
+        if (recording->locations[i].id == id) {
+            return i;
+        }
+    }
+    return SIZE_MAX;
 }
 
 void adt_report_record_instant(struct adt_report_recording *recording, size_t location, uint64_t time,

@@ -233,6 +233,18 @@ struct adt_report_compensated_location {
     uint64_t *compensated;
 };
 
+/* The compensated archive written (--write-archive, docs/compensation.md):
+ * its locations, events and global definitions, every one of the
+ * archive's, and its times raised to their location's previous one to
+ * keep the location's order (0 unless a compensated time went back). */
+struct adt_report_written_archive {
+    bool written;
+    uint64_t locations;
+    uint64_t events;
+    uint64_t definitions;
+    uint64_t clamped;
+};
+
 /* What compensation did (docs/compensation.md has the rules). Every
  * correction beyond the local one is counted under its cause. */
 struct adt_report_compensation {
@@ -256,6 +268,7 @@ struct adt_report_compensation {
     double *rank_model_seconds;    /* per rank: the cost the model put on its events in the archive */
     size_t location_count;         /* with keep_compensated_times */
     struct adt_report_compensated_location *locations;
+    struct adt_report_written_archive archive;
 };
 
 struct adt_report_profile {
@@ -348,12 +361,15 @@ struct adt_report_spread {
  * file, which is written anew). */
 /* keep_compensated_times: the profile's compensation also holds every
  * location's instants, measured and compensated (for checks and later
- * passes). */
+ * passes). write_archive, with compensate: the directory to write the
+ * archive into again with the compensated times (OTF2 creates it; the
+ * caller checks that it is new or empty). */
 struct adt_report_options {
     FILE *chrome_trace;
     bool salvage;
     enum adt_report_compensation_mode compensate;
     bool keep_compensated_times;
+    const char *write_archive;
 };
 
 /* Why a read failed, in one line. damaged: the archive's files contradict
