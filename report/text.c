@@ -505,6 +505,12 @@ static void print_compensation_text(const struct adt_report_profile *profile, FI
             "  messages whose sender and receiver changed order: %" PRIu64 "; rules left unresolved (clocks): %" PRIu64
             "; causality violations after compensation: %" PRIu64 "\n",
             c->late_sender_flips, c->unresolved, c->causality_violations);
+    if (c->archive.written) {
+        fprintf(out,
+                "  compensated archive written: %" PRIu64 " events of %" PRIu64 " locations, %" PRIu64
+                " global definitions; times raised to keep a location's order: %" PRIu64 "\n",
+                c->archive.events, c->archive.locations, c->archive.definitions, c->archive.clamped);
+    }
 }
 
 void adt_report_print_text(const struct adt_report_profile *profile, FILE *out)
@@ -892,6 +898,12 @@ static void print_compensation_json(const struct adt_report_profile *profile, FI
             fprintf(out, "%s%.9g", r ? "," : "", c->rank_model_seconds[r]);
         }
         fputc(']', out);
+        if (c->archive.written) {
+            fprintf(out,
+                    ",\"archive\":{\"locations\":%" PRIu64 ",\"events\":%" PRIu64 ",\"definitions\":%" PRIu64
+                    ",\"clamped\":%" PRIu64 "}",
+                    c->archive.locations, c->archive.events, c->archive.definitions, c->archive.clamped);
+        }
     }
     fputs("},\n", out);
 }
