@@ -275,6 +275,41 @@ static char *read_whole(const char *path)
     return text;
 }
 
+/* The numbers of the list after "key": in text, at most count; how many. */
+static size_t read_list(const char *text, const char *key, double *numbers, size_t count)
+{
+    char quoted[64];
+    snprintf(quoted, sizeof quoted, "\"%s\": [", key);
+    const char *at = strstr(text, quoted);
+    size_t n = 0;
+    for (at = at != NULL ? at + strlen(quoted) : NULL; at != NULL && *at != ']' && n < count; n++) {
+        char *end;
+        numbers[n] = strtod(at, &end);
+        if (end == at) {
+            return n;
+        }
+        at = end + strspn(end, ", \n");
+    }
+    return at != NULL && *at == ']' ? n : count + 1;
+}
+
+void adt_report_read_measurement_cost(const char *archive, struct adt_report_profile *profile)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/summary.json", archive);
+    char *text = read_whole(path);
+    size_t ranks = profile->rank_count;
+    double *seconds = calloc(ranks + 1, sizeof *seconds), *share = calloc(ranks + 1, sizeof *share);
+    if (text != NULL && ranks > 0 && read_list(text, "measurement_cost_per_rank_s", seconds, ranks) == ranks &&
+        read_list(text, "measurement_share_per_rank", share, ranks) == ranks) {
+        profile->measurement_cost = (struct adt_report_measurement_cost){ranks, seconds, share};
+    } else {
+        free(seconds);
+        free(share);
+    }
+    free(text);
+}
+
 /* Every recorded location's model from summary.json's per_location lines
  * (matched by rank and thread); false with the reason in error when the
  * file has none. */

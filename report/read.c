@@ -659,8 +659,9 @@ static struct adt_report_profile *read_salvaging(const char *archive, const stru
     }
 }
 
-struct adt_report_profile *adt_report_read(const char *archive, const struct adt_report_options *options,
-                                           struct adt_report_error *error)
+/* The figures of archive, compensated as options say. */
+static struct adt_report_profile *read_figures(const char *archive, const struct adt_report_options *options,
+                                               struct adt_report_error *error)
 {
     if (options->compensate == ADT_REPORT_MEASURED) {
         return read_salvaging(archive, options, &(struct compensation_pass){0}, error);
@@ -695,6 +696,16 @@ struct adt_report_profile *adt_report_read(const char *archive, const struct adt
     return profile;
 }
 
+struct adt_report_profile *adt_report_read(const char *archive, const struct adt_report_options *options,
+                                           struct adt_report_error *error)
+{
+    struct adt_report_profile *profile = read_figures(archive, options, error);
+    if (profile != NULL) {
+        adt_report_read_measurement_cost(archive, profile);
+    }
+    return profile;
+}
+
 void adt_report_free(struct adt_report_profile *profile)
 {
     if (profile == NULL) {
@@ -717,6 +728,8 @@ void adt_report_free(struct adt_report_profile *profile)
         free(profile->left_out[i].reason);
     }
     free(profile->left_out);
+    free(profile->measurement_cost.seconds);
+    free(profile->measurement_cost.share);
     free(profile->compensation.rank_removed_seconds);
     free(profile->compensation.rank_model_seconds);
     for (size_t i = 0; i < profile->compensation.location_count; i++) {

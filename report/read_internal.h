@@ -276,6 +276,9 @@ void adt_report_record_collective(struct adt_report_recording *recording,
 struct adt_report_timeshift *adt_report_compensate(const struct adt_report_recording *recording,
                                                    const char *archive, enum adt_report_compensation_mode mode,
                                                    struct adt_report_error *error);
+/* profile->measurement_cost from archive's summary.json (left empty when
+ * the file or its figures are missing, or are not one per rank). */
+void adt_report_read_measurement_cost(const char *archive, struct adt_report_profile *profile);
 /* The compensated time of an event of location (index) at time. */
 uint64_t adt_report_shifted_time(const struct adt_report_timeshift *timeshift, size_t location, uint64_t time);
 /* The share of location's span that compensation leaves. */

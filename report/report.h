@@ -271,8 +271,21 @@ struct adt_report_compensation {
     struct adt_report_written_archive archive;
 };
 
+/* The measurement's cost per rank as the run estimated it (summary.json's
+ * measurement_cost_per_rank_s and measurement_share_per_rank: each class's
+ * events at the mean cost of its timed ones, docs/compensation.md), the
+ * same whether the figures are compensated or not. rank_count 0: the
+ * summary has none (an archive written before the cost model, or no
+ * summary). */
+struct adt_report_measurement_cost {
+    size_t rank_count;
+    double *seconds;
+    double *share; /* of the rank's run, from the start of measurement to the summary */
+};
+
 struct adt_report_profile {
     size_t rank_count;
+    struct adt_report_measurement_cost measurement_cost;
     /* mode ADT_REPORT_MEASURED: the figures are the measured times. */
     struct adt_report_compensation compensation;
     /* The locations a salvaged report leaves out, in the order their

@@ -513,11 +513,27 @@ static void print_compensation_text(const struct adt_report_profile *profile, FI
     }
 }
 
+/* The run's estimate of what measuring cost each rank (summary.json). */
+static void print_measurement_cost_text(const struct adt_report_profile *profile, FILE *out)
+{
+    const struct adt_report_measurement_cost *cost = &profile->measurement_cost;
+    if (cost->rank_count == 0) {
+        fprintf(out, "Measurement cost: not estimated (summary.json has no cost model)\n");
+        return;
+    }
+    fprintf(out, "Measurement cost (the run's estimate from its timed events, summary.json):");
+    for (size_t r = 0; r < cost->rank_count && r < TEXT_MATRIX_RANKS; r++) {
+        fprintf(out, "%s rank %zu %.6f s (%.3f %%)", r ? "," : "", r, cost->seconds[r], 100 * cost->share[r]);
+    }
+    fprintf(out, "%s\n", cost->rank_count > TEXT_MATRIX_RANKS ? ", ..." : "");
+}
+
 void adt_report_print_text(const struct adt_report_profile *profile, FILE *out)
 {
     print_left_out_text(profile, out);
     print_compensation_text(profile, out);
     fprintf(out, "Ranks: %zu\n", profile->rank_count);
+    print_measurement_cost_text(profile, out);
     print_mpi_text(profile, out);
     print_matrix_text(profile, out);
     print_segments_text(profile, out);
@@ -911,6 +927,20 @@ static void print_compensation_json(const struct adt_report_profile *profile, FI
 void adt_report_print_json(const struct adt_report_profile *profile, FILE *out)
 {
     fprintf(out, "{\"rank_count\":%zu,\n", profile->rank_count);
+    fputs("\"measurement_cost\":", out);
+    if (profile->measurement_cost.rank_count == 0) {
+        fputs("null,\n", out);
+    } else {
+        fputs("{\"rank_seconds\":[", out);
+        for (size_t r = 0; r < profile->measurement_cost.rank_count; r++) {
+            fprintf(out, "%s%.9g", r ? "," : "", profile->measurement_cost.seconds[r]);
+        }
+        fputs("],\"rank_share\":[", out);
+        for (size_t r = 0; r < profile->measurement_cost.rank_count; r++) {
+            fprintf(out, "%s%.9g", r ? "," : "", profile->measurement_cost.share[r]);
+        }
+        fputs("]},\n", out);
+    }
     print_compensation_json(profile, out);
     print_mpi_json(profile, out);
     print_timeline_json(profile, out);

@@ -18,6 +18,8 @@ from ARCHIVE. Then:
 - the report of the written archive, not compensated again, has the
   compensated report's figures: every rank's span, MPI time, computation,
   late sender and collective waiting, every MPI function's time;
+- the report states the run's measurement cost per rank as summary.json
+  estimated it, compensated or not, of the archive and of the copy;
 - reporting it with --compensate again is refused, as is writing into a
   directory that is not empty, and --write-archive without --compensate.
 """
@@ -135,6 +137,17 @@ for rank, (have, want) in enumerate(zip(plain["ranks"], compensated["ranks"])):
 for have, want in zip(plain["mpi_functions"], compensated["mpi_functions"]):
     if have["name"] != want["name"] or abs(have["seconds"] - want["seconds"]) > 1e-6 * max(1.0, want["seconds"]):
         fail(f"{have['name']}: {have['seconds']} s from the written archive, {want['name']} {want['seconds']} s compensated")
+
+summary = json.load(open(f"{archive}/summary.json"))
+stated = {"rank_seconds": summary["measurement_cost_per_rank_s"], "rank_share": summary["measurement_share_per_rank"]}
+measured = json.loads(run(report, "--json", archive).stdout)
+for name, figures in (("measured", measured), ("compensated", compensated), ("written archive's", plain)):
+    cost = figures["measurement_cost"]
+    if cost is None or any(abs(a - b) > 1e-12 for key in stated for a, b in zip(cost[key], stated[key])) or \
+            len(cost["rank_seconds"]) != len(stated["rank_seconds"]):
+        fail(f"the {name} report states the measurement cost {cost}, summary.json {stated}")
+if "Measurement cost (the run's estimate" not in run(report, archive).stdout:
+    fail("the text report does not state the measurement cost")
 
 again = run(report, "--compensate", out, expect=1)
 if "compensated already" not in again.stderr:

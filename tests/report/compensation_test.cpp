@@ -474,7 +474,10 @@ void write_summary(const std::string &directory, uint64_t factor)
                 << 4 * factor * SAMPLE_COST[c][1] << "]";
         out << "]}";
     }
-    out << "\n  ]\n}\n";
+    // The run's estimate per rank as the runtime writes it (rank r:
+    // r + 1 ms, r + 1 % of its run), which the report states as it is.
+    out << "\n  ],\n  \"measurement_cost_per_rank_s\": [0.001, 0.002, 0.003],\n"
+        << "  \"measurement_share_per_rank\": [0.01, 0.02, 0.03]\n}\n";
 }
 
 // The true run's figures, as the report defines them.
@@ -728,7 +731,7 @@ TEST_F(Compensation, WrittenArchiveHoldsEveryRecordAtItsTrueTime)
     options.write_archive = written.path().c_str();
     adt_report_profile *profile = adt_report_read(directory_.path().c_str(), &options, &error);
     ASSERT_NE(profile, nullptr) << error.text;
-    const adt_report_written_archive &copy = profile->compensation.archive;
+    const adt_report_written_archive copy = profile->compensation.archive;
     EXPECT_TRUE(copy.written);
     EXPECT_EQ(copy.locations, uint64_t(RANKS));
     EXPECT_EQ(copy.clamped, 0u);
@@ -766,6 +769,37 @@ TEST_F(Compensation, WrittenArchiveHoldsEveryRecordAtItsTrueTime)
     options.compensate = ADT_REPORT_COMPENSATE_MODEL;
     EXPECT_EQ(adt_report_read(written.path().c_str(), &options, &error), nullptr);
     EXPECT_NE(std::string(error.text).find("compensated already"), std::string::npos) << error.text;
+}
+
+TEST_F(Compensation, ReportStatesTheRunsMeasurementCostPerRankCompensatedOrNot)
+{
+    write_summary(directory_.path(), 1);
+    for (adt_report_compensation_mode mode : {ADT_REPORT_MEASURED, ADT_REPORT_COMPENSATE_MODEL}) {
+        adt_report_profile *profile = read(mode);
+        ASSERT_NE(profile, nullptr);
+        ASSERT_EQ(profile->measurement_cost.rank_count, size_t(RANKS));
+        for (int r = 0; r < RANKS; r++) {
+            EXPECT_DOUBLE_EQ(profile->measurement_cost.seconds[r], 0.001 * (r + 1)) << "rank " << r;
+            EXPECT_DOUBLE_EQ(profile->measurement_cost.share[r], 0.01 * (r + 1)) << "rank " << r;
+        }
+        char *text = nullptr;
+        size_t size = 0;
+        FILE *out = open_memstream(&text, &size);
+        adt_report_print_text(profile, out);
+        fclose(out);
+        EXPECT_NE(std::string(text).find("rank 1 0.002000 s (2.000 %), rank 2 0.003000 s (3.000 %)"),
+                  std::string::npos)
+            << text;
+        free(text);
+        adt_report_free(profile);
+    }
+    // A summary whose lists are not one per rank states none.
+    std::ofstream(directory_.path() + "/summary.json")
+        << "{\n  \"measurement_cost_per_rank_s\": [0.001, 0.002],\n  \"measurement_share_per_rank\": [0.01, 0.02]\n}\n";
+    adt_report_profile *profile = read(ADT_REPORT_MEASURED);
+    ASSERT_NE(profile, nullptr);
+    EXPECT_EQ(profile->measurement_cost.rank_count, 0u);
+    adt_report_free(profile);
 }
 
 TEST_F(Compensation, ArchiveWithoutACostModelIsRefusedWithItsReason)
