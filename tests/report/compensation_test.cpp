@@ -771,6 +771,20 @@ TEST_F(Compensation, WrittenArchiveHoldsEveryRecordAtItsTrueTime)
     EXPECT_NE(std::string(error.text).find("compensated already"), std::string::npos) << error.text;
 }
 
+TEST_F(Compensation, ArchiveThatCannotBeWrittenFailsTheReadWithItsReason)
+{
+    write_summary(directory_.path(), 1);
+    adt_report_error error{};
+    adt_report_options options{};
+    options.compensate = ADT_REPORT_COMPENSATE_MODEL;
+    std::string target = directory_.path() + "/summary.json/compensated"; // under a regular file
+    options.write_archive = target.c_str();
+    EXPECT_EQ(adt_report_read(directory_.path().c_str(), &options, &error), nullptr);
+    EXPECT_FALSE(error.damaged);
+    EXPECT_NE(std::string(error.text).find("cannot write the compensated archive " + target), std::string::npos)
+        << error.text;
+}
+
 TEST_F(Compensation, ReportStatesTheRunsMeasurementCostPerRankCompensatedOrNot)
 {
     write_summary(directory_.path(), 1);
