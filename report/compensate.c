@@ -51,6 +51,7 @@ struct instant {
 };
 
 struct recorded_location {
+    uint64_t id;
     uint32_t rank;
     uint32_t thread;
     struct instant *instants;
@@ -144,13 +145,24 @@ static struct recorded_location *recorded(struct adt_report_recording *recording
     return &recording->locations[location];
 }
 
-void adt_report_record_location(struct adt_report_recording *recording, size_t location, uint32_t rank,
-                                uint32_t thread, uint64_t timer_resolution)
+void adt_report_record_location(struct adt_report_recording *recording, size_t location, uint64_t id,
+                                uint32_t rank, uint32_t thread, uint64_t timer_resolution)
 {
     struct recorded_location *at = recorded(recording, location);
+    at->id = id;
     at->rank = rank;
     at->thread = thread;
     recording->timer_resolution = timer_resolution;
+}
+
+size_t adt_report_recorded_index(const struct adt_report_recording *recording, uint64_t id)
+{
+    for (size_t i = 0; i < recording->location_count; i++) {
+        if (recording->locations[i].id == id) {
+            return i;
+        }
+    }
+    return SIZE_MAX;
 }
 
 void adt_report_record_instant(struct adt_report_recording *recording, size_t location, uint64_t time,
@@ -261,6 +273,41 @@ static char *read_whole(const char *path)
     fclose(file);
     text[size] = '\0';
     return text;
+}
+
+/* The numbers of the list after "key": in text, at most count; how many. */
+static size_t read_list(const char *text, const char *key, double *numbers, size_t count)
+{
+    char quoted[64];
+    snprintf(quoted, sizeof quoted, "\"%s\": [", key);
+    const char *at = strstr(text, quoted);
+    size_t n = 0;
+    for (at = at != NULL ? at + strlen(quoted) : NULL; at != NULL && *at != ']' && n < count; n++) {
+        char *end;
+        numbers[n] = strtod(at, &end);
+        if (end == at) {
+            return n;
+        }
+        at = end + strspn(end, ", \n");
+    }
+    return at != NULL && *at == ']' ? n : count + 1;
+}
+
+void adt_report_read_measurement_cost(const char *archive, struct adt_report_profile *profile)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/summary.json", archive);
+    char *text = read_whole(path);
+    size_t ranks = profile->rank_count;
+    double *seconds = calloc(ranks + 1, sizeof *seconds), *share = calloc(ranks + 1, sizeof *share);
+    if (text != NULL && ranks > 0 && read_list(text, "measurement_cost_per_rank_s", seconds, ranks) == ranks &&
+        read_list(text, "measurement_share_per_rank", share, ranks) == ranks) {
+        profile->measurement_cost = (struct adt_report_measurement_cost){ranks, seconds, share};
+    } else {
+        free(seconds);
+        free(share);
+    }
+    free(text);
 }
 
 /* Every recorded location's model from summary.json's per_location lines

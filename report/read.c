@@ -487,6 +487,23 @@ static bool bound_definitions(OTF2_Reader *reader, struct reading *reading, uint
     return true;
 }
 
+/* Whether the archive's times are compensated already (written by
+ * --write-archive, write_archive.c): its property, by name among the
+ * names (asking for a missing property is an error OTF2 reports). */
+static bool compensated_already(OTF2_Reader *reader)
+{
+    uint32_t count = 0;
+    char **names = NULL;
+    bool found = false;
+    if (OTF2_Reader_GetPropertyNames(reader, &count, &names) == OTF2_SUCCESS) {
+        for (uint32_t i = 0; i < count; i++) {
+            found = found || strcmp(names[i], ADT_REPORT_COMPENSATED_PROPERTY) == 0;
+        }
+    }
+    free(names);
+    return found;
+}
+
 /* What a pass does for compensation (compensate.c): a first pass records
  * into recording, a second reads its times through timeshift; both NULL
  * in a pass of measured times. */
@@ -546,6 +563,16 @@ static struct adt_report_profile *read_pass(const char *archive, const struct ad
         adt_report_free(profile);
         return NULL;
     }
+    if (compensation->recording != NULL && compensated_already(reader)) {
+        snprintf(error->text, sizeof error->text,
+                 "its times are compensated already (written by adaptrace-report --write-archive): report it "
+                 "without --compensate");
+        OTF2_Reader_Close(reader);
+        OTF2_Error_RegisterCallback(otf2_printer, NULL);
+        release(&reading);
+        adt_report_free(profile);
+        return NULL;
+    }
     bool ok = !adt_report_otf2_failed(&reading, OTF2_Reader_SetSerialCollectiveCallbacks(reader),
                                       "OTF2_Reader_SetSerialCollectiveCallbacks") &&
               bound_definitions(reader, &reading, (uint64_t)definition_file.st_size) && adt_report_read_definitions(reader, &reading) &&
@@ -572,8 +599,8 @@ static struct adt_report_profile *read_pass(const char *archive, const struct ad
         attach_left_outs(&reading, left_out);
     }
     for (size_t i = 0; ok && reading.recording != NULL && i < reading.location_count; i++) {
-        adt_report_record_location(reading.recording, i, reading.locations[i].rank, reading.locations[i].thread,
-                                   reading.timer_resolution);
+        adt_report_record_location(reading.recording, i, reading.locations[i].id, reading.locations[i].rank,
+                                   reading.locations[i].thread, reading.timer_resolution);
     }
     if (ok && reading.chrome != NULL) {
         adt_report_chrome_end(reading.chrome);
@@ -632,8 +659,9 @@ static struct adt_report_profile *read_salvaging(const char *archive, const stru
     }
 }
 
-struct adt_report_profile *adt_report_read(const char *archive, const struct adt_report_options *options,
-                                           struct adt_report_error *error)
+/* The figures of archive, compensated as options say. */
+static struct adt_report_profile *read_figures(const char *archive, const struct adt_report_options *options,
+                                               struct adt_report_error *error)
 {
     if (options->compensate == ADT_REPORT_MEASURED) {
         return read_salvaging(archive, options, &(struct compensation_pass){0}, error);
@@ -656,8 +684,25 @@ struct adt_report_profile *adt_report_read(const char *archive, const struct adt
     if (profile != NULL) {
         adt_report_attach_compensation(timeshift, profile, options->keep_compensated_times, first.recording);
     }
+    if (profile != NULL && options->write_archive != NULL &&
+        !adt_report_write_archive(archive, options->write_archive, timeshift, first.recording,
+                                  options->compensate == ADT_REPORT_COMPENSATE_CONSTANT ? "constant" : "model",
+                                  &profile->compensation.archive, error)) {
+        adt_report_free(profile);
+        profile = NULL;
+    }
     adt_report_timeshift_free(timeshift);
     adt_report_recording_free(first.recording);
+    return profile;
+}
+
+struct adt_report_profile *adt_report_read(const char *archive, const struct adt_report_options *options,
+                                           struct adt_report_error *error)
+{
+    struct adt_report_profile *profile = read_figures(archive, options, error);
+    if (profile != NULL) {
+        adt_report_read_measurement_cost(archive, profile);
+    }
     return profile;
 }
 
@@ -683,6 +728,8 @@ void adt_report_free(struct adt_report_profile *profile)
         free(profile->left_out[i].reason);
     }
     free(profile->left_out);
+    free(profile->measurement_cost.seconds);
+    free(profile->measurement_cost.share);
     free(profile->compensation.rank_removed_seconds);
     free(profile->compensation.rank_model_seconds);
     for (size_t i = 0; i < profile->compensation.location_count; i++) {

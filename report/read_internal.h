@@ -259,9 +259,12 @@ struct adt_report_recording *adt_report_recording_new(void);
 void adt_report_recording_free(struct adt_report_recording *recording);
 /* Empties it for another first pass (a salvaging read starts again). */
 void adt_report_recording_clear(struct adt_report_recording *recording);
-/* The rank and thread of location (index), and the archive's clock. */
-void adt_report_record_location(struct adt_report_recording *recording, size_t location, uint32_t rank,
-                                uint32_t thread, uint64_t timer_resolution);
+/* The OTF2 id, rank and thread of location (index), and the archive's
+ * clock. */
+void adt_report_record_location(struct adt_report_recording *recording, size_t location, uint64_t id,
+                                uint32_t rank, uint32_t thread, uint64_t timer_resolution);
+/* The index of the location of OTF2 id; SIZE_MAX for none. */
+size_t adt_report_recorded_index(const struct adt_report_recording *recording, uint64_t id);
 /* An MPI region entered or left, or a sample, on location at time. */
 void adt_report_record_instant(struct adt_report_recording *recording, size_t location, uint64_t time,
                                unsigned kind);
@@ -275,6 +278,9 @@ void adt_report_record_collective(struct adt_report_recording *recording,
 struct adt_report_timeshift *adt_report_compensate(const struct adt_report_recording *recording,
                                                    const char *archive, enum adt_report_compensation_mode mode,
                                                    struct adt_report_error *error);
+/* profile->measurement_cost from archive's summary.json (left empty when
+ * the file or its figures are missing, or are not one per rank). */
+void adt_report_read_measurement_cost(const char *archive, struct adt_report_profile *profile);
 /* The compensated time of an event of location (index) at time. */
 uint64_t adt_report_shifted_time(const struct adt_report_timeshift *timeshift, size_t location, uint64_t time);
 /* The share of location's span that compensation leaves. */
@@ -284,6 +290,15 @@ double adt_report_shifted_scale(const struct adt_report_timeshift *timeshift, si
 void adt_report_attach_compensation(struct adt_report_timeshift *timeshift, struct adt_report_profile *profile,
                                     bool keep_times, const struct adt_report_recording *recording);
 void adt_report_timeshift_free(struct adt_report_timeshift *timeshift);
+
+/* write_archive.c: the archive copied to target, every record of it, its
+ * times through timeshift (the locations' indices are the recording's);
+ * the archive property ADT_REPORT_COMPENSATED_PROPERTY says mode
+ * ("model" or "constant"). false with the reason in error. */
+#define ADT_REPORT_COMPENSATED_PROPERTY "ADAPTRACE::COMPENSATED"
+bool adt_report_write_archive(const char *archive, const char *target, const struct adt_report_timeshift *timeshift,
+                              const struct adt_report_recording *recording, const char *mode,
+                              struct adt_report_written_archive *written, struct adt_report_error *error);
 
 /* flushes.c: a BufferFlush record of location (its index) from time to
  * stop_time; after the pass, the locations that flushed and the total go

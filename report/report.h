@@ -244,6 +244,18 @@ struct adt_report_compensated_location {
     uint64_t *compensated;
 };
 
+/* The compensated archive written (--write-archive, docs/compensation.md):
+ * its locations, events and global definitions, every one of the
+ * archive's, and its times raised to their location's previous one to
+ * keep the location's order (0 unless a compensated time went back). */
+struct adt_report_written_archive {
+    bool written;
+    uint64_t locations;
+    uint64_t events;
+    uint64_t definitions;
+    uint64_t clamped;
+};
+
 /* What compensation did (docs/compensation.md has the rules). Every
  * correction beyond the local one is counted under its cause. */
 struct adt_report_compensation {
@@ -267,10 +279,24 @@ struct adt_report_compensation {
     double *rank_model_seconds;    /* per rank: the cost the model put on its events in the archive */
     size_t location_count;         /* with keep_compensated_times */
     struct adt_report_compensated_location *locations;
+    struct adt_report_written_archive archive;
+};
+
+/* The measurement's cost per rank as the run estimated it (summary.json's
+ * measurement_cost_per_rank_s and measurement_share_per_rank: each class's
+ * events at the mean cost of its timed ones, docs/compensation.md), the
+ * same whether the figures are compensated or not. rank_count 0: the
+ * summary has none (an archive written before the cost model, or no
+ * summary). */
+struct adt_report_measurement_cost {
+    size_t rank_count;
+    double *seconds;
+    double *share; /* of the rank's run, from the start of measurement to the summary */
 };
 
 struct adt_report_profile {
     size_t rank_count;
+    struct adt_report_measurement_cost measurement_cost;
     /* mode ADT_REPORT_MEASURED: the figures are the measured times. */
     struct adt_report_compensation compensation;
     /* The locations a salvaged report leaves out, in the order their
@@ -365,12 +391,15 @@ struct adt_report_spread {
  * file, which is written anew). */
 /* keep_compensated_times: the profile's compensation also holds every
  * location's instants, measured and compensated (for checks and later
- * passes). */
+ * passes). write_archive, with compensate: the directory to write the
+ * archive into again with the compensated times (OTF2 creates it; the
+ * caller checks that it is new or empty). */
 struct adt_report_options {
     FILE *chrome_trace;
     bool salvage;
     enum adt_report_compensation_mode compensate;
     bool keep_compensated_times;
+    const char *write_archive;
 };
 
 /* Why a read failed, in one line. damaged: the archive's files contradict

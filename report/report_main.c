@@ -1,5 +1,6 @@
 /* adaptrace-report ARCHIVE: the profile of a run from its archive, as
  * text (or JSON) and an HTML page (report/ does the work). */
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: adaptrace-report [--json] [--salvage] [--compensate[=model|constant]] [--html FILE]\n"
-            "                        [--speedscope FILE] [--chrome-trace FILE] ARCHIVE\n"
+            "                        [--speedscope FILE] [--chrome-trace FILE] [--write-archive DIR] ARCHIVE\n"
             "       adaptrace-report --skeleton [--expand] ARCHIVE\n"
             "\n"
             "Prints the profile of the run whose OTF2 archive is ARCHIVE (the directory holding\n"
@@ -43,12 +44,33 @@ static void usage(FILE *out)
             "               messages and collectives causal; each correction counted (docs/compensation.md)\n"
             "  --compensate=constant  the same with one cost per kind of event (the warmest class),\n"
             "               as a start-up constant would compensate, for comparison\n"
+            "  --write-archive DIR  with --compensate: also write the archive again into DIR (new or\n"
+            "               empty), every record with its compensated times, for Vampir and other\n"
+            "               OTF2 readers\n"
             "\n"
             "Exit status: 0 on success, 1 when the archive cannot be opened or an output cannot be\n"
             "written, 2 on a usage error or when the archive is damaged (one line says which file\n"
             "and what is wrong).\n"
             "  --help       print this help and exit\n",
             ADT_WITH_REPORT_HTML ? "" : "\n               (left out of this build: ADAPTRACE_REPORT_HTML=OFF)");
+}
+
+/* Whether path can take the compensated archive: missing, or an empty
+ * directory (OTF2 would mix its files with those there). NULL if so, else
+ * why not. */
+static const char *unusable_target(const char *path)
+{
+    DIR *directory = opendir(path);
+    if (directory == NULL) {
+        return errno == ENOENT ? NULL : strerror(errno);
+    }
+    const char *why = NULL;
+    for (struct dirent *entry; why == NULL && (entry = readdir(directory)) != NULL;) {
+        why = strcmp(entry->d_name, ".") != 0 && strcmp(entry->d_name, "..") != 0 ? "it exists and is not empty"
+                                                                                  : NULL;
+    }
+    closedir(directory);
+    return why;
 }
 
 typedef int write_file(const struct adt_report_profile *profile, const char *archive, const char *path,
@@ -73,6 +95,7 @@ int main(int argc, char **argv)
     const char *archive = NULL;
     /* Written during the reading pass, not from the profile after it. */
     const char *chrome_path = NULL;
+    const char *archive_copy = NULL;
     bool json = false;
     bool salvage = false;
     bool skeleton = false;
@@ -102,6 +125,8 @@ int main(int argc, char **argv)
             compensate = ADT_REPORT_COMPENSATE_MODEL;
         } else if (strcmp(argv[i], "--compensate=constant") == 0) {
             compensate = ADT_REPORT_COMPENSATE_CONSTANT;
+        } else if (strcmp(argv[i], "--write-archive") == 0 && i + 1 < argc) {
+            archive_copy = argv[++i];
         } else if (strcmp(argv[i], "--chrome-trace") == 0 && i + 1 < argc) {
             chrome_path = argv[++i];
         } else if (output != NULL && i + 1 < argc) {
@@ -129,6 +154,17 @@ int main(int argc, char **argv)
             fprintf(stderr, "adaptrace-report: %s\n", error);
         return printed == 0 ? 0 : printed == -1 ? 1 : 2;
     }
+    if (archive_copy != NULL) {
+        const char *unusable = unusable_target(archive_copy);
+        if (compensate == ADT_REPORT_MEASURED || salvage) {
+            fprintf(stderr, "adaptrace-report: --write-archive needs --compensate (it writes the compensated times) "
+                            "and takes no --salvage (a damaged location cannot be copied)\n");
+            return 2;
+        } else if (unusable != NULL) {
+            fprintf(stderr, "adaptrace-report: --write-archive %s: %s\n", archive_copy, unusable);
+            return 2;
+        }
+    }
     struct adt_report_error read_error;
     int status = 0;
     FILE *chrome = NULL;
@@ -138,7 +174,10 @@ int main(int argc, char **argv)
     }
     struct adt_report_profile *profile =
         adt_report_read(archive,
-                        &(struct adt_report_options){.chrome_trace = chrome, .salvage = salvage, .compensate = compensate},
+                        &(struct adt_report_options){.chrome_trace = chrome,
+                                                     .salvage = salvage,
+                                                     .compensate = compensate,
+                                                     .write_archive = archive_copy},
                         &read_error);
     /* Not removed when cut short: the path may be no regular file
      * (/dev/stdout). A failed read says so below and exits with 1 or 2. */
@@ -160,6 +199,9 @@ int main(int argc, char **argv)
     }
     if (chrome_path != NULL && !json) {
         printf("Chrome trace: %s\n", chrome_path);
+    }
+    if (archive_copy != NULL && !json) {
+        printf("Compensated archive: %s\n", archive_copy);
     }
     for (size_t o = 0; o < OUTPUT_COUNT; o++) {
         if (outputs[o].path == NULL) {

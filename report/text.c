@@ -545,6 +545,27 @@ static void print_compensation_text(const struct adt_report_profile *profile, FI
             "  messages whose sender and receiver changed order: %" PRIu64 "; rules left unresolved (clocks): %" PRIu64
             "; causality violations after compensation: %" PRIu64 "\n",
             c->late_sender_flips, c->unresolved, c->causality_violations);
+    if (c->archive.written) {
+        fprintf(out,
+                "  compensated archive written: %" PRIu64 " events of %" PRIu64 " locations, %" PRIu64
+                " global definitions; times raised to keep a location's order: %" PRIu64 "\n",
+                c->archive.events, c->archive.locations, c->archive.definitions, c->archive.clamped);
+    }
+}
+
+/* The run's estimate of what measuring cost each rank (summary.json). */
+static void print_measurement_cost_text(const struct adt_report_profile *profile, FILE *out)
+{
+    const struct adt_report_measurement_cost *cost = &profile->measurement_cost;
+    if (cost->rank_count == 0) {
+        fprintf(out, "Measurement cost: not estimated (summary.json has no cost model)\n");
+        return;
+    }
+    fprintf(out, "Measurement cost (the run's estimate from its timed events, summary.json):");
+    for (size_t r = 0; r < cost->rank_count && r < TEXT_MATRIX_RANKS; r++) {
+        fprintf(out, "%s rank %zu %.6f s (%.3f %%)", r ? "," : "", r, cost->seconds[r], 100 * cost->share[r]);
+    }
+    fprintf(out, "%s\n", cost->rank_count > TEXT_MATRIX_RANKS ? ", ..." : "");
 }
 
 void adt_report_print_text(const struct adt_report_profile *profile, FILE *out)
@@ -552,6 +573,7 @@ void adt_report_print_text(const struct adt_report_profile *profile, FILE *out)
     print_left_out_text(profile, out);
     print_compensation_text(profile, out);
     fprintf(out, "Ranks: %zu\n", profile->rank_count);
+    print_measurement_cost_text(profile, out);
     print_mpi_text(profile, out);
     print_matrix_text(profile, out);
     print_segments_text(profile, out);
@@ -933,6 +955,12 @@ static void print_compensation_json(const struct adt_report_profile *profile, FI
             fprintf(out, "%s%.9g", r ? "," : "", c->rank_model_seconds[r]);
         }
         fputc(']', out);
+        if (c->archive.written) {
+            fprintf(out,
+                    ",\"archive\":{\"locations\":%" PRIu64 ",\"events\":%" PRIu64 ",\"definitions\":%" PRIu64
+                    ",\"clamped\":%" PRIu64 "}",
+                    c->archive.locations, c->archive.events, c->archive.definitions, c->archive.clamped);
+        }
     }
     fputs("},\n", out);
 }
@@ -940,6 +968,20 @@ static void print_compensation_json(const struct adt_report_profile *profile, FI
 void adt_report_print_json(const struct adt_report_profile *profile, FILE *out)
 {
     fprintf(out, "{\"rank_count\":%zu,\n", profile->rank_count);
+    fputs("\"measurement_cost\":", out);
+    if (profile->measurement_cost.rank_count == 0) {
+        fputs("null,\n", out);
+    } else {
+        fputs("{\"rank_seconds\":[", out);
+        for (size_t r = 0; r < profile->measurement_cost.rank_count; r++) {
+            fprintf(out, "%s%.9g", r ? "," : "", profile->measurement_cost.seconds[r]);
+        }
+        fputs("],\"rank_share\":[", out);
+        for (size_t r = 0; r < profile->measurement_cost.rank_count; r++) {
+            fprintf(out, "%s%.9g", r ? "," : "", profile->measurement_cost.share[r]);
+        }
+        fputs("]},\n", out);
+    }
     print_compensation_json(profile, out);
     print_mpi_json(profile, out);
     print_timeline_json(profile, out);

@@ -9,7 +9,8 @@
 // compensated time of every instant must come back to its true time within
 // 1 ns, with no causality rule broken, and the report's figures must be
 // the true run's. A model three times the injected cost over-compensates,
-// and must say so while still keeping causality.
+// and must say so while still keeping causality. The compensated archive
+// written from it (--write-archive) holds every record at its true time.
 #include <gtest/gtest.h>
 #include <otf2/otf2.h>
 
@@ -473,7 +474,10 @@ void write_summary(const std::string &directory, uint64_t factor)
                 << 4 * factor * SAMPLE_COST[c][1] << "]";
         out << "]}";
     }
-    out << "\n  ]\n}\n";
+    // The run's estimate per rank as the runtime writes it (rank r:
+    // r + 1 ms, r + 1 % of its run), which the report states as it is.
+    out << "\n  ],\n  \"measurement_cost_per_rank_s\": [0.001, 0.002, 0.003],\n"
+        << "  \"measurement_share_per_rank\": [0.01, 0.02, 0.03]\n}\n";
 }
 
 // The true run's figures, as the report defines them.
@@ -525,6 +529,64 @@ Figures true_figures(const Simulation &simulation)
             figures.collective_wait[member.first] += double(last - member.second) / RESOLUTION;
     }
     return figures;
+}
+
+// The events of an archive read back: per location, in its order, each
+// one's kind and time (every kind write_archive above writes).
+using ReadBack = std::map<uint64_t, std::vector<std::pair<Kind, uint64_t>>>;
+
+template <Kind kind> OTF2_CallbackCode note(OTF2_LocationRef location, OTF2_TimeStamp time, void *data)
+{
+    (*static_cast<ReadBack *>(data))[location].emplace_back(kind, time);
+    return OTF2_CALLBACK_SUCCESS;
+}
+template <Kind kind, typename... Rest>
+OTF2_CallbackCode noted(OTF2_LocationRef location, OTF2_TimeStamp time, void *data, OTF2_AttributeList *, Rest...)
+{
+    return note<kind>(location, time, data);
+}
+
+ReadBack read_back(const std::string &directory)
+{
+    ReadBack events;
+    OTF2_Reader *reader = OTF2_Reader_Open((directory + "/traces.otf2").c_str());
+    EXPECT_NE(reader, nullptr);
+    if (reader == nullptr)
+        return events;
+    check(OTF2_Reader_SetSerialCollectiveCallbacks(reader));
+    uint64_t locations = 0;
+    check(OTF2_Reader_GetNumberOfLocations(reader, &locations));
+    for (uint64_t l = 0; l < locations; l++)
+        check(OTF2_Reader_SelectLocation(reader, l));
+    check(OTF2_Reader_OpenEvtFiles(reader));
+    for (uint64_t l = 0; l < locations; l++)
+        EXPECT_NE(OTF2_Reader_GetEvtReader(reader, l), nullptr);
+    OTF2_GlobalEvtReader *global = OTF2_Reader_GetGlobalEvtReader(reader);
+    OTF2_GlobalEvtReaderCallbacks *callbacks = OTF2_GlobalEvtReaderCallbacks_New();
+    OTF2_GlobalEvtReaderCallbacks_SetEnterCallback(callbacks, noted<Kind::Enter, OTF2_RegionRef>);
+    OTF2_GlobalEvtReaderCallbacks_SetLeaveCallback(callbacks, noted<Kind::Leave, OTF2_RegionRef>);
+    OTF2_GlobalEvtReaderCallbacks_SetMpiSendCallback(callbacks,
+                                                     noted<Kind::Send, uint32_t, OTF2_CommRef, uint32_t, uint64_t>);
+    OTF2_GlobalEvtReaderCallbacks_SetMpiIsendCallback(
+        callbacks, noted<Kind::Isend, uint32_t, OTF2_CommRef, uint32_t, uint64_t, uint64_t>);
+    OTF2_GlobalEvtReaderCallbacks_SetMpiIsendCompleteCallback(callbacks, noted<Kind::IsendComplete, uint64_t>);
+    OTF2_GlobalEvtReaderCallbacks_SetMpiIrecvRequestCallback(callbacks, noted<Kind::IrecvRequest, uint64_t>);
+    OTF2_GlobalEvtReaderCallbacks_SetMpiRecvCallback(callbacks,
+                                                     noted<Kind::Recv, uint32_t, OTF2_CommRef, uint32_t, uint64_t>);
+    OTF2_GlobalEvtReaderCallbacks_SetMpiIrecvCallback(
+        callbacks, noted<Kind::Irecv, uint32_t, OTF2_CommRef, uint32_t, uint64_t, uint64_t>);
+    OTF2_GlobalEvtReaderCallbacks_SetMpiCollectiveBeginCallback(callbacks, noted<Kind::CollBegin>);
+    OTF2_GlobalEvtReaderCallbacks_SetMpiCollectiveEndCallback(
+        callbacks, noted<Kind::CollEnd, OTF2_CollectiveOp, OTF2_CommRef, uint32_t, uint64_t, uint64_t>);
+    OTF2_GlobalEvtReaderCallbacks_SetCallingContextSampleCallback(
+        callbacks, noted<Kind::Sample, OTF2_CallingContextRef, uint32_t, OTF2_InterruptGeneratorRef>);
+    check(OTF2_Reader_RegisterGlobalEvtCallbacks(reader, global, callbacks, &events));
+    uint64_t read = 0;
+    check(OTF2_Reader_ReadAllGlobalEvents(reader, global, &read));
+    OTF2_GlobalEvtReaderCallbacks_Delete(callbacks);
+    OTF2_Reader_CloseGlobalEvtReader(reader, global);
+    OTF2_Reader_Close(reader);
+    return events;
 }
 
 class Compensation : public ::testing::Test {
@@ -656,6 +718,101 @@ TEST_F(Compensation, ConstantModelIsNotExactWhereCostVariesWithTheGap)
     // The warmest class's cost for every event leaves most of the cold
     // events' cost in.
     EXPECT_GT(error, 1e-6);
+    adt_report_free(profile);
+}
+
+TEST_F(Compensation, WrittenArchiveHoldsEveryRecordAtItsTrueTime)
+{
+    write_summary(directory_.path(), 1);
+    ScratchDirectory written("adt-compensation-archive");
+    adt_report_error error{};
+    adt_report_options options{};
+    options.compensate = ADT_REPORT_COMPENSATE_MODEL;
+    options.write_archive = written.path().c_str();
+    adt_report_profile *profile = adt_report_read(directory_.path().c_str(), &options, &error);
+    ASSERT_NE(profile, nullptr) << error.text;
+    const adt_report_written_archive copy = profile->compensation.archive;
+    EXPECT_TRUE(copy.written);
+    EXPECT_EQ(copy.locations, uint64_t(RANKS));
+    EXPECT_EQ(copy.clamped, 0u);
+    adt_report_free(profile);
+    // Every record of every rank, in its order and of its kind, at its
+    // true time within 1 ns.
+    ReadBack events = read_back(written.path());
+    ASSERT_EQ(events.size(), size_t(RANKS));
+    uint64_t total = 0;
+    for (int r = 0; r < RANKS; r++) {
+        const auto &records = simulation_.records(r);
+        const auto &back = events[uint64_t(r)];
+        ASSERT_EQ(back.size(), records.size()) << "rank " << r;
+        for (size_t k = 0; k < records.size(); k++) {
+            ASSERT_EQ(back[k].first, records[k].kind) << "rank " << r << " record " << k;
+            EXPECT_LE(std::llabs((long long)back[k].second - (long long)records[k].truth), 1)
+                << "rank " << r << " record " << k << " measured " << records[k].measured;
+        }
+        total += back.size();
+    }
+    EXPECT_EQ(total, copy.events);
+    // Its report, not compensated again, has the true run's figures; and
+    // compensating it again is refused.
+    options = adt_report_options{};
+    profile = adt_report_read(written.path().c_str(), &options, &error);
+    ASSERT_NE(profile, nullptr) << error.text;
+    Figures figures = true_figures(simulation_);
+    for (int r = 0; r < RANKS; r++) {
+        EXPECT_NEAR(profile->ranks[r].span_seconds, figures.span[r], 3e-9) << "rank " << r;
+        EXPECT_NEAR(profile->ranks[r].mpi_seconds, figures.mpi[r], 1e-7) << "rank " << r;
+        EXPECT_NEAR(profile->ranks[r].late_sender_seconds, figures.late_sender[r], 1e-7) << "rank " << r;
+        EXPECT_NEAR(profile->ranks[r].collective_wait_seconds, figures.collective_wait[r], 1e-7) << "rank " << r;
+    }
+    adt_report_free(profile);
+    options.compensate = ADT_REPORT_COMPENSATE_MODEL;
+    EXPECT_EQ(adt_report_read(written.path().c_str(), &options, &error), nullptr);
+    EXPECT_NE(std::string(error.text).find("compensated already"), std::string::npos) << error.text;
+}
+
+TEST_F(Compensation, ArchiveThatCannotBeWrittenFailsTheReadWithItsReason)
+{
+    write_summary(directory_.path(), 1);
+    adt_report_error error{};
+    adt_report_options options{};
+    options.compensate = ADT_REPORT_COMPENSATE_MODEL;
+    std::string target = directory_.path() + "/summary.json/compensated"; // under a regular file
+    options.write_archive = target.c_str();
+    EXPECT_EQ(adt_report_read(directory_.path().c_str(), &options, &error), nullptr);
+    EXPECT_FALSE(error.damaged);
+    EXPECT_NE(std::string(error.text).find("cannot write the compensated archive " + target), std::string::npos)
+        << error.text;
+}
+
+TEST_F(Compensation, ReportStatesTheRunsMeasurementCostPerRankCompensatedOrNot)
+{
+    write_summary(directory_.path(), 1);
+    for (adt_report_compensation_mode mode : {ADT_REPORT_MEASURED, ADT_REPORT_COMPENSATE_MODEL}) {
+        adt_report_profile *profile = read(mode);
+        ASSERT_NE(profile, nullptr);
+        ASSERT_EQ(profile->measurement_cost.rank_count, size_t(RANKS));
+        for (int r = 0; r < RANKS; r++) {
+            EXPECT_DOUBLE_EQ(profile->measurement_cost.seconds[r], 0.001 * (r + 1)) << "rank " << r;
+            EXPECT_DOUBLE_EQ(profile->measurement_cost.share[r], 0.01 * (r + 1)) << "rank " << r;
+        }
+        char *text = nullptr;
+        size_t size = 0;
+        FILE *out = open_memstream(&text, &size);
+        adt_report_print_text(profile, out);
+        fclose(out);
+        EXPECT_NE(std::string(text).find("rank 1 0.002000 s (2.000 %), rank 2 0.003000 s (3.000 %)"),
+                  std::string::npos)
+            << text;
+        free(text);
+        adt_report_free(profile);
+    }
+    // A summary whose lists are not one per rank states none.
+    std::ofstream(directory_.path() + "/summary.json")
+        << "{\n  \"measurement_cost_per_rank_s\": [0.001, 0.002],\n  \"measurement_share_per_rank\": [0.01, 0.02]\n}\n";
+    adt_report_profile *profile = read(ADT_REPORT_MEASURED);
+    ASSERT_NE(profile, nullptr);
+    EXPECT_EQ(profile->measurement_cost.rank_count, 0u);
     adt_report_free(profile);
 }
 
