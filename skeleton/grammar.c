@@ -35,6 +35,7 @@
  */
 #include <string.h>
 
+#include "layout_internal.h"
 #include "skeleton.h"
 
 #define NIL 0u
@@ -77,16 +78,11 @@ struct adt_skeleton_grammar {
     uint32_t iterations;       /* whole iterations of R taken, not yet in its exponent */
 };
 
-static size_t align8(size_t bytes)
-{
-    return (bytes + 7) & ~(size_t)7;
-}
-
 size_t adt_skeleton_grammar_bytes(uint32_t symbols, uint32_t rules, uint32_t digram_slots_log2)
 {
-    return align8(sizeof(adt_skeleton_grammar)) + align8((size_t)symbols * sizeof(symbol)) +
-           align8((size_t)rules * sizeof(rule)) + align8(sizeof(uint32_t) << digram_slots_log2) +
-           align8(sizeof(uint32_t) * FAST_MAX);
+    return adt_skeleton_align8(sizeof(adt_skeleton_grammar)) + adt_skeleton_align8((size_t)symbols * sizeof(symbol)) +
+           adt_skeleton_align8((size_t)rules * sizeof(rule)) + adt_skeleton_align8(sizeof(uint32_t) << digram_slots_log2) +
+           adt_skeleton_align8(sizeof(uint32_t) * FAST_MAX);
 }
 
 adt_skeleton_grammar *adt_skeleton_grammar_init(void *memory, uint32_t symbols, uint32_t rules,
@@ -95,13 +91,13 @@ adt_skeleton_grammar *adt_skeleton_grammar_init(void *memory, uint32_t symbols, 
     memset(memory, 0, adt_skeleton_grammar_bytes(symbols, rules, digram_slots_log2));
     uint8_t *at = memory;
     adt_skeleton_grammar *g = (adt_skeleton_grammar *)at;
-    at += align8(sizeof *g);
+    at += adt_skeleton_align8(sizeof *g);
     g->symbols = (symbol *)at;
-    at += align8((size_t)symbols * sizeof(symbol));
+    at += adt_skeleton_align8((size_t)symbols * sizeof(symbol));
     g->rules = (rule *)at;
-    at += align8((size_t)rules * sizeof(rule));
+    at += adt_skeleton_align8((size_t)rules * sizeof(rule));
     g->digrams = (uint32_t *)at;
-    at += align8(sizeof(uint32_t) << digram_slots_log2);
+    at += adt_skeleton_align8(sizeof(uint32_t) << digram_slots_log2);
     g->expected = (uint32_t *)at;
     g->symbol_capacity = symbols;
     g->rule_capacity = rules;

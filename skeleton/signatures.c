@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "layout_internal.h"
 #include "skeleton.h"
 
 typedef struct entry {
@@ -25,23 +26,10 @@ struct adt_skeleton_signatures {
     uint32_t bytes_used;
 };
 
-static size_t align8(size_t bytes)
-{
-    return (bytes + 7) & ~(size_t)7;
-}
-
-static uint32_t slot_count(uint32_t entries)
-{
-    uint32_t slots = 2;
-    while (slots < 2 * entries)
-        slots *= 2;
-    return slots;
-}
-
 size_t adt_skeleton_signatures_bytes(uint32_t entries, uint32_t byte_capacity)
 {
-    return align8(sizeof(adt_skeleton_signatures)) + align8(sizeof(uint32_t) * slot_count(entries)) +
-           align8(sizeof(entry) * (size_t)entries) + align8(byte_capacity);
+    return adt_skeleton_align8(sizeof(adt_skeleton_signatures)) + adt_skeleton_align8(sizeof(uint32_t) * adt_skeleton_hash_slots(entries)) +
+           adt_skeleton_align8(sizeof(entry) * (size_t)entries) + adt_skeleton_align8(byte_capacity);
 }
 
 adt_skeleton_signatures *adt_skeleton_signatures_init(void *memory, uint32_t entries, uint32_t byte_capacity)
@@ -49,13 +37,13 @@ adt_skeleton_signatures *adt_skeleton_signatures_init(void *memory, uint32_t ent
     memset(memory, 0, adt_skeleton_signatures_bytes(entries, byte_capacity));
     uint8_t *at = memory;
     adt_skeleton_signatures *table = (adt_skeleton_signatures *)at;
-    at += align8(sizeof *table);
+    at += adt_skeleton_align8(sizeof *table);
     table->slots = (uint32_t *)at;
-    at += align8(sizeof(uint32_t) * slot_count(entries));
+    at += adt_skeleton_align8(sizeof(uint32_t) * adt_skeleton_hash_slots(entries));
     table->entries = (entry *)at;
-    at += align8(sizeof(entry) * (size_t)entries);
+    at += adt_skeleton_align8(sizeof(entry) * (size_t)entries);
     table->bytes = at;
-    table->slot_mask = slot_count(entries) - 1;
+    table->slot_mask = adt_skeleton_hash_slots(entries) - 1;
     table->entry_capacity = entries;
     table->byte_capacity = byte_capacity;
     return table;

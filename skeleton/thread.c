@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "layout_internal.h"
 #include "timing_internal.h"
 
 #define STOP_WORDS(cause, key, words) words,
@@ -38,14 +39,9 @@ static atomic_uint slabs_claimed;
 static adt_skeleton slabless[SLABLESS_MAX];
 static atomic_uint slabless_claimed;
 
-static size_t align8(size_t bytes)
-{
-    return (bytes + 7) & ~(size_t)7;
-}
-
 static size_t slab_layout_bytes(void)
 {
-    return align8(sizeof(adt_skeleton)) + ADT_SKELETON_ENCODER_BYTES +
+    return adt_skeleton_align8(sizeof(adt_skeleton)) + ADT_SKELETON_ENCODER_BYTES +
            adt_skeleton_signatures_bytes(SIGNATURE_ENTRIES, SIGNATURE_BYTES) +
            adt_skeleton_grammar_bytes(GRAMMAR_SYMBOLS, GRAMMAR_RULES, DIGRAM_SLOTS_LOG2) +
            adt_skeleton_timing_bytes(TIMING_PAIRS);
@@ -108,7 +104,7 @@ adt_skeleton *adt_skeleton_claim(uint64_t thread_index)
     }
     uint8_t *at = share + (size_t)slab * ADT_SKELETON_SLAB_BYTES;
     adt_skeleton *skeleton = (adt_skeleton *)at;
-    at += align8(sizeof *skeleton);
+    at += adt_skeleton_align8(sizeof *skeleton);
     *skeleton = (adt_skeleton){ .thread_index = thread_index, .stop = ADT_SKELETON_RUNNING,
                                 .previous = ADT_SKELETON_NO_PREVIOUS };
     skeleton->encoder_memory = at;

@@ -9,25 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "layout_internal.h"
 #include "timing_internal.h"
-
-static size_t align8(size_t bytes)
-{
-    return (bytes + 7) & ~(size_t)7;
-}
-
-static uint32_t slot_count(uint32_t pairs)
-{
-    uint32_t slots = 2;
-    while (slots < 2 * pairs)
-        slots *= 2;
-    return slots;
-}
 
 size_t adt_skeleton_timing_bytes(uint32_t pairs)
 {
-    return align8(sizeof(adt_skeleton_timing)) + align8(sizeof(entry) * (size_t)pairs) +
-           align8(sizeof(uint32_t) * slot_count(pairs));
+    return adt_skeleton_align8(sizeof(adt_skeleton_timing)) + adt_skeleton_align8(sizeof(entry) * (size_t)pairs) +
+           adt_skeleton_align8(sizeof(uint32_t) * adt_skeleton_hash_slots(pairs));
 }
 
 adt_skeleton_timing *adt_skeleton_timing_init(void *memory, uint32_t pairs)
@@ -35,12 +23,12 @@ adt_skeleton_timing *adt_skeleton_timing_init(void *memory, uint32_t pairs)
     memset(memory, 0, adt_skeleton_timing_bytes(pairs));
     uint8_t *at = memory;
     adt_skeleton_timing *timing = (adt_skeleton_timing *)at;
-    at += align8(sizeof *timing);
+    at += adt_skeleton_align8(sizeof *timing);
     timing->entries = (entry *)at;
-    at += align8(sizeof(entry) * (size_t)pairs);
+    at += adt_skeleton_align8(sizeof(entry) * (size_t)pairs);
     timing->slots = (uint32_t *)at;
     timing->capacity = pairs;
-    timing->slot_mask = slot_count(pairs) - 1;
+    timing->slot_mask = adt_skeleton_hash_slots(pairs) - 1;
     return timing;
 }
 

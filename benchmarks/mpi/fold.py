@@ -25,16 +25,9 @@ import sys
 import tempfile
 import time
 
+from skeleton import archive_bytes
+
 POLICIES = ("fold", "flush", "stop")
-
-
-def archive_bytes(archive):
-    total = 0
-    for name in ("traces.otf2", "traces.def"):
-        total += os.path.getsize(os.path.join(archive, name))
-    for root, _, files in os.walk(os.path.join(archive, "traces")):
-        total += sum(os.path.getsize(os.path.join(root, f)) for f in files)
-    return total
 
 
 def run_once(build, policy, iterations, buffer, archive):
