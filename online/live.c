@@ -488,7 +488,8 @@ static void print_report(FILE *out, const adt_live *live, const char *const *nam
 }
 
 /* Writes <archive>/live/<name> atomically: <archive>/live/.<name>.tmp,
- * written by print(text, length), renamed over it. */
+ * holding text (length bytes) or, with a printer, what print makes of it,
+ * renamed over it. */
 static int write_atomically(const char *archive, const char *name, adt_live_page_printer print, const char *text,
                             size_t length, char *error, size_t error_size)
 {

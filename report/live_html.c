@@ -23,8 +23,9 @@ static const char live_body[] =
     "<div id=\"mpi-functions\"></div>\n<div id=\"ranks\"></div>\n<div id=\"rank-functions\"></div>\n"
     "<h2>Sampled profile</h2>\n"
     "<p class=\"note\">The samples of the ranks' main threads streamed so far, each weighing the period of "
-    "its rate: the functions with the most exclusive time, with their inclusive time.</p>\n"
-    "<div id=\"hot-functions\"></div>\n"
+    "its rate: the 30 functions with the most exclusive time, then the 15 with the most inclusive time "
+    "(a sample counts once for every function on its calling path).</p>\n"
+    "<div id=\"hot-functions\"></div>\n<div id=\"hot-inclusive\"></div>\n"
     "<p>Sections drawn: <span id=\"drawn\"></span></p>\n";
 
 void adt_report_print_live_page(const char *archive, const char *json, size_t length, FILE *out)

@@ -61,12 +61,15 @@
       d3.select("#hot-functions").append("p").text("No samples streamed (yet, or sampling is off).");
       return;
     }
-    const samples = d3.format(",");
-    table("#hot-functions", [
+    const columns = [
       ...adaptracePage.sampledFunctionColumns(live.sampled_seconds),
-      {title: "exclusive samples", value: (f) => samples(f.exclusive_samples)},
-      {title: "inclusive samples", value: (f) => samples(f.inclusive_samples)},
-    ], live.sampled_functions.slice(0, 30));
+      {title: "exclusive samples", value: (f) => count(f.exclusive_samples)},
+      {title: "inclusive samples", value: (f) => count(f.inclusive_samples)},
+    ];
+    // The report lists them by exclusive time, most first.
+    table("#hot-functions", columns, live.sampled_functions.slice(0, 30));
+    const byInclusive = [...live.sampled_functions].sort((a, b) => b.inclusive_seconds - a.inclusive_seconds);
+    table("#hot-inclusive", columns, byInclusive.slice(0, 15));
   }
 
   adaptracePage.drawSections([["state", drawState], ["mpi", drawMpi], ["samples", drawSamples]]);

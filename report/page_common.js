@@ -44,18 +44,18 @@ const adaptracePage = (function () {
     ];
   }
 
-  // Runs each [name, draw] section in turn, timing it, and writes the
-  // names of those that drew (draw returns false for one left out) and
-  // their milliseconds into #drawn.
+  // Draws each [name, draw] section in turn, timing it (draw may add
+  // timings of its own to the milliseconds it is given), and once all are
+  // drawn writes their names and milliseconds into #drawn: a section that
+  // throws leaves the marker empty.
   function drawSections(sections) {
     const drawn = [];
     const milliseconds = {};
     for (const [name, draw] of sections) {
       const start = performance.now();
-      if (draw(milliseconds) !== false) {
-        drawn.push(name);
-      }
+      draw(milliseconds);
       milliseconds[name] = Math.round(performance.now() - start);
+      drawn.push(name);
     }
     const marker = document.getElementById("drawn");
     marker.dataset.milliseconds = JSON.stringify(milliseconds);

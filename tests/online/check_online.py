@@ -397,6 +397,9 @@ def check_page(run_dir, mpiexec, launcher, program, report, otf2_print, page_mod
     sampled = [f["name"] for f in live["sampled_functions"][:30]]
     if table_rows(drawn.stdout, "hot-functions") != sampled:
         fail(f"sampled function rows {table_rows(drawn.stdout, 'hot-functions')}, expected {sampled}")
+    by_inclusive = [f["name"] for f in sorted(live["sampled_functions"], key=lambda f: -f["inclusive_seconds"])][:15]
+    if table_rows(drawn.stdout, "hot-inclusive") != by_inclusive:
+        fail(f"rows by inclusive time {table_rows(drawn.stdout, 'hot-inclusive')}, expected {by_inclusive}")
     state = re.search(r'id="state"[^>]*>([^<]*)<', drawn.stdout)
     if state is None or not state.group(1).startswith("Final"):
         fail(f"the page does not say the report is final: {state.group(1) if state else None}")
