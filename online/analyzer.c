@@ -8,7 +8,8 @@
  * it receives their introductions (the modules and MPI regions that name
  * their calling contexts) and chunks on the parent inter-communicator,
  * adds them up (live.c), and every interval the analyzers sum their totals on analyzer
- * 0, which writes <archive>/live/report.json. When all ranks sent their
+ * 0, which writes <archive>/live/report.json (and live/report.html, the
+ * page that embeds it, where the build has the report page). When all ranks sent their
  * last chunk, the final report is written, each rank hears that it is
  * (ADT_ONLINE_TAG_DONE), and all disconnect. Its own process: normal
  * context, stdio and malloc allowed.
@@ -25,6 +26,7 @@
 
 #include "mpi_functions.h"
 #include "online/live.h"
+#include "report/report.h"
 #include "sampler/sampler.h"
 
 /* How long the loop sleeps when no chunk waits: the analyzer shares cores
@@ -184,6 +186,15 @@ static void publish_final_report(const char *archive)
     free(report);
 }
 
+/* live/report.html beside live/report.json, where the build has the
+ * report page (ADAPTRACE_REPORT_HTML): report/'s page, its libraries and
+ * scripts embedded in this program. */
+#if ADT_WITH_REPORT_HTML
+static const adt_live_page_printer live_page = adt_report_print_live_page;
+#else
+static const adt_live_page_printer live_page = NULL;
+#endif
+
 /* One round of all analyzers (collective over their MPI_COMM_WORLD): the
  * totals summed on analyzer 0, which writes them. Returns whether every
  * analyzer is done, which makes this report the final one. */
@@ -214,7 +225,7 @@ static bool report_round(analyzer *a, bool done)
         if (profiles == NULL || lengths == NULL || offsets == NULL)
             fprintf(stderr, "adaptrace-analyzer: live report not written: out of memory\n");
         else if (adt_live_write(&a->total, a->names, profiles, (size_t)gathered, a->archive, all,
-                                (uint32_t)a->count, a->interval_s, MPI_Wtime() - a->started, error,
+                                (uint32_t)a->count, a->interval_s, MPI_Wtime() - a->started, live_page, error,
                                 sizeof error) != 0)
             fprintf(stderr, "adaptrace-analyzer: live report not written: %s\n", error);
         else if (all && a->profile_only)
@@ -269,6 +280,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "adaptrace-analyzer %d: out of memory for %" PRIu32 " ranks\n", a.index, a.ranks);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
+    if (a.index == 0 && live_page == NULL)
+        fprintf(stderr, "adaptrace-analyzer: live/report.html is not written: adaptrace was built without its HTML "
+                        "page (ADAPTRACE_REPORT_HTML=OFF); the live report is %s/live/report.json\n",
+                a.archive);
     a.live.namer = name_context;
     a.live.namer_state = &a;
     for (uint32_t r = 0; r < a.ranks; r++)

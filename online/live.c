@@ -1,6 +1,7 @@
 /*
  * The analyzer's running totals (calls, seconds and bytes per MPI
- * function and rank) and their live/report.json. Part of the
+ * function and rank) and their live/report.json (and the page that
+ * embeds it, live/report.html, where the analyzer has it). Part of the
  * adaptrace-analyzer program: its own process, normal context, stdio and
  * malloc allowed.
  */
@@ -8,6 +9,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -485,41 +487,30 @@ static void print_report(FILE *out, const adt_live *live, const char *const *nam
     fputs("]\n}\n", out);
 }
 
-int adt_live_write(const adt_live *live, const char *const *names, const char *profile, size_t profile_length,
-                   const char *archive, bool final, uint32_t analyzers, uint32_t interval_s, double elapsed_s,
-                   char *error, size_t error_size)
+/* Writes <archive>/live/<name> atomically: <archive>/live/.<name>.tmp,
+ * holding text (length bytes) or, with a printer, what print makes of it,
+ * renamed over it. */
+static int write_atomically(const char *archive, const char *name, adt_live_page_printer print, const char *text,
+                            size_t length, char *error, size_t error_size)
 {
-    char *profile_text = malloc(profile_length + 1);
-    size_t line_count = 0;
-    profile_line *lines = NULL;
-    if (profile_text != NULL) {
-        if (profile_length > 0)
-            memcpy(profile_text, profile, profile_length);
-        profile_text[profile_length] = '\0';
-        lines = parse_profile(profile_text, profile_length, &line_count);
-    }
-    size_t length = strlen(archive) + sizeof "/live/.report.json.tmp";
-    char *directory = malloc(length), *temporary = malloc(length), *path = malloc(length);
+    size_t path_length = strlen(archive) + strlen(name) + sizeof "/live/..tmp";
+    char *temporary = malloc(path_length), *path = malloc(path_length);
     int result = -1;
-    if (directory == NULL || temporary == NULL || path == NULL) {
+    if (temporary == NULL || path == NULL) {
         fail(error, error_size, "out of memory");
         goto done;
     }
-    snprintf(directory, length, "%s/live", archive);
-    snprintf(temporary, length, "%s/live/.report.json.tmp", archive);
-    snprintf(path, length, "%s/live/report.json", archive);
-    /* The archive's directory: the ranks' writer adopts live/ from it at
-     * the end (format/writer_archive.c). */
-    if ((mkdir(archive, 0755) != 0 && errno != EEXIST) || (mkdir(directory, 0755) != 0 && errno != EEXIST)) {
-        fail(error, error_size, "cannot create %s: %s", directory, strerror(errno));
-        goto done;
-    }
+    snprintf(temporary, path_length, "%s/live/.%s.tmp", archive, name);
+    snprintf(path, path_length, "%s/live/%s", archive, name);
     FILE *out = fopen(temporary, "w");
     if (out == NULL) {
         fail(error, error_size, "cannot create %s: %s", temporary, strerror(errno));
         goto done;
     }
-    print_report(out, live, names, lines, line_count, final, analyzers, interval_s, elapsed_s);
+    if (print != NULL)
+        print(archive, text, length, out);
+    else
+        fwrite(text, 1, length, out);
     bool written = !ferror(out);
     if (fclose(out) != 0 || !written) {
         fail(error, error_size, "cannot write %s", temporary);
@@ -531,10 +522,59 @@ int adt_live_write(const adt_live *live, const char *const *names, const char *p
     }
     result = 0;
 done:
+    free(temporary);
+    free(path);
+    return result;
+}
+
+int adt_live_write(const adt_live *live, const char *const *names, const char *profile, size_t profile_length,
+                   const char *archive, bool final, uint32_t analyzers, uint32_t interval_s, double elapsed_s,
+                   adt_live_page_printer page, char *error, size_t error_size)
+{
+    char *profile_text = malloc(profile_length + 1);
+    size_t line_count = 0;
+    profile_line *lines = NULL;
+    if (profile_text != NULL) {
+        if (profile_length > 0)
+            memcpy(profile_text, profile, profile_length);
+        profile_text[profile_length] = '\0';
+        lines = parse_profile(profile_text, profile_length, &line_count);
+    }
+    size_t length = strlen(archive) + sizeof "/live";
+    char *directory = malloc(length), *report = NULL;
+    size_t report_length = 0;
+    int result = -1;
+    if (directory == NULL) {
+        fail(error, error_size, "out of memory");
+        goto done;
+    }
+    snprintf(directory, length, "%s/live", archive);
+    /* The archive's directory: the ranks' writer adopts live/ from it at
+     * the end (format/writer_archive.c). */
+    if ((mkdir(archive, 0755) != 0 && errno != EEXIST) || (mkdir(directory, 0755) != 0 && errno != EEXIST)) {
+        fail(error, error_size, "cannot create %s: %s", directory, strerror(errno));
+        goto done;
+    }
+    /* The report's text once, for report.json and the page that embeds it. */
+    FILE *text = open_memstream(&report, &report_length);
+    if (text == NULL) {
+        fail(error, error_size, "out of memory");
+        goto done;
+    }
+    print_report(text, live, names, lines, line_count, final, analyzers, interval_s, elapsed_s);
+    bool printed = !ferror(text);
+    if (fclose(text) != 0 || !printed) {
+        fail(error, error_size, "out of memory");
+        goto done;
+    }
+    if (write_atomically(archive, "report.json", NULL, report, report_length, error, error_size) != 0 ||
+        (page != NULL && write_atomically(archive, "report.html", page, report, report_length, error, error_size) != 0))
+        goto done;
+    result = 0;
+done:
     free(lines);
     free(profile_text);
     free(directory);
-    free(temporary);
-    free(path);
+    free(report);
     return result;
 }

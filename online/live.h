@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "online/wire.h"
 
@@ -100,13 +101,20 @@ int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *
  * *length; NULL when out of memory. */
 char *adt_live_sampled_profile(const adt_live *live, size_t *length);
 
+/* Prints the page of live/report.html embedding the report's JSON text
+ * (length bytes) to out: adt_report_print_live_page (report/), which the
+ * analyzer has where the build has the HTML page (ADAPTRACE_REPORT_HTML). */
+typedef void (*adt_live_page_printer)(const char *archive, const char *json, size_t length, FILE *out);
+
 /* Writes <archive>/live/report.json atomically (a temporary file renamed
  * over it): the totals of live, the sampled profile (the lines of
- * adt_live_sampled_profile of every analyzer, concatenated), whether they are final, the analyzers and
- * the seconds since they started. names[function]: each function's name.
- * 0, or -1 with the reason in error. */
+ * adt_live_sampled_profile of every analyzer, concatenated), whether they
+ * are final, the analyzers and the seconds since they started; then, with
+ * a page printer, live/report.html from the same text, atomically too.
+ * names[function]: each function's name. 0, or -1 with the reason in
+ * error. */
 int adt_live_write(const adt_live *live, const char *const *names, const char *profile, size_t profile_length,
                    const char *archive, bool final, uint32_t analyzers, uint32_t interval_s, double elapsed_s,
-                   char *error, size_t error_size);
+                   adt_live_page_printer page, char *error, size_t error_size);
 
 #endif

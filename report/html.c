@@ -1,41 +1,14 @@
 /* The HTML page: one file holding the profile as JSON, the embedded
- * libraries (d3, d3-flame-graph) and page.js, which draws from the JSON.
- * Nothing is fetched when the page is opened. */
+ * libraries (d3, d3-flame-graph, page_common.js: page_shell.c) and page.js,
+ * which draws from the JSON. Nothing is fetched when the page is opened. */
 #include "report_internal.h"
 
-/* Compiled in from the build's npm packages and page.js (embed.cmake). */
-extern const char adt_report_d3_js[];
-extern const char adt_report_flamegraph_js[];
+/* Compiled in from page.js (embed.cmake). */
 extern const char adt_report_page_js[];
 
-static const char page_style[] =
-    "body{font-family:sans-serif;margin:1.5em;color:#222}"
-    "h2{border-bottom:1px solid #ccc;margin-top:1.6em}"
-    "table{border-collapse:collapse;margin:.6em 0}"
-    "th,td{padding:2px 10px;text-align:right;border-bottom:1px solid #eee}"
-    "th:first-child,td:first-child{text-align:left}"
-    "p.note{color:#555;max-width:60em}"
-    ".matrices{display:flex;gap:2em;flex-wrap:wrap}";
-
-static void print_html_text(const char *text, FILE *out)
+static void print_body(FILE *out)
 {
-    for (const char *c = text; *c; c++) {
-        switch (*c) {
-        case '<': fputs("&lt;", out); break;
-        case '>': fputs("&gt;", out); break;
-        case '&': fputs("&amp;", out); break;
-        case '"': fputs("&quot;", out); break;
-        default: fputc(*c, out);
-        }
-    }
-}
-
-static void print_body(const char *archive, FILE *out)
-{
-    fputs("<h1>adaptrace report: ", out);
-    print_html_text(archive, out);
-    fputs("</h1>\n"
-          "<h2>MPI profile</h2>\n"
+    fputs("<h2>MPI profile</h2>\n"
           "<p class=\"note\">Exclusive time in each MPI function summed over all ranks, the calls and the bytes "
           "they moved. Per rank: span (first to last event), time in MPI, computation (span less MPI), "
           "late-sender waiting (a receive entered before its matching send) and collective waiting (entry to "
@@ -86,15 +59,12 @@ static void print_body(const char *archive, FILE *out)
 
 static void print_page(const struct adt_report_profile *profile, const char *archive, FILE *out)
 {
-    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>adaptrace report: ", out);
-    print_html_text(archive, out);
-    fprintf(out, "</title>\n<style>%s</style>\n", page_style);
-    fprintf(out, "<script>%s</script>\n<script>%s</script>\n</head>\n<body>\n", adt_report_d3_js,
-            adt_report_flamegraph_js);
-    print_body(archive, out);
+    adt_report_print_page_head("adaptrace report", archive, true, out);
+    print_body(out);
     fputs("<script type=\"application/json\" id=\"profile-data\">", out);
     adt_report_print_json(profile, out);
-    fprintf(out, "</script>\n<script>%s</script>\n</body>\n</html>\n", adt_report_page_js);
+    fputs("</script>\n", out);
+    adt_report_print_page_tail(adt_report_page_js, out);
 }
 
 int adt_report_write_html(const struct adt_report_profile *profile, const char *archive, const char *path,

@@ -1,32 +1,13 @@
 // Draws the report page from the profile JSON in #profile-data with the
-// embedded d3 and d3-flame-graph. When every section is drawn it writes
-// the names of the drawn sections into #drawn, and the milliseconds each
-// took to draw into its data-milliseconds (the headless-browser test and
-// benchmarks/report/page.py read them from the DOM).
+// embedded d3 and d3-flame-graph, and the tables, formats and section
+// marker of page_common.js (adaptracePage, shared with the live page).
 "use strict";
 (function () {
   const profile = JSON.parse(document.getElementById("profile-data").textContent);
-  const drawn = [];
-  const milliseconds = {};
-  const seconds = d3.format(".4~f");
-  const bytes = d3.format(".3~s");
-  const duration = (value) => (value > 0 ? `${d3.format(".3~s")(value)}s` : "0 s");
-
-  function table(parent, columns, rows) {
-    const element = d3.select(parent).append("table");
-    element.append("tr").selectAll("th").data(columns).join("th").text((column) => column.title);
-    element.selectAll("tr.row").data(rows).join("tr").attr("class", "row")
-      .selectAll("td").data((row) => columns.map((column) => column.value(row))).join("td").text((text) => text);
-  }
+  const {seconds, bytes, duration, table} = adaptracePage;
 
   function drawMpi() {
-    table("#mpi-functions", [
-      {title: "function", value: (f) => f.name},
-      {title: "calls", value: (f) => f.calls},
-      {title: "seconds", value: (f) => seconds(f.seconds)},
-      {title: "bytes sent", value: (f) => bytes(f.bytes_sent)},
-      {title: "bytes received", value: (f) => bytes(f.bytes_received)},
-    ], profile.mpi_functions);
+    table("#mpi-functions", adaptracePage.mpiFunctionColumns, profile.mpi_functions);
     const labels = {
       span_seconds: "span", mpi_seconds: "time in MPI", computation_seconds: "computation",
       late_sender_seconds: "late sender", collective_wait_seconds: "collective wait",
@@ -39,7 +20,6 @@
       {title: "max/mean", value: (key) => profile.rank_spread[key].imbalance.toFixed(3)},
     ], Object.keys(labels));
     drawRankBars();
-    drawn.push("mpi");
   }
 
   // One stacked bar per rank: computation, MPI less waiting, waiting.
@@ -110,7 +90,7 @@
   // holds at most MESSAGE_LINES_DRAWN of the page's lines (the number
   // drawn is in data-message-lines).
   const MESSAGE_LINES_DRAWN = 500;
-  function drawTimeline() {
+  function drawTimeline(milliseconds) {
     const timeline = profile.timeline;
     const rows = timeline.rows;
     const bins = rows.length ? timeline.mpi_share[0].length : 0;
@@ -193,7 +173,6 @@
     draw(x);
     // What each zoom or pan step costs.
     milliseconds.timeline_redraw = Math.round(10 * (performance.now() - start)) / 10;
-    drawn.push("timeline");
   }
 
   // The computation between consecutive MPI calls: a table of the kinds
@@ -247,7 +226,6 @@
       svg.append("g").attr("transform", `translate(${margin.left},0)`)
         .call(d3.axisLeft(y).ticks(Math.min(4, y.domain()[1])).tickFormat(d3.format("d")));
     });
-    drawn.push("steps");
   }
 
   // Sender rows, receiver columns; hovering a cell names it and its figure.
@@ -285,7 +263,6 @@
   function drawSamples() {
     if (profile.samples === 0) {
       d3.select("#flame").append("p").text("No samples in this archive (sampling was off).");
-      drawn.push("flame");
       return;
     }
     const percent = (value) => (100 * value / profile.sampled_seconds).toFixed(1) + " %";
@@ -307,11 +284,7 @@
         value: (row) => (row[member] && name in row[member] ? row[member][name].toFixed(3) : "")}));
     };
     table("#hot-functions", [
-      {title: "function", value: (f) => f.name},
-      {title: "exclusive (s)", value: (f) => seconds(f.exclusive_seconds)},
-      {title: "exclusive", value: (f) => percent(f.exclusive_seconds)},
-      {title: "inclusive (s)", value: (f) => seconds(f.inclusive_seconds)},
-      {title: "inclusive", value: (f) => percent(f.inclusive_seconds)},
+      ...adaptracePage.sampledFunctionColumns(profile.sampled_seconds),
       ...counterColumns("exclusive_counts", " exclusive"), ...ipcColumn("exclusive_counts", " exclusive"),
       ...perKiloColumns(profile.sampled_functions, "exclusive_counts", " exclusive"),
       ...counterColumns("inclusive_counts", " inclusive"), ...ipcColumn("inclusive_counts", " inclusive"),
@@ -331,7 +304,6 @@
       {title: "exclusive", value: (l) => percent(l.seconds)},
     ], profile.hot_lines.slice(0, 30));
     drawFlame(counters);
-    drawn.push("flame");
   }
 
   // The flame graph weighted by the sampled seconds or, chosen above it
@@ -396,7 +368,6 @@
     const locations = profile.sampling_rates;
     if (locations.length === 0) {
       d3.select("#rates").append("p").text("No sampling rate in this archive (sampling was off).");
-      drawn.push("rates");
       return;
     }
     const height = 320;
@@ -423,7 +394,6 @@
         .attr("y", (l) => y(l.steps[l.steps.length - 1].hz)).attr("dy", "0.35em").attr("font-size", 11)
         .attr("fill", (l, i) => color(i)).text(name);
     }
-    drawn.push("rates");
   }
 
   // Under the rates: the buffer's use at each halving of each location,
@@ -442,7 +412,6 @@
     });
     if (halvings.length === 0) {
       d3.select("#buffer-use").append("p").text("No buffer use in this archive (no halving, or sampling was off).");
-      drawn.push("buffer-use");
       return;
     }
     const height = 220;
@@ -462,7 +431,6 @@
       .attr("cx", (h) => x(h.seconds)).attr("cy", (h) => y(h.after));
     marks.append("title").text((h) => `${threadName(h.location)} halved at ${seconds(h.seconds)} s: ` +
                                       `${bytes(h.before)}B in use before the drop, ${bytes(h.after)}B after`);
-    drawn.push("buffer-use");
   }
 
   // Beside the rates: the mid-run flushes, one row per location that
@@ -482,7 +450,6 @@
     }
     if (flushes.count === 0) {
       summary.text(ends.length > 0 ? "No flush." : "No flush: the buffer held every event.");
-      drawn.push("flushes");
       return;
     }
     summary.text(`${flushes.count} flush${flushes.count === 1 ? "" : "es"}, ${duration(flushes.seconds)} in all, ` +
@@ -497,7 +464,6 @@
       .attr("x", (f) => x(f.seconds)).attr("y", (f) => y(name(f))).attr("height", y.bandwidth())
       .attr("width", (f) => Math.max(1, x(f.seconds + f.duration_seconds) - x(f.seconds))).attr("fill", "#d62728")
       .append("title").text((f) => `${name(f)}: flushed at ${seconds(f.seconds)} s for ${duration(f.duration_seconds)}`);
-    drawn.push("flushes");
   }
 
   // The names of a phase's first few figures, largest first.
@@ -528,28 +494,20 @@
         {title: "hot functions", value: (p) => topNames(p.hot_functions)},
       ], profile.phases);
     }
-    drawn.push("regions");
   }
 
-  function timed(name, draw) {
-    const start = performance.now();
-    draw();
-    milliseconds[name] = Math.round(performance.now() - start);
-  }
-  timed("mpi", drawMpi);
-  timed("timeline", drawTimeline);
-  timed("matrix", () => {
-    drawMatrix("#matrix-bytes", profile.matrix_bytes, (v) => `${bytes(v)}B`);
-    drawMatrix("#matrix-messages", profile.matrix_messages, (v) => `${v} messages`);
-    drawn.push("matrix");
-  });
-  timed("steps", drawSteps);
-  timed("flame", drawSamples);
-  timed("regions", drawRegions);
-  timed("rates", drawRates);
-  timed("buffer-use", drawBufferUse);
-  timed("flushes", drawFlushes);
-  const marker = document.getElementById("drawn");
-  marker.dataset.milliseconds = JSON.stringify(milliseconds);
-  marker.textContent = drawn.join(" ");
+  adaptracePage.drawSections([
+    ["mpi", drawMpi],
+    ["timeline", drawTimeline],
+    ["matrix", () => {
+      drawMatrix("#matrix-bytes", profile.matrix_bytes, (v) => `${bytes(v)}B`);
+      drawMatrix("#matrix-messages", profile.matrix_messages, (v) => `${v} messages`);
+    }],
+    ["steps", drawSteps],
+    ["flame", drawSamples],
+    ["regions", drawRegions],
+    ["rates", drawRates],
+    ["buffer-use", drawBufferUse],
+    ["flushes", drawFlushes],
+  ]);
 })();

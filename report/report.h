@@ -441,6 +441,12 @@ void adt_report_print_json(const struct adt_report_profile *profile, FILE *out);
 int adt_report_write_html(const struct adt_report_profile *profile, const char *archive, const char *path,
                           char *error, size_t error_size);
 
+/* live/report.html of the online analysis (online/analyzer.c): the page
+ * drawing the live report whose JSON text (live/report.json's, length
+ * bytes) it embeds. Only in builds with the HTML page
+ * (ADAPTRACE_REPORT_HTML, library adt_report_page). */
+void adt_report_print_live_page(const char *archive, const char *json, size_t length, FILE *out);
+
 /* Writes the samples as a speedscope file (www.speedscope.app, "sampled"
  * format, one weighted stack per calling context); -1 with a reason in
  * error on failure. */

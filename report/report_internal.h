@@ -21,6 +21,12 @@ int adt_report_write_file(const char *path,
                           const struct adt_report_profile *profile, const char *archive, char *error,
                           size_t error_size);
 
+/* The HTML pages' shell (page_shell.c): the head (heading: archive as
+ * title, the style, d3, d3-flame-graph where flame_graph, page_common.js)
+ * and the heading, then, after the page's body and data, its script. */
+void adt_report_print_page_head(const char *heading, const char *archive, bool flame_graph, FILE *out);
+void adt_report_print_page_tail(const char *script, FILE *out);
+
 /* text as a JSON string; '<' escaped too, so the JSON can sit in an HTML
  * script. */
 void adt_report_print_json_string(const char *text, FILE *out);

@@ -2,7 +2,7 @@
 """Whole-run tests of online analysis (issue #28): streamed.c under mpirun,
 2 ranks and 1 analyzer.
 
-usage: check_online.py CASE RUN_DIR MPIEXEC LAUNCHER PROGRAM REPORT OTF2_PRINT
+usage: check_online.py CASE RUN_DIR MPIEXEC LAUNCHER PROGRAM REPORT OTF2_PRINT [PAGE]
 
 CASE:
   equal    the final live/report.json has, per MPI function, the calls and
@@ -32,7 +32,15 @@ CASE:
   killed   the analyzer killed (SIGKILL) mid-run, under mpirun
            --enable-recovery: the application exits 0 and its archive is
            complete (otf2-print --silent -Werror).
+  page     the final live/report.html beside live/report.json embeds the
+           same report and loads nothing; with PAGE a chromium, a headless
+           browser draws its sections without a console message, a row per
+           MPI function and the sampled functions. PAGE "no-chromium": the
+           page is not drawn; "not-built" (ADAPTRACE_REPORT_HTML=OFF): no
+           page, and the analyzer says so in one line.
 """
+import html
+import re
 import json
 import os
 import shutil
@@ -331,11 +339,79 @@ def check_killed(run_dir, mpiexec, launcher, program, report, otf2_print):
     print("analyzer killed: exit 0, archive complete")
 
 
+HEADLESS = ["--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--window-size=1300,2400"]
+
+
+def table_rows(dom, section):
+    """The first cell of each row of the tables in the page's element of id
+    section, as text."""
+    element = re.search(rf'id="{section}"[^>]*>(.*?)</div>', dom, re.DOTALL)
+    if element is None:
+        fail(f"no #{section} on the drawn page")
+    return [html.unescape(cell) for cell in re.findall(r'<tr class="row"><td>([^<]*)</td>', element.group(1))]
+
+
+def check_page(run_dir, mpiexec, launcher, program, report, otf2_print, page_mode):
+    archive = os.path.join(run_dir, "archive")
+    stderr = run(traced(mpiexec, launcher, archive, [program, "1"]), run_dir)
+    check_archive(archive, otf2_print)
+    live = read_live(archive)
+    if live is None or not live["final"]:
+        fail(f"no final live report in {archive}/live: {live}")
+    page = os.path.join(archive, "live", "report.html")
+    said = [line for line in stderr.splitlines() if "report.html" in line]
+    if page_mode == "not-built":
+        if os.path.exists(page):
+            fail(f"{page} written by a build without the report page")
+        if len(said) != 1 or "ADAPTRACE_REPORT_HTML=OFF" not in said[0]:
+            fail(f"expected one line saying live/report.html is not written, found {said}")
+        print(said[0])
+        return
+    if said:
+        fail(f"lines about the page: {said}")
+    text = open(page, encoding="utf-8").read()
+    references = re.findall(r"<(?:script|link|img|iframe)\b[^>]*(?:src|href)\s*=", text, re.IGNORECASE)
+    if references or re.search(r"https?://[^\s\"']*\.(?:js|css)", text):
+        fail(f"{page} loads files: {references[:3]}")
+    embedded = re.search(r'<script type="application/json" id="live-data">(.*?)</script>', text, re.DOTALL)
+    if embedded is None or json.loads(embedded.group(1)) != live:
+        fail(f"{page} does not embed live/report.json")
+    if not live["mpi_functions"] or not live["sampled_functions"]:
+        fail(f"nothing to draw: {live}")
+    if page_mode == "no-chromium":
+        print(f"{page} embeds live/report.json (no chromium: not drawn)")
+        return
+    drawn = subprocess.run([page_mode] + HEADLESS + ["--dump-dom", f"file://{page}"], capture_output=True, text=True,
+                           timeout=120)
+    marker = re.search(r'id="drawn"[^>]*>([^<]*)<', drawn.stdout)
+    if marker is None or marker.group(1).split() != ["state", "mpi", "samples"]:
+        fail(f"sections drawn: {marker.group(1) if marker else drawn.stderr[-2000:]}")
+    errors = [line for line in drawn.stderr.splitlines() if "CONSOLE" in line or "Uncaught" in line]
+    if errors:
+        fail(f"console messages: {errors[:5]}")
+    functions = [f["name"] for f in live["mpi_functions"]]
+    if table_rows(drawn.stdout, "mpi-functions") != functions:
+        fail(f"MPI function rows {table_rows(drawn.stdout, 'mpi-functions')}, expected {functions}")
+    if table_rows(drawn.stdout, "ranks") != [str(r["rank"]) for r in live["per_rank"]]:
+        fail(f"rank rows {table_rows(drawn.stdout, 'ranks')}")
+    sampled = [f["name"] for f in live["sampled_functions"][:30]]
+    if table_rows(drawn.stdout, "hot-functions") != sampled:
+        fail(f"sampled function rows {table_rows(drawn.stdout, 'hot-functions')}, expected {sampled}")
+    by_inclusive = [f["name"] for f in sorted(live["sampled_functions"], key=lambda f: -f["inclusive_seconds"])][:15]
+    if table_rows(drawn.stdout, "hot-inclusive") != by_inclusive:
+        fail(f"rows by inclusive time {table_rows(drawn.stdout, 'hot-inclusive')}, expected {by_inclusive}")
+    state = re.search(r'id="state"[^>]*>([^<]*)<', drawn.stdout)
+    if state is None or not state.group(1).startswith("Final"):
+        fail(f"the page does not say the report is final: {state.group(1) if state else None}")
+    print(f"live/report.html embeds live/report.json and draws {len(functions)} MPI functions, "
+          f"{len(sampled)} sampled functions")
+
+
 CASES = {"equal": check_equal, "samples": check_samples, "two": check_two, "profile": check_profile, "demo": check_demo, "live": check_live, "refused": check_refused, "preloaded": check_preloaded,
-         "killed": check_killed}
+         "killed": check_killed, "page": check_page}
 
 if __name__ == "__main__":
-    if len(sys.argv) != 8 or sys.argv[1] not in CASES:
+    if len(sys.argv) != (9 if sys.argv[1:2] == ["page"] else 8) or sys.argv[1] not in CASES:
         sys.exit(__doc__)
     case, run_dir = sys.argv[1], sys.argv[2]
     shutil.rmtree(run_dir, ignore_errors=True)

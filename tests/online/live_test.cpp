@@ -131,7 +131,7 @@ TEST_F(Live, TheReportIsRenamedIntoPlaceWithTheTotals)
     std::string archive = scratch.path() + "/archive";
     adt_online_chunk chunk = make_chunk(0);
     ASSERT_EQ(adt_live_add_chunk(&live, 0, &chunk, chunk_bytes(2), true, error, sizeof error), 0) << error;
-    ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), true, 1, 2, 1.5, error, sizeof error), 0)
+    ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), true, 1, 2, 1.5, nullptr, error, sizeof error), 0)
         << error;
     std::ifstream in(archive + "/live/report.json");
     std::stringstream text;
@@ -145,6 +145,39 @@ TEST_F(Live, TheReportIsRenamedIntoPlaceWithTheTotals)
         << report;
     EXPECT_EQ(report.find("MPI_Recv"), std::string::npos) << "a function without calls is left out: " << report;
     EXPECT_FALSE(std::filesystem::exists(archive + "/live/.report.json.tmp"));
+    EXPECT_FALSE(std::filesystem::exists(archive + "/live/report.html")) << "no page printer, no page";
+}
+
+// A page printer that writes what it was given, as report/'s live page
+// embeds it.
+void print_test_page(const char *archive, const char *json, size_t length, FILE *out)
+{
+    fprintf(out, "page of %s: ", archive);
+    fwrite(json, 1, length, out);
+}
+
+std::string read_text(const std::string &path)
+{
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+TEST_F(Live, ThePageIsRenamedIntoPlaceWithTheReportsText)
+{
+    ScratchDirectory scratch("adt-online-live-page");
+    std::string archive = scratch.path() + "/archive";
+    adt_online_chunk chunk = make_chunk(0);
+    ASSERT_EQ(adt_live_add_chunk(&live, 0, &chunk, chunk_bytes(2), false, error, sizeof error), 0) << error;
+    ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), false, 1, 2, 1.5, print_test_page, error,
+                             sizeof error),
+              0)
+        << error;
+    std::string report = read_text(archive + "/live/report.json");
+    ASSERT_NE(report.find("\"name\": \"MPI_Send\""), std::string::npos) << report;
+    EXPECT_EQ(read_text(archive + "/live/report.html"), "page of " + archive + ": " + report);
+    EXPECT_FALSE(std::filesystem::exists(archive + "/live/.report.html.tmp"));
 }
 
 TEST_F(Live, SamplesCountForTheirFunctionAndOnceForEveryFunctionOnTheirPath)
@@ -179,8 +212,8 @@ TEST_F(Live, SamplesCountForTheirFunctionAndOnceForEveryFunctionOnTheirPath)
 
     ScratchDirectory scratch("adt-online-live-samples");
     std::string archive = scratch.path() + "/archive";
-    ASSERT_EQ(adt_live_write(&live, kNames, text.data(), text.size(), archive.c_str(), false, 1, 2, 1.0, error,
-                             sizeof error),
+    ASSERT_EQ(adt_live_write(&live, kNames, text.data(), text.size(), archive.c_str(), false, 1, 2, 1.0, nullptr,
+                             error, sizeof error),
               0)
         << error;
     std::ifstream in(archive + "/live/report.json");

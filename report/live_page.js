@@ -1,0 +1,79 @@
+// Draws live/report.html, the analyzers' live report (docs/online.md),
+// from the live/report.json embedded in #live-data, with the embedded d3
+// and page_common.js (adaptracePage: the report page's tables, formats,
+// MPI and sampled function columns and section marker). While the report
+// is not final the page reloads itself every interval, as the analyzer
+// writes a new one.
+"use strict";
+(function () {
+  const live = JSON.parse(document.getElementById("live-data").textContent);
+  const {seconds, bytes, table} = adaptracePage;
+  const count = d3.format(",");
+  const causes = (losses) => Object.entries(losses).map(([cause, lost]) => `${cause} ${count(lost)}`).join(", ");
+  const listed = (ranks) => (ranks.length === live.ranks ? `all ${live.ranks}` : `${ranks.length} of ${live.ranks}` +
+                                                                                  (ranks.length ? `: ${ranks.join(", ")}` : ""));
+
+  function drawState() {
+    d3.select("#state").text(live.final
+      ? `Final: every rank sent its last chunk (${seconds(live.elapsed_s)} s after the analyzers started).`
+      : `Running: written ${seconds(live.elapsed_s)} s after the analyzers started, at ${live.written_at}; ` +
+        `the page reloads every ${live.interval_s} s.`);
+    table("#connection", [
+      {title: "", value: ([label]) => label},
+      {title: "", value: ([, value]) => value},
+    ], [
+      ["analyzers", live.analyzers],
+      ["ranks connected", listed(live.connected_ranks)],
+      ["ranks finished", listed(live.finished_ranks)],
+      ["chunks received", count(live.chunks_received)],
+      ["bytes received", `${bytes(live.bytes_received)}B`],
+      ["calls not streamed", causes(live.calls_not_streamed_by_cause)],
+      ["samples not streamed", causes(live.samples_not_streamed_by_cause)],
+    ]);
+  }
+
+  const lost = (losses) => Object.values(losses).reduce((sum, value) => sum + value, 0);
+  const sum = (functions, key) => functions.reduce((total, f) => total + f[key], 0);
+
+  function drawMpi() {
+    table("#mpi-functions", adaptracePage.mpiFunctionColumns, live.mpi_functions);
+    table("#ranks", [
+      {title: "rank", value: (r) => r.rank},
+      {title: "state", value: (r) => (r.finished ? "finished" : r.connected ? "connected" : "not heard from")},
+      {title: "calls", value: (r) => count(sum(r.mpi_functions, "calls"))},
+      {title: "MPI seconds", value: (r) => seconds(sum(r.mpi_functions, "seconds"))},
+      {title: "bytes sent", value: (r) => bytes(sum(r.mpi_functions, "bytes_sent"))},
+      {title: "bytes received", value: (r) => bytes(sum(r.mpi_functions, "bytes_received"))},
+      {title: "samples", value: (r) => count(sum(r.sampled_functions, "exclusive_samples"))},
+      {title: "calls not streamed", value: (r) => count(lost(r.calls_not_streamed_by_cause))},
+      {title: "samples not streamed", value: (r) => count(lost(r.samples_not_streamed_by_cause))},
+    ], live.per_rank);
+    // Each rank's MPI functions, folded.
+    d3.select("#rank-functions").selectAll("details").data(live.per_rank.filter((r) => r.mpi_functions.length))
+      .join("details").each(function (rank) {
+        d3.select(this).append("summary").text(`rank ${rank.rank}`);
+        table(this, adaptracePage.mpiFunctionColumns, rank.mpi_functions);
+      });
+  }
+
+  function drawSamples() {
+    if (live.samples === 0) {
+      d3.select("#hot-functions").append("p").text("No samples streamed (yet, or sampling is off).");
+      return;
+    }
+    const columns = [
+      ...adaptracePage.sampledFunctionColumns(live.sampled_seconds),
+      {title: "exclusive samples", value: (f) => count(f.exclusive_samples)},
+      {title: "inclusive samples", value: (f) => count(f.inclusive_samples)},
+    ];
+    // The report lists them by exclusive time, most first.
+    table("#hot-functions", columns, live.sampled_functions.slice(0, 30));
+    const byInclusive = [...live.sampled_functions].sort((a, b) => b.inclusive_seconds - a.inclusive_seconds);
+    table("#hot-inclusive", columns, byInclusive.slice(0, 15));
+  }
+
+  adaptracePage.drawSections([["state", drawState], ["mpi", drawMpi], ["samples", drawSamples]]);
+  if (!live.final) {
+    setTimeout(() => window.location.reload(), Math.max(1, live.interval_s) * 1000);
+  }
+})();
