@@ -5,7 +5,11 @@
  * times of its MPI Enters and Leaves and of its samples: the events whose
  * cost the runtime measured, core.h "measurement cost"), the matched
  * messages and the collective instances. adt_report_compensate then
- * replays every location's instants in measured time order:
+ * replays every location's instants in its order, an instant that a rule
+ * ties to other locations once their side of it is replayed (a send's
+ * start, a collective's entries; not in measured time order across
+ * locations, since the archive's clock offsets may place a receive before
+ * its send):
  *
  * - locally (Farah, Schnorr, Vincent, Eq. 1): c_k = c_{k-1} + (t_k -
  *   t_{k-1}) - O_k, O_k the cost the model puts between the two instants
@@ -572,8 +576,16 @@ static void apply_collective(struct adt_report_timeshift *shift, const struct ad
     size_t first = rule->collective > 0 ? recording->collective_ends[rule->collective - 1] : 0;
     size_t end = recording->collective_ends[rule->collective];
     const struct adt_report_collective_entry *self = &recording->members[rule->index];
-    double last_entry = -INFINITY, last_start = -INFINITY;
     uint64_t last_measured = 0;
+    for (size_t j = first; j < end; j++) {
+        uint64_t enter_time = recording->members[j].enter_time;
+        last_measured = enter_time > last_measured ? enter_time : last_measured;
+    }
+    if (self->end_time < last_measured) {
+        shift->counts.collectives_left++;
+        return;
+    }
+    double last_entry = -INFINITY, last_start = -INFINITY;
     for (size_t j = first; j < end; j++) {
         const struct adt_report_collective_entry *member = &recording->members[j];
         const struct shifted_location *location = &shift->locations[member->location];
@@ -587,11 +599,6 @@ static void apply_collective(struct adt_report_timeshift *shift, const struct ad
         }
         last_entry = fmax(last_entry, location->compensated[enter]);
         last_start = fmax(last_start, (double)member->enter_time + location->inside[enter]);
-        last_measured = member->enter_time > last_measured ? member->enter_time : last_measured;
-    }
-    if (self->end_time < last_measured) {
-        shift->counts.collectives_left++;
-        return;
     }
     double after_last = (double)self->end_time - last_start;
     double exit = last_entry + (after_last > 0 ? after_last : 0);
@@ -647,26 +654,53 @@ static void replay_instant(struct adt_report_timeshift *shift, const struct adt_
     at->done = k + 1;
 }
 
-/* Every instant of every location in measured time order: the side a
- * rule needs (a send's start, a collective's entries) comes before the
- * instant it decides, as measured (a clock that says otherwise leaves the
- * rule unresolved, counted). */
-struct order_entry {
-    uint64_t time;
-    uint32_t location;
-    size_t instant;
-};
-
-static int by_time(const void *a, const void *b)
+/* Whether the other sides of a rule (a send's start, a collective's
+ * entries) are replayed already. A collective exit before its last entry
+ * as measured waits for nothing: it stays local (apply_collective). */
+static bool sources_replayed(const struct adt_report_timeshift *shift, const struct adt_report_recording *recording,
+                             const struct rule *rule)
 {
-    const struct order_entry *left = a, *right = b;
-    if (left->time != right->time) {
-        return left->time < right->time ? -1 : 1;
+    if (rule->kind == RULE_MESSAGE) {
+        struct message_instants at;
+        const struct recorded_message *message = &recording->messages[rule->index];
+        return !instants_of(shift, message, &at) || at.send < shift->locations[message->send_location].done;
     }
-    if (left->location != right->location) {
-        return left->location < right->location ? -1 : 1;
+    size_t first = rule->collective > 0 ? recording->collective_ends[rule->collective - 1] : 0;
+    size_t end = recording->collective_ends[rule->collective];
+    for (size_t j = first; j < end; j++) {
+        if (recording->members[j].enter_time > recording->members[rule->index].end_time) {
+            return true;
+        }
     }
-    return left->instant < right->instant ? -1 : left->instant > right->instant;
+    for (size_t j = first; j < end; j++) {
+        const struct shifted_location *location = &shift->locations[recording->members[j].location];
+        size_t enter = instant_at(location, recording->members[j].enter_time);
+        if (enter != SIZE_MAX && enter >= location->done) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Replays a location's next instant once the other sides of its rules
+ * are replayed (or regardless, forced: those not yet are counted as
+ * unresolved); false when it has to wait. Replaying in this order rather
+ * than in measured time order keeps every receive after its send even
+ * where the archive's clocks place it before (docs/compensation.md). */
+static bool replay_next(struct adt_report_timeshift *shift, const struct adt_report_recording *recording,
+                        uint32_t location, const struct rule *rules, size_t rule_count, size_t *cursor,
+                        const double *latency, bool forced)
+{
+    size_t k = shift->locations[location].done, first = cursor[location], last = first;
+    while (last < rule_count && rules[last].location == location && rules[last].instant == k) {
+        if (!forced && !sources_replayed(shift, recording, &rules[last])) {
+            return false;
+        }
+        last++;
+    }
+    cursor[location] = last;
+    replay_instant(shift, recording, location, k, rules + first, last - first, latency);
+    return true;
 }
 
 static struct rule *collect_rules(struct adt_report_timeshift *shift, const struct adt_report_recording *recording,
@@ -719,14 +753,6 @@ static void replay(struct adt_report_timeshift *shift, const struct adt_report_r
     for (size_t i = 0; i < shift->location_count; i++) {
         total += shift->locations[i].count;
     }
-    struct order_entry *order = malloc((total + 1) * sizeof *order);
-    size_t n = 0;
-    for (size_t i = 0; i < shift->location_count; i++) {
-        for (size_t k = 0; k < shift->locations[i].count; k++) {
-            order[n++] = (struct order_entry){shift->locations[i].measured[k], (uint32_t)i, k};
-        }
-    }
-    qsort(order, total, sizeof *order, by_time);
     /* Per location, where its rules start among the sorted ones. */
     size_t *cursor = calloc(shift->location_count + 1, sizeof *cursor);
     for (size_t r = rule_count; r-- > 0;) {
@@ -737,14 +763,31 @@ static void replay(struct adt_report_timeshift *shift, const struct adt_report_r
             cursor[i] = rule_count;
         }
     }
-    for (size_t e = 0; e < total; e++) {
-        uint32_t location = order[e].location;
-        size_t k = order[e].instant, first = cursor[location], last = first;
-        while (last < rule_count && rules[last].location == location && rules[last].instant == k) {
-            last++;
+    for (size_t replayed = 0; replayed < total;) {
+        size_t before = replayed;
+        for (uint32_t location = 0; location < shift->location_count; location++) {
+            while (shift->locations[location].done < shift->locations[location].count &&
+                   replay_next(shift, recording, location, rules, rule_count, cursor, latency, false)) {
+                replayed++;
+            }
         }
-        cursor[location] = last;
-        replay_instant(shift, recording, location, k, rules + first, last - first, latency);
+        if (replayed == before) {
+            /* Every location waits for another (a cycle of rules, which
+             * only a wrong match or a rooted collective can make): the
+             * instant that comes first as measured goes on without the
+             * rules it waits for, counted as unresolved. */
+            uint32_t first = 0;
+            uint64_t earliest = UINT64_MAX;
+            for (uint32_t location = 0; location < shift->location_count; location++) {
+                const struct shifted_location *at = &shift->locations[location];
+                if (at->done < at->count && at->measured[at->done] < earliest) {
+                    earliest = at->measured[at->done];
+                    first = location;
+                }
+            }
+            replay_next(shift, recording, first, rules, rule_count, cursor, latency, true);
+            replayed++;
+        }
     }
     shift->counts.instants = total;
     /* The rules checked on the result, and the messages whose order the
@@ -758,7 +801,13 @@ static void replay(struct adt_report_timeshift *shift, const struct adt_report_r
         double send_start = compensated_at(shift, message->send_location, at.send);
         double receive_enter = compensated_at(shift, message->receive_location, at.receive_enter);
         double receive_end = compensated_at(shift, message->receive_location, at.receive);
-        shift->counts.causality_violations += receive_end + 1e-6 < send_start + latency[size_class(message->bytes)];
+        bool violated = receive_end + 1e-6 < send_start + latency[size_class(message->bytes)];
+        if (message->receive_time < message->send_enter) {
+            shift->counts.measured_violations++;
+            shift->counts.measured_violations_left += violated;
+        } else {
+            shift->counts.causality_violations += violated;
+        }
         shift->counts.late_sender_flips += (message->send_enter > message->receive_enter) != (send_start > receive_enter);
     }
     size_t first = 0;
@@ -781,7 +830,6 @@ static void replay(struct adt_report_timeshift *shift, const struct adt_report_r
         first = recording->collective_ends[c];
     }
     free(cursor);
-    free(order);
     free(rules);
 }
 

@@ -273,8 +273,11 @@ struct adt_report_compensation {
     uint64_t collective_lowered;   /* exits that waited less, the last member having come earlier */
     uint64_t collectives_left;     /* exits before the last entry as measured (rooted): left local */
     uint64_t late_sender_flips;    /* messages whose sender and receiver changed order */
-    uint64_t unresolved;           /* rules whose other side comes later as measured (clocks) */
-    uint64_t causality_violations; /* after all: receive before send + latency, exit before last entry */
+    uint64_t unresolved;           /* rules whose other side could not be replayed first (a cycle) */
+    uint64_t measured_violations;  /* receives that end before their send starts in the archive as read */
+    uint64_t measured_violations_left; /* of those, still before their send after compensation */
+    uint64_t causality_violations; /* made by the compensation: receive before send + latency, exit
+                                    * before last entry, where the archive as read had them in order */
     double *rank_removed_seconds;  /* per rank: its span as measured less its span compensated */
     double *rank_model_seconds;    /* per rank: the cost the model put on its events in the archive */
     size_t location_count;         /* with keep_compensated_times */

@@ -542,9 +542,12 @@ static void print_compensation_text(const struct adt_report_profile *profile, FI
             ", before the last entry as measured (left local): %" PRIu64 "\n",
             c->collective_raised, c->collective_lowered, c->collectives_left);
     fprintf(out,
-            "  messages whose sender and receiver changed order: %" PRIu64 "; rules left unresolved (clocks): %" PRIu64
-            "; causality violations after compensation: %" PRIu64 "\n",
-            c->late_sender_flips, c->unresolved, c->causality_violations);
+            "  messages whose sender and receiver changed order: %" PRIu64 "; rules left unresolved (cycles): %" PRIu64
+            "\n  causality violations made by the compensation: %" PRIu64 "; already in the measured archive (receive "
+            "before its send as the archive's clock offsets place them): %" PRIu64 ", %" PRIu64
+            " of them left so by the compensation\n",
+            c->late_sender_flips, c->unresolved, c->causality_violations, c->measured_violations,
+            c->measured_violations_left);
     if (c->archive.written) {
         fprintf(out,
                 "  compensated archive written: %" PRIu64 " events of %" PRIu64 " locations, %" PRIu64
@@ -943,10 +946,12 @@ static void print_compensation_json(const struct adt_report_profile *profile, FI
                 ",\"waits_inherited\":%" PRIu64 ",\"waits_removed\":%" PRIu64 ",\"collective_raised\":%" PRIu64
                 ",\"collective_lowered\":%" PRIu64 ",\"collectives_left\":%" PRIu64
                 ",\"late_sender_flips\":%" PRIu64 ",\"unresolved\":%" PRIu64
-                ",\"causality_violations\":%" PRIu64 ",\"rank_removed_seconds\":[",
+                ",\"causality_violations\":%" PRIu64 ",\"measured_violations\":%" PRIu64
+                ",\"measured_violations_left\":%" PRIu64 ",\"rank_removed_seconds\":[",
                 c->locations_modelled, c->locations_unmodelled, c->instants, c->model_seconds, c->over_compensated,
                 c->over_compensated_seconds, c->receive_floors, c->waits_inherited, c->waits_removed, c->collective_raised, c->collective_lowered,
-                c->collectives_left, c->late_sender_flips, c->unresolved, c->causality_violations);
+                c->collectives_left, c->late_sender_flips, c->unresolved, c->causality_violations,
+                c->measured_violations, c->measured_violations_left);
         for (size_t r = 0; r < profile->rank_count; r++) {
             fprintf(out, "%s%.9g", r ? "," : "", c->rank_removed_seconds[r]);
         }

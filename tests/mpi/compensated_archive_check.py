@@ -20,6 +20,11 @@ from ARCHIVE. Then:
   late sender and collective waiting, every MPI function's time;
 - the report states the run's measurement cost per rank as summary.json
   estimated it, compensated or not, of the archive and of the copy;
+- causality holds (issue #26): the compensation makes no receive end
+  before its send or a collective's exit before its last entry, leaves none
+  that the archive had so, and every rule is resolved; where the run's
+  clock offsets are all 0 (its ranks shared one clock: mpi-events/setup.c)
+  the archive itself has no receive before its send either;
 - reporting it with --compensate again is refused, as is writing into a
   directory that is not empty, and --write-archive without --compensate.
 """
@@ -86,6 +91,16 @@ written = compensated["compensation"].get("archive")
 if written is None:
     sys.exit("the compensated report says no archive was written")
 run(otf2_print, "--silent", "-Werror", f"{out}/traces.otf2")
+
+causality = compensated["compensation"]
+for key in ("causality_violations", "measured_violations_left", "unresolved"):
+    if causality[key] != 0:
+        fail(f"the compensation's {key} is {causality[key]}, not 0")
+offsets = [line.split("Offset:")[1].split(",")[0].strip()
+           for line in run(otf2_print, "-C", f"{archive}/traces.otf2").stdout.splitlines()
+           if line.startswith("CLOCK_OFFSET")]
+if offsets and all(offset == "+0" for offset in offsets) and causality["measured_violations"] != 0:
+    fail(f"{causality['measured_violations']} receives before their sends in an archive whose clocks are one")
 
 measured_kinds, measured_times = events(archive)
 copied_kinds, copied_times = events(out)

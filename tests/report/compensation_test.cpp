@@ -34,7 +34,7 @@ extern "C" {
 
 namespace {
 
-constexpr int RANKS = 3;
+constexpr int RANKS = 4;
 constexpr uint64_t RESOLUTION = 1000000000; // ticks are nanoseconds
 constexpr uint64_t BOUNDS[4] = {1000, 10000, 100000, 1000000};
 // Injected cost per gap class: an MPI call's parts (before its Enter,
@@ -364,7 +364,11 @@ const OTF2_FlushCallbacks FLUSH = {pre_flush, post_flush};
 
 enum { STRING_WORLD = REGIONS, STRING_NODE, STRING_RANK, STRING_THREAD, STRING_SAMPLES };
 
-void write_archive(const std::string &directory, const Simulation &simulation)
+// clock_offsets: per rank, the constant offset its ClockOffset records
+// say (none: no records), as a run's synchronisation measures it; OTF2's
+// reader adds it to every time of the rank.
+void write_archive(const std::string &directory, const Simulation &simulation,
+                   const int64_t *clock_offsets = nullptr)
 {
     OTF2_Archive *archive = OTF2_Archive_Open(directory.c_str(), "traces", OTF2_FILEMODE_WRITE, 1 << 20, 1 << 20,
                                               OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
@@ -415,8 +419,14 @@ void write_archive(const std::string &directory, const Simulation &simulation)
     }
     check(OTF2_Archive_CloseEvtFiles(archive));
     check(OTF2_Archive_OpenDefFiles(archive));
-    for (int r = 0; r < RANKS; r++)
-        check(OTF2_Archive_CloseDefWriter(archive, OTF2_Archive_GetDefWriter(archive, r)));
+    for (int r = 0; r < RANKS; r++) {
+        OTF2_DefWriter *writer = OTF2_Archive_GetDefWriter(archive, r);
+        for (uint64_t time : {uint64_t(0), last}) {
+            if (clock_offsets != nullptr)
+                check(OTF2_DefWriter_WriteClockOffset(writer, time, clock_offsets[r], 0.0));
+        }
+        check(OTF2_Archive_CloseDefWriter(archive, writer));
+    }
     check(OTF2_Archive_CloseDefFiles(archive));
     OTF2_GlobalDefWriter *defs = OTF2_Archive_GetGlobalDefWriter(archive);
     check(OTF2_GlobalDefWriter_WriteClockProperties(defs, RESOLUTION, 0, last + 1, 0));
@@ -476,8 +486,8 @@ void write_summary(const std::string &directory, uint64_t factor)
     }
     // The run's estimate per rank as the runtime writes it (rank r:
     // r + 1 ms, r + 1 % of its run), which the report states as it is.
-    out << "\n  ],\n  \"measurement_cost_per_rank_s\": [0.001, 0.002, 0.003],\n"
-        << "  \"measurement_share_per_rank\": [0.01, 0.02, 0.03]\n}\n";
+    out << "\n  ],\n  \"measurement_cost_per_rank_s\": [0.001, 0.002, 0.003, 0.004],\n"
+        << "  \"measurement_share_per_rank\": [0.01, 0.02, 0.03, 0.04]\n}\n";
 }
 
 // The true run's figures, as the report defines them.
@@ -827,3 +837,44 @@ TEST_F(Compensation, ArchiveWithoutACostModelIsRefusedWithItsReason)
 }
 
 } // namespace
+
+// The archive of a 4-rank run whose clock synchronisation measured rank 2
+// 150 µs late (on one host, where all ranks read the same clock, the
+// ping-pong's noise makes such offsets: docs/compensation.md): as read,
+// rank 3 receives rank 2's messages before they are sent. Replayed in
+// measured time order, the compensation met those receives before their
+// sends, left them unresolved and counted them as its own violations;
+// replayed send before receive, it puts every receive after its send and
+// counts the archive's own violations apart.
+TEST_F(Compensation, ReceivesTheClocksPutBeforeTheirSendsComeAfterThemCountedApart)
+{
+    ScratchDirectory skewed("adt-compensation-skewed");
+    const int64_t clock_offsets[RANKS] = {0, 0, 150000, 0};
+    write_archive(skewed.path(), simulation_, clock_offsets);
+    ASSERT_FALSE(HasFatalFailure());
+    write_summary(skewed.path(), 1);
+    adt_report_error error{};
+    adt_report_options options{};
+    options.compensate = ADT_REPORT_COMPENSATE_MODEL;
+    options.keep_compensated_times = true;
+    adt_report_profile *profile = adt_report_read(skewed.path().c_str(), &options, &error);
+    ASSERT_NE(profile, nullptr) << error.text;
+    const adt_report_compensation &c = profile->compensation;
+    EXPECT_GT(c.measured_violations, 0u);
+    EXPECT_EQ(c.measured_violations_left, 0u);
+    EXPECT_EQ(c.causality_violations, 0u);
+    EXPECT_EQ(c.unresolved, 0u);
+    EXPECT_GT(c.receive_floors + c.waits_inherited, 0u);
+    ASSERT_EQ(c.location_count, size_t(RANKS));
+    for (size_t l = 0; l < c.location_count; l++)
+        for (size_t k = 1; k < c.locations[l].count; k++)
+            ASSERT_GE(c.locations[l].compensated[k], c.locations[l].compensated[k - 1]) << "instant " << k;
+    adt_report_free(profile);
+    // The same run with its clocks agreeing has none in the archive.
+    write_summary(directory_.path(), 1);
+    profile = read(ADT_REPORT_COMPENSATE_MODEL);
+    ASSERT_NE(profile, nullptr);
+    EXPECT_EQ(profile->compensation.measured_violations, 0u);
+    EXPECT_EQ(profile->compensation.causality_violations, 0u);
+    adt_report_free(profile);
+}
