@@ -164,8 +164,9 @@ def rate_bands(args, ranks, units_per_us, cases, scratch):
                     seconds, compensation = loop_seconds(args.build, archive, mode)
                     figures[case][key].append(seconds)
                     if mode == "model":
-                        counts[case] = {k: compensation[k] for k in ("over_compensated", "receive_floors",
-                                                                     "waits_inherited", "causality_violations")}
+                        counts[case] = {k: compensation[k] for k in (
+                            "over_compensated", "receive_floors", "waits_inherited", "causality_violations",
+                            "measured_violations", "measured_violations_left", "unresolved")}
                 shutil.rmtree(archive, ignore_errors=True)
         band = {"iterations": iterations, "work_units": work, "untraced_noise_s": max(untraced) - min(untraced)}
         for case in cases:
