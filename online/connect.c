@@ -298,9 +298,10 @@ static void start(const adt_config *config, uint32_t rank, uint32_t size, const 
      * kept in the buffer as well, and no trace is written. */
     profile_only = config->online_output == ADT_ONLINE_OUTPUT_PROFILE;
     if (rank == 0)
-        adt_log("%u analyzer%s started; the live report is %s/live/report.json%s", count, count == 1 ? "" : "s",
-                archive_dir, profile_only ? " (ADAPTRACE_ONLINE_OUTPUT=profile: no trace files, the final report is "
-                                            "report.json there)" : "");
+        adt_log("%u analyzer%s started; the live report is %s/live/report.json%s%s", count, count == 1 ? "" : "s",
+                archive_dir, ADT_WITH_REPORT_HTML ? " and report.html beside it" : "",
+                profile_only ? " (ADAPTRACE_ONLINE_OUTPUT=profile: no trace files, the final report is "
+                               "report.json there)" : "");
 }
 
 void adt_online_finish(adt_online_stats *stats)

@@ -359,7 +359,10 @@ def check_page(run_dir, mpiexec, launcher, program, report, otf2_print, page_mod
     if live is None or not live["final"]:
         fail(f"no final live report in {archive}/live: {live}")
     page = os.path.join(archive, "live", "report.html")
-    said = [line for line in stderr.splitlines() if "report.html" in line]
+    started = [line for line in stderr.splitlines() if "analyzer started" in line]
+    said = [line for line in stderr.splitlines() if "report.html" in line and line not in started]
+    if len(started) != 1 or ("and report.html beside it" in started[0]) != (page_mode != "not-built"):
+        fail(f"expected rank 0's start-up line to name live/report.html exactly where the page is built: {started}")
     if page_mode == "not-built":
         if os.path.exists(page):
             fail(f"{page} written by a build without the report page")
