@@ -47,6 +47,7 @@ static const collective_name collectives[] = {
     { "MPI_Gather", ADT_REPLAY_GATHER },       { "MPI_Scatter", ADT_REPLAY_SCATTER },
     { "MPI_Allgather", ADT_REPLAY_ALLGATHER }, { "MPI_Alltoall", ADT_REPLAY_ALLTOALL },
     { "MPI_Reduce_scatter_block", ADT_REPLAY_REDUCE_SCATTER_BLOCK },
+    { "MPI_Scan", ADT_REPLAY_SCAN },           { "MPI_Exscan", ADT_REPLAY_EXSCAN },
 };
 
 /* A key read field by field; ok turns false past its end. */
@@ -144,11 +145,12 @@ static bool peer_in_range(const adt_replay_message *m, uint32_t rank, uint32_t r
 
 /* A collective's per-rank part in bytes from its recorded totals
  * (mpi-events/mpi.api: N is the communicator's size, taken as the run's
- * ranks: every communicator is replayed as MPI_COMM_WORLD). */
-static bool collective_part(adt_replay_call *call, uint64_t sent, uint64_t received, uint32_t ranks, char *why,
-                            size_t why_size)
+ * ranks, and me its rank, taken as the world's: every communicator is
+ * replayed as MPI_COMM_WORLD). */
+static bool collective_part(adt_replay_call *call, uint64_t sent, uint64_t received, uint32_t rank, uint32_t ranks,
+                            char *why, size_t why_size)
 {
-    uint64_t total = 0;
+    uint64_t total = 0, shares = ranks;
     switch (call->collective) {
     case ADT_REPLAY_BARRIER:
         call->collective_bytes = 0;
@@ -164,16 +166,28 @@ static bool collective_part(adt_replay_call *call, uint64_t sent, uint64_t recei
     case ADT_REPLAY_ALLREDUCE:
         total = sent;
         break;
+    case ADT_REPLAY_SCAN: /* received (me + 1) parts */
+        total = received;
+        shares = rank + 1;
+        break;
+    case ADT_REPLAY_EXSCAN: /* received me parts, sent N - me - 1: one of them is not 0 unless N is 1 */
+        total = rank > 0 ? received : sent;
+        shares = rank > 0 ? rank : ranks - 1;
+        if (shares == 0) {
+            call->collective_bytes = 0;
+            return true;
+        }
+        break;
     default:
         total = received;
         break;
     }
-    if (total % ranks != 0) {
-        say(why, why_size, "its %llu bytes do not divide among %u ranks (a communicator smaller than the run's?)",
-            (unsigned long long)total, ranks);
+    if (total % shares != 0) {
+        say(why, why_size, "its %llu bytes do not divide into %llu parts (a communicator smaller than the run's?)",
+            (unsigned long long)total, (unsigned long long)shares);
         return false;
     }
-    call->collective_bytes = total / ranks;
+    call->collective_bytes = total / shares;
     return true;
 }
 
@@ -253,7 +267,7 @@ static bool decode(const adt_skeleton_file *file, const adt_skeleton_thread_view
             uint64_t root = next(&r);
             ok = call->collective != ADT_REPLAY_NO_COLLECTIVE ||
                  (say(why, why_size, "this collective is not replayed yet"), false);
-            ok = ok && collective_part(call, sent, received, ranks, why, why_size);
+            ok = ok && collective_part(call, sent, received, rank, ranks, why, why_size);
             call->root = root == UINT32_MAX ? 0 : (uint32_t)root;
             ok = ok && (call->root < ranks || (say(why, why_size, "its root is outside MPI_COMM_WORLD here"), false));
             break;
@@ -284,6 +298,7 @@ static bool decode(const adt_skeleton_file *file, const adt_skeleton_thread_view
         ok = false;
     }
     call->wait_count = requests->count - call->first_wait;
+    call->single_wait = strcmp(call->function, "MPI_Wait") == 0;
     call->first_test = requests->count;
     for (uint32_t i = 0; ok && i < tests.count; ++i)
         ok = list_add(requests, tests.items[i]);

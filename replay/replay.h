@@ -39,7 +39,9 @@ typedef enum adt_replay_collective {
     ADT_REPLAY_SCATTER,
     ADT_REPLAY_ALLGATHER,
     ADT_REPLAY_ALLTOALL,
-    ADT_REPLAY_REDUCE_SCATTER_BLOCK
+    ADT_REPLAY_REDUCE_SCATTER_BLOCK,
+    ADT_REPLAY_SCAN,
+    ADT_REPLAY_EXSCAN
 } adt_replay_collective;
 
 /* One distinct call (a signature), decoded. A call without traffic (no
@@ -53,6 +55,7 @@ typedef struct adt_replay_call {
     adt_replay_message isend;
     uint32_t irecv_request;                /* MPI_Irecv's symbol + 1 (0: none); its message comes later */
     uint32_t first_wait, wait_count;       /* requests completed (in plan->requests) */
+    bool single_wait;                      /* they were completed by MPI_Wait: replayed as MPI_Wait, else MPI_Waitall */
     uint32_t first_test, test_count;       /* requests tested, not completed */
     uint32_t first_done, done_count;       /* the receives completed (in plan->done): MPI_Irecv's messages */
     adt_replay_collective collective;

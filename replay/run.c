@@ -99,6 +99,12 @@ static void collective(const adt_replay_call *call, const buffers *b)
     case ADT_REPLAY_REDUCE_SCATTER_BLOCK:
         MPI_Reduce_scatter_block(b->send, b->receive, count, MPI_BYTE, MPI_BOR, MPI_COMM_WORLD);
         break;
+    case ADT_REPLAY_SCAN:
+        MPI_Scan(b->send, b->receive, count, MPI_BYTE, MPI_BOR, MPI_COMM_WORLD);
+        break;
+    case ADT_REPLAY_EXSCAN:
+        MPI_Exscan(b->send, b->receive, count, MPI_BYTE, MPI_BOR, MPI_COMM_WORLD);
+        break;
     case ADT_REPLAY_NO_COLLECTIVE:
         break;
     }
@@ -134,7 +140,9 @@ static void issue(const adt_replay_plan *plan, uint64_t i, const adt_replay_call
         int flag = 0;
         MPI_Test(&b->slots[plan->requests[call->first_test + t]], &flag, MPI_STATUS_IGNORE);
     }
-    if (call->wait_count > 0) {
+    if (call->wait_count == 1 && call->single_wait) {
+        MPI_Wait(&b->slots[plan->requests[call->first_wait]], MPI_STATUS_IGNORE);
+    } else if (call->wait_count > 0) {
         for (uint32_t w = 0; w < call->wait_count; ++w)
             b->waiting[w] = b->slots[plan->requests[call->first_wait + w]];
         MPI_Waitall((int)call->wait_count, b->waiting, MPI_STATUSES_IGNORE);

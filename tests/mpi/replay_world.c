@@ -8,10 +8,12 @@
  *             MPI_Waitall), MPI_Sendrecv, MPI_Send / MPI_Recv between
  *             neighbours, and one of MPI_Bcast, MPI_Reduce, MPI_Allreduce,
  *             MPI_Gather, MPI_Scatter, MPI_Allgather, MPI_Alltoall,
- *             MPI_Barrier in turn, with computation in between;
+ *             MPI_Scan, MPI_Exscan, MPI_Barrier in turn, with computation
+ *             in between;
  *   sendrecv: ranks 0 and 1 send 1 KiB back and forth (MPI_Send, MPI_Recv)
  *             with a little computation before each send;
- *   scan:     an MPI_Scan, which replay refuses by name.
+ *   cancel:   an MPI_Irecv cancelled and completed, which replay refuses
+ *             by name.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -46,7 +48,7 @@ static void mix(int rank, int size, int iterations)
         else if (rank % 2 == 1)
             MPI_Recv(in, 8, MPI_DOUBLE, rank - 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         compute(1);
-        switch (it % 8) {
+        switch (it % 10) {
         case 0: MPI_Bcast(out, 4, MPI_DOUBLE, 0, MPI_COMM_WORLD); break;
         case 1: MPI_Reduce(out, in, 4, MPI_DOUBLE, MPI_SUM, size - 1, MPI_COMM_WORLD); break;
         case 2: MPI_Allreduce(out, in, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD); break;
@@ -54,6 +56,8 @@ static void mix(int rank, int size, int iterations)
         case 4: MPI_Scatter(all, 5, MPI_DOUBLE, in, 5, MPI_DOUBLE, 0, MPI_COMM_WORLD); break;
         case 5: MPI_Allgather(out, 6, MPI_DOUBLE, all, 6, MPI_DOUBLE, MPI_COMM_WORLD); break;
         case 6: MPI_Alltoall(all, 2, MPI_DOUBLE, all + 32 * N, 2, MPI_DOUBLE, MPI_COMM_WORLD); break;
+        case 7: MPI_Scan(out, in, 3, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
+        case 8: MPI_Exscan(out, in, 5, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
         default: MPI_Barrier(MPI_COMM_WORLD); break;
         }
     }
@@ -85,7 +89,7 @@ int main(int argc, char **argv)
     int iterations = argc > 2 ? atoi(argv[2]) : 0;
     if (argc != 3 || iterations <= 0 || size > 64) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpi-replay-world mix|sendrecv|scan ITERATIONS (at most 64 ranks)\n");
+            fprintf(stderr, "usage: mpi-replay-world mix|sendrecv|cancel ITERATIONS (at most 64 ranks)\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     if (strcmp(argv[1], "mix") == 0) {
@@ -93,8 +97,11 @@ int main(int argc, char **argv)
     } else if (strcmp(argv[1], "sendrecv") == 0) {
         sendrecv(rank, iterations);
     } else {
-        double one = 1, sum = 0;
-        MPI_Scan(&one, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        double never;
+        MPI_Request request;
+        MPI_Irecv(&never, 1, MPI_DOUBLE, rank, 99, MPI_COMM_WORLD, &request);
+        MPI_Cancel(&request);
+        MPI_Wait(&request, MPI_STATUS_IGNORE);
     }
     MPI_Finalize();
     return 0;

@@ -14,9 +14,9 @@
 
 namespace {
 
-enum function { INIT, FINALIZE, IRECV, ISEND, WAITALL, COMM_RANK, SEND, SCAN };
+enum function { INIT, FINALIZE, IRECV, ISEND, WAITALL, COMM_RANK, SEND, SCAN, EXSCAN, ALLTOALLW };
 const char *const names[] = { "MPI_Init", "MPI_Finalize", "MPI_Irecv", "MPI_Isend",
-                              "MPI_Waitall", "MPI_Comm_rank", "MPI_Send", "MPI_Scan" };
+                              "MPI_Waitall", "MPI_Comm_rank", "MPI_Send", "MPI_Scan", "MPI_Exscan", "MPI_Alltoallw" };
 
 // A call's key: LEB128 fields, signed ones zigzag (fold.c).
 struct key {
@@ -135,12 +135,35 @@ TEST(ReplayPlan, APeerOutsideTheRunIsRefused)
     EXPECT_EQ(run.refusal(4), "the skeleton holds 3 ranks, this run has 4: run it with mpirun -np 3");
 }
 
+// The records of a collective (mpi-events/mpi.api), not rooted.
+static key collective(function f, uint64_t sent, uint64_t received)
+{
+    return key(f).put(ADT_REC_MPI_COLLECTIVE_BEGIN).put(ADT_REC_MPI_COLLECTIVE_END).put(sent).put(received)
+        .put(0).put(1).put(1).put(UINT32_MAX);
+}
+
+TEST(ReplayPlan, ScanAndExscanPartsAreTheRanksShares)
+{
+    // Rank 1 of 3 with 8 bytes per rank: MPI_Scan received (me + 1) parts,
+    // MPI_Exscan me parts.
+    folded run({ key(INIT), collective(SCAN, 2 * 8, 2 * 8), collective(EXSCAN, 1 * 8, 1 * 8), key(FINALIZE) });
+    char error[256] = "";
+    adt_replay_plan *plan = adt_replay_plan_build(run.file, 1, 3, error, sizeof error);
+    ASSERT_NE(plan, nullptr) << error;
+    EXPECT_EQ(plan->calls_by_signature[plan->sequence[1]].collective, ADT_REPLAY_SCAN);
+    EXPECT_EQ(plan->calls_by_signature[plan->sequence[1]].collective_bytes, 8u);
+    EXPECT_EQ(plan->calls_by_signature[plan->sequence[2]].collective, ADT_REPLAY_EXSCAN);
+    EXPECT_EQ(plan->calls_by_signature[plan->sequence[2]].collective_bytes, 8u);
+    adt_replay_plan_free(plan);
+    folded uneven({ key(INIT), collective(SCAN, 2 * 8, 2 * 8 + 1), key(FINALIZE) });
+    EXPECT_EQ(uneven.refusal(), "rank 1: cannot replay MPI_Scan: its 17 bytes do not divide into 2 parts (a "
+                                "communicator smaller than the run's?)");
+}
+
 TEST(ReplayPlan, AnUnsupportedCollectiveIsNamed)
 {
-    folded run({ key(INIT), key(SCAN).put(ADT_REC_MPI_COLLECTIVE_BEGIN).put(ADT_REC_MPI_COLLECTIVE_END).put(8).put(8)
-                                .put(0).put(1).put(1).put(UINT32_MAX),
-                 key(FINALIZE) });
-    EXPECT_EQ(run.refusal(), "rank 1: cannot replay MPI_Scan: this collective is not replayed yet");
+    folded run({ key(INIT), collective(ALLTOALLW, 8, 8), key(FINALIZE) });
+    EXPECT_EQ(run.refusal(), "rank 1: cannot replay MPI_Alltoallw: this collective is not replayed yet");
 }
 
 TEST(ReplayPlan, ARunMustGoFromInitToFinalize)
