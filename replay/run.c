@@ -60,6 +60,7 @@ struct adt_replay_state {
     uint8_t **by_request; /* each receive request's own buffer */
     MPI_Request *slots;   /* by symbol */
     MPI_Request *waiting; /* one call's wait list */
+    int *indices;         /* MPI_Waitsome's and MPI_Testsome's */
 };
 typedef adt_replay_state buffers;
 
@@ -68,44 +69,99 @@ static int peer(const adt_replay_plan *plan, const adt_replay_message *m)
     return (int)((int64_t)plan->rank + m->peer);
 }
 
-static void collective(const adt_replay_call *call, const buffers *b)
+/* A collective of count bytes per rank part: blocking, or started into
+ * request when there is one. */
+static void collective(adt_replay_collective kind, int count, int root, void *send, void *receive,
+                       MPI_Request *request)
 {
-    int count = (int)call->collective_bytes, root = (int)call->root;
-    switch (call->collective) {
+    MPI_Comm world = MPI_COMM_WORLD;
+    switch (kind) {
     case ADT_REPLAY_BARRIER:
-        MPI_Barrier(MPI_COMM_WORLD);
+        request ? MPI_Ibarrier(world, request) : MPI_Barrier(world);
         break;
     case ADT_REPLAY_BCAST:
-        MPI_Bcast(b->receive, count, MPI_BYTE, root, MPI_COMM_WORLD);
+        request ? MPI_Ibcast(receive, count, MPI_BYTE, root, world, request)
+                : MPI_Bcast(receive, count, MPI_BYTE, root, world);
         break;
     case ADT_REPLAY_REDUCE:
-        MPI_Reduce(b->send, b->receive, count, MPI_BYTE, MPI_BOR, root, MPI_COMM_WORLD);
+        request ? MPI_Ireduce(send, receive, count, MPI_BYTE, MPI_BOR, root, world, request)
+                : MPI_Reduce(send, receive, count, MPI_BYTE, MPI_BOR, root, world);
         break;
     case ADT_REPLAY_ALLREDUCE:
-        MPI_Allreduce(b->send, b->receive, count, MPI_BYTE, MPI_BOR, MPI_COMM_WORLD);
+        request ? MPI_Iallreduce(send, receive, count, MPI_BYTE, MPI_BOR, world, request)
+                : MPI_Allreduce(send, receive, count, MPI_BYTE, MPI_BOR, world);
         break;
     case ADT_REPLAY_GATHER:
-        MPI_Gather(b->send, count, MPI_BYTE, b->receive, count, MPI_BYTE, root, MPI_COMM_WORLD);
+        request ? MPI_Igather(send, count, MPI_BYTE, receive, count, MPI_BYTE, root, world, request)
+                : MPI_Gather(send, count, MPI_BYTE, receive, count, MPI_BYTE, root, world);
         break;
     case ADT_REPLAY_SCATTER:
-        MPI_Scatter(b->send, count, MPI_BYTE, b->receive, count, MPI_BYTE, root, MPI_COMM_WORLD);
+        request ? MPI_Iscatter(send, count, MPI_BYTE, receive, count, MPI_BYTE, root, world, request)
+                : MPI_Scatter(send, count, MPI_BYTE, receive, count, MPI_BYTE, root, world);
         break;
     case ADT_REPLAY_ALLGATHER:
-        MPI_Allgather(b->send, count, MPI_BYTE, b->receive, count, MPI_BYTE, MPI_COMM_WORLD);
+        request ? MPI_Iallgather(send, count, MPI_BYTE, receive, count, MPI_BYTE, world, request)
+                : MPI_Allgather(send, count, MPI_BYTE, receive, count, MPI_BYTE, world);
         break;
     case ADT_REPLAY_ALLTOALL:
-        MPI_Alltoall(b->send, count, MPI_BYTE, b->receive, count, MPI_BYTE, MPI_COMM_WORLD);
+        request ? MPI_Ialltoall(send, count, MPI_BYTE, receive, count, MPI_BYTE, world, request)
+                : MPI_Alltoall(send, count, MPI_BYTE, receive, count, MPI_BYTE, world);
         break;
     case ADT_REPLAY_REDUCE_SCATTER_BLOCK:
-        MPI_Reduce_scatter_block(b->send, b->receive, count, MPI_BYTE, MPI_BOR, MPI_COMM_WORLD);
+        request ? MPI_Ireduce_scatter_block(send, receive, count, MPI_BYTE, MPI_BOR, world, request)
+                : MPI_Reduce_scatter_block(send, receive, count, MPI_BYTE, MPI_BOR, world);
         break;
     case ADT_REPLAY_SCAN:
-        MPI_Scan(b->send, b->receive, count, MPI_BYTE, MPI_BOR, MPI_COMM_WORLD);
+        request ? MPI_Iscan(send, receive, count, MPI_BYTE, MPI_BOR, world, request)
+                : MPI_Scan(send, receive, count, MPI_BYTE, MPI_BOR, world);
         break;
     case ADT_REPLAY_EXSCAN:
-        MPI_Exscan(b->send, b->receive, count, MPI_BYTE, MPI_BOR, MPI_COMM_WORLD);
+        request ? MPI_Iexscan(send, receive, count, MPI_BYTE, MPI_BOR, world, request)
+                : MPI_Exscan(send, receive, count, MPI_BYTE, MPI_BOR, world);
         break;
     case ADT_REPLAY_NO_COLLECTIVE:
+        break;
+    }
+}
+
+/* Requests that the original completed in one call of function, all
+ * of them: a test or a wait for any or some completes them in one call
+ * once they are done, which PMPI_Request_get_status (not traced, the
+ * request kept) waits for. */
+static void complete(adt_replay_completion function, int count, MPI_Request *requests, int *indices)
+{
+    if (function != ADT_REPLAY_WAIT && function != ADT_REPLAY_WAITALL) {
+        for (int r = 0; r < count; ++r) {
+            int done = 0;
+            while (!done)
+                PMPI_Request_get_status(requests[r], &done, MPI_STATUS_IGNORE);
+        }
+    }
+    int index = 0, flag = 0, outcount = 0;
+    switch (function) {
+    case ADT_REPLAY_WAIT:
+        MPI_Wait(&requests[0], MPI_STATUS_IGNORE);
+        break;
+    case ADT_REPLAY_WAITALL:
+        MPI_Waitall(count, requests, MPI_STATUSES_IGNORE);
+        break;
+    case ADT_REPLAY_WAITANY:
+        MPI_Waitany(count, requests, &index, MPI_STATUS_IGNORE);
+        break;
+    case ADT_REPLAY_WAITSOME:
+        MPI_Waitsome(count, requests, &outcount, indices, MPI_STATUSES_IGNORE);
+        break;
+    case ADT_REPLAY_TEST:
+        MPI_Test(&requests[0], &flag, MPI_STATUS_IGNORE);
+        break;
+    case ADT_REPLAY_TESTANY:
+        MPI_Testany(count, requests, &index, &flag, MPI_STATUS_IGNORE);
+        break;
+    case ADT_REPLAY_TESTALL:
+        MPI_Testall(count, requests, &flag, MPI_STATUSES_IGNORE);
+        break;
+    case ADT_REPLAY_TESTSOME:
+        MPI_Testsome(count, requests, &outcount, indices, MPI_STATUSES_IGNORE);
         break;
     }
 }
@@ -136,20 +192,24 @@ static void issue(const adt_replay_plan *plan, uint64_t i, const adt_replay_call
         MPI_Irecv(b->by_request[call->irecv_request], (int)m->bytes, MPI_BYTE, peer(plan, m), (int)m->tag,
                   MPI_COMM_WORLD, &b->slots[call->irecv_request]);
     }
+    if (call->icollective_request) {
+        const adt_replay_message *m = &plan->irecvs[plan->irecv_message[i]];
+        collective(call->collective, (int)m->bytes, (int)m->peer, b->send, b->by_request[call->icollective_request],
+                   &b->slots[call->icollective_request]);
+    }
     for (uint32_t t = 0; t < call->test_count; ++t) {
         int flag = 0;
         MPI_Test(&b->slots[plan->requests[call->first_test + t]], &flag, MPI_STATUS_IGNORE);
     }
-    if (call->wait_count == 1 && call->single_wait) {
-        MPI_Wait(&b->slots[plan->requests[call->first_wait]], MPI_STATUS_IGNORE);
-    } else if (call->wait_count > 0) {
+    if (call->wait_count > 0) {
         for (uint32_t w = 0; w < call->wait_count; ++w)
             b->waiting[w] = b->slots[plan->requests[call->first_wait + w]];
-        MPI_Waitall((int)call->wait_count, b->waiting, MPI_STATUSES_IGNORE);
+        complete(call->completion, (int)call->wait_count, b->waiting, b->indices);
         for (uint32_t w = 0; w < call->wait_count; ++w)
             b->slots[plan->requests[call->first_wait + w]] = MPI_REQUEST_NULL;
     }
-    collective(call, b);
+    if (!call->icollective_request)
+        collective(call->collective, (int)call->collective_bytes, (int)call->root, b->send, b->receive, NULL);
 }
 
 void adt_replay_state_free(adt_replay_state *b)
@@ -163,6 +223,7 @@ void adt_replay_state_free(adt_replay_state *b)
     free(b->receive);
     free(b->slots);
     free(b->waiting);
+    free(b->indices);
     free(b);
 }
 
@@ -182,7 +243,8 @@ adt_replay_state *adt_replay_prepare(const adt_replay_plan *plan)
     b->by_request = calloc(b->symbols, sizeof *b->by_request);
     b->slots = malloc(sizeof *b->slots * b->symbols);
     b->waiting = malloc(sizeof *b->waiting * most_waited);
-    bool ready = b->send && b->receive && b->by_request && b->slots && b->waiting;
+    b->indices = malloc(sizeof *b->indices * most_waited);
+    bool ready = b->send && b->receive && b->by_request && b->slots && b->waiting && b->indices;
     for (uint32_t s = 0; ready && s < b->symbols; ++s) {
         b->slots[s] = MPI_REQUEST_NULL;
         b->by_request[s] = calloc(plan->request_bytes[s] + 1, 1);

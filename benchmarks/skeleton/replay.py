@@ -11,9 +11,11 @@ same way). Prints one JSON object: per case the spans of every run, their
 medians, the ratio replay / original of the medians, each replay's ratio
 to its own original and their median, and the load average at the end.
 
-Cases: the demo on 4 ranks (250 iterations) and a 2-rank send/recv loop
+Cases: the demo on 4 ranks (250 iterations), a 2-rank send/recv loop
 with computation between the messages (tests/mpi/replay_world.c,
-sendrecv mode, 20,000 round trips).
+sendrecv mode, 20,000 round trips) and LAMMPS's melt on 4 ranks
+(benchmarks/mpi/in.melt: 4,000 atoms, 250 steps; `lmp`, Debian's lammps,
+left out with that reason where it is not installed).
 
 usage: replay.py BUILD_DIR [--runs 3]
 """
@@ -76,6 +78,12 @@ def main():
             "sendrecv": case(args.build, scratch, "sendrecv", 2,
                              [os.path.join(bin_dir, "mpi-replay-world"), "sendrecv", "20000"], args.runs),
         }
+        lmp = shutil.which("lmp")
+        melt = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mpi", "in.melt")
+        results["lammps_melt"] = (case(args.build, scratch, "lammps", 4,
+                                       [lmp, "-in", os.path.abspath(melt), "-log", "none", "-screen", "none"],
+                                       args.runs)
+                                  if lmp else {"left_out": "lmp (Debian's lammps) is not installed"})
     print(json.dumps(results, indent=2))
 
 

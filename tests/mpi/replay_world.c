@@ -5,11 +5,12 @@
  *
  * usage: mpi-replay-world MODE ITERATIONS
  *   mix:      per iteration a ring exchange (MPI_Irecv, MPI_Isend,
- *             MPI_Waitall), MPI_Sendrecv, MPI_Send / MPI_Recv between
+ *             MPI_Waitall or twice MPI_Waitany), MPI_Sendrecv, MPI_Send / MPI_Recv between
  *             neighbours, and one of MPI_Bcast, MPI_Reduce, MPI_Allreduce,
  *             MPI_Gather, MPI_Scatter, MPI_Allgather, MPI_Alltoall,
- *             MPI_Scan, MPI_Exscan, MPI_Barrier in turn, with computation
- *             in between;
+ *             MPI_Scan, MPI_Exscan, MPI_Barrier in turn, then one of
+ *             MPI_Iallreduce, MPI_Ibcast, MPI_Ialltoall, MPI_Ibarrier in
+ *             turn, completed by MPI_Wait, with computation in between;
  *   sendrecv: ranks 0 and 1 send 1 KiB back and forth (MPI_Send, MPI_Recv)
  *             with a little computation before each send;
  *   cancel:   an MPI_Irecv cancelled and completed, which replay refuses
@@ -41,7 +42,13 @@ static void mix(int rank, int size, int iterations)
         MPI_Irecv(in, N, MPI_DOUBLE, left, 7, MPI_COMM_WORLD, &requests[0]);
         MPI_Isend(out, N, MPI_DOUBLE, right, 7, MPI_COMM_WORLD, &requests[1]);
         compute(2);
-        MPI_Waitall(2, requests, MPI_STATUSES_IGNORE);
+        if (it % 2 == 0) {
+            MPI_Waitall(2, requests, MPI_STATUSES_IGNORE);
+        } else {
+            int index;
+            MPI_Waitany(2, requests, &index, MPI_STATUS_IGNORE);
+            MPI_Waitany(2, requests, &index, MPI_STATUS_IGNORE);
+        }
         MPI_Sendrecv(out, 16, MPI_DOUBLE, left, 3, in, 16, MPI_DOUBLE, right, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         if (rank % 2 == 0 && rank + 1 < size)
             MPI_Send(out, 8, MPI_DOUBLE, rank + 1, 5, MPI_COMM_WORLD);
@@ -60,6 +67,15 @@ static void mix(int rank, int size, int iterations)
         case 8: MPI_Exscan(out, in, 5, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
         default: MPI_Barrier(MPI_COMM_WORLD); break;
         }
+        MPI_Request started;
+        switch (it % 4) {
+        case 0: MPI_Iallreduce(out, in, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &started); break;
+        case 1: MPI_Ibcast(out, 3, MPI_DOUBLE, size - 1, MPI_COMM_WORLD, &started); break;
+        case 2: MPI_Ialltoall(all, 1, MPI_DOUBLE, all + 32 * N, 1, MPI_DOUBLE, MPI_COMM_WORLD, &started); break;
+        default: MPI_Ibarrier(MPI_COMM_WORLD, &started); break;
+        }
+        compute(1);
+        MPI_Wait(&started, MPI_STATUS_IGNORE);
     }
 }
 

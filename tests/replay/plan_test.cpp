@@ -14,9 +14,9 @@
 
 namespace {
 
-enum function { INIT, FINALIZE, IRECV, ISEND, WAITALL, COMM_RANK, SEND, SCAN, EXSCAN, ALLTOALLW };
+enum function { INIT, FINALIZE, IRECV, ISEND, WAITALL, COMM_RANK, SEND, SCAN, EXSCAN, ALLTOALLW, IALLGATHER, WAIT };
 const char *const names[] = { "MPI_Init", "MPI_Finalize", "MPI_Irecv", "MPI_Isend",
-                              "MPI_Waitall", "MPI_Comm_rank", "MPI_Send", "MPI_Scan", "MPI_Exscan", "MPI_Alltoallw" };
+                              "MPI_Waitall", "MPI_Comm_rank", "MPI_Send", "MPI_Scan", "MPI_Exscan", "MPI_Alltoallw", "MPI_Iallgather", "MPI_Wait" };
 
 // A call's key: LEB128 fields, signed ones zigzag (fold.c).
 struct key {
@@ -158,6 +158,35 @@ TEST(ReplayPlan, ScanAndExscanPartsAreTheRanksShares)
     folded uneven({ key(INIT), collective(SCAN, 2 * 8, 2 * 8 + 1), key(FINALIZE) });
     EXPECT_EQ(uneven.refusal(), "rank 1: cannot replay MPI_Scan: its 17 bytes do not divide into 2 parts (a "
                                 "communicator smaller than the run's?)");
+}
+
+TEST(ReplayPlan, ANonblockingCollectiveLearnsItsPartAtItsCompletion)
+{
+    // MPI_Iallgather of 4 bytes per rank on 3 ranks, twice with the same
+    // request symbol, then 8 bytes: each start gets the totals of the
+    // completion that follows it; MPI_Wait completes it as MPI_Wait.
+    auto complete = [](uint64_t part) {
+        return key(WAIT).put(ADT_REC_NB_COLLECTIVE_COMPLETE).put(3 * part).put(3 * part).put(1).put(11).put(1)
+            .put(UINT32_MAX);
+    };
+    folded run({ key(INIT), key(IALLGATHER).request(ADT_REC_NB_COLLECTIVE_REQUEST, 1), complete(4),
+                 key(IALLGATHER).request(ADT_REC_NB_COLLECTIVE_REQUEST, 1), complete(8), key(FINALIZE) });
+    char error[256] = "";
+    adt_replay_plan *plan = adt_replay_plan_build(run.file, 1, 3, error, sizeof error);
+    ASSERT_NE(plan, nullptr) << error;
+    const adt_replay_call &start = plan->calls_by_signature[plan->sequence[1]];
+    EXPECT_EQ(start.collective, ADT_REPLAY_ALLGATHER);
+    EXPECT_EQ(start.icollective_request, 1u);
+    EXPECT_EQ(plan->irecvs[plan->irecv_message[1]].bytes, 4u);
+    EXPECT_EQ(plan->irecvs[plan->irecv_message[3]].bytes, 8u);
+    EXPECT_EQ(plan->request_bytes[1], 3 * 8u) << "the request's buffer holds every rank's part";
+    const adt_replay_call &wait = plan->calls_by_signature[plan->sequence[2]];
+    EXPECT_EQ(wait.completion, ADT_REPLAY_WAIT);
+    EXPECT_EQ(wait.wait_count, 1u);
+    adt_replay_plan_free(plan);
+    folded never({ key(INIT), key(IALLGATHER).request(ADT_REC_NB_COLLECTIVE_REQUEST, 1), key(FINALIZE) });
+    EXPECT_EQ(never.refusal(),
+              "rank 1: the MPI_Iallgather at call 1 never completes in the skeleton: cannot replay it");
 }
 
 TEST(ReplayPlan, AnUnsupportedCollectiveIsNamed)
