@@ -49,6 +49,9 @@ static const collective_name collectives[] = {
     { "MPI_Allgather", ADT_REPLAY_ALLGATHER }, { "MPI_Alltoall", ADT_REPLAY_ALLTOALL },
     { "MPI_Reduce_scatter_block", ADT_REPLAY_REDUCE_SCATTER_BLOCK },
     { "MPI_Scan", ADT_REPLAY_SCAN },           { "MPI_Exscan", ADT_REPLAY_EXSCAN },
+    { "MPI_Gatherv", ADT_REPLAY_GATHERV },     { "MPI_Scatterv", ADT_REPLAY_SCATTERV },
+    { "MPI_Allgatherv", ADT_REPLAY_ALLGATHERV }, { "MPI_Reduce_scatter", ADT_REPLAY_REDUCE_SCATTER },
+    { "MPI_Alltoallv", ADT_REPLAY_ALLTOALLV },
 };
 
 /* A key read field by field; ok turns false past its end. */
@@ -176,14 +179,18 @@ static bool collective_part(adt_replay_collective kind, uint64_t sent, uint64_t 
         return true;
     case ADT_REPLAY_BCAST:
     case ADT_REPLAY_SCATTER:
+    case ADT_REPLAY_SCATTERV:
         *part = received;
         return true;
     case ADT_REPLAY_REDUCE:
     case ADT_REPLAY_GATHER:
+    case ADT_REPLAY_GATHERV:
+    case ADT_REPLAY_ALLTOALLV:
         *part = sent;
         return true;
+    case ADT_REPLAY_ALLGATHERV:
     case ADT_REPLAY_ALLREDUCE:
-        total = sent;
+        total = sent; /* N times the own part */
         break;
     case ADT_REPLAY_SCAN: /* received (me + 1) parts */
         total = received;
@@ -291,6 +298,7 @@ static bool decode(const adt_skeleton_file *file, const adt_skeleton_thread_view
                  (say(why, why_size, "this collective is not replayed yet"), false);
             ok = ok && collective_part(call->collective, sent, received, rank, ranks, &call->collective_bytes, why,
                                        why_size);
+            call->collective_received = received;
             call->root = root == UINT32_MAX ? 0 : (uint32_t)root;
             ok = ok && (call->root < ranks || (say(why, why_size, "its root is outside MPI_COMM_WORLD here"), false));
             break;
@@ -301,7 +309,8 @@ static bool decode(const adt_skeleton_file *file, const adt_skeleton_thread_view
             break;
         case ADT_REC_NB_COLLECTIVE_REQUEST:
             call->icollective_request = (uint32_t)next(&r);
-            ok = (nonblocking && call->collective != ADT_REPLAY_NO_COLLECTIVE && call->icollective_request != 0) ||
+            ok = (nonblocking && call->collective != ADT_REPLAY_NO_COLLECTIVE && call->collective < ADT_REPLAY_GATHERV &&
+                  call->icollective_request != 0) ||
                  (say(why, why_size, "this nonblocking collective is not replayed yet"), false);
             break;
         case ADT_REC_NB_COLLECTIVE_COMPLETE: {
@@ -520,7 +529,9 @@ adt_replay_plan *adt_replay_plan_build(const adt_skeleton_file *file, uint32_t r
         }
         if (!call->traffic)
             note_untrafficked(plan, call->function);
-        uint64_t sizes[] = { call->send.bytes, call->recv.bytes, call->isend.bytes, call->collective_bytes * ranks };
+        plan->splits_equally |= call->collective == ADT_REPLAY_ALLTOALLV;
+        uint64_t sizes[] = { call->send.bytes, call->recv.bytes, call->isend.bytes, call->collective_bytes * ranks,
+                             call->collective_received };
         for (size_t i = 0; i < sizeof sizes / sizeof *sizes; ++i)
             plan->largest_message = sizes[i] > plan->largest_message ? sizes[i] : plan->largest_message;
     }

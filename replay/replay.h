@@ -41,7 +41,14 @@ typedef enum adt_replay_collective {
     ADT_REPLAY_ALLTOALL,
     ADT_REPLAY_REDUCE_SCATTER_BLOCK,
     ADT_REPLAY_SCAN,
-    ADT_REPLAY_EXSCAN
+    ADT_REPLAY_EXSCAN,
+    /* The v-collectives, blocking only: their per-peer counts are learned
+     * at replay time (below); the part is the own one. */
+    ADT_REPLAY_GATHERV,
+    ADT_REPLAY_SCATTERV,
+    ADT_REPLAY_ALLGATHERV,
+    ADT_REPLAY_REDUCE_SCATTER,
+    ADT_REPLAY_ALLTOALLV /* the part: the own sent total, split equally among the ranks */
 } adt_replay_collective;
 
 /* The function a call completes its requests with: the recorded one
@@ -73,6 +80,7 @@ typedef struct adt_replay_call {
     uint32_t first_done, done_count;       /* the receives completed (in plan->done): MPI_Irecv's messages */
     adt_replay_collective collective;      /* blocking, or nonblocking with icollective_request */
     uint64_t collective_bytes;             /* per rank: the count of one rank's part, in bytes (blocking) */
+    uint64_t collective_received;          /* the received total recorded: the receive buffer's size */
     uint32_t root;
     uint32_t icollective_request;          /* a nonblocking collective's symbol + 1 (0: none); its part and
                                               root are recorded at its completion, later */
@@ -105,6 +113,7 @@ typedef struct adt_replay_plan {
     uint64_t *request_bytes;             /* per symbol: the largest receive into it (a collective's: all parts) */
     uint32_t request_symbols;
     char untrafficked[512];              /* the functions replayed as their duration, listed */
+    bool splits_equally;                 /* an MPI_Alltoallv is replayed with its sent total split equally */
 } adt_replay_plan;
 
 /* The plan of rank (of ranks in this run) from file: NULL with one line in

@@ -120,11 +120,17 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    if (rank == 0 && plan->untrafficked[0])
-        fprintf(stderr,
-                "adaptrace-replay: calls without recorded traffic are replayed as their recorded duration (%s); "
-                "every communicator is replayed as MPI_COMM_WORLD\n",
-                plan->untrafficked);
+    /* The approximations, said once (rank 0's plan; every rank's is
+     * agreed to be replayable). */
+    bool splits = plan->splits_equally, any_splits = false;
+    PMPI_Allreduce(&splits, &any_splits, 1, MPI_C_BOOL, MPI_LOR, MPI_COMM_WORLD);
+    if (rank == 0 && (plan->untrafficked[0] || any_splits))
+        fprintf(stderr, "adaptrace-replay: %s%s%severy communicator is replayed as MPI_COMM_WORLD%s\n",
+                plan->untrafficked[0] ? "calls without recorded traffic are replayed as their recorded duration (" : "",
+                plan->untrafficked, plan->untrafficked[0] ? "); " : "",
+                any_splits ? "; MPI_Alltoallv's per-peer counts are not recorded: each rank's sent total is split "
+                             "equally among the ranks (its received totals may differ from the original's)"
+                           : "");
     uint64_t span = adt_replay_run(state, &options), longest = 0;
     PMPI_Reduce(&span, &longest, 1, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
     uint64_t calls = plan->length, all_calls = 0;

@@ -6,6 +6,8 @@
  * on CLOCK_MONOTONIC, as ScalaTrace's replay does.
  */
 #include <mpi.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -57,6 +59,9 @@ struct adt_replay_state {
     uint32_t symbols;
     uint8_t *send;
     uint8_t *receive;
+    uint64_t send_capacity, receive_capacity;
+    int *counts, *displacements;           /* a v-collective's, per rank */
+    int *send_counts, *send_displacements; /* MPI_Alltoallv's */
     uint8_t **by_request; /* each receive request's own buffer */
     MPI_Request *slots;   /* by symbol */
     MPI_Request *waiting; /* one call's wait list */
@@ -119,7 +124,75 @@ static void collective(adt_replay_collective kind, int count, int root, void *se
         request ? MPI_Iexscan(send, receive, count, MPI_BYTE, MPI_BOR, world, request)
                 : MPI_Exscan(send, receive, count, MPI_BYTE, MPI_BOR, world);
         break;
-    case ADT_REPLAY_NO_COLLECTIVE:
+    default: /* none, or a v-collective (varying_collective) */
+        break;
+    }
+}
+
+/* Displacements of counts back to back; a buffer of their total made
+ * room for (the replay ends, said once, when memory is out). */
+static void place(const int *counts, int *displacements, int ranks, uint8_t **buffer, uint64_t *capacity)
+{
+    uint64_t total = 0;
+    for (int r = 0; r < ranks; ++r) {
+        displacements[r] = (int)total;
+        total += (uint64_t)counts[r];
+    }
+    if (total + 1 <= *capacity)
+        return;
+    uint8_t *larger = realloc(*buffer, total + 1);
+    if (!larger || total > INT_MAX) {
+        fprintf(stderr, "adaptrace-replay: out of memory for a v-collective's %llu bytes\n", (unsigned long long)total);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    *buffer = larger;
+    *capacity = total + 1;
+}
+
+/* A blocking v-collective of the own part's bytes. The others' counts are
+ * not in this rank's records; each rank's own part is, and one PMPI_
+ * exchange of the parts (not traced) gives every rank the counts its call
+ * needs. MPI_Alltoallv's per-peer counts are recorded nowhere: its sent
+ * total is split equally among the ranks, the first ones taking one byte
+ * more where it does not divide. */
+static void varying_collective(adt_replay_collective kind, int part, int root, buffers *b)
+{
+    MPI_Comm world = MPI_COMM_WORLD;
+    int ranks = (int)b->plan->ranks;
+    bool is_root = (int)b->plan->rank == root;
+    switch (kind) {
+    case ADT_REPLAY_GATHERV:
+        PMPI_Gather(&part, 1, MPI_INT, b->counts, 1, MPI_INT, root, world);
+        if (is_root)
+            place(b->counts, b->displacements, ranks, &b->receive, &b->receive_capacity);
+        MPI_Gatherv(b->send, part, MPI_BYTE, b->receive, b->counts, b->displacements, MPI_BYTE, root, world);
+        break;
+    case ADT_REPLAY_SCATTERV:
+        PMPI_Gather(&part, 1, MPI_INT, b->counts, 1, MPI_INT, root, world);
+        if (is_root)
+            place(b->counts, b->displacements, ranks, &b->send, &b->send_capacity);
+        MPI_Scatterv(b->send, b->counts, b->displacements, MPI_BYTE, b->receive, part, MPI_BYTE, root, world);
+        break;
+    case ADT_REPLAY_ALLGATHERV:
+        PMPI_Allgather(&part, 1, MPI_INT, b->counts, 1, MPI_INT, world);
+        place(b->counts, b->displacements, ranks, &b->receive, &b->receive_capacity);
+        MPI_Allgatherv(b->send, part, MPI_BYTE, b->receive, b->counts, b->displacements, MPI_BYTE, world);
+        break;
+    case ADT_REPLAY_REDUCE_SCATTER:
+        PMPI_Allgather(&part, 1, MPI_INT, b->counts, 1, MPI_INT, world);
+        place(b->counts, b->displacements, ranks, &b->send, &b->send_capacity);
+        MPI_Reduce_scatter(b->send, b->receive, b->counts, MPI_BYTE, MPI_BOR, world);
+        break;
+    case ADT_REPLAY_ALLTOALLV:
+        for (int r = 0; r < ranks; ++r)
+            b->send_counts[r] = part / ranks + (r < part % ranks);
+        place(b->send_counts, b->send_displacements, ranks, &b->send, &b->send_capacity);
+        PMPI_Alltoall(b->send_counts, 1, MPI_INT, b->counts, 1, MPI_INT, world);
+        place(b->counts, b->displacements, ranks, &b->receive, &b->receive_capacity);
+        MPI_Alltoallv(b->send, b->send_counts, b->send_displacements, MPI_BYTE, b->receive, b->counts,
+                      b->displacements, MPI_BYTE, world);
+        break;
+    default:
         break;
     }
 }
@@ -208,7 +281,9 @@ static void issue(const adt_replay_plan *plan, uint64_t i, const adt_replay_call
         for (uint32_t w = 0; w < call->wait_count; ++w)
             b->slots[plan->requests[call->first_wait + w]] = MPI_REQUEST_NULL;
     }
-    if (!call->icollective_request)
+    if (call->collective >= ADT_REPLAY_GATHERV)
+        varying_collective(call->collective, (int)call->collective_bytes, (int)call->root, b);
+    else if (!call->icollective_request)
         collective(call->collective, (int)call->collective_bytes, (int)call->root, b->send, b->receive, NULL);
 }
 
@@ -224,6 +299,10 @@ void adt_replay_state_free(adt_replay_state *b)
     free(b->slots);
     free(b->waiting);
     free(b->indices);
+    free(b->counts);
+    free(b->displacements);
+    free(b->send_counts);
+    free(b->send_displacements);
     free(b);
 }
 
@@ -240,11 +319,17 @@ adt_replay_state *adt_replay_prepare(const adt_replay_plan *plan)
     b->symbols = plan->request_symbols + 1;
     b->send = calloc(plan->largest_message + 1, 1);
     b->receive = calloc(plan->largest_message + 1, 1);
+    b->send_capacity = b->receive_capacity = plan->largest_message + 1;
+    b->counts = calloc(plan->ranks, sizeof *b->counts);
+    b->displacements = calloc(plan->ranks, sizeof *b->displacements);
+    b->send_counts = calloc(plan->ranks, sizeof *b->send_counts);
+    b->send_displacements = calloc(plan->ranks, sizeof *b->send_displacements);
     b->by_request = calloc(b->symbols, sizeof *b->by_request);
     b->slots = malloc(sizeof *b->slots * b->symbols);
     b->waiting = malloc(sizeof *b->waiting * most_waited);
     b->indices = malloc(sizeof *b->indices * most_waited);
-    bool ready = b->send && b->receive && b->by_request && b->slots && b->waiting && b->indices;
+    bool ready = b->send && b->receive && b->by_request && b->slots && b->waiting && b->indices && b->counts &&
+                 b->displacements && b->send_counts && b->send_displacements;
     for (uint32_t s = 0; ready && s < b->symbols; ++s) {
         b->slots[s] = MPI_REQUEST_NULL;
         b->by_request[s] = calloc(plan->request_bytes[s] + 1, 1);

@@ -10,7 +10,10 @@
  *             MPI_Gather, MPI_Scatter, MPI_Allgather, MPI_Alltoall,
  *             MPI_Scan, MPI_Exscan, MPI_Barrier in turn, then one of
  *             MPI_Iallreduce, MPI_Ibcast, MPI_Ialltoall, MPI_Ibarrier in
- *             turn, completed by MPI_Wait, with computation in between;
+ *             turn, completed by MPI_Wait, and one of MPI_Gatherv,
+ *             MPI_Scatterv, MPI_Allgatherv, MPI_Reduce_scatter,
+ *             MPI_Alltoallv with counts that differ by rank, with
+ *             computation in between;
  *   sendrecv: ranks 0 and 1 send 1 KiB back and forth (MPI_Send, MPI_Recv)
  *             with a little computation before each send;
  *   cancel:   an MPI_Irecv cancelled and completed, which replay refuses
@@ -66,6 +69,29 @@ static void mix(int rank, int size, int iterations)
         case 7: MPI_Scan(out, in, 3, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
         case 8: MPI_Exscan(out, in, 5, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
         default: MPI_Barrier(MPI_COMM_WORLD); break;
+        }
+        int counts[64], displacements[64], mine = rank + 1;
+        for (int r = 0; r < size; ++r) {
+            counts[r] = r + 1;
+            displacements[r] = r * 64;
+        }
+        switch (it % 5) {
+        case 0: MPI_Gatherv(out, mine, MPI_DOUBLE, all, counts, displacements, MPI_DOUBLE, 0, MPI_COMM_WORLD); break;
+        case 1: MPI_Scatterv(all, counts, displacements, MPI_DOUBLE, in, mine, MPI_DOUBLE, size - 1, MPI_COMM_WORLD); break;
+        case 2: MPI_Allgatherv(out, mine, MPI_DOUBLE, all, counts, displacements, MPI_DOUBLE, MPI_COMM_WORLD); break;
+        case 3: MPI_Reduce_scatter(all, in, counts, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
+        default: {
+            /* rank r sends r + 1 doubles to every rank: the equal split
+             * that replay makes of the sent total is then exact. */
+            int sent[64], from[64];
+            for (int r = 0; r < size; ++r) {
+                sent[r] = mine;
+                from[r] = r + 1;
+            }
+            MPI_Alltoallv(all, sent, displacements, MPI_DOUBLE, all + 32 * N, from, displacements, MPI_DOUBLE,
+                          MPI_COMM_WORLD);
+            break;
+        }
         }
         MPI_Request started;
         switch (it % 4) {

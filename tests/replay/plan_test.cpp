@@ -14,9 +14,9 @@
 
 namespace {
 
-enum function { INIT, FINALIZE, IRECV, ISEND, WAITALL, COMM_RANK, SEND, SCAN, EXSCAN, ALLTOALLW, IALLGATHER, WAIT };
+enum function { INIT, FINALIZE, IRECV, ISEND, WAITALL, COMM_RANK, SEND, SCAN, EXSCAN, ALLTOALLW, IALLGATHER, WAIT, ALLGATHERV, ALLTOALLV, IALLGATHERV };
 const char *const names[] = { "MPI_Init", "MPI_Finalize", "MPI_Irecv", "MPI_Isend",
-                              "MPI_Waitall", "MPI_Comm_rank", "MPI_Send", "MPI_Scan", "MPI_Exscan", "MPI_Alltoallw", "MPI_Iallgather", "MPI_Wait" };
+                              "MPI_Waitall", "MPI_Comm_rank", "MPI_Send", "MPI_Scan", "MPI_Exscan", "MPI_Alltoallw", "MPI_Iallgather", "MPI_Wait", "MPI_Allgatherv", "MPI_Alltoallv", "MPI_Iallgatherv" };
 
 // A call's key: LEB128 fields, signed ones zigzag (fold.c).
 struct key {
@@ -187,6 +187,26 @@ TEST(ReplayPlan, ANonblockingCollectiveLearnsItsPartAtItsCompletion)
     folded never({ key(INIT), key(IALLGATHER).request(ADT_REC_NB_COLLECTIVE_REQUEST, 1), key(FINALIZE) });
     EXPECT_EQ(never.refusal(),
               "rank 1: the MPI_Iallgather at call 1 never completes in the skeleton: cannot replay it");
+}
+
+TEST(ReplayPlan, VCollectivesKeepTheOwnPart)
+{
+    // Rank 1 of 3: MPI_Allgatherv sent 3 times its 5 bytes; MPI_Alltoallv's
+    // part is its sent total, which the replay splits among the ranks.
+    folded run({ key(INIT), collective(ALLGATHERV, 3 * 5, 12), collective(ALLTOALLV, 7, 9), key(FINALIZE) });
+    char error[256] = "";
+    adt_replay_plan *plan = adt_replay_plan_build(run.file, 1, 3, error, sizeof error);
+    ASSERT_NE(plan, nullptr) << error;
+    EXPECT_EQ(plan->calls_by_signature[plan->sequence[1]].collective, ADT_REPLAY_ALLGATHERV);
+    EXPECT_EQ(plan->calls_by_signature[plan->sequence[1]].collective_bytes, 5u);
+    EXPECT_EQ(plan->calls_by_signature[plan->sequence[2]].collective, ADT_REPLAY_ALLTOALLV);
+    EXPECT_EQ(plan->calls_by_signature[plan->sequence[2]].collective_bytes, 7u);
+    EXPECT_TRUE(plan->splits_equally);
+    EXPECT_GE(plan->largest_message, 15u) << "the buffers hold the largest recorded total";
+    adt_replay_plan_free(plan);
+    folded nonblocking({ key(INIT), key(IALLGATHERV).request(ADT_REC_NB_COLLECTIVE_REQUEST, 1), key(FINALIZE) });
+    EXPECT_EQ(nonblocking.refusal(), "rank 1: cannot replay MPI_Iallgatherv: this nonblocking collective is not "
+                                     "replayed yet");
 }
 
 TEST(ReplayPlan, AnUnsupportedCollectiveIsNamed)
