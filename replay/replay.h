@@ -129,6 +129,7 @@ void adt_replay_plan_free(adt_replay_plan *plan);
 typedef struct adt_replay_options {
     bool draw_from_bins;
     uint64_t seed;
+    double ns_per_tick; /* the skeleton's times are in the run's trace clock ticks (the TSC's, where used) */
 } adt_replay_options;
 
 /* The buffers and request slots of a plan, taken before any

@@ -49,9 +49,9 @@ static uint64_t recorded(const adt_replay_plan *plan, const adt_replay_options *
     const adt_skeleton_histogram *h = duration ? &pair->duration : &pair->compute;
     if (options->draw_from_bins) {
         double pick = uniform(state);
-        return adt_skeleton_histogram_draw(h, pick, uniform(state));
+        return (uint64_t)((double)adt_skeleton_histogram_draw(h, pick, uniform(state)) * options->ns_per_tick + 0.5);
     }
-    return (uint64_t)(h->mean + 0.5);
+    return (uint64_t)(h->mean * options->ns_per_tick + 0.5);
 }
 
 struct adt_replay_state {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # adaptrace-replay on bad input (issue #25): the wrong number of ranks, a
-# missing, cut, damaged skeleton or one of another format version, and a
+# missing, cut, damaged skeleton or one of another format version, an
+# archive without summary.json (the clock rate of the skeleton's times), and a
 # call replay cannot issue (a cancelled request) each give exactly one line from
 # adaptrace-replay naming the problem, a non-zero exit and nothing on
 # stdout; and nothing half-done: the refused replay, traced, made no MPI
@@ -61,6 +62,9 @@ expect flipped 4 "$work/flipped" "skeleton.adts: corrupt or cut short: checksum 
 copy version1
 printf '\x01' | dd of="$work/version1/skeleton.adts" bs=1 seek=8 conv=notrunc status=none
 expect version1 4 "$work/version1" "skeleton.adts: skeleton format version 1, this adaptrace reads version 2"
+
+copy no-summary
+expect no-summary 4 "$work/no-summary" "adaptrace-replay: cannot open .*/no-summary/summary.json \\(the run's clock rate, which the skeleton's times need\\)"
 
 expect unsupported 2 "$refused" "adaptrace-replay: rank 0: cannot replay MPI_Wait: a cancelled request"
 
