@@ -3,8 +3,8 @@
  * before any communication: malloc and stdio are fine). Every distinct
  * call is decoded from its key (mpi-events/fold.c's fields) once; the
  * calls in order are the grammar expanded; an MPI_Irecv learns its
- * message (bytes, peer, tag: recorded at its completion) by a backward
- * pass. Anything replay cannot issue is refused here, naming the call.
+ * message (bytes, peer, tag: recorded at its completion), and a
+ * nonblocking collective its part and root, by a backward pass. Anything replay cannot issue is refused here, naming the call.
  */
 #include <limits.h>
 #include <stdarg.h>

@@ -28,7 +28,7 @@ typedef struct adt_replay_message {
     uint32_t request;
 } adt_replay_message;
 
-/* The blocking collectives replay issues. */
+/* The collectives replay issues (their nonblocking forms too, but the v-collectives'). */
 typedef enum adt_replay_collective {
     ADT_REPLAY_NO_COLLECTIVE,
     ADT_REPLAY_BARRIER,

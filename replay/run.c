@@ -2,8 +2,9 @@
  * run.c: a plan issued with MPI (a tool: malloc and stdio are fine).
  * Every communicator is MPI_COMM_WORLD, peers are the own rank plus the
  * recorded offset, requests live in one slot per symbol, and bytes move
- * as MPI_BYTE (reductions as MPI_BOR). Computation is spent busy-waiting
- * on CLOCK_MONOTONIC, as ScalaTrace's replay does.
+ * as MPI_BYTE (reductions as MPI_BOR). Computation, recorded in trace
+ * clock ticks and converted to ns, is spent busy-waiting on
+ * CLOCK_MONOTONIC, as ScalaTrace's replay does.
  */
 #include <mpi.h>
 #include <limits.h>
