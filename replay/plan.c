@@ -3,14 +3,15 @@
  * before any communication: malloc and stdio are fine). Every distinct
  * call is decoded from its key (mpi-events/fold.c's fields) once; the
  * calls in order are the grammar expanded; an MPI_Irecv learns its
- * message (bytes, peer, tag: recorded at its completion) by a backward
- * pass. Anything replay cannot issue is refused here, naming the call.
+ * message (bytes, peer, tag: recorded at its completion), and a
+ * nonblocking collective its part and root, by a backward pass. Anything replay cannot issue is refused here, naming the call.
  */
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "format/format.h"
 #include "replay.h"
@@ -47,6 +48,10 @@ static const collective_name collectives[] = {
     { "MPI_Gather", ADT_REPLAY_GATHER },       { "MPI_Scatter", ADT_REPLAY_SCATTER },
     { "MPI_Allgather", ADT_REPLAY_ALLGATHER }, { "MPI_Alltoall", ADT_REPLAY_ALLTOALL },
     { "MPI_Reduce_scatter_block", ADT_REPLAY_REDUCE_SCATTER_BLOCK },
+    { "MPI_Scan", ADT_REPLAY_SCAN },           { "MPI_Exscan", ADT_REPLAY_EXSCAN },
+    { "MPI_Gatherv", ADT_REPLAY_GATHERV },     { "MPI_Scatterv", ADT_REPLAY_SCATTERV },
+    { "MPI_Allgatherv", ADT_REPLAY_ALLGATHERV }, { "MPI_Reduce_scatter", ADT_REPLAY_REDUCE_SCATTER },
+    { "MPI_Alltoallv", ADT_REPLAY_ALLTOALLV },
 };
 
 /* A key read field by field; ok turns false past its end. */
@@ -131,6 +136,23 @@ static bool message_add(message_list *list, adt_replay_message m)
     return true;
 }
 
+/* The completed nonblocking collectives. */
+typedef struct collective_list {
+    adt_replay_collective_done *items;
+    uint32_t count;
+    uint32_t capacity;
+} collective_list;
+
+static bool collective_add(collective_list *list, adt_replay_collective_done c)
+{
+    void *items = list->items;
+    if (!make_room(&items, list->count, &list->capacity, sizeof *list->items))
+        return false;
+    list->items = items;
+    list->items[list->count++] = c;
+    return true;
+}
+
 /* Calls without a record that communicate in ways replay cannot redo. */
 static const char *const refused_prefixes[] = { "MPI_Comm_spawn", "MPI_Comm_connect", "MPI_Comm_accept", "MPI_Start",
                                                 "MPI_Neighbor_",  "MPI_Ineighbor_",   "MPI_Win_",        "MPI_File_",
@@ -144,36 +166,54 @@ static bool peer_in_range(const adt_replay_message *m, uint32_t rank, uint32_t r
 
 /* A collective's per-rank part in bytes from its recorded totals
  * (mpi-events/mpi.api: N is the communicator's size, taken as the run's
- * ranks: every communicator is replayed as MPI_COMM_WORLD). */
-static bool collective_part(adt_replay_call *call, uint64_t sent, uint64_t received, uint32_t ranks, char *why,
-                            size_t why_size)
+ * ranks, and me its rank, taken as the world's: every communicator is
+ * replayed as MPI_COMM_WORLD). */
+static bool collective_part(adt_replay_collective kind, uint64_t sent, uint64_t received, uint32_t rank,
+                            uint32_t ranks, uint64_t *part, char *why, size_t why_size)
 {
-    uint64_t total = 0;
-    switch (call->collective) {
+    uint64_t total = 0, shares = ranks;
+    switch (kind) {
     case ADT_REPLAY_BARRIER:
-        call->collective_bytes = 0;
+    case ADT_REPLAY_NO_COLLECTIVE:
+        *part = 0;
         return true;
     case ADT_REPLAY_BCAST:
     case ADT_REPLAY_SCATTER:
-        call->collective_bytes = received;
+    case ADT_REPLAY_SCATTERV:
+        *part = received;
         return true;
     case ADT_REPLAY_REDUCE:
     case ADT_REPLAY_GATHER:
-        call->collective_bytes = sent;
+    case ADT_REPLAY_GATHERV:
+    case ADT_REPLAY_ALLTOALLV:
+        *part = sent;
         return true;
+    case ADT_REPLAY_ALLGATHERV:
     case ADT_REPLAY_ALLREDUCE:
-        total = sent;
+        total = sent; /* N times the own part */
+        break;
+    case ADT_REPLAY_SCAN: /* received (me + 1) parts */
+        total = received;
+        shares = rank + 1;
+        break;
+    case ADT_REPLAY_EXSCAN: /* received me parts, sent N - me - 1: one of them is not 0 unless N is 1 */
+        total = rank > 0 ? received : sent;
+        shares = rank > 0 ? rank : ranks - 1;
+        if (shares == 0) {
+            *part = 0;
+            return true;
+        }
         break;
     default:
         total = received;
         break;
     }
-    if (total % ranks != 0) {
-        say(why, why_size, "its %llu bytes do not divide among %u ranks (a communicator smaller than the run's?)",
-            (unsigned long long)total, ranks);
+    if (total % shares != 0) {
+        say(why, why_size, "its %llu bytes do not divide into %llu parts (a communicator smaller than the run's?)",
+            (unsigned long long)total, (unsigned long long)shares);
         return false;
     }
-    call->collective_bytes = total / ranks;
+    *part = total / shares;
     return true;
 }
 
@@ -181,8 +221,8 @@ static bool collective_part(adt_replay_call *call, uint64_t sent, uint64_t recei
  * appended to requests; false with the reason in why (the caller names
  * the call). */
 static bool decode(const adt_skeleton_file *file, const adt_skeleton_thread_view *thread, uint32_t s, uint32_t rank,
-                   uint32_t ranks, adt_replay_call *call, request_list *requests, message_list *done, char *why,
-                   size_t why_size)
+                   uint32_t ranks, adt_replay_call *call, request_list *requests, message_list *done,
+                   collective_list *collectives_done, char *why, size_t why_size)
 {
     key_reader r = { thread->keys[s], thread->key_lengths[s], 0, true };
     uint64_t function = next(&r);
@@ -192,9 +232,12 @@ static bool decode(const adt_skeleton_file *file, const adt_skeleton_thread_view
         return false;
     }
     *call = (adt_replay_call){ .function = file->function_names[function], .first_wait = requests->count,
-                               .first_done = done->count };
+                               .first_done = done->count, .first_collective_done = collectives_done->count };
+    /* MPI_Iallreduce is MPI_Allreduce's nonblocking form: the same name
+     * after "MPI_I", in another case. */
+    bool nonblocking = strncmp(call->function, "MPI_I", 5) == 0;
     for (const collective_name *c = collectives; c < collectives + sizeof collectives / sizeof *collectives; ++c)
-        if (strcmp(call->function, c->name) == 0)
+        if (nonblocking ? strcasecmp(call->function + 5, c->name + 4) == 0 : strcmp(call->function, c->name) == 0)
             call->collective = c->kind;
     request_list tests = { 0 };
     bool ok = true, records = false;
@@ -253,7 +296,9 @@ static bool decode(const adt_skeleton_file *file, const adt_skeleton_thread_view
             uint64_t root = next(&r);
             ok = call->collective != ADT_REPLAY_NO_COLLECTIVE ||
                  (say(why, why_size, "this collective is not replayed yet"), false);
-            ok = ok && collective_part(call, sent, received, ranks, why, why_size);
+            ok = ok && collective_part(call->collective, sent, received, rank, ranks, &call->collective_bytes, why,
+                                       why_size);
+            call->collective_received = received;
             call->root = root == UINT32_MAX ? 0 : (uint32_t)root;
             ok = ok && (call->root < ranks || (say(why, why_size, "its root is outside MPI_COMM_WORLD here"), false));
             break;
@@ -263,10 +308,24 @@ static bool decode(const adt_skeleton_file *file, const adt_skeleton_thread_view
             ok = false;
             break;
         case ADT_REC_NB_COLLECTIVE_REQUEST:
-        case ADT_REC_NB_COLLECTIVE_COMPLETE:
-            say(why, why_size, "nonblocking collectives are not replayed yet");
-            ok = false;
+            call->icollective_request = (uint32_t)next(&r);
+            ok = (nonblocking && call->collective != ADT_REPLAY_NO_COLLECTIVE && call->collective < ADT_REPLAY_GATHERV &&
+                  call->icollective_request != 0) ||
+                 (say(why, why_size, "this nonblocking collective is not replayed yet"), false);
             break;
+        case ADT_REC_NB_COLLECTIVE_COMPLETE: {
+            adt_replay_collective_done c = { .sent = next(&r), .received = next(&r) };
+            c.request = (uint32_t)next(&r);
+            next(&r); /* operation */
+            next(&r); /* communicator */
+            uint64_t root = next(&r);
+            c.root = root == UINT32_MAX ? 0 : (uint32_t)root;
+            ok = (c.request != 0 && c.root < ranks) ||
+                 (say(why, why_size, "a completed collective without a request or rooted outside MPI_COMM_WORLD here"),
+                  false);
+            ok = ok && list_add(requests, c.request) && collective_add(collectives_done, c);
+            break;
+        }
         case ADT_REC_ENTER:
         case ADT_REC_LEAVE:
             say(why, why_size, "MPI calls nested in it (a stacked tool's) are not replayed");
@@ -284,6 +343,13 @@ static bool decode(const adt_skeleton_file *file, const adt_skeleton_thread_view
         ok = false;
     }
     call->wait_count = requests->count - call->first_wait;
+    static const char *const completions[] = { [ADT_REPLAY_WAIT] = "MPI_Wait",         [ADT_REPLAY_WAITANY] = "MPI_Waitany",
+                                               [ADT_REPLAY_WAITSOME] = "MPI_Waitsome", [ADT_REPLAY_TEST] = "MPI_Test",
+                                               [ADT_REPLAY_TESTANY] = "MPI_Testany",   [ADT_REPLAY_TESTALL] = "MPI_Testall",
+                                               [ADT_REPLAY_TESTSOME] = "MPI_Testsome" };
+    for (size_t f = 0; f < sizeof completions / sizeof *completions; ++f)
+        if (completions[f] && strcmp(call->function, completions[f]) == 0)
+            call->completion = (adt_replay_completion)f;
     call->first_test = requests->count;
     for (uint32_t i = 0; ok && i < tests.count; ++i)
         ok = list_add(requests, tests.items[i]);
@@ -296,6 +362,7 @@ static bool decode(const adt_skeleton_file *file, const adt_skeleton_thread_view
     }
     call->test_count = tests.count;
     call->done_count = done->count - call->first_done;
+    call->collective_done_count = collectives_done->count - call->first_collective_done;
     call->traffic = records;
     return ok;
 }
@@ -331,51 +398,75 @@ static void note_untrafficked(adt_replay_plan *plan, const char *function)
         snprintf(plan->untrafficked + used, sizeof plan->untrafficked - used, ", ...");
 }
 
-/* Each MPI_Irecv's message is at the completion of its request, later:
- * walking backward, the latest completion seen of each symbol is the one
- * that ends the MPI_Irecv met next. */
-static bool resolve_receives(adt_replay_plan *plan, char *error, size_t error_size)
+/* Each MPI_Irecv's message, and each nonblocking collective's totals,
+ * are at the completion of its request, later: walking backward, the
+ * latest completion seen of each symbol is the one that ends the call
+ * that started it, met next. */
+typedef struct completion {
+    bool known;
+    adt_replay_message message;         /* a receive's */
+    adt_replay_collective_done totals;  /* a collective's */
+} completion;
+
+static bool resolve_posted(adt_replay_plan *plan, char *error, size_t error_size)
 {
-    uint32_t symbols = plan->request_symbols + 1;
-    adt_replay_message *pending = calloc(symbols, sizeof *pending);
-    bool *known = calloc(symbols, sizeof *known);
+    completion *pending = calloc((size_t)plan->request_symbols + 1, sizeof *pending);
     uint64_t posted = 0;
-    for (uint64_t i = 0; i < plan->length; ++i)
-        posted += plan->calls_by_signature[plan->sequence[i]].irecv_request != 0;
+    for (uint64_t i = 0; i < plan->length; ++i) {
+        const adt_replay_call *call = &plan->calls_by_signature[plan->sequence[i]];
+        posted += call->irecv_request != 0 || call->icollective_request != 0;
+    }
     plan->irecvs = malloc(sizeof *plan->irecvs * (posted ? posted : 1));
     plan->irecv_message = malloc(sizeof *plan->irecv_message * (plan->length ? plan->length : 1));
-    if (!pending || !known || !plan->irecvs || !plan->irecv_message) {
+    if (!pending || !plan->irecvs || !plan->irecv_message) {
         free(pending);
-        free(known);
         say(error, error_size, "out of memory for the plan of rank %u", plan->rank);
         return false;
     }
-    uint64_t next_irecv = posted;
-    for (uint64_t i = plan->length; i-- > 0;) {
+    uint64_t next_posted = posted;
+    bool ok = true;
+    for (uint64_t i = plan->length; ok && i-- > 0;) {
         const adt_replay_call *call = &plan->calls_by_signature[plan->sequence[i]];
         for (uint32_t d = 0; d < call->done_count; ++d) {
             const adt_replay_message *m = &plan->done[call->first_done + d];
-            pending[m->request] = *m;
-            known[m->request] = true;
+            pending[m->request] = (completion){ .known = true, .message = *m };
         }
-        if (call->irecv_request != 0) {
-            if (!known[call->irecv_request]) {
-                say(error, error_size, "rank %u: the MPI_Irecv at call %llu never completes in the skeleton: cannot replay it",
-                    plan->rank, (unsigned long long)i);
-                free(pending);
-                free(known);
-                return false;
+        for (uint32_t d = 0; d < call->collective_done_count; ++d) {
+            const adt_replay_collective_done *c = &plan->collectives_done[call->first_collective_done + d];
+            pending[c->request] = (completion){ .known = true, .totals = *c };
+        }
+        uint32_t symbol = call->irecv_request ? call->irecv_request : call->icollective_request;
+        if (symbol == 0)
+            continue;
+        if (!pending[symbol].known) {
+            say(error, error_size, "rank %u: the %s at call %llu never completes in the skeleton: cannot replay it",
+                plan->rank, call->function, (unsigned long long)i);
+            ok = false;
+            break;
+        }
+        adt_replay_message m = pending[symbol].message;
+        uint64_t buffer = m.bytes;
+        if (call->icollective_request) {
+            const adt_replay_collective_done *c = &pending[symbol].totals;
+            char why[200];
+            m = (adt_replay_message){ .peer = c->root, .request = symbol };
+            ok = collective_part(call->collective, c->sent, c->received, plan->rank, plan->ranks, &m.bytes, why,
+                                 sizeof why);
+            if (!ok) {
+                say(error, error_size, "rank %u: cannot replay %s at call %llu: %s", plan->rank, call->function,
+                    (unsigned long long)i, why);
+                break;
             }
-            plan->irecvs[--next_irecv] = pending[call->irecv_request];
-            plan->irecv_message[i] = (uint32_t)next_irecv;
-            known[call->irecv_request] = false;
-            uint64_t *bytes = &plan->request_bytes[call->irecv_request];
-            *bytes = pending[call->irecv_request].bytes > *bytes ? pending[call->irecv_request].bytes : *bytes;
+            buffer = m.bytes * plan->ranks;
+            plan->largest_message = buffer > plan->largest_message ? buffer : plan->largest_message;
         }
+        plan->irecvs[--next_posted] = m;
+        plan->irecv_message[i] = (uint32_t)next_posted;
+        pending[symbol].known = false;
+        plan->request_bytes[symbol] = buffer > plan->request_bytes[symbol] ? buffer : plan->request_bytes[symbol];
     }
     free(pending);
-    free(known);
-    return true;
+    return ok;
 }
 
 static bool is_init(const char *function)
@@ -423,13 +514,14 @@ adt_replay_plan *adt_replay_plan_build(const adt_skeleton_file *file, uint32_t r
     plan->sequence = malloc(sizeof *plan->sequence * plan->length);
     request_list requests = { 0 };
     message_list done = { 0 };
+    collective_list collectives_done = { 0 };
     bool ok = plan->calls_by_signature && plan->sequence;
     if (!ok)
         say(error, error_size, "out of memory for the plan of rank %u", rank);
     for (uint32_t s = 0; ok && s < thread->signature_count; ++s) {
         adt_replay_call *call = &plan->calls_by_signature[s];
         char why[256];
-        if (!decode(file, thread, s, rank, ranks, call, &requests, &done, why, sizeof why)) {
+        if (!decode(file, thread, s, rank, ranks, call, &requests, &done, &collectives_done, why, sizeof why)) {
             say(error, error_size, "rank %u: cannot replay %s: %s", rank, call->function ? call->function : "a call",
                 why);
             ok = false;
@@ -437,23 +529,21 @@ adt_replay_plan *adt_replay_plan_build(const adt_skeleton_file *file, uint32_t r
         }
         if (!call->traffic)
             note_untrafficked(plan, call->function);
-        uint64_t sizes[] = { call->send.bytes, call->recv.bytes, call->isend.bytes, call->collective_bytes * ranks };
+        plan->splits_equally |= call->collective == ADT_REPLAY_ALLTOALLV;
+        uint64_t sizes[] = { call->send.bytes, call->recv.bytes, call->isend.bytes, call->collective_bytes * ranks,
+                             call->collective_received };
         for (size_t i = 0; i < sizeof sizes / sizeof *sizes; ++i)
             plan->largest_message = sizes[i] > plan->largest_message ? sizes[i] : plan->largest_message;
     }
     plan->requests = requests.items;
     plan->done = done.items;
-    if (ok && plan->largest_message > INT_MAX) {
-        say(error, error_size, "rank %u: a message of %llu bytes is beyond one MPI_BYTE count", rank,
-            (unsigned long long)plan->largest_message);
-        ok = false;
-    }
+    plan->collectives_done = collectives_done.items;
     for (uint32_t i = 0; ok && i < requests.count; ++i)
         plan->request_symbols = requests.items[i] > plan->request_symbols ? requests.items[i] : plan->request_symbols;
     for (uint32_t s = 0; ok && s < thread->signature_count; ++s) {
         const adt_replay_call *call = &plan->calls_by_signature[s];
-        uint32_t symbols[] = { call->isend.request, call->irecv_request };
-        for (size_t i = 0; i < 2; ++i)
+        uint32_t symbols[] = { call->isend.request, call->irecv_request, call->icollective_request };
+        for (size_t i = 0; i < sizeof symbols / sizeof *symbols; ++i)
             plan->request_symbols = symbols[i] > plan->request_symbols ? symbols[i] : plan->request_symbols;
     }
     if (ok) {
@@ -471,7 +561,12 @@ adt_replay_plan *adt_replay_plan_build(const adt_skeleton_file *file, uint32_t r
             plan->calls_by_signature[plan->sequence[plan->length - 1]].function);
         ok = false;
     }
-    ok = ok && resolve_receives(plan, error, error_size);
+    ok = ok && resolve_posted(plan, error, error_size);
+    if (ok && plan->largest_message > INT_MAX) {
+        say(error, error_size, "rank %u: a message of %llu bytes is beyond one MPI_BYTE count", rank,
+            (unsigned long long)plan->largest_message);
+        ok = false;
+    }
     if (!ok) {
         adt_replay_plan_free(plan);
         return NULL;
@@ -486,6 +581,7 @@ void adt_replay_plan_free(adt_replay_plan *plan)
     free(plan->calls_by_signature);
     free(plan->requests);
     free(plan->done);
+    free(plan->collectives_done);
     free(plan->sequence);
     free(plan->irecv_message);
     free(plan->irecvs);

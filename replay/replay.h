@@ -28,7 +28,7 @@ typedef struct adt_replay_message {
     uint32_t request;
 } adt_replay_message;
 
-/* The blocking collectives replay issues. */
+/* The collectives replay issues (their nonblocking forms too, but the v-collectives'). */
 typedef enum adt_replay_collective {
     ADT_REPLAY_NO_COLLECTIVE,
     ADT_REPLAY_BARRIER,
@@ -39,8 +39,30 @@ typedef enum adt_replay_collective {
     ADT_REPLAY_SCATTER,
     ADT_REPLAY_ALLGATHER,
     ADT_REPLAY_ALLTOALL,
-    ADT_REPLAY_REDUCE_SCATTER_BLOCK
+    ADT_REPLAY_REDUCE_SCATTER_BLOCK,
+    ADT_REPLAY_SCAN,
+    ADT_REPLAY_EXSCAN,
+    /* The v-collectives, blocking only: their per-peer counts are learned
+     * at replay time (below); the part is the own one. */
+    ADT_REPLAY_GATHERV,
+    ADT_REPLAY_SCATTERV,
+    ADT_REPLAY_ALLGATHERV,
+    ADT_REPLAY_REDUCE_SCATTER,
+    ADT_REPLAY_ALLTOALLV /* the part: the own sent total, split equally among the ranks */
 } adt_replay_collective;
+
+/* The function a call completes its requests with: the recorded one
+ * (the wait and test family), or MPI_Waitall for any other. */
+typedef enum adt_replay_completion {
+    ADT_REPLAY_WAITALL,
+    ADT_REPLAY_WAIT,
+    ADT_REPLAY_WAITANY,
+    ADT_REPLAY_WAITSOME,
+    ADT_REPLAY_TEST,
+    ADT_REPLAY_TESTANY,
+    ADT_REPLAY_TESTALL,
+    ADT_REPLAY_TESTSOME
+} adt_replay_completion;
 
 /* One distinct call (a signature), decoded. A call without traffic (no
  * record: MPI_Comm_rank, MPI_Comm_split, a send to MPI_PROC_NULL) is
@@ -53,13 +75,25 @@ typedef struct adt_replay_call {
     adt_replay_message isend;
     uint32_t irecv_request;                /* MPI_Irecv's symbol + 1 (0: none); its message comes later */
     uint32_t first_wait, wait_count;       /* requests completed (in plan->requests) */
+    adt_replay_completion completion;      /* the function that completed them, issued with exactly them */
     uint32_t first_test, test_count;       /* requests tested, not completed */
     uint32_t first_done, done_count;       /* the receives completed (in plan->done): MPI_Irecv's messages */
-    adt_replay_collective collective;
-    uint64_t collective_bytes;             /* per rank: the count of one rank's part, in bytes */
+    adt_replay_collective collective;      /* blocking, or nonblocking with icollective_request */
+    uint64_t collective_bytes;             /* per rank: the count of one rank's part, in bytes (blocking) */
+    uint64_t collective_received;          /* the received total recorded: the receive buffer's size */
     uint32_t root;
+    uint32_t icollective_request;          /* a nonblocking collective's symbol + 1 (0: none); its part and
+                                              root are recorded at its completion, later */
+    uint32_t first_collective_done, collective_done_count; /* the nonblocking collectives completed */
     bool traffic;
 } adt_replay_call;
+
+/* A nonblocking collective's completion: its totals, request and root. */
+typedef struct adt_replay_collective_done {
+    uint64_t sent, received;
+    uint32_t request;
+    uint32_t root;
+} adt_replay_collective_done;
 
 typedef struct adt_replay_plan {
     uint32_t rank;
@@ -69,14 +103,17 @@ typedef struct adt_replay_plan {
     adt_replay_call *calls_by_signature;
     uint32_t *requests;                  /* the wait and test lists */
     adt_replay_message *done;            /* the receives completed */
+    adt_replay_collective_done *collectives_done; /* the nonblocking collectives completed */
     uint64_t length;                     /* calls in order, Init and Finalize included */
     uint32_t *sequence;                  /* terminals */
-    uint32_t *irecv_message;             /* per position of an MPI_Irecv: index into irecvs */
-    adt_replay_message *irecvs;
+    uint32_t *irecv_message;             /* per position of an MPI_Irecv or a nonblocking collective:
+                                            index into irecvs */
+    adt_replay_message *irecvs;          /* their messages; a collective's: its part's bytes, peer = root */
     uint64_t largest_message;            /* bytes of the largest send, receive or collective part */
-    uint64_t *request_bytes;             /* per symbol: the largest receive into it */
+    uint64_t *request_bytes;             /* per symbol: the largest receive into it (a collective's: all parts) */
     uint32_t request_symbols;
     char untrafficked[512];              /* the functions replayed as their duration, listed */
+    bool splits_equally;                 /* an MPI_Alltoallv is replayed with its sent total split equally */
 } adt_replay_plan;
 
 /* The plan of rank (of ranks in this run) from file: NULL with one line in
@@ -92,6 +129,7 @@ void adt_replay_plan_free(adt_replay_plan *plan);
 typedef struct adt_replay_options {
     bool draw_from_bins;
     uint64_t seed;
+    double ns_per_tick; /* the skeleton's times are in the run's trace clock ticks (the TSC's, where used) */
 } adt_replay_options;
 
 /* The buffers and request slots of a plan, taken before any

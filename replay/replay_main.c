@@ -22,7 +22,7 @@ static const char usage[] = "usage: mpirun -np RANKS adaptrace-replay [--compute
 static bool parse(int argc, char **argv, adt_replay_options *options, const char **archive, char *error,
                   size_t error_size)
 {
-    *options = (adt_replay_options){ false, 1 };
+    *options = (adt_replay_options){ false, 1, 1.0 };
     *archive = NULL;
     for (int i = 1; i < argc; ++i) {
         const char *arg = argv[i];
@@ -48,6 +48,37 @@ static bool parse(int argc, char **argv, adt_replay_options *options, const char
         snprintf(error, error_size, "no archive given (%s)", usage);
         return false;
     }
+    return true;
+}
+
+/* ns per tick of the run's trace clock, in which the skeleton's times
+ * are: summary.json's cost_timer_resolution (ticks per second, the same
+ * clock on every rank; 10^9 where adaptrace used CLOCK_MONOTONIC). */
+static bool clock_rate(const char *archive, double *ns_per_tick, char *error, size_t error_size)
+{
+    static const char key[] = "\"cost_timer_resolution\": ";
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/summary.json", archive);
+    FILE *summary = fopen(path, "r");
+    if (!summary) {
+        snprintf(error, error_size, "cannot open %.900s (the run's clock rate, which the skeleton's times need)", path);
+        return false;
+    }
+    char *line = NULL;
+    size_t capacity = 0;
+    unsigned long long ticks_per_second = 0;
+    while (ticks_per_second == 0 && getline(&line, &capacity, summary) > 0) {
+        const char *found = strstr(line, key);
+        if (found)
+            ticks_per_second = strtoull(found + sizeof key - 1, NULL, 10);
+    }
+    free(line);
+    fclose(summary);
+    if (ticks_per_second == 0) {
+        snprintf(error, error_size, "%.900s holds no cost_timer_resolution (the run's clock rate)", path);
+        return false;
+    }
+    *ns_per_tick = 1e9 / (double)ticks_per_second;
     return true;
 }
 
@@ -99,6 +130,10 @@ int main(int argc, char **argv)
         snprintf(path, sizeof path, "%s/%s", archive, ADT_SKELETON_FILE_NAME);
         file = adt_skeleton_file_read(path, error, sizeof error);
     }
+    if (file && !clock_rate(archive, &options.ns_per_tick, error, sizeof error)) {
+        adt_skeleton_file_free(file);
+        file = NULL;
+    }
     if (file)
         plan = adt_replay_plan_build(file, (uint32_t)rank, (uint32_t)size, error, sizeof error);
     if (plan) {
@@ -120,11 +155,17 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    if (rank == 0 && plan->untrafficked[0])
-        fprintf(stderr,
-                "adaptrace-replay: calls without recorded traffic are replayed as their recorded duration (%s); "
-                "every communicator is replayed as MPI_COMM_WORLD\n",
-                plan->untrafficked);
+    /* The approximations, said once (rank 0's plan; every rank's is
+     * agreed to be replayable). */
+    bool splits = plan->splits_equally, any_splits = false;
+    PMPI_Allreduce(&splits, &any_splits, 1, MPI_C_BOOL, MPI_LOR, MPI_COMM_WORLD);
+    if (rank == 0 && (plan->untrafficked[0] || any_splits))
+        fprintf(stderr, "adaptrace-replay: %s%s%severy communicator is replayed as MPI_COMM_WORLD%s\n",
+                plan->untrafficked[0] ? "calls without recorded traffic are replayed as their recorded duration (" : "",
+                plan->untrafficked, plan->untrafficked[0] ? "); " : "",
+                any_splits ? "; MPI_Alltoallv's per-peer counts are not recorded: each rank's sent total is split "
+                             "equally among the ranks (its received totals may differ from the original's)"
+                           : "");
     uint64_t span = adt_replay_run(state, &options), longest = 0;
     PMPI_Reduce(&span, &longest, 1, MPI_UINT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
     uint64_t calls = plan->length, all_calls = 0;
@@ -135,8 +176,8 @@ int main(int argc, char **argv)
         printf("{\"archive\": \"%s\", \"ranks\": %d, \"calls\": %llu, \"compute\": \"%s\", \"seed\": %llu, "
                "\"original_span_s\": %.6f, \"original_span_rank\": %u, \"replay_span_s\": %.6f, \"ratio\": %.4f}\n",
                archive, size, (unsigned long long)all_calls, options.draw_from_bins ? "bins" : "mean",
-               (unsigned long long)options.seed, (double)original / 1e9, original_rank, (double)longest / 1e9,
-               original > 0 ? (double)longest / (double)original : 0.0);
+               (unsigned long long)options.seed, (double)original * options.ns_per_tick / 1e9, original_rank,
+               (double)longest / 1e9, original > 0 ? (double)longest / ((double)original * options.ns_per_tick) : 0.0);
     }
     adt_replay_state_free(state);
     adt_replay_plan_free(plan);

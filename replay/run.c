@@ -2,10 +2,13 @@
  * run.c: a plan issued with MPI (a tool: malloc and stdio are fine).
  * Every communicator is MPI_COMM_WORLD, peers are the own rank plus the
  * recorded offset, requests live in one slot per symbol, and bytes move
- * as MPI_BYTE (reductions as MPI_BOR). Computation is spent busy-waiting
- * on CLOCK_MONOTONIC, as ScalaTrace's replay does.
+ * as MPI_BYTE (reductions as MPI_BOR). Computation, recorded in trace
+ * clock ticks and converted to ns, is spent busy-waiting on
+ * CLOCK_MONOTONIC, as ScalaTrace's replay does.
  */
 #include <mpi.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -47,9 +50,9 @@ static uint64_t recorded(const adt_replay_plan *plan, const adt_replay_options *
     const adt_skeleton_histogram *h = duration ? &pair->duration : &pair->compute;
     if (options->draw_from_bins) {
         double pick = uniform(state);
-        return adt_skeleton_histogram_draw(h, pick, uniform(state));
+        return (uint64_t)((double)adt_skeleton_histogram_draw(h, pick, uniform(state)) * options->ns_per_tick + 0.5);
     }
-    return (uint64_t)(h->mean + 0.5);
+    return (uint64_t)(h->mean * options->ns_per_tick + 0.5);
 }
 
 struct adt_replay_state {
@@ -57,9 +60,13 @@ struct adt_replay_state {
     uint32_t symbols;
     uint8_t *send;
     uint8_t *receive;
+    uint64_t send_capacity, receive_capacity;
+    int *counts, *displacements;           /* a v-collective's, per rank */
+    int *send_counts, *send_displacements; /* MPI_Alltoallv's */
     uint8_t **by_request; /* each receive request's own buffer */
     MPI_Request *slots;   /* by symbol */
     MPI_Request *waiting; /* one call's wait list */
+    int *indices;         /* MPI_Waitsome's and MPI_Testsome's */
 };
 typedef adt_replay_state buffers;
 
@@ -68,38 +75,167 @@ static int peer(const adt_replay_plan *plan, const adt_replay_message *m)
     return (int)((int64_t)plan->rank + m->peer);
 }
 
-static void collective(const adt_replay_call *call, const buffers *b)
+/* A collective of count bytes per rank part: blocking, or started into
+ * request when there is one. */
+static void collective(adt_replay_collective kind, int count, int root, void *send, void *receive,
+                       MPI_Request *request)
 {
-    int count = (int)call->collective_bytes, root = (int)call->root;
-    switch (call->collective) {
+    MPI_Comm world = MPI_COMM_WORLD;
+    switch (kind) {
     case ADT_REPLAY_BARRIER:
-        MPI_Barrier(MPI_COMM_WORLD);
+        request ? MPI_Ibarrier(world, request) : MPI_Barrier(world);
         break;
     case ADT_REPLAY_BCAST:
-        MPI_Bcast(b->receive, count, MPI_BYTE, root, MPI_COMM_WORLD);
+        request ? MPI_Ibcast(receive, count, MPI_BYTE, root, world, request)
+                : MPI_Bcast(receive, count, MPI_BYTE, root, world);
         break;
     case ADT_REPLAY_REDUCE:
-        MPI_Reduce(b->send, b->receive, count, MPI_BYTE, MPI_BOR, root, MPI_COMM_WORLD);
+        request ? MPI_Ireduce(send, receive, count, MPI_BYTE, MPI_BOR, root, world, request)
+                : MPI_Reduce(send, receive, count, MPI_BYTE, MPI_BOR, root, world);
         break;
     case ADT_REPLAY_ALLREDUCE:
-        MPI_Allreduce(b->send, b->receive, count, MPI_BYTE, MPI_BOR, MPI_COMM_WORLD);
+        request ? MPI_Iallreduce(send, receive, count, MPI_BYTE, MPI_BOR, world, request)
+                : MPI_Allreduce(send, receive, count, MPI_BYTE, MPI_BOR, world);
         break;
     case ADT_REPLAY_GATHER:
-        MPI_Gather(b->send, count, MPI_BYTE, b->receive, count, MPI_BYTE, root, MPI_COMM_WORLD);
+        request ? MPI_Igather(send, count, MPI_BYTE, receive, count, MPI_BYTE, root, world, request)
+                : MPI_Gather(send, count, MPI_BYTE, receive, count, MPI_BYTE, root, world);
         break;
     case ADT_REPLAY_SCATTER:
-        MPI_Scatter(b->send, count, MPI_BYTE, b->receive, count, MPI_BYTE, root, MPI_COMM_WORLD);
+        request ? MPI_Iscatter(send, count, MPI_BYTE, receive, count, MPI_BYTE, root, world, request)
+                : MPI_Scatter(send, count, MPI_BYTE, receive, count, MPI_BYTE, root, world);
         break;
     case ADT_REPLAY_ALLGATHER:
-        MPI_Allgather(b->send, count, MPI_BYTE, b->receive, count, MPI_BYTE, MPI_COMM_WORLD);
+        request ? MPI_Iallgather(send, count, MPI_BYTE, receive, count, MPI_BYTE, world, request)
+                : MPI_Allgather(send, count, MPI_BYTE, receive, count, MPI_BYTE, world);
         break;
     case ADT_REPLAY_ALLTOALL:
-        MPI_Alltoall(b->send, count, MPI_BYTE, b->receive, count, MPI_BYTE, MPI_COMM_WORLD);
+        request ? MPI_Ialltoall(send, count, MPI_BYTE, receive, count, MPI_BYTE, world, request)
+                : MPI_Alltoall(send, count, MPI_BYTE, receive, count, MPI_BYTE, world);
         break;
     case ADT_REPLAY_REDUCE_SCATTER_BLOCK:
-        MPI_Reduce_scatter_block(b->send, b->receive, count, MPI_BYTE, MPI_BOR, MPI_COMM_WORLD);
+        request ? MPI_Ireduce_scatter_block(send, receive, count, MPI_BYTE, MPI_BOR, world, request)
+                : MPI_Reduce_scatter_block(send, receive, count, MPI_BYTE, MPI_BOR, world);
         break;
-    case ADT_REPLAY_NO_COLLECTIVE:
+    case ADT_REPLAY_SCAN:
+        request ? MPI_Iscan(send, receive, count, MPI_BYTE, MPI_BOR, world, request)
+                : MPI_Scan(send, receive, count, MPI_BYTE, MPI_BOR, world);
+        break;
+    case ADT_REPLAY_EXSCAN:
+        request ? MPI_Iexscan(send, receive, count, MPI_BYTE, MPI_BOR, world, request)
+                : MPI_Exscan(send, receive, count, MPI_BYTE, MPI_BOR, world);
+        break;
+    default: /* none, or a v-collective (varying_collective) */
+        break;
+    }
+}
+
+/* Displacements of counts back to back; a buffer of their total made
+ * room for (the replay ends, said once, when memory is out). */
+static void place(const int *counts, int *displacements, int ranks, uint8_t **buffer, uint64_t *capacity)
+{
+    uint64_t total = 0;
+    for (int r = 0; r < ranks; ++r) {
+        displacements[r] = (int)total;
+        total += (uint64_t)counts[r];
+    }
+    if (total + 1 <= *capacity)
+        return;
+    uint8_t *larger = realloc(*buffer, total + 1);
+    if (!larger || total > INT_MAX) {
+        fprintf(stderr, "adaptrace-replay: out of memory for a v-collective's %llu bytes\n", (unsigned long long)total);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    *buffer = larger;
+    *capacity = total + 1;
+}
+
+/* A blocking v-collective of the own part's bytes. The others' counts are
+ * not in this rank's records; each rank's own part is, and one PMPI_
+ * exchange of the parts (not traced) gives every rank the counts its call
+ * needs. MPI_Alltoallv's per-peer counts are recorded nowhere: its sent
+ * total is split equally among the ranks, the first ones taking one byte
+ * more where it does not divide. */
+static void varying_collective(adt_replay_collective kind, int part, int root, buffers *b)
+{
+    MPI_Comm world = MPI_COMM_WORLD;
+    int ranks = (int)b->plan->ranks;
+    bool is_root = (int)b->plan->rank == root;
+    switch (kind) {
+    case ADT_REPLAY_GATHERV:
+        PMPI_Gather(&part, 1, MPI_INT, b->counts, 1, MPI_INT, root, world);
+        if (is_root)
+            place(b->counts, b->displacements, ranks, &b->receive, &b->receive_capacity);
+        MPI_Gatherv(b->send, part, MPI_BYTE, b->receive, b->counts, b->displacements, MPI_BYTE, root, world);
+        break;
+    case ADT_REPLAY_SCATTERV:
+        PMPI_Gather(&part, 1, MPI_INT, b->counts, 1, MPI_INT, root, world);
+        if (is_root)
+            place(b->counts, b->displacements, ranks, &b->send, &b->send_capacity);
+        MPI_Scatterv(b->send, b->counts, b->displacements, MPI_BYTE, b->receive, part, MPI_BYTE, root, world);
+        break;
+    case ADT_REPLAY_ALLGATHERV:
+        PMPI_Allgather(&part, 1, MPI_INT, b->counts, 1, MPI_INT, world);
+        place(b->counts, b->displacements, ranks, &b->receive, &b->receive_capacity);
+        MPI_Allgatherv(b->send, part, MPI_BYTE, b->receive, b->counts, b->displacements, MPI_BYTE, world);
+        break;
+    case ADT_REPLAY_REDUCE_SCATTER:
+        PMPI_Allgather(&part, 1, MPI_INT, b->counts, 1, MPI_INT, world);
+        place(b->counts, b->displacements, ranks, &b->send, &b->send_capacity);
+        MPI_Reduce_scatter(b->send, b->receive, b->counts, MPI_BYTE, MPI_BOR, world);
+        break;
+    case ADT_REPLAY_ALLTOALLV:
+        for (int r = 0; r < ranks; ++r)
+            b->send_counts[r] = part / ranks + (r < part % ranks);
+        place(b->send_counts, b->send_displacements, ranks, &b->send, &b->send_capacity);
+        PMPI_Alltoall(b->send_counts, 1, MPI_INT, b->counts, 1, MPI_INT, world);
+        place(b->counts, b->displacements, ranks, &b->receive, &b->receive_capacity);
+        MPI_Alltoallv(b->send, b->send_counts, b->send_displacements, MPI_BYTE, b->receive, b->counts,
+                      b->displacements, MPI_BYTE, world);
+        break;
+    default:
+        break;
+    }
+}
+
+/* Requests that the original completed in one call of function, all
+ * of them: a test or a wait for any or some completes them in one call
+ * once they are done, which PMPI_Request_get_status (not traced, the
+ * request kept) waits for. */
+static void complete(adt_replay_completion function, int count, MPI_Request *requests, int *indices)
+{
+    if (function != ADT_REPLAY_WAIT && function != ADT_REPLAY_WAITALL) {
+        for (int r = 0; r < count; ++r) {
+            int done = 0;
+            while (!done)
+                PMPI_Request_get_status(requests[r], &done, MPI_STATUS_IGNORE);
+        }
+    }
+    int index = 0, flag = 0, outcount = 0;
+    switch (function) {
+    case ADT_REPLAY_WAIT:
+        MPI_Wait(&requests[0], MPI_STATUS_IGNORE);
+        break;
+    case ADT_REPLAY_WAITALL:
+        MPI_Waitall(count, requests, MPI_STATUSES_IGNORE);
+        break;
+    case ADT_REPLAY_WAITANY:
+        MPI_Waitany(count, requests, &index, MPI_STATUS_IGNORE);
+        break;
+    case ADT_REPLAY_WAITSOME:
+        MPI_Waitsome(count, requests, &outcount, indices, MPI_STATUSES_IGNORE);
+        break;
+    case ADT_REPLAY_TEST:
+        MPI_Test(&requests[0], &flag, MPI_STATUS_IGNORE);
+        break;
+    case ADT_REPLAY_TESTANY:
+        MPI_Testany(count, requests, &index, &flag, MPI_STATUS_IGNORE);
+        break;
+    case ADT_REPLAY_TESTALL:
+        MPI_Testall(count, requests, &flag, MPI_STATUSES_IGNORE);
+        break;
+    case ADT_REPLAY_TESTSOME:
+        MPI_Testsome(count, requests, &outcount, indices, MPI_STATUSES_IGNORE);
         break;
     }
 }
@@ -130,6 +266,11 @@ static void issue(const adt_replay_plan *plan, uint64_t i, const adt_replay_call
         MPI_Irecv(b->by_request[call->irecv_request], (int)m->bytes, MPI_BYTE, peer(plan, m), (int)m->tag,
                   MPI_COMM_WORLD, &b->slots[call->irecv_request]);
     }
+    if (call->icollective_request) {
+        const adt_replay_message *m = &plan->irecvs[plan->irecv_message[i]];
+        collective(call->collective, (int)m->bytes, (int)m->peer, b->send, b->by_request[call->icollective_request],
+                   &b->slots[call->icollective_request]);
+    }
     for (uint32_t t = 0; t < call->test_count; ++t) {
         int flag = 0;
         MPI_Test(&b->slots[plan->requests[call->first_test + t]], &flag, MPI_STATUS_IGNORE);
@@ -137,11 +278,14 @@ static void issue(const adt_replay_plan *plan, uint64_t i, const adt_replay_call
     if (call->wait_count > 0) {
         for (uint32_t w = 0; w < call->wait_count; ++w)
             b->waiting[w] = b->slots[plan->requests[call->first_wait + w]];
-        MPI_Waitall((int)call->wait_count, b->waiting, MPI_STATUSES_IGNORE);
+        complete(call->completion, (int)call->wait_count, b->waiting, b->indices);
         for (uint32_t w = 0; w < call->wait_count; ++w)
             b->slots[plan->requests[call->first_wait + w]] = MPI_REQUEST_NULL;
     }
-    collective(call, b);
+    if (call->collective >= ADT_REPLAY_GATHERV)
+        varying_collective(call->collective, (int)call->collective_bytes, (int)call->root, b);
+    else if (!call->icollective_request)
+        collective(call->collective, (int)call->collective_bytes, (int)call->root, b->send, b->receive, NULL);
 }
 
 void adt_replay_state_free(adt_replay_state *b)
@@ -155,6 +299,11 @@ void adt_replay_state_free(adt_replay_state *b)
     free(b->receive);
     free(b->slots);
     free(b->waiting);
+    free(b->indices);
+    free(b->counts);
+    free(b->displacements);
+    free(b->send_counts);
+    free(b->send_displacements);
     free(b);
 }
 
@@ -171,10 +320,17 @@ adt_replay_state *adt_replay_prepare(const adt_replay_plan *plan)
     b->symbols = plan->request_symbols + 1;
     b->send = calloc(plan->largest_message + 1, 1);
     b->receive = calloc(plan->largest_message + 1, 1);
+    b->send_capacity = b->receive_capacity = plan->largest_message + 1;
+    b->counts = calloc(plan->ranks, sizeof *b->counts);
+    b->displacements = calloc(plan->ranks, sizeof *b->displacements);
+    b->send_counts = calloc(plan->ranks, sizeof *b->send_counts);
+    b->send_displacements = calloc(plan->ranks, sizeof *b->send_displacements);
     b->by_request = calloc(b->symbols, sizeof *b->by_request);
     b->slots = malloc(sizeof *b->slots * b->symbols);
     b->waiting = malloc(sizeof *b->waiting * most_waited);
-    bool ready = b->send && b->receive && b->by_request && b->slots && b->waiting;
+    b->indices = malloc(sizeof *b->indices * most_waited);
+    bool ready = b->send && b->receive && b->by_request && b->slots && b->waiting && b->indices && b->counts &&
+                 b->displacements && b->send_counts && b->send_displacements;
     for (uint32_t s = 0; ready && s < b->symbols; ++s) {
         b->slots[s] = MPI_REQUEST_NULL;
         b->by_request[s] = calloc(plan->request_bytes[s] + 1, 1);

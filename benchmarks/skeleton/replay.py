@@ -11,9 +11,13 @@ same way). Prints one JSON object: per case the spans of every run, their
 medians, the ratio replay / original of the medians, each replay's ratio
 to its own original and their median, and the load average at the end.
 
-Cases: the demo on 4 ranks (250 iterations) and a 2-rank send/recv loop
+Cases: the demo on 4 ranks (250 iterations), a 2-rank send/recv loop
 with computation between the messages (tests/mpi/replay_world.c,
-sendrecv mode, 20,000 round trips).
+sendrecv mode, 20,000 round trips), the issue's 2 ranks x 10^6 send/recv
+with a 16 MiB buffer (tests/mpi/fold_sendrecv.c: most events folded, every
+call in the skeleton) and LAMMPS's melt on 4 ranks
+(benchmarks/mpi/in.melt: 4,000 atoms, 250 steps; `lmp`, Debian's lammps,
+left out with that reason where it is not installed).
 
 usage: replay.py BUILD_DIR [--runs 3]
 """
@@ -34,9 +38,11 @@ def run(command, env):
     return done.stdout
 
 
-def case(build, scratch, name, ranks, program, runs):
+def case(build, scratch, name, ranks, program, runs, buffer=None):
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                ADAPTRACE_SAMPLING="off", ADAPTRACE_QUIET="on", ADAPTRACE_SKELETON="on")
+    if buffer:
+        env["ADAPTRACE_BUFFER_SIZE"] = buffer
     mpirun = ["mpirun", "--oversubscribe", "-np", str(ranks)]
     spans = {"original_s": [], "replay_mean_s": [], "replay_bins_s": []}
     for index in range(runs):
@@ -66,7 +72,7 @@ def case(build, scratch, name, ranks, program, runs):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("build", help="build directory (bin/adaptrace, bin/adaptrace-replay, bin/adaptrace-demo, "
-                                      "bin/mpi-replay-world)")
+                                      "bin/mpi-replay-world, bin/mpi-fold-sendrecv)")
     parser.add_argument("--runs", type=int, default=3, help="runs per case (3)")
     args = parser.parse_args()
     bin_dir = os.path.join(args.build, "bin")
@@ -76,6 +82,15 @@ def main():
             "sendrecv": case(args.build, scratch, "sendrecv", 2,
                              [os.path.join(bin_dir, "mpi-replay-world"), "sendrecv", "20000"], args.runs),
         }
+        results["sendrecv_folded"] = case(args.build, scratch, "folded", 2,
+                                          [os.path.join(bin_dir, "mpi-fold-sendrecv"), "1000000"], args.runs,
+                                          buffer="16M")
+        lmp = shutil.which("lmp")
+        melt = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mpi", "in.melt")
+        results["lammps_melt"] = (case(args.build, scratch, "lammps", 4,
+                                       [lmp, "-in", os.path.abspath(melt), "-log", "none", "-screen", "none"],
+                                       args.runs)
+                                  if lmp else {"left_out": "lmp (Debian's lammps) is not installed"})
     print(json.dumps(results, indent=2))
 
 

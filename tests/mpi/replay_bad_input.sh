@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # adaptrace-replay on bad input (issue #25): the wrong number of ranks, a
-# missing, cut, damaged skeleton or one of another format version, and a
-# call replay cannot issue (MPI_Scan) each give exactly one line from
+# missing, cut, damaged skeleton or one of another format version, an
+# archive without summary.json (the clock rate of the skeleton's times), and a
+# call replay cannot issue (a cancelled request) each give exactly one line from
 # adaptrace-replay naming the problem, a non-zero exit and nothing on
 # stdout; and nothing half-done: the refused replay, traced, made no MPI
 # call but MPI_Init and MPI_Finalize on any rank.
 #
-# usage: replay_bad_input.sh MPIEXEC LAUNCHER REPLAY REPORT ARCHIVE(4 ranks) SCAN_ARCHIVE(2 ranks) WORK_DIR
+# usage: replay_bad_input.sh MPIEXEC LAUNCHER REPLAY REPORT ARCHIVE(4 ranks) REFUSED_ARCHIVE(2 ranks) WORK_DIR
 set -euo pipefail
-mpiexec=$1 launcher=$2 replay=$3 report=$4 archive=$5 scan=$6 work=$7
+mpiexec=$1 launcher=$2 replay=$3 report=$4 archive=$5 refused=$6 work=$7
 rm -rf "$work"
 mkdir -p "$work"
 failures=0
@@ -62,6 +63,9 @@ copy version1
 printf '\x01' | dd of="$work/version1/skeleton.adts" bs=1 seek=8 conv=notrunc status=none
 expect version1 4 "$work/version1" "skeleton.adts: skeleton format version 1, this adaptrace reads version 2"
 
-expect unsupported 2 "$scan" "adaptrace-replay: rank 0: cannot replay MPI_Scan: this collective is not replayed yet"
+copy no-summary
+expect no-summary 4 "$work/no-summary" "adaptrace-replay: cannot open .*/no-summary/summary.json \\(the run's clock rate, which the skeleton's times need\\)"
+
+expect unsupported 2 "$refused" "adaptrace-replay: rank 0: cannot replay MPI_Wait: a cancelled request"
 
 exit $((failures > 0))

@@ -14,9 +14,9 @@
 
 namespace {
 
-enum function { INIT, FINALIZE, IRECV, ISEND, WAITALL, COMM_RANK, SEND, SCAN };
+enum function { INIT, FINALIZE, IRECV, ISEND, WAITALL, COMM_RANK, SEND, SCAN, EXSCAN, ALLTOALLW, IALLGATHER, WAIT, ALLGATHERV, ALLTOALLV, IALLGATHERV };
 const char *const names[] = { "MPI_Init", "MPI_Finalize", "MPI_Irecv", "MPI_Isend",
-                              "MPI_Waitall", "MPI_Comm_rank", "MPI_Send", "MPI_Scan" };
+                              "MPI_Waitall", "MPI_Comm_rank", "MPI_Send", "MPI_Scan", "MPI_Exscan", "MPI_Alltoallw", "MPI_Iallgather", "MPI_Wait", "MPI_Allgatherv", "MPI_Alltoallv", "MPI_Iallgatherv" };
 
 // A call's key: LEB128 fields, signed ones zigzag (fold.c).
 struct key {
@@ -135,12 +135,84 @@ TEST(ReplayPlan, APeerOutsideTheRunIsRefused)
     EXPECT_EQ(run.refusal(4), "the skeleton holds 3 ranks, this run has 4: run it with mpirun -np 3");
 }
 
+// The records of a collective (mpi-events/mpi.api), not rooted.
+static key collective(function f, uint64_t sent, uint64_t received)
+{
+    return key(f).put(ADT_REC_MPI_COLLECTIVE_BEGIN).put(ADT_REC_MPI_COLLECTIVE_END).put(sent).put(received)
+        .put(0).put(1).put(1).put(UINT32_MAX);
+}
+
+TEST(ReplayPlan, ScanAndExscanPartsAreTheRanksShares)
+{
+    // Rank 1 of 3 with 8 bytes per rank: MPI_Scan received (me + 1) parts,
+    // MPI_Exscan me parts.
+    folded run({ key(INIT), collective(SCAN, 2 * 8, 2 * 8), collective(EXSCAN, 1 * 8, 1 * 8), key(FINALIZE) });
+    char error[256] = "";
+    adt_replay_plan *plan = adt_replay_plan_build(run.file, 1, 3, error, sizeof error);
+    ASSERT_NE(plan, nullptr) << error;
+    EXPECT_EQ(plan->calls_by_signature[plan->sequence[1]].collective, ADT_REPLAY_SCAN);
+    EXPECT_EQ(plan->calls_by_signature[plan->sequence[1]].collective_bytes, 8u);
+    EXPECT_EQ(plan->calls_by_signature[plan->sequence[2]].collective, ADT_REPLAY_EXSCAN);
+    EXPECT_EQ(plan->calls_by_signature[plan->sequence[2]].collective_bytes, 8u);
+    adt_replay_plan_free(plan);
+    folded uneven({ key(INIT), collective(SCAN, 2 * 8, 2 * 8 + 1), key(FINALIZE) });
+    EXPECT_EQ(uneven.refusal(), "rank 1: cannot replay MPI_Scan: its 17 bytes do not divide into 2 parts (a "
+                                "communicator smaller than the run's?)");
+}
+
+TEST(ReplayPlan, ANonblockingCollectiveLearnsItsPartAtItsCompletion)
+{
+    // MPI_Iallgather of 4 bytes per rank on 3 ranks, twice with the same
+    // request symbol, then 8 bytes: each start gets the totals of the
+    // completion that follows it; MPI_Wait completes it as MPI_Wait.
+    auto complete = [](uint64_t part) {
+        return key(WAIT).put(ADT_REC_NB_COLLECTIVE_COMPLETE).put(3 * part).put(3 * part).put(1).put(11).put(1)
+            .put(UINT32_MAX);
+    };
+    folded run({ key(INIT), key(IALLGATHER).request(ADT_REC_NB_COLLECTIVE_REQUEST, 1), complete(4),
+                 key(IALLGATHER).request(ADT_REC_NB_COLLECTIVE_REQUEST, 1), complete(8), key(FINALIZE) });
+    char error[256] = "";
+    adt_replay_plan *plan = adt_replay_plan_build(run.file, 1, 3, error, sizeof error);
+    ASSERT_NE(plan, nullptr) << error;
+    const adt_replay_call &start = plan->calls_by_signature[plan->sequence[1]];
+    EXPECT_EQ(start.collective, ADT_REPLAY_ALLGATHER);
+    EXPECT_EQ(start.icollective_request, 1u);
+    EXPECT_EQ(plan->irecvs[plan->irecv_message[1]].bytes, 4u);
+    EXPECT_EQ(plan->irecvs[plan->irecv_message[3]].bytes, 8u);
+    EXPECT_EQ(plan->request_bytes[1], 3 * 8u) << "the request's buffer holds every rank's part";
+    const adt_replay_call &wait = plan->calls_by_signature[plan->sequence[2]];
+    EXPECT_EQ(wait.completion, ADT_REPLAY_WAIT);
+    EXPECT_EQ(wait.wait_count, 1u);
+    adt_replay_plan_free(plan);
+    folded never({ key(INIT), key(IALLGATHER).request(ADT_REC_NB_COLLECTIVE_REQUEST, 1), key(FINALIZE) });
+    EXPECT_EQ(never.refusal(),
+              "rank 1: the MPI_Iallgather at call 1 never completes in the skeleton: cannot replay it");
+}
+
+TEST(ReplayPlan, VCollectivesKeepTheOwnPart)
+{
+    // Rank 1 of 3: MPI_Allgatherv sent 3 times its 5 bytes; MPI_Alltoallv's
+    // part is its sent total, which the replay splits among the ranks.
+    folded run({ key(INIT), collective(ALLGATHERV, 3 * 5, 12), collective(ALLTOALLV, 7, 9), key(FINALIZE) });
+    char error[256] = "";
+    adt_replay_plan *plan = adt_replay_plan_build(run.file, 1, 3, error, sizeof error);
+    ASSERT_NE(plan, nullptr) << error;
+    EXPECT_EQ(plan->calls_by_signature[plan->sequence[1]].collective, ADT_REPLAY_ALLGATHERV);
+    EXPECT_EQ(plan->calls_by_signature[plan->sequence[1]].collective_bytes, 5u);
+    EXPECT_EQ(plan->calls_by_signature[plan->sequence[2]].collective, ADT_REPLAY_ALLTOALLV);
+    EXPECT_EQ(plan->calls_by_signature[plan->sequence[2]].collective_bytes, 7u);
+    EXPECT_TRUE(plan->splits_equally);
+    EXPECT_GE(plan->largest_message, 15u) << "the buffers hold the largest recorded total";
+    adt_replay_plan_free(plan);
+    folded nonblocking({ key(INIT), key(IALLGATHERV).request(ADT_REC_NB_COLLECTIVE_REQUEST, 1), key(FINALIZE) });
+    EXPECT_EQ(nonblocking.refusal(), "rank 1: cannot replay MPI_Iallgatherv: this nonblocking collective is not "
+                                     "replayed yet");
+}
+
 TEST(ReplayPlan, AnUnsupportedCollectiveIsNamed)
 {
-    folded run({ key(INIT), key(SCAN).put(ADT_REC_MPI_COLLECTIVE_BEGIN).put(ADT_REC_MPI_COLLECTIVE_END).put(8).put(8)
-                                .put(0).put(1).put(1).put(UINT32_MAX),
-                 key(FINALIZE) });
-    EXPECT_EQ(run.refusal(), "rank 1: cannot replay MPI_Scan: this collective is not replayed yet");
+    folded run({ key(INIT), collective(ALLTOALLW, 8, 8), key(FINALIZE) });
+    EXPECT_EQ(run.refusal(), "rank 1: cannot replay MPI_Alltoallw: this collective is not replayed yet");
 }
 
 TEST(ReplayPlan, ARunMustGoFromInitToFinalize)
