@@ -11,6 +11,7 @@
 
 #include "fold.h"
 #include "mpi_functions.h"
+#include "core/core.h"
 #include "runtime/runtime.h"
 #include "skeleton/skeleton.h"
 
@@ -66,7 +67,8 @@ void adt_mpi_fold_write(int written)
                 parts[r] = all + displacements[r];
                 sizes[r] = (size_t)counts[r];
             }
-            if (adt_skeleton_file_write(path, names, ADT_MPI_FN_COUNT, parts, sizes, (uint32_t)size) != 0)
+            if (adt_skeleton_file_write(path, names, ADT_MPI_FN_COUNT, parts, sizes, (uint32_t)size,
+                                        adt_clock_resolution()) != 0)
                 adt_log("cannot write %s", path);
         }
         free(parts);

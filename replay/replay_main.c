@@ -51,38 +51,7 @@ static bool parse(int argc, char **argv, adt_replay_options *options, const char
     return true;
 }
 
-/* ns per tick of the run's trace clock, in which the skeleton's times
- * are: summary.json's cost_timer_resolution (ticks per second, the same
- * clock on every rank; 10^9 where adaptrace used CLOCK_MONOTONIC). */
-static bool clock_rate(const char *archive, double *ns_per_tick, char *error, size_t error_size)
-{
-    static const char key[] = "\"cost_timer_resolution\": ";
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/summary.json", archive);
-    FILE *summary = fopen(path, "r");
-    if (!summary) {
-        snprintf(error, error_size, "cannot open %.900s (the run's clock rate, which the skeleton's times need)", path);
-        return false;
-    }
-    char *line = NULL;
-    size_t capacity = 0;
-    unsigned long long ticks_per_second = 0;
-    while (ticks_per_second == 0 && getline(&line, &capacity, summary) > 0) {
-        const char *found = strstr(line, key);
-        if (found)
-            ticks_per_second = strtoull(found + sizeof key - 1, NULL, 10);
-    }
-    free(line);
-    fclose(summary);
-    if (ticks_per_second == 0) {
-        snprintf(error, error_size, "%.900s holds no cost_timer_resolution (the run's clock rate)", path);
-        return false;
-    }
-    *ns_per_tick = 1e9 / (double)ticks_per_second;
-    return true;
-}
-
-/* The original run's span: the longest of its ranks' (ns), and which. */
+/* The original run's span: the longest of its ranks' (ticks), and which. */
 static uint64_t original_span(const adt_skeleton_file *file, uint32_t *rank)
 {
     uint64_t longest = 0;
@@ -130,10 +99,8 @@ int main(int argc, char **argv)
         snprintf(path, sizeof path, "%s/%s", archive, ADT_SKELETON_FILE_NAME);
         file = adt_skeleton_file_read(path, error, sizeof error);
     }
-    if (file && !clock_rate(archive, &options.ns_per_tick, error, sizeof error)) {
-        adt_skeleton_file_free(file);
-        file = NULL;
-    }
+    if (file)
+        options.ns_per_tick = 1e9 / (double)file->ticks_per_second;
     if (file)
         plan = adt_replay_plan_build(file, (uint32_t)rank, (uint32_t)size, error, sizeof error);
     if (plan) {

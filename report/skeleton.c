@@ -225,27 +225,31 @@ static void print_signature_name(FILE *out, const adt_skeleton_file *file, const
 }
 
 /* n, mean ± standard deviation, min and max with their ranks (µs), and
- * the bins that hold values: [floor, ceiling) µs: count. */
-static void print_histogram(FILE *out, const char *what, const adt_skeleton_histogram *h)
+ * the bins that hold values: [floor, ceiling) µs: count. The values are
+ * in ticks of the run's clock, us_per_tick apart. */
+static void print_histogram(FILE *out, const char *what, const adt_skeleton_histogram *h, double us_per_tick)
 {
-    fprintf(out, "      %s: mean %.3f us sd %.3f, min %.3f (rank %u), max %.3f (rank %u); bins", what, h->mean / 1e3,
-            sqrt(adt_skeleton_histogram_variance(h)) / 1e3, (double)h->min / 1e3, h->min_rank, (double)h->max / 1e3,
-            h->max_rank);
+    fprintf(out, "      %s: mean %.3f us sd %.3f, min %.3f (rank %u), max %.3f (rank %u); bins", what,
+            h->mean * us_per_tick, sqrt(adt_skeleton_histogram_variance(h)) * us_per_tick,
+            (double)h->min * us_per_tick, h->min_rank, (double)h->max * us_per_tick, h->max_rank);
     for (uint32_t b = 0; b < ADT_SKELETON_BINS; ++b) {
         if (h->bins[b] == 0)
             continue;
         uint64_t floor, ceiling;
         adt_skeleton_histogram_bin_range(h, b, &floor, &ceiling);
-        fprintf(out, " [%.3f,%.3f):%" PRIu64, (double)floor / 1e3, (double)ceiling / 1e3, h->bins[b]);
+        fprintf(out, " [%.3f,%.3f):%" PRIu64, (double)floor * us_per_tick, (double)ceiling * us_per_tick,
+                h->bins[b]);
     }
     fputc('\n', out);
 }
 
 static void print_timing(FILE *out, const adt_skeleton_file *file, const adt_skeleton_thread_view *thread)
 {
+    double us_per_tick = 1e6 / (double)file->ticks_per_second;
     fprintf(out, "  timing: span %.6f s (rank %u, first call's end to last call's start), %u pairs, %" PRIu64
                  " calls untimed\n",
-            (double)thread->span / 1e9, thread->span_rank, thread->pair_count, thread->untimed);
+            (double)thread->span / (double)file->ticks_per_second, thread->span_rank, thread->pair_count,
+            thread->untimed);
     for (uint32_t i = 0; i < thread->pair_count; ++i) {
         const adt_skeleton_pair *pair = &thread->pairs[i];
         fprintf(out, "    ");
@@ -256,8 +260,8 @@ static void print_timing(FILE *out, const adt_skeleton_file *file, const adt_ske
         else
             print_signature_name(out, file, thread, pair->previous);
         fprintf(out, ": %" PRIu64 " calls\n", pair->duration.count);
-        print_histogram(out, "compute", &pair->compute);
-        print_histogram(out, "call", &pair->duration);
+        print_histogram(out, "compute", &pair->compute, us_per_tick);
+        print_histogram(out, "call", &pair->duration, us_per_tick);
     }
 }
 

@@ -346,6 +346,10 @@ adt_skeleton_file *adt_skeleton_file_parse(const uint8_t *bytes, size_t size, ch
     if (!file)
         goto no_memory;
     file->version = version;
+    if (!take_u64(&c, &file->ticks_per_second) || file->ticks_per_second == 0) {
+        say(error, error_size, "corrupt: no clock rate");
+        goto failed;
+    }
     if (!take_u32(&c, &file->function_count) || file->function_count > left(&c) / 4) {
         say(error, error_size, "corrupt: bad function table");
         goto failed;

@@ -336,7 +336,8 @@ static bool put_class_timing(bytes_out *out, const rank_part *parts, const uint3
 }
 
 int adt_skeleton_file_write(const char *path, const char *const *function_names, uint32_t function_count,
-                            const uint8_t *const *part_data, const size_t *part_bytes, uint32_t rank_count)
+                            const uint8_t *const *part_data, const size_t *part_bytes, uint32_t rank_count,
+                            uint64_t ticks_per_second)
 {
     bytes_out out = { 0 };
     uint32_t *class_of = malloc(sizeof(uint32_t) * 2 * ((size_t)rank_count + 1));
@@ -362,6 +363,7 @@ int adt_skeleton_file_write(const char *path, const char *const *function_names,
     uint32_t classes = classify(parts, rank_count, class_of, first, hashes);
     put(&out, ADT_SKELETON_MAGIC, sizeof ADT_SKELETON_MAGIC);
     put_u32(&out, ADT_SKELETON_VERSION);
+    put_u64(&out, ticks_per_second);
     put_u32(&out, function_count);
     for (uint32_t f = 0; f < function_count; ++f) {
         uint32_t length = (uint32_t)strlen(function_names[f]);

@@ -253,7 +253,8 @@ uint64_t adt_skeleton_share_bytes(void);
 adt_skeleton *adt_skeleton_claim(uint64_t thread_index);
 
 /* Hot path: one call, as its encoded key, with its Enter and Leave times
- * (ns). Stops the skeleton (cause set) when the signatures or the grammar
+ * (adt_clock_now ticks: no conversion on the call's path; the file says
+ * the clock's rate). Stops the skeleton (cause set) when the signatures or the grammar
  * are full; does nothing once stopped. A full timing table only counts
  * the call as untimed. */
 void adt_skeleton_fold(adt_skeleton *skeleton, const uint8_t *key, uint32_t length, uint64_t enter,
@@ -268,7 +269,7 @@ adt_skeleton *adt_skeleton_at(size_t index);
 
 #define ADT_SKELETON_FILE_NAME "skeleton.adts"
 #define ADT_SKELETON_MAGIC "ADTSKEL"
-#define ADT_SKELETON_VERSION 2u
+#define ADT_SKELETON_VERSION 3u
 /* The most ranks a file may name (a bound for the reader's tables). */
 #define ADT_SKELETON_RANKS_MAX (1u << 26)
 
@@ -277,13 +278,16 @@ adt_skeleton *adt_skeleton_at(size_t index);
  * timing (rank: the min and max ranks of its histograms). Returns NULL
  * when out of memory. */
 uint8_t *adt_skeleton_rank_encode(uint32_t rank, size_t *bytes);
-/* Writes the file from the ranks' parts (parts[r] is rank r's) and the
- * names of the functions the first field of every key indexes: parts
+/* Writes the file from the ranks' parts (parts[r] is rank r's), the
+ * names of the functions the first field of every key indexes and the
+ * rate of the clock the timing was taken with (ticks per second, the
+ * same on every rank: adt_clock_resolution): parts
  * whose structures are equal byte for byte are stored once, as one
  * class, with the ranks that have it as strided ranges, and their timing
  * merged. 0, or -1 with errno set (EINVAL: a part that does not parse). */
 int adt_skeleton_file_write(const char *path, const char *const *function_names, uint32_t function_count,
-                            const uint8_t *const *parts, const size_t *part_bytes, uint32_t rank_count);
+                            const uint8_t *const *parts, const size_t *part_bytes, uint32_t rank_count,
+                            uint64_t ticks_per_second);
 
 /* The file read back. Everything points into one allocation. */
 typedef struct adt_skeleton_thread_view {
@@ -296,7 +300,7 @@ typedef struct adt_skeleton_thread_view {
     adt_skeleton_rules rules;
     /* Timing, merged over the class's ranks. */
     uint64_t untimed;               /* calls without a pair (a full table) */
-    uint64_t span;                  /* the longest first call's Leave to last call's Enter, ns */
+    uint64_t span;                  /* the longest first call's Leave to last call's Enter, ticks */
     uint32_t span_rank;             /* the rank that had it */
     uint32_t pair_count;
     const adt_skeleton_pair *pairs; /* sorted by (previous, signature) */
@@ -326,6 +330,7 @@ typedef struct adt_skeleton_rank_view {
 
 typedef struct adt_skeleton_file {
     uint32_t version;
+    uint64_t ticks_per_second;      /* the clock of every span and histogram value */
     uint32_t function_count;
     const char *const *function_names;
     uint32_t class_count;

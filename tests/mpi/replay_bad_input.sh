@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # adaptrace-replay on bad input (issue #25): the wrong number of ranks, a
-# missing, cut, damaged skeleton or one of another format version, an
-# archive without summary.json (the clock rate of the skeleton's times), and a
-# call replay cannot issue (a cancelled request) each give exactly one line from
+# missing, cut, damaged skeleton or one of another format version (1,
+# before the timing; 2, before the clock rate), and a call replay cannot
+# issue (a cancelled request) each give exactly one line from
 # adaptrace-replay naming the problem, a non-zero exit and nothing on
 # stdout; and nothing half-done: the refused replay, traced, made no MPI
 # call but MPI_Init and MPI_Finalize on any rank.
@@ -61,10 +61,11 @@ expect flipped 4 "$work/flipped" "skeleton.adts: corrupt or cut short: checksum 
 
 copy version1
 printf '\x01' | dd of="$work/version1/skeleton.adts" bs=1 seek=8 conv=notrunc status=none
-expect version1 4 "$work/version1" "skeleton.adts: skeleton format version 1, this adaptrace reads version 2"
+expect version1 4 "$work/version1" "skeleton.adts: skeleton format version 1, this adaptrace reads version 3"
 
-copy no-summary
-expect no-summary 4 "$work/no-summary" "adaptrace-replay: cannot open .*/no-summary/summary.json \\(the run's clock rate, which the skeleton's times need\\)"
+copy version2
+printf '\x02' | dd of="$work/version2/skeleton.adts" bs=1 seek=8 conv=notrunc status=none
+expect version2 4 "$work/version2" "skeleton.adts: skeleton format version 2, this adaptrace reads version 3"
 
 expect unsupported 2 "$refused" "adaptrace-replay: rank 0: cannot replay MPI_Wait: a cancelled request"
 

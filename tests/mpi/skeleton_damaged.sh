@@ -44,12 +44,16 @@ expect flipped 2 "skeleton.adts: corrupt or cut short: checksum mismatch"
 
 copy version
 printf '\x07' | dd of="$work/version/skeleton.adts" bs=1 seek=8 conv=notrunc status=none
-expect version 2 "skeleton.adts: skeleton format version 7, this adaptrace reads version 2"
+expect version 2 "skeleton.adts: skeleton format version 7, this adaptrace reads version 3"
 
-# A file of version 1 (before the timing): refused by its version.
+# Files of version 1 (before the timing) and 2 (before the clock rate):
+# refused by their version.
 copy version1
 printf '\x01' | dd of="$work/version1/skeleton.adts" bs=1 seek=8 conv=notrunc status=none
-expect version1 2 "skeleton.adts: skeleton format version 1, this adaptrace reads version 2"
+expect version1 2 "skeleton.adts: skeleton format version 1, this adaptrace reads version 3"
+copy version2
+printf '\x02' | dd of="$work/version2/skeleton.adts" bs=1 seek=8 conv=notrunc status=none
+expect version2 2 "skeleton.adts: skeleton format version 2, this adaptrace reads version 3"
 
 copy header
 printf 'NOTASKEL' | dd of="$work/header/skeleton.adts" bs=1 seek=0 conv=notrunc status=none

@@ -15,6 +15,9 @@
 
 namespace {
 
+// A TSC rate (ticks per second), as the file of a run with the TSC holds.
+constexpr uint64_t kTicksPerSecond = 2600000123ull;
+
 std::vector<uint8_t> key_of(uint32_t call)
 {
     return { (uint8_t)(call & 0x7f), 3, 4 };
@@ -65,7 +68,7 @@ protected:
         int fd = mkstemp(path);
         ASSERT_GE(fd, 0);
         close(fd);
-        ASSERT_EQ(adt_skeleton_file_write(path, names, 2, parts, sizes, 5), 0);
+        ASSERT_EQ(adt_skeleton_file_write(path, names, 2, parts, sizes, 5, kTicksPerSecond), 0);
         for (uint8_t *one : part)
             free(one);
         FILE *stream = fopen(path, "rb");
@@ -114,6 +117,7 @@ TEST_F(SkeletonFile, ReadsBackEveryThreadsCalls)
     adt_skeleton_file *read = adt_skeleton_file_parse(file.data(), file.size(), error, sizeof error);
     ASSERT_NE(read, nullptr) << error;
     EXPECT_EQ(read->version, ADT_SKELETON_VERSION);
+    EXPECT_EQ(read->ticks_per_second, kTicksPerSecond);
     ASSERT_EQ(read->function_count, 2u);
     EXPECT_STREQ(read->function_names[1], "MPI_Send");
     ASSERT_EQ(read->rank_count, 5u);
@@ -166,16 +170,18 @@ TEST_F(SkeletonFile, AnotherVersionIsNamed)
 {
     std::vector<uint8_t> other = file;
     other[sizeof ADT_SKELETON_MAGIC] = (uint8_t)(ADT_SKELETON_VERSION + 1);
-    EXPECT_EQ(refusal(other), "skeleton format version 3, this adaptrace reads version 2");
+    EXPECT_EQ(refusal(other), "skeleton format version 4, this adaptrace reads version 3");
 }
 
-// A file of version 1 (no timing) is refused by its version, not read as
-// something else.
-TEST_F(SkeletonFile, TheVersionWithoutTimingIsNamed)
+// Files of version 1 (no timing) and 2 (no clock rate) are refused by
+// their version, not read as something else.
+TEST_F(SkeletonFile, TheVersionsWithoutTimingOrClockRateAreNamed)
 {
     std::vector<uint8_t> old = file;
     old[sizeof ADT_SKELETON_MAGIC] = 1;
-    EXPECT_EQ(refusal(old), "skeleton format version 1, this adaptrace reads version 2");
+    EXPECT_EQ(refusal(old), "skeleton format version 1, this adaptrace reads version 3");
+    old[sizeof ADT_SKELETON_MAGIC] = 2;
+    EXPECT_EQ(refusal(old), "skeleton format version 2, this adaptrace reads version 3");
 }
 
 // The three ranks of the class have their timing merged: every pair's
