@@ -12,7 +12,14 @@ folded        the default: each location folded from a point on; no
               Leave); the archive's calls are the skeleton's first ones,
               no event follows the location's one MeasurementOnOff(off),
               and samples were kept; the report says from when each
-              location's events are folded.
+              location's events are folded. The report's MPI profile
+              covers the whole run (docs/report.md, "Folded calls"): its
+              calls per function are the skeleton's (ITERATIONS MPI_Send
+              and MPI_Recv), with their bytes; the calls after the
+              archive's are marked estimated, one time step each; its
+              total MPI time lies within the skeleton's histograms'
+              bounds (per pair, its calls times its shortest and its
+              longest call).
 skeleton-full run with DISTINCT_FROM: the skeleton stops (signatures_full)
               while folding: what it does not hold is counted as lost
               under not_folded, and kept + folded + not_folded events are
@@ -21,7 +28,8 @@ skeleton-full run with DISTINCT_FROM: the skeleton stops (signatures_full)
               MPI_Finalize, and of each message with its record).
 no-skeleton   ADAPTRACE_SKELETON=off: nothing can be folded, so the
               buffer flushes instead, counted in folds_flushed; no event
-              lost, none folded, no MeasurementOnOff.
+              lost, none folded, no MeasurementOnOff; the report, from
+              the events alone, has every call and nothing estimated.
 regions       run with "regions": each message inside a user region,
               whose begin and end (outside MPI calls) the skeleton does not
               hold: while folding they are dropped under not_folded, not
@@ -115,6 +123,75 @@ def skeleton_calls(report, archive):
     return ranks
 
 
+def report_json(report, archive):
+    return json.loads(subprocess.run([report, "--json", archive], capture_output=True, text=True,
+                                     check=True).stdout)
+
+
+def skeleton_call_bounds(report, archive):
+    """The whole run's MPI time as the skeleton's histograms bound it, in
+    seconds: per (previous call, call) pair of every class, its calls times
+    its shortest and its longest call (printed in us to 0.001: each bound
+    widened by that per call)."""
+    text = subprocess.run([report, "--skeleton", archive], capture_output=True, text=True, check=True).stdout
+    low = high = 0.0
+    calls = None
+    for line in text.splitlines():
+        pair = re.match(r"^    \S+ after .*: (\d+) calls$", line)
+        if pair:
+            calls = int(pair.group(1))
+            continue
+        timing = re.match(r"^      call: mean \S+ us sd \S+, min (\S+) \(rank \d+\), max (\S+) ", line)
+        if timing and calls is not None:
+            low += calls * (float(timing.group(1)) - 0.0005) * 1e-6
+            high += calls * (float(timing.group(2)) + 0.0005) * 1e-6
+            calls = None
+    return low, high
+
+
+def check_report_covers_run(report, archive, iterations, skeleton, archive_locations):
+    """The report's MPI profile and time steps from the archive's prefix
+    and the skeleton's calls after it."""
+    profile = report_json(report, archive)
+    functions = {function["name"]: function for function in profile["mpi_functions"]}
+    skeleton_counts = {}
+    for calls in skeleton.values():
+        for call in calls:
+            name = call.split(" ")[0]
+            skeleton_counts[name] = skeleton_counts.get(name, 0) + 1
+    report_counts = {name: function["calls"] for name, function in functions.items()}
+    expect(report_counts == skeleton_counts,
+           f"the report's calls per function {report_counts} are not the skeleton's {skeleton_counts}")
+    for name, field in (("MPI_Send", "bytes_sent"), ("MPI_Recv", "bytes_received")):
+        function = functions.get(name, {})
+        expect(function.get("calls") == iterations,
+               f"the report has {function.get('calls')} {name}, the program made {iterations}")
+        expect(function.get(field) == 8 * iterations,
+               f"the report's {name} {field} is {function.get(field)}, the program's {8 * iterations}")
+    folded = profile["events_end"].get("folded")
+    if not expect(folded is not None, "the report's JSON has no folded calls"):
+        return
+    archived = sum(len(location["calls"]) for location in archive_locations.values())
+    every_call = sum(len(calls) for calls in skeleton.values())
+    expect(folded["locations"] == 2 and folded["calls"] == every_call - archived and folded["untimed"] == 0,
+           f"folded {folded}: expected 2 locations and the {every_call - archived} calls after the archive's")
+    estimated = sum(function["estimated_calls"] for function in functions.values())
+    expect(estimated == folded["calls"], f"{estimated} calls marked estimated, {folded['calls']} folded")
+    steps = sum(segment["count"] for segment in profile["segments"])
+    steps_estimated = sum(segment["estimated_count"] for segment in profile["segments"])
+    expect(steps == every_call - len(skeleton) and steps_estimated == folded["calls"],
+           f"{steps} time steps ({steps_estimated} estimated): expected one between consecutive calls, "
+           f"{every_call - len(skeleton)}, {folded['calls']} of them after the archive's calls")
+    total = sum(function["seconds"] for function in functions.values())
+    low, high = skeleton_call_bounds(report, archive)
+    expect(low <= total <= high, f"the report's MPI time {total:.6f} s is outside the skeleton's bounds "
+                                 f"[{low:.6f}, {high:.6f}] s")
+    expect(folded["seconds_min"] <= folded["seconds"] <= folded["seconds_max"],
+           f"the folded calls' time {folded['seconds']} outside their bounds")
+    print(f"report: {sum(report_counts.values())} calls, {folded['calls']} estimated; MPI time {total:.6f} s "
+          f"in [{low:.6f}, {high:.6f}] s; {steps} time steps")
+
+
 def check_folded(summary, report, archive, iterations):
     lines = {line["rank"]: line for line in summary["per_location"]}
     expect(summary["flushes"] == 0, f"{summary['flushes']} flushes, expected none")
@@ -154,6 +231,7 @@ def check_folded(summary, report, archive, iterations):
         expect(location["flushes"] == 0, f"rank {rank}: {location['flushes']} BufferFlush records")
         if summary["samples_taken"] > 0:
             expect(line["samples_kept"] > 0, f"rank {rank}: no sample kept beside the folded events")
+    check_report_covers_run(report, archive, iterations, skeleton, archive_locations)
     text = subprocess.run([report, archive], capture_output=True, text=True, check=True).stdout
     expect("Buffer flushes: no flush\n" in text and "held every event" not in text,
            "the report's text claims the buffer held every event")
@@ -215,7 +293,7 @@ def check_recovered(summary, archive, iterations):
                f"{location['flushes']} flushes")
 
 
-def check_no_skeleton(summary, archive, iterations):
+def check_no_skeleton(summary, report, archive, iterations):
     expect(summary["flushes"] > 0 and summary["folds_flushed"] == summary["flushes"],
            f"flushes {summary['flushes']}, folds_flushed {summary['folds_flushed']}: expected equal and more than 0")
     expect(summary["locations_folded"] == 0 and summary["events_folded"] == 0,
@@ -227,6 +305,12 @@ def check_no_skeleton(summary, archive, iterations):
            f"{summary['flushes']} flushes")
     for rank, location in archive_by_location(archive).items():
         expect(not location["off"], f"rank {rank}: MeasurementOnOff(off) without folding")
+    profile = report_json(report, archive)
+    functions = {function["name"]: function for function in profile["mpi_functions"]}
+    expect("folded" not in profile["events_end"] and all("estimated_calls" not in f for f in functions.values()),
+           "the report of a run that did not fold has estimated calls")
+    expect(functions.get("MPI_Send", {}).get("calls") == iterations,
+           f"the report has {functions.get('MPI_Send', {}).get('calls')} MPI_Send, the program made {iterations}")
 
 
 def main():
@@ -243,7 +327,7 @@ def main():
     elif mode == "recovered":
         check_recovered(summary, archive, iterations)
     else:
-        check_no_skeleton(summary, archive, iterations)
+        check_no_skeleton(summary, report, archive, iterations)
     for failure in failures:
         print(f"fold_check.py {mode}: {failure}", file=sys.stderr)
     sys.exit(1 if failures else 0)
