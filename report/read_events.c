@@ -445,8 +445,9 @@ static void point_to_point(struct reading *reading, OTF2_LocationRef id, OTF2_Ti
         return;
     }
     if (reading->regions[region->region].mpi) {
-        struct adt_report_mpi_function *function =
-            &reading->profile->mpi_functions[mpi_function_of(reading, region->region)];
+        /* The index first: a new function may move the array. */
+        uint32_t index = mpi_function_of(reading, region->region);
+        struct adt_report_mpi_function *function = &reading->profile->mpi_functions[index];
         *(sending ? &function->bytes_sent : &function->bytes_received) += bytes;
     }
     *(sending ? &location->call_bytes_sent : &location->call_bytes_received) += bytes;
@@ -498,8 +499,9 @@ static OTF2_CallbackCode on_collective_end(OTF2_LocationRef id, OTF2_TimeStamp t
         return carry_on(reading);
     }
     if (reading->regions[region->region].mpi) {
-        struct adt_report_mpi_function *function =
-            &reading->profile->mpi_functions[mpi_function_of(reading, region->region)];
+        /* The index first: a new function may move the array. */
+        uint32_t index = mpi_function_of(reading, region->region);
+        struct adt_report_mpi_function *function = &reading->profile->mpi_functions[index];
         function->bytes_sent += sent;
         function->bytes_received += received;
     }
