@@ -17,7 +17,6 @@
  */
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "read_internal.h"

@@ -47,9 +47,12 @@ usage: fold_check.py MODE REPORT ARCHIVE ITERATIONS
 Exit status 0 when everything holds, 1 with each failure said.
 """
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 
 failures = []
 
@@ -188,8 +191,34 @@ def check_report_covers_run(report, archive, iterations, skeleton, archive_locat
                                  f"[{low:.6f}, {high:.6f}] s")
     expect(folded["seconds_min"] <= folded["seconds"] <= folded["seconds_max"],
            f"the folded calls' time {folded['seconds']} outside their bounds")
+    check_damaged_skeleton(report, archive, iterations)
     print(f"report: {sum(report_counts.values())} calls, {folded['calls']} estimated; MPI time {total:.6f} s "
           f"in [{low:.6f}, {high:.6f}] s; {steps} time steps")
+
+
+def check_damaged_skeleton(report, archive, iterations):
+    """A copy of the archive whose skeleton.adts has one byte changed: the
+    report still reads the archive, says why the skeleton was not used and
+    adds no call (its figures are the archive's prefix)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        copy = os.path.join(scratch, "archive")
+        shutil.copytree(archive, copy)
+        with open(os.path.join(copy, "skeleton.adts"), "r+b") as skeleton:
+            skeleton.seek(64)
+            byte = skeleton.read(1)
+            skeleton.seek(64)
+            skeleton.write(bytes([byte[0] ^ 0xFF]))
+        profile = report_json(report, copy)
+        folded = profile["events_end"].get("folded", {})
+        functions = {function["name"]: function for function in profile["mpi_functions"]}
+        expect("corrupt" in folded.get("skeleton_error", "") and folded.get("calls") == 0,
+               f"a damaged skeleton.adts: folded {folded}, expected its error and no call added")
+        expect(0 < functions.get("MPI_Send", {}).get("calls", 0) < iterations and
+               all(function.get("estimated_calls", 0) == 0 for function in functions.values()),
+               "a damaged skeleton.adts still added calls")
+        text = subprocess.run([report, copy], capture_output=True, text=True, check=True).stdout
+        expect("Folded calls left out: " in text and "corrupt" in text,
+               "the report's text does not say that the damaged skeleton was left out")
 
 
 def check_folded(summary, report, archive, iterations):
