@@ -35,6 +35,7 @@ void adt_report_note_measurement_off(struct reading *reading, size_t location, u
         return;
     }
     state->events_ended = true;
+    state->events_end_time = time;
     uint64_t since_start = time > reading->global_offset ? time - reading->global_offset : 0;
     profile->events_ends = adt_report_grow(profile->events_ends, &reading->events_end_capacity,
                                            profile->events_end_count + 1, sizeof *profile->events_ends);

@@ -176,6 +176,9 @@ static const char *context_name(const void *data, uint32_t context)
 static char *name_call(void *data, uint64_t call, bool path)
 {
     const struct reading *reading = data;
+    if (call & FUNCTION_CALL) {
+        return strdup(reading->profile->mpi_functions[(uint32_t)call].name);
+    }
     if (!(call & CONTEXT_CALL)) {
         return strdup(adt_report_string_of(reading, reading->regions[call].name));
     }
@@ -410,6 +413,7 @@ static void release(struct reading *reading)
     free(reading->generator_periods);
     for (size_t i = 0; i < reading->location_count; i++) {
         free(reading->locations[i].stack);
+        free(reading->locations[i].call_keys);
     }
     free(reading->locations);
     free(reading->location_slots);
@@ -553,6 +557,7 @@ static struct adt_report_profile *read_pass(const char *archive, const struct ad
                               .use_metric = OTF2_UNDEFINED_METRIC,
                               .recording = compensation->recording,
                               .timeshift = compensation->timeshift};
+    reading.call_keys_kept = adt_report_has_skeleton(archive);
     OTF2_ErrorCallback otf2_printer = OTF2_Error_RegisterCallback(adt_report_keep_otf2_message, &reading);
     OTF2_Reader *reader = OTF2_Reader_Open(anchor);
     if (reader == NULL) {
@@ -595,6 +600,7 @@ static struct adt_report_profile *read_pass(const char *archive, const struct ad
     OTF2_Reader_Close(reader);
     OTF2_Error_RegisterCallback(otf2_printer, NULL);
     if (ok) {
+        adt_report_add_folded_calls(&reading);
         finish(&reading);
         attach_left_outs(&reading, left_out);
     }

@@ -48,17 +48,41 @@ static struct location_state *location_of(struct reading *reading, OTF2_Location
     return &reading->locations[index - 1];
 }
 
-static struct adt_report_mpi_function *mpi_function_of(struct reading *reading, uint32_t region)
+/* A new entry of profile->mpi_functions, its index. */
+static uint32_t new_mpi_function(struct reading *reading, const char *name)
+{
+    struct adt_report_profile *profile = reading->profile;
+    profile->mpi_functions = adt_report_grow(profile->mpi_functions, &reading->mpi_function_capacity,
+                                             profile->mpi_function_count + 1, sizeof *profile->mpi_functions);
+    profile->mpi_functions[profile->mpi_function_count].name = strdup(name);
+    return (uint32_t)profile->mpi_function_count++;
+}
+
+static uint32_t mpi_function_of(struct reading *reading, uint32_t region)
 {
     struct region_definition *definition = &reading->regions[region];
-    struct adt_report_profile *profile = reading->profile;
     if (definition->mpi_function == UINT32_MAX) {
-        profile->mpi_functions = adt_report_grow(profile->mpi_functions, &reading->mpi_function_capacity,
-                                                 profile->mpi_function_count + 1, sizeof *profile->mpi_functions);
-        definition->mpi_function = (uint32_t)profile->mpi_function_count++;
-        profile->mpi_functions[definition->mpi_function].name = strdup(adt_report_string_of(reading, definition->name));
+        definition->mpi_function = new_mpi_function(reading, adt_report_string_of(reading, definition->name));
     }
-    return &profile->mpi_functions[definition->mpi_function];
+    return definition->mpi_function;
+}
+
+uint32_t adt_report_mpi_function_named(struct reading *reading, const char *name, uint32_t *region)
+{
+    *region = UINT32_MAX;
+    for (size_t r = 0; r < reading->region_count; r++) {
+        if (reading->regions[r].mpi && strcmp(adt_report_string_of(reading, reading->regions[r].name), name) == 0) {
+            *region = (uint32_t)r;
+            return mpi_function_of(reading, (uint32_t)r);
+        }
+    }
+    const struct adt_report_profile *profile = reading->profile;
+    for (size_t f = 0; f < profile->mpi_function_count; f++) {
+        if (strcmp(profile->mpi_functions[f].name, name) == 0) {
+            return (uint32_t)f;
+        }
+    }
+    return new_mpi_function(reading, name);
 }
 
 /* Whether the reader goes on: not once damage is found. */
@@ -112,17 +136,49 @@ static struct location_state *at_event(struct reading *reading, OTF2_LocationRef
     return location;
 }
 
-/* An outermost MPI call entered ends the segment since the last one. */
-static void enter_mpi_call(struct reading *reading, struct location_state *location, OTF2_TimeStamp time,
-                           uint64_t call)
+void adt_report_enter_mpi_call(struct reading *reading, struct location_state *location, uint64_t time,
+                               uint64_t call, bool estimated)
 {
     if (location->after_mpi) {
         /* Zero, not a wrapped difference, should a corrected clock step back. */
         uint64_t ticks = time > location->previous_leave ? time - location->previous_leave : 0;
         adt_report_add_segment(&reading->segments, location->previous_call, call,
-                               (uint32_t)(location - reading->locations), ticks);
+                               (uint32_t)(location - reading->locations), ticks, estimated);
     }
     location->mpi_call = call;
+    location->call_bytes_sent = 0;
+    location->call_bytes_received = 0;
+    if (reading->call_keys_kept) {
+        location->call_keys = adt_report_reserve(location->call_keys, &location->call_key_capacity,
+                                                 location->call_key_count + 1, sizeof *location->call_keys);
+        location->call_keys[location->call_key_count++] = call;
+    }
+}
+
+void adt_report_leave_mpi_call(struct reading *reading, struct location_state *location, uint32_t mpi_function,
+                               uint64_t enter_time, uint64_t time, uint64_t exclusive_ticks, bool outermost,
+                               bool estimated)
+{
+    struct adt_report_profile *profile = reading->profile;
+    if (outermost) {
+        location->previous_call = location->mpi_call;
+        location->previous_leave = time;
+        location->after_mpi = true;
+        if (!estimated) {
+            adt_report_add_to_timeline(reading, profile->timeline_mpi, location->timeline_row, enter_time, time);
+        }
+    }
+    struct adt_report_mpi_function *function = &profile->mpi_functions[mpi_function];
+    double exclusive = adt_report_seconds(reading, exclusive_ticks);
+    function->calls++;
+    function->seconds += exclusive;
+    profile->ranks[location->rank].mpi_seconds += exclusive;
+    if (estimated) {
+        function->estimated_calls++;
+        function->estimated_seconds += exclusive;
+    } else if (profile->phase_count > 0) {
+        adt_report_phase_mpi(reading, location->phase, mpi_function, exclusive);
+    }
 }
 
 /* call: the region or the calling context (CONTEXT_CALL | context) the
@@ -150,7 +206,7 @@ static void enter_region(struct reading *reading, OTF2_LocationRef id, OTF2_Time
         location->phase = definition->phase_index;
     }
     if (reading->regions[region].mpi && location->mpi_depth++ == 0) {
-        enter_mpi_call(reading, location, time, call);
+        adt_report_enter_mpi_call(reading, location, time, call, false);
     }
 }
 
@@ -219,21 +275,9 @@ static void leave_region(struct reading *reading, OTF2_LocationRef id, OTF2_Time
     if (!definition->mpi) {
         return;
     }
-    if (--location->mpi_depth == 0) {
-        location->previous_call = location->mpi_call;
-        location->previous_leave = time;
-        location->after_mpi = true;
-        adt_report_add_to_timeline(reading, reading->profile->timeline_mpi, location->timeline_row, left.enter_time,
-                                   time);
-    }
-    struct adt_report_mpi_function *function = mpi_function_of(reading, left.region);
-    function->calls++;
-    double exclusive = adt_report_seconds(reading, duration - left.nested_time);
-    function->seconds += exclusive;
-    reading->profile->ranks[location->rank].mpi_seconds += exclusive;
-    if (reading->profile->phase_count > 0) {
-        adt_report_phase_mpi(reading, location->phase, definition->mpi_function, exclusive);
-    }
+    bool outermost = --location->mpi_depth == 0;
+    adt_report_leave_mpi_call(reading, location, mpi_function_of(reading, left.region), left.enter_time, time,
+                              duration - left.nested_time, outermost, false);
 }
 
 static OTF2_CallbackCode on_enter(OTF2_LocationRef id, OTF2_TimeStamp time, void *data, OTF2_AttributeList *attributes,
@@ -401,9 +445,12 @@ static void point_to_point(struct reading *reading, OTF2_LocationRef id, OTF2_Ti
         return;
     }
     if (reading->regions[region->region].mpi) {
-        struct adt_report_mpi_function *function = mpi_function_of(reading, region->region);
+        /* The index first: a new function may move the array. */
+        uint32_t index = mpi_function_of(reading, region->region);
+        struct adt_report_mpi_function *function = &reading->profile->mpi_functions[index];
         *(sending ? &function->bytes_sent : &function->bytes_received) += bytes;
     }
+    *(sending ? &location->call_bytes_sent : &location->call_bytes_received) += bytes;
     adt_report_add_message(&reading->matching, sending, (uint32_t)(location - reading->locations), location->rank,
                            peer, comm, tag, bytes, time, region->enter_time);
 }
@@ -452,10 +499,14 @@ static OTF2_CallbackCode on_collective_end(OTF2_LocationRef id, OTF2_TimeStamp t
         return carry_on(reading);
     }
     if (reading->regions[region->region].mpi) {
-        struct adt_report_mpi_function *function = mpi_function_of(reading, region->region);
+        /* The index first: a new function may move the array. */
+        uint32_t index = mpi_function_of(reading, region->region);
+        struct adt_report_mpi_function *function = &reading->profile->mpi_functions[index];
         function->bytes_sent += sent;
         function->bytes_received += received;
     }
+    location->call_bytes_sent += sent;
+    location->call_bytes_received += received;
     size_t comms = reading->matching.comm_count;
     size_t slot = (size_t)location->rank * comms + comm;
     if (comm < comms) {

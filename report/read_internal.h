@@ -46,6 +46,19 @@ struct location_state {
     uint64_t previous_call;
     uint64_t previous_leave;
     bool after_mpi;
+    /* Each outermost MPI call's key (as segments take it), in order: kept
+     * when the archive has skeleton.adts, whose calls after the archive's
+     * prefix folded.c adds under the keys the prefix used. */
+    uint64_t *call_keys;
+    size_t call_key_count;
+    size_t call_key_capacity;
+    /* The bytes of the outermost MPI call's records so far (of the last
+     * one after its Leave), and the time of its first MeasurementOnOff
+     * (off): a call the writer closed there lacks the records made after
+     * that time, which folded.c takes from the skeleton. */
+    uint64_t call_bytes_sent;
+    uint64_t call_bytes_received;
+    uint64_t events_end_time;
     /* Its counters' running totals at its last sample, and the counts of
      * the Metric event that comes before the next sample's record. */
     uint64_t counter_totals[ADT_REPORT_COUNTERS_MAX];
@@ -175,6 +188,7 @@ struct reading {
      * was asked for. */
     struct adt_report_chrome *chrome;
     struct adt_report_segments segments;
+    bool call_keys_kept; /* each location's call_keys are kept */
     /* Messages matched so far, and the stride of those kept as lines. */
     uint64_t messages_seen;
     uint64_t message_line_stride;
@@ -188,6 +202,9 @@ struct reading {
 /* A call as segments are keyed: its calling context when it has one,
  * else its region. */
 static const uint64_t CONTEXT_CALL = UINT64_C(1) << 32;
+/* A folded call of a function the archive has no region of (folded.c):
+ * FUNCTION_CALL | its index into profile->mpi_functions. */
+static const uint64_t FUNCTION_CALL = UINT64_C(1) << 33;
 
 /* The text of string definition ref; "?" when it is not defined. */
 const char *adt_report_string_of(const struct reading *reading, uint32_t ref);
@@ -232,6 +249,27 @@ void adt_report_add_to_timeline(struct reading *reading, double *values, uint32_
  * profile; false with a reason in reading->error when they cannot be read
  * or are damaged. */
 bool adt_report_read_events(OTF2_Reader *reader, struct reading *reading);
+/* The one way an MPI call reaches the figures, measured (read_events.c)
+ * or estimated from skeleton.adts (folded.c): an outermost call entered
+ * ends the time step since the last one; a call left adds its exclusive
+ * time to its function and rank (and, measured only, to the timeline and
+ * its phase). */
+void adt_report_enter_mpi_call(struct reading *reading, struct location_state *location, uint64_t time,
+                               uint64_t call, bool estimated);
+void adt_report_leave_mpi_call(struct reading *reading, struct location_state *location, uint32_t mpi_function,
+                               uint64_t enter_time, uint64_t time, uint64_t exclusive_ticks, bool outermost,
+                               bool estimated);
+/* The index in profile->mpi_functions of the MPI function name (a new
+ * entry when it has none yet); *region its MPI region, UINT32_MAX when
+ * the archive defines none. */
+uint32_t adt_report_mpi_function_named(struct reading *reading, const char *name, uint32_t *region);
+/* After the events (folded.c): the MPI calls of each location whose
+ * events were folded, from skeleton.adts after the calls its events hold.
+ * A skeleton that cannot be read leaves the figures as they are, with
+ * its reason in profile->folded.skeleton_error. */
+void adt_report_add_folded_calls(struct reading *reading);
+/* Whether ARCHIVE/skeleton.adts exists. */
+bool adt_report_has_skeleton(const char *archive);
 /* A phase more in profile->phases (phases.c); returns its index. */
 uint32_t adt_report_add_phase(struct reading *reading, const char *name);
 /* The innermost phase of a location gets an MPI call's exclusive time, a

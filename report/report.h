@@ -20,6 +20,11 @@ struct adt_report_mpi_function {
     double seconds;
     uint64_t bytes_sent;
     uint64_t bytes_received;
+    /* Of calls and seconds, those of folded calls (struct
+     * adt_report_folded): counted from skeleton.adts, their time its
+     * histograms' mean, not measured. */
+    uint64_t estimated_calls;
+    double estimated_seconds;
 };
 
 /* One rank. span is from its first to its last event (main thread);
@@ -105,6 +110,10 @@ struct adt_report_segment {
     /* The rank whose instances take longest on average. */
     uint32_t slowest_rank;
     double slowest_rank_mean_seconds;
+    /* Of count, the instances after a location's events were folded: each
+     * the mean of its skeleton histogram (struct adt_report_folded), not
+     * measured. */
+    uint64_t estimated_count;
     uint64_t histogram[ADT_REPORT_SEGMENT_BINS];
 };
 
@@ -156,6 +165,27 @@ struct adt_report_events_end {
     uint32_t rank;
     uint32_t thread;
     double seconds;
+};
+
+/* The MPI calls of locations whose events were folded
+ * (ADAPTRACE_ON_FULL=fold), taken from skeleton.adts after the archive's
+ * prefix (docs/report.md, "Folded calls"): each call's function and bytes
+ * exact, its duration and the computation before it the means of the
+ * skeleton's histograms for its (previous call, call) pair. They are in
+ * the MPI functions, the ranks' MPI time and span and the time steps;
+ * seconds_min and seconds_max bound seconds by the histograms' min and
+ * max. Not in the messages, collectives, timeline or phases. */
+struct adt_report_folded {
+    uint64_t locations;           /* whose later calls came from the skeleton */
+    uint64_t locations_unmatched; /* folded, but the skeleton has no such thread or fewer calls */
+    uint64_t locations_stopped;   /* whose skeleton stopped: calls after that are in neither */
+    uint64_t calls;               /* outermost calls added, nested ones not counted */
+    uint64_t untimed;             /* of them, without a histogram (timed as 0) */
+    double seconds;
+    double seconds_min;
+    double seconds_max;
+    double compute_seconds;       /* the computation before them, estimated the same way */
+    char skeleton_error[256];     /* why skeleton.adts could not be used; "" if it could or was not needed */
 };
 
 /* A location's flushes summed. */
@@ -373,6 +403,7 @@ struct adt_report_profile {
     size_t events_end_count;
     struct adt_report_events_end *events_ends;
     bool skeleton_present;
+    struct adt_report_folded folded;
 };
 
 /* Min, mean and max of one rank figure; imbalance = max / mean (1 when

@@ -169,6 +169,7 @@ void adt_report_matching_free(struct adt_report_matching *matching);
 struct adt_report_segment_instance {
     uint64_t ticks;
     uint32_t location;
+    bool estimated; /* a folded call's: its histogram's mean, not measured (folded.c) */
 };
 
 struct adt_report_segment_instances {
@@ -189,7 +190,7 @@ struct adt_report_segments {
 };
 
 void adt_report_add_segment(struct adt_report_segments *segments, uint64_t from_call, uint64_t to_call,
-                            uint32_t location, uint64_t ticks);
+                            uint32_t location, uint64_t ticks, bool estimated);
 /* Fills the segments of profile, most total time first; name_call(data,
  * call, path) names a call (its function, or with path its call path) in
  * memory the profile then owns. */
@@ -225,5 +226,20 @@ void adt_report_chrome_flow(void *data, const struct adt_report_message *send,
                             const struct adt_report_message *receive);
 /* Closes the array and the object. */
 void adt_report_chrome_end(struct adt_report_chrome *chrome);
+
+/* One MPI call of a folded call's key (skeleton.c): its function (the
+ * skeleton file's function index) and the bytes of its own records. */
+struct adt_report_call_part {
+    uint32_t function;
+    uint64_t bytes_sent;
+    uint64_t bytes_received;
+};
+
+struct adt_skeleton_file;
+/* The calls key stands for into parts: the outermost first, then the
+ * nested ones in the order entered. Their count, or -1 for a key that
+ * does not decode or holds more than capacity calls. */
+int adt_report_skeleton_call_parts(const struct adt_skeleton_file *file, const uint8_t *key, uint32_t length,
+                                   struct adt_report_call_part *parts, int capacity);
 
 #endif

@@ -38,7 +38,7 @@ static void grow_slots(struct adt_report_segments *segments)
 }
 
 void adt_report_add_segment(struct adt_report_segments *segments, uint64_t from_call, uint64_t to_call,
-                            uint32_t location, uint64_t ticks)
+                            uint32_t location, uint64_t ticks, bool estimated)
 {
     if (2 * (segments->key_count + 1) > segments->slot_count) {
         grow_slots(segments);
@@ -53,7 +53,7 @@ void adt_report_add_segment(struct adt_report_segments *segments, uint64_t from_
     }
     struct adt_report_segment_instances *key = &segments->keys[segments->slots[slot] - 1];
     key->instances = adt_report_reserve(key->instances, &key->capacity, key->count + 1, sizeof *key->instances);
-    key->instances[key->count++] = (struct adt_report_segment_instance){.ticks = ticks, .location = location};
+    key->instances[key->count++] = (struct adt_report_segment_instance){.ticks = ticks, .location = location, .estimated = estimated};
 }
 
 /* The index of the nearest-rank quantile of count (> 0) values. */
@@ -114,6 +114,7 @@ static void summarise(const struct adt_report_segment_instances *key, const uint
         segment->total_seconds += (double)instance->ticks * seconds_per_tick;
         rank_sums[location_ranks[instance->location]] += (double)instance->ticks;
         rank_counts[location_ranks[instance->location]]++;
+        segment->estimated_count += instance->estimated;
     }
     /* The instance's iteration: how many instances its location had
      * before it. */

@@ -19,6 +19,7 @@
 
 #include "format/format.h"
 #include "report/report.h"
+#include "report_internal.h"
 #include "skeleton/skeleton.h"
 
 /* A field: its name and how its value reads. */
@@ -87,6 +88,10 @@ static const record_layout layouts[ADT_REC_KIND_COUNT] = {
     [ADT_REC_IO_OPERATION_CANCELLED] = { "io_operation_cancelled", IO },
     [ADT_REC_IO_SEEK] = { "io_seek", IO },
 };
+
+/* MPI calls nested in one call that a key may hold (callbacks calling
+ * MPI inside MPI are rare and shallow). */
+enum { NESTING_MAX = 32 };
 
 static int64_t unzigzag(uint64_t value)
 {
@@ -326,4 +331,64 @@ int adt_report_print_skeleton(const char *archive, bool expand, FILE *out, char 
     }
     adt_skeleton_file_free(file);
     return status;
+}
+
+/* The MPI calls one key stands for (the report's view of a folded call,
+ * folded.c): the outermost call first, then each nested call in the order
+ * entered, each with the bytes of its own records, attributed as the
+ * reading pass attributes them (read_events.c: a point-to-point record's
+ * bytes to the innermost open call as sent or received, a collective's
+ * end record's sent and received bytes). */
+int adt_report_skeleton_call_parts(const adt_skeleton_file *file, const uint8_t *key, uint32_t length,
+                                   struct adt_report_call_part *parts, int capacity)
+{
+    uint32_t at = 0;
+    uint64_t function, context;
+    if (capacity < 1 || !adt_skeleton_key_next(key, length, &at, &function) || function >= file->function_count ||
+        !adt_skeleton_key_next(key, length, &at, &context))
+        return -1;
+    parts[0] = (struct adt_report_call_part){ .function = (uint32_t)function };
+    int count = 1;
+    int open[NESTING_MAX] = { 0 }; /* the parts of the calls open, innermost last */
+    int depth = 1;
+    uint64_t kind;
+    while (adt_skeleton_key_next(key, length, &at, &kind)) {
+        if (kind >= ADT_REC_KIND_COUNT || layouts[kind].name == NULL)
+            return -1;
+        uint64_t values[FIELDS_MAX] = { 0 };
+        for (int f = 0; f < FIELDS_MAX && layouts[kind].fields[f].name; ++f) {
+            if (!adt_skeleton_key_next(key, length, &at, &values[f]))
+                return -1;
+        }
+        struct adt_report_call_part *innermost = &parts[open[depth - 1]];
+        switch (kind) {
+        case ADT_REC_ENTER:
+            if (values[0] >= file->function_count || count == capacity ||
+                depth == NESTING_MAX)
+                return -1;
+            parts[count] = (struct adt_report_call_part){ .function = (uint32_t)values[0] };
+            open[depth++] = count++;
+            break;
+        case ADT_REC_LEAVE:
+            if (depth == 1)
+                return -1;
+            depth--;
+            break;
+        case ADT_REC_MPI_SEND:
+        case ADT_REC_MPI_ISEND:
+            innermost->bytes_sent += values[0];
+            break;
+        case ADT_REC_MPI_RECV:
+        case ADT_REC_MPI_IRECV:
+            innermost->bytes_received += values[0];
+            break;
+        case ADT_REC_MPI_COLLECTIVE_END:
+            innermost->bytes_sent += values[0];
+            innermost->bytes_received += values[1];
+            break;
+        default:
+            break;
+        }
+    }
+    return at == length ? count : -1;
 }

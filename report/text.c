@@ -57,6 +57,37 @@ static size_t at_most(size_t count, size_t limit)
     return count < limit ? count : limit;
 }
 
+/* Which of the MPI figures are of folded calls, estimated from
+ * skeleton.adts (struct adt_report_folded); nothing when none are. */
+static void print_folded_mpi_text(const struct adt_report_profile *profile, FILE *out)
+{
+    const struct adt_report_folded *folded = &profile->folded;
+    if (folded->skeleton_error[0] != '\0') {
+        fprintf(out, "  Folded calls left out: %s\n", folded->skeleton_error);
+    }
+    if (folded->locations == 0) {
+        return;
+    }
+    fprintf(out,
+            "  Estimated: %" PRIu64 " calls on %" PRIu64 " folded location%s come from skeleton.adts (calls and bytes "
+            "exact, time its histograms' mean: %.6f s, between %.6f and %.6f s by their min and max; %" PRIu64
+            " untimed)\n",
+            folded->calls, folded->locations, folded->locations == 1 ? "" : "s", folded->seconds, folded->seconds_min,
+            folded->seconds_max, folded->untimed);
+    for (size_t i = 0; i < profile->mpi_function_count; i++) {
+        const struct adt_report_mpi_function *function = &profile->mpi_functions[i];
+        if (function->estimated_calls > 0) {
+            fprintf(out, "    %-26s %10" PRIu64 " of its calls, %.6f s estimated\n", function->name,
+                    function->estimated_calls, function->estimated_seconds);
+        }
+    }
+    if (folded->locations_stopped > 0 || folded->locations_unmatched > 0) {
+        fprintf(out, "  Not in the figures: the calls after the skeleton stopped on %" PRIu64
+                     " location(s); the later calls of %" PRIu64 " location(s) the skeleton does not hold\n",
+                folded->locations_stopped, folded->locations_unmatched);
+    }
+}
+
 static void print_mpi_text(const struct adt_report_profile *profile, FILE *out)
 {
     double total = 0;
@@ -76,6 +107,7 @@ static void print_mpi_text(const struct adt_report_profile *profile, FILE *out)
                 function->bytes_sent, function->bytes_received);
     }
     free(order);
+    print_folded_mpi_text(profile, out);
     fprintf(out, "\nPer rank (seconds)      %12s %12s %12s %9s\n", "min", "mean", "max", "max/mean");
     for (size_t f = 0; f < RANK_FIGURE_COUNT; f++) {
         struct adt_report_spread spread = adt_report_rank_spread(profile, rank_figures[f].offset);
@@ -374,6 +406,10 @@ static void print_segments_text(const struct adt_report_profile *profile, FILE *
         fprintf(out, "  %9" PRIu64 " %11.6f %11.6f %11.6f %11.6f  %-19s %-22s %s -> %s\n", segment->count,
                 segment->total_seconds, segment->median_seconds, segment->p95_seconds, segment->max_seconds, longest,
                 slowest, segment->from, segment->to);
+        if (segment->estimated_count > 0) {
+            fprintf(out, "  %9s   of them %" PRIu64 " estimated (folded calls: the histogram's mean)\n", "",
+                    segment->estimated_count);
+        }
     }
 }
 
@@ -464,8 +500,13 @@ static void print_events_ends_text(const struct adt_report_profile *profile, FIL
     }
     fprintf(out,
             "\nEvents end early on %zu location%s (the buffer was full of MPI events, or the run was recovered); "
-            "the figures above cover the events before that time. %s\n",
+            "%s. %s\n",
             profile->events_end_count, profile->events_end_count == 1 ? "" : "s",
+            profile->folded.locations > 0
+                ? "the MPI profile, the ranks' MPI time and span and the time steps above include their later calls "
+                  "from skeleton.adts (estimated, see \"Estimated\"); messages, collectives, the timeline and phases "
+                  "cover the events before that time"
+                : "the figures above cover the events before that time",
             profile->skeleton_present
                 ? "Their later MPI calls are folded: only in skeleton.adts (adaptrace-report --skeleton ARCHIVE; "
                   "summary.json: events_folded)"
@@ -489,7 +530,20 @@ static void print_events_ends_json(const struct adt_report_profile *profile, FIL
         fprintf(out, "%s{\"rank\":%" PRIu32 ",\"thread\":%" PRIu32 ",\"seconds\":%.9g}", i ? "," : "", end->rank,
                 end->thread, end->seconds);
     }
-    fputs("]}", out);
+    fputs("]", out);
+    const struct adt_report_folded *folded = &profile->folded;
+    if (folded->locations > 0 || folded->skeleton_error[0] != '\0') {
+        fprintf(out,
+                ",\"folded\":{\"locations\":%" PRIu64 ",\"locations_unmatched\":%" PRIu64
+                ",\"locations_stopped\":%" PRIu64 ",\"calls\":%" PRIu64 ",\"untimed\":%" PRIu64
+                ",\"seconds\":%.9g,\"seconds_min\":%.9g,\"seconds_max\":%.9g,\"compute_seconds\":%.9g,"
+                "\"skeleton_error\":",
+                folded->locations, folded->locations_unmatched, folded->locations_stopped, folded->calls,
+                folded->untimed, folded->seconds, folded->seconds_min, folded->seconds_max, folded->compute_seconds);
+        adt_report_print_json_string(folded->skeleton_error, out);
+        fputc('}', out);
+    }
+    fputs("}", out);
 }
 
 /* A salvaged report says first what it lacks: every figure below is
@@ -728,8 +782,13 @@ static void print_mpi_json(const struct adt_report_profile *profile, FILE *out)
         const struct adt_report_mpi_function *function = &profile->mpi_functions[order[i]];
         fputs(i ? ",\n{\"name\":" : "\n{\"name\":", out);
         adt_report_print_json_string(function->name, out);
-        fprintf(out, ",\"calls\":%" PRIu64 ",\"seconds\":%.9g,\"bytes_sent\":%" PRIu64 ",\"bytes_received\":%" PRIu64 "}",
+        fprintf(out, ",\"calls\":%" PRIu64 ",\"seconds\":%.9g,\"bytes_sent\":%" PRIu64 ",\"bytes_received\":%" PRIu64,
                 function->calls, function->seconds, function->bytes_sent, function->bytes_received);
+        if (profile->folded.locations > 0) {
+            fprintf(out, ",\"estimated_calls\":%" PRIu64 ",\"estimated_seconds\":%.9g", function->estimated_calls,
+                    function->estimated_seconds);
+        }
+        fputc('}', out);
     }
     free(order);
     fputs("],\n\"ranks\":[", out);
@@ -924,10 +983,14 @@ static void print_segments_json(const struct adt_report_profile *profile, FILE *
                 ",\"count\":%" PRIu64 ",\"total_seconds\":%.9g,\"mean_seconds\":%.9g,\"min_seconds\":%.9g,"
                 "\"median_seconds\":%.9g,\"p95_seconds\":%.9g,\"max_seconds\":%.9g,\"max_rank\":%" PRIu32
                 ",\"max_iteration\":%" PRIu32 ",\"slowest_rank\":%" PRIu32 ",\"slowest_rank_mean_seconds\":%.9g,"
-                "\"histogram\":",
+                "%s",
                 segment->count, segment->total_seconds, segment->mean_seconds, segment->min_seconds,
                 segment->median_seconds, segment->p95_seconds, segment->max_seconds, segment->max_rank,
-                segment->max_iteration, segment->slowest_rank, segment->slowest_rank_mean_seconds);
+                segment->max_iteration, segment->slowest_rank, segment->slowest_rank_mean_seconds,
+                profile->folded.locations > 0 ? "" : "\"histogram\":");
+        if (profile->folded.locations > 0) {
+            fprintf(out, "\"estimated_count\":%" PRIu64 ",\"histogram\":", segment->estimated_count);
+        }
         print_u64_array(segment->histogram, ADT_REPORT_SEGMENT_BINS, out);
         fputc('}', out);
     }

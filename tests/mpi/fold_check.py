@@ -12,16 +12,26 @@ folded        the default: each location folded from a point on; no
               Leave); the archive's calls are the skeleton's first ones,
               no event follows the location's one MeasurementOnOff(off),
               and samples were kept; the report says from when each
-              location's events are folded.
+              location's events are folded. The report's MPI profile
+              covers the whole run (docs/report.md, "Folded calls"): its
+              calls per function are the skeleton's (ITERATIONS MPI_Send
+              and MPI_Recv), with their bytes; the calls after the
+              archive's are marked estimated, one time step each; its
+              total MPI time (but MPI_Init's) lies within the skeleton's
+              histograms' bounds (per pair, its calls times its shortest
+              and its longest call).
 skeleton-full run with DISTINCT_FROM: the skeleton stops (signatures_full)
               while folding: what it does not hold is counted as lost
               under not_folded, and kept + folded + not_folded events are
               all the run made (2 + 3 x ITERATIONS + 6 per location: Enter
               and Leave of MPI_Init, MPI_Comm_rank, MPI_Comm_size,
-              MPI_Finalize, and of each message with its record).
+              MPI_Finalize, and of each message with its record). The
+              report has the calls the skeleton holds and says that both
+              skeletons stopped.
 no-skeleton   ADAPTRACE_SKELETON=off: nothing can be folded, so the
               buffer flushes instead, counted in folds_flushed; no event
-              lost, none folded, no MeasurementOnOff.
+              lost, none folded, no MeasurementOnOff; the report, from
+              the events alone, has every call and nothing estimated.
 regions       run with "regions": each message inside a user region,
               whose begin and end (outside MPI calls) the skeleton does not
               hold: while folding they are dropped under not_folded, not
@@ -39,9 +49,12 @@ usage: fold_check.py MODE REPORT ARCHIVE ITERATIONS
 Exit status 0 when everything holds, 1 with each failure said.
 """
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 
 failures = []
 
@@ -107,12 +120,109 @@ def skeleton_calls(report, archive):
                           check=True).stdout
     ranks, current = {}, None
     for line in text.splitlines():
-        header = re.match(r"^rank (\d+) thread 0$", line)
+        header = re.match(r"^rank (\d+) thread 0( stopped: \S+)?$", line)
         if header:
             current = ranks.setdefault(int(header.group(1)), [])
         elif current is not None and line:
             current.append(line)
     return ranks
+
+
+def report_json(report, archive):
+    return json.loads(subprocess.run([report, "--json", archive], capture_output=True, text=True,
+                                     check=True).stdout)
+
+
+def skeleton_call_bounds(report, archive):
+    """The whole run's MPI time but MPI_Init's as the skeleton's histograms
+    bound it, in seconds: per (previous call, call) pair of every class, its
+    calls times its shortest and its longest call (printed in us to 0.001:
+    each bound widened by that per call). MPI_Init is left out: the
+    skeleton times it from the wrapper's entry, the archive from when the
+    measurement started inside it (up to 0.4 s later here)."""
+    text = subprocess.run([report, "--skeleton", archive], capture_output=True, text=True, check=True).stdout
+    low = high = 0.0
+    calls = None
+    for line in text.splitlines():
+        pair = re.match(r"^    (\S+)#\d+ after .*: (\d+) calls$", line)
+        if pair:
+            calls = int(pair.group(2)) if pair.group(1) != "MPI_Init" else None
+            continue
+        timing = re.match(r"^      call: mean \S+ us sd \S+, min (\S+) \(rank \d+\), max (\S+) ", line)
+        if timing and calls is not None:
+            low += calls * (float(timing.group(1)) - 0.0005) * 1e-6
+            high += calls * (float(timing.group(2)) + 0.0005) * 1e-6
+            calls = None
+    return low, high
+
+
+def check_report_covers_run(report, archive, iterations, skeleton, archive_locations):
+    """The report's MPI profile and time steps from the archive's prefix
+    and the skeleton's calls after it."""
+    profile = report_json(report, archive)
+    functions = {function["name"]: function for function in profile["mpi_functions"]}
+    skeleton_counts = {}
+    for calls in skeleton.values():
+        for call in calls:
+            name = call.split(" ")[0]
+            skeleton_counts[name] = skeleton_counts.get(name, 0) + 1
+    report_counts = {name: function["calls"] for name, function in functions.items()}
+    expect(report_counts == skeleton_counts,
+           f"the report's calls per function {report_counts} are not the skeleton's {skeleton_counts}")
+    for name, field in (("MPI_Send", "bytes_sent"), ("MPI_Recv", "bytes_received")):
+        function = functions.get(name, {})
+        expect(function.get("calls") == iterations,
+               f"the report has {function.get('calls')} {name}, the program made {iterations}")
+        expect(function.get(field) == 8 * iterations,
+               f"the report's {name} {field} is {function.get(field)}, the program's {8 * iterations}")
+    folded = profile["events_end"].get("folded")
+    if not expect(folded is not None, "the report's JSON has no folded calls"):
+        return
+    archived = sum(len(location["calls"]) for location in archive_locations.values())
+    every_call = sum(len(calls) for calls in skeleton.values())
+    expect(folded["locations"] == 2 and folded["calls"] == every_call - archived and folded["untimed"] == 0,
+           f"folded {folded}: expected 2 locations and the {every_call - archived} calls after the archive's")
+    estimated = sum(function["estimated_calls"] for function in functions.values())
+    expect(estimated == folded["calls"], f"{estimated} calls marked estimated, {folded['calls']} folded")
+    steps = sum(segment["count"] for segment in profile["segments"])
+    steps_estimated = sum(segment["estimated_count"] for segment in profile["segments"])
+    expect(steps == every_call - len(skeleton) and steps_estimated == folded["calls"],
+           f"{steps} time steps ({steps_estimated} estimated): expected one between consecutive calls, "
+           f"{every_call - len(skeleton)}, {folded['calls']} of them after the archive's calls")
+    total = sum(function["seconds"] for name, function in functions.items() if name != "MPI_Init")
+    low, high = skeleton_call_bounds(report, archive)
+    expect(low <= total <= high, f"the report's MPI time but MPI_Init's {total:.6f} s is outside the skeleton's "
+                                 f"bounds [{low:.6f}, {high:.6f}] s")
+    expect(folded["seconds_min"] <= folded["seconds"] <= folded["seconds_max"],
+           f"the folded calls' time {folded['seconds']} outside their bounds")
+    check_damaged_skeleton(report, archive, iterations)
+    print(f"report: {sum(report_counts.values())} calls, {folded['calls']} estimated; MPI time but MPI_Init's {total:.6f} s "
+          f"in [{low:.6f}, {high:.6f}] s; {steps} time steps")
+
+
+def check_damaged_skeleton(report, archive, iterations):
+    """A copy of the archive whose skeleton.adts has one byte changed: the
+    report still reads the archive, says why the skeleton was not used and
+    adds no call (its figures are the archive's prefix)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        copy = os.path.join(scratch, "archive")
+        shutil.copytree(archive, copy)
+        with open(os.path.join(copy, "skeleton.adts"), "r+b") as skeleton:
+            skeleton.seek(64)
+            byte = skeleton.read(1)
+            skeleton.seek(64)
+            skeleton.write(bytes([byte[0] ^ 0xFF]))
+        profile = report_json(report, copy)
+        folded = profile["events_end"].get("folded", {})
+        functions = {function["name"]: function for function in profile["mpi_functions"]}
+        expect("corrupt" in folded.get("skeleton_error", "") and folded.get("calls") == 0,
+               f"a damaged skeleton.adts: folded {folded}, expected its error and no call added")
+        expect(0 < functions.get("MPI_Send", {}).get("calls", 0) < iterations and
+               all(function.get("estimated_calls", 0) == 0 for function in functions.values()),
+               "a damaged skeleton.adts still added calls")
+        text = subprocess.run([report, copy], capture_output=True, text=True, check=True).stdout
+        expect("Folded calls left out: " in text and "corrupt" in text,
+               "the report's text does not say that the damaged skeleton was left out")
 
 
 def check_folded(summary, report, archive, iterations):
@@ -154,6 +264,7 @@ def check_folded(summary, report, archive, iterations):
         expect(location["flushes"] == 0, f"rank {rank}: {location['flushes']} BufferFlush records")
         if summary["samples_taken"] > 0:
             expect(line["samples_kept"] > 0, f"rank {rank}: no sample kept beside the folded events")
+    check_report_covers_run(report, archive, iterations, skeleton, archive_locations)
     text = subprocess.run([report, archive], capture_output=True, text=True, check=True).stdout
     expect("Buffer flushes: no flush\n" in text and "held every event" not in text,
            "the report's text claims the buffer held every event")
@@ -162,7 +273,7 @@ def check_folded(summary, report, archive, iterations):
                f"the report does not say from when rank {rank}'s events are folded")
 
 
-def check_skeleton_full(summary, iterations):
+def check_skeleton_full(summary, report, archive, iterations):
     stops = summary["skeleton_stopped_by_cause"]
     expect(stops["signatures_full"] == 2, f"skeleton_stopped_by_cause is {stops}, expected signatures_full 2")
     expect(summary["flushes"] == 0, f"{summary['flushes']} flushes, expected none")
@@ -175,6 +286,17 @@ def check_skeleton_full(summary, iterations):
     expect(kept_folded == 2 * events_per_run(iterations),
            f"{summary['mpi_events']} kept + {summary['events_folded']} folded + {losses['not_folded']} not folded, "
            f"the program made {2 * events_per_run(iterations)}")
+    # The report adds the calls the skeleton holds, up to where it stopped,
+    # and says that the rest is in neither.
+    skeleton = skeleton_calls(report, archive)
+    profile = report_json(report, archive)
+    folded = profile["events_end"].get("folded", {})
+    expect(folded.get("locations") == 2 and folded.get("locations_stopped") == 2,
+           f"folded {folded}: expected 2 locations, both stopped")
+    report_sends = {function["name"]: function["calls"] for function in profile["mpi_functions"]}.get("MPI_Send")
+    skeleton_sends = sum(call.startswith("MPI_Send ") for call in skeleton.get(0, []))
+    expect(report_sends == skeleton_sends and 0 < skeleton_sends < iterations,
+           f"the report has {report_sends} MPI_Send, the stopped skeleton {skeleton_sends} of {iterations}")
 
 
 def check_regions(summary, archive, iterations):
@@ -215,7 +337,7 @@ def check_recovered(summary, archive, iterations):
                f"{location['flushes']} flushes")
 
 
-def check_no_skeleton(summary, archive, iterations):
+def check_no_skeleton(summary, report, archive, iterations):
     expect(summary["flushes"] > 0 and summary["folds_flushed"] == summary["flushes"],
            f"flushes {summary['flushes']}, folds_flushed {summary['folds_flushed']}: expected equal and more than 0")
     expect(summary["locations_folded"] == 0 and summary["events_folded"] == 0,
@@ -227,6 +349,12 @@ def check_no_skeleton(summary, archive, iterations):
            f"{summary['flushes']} flushes")
     for rank, location in archive_by_location(archive).items():
         expect(not location["off"], f"rank {rank}: MeasurementOnOff(off) without folding")
+    profile = report_json(report, archive)
+    functions = {function["name"]: function for function in profile["mpi_functions"]}
+    expect("folded" not in profile["events_end"] and all("estimated_calls" not in f for f in functions.values()),
+           "the report of a run that did not fold has estimated calls")
+    expect(functions.get("MPI_Send", {}).get("calls") == iterations,
+           f"the report has {functions.get('MPI_Send', {}).get('calls')} MPI_Send, the program made {iterations}")
 
 
 def main():
@@ -237,13 +365,13 @@ def main():
     if mode == "folded":
         check_folded(summary, report, archive, iterations)
     elif mode == "skeleton-full":
-        check_skeleton_full(summary, iterations)
+        check_skeleton_full(summary, report, archive, iterations)
     elif mode == "regions":
         check_regions(summary, archive, iterations)
     elif mode == "recovered":
         check_recovered(summary, archive, iterations)
     else:
-        check_no_skeleton(summary, archive, iterations)
+        check_no_skeleton(summary, report, archive, iterations)
     for failure in failures:
         print(f"fold_check.py {mode}: {failure}", file=sys.stderr)
     sys.exit(1 if failures else 0)

@@ -1,0 +1,229 @@
+/* The MPI calls a location made after its events were folded
+ * (ADAPTRACE_ON_FULL=fold, docs/folding.md), taken from skeleton.adts at
+ * the end of the reading pass (read.c) and fed to the figures the same
+ * way as the measured calls (adt_report_enter_mpi_call,
+ * adt_report_leave_mpi_call), marked estimated.
+ *
+ * The archive holds a prefix of the location's calls: its first N
+ * outermost MPI calls are the skeleton's first N (the writer closes a
+ * call open where folding began). Expanding the thread's grammar, the
+ * prefix teaches which segment key (calling context or region) each
+ * signature had in the archive; every call after it is one call of its
+ * function, its nested calls and its bytes exact from its signature's
+ * records, the computation before it and its duration the means of the
+ * histograms of its (previous signature, signature) pair, laid end to
+ * end from the prefix's last Leave (docs/report.md, "Folded calls").
+ * End of run context: plain C with malloc and stdio.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "read_internal.h"
+#include "skeleton/skeleton.h"
+
+/* The most MPI calls one signature stands for (its outermost call and the
+ * calls nested in it). */
+enum { CALL_PARTS_MAX = 64 };
+
+/* One signature as the figures take it: its calls' functions, bytes and
+ * the segment key of its outermost call. */
+struct signature_calls {
+    int part_count;
+    bool looked_up; /* functions and key set */
+    struct adt_report_call_part parts[CALL_PARTS_MAX];
+    uint32_t functions[CALL_PARTS_MAX]; /* into profile->mpi_functions */
+    uint64_t key;                       /* UINT64_MAX: not seen in the prefix */
+};
+
+struct expansion {
+    struct reading *reading;
+    struct location_state *location;
+    const adt_skeleton_file *file;
+    const adt_skeleton_thread_view *thread;
+    struct signature_calls *signatures;
+    uint64_t index;     /* calls expanded so far */
+    uint32_t previous;  /* the previous call's signature */
+    uint64_t time;      /* the estimated time the previous call left (ticks) */
+};
+
+bool adt_report_has_skeleton(const char *archive)
+{
+    char path[4096];
+    int length = snprintf(path, sizeof path, "%s/%s", archive, ADT_SKELETON_FILE_NAME);
+    return length > 0 && (size_t)length < sizeof path && access(path, F_OK) == 0;
+}
+
+static uint64_t ticks_of(const struct reading *reading, double nanoseconds)
+{
+    return (uint64_t)llround(nanoseconds * (double)reading->timer_resolution / 1e9);
+}
+
+/* The signature's functions, looked up at its first use (a function of
+ * no call after the prefix gets no entry). */
+static struct signature_calls *signature_of(struct expansion *expansion, uint32_t terminal)
+{
+    struct signature_calls *calls = &expansion->signatures[terminal];
+    if (calls->looked_up) {
+        return calls;
+    }
+    calls->looked_up = true;
+    for (int p = 0; p < calls->part_count; p++) {
+        uint32_t region;
+        calls->functions[p] = adt_report_mpi_function_named(
+            expansion->reading, expansion->file->function_names[calls->parts[p].function], &region);
+        if (p == 0 && calls->key == UINT64_MAX) {
+            calls->key = region != UINT32_MAX ? region : FUNCTION_CALL | calls->functions[0];
+        }
+    }
+    return calls;
+}
+
+/* One call after the prefix: the computation before it, its nested calls
+ * (no time of their own: the histogram times the outermost call), its
+ * bytes, and the outermost call with its duration. */
+static void add_call(struct expansion *expansion, uint32_t terminal)
+{
+    struct reading *reading = expansion->reading;
+    struct adt_report_folded *folded = &reading->profile->folded;
+    const struct signature_calls *calls = signature_of(expansion, terminal);
+    const adt_skeleton_pair *pair = adt_skeleton_thread_pair(expansion->thread, expansion->previous, terminal);
+    uint64_t compute = pair ? ticks_of(reading, pair->compute.mean) : 0;
+    uint64_t duration = pair ? ticks_of(reading, pair->duration.mean) : 0;
+    folded->calls++;
+    folded->untimed += pair == NULL;
+    if (pair != NULL) {
+        folded->seconds_min += (double)pair->duration.min / 1e9;
+        folded->seconds_max += (double)pair->duration.max / 1e9;
+    }
+    folded->compute_seconds += adt_report_seconds(reading, compute);
+    folded->seconds += adt_report_seconds(reading, duration);
+    uint64_t enter = expansion->time + compute;
+    adt_report_enter_mpi_call(reading, expansion->location, enter, calls->key, true);
+    for (int p = 1; p < calls->part_count; p++) {
+        adt_report_leave_mpi_call(reading, expansion->location, calls->functions[p], enter, enter, 0, false, true);
+    }
+    for (int p = 0; p < calls->part_count; p++) {
+        struct adt_report_mpi_function *function = &reading->profile->mpi_functions[calls->functions[p]];
+        function->bytes_sent += calls->parts[p].bytes_sent;
+        function->bytes_received += calls->parts[p].bytes_received;
+    }
+    expansion->time = enter + duration;
+    adt_report_leave_mpi_call(reading, expansion->location, calls->functions[0], enter, expansion->time, duration,
+                              true, true);
+}
+
+/* The archive's last call, when the writer closed it where folding began
+ * (its Leave at the MeasurementOnOff(off)): the bytes of its records made
+ * after that time, which only the skeleton has, go to its function. */
+static void complete_cut_call(struct expansion *expansion, uint32_t terminal)
+{
+    struct location_state *location = expansion->location;
+    if (location->previous_leave != location->events_end_time) {
+        return;
+    }
+    const struct signature_calls *calls = signature_of(expansion, terminal);
+    uint64_t sent = 0, received = 0;
+    for (int p = 0; p < calls->part_count; p++) {
+        sent += calls->parts[p].bytes_sent;
+        received += calls->parts[p].bytes_received;
+    }
+    struct adt_report_mpi_function *function = &expansion->reading->profile->mpi_functions[calls->functions[0]];
+    function->bytes_sent += sent > location->call_bytes_sent ? sent - location->call_bytes_sent : 0;
+    function->bytes_received += received > location->call_bytes_received ? received - location->call_bytes_received : 0;
+}
+
+static bool visit(uint32_t terminal, void *arg)
+{
+    struct expansion *expansion = arg;
+    struct location_state *location = expansion->location;
+    if (expansion->index < location->call_key_count) {
+        /* A call the archive holds: it says which key the signature has. */
+        expansion->signatures[terminal].key = location->call_keys[expansion->index];
+        if (expansion->index + 1 == location->call_key_count) {
+            complete_cut_call(expansion, terminal);
+        }
+    } else {
+        add_call(expansion, terminal);
+    }
+    expansion->previous = terminal;
+    expansion->index++;
+    return true;
+}
+
+static const adt_skeleton_thread_view *thread_of(const adt_skeleton_file *file, const struct location_state *location)
+{
+    if (location->rank >= file->rank_count) {
+        return NULL;
+    }
+    const adt_skeleton_rank_view *rank = &file->ranks[location->rank];
+    for (uint32_t t = 0; t < rank->thread_count; t++) {
+        if (rank->threads[t].thread_index == location->thread) {
+            return &rank->threads[t];
+        }
+    }
+    return NULL;
+}
+
+static void add_location(struct reading *reading, const adt_skeleton_file *file, struct location_state *location)
+{
+    struct adt_report_folded *folded = &reading->profile->folded;
+    const adt_skeleton_thread_view *thread = thread_of(file, location);
+    if (thread == NULL || thread->calls < location->call_key_count) {
+        folded->locations_unmatched++;
+        return;
+    }
+    struct expansion expansion = {.reading = reading,
+                                  .location = location,
+                                  .file = file,
+                                  .thread = thread,
+                                  .signatures = calloc(thread->signature_count + 1, sizeof *expansion.signatures),
+                                  .previous = ADT_SKELETON_NO_PREVIOUS,
+                                  .time = location->previous_leave};
+    /* Every signature decoded first: a damaged one leaves the figures as
+     * the archive has them, not half added. */
+    for (uint32_t s = 0; s < thread->signature_count; s++) {
+        struct signature_calls *calls = &expansion.signatures[s];
+        calls->key = UINT64_MAX;
+        calls->part_count = adt_report_skeleton_call_parts(file, thread->keys[s], thread->key_lengths[s],
+                                                           calls->parts, CALL_PARTS_MAX);
+        if (calls->part_count < 0) {
+            snprintf(folded->skeleton_error, sizeof folded->skeleton_error,
+                     "%s: corrupt: rank %u thread %u has a call signature that does not decode",
+                     ADT_SKELETON_FILE_NAME, location->rank, location->thread);
+            free(expansion.signatures);
+            return;
+        }
+    }
+    folded->locations++;
+    folded->locations_stopped += thread->stop >= 0;
+    adt_skeleton_rules_expand(&thread->rules, visit, &expansion);
+    /* The location's span goes on to its last estimated call. */
+    location->last_time = expansion.time > location->last_time ? expansion.time : location->last_time;
+    free(expansion.signatures);
+}
+
+void adt_report_add_folded_calls(struct reading *reading)
+{
+    bool any = false;
+    for (size_t i = 0; i < reading->location_count; i++) {
+        any = any || (reading->locations[i].events_ended && reading->locations[i].seen);
+    }
+    if (!any || !reading->call_keys_kept) {
+        return;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", reading->archive, ADT_SKELETON_FILE_NAME);
+    struct adt_report_folded *folded = &reading->profile->folded;
+    adt_skeleton_file *file = adt_skeleton_file_read(path, folded->skeleton_error, sizeof folded->skeleton_error);
+    if (file == NULL) {
+        return;
+    }
+    for (size_t i = 0; i < reading->location_count && folded->skeleton_error[0] == '\0'; i++) {
+        struct location_state *location = &reading->locations[i];
+        if (location->events_ended && location->seen && !location->left_out) {
+            add_location(reading, file, location);
+        }
+    }
+    adt_skeleton_file_free(file);
+}
