@@ -54,9 +54,13 @@ bool adt_report_has_skeleton(const char *archive)
     return length > 0 && (size_t)length < sizeof path && access(path, F_OK) == 0;
 }
 
-static uint64_t ticks_of(const struct reading *reading, double nanoseconds)
+/* A skeleton time (ticks of the run's clock at the file's rate) in the
+ * archive's ticks: the same clock, so the same rate, unless the archive
+ * was rewritten at another resolution. */
+static uint64_t archive_ticks(const struct expansion *expansion, double skeleton_ticks)
 {
-    return (uint64_t)llround(nanoseconds * (double)reading->timer_resolution / 1e9);
+    return (uint64_t)llround(skeleton_ticks * (double)expansion->reading->timer_resolution /
+                             (double)expansion->file->ticks_per_second);
 }
 
 /* The signature's functions, looked up at its first use (a function of
@@ -88,13 +92,13 @@ static void add_call(struct expansion *expansion, uint32_t terminal)
     struct adt_report_folded *folded = &reading->profile->folded;
     const struct signature_calls *calls = signature_of(expansion, terminal);
     const adt_skeleton_pair *pair = adt_skeleton_thread_pair(expansion->thread, expansion->previous, terminal);
-    uint64_t compute = pair ? ticks_of(reading, pair->compute.mean) : 0;
-    uint64_t duration = pair ? ticks_of(reading, pair->duration.mean) : 0;
+    uint64_t compute = pair ? archive_ticks(expansion, pair->compute.mean) : 0;
+    uint64_t duration = pair ? archive_ticks(expansion, pair->duration.mean) : 0;
     folded->calls++;
     folded->untimed += pair == NULL;
     if (pair != NULL) {
-        folded->seconds_min += (double)pair->duration.min / 1e9;
-        folded->seconds_max += (double)pair->duration.max / 1e9;
+        folded->seconds_min += (double)pair->duration.min / (double)expansion->file->ticks_per_second;
+        folded->seconds_max += (double)pair->duration.max / (double)expansion->file->ticks_per_second;
     }
     folded->compute_seconds += adt_report_seconds(reading, compute);
     folded->seconds += adt_report_seconds(reading, duration);

@@ -17,7 +17,7 @@ folded        the default: each location folded from a point on; no
               calls per function are the skeleton's (ITERATIONS MPI_Send
               and MPI_Recv), with their bytes; the calls after the
               archive's are marked estimated, one time step each; its
-              total MPI time (but MPI_Init's) lies within the skeleton's
+              total MPI time lies within the skeleton's
               histograms' bounds (per pair, its calls times its shortest
               and its longest call).
 skeleton-full run with DISTINCT_FROM: the skeleton stops (signatures_full)
@@ -134,19 +134,17 @@ def report_json(report, archive):
 
 
 def skeleton_call_bounds(report, archive):
-    """The whole run's MPI time but MPI_Init's as the skeleton's histograms
-    bound it, in seconds: per (previous call, call) pair of every class, its
-    calls times its shortest and its longest call (printed in us to 0.001:
-    each bound widened by that per call). MPI_Init is left out: the
-    skeleton times it from the wrapper's entry, the archive from when the
-    measurement started inside it (up to 0.4 s later here)."""
+    """The whole run's MPI time as the skeleton's histograms bound it, in
+    seconds: per (previous call, call) pair of every class, its calls times
+    its shortest and its longest call (printed in us to 0.001: each bound
+    widened by that per call)."""
     text = subprocess.run([report, "--skeleton", archive], capture_output=True, text=True, check=True).stdout
     low = high = 0.0
     calls = None
     for line in text.splitlines():
         pair = re.match(r"^    (\S+)#\d+ after .*: (\d+) calls$", line)
         if pair:
-            calls = int(pair.group(2)) if pair.group(1) != "MPI_Init" else None
+            calls = int(pair.group(2))
             continue
         timing = re.match(r"^      call: mean \S+ us sd \S+, min (\S+) \(rank \d+\), max (\S+) ", line)
         if timing and calls is not None:
@@ -189,14 +187,14 @@ def check_report_covers_run(report, archive, iterations, skeleton, archive_locat
     expect(steps == every_call - len(skeleton) and steps_estimated == folded["calls"],
            f"{steps} time steps ({steps_estimated} estimated): expected one between consecutive calls, "
            f"{every_call - len(skeleton)}, {folded['calls']} of them after the archive's calls")
-    total = sum(function["seconds"] for name, function in functions.items() if name != "MPI_Init")
+    total = sum(function["seconds"] for function in functions.values())
     low, high = skeleton_call_bounds(report, archive)
-    expect(low <= total <= high, f"the report's MPI time but MPI_Init's {total:.6f} s is outside the skeleton's "
+    expect(low <= total <= high, f"the report's MPI time {total:.6f} s is outside the skeleton's "
                                  f"bounds [{low:.6f}, {high:.6f}] s")
     expect(folded["seconds_min"] <= folded["seconds"] <= folded["seconds_max"],
            f"the folded calls' time {folded['seconds']} outside their bounds")
     check_damaged_skeleton(report, archive, iterations)
-    print(f"report: {sum(report_counts.values())} calls, {folded['calls']} estimated; MPI time but MPI_Init's {total:.6f} s "
+    print(f"report: {sum(report_counts.values())} calls, {folded['calls']} estimated; MPI time {total:.6f} s "
           f"in [{low:.6f}, {high:.6f}] s; {steps} time steps")
 
 
