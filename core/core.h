@@ -222,8 +222,9 @@ sighandler_t adt_signal_interposed_signal(int signum, sighandler_t handler);
 
 /* The trace clock. After adt_clock_init on an x86-64 processor whose
  * time-stamp counter is invariant (constant_tsc and nonstop_tsc), it is
- * the TSC: one rdtsc, ~7 ns here against ~26 ns for clock_gettime on this
- * VM's kvm-clock, read twice in every MPI call. Otherwise (and before
+ * the TSC: one rdtsc, ~7 ns here against ~26 ns for clock_gettime when
+ * this VM's clocksource was kvm-clock (it is tsc since), read twice in
+ * every MPI call. Otherwise (and before
  * adt_clock_init) it is CLOCK_MONOTONIC in nanoseconds. Hot path:
  * async-signal-safe, no syscall. Ticks per second: adt_clock_resolution. */
 extern bool adt_clock_uses_tsc;
