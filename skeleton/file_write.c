@@ -60,30 +60,50 @@ static void put_double(bytes_out *out, double value)
     put_u64(out, bits);
 }
 
+/* A LEB128 varint, as the keys' fields (adt_skeleton_key_next reads it). */
+static void put_varint(bytes_out *out, uint64_t value)
+{
+    uint8_t bytes[10];
+    size_t n = 0;
+    for (; value >= 0x80; value >>= 7)
+        bytes[n++] = (uint8_t)(value | 0x80);
+    bytes[n++] = (uint8_t)value;
+    put(out, bytes, n);
+}
+
+/* Counts, times and ranks as varints (most are small), the mean and m2
+ * as f64, and only the bins that hold values, after a mask of them:
+ * ~30 bytes where the fixed layout took 120. */
 static void put_histogram(bytes_out *out, const adt_skeleton_histogram *h)
 {
-    put_u64(out, h->count);
-    put_u64(out, h->min);
-    put_u64(out, h->max);
-    put_u32(out, h->min_rank);
-    put_u32(out, h->max_rank);
+    put_varint(out, h->count);
+    put_varint(out, h->min);
+    put_varint(out, h->max - h->min);
+    put_varint(out, h->min_rank);
+    put_varint(out, h->max_rank);
     put_double(out, h->mean);
     put_double(out, h->m2);
-    put_u32(out, h->low);
-    put_u32(out, h->width_log2);
+    put_varint(out, h->low);
+    put_varint(out, h->width_log2);
+    uint8_t held = 0;
     for (uint32_t b = 0; b < ADT_SKELETON_BINS; ++b)
-        put_u64(out, h->bins[b]);
+        held |= (uint8_t)((h->bins[b] != 0) << b);
+    put(out, &held, 1);
+    for (uint32_t b = 0; b < ADT_SKELETON_BINS; ++b)
+        if (h->bins[b] != 0)
+            put_varint(out, h->bins[b]);
 }
 
 static void put_timing_part(bytes_out *out, const adt_skeleton_timing_part *part)
 {
-    put_u64(out, part->untimed);
-    put_u64(out, part->span);
-    put_u32(out, part->span_rank);
-    put_u32(out, part->pair_count);
+    put_varint(out, part->untimed);
+    put_varint(out, part->span);
+    put_varint(out, part->span_rank);
+    put_varint(out, part->pair_count);
     for (uint32_t p = 0; p < part->pair_count; ++p) {
-        put_u32(out, part->pairs[p].previous);
-        put_u32(out, part->pairs[p].signature);
+        /* The first call's pair has no previous (2^32 - 1): 0 here. */
+        put_varint(out, (uint32_t)(part->pairs[p].previous + 1u));
+        put_varint(out, part->pairs[p].signature);
         put_histogram(out, &part->pairs[p].compute);
         put_histogram(out, &part->pairs[p].duration);
     }

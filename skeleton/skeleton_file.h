@@ -20,9 +20,10 @@ typedef struct adt_skeleton_timing_part {
     adt_skeleton_pair *pairs; /* malloc'd */
 } adt_skeleton_timing_part;
 
-/* The bytes of one histogram and of one pair in the file. */
-#define ADT_SKELETON_HISTOGRAM_BYTES (56u + 8u * ADT_SKELETON_BINS)
-#define ADT_SKELETON_PAIR_BYTES (8u + 2u * ADT_SKELETON_HISTOGRAM_BYTES)
+/* The fewest bytes of one pair in the file: two varints and two
+ * histograms of at least seven one-byte varints, two f64, the mask and
+ * one bin (the bound of a claimed pair count). */
+#define ADT_SKELETON_PAIR_MIN_BYTES (2u + 2u * (7u + 16u + 1u + 1u))
 
 /* Reads thread_count timing sections from *at (advanced) up to end into
  * out; false with one line in error (every pairs array of out freed and
