@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # The test command of README.md: installs dependencies, builds the Release
-# and the sanitizer (ASan + UBSan) configurations, runs ctest on both, then
+# and the sanitizer (ASan + UBSan) configurations, runs ctest on both (the
+# benchmarks' smoke tests only in Release: they check that each benchmark
+# script runs and prints its JSON, and the library code they drive is
+# sanitized by the whole-run tests), then
 # builds the reduced configuration (no Fortran, PAPI or report page) and
 # runs the tests of what changes without them, then runs the threaded tests
 # under ThreadSanitizer, then fuzzes each reader of damaged input for a
-# minute (tests/fuzz).
+# half minute (tests/fuzz).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
@@ -15,7 +18,7 @@ cmake --build build -j "$jobs"
 ctest --test-dir build --output-on-failure -j "$jobs"
 cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DADAPTRACE_SANITIZE=ON
 cmake --build build-sanitize -j "$jobs"
-ctest --test-dir build-sanitize --output-on-failure -j "$jobs"
+ctest --test-dir build-sanitize --output-on-failure -j "$jobs" -LE '^benchmark-smoke$'
 # The reduced configuration (docs/install.md): Fortran, PAPI and the report
 # page off, as a site without them builds adaptrace. The library and the
 # commands it installs, the unit tests of core, buffer and flush, the
@@ -53,7 +56,7 @@ TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir build-tsan --output-on-failure -j "$jobs" --no-tests=error \
         -R '^(BufferSignals|FormatDefs|FormatThreadCollectives|HandleTable|SamplerContextTree|SkeletonShare)\.'
 # The readers' fuzz targets (tests/fuzz/CMakeLists.txt): clang's libFuzzer
-# with ASan and UBSan, the kept regression inputs, then a minute each.
+# with ASan and UBSan, the kept regression inputs, then half a minute each.
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DADAPTRACE_FUZZ=ON
 cmake --build build-fuzz -j "$jobs" --target fuzz_targets
 ctest --test-dir build-fuzz --output-on-failure -j "$jobs" --no-tests=error -L fuzz
