@@ -153,6 +153,11 @@ class Location:
         self.requests = {}
         self.symbols_in_use = set()
         self.completed = []
+        # The first outermost call's Leave and the last one's Enter, as the
+        # python3-otf2 walk finds them (skeleton_span_check.py: the span the
+        # skeleton's timing covers).
+        self.first_leave = None
+        self.last_enter = None
 
     def obj(self, kind, ref):
         """An object by its order of first use on the location, per kind,
@@ -251,6 +256,7 @@ class Location:
                 return
             if self.depth == 0:
                 self.current = [region.name]
+                self.last_enter = event.time
                 self.contexts.append(event.calling_context._ref if isinstance(event, E.CallingContextEnter)
                                      else None)
             else:
@@ -263,6 +269,8 @@ class Location:
             self.depth -= 1
             if self.depth == 0:
                 self.end_call()
+                if self.first_leave is None:
+                    self.first_leave = event.time
             else:
                 self.current.append(f"leave function={region.name}")
         elif isinstance(event, (E.CallingContextSample, E.Metric, E.MeasurementOnOff, E.BufferFlush)):

@@ -15,32 +15,17 @@ import sys
 
 import otf2
 
+from skeleton_check import archive_calls
+
 
 def archive_spans(archive):
     """{rank: seconds from its first MPI call's Leave to its last one's
-    Enter}, outermost calls of thread 0."""
-    first_leave, last_enter, depth = {}, {}, {}
+    Enter}, outermost calls of thread 0 (skeleton_check.py's walk)."""
     with otf2.reader.open(f"{archive}/traces.otf2") as trace:
         resolution = trace.timer_resolution
-        for location, event in trace.events:
-            if location._ref >> 32:
-                continue
-            rank = location._ref & 0xFFFFFFFF
-            E = otf2.events
-            if isinstance(event, (E.Enter, E.CallingContextEnter, E.Leave, E.CallingContextLeave)):
-                region = (event.region if isinstance(event, (E.Enter, E.Leave))
-                          else event.calling_context.region)
-                if region.paradigm != otf2.Paradigm.MPI:
-                    continue
-                if isinstance(event, (E.Enter, E.CallingContextEnter)):
-                    if depth.get(rank, 0) == 0:
-                        last_enter[rank] = event.time
-                    depth[rank] = depth.get(rank, 0) + 1
-                else:
-                    depth[rank] -= 1
-                    if depth[rank] == 0 and rank not in first_leave:
-                        first_leave[rank] = event.time
-    return {rank: (last_enter[rank] - first_leave[rank]) / resolution for rank in first_leave}
+    return {rank: (location.last_enter - location.first_leave) / resolution
+            for (rank, thread), location in archive_calls(archive).items()
+            if thread == 0 and location.first_leave is not None}
 
 
 def main(argv):
