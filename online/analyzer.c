@@ -11,11 +11,16 @@
  * 0, which writes <archive>/live/report.json (and live/report.html, the
  * page that embeds it, where the build has the report page). When all ranks sent their
  * last chunk, the final report is written, each rank hears that it is
- * (ADT_ONLINE_TAG_DONE), and all disconnect. Its own process: normal
- * context, stdio and malloc allowed.
+ * (ADT_ONLINE_TAG_DONE), and all disconnect. When the job ends before
+ * that (mpirun ends every process of a job whose rank died, those it
+ * spawned too, with SIGTERM), analyzer 0 writes a last report of what it
+ * received, saying so, and the analyzers end by the signal. Its own
+ * process: normal context, stdio and malloc allowed (the signal handler
+ * only stores the signal's number).
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +37,20 @@
 /* How long the loop sleeps when no chunk waits: the analyzer shares cores
  * with the ranks. */
 #define IDLE_NANOSECONDS 2000000L
+
+/* The signal that ends the job before the ranks finished, 0 until one
+ * comes: the handler's only store, read by the loop (at most
+ * IDLE_NANOSECONDS later). */
+static volatile sig_atomic_t ending_signal;
+
+static void note_ending(int signal)
+{
+    ending_signal = signal;
+}
+
+/* The signals with which a launcher ends a job (Open MPI's mpirun: SIGTERM,
+ * then SIGKILL when the process has not ended after a while). */
+static const int ENDING_SIGNALS[] = { SIGTERM, SIGINT, SIGHUP };
 
 typedef struct analyzer {
     MPI_Comm parent;
@@ -224,9 +243,13 @@ static bool report_round(analyzer *a, bool done)
         char error[512];
         if (profiles == NULL || lengths == NULL || offsets == NULL)
             fprintf(stderr, "adaptrace-analyzer: live report not written: out of memory\n");
-        else if (adt_live_write(&a->total, a->names, profiles, (size_t)gathered, a->archive, all,
-                                (uint32_t)a->count, a->interval_s, MPI_Wtime() - a->started, live_page, error,
-                                sizeof error) != 0)
+        else if (adt_live_write(&a->total, a->names, profiles, (size_t)gathered, a->archive,
+                                &(adt_live_moment){ .final = all,
+                                                    .analyzers = (uint32_t)a->count,
+                                                    .interval_s = a->interval_s,
+                                                    .elapsed_s = MPI_Wtime() - a->started,
+                                                    .analyzers_reported = (uint32_t)a->count },
+                                live_page, error, sizeof error) != 0)
             fprintf(stderr, "adaptrace-analyzer: live report not written: %s\n", error);
         else if (all && a->profile_only)
             publish_final_report(a->archive);
@@ -236,6 +259,41 @@ static bool report_round(analyzer *a, bool done)
     free(lengths);
     free(offsets);
     return all;
+}
+
+/* The job is ended (ending_signal) before every rank sent its last chunk:
+ * no collective with the other analyzers (they are ending too), analyzer
+ * 0 writes what it received itself as the last live report, saying by
+ * which signal it ended and which ranks never finished, and every
+ * analyzer ends by the signal, as the launcher expects. */
+static void end_by_signal(analyzer *a)
+{
+    int signal_number = ending_signal;
+    if (a->index == 0) {
+        size_t length = 0;
+        char *profile = adt_live_sampled_profile(&a->live, &length);
+        char error[512];
+        if (profile == NULL)
+            fprintf(stderr, "adaptrace-analyzer: last live report not written: out of memory\n");
+        else if (adt_live_write(&a->live, a->names, profile, length, a->archive,
+                                &(adt_live_moment){ .analyzers = (uint32_t)a->count,
+                                                    .interval_s = a->interval_s,
+                                                    .elapsed_s = MPI_Wtime() - a->started,
+                                                    .ended_by_signal = signal_number,
+                                                    .analyzers_reported = 1 },
+                                live_page, error, sizeof error) != 0)
+            fprintf(stderr, "adaptrace-analyzer: last live report not written: %s\n", error);
+        else
+            fprintf(stderr,
+                    "adaptrace-analyzer: the job was ended (SIG%s) before %" PRIu32 " of the %" PRIu32
+                    " ranks this analyzer serves sent their last chunk; %s/live/report.json holds what they "
+                    "streamed until then\n",
+                    sigabbrev_np(signal_number), a->served - a->finished, a->served, a->archive);
+        free(profile);
+    }
+    signal(signal_number, SIG_DFL);
+    raise(signal_number);
+    _exit(128 + signal_number);
 }
 
 int main(int argc, char **argv)
@@ -286,11 +344,17 @@ int main(int argc, char **argv)
                 a.archive);
     a.live.namer = name_context;
     a.live.namer_state = &a;
+    struct sigaction ending = { .sa_handler = note_ending };
+    sigemptyset(&ending.sa_mask);
+    for (size_t i = 0; i < sizeof ENDING_SIGNALS / sizeof ENDING_SIGNALS[0]; i++)
+        sigaction(ENDING_SIGNALS[i], &ending, NULL);
     for (uint32_t r = 0; r < a.ranks; r++)
         a.served += adt_online_analyzer_of(r, a.ranks, (uint32_t)a.count) == (uint32_t)a.index;
     double next_report = a.started + a.interval_s;
     for (;;) {
         receive_waiting(&a, chunk);
+        if (ending_signal != 0)
+            end_by_signal(&a);
         bool done = a.parents_lost || a.finished == a.served;
         if (done || MPI_Wtime() >= next_report) {
             if (report_round(&a, done))

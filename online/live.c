@@ -402,7 +402,7 @@ static void print_sample_losses(FILE *out, const uint64_t unstreamed[ADT_ONLINE_
 }
 
 static void print_report(FILE *out, const adt_live *live, const char *const *names, const profile_line *lines,
-                         size_t line_count, bool final, uint32_t analyzers, uint32_t interval_s, double elapsed_s)
+                         size_t line_count, const adt_live_moment *moment)
 {
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
@@ -410,11 +410,17 @@ static void print_report(FILE *out, const adt_live *live, const char *const *nam
     struct tm utc;
     gmtime_r(&now.tv_sec, &utc);
     strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &utc);
-    fprintf(out, "{\n  \"format\": \"adaptrace-live-1\",\n  \"final\": %s,\n", final ? "true" : "false");
+    fprintf(out, "{\n  \"format\": \"adaptrace-live-1\",\n  \"final\": %s,\n", moment->final ? "true" : "false");
+    if (moment->ended_by_signal != 0)
+        fprintf(out, "  \"ended_by\": \"SIG%s\",\n", sigabbrev_np(moment->ended_by_signal));
+    else
+        fputs("  \"ended_by\": null,\n", out);
     fprintf(out, "  \"written_at\": \"%s\",\n  \"written_at_unix_s\": %.3f,\n  \"elapsed_s\": %.3f,\n", stamp,
-            (double)now.tv_sec + (double)now.tv_nsec / 1e9, elapsed_s);
-    fprintf(out, "  \"interval_s\": %" PRIu32 ",\n  \"analyzers\": %" PRIu32 ",\n  \"ranks\": %" PRIu32 ",\n",
-            interval_s, analyzers, live->ranks);
+            (double)now.tv_sec + (double)now.tv_nsec / 1e9, moment->elapsed_s);
+    fprintf(out,
+            "  \"interval_s\": %" PRIu32 ",\n  \"analyzers\": %" PRIu32 ",\n  \"analyzers_reported\": %" PRIu32
+            ",\n  \"ranks\": %" PRIu32 ",\n",
+            moment->interval_s, moment->analyzers, moment->analyzers_reported, live->ranks);
     fputs("  \"connected_ranks\": ", out);
     print_ranks(out, live, offsetof(adt_live_rank, heard));
     fputs(",\n  \"finished_ranks\": ", out);
@@ -528,8 +534,8 @@ done:
 }
 
 int adt_live_write(const adt_live *live, const char *const *names, const char *profile, size_t profile_length,
-                   const char *archive, bool final, uint32_t analyzers, uint32_t interval_s, double elapsed_s,
-                   adt_live_page_printer page, char *error, size_t error_size)
+                   const char *archive, const adt_live_moment *moment, adt_live_page_printer page, char *error,
+                   size_t error_size)
 {
     char *profile_text = malloc(profile_length + 1);
     size_t line_count = 0;
@@ -561,7 +567,7 @@ int adt_live_write(const adt_live *live, const char *const *names, const char *p
         fail(error, error_size, "out of memory");
         goto done;
     }
-    print_report(text, live, names, lines, line_count, final, analyzers, interval_s, elapsed_s);
+    print_report(text, live, names, lines, line_count, moment);
     bool printed = !ferror(text);
     if (fclose(text) != 0 || !printed) {
         fail(error, error_size, "out of memory");

@@ -106,15 +106,28 @@ char *adt_live_sampled_profile(const adt_live *live, size_t *length);
  * analyzer has where the build has the HTML page (ADAPTRACE_REPORT_HTML). */
 typedef void (*adt_live_page_printer)(const char *archive, const char *json, size_t length, FILE *out);
 
+/* When a report is written and what it covers. */
+typedef struct adt_live_moment {
+    bool final;          /* every rank sent its last chunk */
+    uint32_t analyzers;
+    uint32_t interval_s;
+    double elapsed_s;    /* since the analyzers started */
+    /* The signal that ended the analyzers before their ranks finished
+     * (mpirun ends a job whose rank died so), 0 if none: then the report
+     * is the last one, of what analyzer 0 itself received
+     * (analyzers_reported 1 of analyzers), and not final. */
+    int ended_by_signal;
+    uint32_t analyzers_reported;
+} adt_live_moment;
+
 /* Writes <archive>/live/report.json atomically (a temporary file renamed
  * over it): the totals of live, the sampled profile (the lines of
- * adt_live_sampled_profile of every analyzer, concatenated), whether they
- * are final, the analyzers and the seconds since they started; then, with
- * a page printer, live/report.html from the same text, atomically too.
- * names[function]: each function's name. 0, or -1 with the reason in
- * error. */
+ * adt_live_sampled_profile of every analyzer reported, concatenated) and
+ * the moment; then, with a page printer, live/report.html from the same
+ * text, atomically too. names[function]: each function's name. 0, or -1
+ * with the reason in error. */
 int adt_live_write(const adt_live *live, const char *const *names, const char *profile, size_t profile_length,
-                   const char *archive, bool final, uint32_t analyzers, uint32_t interval_s, double elapsed_s,
-                   adt_live_page_printer page, char *error, size_t error_size);
+                   const char *archive, const adt_live_moment *moment, adt_live_page_printer page, char *error,
+                   size_t error_size);
 
 #endif

@@ -3,7 +3,8 @@
 // and page_common.js (adaptracePage: the report page's tables, formats,
 // MPI and sampled function columns and section marker). While the report
 // is not final the page reloads itself every interval, as the analyzer
-// writes a new one.
+// writes a new one, unless the job was ended before its ranks finished
+// (ended_by: no report follows that one).
 "use strict";
 (function () {
   const live = JSON.parse(document.getElementById("live-data").textContent);
@@ -16,6 +17,10 @@
   function drawState() {
     d3.select("#state").text(live.final
       ? `Final: every rank sent its last chunk (${seconds(live.elapsed_s)} s after the analyzers started).`
+      : live.ended_by
+      ? `Ended: the job was ended (${live.ended_by}) ${seconds(live.elapsed_s)} s after the analyzers started, ` +
+        `before ${live.ranks - live.finished_ranks.length} of ${live.ranks} ranks sent their last chunk; ` +
+        `this is what reached analyzer 0` + (live.analyzers > 1 ? ` (1 of ${live.analyzers} analyzers).` : ".")
       : `Running: written ${seconds(live.elapsed_s)} s after the analyzers started, at ${live.written_at}; ` +
         `the page reloads every ${live.interval_s} s.`);
     table("#connection", [
@@ -39,7 +44,8 @@
     table("#mpi-functions", adaptracePage.mpiFunctionColumns, live.mpi_functions);
     table("#ranks", [
       {title: "rank", value: (r) => r.rank},
-      {title: "state", value: (r) => (r.finished ? "finished" : r.connected ? "connected" : "not heard from")},
+      {title: "state", value: (r) => (r.finished ? "finished" : !r.connected ? "not heard from"
+                                       : live.ended_by ? "ended before its last chunk" : "connected")},
       {title: "calls", value: (r) => count(sum(r.mpi_functions, "calls"))},
       {title: "MPI seconds", value: (r) => seconds(sum(r.mpi_functions, "seconds"))},
       {title: "bytes sent", value: (r) => bytes(sum(r.mpi_functions, "bytes_sent"))},
@@ -73,7 +79,7 @@
   }
 
   adaptracePage.drawSections([["state", drawState], ["mpi", drawMpi], ["samples", drawSamples]]);
-  if (!live.final) {
+  if (!live.final && !live.ended_by) {
     setTimeout(() => window.location.reload(), Math.max(1, live.interval_s) * 1000);
   }
 })();

@@ -32,6 +32,10 @@ CASE:
   killed   the analyzer killed (SIGKILL) mid-run, under mpirun
            --enable-recovery: the application exits 0 and its archive is
            complete (otf2-print --silent -Werror).
+  rank-killed  a rank killed (SIGKILL) mid-run: mpirun ends the job, the
+           analyzer with SIGTERM, and analyzer 0 writes a last live report
+           of what it received that says so (ended_by, no rank finished),
+           with the page beside it where the build has one.
   page     the final live/report.html beside live/report.json embeds the
            same report and loads nothing; with PAGE a chromium, a headless
            browser draws its sections without a console message, a row per
@@ -343,6 +347,71 @@ def check_killed(run_dir, mpiexec, launcher, program, report, otf2_print):
     print("analyzer killed: exit 0, archive complete")
 
 
+def descendants(pid):
+    """The pids of the processes below pid, with their command lines."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    parents[int(entry)] = int(stat.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    below, frontier = [], [pid]
+    while frontier:
+        parent = frontier.pop()
+        children = [child for child, its_parent in parents.items() if its_parent == parent]
+        below += children
+        frontier += children
+    found = {}
+    for child in below:
+        try:
+            with open(f"/proc/{child}/cmdline", "rb") as cmdline:
+                found[child] = cmdline.read().split(b"\0")[0].decode(errors="replace")
+        except OSError:
+            continue
+    return found
+
+
+def check_rank_killed(run_dir, mpiexec, launcher, program, report, otf2_print):
+    archive = os.path.join(run_dir, "archive")
+    command = traced(mpiexec, launcher, archive, ["--live-interval", "1", program, "30"])
+    with open(os.path.join(run_dir, "stderr.txt"), "w") as stderr:
+        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stderr=stderr, env=ENVIRONMENT)
+        try:
+            live = None
+            while process.poll() is None and (live is None or live["connected_ranks"] != [0, 1]):
+                time.sleep(0.1)
+                live = read_live(archive)
+            ranks = [pid for pid, name in descendants(process.pid).items() if name == program]
+            if len(ranks) != 2:
+                fail(f"expected the 2 ranks of {program} below the run, found {ranks}")
+            os.kill(max(ranks), signal.SIGKILL)
+            status = process.wait(timeout=RUN_LIMIT_S)
+        finally:
+            if process.poll() is None:
+                process.kill()
+    text = open(os.path.join(run_dir, "stderr.txt")).read()
+    sys.stderr.write(text)
+    if status == 0:
+        fail("the run exited with 0 after a rank was killed")
+    said = [line for line in text.splitlines() if line.startswith("adaptrace-analyzer: the job was ended (SIGTERM)")]
+    if len(said) != 1:
+        fail(f"expected one line of the analyzer saying the job was ended, found {said}")
+    live = read_live(archive)
+    if live is None or live["final"] or live["ended_by"] != "SIGTERM" or live["finished_ranks"] != []:
+        fail(f"expected a last live report ended by SIGTERM with no rank finished, found {live}")
+    if live["connected_ranks"] != [0, 1] or total_calls(live) == 0:
+        fail(f"expected the calls both ranks streamed before the end: {live}")
+    page = os.path.join(archive, "live", "report.html")
+    if os.path.exists(page):
+        embedded = re.search(r'<script type="application/json" id="live-data">(.*?)</script>',
+                             open(page, encoding="utf-8").read(), re.DOTALL)
+        if embedded is None or json.loads(embedded.group(1)) != live:
+            fail(f"{page} does not embed the last live/report.json")
+    print(said[0])
+
+
 HEADLESS = ["--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--window-size=1300,2400"]
 
 
@@ -415,7 +484,7 @@ def check_page(run_dir, mpiexec, launcher, program, report, otf2_print, page_mod
 
 
 CASES = {"equal": check_equal, "samples": check_samples, "two": check_two, "profile": check_profile, "demo": check_demo, "live": check_live, "refused": check_refused, "preloaded": check_preloaded,
-         "killed": check_killed, "page": check_page}
+         "killed": check_killed, "rank-killed": check_rank_killed, "page": check_page}
 
 if __name__ == "__main__":
     if len(sys.argv) != (9 if sys.argv[1:2] == ["page"] else 8) or sys.argv[1] not in CASES:

@@ -5,6 +5,7 @@
 // written by a rename with the totals.
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -21,6 +22,9 @@ namespace {
 constexpr uint32_t kRanks = 2;
 constexpr uint32_t kFunctions = 3;
 const char *const kNames[kFunctions] = {"MPI_Send", "MPI_Recv", "MPI_Allreduce"};
+// final, analyzers, interval_s, elapsed_s, ended_by_signal, analyzers_reported
+const adt_live_moment kFinal = {true, 1, 2, 1.5, 0, 1};
+const adt_live_moment kRunning = {false, 1, 2, 1.5, 0, 1};
 
 size_t chunk_bytes(uint32_t records)
 {
@@ -131,7 +135,7 @@ TEST_F(Live, TheReportIsRenamedIntoPlaceWithTheTotals)
     std::string archive = scratch.path() + "/archive";
     adt_online_chunk chunk = make_chunk(0);
     ASSERT_EQ(adt_live_add_chunk(&live, 0, &chunk, chunk_bytes(2), true, error, sizeof error), 0) << error;
-    ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), true, 1, 2, 1.5, nullptr, error, sizeof error), 0)
+    ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &kFinal, nullptr, error, sizeof error), 0)
         << error;
     std::ifstream in(archive + "/live/report.json");
     std::stringstream text;
@@ -146,6 +150,24 @@ TEST_F(Live, TheReportIsRenamedIntoPlaceWithTheTotals)
     EXPECT_EQ(report.find("MPI_Recv"), std::string::npos) << "a function without calls is left out: " << report;
     EXPECT_FALSE(std::filesystem::exists(archive + "/live/.report.json.tmp"));
     EXPECT_FALSE(std::filesystem::exists(archive + "/live/report.html")) << "no page printer, no page";
+}
+
+TEST_F(Live, AReportOfAJobEndedBySignalSaysSoAndIsNotFinal)
+{
+    ScratchDirectory scratch("adt-online-live-ended");
+    std::string archive = scratch.path() + "/archive";
+    adt_online_chunk chunk = make_chunk(0);
+    ASSERT_EQ(adt_live_add_chunk(&live, 0, &chunk, chunk_bytes(2), false, error, sizeof error), 0) << error;
+    const adt_live_moment ended = {false, 2, 2, 3.0, SIGTERM, 1};
+    ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &ended, nullptr, error, sizeof error), 0)
+        << error;
+    std::ifstream in(archive + "/live/report.json");
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string report = text.str();
+    EXPECT_NE(report.find("\"final\": false,\n  \"ended_by\": \"SIGTERM\","), std::string::npos) << report;
+    EXPECT_NE(report.find("\"analyzers\": 2,\n  \"analyzers_reported\": 1,"), std::string::npos) << report;
+    EXPECT_NE(report.find("\"finished_ranks\": []"), std::string::npos) << report;
 }
 
 // A page printer that writes what it was given, as report/'s live page
@@ -170,7 +192,7 @@ TEST_F(Live, ThePageIsRenamedIntoPlaceWithTheReportsText)
     std::string archive = scratch.path() + "/archive";
     adt_online_chunk chunk = make_chunk(0);
     ASSERT_EQ(adt_live_add_chunk(&live, 0, &chunk, chunk_bytes(2), false, error, sizeof error), 0) << error;
-    ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), false, 1, 2, 1.5, print_test_page, error,
+    ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &kRunning, print_test_page, error,
                              sizeof error),
               0)
         << error;
@@ -212,7 +234,7 @@ TEST_F(Live, SamplesCountForTheirFunctionAndOnceForEveryFunctionOnTheirPath)
 
     ScratchDirectory scratch("adt-online-live-samples");
     std::string archive = scratch.path() + "/archive";
-    ASSERT_EQ(adt_live_write(&live, kNames, text.data(), text.size(), archive.c_str(), false, 1, 2, 1.0, nullptr,
+    ASSERT_EQ(adt_live_write(&live, kNames, text.data(), text.size(), archive.c_str(), &kRunning, nullptr,
                              error, sizeof error),
               0)
         << error;
