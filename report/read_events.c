@@ -487,16 +487,15 @@ static OTF2_CallbackCode on_irecv(OTF2_LocationRef id, OTF2_TimeStamp time, void
     return on_recv(id, time, data, attributes, sender, comm, tag, bytes);
 }
 
-static OTF2_CallbackCode on_collective_end(OTF2_LocationRef id, OTF2_TimeStamp time, void *data,
-                                           OTF2_AttributeList *attributes, OTF2_CollectiveOp operation,
-                                           OTF2_CommRef comm, uint32_t root, uint64_t sent, uint64_t received)
+/* A collective's bytes, to the innermost region open at its record (a
+ * nonblocking collective's: the wait or test that completed it); that
+ * region, or NULL when none is open. */
+static struct open_region *collective_bytes(struct reading *reading, struct location_state *location, uint64_t sent,
+                                            uint64_t received)
 {
-    (void)attributes, (void)operation, (void)root;
-    struct reading *reading = data;
-    struct location_state *location = at_event(reading, id, &time);
     struct open_region *region = innermost(location);
     if (region == NULL) {
-        return carry_on(reading);
+        return NULL;
     }
     if (reading->regions[region->region].mpi) {
         /* The index first: a new function may move the array. */
@@ -507,6 +506,35 @@ static OTF2_CallbackCode on_collective_end(OTF2_LocationRef id, OTF2_TimeStamp t
     }
     location->call_bytes_sent += sent;
     location->call_bytes_received += received;
+    return region;
+}
+
+/* A nonblocking collective completed: its bytes only. It is no collective
+ * instance: its entry (the MPI_I... call) and its completion are two calls,
+ * which the waiting figures do not pair. */
+static OTF2_CallbackCode on_nonblocking_collective_complete(OTF2_LocationRef id, OTF2_TimeStamp time, void *data,
+                                                            OTF2_AttributeList *attributes,
+                                                            OTF2_CollectiveOp operation, OTF2_CommRef comm,
+                                                            uint32_t root, uint64_t sent, uint64_t received,
+                                                            uint64_t request)
+{
+    (void)attributes, (void)operation, (void)comm, (void)root, (void)request;
+    struct reading *reading = data;
+    collective_bytes(reading, at_event(reading, id, &time), sent, received);
+    return carry_on(reading);
+}
+
+static OTF2_CallbackCode on_collective_end(OTF2_LocationRef id, OTF2_TimeStamp time, void *data,
+                                           OTF2_AttributeList *attributes, OTF2_CollectiveOp operation,
+                                           OTF2_CommRef comm, uint32_t root, uint64_t sent, uint64_t received)
+{
+    (void)attributes, (void)operation, (void)root;
+    struct reading *reading = data;
+    struct location_state *location = at_event(reading, id, &time);
+    struct open_region *region = collective_bytes(reading, location, sent, received);
+    if (region == NULL) {
+        return carry_on(reading);
+    }
     size_t comms = reading->matching.comm_count;
     size_t slot = (size_t)location->rank * comms + comm;
     if (comm < comms) {
@@ -566,6 +594,8 @@ bool adt_report_read_events(OTF2_Reader *reader, struct reading *reading)
     OTF2_GlobalEvtReaderCallbacks_SetMpiRecvCallback(callbacks, on_recv);
     OTF2_GlobalEvtReaderCallbacks_SetMpiIrecvCallback(callbacks, on_irecv);
     OTF2_GlobalEvtReaderCallbacks_SetMpiCollectiveEndCallback(callbacks, on_collective_end);
+    OTF2_GlobalEvtReaderCallbacks_SetNonBlockingCollectiveCompleteCallback(callbacks,
+                                                                           on_nonblocking_collective_complete);
     bool ok = !adt_report_otf2_failed(reading, OTF2_Reader_RegisterGlobalEvtCallbacks(reader, events, callbacks, reading),
                                       "OTF2_Reader_RegisterGlobalEvtCallbacks");
     OTF2_GlobalEvtReaderCallbacks_Delete(callbacks);

@@ -338,7 +338,8 @@ int adt_report_print_skeleton(const char *archive, bool expand, FILE *out, char 
  * entered, each with the bytes of its own records, attributed as the
  * reading pass attributes them (read_events.c: a point-to-point record's
  * bytes to the innermost open call as sent or received, a collective's
- * end record's sent and received bytes). */
+ * end record's and a nonblocking collective's completion's sent and
+ * received bytes). */
 int adt_report_skeleton_call_parts(const adt_skeleton_file *file, const uint8_t *key, uint32_t length,
                                    struct adt_report_call_part *parts, int capacity)
 {
@@ -383,6 +384,7 @@ int adt_report_skeleton_call_parts(const adt_skeleton_file *file, const uint8_t 
             innermost->bytes_received += values[0];
             break;
         case ADT_REC_MPI_COLLECTIVE_END:
+        case ADT_REC_NB_COLLECTIVE_COMPLETE:
             innermost->bytes_sent += values[0];
             innermost->bytes_received += values[1];
             break;

@@ -10,6 +10,10 @@ CASE:
            same run, per sampled function the exclusive and inclusive
            samples and seconds it finds, and its per-rank figures add up
            to them;
+  families the same for the C families program of the MPI tests
+           (tests/mpi/families.c: every family of MPI calls, the
+           nonblocking collectives' bytes at the calls that complete them
+           included), PROGRAM being that program;
   samples  the same for a run that computes a second between its
            MPI_Allreduce calls (samples outside MPI);
   two      the same on 4 ranks with 2 analyzers (their totals summed,
@@ -181,6 +185,18 @@ def check_sampled(live, offline, summary):
         fail(f"{live['samples']} samples live, {summary['online_samples_streamed']} streamed, "
              f"{offline['samples']} in adaptrace-report")
     print(f"live sampled profile = adaptrace-report for {len(found)} functions, {live['samples']} samples")
+
+
+def check_families(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """The C families program (its expectations go to run_dir/expect,
+    unread here): point-to-point, persistent, nonblocking and neighbourhood
+    collectives, communicators, topologies and the rest, each function's
+    calls and bytes equal."""
+    expect = os.path.join(run_dir, "expect")
+    os.makedirs(expect, exist_ok=True)
+    check_equal(run_dir, mpiexec, launcher, program, report, otf2_print, arguments=(expect,),
+                expected_functions=("MPI_Iallreduce", "MPI_Waitall", "MPI_Testsome", "MPI_Ineighbor_alltoall",
+                                    "MPI_Sendrecv", "MPI_Cart_get"))
 
 
 def check_samples(run_dir, mpiexec, launcher, program, report, otf2_print):
@@ -483,7 +499,7 @@ def check_page(run_dir, mpiexec, launcher, program, report, otf2_print, page_mod
           f"{len(sampled)} sampled functions")
 
 
-CASES = {"equal": check_equal, "samples": check_samples, "two": check_two, "profile": check_profile, "demo": check_demo, "live": check_live, "refused": check_refused, "preloaded": check_preloaded,
+CASES = {"equal": check_equal, "families": check_families, "samples": check_samples, "two": check_two, "profile": check_profile, "demo": check_demo, "live": check_live, "refused": check_refused, "preloaded": check_preloaded,
          "killed": check_killed, "rank-killed": check_rank_killed, "page": check_page}
 
 if __name__ == "__main__":

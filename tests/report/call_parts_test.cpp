@@ -36,9 +36,9 @@ struct Key {
     // kind, bytes, request, comm, peer (zigzag), tag (zigzag)
     Key &p2p(uint64_t kind, uint64_t count) { return put(kind).put(count).put(0).put(1).put(2).put(0); }
     // kind, sent, received, request, op, comm, root
-    Key &collective_end(uint64_t sent, uint64_t received)
+    Key &collective_end(uint64_t sent, uint64_t received, uint64_t kind = ADT_REC_MPI_COLLECTIVE_END)
     {
-        return put(ADT_REC_MPI_COLLECTIVE_END).put(sent).put(received).put(0).put(3).put(1).put(0);
+        return put(kind).put(sent).put(received).put(kind == ADT_REC_MPI_COLLECTIVE_END ? 0 : 1).put(3).put(1).put(0);
     }
 };
 
@@ -64,6 +64,18 @@ TEST(SkeletonCallParts, ASendIsOneCallWithItsBytesSent)
     EXPECT_EQ(parts.parts[0].function, SEND_FN);
     EXPECT_EQ(parts.parts[0].bytes_sent, 8u);
     EXPECT_EQ(parts.parts[0].bytes_received, 0u);
+}
+
+// A nonblocking collective's bytes go to the call that completed it, as
+// the reading pass attributes its NonBlockingCollectiveComplete (before,
+// neither counted them and the online report, which does, disagreed).
+TEST(SkeletonCallParts, ANonblockingCollectivesBytesGoToTheCallThatCompletedIt)
+{
+    Parts parts;
+    ASSERT_EQ(parts.of(Key(WAITALL_FN).collective_end(24, 40, ADT_REC_NB_COLLECTIVE_COMPLETE)), 1);
+    EXPECT_EQ(parts.parts[0].function, WAITALL_FN);
+    EXPECT_EQ(parts.parts[0].bytes_sent, 24u);
+    EXPECT_EQ(parts.parts[0].bytes_received, 40u);
 }
 
 TEST(SkeletonCallParts, NestedCallsAreCountedAndGetTheirOwnRecordsBytes)
