@@ -255,6 +255,12 @@ uint64_t adt_clock_resolution(void);
  * is ending. Async-signal-safe. */
 uint64_t adt_clock_resolution_now(void);
 
+/* Fixes the rate (adt_clock_resolution now) for the rest of the process:
+ * both functions above return it from then on, so that figures sent
+ * before the archive is written (the online stream's last chunk) and the
+ * archive use one rate. Returns it; a second call returns the first's. */
+uint64_t adt_clock_settle(void);
+
 /* Nanoseconds in a number of ticks. */
 uint64_t adt_clock_ticks_to_ns(uint64_t ticks);
 

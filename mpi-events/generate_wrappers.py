@@ -350,7 +350,7 @@ def build_body(fn, lang):
     kind = fn.kind
     if kind in ("init", "init_thread"):
         body.before_location.append("adt_mpi_init_begin();")
-        body.post.append(f"if ({ok}) adt_mpi_init_end(location);")
+        body.post.append(f"if ({ok}) adt_mpi_init_end(&call);")
     elif kind == "abort":
         body.pre.append("adt_runtime_abort();")
     elif kind == "finalize":

@@ -51,9 +51,6 @@ bool adt_mpi_sampling;
 static pthread_once_t regions_once = PTHREAD_ONCE_INIT;
 static adt_clock_offset begin_offset;
 static bool measuring;
-/* When MPI_Init began, for its call's record in the online stream, which
- * opens only as MPI_Init returns. */
-static uint64_t init_entered;
 static atomic_bool init_begun;
 static atomic_bool init_unseen;
 
@@ -339,12 +336,10 @@ void adt_mpi_init_begin(void)
     adt_mpi_next_resolve();
     atomic_store_explicit(&init_begun, true, memory_order_release);
     adt_runtime_start();
-    init_entered = adt_clock_now();
 }
 
-void adt_mpi_init_end(adt_location *location)
+void adt_mpi_init_end(const adt_mpi_call *init)
 {
-    (void)location;
     /* The gap classes of the measurement cost (core.h), in ticks: MPI_Init
      * has run long enough for adt_clock_resolution_now to know the clock's
      * rate within a few parts in 10^5, and no thread waits for it. */
@@ -379,8 +374,10 @@ void adt_mpi_init_end(adt_location *location)
     begin_offset = measure_clock_offset(MPI_COMM_WORLD);
     adt_runtime_clock_offset_measured(&begin_offset);
     measuring = true;
+    /* The stream opens only as MPI_Init returns: its call's record starts
+     * at the time of its Enter record, as in the archive. */
     adt_online_start(adt_runtime_config(), (uint32_t)rank, (uint32_t)size, archive_dir, adt_mpi_region_ids,
-                     ADT_MPI_FN_COUNT, init_entered);
+                     ADT_MPI_FN_COUNT, init->enter_time);
 }
 
 void adt_mpi_finalize_measurement(adt_mpi_call *call, adt_mpi_function function)

@@ -139,7 +139,8 @@ static inline void adt_mpi_leave(const adt_mpi_call *call, adt_mpi_function func
 /* ---- Init / Finalize (slow path) ---------------------------------------- */
 
 void adt_mpi_init_begin(void);
-void adt_mpi_init_end(adt_location *location);
+/* After MPI_Init (or MPI_Init_thread) returned success; init: its call. */
+void adt_mpi_init_end(const adt_mpi_call *init);
 /* Measures the end clock offset, records the Leave of Finalize, writes the
  * trace (adt_runtime_finish) and releases adaptrace's MPI resources; the
  * wrapper passes MPI_Finalize on afterwards. */

@@ -266,6 +266,16 @@ char *adt_live_sampled_profile(const adt_live *live, size_t *length)
     return text;
 }
 
+/* The rate a rank's ticks are read at: rank 0's, as in the archive (its
+ * clock properties are rank 0's rate, each rank's times on that clock
+ * through the clock offsets, none between the ranks of one host); the
+ * rank's own until rank 0 was heard from. */
+static uint64_t reference_rate(const adt_live *live, uint32_t rank)
+{
+    uint64_t rank_0 = live->states[0].ticks_per_second;
+    return rank_0 > 0 ? rank_0 : live->states[rank].ticks_per_second;
+}
+
 static double seconds(uint64_t ticks, uint64_t ticks_per_second)
 {
     return ticks_per_second > 0 ? (double)ticks / (double)ticks_per_second : 0.0;
@@ -447,7 +457,7 @@ static void print_report(FILE *out, const adt_live *live, const char *const *nam
             total.ticks += function->ticks;
             total.sent += function->sent;
             total.received += function->received;
-            total_seconds += seconds(function->ticks, live->states[r].ticks_per_second);
+            total_seconds += seconds(function->ticks, reference_rate(live, r));
         }
         if (total.calls > 0) {
             print_function(out, names[f], &total, total_seconds, first);
@@ -480,7 +490,7 @@ static void print_report(FILE *out, const adt_live *live, const char *const *nam
         for (uint32_t f = 0; f < live->functions; f++) {
             const adt_live_function *function = &live->table[(size_t)r * live->functions + f];
             if (function->calls > 0) {
-                print_function(out, names[f], function, seconds(function->ticks, state->ticks_per_second), first);
+                print_function(out, names[f], function, seconds(function->ticks, reference_rate(live, r)), first);
                 first = false;
             }
         }

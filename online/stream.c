@@ -320,6 +320,9 @@ bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats)
     while (!stream.lost && stream.filling < 0 && !take_chunk(adt_clock_now()) && adt_clock_now() < give_up)
         pause_briefly();
     int last = stream.filling;
+    /* The rate the last chunk carries is the one the archive is written
+     * with: the final report's seconds are the archive's. */
+    adt_clock_settle();
     if (!stream.lost && last >= 0)
         send_chunk(last, ADT_ONLINE_TAG_LAST);
     while (!stream.lost && stream.flying > 0 && adt_clock_now() < give_up) {

@@ -1,5 +1,6 @@
 // The trace clock: after adt_clock_init its ticks, converted with the
-// measured resolution, agree with CLOCK_MONOTONIC over the same interval.
+// measured resolution, agree with CLOCK_MONOTONIC over the same interval;
+// once settled, the rate stays the one settled.
 #include <gtest/gtest.h>
 
 #include <ctime>
@@ -38,6 +39,19 @@ TEST(Clock, TicksAgreeWithTheMonotonicClock)
     double truth = static_cast<double>(ns_after - ns_before);
     // The two pairs of reads are a few hundred ns apart out of 50 ms.
     EXPECT_NEAR(measured, truth, truth * 0.01);
+}
+
+// Settling fixes the rate for the rest of the process (ctest runs each
+// test in a process of its own).
+TEST(Clock, ASettledRateIsTheOneEveryLaterCallGets)
+{
+    adt_clock_init();
+    uint64_t settled = adt_clock_settle();
+    timespec pause = {0, 20000000};
+    nanosleep(&pause, nullptr);
+    EXPECT_EQ(adt_clock_resolution(), settled);
+    EXPECT_EQ(adt_clock_resolution_now(), settled);
+    EXPECT_EQ(adt_clock_settle(), settled) << "a second settle keeps the first rate";
 }
 
 }  // namespace

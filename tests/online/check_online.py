@@ -138,6 +138,12 @@ def check_equal(run_dir, mpiexec, launcher, program, report, otf2_print, ranks=2
     for name in expected_functions:
         if name not in found:
             fail(f"{name} is not in the live report")
+    # Times: each call's ticks at the archive's rate, so within a tick (at
+    # most a nanosecond here) a call of the offline figure.
+    offline_seconds = {f["name"]: f["seconds"] for f in offline["mpi_functions"]}
+    for f in live["mpi_functions"]:
+        if abs(f["seconds"] - offline_seconds[f["name"]]) > 1e-9 * f["calls"]:
+            fail(f"{f['name']}: {f['seconds']} s live, {offline_seconds[f['name']]} s in adaptrace-report")
     summed = {}
     for rank in live["per_rank"]:
         for f in rank["mpi_functions"]:
