@@ -26,6 +26,13 @@ CASE:
            MPI_Init's Enter and Leave there), and the final report.json
            has, per MPI function and rank, the calls and bytes the offline
            archive of the same program has;
+  behind   the analyzer held (SIGSTOP) while the ranks make 3,000 rounds
+           of calls, with small TCP socket buffers to it: every chunk is
+           in flight, the calls that find none are counted as
+           analyzer_behind and sent as totals per function at
+           MPI_Finalize (the analyzer let go, SIGCONT, after the rounds),
+           and the final live report has, per function and rank, the
+           calls and bytes of the run's archive;
   demo     the same for the bundled adaptrace-demo on 4 ranks (halo
            exchange, row communicators, reductions, a gather);
   live     a run computing ~6 s has a live/report.json within its first
@@ -242,6 +249,63 @@ def check_profile_calls(run_dir, mpiexec, launcher, program, report, otf2_print)
     print(f"offline {filled['flushes']} flushes; profile: 0 flushes, {summary['mpi_events']} MPI events in the "
           f"buffers; report.json = the offline archive for {len(found)} functions and ranks "
           f"({summary['online_calls_sent_as_totals']} of {behind} calls behind sent as totals)")
+
+
+def check_behind(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """Every chunk in flight: the calls that find none reach the final
+    report as totals at the end."""
+    archive = os.path.join(run_dir, "archive")
+    # 16 KiB socket buffers to the analyzer (the kernel doubles them): a
+    # held analyzer takes less than one 64 KiB chunk, so sends stay in
+    # flight; the ranks talk to each other over shared memory.
+    environment = dict(ENVIRONMENT, OMPI_MCA_btl_tcp_sndbuf="16384", OMPI_MCA_btl_tcp_rcvbuf="16384")
+    command = traced(mpiexec, launcher, archive, ["--live-interval", "1", program, "0", "3000", "signalled"])
+    held = None
+    with open(os.path.join(run_dir, "stderr.txt"), "w") as stderr:
+        process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
+                                   env=environment, text=True)
+        try:
+            while process.poll() is None and read_live(archive) is None:
+                time.sleep(0.1)
+            analyzers = subprocess.run(["pgrep", "-f", f"adaptrace-analyzer {archive} "], stdout=subprocess.PIPE,
+                                       text=True).stdout.split()
+            if len(analyzers) != 1:
+                fail(f"expected one analyzer process of {archive}, found {analyzers}")
+            held = int(analyzers[0])
+            os.kill(held, signal.SIGSTOP)
+            process.stdin.write("go\n")
+            process.stdin.flush()
+            line = process.stdout.readline()
+            if line.strip() != "rounds done":
+                fail(f"the program said {line!r}, expected 'rounds done'")
+            os.kill(held, signal.SIGCONT)
+            held = None
+            process.stdin.close()
+            status = process.wait(timeout=RUN_LIMIT_S)
+        finally:
+            if held is not None:
+                os.kill(held, signal.SIGCONT)
+            if process.poll() is None:
+                process.kill()
+    sys.stderr.write(open(os.path.join(run_dir, "stderr.txt")).read())
+    if status != 0:
+        fail(f"the run exited with {status}")
+    check_archive(archive, otf2_print)
+    summary = json.load(open(os.path.join(archive, "summary.json")))
+    behind = summary["online_calls_not_streamed_by_cause"]["analyzer_behind"]
+    if behind == 0 or summary["online_calls_sent_as_totals"] != behind:
+        fail(f"{behind} calls found every chunk in flight, {summary['online_calls_sent_as_totals']} were sent as "
+             f"totals: expected some, all of them")
+    live = read_live(archive)
+    if live is None or not live["final"] or live["finished_ranks"] != [0, 1]:
+        fail(f"no final live report of both ranks: {live}")
+    found = {(rank["rank"], f["name"]): (f["calls"], f["bytes_sent"], f["bytes_received"])
+             for rank in live["per_rank"] for f in rank["mpi_functions"]}
+    expected = archive_calls_per_rank(archive)
+    if found != expected:
+        fail(f"live report per rank {found} != the archive's {expected}")
+    check_calls_reached(summary, found)
+    print(f"{behind} calls behind sent as totals; live report = the archive for {len(found)} functions and ranks")
 
 
 def check_sampled(live, offline, summary):
@@ -514,7 +578,7 @@ def check_page(run_dir, mpiexec, launcher, program, report, otf2_print, page_mod
 
 
 CASES = {"equal": check_equal, "samples": check_samples, "two": check_two, "profile": check_profile,
-         "profile_calls": check_profile_calls, "demo": check_demo, "live": check_live, "refused": check_refused, "preloaded": check_preloaded,
+         "profile_calls": check_profile_calls, "behind": check_behind, "demo": check_demo, "live": check_live, "refused": check_refused, "preloaded": check_preloaded,
          "killed": check_killed, "page": check_page}
 
 if __name__ == "__main__":
