@@ -700,11 +700,20 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
                 (unsigned long long)total->mpi_communicators_untracked,
                 (unsigned long long)total->mpi_windows_untracked, (unsigned long long)total->mpi_files_untracked,
                 object_losses + 2);
-    if (total->online_calls_streamed > 0 || stream_losses[0] != '\0')
-        adt_log("online: %llu MPI calls and %llu samples streamed to the analyzers (%.1f MiB)%s%s",
+    if (total->online_calls_streamed > 0 || stream_losses[0] != '\0') {
+        /* With ADAPTRACE_ONLINE_OUTPUT=profile what was not streamed went
+         * to the buffers, which are not written (docs/online.md). */
+        const char *where = !total->online_profile_only ? "; the archive holds them all"
+                            : stream_losses[0] != '\0' ? "; of these only the calls sent as totals are in report.json"
+                                                       : "";
+        char totals[96] = "";
+        if (total->online_calls_sent_as_totals > 0)
+            snprintf(totals, sizeof totals, ", and %llu calls as totals per function at the end",
+                     (unsigned long long)total->online_calls_sent_as_totals);
+        adt_log("online: %llu MPI calls and %llu samples streamed to the analyzers (%.1f MiB)%s%s%s",
                 (unsigned long long)total->online_calls_streamed, (unsigned long long)total->online_samples_streamed,
-                mebibytes(total->online_bytes_streamed), stream_losses,
-                total->online_profile_only ? "" : "; the archive holds them all");
+                mebibytes(total->online_bytes_streamed), totals, stream_losses, where);
+    }
     if (listing->initial_rate_hz) {
         adt_log("samples: %llu taken, %llu kept, %llu removed, %llu skipped (%llu while code was being unloaded or "
                 "registered), %llu dropped%s",
