@@ -70,9 +70,7 @@ static inline file_info *file_of(MPI_File fh)
 
 static inline void append_io(const adt_mpi_call *call, adt_record_kind kind, const adt_rec_io *record)
 {
-    adt_buffer_append_event(call->location, (uint16_t)kind, call->time, record, sizeof *record);
-    if (adt_mpi_folding)
-        adt_mpi_fold_record((uint16_t)kind, record, ADT_MPI_FOLD_NO_RANK);
+    adt_mpi_append_record(call, kind, record, sizeof *record, ADT_MPI_FOLD_NO_RANK);
 }
 
 void adt_mpi_fortran_string(char *out, size_t size, const char *text, size_t length)

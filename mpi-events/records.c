@@ -132,19 +132,9 @@ static void untrack(MPI_Request request, tracked_request *slot)
     adt_handle_table_remove(requests, handle);
 }
 
-/* Every record of a call goes to the buffer and into the call's key
- * (fold.h); own_rank: the peer's origin for point-to-point records. */
-static inline void append_ranked(const adt_mpi_call *call, adt_record_kind kind, const void *payload, uint32_t size,
-                                 int32_t own_rank)
-{
-    adt_buffer_append_event(call->location, (uint16_t)kind, call->time, payload, size);
-    if (adt_mpi_folding)
-        adt_mpi_fold_record((uint16_t)kind, payload, own_rank);
-}
-
 static inline void append(const adt_mpi_call *call, adt_record_kind kind, const void *payload, uint32_t size)
 {
-    append_ranked(call, kind, payload, size, ADT_MPI_FOLD_NO_RANK);
+    adt_mpi_append_record(call, kind, payload, size, ADT_MPI_FOLD_NO_RANK);
 }
 
 static inline void append_request(const adt_mpi_call *call, adt_record_kind kind, uint64_t id)
@@ -171,7 +161,7 @@ static inline void append_p2p(const adt_mpi_call *call, adt_record_kind kind, ui
 {
     adt_rec_p2p record = { .bytes = bytes, .request = id, .comm = comm, .peer = (uint32_t)peer,
                            .tag = (uint32_t)tag };
-    append_ranked(call, kind, &record, sizeof record, own_rank);
+    adt_mpi_append_record(call, kind, &record, sizeof record, own_rank);
     bool sending = kind == ADT_REC_MPI_SEND || kind == ADT_REC_MPI_ISEND;
     adt_online_bytes(sending ? bytes : 0, sending ? 0 : bytes);
 }

@@ -12,8 +12,28 @@
 
 #include <mpi.h>
 
+#include "buffer/buffer.h"
 #include "call.h"
 #include "comms.h"
+#include "fold.h"
+#include "online/online.h"
+
+/* ---- a call's records --------------------------------------------------- */
+
+/* Every record of a call (records.c, io.c, rma.c) goes to the buffer,
+ * unless the online stream keeps the call's records out of it
+ * (ADAPTRACE_ONLINE_OUTPUT=profile: adt_online_unbuffered, which its
+ * Enter decided), and into the call's key when folding (fold.h);
+ * own_rank: the peer's origin for point-to-point records,
+ * ADT_MPI_FOLD_NO_RANK for others. */
+static inline void adt_mpi_append_record(const adt_mpi_call *call, adt_record_kind kind, const void *payload,
+                                         uint32_t size, int32_t own_rank)
+{
+    if (!adt_online_unbuffered())
+        adt_buffer_append_event(call->location, (uint16_t)kind, call->time, payload, size);
+    if (adt_mpi_folding)
+        adt_mpi_fold_record((uint16_t)kind, payload, own_rank);
+}
 
 /* ---- point-to-point and collectives ------------------------------------- */
 

@@ -66,9 +66,7 @@ static inline window_info *window_of(MPI_Win win)
 
 static inline void append_rma(const adt_mpi_call *call, adt_record_kind kind, const adt_rec_rma *record)
 {
-    adt_buffer_append_event(call->location, (uint16_t)kind, call->time, record, sizeof *record);
-    if (adt_mpi_folding)
-        adt_mpi_fold_record((uint16_t)kind, record, ADT_MPI_FOLD_NO_RANK);
+    adt_mpi_append_record(call, kind, record, sizeof *record, ADT_MPI_FOLD_NO_RANK);
 }
 
 static inline void append_window(const adt_mpi_call *call, adt_record_kind kind, const window_info *window)

@@ -400,24 +400,7 @@ void adt_mpi_finalize_measurement(adt_mpi_call *call, adt_mpi_function function)
      * trace is written, which adopts the analyzers' live directory. */
     adt_online_stats online;
     adt_online_finish(&online);
-    adt_runtime_online_report(&(adt_runtime_online){ .calls_streamed = online.calls_streamed,
-                                                     .profile_only = online.profile_only,
-                                                     .samples_streamed = online.samples_streamed,
-                                                     .samples_unstreamed_ring_full =
-                                                         online.samples_unstreamed[ADT_ONLINE_SAMPLE_LOSS_RING_FULL],
-                                                     .samples_unstreamed_analyzer_lost =
-                                                         online.samples_unstreamed[ADT_ONLINE_SAMPLE_LOSS_ANALYZER_LOST],
-                                                     .samples_unstreamed_other_thread =
-                                                         online.samples_unstreamed[ADT_ONLINE_SAMPLE_LOSS_OTHER_THREAD],
-                                                     .bytes_streamed = online.bytes_streamed,
-                                                     .unstreamed_analyzer_behind =
-                                                         online.unstreamed[ADT_ONLINE_LOSS_ANALYZER_BEHIND],
-                                                     .unstreamed_analyzer_lost =
-                                                         online.unstreamed[ADT_ONLINE_LOSS_ANALYZER_LOST],
-                                                     .unstreamed_other_thread =
-                                                         online.unstreamed[ADT_ONLINE_LOSS_OTHER_THREAD],
-                                                     .unstreamed_nested_too_deep =
-                                                         online.unstreamed[ADT_ONLINE_LOSS_NESTED_TOO_DEEP] });
+    adt_runtime_online_report(&online);
     /* Collective even where this rank is not measuring: the runtime agrees
      * over all ranks whether to write, so no rank waits for another. */
     if (measuring) {

@@ -89,8 +89,11 @@ static inline __attribute__((always_inline)) adt_mpi_call adt_mpi_enter(adt_loca
     if (adt_mpi_folding)
         adt_mpi_fold_enter(location, (uint32_t)function, call.context, call.passing_on_before == 0, call.time);
     call.gap_class = adt_cost_note_event(cost, ADT_COST_MPI, call.time);
-    adt_buffer_append_event(location, ADT_REC_ENTER, call.time, &record, sizeof record);
+    /* The stream's frame first: it decides whether the call's records
+     * stay out of the buffer (adt_online_unbuffered). */
     adt_online_enter(call.time);
+    if (!adt_online_unbuffered())
+        adt_buffer_append_event(location, ADT_REC_ENTER, call.time, &record, sizeof record);
     return call;
 }
 
@@ -116,7 +119,9 @@ static inline void adt_mpi_returned(adt_mpi_call *call)
 static inline void adt_mpi_leave(const adt_mpi_call *call, adt_mpi_function function)
 {
     adt_rec_region record = { adt_mpi_region_ids[function], call->context };
-    adt_buffer_append_event(call->location, ADT_REC_LEAVE, call->time, &record, sizeof record);
+    /* Asked before adt_online_leave closes the call's frame. */
+    if (!adt_online_unbuffered())
+        adt_buffer_append_event(call->location, ADT_REC_LEAVE, call->time, &record, sizeof record);
     adt_online_leave((uint32_t)function, call->time);
     if (adt_mpi_folding)
         adt_mpi_fold_leave(call->location, (uint32_t)function, call->passing_on_before == 0, call->time);

@@ -289,14 +289,15 @@ static void start(const adt_config *config, uint32_t rank, uint32_t size, const 
         return;
     }
     uint64_t hold_ticks = (uint64_t)config->live_interval_s * adt_clock_resolution();
-    if (adt_online_stream_open(analyzers, my_analyzer, rank, hold_ticks, init_enter) != 0) {
+    /* The analyzers' report is the output: the samples and the calls they
+     * take are not kept in the buffer as well, and no trace is written. */
+    bool profile = config->online_output == ADT_ONLINE_OUTPUT_PROFILE;
+    if (adt_online_stream_open(analyzers, my_analyzer, rank, mpi_functions, hold_ticks, init_enter, profile) != 0) {
         adt_log("rank %u streams nothing to its analyzer: no memory for its chunks", rank);
         PMPI_Comm_free(&analyzers);
         return;
     }
-    /* The analyzers' report is the output: the samples they take are not
-     * kept in the buffer as well, and no trace is written. */
-    profile_only = config->online_output == ADT_ONLINE_OUTPUT_PROFILE;
+    profile_only = profile;
     if (rank == 0)
         adt_log("%u analyzer%s started; the live report is %s/live/report.json%s%s", count, count == 1 ? "" : "s",
                 archive_dir, ADT_WITH_REPORT_HTML ? " and report.html beside it" : "",

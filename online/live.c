@@ -19,13 +19,13 @@
 #include "online/live.h"
 
 const char *const adt_online_loss_keys[ADT_ONLINE_LOSS_COUNT] = {
-#define ADT_ONLINE_LOSS_KEY(name, key) [ADT_ONLINE_LOSS_##name] = key,
+#define ADT_ONLINE_LOSS_KEY(name, key, words) [ADT_ONLINE_LOSS_##name] = key,
     ADT_ONLINE_LOSSES(ADT_ONLINE_LOSS_KEY)
 #undef ADT_ONLINE_LOSS_KEY
 };
 
 const char *const adt_online_sample_loss_keys[ADT_ONLINE_SAMPLE_LOSS_COUNT] = {
-#define ADT_ONLINE_SAMPLE_LOSS_KEY(name, key) [ADT_ONLINE_SAMPLE_LOSS_##name] = key,
+#define ADT_ONLINE_SAMPLE_LOSS_KEY(name, key, words) [ADT_ONLINE_SAMPLE_LOSS_##name] = key,
     ADT_ONLINE_SAMPLE_LOSSES(ADT_ONLINE_SAMPLE_LOSS_KEY)
 #undef ADT_ONLINE_SAMPLE_LOSS_KEY
 };
@@ -164,7 +164,8 @@ int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *
                     source, header->rank, header->records, bytes);
     for (uint32_t i = 0; i < header->records; i++) {
         const adt_online_record *record = &chunk->records[i];
-        if (record->kind == ADT_ONLINE_RECORD_CALL && record->id >= live->functions)
+        if ((record->kind == ADT_ONLINE_RECORD_CALL || record->kind == ADT_ONLINE_RECORD_TOTALS) &&
+            record->id >= live->functions)
             return fail(error, error_size, "a call of rank %" PRIu32 " to unknown function %" PRIu32, source,
                         record->id);
         if (record->kind == ADT_ONLINE_RECORD_SAMPLES && record->id > ADT_ONLINE_SAMPLES_PER_RECORD)
@@ -173,7 +174,7 @@ int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *
         if (record->kind == ADT_ONLINE_RECORD_CONTEXT && record->id >= ADT_LIVE_CONTEXTS_MAX)
             return fail(error, error_size, "a calling context of rank %" PRIu32 " numbered %" PRIu32, source,
                         record->id);
-        if (record->kind < ADT_ONLINE_RECORD_CALL || record->kind > ADT_ONLINE_RECORD_SAMPLES)
+        if (record->kind < ADT_ONLINE_RECORD_CALL || record->kind > ADT_ONLINE_RECORD_TOTALS)
             return fail(error, error_size, "a record of rank %" PRIu32 " of unknown kind %" PRIu32, source,
                         record->kind);
     }
@@ -184,6 +185,12 @@ int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *
             define_context(live, source, record);
         } else if (record->kind == ADT_ONLINE_RECORD_SAMPLES) {
             add_samples(live, source, record);
+        } else if (record->kind == ADT_ONLINE_RECORD_TOTALS) {
+            adt_live_function *function = &live->table[(size_t)source * live->functions + record->id];
+            function->calls += record->totals.calls;
+            function->ticks += record->totals.ticks;
+            function->sent += record->totals.sent;
+            function->received += record->totals.received;
         } else {
             adt_live_function *function = &live->table[(size_t)source * live->functions + record->id];
             function->calls++;

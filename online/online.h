@@ -6,7 +6,9 @@
  * over adaptrace's private inter-communicator, in chunks with nonblocking
  * sends progressed from its own later MPI calls, and the analyzers keep
  * <archive>/live/report.json up to date (docs/online.md). The ranks'
- * buffers and archive are exactly as without analyzers.
+ * buffers and archive are exactly as without analyzers, unless
+ * ADAPTRACE_ONLINE_OUTPUT=profile: then the streamed samples and calls
+ * stay out of the buffer and no archive is written.
  *
  * The wire format is in wire.h (included here). Files by execution
  * context: stream.c (the MPI wrapper hot path: the
@@ -33,11 +35,13 @@
  * or an error handler calling MPI inside a call). */
 #define ADT_ONLINE_DEPTH 16
 
-/* One open MPI call of the streaming thread. */
+/* One open MPI call of the streaming thread; unbuffered: its records stay
+ * out of the thread's buffer (adt_online_unbuffered). */
 typedef struct adt_online_frame {
     uint64_t enter;
     uint64_t sent;
     uint64_t received;
+    bool unbuffered;
 } adt_online_frame;
 
 /* Set from MPI_Init's end until MPI_Finalize's Leave while a rank streams;
@@ -47,6 +51,12 @@ extern atomic_bool adt_online_on;
 extern __thread bool adt_online_streams __attribute__((tls_model("initial-exec")));
 extern adt_online_frame adt_online_frames[ADT_ONLINE_DEPTH];
 extern uint32_t adt_online_depth;
+/* ADAPTRACE_ONLINE_OUTPUT=profile while the stream runs (set at its open,
+ * cleared when the analyzer is lost and at the close): the calls the
+ * thread opens from then on keep their records out of its buffer, which
+ * is never written; each one reaches the analyzer as a record of its own
+ * or, where every chunk is in flight, in the totals of its last chunk. */
+extern bool adt_online_profile;
 
 /* A wrapped call's Enter at time. One thread-local load when not
  * streaming. */
@@ -55,8 +65,21 @@ static inline void adt_online_enter(uint64_t time)
     if (__builtin_expect(!adt_online_streams, 1))
         return;
     if (adt_online_depth < ADT_ONLINE_DEPTH)
-        adt_online_frames[adt_online_depth] = (adt_online_frame){ time, 0, 0 };
+        adt_online_frames[adt_online_depth] = (adt_online_frame){ time, 0, 0, adt_online_profile };
     adt_online_depth++;
+}
+
+/* Whether the records of the innermost open call stay out of the buffer
+ * (its Enter decided: ADAPTRACE_ONLINE_OUTPUT=profile, the thread streams
+ * and the call is not nested too deep to be streamed). One thread-local
+ * load when not streaming. Asked before each of the call's records, its
+ * Leave's too (then before adt_online_leave closes the call). */
+static inline bool adt_online_unbuffered(void)
+{
+    if (__builtin_expect(!adt_online_streams, 1))
+        return false;
+    return adt_online_depth > 0 && adt_online_depth <= ADT_ONLINE_DEPTH &&
+           adt_online_frames[adt_online_depth - 1].unbuffered;
 }
 
 /* Bytes of a message or collective record written by the innermost open
@@ -93,20 +116,6 @@ static inline void adt_online_leave(uint32_t function, uint64_t time)
  * call is the first streamed). Does nothing when config->analyzers is 0. */
 void adt_online_start(const adt_config *config, uint32_t rank, uint32_t size, const char *archive_dir,
                       const uint32_t *mpi_regions, uint32_t mpi_functions, uint64_t init_enter);
-
-/* What a rank streamed, for the summary. */
-typedef struct adt_online_stats {
-    uint64_t calls_streamed;
-    uint64_t samples_streamed;
-    uint64_t contexts_streamed;
-    uint64_t bytes_streamed;
-    uint64_t chunks_streamed;
-    uint64_t unstreamed[ADT_ONLINE_LOSS_COUNT];
-    uint64_t samples_unstreamed[ADT_ONLINE_SAMPLE_LOSS_COUNT];
-    /* ADAPTRACE_ONLINE_OUTPUT=profile and the stream ran: the analyzers'
-     * report is the output, no trace is to be written. */
-    bool profile_only;
-} adt_online_stats;
 
 /* In MPI_Finalize after its Leave, collective over MPI_COMM_WORLD where
  * adt_online_start was: stops the sampler (the archive's samples are the

@@ -10,7 +10,9 @@
  * inter-communicator, whose error handler returns errors: a send that
  * fails (a dead analyzer) ends the stream, never the application. A chunk
  * that cannot be sent because all are in flight is never waited for: the
- * calls that find no free chunk are counted as 'analyzer behind'.
+ * calls that find no free chunk are counted as 'analyzer behind' and added
+ * to the rank's totals per function (a table reserved at the open), which
+ * its last chunks carry at MPI_Finalize.
  */
 #include <stdlib.h>
 #include <time.h>
@@ -22,6 +24,15 @@ atomic_bool adt_online_on;
 __thread bool adt_online_streams __attribute__((tls_model("initial-exec")));
 adt_online_frame adt_online_frames[ADT_ONLINE_DEPTH];
 uint32_t adt_online_depth;
+bool adt_online_profile;
+
+/* The calls of one MPI function not streamed one by one. */
+typedef struct function_totals {
+    uint64_t calls;
+    uint64_t ticks;
+    uint64_t sent;
+    uint64_t received;
+} function_totals;
 
 static struct {
     MPI_Comm inter;
@@ -45,7 +56,11 @@ static struct {
     /* One bit per calling-context node: defined to the analyzer. */
     uint64_t *contexts_sent;
     uint32_t context_capacity;
+    /* [function]: the calls that found every chunk in flight */
+    function_totals *totals;
+    uint32_t functions;
     uint64_t calls_streamed;
+    uint64_t calls_sent_as_totals;
     uint64_t samples_streamed;
     uint64_t contexts_streamed;
     uint64_t bytes_streamed;
@@ -60,6 +75,7 @@ static void lose_analyzer(void)
 {
     stream.lost = true;
     adt_sampler_tap_replace_buffer(false); /* the buffer keeps the samples again */
+    adt_online_profile = false;            /* and the calls opened from now on */
     stream.flying = 0;
     for (int i = 0; i < ADT_ONLINE_CHUNKS; i++)
         stream.in_flight[i] = false;
@@ -254,12 +270,22 @@ void adt_online_stream_call(uint32_t function, uint64_t time)
     if (stream.filling >= 0 && stream.flying > 0)
         progress();
     take_samples(time);
+    const adt_online_frame *frame = &adt_online_frames[depth];
     adt_online_record *record = stream.lost ? NULL : next_record(time);
-    if (record == NULL) {
-        stream.unstreamed[stream.lost ? ADT_ONLINE_LOSS_ANALYZER_LOST : ADT_ONLINE_LOSS_ANALYZER_BEHIND]++;
+    if (record == NULL && stream.lost) {
+        stream.unstreamed[ADT_ONLINE_LOSS_ANALYZER_LOST]++;
         return;
     }
-    const adt_online_frame *frame = &adt_online_frames[depth];
+    if (record == NULL) {
+        stream.unstreamed[ADT_ONLINE_LOSS_ANALYZER_BEHIND]++;
+        /* function: an adt_mpi_function, below the count the open was given */
+        function_totals *totals = &stream.totals[function];
+        totals->calls++;
+        totals->ticks += time >= frame->enter ? time - frame->enter : 0;
+        totals->sent += frame->sent;
+        totals->received += frame->received;
+        return;
+    }
     *record = (adt_online_record){ .kind = ADT_ONLINE_RECORD_CALL,
                                    .id = function,
                                    .call = { .enter = frame->enter,
@@ -272,27 +298,60 @@ void adt_online_stream_call(uint32_t function, uint64_t time)
         send_chunk(stream.filling, ADT_ONLINE_TAG_CHUNK);
 }
 
-int adt_online_stream_open(MPI_Comm inter, int analyzer, uint32_t rank, uint64_t hold_ticks, uint64_t init_enter)
+int adt_online_stream_open(MPI_Comm inter, int analyzer, uint32_t rank, uint32_t functions, uint64_t hold_ticks,
+                           uint64_t init_enter, bool profile)
 {
     stream.context_capacity = adt_sampler_context_capacity();
     stream.chunks = calloc(ADT_ONLINE_CHUNKS, sizeof *stream.chunks);
     stream.contexts_sent = calloc(stream.context_capacity / 64 + 1, sizeof *stream.contexts_sent);
-    if (stream.chunks == NULL || stream.contexts_sent == NULL) {
+    stream.totals = calloc(functions > 0 ? functions : 1, sizeof *stream.totals);
+    if (stream.chunks == NULL || stream.contexts_sent == NULL || stream.totals == NULL) {
         free(stream.chunks);
         free(stream.contexts_sent);
+        free(stream.totals);
         stream.chunks = NULL;
         stream.contexts_sent = NULL;
+        stream.totals = NULL;
         return -1;
     }
+    stream.functions = functions;
     stream.inter = inter;
     stream.analyzer = analyzer;
     stream.rank = rank;
     stream.hold_ticks = hold_ticks;
-    adt_online_frames[0] = (adt_online_frame){ init_enter, 0, 0 };
+    /* MPI_Init's Enter is in the buffer already: so is its Leave. */
+    adt_online_frames[0] = (adt_online_frame){ init_enter, 0, 0, false };
     adt_online_depth = 1;
+    adt_online_profile = profile;
     adt_online_streams = true;
     atomic_store(&adt_online_on, true);
     return 0;
+}
+
+/* Moves the totals of the calls not streamed one by one into the chunks,
+ * from function *next on (advanced past those written); false when a
+ * chunk ran out. */
+static bool take_totals(uint32_t *next, uint64_t time)
+{
+    for (; *next < stream.functions; ++*next) {
+        const function_totals *totals = &stream.totals[*next];
+        if (totals->calls == 0)
+            continue;
+        if (stream.lost)
+            return false;
+        adt_online_record *record = next_record(time);
+        if (record == NULL)
+            return false;
+        *record = (adt_online_record){ .kind = ADT_ONLINE_RECORD_TOTALS,
+                                       .id = *next,
+                                       .totals = { .calls = totals->calls,
+                                                   .ticks = totals->ticks,
+                                                   .sent = totals->sent,
+                                                   .received = totals->received } };
+        stream.calls_sent_as_totals += totals->calls;
+        send_if_full();
+    }
+    return true;
 }
 
 /* Sleeps a millisecond between the tests of a bounded wait: the analyzer
@@ -313,6 +372,12 @@ bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats)
         take_samples(adt_clock_now());
         if (stream.lost || !adt_sampler_tap_peek(&sample) || adt_clock_now() >= give_up)
             break;
+        progress();
+        pause_briefly();
+    }
+    /* The totals of the calls not streamed one by one, as chunks free up. */
+    uint32_t next_totals = 0;
+    while (!take_totals(&next_totals, adt_clock_now()) && !stream.lost && adt_clock_now() < give_up) {
         progress();
         pause_briefly();
     }
@@ -347,7 +412,10 @@ bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats)
     }
     atomic_store(&adt_online_on, false);
     adt_online_streams = false;
+    adt_online_profile = false;
     *stats = (adt_online_stats){ .calls_streamed = stream.calls_streamed,
+                                 /* unconfirmed where a send did not complete */
+                                 .calls_sent_as_totals = complete ? stream.calls_sent_as_totals : 0,
                                  .samples_streamed = stream.samples_streamed,
                                  .contexts_streamed = stream.contexts_streamed,
                                  .bytes_streamed = stream.bytes_streamed,
@@ -362,5 +430,7 @@ bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats)
     stream.chunks = NULL;
     free(stream.contexts_sent);
     stream.contexts_sent = NULL;
+    free(stream.totals);
+    stream.totals = NULL;
     return complete;
 }

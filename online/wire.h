@@ -4,6 +4,7 @@
 #ifndef ADAPTRACE_ONLINE_WIRE_H
 #define ADAPTRACE_ONLINE_WIRE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Rank -> analyzer: a chunk of calls; the same as the rank's last one
@@ -17,38 +18,51 @@
 #define ADT_ONLINE_TAG_PORT 2804
 #define ADT_ONLINE_TAG_INTRODUCTION 2805
 
-/* Why a completed call did not reach the analyzer (it is in the archive
- * all the same): every chunk was still in flight (the analyzer did not
- * take them as fast as the rank made calls); a send to the analyzer
- * failed; the call was made by a thread other than the one that called
- * MPI_Init (only that thread streams); the call was nested deeper than
- * ADT_ONLINE_DEPTH MPI calls. */
+/* Why a completed call did not reach the analyzer as a record of its own,
+ * X(cause, key, words): the key in live/report.json and summary.json
+ * (online_calls_not_streamed_by_cause), the words of the stderr summary.
+ * The call is in the archive all the same (with
+ * ADAPTRACE_ONLINE_OUTPUT=profile: see each cause); a cause is added
+ * here only. */
 #define ADT_ONLINE_LOSSES(X)                                                                                     \
-    X(ANALYZER_BEHIND, "analyzer_behind")                                                                      \
-    X(ANALYZER_LOST, "analyzer_lost")                                                                          \
-    X(OTHER_THREAD, "other_thread")                                                                            \
-    X(NESTED_TOO_DEEP, "nested_too_deep")
+    /* every chunk was in flight (the analyzer did not take them as fast */                                      \
+    /* as the rank made calls): the call is added to the rank's totals, */                                       \
+    /* sent in its last chunk at MPI_Finalize */                                                                 \
+    X(ANALYZER_BEHIND, "analyzer_behind",                                                                      \
+      "not streamed one by one because the analyzer was behind (every chunk in flight; sent as totals at the "  \
+      "end)")                                                                                                  \
+    /* a send to the analyzer failed */                                                                          \
+    X(ANALYZER_LOST, "analyzer_lost", "not streamed because a send to the analyzer failed")                    \
+    /* the call was made by a thread other than the one that called */                                           \
+    /* MPI_Init (only that thread streams) */                                                                    \
+    X(OTHER_THREAD, "other_thread", "not streamed because a thread other than MPI_Init's made them")           \
+    /* the call was nested deeper than ADT_ONLINE_DEPTH MPI calls */                                             \
+    X(NESTED_TOO_DEEP, "nested_too_deep", "not streamed because they were nested too deep in other MPI calls")
 
 typedef enum adt_online_loss {
-#define ADT_ONLINE_LOSS_ENUM(name, key) ADT_ONLINE_LOSS_##name,
+#define ADT_ONLINE_LOSS_ENUM(name, key, words) ADT_ONLINE_LOSS_##name,
     ADT_ONLINE_LOSSES(ADT_ONLINE_LOSS_ENUM)
 #undef ADT_ONLINE_LOSS_ENUM
     ADT_ONLINE_LOSS_COUNT
 } adt_online_loss;
 
-/* Why a sample of the rank did not reach the analyzer (it is in the
- * archive all the same): the rank's ring of samples not yet sent was full
- * (samples are sent from its MPI calls: a long stretch without one, or
- * every chunk in flight); the analyzer was lost; the sample was taken on a
- * thread other than the one that called MPI_Init (only that thread
- * streams). */
+/* Why a sample of the rank's thread that called MPI_Init did not reach
+ * the analyzer, X(cause, key, words) as above
+ * (online_samples_not_streamed_by_cause); it is in the archive all the
+ * same (with ADAPTRACE_ONLINE_OUTPUT=profile: in the buffer, which is not
+ * written). */
 #define ADT_ONLINE_SAMPLE_LOSSES(X)                                                                              \
-    X(RING_FULL, "ring_full")                                                                                  \
-    X(ANALYZER_LOST, "analyzer_lost")                                                                          \
-    X(OTHER_THREAD, "other_thread")
+    /* the rank's ring of samples not yet sent was full (samples are sent */                                     \
+    /* from its MPI calls: a long stretch without one, or every chunk in */                                      \
+    /* flight) */                                                                                                \
+    X(RING_FULL, "ring_full", "samples not streamed because the ring of samples to send was full")            \
+    X(ANALYZER_LOST, "analyzer_lost",                                                                          \
+      "samples not streamed because the analyzer was lost or did not take them by the end")                   \
+    /* taken on a thread other than the one that called MPI_Init */                                              \
+    X(OTHER_THREAD, "other_thread", "samples not streamed because a thread other than MPI_Init's took them")
 
 typedef enum adt_online_sample_loss {
-#define ADT_ONLINE_SAMPLE_LOSS_ENUM(name, key) ADT_ONLINE_SAMPLE_LOSS_##name,
+#define ADT_ONLINE_SAMPLE_LOSS_ENUM(name, key, words) ADT_ONLINE_SAMPLE_LOSS_##name,
     ADT_ONLINE_SAMPLE_LOSSES(ADT_ONLINE_SAMPLE_LOSS_ENUM)
 #undef ADT_ONLINE_SAMPLE_LOSS_ENUM
     ADT_ONLINE_SAMPLE_LOSS_COUNT
@@ -71,6 +85,12 @@ typedef enum adt_online_record_kind {
      * that called MPI_Init: each its context node and the rate's halvings
      * k when it was taken (it stands for 2^k periods). */
     ADT_ONLINE_RECORD_SAMPLES,
+    /* The calls of one MPI function (id) that the rank could not stream
+     * one by one (every chunk in flight, ADT_ONLINE_LOSS_ANALYZER_BEHIND):
+     * how many, their ticks between Enter and Leave, their bytes sent and
+     * received. Sent once, in the rank's last chunks at MPI_Finalize, so
+     * that the final report has every call of the thread. */
+    ADT_ONLINE_RECORD_TOTALS,
 } adt_online_record_kind;
 
 #define ADT_ONLINE_NO_PARENT UINT32_MAX
@@ -99,6 +119,12 @@ typedef struct adt_online_record {
             uint32_t unused;
         } context;
         adt_online_sample samples[ADT_ONLINE_SAMPLES_PER_RECORD];
+        struct {
+            uint64_t calls;
+            uint64_t ticks;
+            uint64_t sent;
+            uint64_t received;
+        } totals;
     };
 } adt_online_record;
 
@@ -132,6 +158,25 @@ typedef struct adt_online_introduction {
     uint32_t regions;
     uint32_t maps_bytes;
 } adt_online_introduction;
+
+/* What a rank streamed and what it could not, by cause, for its summary
+ * (the runtime's summary reads it: runtime.h includes this file, plain
+ * types only). */
+typedef struct adt_online_stats {
+    uint64_t calls_streamed;
+    /* calls not streamed one by one that reached the analyzer as totals at
+     * the end (ADT_ONLINE_RECORD_TOTALS) */
+    uint64_t calls_sent_as_totals;
+    uint64_t samples_streamed;
+    uint64_t contexts_streamed;
+    uint64_t bytes_streamed;
+    uint64_t chunks_streamed;
+    uint64_t unstreamed[ADT_ONLINE_LOSS_COUNT];
+    uint64_t samples_unstreamed[ADT_ONLINE_SAMPLE_LOSS_COUNT];
+    /* ADAPTRACE_ONLINE_OUTPUT=profile and the stream ran: the analyzers'
+     * report is the output, no trace is to be written. */
+    bool profile_only;
+} adt_online_stats;
 
 /* The ranks analyzer a of analyzers serves among ranks: [first, end),
  * split evenly (rank r goes to r * analyzers / ranks). */

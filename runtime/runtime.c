@@ -296,9 +296,9 @@ int64_t adt_runtime_world_rank(void)
     return atomic_load(&mpi_started) ? (int64_t)atomic_load(&world_rank) : -1;
 }
 
-static adt_runtime_online online;
+static adt_online_stats online;
 
-void adt_runtime_online_report(const adt_runtime_online *streamed)
+void adt_runtime_online_report(const adt_online_stats *streamed)
 {
     online = *streamed;
 }

@@ -69,6 +69,7 @@
 #include "buffer/buffer.h"
 #include "core/core.h"
 #include "format/format.h"
+#include "online/wire.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -182,24 +183,10 @@ typedef struct adt_runtime_mpi_untracked {
 void adt_runtime_mpi_untracked_report(const adt_runtime_mpi_untracked *untracked);
 
 /* What a rank streamed to its analyzer in an online run (online/, issue
- * #28), and the calls it could not stream by cause; reported in
- * MPI_Finalize before adt_runtime_finish, for the summary. */
-typedef struct adt_runtime_online {
-    uint64_t calls_streamed;
-    uint64_t bytes_streamed;
-    uint64_t unstreamed_analyzer_behind;
-    uint64_t unstreamed_analyzer_lost;
-    uint64_t unstreamed_other_thread;
-    uint64_t unstreamed_nested_too_deep;
-    uint64_t samples_streamed;
-    uint64_t samples_unstreamed_ring_full;
-    uint64_t samples_unstreamed_analyzer_lost;
-    uint64_t samples_unstreamed_other_thread;
-    /* ADAPTRACE_ONLINE_OUTPUT=profile and the stream ran: no trace is
-     * written, the analyzers' report is the output. */
-    bool profile_only;
-} adt_runtime_online;
-void adt_runtime_online_report(const adt_runtime_online *online);
+ * #28), and the calls and samples it could not stream by cause
+ * (adt_online_stats, online/wire.h); reported in MPI_Finalize before
+ * adt_runtime_finish, for the summary. */
+void adt_runtime_online_report(const adt_online_stats *online);
 
 /* The MPI layer, at load: what the process asks at its exit when the MPI
  * layer never reported MPI started (adt_runtime_mpi_started). unseen

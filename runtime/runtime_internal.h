@@ -143,8 +143,8 @@ void adt_rescue_discard(const char *archive_dir);
  *   sentence whose list of causes holds it: EVENTS (MPI events), OBJECTS
  *   (MPI objects not traced; the objects' totals are TOTAL rows that
  *   sentence names, their causes ADT_RUN_LOSSES_BY_CAUSE rows), SAMPLES,
- *   STREAM (MPI calls not streamed to the analyzers of an online run; they
- *   are in the archive all the same). Every loss reaches summary.json and
+ *   STREAM (MPI calls and samples not streamed to the analyzers of an
+ *   online run; online/wire.h says where each cause leaves them). Every loss reaches summary.json and
  *   stderr (tests/runtime/summary_test.cpp checks that row by row).
  * words: what the stderr summary says after the number of a loss. */
 #define ADT_RUN_COUNTERS(X)                                                                              \
@@ -161,22 +161,9 @@ void adt_rescue_discard(const char *archive_dir);
       "request completions not recorded (no memory to copy a call's requests)")                           \
     X(SUM, online_calls_streamed, "online_calls_streamed", NO, "")                                        \
     X(SUM, online_bytes_streamed, "online_bytes_streamed", NO, "")                                        \
-    X(SUM, online_unstreamed_analyzer_behind, "online_calls_not_streamed_analyzer_behind", STREAM,          \
-      "not streamed because the analyzer was behind (every chunk in flight)")                              \
-    X(SUM, online_unstreamed_analyzer_lost, "online_calls_not_streamed_analyzer_lost", STREAM,              \
-      "not streamed because a send to the analyzer failed")                                                \
-    X(SUM, online_unstreamed_other_thread, "online_calls_not_streamed_other_thread", STREAM,                \
-      "not streamed because a thread other than MPI_Init's made them")                                     \
-    X(SUM, online_unstreamed_nested_too_deep, "online_calls_not_streamed_nested_too_deep", STREAM,          \
-      "not streamed because they were nested too deep in other MPI calls")                                 \
     X(SUM, online_samples_streamed, "online_samples_streamed", NO, "")                                    \
+    X(SUM, online_calls_sent_as_totals, "online_calls_sent_as_totals", NO, "") /* at the end, by function */ \
     X(MAX, online_profile_only, "online_profile_only", NO, "") /* 1: no trace, the analyzers' report */  \
-    X(SUM, online_samples_unstreamed_ring_full, "online_samples_not_streamed_ring_full", STREAM,            \
-      "samples not streamed because the ring of samples to send was full")                                \
-    X(SUM, online_samples_unstreamed_analyzer_lost, "online_samples_not_streamed_analyzer_lost", STREAM,    \
-      "samples not streamed because the analyzer was lost or did not take them by the end")               \
-    X(SUM, online_samples_unstreamed_other_thread, "online_samples_not_streamed_other_thread", STREAM,      \
-      "samples not streamed because a thread other than MPI_Init's took them")                            \
     X(SUM, skeleton_calls, "skeleton_calls", NO, "") /* calls folded into the threads' skeletons */      \
     X(MAX, skeleton_bytes, "skeleton_share_bytes", NO, "")                                                \
     X(SUM, skeleton_calls_untimed, "skeleton_calls_untimed_timing_full", NO, "") /* timing table full */  \
@@ -238,7 +225,11 @@ void adt_rescue_discard(const char *archive_dir);
       "mpi_windows_untracked_by_cause", OBJECTS)                                                              \
     X(mpi_files_lost, ADT_MPI_UNTRACKED_FILES, ADT_MPI_UNTRACKED_CAUSE_COUNT, "mpi_files_untracked_by_cause", \
       OBJECTS)                                                                                                \
-    X(skeleton_stopped, ADT_SKELETON_STOPS, ADT_SKELETON_STOP_CAUSES, "skeleton_stopped_by_cause", SKELETON)
+    X(skeleton_stopped, ADT_SKELETON_STOPS, ADT_SKELETON_STOP_CAUSES, "skeleton_stopped_by_cause", SKELETON)    \
+    X(online_calls_unstreamed, ADT_ONLINE_LOSSES, ADT_ONLINE_LOSS_COUNT, "online_calls_not_streamed_by_cause",    \
+      STREAM)                                                                                                 \
+    X(online_samples_unstreamed, ADT_ONLINE_SAMPLE_LOSSES, ADT_ONLINE_SAMPLE_LOSS_COUNT,                      \
+      "online_samples_not_streamed_by_cause", STREAM)
 
 /* The MPI objects not followed, one table of causes per kind (runtime.h). */
 #define ADT_MPI_UNTRACKED_REQUESTS(X) ADT_MPI_UNTRACKED_CAUSES(X, "requests")
@@ -300,7 +291,7 @@ typedef struct adt_run_sources {
     adt_runtime_mpi_untracked mpi_untracked;
     uint64_t started;           /* the start of measurement (clock ticks) */
     adt_runtime_user_api_counts user_api;
-    adt_runtime_online online;
+    adt_online_stats online;
 } adt_run_sources;
 
 /* Fills counters and returns this rank's location lines (malloc'd,

@@ -221,17 +221,15 @@ size_t adt_summary_count(const adt_run_sources *sources, uint32_t rank, adt_run_
         counters->mpi_files_untracked += untracked->files[cause];
     }
     counters->mpi_completions_unrecorded = sources->mpi_untracked.completions_unrecorded;
-    counters->online_calls_streamed = sources->online.calls_streamed;
-    counters->online_bytes_streamed = sources->online.bytes_streamed;
-    counters->online_unstreamed_analyzer_behind = sources->online.unstreamed_analyzer_behind;
-    counters->online_unstreamed_analyzer_lost = sources->online.unstreamed_analyzer_lost;
-    counters->online_unstreamed_other_thread = sources->online.unstreamed_other_thread;
-    counters->online_unstreamed_nested_too_deep = sources->online.unstreamed_nested_too_deep;
-    counters->online_samples_streamed = sources->online.samples_streamed;
-    counters->online_profile_only = sources->online.profile_only;
-    counters->online_samples_unstreamed_ring_full = sources->online.samples_unstreamed_ring_full;
-    counters->online_samples_unstreamed_analyzer_lost = sources->online.samples_unstreamed_analyzer_lost;
-    counters->online_samples_unstreamed_other_thread = sources->online.samples_unstreamed_other_thread;
+    const adt_online_stats *online = &sources->online;
+    counters->online_calls_streamed = online->calls_streamed;
+    counters->online_calls_sent_as_totals = online->calls_sent_as_totals;
+    counters->online_bytes_streamed = online->bytes_streamed;
+    counters->online_samples_streamed = online->samples_streamed;
+    counters->online_profile_only = online->profile_only;
+    memcpy(counters->online_calls_unstreamed, online->unstreamed, sizeof counters->online_calls_unstreamed);
+    memcpy(counters->online_samples_unstreamed, online->samples_unstreamed,
+           sizeof counters->online_samples_unstreamed);
     /* The skeletons: their threads' calls are over (or, at an ending, a
      * thread's count may be one call behind: plain loads of its fields). */
     counters->skeleton_bytes = sources->budget.skeleton_bytes;
@@ -702,11 +700,20 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
                 (unsigned long long)total->mpi_communicators_untracked,
                 (unsigned long long)total->mpi_windows_untracked, (unsigned long long)total->mpi_files_untracked,
                 object_losses + 2);
-    if (total->online_calls_streamed > 0 || stream_losses[0] != '\0')
-        adt_log("online: %llu MPI calls and %llu samples streamed to the analyzers (%.1f MiB)%s%s",
+    if (total->online_calls_streamed > 0 || stream_losses[0] != '\0') {
+        /* With ADAPTRACE_ONLINE_OUTPUT=profile what was not streamed went
+         * to the buffers, which are not written (docs/online.md). */
+        const char *where = !total->online_profile_only ? "; the archive holds them all"
+                            : stream_losses[0] != '\0' ? "; of these only the calls sent as totals are in report.json"
+                                                       : "";
+        char totals[96] = "";
+        if (total->online_calls_sent_as_totals > 0)
+            snprintf(totals, sizeof totals, ", and %llu calls as totals per function at the end",
+                     (unsigned long long)total->online_calls_sent_as_totals);
+        adt_log("online: %llu MPI calls and %llu samples streamed to the analyzers (%.1f MiB)%s%s%s",
                 (unsigned long long)total->online_calls_streamed, (unsigned long long)total->online_samples_streamed,
-                mebibytes(total->online_bytes_streamed), stream_losses,
-                total->online_profile_only ? "" : "; the archive holds them all");
+                mebibytes(total->online_bytes_streamed), totals, stream_losses, where);
+    }
     if (listing->initial_rate_hz) {
         adt_log("samples: %llu taken, %llu kept, %llu removed, %llu skipped (%llu while code was being unloaded or "
                 "registered), %llu dropped%s",

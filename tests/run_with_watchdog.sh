@@ -15,7 +15,9 @@ if [ $# -lt 2 ]; then
 fi
 limit=$1
 shift
-setsid "$@" &
+# <&0: a background job of a script reads /dev/null otherwise; the
+# command keeps the caller's standard input (online.behind writes to it).
+setsid "$@" <&0 &
 leader=$!
 # Measured on the clock, not in polls: on a loaded machine each poll
 # takes longer than its sleep, and counting polls outlasted ctest's own

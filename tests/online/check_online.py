@@ -22,6 +22,21 @@ CASE:
            small buffer keeps its initial rate with
            ADAPTRACE_ONLINE_OUTPUT=profile and 1 analyzer, writes no trace
            files, and its final report.json has the samples streamed;
+  profile_calls  a run of MPI events (3,000 rounds of streamed.c's
+           point-to-point, nonblocking and collective calls) fills a
+           64 KiB buffer offline (flushes); with
+           ADAPTRACE_ONLINE_OUTPUT=profile and 1 analyzer the ranks' MPI
+           events stay out of their buffers (no flush, no halving, only
+           MPI_Init's Enter and Leave there), and the final report.json
+           has, per MPI function and rank, the calls and bytes the offline
+           archive of the same program has;
+  behind   the analyzer held (SIGSTOP) while the ranks make 3,000 rounds
+           of calls, with small TCP socket buffers to it: every chunk is
+           in flight, the calls that find none are counted as
+           analyzer_behind and sent as totals per function at
+           MPI_Finalize (the analyzer let go, SIGCONT, after the rounds),
+           and the final live report has, per function and rank, the
+           calls and bytes of the run's archive;
   demo     the same for the bundled adaptrace-demo on 4 ranks (halo
            exchange, row communicators, reductions, a gather);
   live     a run computing ~6 s has a live/report.json within its first
@@ -152,11 +167,159 @@ def check_equal(run_dir, mpiexec, launcher, program, report, otf2_print, ranks=2
     if summed != found:
         fail(f"the ranks' figures {summed} do not add up to the totals {found}")
     summary = json.load(open(os.path.join(archive, "summary.json")))
-    if summary["online_calls_streamed"] != sum(c for c, _, _ in found.values()):
-        fail(f"summary.json streamed {summary['online_calls_streamed']} calls, the live report has "
-             f"{sum(c for c, _, _ in found.values())}")
+    check_calls_reached(summary, found)
     print(f"live report = adaptrace-report for {len(found)} functions")
     check_sampled(live, offline, summary)
+
+
+def check_calls_reached(summary, found):
+    """summary.json counts every call of the report: streamed one by one,
+    or sent as totals at the end."""
+    reached = summary["online_calls_streamed"] + summary["online_calls_sent_as_totals"]
+    if reached != sum(c for c, _, _ in found.values()):
+        fail(f"summary.json streamed {summary['online_calls_streamed']} calls and sent "
+             f"{summary['online_calls_sent_as_totals']} as totals, the report has "
+             f"{sum(c for c, _, _ in found.values())}")
+
+
+def archive_calls_per_rank(archive):
+    """{(rank, function): (calls, bytes sent, bytes received)} of the
+    archive's MPI calls, read with python3-otf2; bytes attributed as
+    adaptrace-report does, to the innermost MPI call open when the record
+    was written."""
+    import otf2
+    found, stacks = {}, {}
+    with otf2.reader.open(os.path.join(archive, "traces.otf2")) as trace:
+        for location, event in trace.events:
+            rank = int(location.group.name.rsplit(" ", 1)[-1])
+            stack = stacks.setdefault(location, [])
+            if isinstance(event, (otf2.events.Enter, otf2.events.CallingContextEnter)):
+                region = event.region if isinstance(event, otf2.events.Enter) else event.calling_context.region
+                stack.append(region.name)
+                continue
+            if isinstance(event, (otf2.events.Leave, otf2.events.CallingContextLeave)):
+                name = stack.pop()
+                if name.startswith("MPI_"):
+                    calls, sent, received = found.get((rank, name), (0, 0, 0))
+                    found[(rank, name)] = (calls + 1, sent, received)
+                continue
+            if isinstance(event, (otf2.events.MpiSend, otf2.events.MpiIsend)):
+                moved = (event.msg_length, 0)
+            elif isinstance(event, (otf2.events.MpiRecv, otf2.events.MpiIrecv)):
+                moved = (0, event.msg_length)
+            elif isinstance(event, otf2.events.MpiCollectiveEnd):
+                moved = (event.size_sent, event.size_received)
+            else:
+                continue
+            inside = next((name for name in reversed(stack) if name.startswith("MPI_")), None)
+            if inside is None:
+                fail(f"a message record outside any MPI call on rank {rank}: {event}")
+            calls, sent, received = found.get((rank, inside), (0, 0, 0))
+            found[(rank, inside)] = (calls, sent + moved[0], received + moved[1])
+    return found
+
+
+def check_profile_calls(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """MPI events that fill a 64 KiB buffer offline stay out of it with
+    ADAPTRACE_ONLINE_OUTPUT=profile, and the analyzers' final report has,
+    per function and rank, the calls and bytes of the offline archive."""
+    small = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="64K")
+    arguments = [program, "0", "3000"]
+    offline_dir = os.path.join(run_dir, "offline")
+    os.makedirs(offline_dir)
+    offline = os.path.join(offline_dir, "archive")
+    run([WATCHDOG, str(WATCHDOG_S), mpiexec, "--oversubscribe", "-np", "2", launcher, "--output", offline,
+         *arguments], offline_dir, small)
+    check_archive(offline, otf2_print)
+    filled = json.load(open(os.path.join(offline, "summary.json")))
+    if filled["flushes"] == 0 or filled["events_dropped"] != 0:
+        fail(f"the offline run flushed {filled['flushes']} times and dropped {filled['events_dropped']} events: "
+             f"the test needs MPI events that fill the buffer, all kept")
+    expected = archive_calls_per_rank(offline)
+    totals = json.loads(subprocess.run([report, "--json", offline], stdout=subprocess.PIPE, check=True).stdout)
+    summed = {}
+    for (rank, name), figures in expected.items():
+        summed[name] = tuple(a + b for a, b in zip(summed.get(name, (0, 0, 0)), figures))
+    reported = {f["name"]: (f["calls"], f["bytes_sent"], f["bytes_received"]) for f in totals["mpi_functions"]}
+    if summed != reported:
+        fail(f"the archive's calls per rank {summed} do not add up to adaptrace-report's {reported}")
+    archive = os.path.join(run_dir, "archive")
+    run(traced(mpiexec, launcher, archive, arguments), run_dir, dict(small, ADAPTRACE_ONLINE_OUTPUT="profile"))
+    summary = json.load(open(os.path.join(archive, "summary.json")))
+    if summary["flushes"] != 0 or summary["halvings"] != summary["overload_halvings"]:
+        fail(f"with the analyzer: {summary['flushes']} flushes, "
+             f"{summary['halvings'] - summary['overload_halvings']} halvings of the buffer")
+    if summary["mpi_events"] != 2 * 2:
+        fail(f"{summary['mpi_events']} MPI events in the buffers, expected MPI_Init's Enter and Leave on each rank")
+    final = json.load(open(os.path.join(archive, "report.json")))
+    if not final["final"] or final["finished_ranks"] != [0, 1]:
+        fail(f"report.json is not the final report of both ranks: {final}")
+    found = {(rank["rank"], f["name"]): (f["calls"], f["bytes_sent"], f["bytes_received"])
+             for rank in final["per_rank"] for f in rank["mpi_functions"]}
+    if found != expected:
+        fail(f"report.json per rank {found} != the offline archive's {expected}")
+    check_calls_reached(summary, found)
+    behind = summary["online_calls_not_streamed_by_cause"]["analyzer_behind"]
+    print(f"offline {filled['flushes']} flushes; profile: 0 flushes, {summary['mpi_events']} MPI events in the "
+          f"buffers; report.json = the offline archive for {len(found)} functions and ranks "
+          f"({summary['online_calls_sent_as_totals']} of {behind} calls behind sent as totals)")
+
+
+def check_behind(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """Every chunk in flight: the calls that find none reach the final
+    report as totals at the end."""
+    archive = os.path.join(run_dir, "archive")
+    # 16 KiB socket buffers to the analyzer (the kernel doubles them): a
+    # held analyzer takes less than one 64 KiB chunk, so sends stay in
+    # flight; the ranks talk to each other over shared memory.
+    environment = dict(ENVIRONMENT, OMPI_MCA_btl_tcp_sndbuf="16384", OMPI_MCA_btl_tcp_rcvbuf="16384")
+    command = traced(mpiexec, launcher, archive, ["--live-interval", "1", program, "0", "3000", "signalled"])
+    held = None
+    with open(os.path.join(run_dir, "stderr.txt"), "w") as stderr:
+        process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
+                                   env=environment, text=True)
+        try:
+            while process.poll() is None and read_live(archive) is None:
+                time.sleep(0.1)
+            analyzers = subprocess.run(["pgrep", "-f", f"adaptrace-analyzer {archive} "], stdout=subprocess.PIPE,
+                                       text=True).stdout.split()
+            if len(analyzers) != 1:
+                fail(f"expected one analyzer process of {archive}, found {analyzers}")
+            held = int(analyzers[0])
+            os.kill(held, signal.SIGSTOP)
+            process.stdin.write("go\n")
+            process.stdin.flush()
+            line = process.stdout.readline()
+            if line.strip() != "rounds done":
+                fail(f"the program said {line!r}, expected 'rounds done'")
+            os.kill(held, signal.SIGCONT)
+            held = None
+            process.stdin.close()
+            status = process.wait(timeout=RUN_LIMIT_S)
+        finally:
+            if held is not None:
+                os.kill(held, signal.SIGCONT)
+            if process.poll() is None:
+                process.kill()
+    sys.stderr.write(open(os.path.join(run_dir, "stderr.txt")).read())
+    if status != 0:
+        fail(f"the run exited with {status}")
+    check_archive(archive, otf2_print)
+    summary = json.load(open(os.path.join(archive, "summary.json")))
+    behind = summary["online_calls_not_streamed_by_cause"]["analyzer_behind"]
+    if behind == 0 or summary["online_calls_sent_as_totals"] != behind:
+        fail(f"{behind} calls found every chunk in flight, {summary['online_calls_sent_as_totals']} were sent as "
+             f"totals: expected some, all of them")
+    live = read_live(archive)
+    if live is None or not live["final"] or live["finished_ranks"] != [0, 1]:
+        fail(f"no final live report of both ranks: {live}")
+    found = {(rank["rank"], f["name"]): (f["calls"], f["bytes_sent"], f["bytes_received"])
+             for rank in live["per_rank"] for f in rank["mpi_functions"]}
+    expected = archive_calls_per_rank(archive)
+    if found != expected:
+        fail(f"live report per rank {found} != the archive's {expected}")
+    check_calls_reached(summary, found)
+    print(f"{behind} calls behind sent as totals; live report = the archive for {len(found)} functions and ranks")
 
 
 def check_sampled(live, offline, summary):
@@ -361,7 +524,7 @@ def check_killed(run_dir, mpiexec, launcher, program, report, otf2_print):
     if "its analyzer did not confirm the final live report" not in text:
         fail("no rank said that its analyzer did not confirm the final live report")
     summary = json.load(open(os.path.join(archive, "summary.json")))
-    if summary["online_calls_not_streamed_analyzer_lost"] == 0:
+    if summary["online_calls_not_streamed_by_cause"]["analyzer_lost"] == 0:
         fail("summary.json counts no call lost with the analyzer")
     live = read_live(archive)
     if live is None or live["final"]:
@@ -505,8 +668,10 @@ def check_page(run_dir, mpiexec, launcher, program, report, otf2_print, page_mod
           f"{len(sampled)} sampled functions")
 
 
-CASES = {"equal": check_equal, "families": check_families, "samples": check_samples, "two": check_two, "profile": check_profile, "demo": check_demo, "live": check_live, "refused": check_refused, "preloaded": check_preloaded,
-         "killed": check_killed, "rank-killed": check_rank_killed, "page": check_page}
+CASES = {"equal": check_equal, "families": check_families, "samples": check_samples, "two": check_two,
+         "profile": check_profile, "profile_calls": check_profile_calls, "behind": check_behind, "demo": check_demo,
+         "live": check_live, "refused": check_refused, "preloaded": check_preloaded, "killed": check_killed,
+         "rank-killed": check_rank_killed, "page": check_page}
 
 if __name__ == "__main__":
     if len(sys.argv) != (9 if sys.argv[1:2] == ["page"] else 8) or sys.argv[1] not in CASES:

@@ -103,6 +103,32 @@ TEST_F(Live, ChunksAddUpPerRankAndFunction)
     EXPECT_EQ(live.states[1].unstreamed[ADT_ONLINE_LOSS_ANALYZER_BEHIND], 5u);
 }
 
+// The calls a rank could not stream one by one come at the end as totals
+// per function: they add to the calls streamed.
+TEST_F(Live, TotalsAddToTheCallsStreamed)
+{
+    adt_online_chunk chunk = make_chunk(1);
+    adt_online_record totals{};
+    totals.kind = ADT_ONLINE_RECORD_TOTALS;
+    totals.id = 0;  // MPI_Send
+    totals.totals.calls = 1000;
+    totals.totals.ticks = 7000;
+    totals.totals.sent = 64000;
+    totals.totals.received = 3;
+    chunk.records[2] = totals;
+    chunk.header.records = 3;
+    ASSERT_EQ(adt_live_add_chunk(&live, 1, &chunk, chunk_bytes(3), true, error, sizeof error), 0) << error;
+    EXPECT_EQ(at(1, 0).calls, 1001u);
+    EXPECT_EQ(at(1, 0).ticks, 7250u);
+    EXPECT_EQ(at(1, 0).sent, 64064u);
+    EXPECT_EQ(at(1, 0).received, 3u);
+    EXPECT_EQ(at(1, 2).calls, 1u);
+    chunk.records[2].id = kFunctions;
+    EXPECT_EQ(adt_live_add_chunk(&live, 1, &chunk, chunk_bytes(3), true, error, sizeof error), -1)
+        << "totals of an unknown function";
+    EXPECT_EQ(at(1, 0).calls, 1001u);
+}
+
 TEST_F(Live, AChunkThatDoesNotHoldWhatItsHeaderSaysIsLeftOutWhole)
 {
     adt_online_chunk chunk = make_chunk(1);

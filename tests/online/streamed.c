@@ -4,10 +4,13 @@
  * computing with an MPI_Allreduce every 20 ms, so that a live report can
  * be read while it runs. A second argument, when given, is the number of
  * point-to-point and MPI_Allreduce rounds (200 by default; 0: a run of
- * samples, few events). */
+ * samples, few events). A third argument "signalled": rank 0 waits for a
+ * line on its standard input before the rounds (the test holds the
+ * analyzer meanwhile) and prints "rounds done" after them. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #define ROUNDS 200
@@ -30,6 +33,13 @@ int main(int argc, char **argv)
     int peer = rank ^ 1;
     double message[64] = { 0 };
     int rounds = argc > 2 ? atoi(argv[2]) : ROUNDS;
+    int signalled = argc > 3 && strcmp(argv[3], "signalled") == 0;
+    if (signalled) {
+        char line[16] = "";
+        if (rank == 0 && fgets(line, sizeof line, stdin) == NULL)
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
     for (int round = 0; round < rounds && peer < size; round++) {
         if (rank % 2 == 0) {
             MPI_Send(message, 64, MPI_DOUBLE, peer, 1, MPI_COMM_WORLD);
@@ -47,6 +57,10 @@ int main(int argc, char **argv)
     for (int round = 0; round < rounds; round++)
         MPI_Allreduce(&part, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     MPI_Bcast(message, 16, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    if (signalled && rank == 0) {
+        printf("rounds done\n");
+        fflush(stdout);
+    }
     double seconds = argc > 1 ? atof(argv[1]) : 0.0;
     double start = MPI_Wtime(), sink = 0.0;
     /* The ranks agree in each MPI_Allreduce whether to go on: one whose
