@@ -5,8 +5,17 @@
  * encoder's room, reserved at start-up); the thread-local pointer to it is
  * initial-exec TLS, one load per call. Never runs in a signal handler: the
  * sampler does not call it, so the state is touched by its thread only.
+ *
+ * Except at the end: adt_mpi_fold_close (normal code, an ending without
+ * MPI_Finalize, see there) stops every thread's folding and waits for
+ * the folds under way, so that the skeletons are encoded whole.
  */
+#include <linux/membarrier.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "fold.h"
 #include "format/format.h"
@@ -44,6 +53,7 @@ typedef struct map_slot {
 
 typedef struct fold_thread {
     adt_skeleton *skeleton;
+    _Atomic bool folding;    /* in adt_skeleton_fold / _stop_with (adt_mpi_fold_close waits) */
     bool open;               /* an outermost call is being encoded */
     bool events_folded;      /* the buffer counts this thread's events as folded
                                 (adt_mpi_fold_take_over) */
@@ -67,6 +77,11 @@ typedef struct fold_thread {
 } fold_thread;
 
 _Static_assert(sizeof(fold_thread) <= ADT_SKELETON_ENCODER_BYTES, "the encoder's state fits its room in the slab");
+
+/* Set once by adt_mpi_fold_close: no thread folds a call from then on. */
+static _Atomic bool folds_closed;
+/* Whether this process registered for expedited membarriers. */
+static bool barrier_ready;
 
 /* NULL before the thread's first call; NO_SKELETON when it has none. */
 static __thread fold_thread *thread_state __attribute__((tls_model("initial-exec")));
@@ -344,6 +359,17 @@ void adt_mpi_fold_leave(adt_location *location, uint32_t function, bool outermos
         return;
     }
     t->open = false;
+    /* The ending's side of this (adt_mpi_fold_close) is a store of
+     * folds_closed, a process-wide barrier, then a wait for folding to
+     * drop: either it sees folding set, or this load sees the close. The
+     * barrier (membarrier) stands in for a fence here, which the hot path
+     * would pay on every call. */
+    atomic_store_explicit(&t->folding, true, memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&folds_closed, memory_order_relaxed)) {
+        atomic_store_explicit(&t->folding, false, memory_order_relaxed);
+        return;
+    }
     /* Requests completed in this call are forgotten and their symbols
      * free from the next call on. */
     for (uint32_t i = 0; i < t->completed_count; ++i) {
@@ -358,6 +384,40 @@ void adt_mpi_fold_leave(adt_location *location, uint32_t function, bool outermos
         adt_skeleton_stop_with(t->skeleton, ADT_SKELETON_STOP_NOT_ENCODABLE);
     else
         adt_skeleton_fold(t->skeleton, t->key, t->length, t->enter, time);
+    atomic_store_explicit(&t->folding, false, memory_order_release);
     if (__builtin_expect(t->events_folded, 0))
         account_folded_call(t, location);
+}
+
+/* ---- the end without MPI_Finalize (normal code) ------------------------- */
+
+void adt_mpi_fold_init_close(void)
+{
+    barrier_ready = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+}
+
+#define FOLD_WAIT_STEPS 1000 /* × 1 ms: a fold takes microseconds */
+
+adt_skeleton_saved adt_mpi_fold_close(void)
+{
+    atomic_store(&folds_closed, true);
+    /* Every other running thread passes a full barrier: a fold that
+     * began before it has its folding flag seen below, one after it sees
+     * folds_closed (adt_mpi_fold_leave). */
+    if (!barrier_ready || syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
+        return ADT_SKELETON_NOT_SAVED_NO_BARRIER;
+    for (size_t i = 0; i < adt_skeleton_count(); i++) {
+        const fold_thread *t = adt_skeleton_at(i)->encoder_memory;
+        if (t == NULL)
+            continue; /* a skeleton that never had a slab: stopped, never folds */
+        for (unsigned step = 0; atomic_load_explicit(&t->folding, memory_order_acquire); step++) {
+            /* A thread descheduled in the middle of a fold: its skeleton
+             * would be encoded half-way. */
+            if (step == FOLD_WAIT_STEPS)
+                return ADT_SKELETON_NOT_SAVED_STILL_FOLDING;
+            struct timespec pause = { .tv_sec = 0, .tv_nsec = 1000000 };
+            nanosleep(&pause, NULL);
+        }
+    }
+    return ADT_SKELETON_SAVED;
 }

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "call.h"
+#include "runtime/runtime.h"
 
 /* Set at start-up when the skeleton's share exists (ADAPTRACE_SKELETON);
  * read on every call. */
@@ -45,6 +46,22 @@ void adt_mpi_fold_leave(adt_location *location, uint32_t function, bool outermos
  * skeleton does not hold (made outside MPI calls, or from the call in
  * which the skeleton stops on: adt_buffer_unfold_events). */
 bool adt_mpi_fold_take_over(adt_location *location, void *arg);
+
+/* MPI_Init when folding (normal code): registers the process for the
+ * barrier adt_mpi_fold_close needs (membarrier). */
+void adt_mpi_fold_init_close(void);
+/* An ending without MPI_Finalize (normal code, after the measurement
+ * ended, on the ending thread): no thread folds a call from now on (its
+ * calls still under way end outside the skeleton), and the folds under
+ * way have ended, so that the skeletons can be encoded whole.
+ * ADT_SKELETON_SAVED when they can; else why not: a thread still in the
+ * middle of a fold after a second, or no barrier (membarrier refused). */
+adt_skeleton_saved adt_mpi_fold_close(void);
+
+/* MPI_Init when folding (normal code): the runtime gets the encoder of
+ * this rank's skeletons for an ending's rescue file
+ * (adt_runtime_set_skeleton_encoder; fold_write.c). */
+void adt_mpi_fold_offer_rescue(void);
 
 /* MPI_Finalize, after the archive was written (written: 0 on every
  * rank): rank 0 gathers every rank's skeletons and writes

@@ -4,6 +4,11 @@
  * rank 0 gathers them and writes the file into the archive, where equal
  * ranks' skeletons are stored once (adt_skeleton_file_write). A gather
  * to rank 0, not yet a merge up the binomial tree (docs/folding.md).
+ *
+ * And at an ending without MPI_Finalize (MPI_Abort, exit; normal code,
+ * never a signal handler): the rank's part for its rescue file
+ * (rescue_encode, called by the runtime), from which adaptrace-recover
+ * writes skeleton.adts.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -14,6 +19,31 @@
 #include "core/core.h"
 #include "runtime/runtime.h"
 #include "skeleton/skeleton.h"
+
+/* The function names the keys' first field indexes. */
+static const char *function_names[ADT_MPI_FN_COUNT];
+
+static uint8_t *rescue_encode(uint32_t rank, size_t *bytes, adt_skeleton_saved *why_not)
+{
+    *why_not = adt_mpi_fold_close();
+    if (*why_not != ADT_SKELETON_SAVED)
+        return NULL;
+    uint8_t *part = adt_skeleton_rank_encode(rank, bytes);
+    if (part == NULL)
+        *why_not = ADT_SKELETON_NOT_SAVED_MEMORY;
+    return part;
+}
+
+void adt_mpi_fold_offer_rescue(void)
+{
+    for (int f = 0; f < ADT_MPI_FN_COUNT; ++f)
+        function_names[f] = adt_mpi_functions[f].name;
+    adt_mpi_fold_init_close();
+    adt_runtime_skeleton_encoder encoder = {
+        .encode = rescue_encode, .function_names = function_names, .function_count = ADT_MPI_FN_COUNT
+    };
+    adt_runtime_set_skeleton_encoder(&encoder);
+}
 
 void adt_mpi_fold_write(int written)
 {
@@ -54,9 +84,6 @@ void adt_mpi_fold_write(int written)
     if (rank == 0) {
         const uint8_t **parts = malloc(sizeof *parts * (size_t)size);
         size_t *sizes = malloc(sizeof *sizes * (size_t)size);
-        const char *names[ADT_MPI_FN_COUNT];
-        for (int f = 0; f < ADT_MPI_FN_COUNT; ++f)
-            names[f] = adt_mpi_functions[f].name;
         char path[ADT_PATH_MAX + sizeof ADT_SKELETON_FILE_NAME + 1];
         snprintf(path, sizeof path, "%s/%s", adt_runtime_archive_dir(), ADT_SKELETON_FILE_NAME);
         if (!all || !parts || !sizes) {
@@ -67,7 +94,7 @@ void adt_mpi_fold_write(int written)
                 parts[r] = all + displacements[r];
                 sizes[r] = (size_t)counts[r];
             }
-            if (adt_skeleton_file_write(path, names, ADT_MPI_FN_COUNT, parts, sizes, (uint32_t)size,
+            if (adt_skeleton_file_write(path, function_names, ADT_MPI_FN_COUNT, parts, sizes, (uint32_t)size,
                                         adt_clock_resolution()) != 0)
                 adt_log("cannot write %s", path);
         }

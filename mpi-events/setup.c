@@ -62,8 +62,10 @@ static void define_regions(void)
     /* Before the first call's Enter (MPI_Init's too): the share was
      * reserved at start-up, or folding is off. */
     adt_mpi_folding = config && config->skeleton && adt_skeleton_share_bytes() > 0;
-    if (adt_mpi_folding)
+    if (adt_mpi_folding) {
         adt_runtime_set_fold_hook(adt_mpi_fold_take_over);
+        adt_mpi_fold_offer_rescue();
+    }
     for (int i = 0; i < ADT_MPI_FN_COUNT; ++i) {
         const adt_mpi_function_desc *function = &adt_mpi_functions[i];
         adt_mpi_region_ids[i] = adt_defs_region(defs, function->name, function->name, function->role,

@@ -19,15 +19,21 @@
  *    and mark the end with a MeasurementOnOff(off) record.
  * 3. Count the point-to-point messages whose other side is not in the
  *    trace (sent to a rank that was not saved or never received them).
- * 4. Write the archive with the end-of-run writer, one thread per rank
- *    over adt_thread_group collectives (the same unification as a live
- *    run), and summary.json with how the run ended.
+ * 4. Write skeleton.adts from the ranks' skeleton sections when every
+ *    rank's rescue file has one (an ending in normal code saves it, one
+ *    by a signal cannot), the archive with the end-of-run writer, one
+ *    thread per rank over adt_thread_group collectives (the same
+ *    unification as a live run), and summary.json with how the run ended
+ *    and why skeleton.adts is missing, if it is. The skeleton file is
+ *    written first into the rescue directory and moved into the archive
+ *    once that exists (the writer makes it whole, then renames it).
  * 5. Remove the rescue files, and temporary directories that a killed
  *    final write left behind.
  *
  * Files: this one runs the steps and holds 4 and 5; recover_read.c step 1,
  * recover_rebuild.c steps 2 and 3 (recover_internal.h, their shared state).
  */
+#include <errno.h>
 #include <glob.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -143,6 +149,97 @@ static void describe_ending(recovery *run)
     ending->after_seconds = (double)(first->header->end_time - first->header->start_time) / (double)resolution;
     ending->saves_cut_short = run->cut_short;
     snprintf(ending->cut_short_files, sizeof ending->cut_short_files, "%s", run->cut_short_names);
+}
+
+/* ---- 4. the skeletons --------------------------------------------------- */
+
+static const char *const saved_words[ADT_SKELETON_SAVED_CAUSES] = {
+    [ADT_SKELETON_SAVED_NOT_FOLDING] = "folded nothing (ADAPTRACE_SKELETON off)",
+    [ADT_SKELETON_SAVED] = "saved theirs",
+    [ADT_SKELETON_NOT_SAVED_SIGNAL] = "ended by a signal (a signal handler cannot encode a skeleton)",
+    [ADT_SKELETON_NOT_SAVED_MEMORY] = "were out of memory for the encoding",
+    [ADT_SKELETON_NOT_SAVED_STILL_FOLDING] = "had a thread still in the middle of a fold after a second",
+    [ADT_SKELETON_NOT_SAVED_NO_BARRIER] = "could not wait for their threads' folds (membarrier refused)",
+};
+
+/* Counts the ranks by adt_skeleton_saved; why holds why no skeleton.adts
+ * can be written, or "" when every rank saved its skeleton, all with the
+ * same function names. */
+static void skeleton_problem(recovery *run, char *why, size_t size)
+{
+    adt_run_ending *ending = &run->ending;
+    const saved_process *first = &run->processes[0];
+    size_t used = 0;
+    why[0] = '\0';
+    for (uint32_t r = 0; r < run->ranks; r++) {
+        const saved_process *process = &run->processes[r];
+        if (process->header != NULL)
+            ending->skeleton_ranks[process->header->skeleton_saved]++;
+        else
+            used = used ? used : (size_t)snprintf(why, size, "ranks were not saved");
+        if (process->skeleton_part != NULL && first->skeleton_part != NULL &&
+            (process->skeleton_names_bytes != first->skeleton_names_bytes ||
+             memcmp(process->skeleton_names, first->skeleton_names, first->skeleton_names_bytes) != 0))
+            used = used ? used : (size_t)snprintf(why, size, "the ranks' function names differ");
+    }
+    if (used || ending->skeleton_ranks[ADT_SKELETON_SAVED] == run->ranks)
+        return;
+    for (int cause = 0; cause < ADT_SKELETON_SAVED_CAUSES && used < size; cause++)
+        if (cause != ADT_SKELETON_SAVED && ending->skeleton_ranks[cause] > 0)
+            used += (size_t)snprintf(why + used, size - used, "%s%u rank%s %s", used ? ", " : "",
+                                     ending->skeleton_ranks[cause], ending->skeleton_ranks[cause] == 1 ? "" : "s",
+                                     saved_words[cause]);
+}
+
+/* skeleton.adts from the ranks' parts, into the rescue directory (moved
+ * into the archive by move_skeleton); the clock rate is the headers'
+ * (adt_clock_resolution_now, the same on every rank of a node). Says
+ * why not in run->ending.skeleton_problem. */
+static void write_skeleton(recovery *run, const char *directory)
+{
+    adt_run_ending *ending = &run->ending;
+    skeleton_problem(run, ending->skeleton_problem, sizeof ending->skeleton_problem);
+    if (ending->skeleton_problem[0] != '\0' || ending->skeleton_ranks[ADT_SKELETON_SAVED] == 0)
+        return;
+    const saved_process *first = &run->processes[0];
+    const char **names = malloc(first->skeleton_function_count * sizeof *names);
+    const uint8_t **parts = malloc(run->ranks * sizeof *parts);
+    size_t *sizes = malloc(run->ranks * sizeof *sizes);
+    if (names == NULL || parts == NULL || sizes == NULL) {
+        snprintf(ending->skeleton_problem, sizeof ending->skeleton_problem, "out of memory");
+    } else {
+        const char *name = first->skeleton_names;
+        for (uint32_t f = 0; f < first->skeleton_function_count; f++, name += strlen(name) + 1)
+            names[f] = name;
+        for (uint32_t r = 0; r < run->ranks; r++) {
+            parts[r] = run->processes[r].skeleton_part;
+            sizes[r] = run->processes[r].skeleton_part_bytes;
+        }
+        char path[ADT_PATH_MAX + 32];
+        snprintf(path, sizeof path, "%s/%s", directory, ADT_SKELETON_FILE_NAME);
+        if (adt_skeleton_file_write(path, names, first->skeleton_function_count, parts, sizes, run->ranks,
+                                    first->header->timer_resolution) == 0)
+            ending->skeleton_written = true;
+        else
+            snprintf(ending->skeleton_problem, sizeof ending->skeleton_problem, "writing it failed: %s",
+                     errno == EINVAL ? "a rank's skeleton is damaged" : strerror(errno));
+    }
+    free(names);
+    free(parts);
+    free(sizes);
+}
+
+static int move_skeleton(recovery *run, const char *directory)
+{
+    if (!run->ending.skeleton_written)
+        return 0;
+    char from[ADT_PATH_MAX + 32], to[ADT_PATH_MAX + 32];
+    snprintf(from, sizeof from, "%s/%s", directory, ADT_SKELETON_FILE_NAME);
+    snprintf(to, sizeof to, "%s/%s", run->archive_dir, ADT_SKELETON_FILE_NAME);
+    if (rename(from, to) == 0)
+        return 0;
+    fprintf(stderr, "adaptrace-recover: cannot move %s into the archive: %s\n", from, strerror(errno));
+    return -1;
 }
 
 typedef struct rank_job {
@@ -282,7 +379,10 @@ int adt_recover_run(const char *archive_dir, bool quiet)
     if (result == 0) {
         run.ending.messages_unmatched = adt_recover_unmatched_messages(&run);
         describe_ending(&run);
+        write_skeleton(&run, directory);
         result = write_archive(&run);
+        if (result == 0)
+            result = move_skeleton(&run, directory);
     }
     if (result == 0) {
         remove_abandoned_writes(archive_dir);

@@ -31,6 +31,13 @@ typedef struct saved_process {
     adt_run_counters counters;
     const adt_location_summary *saved_lines;
     size_t saved_line_count;
+    /* The skeleton's section (rescue.h), checked: function_count names
+     * in names_bytes, then the rank's part. NULL: none saved. */
+    const char *skeleton_names;
+    uint32_t skeleton_function_count;
+    uint32_t skeleton_names_bytes;
+    const uint8_t *skeleton_part;
+    size_t skeleton_part_bytes;
     /* rebuilt */
     uint32_t rank;
     adt_defs *defs;

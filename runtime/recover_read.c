@@ -107,9 +107,38 @@ static const char *header_problem(const saved_process *process)
         return "its header's rank does not fit its world size";
     if (header->kind < ADT_RESCUE_SIGNAL || header->kind > ADT_RESCUE_SNAPSHOT || header->sampling > 1 ||
         header->defs_complete > 1 || header->has_clock_offset > 1 || header->timer_resolution == 0 ||
+        header->skeleton_saved >= ADT_SKELETON_SAVED_CAUSES || header->unused != 0 ||
         header->end_time < header->start_time || !has_nul(header->hostname, sizeof header->hostname) ||
         !has_nul(header->archive_dir, sizeof header->archive_dir))
         return "its header holds an impossible value";
+    return NULL;
+}
+
+/* The skeleton's section: a head, function_count NUL-terminated names in
+ * exactly names_bytes, then exactly part_bytes of part (rescue.h). NULL
+ * when sound, else what is wrong; the part itself is checked when
+ * skeleton.adts is written (adt_skeleton_file_write refuses a part that
+ * does not parse). */
+static const char *read_skeleton(saved_process *process, const char *at, uint64_t bytes)
+{
+    adt_rescue_skeleton_head head;
+    if (bytes < sizeof head)
+        return "its skeleton is shorter than its head";
+    memcpy(&head, at, sizeof head);
+    bytes -= sizeof head;
+    at += sizeof head;
+    if (head.function_count == 0 || head.names_bytes > bytes || head.part_bytes != bytes - head.names_bytes)
+        return "its skeleton's lengths do not add up";
+    uint32_t names = 0;
+    for (uint32_t i = 0; i < head.names_bytes; i++)
+        names += at[i] == '\0';
+    if (names != head.function_count || at[head.names_bytes - 1] != '\0')
+        return "its skeleton's function names do not match their count";
+    process->skeleton_names = at;
+    process->skeleton_function_count = head.function_count;
+    process->skeleton_names_bytes = head.names_bytes;
+    process->skeleton_part = (const uint8_t *)at + head.names_bytes;
+    process->skeleton_part_bytes = (size_t)head.part_bytes;
     return NULL;
 }
 
@@ -165,6 +194,12 @@ static int read_sections(saved_process *process)
             process->saved_lines = (const adt_location_summary *)at;
             process->saved_line_count = section.bytes / sizeof(adt_location_summary);
             break;
+        case ADT_RESCUE_SECTION_SKELETON: {
+            const char *skeleton_problem = read_skeleton(process, at, section.bytes);
+            if (skeleton_problem != NULL)
+                return adt_recover_left_out(process, skeleton_problem);
+            break;
+        }
         case ADT_RESCUE_SECTION_END:
             ended = true;
             break;
@@ -176,6 +211,8 @@ static int read_sections(saved_process *process)
     }
     if (process->image == NULL || process->journal == NULL)
         return adt_recover_left_out(process, "its buffer or definitions are missing");
+    if ((process->header->skeleton_saved == ADT_SKELETON_SAVED) != (process->skeleton_part != NULL))
+        return adt_recover_left_out(process, "its header and its skeleton's section disagree");
     if (process->header->sampling && (process->tree == NULL || process->maps == NULL))
         return adt_recover_left_out(process, "its calling contexts or module list are missing");
     return 0;

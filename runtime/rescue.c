@@ -11,6 +11,10 @@
  * - adt_rescue_init/set_*: start-up and MPI_Init (normal context); they
  *   fill the state the save reads, so that it never has to look anything
  *   up. adt_rescue_discard: the normal end.
+ * - adt_rescue_encode_skeleton: normal code at an ending without a signal
+ *   (MPI_Abort, exit without MPI_Finalize), before the save: the
+ *   skeletons' encoder allocates, so their section is made there, and
+ *   the save only writes its bytes. A save in a signal handler has none.
  *
  * Why no step waits for the interrupted code: the save takes no lock and
  * calls nothing that could (no malloc, no stdio, no MPI). It reads memory
@@ -29,6 +33,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h> /* rename(2), async-signal-safe; no stream is used */
+#include <stdlib.h> /* malloc in adt_rescue_encode_skeleton only, normal context */
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -53,6 +58,11 @@ static _Atomic int begin_offset_known;
 static uint32_t node_peers[ADT_RESCUE_NODE_PEERS_MAX];
 static _Atomic size_t node_peer_count;
 static const adt_trace_result nothing_written;
+static adt_runtime_skeleton_encoder skeleton_encoder; /* encode NULL: not folding */
+/* Set once by adt_rescue_encode_skeleton, before the ending's save. */
+static adt_skeleton_saved skeleton_saved = ADT_SKELETON_SAVED_NOT_FOLDING;
+static uint8_t *skeleton_section;
+static size_t skeleton_section_bytes;
 
 /* The thread (kernel tid) whose save runs, 0 when none. */
 static _Atomic pid_t saving_thread;
@@ -92,6 +102,52 @@ void adt_rescue_set_node_peers(const int *world_ranks, size_t count)
     for (size_t i = 0; i < count; i++)
         node_peers[i] = (uint32_t)world_ranks[i];
     atomic_store_explicit(&node_peer_count, count, memory_order_release);
+}
+
+void adt_rescue_set_skeleton_encoder(const adt_runtime_skeleton_encoder *encoder)
+{
+    skeleton_encoder = *encoder;
+}
+
+void adt_rescue_encode_skeleton(void)
+{
+    if (skeleton_encoder.encode == NULL || skeleton_section != NULL)
+        return;
+    uint32_t rank = atomic_load(&world_rank);
+    size_t part_bytes = 0;
+    adt_skeleton_saved why_not = ADT_SKELETON_NOT_SAVED_MEMORY;
+    uint8_t *part = skeleton_encoder.encode(rank == ADT_RESCUE_NO_RANK ? 0 : rank, &part_bytes, &why_not);
+    if (part == NULL) {
+        skeleton_saved = why_not;
+        return;
+    }
+    size_t names_bytes = 0;
+    for (uint32_t f = 0; f < skeleton_encoder.function_count; f++)
+        names_bytes += strlen(skeleton_encoder.function_names[f]) + 1;
+    adt_rescue_skeleton_head head = {
+        .function_count = skeleton_encoder.function_count, .names_bytes = (uint32_t)names_bytes,
+        .part_bytes = part_bytes
+    };
+    uint8_t *section = malloc(sizeof head + names_bytes + part_bytes);
+    if (section == NULL) {
+        free(part);
+        skeleton_saved = ADT_SKELETON_NOT_SAVED_MEMORY;
+        return;
+    }
+    uint8_t *at = section;
+    memcpy(at, &head, sizeof head);
+    at += sizeof head;
+    for (uint32_t f = 0; f < skeleton_encoder.function_count; f++) {
+        size_t length = strlen(skeleton_encoder.function_names[f]) + 1;
+        memcpy(at, skeleton_encoder.function_names[f], length);
+        at += length;
+    }
+    memcpy(at, part, part_bytes);
+    free(part);
+    skeleton_section_bytes = sizeof head + names_bytes + part_bytes;
+    skeleton_saved = ADT_SKELETON_SAVED;
+    /* Published before the save reads it: the same thread, in order. */
+    skeleton_section = section;
 }
 
 /* ---- writing (async-signal-safe: write/pwrite/read/open only) --------- */
@@ -217,6 +273,14 @@ static void fill_header(adt_rescue_kind kind, int signum, const char *archive_di
     header.initial_rate_hz = initial_rate_hz;
     header.defs_complete = journal_complete;
     header.has_clock_offset = (uint32_t)atomic_load(&begin_offset_known);
+    /* A save in a signal handler (an ending signal, a snapshot) cannot
+     * encode the skeletons: the encoder allocates. */
+    if (skeleton_encoder.encode == NULL)
+        header.skeleton_saved = ADT_SKELETON_SAVED_NOT_FOLDING;
+    else if (kind == ADT_RESCUE_SIGNAL || kind == ADT_RESCUE_SNAPSHOT)
+        header.skeleton_saved = ADT_SKELETON_NOT_SAVED_SIGNAL;
+    else
+        header.skeleton_saved = skeleton_saved;
     if (header.has_clock_offset)
         header.clock_offset = begin_offset;
     header.start_time = start_time;
@@ -250,6 +314,10 @@ static void write_rescue(rescue_file *file, adt_rescue_kind kind, int signum, co
                                           &counters, lines, ADT_RUNTIME_MAX_LOCATIONS);
     put_section(file, ADT_RESCUE_SECTION_COUNTERS, &counters, sizeof counters, "the counters");
     put_section(file, ADT_RESCUE_SECTION_LOCATION_LINES, lines, line_count * sizeof lines[0], "the counters");
+    /* Made before the save, in normal code (adt_rescue_encode_skeleton);
+     * nothing changes it while it is written. */
+    if (header.skeleton_saved == ADT_SKELETON_SAVED)
+        put_section(file, ADT_RESCUE_SECTION_SKELETON, skeleton_section, skeleton_section_bytes, "the skeleton");
     put_section(file, ADT_RESCUE_SECTION_END, NULL, 0, "the end mark");
 }
 

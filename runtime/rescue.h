@@ -34,8 +34,9 @@
 
 #define ADT_RESCUE_MAGIC 0x3143534552544441ull /* "ADTRESC1" */
 /* 2: the buffer image carries when each shift was reached; 3: and the
- * arena's use then; 4: the header and sections carry checks */
-#define ADT_RESCUE_VERSION 4u
+ * arena's use then; 4: the header and sections carry checks; 5: the
+ * skeleton's section and the header's skeleton_saved */
+#define ADT_RESCUE_VERSION 5u
 #define ADT_RESCUE_SUFFIX ".rescue"
 #define ADT_RESCUE_NO_RANK UINT32_MAX
 
@@ -53,6 +54,7 @@ typedef enum adt_rescue_section_tag {
     ADT_RESCUE_SECTION_MAPS,           /* the text of /proc/self/maps */
     ADT_RESCUE_SECTION_COUNTERS,       /* adt_run_counters */
     ADT_RESCUE_SECTION_LOCATION_LINES, /* adt_location_summary per location */
+    ADT_RESCUE_SECTION_SKELETON,       /* adt_rescue_skeleton_head, then its names and part */
     ADT_RESCUE_SECTION_END
 } adt_rescue_section_tag;
 
@@ -74,6 +76,8 @@ typedef struct adt_rescue_header {
     uint32_t initial_rate_hz;
     uint32_t defs_complete;      /* the journal holds every definition */
     uint32_t has_clock_offset;
+    uint32_t skeleton_saved;     /* adt_skeleton_saved: whether a skeleton section follows, or why not */
+    uint32_t unused;
     adt_clock_offset clock_offset; /* measured in MPI_Init */
     uint64_t start_time;         /* trace clock at the start of the measurement */
     uint64_t end_time;           /* trace clock when the save began */
@@ -82,6 +86,20 @@ typedef struct adt_rescue_header {
     char archive_dir[ADT_PATH_MAX];
     uint64_t check;              /* adt_rescue_hash of the header with check 0 */
 } adt_rescue_header;
+
+/* The skeleton's section (ADT_RESCUE_SECTION_SKELETON, only when the
+ * header's skeleton_saved is ADT_SKELETON_SAVED): what skeleton.adts needs
+ * of this rank without MPI in adaptrace-recover. The head, then
+ * function_count NUL-terminated names (names_bytes in all, the functions
+ * the keys' first field indexes), then part_bytes of the rank's part
+ * (adt_skeleton_rank_encode). Encoded in normal code before the save
+ * (adt_rescue_set_skeleton): the encoder allocates, so an ending by a
+ * signal saves none. */
+typedef struct adt_rescue_skeleton_head {
+    uint32_t function_count;
+    uint32_t names_bytes;
+    uint64_t part_bytes;
+} adt_rescue_skeleton_head;
 
 #define ADT_RESCUE_HASH_START 0xcbf29ce484222325ull
 

@@ -286,6 +286,11 @@ void adt_runtime_set_fold_hook(bool (*take_over)(adt_location *location, void *a
         adt_flush_set_fold_hook(policy, take_over, NULL);
 }
 
+void adt_runtime_set_skeleton_encoder(const adt_runtime_skeleton_encoder *encoder)
+{
+    adt_rescue_set_skeleton_encoder(encoder);
+}
+
 bool adt_runtime_inside_mpi_call(void)
 {
     return inside_mpi_call();
@@ -465,8 +470,10 @@ static bool end_measurement(void)
 
 void adt_runtime_abort(void)
 {
-    if (end_measurement())
+    if (end_measurement()) {
+        adt_rescue_encode_skeleton();
         adt_ending_without_finalize(ADT_RESCUE_MPI_ABORT, "called MPI_Abort");
+    }
 }
 
 static bool (*unseen_mpi_check)(const char *launcher_rank);
@@ -498,8 +505,10 @@ static void finish_at_exit(void)
     if (!adt_runtime_recording())
         return;
     if (mpi_started) {
-        if (end_measurement())
+        if (end_measurement()) {
+            adt_rescue_encode_skeleton();
             adt_ending_without_finalize(ADT_RESCUE_NO_FINALIZE, "exited without calling MPI_Finalize");
+        }
         return;
     }
     const char *rank = launcher_rank();

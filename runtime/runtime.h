@@ -229,6 +229,33 @@ bool adt_runtime_inside_mpi_call(void);
  * over (flush.h, adt_fold_hook). */
 void adt_runtime_set_fold_hook(bool (*take_over)(adt_location *location, void *arg));
 
+/* Whether an ending other than MPI_Finalize saved the process's skeletons
+ * in its rescue file, or why not (rescue.h; the summary of the recovered
+ * run counts the ranks by it). */
+typedef enum adt_skeleton_saved {
+    ADT_SKELETON_SAVED_NOT_FOLDING = 0, /* no skeleton to save (folding off) */
+    ADT_SKELETON_SAVED,
+    ADT_SKELETON_NOT_SAVED_SIGNAL,      /* ended by a signal: encoding allocates, a handler may not */
+    ADT_SKELETON_NOT_SAVED_MEMORY,      /* out of memory for the encoding */
+    ADT_SKELETON_NOT_SAVED_STILL_FOLDING, /* another thread was still in the middle of a fold after a second */
+    ADT_SKELETON_NOT_SAVED_NO_BARRIER,  /* the kernel refused membarrier: folds under way cannot be awaited */
+    ADT_SKELETON_SAVED_CAUSES
+} adt_skeleton_saved;
+
+/* The MPI layer, at MPI_Init when it folds calls into skeletons: the
+ * encoding of this process's skeletons for the rescue of an ending in
+ * normal code (MPI_Abort, exit without MPI_Finalize), after the
+ * measurement ended. encode returns the rank's part (malloc'd, *bytes
+ * set), or NULL with *why_not set; function_names are the functions the
+ * keys' first field indexes, valid for the life of the process. Never
+ * called from a signal handler. */
+typedef struct adt_runtime_skeleton_encoder {
+    uint8_t *(*encode)(uint32_t rank, size_t *bytes, adt_skeleton_saved *why_not);
+    const char *const *function_names;
+    uint32_t function_count;
+} adt_runtime_skeleton_encoder;
+void adt_runtime_set_skeleton_encoder(const adt_runtime_skeleton_encoder *encoder);
+
 /* This process's rank in MPI_COMM_WORLD once MPI started, -1 before (for
  * messages that say where). */
 int64_t adt_runtime_world_rank(void);

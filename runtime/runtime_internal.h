@@ -109,6 +109,15 @@ void adt_rescue_set_clock_offset(const adt_clock_offset *offset);
  * with more than ADT_RESCUE_NODE_PEERS_MAX keeps the first ones. */
 #define ADT_RESCUE_NODE_PEERS_MAX 1024
 void adt_rescue_set_node_peers(const int *world_ranks, size_t count);
+/* MPI_Init, when the MPI layer folds (adt_runtime_set_skeleton_encoder):
+ * the encoder of the skeletons for an ending's save. */
+void adt_rescue_set_skeleton_encoder(const adt_runtime_skeleton_encoder *encoder);
+/* The end of the run, normal code, after the measurement ended and
+ * before the save of an ending without a signal (MPI_Abort, exit without
+ * MPI_Finalize): encodes this rank's skeletons into the section the save
+ * writes (rescue.h). A save for a signal writes none and says why in its
+ * header (ADT_SKELETON_NOT_SAVED_SIGNAL). */
+void adt_rescue_encode_skeleton(void);
 /* Saves this process's data to its rescue file in <archive_dir>.rescue.
  * Any context: async-signal-safe. Except for a snapshot the sampler is
  * halted first. Returns 0, or -1 with the failed step and errno in
@@ -319,6 +328,12 @@ typedef struct adt_run_ending {
     uint64_t regions_closed;    /* open at the ending, closed at its time */
     uint64_t messages_unmatched;/* point-to-point messages whose other side is not in the trace */
     uint64_t records_cut;       /* records a thread was writing when its process saved */
+    /* The skeletons: the saved ranks by whether their rescue file holds
+     * theirs (adt_skeleton_saved), and whether skeleton.adts was written
+     * from them (only when every rank's is there), else why not. */
+    uint32_t skeleton_ranks[ADT_SKELETON_SAVED_CAUSES];
+    bool skeleton_written;
+    char skeleton_problem[160];
 } adt_run_ending;
 
 /* Collective: combines every rank's counters up the binomial tree of the

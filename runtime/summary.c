@@ -428,6 +428,16 @@ static void write_json_string(FILE *out, const char *text)
     fputc('"', out);
 }
 
+/* summary.json's names of adt_skeleton_saved. */
+static const char *const skeleton_saved_keys[ADT_SKELETON_SAVED_CAUSES] = {
+    [ADT_SKELETON_SAVED_NOT_FOLDING] = "not_folding",
+    [ADT_SKELETON_SAVED] = "saved",
+    [ADT_SKELETON_NOT_SAVED_SIGNAL] = "ended_by_signal",
+    [ADT_SKELETON_NOT_SAVED_MEMORY] = "out_of_memory",
+    [ADT_SKELETON_NOT_SAVED_STILL_FOLDING] = "still_folding",
+    [ADT_SKELETON_NOT_SAVED_NO_BARRIER] = "no_barrier",
+};
+
 /* How a recovered run ended, what was saved and what is missing. */
 static void write_json_ending(FILE *out, const adt_run_ending *ending)
 {
@@ -445,6 +455,12 @@ static void write_json_ending(FILE *out, const adt_run_ending *ending)
             ending->after_seconds, ending->ranks_saved, ending->ranks_total, ending->ranks_missing,
             ending->saves_cut_short, (unsigned long long)ending->regions_closed,
             (unsigned long long)ending->messages_unmatched, (unsigned long long)ending->records_cut);
+    fprintf(out, ",\n  \"ending_skeleton\": {\"written\": %s, \"problem\": ", ending->skeleton_written ? "true" : "false");
+    write_json_string(out, ending->skeleton_problem);
+    fprintf(out, ", \"ranks_by_cause\": {");
+    for (int cause = 0; cause < ADT_SKELETON_SAVED_CAUSES; cause++)
+        fprintf(out, "%s\"%s\": %u", cause ? ", " : "", skeleton_saved_keys[cause], ending->skeleton_ranks[cause]);
+    fprintf(out, "}}");
 }
 
 /* How summary.json writes each kind of counter (ADT_RUN_COUNTERS). */
@@ -740,14 +756,19 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
                 "ADAPTRACE_BUFFER_SIZE avoids them",
                 (double)total->first_flush_ns / 1e9, (unsigned long long)total->flushes_at_sample_floor,
                 (unsigned long long)total->flushes, ADT_RUNTIME_SAMPLE_FLOOR_SHARE);
-    if (total->locations_folded > 0)
+    if (total->locations_folded > 0) {
+        /* A recovered run has skeleton.adts only when every rank's rescue
+         * file saved its skeleton (runtime/recover.c says why not). */
+        char where[256] = "are only in skeleton.adts";
+        if (listing->ending != NULL && !listing->ending->skeleton_written)
+            snprintf(where, sizeof where, "were only in the skeletons, which this recovered run lacks (%s)",
+                     listing->ending->skeleton_problem);
         adt_log("folding: MPI events alone filled the buffer on %llu location%s (the first time %.1f s after "
                 "start); their %llu events from then on %s, the trace marks the point with MeasurementOnOff(off) "
                 "(ADAPTRACE_ON_FULL=fold); a larger ADAPTRACE_BUFFER_SIZE keeps more",
                 (unsigned long long)total->locations_folded, total->locations_folded == 1 ? "" : "s",
-                (double)total->first_fold_ns / 1e9, (unsigned long long)total->events_folded,
-                listing->ending != NULL ? "were only in the skeletons, which a recovered run does not save"
-                                        : "are only in skeleton.adts");
+                (double)total->first_fold_ns / 1e9, (unsigned long long)total->events_folded, where);
+    }
     if (total->folds_flushed > 0)
         adt_log("folding: %llu of the flushes were on threads without a running skeleton (ADAPTRACE_SKELETON "
                 "off, a buffer under 16 MiB, or the skeleton full), so their events were flushed, not folded",

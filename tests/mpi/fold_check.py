@@ -43,7 +43,12 @@ recovered     run with no-finalize and made an archive of by
               adaptrace-recover: each location folded, kept + folded
               events are all the run made before its end (3 x ITERATIONS
               + 6: no MPI_Finalize), and in the archive no event follows
-              the location's first MeasurementOnOff(off), no flush.
+              the location's first MeasurementOnOff(off), no flush. Each
+              rank saved its skeleton (an ending in normal code), so the
+              archive has skeleton.adts with every call (ITERATIONS
+              MPI_Send and MPI_Recv, standing for the events kept and
+              folded), and the report covers the whole run as in
+              "folded".
 
 usage: fold_check.py MODE REPORT ARCHIVE ITERATIONS
 Exit status 0 when everything holds, 1 with each failure said.
@@ -318,7 +323,7 @@ def check_regions(summary, archive, iterations):
                f"skeleton holds {events_per_run(iterations)}")
 
 
-def check_recovered(summary, archive, iterations):
+def check_recovered(summary, report, archive, iterations):
     expect("ending" in summary, "summary.json says nothing of the ending: not a recovered archive")
     expect(summary["flushes"] == 0 and summary["events_dropped"] == 0,
            f"flushes {summary['flushes']}, events dropped {summary['events_dropped_by_cause']}: expected none")
@@ -329,10 +334,31 @@ def check_recovered(summary, archive, iterations):
         expect(line["mpi_events"] + line["events_folded"] == made,
                f"rank {line['rank']}: {line['mpi_events']} kept + {line['events_folded']} folded, the program "
                f"made {made}")
-    for rank, location in archive_by_location(archive).items():
+    archive_locations = archive_by_location(archive)
+    for rank, location in archive_locations.items():
         expect(location["off"] and min(location["off"]) >= location["last_event"] and location["flushes"] == 0,
                f"rank {rank}: MeasurementOnOff(off) at {location['off']}, last event at {location['last_event']}, "
                f"{location['flushes']} flushes")
+    # Both ranks ended in normal code (exit without MPI_Finalize): each
+    # saved its skeleton, and the recovered archive has skeleton.adts with
+    # every call, which the report adds to the archive's prefix.
+    saved = summary.get("ending_skeleton", {})
+    expect(saved.get("written") is True and saved.get("ranks_by_cause", {}).get("saved") == 2,
+           f"summary.json's ending_skeleton is {saved}: expected skeleton.adts written from both ranks'")
+    if not expect(os.path.exists(f"{archive}/skeleton.adts"), "the recovered archive has no skeleton.adts"):
+        return
+    skeleton = skeleton_calls(report, archive)
+    lines = {line["rank"]: line for line in summary["per_location"]}
+    for rank, message in ((0, "MPI_Send"), (1, "MPI_Recv")):
+        calls = skeleton.get(rank, [])
+        expect(sum(call.startswith(message + " ") for call in calls) == iterations,
+               f"rank {rank}: the recovered skeleton has {sum(c.startswith(message) for c in calls)} {message}, "
+               f"the program made {iterations}")
+        represented = sum(2 + call.count(" | ") for call in calls)
+        expect(represented == made and lines[rank]["mpi_events"] + lines[rank]["events_folded"] == represented,
+               f"rank {rank}: the recovered skeleton's calls stand for {represented} events, "
+               f"{lines[rank]['mpi_events']} kept + {lines[rank]['events_folded']} folded, the program made {made}")
+    check_report_covers_run(report, archive, iterations, skeleton, archive_locations)
 
 
 def check_no_skeleton(summary, report, archive, iterations):
@@ -367,7 +393,7 @@ def main():
     elif mode == "regions":
         check_regions(summary, archive, iterations)
     elif mode == "recovered":
-        check_recovered(summary, archive, iterations)
+        check_recovered(summary, report, archive, iterations)
     else:
         check_no_skeleton(summary, report, archive, iterations)
     for failure in failures:
