@@ -156,7 +156,7 @@ static void describe_ending(recovery *run)
 static const char *const saved_words[ADT_SKELETON_SAVED_CAUSES] = {
     [ADT_SKELETON_SAVED_NOT_FOLDING] = "folded nothing (ADAPTRACE_SKELETON off)",
     [ADT_SKELETON_SAVED] = "saved theirs",
-    [ADT_SKELETON_NOT_SAVED_SIGNAL] = "ended by a signal (a signal handler cannot encode a skeleton)",
+    [ADT_SKELETON_NOT_SAVED_SIGNAL] = "ended by a signal, whose handler cannot encode a skeleton",
     [ADT_SKELETON_NOT_SAVED_MEMORY] = "were out of memory for the encoding",
     [ADT_SKELETON_NOT_SAVED_STILL_FOLDING] = "had a thread still in the middle of a fold after a second",
     [ADT_SKELETON_NOT_SAVED_NO_BARRIER] = "could not wait for their threads' folds (membarrier refused)",

@@ -323,12 +323,14 @@ def check_regions(summary, archive, iterations):
                f"skeleton holds {events_per_run(iterations)}")
 
 
-def check_recovered(summary, report, archive, iterations):
+def check_recovered(summary, report, archive, iterations, signal):
     expect("ending" in summary, "summary.json says nothing of the ending: not a recovered archive")
     expect(summary["flushes"] == 0 and summary["events_dropped"] == 0,
            f"flushes {summary['flushes']}, events dropped {summary['events_dropped_by_cause']}: expected none")
     expect(summary["locations_folded"] == 2, f"locations_folded is {summary['locations_folded']}, expected 2")
-    made = events_per_run(iterations) - 2
+    # No MPI_Finalize (Enter, Leave); with the signal an MPI_Barrier in its
+    # place (Enter, CollectiveBegin, CollectiveEnd, Leave).
+    made = events_per_run(iterations) + (2 if signal else -2)
     for line in summary["per_location"]:
         expect(line["folded_after_s"] is not None, f"rank {line['rank']}: not folded: {line}")
         expect(line["mpi_events"] + line["events_folded"] == made,
@@ -339,6 +341,12 @@ def check_recovered(summary, report, archive, iterations):
         expect(location["off"] and min(location["off"]) >= location["last_event"] and location["flushes"] == 0,
                f"rank {rank}: MeasurementOnOff(off) at {location['off']}, last event at {location['last_event']}, "
                f"{location['flushes']} flushes")
+    if signal:
+        saved = summary.get("ending_skeleton", {})
+        expect(saved.get("written") is False and saved.get("ranks_by_cause", {}).get("ended_by_signal") == 2,
+               f"summary.json's ending_skeleton is {saved}: expected none written, both ranks ended by a signal")
+        expect(not os.path.exists(f"{archive}/skeleton.adts"), "a skeleton.adts without the ranks' skeletons")
+        return
     # Both ranks ended in normal code (exit without MPI_Finalize): each
     # saved its skeleton, and the recovered archive has skeleton.adts with
     # every call, which the report adds to the archive's prefix.
@@ -382,7 +390,8 @@ def check_no_skeleton(summary, report, archive, iterations):
 
 
 def main():
-    if len(sys.argv) != 5 or sys.argv[1] not in ("folded", "skeleton-full", "no-skeleton", "regions", "recovered"):
+    if len(sys.argv) != 5 or sys.argv[1] not in ("folded", "skeleton-full", "no-skeleton", "regions", "recovered",
+                                                           "recovered-signal"):
         sys.exit(__doc__)
     mode, report, archive, iterations = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     summary = json.load(open(f"{archive}/summary.json"))
@@ -392,8 +401,8 @@ def main():
         check_skeleton_full(summary, report, archive, iterations)
     elif mode == "regions":
         check_regions(summary, archive, iterations)
-    elif mode == "recovered":
-        check_recovered(summary, report, archive, iterations)
+    elif mode in ("recovered", "recovered-signal"):
+        check_recovered(summary, report, archive, iterations, mode == "recovered-signal")
     else:
         check_no_skeleton(summary, report, archive, iterations)
     for failure in failures:

@@ -7,13 +7,16 @@
  * a tag each, so their signatures never repeat and the skeleton's table
  * fills (after 2,048 of them) while the events are being folded (-1:
  * never). With "no-finalize", every rank returns from main without
- * MPI_Finalize, so that adaptrace-recover makes the archive. With
+ * MPI_Finalize, so that adaptrace-recover makes the archive; with
+ * "sigterm", every rank raises SIGTERM instead (after a barrier, so that
+ * neither ends before the other's calls are over), a signal ending. With
  * "regions", each message is inside a user region "step" (the user API),
  * whose begin and end are outside MPI calls: not in the skeleton.
  *
- * usage: mpi-fold-sendrecv ITERATIONS [DISTINCT_FROM [no-finalize|regions]]
+ * usage: mpi-fold-sendrecv ITERATIONS [DISTINCT_FROM [no-finalize|sigterm|regions]]
  */
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +28,8 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     long iterations = argc > 1 ? atol(argv[1]) : 0;
     long distinct_from = argc > 2 ? atol(argv[2]) : -1;
-    int finalize = !(argc > 3 && strcmp(argv[3], "no-finalize") == 0);
+    int sigterm = argc > 3 && strcmp(argv[3], "sigterm") == 0;
+    int finalize = !(argc > 3 && strcmp(argv[3], "no-finalize") == 0) && !sigterm;
     int regions = argc > 3 && strcmp(argv[3], "regions") == 0;
     adaptrace_region_t step = adaptrace_region_register("step");
     int rank, size;
@@ -33,7 +37,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (size != 2 || iterations <= 0) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpirun -np 2 %s ITERATIONS [DISTINCT_FROM [no-finalize|regions]]\n", argv[0]);
+            fprintf(stderr, "usage: mpirun -np 2 %s ITERATIONS [DISTINCT_FROM [no-finalize|sigterm|regions]]\n", argv[0]);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     double payload = 0;
@@ -47,6 +51,10 @@ int main(int argc, char **argv)
             MPI_Recv(&payload, 1, MPI_DOUBLE, 0, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         if (regions)
             adaptrace_region_end(step);
+    }
+    if (sigterm) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        raise(SIGTERM);
     }
     if (finalize)
         MPI_Finalize();
