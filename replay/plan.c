@@ -554,11 +554,15 @@ adt_replay_plan *adt_replay_plan_build(const adt_skeleton_file *file, uint32_t r
         if (!ok)
             say(error, error_size, "out of memory for the plan of rank %u", rank);
     }
-    if (ok && (!is_init(plan->calls_by_signature[plan->sequence[0]].function) ||
-               strcmp(plan->calls_by_signature[plan->sequence[plan->length - 1]].function, "MPI_Finalize") != 0)) {
-        say(error, error_size, "rank %u's calls do not run from MPI_Init to MPI_Finalize (%s ... %s)", rank,
-            plan->calls_by_signature[plan->sequence[0]].function,
-            plan->calls_by_signature[plan->sequence[plan->length - 1]].function);
+    /* A run recovered after an ending without MPI_Finalize (adaptrace-recover)
+     * has a skeleton that stops at its last call: the replay's own
+     * MPI_Finalize ends it. */
+    if (ok)
+        plan->ends_in_finalize =
+            strcmp(plan->calls_by_signature[plan->sequence[plan->length - 1]].function, "MPI_Finalize") == 0;
+    if (ok && !is_init(plan->calls_by_signature[plan->sequence[0]].function)) {
+        say(error, error_size, "rank %u's calls do not begin with MPI_Init (%s)", rank,
+            plan->calls_by_signature[plan->sequence[0]].function);
         ok = false;
     }
     ok = ok && resolve_posted(plan, error, error_size);

@@ -105,6 +105,7 @@ typedef struct adt_replay_plan {
     adt_replay_message *done;            /* the receives completed */
     adt_replay_collective_done *collectives_done; /* the nonblocking collectives completed */
     uint64_t length;                     /* calls in order, Init and Finalize included */
+    bool ends_in_finalize;               /* false: a recovered run's, which ended before MPI_Finalize */
     uint32_t *sequence;                  /* terminals */
     uint32_t *irecv_message;             /* per position of an MPI_Irecv or a nonblocking collective:
                                             index into irecvs */
@@ -139,7 +140,8 @@ adt_replay_state *adt_replay_prepare(const adt_replay_plan *plan);
 void adt_replay_state_free(adt_replay_state *state);
 
 /* Issues the plan between MPI_Init and MPI_Finalize (both the caller's);
- * returns the span: after the first call to before the last, ns. */
+ * returns the span: after the first call to before the last (MPI_Finalize,
+ * or, for a run that ended without it, to after the last), ns. */
 uint64_t adt_replay_run(adt_replay_state *state, const adt_replay_options *options);
 
 #ifdef __cplusplus

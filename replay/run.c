@@ -349,7 +349,8 @@ uint64_t adt_replay_run(adt_replay_state *b, const adt_replay_options *options)
     uint64_t state = options->seed ^ ((uint64_t)plan->rank << 32);
     uint64_t start = now_ns();
     uint32_t previous = plan->sequence[0];
-    for (uint64_t i = 1; i + 1 < plan->length; ++i) {
+    uint64_t end = plan->ends_in_finalize ? plan->length - 1 : plan->length;
+    for (uint64_t i = 1; i < end; ++i) {
         uint32_t terminal = plan->sequence[i];
         const adt_replay_call *call = &plan->calls_by_signature[terminal];
         spend(recorded(plan, options, &state, previous, terminal, false));
@@ -359,6 +360,7 @@ uint64_t adt_replay_run(adt_replay_state *b, const adt_replay_options *options)
             spend(recorded(plan, options, &state, previous, terminal, true));
         previous = terminal;
     }
-    spend(recorded(plan, options, &state, previous, plan->sequence[plan->length - 1], false));
+    if (plan->ends_in_finalize)
+        spend(recorded(plan, options, &state, previous, plan->sequence[plan->length - 1], false));
     return now_ns() - start;
 }

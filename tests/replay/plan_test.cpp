@@ -215,10 +215,28 @@ TEST(ReplayPlan, AnUnsupportedCollectiveIsNamed)
     EXPECT_EQ(run.refusal(), "rank 1: cannot replay MPI_Alltoallw: this collective is not replayed yet");
 }
 
-TEST(ReplayPlan, ARunMustGoFromInitToFinalize)
+TEST(ReplayPlan, ARunMustBeginWithInit)
 {
     folded run({ key(COMM_RANK), key(FINALIZE) });
-    EXPECT_EQ(run.refusal(), "rank 1's calls do not run from MPI_Init to MPI_Finalize (MPI_Comm_rank ... MPI_Finalize)");
+    EXPECT_EQ(run.refusal(), "rank 1's calls do not begin with MPI_Init (MPI_Comm_rank)");
+}
+
+// A recovered run's skeleton (adaptrace-recover, an ending without
+// MPI_Finalize) stops at its last call: planned whole, every call issued.
+TEST(ReplayPlan, ARecoveredRunMayEndWithoutFinalize)
+{
+    folded ended({ key(INIT), key(COMM_RANK) });
+    char error[256] = "";
+    adt_replay_plan *plan = adt_replay_plan_build(ended.file, 1, 3, error, sizeof error);
+    ASSERT_NE(plan, nullptr) << error;
+    EXPECT_EQ(plan->length, 2u);
+    EXPECT_FALSE(plan->ends_in_finalize);
+    adt_replay_plan_free(plan);
+    folded finalized({ key(INIT), key(COMM_RANK), key(FINALIZE) });
+    plan = adt_replay_plan_build(finalized.file, 1, 3, error, sizeof error);
+    ASSERT_NE(plan, nullptr) << error;
+    EXPECT_TRUE(plan->ends_in_finalize);
+    adt_replay_plan_free(plan);
 }
 
 } // namespace
