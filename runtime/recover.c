@@ -218,11 +218,23 @@ static void write_skeleton(recovery *run, const char *directory)
         char path[ADT_PATH_MAX + 32];
         snprintf(path, sizeof path, "%s/%s", directory, ADT_SKELETON_FILE_NAME);
         if (adt_skeleton_file_write(path, names, first->skeleton_function_count, parts, sizes, run->ranks,
-                                    first->header->timer_resolution) == 0)
-            ending->skeleton_written = true;
-        else
+                                    first->header->timer_resolution) != 0) {
             snprintf(ending->skeleton_problem, sizeof ending->skeleton_problem, "writing it failed: %s",
                      errno == EINVAL ? "a rank's skeleton is damaged" : strerror(errno));
+        } else {
+            /* The writer copies each class's structure as its rank gave
+             * it: the reader is the one that checks it whole. */
+            char error[128];
+            adt_skeleton_file *check = adt_skeleton_file_read(path, error, sizeof error);
+            if (check != NULL)
+                ending->skeleton_written = true;
+            else
+                snprintf(ending->skeleton_problem, sizeof ending->skeleton_problem,
+                         "a rank's skeleton is damaged: %s", error);
+            adt_skeleton_file_free(check);
+            if (check == NULL)
+                unlink(path);
+        }
     }
     free(names);
     free(parts);

@@ -17,7 +17,8 @@
  *
  * The seed corpus (corpus/recover) is a real rescue file: the C endings
  * program (tests/mpi/endings.c) on one rank, sampled at 1 kHz with a
- * 64 KiB buffer, ended without MPI_Finalize. A run must end (libFuzzer's
+ * 16 MiB buffer (so that it folds: the file has a skeleton section, which
+ * the recovery writes skeleton.adts from), ended without MPI_Finalize. A run must end (libFuzzer's
  * -timeout), within -rss_limit_mb, without a sanitizer report; a damaged
  * file is either recovered or left out with one line. */
 #include <stdint.h>
@@ -104,6 +105,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (status != 0 && getenv("ADT_FUZZ_RECOVER_SEED_MUST_RECOVER") != NULL) {
         fprintf(stderr, "recover_fuzz: the seed was not recovered (status %d): make corpus/recover/intact again "
                         "with this build (tests/fuzz/CMakeLists.txt says how)\n", status);
+        abort();
+    }
+    /* And its skeleton section made skeleton.adts: the fuzzer starts from
+     * an input whose part reaches adt_skeleton_file_write's parser. */
+    char skeleton[sizeof archive + sizeof ADT_SKELETON_FILE_NAME + 1];
+    snprintf(skeleton, sizeof skeleton, "%s/%s", archive, ADT_SKELETON_FILE_NAME);
+    if (getenv("ADT_FUZZ_RECOVER_SEED_MUST_RECOVER") != NULL && access(skeleton, F_OK) != 0) {
+        fprintf(stderr, "recover_fuzz: the seed's recovery wrote no %s: make corpus/recover/intact again with a "
+                        "buffer that folds (tests/fuzz/CMakeLists.txt says how)\n", ADT_SKELETON_FILE_NAME);
         abort();
     }
     adt_remove_tree(archive);

@@ -34,6 +34,22 @@ usage: recover_damaged.py rescue WORK MPIEXEC LAUNCHER DEMO
            whole, so its rank at least is recovered (the damaged file left
            out in one line, or cut where it is damaged). A failing case is
            kept in WORK/failed-<case>.
+       recover_damaged.py skeleton WORK RECOVER OTF2_PRINT REPORT SEED
+           SEED: a rescue file with a skeleton section (the recover fuzz
+           target's seed: one rank, exited without MPI_Finalize, folding);
+           its skeleton's part damaged, the section's check made to match
+           (damage a hash misses): a structure length beyond the part or a
+           thread count of 2^32 - 1 is refused by skeleton.adts's writer,
+           and the recovery writes the archive without skeleton.adts,
+           saying why ("a rank's skeleton is damaged"); names that do not
+           match their count leave the file out in one line; a byte
+           changed inside the structure or the timing ends as the
+           mutations must, with a skeleton.adts only where
+           adt_skeleton_file_read reads it back (else none, the summary
+           saying the rank's skeleton is damaged), which adaptrace-report
+           --skeleton shows or refuses in one line as corrupt (a call
+           signature that does not decode). The intact file is recovered
+           with skeleton.adts.
 """
 import concurrent.futures
 import json
@@ -46,13 +62,14 @@ import subprocess
 import sys
 import time
 
-# rescue.h: adt_rescue_header is 4,264 bytes; each section is introduced
+# rescue.h: adt_rescue_header is 4,272 bytes; each section is introduced
 # by {u32 tag, u32 check, u64 bytes} and padded to 8.
-HEADER_BYTES = 4264
+HEADER_BYTES = 4272
 SECTION_BYTES = 16
 BUFFER_TAG = 2
 CONTEXTS_TAG = 3
-END_TAG = 7
+SKELETON_TAG = 7
+END_TAG = 8
 HASH_START = 0xCBF29CE484222325
 
 
@@ -360,6 +377,65 @@ def mutations(work, recover_path, otf2_print, cases, seed):
         sys.exit(1)
 
 
+def skeleton(work, recover_path, otf2_print, report, seed):
+    pristine = bytes(open(seed, "rb").read())
+    found = [(at + SECTION_BYTES, size) for at, tag, size in sections(bytearray(pristine)) if tag == SKELETON_TAG]
+    if len(found) != 1:
+        fail(f"{seed} has {len(found)} skeleton sections, expected one")
+    body, _ = found[0]
+    function_count, names_bytes, part_bytes = struct.unpack_from("<IIQ", pristine, body)
+    part = body + 16 + names_bytes
+
+    def changed(offset, packing, value):
+        data = bytearray(pristine)
+        struct.pack_into(packing, data, offset, value)
+        refresh_checks(data)
+        return data
+
+    cases = {
+        "intact": (bytearray(pristine), "written"),
+        "structure-length": (changed(part, "<Q", 1 << 62), "refused"),
+        "thread-count": (changed(part + 8, "<I", 0xFFFFFFFF), "refused"),
+        "names-count": (changed(body, "<I", function_count + 1), "left out"),
+        "structure-byte": (changed(part + 12 + 40, "<B", pristine[part + 12 + 40] ^ 0xFF), "ends"),
+        "timing-byte": (changed(part + part_bytes - 24, "<B", pristine[part + part_bytes - 24] ^ 0xFF), "ends"),
+    }
+    for name, (data, expected) in cases.items():
+        case = os.path.join(work, "skeleton-" + name)
+        shutil.rmtree(case, ignore_errors=True)
+        os.makedirs(os.path.join(case, "archive.rescue"))
+        archive = os.path.join(case, "archive")
+        with open(os.path.join(archive + ".rescue", "rank-0.adtr"), "wb") as out:
+            out.write(data)
+        verdict, err, _ = recover(recover_path, otf2_print, archive, 30)
+        if verdict is not None:
+            fail(f"skeleton {name}: {verdict}: {err[-2000:]}")
+        written = os.path.exists(os.path.join(archive, "skeleton.adts"))
+        if expected == "written" and not written:
+            fail(f"skeleton {name}: no skeleton.adts from an intact section: {err}")
+        if expected == "refused":
+            summary = json.load(open(os.path.join(archive, "summary.json")))
+            problem = summary.get("ending_skeleton", {}).get("problem", "")
+            if written or "a rank's skeleton is damaged" not in problem:
+                fail(f"skeleton {name}: skeleton.adts {'written' if written else 'not written'}, "
+                     f"problem {problem!r}: expected it refused as damaged")
+        if expected == "left out" and "its skeleton's function names do not match their count" not in err:
+            fail(f"skeleton {name}: the file was not left out for its names: {err}")
+        if written:
+            shown = subprocess.run([report, "--skeleton", archive], capture_output=True, text=True,
+                                   errors="replace", timeout=60)
+            refused = shown.returncode > 0 and len(shown.stderr.strip().splitlines()) == 1 and \
+                "corrupt" in shown.stderr
+            if shown.returncode != 0 and (expected == "written" or not refused):
+                fail(f"skeleton {name}: adaptrace-report --skeleton exit {shown.returncode}: {shown.stderr[-2000:]}")
+        elif expected == "ends":
+            summary = json.load(open(os.path.join(archive, "summary.json")))
+            problem = summary.get("ending_skeleton", {}).get("problem", "")
+            if "a rank's skeleton is damaged" not in problem:
+                fail(f"skeleton {name}: no skeleton.adts, and the summary's problem is {problem!r}")
+        print(f"skeleton {name}: {'skeleton.adts written' if written else 'no skeleton.adts'}")
+
+
 def main(argv):
     if len(argv) == 6 and argv[1] == "rescue":
         make_rescue(*argv[2:])
@@ -369,6 +445,8 @@ def main(argv):
         records(*argv[2:])
     elif len(argv) == 5 and argv[1] == "alone":
         alone(*argv[2:])
+    elif len(argv) == 7 and argv[1] == "skeleton":
+        skeleton(*argv[2:])
     elif len(argv) == 7 and argv[1] == "mutations":
         mutations(argv[2], argv[3], argv[4], int(argv[5]), int(argv[6]))
     else:
