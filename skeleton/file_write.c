@@ -224,7 +224,10 @@ static bool split_part(const uint8_t *part, size_t bytes, rank_part *out)
     out->end = part + bytes;
     out->thread_count = (uint32_t)out->structure[0] | (uint32_t)out->structure[1] << 8 |
                         (uint32_t)out->structure[2] << 16 | (uint32_t)out->structure[3] << 24;
-    return true;
+    /* A part from a rescue file (adaptrace-recover) may be damaged: every
+     * thread takes at least a byte of the structure, so a larger count
+     * is refused before the timing's tables are sized by it. */
+    return out->thread_count <= structure_bytes - 4;
 }
 
 /* The class of each rank: structures equal byte for byte share one,
