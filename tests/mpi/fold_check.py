@@ -369,6 +369,17 @@ def check_recovered(summary, report, archive, iterations, signal):
     check_report_covers_run(report, archive, iterations, skeleton, archive_locations)
 
 
+def check_recovered_abort(summary, archive):
+    ending = summary.get("ending", {})
+    expect(ending.get("how") == "MPI_Abort" and ending.get("ranks_saved") == 2,
+           f"summary.json's ending is {ending}: expected MPI_Abort, both ranks saved")
+    saved = summary.get("ending_skeleton", {})
+    causes = saved.get("ranks_by_cause", {})
+    expect(saved.get("written") is False and causes.get("saved") == 1 and causes.get("ended_by_signal") == 1,
+           f"summary.json's ending_skeleton is {saved}: expected rank 1's saved (MPI_Abort), rank 0's not (SIGTERM)")
+    expect(not os.path.exists(f"{archive}/skeleton.adts"), "a skeleton.adts without every rank's skeleton")
+
+
 def check_no_skeleton(summary, report, archive, iterations):
     expect(summary["flushes"] > 0 and summary["folds_flushed"] == summary["flushes"],
            f"flushes {summary['flushes']}, folds_flushed {summary['folds_flushed']}: expected equal and more than 0")
@@ -391,7 +402,7 @@ def check_no_skeleton(summary, report, archive, iterations):
 
 def main():
     if len(sys.argv) != 5 or sys.argv[1] not in ("folded", "skeleton-full", "no-skeleton", "regions", "recovered",
-                                                           "recovered-signal"):
+                                                           "recovered-signal", "recovered-abort"):
         sys.exit(__doc__)
     mode, report, archive, iterations = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     summary = json.load(open(f"{archive}/summary.json"))
@@ -403,6 +414,8 @@ def main():
         check_regions(summary, archive, iterations)
     elif mode in ("recovered", "recovered-signal"):
         check_recovered(summary, report, archive, iterations, mode == "recovered-signal")
+    elif mode == "recovered-abort":
+        check_recovered_abort(summary, archive)
     else:
         check_no_skeleton(summary, report, archive, iterations)
     for failure in failures:

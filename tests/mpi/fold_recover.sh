@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A folded run (ADAPTRACE_ON_FULL=fold) that ends without MPI_Finalize
 # (ENDING no-finalize: exit, normal code; sigterm: every rank raises
-# SIGTERM, a save in a signal handler):
+# SIGTERM, a save in a signal handler; abort: rank 1 calls MPI_Abort, in
+# normal code, and mpirun ends rank 0 by SIGTERM):
 # each rank saves what it holds, adaptrace-recover makes the archive, and
 # the archive marks where each location's events were folded, readable by
 # `otf2-print --silent -Werror`, and holds skeleton.adts made from the
@@ -10,7 +11,7 @@
 # usage: fold_recover.sh WORK_DIR MPIEXEC LAUNCHER PROGRAM RECOVER REPORT ITERATIONS ENDING
 set -uo pipefail
 if [ $# -ne 8 ]; then
-    echo "usage: $0 WORK_DIR MPIEXEC LAUNCHER PROGRAM RECOVER REPORT ITERATIONS no-finalize|sigterm" >&2
+    echo "usage: $0 WORK_DIR MPIEXEC LAUNCHER PROGRAM RECOVER REPORT ITERATIONS no-finalize|sigterm|abort" >&2
     exit 2
 fi
 work=$1 mpiexec=$2 launcher=$3 program=$4 recover=$5 report=$6 iterations=$7 ending=$8
@@ -28,6 +29,9 @@ ADAPTRACE_OUTPUT=$archive ADAPTRACE_SAMPLING_RATE=1kHz \
 if [ "$ending" = sigterm ]; then
     expected="were only in the skeletons, which this recovered run lacks (2 ranks ended by a signal, whose handler cannot encode a skeleton)"
     check=recovered-signal
+elif [ "$ending" = abort ]; then
+    expected="were only in the skeletons, which this recovered run lacks (1 rank ended by a signal, whose handler cannot encode a skeleton)"
+    check=recovered-abort
 else
     expected="events from then on are only in skeleton.adts"
     check=recovered

@@ -9,11 +9,12 @@
  * never). With "no-finalize", every rank returns from main without
  * MPI_Finalize, so that adaptrace-recover makes the archive; with
  * "sigterm", every rank raises SIGTERM instead (after a barrier, so that
- * neither ends before the other's calls are over), a signal ending. With
- * "regions", each message is inside a user region "step" (the user API),
+ * neither ends before the other's calls are over), a signal ending; with
+ * "abort", rank 1 calls MPI_Abort while rank 0 waits in an MPI_Barrier
+ * (mpirun then ends rank 0 by SIGTERM). With "regions", each message is inside a user region "step" (the user API),
  * whose begin and end are outside MPI calls: not in the skeleton.
  *
- * usage: mpi-fold-sendrecv ITERATIONS [DISTINCT_FROM [no-finalize|sigterm|regions]]
+ * usage: mpi-fold-sendrecv ITERATIONS [DISTINCT_FROM [no-finalize|sigterm|abort|regions]]
  */
 #include <mpi.h>
 #include <signal.h>
@@ -29,7 +30,8 @@ int main(int argc, char **argv)
     long iterations = argc > 1 ? atol(argv[1]) : 0;
     long distinct_from = argc > 2 ? atol(argv[2]) : -1;
     int sigterm = argc > 3 && strcmp(argv[3], "sigterm") == 0;
-    int finalize = !(argc > 3 && strcmp(argv[3], "no-finalize") == 0) && !sigterm;
+    int abort_run = argc > 3 && strcmp(argv[3], "abort") == 0;
+    int finalize = !(argc > 3 && strcmp(argv[3], "no-finalize") == 0) && !sigterm && !abort_run;
     int regions = argc > 3 && strcmp(argv[3], "regions") == 0;
     adaptrace_region_t step = adaptrace_region_register("step");
     int rank, size;
@@ -37,7 +39,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (size != 2 || iterations <= 0) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpirun -np 2 %s ITERATIONS [DISTINCT_FROM [no-finalize|sigterm|regions]]\n", argv[0]);
+            fprintf(stderr, "usage: mpirun -np 2 %s ITERATIONS [DISTINCT_FROM [no-finalize|sigterm|abort|regions]]\n", argv[0]);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     double payload = 0;
@@ -51,6 +53,11 @@ int main(int argc, char **argv)
             MPI_Recv(&payload, 1, MPI_DOUBLE, 0, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         if (regions)
             adaptrace_region_end(step);
+    }
+    if (abort_run) {
+        if (rank == 1)
+            MPI_Abort(MPI_COMM_WORLD, 3);
+        MPI_Barrier(MPI_COMM_WORLD);
     }
     if (sigterm) {
         MPI_Barrier(MPI_COMM_WORLD);
