@@ -154,7 +154,7 @@ static void describe_ending(recovery *run)
 /* ---- 4. the skeletons --------------------------------------------------- */
 
 static const char *const saved_words[ADT_SKELETON_SAVED_CAUSES] = {
-    [ADT_SKELETON_SAVED_NOT_FOLDING] = "folded nothing (ADAPTRACE_SKELETON off)",
+    [ADT_SKELETON_SAVED_NOT_FOLDING] = "had no skeleton (ADAPTRACE_SKELETON off, or a buffer under 16 MiB)",
     [ADT_SKELETON_SAVED] = "saved theirs",
     [ADT_SKELETON_NOT_SAVED_SIGNAL] = "ended by a signal, whose handler cannot encode a skeleton",
     [ADT_SKELETON_NOT_SAVED_MEMORY] = "were out of memory for the encoding",

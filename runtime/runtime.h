@@ -233,7 +233,7 @@ void adt_runtime_set_fold_hook(bool (*take_over)(adt_location *location, void *a
  * in its rescue file, or why not (rescue.h; the summary of the recovered
  * run counts the ranks by it). */
 typedef enum adt_skeleton_saved {
-    ADT_SKELETON_SAVED_NOT_FOLDING = 0, /* no skeleton to save (folding off) */
+    ADT_SKELETON_SAVED_NOT_FOLDING = 0, /* no skeleton to save (ADAPTRACE_SKELETON off, a small buffer) */
     ADT_SKELETON_SAVED,
     ADT_SKELETON_NOT_SAVED_SIGNAL,      /* ended by a signal: encoding allocates, a handler may not */
     ADT_SKELETON_NOT_SAVED_MEMORY,      /* out of memory for the encoding */
