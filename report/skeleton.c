@@ -341,7 +341,8 @@ int adt_report_print_skeleton(const char *archive, bool expand, FILE *out, char 
  * end record's and a nonblocking collective's completion's sent and
  * received bytes). */
 int adt_report_skeleton_call_parts(const adt_skeleton_file *file, const uint8_t *key, uint32_t length,
-                                   struct adt_report_call_part *parts, int capacity)
+                                   struct adt_report_call_part *parts, int capacity,
+                                   struct adt_report_call_sends *sends)
 {
     uint32_t at = 0;
     uint64_t function, context;
@@ -378,6 +379,11 @@ int adt_report_skeleton_call_parts(const adt_skeleton_file *file, const uint8_t 
         case ADT_REC_MPI_SEND:
         case ADT_REC_MPI_ISEND:
             innermost->bytes_sent += values[0];
+            if (sends != NULL && sends->count++ < sends->capacity) {
+                /* bytes, request, comm, peer (zigzag), tag */
+                sends->sends[sends->count - 1] =
+                    (struct adt_report_call_send){ .comm = values[2], .peer = unzigzag(values[3]), .bytes = values[0] };
+            }
             break;
         case ADT_REC_MPI_RECV:
         case ADT_REC_MPI_IRECV:
