@@ -118,32 +118,34 @@ static uint32_t slabs_for(size_t bytes)
 }
 
 /* Slabs following one another: `wanted` of them, or as many as are left
- * if at least `least`; NULL when fewer are left. A compare-and-swap
+ * beyond `kept` if at least `least`; NULL when fewer are. A compare-and-swap
  * rather than an add, so that a claim that does not fit leaves the slabs
  * there are to other threads: lock-free (a failed swap means another
  * thread's claim succeeded), and memory already touched, so no page
  * faults. The slabs are the claiming thread's alone. */
-static uint8_t *claim_slabs(uint32_t least, uint32_t wanted, size_t *bytes)
+static uint8_t *claim_slabs(uint32_t least, uint32_t wanted, uint32_t kept, size_t *bytes)
 {
     uint32_t first = atomic_load_explicit(&slabs_claimed, memory_order_relaxed);
     uint32_t taken;
     do {
-        if (slab_count - first < least)
+        uint32_t left = slab_count - first > kept ? slab_count - first - kept : 0;
+        if (left < least)
             return NULL;
-        taken = slab_count - first < wanted ? slab_count - first : wanted;
+        taken = left < wanted ? left : wanted;
     } while (!atomic_compare_exchange_weak_explicit(&slabs_claimed, &first, first + taken, memory_order_relaxed,
                                                     memory_order_relaxed));
     *bytes = (size_t)taken * ADT_SKELETON_SLAB_BYTES;
     return share + (size_t)first * ADT_SKELETON_SLAB_BYTES;
 }
 
-/* The slabs for a table's growth: room for twice it, or what is left if
- * that holds at least 9/8 of it; NULL when the share has no such room. */
-static uint8_t *claim_growth(size_t at_least, size_t twice, size_t *bytes)
+/* The slabs for a table's growth: room for twice it, or what is left
+ * beyond `kept` if that holds at least 9/8 of it; NULL when the share has
+ * no such room. */
+static uint8_t *claim_growth(size_t at_least, size_t twice, uint32_t kept, size_t *bytes)
 {
     if (at_least == SIZE_MAX)
         return NULL;
-    return claim_slabs(slabs_for(at_least), slabs_for(twice), bytes);
+    return claim_slabs(slabs_for(at_least), slabs_for(twice), kept, bytes);
 }
 
 /* The cold paths of adt_skeleton_fold: a full table moved into a larger
@@ -154,7 +156,7 @@ static bool grow_signatures(adt_skeleton *skeleton)
     size_t bytes;
     const adt_skeleton_signatures *table = skeleton->signatures;
     uint8_t *memory = claim_growth(adt_skeleton_signatures_scaled_bytes(table, 9),
-                                   adt_skeleton_signatures_scaled_bytes(table, 16), &bytes);
+                                   adt_skeleton_signatures_scaled_bytes(table, 16), 0, &bytes);
     adt_skeleton_signatures *grown = memory ? adt_skeleton_signatures_grow(table, memory, bytes) : NULL;
     if (grown)
         skeleton->signatures = grown;
@@ -166,19 +168,24 @@ static bool grow_grammar(adt_skeleton *skeleton)
     size_t bytes;
     const adt_skeleton_grammar *grammar = skeleton->grammar;
     uint8_t *memory = claim_growth(adt_skeleton_grammar_scaled_bytes(grammar, 9),
-                                   adt_skeleton_grammar_scaled_bytes(grammar, 16), &bytes);
+                                   adt_skeleton_grammar_scaled_bytes(grammar, 16), 0, &bytes);
     adt_skeleton_grammar *grown = memory ? adt_skeleton_grammar_grow(grammar, memory, bytes) : NULL;
     if (grown)
         skeleton->grammar = grown;
     return grown != NULL;
 }
 
+/* The timing grows only while half the share stays free: a pair takes
+ * 280 bytes, and a code whose calls follow one another irregularly would
+ * otherwise spend the share on histograms and leave none to the
+ * signatures and the grammar. A call without its timing is counted
+ * (untimed); a call without its structure would stop the skeleton. */
 static bool grow_timing(adt_skeleton *skeleton)
 {
     size_t bytes;
     const adt_skeleton_timing *timing = skeleton->timing;
     uint8_t *memory = claim_growth(adt_skeleton_timing_scaled_bytes(timing, 9),
-                                   adt_skeleton_timing_scaled_bytes(timing, 16), &bytes);
+                                   adt_skeleton_timing_scaled_bytes(timing, 16), slab_count / 2, &bytes);
     adt_skeleton_timing *grown = memory ? adt_skeleton_timing_grow(timing, memory, bytes) : NULL;
     if (grown)
         skeleton->timing = grown;
@@ -190,7 +197,7 @@ adt_skeleton *adt_skeleton_claim(uint64_t thread_index)
     if (!created)
         return NULL;
     size_t bytes;
-    uint8_t *at = claim_slabs(1, 1, &bytes);
+    uint8_t *at = claim_slabs(1, 1, 0, &bytes);
     if (!at) {
         uint32_t index = atomic_fetch_add_explicit(&slabless_claimed, 1, memory_order_relaxed);
         if (index >= SLABLESS_MAX)

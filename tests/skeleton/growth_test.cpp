@@ -208,7 +208,7 @@ std::vector<uint32_t> expanded_values(adt_skeleton *skeleton)
 
 // 12,000 distinct calls (six times a first slab's 2,048), in loops, and a
 // grammar and timing table far past the first slab's: the thread claims
-// further slabs (19 of 32: a grown table leaves its old copy unused) and
+// further slabs (18 of 32: a grown table leaves its old copy unused) and
 // its skeleton expands exactly to its calls, each timed.
 TEST(SkeletonGrowth, AThreadGrowsAcrossSlabsAndExpandsExactlyToItsCalls)
 {
@@ -251,11 +251,11 @@ TEST(SkeletonGrowth, AShareWithoutRoomStopsAtTheFullSignatureTable)
     EXPECT_EQ(expanded_values(skeleton), taken);
 }
 
-// Two slabs, the second taken by the first thread's growth: a second
-// thread finds none (no_slab), and the first, growing again, stops when
-// its grammar is full (random calls do not fold); its timing table, grown once
-// into the second slab and then without room, counted the calls of new
-// pairs as untimed meanwhile.
+// Two slabs, the second taken by the first thread's grammar: a second
+// thread finds none (no_slab), and the first stops when its grammar is
+// full again (random calls do not fold). Its timing table never grew (it
+// may not take the share's last half): the calls of its new pairs were
+// counted as untimed meanwhile.
 TEST(SkeletonGrowth, GrowthTakesTheShareFromOtherThreadsAndStopsWhenItIsGone)
 {
     Share share(2);
