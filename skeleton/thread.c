@@ -151,7 +151,7 @@ static uint8_t *claim_growth(size_t at_least, size_t twice, uint32_t kept, size_
 /* The cold paths of adt_skeleton_fold: a full table moved into a larger
  * one in newly claimed slabs (no malloc, no lock, no stdio; the owning
  * thread only). False when the share has no room left for it. */
-static bool grow_signatures(adt_skeleton *skeleton)
+__attribute__((cold, noinline)) static bool grow_signatures(adt_skeleton *skeleton)
 {
     size_t bytes;
     const adt_skeleton_signatures *table = skeleton->signatures;
@@ -163,7 +163,7 @@ static bool grow_signatures(adt_skeleton *skeleton)
     return grown != NULL;
 }
 
-static bool grow_grammar(adt_skeleton *skeleton)
+__attribute__((cold, noinline)) static bool grow_grammar(adt_skeleton *skeleton)
 {
     size_t bytes;
     const adt_skeleton_grammar *grammar = skeleton->grammar;
@@ -180,7 +180,7 @@ static bool grow_grammar(adt_skeleton *skeleton)
  * otherwise spend the share on histograms and leave none to the
  * signatures and the grammar. A call without its timing is counted
  * (untimed); a call without its structure would stop the skeleton. */
-static bool grow_timing(adt_skeleton *skeleton)
+__attribute__((cold, noinline)) static bool grow_timing(adt_skeleton *skeleton)
 {
     size_t bytes;
     const adt_skeleton_timing *timing = skeleton->timing;
