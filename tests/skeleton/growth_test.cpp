@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "skeleton/skeleton.h"
@@ -273,6 +274,46 @@ TEST(SkeletonGrowth, GrowthTakesTheShareFromOtherThreadsAndStopsWhenItIsGone)
     adt_skeleton *second = adt_skeleton_claim(1);
     ASSERT_NE(second, nullptr);
     EXPECT_EQ(second->stop, ADT_SKELETON_STOP_NO_SLAB);
+}
+
+// Four threads grow side by side in one share: their claims never
+// overlap (each skeleton holds exactly its own thread's calls, a prefix
+// where the share ran out, and stops only under a cause of a full table,
+// or finds no slab when the others' growth took the share before its
+// first call), and together they take no more than the share.
+TEST(SkeletonGrowth, ThreadsGrowSideBySideWithoutTakingEachOthersSlabs)
+{
+    const int threads = 4;
+    Share share(12);
+    std::vector<adt_skeleton *> skeletons(threads);
+    std::vector<std::vector<uint32_t>> inputs(threads), taken(threads);
+    for (int t = 0; t < threads; ++t)
+        for (uint32_t i = 0; i < 20000; ++i)
+            inputs[t].push_back(i % 3 == 0 ? 7u : (uint32_t)t * 1000000u + i); // mostly distinct
+    std::vector<std::thread> running;
+    for (int t = 0; t < threads; ++t)
+        running.emplace_back([t, &skeletons, &inputs, &taken] {
+            skeletons[t] = adt_skeleton_claim((uint64_t)t);
+            taken[t] = fold(skeletons[t], inputs[t], 0);
+        });
+    for (auto &thread : running)
+        thread.join();
+    EXPECT_LE(adt_skeleton_share_claimed_bytes(), 12u * ADT_SKELETON_SLAB_BYTES);
+    size_t calls = 0;
+    for (int t = 0; t < threads; ++t) {
+        ASSERT_NE(skeletons[t], nullptr);
+        EXPECT_TRUE(skeletons[t]->stop == ADT_SKELETON_RUNNING || skeletons[t]->stop == ADT_SKELETON_STOP_NO_SLAB ||
+                    skeletons[t]->stop == ADT_SKELETON_STOP_SIGNATURES_FULL ||
+                    skeletons[t]->stop == ADT_SKELETON_STOP_GRAMMAR_FULL)
+            << "thread " << t << " stopped as " << skeletons[t]->stop;
+        calls += taken[t].size();
+        if (skeletons[t]->stop == ADT_SKELETON_STOP_NO_SLAB) {
+            EXPECT_TRUE(taken[t].empty());
+            continue;
+        }
+        EXPECT_EQ(expanded_values(skeletons[t]), taken[t]) << "thread " << t;
+    }
+    EXPECT_GT(calls, 4u * 2048) << "past the first slabs' 2,048 signatures each";
 }
 
 } // namespace
