@@ -118,11 +118,12 @@ static uint32_t slabs_for(size_t bytes)
 }
 
 /* Slabs following one another: `wanted` of them, or as many as are left
- * beyond `kept` if at least `least`; NULL when fewer are. A compare-and-swap
- * rather than an add, so that a claim that does not fit leaves the slabs
- * there are to other threads: lock-free (a failed swap means another
- * thread's claim succeeded, or spuriously), and memory already touched, so no page
- * faults. The slabs are the claiming thread's alone. */
+ * beyond `kept` if at least `least`; NULL when fewer are. A
+ * compare-and-swap rather than an add, so that a claim that does not fit
+ * leaves the slabs there are to other threads: lock-free (a swap fails
+ * when another thread's claim succeeded, or spuriously), and memory
+ * already touched, so no page faults. The slabs are the claiming
+ * thread's alone. */
 static uint8_t *claim_slabs(uint32_t least, uint32_t wanted, uint32_t kept, size_t *bytes)
 {
     uint32_t first = atomic_load_explicit(&slabs_claimed, memory_order_relaxed);
