@@ -207,6 +207,10 @@ uint32_t adt_skeleton_timing_count(const adt_skeleton_timing *timing);
 /* Growth: as for the grammar. */
 size_t adt_skeleton_timing_scaled_bytes(const adt_skeleton_timing *timing, uint32_t eighths);
 adt_skeleton_timing *adt_skeleton_timing_grow(const adt_skeleton_timing *timing, void *memory, size_t bytes);
+/* The same where the table is: its memory, from the table on, extended
+ * to `bytes` (the entries stay in place, the hash table moves after
+ * them). NULL, and nothing done, when not even 9 eighths fit. */
+adt_skeleton_timing *adt_skeleton_timing_grow_in_place(adt_skeleton_timing *timing, size_t bytes);
 void adt_skeleton_timing_export(const adt_skeleton_timing *timing, uint32_t rank, adt_skeleton_pair *out);
 
 /* ---- one thread's skeleton and the process's share (thread.c) --------- */

@@ -117,18 +117,24 @@ static uint32_t slabs_for(size_t bytes)
     return slabs > UINT32_MAX ? UINT32_MAX : (uint32_t)slabs;
 }
 
-/* Slabs following one another: `wanted` of them, or as many as are left
- * beyond `kept` if at least `least`; NULL when fewer are. A
+/* A claim's first slab may be any. */
+#define ANYWHERE UINT32_MAX
+
+/* Slabs following one another, from slab `from` (or ANYWHERE): `wanted`
+ * of them, or as many as are left beyond `kept` if at least `least`;
+ * NULL when fewer are, or when `from` is no longer the next free one. A
  * compare-and-swap rather than an add, so that a claim that does not fit
  * leaves the slabs there are to other threads: lock-free (a swap fails
  * when another thread's claim succeeded, or spuriously), and memory
  * already touched, so no page faults. The slabs are the claiming
  * thread's alone. */
-static uint8_t *claim_slabs(uint32_t least, uint32_t wanted, uint32_t kept, size_t *bytes)
+static uint8_t *claim_slabs(uint32_t from, uint32_t least, uint32_t wanted, uint32_t kept, size_t *bytes)
 {
     uint32_t first = atomic_load_explicit(&slabs_claimed, memory_order_relaxed);
     uint32_t taken;
     do {
+        if (from != ANYWHERE && first != from)
+            return NULL;
         uint32_t left = slab_count - first > kept ? slab_count - first - kept : 0;
         if (left < least)
             return NULL;
@@ -146,7 +152,7 @@ static uint8_t *claim_growth(size_t at_least, size_t twice, uint32_t kept, size_
 {
     if (at_least == SIZE_MAX)
         return NULL;
-    return claim_slabs(slabs_for(at_least), slabs_for(twice), kept, bytes);
+    return claim_slabs(ANYWHERE, slabs_for(at_least), slabs_for(twice), kept, bytes);
 }
 
 /* The cold paths of adt_skeleton_fold: a full table moved into a larger
@@ -176,18 +182,38 @@ __attribute__((cold, noinline)) static bool grow_grammar(adt_skeleton *skeleton)
     return grown != NULL;
 }
 
+/* The slabs a table that begins at byte `start` of the share needs to
+ * reach `bytes`, beyond slab `end`: at least one. */
+static uint32_t slabs_beyond(size_t start, size_t bytes, uint32_t end)
+{
+    uint32_t reach = slabs_for(start + bytes);
+    return reach > end + 1 ? reach - end : 1;
+}
+
 /* The timing grows only while half the share stays free: a pair takes
  * 280 bytes, and a code whose calls follow one another irregularly would
  * otherwise spend the share on histograms and leave none to the
  * signatures and the grammar. A call without its timing is counted
- * (untimed); a call without its structure would stop the skeleton. */
+ * (untimed); a call without its structure would stop the skeleton.
+ * Where the table ends at the slabs claimed so far (its thread made the
+ * last claim: always so with one thread until another table grows), it
+ * extends into the next ones and leaves no copy behind; else it moves. */
 __attribute__((cold, noinline)) static bool grow_timing(adt_skeleton *skeleton)
 {
     size_t bytes;
-    const adt_skeleton_timing *timing = skeleton->timing;
-    uint8_t *memory = claim_growth(adt_skeleton_timing_scaled_bytes(timing, 9),
-                                   adt_skeleton_timing_scaled_bytes(timing, 16), slab_count / 2, &bytes);
-    adt_skeleton_timing *grown = memory ? adt_skeleton_timing_grow(timing, memory, bytes) : NULL;
+    adt_skeleton_timing *timing = skeleton->timing;
+    size_t at_least = adt_skeleton_timing_scaled_bytes(timing, 9), twice = adt_skeleton_timing_scaled_bytes(timing, 16);
+    if (at_least == SIZE_MAX)
+        return false;
+    size_t start = (size_t)((uint8_t *)timing - share);
+    uint32_t end = slabs_for(start + adt_skeleton_timing_scaled_bytes(timing, 8));
+    adt_skeleton_timing *grown = NULL;
+    if (claim_slabs(end, slabs_beyond(start, at_least, end), slabs_beyond(start, twice, end), slab_count / 2, &bytes)) {
+        grown = adt_skeleton_timing_grow_in_place(timing, (size_t)end * ADT_SKELETON_SLAB_BYTES + bytes - start);
+    } else {
+        uint8_t *memory = claim_growth(at_least, twice, slab_count / 2, &bytes);
+        grown = memory ? adt_skeleton_timing_grow(timing, memory, bytes) : NULL;
+    }
     if (grown)
         skeleton->timing = grown;
     return grown != NULL;
@@ -198,7 +224,7 @@ adt_skeleton *adt_skeleton_claim(uint64_t thread_index)
     if (!created)
         return NULL;
     size_t bytes;
-    uint8_t *at = claim_slabs(1, 1, 0, &bytes);
+    uint8_t *at = claim_slabs(ANYWHERE, 1, 1, 0, &bytes);
     if (!at) {
         uint32_t index = atomic_fetch_add_explicit(&slabless_claimed, 1, memory_order_relaxed);
         if (index >= SLABLESS_MAX)

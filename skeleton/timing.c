@@ -71,6 +71,20 @@ size_t adt_skeleton_timing_scaled_bytes(const adt_skeleton_timing *timing, uint3
     return scaled_bytes(timing, eighths);
 }
 
+/* The hash table filled anew from the entries (each pair is there once:
+ * each probe ends at an empty slot). */
+static void fill_slots(adt_skeleton_timing *timing)
+{
+    memset(timing->slots, 0, sizeof(uint32_t) * ((size_t)timing->slot_mask + 1));
+    for (uint32_t i = 0; i < timing->count; ++i) {
+        const entry *e = &timing->entries[i];
+        uint32_t slot = home(e->previous, e->signature) & timing->slot_mask;
+        while (timing->slots[slot] != 0)
+            slot = (slot + 1) & timing->slot_mask;
+        timing->slots[slot] = i + 1;
+    }
+}
+
 /* An entry pointer of the old table, at the same index in the grown one. */
 static entry *moved(const adt_skeleton_timing *from, adt_skeleton_timing *to, const entry *e)
 {
@@ -86,17 +100,30 @@ adt_skeleton_timing *adt_skeleton_timing_grow(const adt_skeleton_timing *timing,
         adt_skeleton_timing_init(memory, adt_skeleton_scaled_capacity(timing->capacity, eighths, PAIRS_MAX));
     grown->count = timing->count;
     for (uint32_t i = 0; i < timing->count; ++i) {
-        entry *e = &grown->entries[i];
-        *e = timing->entries[i];
-        e->successor = moved(timing, grown, e->successor);
-        uint32_t slot = home(e->previous, e->signature) & grown->slot_mask;
-        while (grown->slots[slot] != 0)
-            slot = (slot + 1) & grown->slot_mask;
-        grown->slots[slot] = i + 1;
+        grown->entries[i] = timing->entries[i];
+        grown->entries[i].successor = moved(timing, grown, timing->entries[i].successor);
     }
+    fill_slots(grown);
     grown->last = moved(timing, grown, timing->last);
     grown->expected = moved(timing, grown, timing->expected);
     return grown;
+}
+
+adt_skeleton_timing *adt_skeleton_timing_grow_in_place(adt_skeleton_timing *timing, size_t bytes)
+{
+    uint32_t eighths = adt_skeleton_largest_scale(scaled_bytes, timing, bytes);
+    if (eighths == 0)
+        return NULL;
+    uint32_t pairs = adt_skeleton_scaled_capacity(timing->capacity, eighths, PAIRS_MAX);
+    /* The entries stay where they are (and every pointer to them valid);
+     * the new ones, over the old hash table, start empty, and the hash
+     * table follows them, filled anew from the entries. */
+    memset(timing->entries + timing->count, 0, sizeof(entry) * (size_t)(pairs - timing->count));
+    timing->capacity = pairs;
+    timing->slots = (uint32_t *)((uint8_t *)timing->entries + adt_skeleton_align8(sizeof(entry) * (size_t)pairs));
+    timing->slot_mask = adt_skeleton_hash_slots(pairs) - 1;
+    fill_slots(timing);
+    return timing;
 }
 
 bool adt_skeleton_timing_add(adt_skeleton_timing *timing, uint32_t previous, uint32_t signature, uint64_t compute,
