@@ -158,7 +158,7 @@ static uint8_t *claim_growth(size_t at_least, size_t twice, uint32_t kept, size_
 /* The cold paths of adt_skeleton_fold: a full table moved into a larger
  * one in newly claimed slabs (no malloc, no lock, no stdio; the owning
  * thread only). False when the share has no room left for it. */
-__attribute__((cold, noinline)) static bool grow_signatures(adt_skeleton *skeleton)
+static bool grow_signatures(adt_skeleton *skeleton)
 {
     size_t bytes;
     const adt_skeleton_signatures *table = skeleton->signatures;
@@ -170,7 +170,7 @@ __attribute__((cold, noinline)) static bool grow_signatures(adt_skeleton *skelet
     return grown != NULL;
 }
 
-__attribute__((cold, noinline)) static bool grow_grammar(adt_skeleton *skeleton)
+static bool grow_grammar(adt_skeleton *skeleton)
 {
     size_t bytes;
     const adt_skeleton_grammar *grammar = skeleton->grammar;
@@ -198,7 +198,7 @@ static uint32_t slabs_beyond(size_t start, size_t bytes, uint32_t end)
  * Where the table ends at the slabs claimed so far (its thread made the
  * last claim: always so with one thread until another table grows), it
  * extends into the next ones and leaves no copy behind; else it moves. */
-__attribute__((cold, noinline)) static bool grow_timing(adt_skeleton *skeleton)
+static bool grow_timing(adt_skeleton *skeleton)
 {
     size_t bytes;
     adt_skeleton_timing *timing = skeleton->timing;
@@ -217,6 +217,43 @@ __attribute__((cold, noinline)) static bool grow_timing(adt_skeleton *skeleton)
     if (grown)
         skeleton->timing = grown;
     return grown != NULL;
+}
+
+/* The refused steps of adt_skeleton_fold, taken again after their table
+ * grew (a grown table has room for at least an eighth more), until the
+ * share has no room: then the skeleton stops under the table's cause,
+ * or, for the timing, the call is counted untimed. Cold, not inlined. */
+__attribute__((cold, noinline)) static uint32_t intern_growing(adt_skeleton *skeleton, const uint8_t *key,
+                                                               uint32_t length)
+{
+    uint32_t terminal;
+    do {
+        if (!grow_signatures(skeleton)) {
+            skeleton->stop = ADT_SKELETON_STOP_SIGNATURES_FULL;
+            return UINT32_MAX;
+        }
+        terminal = adt_skeleton_signatures_intern(skeleton->signatures, key, length);
+    } while (terminal == UINT32_MAX);
+    return terminal;
+}
+
+__attribute__((cold, noinline)) static bool append_growing(adt_skeleton *skeleton, uint32_t terminal)
+{
+    do {
+        if (!grow_grammar(skeleton)) {
+            skeleton->stop = ADT_SKELETON_STOP_GRAMMAR_FULL;
+            return false;
+        }
+    } while (!adt_skeleton_grammar_append(skeleton->grammar, terminal));
+    return true;
+}
+
+__attribute__((cold, noinline)) static void time_growing(adt_skeleton *skeleton, uint32_t terminal, uint64_t compute,
+                                                         uint64_t duration)
+{
+    if (!grow_timing(skeleton) ||
+        !adt_skeleton_timing_add(skeleton->timing, skeleton->previous, terminal, compute, duration))
+        skeleton->untimed++;
 }
 
 adt_skeleton *adt_skeleton_claim(uint64_t thread_index)
@@ -264,22 +301,15 @@ void adt_skeleton_fold(adt_skeleton *skeleton, const uint8_t *key, uint32_t leng
     uint32_t terminal = adt_skeleton_grammar_expected(skeleton->grammar);
     if (terminal == UINT32_MAX || !adt_skeleton_signatures_is(skeleton->signatures, terminal, key, length))
         terminal = adt_skeleton_signatures_intern(skeleton->signatures, key, length);
-    /* A full table grows and the step is taken again (a grown table has
-     * room for at least an eighth more): only on those calls, so a call
-     * that needs no room pays nothing for it. */
-    while (__builtin_expect(terminal == UINT32_MAX, 0)) {
-        if (!grow_signatures(skeleton)) {
-            skeleton->stop = ADT_SKELETON_STOP_SIGNATURES_FULL;
-            return;
-        }
-        terminal = adt_skeleton_signatures_intern(skeleton->signatures, key, length);
-    }
-    while (__builtin_expect(!adt_skeleton_grammar_append(skeleton->grammar, terminal), 0)) {
-        if (!grow_grammar(skeleton)) {
-            skeleton->stop = ADT_SKELETON_STOP_GRAMMAR_FULL;
-            return;
-        }
-    }
+    /* A full table grows and the step is taken again, in functions of
+     * their own: a call that needs no room runs the same code as before
+     * growth existed (nothing more is kept live across its calls). */
+    if (__builtin_expect(terminal == UINT32_MAX, 0) &&
+        (terminal = intern_growing(skeleton, key, length)) == UINT32_MAX)
+        return;
+    if (__builtin_expect(!adt_skeleton_grammar_append(skeleton->grammar, terminal), 0) &&
+        !append_growing(skeleton, terminal))
+        return;
     /* The thread's first call has no computation before it on record. */
     if (skeleton->calls++ == 0) {
         skeleton->first_leave = leave;
@@ -288,10 +318,8 @@ void adt_skeleton_fold(adt_skeleton *skeleton, const uint8_t *key, uint32_t leng
     uint64_t compute = enter > skeleton->previous_leave ? enter - skeleton->previous_leave : 0;
     uint64_t duration = leave > enter ? leave - enter : 0;
     if (__builtin_expect(!adt_skeleton_timing_note(skeleton->timing, skeleton->previous, terminal, compute, duration),
-                         0) &&
-        (!grow_timing(skeleton) ||
-         !adt_skeleton_timing_note(skeleton->timing, skeleton->previous, terminal, compute, duration)))
-        skeleton->untimed++;
+                         0))
+        time_growing(skeleton, terminal, compute, duration);
     skeleton->previous = terminal;
     skeleton->previous_leave = leave;
     skeleton->last_enter = enter;
