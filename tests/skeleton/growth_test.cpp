@@ -200,7 +200,10 @@ std::vector<uint8_t> call_key(uint32_t value, uint32_t padding)
 }
 
 struct Share {
-    explicit Share(uint32_t slabs) { EXPECT_EQ(adt_skeleton_share_create((uint64_t)slabs * ADT_SKELETON_SLAB_BYTES), 0); }
+    explicit Share(uint32_t slabs)
+    {
+        EXPECT_EQ(adt_skeleton_share_create((uint64_t)slabs * ADT_SKELETON_SLAB_BYTES), 0);
+    }
     ~Share() { adt_skeleton_share_destroy(); }
 };
 
