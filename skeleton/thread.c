@@ -39,9 +39,12 @@ static uint64_t share_bytes;
 static uint32_t slab_count;
 static atomic_uint slabs_claimed;
 /* The skeletons in slabs, in order of claim (each has a slab of its own,
- * so there are at most slab_count). */
-static adt_skeleton **claimed;
+ * so there are at most slab_count). A slot is counted before its pointer
+ * is stored: an ending's summary, read while threads run, can find it
+ * still NULL, and sees the empty skeleton below instead. */
+static _Atomic(adt_skeleton *) *claimed;
 static atomic_uint claimed_count;
+static adt_skeleton being_claimed = { .stop = ADT_SKELETON_RUNNING, .previous = ADT_SKELETON_NO_PREVIOUS };
 static adt_skeleton slabless[SLABLESS_MAX];
 static atomic_uint slabless_claimed;
 
@@ -69,9 +72,11 @@ int adt_skeleton_share_create(uint64_t bytes)
         created = true;
         return 0;
     }
-    claimed = calloc(slab_count, sizeof *claimed);
+    claimed = malloc(slab_count * sizeof *claimed);
     if (!claimed)
         return -1;
+    for (uint32_t i = 0; i < slab_count; ++i)
+        atomic_init(&claimed[i], NULL);
     /* Touched now (MAP_POPULATE), so that a thread's first call, and a
      * table's growth, pay no page faults and the budget is really held. */
     void *memory = mmap(NULL, share_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
@@ -281,7 +286,8 @@ adt_skeleton *adt_skeleton_claim(uint64_t thread_index)
     skeleton->grammar = adt_skeleton_grammar_init(at, GRAMMAR_SYMBOLS, GRAMMAR_RULES, DIGRAM_SLOTS_LOG2);
     at += adt_skeleton_grammar_bytes(GRAMMAR_SYMBOLS, GRAMMAR_RULES, DIGRAM_SLOTS_LOG2);
     skeleton->timing = adt_skeleton_timing_init(at, TIMING_PAIRS);
-    claimed[atomic_fetch_add_explicit(&claimed_count, 1, memory_order_relaxed)] = skeleton;
+    atomic_store_explicit(&claimed[atomic_fetch_add_explicit(&claimed_count, 1, memory_order_relaxed)], skeleton,
+                          memory_order_release);
     return skeleton;
 }
 
@@ -336,5 +342,8 @@ size_t adt_skeleton_count(void)
 adt_skeleton *adt_skeleton_at(size_t index)
 {
     uint32_t in_slabs = atomic_load(&claimed_count);
-    return index < in_slabs ? claimed[index] : &slabless[index - in_slabs];
+    if (index >= in_slabs)
+        return &slabless[index - in_slabs];
+    adt_skeleton *skeleton = atomic_load_explicit(&claimed[index], memory_order_acquire);
+    return skeleton ? skeleton : &being_claimed;
 }
