@@ -233,6 +233,7 @@ size_t adt_summary_count(const adt_run_sources *sources, uint32_t rank, adt_run_
     /* The skeletons: their threads' calls are over (or, at an ending, a
      * thread's count may be one call behind: plain loads of its fields). */
     counters->skeleton_bytes = sources->budget.skeleton_bytes;
+    counters->skeleton_claimed_bytes = adt_skeleton_share_claimed_bytes();
     for (size_t i = 0; i < adt_skeleton_count(); i++) {
         const adt_skeleton *skeleton = adt_skeleton_at(i);
         counters->skeleton_calls += skeleton->calls;

@@ -108,6 +108,8 @@ def program_sizes(build, output, ranks, program):
     result = {
         "mpi_events": summary["mpi_events"],
         "calls_folded": summary["skeleton_calls"],
+        "calls_untimed": summary["skeleton_calls_untimed_timing_full"],
+        "skeletons_stopped": {cause: n for cause, n in summary["skeleton_stopped_by_cause"].items() if n},
         "skeleton_classes": sum(1 for line in listing.splitlines() if line.startswith("rank")),
         "skeleton_bytes": os.path.getsize(os.path.join(output, "skeleton.adts")),
         "otf2_bytes": archive_bytes(output),
