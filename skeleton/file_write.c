@@ -2,8 +2,11 @@
  * file_write.c: a rank's skeletons as bytes, and skeleton.adts written
  * from the ranks' parts (end of run: malloc and stdio are fine here). The
  * format is docs/folding.md's "skeleton.adts"; file_read.c reads it. A
- * rank's part is its structure (compared byte for byte to find classes)
- * followed by its timing (merged over the ranks of a class).
+ * rank's part is its structure followed by its timing. Ranks whose
+ * structures differ at most in the parameters of their calls (the same
+ * threads, grammars, functions and calling contexts) are one class: the
+ * structure of its first rank, each parameter that differs by rank as its
+ * values with their ranks, and the timing merged over its ranks.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -192,93 +195,224 @@ uint8_t *adt_skeleton_rank_encode(uint32_t rank, size_t *bytes)
     return out.data;
 }
 
-uint64_t adt_skeleton_checksum(const uint8_t *data, size_t size)
+static uint64_t fnv_more(uint64_t hash, const void *data, size_t size)
 {
-    uint64_t h = 14695981039346656037ull;
+    const uint8_t *bytes = data;
     for (size_t i = 0; i < size; ++i)
-        h = (h ^ data[i]) * 1099511628211ull;
-    return h;
+        hash = (hash ^ bytes[i]) * 1099511628211ull;
+    return hash;
 }
 
-/* A rank's part split: its structure and its timing's bytes. */
+uint64_t adt_skeleton_checksum(const uint8_t *data, size_t size)
+{
+    return fnv_more(14695981039346656037ull, data, size);
+}
+
+static uint32_t le32(const uint8_t *b)
+{
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+/* A key in a rank's structure, and how many varint fields it reads as
+ * (KEY_OPAQUE: it does not read as varints; it then matches only a key
+ * equal to it byte for byte). */
+#define KEY_OPAQUE UINT32_MAX
+typedef struct key_ref {
+    const uint8_t *bytes;
+    uint32_t length;
+    uint32_t fields;
+} key_ref;
+
+/* A thread of a rank's structure: its header (thread index, calls, stop
+ * and signature count: 24 bytes), its keys and its grammar's bytes. */
+typedef struct thread_shape {
+    const uint8_t *header;
+    uint32_t signature_count;
+    uint32_t first_key; /* in the rank's keys */
+    const uint8_t *grammar;
+    size_t grammar_bytes;
+} thread_shape;
+
+/* A rank's part split: its structure located thread by thread, and its
+ * timing's bytes. */
 typedef struct rank_part {
     const uint8_t *structure;
     size_t structure_bytes;
     const uint8_t *timing;
     const uint8_t *end;
     uint32_t thread_count;
+    thread_shape *threads; /* malloc'd */
+    key_ref *keys;         /* malloc'd */
+    uint64_t shape_hash;   /* of what ranks of one class share (mergeable) */
 } rank_part;
 
-static bool split_part(const uint8_t *part, size_t bytes, rank_part *out)
+static uint32_t key_fields(const uint8_t *key, uint32_t length)
 {
+    uint32_t offset = 0, fields = 0;
+    uint64_t value;
+    while (adt_skeleton_key_next(key, length, &offset, &value))
+        fields++;
+    return offset == length ? fields : KEY_OPAQUE;
+}
+
+/* The varint at field index `field` of a key that reads as varints. */
+static uint64_t key_field(const key_ref *key, uint32_t field)
+{
+    uint32_t offset = 0;
+    uint64_t value = 0;
+    for (uint32_t f = 0; f <= field; ++f)
+        adt_skeleton_key_next(key->bytes, key->length, &offset, &value);
+    return value;
+}
+
+/* What keys of one class have in common: their number of fields and
+ * their first two, the function and the calling context (only the
+ * parameters after them may differ by rank), or all their bytes. */
+static uint64_t key_shape_hash(uint64_t hash, const key_ref *key)
+{
+    if (key->fields == KEY_OPAQUE || key->fields < 2)
+        return fnv_more(hash, key->bytes, key->length);
+    uint64_t common[3] = { key->fields, key_field(key, 0), key_field(key, 1) };
+    return fnv_more(hash, common, sizeof common);
+}
+
+static bool keys_mergeable(const key_ref *a, const key_ref *b)
+{
+    if (a->length == b->length && memcmp(a->bytes, b->bytes, a->length) == 0)
+        return true;
+    return a->fields == b->fields && a->fields != KEY_OPAQUE && a->fields >= 2 &&
+           key_field(a, 0) == key_field(b, 0) && key_field(a, 1) == key_field(b, 1);
+}
+
+/* Locates the threads of a part's structure (docs/folding.md): 0, EINVAL
+ * when it does not parse, ENOMEM. */
+static int split_part(const uint8_t *part, size_t bytes, rank_part *out)
+{
+    memset(out, 0, sizeof *out);
     if (bytes < 12)
-        return false;
+        return EINVAL;
     uint64_t structure_bytes = 0;
     for (int i = 7; i >= 0; --i)
         structure_bytes = structure_bytes << 8 | part[i];
     if (structure_bytes < 4 || structure_bytes > bytes - 8)
-        return false;
+        return EINVAL;
     out->structure = part + 8;
     out->structure_bytes = (size_t)structure_bytes;
     out->timing = out->structure + out->structure_bytes;
     out->end = part + bytes;
-    out->thread_count = (uint32_t)out->structure[0] | (uint32_t)out->structure[1] << 8 |
-                        (uint32_t)out->structure[2] << 16 | (uint32_t)out->structure[3] << 24;
+    out->thread_count = le32(out->structure);
+    const uint8_t *at = out->structure + 4, *end = out->timing;
+    if (out->thread_count > (size_t)(end - at) / 32)
+        return EINVAL;
+    /* Every key takes at least its 4-byte length. */
+    out->threads = malloc(sizeof *out->threads * ((size_t)out->thread_count + 1));
+    out->keys = malloc(sizeof *out->keys * ((size_t)(end - at) / 4 + 1));
+    if (!out->threads || !out->keys)
+        return ENOMEM;
+    uint32_t keys = 0;
+    uint64_t hash = fnv_more(14695981039346656037ull, out->structure, 4);
+    for (uint32_t t = 0; t < out->thread_count; ++t) {
+        thread_shape *thread = &out->threads[t];
+        if (end - at < 24)
+            return EINVAL;
+        thread->header = at;
+        thread->signature_count = le32(at + 20);
+        thread->first_key = keys;
+        hash = fnv_more(hash, at, 24);
+        at += 24;
+        for (uint32_t s = 0; s < thread->signature_count; ++s) {
+            if (end - at < 4 || le32(at) > (size_t)(end - at) - 4)
+                return EINVAL;
+            key_ref *key = &out->keys[keys++];
+            key->length = le32(at);
+            key->bytes = at + 4;
+            key->fields = key_fields(key->bytes, key->length);
+            hash = key_shape_hash(hash, key);
+            at += 4 + key->length;
+        }
+        if (end - at < 8)
+            return EINVAL;
+        uint64_t rules = le32(at), symbols = le32(at + 4);
+        uint64_t grammar_bytes = 8 + 4 * rules + 8 * symbols;
+        if (grammar_bytes > (size_t)(end - at))
+            return EINVAL;
+        thread->grammar = at;
+        thread->grammar_bytes = (size_t)grammar_bytes;
+        hash = fnv_more(hash, at, thread->grammar_bytes);
+        at += grammar_bytes;
+    }
+    out->shape_hash = hash;
+    return at == end ? 0 : EINVAL;
+}
+
+/* Whether two ranks can be one class: the same threads with the same
+ * grammars and keys that differ at most in their parameters. */
+static bool parts_mergeable(const rank_part *a, const rank_part *b)
+{
+    if (a->shape_hash != b->shape_hash || a->thread_count != b->thread_count)
+        return false;
+    for (uint32_t t = 0; t < a->thread_count; ++t) {
+        const thread_shape *x = &a->threads[t], *y = &b->threads[t];
+        if (memcmp(x->header, y->header, 24) != 0 || x->grammar_bytes != y->grammar_bytes ||
+            memcmp(x->grammar, y->grammar, x->grammar_bytes) != 0)
+            return false;
+        for (uint32_t s = 0; s < x->signature_count; ++s)
+            if (!keys_mergeable(&a->keys[x->first_key + s], &b->keys[y->first_key + s]))
+                return false;
+    }
     return true;
 }
 
-/* The class of each rank: structures equal byte for byte share one,
- * numbered in order of their first rank. Returns the number of classes;
- * first[c] is class c's first rank. */
-static uint32_t classify(const rank_part *parts, uint32_t rank_count, uint32_t *class_of, uint32_t *first,
-                         uint64_t *hashes)
+/* The class of each rank, numbered in order of their first rank: a rank
+ * joins the first class whose first rank it can merge with. Returns the
+ * number of classes; first[c] is class c's first rank. */
+static uint32_t classify(const rank_part *parts, uint32_t rank_count, uint32_t *class_of, uint32_t *first)
 {
     uint32_t classes = 0;
     for (uint32_t r = 0; r < rank_count; ++r) {
-        const rank_part *p = &parts[r];
-        uint64_t hash = adt_skeleton_checksum(p->structure, p->structure_bytes);
         uint32_t c = 0;
-        while (c < classes && !(hashes[c] == hash && parts[first[c]].structure_bytes == p->structure_bytes &&
-                                memcmp(parts[first[c]].structure, p->structure, p->structure_bytes) == 0))
+        while (c < classes && !parts_mergeable(&parts[first[c]], &parts[r]))
             c++;
-        if (c == classes) {
-            hashes[classes] = hash;
+        if (c == classes)
             first[classes++] = r;
-        }
         class_of[r] = c;
     }
     return classes;
 }
 
-/* Each class's ranks as strided ranges, greedily: a range grows while
- * the next rank of its class is one stride further. */
-static void put_ranges(bytes_out *out, const uint32_t *class_of, uint32_t rank_count, uint32_t classes)
+/* The strided range that starts at ranks[at] of a rising list: it takes
+ * the next ranks while they are one stride apart (the first two set the
+ * stride). Returns how many it takes. */
+static uint32_t strided_run(const uint32_t *ranks, uint32_t count, uint32_t at, uint32_t *stride)
+{
+    *stride = 1;
+    if (at + 1 >= count)
+        return 1;
+    *stride = ranks[at + 1] - ranks[at];
+    uint32_t taken = 2;
+    while (at + taken < count && ranks[at + taken] - ranks[at + taken - 1] == *stride)
+        taken++;
+    return taken;
+}
+
+/* Each class's ranks as strided ranges, class by class. members holds
+ * room for rank_count ranks. */
+static void put_ranges(bytes_out *out, const uint32_t *class_of, uint32_t rank_count, uint32_t classes,
+                       uint32_t *members)
 {
     bytes_out ranges = { 0 };
     uint32_t range_count = 0;
     for (uint32_t c = 0; c < classes; ++c) {
-        uint32_t start = UINT32_MAX, count = 0, stride = 1, last = 0;
-        for (uint32_t r = 0; r <= rank_count; ++r) {
-            if (r < rank_count && class_of[r] != c)
-                continue;
-            bool extends = r < rank_count && count > 0 && (count == 1 ? true : r - last == stride);
-            if (extends) {
-                if (count == 1)
-                    stride = r - last;
-                count++;
-                last = r;
-                continue;
-            }
-            if (count > 0) {
-                put_u32(&ranges, start);
-                put_u32(&ranges, count);
-                put_u32(&ranges, stride);
-                put_u32(&ranges, c);
-                range_count++;
-            }
-            start = last = r;
-            count = 1;
-            stride = 1;
+        uint32_t count = 0;
+        for (uint32_t r = 0; r < rank_count; ++r)
+            if (class_of[r] == c)
+                members[count++] = r;
+        for (uint32_t at = 0, stride; at < count; at += strided_run(members, count, at, &stride)) {
+            put_u32(&ranges, members[at]);
+            put_u32(&ranges, strided_run(members, count, at, &stride));
+            put_u32(&ranges, stride);
+            put_u32(&ranges, c);
+            range_count++;
         }
     }
     put_u32(out, range_count);
@@ -287,6 +421,121 @@ static void put_ranges(bytes_out *out, const uint32_t *class_of, uint32_t rank_c
     else if (ranges.size > 0)
         put(out, ranges.data, ranges.size);
     free(ranges.data);
+}
+
+/* One parameter of a class (thread t, signature s, field f) that differs
+ * by rank: its values in order of their first rank, each with its ranks
+ * as strided ranges. members: the class's ranks, rising; values: each
+ * member's value; scratch: room for count ranks and count flags. */
+static void put_parameter(bytes_out *out, uint32_t t, uint32_t s, uint32_t f, const uint32_t *members,
+                          const uint64_t *values, uint32_t count, uint32_t *scratch, uint8_t *done)
+{
+    put_varint(out, t);
+    put_varint(out, s);
+    put_varint(out, f);
+    memset(done, 0, count);
+    uint32_t distinct = 0;
+    for (uint32_t m = 0; m < count; ++m) {
+        distinct += !done[m];
+        for (uint32_t n = m + 1; !done[m] && n < count; ++n)
+            done[n] = done[n] || values[n] == values[m];
+        done[m] = 1;
+    }
+    put_varint(out, distinct);
+    memset(done, 0, count);
+    for (uint32_t m = 0; m < count; ++m) {
+        if (done[m])
+            continue;
+        uint32_t taking = 0;
+        for (uint32_t n = m; n < count; ++n) {
+            if (!done[n] && values[n] == values[m]) {
+                scratch[taking++] = members[n];
+                done[n] = 1;
+            }
+        }
+        uint32_t ranges = 0;
+        for (uint32_t at = 0, stride; at < taking; at += strided_run(scratch, taking, at, &stride))
+            ranges++;
+        put_varint(out, values[m]);
+        put_varint(out, ranges);
+        for (uint32_t at = 0, stride, run; at < taking; at += run) {
+            run = strided_run(scratch, taking, at, &stride);
+            put_varint(out, scratch[at]);
+            put_varint(out, run);
+            put_varint(out, stride);
+        }
+    }
+}
+
+/* The parameters in which the ranks of class c differ from its first
+ * rank's structure, thread by thread, signature by signature, field by
+ * field. False when out of memory. */
+static bool put_class_parameters(bytes_out *out, const rank_part *parts, const uint32_t *class_of,
+                                 uint32_t rank_count, uint32_t c, uint32_t first)
+{
+    uint32_t count = 0;
+    for (uint32_t r = first; r < rank_count; ++r)
+        count += class_of[r] == c;
+    uint32_t *members = malloc(sizeof(uint32_t) * 2 * (size_t)count);
+    uint64_t *values = malloc(sizeof(uint64_t) * (size_t)count);
+    uint8_t *done = malloc(count);
+    bytes_out parameters = { 0 };
+    uint32_t parameter_count = 0;
+    bool ok = members && values && done;
+    count = 0;
+    for (uint32_t r = first; ok && r < rank_count; ++r)
+        if (class_of[r] == c)
+            members[count++] = r;
+    const rank_part *model = &parts[first];
+    for (uint32_t t = 0; ok && t < model->thread_count; ++t) {
+        for (uint32_t s = 0; s < model->threads[t].signature_count; ++s) {
+            const key_ref *key = &model->keys[model->threads[t].first_key + s];
+            bool differs = false;
+            for (uint32_t m = 1; m < count && !differs; ++m) {
+                const rank_part *part = &parts[members[m]];
+                const key_ref *other = &part->keys[part->threads[t].first_key + s];
+                differs = other->length != key->length || memcmp(other->bytes, key->bytes, key->length) != 0;
+            }
+            if (!differs)
+                continue;
+            /* Every member's fields, read once: row m is member m's. */
+            uint64_t *fields = malloc(sizeof(uint64_t) * (size_t)count * key->fields);
+            if (!fields) {
+                ok = false;
+                break;
+            }
+            for (uint32_t m = 0; m < count; ++m) {
+                const rank_part *part = &parts[members[m]];
+                const key_ref *other = &part->keys[part->threads[t].first_key + s];
+                uint32_t offset = 0;
+                for (uint32_t f = 0; f < key->fields; ++f)
+                    adt_skeleton_key_next(other->bytes, other->length, &offset, &fields[(size_t)m * key->fields + f]);
+            }
+            /* The function and the calling context are the same on every
+             * rank of a class (keys_mergeable). */
+            for (uint32_t f = 2; f < key->fields; ++f) {
+                bool varies = false;
+                for (uint32_t m = 0; m < count; ++m) {
+                    values[m] = fields[(size_t)m * key->fields + f];
+                    varies = varies || values[m] != values[0];
+                }
+                if (varies) {
+                    put_parameter(&parameters, t, s, f, members, values, count, members + count, done);
+                    parameter_count++;
+                }
+            }
+            free(fields);
+        }
+    }
+    put_varint(out, parameter_count);
+    if (parameters.size > 0)
+        put(out, parameters.data, parameters.size);
+    ok = ok && !parameters.failed;
+    free(parameters.data);
+    free(members);
+    free(values);
+    free(done);
+    return ok;
 }
 
 /* into's pairs and from's, both sorted by key, merged into one sorted
@@ -355,32 +604,39 @@ static bool put_class_timing(bytes_out *out, const rank_part *parts, const uint3
     return ok;
 }
 
+static void parts_free(rank_part *parts, uint32_t count)
+{
+    for (uint32_t r = 0; r < count; ++r) {
+        free(parts[r].threads);
+        free(parts[r].keys);
+    }
+    free(parts);
+}
+
 int adt_skeleton_file_write(const char *path, const char *const *function_names, uint32_t function_count,
                             const uint8_t *const *part_data, const size_t *part_bytes, uint32_t rank_count,
                             uint64_t ticks_per_second)
 {
     bytes_out out = { 0 };
-    uint32_t *class_of = malloc(sizeof(uint32_t) * 2 * ((size_t)rank_count + 1));
-    uint64_t *hashes = malloc(sizeof(uint64_t) * ((size_t)rank_count + 1));
-    rank_part *parts = malloc(sizeof *parts * ((size_t)rank_count + 1));
-    if (!class_of || !hashes || !parts) {
+    uint32_t *class_of = malloc(sizeof(uint32_t) * 3 * ((size_t)rank_count + 1));
+    rank_part *parts = calloc((size_t)rank_count + 1, sizeof *parts);
+    if (!class_of || !parts) {
         free(class_of);
-        free(hashes);
         free(parts);
         errno = ENOMEM;
         return -1;
     }
     for (uint32_t r = 0; r < rank_count; ++r) {
-        if (!split_part(part_data[r], part_bytes[r], &parts[r])) {
+        int failed = split_part(part_data[r], part_bytes[r], &parts[r]);
+        if (failed) {
             free(class_of);
-            free(hashes);
-            free(parts);
-            errno = EINVAL;
+            parts_free(parts, r + 1);
+            errno = failed;
             return -1;
         }
     }
     uint32_t *first = class_of + rank_count + 1;
-    uint32_t classes = classify(parts, rank_count, class_of, first, hashes);
+    uint32_t classes = classify(parts, rank_count, class_of, first);
     put(&out, ADT_SKELETON_MAGIC, sizeof ADT_SKELETON_MAGIC);
     put_u32(&out, ADT_SKELETON_VERSION);
     put_u64(&out, ticks_per_second);
@@ -391,21 +647,21 @@ int adt_skeleton_file_write(const char *path, const char *const *function_names,
         put(&out, function_names[f], length);
     }
     put_u32(&out, classes);
-    bool timed = true;
+    bool timed = true, parameters = true;
     for (uint32_t c = 0; c < classes; ++c) {
         const rank_part *p = &parts[first[c]];
         put_u64(&out, p->structure_bytes);
         put(&out, p->structure, p->structure_bytes);
         timed = timed && put_class_timing(&out, parts, class_of, rank_count, first[c]);
+        parameters = parameters && put_class_parameters(&out, parts, class_of, rank_count, c, first[c]);
     }
     put_u32(&out, rank_count);
-    put_ranges(&out, class_of, rank_count, classes);
+    put_ranges(&out, class_of, rank_count, classes, first + rank_count + 1);
     free(class_of);
-    free(hashes);
-    free(parts);
-    if (out.failed || !timed) {
+    parts_free(parts, rank_count);
+    if (out.failed || !timed || !parameters) {
         free(out.data);
-        errno = out.failed ? ENOMEM : EINVAL;
+        errno = out.failed || !parameters ? ENOMEM : EINVAL;
         return -1;
     }
     put_u64(&out, adt_skeleton_checksum(out.data, out.size));
