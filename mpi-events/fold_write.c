@@ -1,9 +1,10 @@
 /*
  * skeleton.adts at MPI_Finalize (end of run: malloc, stdio and collective
  * PMPI calls are fine here): every rank encodes its threads' skeletons,
- * rank 0 gathers them and writes the file into the archive, where equal
- * ranks' skeletons are stored once (adt_skeleton_file_write). A gather
- * to rank 0, not yet a merge up the binomial tree (docs/folding.md).
+ * rank 0 gathers them and writes the file into the archive, where ranks
+ * whose skeletons differ at most in their calls' parameters are stored
+ * once, as one class (adt_skeleton_file_write). A gather to rank 0, not
+ * yet a merge up the binomial tree (docs/folding.md).
  */
 #include <limits.h>
 #include <stdio.h>
