@@ -423,44 +423,65 @@ static void put_ranges(bytes_out *out, const uint32_t *class_of, uint32_t rank_c
     free(ranges.data);
 }
 
+/* A member's value, sorted by value and then member (so by rank). */
+typedef struct member_value {
+    uint64_t value;
+    uint32_t member;
+} member_value;
+
+static int by_value(const void *a, const void *b)
+{
+    const member_value *x = a, *y = b;
+    if (x->value != y->value)
+        return x->value < y->value ? -1 : 1;
+    return (x->member > y->member) - (x->member < y->member);
+}
+
+/* A run of equal values in the sorted list, by its first member. */
+typedef struct value_group {
+    uint32_t first_member;
+    uint32_t start;
+    uint32_t count;
+} value_group;
+
+static int by_first_member(const void *a, const void *b)
+{
+    const value_group *x = a, *y = b;
+    return (x->first_member > y->first_member) - (x->first_member < y->first_member);
+}
+
 /* One parameter of a class (thread t, signature s, field f) that differs
  * by rank: its values in order of their first rank, each with its ranks
- * as strided ranges. members: the class's ranks, rising; values: each
- * member's value; scratch: room for count ranks and count flags. */
+ * as strided ranges. members: the class's ranks, rising; sorted: each
+ * member's value (sorted here); groups and ranks: room for count each.
+ * O(count log count). */
 static void put_parameter(bytes_out *out, uint32_t t, uint32_t s, uint32_t f, const uint32_t *members,
-                          const uint64_t *values, uint32_t count, uint32_t *scratch, uint8_t *done)
+                          member_value *sorted, uint32_t count, value_group *groups, uint32_t *ranks)
 {
+    qsort(sorted, count, sizeof *sorted, by_value);
+    uint32_t group_count = 0;
+    for (uint32_t i = 0; i < count; ++i) {
+        if (i == 0 || sorted[i].value != sorted[i - 1].value)
+            groups[group_count++] = (value_group){ sorted[i].member, i, 0 };
+        groups[group_count - 1].count++;
+    }
+    qsort(groups, group_count, sizeof *groups, by_first_member);
     put_varint(out, t);
     put_varint(out, s);
     put_varint(out, f);
-    memset(done, 0, count);
-    uint32_t distinct = 0;
-    for (uint32_t m = 0; m < count; ++m) {
-        distinct += !done[m];
-        for (uint32_t n = m + 1; !done[m] && n < count; ++n)
-            done[n] = done[n] || values[n] == values[m];
-        done[m] = 1;
-    }
-    put_varint(out, distinct);
-    memset(done, 0, count);
-    for (uint32_t m = 0; m < count; ++m) {
-        if (done[m])
-            continue;
-        uint32_t taking = 0;
-        for (uint32_t n = m; n < count; ++n) {
-            if (!done[n] && values[n] == values[m]) {
-                scratch[taking++] = members[n];
-                done[n] = 1;
-            }
-        }
-        uint32_t ranges = 0;
-        for (uint32_t at = 0, stride; at < taking; at += strided_run(scratch, taking, at, &stride))
-            ranges++;
-        put_varint(out, values[m]);
-        put_varint(out, ranges);
+    put_varint(out, group_count);
+    for (uint32_t g = 0; g < group_count; ++g) {
+        uint32_t taking = groups[g].count;
+        for (uint32_t i = 0; i < taking; ++i)
+            ranks[i] = members[sorted[groups[g].start + i].member];
+        uint32_t range_count = 0;
+        for (uint32_t at = 0, stride; at < taking; at += strided_run(ranks, taking, at, &stride))
+            range_count++;
+        put_varint(out, sorted[groups[g].start].value);
+        put_varint(out, range_count);
         for (uint32_t at = 0, stride, run; at < taking; at += run) {
-            run = strided_run(scratch, taking, at, &stride);
-            put_varint(out, scratch[at]);
+            run = strided_run(ranks, taking, at, &stride);
+            put_varint(out, ranks[at]);
             put_varint(out, run);
             put_varint(out, stride);
         }
@@ -477,11 +498,11 @@ static bool put_class_parameters(bytes_out *out, const rank_part *parts, const u
     for (uint32_t r = first; r < rank_count; ++r)
         count += class_of[r] == c;
     uint32_t *members = malloc(sizeof(uint32_t) * 2 * (size_t)count);
-    uint64_t *values = malloc(sizeof(uint64_t) * (size_t)count);
-    uint8_t *done = malloc(count);
+    member_value *values = malloc(sizeof *values * (size_t)count);
+    value_group *groups = malloc(sizeof *groups * (size_t)count);
     bytes_out parameters = { 0 };
     uint32_t parameter_count = 0;
-    bool ok = members && values && done;
+    bool ok = members && values && groups;
     count = 0;
     for (uint32_t r = first; ok && r < rank_count; ++r)
         if (class_of[r] == c)
@@ -516,11 +537,11 @@ static bool put_class_parameters(bytes_out *out, const rank_part *parts, const u
             for (uint32_t f = 2; f < key->fields; ++f) {
                 bool varies = false;
                 for (uint32_t m = 0; m < count; ++m) {
-                    values[m] = fields[(size_t)m * key->fields + f];
-                    varies = varies || values[m] != values[0];
+                    values[m] = (member_value){ fields[(size_t)m * key->fields + f], m };
+                    varies = varies || values[m].value != values[0].value;
                 }
                 if (varies) {
-                    put_parameter(&parameters, t, s, f, members, values, count, members + count, done);
+                    put_parameter(&parameters, t, s, f, members, values, count, groups, members + count);
                     parameter_count++;
                 }
             }
@@ -534,7 +555,7 @@ static bool put_class_parameters(bytes_out *out, const rank_part *parts, const u
     free(parameters.data);
     free(members);
     free(values);
-    free(done);
+    free(groups);
     return ok;
 }
 
