@@ -332,8 +332,10 @@ static bool read_class_parameters(cursor *c, arena *a, adt_skeleton_class_view *
                        (p->signature > before->signature ||
                         (p->signature == before->signature && p->field > before->field)));
         const adt_skeleton_thread_view *thread = p->thread < class_view->thread_count ? &class_view->threads[p->thread] : NULL;
-        bool names = thread && p->signature < thread->signature_count && p->field >= 2 &&
-                     p->field < key_fields(thread->keys[p->signature], thread->key_lengths[p->signature]);
+        uint32_t fields = thread && p->signature < thread->signature_count
+                              ? key_fields(thread->keys[p->signature], thread->key_lengths[p->signature])
+                              : UINT32_MAX;
+        bool names = fields != UINT32_MAX && p->field >= 2 && p->field < fields;
         if (!rising || !names || p->value_count < 2) {
             say(error, error_size, "corrupt: class %u's parameter %u (thread %u, signature %u, field %u, %u values)", k,
                 i, p->thread, p->signature, p->field, p->value_count);

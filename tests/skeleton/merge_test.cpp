@@ -257,6 +257,34 @@ TEST(SkeletonMerge, EveryCutOrFlippedByteIsRefused)
     }
 }
 
+// Past the checksum (resealed), a flipped byte reaches the reader's own
+// checks: each file is refused in one line, or reads back whole, every
+// rank's calls expanding to its thread's count (under ASan: no read out
+// of bounds on the way).
+TEST(SkeletonMerge, EveryResealedFlipIsRefusedOrReadWhole)
+{
+    std::vector<uint8_t> file = file_of(six_on_a_ring());
+    int refused = 0;
+    for (size_t at = 0; at + 8 < file.size(); ++at) {
+        for (uint8_t flip : { 0x01, 0x20, 0x80 }) {
+            std::vector<uint8_t> damaged = file;
+            damaged[at] ^= flip;
+            Read read(resealed(damaged));
+            if (!read.file) {
+                EXPECT_EQ(read.error.find('\n'), std::string::npos);
+                EXPECT_FALSE(read.error.empty());
+                refused++;
+                continue;
+            }
+            for (uint32_t r = 0; r < read.file->rank_count; ++r) {
+                ASSERT_EQ(read.file->ranks[r].thread_count, 1u) << "byte " << at;
+                EXPECT_EQ(expanded(read.file, r).size(), read.file->ranks[r].threads[0].calls) << "byte " << at;
+            }
+        }
+    }
+    EXPECT_GT(refused, 0);
+}
+
 // The last bytes before the rank table: the last parameter's last range
 // (first 5, count 1, stride 1). Resealed, the reader's own checks refuse a
 // range that names a rank twice, one outside the class or too few.
