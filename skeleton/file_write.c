@@ -233,18 +233,16 @@ typedef struct thread_shape {
     size_t grammar_bytes;
 } thread_shape;
 
-/* A rank's part split: its structure located thread by thread, and its
- * timing's bytes. */
-typedef struct rank_part {
+/* A structure (a rank's, or a class's first rank's) located thread by
+ * thread. */
+typedef struct structure_shape {
     const uint8_t *structure;
     size_t structure_bytes;
-    const uint8_t *timing;
-    const uint8_t *end;
     uint32_t thread_count;
     thread_shape *threads; /* malloc'd */
     key_ref *keys;         /* malloc'd */
     uint64_t shape_hash;   /* of what ranks of one class share (mergeable) */
-} rank_part;
+} structure_shape;
 
 static uint32_t key_fields(const uint8_t *key, uint32_t length)
 {
@@ -284,24 +282,17 @@ static bool keys_mergeable(const key_ref *a, const key_ref *b)
            key_field(a, 0) == key_field(b, 0) && key_field(a, 1) == key_field(b, 1);
 }
 
-/* Locates the threads of a part's structure (docs/folding.md): 0, EINVAL
- * when it does not parse, ENOMEM. */
-static int split_part(const uint8_t *part, size_t bytes, rank_part *out)
+/* Locates the threads of a structure (docs/folding.md): 0, EINVAL when
+ * it does not parse, ENOMEM. */
+static int locate_structure(const uint8_t *structure, size_t bytes, structure_shape *out)
 {
     memset(out, 0, sizeof *out);
-    if (bytes < 12)
+    if (bytes < 4)
         return EINVAL;
-    uint64_t structure_bytes = 0;
-    for (int i = 7; i >= 0; --i)
-        structure_bytes = structure_bytes << 8 | part[i];
-    if (structure_bytes < 4 || structure_bytes > bytes - 8)
-        return EINVAL;
-    out->structure = part + 8;
-    out->structure_bytes = (size_t)structure_bytes;
-    out->timing = out->structure + out->structure_bytes;
-    out->end = part + bytes;
-    out->thread_count = le32(out->structure);
-    const uint8_t *at = out->structure + 4, *end = out->timing;
+    out->structure = structure;
+    out->structure_bytes = bytes;
+    out->thread_count = le32(structure);
+    const uint8_t *at = structure + 4, *end = structure + bytes;
     if (out->thread_count > (size_t)(end - at) / 32)
         return EINVAL;
     /* Every key takes at least its 4-byte length. */
@@ -310,7 +301,7 @@ static int split_part(const uint8_t *part, size_t bytes, rank_part *out)
     if (!out->threads || !out->keys)
         return ENOMEM;
     uint32_t keys = 0;
-    uint64_t hash = fnv_more(14695981039346656037ull, out->structure, 4);
+    uint64_t hash = fnv_more(14695981039346656037ull, structure, 4);
     for (uint32_t t = 0; t < out->thread_count; ++t) {
         thread_shape *thread = &out->threads[t];
         if (end - at < 24)
@@ -345,9 +336,9 @@ static int split_part(const uint8_t *part, size_t bytes, rank_part *out)
     return at == end ? 0 : EINVAL;
 }
 
-/* Whether two ranks can be one class: the same threads with the same
- * grammars and keys that differ at most in their parameters. */
-static bool parts_mergeable(const rank_part *a, const rank_part *b)
+/* Whether two structures can be one class: the same threads with the
+ * same grammars and keys that differ at most in their parameters. */
+static bool shapes_mergeable(const structure_shape *a, const structure_shape *b)
 {
     if (a->shape_hash != b->shape_hash || a->thread_count != b->thread_count)
         return false;
@@ -363,21 +354,9 @@ static bool parts_mergeable(const rank_part *a, const rank_part *b)
     return true;
 }
 
-/* The class of each rank, numbered in order of their first rank: a rank
- * joins the first class whose first rank it can merge with. Returns the
- * number of classes; first[c] is class c's first rank. */
-static uint32_t classify(const rank_part *parts, uint32_t rank_count, uint32_t *class_of, uint32_t *first)
+static const key_ref *shape_key(const structure_shape *shape, uint32_t thread, uint32_t signature)
 {
-    uint32_t classes = 0;
-    for (uint32_t r = 0; r < rank_count; ++r) {
-        uint32_t c = 0;
-        while (c < classes && !parts_mergeable(&parts[first[c]], &parts[r]))
-            c++;
-        if (c == classes)
-            first[classes++] = r;
-        class_of[r] = c;
-    }
-    return classes;
+    return &shape->keys[shape->threads[thread].first_key + signature];
 }
 
 /* The strided range that starts at ranks[at] of a rising list: it takes
@@ -393,34 +372,6 @@ static uint32_t strided_run(const uint32_t *ranks, uint32_t count, uint32_t at, 
     while (at + taken < count && ranks[at + taken] - ranks[at + taken - 1] == *stride)
         taken++;
     return taken;
-}
-
-/* Each class's ranks as strided ranges, class by class. members holds
- * room for rank_count ranks. */
-static void put_ranges(bytes_out *out, const uint32_t *class_of, uint32_t rank_count, uint32_t classes,
-                       uint32_t *members)
-{
-    bytes_out ranges = { 0 };
-    uint32_t range_count = 0;
-    for (uint32_t c = 0; c < classes; ++c) {
-        uint32_t count = 0;
-        for (uint32_t r = 0; r < rank_count; ++r)
-            if (class_of[r] == c)
-                members[count++] = r;
-        for (uint32_t at = 0, stride; at < count; at += strided_run(members, count, at, &stride)) {
-            put_u32(&ranges, members[at]);
-            put_u32(&ranges, strided_run(members, count, at, &stride));
-            put_u32(&ranges, stride);
-            put_u32(&ranges, c);
-            range_count++;
-        }
-    }
-    put_u32(out, range_count);
-    if (ranges.failed)
-        out->failed = true;
-    else if (ranges.size > 0)
-        put(out, ranges.data, ranges.size);
-    free(ranges.data);
 }
 
 /* A member's value, sorted by value and then member (so by rank). */
@@ -488,77 +439,6 @@ static void put_parameter(bytes_out *out, uint32_t t, uint32_t s, uint32_t f, co
     }
 }
 
-/* The parameters in which the ranks of class c differ from its first
- * rank's structure, thread by thread, signature by signature, field by
- * field. False when out of memory. */
-static bool put_class_parameters(bytes_out *out, const rank_part *parts, const uint32_t *class_of,
-                                 uint32_t rank_count, uint32_t c, uint32_t first)
-{
-    uint32_t count = 0;
-    for (uint32_t r = first; r < rank_count; ++r)
-        count += class_of[r] == c;
-    uint32_t *members = malloc(sizeof(uint32_t) * 2 * (size_t)count);
-    member_value *values = malloc(sizeof *values * (size_t)count);
-    value_group *groups = malloc(sizeof *groups * (size_t)count);
-    bytes_out parameters = { 0 };
-    uint32_t parameter_count = 0;
-    bool ok = members && values && groups;
-    count = 0;
-    for (uint32_t r = first; ok && r < rank_count; ++r)
-        if (class_of[r] == c)
-            members[count++] = r;
-    const rank_part *model = &parts[first];
-    for (uint32_t t = 0; ok && t < model->thread_count; ++t) {
-        for (uint32_t s = 0; s < model->threads[t].signature_count; ++s) {
-            const key_ref *key = &model->keys[model->threads[t].first_key + s];
-            bool differs = false;
-            for (uint32_t m = 1; m < count && !differs; ++m) {
-                const rank_part *part = &parts[members[m]];
-                const key_ref *other = &part->keys[part->threads[t].first_key + s];
-                differs = other->length != key->length || memcmp(other->bytes, key->bytes, key->length) != 0;
-            }
-            if (!differs)
-                continue;
-            /* Every member's fields, read once: row m is member m's. */
-            uint64_t *fields = malloc(sizeof(uint64_t) * (size_t)count * key->fields);
-            if (!fields) {
-                ok = false;
-                break;
-            }
-            for (uint32_t m = 0; m < count; ++m) {
-                const rank_part *part = &parts[members[m]];
-                const key_ref *other = &part->keys[part->threads[t].first_key + s];
-                uint32_t offset = 0;
-                for (uint32_t f = 0; f < key->fields; ++f)
-                    adt_skeleton_key_next(other->bytes, other->length, &offset, &fields[(size_t)m * key->fields + f]);
-            }
-            /* The function and the calling context are the same on every
-             * rank of a class (keys_mergeable). */
-            for (uint32_t f = 2; f < key->fields; ++f) {
-                bool varies = false;
-                for (uint32_t m = 0; m < count; ++m) {
-                    values[m] = (member_value){ fields[(size_t)m * key->fields + f], m };
-                    varies = varies || values[m].value != values[0].value;
-                }
-                if (varies) {
-                    put_parameter(&parameters, t, s, f, members, values, count, groups, members + count);
-                    parameter_count++;
-                }
-            }
-            free(fields);
-        }
-    }
-    put_varint(out, parameter_count);
-    if (parameters.size > 0)
-        put(out, parameters.data, parameters.size);
-    ok = ok && !parameters.failed;
-    free(parameters.data);
-    free(members);
-    free(values);
-    free(groups);
-    return ok;
-}
-
 /* into's pairs and from's, both sorted by key, merged into one sorted
  * list (histograms of equal keys merged); false when out of memory. */
 static bool merge_thread_timing(adt_skeleton_timing_part *into, const adt_skeleton_timing_part *from)
@@ -594,70 +474,522 @@ static bool merge_thread_timing(adt_skeleton_timing_part *into, const adt_skelet
     return true;
 }
 
-/* Class c's timing: its ranks' merged, thread by thread. */
-static bool put_class_timing(bytes_out *out, const rank_part *parts, const uint32_t *class_of, uint32_t rank_count,
-                             uint32_t first)
+/* ---- merges of ranks' skeletons ----------------------------------------- */
+
+/* A field of a class's keys that differs by rank: one value per rank of
+ * the class, in the order of its ranks. */
+typedef struct merge_parameter {
+    uint32_t thread;
+    uint32_t signature;
+    uint32_t field;
+    uint64_t *values; /* room for the class's rank_capacity */
+} merge_parameter;
+
+/* A class of a merge: the structure of its first (lowest) rank, its
+ * ranks rising, its timing merged over them, and its parameters sorted by
+ * (thread, signature, field). */
+typedef struct merge_class {
+    uint8_t *structure; /* malloc'd; shape points into it */
+    structure_shape shape;
+    adt_skeleton_timing_part *timing; /* shape.thread_count */
+    uint32_t rank_count;
+    uint32_t rank_capacity;
+    uint32_t *ranks;
+    uint32_t parameter_count;
+    merge_parameter *parameters;
+} merge_class;
+
+struct adt_skeleton_merge {
+    uint32_t class_count;
+    uint32_t class_capacity;
+    merge_class *classes;
+};
+
+static void class_free(merge_class *c)
 {
-    uint32_t threads = parts[first].thread_count;
-    adt_skeleton_timing_part *merged = calloc(threads ? threads : 1, sizeof *merged);
-    adt_skeleton_timing_part *one = calloc(threads ? threads : 1, sizeof *one);
+    free(c->structure);
+    free(c->shape.threads);
+    free(c->shape.keys);
+    if (c->timing)
+        adt_skeleton_timing_parts_free(c->timing, c->shape.thread_count);
+    free(c->timing);
+    free(c->ranks);
+    for (uint32_t p = 0; p < c->parameter_count; ++p)
+        free(c->parameters[p].values);
+    free(c->parameters);
+}
+
+void adt_skeleton_merge_free(adt_skeleton_merge *merge)
+{
+    if (!merge)
+        return;
+    for (uint32_t k = 0; k < merge->class_count; ++k)
+        class_free(&merge->classes[k]);
+    free(merge->classes);
+    free(merge);
+}
+
+/* A class from its structure's bytes (copied) and the timing at *at
+ * (advanced); false when it does not parse or memory runs out. */
+static bool class_init(merge_class *c, const uint8_t *structure, size_t structure_bytes, const uint8_t **at,
+                       const uint8_t *end)
+{
+    memset(c, 0, sizeof *c);
+    c->structure = malloc(structure_bytes ? structure_bytes : 1);
+    if (!c->structure)
+        return false;
+    memcpy(c->structure, structure, structure_bytes);
+    if (locate_structure(c->structure, structure_bytes, &c->shape) != 0)
+        return false;
+    uint32_t threads = c->shape.thread_count;
+    c->timing = calloc(threads ? threads : 1, sizeof *c->timing);
     char error[160];
-    bool ok = merged && one;
-    const uint8_t *at = parts[first].timing;
-    ok = ok && adt_skeleton_timing_decode(&at, parts[first].end, threads, merged, error, sizeof error) &&
-         at == parts[first].end;
-    for (uint32_t r = first + 1; ok && r < rank_count; ++r) {
-        if (class_of[r] != class_of[first])
-            continue;
-        at = parts[r].timing;
-        ok = adt_skeleton_timing_decode(&at, parts[r].end, threads, one, error, sizeof error) && at == parts[r].end;
-        for (uint32_t t = 0; ok && t < threads; ++t)
-            ok = merge_thread_timing(&merged[t], &one[t]);
-        if (one)
-            adt_skeleton_timing_parts_free(one, threads);
+    return c->timing && adt_skeleton_timing_decode(at, end, threads, c->timing, error, sizeof error);
+}
+
+/* Room for `more` ranks more in the class's ranks and parameters. */
+static bool class_reserve(merge_class *c, uint32_t more)
+{
+    uint64_t needed = (uint64_t)c->rank_count + more;
+    if (needed <= c->rank_capacity)
+        return true;
+    if (needed > ADT_SKELETON_RANKS_MAX)
+        return false;
+    uint32_t capacity = c->rank_capacity ? c->rank_capacity : 4;
+    while (capacity < needed)
+        capacity *= 2;
+    uint32_t *ranks = realloc(c->ranks, sizeof *ranks * capacity);
+    if (!ranks)
+        return false;
+    c->ranks = ranks;
+    for (uint32_t p = 0; p < c->parameter_count; ++p) {
+        uint64_t *values = realloc(c->parameters[p].values, sizeof *values * capacity);
+        if (!values)
+            return false;
+        c->parameters[p].values = values;
     }
-    for (uint32_t t = 0; ok && t < threads; ++t)
-        put_timing_part(out, &merged[t]);
-    if (merged)
-        adt_skeleton_timing_parts_free(merged, threads);
-    free(merged);
-    free(one);
+    c->rank_capacity = capacity;
+    return true;
+}
+
+static merge_class *merge_new_class(adt_skeleton_merge *merge)
+{
+    if (merge->class_count == merge->class_capacity) {
+        uint32_t capacity = merge->class_capacity ? 2 * merge->class_capacity : 4;
+        merge_class *grown = realloc(merge->classes, sizeof *grown * capacity);
+        if (!grown)
+            return NULL;
+        merge->classes = grown;
+        merge->class_capacity = capacity;
+    }
+    merge_class *added = &merge->classes[merge->class_count++];
+    memset(added, 0, sizeof *added);
+    return added;
+}
+
+adt_skeleton_merge *adt_skeleton_merge_of_part(const uint8_t *part, size_t bytes, uint32_t rank)
+{
+    adt_skeleton_merge *merge = calloc(1, sizeof *merge);
+    merge_class *c = merge ? merge_new_class(merge) : NULL;
+    if (!c) {
+        free(merge);
+        return NULL;
+    }
+    uint64_t structure_bytes = 0;
+    for (int i = 7; bytes >= 8 && i >= 0; --i)
+        structure_bytes = structure_bytes << 8 | part[i];
+    const uint8_t *at = part + 8 + structure_bytes, *end = part + bytes;
+    bool ok = bytes >= 12 && structure_bytes >= 4 && structure_bytes <= bytes - 8 &&
+              class_init(c, part + 8, (size_t)structure_bytes, &at, end) && at == end && class_reserve(c, 1);
+    if (!ok) {
+        adt_skeleton_merge_free(merge);
+        return NULL;
+    }
+    c->ranks[c->rank_count++] = rank;
+    return merge;
+}
+
+/* The index of parameter (t, s, f) of a class, or UINT32_MAX. */
+static uint32_t find_parameter(const merge_class *c, uint32_t t, uint32_t s, uint32_t f)
+{
+    for (uint32_t p = 0; p < c->parameter_count; ++p)
+        if (c->parameters[p].thread == t && c->parameters[p].signature == s && c->parameters[p].field == f)
+            return p;
+    return UINT32_MAX;
+}
+
+static int by_field(const void *a, const void *b)
+{
+    const merge_parameter *x = a, *y = b;
+    if (x->thread != y->thread)
+        return x->thread < y->thread ? -1 : 1;
+    if (x->signature != y->signature)
+        return x->signature < y->signature ? -1 : 1;
+    return (x->field > y->field) - (x->field < y->field);
+}
+
+/* A parameter new to into (a field its ranks agree in so far): its
+ * value on into's ranks, from its first rank's key. */
+static bool add_parameter(merge_class *into, uint32_t t, uint32_t s, uint32_t f)
+{
+    merge_parameter *grown = realloc(into->parameters, sizeof *grown * ((size_t)into->parameter_count + 1));
+    if (!grown)
+        return false;
+    into->parameters = grown;
+    uint64_t *values = malloc(sizeof *values * (into->rank_capacity ? into->rank_capacity : 1));
+    if (!values)
+        return false;
+    uint64_t value = key_field(shape_key(&into->shape, t, s), f);
+    for (uint32_t m = 0; m < into->rank_count; ++m)
+        values[m] = value;
+    grown[into->parameter_count++] = (merge_parameter){ t, s, f, values };
+    return true;
+}
+
+/* into += from, two classes that can be one (shapes_mergeable), from's
+ * ranks all above into's: ranks appended, timing merged, and every field
+ * that differs between them or within either a parameter of into. */
+static bool class_merge(merge_class *into, const merge_class *from)
+{
+    if (into->rank_count > 0 && from->rank_count > 0 && from->ranks[0] <= into->ranks[into->rank_count - 1])
+        return false;
+    uint32_t known = into->parameter_count;
+    /* The parameters new to into: from's, and the fields where the two
+     * first ranks' keys differ. */
+    for (uint32_t p = 0; p < from->parameter_count; ++p) {
+        const merge_parameter *q = &from->parameters[p];
+        if (find_parameter(into, q->thread, q->signature, q->field) == UINT32_MAX &&
+            !add_parameter(into, q->thread, q->signature, q->field))
+            return false;
+    }
+    for (uint32_t t = 0; t < into->shape.thread_count; ++t) {
+        for (uint32_t s = 0; s < into->shape.threads[t].signature_count; ++s) {
+            const key_ref *a = shape_key(&into->shape, t, s), *b = shape_key(&from->shape, t, s);
+            if (a->length == b->length && memcmp(a->bytes, b->bytes, a->length) == 0)
+                continue;
+            /* The function and the calling context are the same
+             * (keys_mergeable). */
+            for (uint32_t f = 2; f < a->fields; ++f) {
+                if (key_field(a, f) != key_field(b, f) && find_parameter(into, t, s, f) == UINT32_MAX &&
+                    !add_parameter(into, t, s, f))
+                    return false;
+            }
+        }
+    }
+    if (into->parameter_count != known)
+        qsort(into->parameters, into->parameter_count, sizeof *into->parameters, by_field);
+    if (!class_reserve(into, from->rank_count))
+        return false;
+    for (uint32_t p = 0; p < into->parameter_count; ++p) {
+        merge_parameter *q = &into->parameters[p];
+        uint32_t theirs = find_parameter(from, q->thread, q->signature, q->field);
+        uint64_t *values = q->values + into->rank_count;
+        if (theirs != UINT32_MAX) {
+            memcpy(values, from->parameters[theirs].values, sizeof *values * from->rank_count);
+        } else {
+            uint64_t value = key_field(shape_key(&from->shape, q->thread, q->signature), q->field);
+            for (uint32_t m = 0; m < from->rank_count; ++m)
+                values[m] = value;
+        }
+    }
+    memcpy(into->ranks + into->rank_count, from->ranks, sizeof *into->ranks * from->rank_count);
+    into->rank_count += from->rank_count;
+    for (uint32_t t = 0; t < into->shape.thread_count; ++t)
+        if (!merge_thread_timing(&into->timing[t], &from->timing[t]))
+            return false;
+    return true;
+}
+
+bool adt_skeleton_merge_add(adt_skeleton_merge *into, adt_skeleton_merge *from)
+{
+    bool ok = true;
+    for (uint32_t k = 0; ok && k < from->class_count; ++k) {
+        merge_class *theirs = &from->classes[k];
+        uint32_t c = 0;
+        while (c < into->class_count && !shapes_mergeable(&into->classes[c].shape, &theirs->shape))
+            c++;
+        if (c < into->class_count) {
+            ok = class_merge(&into->classes[c], theirs);
+            continue;
+        }
+        /* A class of its own: moved over, in order of first rank (from's
+         * ranks are above into's). */
+        merge_class *mine = merge_new_class(into);
+        if (!mine) {
+            ok = false;
+            continue;
+        }
+        *mine = *theirs;
+        memset(theirs, 0, sizeof *theirs);
+    }
+    adt_skeleton_merge_free(from);
     return ok;
 }
 
-static void parts_free(rank_part *parts, uint32_t count)
+/* A class's ranks (or those of one value: a subset of them) as strided
+ * ranges of varints. */
+static void put_varint_ranges(bytes_out *out, const uint32_t *ranks, uint32_t count)
 {
-    for (uint32_t r = 0; r < count; ++r) {
-        free(parts[r].threads);
-        free(parts[r].keys);
+    uint32_t range_count = 0;
+    for (uint32_t at = 0, stride; at < count; at += strided_run(ranks, count, at, &stride))
+        range_count++;
+    put_varint(out, range_count);
+    for (uint32_t at = 0, stride, run; at < count; at += run) {
+        run = strided_run(ranks, count, at, &stride);
+        put_varint(out, ranks[at]);
+        put_varint(out, run);
+        put_varint(out, stride);
     }
-    free(parts);
 }
 
-int adt_skeleton_file_write(const char *path, const char *const *function_names, uint32_t function_count,
-                            const uint8_t *const *part_data, const size_t *part_bytes, uint32_t rank_count,
-                            uint64_t ticks_per_second)
+/* A class as the file holds it: its structure, its timing and its
+ * parameters. False when out of memory. */
+static bool put_class(bytes_out *out, const merge_class *c)
+{
+    put_u64(out, c->shape.structure_bytes);
+    put(out, c->structure, c->shape.structure_bytes);
+    for (uint32_t t = 0; t < c->shape.thread_count; ++t)
+        put_timing_part(out, &c->timing[t]);
+    member_value *sorted = malloc(sizeof *sorted * ((size_t)c->rank_count + 1));
+    value_group *groups = malloc(sizeof *groups * ((size_t)c->rank_count + 1));
+    uint32_t *ranks = malloc(sizeof *ranks * ((size_t)c->rank_count + 1));
+    bool ok = sorted && groups && ranks;
+    put_varint(out, c->parameter_count);
+    for (uint32_t p = 0; ok && p < c->parameter_count; ++p) {
+        const merge_parameter *q = &c->parameters[p];
+        for (uint32_t m = 0; m < c->rank_count; ++m)
+            sorted[m] = (member_value){ q->values[m], m };
+        put_parameter(out, q->thread, q->signature, q->field, c->ranks, sorted, c->rank_count, groups, ranks);
+    }
+    free(sorted);
+    free(groups);
+    free(ranks);
+    return ok;
+}
+
+/* On the wire between two ranks of the tree: u32 class_count, then per
+ * class its file encoding (put_class) and its ranks (v range_count
+ * {v first, v count, v stride}). */
+uint8_t *adt_skeleton_merge_encode(const adt_skeleton_merge *merge, size_t *bytes)
 {
     bytes_out out = { 0 };
-    uint32_t *class_of = malloc(sizeof(uint32_t) * 3 * ((size_t)rank_count + 1));
-    rank_part *parts = calloc((size_t)rank_count + 1, sizeof *parts);
-    if (!class_of || !parts) {
-        free(class_of);
-        free(parts);
-        errno = ENOMEM;
-        return -1;
+    bool ok = true;
+    put_u32(&out, merge->class_count);
+    for (uint32_t k = 0; k < merge->class_count; ++k) {
+        ok = ok && put_class(&out, &merge->classes[k]);
+        put_varint_ranges(&out, merge->classes[k].ranks, merge->classes[k].rank_count);
     }
-    for (uint32_t r = 0; r < rank_count; ++r) {
-        int failed = split_part(part_data[r], part_bytes[r], &parts[r]);
-        if (failed) {
-            free(class_of);
-            parts_free(parts, r + 1);
-            errno = failed;
+    if (!ok || out.failed) {
+        free(out.data);
+        return NULL;
+    }
+    *bytes = out.size;
+    return out.data;
+}
+
+static bool take_varint(const uint8_t **at, const uint8_t *end, uint64_t *value)
+{
+    uint32_t length = (size_t)(end - *at) > UINT32_MAX ? UINT32_MAX : (uint32_t)(end - *at), offset = 0;
+    if (!adt_skeleton_key_next(*at, length, &offset, value))
+        return false;
+    *at += offset;
+    return true;
+}
+
+static bool take_varint32(const uint8_t **at, const uint8_t *end, uint32_t *value)
+{
+    uint64_t wide;
+    if (!take_varint(at, end, &wide) || wide > UINT32_MAX)
+        return false;
+    *value = (uint32_t)wide;
+    return true;
+}
+
+/* A member's index among a class's rising ranks, or UINT32_MAX. */
+static uint32_t member_of(const merge_class *c, uint64_t rank)
+{
+    uint32_t low = 0, high = c->rank_count;
+    while (low < high) {
+        uint32_t middle = low + (high - low) / 2;
+        if (c->ranks[middle] == rank)
+            return middle;
+        if (c->ranks[middle] < rank)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    return UINT32_MAX;
+}
+
+/* ranges strided ranges of varints at *at: each rank passed to visit
+ * (false stops, and so does a range that does not parse). */
+static bool take_ranges(const uint8_t **at, const uint8_t *end, bool (*visit)(uint64_t rank, void *arg), void *arg)
+{
+    uint32_t range_count;
+    if (!take_varint32(at, end, &range_count))
+        return false;
+    for (uint32_t g = 0; g < range_count; ++g) {
+        uint32_t first, count, stride;
+        if (!take_varint32(at, end, &first) || !take_varint32(at, end, &count) || !take_varint32(at, end, &stride) ||
+            count == 0 || stride == 0 || count > ADT_SKELETON_RANKS_MAX)
+            return false;
+        for (uint64_t i = 0; i < count; ++i)
+            if (!visit(first + i * stride, arg))
+                return false;
+    }
+    return true;
+}
+
+static bool append_rank(uint64_t rank, void *arg)
+{
+    merge_class *c = arg;
+    if (rank >= ADT_SKELETON_RANKS_MAX || (c->rank_count > 0 && rank <= c->ranks[c->rank_count - 1]) ||
+        !class_reserve(c, 1))
+        return false;
+    c->ranks[c->rank_count++] = (uint32_t)rank;
+    return true;
+}
+
+typedef struct value_setter {
+    const merge_class *c;
+    uint64_t *values;
+    uint8_t *set;
+    uint64_t value;
+} value_setter;
+
+static bool set_value(uint64_t rank, void *arg)
+{
+    value_setter *v = arg;
+    uint32_t m = member_of(v->c, rank);
+    if (m == UINT32_MAX || v->set[m])
+        return false;
+    v->set[m] = 1;
+    v->values[m] = v->value;
+    return true;
+}
+
+/* A class's parameters on the wire, [at, end) (put_parameter's values
+ * and ranges), into values per member: every member once per parameter;
+ * its ranks read before them. */
+static bool take_parameters(const uint8_t *at, const uint8_t *end, merge_class *c)
+{
+    uint32_t count;
+    if (!take_varint32(&at, end, &count) || count > (size_t)(end - at))
+        return false;
+    c->parameters = calloc(count ? count : 1, sizeof *c->parameters);
+    uint8_t *set = malloc(c->rank_count ? c->rank_count : 1);
+    bool ok = c->parameters && set;
+    for (uint32_t p = 0; ok && p < count; ++p) {
+        merge_parameter *q = &c->parameters[p];
+        uint32_t value_count;
+        ok = take_varint32(&at, end, &q->thread) && take_varint32(&at, end, &q->signature) &&
+             take_varint32(&at, end, &q->field) && take_varint32(&at, end, &value_count) &&
+             q->thread < c->shape.thread_count && q->signature < c->shape.threads[q->thread].signature_count &&
+             (q->values = malloc(sizeof *q->values * (c->rank_capacity ? c->rank_capacity : 1))) != NULL;
+        if (!ok)
+            break;
+        c->parameter_count = p + 1;
+        memset(set, 0, c->rank_count);
+        value_setter setter = { c, q->values, set, 0 };
+        for (uint32_t v = 0; ok && v < value_count; ++v)
+            ok = take_varint(&at, end, &setter.value) && take_ranges(&at, end, set_value, &setter);
+        for (uint32_t m = 0; ok && m < c->rank_count; ++m)
+            ok = set[m];
+    }
+    free(set);
+    return ok && at == end;
+}
+
+adt_skeleton_merge *adt_skeleton_merge_decode(const uint8_t *bytes, size_t size)
+{
+    adt_skeleton_merge *merge = calloc(1, sizeof *merge);
+    const uint8_t *at = bytes, *end = bytes + size;
+    bool ok = merge && size >= 4;
+    uint32_t classes = ok ? le32(at) : 0;
+    at += ok ? 4 : 0;
+    for (uint32_t k = 0; ok && k < classes; ++k) {
+        merge_class *c = merge_new_class(merge);
+        if (!c || end - at < 8) {
+            ok = false;
+            break;
+        }
+        uint64_t structure_bytes = (uint64_t)le32(at + 4) << 32 | le32(at);
+        at += 8;
+        if (structure_bytes > (size_t)(end - at)) {
+            ok = false;
+            break;
+        }
+        const uint8_t *structure = at;
+        at += structure_bytes;
+        ok = class_init(c, structure, (size_t)structure_bytes, &at, end);
+        /* The parameters precede the ranks they name: skipped over first. */
+        const uint8_t *parameters = at;
+        uint32_t count = 0;
+        ok = ok && take_varint32(&at, end, &count);
+        for (uint32_t p = 0; ok && p < count; ++p) {
+            uint64_t ignored;
+            uint32_t value_count = 0;
+            for (int field = 0; ok && field < 3; ++field)
+                ok = take_varint(&at, end, &ignored);
+            ok = ok && take_varint32(&at, end, &value_count);
+            for (uint32_t v = 0; ok && v < value_count; ++v) {
+                uint32_t range_count = 0;
+                ok = take_varint(&at, end, &ignored) && take_varint32(&at, end, &range_count);
+                for (uint32_t g = 0; ok && g < 3 * range_count; ++g)
+                    ok = take_varint(&at, end, &ignored);
+            }
+        }
+        const uint8_t *ranks = at;
+        ok = ok && take_ranges(&at, end, append_rank, c) && c->rank_count > 0 && take_parameters(parameters, ranks, c);
+    }
+    if (!ok || at != end) {
+        adt_skeleton_merge_free(merge);
+        return NULL;
+    }
+    return merge;
+}
+
+/* The rank table: each class's ranks as strided ranges (u32 first,
+ * count, stride, class), class by class. */
+static void put_rank_table(bytes_out *out, const adt_skeleton_merge *merge)
+{
+    uint32_t range_count = 0;
+    for (uint32_t k = 0; k < merge->class_count; ++k) {
+        const merge_class *c = &merge->classes[k];
+        for (uint32_t at = 0, stride; at < c->rank_count; at += strided_run(c->ranks, c->rank_count, at, &stride))
+            range_count++;
+    }
+    put_u32(out, range_count);
+    for (uint32_t k = 0; k < merge->class_count; ++k) {
+        const merge_class *c = &merge->classes[k];
+        for (uint32_t at = 0, stride, run; at < c->rank_count; at += run) {
+            run = strided_run(c->ranks, c->rank_count, at, &stride);
+            put_u32(out, c->ranks[at]);
+            put_u32(out, run);
+            put_u32(out, stride);
+            put_u32(out, k);
+        }
+    }
+}
+
+int adt_skeleton_merge_write(const adt_skeleton_merge *merge, const char *path, const char *const *function_names,
+                             uint32_t function_count, uint32_t rank_count, uint64_t ticks_per_second)
+{
+    /* Every rank below rank_count once. */
+    uint64_t ranks = 0;
+    for (uint32_t k = 0; k < merge->class_count; ++k) {
+        const merge_class *c = &merge->classes[k];
+        ranks += c->rank_count;
+        if (c->rank_count == 0 || c->ranks[c->rank_count - 1] >= rank_count) {
+            errno = EINVAL;
             return -1;
         }
     }
-    uint32_t *first = class_of + rank_count + 1;
-    uint32_t classes = classify(parts, rank_count, class_of, first);
+    if (ranks != rank_count) {
+        errno = EINVAL;
+        return -1;
+    }
+    bytes_out out = { 0 };
     put(&out, ADT_SKELETON_MAGIC, sizeof ADT_SKELETON_MAGIC);
     put_u32(&out, ADT_SKELETON_VERSION);
     put_u64(&out, ticks_per_second);
@@ -667,32 +999,50 @@ int adt_skeleton_file_write(const char *path, const char *const *function_names,
         put_u32(&out, length);
         put(&out, function_names[f], length);
     }
-    put_u32(&out, classes);
-    bool timed = true, parameters = true;
-    for (uint32_t c = 0; c < classes; ++c) {
-        const rank_part *p = &parts[first[c]];
-        put_u64(&out, p->structure_bytes);
-        put(&out, p->structure, p->structure_bytes);
-        timed = timed && put_class_timing(&out, parts, class_of, rank_count, first[c]);
-        parameters = parameters && put_class_parameters(&out, parts, class_of, rank_count, c, first[c]);
-    }
+    put_u32(&out, merge->class_count);
+    bool ok = true;
+    for (uint32_t k = 0; k < merge->class_count; ++k)
+        ok = put_class(&out, &merge->classes[k]) && ok;
     put_u32(&out, rank_count);
-    put_ranges(&out, class_of, rank_count, classes, first + rank_count + 1);
-    free(class_of);
-    parts_free(parts, rank_count);
-    if (out.failed || !timed || !parameters) {
+    put_rank_table(&out, merge);
+    if (out.failed || !ok) {
         free(out.data);
-        errno = out.failed || !parameters ? ENOMEM : EINVAL;
+        errno = ENOMEM;
         return -1;
     }
     put_u64(&out, adt_skeleton_checksum(out.data, out.size));
     FILE *file = fopen(path, "wb");
     int result = -1;
     if (file) {
-        size_t written = out.failed ? 0 : fwrite(out.data, 1, out.size, file);
+        size_t written = fwrite(out.data, 1, out.size, file);
         int closed = fclose(file);
-        result = (!out.failed && written == out.size && closed == 0) ? 0 : -1;
+        result = (written == out.size && closed == 0) ? 0 : -1;
     }
     free(out.data);
+    return result;
+}
+
+int adt_skeleton_file_write(const char *path, const char *const *function_names, uint32_t function_count,
+                            const uint8_t *const *part_data, const size_t *part_bytes, uint32_t rank_count,
+                            uint64_t ticks_per_second)
+{
+    adt_skeleton_merge *merge = NULL;
+    bool ok = true;
+    for (uint32_t r = 0; ok && r < rank_count; ++r) {
+        adt_skeleton_merge *one = adt_skeleton_merge_of_part(part_data[r], part_bytes[r], r);
+        if (!one)
+            ok = false;
+        else if (!merge)
+            merge = one;
+        else
+            ok = adt_skeleton_merge_add(merge, one);
+    }
+    if (!ok || !merge) {
+        adt_skeleton_merge_free(merge);
+        errno = EINVAL;
+        return -1;
+    }
+    int result = adt_skeleton_merge_write(merge, path, function_names, function_count, rank_count, ticks_per_second);
+    adt_skeleton_merge_free(merge);
     return result;
 }

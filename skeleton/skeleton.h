@@ -292,6 +292,29 @@ int adt_skeleton_file_write(const char *path, const char *const *function_names,
                             const uint8_t *const *parts, const size_t *part_bytes, uint32_t rank_count,
                             uint64_t ticks_per_second);
 
+/* Ranks' skeletons merged (end of run), pairwise along a tree of the
+ * ranks or one rank after another: classes of ranks as
+ * adt_skeleton_file_write makes them. Merging subtrees in rank order (a
+ * rank's own part, then its children's subtrees in increasing order, as
+ * the binomial tree of the end of the run has them) gives the same
+ * classes, parameters and timing as merging every rank at once. */
+typedef struct adt_skeleton_merge adt_skeleton_merge;
+/* One rank's part (adt_skeleton_rank_encode) as a merge; NULL when it
+ * does not parse or memory runs out. */
+adt_skeleton_merge *adt_skeleton_merge_of_part(const uint8_t *part, size_t bytes, uint32_t rank);
+/* into += from, from's ranks all above into's; from is freed. false (into
+ * then unusable: free it) when they are not so or memory runs out. */
+bool adt_skeleton_merge_add(adt_skeleton_merge *into, adt_skeleton_merge *from);
+/* A merge as bytes for another rank (malloc'd; *bytes set), and back;
+ * NULL when out of memory or for bytes that do not parse. */
+uint8_t *adt_skeleton_merge_encode(const adt_skeleton_merge *merge, size_t *bytes);
+adt_skeleton_merge *adt_skeleton_merge_decode(const uint8_t *bytes, size_t size);
+/* Writes skeleton.adts from a merge of ranks 0 .. rank_count - 1 (the
+ * rest as adt_skeleton_file_write). 0, or -1 with errno set. */
+int adt_skeleton_merge_write(const adt_skeleton_merge *merge, const char *path, const char *const *function_names,
+                             uint32_t function_count, uint32_t rank_count, uint64_t ticks_per_second);
+void adt_skeleton_merge_free(adt_skeleton_merge *merge);
+
 /* The file read back. Everything points into one allocation. */
 typedef struct adt_skeleton_thread_view {
     uint64_t thread_index;

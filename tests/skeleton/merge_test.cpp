@@ -308,4 +308,87 @@ TEST(SkeletonMerge, ParameterRangesNamingWrongRanksAreRefused)
     EXPECT_EQ(Read(resealed(file)).error, "") << "resealing alone changes nothing";
 }
 
+// Merged pairwise up a binomial tree (each rank: its own part, then its
+// children's subtrees in increasing order, each sent as bytes), the ranks
+// give the file that merging them one after another gives, byte for
+// byte: the same classes, parameters, ranges and timing.
+adt_skeleton_merge *subtree_of(const std::vector<std::vector<uint8_t>> &parts, uint32_t rank)
+{
+    adt_skeleton_merge *merge = adt_skeleton_merge_of_part(parts[rank].data(), parts[rank].size(), rank);
+    EXPECT_NE(merge, nullptr);
+    uint32_t lowest = rank & (~rank + 1);
+    for (uint32_t step = 1; (rank == 0 || step < lowest) && rank + step < parts.size(); step <<= 1) {
+        adt_skeleton_merge *child = subtree_of(parts, rank + step);
+        size_t bytes = 0;
+        uint8_t *wire = adt_skeleton_merge_encode(child, &bytes);
+        adt_skeleton_merge_free(child);
+        EXPECT_NE(wire, nullptr);
+        adt_skeleton_merge *received = adt_skeleton_merge_decode(wire, bytes);
+        free(wire);
+        EXPECT_NE(received, nullptr);
+        EXPECT_TRUE(adt_skeleton_merge_add(merge, received));
+    }
+    return merge;
+}
+
+std::vector<uint8_t> written(const adt_skeleton_merge *merge, uint32_t ranks)
+{
+    const char *names[8] = { "a", "b", "c", "d", "e", "f", "g", "h" };
+    char path[] = "/tmp/skeleton-tree-XXXXXX";
+    int fd = mkstemp(path);
+    close(fd);
+    EXPECT_EQ(adt_skeleton_merge_write(merge, path, names, 8, ranks, 1000000000), 0);
+    std::vector<uint8_t> bytes;
+    FILE *stream = fopen(path, "rb");
+    for (int c; stream && (c = fgetc(stream)) != EOF;)
+        bytes.push_back((uint8_t)c);
+    if (stream)
+        fclose(stream);
+    unlink(path);
+    return bytes;
+}
+
+TEST(SkeletonMerge, ATreeOfRanksMergesAsOneAfterAnother)
+{
+    // 13 ranks: a ring with a root and counts that differ by rank (one
+    // class), every third rank with a longer loop (a class of its own)
+    // and rank 7 with another function at the end (another).
+    std::vector<Calls> ranks;
+    for (int r = 0; r < 13; ++r) {
+        Calls calls = ring(r == 12 ? -12 : +1, r == 0 ? 48 : (uint8_t)(r % 4));
+        if (r % 3 == 2)
+            calls.insert(calls.begin() + 1, calls[1]);
+        if (r == 7)
+            calls.back()[0] = 6;
+        ranks.push_back(calls);
+    }
+    std::vector<std::vector<uint8_t>> parts;
+    for (uint32_t r = 0; r < ranks.size(); ++r)
+        parts.push_back(part_of(ranks[r], r));
+    adt_skeleton_merge *sequence = adt_skeleton_merge_of_part(parts[0].data(), parts[0].size(), 0);
+    for (uint32_t r = 1; r < parts.size(); ++r)
+        ASSERT_TRUE(adt_skeleton_merge_add(sequence, adt_skeleton_merge_of_part(parts[r].data(), parts[r].size(), r)));
+    adt_skeleton_merge *tree = subtree_of(parts, 0);
+    std::vector<uint8_t> one_by_one = written(sequence, 13), by_tree = written(tree, 13);
+    adt_skeleton_merge_free(sequence);
+    adt_skeleton_merge_free(tree);
+    EXPECT_EQ(by_tree, one_by_one);
+    Read read(by_tree);
+    ASSERT_NE(read.file, nullptr) << read.error;
+    EXPECT_EQ(read.file->class_count, 3u);
+    for (uint32_t r = 0; r < ranks.size(); ++r)
+        EXPECT_EQ(expanded(read.file, r), ranks[r]) << "rank " << r;
+}
+
+// A subtree whose ranks are not all above the merge's is refused (the
+// tree sends them in rank order; another order would break the rising
+// rank lists).
+TEST(SkeletonMerge, ASubtreeOutOfRankOrderIsRefused)
+{
+    std::vector<uint8_t> low = part_of(ring(+1, 0), 1), high = part_of(ring(+1, 0), 2);
+    adt_skeleton_merge *merge = adt_skeleton_merge_of_part(high.data(), high.size(), 2);
+    EXPECT_FALSE(adt_skeleton_merge_add(merge, adt_skeleton_merge_of_part(low.data(), low.size(), 1)));
+    adt_skeleton_merge_free(merge);
+}
+
 } // namespace
