@@ -6,7 +6,11 @@
  * structures differ at most in the parameters of their calls (the same
  * threads, grammars, functions and calling contexts) are one class: the
  * structure of its first rank, each parameter that differs by rank as its
- * values with their ranks, and the timing merged over its ranks.
+ * values with their ranks, and the timing merged over its ranks. The
+ * classes are built by merges (adt_skeleton_merge_add): of every rank
+ * one after another (adt_skeleton_file_write), or pairwise up the tree of
+ * the ranks, their merges passed between ranks as bytes
+ * (mpi-events/fold_write.c).
  */
 #include <errno.h>
 #include <stdio.h>

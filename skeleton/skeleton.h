@@ -278,7 +278,8 @@ adt_skeleton *adt_skeleton_at(size_t index);
  * timing (rank: the min and max ranks of its histograms). Returns NULL
  * when out of memory. */
 uint8_t *adt_skeleton_rank_encode(uint32_t rank, size_t *bytes);
-/* Writes the file from the ranks' parts (parts[r] is rank r's), the
+/* Writes the file from the ranks' parts (parts[r] is rank r's; merged one
+ * rank after another, as adt_skeleton_merge_add does), the
  * names of the functions the first field of every key indexes and the
  * rate of the clock the timing was taken with (ticks per second, the
  * same on every rank: adt_clock_resolution). Ranks whose structures
