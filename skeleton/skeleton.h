@@ -305,7 +305,7 @@ adt_skeleton *adt_skeleton_at(size_t index);
 
 #define ADT_SKELETON_FILE_NAME "skeleton.adts"
 #define ADT_SKELETON_MAGIC "ADTSKEL"
-#define ADT_SKELETON_VERSION 3u
+#define ADT_SKELETON_VERSION 4u
 /* The most ranks a file may name (a bound for the reader's tables). */
 #define ADT_SKELETON_RANKS_MAX (1u << 26)
 
@@ -314,16 +314,43 @@ adt_skeleton *adt_skeleton_at(size_t index);
  * timing (rank: the min and max ranks of its histograms). Returns NULL
  * when out of memory. */
 uint8_t *adt_skeleton_rank_encode(uint32_t rank, size_t *bytes);
-/* Writes the file from the ranks' parts (parts[r] is rank r's), the
+/* Writes the file from the ranks' parts (parts[r] is rank r's; merged one
+ * rank after another, as adt_skeleton_merge_add does), the
  * names of the functions the first field of every key indexes and the
  * rate of the clock the timing was taken with (ticks per second, the
- * same on every rank: adt_clock_resolution): parts
- * whose structures are equal byte for byte are stored once, as one
- * class, with the ranks that have it as strided ranges, and their timing
- * merged. 0, or -1 with errno set (EINVAL: a part that does not parse). */
+ * same on every rank: adt_clock_resolution). Ranks whose structures
+ * differ at most in their calls' parameters (the same threads, grammars,
+ * functions and calling contexts; the fields after those two of a key)
+ * are one class, stored once with its ranks as strided ranges: the
+ * structure of its first rank, each parameter that differs as its values
+ * with their ranks, and its ranks' timing merged. 0, or -1 with errno set
+ * (EINVAL: a part that does not parse). */
 int adt_skeleton_file_write(const char *path, const char *const *function_names, uint32_t function_count,
                             const uint8_t *const *parts, const size_t *part_bytes, uint32_t rank_count,
                             uint64_t ticks_per_second);
+
+/* Ranks' skeletons merged (end of run), pairwise along a tree of the
+ * ranks or one rank after another: classes of ranks as
+ * adt_skeleton_file_write makes them. Merging subtrees in rank order (a
+ * rank's own part, then its children's subtrees in increasing order, as
+ * the binomial tree of the end of the run has them) gives the same
+ * classes, parameters and timing as merging every rank at once. */
+typedef struct adt_skeleton_merge adt_skeleton_merge;
+/* One rank's part (adt_skeleton_rank_encode) as a merge; NULL when it
+ * does not parse or memory runs out. */
+adt_skeleton_merge *adt_skeleton_merge_of_part(const uint8_t *part, size_t bytes, uint32_t rank);
+/* into += from, from's ranks all above into's; from is freed. false (into
+ * then unusable: free it) when they are not so or memory runs out. */
+bool adt_skeleton_merge_add(adt_skeleton_merge *into, adt_skeleton_merge *from);
+/* A merge as bytes for another rank (malloc'd; *bytes set), and back;
+ * NULL when out of memory or for bytes that do not parse. */
+uint8_t *adt_skeleton_merge_encode(const adt_skeleton_merge *merge, size_t *bytes);
+adt_skeleton_merge *adt_skeleton_merge_decode(const uint8_t *bytes, size_t size);
+/* Writes skeleton.adts from a merge of ranks 0 .. rank_count - 1 (the
+ * rest as adt_skeleton_file_write). 0, or -1 with errno set. */
+int adt_skeleton_merge_write(const adt_skeleton_merge *merge, const char *path, const char *const *function_names,
+                             uint32_t function_count, uint32_t rank_count, uint64_t ticks_per_second);
+void adt_skeleton_merge_free(adt_skeleton_merge *merge);
 
 /* The file read back. Everything points into one allocation. */
 typedef struct adt_skeleton_thread_view {
@@ -342,14 +369,8 @@ typedef struct adt_skeleton_thread_view {
     const adt_skeleton_pair *pairs; /* sorted by (previous, signature) */
 } adt_skeleton_thread_view;
 
-/* Ranks with equal skeletons share one class. */
-typedef struct adt_skeleton_class_view {
-    uint32_t thread_count;
-    adt_skeleton_thread_view *threads;
-    uint32_t rank_count;            /* ranks that have it */
-} adt_skeleton_class_view;
-
-/* A strided range of ranks of one class: first, first + stride, ... */
+/* A strided range of ranks: first, first + stride, ... (count of them);
+ * class_index: the class they are in. */
 typedef struct adt_skeleton_rank_range {
     uint32_t first;
     uint32_t count;
@@ -357,11 +378,43 @@ typedef struct adt_skeleton_rank_range {
     uint32_t class_index;
 } adt_skeleton_rank_range;
 
+/* One value of a parameter that differs by rank, and the ranks with it. */
+typedef struct adt_skeleton_parameter_value {
+    uint64_t value;
+    uint32_t range_count;
+    const adt_skeleton_rank_range *ranges;
+} adt_skeleton_parameter_value;
+
+/* A field of a class's key that differs by rank: field `field` (the
+ * varint index; 2 and beyond: never the function or the calling context)
+ * of signature `signature` of the class's thread `thread`. */
+typedef struct adt_skeleton_parameter {
+    uint32_t thread;
+    uint32_t signature;
+    uint32_t field;
+    uint32_t value_count;  /* 2 or more, in order of their first rank */
+    const adt_skeleton_parameter_value *values;
+} adt_skeleton_parameter;
+
+/* Ranks whose skeletons differ at most in their parameters share one
+ * class. Its threads' keys are its first rank's; each rank's own keys are
+ * in its rank view. */
+typedef struct adt_skeleton_class_view {
+    uint32_t thread_count;
+    adt_skeleton_thread_view *threads;
+    uint32_t rank_count;            /* ranks that have it */
+    uint32_t parameter_count;       /* sorted by (thread, signature, field) */
+    const adt_skeleton_parameter *parameters;
+    uint32_t variant_count;         /* distinct combinations of the parameters' values its ranks have */
+} adt_skeleton_class_view;
+
 typedef struct adt_skeleton_rank_view {
     uint32_t rank;
     uint32_t class_index;
     uint32_t thread_count;
-    const adt_skeleton_thread_view *threads; /* its class's */
+    /* Its class's threads with this rank's own keys (its parameters'
+     * values in place); the rules and timing are the class's. */
+    const adt_skeleton_thread_view *threads;
 } adt_skeleton_rank_view;
 
 typedef struct adt_skeleton_file {
@@ -379,9 +432,11 @@ typedef struct adt_skeleton_file {
 } adt_skeleton_file;
 
 /* Reads and checks the whole file (framing, bounds, checksum, that every
- * rule is referenced acyclically and every terminal has a key, and that
- * expansion gives `calls` terminals). NULL with one line in error: not a
- * skeleton file, another version, cut short, corrupt. */
+ * rule is referenced acyclically and every terminal has a key, that
+ * expansion gives `calls` terminals, and that each parameter names a field
+ * of a key and gives every rank of its class one value). NULL with one
+ * line in error: not a skeleton file, another version, cut short,
+ * corrupt. */
 adt_skeleton_file *adt_skeleton_file_read(const char *path, char *error, size_t error_size);
 /* The same from bytes in memory (tests). */
 adt_skeleton_file *adt_skeleton_file_parse(const uint8_t *bytes, size_t size, char *error, size_t error_size);
