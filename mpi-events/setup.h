@@ -110,7 +110,8 @@ static inline __attribute__((always_inline)) adt_mpi_call adt_mpi_enter(adt_loca
 }
 
 /* Right before the call is passed on: the end of a timed call's inside
- * part (one clock read, in 1 of ADT_COST_TIMED_EVERY calls). */
+ * part (one clock read, in the timed calls only: core.h,
+ * adt_cost_choose_timing; a call without a gap class is never timed). */
 static inline void adt_mpi_passing(adt_mpi_call *call)
 {
     if (__builtin_expect(call->timed_entry != 0 || call->timed_from_enter, 0))
@@ -140,8 +141,6 @@ static inline void adt_mpi_leave(const adt_mpi_call *call, adt_mpi_function func
     if (__builtin_expect(call->passed_on != 0, 0)) {
         uint64_t wrapper_exit = adt_clock_now();
         adt_cost_table *cost = adt_cost_own;
-        if (call->gap_class >= ADT_COST_GAP_CLASSES)
-            return; /* before MPI_Init set the classes, or the thread's first event */
         if (cost->handler_runs != call->handler_runs) {
             adt_cost_add(&cost->interrupted, 1);
             return;
