@@ -269,8 +269,11 @@ uint64_t adt_clock_ticks_to_ns(uint64_t ticks);
  * adaptrace's own cost per recorded event, measured inside the run: every
  * ADT_COST_TIMED_EVERY-th wrapped MPI call of a thread reads the clock at
  * wrapper entry, before the call is passed on and at wrapper exit (around
- * the Enter and Leave timestamps it takes anyway), and every sample's
- * handler is timed. Costs are kept per record kind and per gap class: the
+ * the Enter and Leave timestamps it takes anyway); so do the first
+ * ADT_COST_FIRST_TIMED calls of each gap class (adt_cost_choose_timing),
+ * so that a class of rare calls (the cold ones of a 100 Hz loop, 1 in 64
+ * of which may be none) is timed on calls of its own and not estimated
+ * from other classes' calls; every sample's handler is timed. Costs are kept per record kind and per gap class: the
  * time since the previous recorded event (MPI Enter / Leave or sample) of
  * the same thread, which says how cold adaptrace's code and data are.
  *
@@ -285,17 +288,18 @@ uint64_t adt_clock_ticks_to_ns(uint64_t ticks);
  *
  * A table is written by its thread only, wrapper and signal handler; the
  * end of the run reads it. Fixed arrays: nothing is allocated. */
-enum { ADT_COST_GAP_CLASSES = 5, ADT_COST_TIMED_EVERY = 64 };
+enum { ADT_COST_GAP_CLASSES = 5, ADT_COST_TIMED_EVERY = 64, ADT_COST_FIRST_TIMED = 8 };
 typedef enum adt_cost_kind { ADT_COST_MPI = 0, ADT_COST_SAMPLE = 1, ADT_COST_KINDS = 2 } adt_cost_kind;
 /* Upper bounds of the gap classes but the last, in nanoseconds. */
 #define ADT_COST_GAP_BOUNDS_NS { 1000u, 10000u, 100000u, 1000000u }
 
 typedef struct adt_cost_cell {
     uint64_t events;       /* events of the kind whose gap fell in the class */
-    uint64_t timed;        /* of them, timed: the sums are over these */
+    uint64_t timed;        /* of them, timed: inside_ticks and after_ticks are over these */
     uint64_t before_ticks;
     uint64_t inside_ticks;
     uint64_t after_ticks;
+    uint64_t timed_before; /* of the timed, those timed from wrapper entry: before_ticks is over these */
 } adt_cost_cell;
 
 typedef struct adt_cost_table {
@@ -304,6 +308,8 @@ typedef struct adt_cost_table {
     uint64_t handler_runs; /* a timed call interrupted by the handler is not kept */
     uint64_t interrupted;  /* timed calls not kept for that reason */
     uint64_t outliers[ADT_COST_KINDS]; /* timings not kept: far above their cell's mean (adt_cost_note_timing) */
+    uint64_t entry_watch;   /* calls to come that read the clock at wrapper entry on the chance (adt_cost_choose_timing) */
+    uint64_t entry_watches; /* watches begun so far: at most ADT_COST_ENTRY_WATCHES */
     adt_cost_cell cells[ADT_COST_KINDS][ADT_COST_GAP_CLASSES];
 } adt_cost_table;
 
@@ -368,27 +374,86 @@ static inline unsigned adt_cost_note_event(adt_cost_table *table, adt_cost_kind 
  * 60 ns doubles it). Counted in the table's outliers of the kind. */
 enum { ADT_COST_OUTLIER_FACTOR = 16, ADT_COST_OUTLIER_AFTER = 8 };
 
-/* One timed event's parts into its cell. */
+/* Whether the MPI call to come reads the clock at its wrapper's entry:
+ * the every ADT_COST_TIMED_EVERY-th call (every), and the calls of an
+ * entry watch (adt_cost_choose_timing), on the chance that their class
+ * wants its before part timed. Counts the watch down. */
+static inline bool adt_cost_reads_entry(adt_cost_table *table, bool every)
+{
+    if (every)
+        return true;
+    if (__builtin_expect(table->entry_watch == 0, 1))
+        return false;
+    __atomic_store_n(&table->entry_watch, table->entry_watch - 1, __ATOMIC_RELAXED);
+    return true;
+}
+
+/* How a wrapped call is timed, chosen at its Enter, once its gap class is
+ * known: from its wrapper's entry (all three parts) when the entry was
+ * read and the call is the every 64th or its class has fewer than
+ * ADT_COST_FIRST_TIMED timings of the before part; else from its Enter
+ * (inside and after parts) when its class has fewer than
+ * ADT_COST_FIRST_TIMED timings; else not. A call whose class lacks before
+ * timings and that was not read at entry begins an entry watch: the next
+ * ADT_COST_TIMED_EVERY calls read the clock at entry, so that the class's
+ * next call within them is timed whole (in a slow loop its calls come a
+ * few calls apart). Watches are at most ADT_COST_ENTRY_WATCHES per
+ * thread: a class whose calls never come within one costs no more than
+ * that many clock reads. */
+enum { ADT_COST_ENTRY_WATCHES = ADT_COST_GAP_CLASSES * ADT_COST_FIRST_TIMED };
+typedef enum adt_cost_timing {
+    ADT_COST_UNTIMED = 0,
+    ADT_COST_TIMED_FROM_ENTER,
+    ADT_COST_TIMED_FROM_ENTRY
+} adt_cost_timing;
+
+static inline adt_cost_timing adt_cost_choose_timing(adt_cost_table *table, unsigned gap_class, bool every,
+                                                     bool entry_read)
+{
+    if (table == NULL || gap_class >= ADT_COST_GAP_CLASSES)
+        return ADT_COST_UNTIMED;
+    const adt_cost_cell *cell = &table->cells[ADT_COST_MPI][gap_class];
+    if (entry_read && (every || cell->timed_before < ADT_COST_FIRST_TIMED))
+        return ADT_COST_TIMED_FROM_ENTRY;
+    if (cell->timed_before < ADT_COST_FIRST_TIMED && table->entry_watch == 0 &&
+        table->entry_watches < ADT_COST_ENTRY_WATCHES) {
+        adt_cost_add(&table->entry_watches, 1);
+        __atomic_store_n(&table->entry_watch, ADT_COST_TIMED_EVERY, __ATOMIC_RELAXED);
+    }
+    return cell->timed < ADT_COST_FIRST_TIMED ? ADT_COST_TIMED_FROM_ENTER : ADT_COST_UNTIMED;
+}
+
+/* One timed event's parts into its cell; with_before: its before part was
+ * timed too (else before is not read). Outliers are judged on the parts
+ * timed, against the cell's means of the same parts. */
 static inline void adt_cost_note_timing(adt_cost_table *table, adt_cost_kind kind, unsigned gap_class,
-                                        uint64_t before, uint64_t inside, uint64_t after)
+                                        bool with_before, uint64_t before, uint64_t inside, uint64_t after)
 {
     adt_cost_cell *cell = &table->cells[kind][gap_class];
-    uint64_t kept = cell->before_ticks + cell->inside_ticks + cell->after_ticks;
-    if (cell->timed >= ADT_COST_OUTLIER_AFTER &&
-        (before + inside + after) * cell->timed > ADT_COST_OUTLIER_FACTOR * kept) {
+    bool outlier = cell->timed >= ADT_COST_OUTLIER_AFTER &&
+                   (inside + after) * cell->timed > ADT_COST_OUTLIER_FACTOR * (cell->inside_ticks + cell->after_ticks);
+    if (with_before && cell->timed_before >= ADT_COST_OUTLIER_AFTER &&
+        before * cell->timed_before > ADT_COST_OUTLIER_FACTOR * cell->before_ticks)
+        outlier = true;
+    if (outlier) {
         adt_cost_add(&table->outliers[kind], 1);
         return;
     }
     adt_cost_add(&cell->timed, 1);
-    adt_cost_add(&cell->before_ticks, before);
     adt_cost_add(&cell->inside_ticks, inside);
     adt_cost_add(&cell->after_ticks, after);
+    if (with_before) {
+        adt_cost_add(&cell->timed_before, 1);
+        adt_cost_add(&cell->before_ticks, before);
+    }
 }
 
 /* The model's estimate of one event's parts (ticks) of kind in gap_class
- * from cells (one kind's row): the class's mean where it has timed
- * events, else the mean of all the kind's timed events, else 0. Pure;
- * adaptrace-report uses it on the tables of summary.json. */
+ * from cells (one kind's row): each part the class's mean where the class
+ * has timings of that part (inside and after: its timed events; before:
+ * those timed from their wrapper's entry), else the mean of all the
+ * kind's, else 0. Pure; adaptrace-report uses it on the tables of
+ * summary.json. */
 typedef struct adt_cost_parts {
     double before;
     double inside;
@@ -397,22 +462,26 @@ typedef struct adt_cost_parts {
 
 static inline adt_cost_parts adt_cost_estimate(const adt_cost_cell cells[ADT_COST_GAP_CLASSES], unsigned gap_class)
 {
-    adt_cost_cell sum = { 0, 0, 0, 0, 0 };
-    const adt_cost_cell *from = &cells[gap_class < ADT_COST_GAP_CLASSES ? gap_class : 0];
-    if (gap_class >= ADT_COST_GAP_CLASSES || from->timed == 0) {
-        for (unsigned c = 0; c < ADT_COST_GAP_CLASSES; c++) {
-            sum.timed += cells[c].timed;
-            sum.before_ticks += cells[c].before_ticks;
-            sum.inside_ticks += cells[c].inside_ticks;
-            sum.after_ticks += cells[c].after_ticks;
-        }
-        from = &sum;
+    adt_cost_cell sum = { 0, 0, 0, 0, 0, 0 };
+    for (unsigned c = 0; c < ADT_COST_GAP_CLASSES; c++) {
+        sum.timed += cells[c].timed;
+        sum.before_ticks += cells[c].before_ticks;
+        sum.inside_ticks += cells[c].inside_ticks;
+        sum.after_ticks += cells[c].after_ticks;
+        sum.timed_before += cells[c].timed_before;
     }
-    if (from->timed == 0)
-        return (adt_cost_parts){ 0, 0, 0 };
-    double n = (double)from->timed;
-    return (adt_cost_parts){ (double)from->before_ticks / n, (double)from->inside_ticks / n,
-                             (double)from->after_ticks / n };
+    const adt_cost_cell *own = gap_class < ADT_COST_GAP_CLASSES ? &cells[gap_class] : &sum;
+    /* Each part from the class where it was timed there, else from all. */
+    const adt_cost_cell *from = own->timed > 0 ? own : &sum;
+    const adt_cost_cell *before_from = own->timed_before > 0 ? own : &sum;
+    adt_cost_parts parts = { 0, 0, 0 };
+    if (from->timed > 0) {
+        parts.inside = (double)from->inside_ticks / (double)from->timed;
+        parts.after = (double)from->after_ticks / (double)from->timed;
+    }
+    if (before_from->timed_before > 0)
+        parts.before = (double)before_from->before_ticks / (double)before_from->timed_before;
+    return parts;
 }
 
 /* The estimated total cost (ticks) of a table's events: each class's

@@ -8,7 +8,7 @@
 #include "core/core.h"
 
 /* One per location the runtime can give (ADT_RUNTIME_MAX_LOCATIONS);
- * 1024 x 432 bytes of zeroed memory, touched only by the threads that run. */
+ * 1024 x 552 bytes of zeroed memory, touched only by the threads that run. */
 #define COST_TABLES 1024u
 
 static adt_cost_table tables[COST_TABLES];

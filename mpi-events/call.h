@@ -7,6 +7,7 @@
 #ifndef ADAPTRACE_MPI_CALL_H
 #define ADAPTRACE_MPI_CALL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <mpi.h>
@@ -31,8 +32,9 @@ _Static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER arrays are pass
  * thread's re-entry guard as this call found it (setup.h). The timing of
  * adaptrace's own cost (core.h, "measurement cost"): gap_class of the
  * Enter (ADT_COST_GAP_CLASSES: none kept); for a timed call (timed_entry
- * not 0) the clock at wrapper entry, at the Enter, before the call passed
- * on and the handler runs so far, which must not change until the exit. */
+ * not 0, or timed_from_enter) the clock at wrapper entry (0 for a call
+ * timed from its Enter), at the Enter, before the call passed on and the
+ * handler runs so far, which must not change until the exit. */
 typedef struct adt_mpi_call {
     adt_location *location;
     uint64_t time;
@@ -44,6 +46,7 @@ typedef struct adt_mpi_call {
     uint64_t enter_time;
     uint64_t passed_on;
     uint64_t handler_runs;
+    bool timed_from_enter; /* timed for its gap class's sake (core.h ADT_COST_FIRST_TIMED), not from entry */
 } adt_mpi_call;
 
 #endif

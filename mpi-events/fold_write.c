@@ -1,9 +1,14 @@
 /*
- * skeleton.adts at MPI_Finalize (end of run: malloc, stdio and collective
- * PMPI calls are fine here): every rank encodes its threads' skeletons,
- * rank 0 gathers them and writes the file into the archive, where equal
- * ranks' skeletons are stored once (adt_skeleton_file_write). A gather
- * to rank 0, not yet a merge up the binomial tree (docs/folding.md).
+ * skeleton.adts at MPI_Finalize (end of run: malloc, stdio and
+ * point-to-point PMPI calls are fine here): every rank encodes its
+ * threads' skeletons, and the ranks merge them pairwise up the binomial
+ * tree of the end of the run (adt_unify_tree_children): each rank merges
+ * its own part with its children's subtrees, in increasing rank order,
+ * and sends the merge to its parent; rank 0 writes the file into the
+ * archive. Ranks whose skeletons differ at most in their calls'
+ * parameters are one class there (adt_skeleton_merge_add), so what
+ * travels up grows with the distinct behaviours of a subtree's ranks, not
+ * with its ranks (docs/folding.md).
  *
  * And at an ending without MPI_Finalize (MPI_Abort, exit; normal code,
  * never a signal handler): the rank's part for its rescue file
@@ -17,8 +22,43 @@
 #include "fold.h"
 #include "mpi_functions.h"
 #include "core/core.h"
+#include "format/format.h"
 #include "runtime/runtime.h"
 #include "skeleton/skeleton.h"
+
+/* The merge of a subtree on the wire: its byte count (u64; FAILED: the
+ * subtree could not encode or merge its skeletons, then nothing follows),
+ * then its bytes. */
+#define SUBTREE_TAG 0x5ce1
+#define FAILED UINT64_MAX
+
+/* A child's subtree, or NULL when it failed (its message says so, or it
+ * did not arrive whole or parse). */
+static adt_skeleton_merge *receive_subtree(MPI_Comm comm, int child)
+{
+    uint64_t bytes = FAILED;
+    if (PMPI_Recv(&bytes, 1, MPI_UINT64_T, child, SUBTREE_TAG, comm, MPI_STATUS_IGNORE) != MPI_SUCCESS ||
+        bytes == FAILED)
+        return NULL;
+    /* The sender sends only counts that fit an int. */
+    uint8_t *data = malloc(bytes > 0 ? (size_t)bytes : 1);
+    int received = PMPI_Recv(data, data ? (int)bytes : 0, MPI_BYTE, child, SUBTREE_TAG, comm, MPI_STATUS_IGNORE);
+    adt_skeleton_merge *subtree = data && received == MPI_SUCCESS ? adt_skeleton_merge_decode(data, (size_t)bytes) : NULL;
+    free(data);
+    return subtree;
+}
+
+/* merge (or FAILED when NULL) to the parent. */
+static void send_subtree(MPI_Comm comm, int parent, const adt_skeleton_merge *merge)
+{
+    size_t size = 0;
+    uint8_t *data = merge ? adt_skeleton_merge_encode(merge, &size) : NULL;
+    uint64_t bytes = data && size <= INT_MAX ? (uint64_t)size : FAILED;
+    PMPI_Send(&bytes, 1, MPI_UINT64_T, parent, SUBTREE_TAG, comm);
+    if (bytes != FAILED)
+        PMPI_Send(data, (int)bytes, MPI_BYTE, parent, SUBTREE_TAG, comm);
+    free(data);
+}
 
 /* The function names the keys' first field indexes. */
 static const char *function_names[ADT_MPI_FN_COUNT];
@@ -48,60 +88,45 @@ void adt_mpi_fold_offer_rescue(void)
 void adt_mpi_fold_write(int written)
 {
     int rank = 0, size = 1;
-    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    PMPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm comm;
+    /* A communicator of its own: no message of the application's can
+     * match the tree's. */
+    if (PMPI_Comm_dup(MPI_COMM_WORLD, &comm) != MPI_SUCCESS)
+        return;
+    PMPI_Comm_rank(comm, &rank);
+    PMPI_Comm_size(comm, &size);
     size_t part_bytes = 0;
     uint8_t *part = adt_mpi_folding && written == 0 ? adt_skeleton_rank_encode((uint32_t)rank, &part_bytes) : NULL;
-    /* Every rank takes part or none does (a rank's part may fail alone). */
-    int ready = part != NULL && part_bytes <= INT_MAX, everywhere = 0;
-    PMPI_Allreduce(&ready, &everywhere, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!everywhere) {
-        if (rank == 0 && adt_mpi_folding && written == 0)
-            adt_log("no %s written: a rank could not encode its skeletons (out of memory)", ADT_SKELETON_FILE_NAME);
-        free(part);
-        return;
-    }
-    int own_bytes = (int)part_bytes;
-    int *counts = rank == 0 ? malloc(sizeof *counts * (size_t)size) : NULL;
-    int *displacements = rank == 0 ? malloc(sizeof *displacements * (size_t)size) : NULL;
-    PMPI_Gather(&own_bytes, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    uint8_t *all = NULL;
-    long long total = 0;
-    if (rank == 0 && counts && displacements) {
-        for (int r = 0; r < size; ++r) {
-            displacements[r] = (int)total;
-            total += counts[r];
-        }
-        all = total <= INT_MAX ? malloc(total > 0 ? (size_t)total : 1) : NULL;
-    }
-    /* Rank 0 without room receives nothing (counts of 0); it says so. */
-    if (rank == 0 && !all && counts) {
-        for (int r = 0; r < size; ++r)
-            counts[r] = displacements ? (displacements[r] = 0) : 0;
-    }
-    PMPI_Gatherv(part, own_bytes, MPI_BYTE, all, counts, displacements, MPI_BYTE, 0, MPI_COMM_WORLD);
+    adt_skeleton_merge *merge = part ? adt_skeleton_merge_of_part(part, part_bytes, (uint32_t)rank) : NULL;
     free(part);
-    if (rank == 0) {
-        const uint8_t **parts = malloc(sizeof *parts * (size_t)size);
-        size_t *sizes = malloc(sizeof *sizes * (size_t)size);
+    /* Every child is received, also after one failed, so that none waits
+     * forever; a failure anywhere reaches rank 0 as a failed subtree. */
+    uint32_t children[32];
+    uint32_t child_count = adt_unify_tree_children((uint32_t)rank, (uint32_t)size, children);
+    for (uint32_t k = 0; k < child_count; ++k) {
+        adt_skeleton_merge *subtree = receive_subtree(comm, (int)children[k]);
+        if (!merge || !subtree) {
+            /* The whole subtree fails with either. */
+            adt_skeleton_merge_free(merge);
+            adt_skeleton_merge_free(subtree);
+            merge = NULL;
+        } else if (!adt_skeleton_merge_add(merge, subtree)) { /* it frees subtree */
+            adt_skeleton_merge_free(merge);
+            merge = NULL;
+        }
+    }
+    if (rank != 0) {
+        send_subtree(comm, (int)adt_unify_tree_parent((uint32_t)rank), merge);
+    } else if (adt_mpi_folding && written == 0) {
         char path[ADT_PATH_MAX + sizeof ADT_SKELETON_FILE_NAME + 1];
         snprintf(path, sizeof path, "%s/%s", adt_runtime_archive_dir(), ADT_SKELETON_FILE_NAME);
-        if (!all || !parts || !sizes) {
-            adt_log("no %s written: out of memory for the ranks' %lld bytes of skeletons", ADT_SKELETON_FILE_NAME,
-                    total);
-        } else {
-            for (int r = 0; r < size; ++r) {
-                parts[r] = all + displacements[r];
-                sizes[r] = (size_t)counts[r];
-            }
-            if (adt_skeleton_file_write(path, function_names, ADT_MPI_FN_COUNT, parts, sizes, (uint32_t)size,
-                                        adt_clock_resolution()) != 0)
-                adt_log("cannot write %s", path);
-        }
-        free(parts);
-        free(sizes);
+        if (!merge)
+            adt_log("no %s written: a rank could not encode or merge its skeletons (out of memory)",
+                    ADT_SKELETON_FILE_NAME);
+        else if (adt_skeleton_merge_write(merge, path, function_names, ADT_MPI_FN_COUNT, (uint32_t)size,
+                                          adt_clock_resolution()) != 0)
+            adt_log("cannot write %s", path);
     }
-    free(all);
-    free(counts);
-    free(displacements);
+    adt_skeleton_merge_free(merge);
+    PMPI_Comm_free(&comm);
 }

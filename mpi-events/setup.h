@@ -67,16 +67,20 @@ static inline __attribute__((always_inline)) adt_mpi_call adt_mpi_enter(adt_loca
 {
     adt_rec_region record = { adt_mpi_region_ids[function], ADT_UNDEFINED_ID };
     adt_mpi_call call = { location, 0, ADT_UNDEFINED_ID, ADT_UNDEFINED_ID, adt_mpi_passing_on,
-                          ADT_COST_GAP_CLASSES, 0, 0, 0, 0 };
+                          ADT_COST_GAP_CLASSES, 0, 0, 0, 0, false };
     /* The cost table: looked up once per thread (a function call), then a
      * TLS load; a thread index beyond the tables leaves it NULL and is
      * looked up again, which only such a thread pays. */
     adt_cost_table *cost = adt_cost_own;
     if (__builtin_expect(cost == NULL, 0))
         cost = adt_cost_own = adt_cost_table_of((uint32_t)adt_location_id(location));
-    if (cost != NULL && adt_cost_next_call(cost) % ADT_COST_TIMED_EVERY == 0) {
-        call.timed_entry = adt_clock_now();
-        call.handler_runs = cost->handler_runs;
+    bool every = false;
+    if (cost != NULL) {
+        every = adt_cost_next_call(cost) % ADT_COST_TIMED_EVERY == 0;
+        if (adt_cost_reads_entry(cost, every)) {
+            call.timed_entry = adt_clock_now();
+            call.handler_runs = cost->handler_runs;
+        }
     }
     adt_mpi_passing_on = (uint32_t)function + 1;
     if (adt_mpi_sampling) {
@@ -89,6 +93,17 @@ static inline __attribute__((always_inline)) adt_mpi_call adt_mpi_enter(adt_loca
     if (adt_mpi_folding)
         adt_mpi_fold_enter(location, (uint32_t)function, call.context, call.passing_on_before == 0, call.time);
     call.gap_class = adt_cost_note_event(cost, ADT_COST_MPI, call.time);
+    /* A class with too few timings is timed on its own calls (core.h,
+     * adt_cost_choose_timing): in 1 of 64 calls a rare class, such as the
+     * cold calls of a slow loop, would get none and take other calls'
+     * costs. */
+    adt_cost_timing timing = adt_cost_choose_timing(cost, call.gap_class, every, call.timed_entry != 0);
+    if (timing != ADT_COST_TIMED_FROM_ENTRY)
+        call.timed_entry = 0;
+    if (timing == ADT_COST_TIMED_FROM_ENTER) {
+        call.handler_runs = cost->handler_runs;
+        call.timed_from_enter = true;
+    }
     /* The stream's frame first: it decides whether the call's records
      * stay out of the buffer (adt_online_unbuffered). */
     adt_online_enter(call.time);
@@ -98,10 +113,11 @@ static inline __attribute__((always_inline)) adt_mpi_call adt_mpi_enter(adt_loca
 }
 
 /* Right before the call is passed on: the end of a timed call's inside
- * part (one clock read, in 1 of ADT_COST_TIMED_EVERY calls). */
+ * part (one clock read, in the timed calls only: core.h,
+ * adt_cost_choose_timing; a call without a gap class is never timed). */
 static inline void adt_mpi_passing(adt_mpi_call *call)
 {
-    if (__builtin_expect(call->timed_entry != 0, 0))
+    if (__builtin_expect(call->timed_entry != 0 || call->timed_from_enter, 0))
         call->passed_on = adt_clock_now();
 }
 
@@ -127,16 +143,16 @@ static inline void adt_mpi_leave(const adt_mpi_call *call, adt_mpi_function func
         adt_mpi_fold_leave(call->location, (uint32_t)function, call->passing_on_before == 0, call->time);
     if (adt_mpi_sampling)
         adt_sampler_leave_region(call->location, call->previous);
-    if (__builtin_expect(call->timed_entry != 0 && call->passed_on != 0, 0)) {
+    if (__builtin_expect(call->passed_on != 0, 0)) {
         uint64_t wrapper_exit = adt_clock_now();
         adt_cost_table *cost = adt_cost_own;
-        if (call->gap_class >= ADT_COST_GAP_CLASSES)
-            return; /* before MPI_Init set the classes, or the thread's first event */
         if (cost->handler_runs != call->handler_runs) {
             adt_cost_add(&cost->interrupted, 1);
             return;
         }
-        adt_cost_note_timing(cost, ADT_COST_MPI, call->gap_class, call->enter_time - call->timed_entry,
+        bool with_before = call->timed_entry != 0;
+        adt_cost_note_timing(cost, ADT_COST_MPI, call->gap_class, with_before,
+                             with_before ? call->enter_time - call->timed_entry : 0,
                              call->passed_on - call->enter_time, wrapper_exit - call->time);
     }
 }

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -217,10 +218,22 @@ static const adt_live_page_printer live_page = NULL;
 /* One round of all analyzers (collective over their MPI_COMM_WORLD): the
  * totals summed on analyzer 0, which writes them. Returns whether every
  * analyzer is done, which makes this report the final one. */
+/* The CPU time this process has used, user and system, in seconds. */
+static double cpu_seconds(void)
+{
+    struct rusage usage;
+    if (getrusage(RUSAGE_SELF, &usage) != 0)
+        return 0.0;
+    return (double)usage.ru_utime.tv_sec + (double)usage.ru_utime.tv_usec / 1e6 + (double)usage.ru_stime.tv_sec +
+           (double)usage.ru_stime.tv_usec / 1e6;
+}
+
 static bool report_round(analyzer *a, bool done)
 {
     int mine = done, all = 0;
     MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    double own_cpu = cpu_seconds(), analyzers_cpu = 0.0;
+    MPI_Reduce(&own_cpu, &analyzers_cpu, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Reduce(a->live.table, a->total.table, (int)(a->ranks * a->live.functions * ADT_LIVE_FUNCTION_WORDS),
                MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Reduce(a->live.states, a->total.states, (int)(a->ranks * ADT_LIVE_RANK_WORDS), MPI_UINT64_T, MPI_SUM, 0,
@@ -248,6 +261,7 @@ static bool report_round(analyzer *a, bool done)
                                                     .analyzers = (uint32_t)a->count,
                                                     .interval_s = a->interval_s,
                                                     .elapsed_s = MPI_Wtime() - a->started,
+                                                    .analyzers_cpu_s = analyzers_cpu,
                                                     .analyzers_reported = (uint32_t)a->count },
                                 live_page, error, sizeof error) != 0)
             fprintf(stderr, "adaptrace-analyzer: live report not written: %s\n", error);
@@ -279,6 +293,7 @@ static void end_by_signal(analyzer *a)
                                 &(adt_live_moment){ .analyzers = (uint32_t)a->count,
                                                     .interval_s = a->interval_s,
                                                     .elapsed_s = MPI_Wtime() - a->started,
+                                                    .analyzers_cpu_s = cpu_seconds(),
                                                     .ended_by_signal = signal_number,
                                                     .analyzers_reported = 1 },
                                 live_page, error, sizeof error) != 0)

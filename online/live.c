@@ -432,8 +432,10 @@ static void print_report(FILE *out, const adt_live *live, const char *const *nam
         fprintf(out, "  \"ended_by\": \"SIG%s\",\n", sigabbrev_np(moment->ended_by_signal));
     else
         fputs("  \"ended_by\": null,\n", out);
-    fprintf(out, "  \"written_at\": \"%s\",\n  \"written_at_unix_s\": %.3f,\n  \"elapsed_s\": %.3f,\n", stamp,
-            (double)now.tv_sec + (double)now.tv_nsec / 1e9, moment->elapsed_s);
+    fprintf(out,
+            "  \"written_at\": \"%s\",\n  \"written_at_unix_s\": %.3f,\n  \"elapsed_s\": %.3f,\n"
+            "  \"analyzers_cpu_s\": %.3f,\n",
+            stamp, (double)now.tv_sec + (double)now.tv_nsec / 1e9, moment->elapsed_s, moment->analyzers_cpu_s);
     fprintf(out,
             "  \"interval_s\": %" PRIu32 ",\n  \"analyzers\": %" PRIu32 ",\n  \"analyzers_reported\": %" PRIu32
             ",\n  \"ranks\": %" PRIu32 ",\n",

@@ -112,6 +112,7 @@ typedef struct adt_live_moment {
     uint32_t analyzers;
     uint32_t interval_s;
     double elapsed_s;    /* since the analyzers started */
+    double analyzers_cpu_s; /* the CPU time the analyzers reported have used, user and system */
     /* The signal that ended the analyzers before their ranks finished
      * (mpirun ends a job whose rank died so), 0 if none: then the report
      * is the last one, of what analyzer 0 itself received

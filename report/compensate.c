@@ -245,17 +245,50 @@ static bool read_field(const char *line, const char *key, uint64_t *numbers, siz
     return at != NULL && (end == NULL || at < end) && read_numbers(at + strlen(quoted), numbers, count);
 }
 
+/* One cell's numbers, "[events, timed, before, inside, after,
+ * timed_before]" from text on; an archive written before timed_before was
+ * kept has five, every timed event timed from its wrapper's entry. The
+ * text after the cell, or NULL when it is not one. */
+static const char *read_cell(const char *text, adt_cost_cell *cell)
+{
+    while (*text == ' ' || *text == ',') {
+        text++;
+    }
+    if (*text != '[') {
+        return NULL;
+    }
+    uint64_t numbers[6];
+    size_t count = 0;
+    for (text++; count < 6 && isdigit((unsigned char)*text); count++) {
+        char *end;
+        numbers[count] = strtoull(text, &end, 10);
+        text = end;
+        while (*text == ' ' || *text == ',') {
+            text++;
+        }
+    }
+    if (*text != ']' || count < 5) {
+        return NULL;
+    }
+    *cell = (adt_cost_cell){numbers[0], numbers[1], numbers[2], numbers[3], numbers[4],
+                            count == 6 ? numbers[5] : numbers[1]};
+    return text + 1;
+}
+
 static bool read_cells(const char *line, const char *key, adt_cost_cell cells[ADT_COST_GAP_CLASSES])
 {
-    uint64_t numbers[ADT_COST_GAP_CLASSES * 5];
-    if (!read_field(line, key, numbers, ADT_COST_GAP_CLASSES * 5)) {
+    char quoted[64];
+    snprintf(quoted, sizeof quoted, "\"%s\": [", key);
+    const char *at = strstr(line, quoted);
+    const char *end = strchr(line + (*line == '\n'), '\n');
+    if (at == NULL || (end != NULL && at > end)) {
         return false;
     }
-    for (unsigned c = 0; c < ADT_COST_GAP_CLASSES; c++) {
-        cells[c] = (adt_cost_cell){numbers[5 * c], numbers[5 * c + 1], numbers[5 * c + 2], numbers[5 * c + 3],
-                                   numbers[5 * c + 4]};
+    at += strlen(quoted);
+    for (unsigned c = 0; c < ADT_COST_GAP_CLASSES && at != NULL; c++) {
+        at = read_cell(at, &cells[c]);
     }
-    return true;
+    return at != NULL;
 }
 
 static char *read_whole(const char *path)

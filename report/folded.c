@@ -23,17 +23,20 @@
 #include "skeleton/skeleton.h"
 
 /* The most MPI calls one signature stands for (its outermost call and the
- * calls nested in it). */
-enum { CALL_PARTS_MAX = 64 };
+ * calls nested in it), and the most messages it sends that go to the
+ * matrix (those beyond are counted as not attributed). */
+enum { CALL_PARTS_MAX = 64, CALL_SENDS_MAX = 64 };
 
 /* One signature as the figures take it: its calls' functions, bytes and
- * the segment key of its outermost call. */
+ * the segment key of its outermost call, and the messages it sends. */
 struct signature_calls {
     int part_count;
     bool looked_up; /* functions and key set */
     struct adt_report_call_part parts[CALL_PARTS_MAX];
     uint32_t functions[CALL_PARTS_MAX]; /* into profile->mpi_functions */
     uint64_t key;                       /* UINT64_MAX: not seen in the prefix */
+    struct adt_report_call_send sends[CALL_SENDS_MAX];
+    int send_count;                     /* all of them, also beyond CALL_SENDS_MAX */
 };
 
 struct expansion {
@@ -83,6 +86,29 @@ static struct signature_calls *signature_of(struct expansion *expansion, uint32_
     return calls;
 }
 
+/* The messages of one call after the prefix, into the matrix: each
+ * communicator by the skeleton's number, its first use on the thread,
+ * which the prefix tells (read_events.c); one first used after the prefix,
+ * or that the archive does not resolve, leaves its message unattributed. */
+static void add_sends(struct expansion *expansion, const struct signature_calls *calls, int first)
+{
+    struct adt_report_folded *folded = &expansion->reading->profile->folded;
+    const struct location_state *location = expansion->location;
+    int stored = calls->send_count < CALL_SENDS_MAX ? calls->send_count : CALL_SENDS_MAX;
+    folded->messages_unattributed += (uint64_t)(calls->send_count - stored);
+    for (int i = first; i < stored; i++) {
+        const struct adt_report_call_send *send = &calls->sends[i];
+        bool known = send->comm >= 1 && send->comm <= location->comm_first_use_count;
+        if (known && adt_report_add_folded_send(&expansion->reading->matching,
+                                                location->comms_by_first_use[send->comm - 1], location->rank,
+                                                send->peer, send->bytes)) {
+            folded->messages++;
+        } else {
+            folded->messages_unattributed++;
+        }
+    }
+}
+
 /* One call after the prefix: the computation before it, its nested calls
  * (no time of their own: the histogram times the outermost call), its
  * bytes, and the outermost call with its duration. */
@@ -112,6 +138,7 @@ static void add_call(struct expansion *expansion, uint32_t terminal)
         function->bytes_sent += calls->parts[p].bytes_sent;
         function->bytes_received += calls->parts[p].bytes_received;
     }
+    add_sends(expansion, calls, 0);
     expansion->time = enter + duration;
     adt_report_leave_mpi_call(reading, expansion->location, calls->functions[0], enter, expansion->time, duration,
                               true, true);
@@ -135,6 +162,15 @@ static void complete_cut_call(struct expansion *expansion, uint32_t terminal)
     struct adt_report_mpi_function *function = &expansion->reading->profile->mpi_functions[calls->functions[0]];
     function->bytes_sent += sent > location->call_bytes_sent ? sent - location->call_bytes_sent : 0;
     function->bytes_received += received > location->call_bytes_received ? received - location->call_bytes_received : 0;
+    /* Its messages after those whose bytes the archive holds (records
+     * come in order) go to the matrix. */
+    int first = 0;
+    for (uint64_t archived = 0; first < calls->send_count && first < CALL_SENDS_MAX &&
+                                archived + calls->sends[first].bytes <= location->call_bytes_sent;
+         first++) {
+        archived += calls->sends[first].bytes;
+    }
+    add_sends(expansion, calls, first);
 }
 
 static bool visit(uint32_t terminal, void *arg)
@@ -189,8 +225,10 @@ static void add_location(struct reading *reading, const adt_skeleton_file *file,
     for (uint32_t s = 0; s < thread->signature_count; s++) {
         struct signature_calls *calls = &expansion.signatures[s];
         calls->key = UINT64_MAX;
+        struct adt_report_call_sends sends = {.sends = calls->sends, .capacity = CALL_SENDS_MAX};
         calls->part_count = adt_report_skeleton_call_parts(file, thread->keys[s], thread->key_lengths[s],
-                                                           calls->parts, CALL_PARTS_MAX);
+                                                           calls->parts, CALL_PARTS_MAX, &sends);
+        calls->send_count = sends.count;
         if (calls->part_count < 0) {
             snprintf(folded->skeleton_error, sizeof folded->skeleton_error,
                      "%s: corrupt: rank %u thread %u has a call signature that does not decode",

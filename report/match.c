@@ -110,6 +110,39 @@ static uint32_t world_rank(const struct adt_report_matching *matching, uint32_t 
                                                                               : UINT32_MAX;
 }
 
+bool adt_report_add_folded_send(struct adt_report_matching *matching, uint32_t comm, uint32_t rank, int64_t peer,
+                                 uint64_t bytes)
+{
+    if (comm >= matching->comm_count || matching->comms[comm].remote_group != UINT32_MAX) {
+        return false;
+    }
+    const struct adt_report_group *group = group_at(matching, matching->comms[comm].group);
+    if (group == NULL) {
+        return false;
+    }
+    int64_t own = -1;
+    if (group->type == OTF2_GROUP_TYPE_COMM_SELF) {
+        own = 0;
+    }
+    for (uint32_t i = 0; own < 0 && i < group->size; i++) {
+        if (group->members[i] == rank) {
+            own = i;
+        }
+    }
+    int64_t receiver = own + peer;
+    if (own < 0 || receiver < 0 || receiver > UINT32_MAX) {
+        return false;
+    }
+    uint32_t other = world_rank(matching, comm, rank, (uint32_t)receiver);
+    if (other == UINT32_MAX) {
+        return false;
+    }
+    size_t pair = (size_t)rank * matching->rank_count + other;
+    matching->matrix_bytes[pair] += bytes;
+    matching->matrix_messages[pair]++;
+    return true;
+}
+
 /* The oldest message of list waiting for message's other end: the same
  * key, the other direction; its index + 1, 0 if there is none. previous:
  * the index + 1 of the one before it in the list. */

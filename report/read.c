@@ -414,6 +414,7 @@ static void release(struct reading *reading)
     for (size_t i = 0; i < reading->location_count; i++) {
         free(reading->locations[i].stack);
         free(reading->locations[i].call_keys);
+        free(reading->locations[i].comms_by_first_use);
     }
     free(reading->locations);
     free(reading->location_slots);

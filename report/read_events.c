@@ -429,6 +429,25 @@ static OTF2_CallbackCode on_measurement_on_off(OTF2_LocationRef id, OTF2_TimeSta
     return carry_on(reading);
 }
 
+/* A communicator of a location's message or collective record, noted at
+ * its first use where the archive has a skeleton (call_keys_kept). Its
+ * last one is checked first: most records name the one before's. */
+static void note_comm(struct reading *reading, struct location_state *location, OTF2_CommRef comm)
+{
+    if (!reading->call_keys_kept || location == NULL) {
+        return;
+    }
+    for (size_t i = location->comm_first_use_count; i > 0; i--) {
+        if (location->comms_by_first_use[i - 1] == comm) {
+            return;
+        }
+    }
+    location->comms_by_first_use =
+        adt_report_reserve(location->comms_by_first_use, &location->comm_first_use_capacity,
+                           location->comm_first_use_count + 1, sizeof *location->comms_by_first_use);
+    location->comms_by_first_use[location->comm_first_use_count++] = comm;
+}
+
 /* The innermost open region of a location and its entry, where message
  * and collective records are attributed. */
 static struct open_region *innermost(struct location_state *location)
@@ -444,6 +463,7 @@ static void point_to_point(struct reading *reading, OTF2_LocationRef id, OTF2_Ti
     if (region == NULL) {
         return;
     }
+    note_comm(reading, location, comm);
     if (reading->regions[region->region].mpi) {
         /* The index first: a new function may move the array. */
         uint32_t index = mpi_function_of(reading, region->region);
@@ -518,9 +538,12 @@ static OTF2_CallbackCode on_nonblocking_collective_complete(OTF2_LocationRef id,
                                                             uint32_t root, uint64_t sent, uint64_t received,
                                                             uint64_t request)
 {
-    (void)attributes, (void)operation, (void)comm, (void)root, (void)request;
+    (void)attributes, (void)operation, (void)root, (void)request;
     struct reading *reading = data;
-    collective_bytes(reading, at_event(reading, id, &time), sent, received);
+    struct location_state *location = at_event(reading, id, &time);
+    if (collective_bytes(reading, location, sent, received) != NULL) {
+        note_comm(reading, location, comm);
+    }
     return carry_on(reading);
 }
 
@@ -535,6 +558,7 @@ static OTF2_CallbackCode on_collective_end(OTF2_LocationRef id, OTF2_TimeStamp t
     if (region == NULL) {
         return carry_on(reading);
     }
+    note_comm(reading, location, comm);
     size_t comms = reading->matching.comm_count;
     size_t slot = (size_t)location->rank * comms + comm;
     if (comm < comms) {

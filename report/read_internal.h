@@ -52,6 +52,12 @@ struct location_state {
     uint64_t *call_keys;
     size_t call_key_count;
     size_t call_key_capacity;
+    /* The communicators of its message and collective records in the order
+     * of their first use, kept with call_keys: the skeleton numbers them so
+     * (mpi-events/fold.c), and folded.c maps its numbers back. */
+    uint32_t *comms_by_first_use;
+    size_t comm_first_use_count;
+    size_t comm_first_use_capacity;
     /* The bytes of the outermost MPI call's records so far (of the last
      * one after its Leave), and the time of its first MeasurementOnOff
      * (off): a call the writer closed there lacks the records made after

@@ -174,7 +174,9 @@ struct adt_report_events_end {
  * skeleton's histograms for its (previous call, call) pair. They are in
  * the MPI functions, the ranks' MPI time and span and the time steps;
  * seconds_min and seconds_max bound seconds by the histograms' min and
- * max. Not in the messages, collectives, timeline or phases. */
+ * max. Their messages sent are in the communication matrix (exact: each
+ * one's receiver and bytes are in the skeleton), not in the matched
+ * messages or late sender; not in the collectives, timeline or phases. */
 struct adt_report_folded {
     uint64_t locations;           /* whose later calls came from the skeleton */
     uint64_t locations_unmatched; /* folded, but the skeleton has no such thread or fewer calls */
@@ -185,6 +187,8 @@ struct adt_report_folded {
     double seconds_min;
     double seconds_max;
     double compute_seconds;       /* the computation before them, estimated the same way */
+    uint64_t messages;            /* messages they sent, added to the matrix */
+    uint64_t messages_unattributed; /* sent on a communicator the archive's prefix does not resolve */
     char skeleton_error[256];     /* why skeleton.adts could not be used; "" if it could or was not needed */
 };
 

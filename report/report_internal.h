@@ -151,6 +151,12 @@ void adt_report_define_group(struct adt_report_matching *matching, uint32_t grou
 void adt_report_define_comm(struct adt_report_matching *matching, uint32_t comm, uint32_t group,
                             uint32_t remote_group);
 void adt_report_matching_start(struct adt_report_matching *matching, size_t rank_count);
+/* A message a folded call sent (folded.c): rank sent bytes to the rank
+ * peer places from its own in comm. Only the matrix takes it (it has no
+ * time to match by). False, and nothing added, where the archive does not
+ * say who that is (an inter-communicator's, a peer outside the group). */
+bool adt_report_add_folded_send(struct adt_report_matching *matching, uint32_t comm, uint32_t rank, int64_t peer,
+                                 uint64_t bytes);
 /* peer is the other end's rank in comm, as the MPI records give it. */
 void adt_report_add_message(struct adt_report_matching *matching, bool sending, uint32_t location, uint32_t rank,
                             uint32_t peer, uint32_t comm, uint32_t tag, uint64_t bytes, uint64_t time,
@@ -235,11 +241,31 @@ struct adt_report_call_part {
     uint64_t bytes_received;
 };
 
+/* A message one folded call's key sent (an MpiSend or MpiIsend record):
+ * its communicator as the skeleton numbers it (its first use on the
+ * thread, from 1; 0: none), the receiver relative to the sender's rank in
+ * it, and its bytes. */
+struct adt_report_call_send {
+    uint64_t comm;
+    int64_t peer;
+    uint64_t bytes;
+};
+
+/* Where adt_report_skeleton_call_parts puts a key's sends: the first
+ * capacity of them in sends; count: all of them. */
+struct adt_report_call_sends {
+    struct adt_report_call_send *sends;
+    int capacity;
+    int count;
+};
+
 struct adt_skeleton_file;
 /* The calls key stands for into parts: the outermost first, then the
- * nested ones in the order entered. Their count, or -1 for a key that
- * does not decode or holds more than capacity calls. */
+ * nested ones in the order entered; its messages sent into sends, where
+ * not NULL. Their count, or -1 for a key that does not decode or holds
+ * more than capacity calls. */
 int adt_report_skeleton_call_parts(const struct adt_skeleton_file *file, const uint8_t *key, uint32_t length,
-                                   struct adt_report_call_part *parts, int capacity);
+                                   struct adt_report_call_part *parts, int capacity,
+                                   struct adt_report_call_sends *sends);
 
 #endif

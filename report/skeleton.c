@@ -98,11 +98,81 @@ static int64_t unzigzag(uint64_t value)
     return (int64_t)(value >> 1) ^ -(int64_t)(value & 1);
 }
 
-/* One call as one line: "MPI_Isend ctx=1 | isend bytes=8 request=r1 ...".
- * Returns false for a key that does not read as the encoder wrote it. */
-static bool print_call(FILE *out, const adt_skeleton_file *file, const uint8_t *key, uint32_t length)
+/* "0-6:2,9": each range as first, first-last (stride 1) or
+ * first-last:stride. */
+static void print_range_list(FILE *out, const adt_skeleton_rank_range *ranges, uint32_t count, int32_t class_index)
 {
-    uint32_t at = 0;
+    bool any = false;
+    for (uint32_t g = 0; g < count; ++g) {
+        const adt_skeleton_rank_range *range = &ranges[g];
+        if (class_index >= 0 && range->class_index != (uint32_t)class_index)
+            continue;
+        uint32_t last = range->first + (range->count - 1) * range->stride;
+        fprintf(out, "%s%u", any ? "," : "", range->first);
+        if (range->count > 1)
+            fprintf(out, "-%u", last);
+        if (range->count > 1 && range->stride > 1)
+            fprintf(out, ":%u", range->stride);
+        any = true;
+    }
+}
+
+/* A field's value as the reader reads it; false for a function index
+ * that names none. */
+static bool print_value(FILE *out, const adt_skeleton_file *file, const field *fd, uint64_t value)
+{
+    switch (fd->type) {
+    case UNSIGNED:
+        fprintf(out, "%" PRIu64, value);
+        break;
+    case SIGNED:
+        fprintf(out, "%+" PRId64, unzigzag(value));
+        break;
+    case REQUEST:
+        if (value == 0)
+            fprintf(out, "-");
+        else
+            fprintf(out, "r%" PRIu64, value - 1);
+        break;
+    case OBJECT:
+        if (value == 0)
+            fprintf(out, "-");
+        else
+            fprintf(out, "%c%" PRIu64, fd->name[0], value - 1);
+        break;
+    case FUNCTION:
+        if (value >= file->function_count)
+            return false;
+        fprintf(out, "%s", file->function_names[value]);
+        break;
+    }
+    return true;
+}
+
+/* The parameters of one key that differ by rank (a class's, in field
+ * order), or none. */
+typedef struct key_parameters {
+    const adt_skeleton_parameter *at;
+    uint32_t count;
+} key_parameters;
+
+/* The parameter of field index f, or NULL. */
+static const adt_skeleton_parameter *parameter_of(key_parameters differing, uint32_t f)
+{
+    for (uint32_t i = 0; i < differing.count; ++i)
+        if (differing.at[i].field == f)
+            return &differing.at[i];
+    return NULL;
+}
+
+/* One call as one line: "MPI_Isend ctx=1 | isend bytes=8 request=r1 ...";
+ * a field that differs by rank in a class reads
+ * "peer={+1 @0-2:2; -1 @1-3:2}" (each value with its ranks).
+ * Returns false for a key that does not read as the encoder wrote it. */
+static bool print_call(FILE *out, const adt_skeleton_file *file, const uint8_t *key, uint32_t length,
+                       key_parameters differing)
+{
+    uint32_t at = 0, index = 2;
     uint64_t function, context;
     if (!adt_skeleton_key_next(key, length, &at, &function) || function >= file->function_count ||
         !adt_skeleton_key_next(key, length, &at, &context))
@@ -115,36 +185,31 @@ static bool print_call(FILE *out, const adt_skeleton_file *file, const uint8_t *
         if (kind >= ADT_REC_KIND_COUNT || layouts[kind].name == NULL)
             return false;
         fprintf(out, " | %s", layouts[kind].name);
+        /* A record kind that differs by rank: this line is the class's
+         * first rank's; --expand gives each rank's. */
+        if (parameter_of(differing, index++))
+            fprintf(out, " (the record differs by rank)");
         for (int f = 0; f < FIELDS_MAX && layouts[kind].fields[f].name; ++f) {
             uint64_t value;
             if (!adt_skeleton_key_next(key, length, &at, &value))
                 return false;
             const field *fd = &layouts[kind].fields[f];
-            switch (fd->type) {
-            case UNSIGNED:
-                fprintf(out, " %s=%" PRIu64, fd->name, value);
-                break;
-            case SIGNED:
-                fprintf(out, " %s=%+" PRId64, fd->name, unzigzag(value));
-                break;
-            case REQUEST:
-                if (value == 0)
-                    fprintf(out, " %s=-", fd->name);
-                else
-                    fprintf(out, " %s=r%" PRIu64, fd->name, value - 1);
-                break;
-            case OBJECT:
-                if (value == 0)
-                    fprintf(out, " %s=-", fd->name);
-                else
-                    fprintf(out, " %s=%c%" PRIu64, fd->name, fd->name[0], value - 1);
-                break;
-            case FUNCTION:
-                if (value >= file->function_count)
+            const adt_skeleton_parameter *parameter = parameter_of(differing, index++);
+            fprintf(out, " %s=", fd->name);
+            if (!parameter) {
+                if (!print_value(out, file, fd, value))
                     return false;
-                fprintf(out, " %s=%s", fd->name, file->function_names[value]);
-                break;
+                continue;
             }
+            fputc('{', out);
+            for (uint32_t v = 0; v < parameter->value_count; ++v) {
+                fprintf(out, "%s", v ? "; " : "");
+                if (!print_value(out, file, fd, parameter->values[v].value))
+                    return false;
+                fprintf(out, " @");
+                print_range_list(out, parameter->values[v].ranges, parameter->values[v].range_count, -1);
+            }
+            fputc('}', out);
         }
     }
     return at == length;
@@ -155,11 +220,17 @@ typedef struct printer {
     const adt_skeleton_file *file;
     const adt_skeleton_thread_view *thread;
     bool bad_key;
+    key_parameters differing; /* the thread's parameters that differ by rank (a class's) */
 } printer;
 
 static void print_terminal(printer *p, uint32_t terminal)
 {
-    if (!print_call(p->out, p->file, p->thread->keys[terminal], p->thread->key_lengths[terminal]))
+    key_parameters own = { p->differing.at, 0 };
+    while (own.at < p->differing.at + p->differing.count && own.at->signature < terminal)
+        own.at++;
+    while (own.at + own.count < p->differing.at + p->differing.count && own.at[own.count].signature == terminal)
+        own.count++;
+    if (!print_call(p->out, p->file, p->thread->keys[terminal], p->thread->key_lengths[terminal], own))
         p->bad_key = true;
     fputc('\n', p->out);
 }
@@ -191,25 +262,6 @@ static void print_rule(printer *p, uint32_t rule, int depth)
         }
         if (times > 1)
             fprintf(p->out, "%*s}\n", 2 * depth, "");
-    }
-}
-
-/* "0-6:2,9" for the ranks of class k: each range as first, first-last
- * (stride 1) or first-last:stride. */
-static void print_ranks(FILE *out, const adt_skeleton_file *file, uint32_t k)
-{
-    bool any = false;
-    for (uint32_t g = 0; g < file->range_count; ++g) {
-        const adt_skeleton_rank_range *range = &file->ranges[g];
-        if (range->class_index != k)
-            continue;
-        uint32_t last = range->first + (range->count - 1) * range->stride;
-        fprintf(out, "%s%u", any ? "," : "", range->first);
-        if (range->count > 1)
-            fprintf(out, "-%u", last);
-        if (range->count > 1 && range->stride > 1)
-            fprintf(out, ":%u", range->stride);
-        any = true;
     }
 }
 
@@ -276,13 +328,23 @@ static int print_class(FILE *out, const adt_skeleton_file *file, uint32_t k, con
     const adt_skeleton_class_view *class_view = &file->classes[k];
     for (uint32_t t = 0; t < class_view->thread_count; ++t) {
         const adt_skeleton_thread_view *thread = &class_view->threads[t];
-        printer p = { out, file, thread, false };
+        printer p = { out, file, thread, false, { class_view->parameters, 0 } };
+        while (p.differing.at < class_view->parameters + class_view->parameter_count && p.differing.at->thread < t)
+            p.differing.at++;
+        while (p.differing.at + p.differing.count < class_view->parameters + class_view->parameter_count &&
+               p.differing.at[p.differing.count].thread == t)
+            p.differing.count++;
         fprintf(out, "rank%s ", class_view->rank_count == 1 ? "" : "s");
-        print_ranks(out, file, k);
-        fprintf(out, " thread %u: %" PRIu64 " calls, %u distinct, %u rules, %u symbols%s%s\n",
+        print_range_list(out, file->ranges, file->range_count, (int32_t)k);
+        fprintf(out, " thread %u: %" PRIu64 " calls, %u distinct, %u rules, %u symbols",
                 (uint32_t)thread->thread_index, thread->calls, thread->signature_count, thread->rules.rule_count,
-                thread->rules.starts[thread->rules.rule_count], thread->stop >= 0 ? "; folding stopped: " : "",
-                thread->stop >= 0 ? adt_skeleton_stop_words[thread->stop] : "");
+                thread->rules.starts[thread->rules.rule_count]);
+        if (p.differing.count > 0)
+            fprintf(out, ", %u parameters differ by rank (%u variants of the class)", p.differing.count,
+                    class_view->variant_count);
+        if (thread->stop >= 0)
+            fprintf(out, "; folding stopped: %s", adt_skeleton_stop_words[thread->stop]);
+        fputc('\n', out);
         if (thread->rules.rule_count > 0)
             print_rule(&p, 0, 1);
         if (p.bad_key)
@@ -297,7 +359,7 @@ static int print_rank_expanded(FILE *out, const adt_skeleton_file *file, const a
 {
     for (uint32_t t = 0; t < rank->thread_count; ++t) {
         const adt_skeleton_thread_view *thread = &rank->threads[t];
-        printer p = { out, file, thread, false };
+        printer p = { out, file, thread, false, { NULL, 0 } };
         fprintf(out, "rank %u thread %u", rank->rank, (uint32_t)thread->thread_index);
         if (thread->stop >= 0)
             fprintf(out, " stopped: %s", adt_skeleton_stop_keys[thread->stop]);
@@ -341,7 +403,8 @@ int adt_report_print_skeleton(const char *archive, bool expand, FILE *out, char 
  * end record's and a nonblocking collective's completion's sent and
  * received bytes). */
 int adt_report_skeleton_call_parts(const adt_skeleton_file *file, const uint8_t *key, uint32_t length,
-                                   struct adt_report_call_part *parts, int capacity)
+                                   struct adt_report_call_part *parts, int capacity,
+                                   struct adt_report_call_sends *sends)
 {
     uint32_t at = 0;
     uint64_t function, context;
@@ -378,6 +441,11 @@ int adt_report_skeleton_call_parts(const adt_skeleton_file *file, const uint8_t 
         case ADT_REC_MPI_SEND:
         case ADT_REC_MPI_ISEND:
             innermost->bytes_sent += values[0];
+            if (sends != NULL && sends->count++ < sends->capacity) {
+                /* bytes, request, comm, peer (zigzag), tag */
+                sends->sends[sends->count - 1] =
+                    (struct adt_report_call_send){ .comm = values[2], .peer = unzigzag(values[3]), .bytes = values[0] };
+            }
             break;
         case ADT_REC_MPI_RECV:
         case ADT_REC_MPI_IRECV:

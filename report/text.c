@@ -81,6 +81,10 @@ static void print_folded_mpi_text(const struct adt_report_profile *profile, FILE
                     function->estimated_calls, function->estimated_seconds);
         }
     }
+    fprintf(out,
+            "  Their %" PRIu64 " messages sent are in the communication matrix (%" PRIu64
+            " not: on a communicator the archive's events before folding do not show)\n",
+            folded->messages, folded->messages_unattributed);
     if (folded->locations_stopped > 0 || folded->locations_unmatched > 0) {
         fprintf(out, "  Not in the figures: the calls after the skeleton stopped on %" PRIu64
                      " location(s); the later calls of %" PRIu64 " location(s) the skeleton does not hold\n",
@@ -503,9 +507,9 @@ static void print_events_ends_text(const struct adt_report_profile *profile, FIL
             "%s. %s\n",
             profile->events_end_count, profile->events_end_count == 1 ? "" : "s",
             profile->folded.locations > 0
-                ? "the MPI profile, the ranks' MPI time and span and the time steps above include their later calls "
-                  "from skeleton.adts (estimated, see \"Estimated\"); messages, collectives, the timeline and phases "
-                  "cover the events before that time"
+                ? "the MPI profile, the ranks' MPI time and span, the time steps and the communication matrix above "
+                  "include their later calls from skeleton.adts (estimated, see \"Estimated\"); the matched "
+                  "messages, collectives, the timeline and phases cover the events before that time"
                 : "the figures above cover the events before that time",
             profile->skeleton_present
                 ? "Their later MPI calls are folded: only in skeleton.adts (adaptrace-report --skeleton ARCHIVE; "
@@ -537,9 +541,10 @@ static void print_events_ends_json(const struct adt_report_profile *profile, FIL
                 ",\"folded\":{\"locations\":%" PRIu64 ",\"locations_unmatched\":%" PRIu64
                 ",\"locations_stopped\":%" PRIu64 ",\"calls\":%" PRIu64 ",\"untimed\":%" PRIu64
                 ",\"seconds\":%.9g,\"seconds_min\":%.9g,\"seconds_max\":%.9g,\"compute_seconds\":%.9g,"
-                "\"skeleton_error\":",
+                "\"messages\":%" PRIu64 ",\"messages_unattributed\":%" PRIu64 ",\"skeleton_error\":",
                 folded->locations, folded->locations_unmatched, folded->locations_stopped, folded->calls,
-                folded->untimed, folded->seconds, folded->seconds_min, folded->seconds_max, folded->compute_seconds);
+                folded->untimed, folded->seconds, folded->seconds_min, folded->seconds_max, folded->compute_seconds,
+                folded->messages, folded->messages_unattributed);
         adt_report_print_json_string(folded->skeleton_error, out);
         fputc('}', out);
     }

@@ -175,6 +175,7 @@ void adt_rescue_discard(const char *archive_dir);
     X(MAX, online_profile_only, "online_profile_only", NO, "") /* 1: no trace, the analyzers' report */  \
     X(SUM, skeleton_calls, "skeleton_calls", NO, "") /* calls folded into the threads' skeletons */      \
     X(MAX, skeleton_bytes, "skeleton_share_bytes", NO, "")                                                \
+    X(MAX, skeleton_claimed_bytes, "skeleton_share_claimed_bytes", NO, "") /* the most a rank took of it */ \
     X(SUM, skeleton_calls_untimed, "skeleton_calls_untimed_timing_full", NO, "") /* timing table full */  \
     X(SUM, user_region_ends_unmatched, "user_region_ends_unmatched", EVENTS,                              \
       "user region ends without a matching begin on their thread")                                        \

@@ -233,6 +233,7 @@ size_t adt_summary_count(const adt_run_sources *sources, uint32_t rank, adt_run_
     /* The skeletons: their threads' calls are over (or, at an ending, a
      * thread's count may be one call behind: plain loads of its fields). */
     counters->skeleton_bytes = sources->budget.skeleton_bytes;
+    counters->skeleton_claimed_bytes = adt_skeleton_share_claimed_bytes();
     for (size_t i = 0; i < adt_skeleton_count(); i++) {
         const adt_skeleton *skeleton = adt_skeleton_at(i);
         counters->skeleton_calls += skeleton->calls;
@@ -525,15 +526,17 @@ static void open_summary_file(summary_file *file, const adt_run_counters *total,
     file->run_seconds = calloc(listing->ranks + 1u, sizeof *file->run_seconds);
 }
 
-/* One kind's cells: [events, timed, before, inside, after] per gap class,
- * ticks summed over the timed events. */
+/* One kind's cells: [events, timed, before, inside, after, timed_before]
+ * per gap class, ticks summed over the timed events (before over the
+ * timed_before of them). */
 static void write_json_cost_cells(FILE *out, const char *kind, const adt_cost_cell *cells)
 {
     fprintf(out, ", \"%s\": [", kind);
     for (unsigned c = 0; c < ADT_COST_GAP_CLASSES; c++)
-        fprintf(out, "%s[%llu, %llu, %llu, %llu, %llu]", c ? ", " : "", (unsigned long long)cells[c].events,
+        fprintf(out, "%s[%llu, %llu, %llu, %llu, %llu, %llu]", c ? ", " : "", (unsigned long long)cells[c].events,
                 (unsigned long long)cells[c].timed, (unsigned long long)cells[c].before_ticks,
-                (unsigned long long)cells[c].inside_ticks, (unsigned long long)cells[c].after_ticks);
+                (unsigned long long)cells[c].inside_ticks, (unsigned long long)cells[c].after_ticks,
+                (unsigned long long)cells[c].timed_before);
     fputc(']', out);
 }
 

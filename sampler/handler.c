@@ -318,7 +318,7 @@ static void note_cost(adt_sampler_thread *thread, uint64_t entry, uint64_t end)
         return;
     unsigned gap_class = adt_cost_note_event(cost, ADT_COST_SAMPLE, entry);
     if (gap_class < ADT_COST_GAP_CLASSES)
-        adt_cost_note_timing(cost, ADT_COST_SAMPLE, gap_class, thread->delivery_ticks, 0, end - entry);
+        adt_cost_note_timing(cost, ADT_COST_SAMPLE, gap_class, true, thread->delivery_ticks, 0, end - entry);
 }
 
 /* adaptrace's timers send SI_TIMER with the token's address; its perf

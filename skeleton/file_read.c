@@ -271,6 +271,255 @@ static bool read_class_timing(cursor *c, arena *a, adt_skeleton_class_view *clas
     return ok;
 }
 
+static bool take_varint32(cursor *c, uint32_t *value)
+{
+    uint32_t length = left(c) > UINT32_MAX ? UINT32_MAX : (uint32_t)left(c), offset = 0;
+    uint64_t wide;
+    if (!adt_skeleton_key_next(c->at, length, &offset, &wide) || wide > UINT32_MAX)
+        return false;
+    c->at += offset;
+    *value = (uint32_t)wide;
+    return true;
+}
+
+static bool take_varint(cursor *c, uint64_t *value)
+{
+    uint32_t length = left(c) > UINT32_MAX ? UINT32_MAX : (uint32_t)left(c), offset = 0;
+    if (!adt_skeleton_key_next(c->at, length, &offset, value))
+        return false;
+    c->at += offset;
+    return true;
+}
+
+/* The varint fields of a key; UINT32_MAX when it does not read as them. */
+static uint32_t key_fields(const uint8_t *key, uint32_t length)
+{
+    uint32_t offset = 0, fields = 0;
+    uint64_t value;
+    while (adt_skeleton_key_next(key, length, &offset, &value))
+        fields++;
+    return offset == length ? fields : UINT32_MAX;
+}
+
+/* Class k's parameters that differ by rank, after its timing: each names
+ * a field after the function and the calling context of one of its keys,
+ * in rising (thread, signature, field) order, with two or more values,
+ * each with one or more strided ranges (their ranks are checked against
+ * the class once the ranks are known: rank_variants). */
+static bool read_class_parameters(cursor *c, arena *a, adt_skeleton_class_view *class_view, uint32_t k,
+                                  char *error, size_t error_size)
+{
+    uint32_t count;
+    if (!take_varint32(c, &count) || count > left(c) / 6) {
+        say(error, error_size, "cut short in class %u's parameters", k);
+        return false;
+    }
+    adt_skeleton_parameter *parameters = arena_alloc(a, sizeof *parameters * count);
+    if (!parameters)
+        return false;
+    class_view->parameters = parameters;
+    class_view->parameter_count = count;
+    for (uint32_t i = 0; i < count; ++i) {
+        adt_skeleton_parameter *p = &parameters[i];
+        if (!take_varint32(c, &p->thread) || !take_varint32(c, &p->signature) || !take_varint32(c, &p->field) ||
+            !take_varint32(c, &p->value_count) || p->value_count > left(c) / 5) {
+            say(error, error_size, "cut short in class %u's parameter %u", k, i);
+            return false;
+        }
+        const adt_skeleton_parameter *before = i > 0 ? &parameters[i - 1] : NULL;
+        bool rising = !before || p->thread > before->thread ||
+                      (p->thread == before->thread &&
+                       (p->signature > before->signature ||
+                        (p->signature == before->signature && p->field > before->field)));
+        const adt_skeleton_thread_view *thread = p->thread < class_view->thread_count ? &class_view->threads[p->thread] : NULL;
+        uint32_t fields = thread && p->signature < thread->signature_count
+                              ? key_fields(thread->keys[p->signature], thread->key_lengths[p->signature])
+                              : UINT32_MAX;
+        bool names = fields != UINT32_MAX && p->field >= 2 && p->field < fields;
+        if (!rising || !names || p->value_count < 2) {
+            say(error, error_size, "corrupt: class %u's parameter %u (thread %u, signature %u, field %u, %u values)", k,
+                i, p->thread, p->signature, p->field, p->value_count);
+            return false;
+        }
+        adt_skeleton_parameter_value *values = arena_alloc(a, sizeof *values * p->value_count);
+        if (!values)
+            return false;
+        p->values = values;
+        for (uint32_t v = 0; v < p->value_count; ++v) {
+            if (!take_varint(c, &values[v].value) || !take_varint32(c, &values[v].range_count) ||
+                values[v].range_count == 0 || values[v].range_count > left(c) / 3) {
+                say(error, error_size, "corrupt: class %u's parameter %u, value %u", k, i, v);
+                return false;
+            }
+            adt_skeleton_rank_range *ranges = arena_alloc(a, sizeof *ranges * values[v].range_count);
+            if (!ranges)
+                return false;
+            values[v].ranges = ranges;
+            for (uint32_t g = 0; g < values[v].range_count; ++g) {
+                ranges[g].class_index = k;
+                if (!take_varint32(c, &ranges[g].first) || !take_varint32(c, &ranges[g].count) ||
+                    !take_varint32(c, &ranges[g].stride) || ranges[g].count == 0 || ranges[g].stride == 0) {
+                    say(error, error_size, "corrupt: class %u's parameter %u, value %u, range %u", k, i, v, g);
+                    return false;
+                }
+            }
+        }
+    }
+    return true;
+}
+
+static void put_varint(uint8_t **at, uint64_t value)
+{
+    for (; value >= 0x80; value >>= 7)
+        *(*at)++ = (uint8_t)(value | 0x80);
+    *(*at)++ = (uint8_t)value;
+}
+
+/* The key model with the parameters [*p, ...) of its thread and
+ * signature in place (values chosen by choice), into the arena; *p
+ * advanced past them. NULL when out of memory. */
+static const uint8_t *key_with(arena *a, const adt_skeleton_class_view *class_view, const uint32_t *choice,
+                               uint32_t *p, const uint8_t *model, uint32_t length, uint32_t *new_length)
+{
+    const adt_skeleton_parameter *parameters = class_view->parameters;
+    uint32_t thread = parameters[*p].thread, signature = parameters[*p].signature;
+    /* A field of n bytes becomes at most 10. */
+    uint8_t *key = arena_alloc(a, (size_t)length * 10);
+    if (!key)
+        return NULL;
+    uint8_t *at = key;
+    uint32_t offset = 0;
+    uint64_t value;
+    for (uint32_t f = 0; adt_skeleton_key_next(model, length, &offset, &value); ++f) {
+        if (*p < class_view->parameter_count && parameters[*p].thread == thread &&
+            parameters[*p].signature == signature && parameters[*p].field == f) {
+            value = parameters[*p].values[choice[*p]].value;
+            ++*p;
+        }
+        put_varint(&at, value);
+    }
+    *new_length = (uint32_t)(at - key);
+    return key;
+}
+
+/* A variant of a class: its threads with the keys of the ranks whose
+ * parameters take the values choice[p] (an index into parameter p's
+ * values). NULL when out of memory. */
+static adt_skeleton_thread_view *variant_threads(arena *a, const adt_skeleton_class_view *class_view,
+                                                 const uint32_t *choice)
+{
+    adt_skeleton_thread_view *threads = arena_alloc(a, sizeof *threads * class_view->thread_count);
+    if (!threads)
+        return NULL;
+    memcpy(threads, class_view->threads, sizeof *threads * class_view->thread_count);
+    const adt_skeleton_parameter *parameters = class_view->parameters;
+    for (uint32_t p = 0; p < class_view->parameter_count;) {
+        adt_skeleton_thread_view *thread = &threads[parameters[p].thread];
+        const uint8_t **keys = arena_alloc(a, sizeof *keys * thread->signature_count);
+        uint32_t *lengths = arena_alloc(a, sizeof *lengths * thread->signature_count);
+        if (!keys || !lengths)
+            return NULL;
+        memcpy(keys, thread->keys, sizeof *keys * thread->signature_count);
+        memcpy(lengths, thread->key_lengths, sizeof *lengths * thread->signature_count);
+        for (uint32_t t = parameters[p].thread; p < class_view->parameter_count && parameters[p].thread == t;) {
+            uint32_t s = parameters[p].signature;
+            keys[s] = key_with(a, class_view, choice, &p, keys[s], lengths[s], &lengths[s]);
+            if (!keys[s])
+                return NULL;
+        }
+        thread->keys = keys;
+        thread->key_lengths = lengths;
+    }
+    return threads;
+}
+
+/* The rank views of class k's ranks given their own keys: each
+ * parameter's ranges must name ranks of the class, each once; ranks with
+ * the same values share one variant. slot[r]: rank r's index among its
+ * class's ranks. */
+static bool rank_variants(adt_skeleton_file *file, arena *a, uint32_t k, const uint32_t *slot, char *error,
+                          size_t error_size)
+{
+    adt_skeleton_class_view *class_view = &file->classes[k];
+    uint32_t members = class_view->rank_count, count = class_view->parameter_count;
+    class_view->variant_count = 1;
+    if (count == 0)
+        return true;
+    /* choice[m * count + p]: member m's value of parameter p. */
+    uint32_t *choice = malloc(sizeof(uint32_t) * (size_t)members * count);
+    uint32_t *rank_of = malloc(sizeof(uint32_t) * members);
+    uint32_t slots = 2;
+    while (slots < 2 * members)
+        slots *= 2;
+    uint32_t *table = malloc(sizeof(uint32_t) * slots); /* a member whose values start a variant */
+    adt_skeleton_thread_view **variant_of = calloc(members, sizeof *variant_of);
+    bool ok = choice && rank_of && table && variant_of;
+    if (!ok)
+        say(error, error_size, "out of memory reading the skeleton");
+    if (ok) {
+        memset(choice, 0xff, sizeof(uint32_t) * (size_t)members * count);
+        memset(table, 0xff, sizeof(uint32_t) * slots);
+    }
+    for (uint32_t r = 0; ok && r < file->rank_count; ++r)
+        if (file->ranks[r].class_index == k)
+            rank_of[slot[r]] = r;
+    for (uint32_t p = 0; ok && p < count; ++p) {
+        const adt_skeleton_parameter *parameter = &class_view->parameters[p];
+        uint64_t named = 0;
+        for (uint32_t v = 0; ok && v < parameter->value_count; ++v) {
+            for (uint32_t g = 0; ok && g < parameter->values[v].range_count; ++g) {
+                const adt_skeleton_rank_range *range = &parameter->values[v].ranges[g];
+                uint64_t last = range->first + (uint64_t)(range->count - 1) * range->stride;
+                for (uint64_t r = range->first; ok && r <= last; r += range->stride) {
+                    uint32_t *chosen = r < file->rank_count && file->ranks[r].class_index == k
+                                           ? &choice[(size_t)slot[r] * count + p]
+                                           : NULL;
+                    if (!chosen || *chosen != UINT32_MAX) {
+                        say(error, error_size, "corrupt: class %u's parameter %u names rank %llu %s", k, p,
+                            (unsigned long long)r, chosen ? "twice" : "outside the class");
+                        ok = false;
+                        break;
+                    }
+                    *chosen = v;
+                    named++;
+                }
+            }
+        }
+        if (ok && named != members) {
+            say(error, error_size, "corrupt: class %u's parameter %u names %llu of its %u ranks", k, p,
+                (unsigned long long)named, members);
+            ok = false;
+        }
+    }
+    class_view->variant_count = 0;
+    for (uint32_t m = 0; ok && m < members; ++m) {
+        const uint32_t *values = &choice[(size_t)m * count];
+        uint64_t hash = adt_skeleton_checksum((const uint8_t *)values, sizeof *values * count);
+        uint32_t at = (uint32_t)hash & (slots - 1);
+        while (table[at] != UINT32_MAX &&
+               memcmp(&choice[(size_t)table[at] * count], values, sizeof *values * count) != 0)
+            at = (at + 1) & (slots - 1);
+        if (table[at] == UINT32_MAX) {
+            table[at] = m;
+            variant_of[m] = variant_threads(a, class_view, values);
+            class_view->variant_count++;
+            if (!variant_of[m]) {
+                say(error, error_size, "out of memory reading the skeleton");
+                ok = false;
+            }
+        } else {
+            variant_of[m] = variant_of[table[at]];
+        }
+        if (ok)
+            file->ranks[rank_of[m]].threads = variant_of[m];
+    }
+    free(choice);
+    free(rank_of);
+    free(table);
+    free(variant_of);
+    return ok;
+}
+
 /* Each thread's timed and untimed calls are its calls on every rank of
  * its class. */
 static bool calls_agree(const adt_skeleton_file *file, char *error, size_t error_size)
@@ -402,7 +651,8 @@ adt_skeleton_file *adt_skeleton_file_parse(const uint8_t *bytes, size_t size, ch
             say(error, error_size, "corrupt: %zu bytes after class %u's skeletons", left(&p), k);
             goto failed;
         }
-        if (!read_class_timing(&c, &a, class_view, k, error, error_size))
+        if (!read_class_timing(&c, &a, class_view, k, error, error_size) ||
+            !read_class_parameters(&c, &a, class_view, k, error, error_size))
             goto failed;
     }
     if (!take_u32(&c, &file->rank_count) || !take_u32(&c, &file->range_count) ||
@@ -451,6 +701,16 @@ adt_skeleton_file *adt_skeleton_file_parse(const uint8_t *bytes, size_t size, ch
         say(error, error_size, "corrupt: %zu bytes after the last rank", left(&c));
         goto failed;
     }
+    /* Each rank's index among its class's ranks. */
+    uint32_t *slot = arena_alloc(&a, sizeof *slot * file->rank_count);
+    uint32_t *filled = arena_alloc(&a, sizeof *filled * file->class_count);
+    if (!slot || !filled)
+        goto no_memory;
+    for (uint32_t r = 0; r < file->rank_count; ++r)
+        slot[r] = filled[file->ranks[r].class_index]++;
+    for (uint32_t k = 0; k < file->class_count; ++k)
+        if (!rank_variants(file, &a, k, slot, error, error_size))
+            goto failed;
     if (!calls_agree(file, error, error_size))
         goto failed;
     file->storage = a.blocks;

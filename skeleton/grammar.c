@@ -20,7 +20,10 @@
  * append is refused and the grammar stays as it is (it still expands to
  * everything appended before). The steps of one append never come near
  * that reserve: each rule creation takes two symbols and frees them again
- * when both occurrences are replaced.
+ * when both occurrences are replaced. A refused grammar can be moved into
+ * a larger one (adt_skeleton_grammar_grow: the owning thread, off the
+ * common path, no malloc): symbols and rules keep their indices, so the
+ * arrays are copied as they are and only the digram table is hashed anew.
  *
  * The fast path: once the sequence ends in a loop R^n (a rule with an
  * exponent of at least 2, or any terminal), R's expansion is written out
@@ -117,6 +120,90 @@ adt_skeleton_grammar *adt_skeleton_grammar_init(void *memory, uint32_t symbols, 
     g->rules[0].guard = guard;
     g->rules_used = 1;
     return g;
+}
+
+/* Limits of a grown grammar: symbol indices stay below GUARD_BIT. */
+#define SYMBOLS_MAX (1u << 29)
+#define DIGRAM_SLOTS_LOG2_MAX 30u
+
+/* The capacities of a grammar scaled by eighths / 8: the digram table
+ * keeps its ratio to the symbols, rounded up to a power of two. */
+typedef struct capacities {
+    uint32_t symbols;
+    uint32_t rules;
+    uint32_t digram_slots_log2;
+} capacities;
+
+static bool scaled_capacities(const adt_skeleton_grammar *g, uint32_t eighths, capacities *out)
+{
+    out->symbols = adt_skeleton_scaled_capacity(g->symbol_capacity, eighths, SYMBOLS_MAX);
+    out->rules = adt_skeleton_scaled_capacity(g->rule_capacity, eighths, SYMBOLS_MAX);
+    uint64_t slots = ((uint64_t)g->digram_mask + 1) * eighths / 8;
+    out->digram_slots_log2 = 0;
+    while (((uint64_t)1 << out->digram_slots_log2) < slots)
+        out->digram_slots_log2++;
+    return out->symbols != UINT32_MAX && out->rules != UINT32_MAX &&
+           out->digram_slots_log2 <= DIGRAM_SLOTS_LOG2_MAX;
+}
+
+static size_t scaled_bytes(const void *grammar, uint32_t eighths)
+{
+    capacities c;
+    if (!scaled_capacities(grammar, eighths, &c))
+        return SIZE_MAX;
+    return adt_skeleton_grammar_bytes(c.symbols, c.rules, c.digram_slots_log2);
+}
+
+size_t adt_skeleton_grammar_scaled_bytes(const adt_skeleton_grammar *grammar, uint32_t eighths)
+{
+    return scaled_bytes(grammar, eighths);
+}
+
+static inline uint32_t digram_hash(const adt_skeleton_grammar *g, uint32_t s);
+
+adt_skeleton_grammar *adt_skeleton_grammar_grow(const adt_skeleton_grammar *g, void *memory, size_t bytes)
+{
+    capacities c;
+    uint32_t eighths = adt_skeleton_largest_scale(scaled_bytes, g, bytes);
+    if (eighths == 0 || !scaled_capacities(g, eighths, &c))
+        return NULL;
+    adt_skeleton_grammar *grown = adt_skeleton_grammar_init(memory, c.symbols, c.rules, c.digram_slots_log2);
+    /* The arrays as they are, the fast path's state, the counts; then the
+     * new symbols and rules put in front of the free lists. */
+    symbol *symbols = grown->symbols;
+    rule *rules = grown->rules;
+    uint32_t *digrams = grown->digrams, *expected = grown->expected, digram_mask = grown->digram_mask;
+    memcpy(symbols, g->symbols, sizeof(symbol) * g->symbol_capacity);
+    memcpy(rules, g->rules, sizeof(rule) * g->rule_capacity);
+    memcpy(expected, g->expected, sizeof(uint32_t) * FAST_MAX);
+    *grown = *g;
+    grown->symbols = symbols;
+    grown->rules = rules;
+    grown->digrams = digrams;
+    grown->expected = expected;
+    grown->digram_mask = digram_mask;
+    grown->symbol_capacity = c.symbols;
+    grown->rule_capacity = c.rules;
+    for (uint32_t s = g->symbol_capacity; s + 1 < c.symbols; ++s)
+        symbols[s] = (symbol){ .next = s + 1 };
+    symbols[c.symbols - 1] = (symbol){ .next = g->free_symbol };
+    grown->free_symbol = g->symbol_capacity;
+    for (uint32_t r = g->rule_capacity; r + 1 < c.rules; ++r)
+        rules[r] = (rule){ .uses = r + 1 };
+    rules[c.rules - 1] = (rule){ .uses = g->free_rule };
+    grown->free_rule = g->rule_capacity;
+    /* Each digram the table holds, in its slot of the wider table (no
+     * two are equal: each probe ends at an empty slot). */
+    for (uint32_t slot = 0; slot <= g->digram_mask; ++slot) {
+        uint32_t s = g->digrams[slot];
+        if (s == NIL)
+            continue;
+        uint32_t to = digram_hash(grown, s) & digram_mask;
+        while (digrams[to] != NIL)
+            to = (to + 1) & digram_mask;
+        digrams[to] = s;
+    }
+    return grown;
 }
 
 /* ---- symbols and rules -------------------------------------------------- */

@@ -2,7 +2,10 @@
  * signatures.c: the call signature table, distinct keys -> terminal ids in
  * order of first sight (hot path: no malloc, no lock, no stdio; the owning
  * thread only). Open addressing over slots holding terminal id + 1, keys
- * stored back to back in a byte area; nothing is ever removed.
+ * stored back to back in a byte area; nothing is ever removed. A full
+ * table is moved into a larger one (adt_skeleton_signatures_grow: the
+ * owning thread, off the common path, no malloc): terminals keep their
+ * ids.
  */
 #include <string.h>
 
@@ -47,6 +50,49 @@ adt_skeleton_signatures *adt_skeleton_signatures_init(void *memory, uint32_t ent
     table->entry_capacity = entries;
     table->byte_capacity = byte_capacity;
     return table;
+}
+
+/* Limits of a grown table: entries and key offsets are 32 bits. */
+#define ENTRIES_MAX (1u << 28)
+#define KEY_BYTES_MAX (UINT32_MAX / 2)
+
+static size_t scaled_bytes(const void *table_memory, uint32_t eighths)
+{
+    const adt_skeleton_signatures *table = table_memory;
+    uint32_t entries = adt_skeleton_scaled_capacity(table->entry_capacity, eighths, ENTRIES_MAX);
+    uint32_t bytes = adt_skeleton_scaled_capacity(table->byte_capacity, eighths, KEY_BYTES_MAX);
+    if (entries == UINT32_MAX || bytes == UINT32_MAX)
+        return SIZE_MAX;
+    return adt_skeleton_signatures_bytes(entries, bytes);
+}
+
+size_t adt_skeleton_signatures_scaled_bytes(const adt_skeleton_signatures *table, uint32_t eighths)
+{
+    return scaled_bytes(table, eighths);
+}
+
+adt_skeleton_signatures *adt_skeleton_signatures_grow(const adt_skeleton_signatures *table, void *memory,
+                                                      size_t bytes)
+{
+    uint32_t eighths = adt_skeleton_largest_scale(scaled_bytes, table, bytes);
+    if (eighths == 0)
+        return NULL;
+    adt_skeleton_signatures *grown =
+        adt_skeleton_signatures_init(memory, adt_skeleton_scaled_capacity(table->entry_capacity, eighths, ENTRIES_MAX),
+                                     adt_skeleton_scaled_capacity(table->byte_capacity, eighths, KEY_BYTES_MAX));
+    memcpy(grown->entries, table->entries, sizeof(entry) * table->count);
+    memcpy(grown->bytes, table->bytes, table->bytes_used);
+    grown->count = table->count;
+    grown->bytes_used = table->bytes_used;
+    /* Every key goes to its slot in the wider hash (no key is equal to
+     * another: each probe ends at an empty slot). */
+    for (uint32_t terminal = 0; terminal < grown->count; ++terminal) {
+        uint32_t slot = grown->entries[terminal].hash & grown->slot_mask;
+        while (grown->slots[slot] != 0)
+            slot = (slot + 1) & grown->slot_mask;
+        grown->slots[slot] = terminal + 1;
+    }
+    return grown;
 }
 
 /* Eight bytes at a time, one multiply each (keys are tens of bytes; a

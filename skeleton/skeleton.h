@@ -2,8 +2,8 @@
  * skeleton: a thread's MPI calls folded into loops as they happen, after
  * ScalaTrace and Pilgrim (issue #25; docs/folding.md).
  *
- * Two parts, both in memory handed over at start-up, none of it taken by
- * malloc later:
+ * Two parts, both in the process's share of the budget (reserved at
+ * start-up), none of it taken by malloc later:
  * - the call signature table: each distinct byte string (a call's
  *   function, calling context and parameters, encoded by mpi-events so
  *   that they repeat) gets a terminal id, in order of first sight;
@@ -12,7 +12,9 @@
  *   (Pilgrim's twins rule: x^i x^j -> x^(i+j)), so that a loop of n
  *   iterations is one symbol with exponent n. Amortised constant work per
  *   call; no window.
- * When either part runs out of room the thread's skeleton stops where it
+ * When a part runs out of room, the thread claims a further stretch of the
+ * share and the part grows into it (a copy, off the common path); only
+ * when the share has none left does the thread's skeleton stop where it
  * is: it still expands exactly to the calls appended before, and says so.
  *
  * The file (skeleton.adts) holds one skeleton per measured thread of each
@@ -22,7 +24,7 @@
  * Each call's timing goes to delta histograms keyed by (previous
  * signature, this signature): the computation before the call (the
  * previous outermost call's Leave to this call's Enter) and the call's own
- * duration (timing.c, histogram.c), in the same slab.
+ * duration (timing.c, histogram.c), in the same share.
  *
  * Hot path (no malloc, no lock, no stdio): adt_skeleton_fold. The owning
  * thread only; never from a signal handler.
@@ -69,6 +71,17 @@ uint32_t adt_skeleton_grammar_rules(const adt_skeleton_grammar *grammar);
 /* Digram table probes done so far (the amortised-work check of the tests). */
 uint64_t adt_skeleton_grammar_probes(const adt_skeleton_grammar *grammar);
 
+/* Growth, for each table below as for the grammar (the owning thread,
+ * when the table has refused; no malloc, no lock, no stdio):
+ * _scaled_bytes: the bytes of the table with every capacity times
+ * eighths / 8 (SIZE_MAX past its limits); _grow: the table moved into
+ * memory of `bytes` (8-byte aligned, not overlapping it) at the largest
+ * capacities that fit, at least 9 eighths, with everything it holds
+ * (ids and indices kept); NULL, and nothing done, when not even 9 eighths
+ * fit. The old table's memory is no longer used. */
+size_t adt_skeleton_grammar_scaled_bytes(const adt_skeleton_grammar *grammar, uint32_t eighths);
+adt_skeleton_grammar *adt_skeleton_grammar_grow(const adt_skeleton_grammar *grammar, void *memory, size_t bytes);
+
 /* The grammar read out with rules numbered densely from 0 (the sequence)
  * in order of first reference: rule r's body is symbols
  * [starts[r], starts[r + 1]) of values/exponents. Filled by
@@ -107,6 +120,10 @@ const uint8_t *adt_skeleton_signatures_key(const adt_skeleton_signatures *table,
 /* Whether key is terminal's key (without hashing). */
 bool adt_skeleton_signatures_is(const adt_skeleton_signatures *table, uint32_t terminal, const uint8_t *key,
                                 uint32_t length);
+/* Growth: as for the grammar (entries and key bytes scaled alike). */
+size_t adt_skeleton_signatures_scaled_bytes(const adt_skeleton_signatures *table, uint32_t eighths);
+adt_skeleton_signatures *adt_skeleton_signatures_grow(const adt_skeleton_signatures *table, void *memory,
+                                                      size_t bytes);
 
 /* ---- delta histograms (histogram.c: any context; timing.c: hot path) --- */
 
@@ -187,6 +204,13 @@ bool adt_skeleton_timing_add(adt_skeleton_timing *timing, uint32_t previous, uin
 /* End of run: the pairs as histograms, sorted by (previous, signature),
  * min and max ranks set to rank; out has adt_skeleton_timing_count slots. */
 uint32_t adt_skeleton_timing_count(const adt_skeleton_timing *timing);
+/* Growth: as for the grammar. */
+size_t adt_skeleton_timing_scaled_bytes(const adt_skeleton_timing *timing, uint32_t eighths);
+adt_skeleton_timing *adt_skeleton_timing_grow(const adt_skeleton_timing *timing, void *memory, size_t bytes);
+/* The same where the table is: its memory, from the table on, extended
+ * to `bytes` (the entries stay in place, the hash table moves after
+ * them). NULL, and nothing done, when not even 9 eighths fit. */
+adt_skeleton_timing *adt_skeleton_timing_grow_in_place(adt_skeleton_timing *timing, size_t bytes);
 void adt_skeleton_timing_export(const adt_skeleton_timing *timing, uint32_t rank, adt_skeleton_pair *out);
 
 /* ---- one thread's skeleton and the process's share (thread.c) --------- */
@@ -195,9 +219,11 @@ void adt_skeleton_timing_export(const adt_skeleton_timing *timing, uint32_t rank
 #define ADT_SKELETON_STOPS(X)                                                         \
     /* the share had no slab left for this thread */                                 \
     X(NO_SLAB, "no_slab", "threads found no room left in the skeleton's share")      \
-    /* its grammar ran out of symbols, rules or digram slots */                       \
+    /* its grammar ran out of symbols, rules or digram slots, and the share had no  \
+     * room left to grow it */                                                        \
     X(GRAMMAR_FULL, "grammar_full", "threads' grammars were full")                     \
-    /* its signature table ran out of entries or bytes */                             \
+    /* its signature table ran out of entries or bytes, and the share had no room   \
+     * left to grow it */                                                             \
     X(SIGNATURES_FULL, "signatures_full", "threads' call signature tables were full") \
     /* a call's encoding was longer than a signature may be, or the thread's tables  \
      * of requests, communicators or contexts were full (mpi-events) */               \
@@ -226,7 +252,8 @@ typedef struct adt_skeleton {
     uint64_t calls;                /* calls folded */
     adt_skeleton_stop stop;        /* ADT_SKELETON_RUNNING while folding */
     adt_skeleton_timing *timing;
-    uint64_t untimed;              /* calls folded whose pair found no room in the timing table */
+    uint64_t untimed;              /* calls folded whose pair found no room in the timing table
+                                    * (nor in the share to grow it) */
     uint32_t previous;             /* the last call's terminal (ADT_SKELETON_NO_PREVIOUS: none yet) */
     uint64_t previous_leave;       /* its Leave time */
     uint64_t first_leave;          /* the first call's Leave time */
@@ -235,16 +262,23 @@ typedef struct adt_skeleton {
 
 #define ADT_SKELETON_ENCODER_BYTES (160u * 1024u)
 
-/* The share of the process's budget: slabs of ADT_SKELETON_SLAB_BYTES, one
- * per thread that makes an MPI call, handed out lock-free. */
+/* The share of the process's budget: slabs of ADT_SKELETON_SLAB_BYTES,
+ * handed out lock-free: one to each thread at its first MPI call, and
+ * further ones to a thread whose signature table, grammar or timing table
+ * is full, for a larger copy of that table (twice its size, or what is
+ * left). */
 #define ADT_SKELETON_SLAB_BYTES (1024u * 1024u)
 
 /* Start-up: reserves (mmap, touched) share_bytes rounded down to whole
- * slabs; 0 slabs is allowed (every thread then stops at once). Returns 0,
- * or -1 with errno set. */
+ * slabs, and a table of the skeletons claimed (malloc); 0 slabs is
+ * allowed (every thread then stops at once). Returns 0, or -1 with errno
+ * set. */
 int adt_skeleton_share_create(uint64_t share_bytes);
 void adt_skeleton_share_destroy(void);
 uint64_t adt_skeleton_share_bytes(void);
+/* The bytes of it claimed so far (whole slabs: threads' first slabs and
+ * their tables' growth). */
+uint64_t adt_skeleton_share_claimed_bytes(void);
 
 /* Hot path, the thread's first outermost MPI call: a skeleton of its own
  * in the next free slab; NULL when the share was never created. A share
@@ -254,9 +288,11 @@ adt_skeleton *adt_skeleton_claim(uint64_t thread_index);
 
 /* Hot path: one call, as its encoded key, with its Enter and Leave times
  * (adt_clock_now ticks: no conversion on the call's path; the file says
- * the clock's rate). Stops the skeleton (cause set) when the signatures or the grammar
- * are full; does nothing once stopped. A full timing table only counts
- * the call as untimed. */
+ * the clock's rate). A full table grows into further slabs of the share;
+ * stops the skeleton (cause set) when the signatures or the grammar are
+ * full and the share has no room left for them; does nothing once
+ * stopped. A full timing table that cannot grow only counts the call as
+ * untimed. */
 void adt_skeleton_fold(adt_skeleton *skeleton, const uint8_t *key, uint32_t length, uint64_t enter,
                        uint64_t leave);
 void adt_skeleton_stop_with(adt_skeleton *skeleton, adt_skeleton_stop cause);
@@ -269,7 +305,7 @@ adt_skeleton *adt_skeleton_at(size_t index);
 
 #define ADT_SKELETON_FILE_NAME "skeleton.adts"
 #define ADT_SKELETON_MAGIC "ADTSKEL"
-#define ADT_SKELETON_VERSION 3u
+#define ADT_SKELETON_VERSION 4u
 /* The most ranks a file may name (a bound for the reader's tables). */
 #define ADT_SKELETON_RANKS_MAX (1u << 26)
 
@@ -278,16 +314,43 @@ adt_skeleton *adt_skeleton_at(size_t index);
  * timing (rank: the min and max ranks of its histograms). Returns NULL
  * when out of memory. */
 uint8_t *adt_skeleton_rank_encode(uint32_t rank, size_t *bytes);
-/* Writes the file from the ranks' parts (parts[r] is rank r's), the
+/* Writes the file from the ranks' parts (parts[r] is rank r's; merged one
+ * rank after another, as adt_skeleton_merge_add does), the
  * names of the functions the first field of every key indexes and the
  * rate of the clock the timing was taken with (ticks per second, the
- * same on every rank: adt_clock_resolution): parts
- * whose structures are equal byte for byte are stored once, as one
- * class, with the ranks that have it as strided ranges, and their timing
- * merged. 0, or -1 with errno set (EINVAL: a part that does not parse). */
+ * same on every rank: adt_clock_resolution). Ranks whose structures
+ * differ at most in their calls' parameters (the same threads, grammars,
+ * functions and calling contexts; the fields after those two of a key)
+ * are one class, stored once with its ranks as strided ranges: the
+ * structure of its first rank, each parameter that differs as its values
+ * with their ranks, and its ranks' timing merged. 0, or -1 with errno set
+ * (EINVAL: a part that does not parse). */
 int adt_skeleton_file_write(const char *path, const char *const *function_names, uint32_t function_count,
                             const uint8_t *const *parts, const size_t *part_bytes, uint32_t rank_count,
                             uint64_t ticks_per_second);
+
+/* Ranks' skeletons merged (end of run), pairwise along a tree of the
+ * ranks or one rank after another: classes of ranks as
+ * adt_skeleton_file_write makes them. Merging subtrees in rank order (a
+ * rank's own part, then its children's subtrees in increasing order, as
+ * the binomial tree of the end of the run has them) gives the same
+ * classes, parameters and timing as merging every rank at once. */
+typedef struct adt_skeleton_merge adt_skeleton_merge;
+/* One rank's part (adt_skeleton_rank_encode) as a merge; NULL when it
+ * does not parse or memory runs out. */
+adt_skeleton_merge *adt_skeleton_merge_of_part(const uint8_t *part, size_t bytes, uint32_t rank);
+/* into += from, from's ranks all above into's; from is freed. false (into
+ * then unusable: free it) when they are not so or memory runs out. */
+bool adt_skeleton_merge_add(adt_skeleton_merge *into, adt_skeleton_merge *from);
+/* A merge as bytes for another rank (malloc'd; *bytes set), and back;
+ * NULL when out of memory or for bytes that do not parse. */
+uint8_t *adt_skeleton_merge_encode(const adt_skeleton_merge *merge, size_t *bytes);
+adt_skeleton_merge *adt_skeleton_merge_decode(const uint8_t *bytes, size_t size);
+/* Writes skeleton.adts from a merge of ranks 0 .. rank_count - 1 (the
+ * rest as adt_skeleton_file_write). 0, or -1 with errno set. */
+int adt_skeleton_merge_write(const adt_skeleton_merge *merge, const char *path, const char *const *function_names,
+                             uint32_t function_count, uint32_t rank_count, uint64_t ticks_per_second);
+void adt_skeleton_merge_free(adt_skeleton_merge *merge);
 
 /* The file read back. Everything points into one allocation. */
 typedef struct adt_skeleton_thread_view {
@@ -306,14 +369,8 @@ typedef struct adt_skeleton_thread_view {
     const adt_skeleton_pair *pairs; /* sorted by (previous, signature) */
 } adt_skeleton_thread_view;
 
-/* Ranks with equal skeletons share one class. */
-typedef struct adt_skeleton_class_view {
-    uint32_t thread_count;
-    adt_skeleton_thread_view *threads;
-    uint32_t rank_count;            /* ranks that have it */
-} adt_skeleton_class_view;
-
-/* A strided range of ranks of one class: first, first + stride, ... */
+/* A strided range of ranks: first, first + stride, ... (count of them);
+ * class_index: the class they are in. */
 typedef struct adt_skeleton_rank_range {
     uint32_t first;
     uint32_t count;
@@ -321,11 +378,43 @@ typedef struct adt_skeleton_rank_range {
     uint32_t class_index;
 } adt_skeleton_rank_range;
 
+/* One value of a parameter that differs by rank, and the ranks with it. */
+typedef struct adt_skeleton_parameter_value {
+    uint64_t value;
+    uint32_t range_count;
+    const adt_skeleton_rank_range *ranges;
+} adt_skeleton_parameter_value;
+
+/* A field of a class's key that differs by rank: field `field` (the
+ * varint index; 2 and beyond: never the function or the calling context)
+ * of signature `signature` of the class's thread `thread`. */
+typedef struct adt_skeleton_parameter {
+    uint32_t thread;
+    uint32_t signature;
+    uint32_t field;
+    uint32_t value_count;  /* 2 or more, in order of their first rank */
+    const adt_skeleton_parameter_value *values;
+} adt_skeleton_parameter;
+
+/* Ranks whose skeletons differ at most in their parameters share one
+ * class. Its threads' keys are its first rank's; each rank's own keys are
+ * in its rank view. */
+typedef struct adt_skeleton_class_view {
+    uint32_t thread_count;
+    adt_skeleton_thread_view *threads;
+    uint32_t rank_count;            /* ranks that have it */
+    uint32_t parameter_count;       /* sorted by (thread, signature, field) */
+    const adt_skeleton_parameter *parameters;
+    uint32_t variant_count;         /* distinct combinations of the parameters' values its ranks have */
+} adt_skeleton_class_view;
+
 typedef struct adt_skeleton_rank_view {
     uint32_t rank;
     uint32_t class_index;
     uint32_t thread_count;
-    const adt_skeleton_thread_view *threads; /* its class's */
+    /* Its class's threads with this rank's own keys (its parameters'
+     * values in place); the rules and timing are the class's. */
+    const adt_skeleton_thread_view *threads;
 } adt_skeleton_rank_view;
 
 typedef struct adt_skeleton_file {
@@ -343,9 +432,11 @@ typedef struct adt_skeleton_file {
 } adt_skeleton_file;
 
 /* Reads and checks the whole file (framing, bounds, checksum, that every
- * rule is referenced acyclically and every terminal has a key, and that
- * expansion gives `calls` terminals). NULL with one line in error: not a
- * skeleton file, another version, cut short, corrupt. */
+ * rule is referenced acyclically and every terminal has a key, that
+ * expansion gives `calls` terminals, and that each parameter names a field
+ * of a key and gives every rank of its class one value). NULL with one
+ * line in error: not a skeleton file, another version, cut short,
+ * corrupt. */
 adt_skeleton_file *adt_skeleton_file_read(const char *path, char *error, size_t error_size);
 /* The same from bytes in memory (tests). */
 adt_skeleton_file *adt_skeleton_file_parse(const uint8_t *bytes, size_t size, char *error, size_t error_size);

@@ -1,10 +1,11 @@
 /*
- * thread.c: the process's share of memory for skeletons (start-up: mmap;
- * end: munmap) and each thread's skeleton in it (hot path: a slab is
- * claimed with one atomic add, a call folded with no malloc, lock or
- * stdio; the owning thread only).
+ * thread.c: the process's share of memory for skeletons (start-up: mmap
+ * and the table of skeletons; end: munmap, free) and each thread's
+ * skeleton in it (hot path: slabs are claimed with one compare-and-swap,
+ * a call folded with no malloc, lock or stdio; the owning thread only).
  */
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -16,10 +17,11 @@
 const char *const adt_skeleton_stop_keys[ADT_SKELETON_STOP_CAUSES] = { ADT_SKELETON_STOPS(STOP_KEYS) };
 const char *const adt_skeleton_stop_words[ADT_SKELETON_STOP_CAUSES] = { ADT_SKELETON_STOPS(STOP_WORDS) };
 
-/* The layout of one slab: header, encoder room, signature table, grammar,
- * timing. 1 MiB holds 2,048 distinct calls (96 KiB of keys), a grammar of
- * up to 16,384 digrams (half its table) in 24,576 symbols and 8,192
- * rules, and the histograms of 512 (previous, this) signature pairs. */
+/* The layout of a thread's first slab: header, encoder room, signature
+ * table, grammar, timing. 1 MiB holds 2,048 distinct calls (96 KiB of
+ * keys), a grammar of up to 16,384 digrams (half its table) in 24,576
+ * symbols and 8,192 rules, and the histograms of 512 (previous, this)
+ * signature pairs; a table that fills grows into further slabs. */
 #define SIGNATURE_ENTRIES 2048u
 #define SIGNATURE_BYTES (96u * 1024u)
 #define GRAMMAR_SYMBOLS 24576u
@@ -36,6 +38,13 @@ static uint8_t *share;
 static uint64_t share_bytes;
 static uint32_t slab_count;
 static atomic_uint slabs_claimed;
+/* The skeletons in slabs, in order of claim (each has a slab of its own,
+ * so there are at most slab_count). A slot is counted before its pointer
+ * is stored: an ending's summary, read while threads run, can find it
+ * still NULL, and sees the empty skeleton below instead. */
+static _Atomic(adt_skeleton *) *claimed;
+static atomic_uint claimed_count;
+static adt_skeleton being_claimed = { .stop = ADT_SKELETON_RUNNING, .previous = ADT_SKELETON_NO_PREVIOUS };
 static adt_skeleton slabless[SLABLESS_MAX];
 static atomic_uint slabless_claimed;
 
@@ -56,17 +65,26 @@ int adt_skeleton_share_create(uint64_t bytes)
     slab_count = (uint32_t)(bytes / ADT_SKELETON_SLAB_BYTES);
     share_bytes = (uint64_t)slab_count * ADT_SKELETON_SLAB_BYTES;
     atomic_store(&slabs_claimed, 0);
+    atomic_store(&claimed_count, 0);
     atomic_store(&slabless_claimed, 0);
     if (slab_count == 0) {
         share = NULL;
         created = true;
         return 0;
     }
-    /* Touched now (MAP_POPULATE), so that a thread's first call pays no
-     * page faults and the budget is really held. */
-    void *memory = mmap(NULL, share_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-    if (memory == MAP_FAILED)
+    claimed = malloc(slab_count * sizeof *claimed);
+    if (!claimed)
         return -1;
+    for (uint32_t i = 0; i < slab_count; ++i)
+        atomic_init(&claimed[i], NULL);
+    /* Touched now (MAP_POPULATE), so that a thread's first call, and a
+     * table's growth, pay no page faults and the budget is really held. */
+    void *memory = mmap(NULL, share_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    if (memory == MAP_FAILED) {
+        free(claimed);
+        claimed = NULL;
+        return -1;
+    }
     share = memory;
     created = true;
     return 0;
@@ -76,11 +94,14 @@ void adt_skeleton_share_destroy(void)
 {
     if (share)
         munmap(share, share_bytes);
+    free(claimed);
+    claimed = NULL;
     share = NULL;
     created = false;
     share_bytes = 0;
     slab_count = 0;
     atomic_store(&slabs_claimed, 0);
+    atomic_store(&claimed_count, 0);
     atomic_store(&slabless_claimed, 0);
 }
 
@@ -89,12 +110,164 @@ uint64_t adt_skeleton_share_bytes(void)
     return share_bytes;
 }
 
+uint64_t adt_skeleton_share_claimed_bytes(void)
+{
+    uint32_t slabs = atomic_load(&slabs_claimed);
+    return (uint64_t)slabs * ADT_SKELETON_SLAB_BYTES;
+}
+
+static uint32_t slabs_for(size_t bytes)
+{
+    size_t slabs = (bytes + ADT_SKELETON_SLAB_BYTES - 1) / ADT_SKELETON_SLAB_BYTES;
+    return slabs > UINT32_MAX ? UINT32_MAX : (uint32_t)slabs;
+}
+
+/* A claim's first slab may be any. */
+#define ANYWHERE UINT32_MAX
+
+/* Slabs following one another, from slab `from` (or ANYWHERE): `wanted`
+ * of them, or as many as are left beyond `kept` if at least `least`;
+ * NULL when fewer are, or when `from` is no longer the next free one. A
+ * compare-and-swap rather than an add, so that a claim that does not fit
+ * leaves the slabs there are to other threads: lock-free (a swap fails
+ * when another thread's claim succeeded, or spuriously), and memory
+ * already touched, so no page faults. The slabs are the claiming
+ * thread's alone. */
+static uint8_t *claim_slabs(uint32_t from, uint32_t least, uint32_t wanted, uint32_t kept, size_t *bytes)
+{
+    uint32_t first = atomic_load_explicit(&slabs_claimed, memory_order_relaxed);
+    uint32_t taken;
+    do {
+        if (from != ANYWHERE && first != from)
+            return NULL;
+        uint32_t left = slab_count - first > kept ? slab_count - first - kept : 0;
+        if (left < least)
+            return NULL;
+        taken = left < wanted ? left : wanted;
+    } while (!atomic_compare_exchange_weak_explicit(&slabs_claimed, &first, first + taken, memory_order_relaxed,
+                                                    memory_order_relaxed));
+    *bytes = (size_t)taken * ADT_SKELETON_SLAB_BYTES;
+    return share + (size_t)first * ADT_SKELETON_SLAB_BYTES;
+}
+
+/* The slabs for a table's growth: room for twice it, or what is left
+ * beyond `kept` if that holds at least 9/8 of it; NULL when the share has
+ * no such room. */
+static uint8_t *claim_growth(size_t at_least, size_t twice, uint32_t kept, size_t *bytes)
+{
+    if (at_least == SIZE_MAX)
+        return NULL;
+    return claim_slabs(ANYWHERE, slabs_for(at_least), slabs_for(twice), kept, bytes);
+}
+
+/* The cold paths of adt_skeleton_fold: a full table moved into a larger
+ * one in newly claimed slabs (no malloc, no lock, no stdio; the owning
+ * thread only). False when the share has no room left for it. */
+static bool grow_signatures(adt_skeleton *skeleton)
+{
+    size_t bytes;
+    const adt_skeleton_signatures *table = skeleton->signatures;
+    uint8_t *memory = claim_growth(adt_skeleton_signatures_scaled_bytes(table, 9),
+                                   adt_skeleton_signatures_scaled_bytes(table, 16), 0, &bytes);
+    adt_skeleton_signatures *grown = memory ? adt_skeleton_signatures_grow(table, memory, bytes) : NULL;
+    if (grown)
+        skeleton->signatures = grown;
+    return grown != NULL;
+}
+
+static bool grow_grammar(adt_skeleton *skeleton)
+{
+    size_t bytes;
+    const adt_skeleton_grammar *grammar = skeleton->grammar;
+    uint8_t *memory = claim_growth(adt_skeleton_grammar_scaled_bytes(grammar, 9),
+                                   adt_skeleton_grammar_scaled_bytes(grammar, 16), 0, &bytes);
+    adt_skeleton_grammar *grown = memory ? adt_skeleton_grammar_grow(grammar, memory, bytes) : NULL;
+    if (grown)
+        skeleton->grammar = grown;
+    return grown != NULL;
+}
+
+/* The slabs a table that begins at byte `start` of the share needs to
+ * reach `bytes`, beyond slab `end`: at least one. */
+static uint32_t slabs_beyond(size_t start, size_t bytes, uint32_t end)
+{
+    uint32_t reach = slabs_for(start + bytes);
+    return reach > end + 1 ? reach - end : 1;
+}
+
+/* The timing grows only while half the share stays free: a pair takes
+ * 280 bytes, and a code whose calls follow one another irregularly would
+ * otherwise spend the share on histograms and leave none to the
+ * signatures and the grammar. A call without its timing is counted
+ * (untimed); a call without its structure would stop the skeleton.
+ * Where the table ends at the slabs claimed so far (its thread made the
+ * last claim: always so with one thread until another table grows), it
+ * extends into the next ones and leaves no copy behind; else it moves. */
+static bool grow_timing(adt_skeleton *skeleton)
+{
+    size_t bytes;
+    adt_skeleton_timing *timing = skeleton->timing;
+    size_t at_least = adt_skeleton_timing_scaled_bytes(timing, 9), twice = adt_skeleton_timing_scaled_bytes(timing, 16);
+    if (at_least == SIZE_MAX)
+        return false;
+    size_t start = (size_t)((uint8_t *)timing - share);
+    uint32_t end = slabs_for(start + adt_skeleton_timing_scaled_bytes(timing, 8));
+    adt_skeleton_timing *grown = NULL;
+    if (claim_slabs(end, slabs_beyond(start, at_least, end), slabs_beyond(start, twice, end), slab_count / 2, &bytes)) {
+        grown = adt_skeleton_timing_grow_in_place(timing, (size_t)end * ADT_SKELETON_SLAB_BYTES + bytes - start);
+    } else {
+        uint8_t *memory = claim_growth(at_least, twice, slab_count / 2, &bytes);
+        grown = memory ? adt_skeleton_timing_grow(timing, memory, bytes) : NULL;
+    }
+    if (grown)
+        skeleton->timing = grown;
+    return grown != NULL;
+}
+
+/* The refused steps of adt_skeleton_fold, taken again after their table
+ * grew (a grown table has room for at least an eighth more), until the
+ * share has no room: then the skeleton stops under the table's cause,
+ * or, for the timing, the call is counted untimed. Cold, not inlined. */
+__attribute__((cold, noinline)) static uint32_t intern_growing(adt_skeleton *skeleton, const uint8_t *key,
+                                                               uint32_t length)
+{
+    uint32_t terminal;
+    do {
+        if (!grow_signatures(skeleton)) {
+            skeleton->stop = ADT_SKELETON_STOP_SIGNATURES_FULL;
+            return UINT32_MAX;
+        }
+        terminal = adt_skeleton_signatures_intern(skeleton->signatures, key, length);
+    } while (terminal == UINT32_MAX);
+    return terminal;
+}
+
+__attribute__((cold, noinline)) static bool append_growing(adt_skeleton *skeleton, uint32_t terminal)
+{
+    do {
+        if (!grow_grammar(skeleton)) {
+            skeleton->stop = ADT_SKELETON_STOP_GRAMMAR_FULL;
+            return false;
+        }
+    } while (!adt_skeleton_grammar_append(skeleton->grammar, terminal));
+    return true;
+}
+
+__attribute__((cold, noinline)) static void time_growing(adt_skeleton *skeleton, uint32_t terminal, uint64_t compute,
+                                                         uint64_t duration)
+{
+    if (!grow_timing(skeleton) ||
+        !adt_skeleton_timing_add(skeleton->timing, skeleton->previous, terminal, compute, duration))
+        skeleton->untimed++;
+}
+
 adt_skeleton *adt_skeleton_claim(uint64_t thread_index)
 {
     if (!created)
         return NULL;
-    uint32_t slab = atomic_fetch_add_explicit(&slabs_claimed, 1, memory_order_relaxed);
-    if (slab >= slab_count) {
+    size_t bytes;
+    uint8_t *at = claim_slabs(ANYWHERE, 1, 1, 0, &bytes);
+    if (!at) {
         uint32_t index = atomic_fetch_add_explicit(&slabless_claimed, 1, memory_order_relaxed);
         if (index >= SLABLESS_MAX)
             return NULL;
@@ -102,7 +275,6 @@ adt_skeleton *adt_skeleton_claim(uint64_t thread_index)
         *skeleton = (adt_skeleton){ .thread_index = thread_index, .stop = ADT_SKELETON_STOP_NO_SLAB };
         return skeleton;
     }
-    uint8_t *at = share + (size_t)slab * ADT_SKELETON_SLAB_BYTES;
     adt_skeleton *skeleton = (adt_skeleton *)at;
     at += adt_skeleton_align8(sizeof *skeleton);
     *skeleton = (adt_skeleton){ .thread_index = thread_index, .stop = ADT_SKELETON_RUNNING,
@@ -114,6 +286,8 @@ adt_skeleton *adt_skeleton_claim(uint64_t thread_index)
     skeleton->grammar = adt_skeleton_grammar_init(at, GRAMMAR_SYMBOLS, GRAMMAR_RULES, DIGRAM_SLOTS_LOG2);
     at += adt_skeleton_grammar_bytes(GRAMMAR_SYMBOLS, GRAMMAR_RULES, DIGRAM_SLOTS_LOG2);
     skeleton->timing = adt_skeleton_timing_init(at, TIMING_PAIRS);
+    atomic_store_explicit(&claimed[atomic_fetch_add_explicit(&claimed_count, 1, memory_order_relaxed)], skeleton,
+                          memory_order_release);
     return skeleton;
 }
 
@@ -133,14 +307,15 @@ void adt_skeleton_fold(adt_skeleton *skeleton, const uint8_t *key, uint32_t leng
     uint32_t terminal = adt_skeleton_grammar_expected(skeleton->grammar);
     if (terminal == UINT32_MAX || !adt_skeleton_signatures_is(skeleton->signatures, terminal, key, length))
         terminal = adt_skeleton_signatures_intern(skeleton->signatures, key, length);
-    if (terminal == UINT32_MAX) {
-        skeleton->stop = ADT_SKELETON_STOP_SIGNATURES_FULL;
+    /* A full table grows and the step is taken again, in functions of
+     * their own: a call that needs no room runs the same code as before
+     * growth existed (nothing more is kept live across its calls). */
+    if (__builtin_expect(terminal == UINT32_MAX, 0) &&
+        (terminal = intern_growing(skeleton, key, length)) == UINT32_MAX)
         return;
-    }
-    if (!adt_skeleton_grammar_append(skeleton->grammar, terminal)) {
-        skeleton->stop = ADT_SKELETON_STOP_GRAMMAR_FULL;
+    if (__builtin_expect(!adt_skeleton_grammar_append(skeleton->grammar, terminal), 0) &&
+        !append_growing(skeleton, terminal))
         return;
-    }
     /* The thread's first call has no computation before it on record. */
     if (skeleton->calls++ == 0) {
         skeleton->first_leave = leave;
@@ -148,29 +323,27 @@ void adt_skeleton_fold(adt_skeleton *skeleton, const uint8_t *key, uint32_t leng
     }
     uint64_t compute = enter > skeleton->previous_leave ? enter - skeleton->previous_leave : 0;
     uint64_t duration = leave > enter ? leave - enter : 0;
-    if (!adt_skeleton_timing_note(skeleton->timing, skeleton->previous, terminal, compute, duration))
-        skeleton->untimed++;
+    if (__builtin_expect(!adt_skeleton_timing_note(skeleton->timing, skeleton->previous, terminal, compute, duration),
+                         0))
+        time_growing(skeleton, terminal, compute, duration);
     skeleton->previous = terminal;
     skeleton->previous_leave = leave;
     skeleton->last_enter = enter;
 }
 
-/* The slabs claimed first, then the slabless skeletons: in each, claimed
+/* The skeletons in slabs first, then the slabless ones: in each, claimed
  * ones are whole by the end of the run (their threads' calls are over). */
 size_t adt_skeleton_count(void)
 {
-    uint32_t slabs = atomic_load(&slabs_claimed);
     uint32_t slabless_count = atomic_load(&slabless_claimed);
-    return (slabs < slab_count ? slabs : slab_count) +
-           (slabless_count < SLABLESS_MAX ? slabless_count : SLABLESS_MAX);
+    return atomic_load(&claimed_count) + (slabless_count < SLABLESS_MAX ? slabless_count : SLABLESS_MAX);
 }
 
 adt_skeleton *adt_skeleton_at(size_t index)
 {
-    uint32_t slabs = atomic_load(&slabs_claimed);
-    if (slabs > slab_count)
-        slabs = slab_count;
-    if (index < slabs)
-        return (adt_skeleton *)(share + index * ADT_SKELETON_SLAB_BYTES);
-    return &slabless[index - slabs];
+    uint32_t in_slabs = atomic_load(&claimed_count);
+    if (index >= in_slabs)
+        return &slabless[index - in_slabs];
+    adt_skeleton *skeleton = atomic_load_explicit(&claimed[index], memory_order_acquire);
+    return skeleton ? skeleton : &being_claimed;
 }

@@ -4,7 +4,8 @@
  * path (no malloc, no lock, no stdio; the owning thread only): the
  * table's lookup by hashing, taken when the pair is not the one that
  * followed the last call's pair last time (the common case is inline in
- * timing_internal.h). End of run: the pairs exported, sorted by key.
+ * timing_internal.h); a full table moved into a larger one (off the
+ * common path, no malloc). End of run: the pairs exported, sorted by key.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,75 @@ entry *adt_skeleton_timing_find(adt_skeleton_timing *timing, uint32_t previous, 
         if (e->previous == previous && e->signature == signature)
             return e;
     }
+}
+
+/* A grown table's limit: entries are counted in 32 bits. */
+#define PAIRS_MAX (1u << 28)
+
+static size_t scaled_bytes(const void *table, uint32_t eighths)
+{
+    uint32_t pairs = adt_skeleton_scaled_capacity(((const adt_skeleton_timing *)table)->capacity, eighths, PAIRS_MAX);
+    return pairs == UINT32_MAX ? SIZE_MAX : adt_skeleton_timing_bytes(pairs);
+}
+
+size_t adt_skeleton_timing_scaled_bytes(const adt_skeleton_timing *timing, uint32_t eighths)
+{
+    return scaled_bytes(timing, eighths);
+}
+
+/* The hash table filled anew from the entries (each pair is there once:
+ * each probe ends at an empty slot). */
+static void fill_slots(adt_skeleton_timing *timing)
+{
+    memset(timing->slots, 0, sizeof(uint32_t) * ((size_t)timing->slot_mask + 1));
+    for (uint32_t i = 0; i < timing->count; ++i) {
+        const entry *e = &timing->entries[i];
+        uint32_t slot = home(e->previous, e->signature) & timing->slot_mask;
+        while (timing->slots[slot] != 0)
+            slot = (slot + 1) & timing->slot_mask;
+        timing->slots[slot] = i + 1;
+    }
+}
+
+/* An entry pointer of the old table, at the same index in the grown one. */
+static entry *moved(const adt_skeleton_timing *from, adt_skeleton_timing *to, const entry *e)
+{
+    return e ? to->entries + (e - from->entries) : NULL;
+}
+
+adt_skeleton_timing *adt_skeleton_timing_grow(const adt_skeleton_timing *timing, void *memory, size_t bytes)
+{
+    uint32_t eighths = adt_skeleton_largest_scale(scaled_bytes, timing, bytes);
+    if (eighths == 0)
+        return NULL;
+    adt_skeleton_timing *grown =
+        adt_skeleton_timing_init(memory, adt_skeleton_scaled_capacity(timing->capacity, eighths, PAIRS_MAX));
+    grown->count = timing->count;
+    for (uint32_t i = 0; i < timing->count; ++i) {
+        grown->entries[i] = timing->entries[i];
+        grown->entries[i].successor = moved(timing, grown, timing->entries[i].successor);
+    }
+    fill_slots(grown);
+    grown->last = moved(timing, grown, timing->last);
+    grown->expected = moved(timing, grown, timing->expected);
+    return grown;
+}
+
+adt_skeleton_timing *adt_skeleton_timing_grow_in_place(adt_skeleton_timing *timing, size_t bytes)
+{
+    uint32_t eighths = adt_skeleton_largest_scale(scaled_bytes, timing, bytes);
+    if (eighths == 0)
+        return NULL;
+    uint32_t pairs = adt_skeleton_scaled_capacity(timing->capacity, eighths, PAIRS_MAX);
+    /* The entries stay where they are (and every pointer to them valid);
+     * the new ones, over the old hash table, start empty, and the hash
+     * table follows them, filled anew from the entries. */
+    memset(timing->entries + timing->count, 0, sizeof(entry) * (size_t)(pairs - timing->count));
+    timing->capacity = pairs;
+    timing->slots = (uint32_t *)((uint8_t *)timing->entries + adt_skeleton_align8(sizeof(entry) * (size_t)pairs));
+    timing->slot_mask = adt_skeleton_hash_slots(pairs) - 1;
+    fill_slots(timing);
+    return timing;
 }
 
 bool adt_skeleton_timing_add(adt_skeleton_timing *timing, uint32_t previous, uint32_t signature, uint64_t compute,

@@ -26,7 +26,17 @@ invocation.
 
 Prints one JSON object.
 
+With --classes, only the skeleton's classes of ranks and its bytes, for
+the cases where ranks differ (the demo at 4, 9 and 16 ranks; the ring of
+tests/mpi/ring.c, whose first and last ranks' peers wrap around, at 4, 8
+and 16 ranks; the irregular exchange and LAMMPS's melt at 4 ranks, 250
+steps), and with --against OTHER_BUILD the same runs of that build side
+by side (an earlier version of the file format: version 3 stored only
+ranks equal byte for byte as one class; version 4 also ranks that differ
+in parameters).
+
 usage: skeleton.py BUILD_DIR [--rounds N] [--iterations N] [--rank-iterations N]
+       skeleton.py BUILD_DIR --classes [--against OTHER_BUILD]
 """
 import argparse
 import json
@@ -108,6 +118,8 @@ def program_sizes(build, output, ranks, program):
     result = {
         "mpi_events": summary["mpi_events"],
         "calls_folded": summary["skeleton_calls"],
+        "calls_untimed": summary["skeleton_calls_untimed_timing_full"],
+        "skeletons_stopped": {cause: n for cause, n in summary["skeleton_stopped_by_cause"].items() if n},
         "skeleton_classes": sum(1 for line in listing.splitlines() if line.startswith("rank")),
         "skeleton_bytes": os.path.getsize(os.path.join(output, "skeleton.adts")),
         "otf2_bytes": archive_bytes(output),
@@ -190,6 +202,33 @@ def self_calls(build, scratch, rounds, iterations):
             "added_ns_per_call": {loop: medians["on"][loop] - medians["off"][loop] for loop in medians["on"]}}
 
 
+def class_sizes(builds, scratch):
+    """The classes cases of every build, side by side per case."""
+    cases = [("demo", ranks, ["adaptrace-demo", "250", "16"]) for ranks in (4, 9, 16)]
+    cases += [("ring", ranks, ["mpi-ring", "{expect}"]) for ranks in (4, 8, 16)]
+    cases += [("irregular_alltoallv", 4, ["adaptrace-bench-irregular", "250"])]
+    melt = os.path.join(scratch, "in.melt-250")
+    with open(melt, "w") as file:
+        file.write(LAMMPS_MELT.format(steps=250))
+    lmp = shutil.which("lmp")
+    rows = []
+    for name, ranks, program in cases + ([("lammps_melt", 4, [lmp, "-in", melt, "-log", "none", "-screen", "none"])]
+                                         if lmp else []):
+        row = {"program": name, "ranks": ranks}
+        for build in builds:
+            expect = os.path.join(scratch, "expect")
+            os.makedirs(expect, exist_ok=True)
+            command = [program[0] if os.path.isabs(program[0]) else os.path.join(build, "bin", program[0])]
+            command += [argument.format(expect=expect) for argument in program[1:]]
+            result, failure = program_sizes(build, os.path.join(scratch, "classes"), ranks, command)
+            if failure:
+                sys.exit(f"skeleton.py: {failure}")
+            row[build] = {key: result[key] for key in ("skeleton_classes", "skeleton_bytes", "otf2_bytes",
+                                                        "otf2_xz9_bytes")}
+        rows.append(row)
+    return rows
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("build", help="build directory (bin/adaptrace, bin/adaptrace-demo, "
@@ -198,7 +237,15 @@ def main():
     parser.add_argument("--iterations", type=int, default=20000, help="round trips per ping-pong run (20000)")
     parser.add_argument("--rank-iterations", type=int, default=250,
                         help="the demo's iterations at 4, 9 and 16 ranks (250)")
+    parser.add_argument("--classes", action="store_true",
+                        help="only the classes of ranks and the bytes of the cases where ranks differ")
+    parser.add_argument("--against", help="with --classes: another build, run side by side")
     args = parser.parse_args()
+    if args.classes:
+        builds = [os.path.abspath(b) for b in [args.build] + ([args.against] if args.against else [])]
+        with tempfile.TemporaryDirectory(prefix="adaptrace-bench-skeleton-") as scratch:
+            print(json.dumps({"classes": class_sizes(builds, scratch)}, indent=2))
+        return
     with tempfile.TemporaryDirectory(prefix="adaptrace-bench-skeleton-") as scratch:
         by_iterations = {str(n): demo_sizes(args.build, scratch, 4, n) for n in ITERATIONS}
         by_ranks = {str(p): demo_sizes(args.build, scratch, p, args.rank_iterations) for p in RANKS}

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """What online analysis (issue #28) costs, measured side by side in one
-invocation, alternating the cases round by round on 2 ranks:
+invocation, alternating the cases round by round:
 
   untraced   the program alone;
   offline    traced, sampling off (the ranks' archive only);
@@ -11,16 +11,20 @@ invocation, alternating the cases round by round on 2 ranks:
              it, once the ranks hold a TCP connection to the analyzer,
              every MPI call of the application polls it (docs/online.md).
 
-1. adaptrace-bench-pingpong: the median half round trip (0 and 1024
-   bytes) per case: each traced call appends one 40-byte record to the
-   stream, and the chunks' sends are progressed from the calls.
-2. adaptrace-demo (Jacobi, 2 ranks): the median wall time per case, and
-   in the online case the bytes streamed and the analyzer's CPU seconds
-   (from the summary and from the analyzer's process accounting).
+1. adaptrace-bench-pingpong on 2 ranks: the median half round trip (0
+   and 1024 bytes) per case: each traced call appends one 40-byte record
+   to the stream, and the chunks' sends are progressed from the calls.
+2. adaptrace-demo (Jacobi) and LAMMPS's Lennard-Jones melt (`lmp`,
+   Debian's lammps; left out with the reason where it is not installed)
+   on --ranks ranks (4: one analyzer per 4 ranks, as the issue asks): the
+   median wall time and CPU time of all processes per case, and in the
+   online cases the calls and bytes streamed, the stream's bytes per
+   second and the analyzer's CPU seconds (live/report.json's
+   analyzers_cpu_s).
 
 Prints one JSON object with the medians and their ratios to untraced.
 
-usage: run.py BUILD_DIR [--rounds N] [--iterations N] [--demo-iterations N]
+usage: run.py BUILD_DIR [--rounds N] [--iterations N] [--ranks N] [--demo-iterations N] [--lammps-steps N]
 """
 import argparse
 import json
@@ -32,6 +36,9 @@ import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mpi"))
+from skeleton import LAMMPS_MELT  # noqa: E402
 
 CASES = ("untraced", "offline", "online", "online_tcp_thread")
 
@@ -45,24 +52,42 @@ def environment(case):
     return env
 
 
-def command(build, case, program, output):
+def command(build, case, program, output, ranks):
     launcher = [] if case == "untraced" else [os.path.join(build, "bin", "adaptrace"), "--output", output]
     if case.startswith("online"):
         launcher += ["--analyzers", "1"]
-    return ["mpirun", "--oversubscribe", "-np", "2"] + launcher + [os.path.join(build, "bin", program)]
+    return ["mpirun", "--oversubscribe", "-np", str(ranks)] + launcher + program
 
 
-def run(build, case, program, arguments, output):
+def run(build, case, program, output, ranks=2):
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
-    done = subprocess.run(command(build, case, program, output) + arguments, env=environment(case),
+    done = subprocess.run(command(build, case, program, output, ranks), env=environment(case),
                           capture_output=True, text=True, check=False)
     seconds = time.monotonic() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
-        sys.exit(f"run.py: {program} ({case}) failed with status {done.returncode}:\n{done.stderr}")
+        sys.exit(f"run.py: {program[0]} ({case}) failed with status {done.returncode}:\n{done.stderr}")
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     return done.stdout, seconds, cpu
+
+
+def applications(build, scratch, options):
+    """{name: command}: the demo, and LAMMPS's melt where lmp is; the
+    reason LAMMPS is left out, or None."""
+    programs = {"demo": [os.path.join(build, "bin", "adaptrace-demo"), str(options.demo_iterations)]}
+    lmp = shutil.which("lmp")
+    if not lmp:
+        return programs, "lmp (Debian's lammps) is not installed"
+    script = os.path.join(scratch, "in.melt")
+    with open(script, "w") as file:
+        file.write(LAMMPS_MELT.format(steps=options.lammps_steps))
+    programs["lammps_melt"] = [lmp, "-in", script, "-log", "none", "-screen", "none"]
+    return programs, None
+
+
+def median_of(values):
+    return statistics.median(values) if values else None
 
 
 def main():
@@ -70,52 +95,67 @@ def main():
     parser.add_argument("build")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--iterations", type=int, default=20000)
+    parser.add_argument("--ranks", type=int, default=4)
     parser.add_argument("--demo-iterations", type=int, default=3000)
+    parser.add_argument("--lammps-steps", type=int, default=500)
     options = parser.parse_args()
     options.build = os.path.abspath(options.build)
     scratch = tempfile.mkdtemp(prefix="adaptrace-bench-online-")
+    programs, lammps_left_out = applications(options.build, scratch, options)
     pingpong = {case: {"0": [], "1024": []} for case in CASES}
-    demo = {case: [] for case in CASES}
-    cpu = {case: [] for case in CASES}
-    streamed_bytes, streamed_calls = [], []
+    wall = {name: {case: [] for case in CASES} for name in programs}
+    cpu = {name: {case: [] for case in CASES} for name in programs}
+    streamed = {name: {"calls": [], "bytes": [], "bytes_per_second": [], "analyzer_cpu_s": []} for name in programs}
     try:
         for round_index in range(options.rounds):
             for case in CASES:
                 output = os.path.join(scratch, f"pingpong-{case}-{round_index}")
-                stdout, _, _ = run(options.build, case, "adaptrace-bench-pingpong", [str(options.iterations)],
-                                   output)
+                stdout, _, _ = run(options.build, case, [os.path.join(options.build, "bin", "adaptrace-bench-pingpong"),
+                                                         str(options.iterations)], output)
                 measured = json.loads(stdout.strip().splitlines()[-1])["half_rtt_us"]
                 for size in pingpong[case]:
                     pingpong[case][size].append(measured[size])
                 shutil.rmtree(output, ignore_errors=True)
-                output = os.path.join(scratch, f"demo-{case}-{round_index}")
-                _, seconds, used = run(options.build, case, "adaptrace-demo", [str(options.demo_iterations)], output)
-                demo[case].append(seconds)
-                cpu[case].append(used)
-                if case.startswith("online"):
-                    summary = json.load(open(os.path.join(output, "summary.json")))
-                    streamed_bytes.append(summary["online_bytes_streamed"])
-                    streamed_calls.append(summary["online_calls_streamed"])
-                shutil.rmtree(output, ignore_errors=True)
+                for name, program in programs.items():
+                    output = os.path.join(scratch, f"{name}-{case}-{round_index}")
+                    _, seconds, used = run(options.build, case, program, output, options.ranks)
+                    wall[name][case].append(seconds)
+                    cpu[name][case].append(used)
+                    if case == "online":
+                        summary = json.load(open(os.path.join(output, "summary.json")))
+                        live = json.load(open(os.path.join(output, "live", "report.json")))
+                        streamed[name]["calls"].append(summary["online_calls_streamed"])
+                        streamed[name]["bytes"].append(summary["online_bytes_streamed"])
+                        streamed[name]["bytes_per_second"].append(summary["online_bytes_streamed"] / seconds)
+                        streamed[name]["analyzer_cpu_s"].append(live["analyzers_cpu_s"])
+                    shutil.rmtree(output, ignore_errors=True)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     half_rtt = {case: {size: statistics.median(values) for size, values in sizes.items()}
                 for case, sizes in pingpong.items()}
-    demo_seconds = {case: statistics.median(values) for case, values in demo.items()}
-    demo_cpu = {case: statistics.median(values) for case, values in cpu.items()}
-    print(json.dumps({
+    result = {
         "rounds": options.rounds,
         "pingpong_half_rtt_us": half_rtt,
         "pingpong_ratio_to_untraced": {case: {size: half_rtt[case][size] / half_rtt["untraced"][size]
                                               for size in half_rtt[case]} for case in CASES},
+        "ranks": options.ranks,
         "demo_iterations": options.demo_iterations,
-        "demo_seconds": demo_seconds,
-        "demo_ratio_to_untraced": {case: demo_seconds[case] / demo_seconds["untraced"] for case in CASES},
-        "demo_cpu_seconds_all_processes": demo_cpu,
-        "demo_online_calls_streamed": statistics.median(streamed_calls),
-        "demo_online_bytes_streamed": statistics.median(streamed_bytes),
-        "demo_online_stream_bytes_per_second": statistics.median(streamed_bytes) / demo_seconds["online"],
-    }, indent=2))
+        "lammps_steps": options.lammps_steps,
+    }
+    if lammps_left_out:
+        result["lammps_melt_left_out"] = lammps_left_out
+    for name in programs:
+        seconds = {case: statistics.median(values) for case, values in wall[name].items()}
+        result[name] = {
+            "seconds": seconds,
+            "ratio_to_untraced": {case: seconds[case] / seconds["untraced"] for case in CASES},
+            "cpu_seconds_all_processes": {case: statistics.median(values) for case, values in cpu[name].items()},
+            "online_calls_streamed": median_of(streamed[name]["calls"]),
+            "online_bytes_streamed": median_of(streamed[name]["bytes"]),
+            "online_stream_bytes_per_second": median_of(streamed[name]["bytes_per_second"]),
+            "online_analyzer_cpu_seconds": median_of(streamed[name]["analyzer_cpu_s"]),
+        }
+    print(json.dumps(result, indent=2))
 
 
 if __name__ == "__main__":

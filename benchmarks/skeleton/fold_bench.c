@@ -5,7 +5,9 @@
  * an Allreduce per outer step) folded into a skeleton, against the same
  * loop handing each key to a function that only reads it (the baseline:
  * producing the keys). Also an irregular stream (random counts in an
- * Alltoallv-like call) until its skeleton stops. Prints one JSON object.
+ * Alltoallv-like call), whose tables grow into the rest of a 64 MiB
+ * share, until its skeleton stops or has taken CALLS calls. Prints one
+ * JSON object.
  *
  * usage: adaptrace-bench-skeleton [CALLS]
  */
@@ -41,7 +43,7 @@ __attribute__((noinline)) static void read_key(const uint8_t *key, uint32_t leng
 int main(int argc, char **argv)
 {
     uint64_t calls = argc > 1 ? strtoull(argv[1], NULL, 10) : 20000000ull;
-    if (adt_skeleton_share_create(2ull * ADT_SKELETON_SLAB_BYTES) != 0) {
+    if (adt_skeleton_share_create(64ull * ADT_SKELETON_SLAB_BYTES) != 0) {
         perror("adt_skeleton_share_create");
         return 1;
     }
@@ -81,9 +83,12 @@ int main(int argc, char **argv)
            1e9 * (folded - baseline) / (double)calls, folded / baseline,
            adt_skeleton_grammar_symbols(skeleton->grammar), adt_skeleton_grammar_rules(skeleton->grammar),
            skeleton->stop == ADT_SKELETON_RUNNING ? "false" : "true");
-    printf("  \"irregular\": {\"calls_until_stopped\": %llu, \"stop\": \"%s\"},\n  \"sink\": %llu\n}\n",
+    printf("  \"irregular\": {\"calls_until_stopped\": %llu, \"stop\": \"%s\", \"signatures\": %u, "
+           "\"grammar_symbols\": %u, \"untimed\": %llu, \"share_claimed_bytes\": %llu},\n  \"sink\": %llu\n}\n",
            (unsigned long long)irregular->calls,
            irregular->stop == ADT_SKELETON_RUNNING ? "running" : adt_skeleton_stop_keys[irregular->stop],
+           adt_skeleton_signatures_count(irregular->signatures), adt_skeleton_grammar_symbols(irregular->grammar),
+           (unsigned long long)irregular->untimed, (unsigned long long)adt_skeleton_share_claimed_bytes(),
            (unsigned long long)(sink & 1));
     adt_skeleton_share_destroy();
     return 0;

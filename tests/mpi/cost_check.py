@@ -1,35 +1,47 @@
 #!/usr/bin/env python3
 """The measurement cost (docs/compensation.md) that summary.json states
 for a run of cost_calls.c (CALLS MPI_Comm_rank calls and one MPI_Barrier
-per rank after MPI_Init, then MPI_Finalize).
+per rank after MPI_Init, then MPI_Finalize; "cold": each call after a
+sleep of 1.2 ms).
 
-usage: cost_check.py ARCHIVE RANKS CALLS on|off
+usage: cost_check.py ARCHIVE RANKS CALLS on|off [cold]
 
 Per rank's main thread: the MPI cells count every wrapped call after
-MPI_Init (CALLS + MPI_Barrier + MPI_Finalize); the calls timed are those
-numbered a multiple of 64 (MPI_Init is call 1; MPI_Finalize, which has no
-wrapper exit, is never kept), less those the sampling handler interrupted
-and those far above their class's mean (cost_outliers, per kind); each
-timed class has all three parts. With sampling on, each kept sample after
-MPI_Init is an event of the sample cells, timed unless an outlier.
-The per-rank totals are the sums of the locations' estimates, and those
-are each class's events at its mean timed cost."""
+MPI_Init (CALLS + MPI_Barrier + MPI_Finalize); the calls timed from their
+wrapper's entry (a cell's timed_before) are those numbered a multiple of
+64 (MPI_Init is call 1; MPI_Finalize, which has no wrapper exit, is never
+kept), less those the sampling handler interrupted and those far above
+their class's mean (cost_outliers, per kind), and up to 8 per class more
+(the first calls of a class, core.h adt_cost_choose_timing); a class
+holding fewer than 8 timings has its other calls timed from their Enter
+(inside and after parts): each class holds at least min(its events, 8)
+timings, less the interrupted, the outliers and MPI_Finalize, and at most
+8 timed from the Enter. cold: the calls (all but the Barrier) are in the last class
+(gap >= 1 ms), and all but its first are timed whole until the class
+holds 8. Each timed class has its parts. With sampling on, each kept
+sample after MPI_Init is an event of the sample cells, timed unless an
+outlier. The per-rank totals are the sums of the locations' estimates,
+and those are each class's events at its mean timed cost."""
 import json
 import sys
 
 archive, ranks, calls, sampling = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+cold = sys.argv[5:] == ["cold"]
 summary = json.load(open(archive + "/summary.json"))
 problems = []
 
 
 def estimate(cells):
-    """The estimate of adt_cost_total for one kind's cells."""
-    timed = sum(c[1] for c in cells)
-    overall = [sum(c[i] for c in cells) / timed if timed else 0 for i in (2, 3, 4)]
+    """The estimate of adt_cost_total for one kind's cells: [events, timed,
+    before, inside, after, timed_before] each; a part from its class where
+    the class timed it, else from all."""
+    timed, timed_before = sum(c[1] for c in cells), sum(c[5] for c in cells)
+    overall_inside_after = [sum(c[i] for c in cells) / timed if timed else 0 for i in (3, 4)]
+    overall_before = sum(c[2] for c in cells) / timed_before if timed_before else 0
     total = 0.0
-    for events, timed_here, before, inside, after in cells:
-        mean = [before / timed_here, inside / timed_here, after / timed_here] if timed_here else overall
-        total += events * sum(mean)
+    for events, timed_here, before, inside, after, before_here in cells:
+        inside_after = [inside / timed_here, after / timed_here] if timed_here else overall_inside_after
+        total += events * (sum(inside_after) + (before / before_here if before_here else overall_before))
     return total
 
 
@@ -43,16 +55,30 @@ for line in summary["per_location"]:
         events = sum(c[0] for c in mpi)
         if events != calls + 2:
             problems.append(f"{where}: {events} MPI events in the cost cells, expected {calls + 2}")
-        expected_timed = (sum(1 for n in range(2, events + 1) if n % 64 == 0) - model["interrupted"] -
-                          model["outliers"][0])
-        timed = sum(c[1] for c in mpi)
-        if timed != expected_timed:
-            problems.append(f"{where}: {timed} timed MPI calls, expected {expected_timed}")
+        expected_timed = sum(1 for n in range(2, events + 1) if n % 64 == 0)
+        lost = model["interrupted"] + model["outliers"][0]
+        timed_before = sum(c[5] for c in mpi)
+        if not expected_timed - lost <= timed_before <= expected_timed + 8 * len(mpi):
+            problems.append(f"{where}: {timed_before} MPI calls timed from their entry, expected {expected_timed} "
+                            f"less up to {lost} interrupted or outliers, and up to {8 * len(mpi)} more")
         if sampling == "off" and model["interrupted"] != 0:
             problems.append(f"{where}: {model['interrupted']} timed calls interrupted without sampling")
-        for c, cell in enumerate(mpi):
-            if cell[1] > 0 and min(cell[2:]) == 0:
-                problems.append(f"{where}: gap class {c} has a part of 0 ticks over {cell[1]} timed calls")
+        # MPI_Finalize, never kept, is one call of some class.
+        missing = sum(max(0, min(cell[0], 8) - cell[1]) for cell in mpi)
+        if missing > lost + 1:
+            problems.append(f"{where}: {missing} timings missing from classes of fewer than 8 ({mpi}), expected at "
+                            f"most {lost} interrupted or outliers and MPI_Finalize")
+        for c, (cell_events, timed, before, inside, after, cell_before) in enumerate(mpi):
+            if timed - cell_before > 8:
+                problems.append(f"{where}: gap class {c}: {timed} timed, {cell_before} of them from their entry; "
+                                f"expected at most 8 from their Enter")
+            if (timed > 0 and min(inside, after) == 0) or (cell_before > 0 and before == 0):
+                problems.append(f"{where}: gap class {c} has a part of 0 ticks over {timed} timed calls")
+        if cold and mpi[4][0] < calls:
+            problems.append(f"{where}: {mpi[4][0]} calls in the last gap class, expected the {calls} cold ones")
+        if cold and mpi[4][5] < min(calls - 1, 8) - lost:
+            problems.append(f"{where}: {mpi[4][5]} cold calls timed from their entry, expected at least "
+                            f"{min(calls - 1, 8)} less {lost} interrupted or outliers")
         samples = model["sample"]
         sample_events = sum(c[0] for c in samples)
         if sampling == "off" and sample_events != 0:

@@ -19,7 +19,9 @@ folded        the default: each location folded from a point on; no
               archive's are marked estimated, one time step each; its
               total MPI time lies within the skeleton's
               histograms' bounds (per pair, its calls times its shortest
-              and its longest call).
+              and its longest call); its communication matrix has every
+              message (rank 0 to rank 1), those after the archive's from
+              the skeleton.
 skeleton-full run with DISTINCT_FROM: the skeleton stops (signatures_full)
               while folding: what it does not hold is counted as lost
               under not_folded, and kept + folded + not_folded events are
@@ -198,9 +200,18 @@ def check_report_covers_run(report, archive, iterations, skeleton, archive_locat
                                  f"bounds [{low:.6f}, {high:.6f}] s")
     expect(folded["seconds_min"] <= folded["seconds"] <= folded["seconds_max"],
            f"the folded calls' time {folded['seconds']} outside their bounds")
+    # The communication matrix covers the run: rank 0 sent every message
+    # to rank 1, most of them only in the skeleton.
+    expect(profile["matrix_messages"] == [0, iterations, 0, 0] and
+           profile["matrix_bytes"] == [0, 8 * iterations, 0, 0],
+           f"the matrix {profile['matrix_messages']} messages, {profile['matrix_bytes']} bytes: expected "
+           f"{iterations} messages of 8 bytes from rank 0 to rank 1")
+    expect(folded["messages"] > 0 and folded["messages_unattributed"] == 0,
+           f"folded messages {folded['messages']}, unattributed {folded['messages_unattributed']}")
     check_damaged_skeleton(report, archive, iterations)
     print(f"report: {sum(report_counts.values())} calls, {folded['calls']} estimated; MPI time {total:.6f} s "
-          f"in [{low:.6f}, {high:.6f}] s; {steps} time steps")
+          f"in [{low:.6f}, {high:.6f}] s; {steps} time steps; matrix {profile['matrix_messages']} "
+          f"({folded['messages']} messages from the skeleton)")
 
 
 def check_damaged_skeleton(report, archive, iterations):

@@ -1,10 +1,10 @@
 /*
- * More distinct MPI calls than a thread's skeleton has signatures for
+ * More distinct MPI calls than a thread's first slab has signatures for
  * (issue #25): each rank sends itself 0-byte messages with 3,000
  * different tags, so the call signatures never repeat and the table of
- * 2,048 fills. The skeleton must stop there, counted as signatures_full
- * in summary.json, still expanding exactly to the calls before it, while
- * every event reaches the archive.
+ * 2,048 fills, as do the grammar's and timing's first tables. They grow
+ * into the share, and the skeleton must expand exactly to every call the
+ * archive holds.
  */
 #include <mpi.h>
 

@@ -124,6 +124,18 @@ def read_live(archive):
         return None
 
 
+def analyzer_once_live(process, archive):
+    """The pid of the run's one analyzer, once its first live report is
+    there (or the run ended)."""
+    while process.poll() is None and read_live(archive) is None:
+        time.sleep(0.1)
+    analyzers = subprocess.run(["pgrep", "-f", f"adaptrace-analyzer {archive} "], stdout=subprocess.PIPE,
+                               text=True).stdout.split()
+    if len(analyzers) != 1:
+        fail(f"expected one analyzer process of {archive}, found {analyzers}")
+    return int(analyzers[0])
+
+
 def total_calls(report):
     return sum(function["calls"] for function in report["mpi_functions"])
 
@@ -279,13 +291,7 @@ def check_behind(run_dir, mpiexec, launcher, program, report, otf2_print):
         process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
                                    env=environment, text=True)
         try:
-            while process.poll() is None and read_live(archive) is None:
-                time.sleep(0.1)
-            analyzers = subprocess.run(["pgrep", "-f", f"adaptrace-analyzer {archive} "], stdout=subprocess.PIPE,
-                                       text=True).stdout.split()
-            if len(analyzers) != 1:
-                fail(f"expected one analyzer process of {archive}, found {analyzers}")
-            held = int(analyzers[0])
+            held = analyzer_once_live(process, archive)
             os.kill(held, signal.SIGSTOP)
             process.stdin.write("go\n")
             process.stdin.flush()
@@ -505,13 +511,7 @@ def check_killed(run_dir, mpiexec, launcher, program, report, otf2_print):
     with open(os.path.join(run_dir, "stderr.txt"), "w") as stderr:
         process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stderr=stderr, env=ENVIRONMENT)
         try:
-            while process.poll() is None and read_live(archive) is None:
-                time.sleep(0.1)
-            analyzers = subprocess.run(["pgrep", "-f", f"adaptrace-analyzer {archive} "], stdout=subprocess.PIPE,
-                                       text=True).stdout.split()
-            if len(analyzers) != 1:
-                fail(f"expected one analyzer process of {archive}, found {analyzers}")
-            os.kill(int(analyzers[0]), signal.SIGKILL)
+            os.kill(analyzer_once_live(process, archive), signal.SIGKILL)
             status = process.wait(timeout=RUN_LIMIT_S)
         finally:
             if process.poll() is None:

@@ -22,9 +22,9 @@ namespace {
 constexpr uint32_t kRanks = 2;
 constexpr uint32_t kFunctions = 3;
 const char *const kNames[kFunctions] = {"MPI_Send", "MPI_Recv", "MPI_Allreduce"};
-// final, analyzers, interval_s, elapsed_s, ended_by_signal, analyzers_reported
-const adt_live_moment kFinal = {true, 1, 2, 1.5, 0, 1};
-const adt_live_moment kRunning = {false, 1, 2, 1.5, 0, 1};
+// final, analyzers, interval_s, elapsed_s, analyzers_cpu_s, ended_by_signal, analyzers_reported
+const adt_live_moment kFinal = {true, 1, 2, 1.5, 0.25, 0, 1};
+const adt_live_moment kRunning = {false, 1, 2, 1.5, 0.25, 0, 1};
 
 size_t chunk_bytes(uint32_t records)
 {
@@ -168,6 +168,7 @@ TEST_F(Live, TheReportIsRenamedIntoPlaceWithTheTotals)
     text << in.rdbuf();
     std::string report = text.str();
     EXPECT_NE(report.find("\"final\": true"), std::string::npos) << report;
+    EXPECT_NE(report.find("\"analyzers_cpu_s\": 0.250,"), std::string::npos) << report;
     EXPECT_NE(report.find("\"connected_ranks\": [0]"), std::string::npos) << report;
     EXPECT_NE(report.find("{\"name\": \"MPI_Send\", \"calls\": 1, \"seconds\": 0.25, \"bytes_sent\": 64, "
                           "\"bytes_received\": 0}"),
@@ -184,7 +185,7 @@ TEST_F(Live, AReportOfAJobEndedBySignalSaysSoAndIsNotFinal)
     std::string archive = scratch.path() + "/archive";
     adt_online_chunk chunk = make_chunk(0);
     ASSERT_EQ(adt_live_add_chunk(&live, 0, &chunk, chunk_bytes(2), false, error, sizeof error), 0) << error;
-    const adt_live_moment ended = {false, 2, 2, 3.0, SIGTERM, 1};
+    const adt_live_moment ended = {false, 2, 2, 3.0, 0.5, SIGTERM, 1};
     ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &ended, nullptr, error, sizeof error), 0)
         << error;
     std::ifstream in(archive + "/live/report.json");

@@ -45,6 +45,8 @@ struct Key {
 struct Parts {
     adt_skeleton_file file{};
     std::vector<adt_report_call_part> parts = std::vector<adt_report_call_part>(4);
+    std::vector<adt_report_call_send> sends = std::vector<adt_report_call_send>(2);
+    adt_report_call_sends sent{};
     Parts()
     {
         file.function_count = 3;
@@ -52,8 +54,9 @@ struct Parts {
     }
     int of(const Key &key)
     {
+        sent = {sends.data(), (int)sends.size(), 0};
         return adt_report_skeleton_call_parts(&file, key.bytes.data(), (uint32_t)key.bytes.size(), parts.data(),
-                                              (int)parts.size());
+                                              (int)parts.size(), &sent);
     }
 };
 
@@ -76,6 +79,26 @@ TEST(SkeletonCallParts, ANonblockingCollectivesBytesGoToTheCallThatCompletedIt)
     EXPECT_EQ(parts.parts[0].function, WAITALL_FN);
     EXPECT_EQ(parts.parts[0].bytes_sent, 24u);
     EXPECT_EQ(parts.parts[0].bytes_received, 40u);
+}
+
+// The messages a call sends, for the communication matrix: communicator
+// number, receiver relative to the sender, bytes; beyond the room given
+// they are only counted.
+TEST(SkeletonCallParts, SendsAreListedWithTheirCommunicatorPeerAndBytes)
+{
+    Parts parts;
+    Key key(WAITALL_FN);
+    // bytes, request, comm 2, peer -1 (zigzag 1), tag
+    key.put(ADT_REC_MPI_ISEND).put(16).put(1).put(2).put(1).put(0);
+    key.p2p(ADT_REC_MPI_RECV, 8).p2p(ADT_REC_MPI_SEND, 24).p2p(ADT_REC_MPI_SEND, 32);
+    ASSERT_EQ(parts.of(key), 1);
+    ASSERT_EQ(parts.sent.count, 3) << "two stored, the third only counted";
+    EXPECT_EQ(parts.sends[0].comm, 2u);
+    EXPECT_EQ(parts.sends[0].peer, -1);
+    EXPECT_EQ(parts.sends[0].bytes, 16u);
+    EXPECT_EQ(parts.sends[1].comm, 1u);
+    EXPECT_EQ(parts.sends[1].peer, 1) << "zigzag 2 is +1";
+    EXPECT_EQ(parts.sends[1].bytes, 24u);
 }
 
 TEST(SkeletonCallParts, NestedCallsAreCountedAndGetTheirOwnRecordsBytes)

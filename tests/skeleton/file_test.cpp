@@ -170,18 +170,20 @@ TEST_F(SkeletonFile, AnotherVersionIsNamed)
 {
     std::vector<uint8_t> other = file;
     other[sizeof ADT_SKELETON_MAGIC] = (uint8_t)(ADT_SKELETON_VERSION + 1);
-    EXPECT_EQ(refusal(other), "skeleton format version 4, this adaptrace reads version 3");
+    EXPECT_EQ(refusal(other), "skeleton format version 5, this adaptrace reads version 4");
 }
 
-// Files of version 1 (no timing) and 2 (no clock rate) are refused by
-// their version, not read as something else.
-TEST_F(SkeletonFile, TheVersionsWithoutTimingOrClockRateAreNamed)
+// Files of version 1 (no timing), 2 (no clock rate) and 3 (no parameters
+// by rank) are refused by their version, not read as something else.
+TEST_F(SkeletonFile, TheVersionsWithoutTimingClockRateOrParametersAreNamed)
 {
     std::vector<uint8_t> old = file;
     old[sizeof ADT_SKELETON_MAGIC] = 1;
-    EXPECT_EQ(refusal(old), "skeleton format version 1, this adaptrace reads version 3");
+    EXPECT_EQ(refusal(old), "skeleton format version 1, this adaptrace reads version 4");
     old[sizeof ADT_SKELETON_MAGIC] = 2;
-    EXPECT_EQ(refusal(old), "skeleton format version 2, this adaptrace reads version 3");
+    EXPECT_EQ(refusal(old), "skeleton format version 2, this adaptrace reads version 4");
+    old[sizeof ADT_SKELETON_MAGIC] = 3;
+    EXPECT_EQ(refusal(old), "skeleton format version 3, this adaptrace reads version 4");
 }
 
 // The three ranks of the class have their timing merged: every pair's
