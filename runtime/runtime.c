@@ -381,8 +381,12 @@ static void start_measuring(void)
         adt_log("the ends of this run by a signal will not be saved or reported");
     pthread_atfork(NULL, NULL, become_inert_in_child);
     adt_run_state_set(ADT_RUN_RECORDING);
-    adt_threads_start_main();
+    /* The tap before the main thread's sampling starts: its first sample
+     * goes to the stream too (with ADAPTRACE_ONLINE_OUTPUT=profile, a
+     * sample taken between the two went to the buffer only, which is not
+     * written: lost uncounted). */
     open_online_tap();
+    adt_threads_start_main();
     atexit(finish_at_exit);
 }
 

@@ -102,12 +102,14 @@ typedef struct adt_sampler_tapped {
     uint32_t shift;
 } adt_sampler_tapped;
 
-/* Start-up, on the sampled thread whose samples are to be streamed (the
- * main thread, which calls MPI_Init): from here on every sample its
+/* Start-up, on the thread whose samples are to be streamed (the main
+ * thread, which calls MPI_Init), before its sampling starts (so that its
+ * first sample goes there too: the first thread to sample then owns the
+ * tap) or after (it owns it at once): from here on every sample its
  * handler records also goes to a ring of capacity samples, read by
  * adt_sampler_tap_peek/pop in normal context. Samples that find the ring
  * full, and those of other threads, are counted (adt_sampler_tap_losses).
- * 0, or -1 (not sampled, or no memory). */
+ * 0, or -1 (no memory). */
 int adt_sampler_tap_open(uint32_t capacity);
 /* Normal context, one reader (no malloc, no lock): the oldest sample not
  * taken yet (false: none), and taking it. */

@@ -19,6 +19,7 @@ static struct {
     adt_sampler_tapped *slots;
     uint32_t capacity;
     adt_sampler_thread *_Atomic owner; /* the thread whose samples go in */
+    _Atomic bool awaiting_owner;       /* opened before any thread sampled: the first to sample owns it */
     _Atomic uint64_t written;
     _Atomic uint64_t read;
     _Atomic uint64_t ring_full;
@@ -28,21 +29,35 @@ static struct {
 
 int adt_sampler_tap_open(uint32_t capacity)
 {
-    if (adt_sampler_current == NULL || capacity == 0)
+    if (capacity == 0)
         return -1;
     tap.slots = calloc(capacity, sizeof *tap.slots);
     if (tap.slots == NULL)
         return -1;
     tap.capacity = capacity;
     atomic_store(&tap.owner, adt_sampler_current);
+    atomic_store(&tap.awaiting_owner, adt_sampler_current == NULL);
     return 0;
+}
+
+/* The tap's owner, claimed by thread where the tap awaits one: one
+ * compare-and-swap, lock-free (a handler may do it). */
+static adt_sampler_thread *owner_for(adt_sampler_thread *thread)
+{
+    adt_sampler_thread *owner = atomic_load_explicit(&tap.owner, memory_order_relaxed);
+    if (owner != NULL || !atomic_load_explicit(&tap.awaiting_owner, memory_order_relaxed))
+        return owner;
+    if (atomic_compare_exchange_strong(&tap.owner, &owner, thread))
+        owner = thread;
+    atomic_store_explicit(&tap.awaiting_owner, false, memory_order_relaxed);
+    return owner;
 }
 
 /* Puts a sample of thread in the ring; false (counted) when it is another
  * thread's or the ring is full. */
 static bool push(adt_sampler_thread *thread, uint32_t context, unsigned shift)
 {
-    adt_sampler_thread *owner = atomic_load_explicit(&tap.owner, memory_order_relaxed);
+    adt_sampler_thread *owner = owner_for(thread);
     if (owner == NULL)
         return false;
     if (owner != thread) {
@@ -80,6 +95,7 @@ void adt_sampler_tap_replace_buffer(bool replace)
 void adt_sampler_tap_close(void)
 {
     atomic_store(&tap.owner, NULL);
+    atomic_store(&tap.awaiting_owner, false);
     atomic_store(&tap.instead_of_buffer, false);
     free(tap.slots);
     tap.slots = NULL;
