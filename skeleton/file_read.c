@@ -291,16 +291,6 @@ static bool take_varint(cursor *c, uint64_t *value)
     return true;
 }
 
-/* The varint fields of a key; UINT32_MAX when it does not read as them. */
-static uint32_t key_fields(const uint8_t *key, uint32_t length)
-{
-    uint32_t offset = 0, fields = 0;
-    uint64_t value;
-    while (adt_skeleton_key_next(key, length, &offset, &value))
-        fields++;
-    return offset == length ? fields : UINT32_MAX;
-}
-
 /* Class k's parameters that differ by rank, after its timing: each names
  * a field after the function and the calling context of one of its keys,
  * in rising (thread, signature, field) order, with two or more values,
@@ -333,7 +323,7 @@ static bool read_class_parameters(cursor *c, arena *a, adt_skeleton_class_view *
                         (p->signature == before->signature && p->field > before->field)));
         const adt_skeleton_thread_view *thread = p->thread < class_view->thread_count ? &class_view->threads[p->thread] : NULL;
         uint32_t fields = thread && p->signature < thread->signature_count
-                              ? key_fields(thread->keys[p->signature], thread->key_lengths[p->signature])
+                              ? adt_skeleton_key_fields(thread->keys[p->signature], thread->key_lengths[p->signature])
                               : UINT32_MAX;
         bool names = fields != UINT32_MAX && p->field >= 2 && p->field < fields;
         if (!rising || !names || p->value_count < 2) {

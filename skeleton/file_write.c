@@ -220,7 +220,7 @@ static uint32_t le32(const uint8_t *b)
 /* A key in a rank's structure, and how many varint fields it reads as
  * (KEY_OPAQUE: it does not read as varints; it then matches only a key
  * equal to it byte for byte). */
-#define KEY_OPAQUE UINT32_MAX
+#define KEY_OPAQUE UINT32_MAX /* adt_skeleton_key_fields's "not varints" */
 typedef struct key_ref {
     const uint8_t *bytes;
     uint32_t length;
@@ -248,7 +248,7 @@ typedef struct structure_shape {
     uint64_t shape_hash;   /* of what ranks of one class share (mergeable) */
 } structure_shape;
 
-static uint32_t key_fields(const uint8_t *key, uint32_t length)
+uint32_t adt_skeleton_key_fields(const uint8_t *key, uint32_t length)
 {
     uint32_t offset = 0, fields = 0;
     uint64_t value;
@@ -321,7 +321,7 @@ static int locate_structure(const uint8_t *structure, size_t bytes, structure_sh
             key_ref *key = &out->keys[keys++];
             key->length = le32(at);
             key->bytes = at + 4;
-            key->fields = key_fields(key->bytes, key->length);
+            key->fields = adt_skeleton_key_fields(key->bytes, key->length);
             hash = key_shape_hash(hash, key);
             at += 4 + key->length;
         }
@@ -378,6 +378,22 @@ static uint32_t strided_run(const uint32_t *ranks, uint32_t count, uint32_t at, 
     return taken;
 }
 
+/* A class's ranks (or those of one value: a subset of them) as strided
+ * ranges of varints. */
+static void put_varint_ranges(bytes_out *out, const uint32_t *ranks, uint32_t count)
+{
+    uint32_t range_count = 0;
+    for (uint32_t at = 0, stride; at < count; at += strided_run(ranks, count, at, &stride))
+        range_count++;
+    put_varint(out, range_count);
+    for (uint32_t at = 0, stride, run; at < count; at += run) {
+        run = strided_run(ranks, count, at, &stride);
+        put_varint(out, ranks[at]);
+        put_varint(out, run);
+        put_varint(out, stride);
+    }
+}
+
 /* A member's value, sorted by value and then member (so by rank). */
 typedef struct member_value {
     uint64_t value;
@@ -429,17 +445,8 @@ static void put_parameter(bytes_out *out, uint32_t t, uint32_t s, uint32_t f, co
         uint32_t taking = groups[g].count;
         for (uint32_t i = 0; i < taking; ++i)
             ranks[i] = members[sorted[groups[g].start + i].member];
-        uint32_t range_count = 0;
-        for (uint32_t at = 0, stride; at < taking; at += strided_run(ranks, taking, at, &stride))
-            range_count++;
         put_varint(out, sorted[groups[g].start].value);
-        put_varint(out, range_count);
-        for (uint32_t at = 0, stride, run; at < taking; at += run) {
-            run = strided_run(ranks, taking, at, &stride);
-            put_varint(out, ranks[at]);
-            put_varint(out, run);
-            put_varint(out, stride);
-        }
+        put_varint_ranges(out, ranks, taking);
     }
 }
 
@@ -728,22 +735,6 @@ bool adt_skeleton_merge_add(adt_skeleton_merge *into, adt_skeleton_merge *from)
     }
     adt_skeleton_merge_free(from);
     return ok;
-}
-
-/* A class's ranks (or those of one value: a subset of them) as strided
- * ranges of varints. */
-static void put_varint_ranges(bytes_out *out, const uint32_t *ranks, uint32_t count)
-{
-    uint32_t range_count = 0;
-    for (uint32_t at = 0, stride; at < count; at += strided_run(ranks, count, at, &stride))
-        range_count++;
-    put_varint(out, range_count);
-    for (uint32_t at = 0, stride, run; at < count; at += run) {
-        run = strided_run(ranks, count, at, &stride);
-        put_varint(out, ranks[at]);
-        put_varint(out, run);
-        put_varint(out, stride);
-    }
 }
 
 /* A class as the file holds it: its structure, its timing and its

@@ -11,6 +11,10 @@
 /* FNV-1a 64 over every byte before the file's last 8 (which hold it). */
 uint64_t adt_skeleton_checksum(const uint8_t *data, size_t size);
 
+/* How many varint fields a key reads as; UINT32_MAX when it does not read
+ * as varints (the merge then matches it only byte for byte). */
+uint32_t adt_skeleton_key_fields(const uint8_t *key, uint32_t length);
+
 /* One thread's timing section (docs/folding.md, "skeleton.adts"). */
 typedef struct adt_skeleton_timing_part {
     uint64_t untimed;
