@@ -63,6 +63,19 @@ std::vector<uint8_t> part_of(const Calls &calls, uint32_t rank)
     return part;
 }
 
+// The bytes of the file at path, which is removed.
+std::vector<uint8_t> taken_back(const char *path)
+{
+    std::vector<uint8_t> bytes;
+    FILE *stream = fopen(path, "rb");
+    for (int c; stream && (c = fgetc(stream)) != EOF;)
+        bytes.push_back((uint8_t)c);
+    if (stream)
+        fclose(stream);
+    unlink(path);
+    return bytes;
+}
+
 std::vector<uint8_t> file_of(const std::vector<Calls> &ranks)
 {
     std::vector<std::vector<uint8_t>> parts;
@@ -82,14 +95,7 @@ std::vector<uint8_t> file_of(const std::vector<Calls> &ranks)
     close(fd);
     EXPECT_EQ(adt_skeleton_file_write(path, names, 8, data.data(), sizes.data(), (uint32_t)ranks.size(), 1000000000),
               0);
-    std::vector<uint8_t> bytes;
-    FILE *stream = fopen(path, "rb");
-    for (int c; stream && (c = fgetc(stream)) != EOF;)
-        bytes.push_back((uint8_t)c);
-    if (stream)
-        fclose(stream);
-    unlink(path);
-    return bytes;
+    return taken_back(path);
 }
 
 struct Read {
@@ -338,14 +344,7 @@ std::vector<uint8_t> written(const adt_skeleton_merge *merge, uint32_t ranks)
     int fd = mkstemp(path);
     close(fd);
     EXPECT_EQ(adt_skeleton_merge_write(merge, path, names, 8, ranks, 1000000000), 0);
-    std::vector<uint8_t> bytes;
-    FILE *stream = fopen(path, "rb");
-    for (int c; stream && (c = fgetc(stream)) != EOF;)
-        bytes.push_back((uint8_t)c);
-    if (stream)
-        fclose(stream);
-    unlink(path);
-    return bytes;
+    return taken_back(path);
 }
 
 TEST(SkeletonMerge, ATreeOfRanksMergesAsOneAfterAnother)
