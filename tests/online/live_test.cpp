@@ -76,10 +76,7 @@ class Live : public ::testing::Test {
 protected:
     void SetUp() override { ASSERT_EQ(adt_live_create(&live, kRanks, kFunctions), 0); }
     void TearDown() override { adt_live_destroy(&live); }
-    const adt_live_function &at(uint32_t rank, uint32_t function) const
-    {
-        return live.table[rank * kFunctions + function];
-    }
+    adt_feed_mpi_figures at(uint32_t rank, uint32_t function) const { return adt_feed_mpi_of(&live.mpi, rank, function); }
     adt_live live{};
     char error[256] = "";
 };
@@ -92,9 +89,9 @@ TEST_F(Live, ChunksAddUpPerRankAndFunction)
     ASSERT_EQ(adt_live_add_chunk(&live, 1, &chunk, chunk_bytes(2), true, error, sizeof error), 0) << error;
     EXPECT_EQ(at(1, 0).calls, 2u);
     EXPECT_EQ(at(1, 0).ticks, 500u);
-    EXPECT_EQ(at(1, 0).sent, 128u);
+    EXPECT_EQ(at(1, 0).bytes_sent, 128u);
     EXPECT_EQ(at(1, 2).calls, 2u);
-    EXPECT_EQ(at(1, 2).received, 16u);
+    EXPECT_EQ(at(1, 2).bytes_received, 16u);
     EXPECT_EQ(at(0, 0).calls, 0u);
     EXPECT_EQ(live.states[1].finished, 1u);
     EXPECT_EQ(live.states[1].heard, 1u);
@@ -120,8 +117,8 @@ TEST_F(Live, TotalsAddToTheCallsStreamed)
     ASSERT_EQ(adt_live_add_chunk(&live, 1, &chunk, chunk_bytes(3), true, error, sizeof error), 0) << error;
     EXPECT_EQ(at(1, 0).calls, 1001u);
     EXPECT_EQ(at(1, 0).ticks, 7250u);
-    EXPECT_EQ(at(1, 0).sent, 64064u);
-    EXPECT_EQ(at(1, 0).received, 3u);
+    EXPECT_EQ(at(1, 0).bytes_sent, 64064u);
+    EXPECT_EQ(at(1, 0).bytes_received, 3u);
     EXPECT_EQ(at(1, 2).calls, 1u);
     chunk.records[2].id = kFunctions;
     EXPECT_EQ(adt_live_add_chunk(&live, 1, &chunk, chunk_bytes(3), true, error, sizeof error), -1)
@@ -142,7 +139,7 @@ TEST_F(Live, AChunkThatDoesNotHoldWhatItsHeaderSaysIsLeftOutWhole)
         << "an unknown function";
     EXPECT_NE(std::string(error).find("unknown function"), std::string::npos) << error;
     adt_online_chunk beyond = make_chunk(1);
-    beyond.records[1] = context(ADT_LIVE_CONTEXTS_MAX, ADT_ONLINE_NO_PARENT, 1);
+    beyond.records[1] = context(ADT_FEED_CONTEXTS_MAX, ADT_ONLINE_NO_PARENT, 1);
     EXPECT_EQ(adt_live_add_chunk(&live, 1, &beyond, chunk_bytes(2), false, error, sizeof error), -1)
         << "a context numbered beyond any tree";
     adt_online_chunk stranger = make_chunk(kRanks);
