@@ -5,9 +5,11 @@
  * producer can feed, and what it cannot yet, is in docs/report.md and
  * docs/online.md.
  *
- * Two analyses so far:
+ * The analyses so far:
  * - the MPI profile: per MPI function and rank, the calls, their
  *   exclusive clock ticks and the bytes their records moved;
+ * - the spread of a figure over the ranks (min, mean, max and the
+ *   imbalance max/mean), of the MPI profile's time per rank and others;
  * - the sampled profile: a calling-context tree with its samples, and per
  *   function the exclusive and inclusive samples, seconds and counter
  *   counts (a sample counts exclusively for its context's function and
@@ -93,6 +95,20 @@ uint64_t adt_feed_mpi_rank_ticks(const adt_feed_mpi_profile *profile, uint32_t r
 /* With ticks_per_second: function's seconds (zeros for one none came
  * for). */
 adt_feed_mpi_seconds adt_feed_mpi_function_seconds(const adt_feed_mpi_profile *profile, uint32_t function);
+
+/* ---- The spread over the ranks ---- */
+
+typedef struct adt_feed_spread {
+    double min;
+    double mean;
+    double max;
+    double imbalance; /* max / mean; 1 where the mean is not above 0 */
+} adt_feed_spread;
+
+/* The spread of count values, one per rank, each a double stride bytes
+ * after the one before (the first at values): a field of an array of
+ * structs, or an array of doubles. */
+adt_feed_spread adt_feed_spread_of(const void *values, size_t count, size_t stride);
 
 /* ---- The sampled profile ---- */
 

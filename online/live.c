@@ -454,11 +454,26 @@ static void print_report(FILE *out, const adt_live *live, const char *const *nam
     print_sample_losses(out, samples_unstreamed);
     fputs(",\n  \"sampled_functions\": ", out);
     print_sampled_functions(out, lines, line_count, UINT32_MAX, "    ");
+    /* Each rank's seconds in MPI and their spread (imbalance), the
+     * feed's as adaptrace-report's "rank_spread" "mpi_seconds". */
+    double *mpi_seconds = calloc(live->ranks ? live->ranks : 1, sizeof *mpi_seconds);
+    for (uint32_t r = 0; mpi_seconds != NULL && r < live->ranks; r++)
+        mpi_seconds[r] = seconds(adt_feed_mpi_rank_ticks(&live->mpi, r), reference_rate(live, r));
+    if (mpi_seconds != NULL) {
+        adt_feed_spread spread = adt_feed_spread_of(mpi_seconds, live->ranks, sizeof *mpi_seconds);
+        fprintf(out,
+                ",\n  \"rank_spread\": {\"mpi_seconds\": {\"min\": %.9g, \"mean\": %.9g, \"max\": %.9g, "
+                "\"imbalance\": %.9g}}",
+                spread.min, spread.mean, spread.max, spread.imbalance);
+    }
     fputs(",\n  \"per_rank\": [", out);
     for (uint32_t r = 0; r < live->ranks; r++) {
         const adt_live_rank *state = &live->states[r];
-        fprintf(out, "%s\n   {\"rank\": %" PRIu32 ", \"connected\": %s, \"finished\": %s, \"calls_not_streamed_by_cause\": {",
-                r ? "," : "", r, state->heard ? "true" : "false", state->finished ? "true" : "false");
+        fprintf(out, "%s\n   {\"rank\": %" PRIu32 ", \"connected\": %s, \"finished\": %s, ", r ? "," : "", r,
+                state->heard ? "true" : "false", state->finished ? "true" : "false");
+        if (mpi_seconds != NULL)
+            fprintf(out, "\"mpi_seconds\": %.9g, ", mpi_seconds[r]);
+        fputs("\"calls_not_streamed_by_cause\": {", out);
         for (int cause = 0; cause < ADT_ONLINE_LOSS_COUNT; cause++)
             fprintf(out, "%s\"%s\": %" PRIu64, cause ? ", " : "", adt_online_loss_keys[cause],
                     state->unstreamed[cause]);
@@ -477,6 +492,7 @@ static void print_report(FILE *out, const adt_live *live, const char *const *nam
         print_sampled_functions(out, lines, line_count, r, "     ");
         fputc('}', out);
     }
+    free(mpi_seconds);
     fputs("]\n}\n", out);
 }
 

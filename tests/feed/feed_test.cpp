@@ -102,6 +102,27 @@ TEST(FeedMpiProfile, SecondsAreSummedCallByCallInTheOrderTheyCame)
     adt_feed_mpi_profile_free(&profile);
 }
 
+struct RankFigures {
+    double span;
+    double mpi;
+};
+
+TEST(FeedSpread, MinMeanMaxAndImbalanceOfAFieldOverTheRanks)
+{
+    const RankFigures ranks[] = {{10.0, 1.0}, {10.0, 3.0}, {10.0, 2.0}, {10.0, 6.0}};
+    adt_feed_spread spread = adt_feed_spread_of(&ranks[0].mpi, 4, sizeof ranks[0]);
+    EXPECT_EQ(spread.min, 1.0);
+    EXPECT_EQ(spread.max, 6.0);
+    EXPECT_EQ(spread.mean, 3.0);
+    EXPECT_EQ(spread.imbalance, 2.0);
+    const double none[] = {0.0, 0.0};
+    spread = adt_feed_spread_of(none, 2, sizeof none[0]);
+    EXPECT_EQ(spread.imbalance, 1.0) << "no time anywhere: balanced";
+    spread = adt_feed_spread_of(nullptr, 0, sizeof(double));
+    EXPECT_EQ(spread.mean, 0.0);
+    EXPECT_EQ(spread.imbalance, 1.0);
+}
+
 enum { kMain, kSolve, kKernel, kFunctions };
 
 TEST(FeedSampledProfile, ASampleCountsForItsFunctionAndOnceForEveryFunctionOnItsPath)

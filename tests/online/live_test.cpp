@@ -176,6 +176,36 @@ TEST_F(Live, TheReportIsRenamedIntoPlaceWithTheTotals)
     EXPECT_FALSE(std::filesystem::exists(archive + "/live/report.html")) << "no page printer, no page";
 }
 
+// Each rank's seconds in MPI and their spread over the ranks (the feed's,
+// as adaptrace-report's "rank_spread"), read at rank 0's rate.
+TEST_F(Live, TheReportHasEachRanksTimeInMpiAndItsSpread)
+{
+    ScratchDirectory scratch("adt-online-live-spread");
+    std::string archive = scratch.path() + "/archive";
+    adt_online_chunk chunk = make_chunk(0);  // 750 ticks at 1000 a second
+    ASSERT_EQ(adt_live_add_chunk(&live, 0, &chunk, chunk_bytes(2), true, error, sizeof error), 0) << error;
+    chunk = make_chunk(1);
+    chunk.header.ticks_per_second = 999;  // rank 0's rate is the archive's
+    chunk.header.records = 1;             // MPI_Send only: 250 ticks
+    ASSERT_EQ(adt_live_add_chunk(&live, 1, &chunk, chunk_bytes(1), true, error, sizeof error), 0) << error;
+    ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &kFinal, nullptr, error, sizeof error), 0)
+        << error;
+    std::ifstream in(archive + "/live/report.json");
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string report = text.str();
+    EXPECT_NE(report.find("\"rank_spread\": {\"mpi_seconds\": {\"min\": 0.25, \"mean\": 0.5, \"max\": 0.75, "
+                          "\"imbalance\": 1.5}}"),
+              std::string::npos)
+        << report;
+    EXPECT_NE(report.find("{\"rank\": 0, \"connected\": true, \"finished\": true, \"mpi_seconds\": 0.75, "),
+              std::string::npos)
+        << report;
+    EXPECT_NE(report.find("{\"rank\": 1, \"connected\": true, \"finished\": true, \"mpi_seconds\": 0.25, "),
+              std::string::npos)
+        << report;
+}
+
 TEST_F(Live, AReportOfAJobEndedBySignalSaysSoAndIsNotFinal)
 {
     ScratchDirectory scratch("adt-online-live-ended");
