@@ -1,7 +1,9 @@
 /*
- * The analyzer's running totals (calls, seconds and bytes per MPI
- * function and rank) and their live/report.json (and the page that
- * embeds it, live/report.html, where the analyzer has it). Part of the
+ * The analyzer's decoder of the ranks' chunks, a producer of the event
+ * feed (feed/feed.h: the MPI profile and the sampled profile, the
+ * analysis adaptrace-report's reader of archives drives too), and
+ * live/report.json from the feed's figures (and the page that embeds it,
+ * live/report.html, where the analyzer has it). Part of the
  * adaptrace-analyzer program: its own process, normal context, stdio and
  * malloc allowed.
  */

@@ -1,5 +1,6 @@
-/* The analyzer's running totals and live/report.json (live.c), for
- * analyzer.c; the ranks' side never includes it. */
+/* The analyzer's decoder of the ranks' chunks into the event feed's
+ * analyses (feed/feed.h) and live/report.json (live.c), for analyzer.c;
+ * the ranks' side never includes it. */
 #ifndef ADAPTRACE_ONLINE_LIVE_H
 #define ADAPTRACE_ONLINE_LIVE_H
 
