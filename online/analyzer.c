@@ -234,8 +234,9 @@ static bool report_round(analyzer *a, bool done)
     MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     double own_cpu = cpu_seconds(), analyzers_cpu = 0.0;
     MPI_Reduce(&own_cpu, &analyzers_cpu, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-    MPI_Reduce(a->live.table, a->total.table, (int)(a->ranks * a->live.functions * ADT_LIVE_FUNCTION_WORDS),
-               MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(a->live.mpi.figures, a->total.mpi.figures,
+               (int)(a->ranks * a->live.mpi.functions * ADT_FEED_MPI_FIGURES_WORDS), MPI_UINT64_T, MPI_SUM, 0,
+               MPI_COMM_WORLD);
     MPI_Reduce(a->live.states, a->total.states, (int)(a->ranks * ADT_LIVE_RANK_WORDS), MPI_UINT64_T, MPI_SUM, 0,
                MPI_COMM_WORLD);
     /* The sampled profiles (by function name) gathered as text. */

@@ -1,7 +1,9 @@
 /*
- * The analyzer's running totals (calls, seconds and bytes per MPI
- * function and rank) and their live/report.json (and the page that
- * embeds it, live/report.html, where the analyzer has it). Part of the
+ * The analyzer's decoder of the ranks' chunks, a producer of the event
+ * feed (feed/feed.h: the MPI profile and the sampled profile, the
+ * analysis adaptrace-report's reader of archives drives too), and
+ * live/report.json from the feed's figures (and the page that embeds it,
+ * live/report.html, where the analyzer has it). Part of the
  * adaptrace-analyzer program: its own process, normal context, stdio and
  * malloc allowed.
  */
@@ -41,11 +43,11 @@ static int fail(char *error, size_t size, const char *format, ...)
 
 int adt_live_create(adt_live *live, uint32_t ranks, uint32_t functions)
 {
-    *live = (adt_live){ .ranks = ranks, .functions = functions };
-    live->table = calloc((size_t)ranks * functions, sizeof *live->table);
+    *live = (adt_live){ .ranks = ranks };
     live->states = calloc(ranks, sizeof *live->states);
     live->samples = calloc(ranks, sizeof *live->samples);
-    if (live->table == NULL || live->states == NULL || live->samples == NULL) {
+    if (adt_feed_mpi_profile_create(&live->mpi, ranks, functions, 0) != 0 || live->states == NULL ||
+        live->samples == NULL) {
         adt_live_destroy(live);
         return -1;
     }
@@ -54,17 +56,18 @@ int adt_live_create(adt_live *live, uint32_t ranks, uint32_t functions)
 
 void adt_live_destroy(adt_live *live)
 {
-    for (uint32_t r = 0; live->samples != NULL && r < live->ranks; r++)
-        free(live->samples[r].contexts);
+    for (uint32_t r = 0; live->samples != NULL && r < live->ranks; r++) {
+        adt_feed_samples_free(&live->samples[r].tree);
+        free(live->samples[r].measurement);
+    }
     for (uint32_t f = 0; f < live->function_count; f++)
         free(live->function_names[f]);
     free(live->function_names);
-    free(live->table);
+    adt_feed_mpi_profile_free(&live->mpi);
     free(live->states);
     free(live->samples);
     live->function_names = NULL;
     live->function_count = live->function_capacity = 0;
-    live->table = NULL;
     live->states = NULL;
     live->samples = NULL;
 }
@@ -91,42 +94,47 @@ static uint32_t intern_function(adt_live *live, const char *name)
     return live->function_count++;
 }
 
-/* Node id of samples, made room for; NULL when out of memory. */
-static adt_live_context *context_at(adt_live_samples *samples, uint32_t id)
+/* Whether node id of samples is adaptrace's own frame. */
+static bool is_measurement(const adt_live_samples *samples, uint32_t id)
 {
-    if (id >= samples->capacity) {
-        uint32_t capacity = samples->capacity ? samples->capacity : 256;
-        while (capacity <= id)
-            capacity *= 2;
-        adt_live_context *grown = realloc(samples->contexts, capacity * sizeof *grown);
-        if (grown == NULL)
-            return NULL;
-        for (uint32_t i = samples->capacity; i < capacity; i++)
-            grown[i] = (adt_live_context){ .parent = ADT_ONLINE_NO_PARENT, .function = UINT32_MAX };
-        samples->contexts = grown;
-        samples->capacity = capacity;
-    }
-    if (id >= samples->count)
-        samples->count = id + 1;
-    return &samples->contexts[id];
+    return id < samples->measurement_capacity && samples->measurement[id];
 }
 
+/* Notes that node id is adaptrace's own frame; false when out of memory. */
+static bool note_measurement(adt_live_samples *samples, uint32_t id)
+{
+    if (id >= samples->measurement_capacity) {
+        uint32_t capacity = samples->measurement_capacity ? samples->measurement_capacity : 256;
+        while (capacity <= id)
+            capacity *= 2;
+        bool *grown = realloc(samples->measurement, capacity * sizeof *grown);
+        if (grown == NULL)
+            return false;
+        memset(grown + samples->measurement_capacity, 0, (capacity - samples->measurement_capacity) * sizeof *grown);
+        samples->measurement = grown;
+        samples->measurement_capacity = capacity;
+    }
+    samples->measurement[id] = true;
+    return true;
+}
+
+/* A node whose name is unknown (no namer, or none for it) or that cannot
+ * be kept is left out: its samples go nowhere, the nodes below it are
+ * roots. */
 static void define_context(adt_live *live, uint32_t rank, const adt_online_record *record)
 {
     adt_live_samples *samples = &live->samples[rank];
     uint32_t parent = record->context.parent;
-    const adt_live_context *above =
-        parent != ADT_ONLINE_NO_PARENT && parent < samples->count ? &samples->contexts[parent] : NULL;
+    bool above = parent != ADT_ONLINE_NO_PARENT && parent < samples->tree.count &&
+                 samples->tree.contexts[parent].function != ADT_FEED_NO_FUNCTION;
     bool measurement = false;
     const char *name = live->namer == NULL ? NULL
                                            : live->namer(live->namer_state, rank, record->id, record->context.key,
-                                                         above != NULL && above->measurement, &measurement);
-    adt_live_context *context = name == NULL ? NULL : context_at(samples, record->id);
-    if (context == NULL)
+                                                         above && is_measurement(samples, parent), &measurement);
+    uint32_t function = name == NULL ? ADT_FEED_NO_FUNCTION : intern_function(live, name);
+    if (function == ADT_FEED_NO_FUNCTION || (measurement && !note_measurement(samples, record->id)))
         return;
-    context->parent = above != NULL ? parent : ADT_ONLINE_NO_PARENT;
-    context->function = intern_function(live, name);
-    context->measurement = measurement;
+    adt_feed_context_define(&samples->tree, record->id, above ? parent : ADT_FEED_NO_PARENT, function);
 }
 
 /* What a sample at halving shift stands for: the archive's interrupt
@@ -141,11 +149,11 @@ static void add_samples(adt_live *live, uint32_t rank, const adt_online_record *
     adt_live_samples *samples = &live->samples[rank];
     for (uint32_t i = 0; i < record->id; i++) {
         const adt_online_sample *sample = &record->samples[i];
-        if (sample->context >= samples->count || samples->contexts[sample->context].function == UINT32_MAX)
+        if (sample->context >= samples->tree.count ||
+            samples->tree.contexts[sample->context].function == ADT_FEED_NO_FUNCTION)
             continue; /* a context whose definition was left out */
-        adt_live_context *context = &samples->contexts[sample->context];
-        context->samples++;
-        context->microseconds += sample_microseconds(samples->rate_hz, sample->shift);
+        adt_feed_sample(&samples->tree, sample->context,
+                        (double)sample_microseconds(samples->rate_hz, sample->shift) / 1e6, NULL);
     }
 }
 
@@ -165,13 +173,13 @@ int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *
     for (uint32_t i = 0; i < header->records; i++) {
         const adt_online_record *record = &chunk->records[i];
         if ((record->kind == ADT_ONLINE_RECORD_CALL || record->kind == ADT_ONLINE_RECORD_TOTALS) &&
-            record->id >= live->functions)
+            record->id >= live->mpi.functions)
             return fail(error, error_size, "a call of rank %" PRIu32 " to unknown function %" PRIu32, source,
                         record->id);
         if (record->kind == ADT_ONLINE_RECORD_SAMPLES && record->id > ADT_ONLINE_SAMPLES_PER_RECORD)
             return fail(error, error_size, "a record of rank %" PRIu32 " with %" PRIu32 " samples", source,
                         record->id);
-        if (record->kind == ADT_ONLINE_RECORD_CONTEXT && record->id >= ADT_LIVE_CONTEXTS_MAX)
+        if (record->kind == ADT_ONLINE_RECORD_CONTEXT && record->id >= ADT_FEED_CONTEXTS_MAX)
             return fail(error, error_size, "a calling context of rank %" PRIu32 " numbered %" PRIu32, source,
                         record->id);
         if (record->kind < ADT_ONLINE_RECORD_CALL || record->kind > ADT_ONLINE_RECORD_TOTALS)
@@ -186,17 +194,18 @@ int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *
         } else if (record->kind == ADT_ONLINE_RECORD_SAMPLES) {
             add_samples(live, source, record);
         } else if (record->kind == ADT_ONLINE_RECORD_TOTALS) {
-            adt_live_function *function = &live->table[(size_t)source * live->functions + record->id];
-            function->calls += record->totals.calls;
-            function->ticks += record->totals.ticks;
-            function->sent += record->totals.sent;
-            function->received += record->totals.received;
+            /* Within the table made at adt_live_create (the ids were
+             * checked above): nothing to allocate, nothing to fail. */
+            adt_feed_mpi_sums(&live->mpi, source, record->id,
+                              &(adt_feed_mpi_figures){ .calls = record->totals.calls,
+                                                       .ticks = record->totals.ticks,
+                                                       .bytes_sent = record->totals.sent,
+                                                       .bytes_received = record->totals.received });
         } else {
-            adt_live_function *function = &live->table[(size_t)source * live->functions + record->id];
-            function->calls++;
-            function->ticks += record->call.leave >= record->call.enter ? record->call.leave - record->call.enter : 0;
-            function->sent += record->call.sent;
-            function->received += record->call.received;
+            adt_feed_mpi_call(&live->mpi, source, record->id,
+                              record->call.leave >= record->call.enter ? record->call.leave - record->call.enter : 0,
+                              false);
+            adt_feed_mpi_bytes(&live->mpi, source, record->id, record->call.sent, record->call.received);
         }
     }
     state->ticks_per_second = header->ticks_per_second;
@@ -210,63 +219,30 @@ int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *
 }
 
 /* Per sampled function of one rank: exclusive and inclusive samples and
- * microseconds. */
+ * microseconds (what adt_live_sampled_profile's lines carry). */
 typedef struct function_profile {
     uint64_t exclusive_samples, inclusive_samples, exclusive_us, inclusive_us;
 } function_profile;
 
-/* adaptrace-report's sampled profile (report/read.c) for one rank: a
- * sample counts exclusively for its context's function and inclusively,
- * once, for every function on its path. profile and counted: one each
- * per function, zeroed. */
-static void profile_rank(const adt_live *live, const adt_live_samples *samples, function_profile *profile,
-                         uint32_t *counted)
-{
-    for (uint32_t c = 0; c < samples->count; c++) {
-        const adt_live_context *context = &samples->contexts[c];
-        if (context->samples == 0)
-            continue;
-        profile[context->function].exclusive_samples += context->samples;
-        profile[context->function].exclusive_us += context->microseconds;
-        for (uint32_t node = c; node != ADT_ONLINE_NO_PARENT; node = samples->contexts[node].parent) {
-            uint32_t function = samples->contexts[node].function;
-            if (function == UINT32_MAX || counted[function] == c + 1)
-                continue;
-            counted[function] = c + 1;
-            profile[function].inclusive_samples += context->samples;
-            profile[function].inclusive_us += context->microseconds;
-        }
-    }
-    (void)live;
-}
-
 char *adt_live_sampled_profile(const adt_live *live, size_t *length)
 {
-    function_profile *profile = calloc(live->function_count + 1, sizeof *profile);
-    uint32_t *counted = calloc(live->function_count + 1, sizeof *counted);
+    adt_feed_function_profile *profile = calloc(live->function_count + 1, sizeof *profile);
     char *text = NULL;
     FILE *out = open_memstream(&text, length);
-    if (profile == NULL || counted == NULL || out == NULL) {
-        free(profile);
-        free(counted);
-        if (out != NULL)
-            fclose(out);
-        free(text);
-        return NULL;
-    }
-    for (uint32_t r = 0; r < live->ranks; r++) {
+    bool failed = profile == NULL || out == NULL;
+    for (uint32_t r = 0; !failed && r < live->ranks; r++) {
         memset(profile, 0, (live->function_count + 1) * sizeof *profile);
-        memset(counted, 0, (live->function_count + 1) * sizeof *counted);
-        profile_rank(live, &live->samples[r], profile, counted);
-        for (uint32_t f = 0; f < live->function_count; f++)
+        failed = adt_feed_sampled_functions(&live->samples[r].tree, profile, live->function_count) != 0;
+        for (uint32_t f = 0; !failed && f < live->function_count; f++)
             if (profile[f].inclusive_samples > 0)
-                fprintf(out, "%" PRIu32 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %s\n", r,
-                        profile[f].exclusive_samples, profile[f].inclusive_samples, profile[f].exclusive_us,
-                        profile[f].inclusive_us, live->function_names[f]);
+                fprintf(out, "%" PRIu32 " %" PRIu64 " %" PRIu64 " %lld %lld %s\n", r, profile[f].exclusive_samples,
+                        profile[f].inclusive_samples, llround(profile[f].exclusive_seconds * 1e6),
+                        llround(profile[f].inclusive_seconds * 1e6), live->function_names[f]);
     }
     free(profile);
-    free(counted);
-    if (fclose(out) != 0) {
+    if (out != NULL && fclose(out) != 0)
+        failed = true;
+    if (failed) {
         free(text);
         return NULL;
     }
@@ -301,15 +277,15 @@ static void print_string(FILE *out, const char *name)
     fputc('"', out);
 }
 
-static void print_function(FILE *out, const char *name, const adt_live_function *function, double function_seconds,
-                           bool first)
+static void print_function(FILE *out, const char *name, const adt_feed_mpi_figures *function,
+                           double function_seconds, bool first)
 {
     fputs(first ? "\n    {\"name\": " : ",\n    {\"name\": ", out);
     print_string(out, name);
     fprintf(out,
             ", \"calls\": %" PRIu64 ", \"seconds\": %.9g, \"bytes_sent\": %" PRIu64 ", \"bytes_received\": %" PRIu64
             "}",
-            function->calls, function_seconds, function->sent, function->received);
+            function->calls, function_seconds, function->bytes_sent, function->bytes_received);
 }
 
 /* The ranks for which flag(state) holds, as a JSON array. */
@@ -457,17 +433,11 @@ static void print_report(FILE *out, const adt_live *live, const char *const *nam
         fprintf(out, "%s\"%s\": %" PRIu64, cause ? ", " : "", adt_online_loss_keys[cause], unstreamed[cause]);
     fputs("},\n  \"mpi_functions\": [", out);
     bool first = true;
-    for (uint32_t f = 0; f < live->functions; f++) {
-        adt_live_function total = { 0 };
+    for (uint32_t f = 0; f < live->mpi.functions; f++) {
+        adt_feed_mpi_figures total = adt_feed_mpi_function(&live->mpi, f);
         double total_seconds = 0.0;
-        for (uint32_t r = 0; r < live->ranks; r++) {
-            const adt_live_function *function = &live->table[(size_t)r * live->functions + f];
-            total.calls += function->calls;
-            total.ticks += function->ticks;
-            total.sent += function->sent;
-            total.received += function->received;
-            total_seconds += seconds(function->ticks, reference_rate(live, r));
-        }
+        for (uint32_t r = 0; r < live->ranks; r++)
+            total_seconds += seconds(adt_feed_mpi_of(&live->mpi, r, f).ticks, reference_rate(live, r));
         if (total.calls > 0) {
             print_function(out, names[f], &total, total_seconds, first);
             first = false;
@@ -486,20 +456,35 @@ static void print_report(FILE *out, const adt_live *live, const char *const *nam
     print_sample_losses(out, samples_unstreamed);
     fputs(",\n  \"sampled_functions\": ", out);
     print_sampled_functions(out, lines, line_count, UINT32_MAX, "    ");
+    /* Each rank's seconds in MPI and their spread (imbalance), the
+     * feed's as adaptrace-report's "rank_spread" "mpi_seconds". */
+    double *mpi_seconds = calloc(live->ranks ? live->ranks : 1, sizeof *mpi_seconds);
+    for (uint32_t r = 0; mpi_seconds != NULL && r < live->ranks; r++)
+        mpi_seconds[r] = seconds(adt_feed_mpi_rank_ticks(&live->mpi, r), reference_rate(live, r));
+    if (mpi_seconds != NULL) {
+        adt_feed_spread spread = adt_feed_spread_of(mpi_seconds, live->ranks, sizeof *mpi_seconds);
+        fprintf(out,
+                ",\n  \"rank_spread\": {\"mpi_seconds\": {\"min\": %.9g, \"mean\": %.9g, \"max\": %.9g, "
+                "\"imbalance\": %.9g}}",
+                spread.min, spread.mean, spread.max, spread.imbalance);
+    }
     fputs(",\n  \"per_rank\": [", out);
     for (uint32_t r = 0; r < live->ranks; r++) {
         const adt_live_rank *state = &live->states[r];
-        fprintf(out, "%s\n   {\"rank\": %" PRIu32 ", \"connected\": %s, \"finished\": %s, \"calls_not_streamed_by_cause\": {",
-                r ? "," : "", r, state->heard ? "true" : "false", state->finished ? "true" : "false");
+        fprintf(out, "%s\n   {\"rank\": %" PRIu32 ", \"connected\": %s, \"finished\": %s, ", r ? "," : "", r,
+                state->heard ? "true" : "false", state->finished ? "true" : "false");
+        if (mpi_seconds != NULL)
+            fprintf(out, "\"mpi_seconds\": %.9g, ", mpi_seconds[r]);
+        fputs("\"calls_not_streamed_by_cause\": {", out);
         for (int cause = 0; cause < ADT_ONLINE_LOSS_COUNT; cause++)
             fprintf(out, "%s\"%s\": %" PRIu64, cause ? ", " : "", adt_online_loss_keys[cause],
                     state->unstreamed[cause]);
         fputs("},\n    \"mpi_functions\": [", out);
         first = true;
-        for (uint32_t f = 0; f < live->functions; f++) {
-            const adt_live_function *function = &live->table[(size_t)r * live->functions + f];
-            if (function->calls > 0) {
-                print_function(out, names[f], function, seconds(function->ticks, reference_rate(live, r)), first);
+        for (uint32_t f = 0; f < live->mpi.functions; f++) {
+            adt_feed_mpi_figures function = adt_feed_mpi_of(&live->mpi, r, f);
+            if (function.calls > 0) {
+                print_function(out, names[f], &function, seconds(function.ticks, reference_rate(live, r)), first);
                 first = false;
             }
         }
@@ -509,6 +494,7 @@ static void print_report(FILE *out, const adt_live *live, const char *const *nam
         print_sampled_functions(out, lines, line_count, r, "     ");
         fputc('}', out);
     }
+    free(mpi_seconds);
     fputs("]\n}\n", out);
 }
 

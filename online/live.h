@@ -1,5 +1,6 @@
-/* The analyzer's running totals and live/report.json (live.c), for
- * analyzer.c; the ranks' side never includes it. */
+/* The analyzer's decoder of the ranks' chunks into the event feed's
+ * analyses (feed/feed.h) and live/report.json (live.c), for analyzer.c;
+ * the ranks' side never includes it. */
 #ifndef ADAPTRACE_ONLINE_LIVE_H
 #define ADAPTRACE_ONLINE_LIVE_H
 
@@ -8,20 +9,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "feed/feed.h"
 #include "online/wire.h"
 
 /* The key of each cause in live/report.json, by adt_online_loss and
  * adt_online_sample_loss. */
 extern const char *const adt_online_loss_keys[ADT_ONLINE_LOSS_COUNT];
 extern const char *const adt_online_sample_loss_keys[ADT_ONLINE_SAMPLE_LOSS_COUNT];
-
-/* One MPI function on one rank. */
-typedef struct adt_live_function {
-    uint64_t calls;
-    uint64_t ticks;
-    uint64_t sent;
-    uint64_t received;
-} adt_live_function;
 
 /* One rank as its chunks tell it; all words, so the analyzers' totals add
  * up with one MPI_SUM (a rank is served by one analyzer, the others hold
@@ -43,34 +37,26 @@ typedef struct adt_live_rank {
 typedef const char *(*adt_live_namer)(void *state, uint32_t rank, uint32_t id, uint64_t key,
                                       bool below_measurement, bool *measurement);
 
-/* A node of a rank's calling-context tree as its definition came, with
- * its samples: their count and the time they stand for, in microseconds
- * (a sample at halving k stands for round(2^k × 10^6 / rate) µs, the
+/* A rank's sampled profile as it came (the analyzer serving it only):
+ * its calling-context tree with its samples, in the event feed's
+ * analysis (feed/feed.h; functions: indices into adt_live.function_names),
+ * each sample standing for round(2^k × 10^6 / rate) µs at halving k (the
  * archive's interrupt generator period). */
-typedef struct adt_live_context {
-    uint32_t parent; /* ADT_ONLINE_NO_PARENT for a root */
-    uint32_t function; /* index into adt_live.function_names; UINT32_MAX: not defined */
-    bool measurement;
-    uint64_t samples;
-    uint64_t microseconds;
-} adt_live_context;
-
-/* Node ids a rank's tree can have (the sampler's tree holds fewer than
- * 2^30 nodes); a context record beyond is refused with its chunk. */
-#define ADT_LIVE_CONTEXTS_MAX (1u << 30)
-
-/* A rank's sampled profile as it came (the analyzer serving it only). */
 typedef struct adt_live_samples {
     uint32_t rate_hz; /* 0 until its introduction said, or not sampled */
-    uint32_t count;
-    uint32_t capacity;
-    adt_live_context *contexts; /* [node id] */
+    adt_feed_samples tree;
+    /* [node id]: adaptrace's own frame (the namer folds the frames below
+     * it into it too) */
+    bool *measurement;
+    uint32_t measurement_capacity;
 } adt_live_samples;
 
+/* What the analyzer knows of its ranks. The MPI profile is the event
+ * feed's (feed/feed.h), functions numbered by adt_mpi_function, its ticks
+ * each rank's own (adt_live_write reads them at rank 0's rate). */
 typedef struct adt_live {
     uint32_t ranks;
-    uint32_t functions;
-    adt_live_function *table; /* [rank * functions + function] */
+    adt_feed_mpi_profile mpi;
     adt_live_rank *states;    /* [rank] */
     adt_live_samples *samples; /* [rank] */
     char **function_names;     /* the sampled functions met, by name */
@@ -81,7 +67,6 @@ typedef struct adt_live {
 } adt_live;
 
 #define ADT_LIVE_RANK_WORDS (sizeof(adt_live_rank) / sizeof(uint64_t))
-#define ADT_LIVE_FUNCTION_WORDS (sizeof(adt_live_function) / sizeof(uint64_t))
 
 /* 0, or -1 when out of memory. */
 int adt_live_create(adt_live *live, uint32_t ranks, uint32_t functions);
@@ -95,10 +80,10 @@ void adt_live_destroy(adt_live *live);
 int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *chunk, size_t bytes, bool last,
                        char *error, size_t error_size);
 
-/* The sampled profile of the ranks whose samples live holds, as text for
- * adt_live_write (one line a rank and function: rank, exclusive and
- * inclusive samples and microseconds, name); malloc'd, its length in
- * *length; NULL when out of memory. */
+/* The sampled profile of the ranks whose samples live holds (the feed's
+ * analysis, per rank), as text for adt_live_write (one line a rank and
+ * function: rank, exclusive and inclusive samples and microseconds,
+ * name); malloc'd, its length in *length; NULL when out of memory. */
 char *adt_live_sampled_profile(const adt_live *live, size_t *length);
 
 /* Prints the page of live/report.html embedding the report's JSON text

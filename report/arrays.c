@@ -1,5 +1,6 @@
 /* The report's growing arrays (report_internal.h), shared by the reading
- * pass (read*.c), the matching (match.c) and the segments (segments.c).
+ * pass (read*.c), the matching (match.c) and the segments (segments.c),
+ * and the check of what the event feed's analyses (feed/) return.
  * The report is a command, not the runtime: running out of memory ends it
  * with a message. */
 #include <stdio.h>
@@ -7,6 +8,19 @@
 #include <string.h>
 
 #include "report_internal.h"
+
+static void out_of_memory(void)
+{
+    fprintf(stderr, "adaptrace-report: out of memory\n");
+    exit(1);
+}
+
+void adt_report_fed(int result)
+{
+    if (result != 0) {
+        out_of_memory();
+    }
+}
 
 void *adt_report_reserve(void *array, size_t *capacity, size_t needed, size_t element_size)
 {
@@ -19,8 +33,7 @@ void *adt_report_reserve(void *array, size_t *capacity, size_t needed, size_t el
     }
     void *grown = realloc(array, capacity_new * element_size);
     if (grown == NULL) {
-        fprintf(stderr, "adaptrace-report: out of memory\n");
-        exit(1);
+        out_of_memory();
     }
     *capacity = capacity_new;
     return grown;

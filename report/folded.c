@@ -134,9 +134,8 @@ static void add_call(struct expansion *expansion, uint32_t terminal)
         adt_report_leave_mpi_call(reading, expansion->location, calls->functions[p], enter, enter, 0, false, true);
     }
     for (int p = 0; p < calls->part_count; p++) {
-        struct adt_report_mpi_function *function = &reading->profile->mpi_functions[calls->functions[p]];
-        function->bytes_sent += calls->parts[p].bytes_sent;
-        function->bytes_received += calls->parts[p].bytes_received;
+        adt_report_fed(adt_feed_mpi_bytes(&reading->mpi_profile, expansion->location->rank, calls->functions[p],
+                                          calls->parts[p].bytes_sent, calls->parts[p].bytes_received));
     }
     add_sends(expansion, calls, 0);
     expansion->time = enter + duration;
@@ -159,9 +158,10 @@ static void complete_cut_call(struct expansion *expansion, uint32_t terminal)
         sent += calls->parts[p].bytes_sent;
         received += calls->parts[p].bytes_received;
     }
-    struct adt_report_mpi_function *function = &expansion->reading->profile->mpi_functions[calls->functions[0]];
-    function->bytes_sent += sent > location->call_bytes_sent ? sent - location->call_bytes_sent : 0;
-    function->bytes_received += received > location->call_bytes_received ? received - location->call_bytes_received : 0;
+    adt_report_fed(adt_feed_mpi_bytes(&expansion->reading->mpi_profile, location->rank, calls->functions[0],
+                                      sent > location->call_bytes_sent ? sent - location->call_bytes_sent : 0,
+                                      received > location->call_bytes_received ? received - location->call_bytes_received
+                                                                               : 0));
     /* Its messages after those whose bytes the archive holds (records
      * come in order) go to the matrix. */
     int first = 0;

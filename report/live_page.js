@@ -42,12 +42,15 @@
 
   function drawMpi() {
     table("#mpi-functions", adaptracePage.mpiFunctionColumns, live.mpi_functions);
+    const spread = live.rank_spread.mpi_seconds;
+    d3.select("#imbalance").text(`Time in MPI per rank: min ${seconds(spread.min)} s, mean ${seconds(spread.mean)} s, ` +
+                                 `max ${seconds(spread.max)} s; imbalance (max/mean) ${spread.imbalance.toFixed(3)}.`);
     table("#ranks", [
       {title: "rank", value: (r) => r.rank},
       {title: "state", value: (r) => (r.finished ? "finished" : !r.connected ? "not heard from"
                                        : live.ended_by ? "ended before its last chunk" : "connected")},
       {title: "calls", value: (r) => count(sum(r.mpi_functions, "calls"))},
-      {title: "MPI seconds", value: (r) => seconds(sum(r.mpi_functions, "seconds"))},
+      {title: "MPI seconds", value: (r) => seconds(r.mpi_seconds)},
       {title: "bytes sent", value: (r) => bytes(sum(r.mpi_functions, "bytes_sent"))},
       {title: "bytes received", value: (r) => bytes(sum(r.mpi_functions, "bytes_received"))},
       {title: "samples", value: (r) => count(sum(r.sampled_functions, "exclusive_samples"))},

@@ -4,25 +4,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "feed/feed.h"
 #include "report_internal.h"
 
 struct adt_report_spread adt_report_rank_spread(const struct adt_report_profile *profile, size_t field_offset)
 {
-    struct adt_report_spread spread = {.imbalance = 1.0};
-    for (size_t r = 0; r < profile->rank_count; r++) {
-        double value;
-        memcpy(&value, (const char *)&profile->ranks[r] + field_offset, sizeof value);
-        spread.min = r == 0 || value < spread.min ? value : spread.min;
-        spread.max = r == 0 || value > spread.max ? value : spread.max;
-        spread.mean += value;
-    }
-    if (profile->rank_count > 0) {
-        spread.mean /= (double)profile->rank_count;
-    }
-    if (spread.mean > 0) {
-        spread.imbalance = spread.max / spread.mean;
-    }
-    return spread;
+    const void *first = profile->rank_count > 0 ? (const char *)profile->ranks + field_offset : NULL;
+    adt_feed_spread spread = adt_feed_spread_of(first, profile->rank_count, sizeof *profile->ranks);
+    return (struct adt_report_spread){
+        .min = spread.min, .mean = spread.mean, .max = spread.max, .imbalance = spread.imbalance};
 }
 
 struct ordering {

@@ -225,11 +225,68 @@ static void finish_source_lines(struct reading *reading)
     }
 }
 
+/* The MPI profile's figures from the feed's (feed/feed.h): per function
+ * its calls, bytes and exclusive seconds, and each rank's seconds in MPI. */
+static void take_mpi_profile(struct reading *reading)
+{
+    struct adt_report_profile *profile = reading->profile;
+    for (size_t f = 0; f < profile->mpi_function_count; f++) {
+        adt_feed_mpi_figures figures = adt_feed_mpi_function(&reading->mpi_profile, (uint32_t)f);
+        struct adt_report_mpi_function *function = &profile->mpi_functions[f];
+        adt_feed_mpi_seconds seconds = adt_feed_mpi_function_seconds(&reading->mpi_profile, (uint32_t)f);
+        function->calls = figures.calls;
+        function->seconds = seconds.seconds;
+        function->bytes_sent = figures.bytes_sent;
+        function->bytes_received = figures.bytes_received;
+        function->estimated_calls = figures.estimated_calls;
+        function->estimated_seconds = seconds.estimated_seconds;
+    }
+    for (size_t r = 0; r < profile->rank_count; r++) {
+        profile->ranks[r].mpi_seconds = reading->mpi_profile.rank_seconds[r];
+    }
+}
+
+/* Each context's samples from the feed's tree: the time and counts they
+ * stand for. */
+static void take_samples(struct reading *reading)
+{
+    struct adt_report_profile *profile = reading->profile;
+    for (size_t c = 0; c < profile->context_count && c < reading->samples.count; c++) {
+        const adt_feed_context *sampled = &reading->samples.contexts[c];
+        profile->contexts[c].self_seconds = sampled->seconds;
+        memcpy(profile->contexts[c].self_counts, sampled->counts, sizeof profile->contexts[c].self_counts);
+    }
+}
+
+/* The sampled functions' exclusive and inclusive figures, by the feed's
+ * analysis, once each sampled context has its function. */
+static void take_sampled_functions(struct reading *reading)
+{
+    struct adt_report_profile *profile = reading->profile;
+    for (size_t c = 0; c < profile->context_count; c++) {
+        adt_report_fed(adt_feed_context_define(&reading->samples, (uint32_t)c, reading->context_parents[c],
+                                               profile->contexts[c].function));
+    }
+    size_t count = profile->sampled_function_count;
+    adt_feed_function_profile *functions = calloc(count ? count : 1, sizeof *functions);
+    adt_report_fed(functions == NULL ? -1 : adt_feed_sampled_functions(&reading->samples, functions, (uint32_t)count));
+    for (size_t f = 0; f < count; f++) {
+        struct adt_report_sampled_function *function = &profile->sampled_functions[f];
+        function->exclusive_seconds = functions[f].exclusive_seconds;
+        function->inclusive_seconds = functions[f].inclusive_seconds;
+        memcpy(function->exclusive_counts, functions[f].exclusive_counts, sizeof function->exclusive_counts);
+        memcpy(function->inclusive_counts, functions[f].inclusive_counts, sizeof function->inclusive_counts);
+    }
+    free(functions);
+}
+
 /* Spans per rank (main thread), and the sampled functions and the
  * inclusive time of each context from the self times. */
 static void finish(struct reading *reading)
 {
     struct adt_report_profile *profile = reading->profile;
+    take_mpi_profile(reading);
+    take_samples(reading);
     adt_report_finish_rates(reading);
     adt_report_finish_flushes(reading);
     for (size_t i = 0; i < reading->location_count; i++) {
@@ -263,35 +320,12 @@ static void finish(struct reading *reading)
         profile->timeline_active[i] /= (double)reading->bin_ticks;
     }
     profile->timeline_bin_seconds = adt_report_seconds(reading, reading->bin_ticks);
-    size_t *last_counted = calloc(reading->region_count + 1, sizeof *last_counted);
     for (size_t c = 0; c < profile->context_count; c++) {
         if (profile->contexts[c].inclusive_seconds > 0) {
             profile->contexts[c].function = sampled_function_of(reading, reading->context_regions[c]);
         }
     }
-    for (size_t c = 0; c < profile->context_count; c++) {
-        struct adt_report_context *context = &profile->contexts[c];
-        if (context->self_seconds <= 0) {
-            continue;
-        }
-        struct adt_report_sampled_function *leaf = &profile->sampled_functions[context->function];
-        leaf->exclusive_seconds += context->self_seconds;
-        for (size_t k = 0; k < profile->counter_count; k++) {
-            leaf->exclusive_counts[k] += context->self_counts[k];
-        }
-        for (uint32_t node = (uint32_t)c; node != UINT32_MAX; node = reading->context_parents[node]) {
-            uint32_t function = profile->contexts[node].function;
-            if (last_counted[function] != c + 1) {
-                last_counted[function] = c + 1;
-                struct adt_report_sampled_function *caller = &profile->sampled_functions[function];
-                caller->inclusive_seconds += context->self_seconds;
-                for (size_t k = 0; k < profile->counter_count; k++) {
-                    caller->inclusive_counts[k] += context->self_counts[k];
-                }
-            }
-        }
-    }
-    free(last_counted);
+    take_sampled_functions(reading);
     for (size_t c = 0; c < profile->context_count; c++) {
         uint32_t source = profile->contexts[c].source;
         if (source != UINT32_MAX && profile->source_lines[source].function == UINT32_MAX) {
@@ -423,6 +457,8 @@ static void release(struct reading *reading)
     free(reading->rate_capacities);
     adt_report_matching_free(&reading->matching);
     adt_report_segments_free(&reading->segments);
+    adt_feed_mpi_profile_free(&reading->mpi_profile);
+    adt_feed_samples_free(&reading->samples);
 }
 
 /* The header of the Chrome trace and the names of its processes and
@@ -588,6 +624,9 @@ static struct adt_report_profile *read_pass(const char *archive, const struct ad
         start_timeline(&reading);
         profile->context_count = reading.context_capacity;
         profile->contexts = calloc(profile->context_count ? profile->context_count : 1, sizeof *profile->contexts);
+        reading.samples.counters = (uint32_t)profile->counter_count;
+        adt_report_fed(adt_feed_mpi_profile_create(&reading.mpi_profile, (uint32_t)profile->rank_count, 0,
+                                                   reading.timer_resolution));
         adt_report_matching_start(&reading.matching, profile->rank_count);
         adt_report_index_locations(&reading);
         if (reading.chrome != NULL) {

@@ -168,16 +168,9 @@ void adt_report_leave_mpi_call(struct reading *reading, struct location_state *l
             adt_report_add_to_timeline(reading, profile->timeline_mpi, location->timeline_row, enter_time, time);
         }
     }
-    struct adt_report_mpi_function *function = &profile->mpi_functions[mpi_function];
-    double exclusive = adt_report_seconds(reading, exclusive_ticks);
-    function->calls++;
-    function->seconds += exclusive;
-    profile->ranks[location->rank].mpi_seconds += exclusive;
-    if (estimated) {
-        function->estimated_calls++;
-        function->estimated_seconds += exclusive;
-    } else if (profile->phase_count > 0) {
-        adt_report_phase_mpi(reading, location->phase, mpi_function, exclusive);
+    adt_report_fed(adt_feed_mpi_call(&reading->mpi_profile, location->rank, mpi_function, exclusive_ticks, estimated));
+    if (!estimated && profile->phase_count > 0) {
+        adt_report_phase_mpi(reading, location->phase, mpi_function, adt_report_seconds(reading, exclusive_ticks));
     }
 }
 
@@ -340,14 +333,12 @@ static OTF2_CallbackCode on_sample(OTF2_LocationRef id, OTF2_TimeStamp time, voi
     }
     profile->samples++;
     profile->sampled_seconds += weight;
-    profile->contexts[context].self_seconds += weight;
+    adt_report_fed(adt_feed_sample(&reading->samples, context, weight,
+                                   location->counts_pending ? location->counter_pending : NULL));
     if (profile->phase_count > 0) {
         adt_report_phase_sample(reading, location->phase, context, weight);
     }
     if (location->counts_pending) {
-        for (size_t c = 0; c < profile->counter_count; c++) {
-            profile->contexts[context].self_counts[c] += location->counter_pending[c];
-        }
         memset(location->counter_pending, 0, sizeof location->counter_pending);
         location->counts_pending = false;
     }
@@ -465,10 +456,8 @@ static void point_to_point(struct reading *reading, OTF2_LocationRef id, OTF2_Ti
     }
     note_comm(reading, location, comm);
     if (reading->regions[region->region].mpi) {
-        /* The index first: a new function may move the array. */
-        uint32_t index = mpi_function_of(reading, region->region);
-        struct adt_report_mpi_function *function = &reading->profile->mpi_functions[index];
-        *(sending ? &function->bytes_sent : &function->bytes_received) += bytes;
+        adt_report_fed(adt_feed_mpi_bytes(&reading->mpi_profile, location->rank, mpi_function_of(reading, region->region),
+                                          sending ? bytes : 0, sending ? 0 : bytes));
     }
     *(sending ? &location->call_bytes_sent : &location->call_bytes_received) += bytes;
     adt_report_add_message(&reading->matching, sending, (uint32_t)(location - reading->locations), location->rank,
@@ -518,11 +507,8 @@ static struct open_region *collective_bytes(struct reading *reading, struct loca
         return NULL;
     }
     if (reading->regions[region->region].mpi) {
-        /* The index first: a new function may move the array. */
-        uint32_t index = mpi_function_of(reading, region->region);
-        struct adt_report_mpi_function *function = &reading->profile->mpi_functions[index];
-        function->bytes_sent += sent;
-        function->bytes_received += received;
+        adt_report_fed(
+            adt_feed_mpi_bytes(&reading->mpi_profile, location->rank, mpi_function_of(reading, region->region), sent, received));
     }
     location->call_bytes_sent += sent;
     location->call_bytes_received += received;

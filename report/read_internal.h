@@ -7,7 +7,10 @@
 #include <otf2/otf2.h>
 #include <stdarg.h>
 
+#include "feed/feed.h"
 #include "report_internal.h"
+
+_Static_assert(ADT_REPORT_COUNTERS_MAX == ADT_FEED_COUNTERS_MAX, "a sample's counters go through the feed");
 
 /* A region entered on a location and not yet left. */
 struct open_region {
@@ -129,6 +132,12 @@ struct reading {
     const uint64_t *left_out_ids;
     size_t left_out_id_count;
     struct adt_report_matching matching;
+    /* The analyses of the event feed (feed/feed.h) this reader drives: the
+     * MPI profile (functions: profile->mpi_functions' indices) and the
+     * samples on the archive's calling-context tree; finish() (read.c)
+     * takes the profile's figures from them. */
+    adt_feed_mpi_profile mpi_profile;
+    adt_feed_samples samples;
     char **strings;
     size_t string_capacity;
     struct region_definition *regions;

@@ -13,6 +13,10 @@
 void *adt_report_reserve(void *array, size_t *capacity, size_t needed, size_t element_size);
 /* The same with the new elements zeroed. */
 void *adt_report_grow(void *array, size_t *capacity, size_t needed, size_t element_size);
+/* The result of a call into the event feed's analyses (feed/feed.h): -1,
+ * out of memory (the reader feeds only ranks and contexts it defined),
+ * ends the report as above. */
+void adt_report_fed(int result);
 
 /* Writes path with print; -1 with a reason in error when it cannot be
  * written. */

@@ -181,7 +181,30 @@ def check_equal(run_dir, mpiexec, launcher, program, report, otf2_print, ranks=2
     summary = json.load(open(os.path.join(archive, "summary.json")))
     check_calls_reached(summary, found)
     print(f"live report = adaptrace-report for {len(found)} functions")
+    check_rank_spread(live, offline)
     check_sampled(live, offline, summary)
+
+
+def check_rank_spread(live, offline):
+    """Each rank's seconds in MPI and their spread over the ranks (the
+    imbalance), both from the event feed's analyses: within a tick (a
+    nanosecond here) a call of adaptrace-report's."""
+    calls = [sum(f["calls"] for f in rank["mpi_functions"]) for rank in live["per_rank"]]
+    for rank, offline_rank, rank_calls in zip(live["per_rank"], offline["ranks"], calls):
+        if abs(rank["mpi_seconds"] - offline_rank["mpi_seconds"]) > 1e-9 * rank_calls:
+            fail(f"rank {rank['rank']}: {rank['mpi_seconds']} s in MPI live, "
+                 f"{offline_rank['mpi_seconds']} s in adaptrace-report")
+    spread, expected = live["rank_spread"]["mpi_seconds"], offline["rank_spread"]["mpi_seconds"]
+    for key in ("min", "mean", "max"):
+        if abs(spread[key] - expected[key]) > 1e-9 * max(calls):
+            fail(f"time in MPI per rank, {key}: {spread[key]} live, {expected[key]} in adaptrace-report")
+    # max / mean: the two figures' bounds, relative, add up (a balanced or
+    # empty run: 1 on both sides).
+    tick_bound = 1e-9 * max(calls)
+    relative = (tick_bound / expected["max"] + tick_bound / expected["mean"]) if expected["mean"] > 0 else 0
+    if abs(spread["imbalance"] - expected["imbalance"]) > expected["imbalance"] * relative + 1e-9:
+        fail(f"imbalance of the time in MPI: {spread['imbalance']} live, {expected['imbalance']} in adaptrace-report")
+    print(f"time in MPI per rank and its imbalance ({spread['imbalance']:.4f}) = adaptrace-report's")
 
 
 def check_calls_reached(summary, found):
@@ -661,6 +684,10 @@ def check_page(run_dir, mpiexec, launcher, program, report, otf2_print, page_mod
     by_inclusive = [f["name"] for f in sorted(live["sampled_functions"], key=lambda f: -f["inclusive_seconds"])][:15]
     if table_rows(drawn.stdout, "hot-inclusive") != by_inclusive:
         fail(f"rows by inclusive time {table_rows(drawn.stdout, 'hot-inclusive')}, expected {by_inclusive}")
+    imbalance = re.search(r'id="imbalance"[^>]*>([^<]*)<', drawn.stdout)
+    expected_imbalance = f"imbalance (max/mean) {live['rank_spread']['mpi_seconds']['imbalance']:.3f}."
+    if imbalance is None or not imbalance.group(1).endswith(expected_imbalance):
+        fail(f"the page's imbalance line {imbalance.group(1) if imbalance else None}, expected ...{expected_imbalance}")
     state = re.search(r'id="state"[^>]*>([^<]*)<', drawn.stdout)
     if state is None or not state.group(1).startswith("Final"):
         fail(f"the page does not say the report is final: {state.group(1) if state else None}")

@@ -76,10 +76,7 @@ class Live : public ::testing::Test {
 protected:
     void SetUp() override { ASSERT_EQ(adt_live_create(&live, kRanks, kFunctions), 0); }
     void TearDown() override { adt_live_destroy(&live); }
-    const adt_live_function &at(uint32_t rank, uint32_t function) const
-    {
-        return live.table[rank * kFunctions + function];
-    }
+    adt_feed_mpi_figures at(uint32_t rank, uint32_t function) const { return adt_feed_mpi_of(&live.mpi, rank, function); }
     adt_live live{};
     char error[256] = "";
 };
@@ -92,9 +89,9 @@ TEST_F(Live, ChunksAddUpPerRankAndFunction)
     ASSERT_EQ(adt_live_add_chunk(&live, 1, &chunk, chunk_bytes(2), true, error, sizeof error), 0) << error;
     EXPECT_EQ(at(1, 0).calls, 2u);
     EXPECT_EQ(at(1, 0).ticks, 500u);
-    EXPECT_EQ(at(1, 0).sent, 128u);
+    EXPECT_EQ(at(1, 0).bytes_sent, 128u);
     EXPECT_EQ(at(1, 2).calls, 2u);
-    EXPECT_EQ(at(1, 2).received, 16u);
+    EXPECT_EQ(at(1, 2).bytes_received, 16u);
     EXPECT_EQ(at(0, 0).calls, 0u);
     EXPECT_EQ(live.states[1].finished, 1u);
     EXPECT_EQ(live.states[1].heard, 1u);
@@ -120,8 +117,8 @@ TEST_F(Live, TotalsAddToTheCallsStreamed)
     ASSERT_EQ(adt_live_add_chunk(&live, 1, &chunk, chunk_bytes(3), true, error, sizeof error), 0) << error;
     EXPECT_EQ(at(1, 0).calls, 1001u);
     EXPECT_EQ(at(1, 0).ticks, 7250u);
-    EXPECT_EQ(at(1, 0).sent, 64064u);
-    EXPECT_EQ(at(1, 0).received, 3u);
+    EXPECT_EQ(at(1, 0).bytes_sent, 64064u);
+    EXPECT_EQ(at(1, 0).bytes_received, 3u);
     EXPECT_EQ(at(1, 2).calls, 1u);
     chunk.records[2].id = kFunctions;
     EXPECT_EQ(adt_live_add_chunk(&live, 1, &chunk, chunk_bytes(3), true, error, sizeof error), -1)
@@ -142,7 +139,7 @@ TEST_F(Live, AChunkThatDoesNotHoldWhatItsHeaderSaysIsLeftOutWhole)
         << "an unknown function";
     EXPECT_NE(std::string(error).find("unknown function"), std::string::npos) << error;
     adt_online_chunk beyond = make_chunk(1);
-    beyond.records[1] = context(ADT_LIVE_CONTEXTS_MAX, ADT_ONLINE_NO_PARENT, 1);
+    beyond.records[1] = context(ADT_FEED_CONTEXTS_MAX, ADT_ONLINE_NO_PARENT, 1);
     EXPECT_EQ(adt_live_add_chunk(&live, 1, &beyond, chunk_bytes(2), false, error, sizeof error), -1)
         << "a context numbered beyond any tree";
     adt_online_chunk stranger = make_chunk(kRanks);
@@ -177,6 +174,36 @@ TEST_F(Live, TheReportIsRenamedIntoPlaceWithTheTotals)
     EXPECT_EQ(report.find("MPI_Recv"), std::string::npos) << "a function without calls is left out: " << report;
     EXPECT_FALSE(std::filesystem::exists(archive + "/live/.report.json.tmp"));
     EXPECT_FALSE(std::filesystem::exists(archive + "/live/report.html")) << "no page printer, no page";
+}
+
+// Each rank's seconds in MPI and their spread over the ranks (the feed's,
+// as adaptrace-report's "rank_spread"), read at rank 0's rate.
+TEST_F(Live, TheReportHasEachRanksTimeInMpiAndItsSpread)
+{
+    ScratchDirectory scratch("adt-online-live-spread");
+    std::string archive = scratch.path() + "/archive";
+    adt_online_chunk chunk = make_chunk(0);  // 750 ticks at 1000 a second
+    ASSERT_EQ(adt_live_add_chunk(&live, 0, &chunk, chunk_bytes(2), true, error, sizeof error), 0) << error;
+    chunk = make_chunk(1);
+    chunk.header.ticks_per_second = 999;  // rank 0's rate is the archive's
+    chunk.header.records = 1;             // MPI_Send only: 250 ticks
+    ASSERT_EQ(adt_live_add_chunk(&live, 1, &chunk, chunk_bytes(1), true, error, sizeof error), 0) << error;
+    ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &kFinal, nullptr, error, sizeof error), 0)
+        << error;
+    std::ifstream in(archive + "/live/report.json");
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string report = text.str();
+    EXPECT_NE(report.find("\"rank_spread\": {\"mpi_seconds\": {\"min\": 0.25, \"mean\": 0.5, \"max\": 0.75, "
+                          "\"imbalance\": 1.5}}"),
+              std::string::npos)
+        << report;
+    EXPECT_NE(report.find("{\"rank\": 0, \"connected\": true, \"finished\": true, \"mpi_seconds\": 0.75, "),
+              std::string::npos)
+        << report;
+    EXPECT_NE(report.find("{\"rank\": 1, \"connected\": true, \"finished\": true, \"mpi_seconds\": 0.25, "),
+              std::string::npos)
+        << report;
 }
 
 TEST_F(Live, AReportOfAJobEndedBySignalSaysSoAndIsNotFinal)

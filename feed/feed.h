@@ -1,0 +1,168 @@
+/* feed: the events the analyses of a run take, and the analyses written
+ * once on them (issue #28). Any producer drives them: adaptrace-report's
+ * reader of archives (report/read_events.c, report/folded.c) and the
+ * analyzer's decoder of the ranks' stream (online/live.c). What each
+ * producer can feed, and what it cannot yet, is in docs/report.md and
+ * docs/online.md.
+ *
+ * The analyses so far:
+ * - the MPI profile: per MPI function and rank, the calls, their
+ *   exclusive clock ticks and the bytes their records moved;
+ * - the spread of a figure over the ranks (min, mean, max and the
+ *   imbalance max/mean), of the MPI profile's time per rank and others;
+ * - the sampled profile: a calling-context tree with its samples, and per
+ *   function the exclusive and inclusive samples, seconds and counter
+ *   counts (a sample counts exclusively for its context's function and
+ *   inclusively, once, for every function on its path).
+ *
+ * Normal context only (malloc): the producers are post-mortem or the
+ * analysis process, never a rank's hot path. Plain C types: the unit
+ * tests are C++. */
+#ifndef ADAPTRACE_FEED_H
+#define ADAPTRACE_FEED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- The MPI profile ---- */
+
+/* One MPI function on one rank. All words, so that analysis processes
+ * serving different ranks add their profiles up with one MPI_SUM. Ticks
+ * are the producer's clock's (the archive's timer resolution, a rank's
+ * stream's rate): the consumer turns them into seconds. */
+typedef struct adt_feed_mpi_figures {
+    uint64_t calls;
+    uint64_t ticks; /* exclusive: less the MPI calls nested in them */
+    uint64_t bytes_sent;
+    uint64_t bytes_received;
+    /* Of calls and ticks, those a producer estimated rather than measured
+     * (report/folded.c: folded calls, their skeleton histogram's mean). */
+    uint64_t estimated_calls;
+    uint64_t estimated_ticks;
+} adt_feed_mpi_figures;
+
+#define ADT_FEED_MPI_FIGURES_WORDS (sizeof(adt_feed_mpi_figures) / sizeof(uint64_t))
+
+/* Seconds summed call by call, where the producer's clock is known from
+ * the start (an archive's): each call's exclusive ticks in seconds, added
+ * in the order the calls came. The sum of the ticks read once at the end
+ * can differ in the last bit, and adaptrace-report's figures are kept to
+ * the bit. */
+typedef struct adt_feed_mpi_seconds {
+    double seconds;
+    double estimated_seconds;
+} adt_feed_mpi_seconds;
+
+/* The figures of functions × ranks, functions numbered by the producer
+ * from 0 (more are added as they come). */
+typedef struct adt_feed_mpi_profile {
+    uint32_t ranks;
+    uint32_t functions;
+    size_t capacity;               /* functions the arrays hold room for */
+    adt_feed_mpi_figures *figures; /* [function * ranks + rank] */
+    uint64_t ticks_per_second;     /* 0: not known from the start, no seconds summed */
+    adt_feed_mpi_seconds *seconds; /* [function], summed over the ranks */
+    double *rank_seconds;          /* [rank], summed over the functions */
+} adt_feed_mpi_profile;
+
+/* functions: how many to make room for at once (more may come);
+ * ticks_per_second: the producer's clock when known from the start (then
+ * seconds are summed call by call), else 0. 0, or -1 when out of memory. */
+int adt_feed_mpi_profile_create(adt_feed_mpi_profile *profile, uint32_t ranks, uint32_t functions,
+                                uint64_t ticks_per_second);
+void adt_feed_mpi_profile_free(adt_feed_mpi_profile *profile);
+
+/* An MPI call of function on rank left: its exclusive ticks (estimated:
+ * not measured). 0, or -1 when out of memory or rank is not one. */
+int adt_feed_mpi_call(adt_feed_mpi_profile *profile, uint32_t rank, uint32_t function, uint64_t exclusive_ticks,
+                      bool estimated);
+/* Bytes a message or collective record attributed to function on rank
+ * (the innermost MPI call open when it was written). */
+int adt_feed_mpi_bytes(adt_feed_mpi_profile *profile, uint32_t rank, uint32_t function, uint64_t sent,
+                       uint64_t received);
+/* Calls a producer could only give as sums (the stream's totals records:
+ * calls, their ticks and bytes). */
+int adt_feed_mpi_sums(adt_feed_mpi_profile *profile, uint32_t rank, uint32_t function,
+                      const adt_feed_mpi_figures *sums);
+
+/* The figures of function on rank; zeros for a function none came for. */
+adt_feed_mpi_figures adt_feed_mpi_of(const adt_feed_mpi_profile *profile, uint32_t rank, uint32_t function);
+/* The figures of function summed over the ranks. */
+adt_feed_mpi_figures adt_feed_mpi_function(const adt_feed_mpi_profile *profile, uint32_t function);
+/* The exclusive ticks of every MPI call of rank. */
+uint64_t adt_feed_mpi_rank_ticks(const adt_feed_mpi_profile *profile, uint32_t rank);
+/* With ticks_per_second: function's seconds (zeros for one none came
+ * for). */
+adt_feed_mpi_seconds adt_feed_mpi_function_seconds(const adt_feed_mpi_profile *profile, uint32_t function);
+
+/* ---- The spread over the ranks ---- */
+
+typedef struct adt_feed_spread {
+    double min;
+    double mean;
+    double max;
+    double imbalance; /* max / mean; 1 where the mean is not above 0 */
+} adt_feed_spread;
+
+/* The spread of count values, one per rank, each a double stride bytes
+ * after the one before (the first at values): a field of an array of
+ * structs, or an array of doubles. */
+adt_feed_spread adt_feed_spread_of(const void *values, size_t count, size_t stride);
+
+/* ---- The sampled profile ---- */
+
+#define ADT_FEED_NO_PARENT UINT32_MAX
+#define ADT_FEED_NO_FUNCTION UINT32_MAX
+/* Counter values a sample can carry (the report's PAPI counters). */
+#define ADT_FEED_COUNTERS_MAX 16
+
+/* A node of a calling-context tree and the samples taken in it. */
+typedef struct adt_feed_context {
+    uint32_t parent;   /* ADT_FEED_NO_PARENT for a root */
+    uint32_t function; /* the producer's function index; ADT_FEED_NO_FUNCTION: none (left out) */
+    uint64_t samples;
+    double seconds; /* the time its samples stand for */
+    double counts[ADT_FEED_COUNTERS_MAX];
+} adt_feed_context;
+
+/* A calling-context tree, nodes numbered by the producer from 0. */
+typedef struct adt_feed_samples {
+    uint32_t counters; /* counter values each sample carries, <= ADT_FEED_COUNTERS_MAX */
+    uint32_t count;    /* nodes 0 .. count-1 exist */
+    uint32_t capacity;
+    adt_feed_context *contexts;
+} adt_feed_samples;
+
+/* Node ids a tree can have; a larger one is refused (-1). */
+#define ADT_FEED_CONTEXTS_MAX (1u << 30)
+
+void adt_feed_samples_free(adt_feed_samples *samples);
+/* Node id's parent and function (its samples, if some came first, stay).
+ * 0, or -1 when out of memory or id is too large. */
+int adt_feed_context_define(adt_feed_samples *samples, uint32_t id, uint32_t parent, uint32_t function);
+/* A sample taken in node context: the seconds it stands for and its
+ * counter values (samples->counters of them; NULL: none). 0, or -1 when
+ * out of memory or context is too large. */
+int adt_feed_sample(adt_feed_samples *samples, uint32_t context, double seconds, const double *counts);
+
+/* One function of the sampled profile. */
+typedef struct adt_feed_function_profile {
+    uint64_t exclusive_samples;
+    uint64_t inclusive_samples;
+    double exclusive_seconds;
+    double inclusive_seconds;
+    double exclusive_counts[ADT_FEED_COUNTERS_MAX];
+    double inclusive_counts[ADT_FEED_COUNTERS_MAX];
+} adt_feed_function_profile;
+
+/* Adds the samples of the tree to functions (function_count of them,
+ * indexed by the contexts' function), nodes in id order: a node's
+ * samples exclusively to its function, inclusively once to each function
+ * on its path. Nodes without samples or without a function are passed
+ * over, and so are the ancestors without one. 0, or -1 when out of
+ * memory (nothing added). */
+int adt_feed_sampled_functions(const adt_feed_samples *samples, adt_feed_function_profile *functions,
+                               uint32_t function_count);
+
+#endif

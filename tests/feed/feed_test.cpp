@@ -1,0 +1,227 @@
+// The event feed's analyses (feed/feed.h): the MPI profile per function
+// and rank, and the sampled profile's exclusive and inclusive figures, as
+// adaptrace-report's reader and the analyzer's stream decoder drive them.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <set>
+#include <vector>
+
+extern "C" {
+#include "feed/feed.h"
+}
+
+namespace {
+
+TEST(FeedMpiProfile, CallsAndBytesAddUpPerFunctionAndRank)
+{
+    adt_feed_mpi_profile profile;
+    ASSERT_EQ(adt_feed_mpi_profile_create(&profile, 2, 1, 0), 0);
+    ASSERT_EQ(adt_feed_mpi_call(&profile, 0, 0, 100, false), 0);
+    ASSERT_EQ(adt_feed_mpi_call(&profile, 1, 0, 50, false), 0);
+    ASSERT_EQ(adt_feed_mpi_bytes(&profile, 1, 0, 64, 8), 0);
+    // A function beyond the ones made room for: the table grows.
+    ASSERT_EQ(adt_feed_mpi_call(&profile, 1, 5, 7, true), 0);
+    ASSERT_EQ(adt_feed_mpi_bytes(&profile, 1, 5, 0, 32), 0);
+    EXPECT_EQ(profile.functions, 6u);
+    EXPECT_EQ(adt_feed_mpi_of(&profile, 0, 0).calls, 1u);
+    EXPECT_EQ(adt_feed_mpi_of(&profile, 1, 0).bytes_sent, 64u);
+    EXPECT_EQ(adt_feed_mpi_of(&profile, 1, 0).bytes_received, 8u);
+    EXPECT_EQ(adt_feed_mpi_of(&profile, 0, 0).bytes_sent, 0u);
+    adt_feed_mpi_figures total = adt_feed_mpi_function(&profile, 0);
+    EXPECT_EQ(total.calls, 2u);
+    EXPECT_EQ(total.ticks, 150u);
+    adt_feed_mpi_figures folded = adt_feed_mpi_of(&profile, 1, 5);
+    EXPECT_EQ(folded.calls, 1u);
+    EXPECT_EQ(folded.estimated_calls, 1u);
+    EXPECT_EQ(folded.estimated_ticks, 7u);
+    EXPECT_EQ(folded.bytes_received, 32u);
+    EXPECT_EQ(adt_feed_mpi_of(&profile, 0, 3).calls, 0u) << "a function between: zeros";
+    EXPECT_EQ(adt_feed_mpi_of(&profile, 0, 9).calls, 0u) << "beyond: zeros";
+    // Without a clock known from the start, no seconds are summed.
+    EXPECT_EQ(adt_feed_mpi_function_seconds(&profile, 0).seconds, 0.0);
+    EXPECT_EQ(profile.rank_seconds[1], 0.0);
+    adt_feed_mpi_profile_free(&profile);
+}
+
+TEST(FeedMpiProfile, ARankThatIsNoneIsRefused)
+{
+    adt_feed_mpi_profile profile;
+    ASSERT_EQ(adt_feed_mpi_profile_create(&profile, 2, 1, 0), 0);
+    EXPECT_EQ(adt_feed_mpi_call(&profile, 2, 0, 1, false), -1);
+    EXPECT_EQ(adt_feed_mpi_bytes(&profile, 2, 0, 1, 1), -1);
+    EXPECT_EQ(adt_feed_mpi_function(&profile, 0).calls, 0u);
+    adt_feed_mpi_profile_free(&profile);
+}
+
+// The stream's totals records: calls a rank could only send as sums.
+TEST(FeedMpiProfile, SumsAddToTheCallsOneByOne)
+{
+    adt_feed_mpi_profile profile;
+    ASSERT_EQ(adt_feed_mpi_profile_create(&profile, 1, 2, 0), 0);
+    ASSERT_EQ(adt_feed_mpi_call(&profile, 0, 1, 250, false), 0);
+    adt_feed_mpi_figures sums{};
+    sums.calls = 1000;
+    sums.ticks = 7000;
+    sums.bytes_sent = 64000;
+    sums.bytes_received = 3;
+    ASSERT_EQ(adt_feed_mpi_sums(&profile, 0, 1, &sums), 0);
+    adt_feed_mpi_figures figures = adt_feed_mpi_of(&profile, 0, 1);
+    EXPECT_EQ(figures.calls, 1001u);
+    EXPECT_EQ(figures.ticks, 7250u);
+    EXPECT_EQ(figures.bytes_sent, 64000u);
+    EXPECT_EQ(figures.bytes_received, 3u);
+    EXPECT_EQ(adt_feed_mpi_rank_ticks(&profile, 0), 7250u);
+    adt_feed_mpi_profile_free(&profile);
+}
+
+// With the clock known from the start, each call's seconds are added in
+// the order the calls came (adaptrace-report's figures, to the bit), per
+// function and per rank, the estimated ones apart too.
+TEST(FeedMpiProfile, SecondsAreSummedCallByCallInTheOrderTheyCame)
+{
+    const uint64_t rate = 2400000001u;  // ticks whose seconds are inexact
+    const uint64_t ticks[] = {3, 1000000007, 5, 999999937, 11, 7, 123456789, 1};
+    adt_feed_mpi_profile profile;
+    ASSERT_EQ(adt_feed_mpi_profile_create(&profile, 2, 1, rate), 0);
+    double function_seconds = 0.0, rank_seconds[2] = {0.0, 0.0}, estimated = 0.0;
+    for (size_t i = 0; i < sizeof ticks / sizeof ticks[0]; i++) {
+        uint32_t rank = static_cast<uint32_t>(i % 2);
+        bool folded = i % 3 == 0;
+        ASSERT_EQ(adt_feed_mpi_call(&profile, rank, 0, ticks[i], folded), 0);
+        double seconds = static_cast<double>(ticks[i]) / static_cast<double>(rate);
+        function_seconds += seconds;
+        rank_seconds[rank] += seconds;
+        estimated += folded ? seconds : 0.0;
+    }
+    EXPECT_EQ(adt_feed_mpi_function_seconds(&profile, 0).seconds, function_seconds);
+    EXPECT_EQ(adt_feed_mpi_function_seconds(&profile, 0).estimated_seconds, estimated);
+    EXPECT_EQ(profile.rank_seconds[0], rank_seconds[0]);
+    EXPECT_EQ(profile.rank_seconds[1], rank_seconds[1]);
+    adt_feed_mpi_profile_free(&profile);
+}
+
+struct RankFigures {
+    double span;
+    double mpi;
+};
+
+TEST(FeedSpread, MinMeanMaxAndImbalanceOfAFieldOverTheRanks)
+{
+    const RankFigures ranks[] = {{10.0, 1.0}, {10.0, 3.0}, {10.0, 2.0}, {10.0, 6.0}};
+    adt_feed_spread spread = adt_feed_spread_of(&ranks[0].mpi, 4, sizeof ranks[0]);
+    EXPECT_EQ(spread.min, 1.0);
+    EXPECT_EQ(spread.max, 6.0);
+    EXPECT_EQ(spread.mean, 3.0);
+    EXPECT_EQ(spread.imbalance, 2.0);
+    const double none[] = {0.0, 0.0};
+    spread = adt_feed_spread_of(none, 2, sizeof none[0]);
+    EXPECT_EQ(spread.imbalance, 1.0) << "no time anywhere: balanced";
+    spread = adt_feed_spread_of(nullptr, 0, sizeof(double));
+    EXPECT_EQ(spread.mean, 0.0);
+    EXPECT_EQ(spread.imbalance, 1.0);
+}
+
+enum { kMain, kSolve, kKernel, kFunctions };
+
+TEST(FeedSampledProfile, ASampleCountsForItsFunctionAndOnceForEveryFunctionOnItsPath)
+{
+    adt_feed_samples samples{};
+    samples.counters = 1;
+    // main -> solve -> solve (recursion) -> kernel, and main -> solve.
+    ASSERT_EQ(adt_feed_context_define(&samples, 1, ADT_FEED_NO_PARENT, kMain), 0);
+    ASSERT_EQ(adt_feed_context_define(&samples, 2, 1, kSolve), 0);
+    ASSERT_EQ(adt_feed_context_define(&samples, 3, 2, kSolve), 0);
+    ASSERT_EQ(adt_feed_context_define(&samples, 4, 3, kKernel), 0);
+    const double cycles[] = {100.0};
+    ASSERT_EQ(adt_feed_sample(&samples, 4, 0.001, cycles), 0);
+    ASSERT_EQ(adt_feed_sample(&samples, 4, 0.002, nullptr), 0);
+    ASSERT_EQ(adt_feed_sample(&samples, 2, 0.001, cycles), 0);
+    adt_feed_function_profile functions[kFunctions] = {};
+    ASSERT_EQ(adt_feed_sampled_functions(&samples, functions, kFunctions), 0);
+    EXPECT_EQ(functions[kMain].exclusive_samples, 0u);
+    EXPECT_EQ(functions[kMain].inclusive_samples, 3u);
+    EXPECT_EQ(functions[kSolve].exclusive_samples, 1u);
+    EXPECT_EQ(functions[kSolve].inclusive_samples, 3u) << "recursion counts once";
+    EXPECT_EQ(functions[kKernel].exclusive_samples, 2u);
+    EXPECT_EQ(functions[kKernel].inclusive_samples, 2u);
+    EXPECT_DOUBLE_EQ(functions[kKernel].exclusive_seconds, 0.003);
+    EXPECT_DOUBLE_EQ(functions[kSolve].inclusive_seconds, 0.004);
+    EXPECT_EQ(functions[kKernel].exclusive_counts[0], 100.0);
+    EXPECT_EQ(functions[kSolve].exclusive_counts[0], 100.0);
+    EXPECT_EQ(functions[kMain].inclusive_counts[0], 200.0);
+    adt_feed_samples_free(&samples);
+}
+
+// The archive's reader gives the samples first and the contexts'
+// functions at the end; nodes without a function are passed over.
+TEST(FeedSampledProfile, SamplesBeforeTheirNodesFunctionStayAndNodesWithoutOneArePassedOver)
+{
+    adt_feed_samples samples{};
+    ASSERT_EQ(adt_feed_sample(&samples, 2, 0.5, nullptr), 0);
+    ASSERT_EQ(adt_feed_sample(&samples, 7, 0.25, nullptr), 0);  // never given a function
+    ASSERT_EQ(adt_feed_context_define(&samples, 0, ADT_FEED_NO_PARENT, kMain), 0);
+    ASSERT_EQ(adt_feed_context_define(&samples, 1, 0, ADT_FEED_NO_FUNCTION), 0);
+    ASSERT_EQ(adt_feed_context_define(&samples, 2, 1, kKernel), 0);
+    adt_feed_function_profile functions[kFunctions] = {};
+    ASSERT_EQ(adt_feed_sampled_functions(&samples, functions, kFunctions), 0);
+    EXPECT_EQ(functions[kKernel].exclusive_samples, 1u);
+    EXPECT_EQ(functions[kKernel].exclusive_seconds, 0.5);
+    EXPECT_EQ(functions[kMain].inclusive_samples, 1u) << "above the node without a function";
+    EXPECT_EQ(functions[kMain].exclusive_samples, 0u);
+    EXPECT_EQ(functions[kSolve].inclusive_samples, 0u);
+    adt_feed_samples_free(&samples);
+}
+
+TEST(FeedSampledProfile, ANodeBeyondTheLimitIsRefused)
+{
+    adt_feed_samples samples{};
+    EXPECT_EQ(adt_feed_context_define(&samples, ADT_FEED_CONTEXTS_MAX, ADT_FEED_NO_PARENT, kMain), -1);
+    EXPECT_EQ(adt_feed_sample(&samples, ADT_FEED_CONTEXTS_MAX, 1.0, nullptr), -1);
+    EXPECT_EQ(samples.count, 0u);
+    adt_feed_samples_free(&samples);
+}
+
+// Property: on random trees, each function's figures are those of the
+// definition: exclusive, the samples whose node is its own; inclusive,
+// the samples with it anywhere on their path, once each.
+TEST(FeedSampledProfile, RandomTreesAgreeWithTheDefinition)
+{
+    std::mt19937 random(28);
+    for (int round = 0; round < 200; round++) {
+        const uint32_t nodes = 1 + random() % 60, functions = 1 + random() % 8;
+        adt_feed_samples samples{};
+        std::vector<uint32_t> parent(nodes), function(nodes);
+        std::vector<uint64_t> taken(nodes, 0);
+        for (uint32_t id = 0; id < nodes; id++) {
+            parent[id] = id == 0 || random() % 5 == 0 ? ADT_FEED_NO_PARENT : static_cast<uint32_t>(random() % id);
+            function[id] = static_cast<uint32_t>(random() % functions);
+            ASSERT_EQ(adt_feed_context_define(&samples, id, parent[id], function[id]), 0);
+        }
+        for (int s = 0; s < 300; s++) {
+            uint32_t id = static_cast<uint32_t>(random() % nodes);
+            taken[id]++;
+            ASSERT_EQ(adt_feed_sample(&samples, id, 1.0, nullptr), 0);
+        }
+        std::vector<adt_feed_function_profile> profile(functions);
+        ASSERT_EQ(adt_feed_sampled_functions(&samples, profile.data(), functions), 0);
+        std::vector<uint64_t> exclusive(functions, 0), inclusive(functions, 0);
+        for (uint32_t id = 0; id < nodes; id++) {
+            exclusive[function[id]] += taken[id];
+            std::set<uint32_t> on_path;
+            for (uint32_t node = id; node != ADT_FEED_NO_PARENT; node = parent[node])
+                on_path.insert(function[node]);
+            for (uint32_t f : on_path)
+                inclusive[f] += taken[id];
+        }
+        for (uint32_t f = 0; f < functions; f++) {
+            EXPECT_EQ(profile[f].exclusive_samples, exclusive[f]) << "round " << round << " function " << f;
+            EXPECT_EQ(profile[f].inclusive_samples, inclusive[f]) << "round " << round << " function " << f;
+            EXPECT_EQ(profile[f].inclusive_seconds, static_cast<double>(inclusive[f]));
+        }
+        adt_feed_samples_free(&samples);
+    }
+}
+
+}  // namespace
