@@ -111,7 +111,7 @@ static int rebuild(part *p, uint32_t rank, uint32_t ranks, char *error, size_t s
     p->defs = adt_defs_replay(journal, head->journal_bytes);
     if (p->defs == NULL || adt_defs_set_calling_contexts(p->defs, (const adt_cc_node *)contexts,
                                                          head->context_count) != 0) {
-        snprintf(error, size, "rank %u: its definitions cannot be read back", rank);
+        snprintf(error, size, "rank %u: its definitions cannot be read back (out of memory, or a damaged journal)", rank);
         return -1;
     }
     adt_image_repair repair = { 0 };
