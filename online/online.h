@@ -6,9 +6,10 @@
  * over adaptrace's private inter-communicator, in chunks with nonblocking
  * sends progressed from its own later MPI calls, and the analyzers keep
  * <archive>/live/report.json up to date (docs/online.md). The ranks'
- * buffers and archive are exactly as without analyzers, unless
- * ADAPTRACE_ONLINE_OUTPUT=profile: then the streamed samples and calls
- * stay out of the buffer and no archive is written.
+ * buffers are exactly as without analyzers, and at the end analyzer 0
+ * writes the archive from the ranks' end states (ship.c, archive.c),
+ * unless ADAPTRACE_ONLINE_OUTPUT=profile: then the streamed samples and
+ * calls stay out of the buffer and no archive is written.
  *
  * The wire format is in wire.h (included here). Files by execution
  * context: stream.c (the MPI wrapper hot path: the
