@@ -26,9 +26,9 @@
 #define DECLINE_GRACE_SECONDS 5
 
 typedef struct part {
-    char *message; /* the end state as received (NULL: none came) */
-    size_t bytes;
+    bool came;       /* its end state came (it waits for an answer) */
     adt_online_end_state head;
+    adt_online_shipped_thread *shipped; /* its threads' names */
     adt_defs *defs;
     adt_buffer *buffer;
     int spill_fd;
@@ -38,13 +38,20 @@ typedef struct part {
     adt_online_written written;
 } part;
 
+static int rebuild(part *p, const char *message, size_t bytes, uint32_t rank, uint32_t ranks, char *error,
+                   size_t size);
+
 /* Receives one message of each rank (an end state or a decline), or
  * fewer: after a decline, those that come within the grace; without one,
- * those that come within wait_seconds of each other. Returns whether
- * every rank sent its end state. */
+ * those that come within wait_seconds of each other. Each end state is
+ * rebuilt as it comes and its message freed, so that analyzer 0 holds
+ * one message at a time beside the rebuilt buffers. Returns whether every
+ * rank's part came and was rebuilt; error says why not where a part was
+ * refused. */
 static bool receive_states(MPI_Comm parent, part *parts, uint32_t ranks, unsigned wait_seconds,
-                           const volatile sig_atomic_t *ending)
+                           const volatile sig_atomic_t *ending, char *error, size_t size)
 {
+    uint32_t rebuilt = 0;
     uint32_t messages = 0;
     bool declined = false;
     double give_up = MPI_Wtime() + wait_seconds;
@@ -70,27 +77,33 @@ static bool receive_states(MPI_Comm parent, part *parts, uint32_t ranks, unsigne
         }
         messages++;
         part *from = (uint32_t)status.MPI_SOURCE < ranks ? &parts[status.MPI_SOURCE] : NULL;
-        if (bytes == 0 || from == NULL || from->message != NULL) {
+        if (bytes == 0 || from == NULL || from->came) {
             free(message);
             if (!declined)
                 give_up = MPI_Wtime() + DECLINE_GRACE_SECONDS;
             declined = true;
             continue;
         }
-        from->message = message;
-        from->bytes = (size_t)bytes;
+        from->came = true;
+        /* After a refused part the others are only answered. */
+        if (error[0] == '\0' &&
+            rebuild(from, message, (size_t)bytes, (uint32_t)status.MPI_SOURCE, ranks, error, size) == 0)
+            rebuilt++;
+        free(message);
         give_up = declined ? give_up : MPI_Wtime() + wait_seconds;
     }
-    return !declined && messages == ranks;
+    return !declined && rebuilt == ranks;
 }
 
-/* One rank's part from its end state (wire.h); -1 with why in error. */
-static int rebuild(part *p, uint32_t rank, uint32_t ranks, char *error, size_t size)
+/* One rank's part from its end state (wire.h, bytes of it in message,
+ * which the part does not keep); -1 with why in error. */
+static int rebuild(part *p, const char *message, size_t bytes, uint32_t rank, uint32_t ranks, char *error,
+                   size_t size)
 {
-    const char *at = p->message, *end = p->message + p->bytes;
+    const char *at = message, *end = message + bytes;
 #define PADDED(n) (((n) + 7) / 8 * 8)
-    if (p->bytes < sizeof p->head) {
-        snprintf(error, size, "rank %u: an end state of %zu bytes", rank, p->bytes);
+    if (bytes < sizeof p->head) {
+        snprintf(error, size, "rank %u: an end state of %zu bytes", rank, bytes);
         return -1;
     }
     memcpy(&p->head, at, sizeof p->head);
@@ -102,7 +115,7 @@ static int rebuild(part *p, uint32_t rank, uint32_t ranks, char *error, size_t s
         (size_t)(end - at) != PADDED(head->journal_bytes) + PADDED(contexts_bytes) + PADDED(threads_bytes) +
                                   head->image_bytes) {
         snprintf(error, size, "rank %u: its end state does not match the run (rank %u of %u, %zu bytes)", rank,
-                 head->rank, head->ranks, p->bytes);
+                 head->rank, head->ranks, bytes);
         return -1;
     }
     const char *journal = at, *contexts = journal + PADDED(head->journal_bytes);
@@ -124,8 +137,14 @@ static int rebuild(part *p, uint32_t rank, uint32_t ranks, char *error, size_t s
         snprintf(error, size, "rank %u: out of memory for its threads", rank);
         return -1;
     }
+    p->shipped = malloc(threads_bytes ? threads_bytes : 1);
+    if (p->shipped == NULL) {
+        snprintf(error, size, "rank %u: out of memory for its threads", rank);
+        return -1;
+    }
+    memcpy(p->shipped, threads, threads_bytes);
     size_t locations = adt_buffer_location_count(p->buffer);
-    adt_online_shipped_thread *shipped = (adt_online_shipped_thread *)threads;
+    adt_online_shipped_thread *shipped = p->shipped;
     for (size_t t = 0; t < head->thread_count; t++) {
         shipped[t].name[sizeof shipped[t].name - 1] = '\0';
         if (shipped[t].position >= locations) {
@@ -202,10 +221,8 @@ void adt_online_archive_write(MPI_Comm parent, uint32_t ranks, unsigned wait_sec
     }
     for (uint32_t r = 0; r < ranks; r++)
         parts[r].spill_fd = -1;
-    bool every_part = receive_states(parent, parts, ranks, wait_seconds, ending);
     char error[512] = "";
-    for (uint32_t r = 0; every_part && r < ranks; r++)
-        every_part = rebuild(&parts[r], r, ranks, error, sizeof error) == 0;
+    bool every_part = receive_states(parent, parts, ranks, wait_seconds, ending, error, sizeof error);
     if (every_part && !write_parts(parts, ranks))
         snprintf(error, sizeof error, "out of memory for the writer threads of %u ranks", ranks);
     every_part = every_part && error[0] == '\0';
@@ -213,7 +230,7 @@ void adt_online_archive_write(MPI_Comm parent, uint32_t ranks, unsigned wait_sec
         fprintf(stderr, "adaptrace-analyzer: the archive is not written here: %s\n", error);
     for (uint32_t r = 0; r < ranks; r++) {
         part *p = &parts[r];
-        if (p->message == NULL)
+        if (!p->came)
             continue;
         if (!every_part) {
             p->written = (adt_online_written){ .status = -1 };
@@ -227,7 +244,7 @@ void adt_online_archive_write(MPI_Comm parent, uint32_t ranks, unsigned wait_sec
         if (p->spill_fd >= 0)
             close(p->spill_fd);
         free(p->threads);
-        free(p->message);
+        free(p->shipped);
     }
     free(parts);
 }
