@@ -221,7 +221,8 @@ void adt_online_archive_write(MPI_Comm parent, uint32_t ranks, unsigned wait_sec
     }
     for (uint32_t r = 0; r < ranks; r++)
         parts[r].spill_fd = -1;
-    char error[512] = "";
+    /* Room for the words around it in a rank's adt_trace_result.error. */
+    char error[sizeof((adt_trace_result *)0)->error - 64] = "";
     bool every_part = receive_states(parent, parts, ranks, wait_seconds, ending, error, sizeof error);
     if (every_part && !write_parts(parts, ranks))
         snprintf(error, sizeof error, "out of memory for the writer threads of %u ranks", ranks);
