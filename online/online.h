@@ -124,8 +124,10 @@ void adt_online_start(const adt_config *config, uint32_t rank, uint32_t size, co
 /* In MPI_Finalize after its Leave, collective over MPI_COMM_WORLD where
  * adt_online_start was: stops the sampler (the archive's samples are the
  * stream's), sends the samples left and the last chunk, waits (bounded) for the
- * sends and the analyzer's final report, and lets the analyzer go. Fills
- * stats (zeros where nothing streamed). */
+ * sends and the analyzer's final report, and lets the analyzer go (with
+ * ADAPTRACE_ONLINE_OUTPUT=trace it keeps the connection for the archive
+ * instead: adt_online_archive_held, adt_online_release). Fills stats
+ * (zeros where nothing streamed). */
 void adt_online_finish(adt_online_stats *stats);
 
 /* ---- rank side: the archive written by the analyzers (ship.c) ----------- */
