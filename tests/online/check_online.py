@@ -51,6 +51,9 @@ CASE:
   killed   the analyzer killed (SIGKILL) mid-run, under mpirun
            --enable-recovery: the application exits 0 and its archive is
            complete (otf2-print --silent -Werror).
+  spilled  a run of MPI events that flushes a 64 KiB buffer to its spill
+           file again and again: the analyzer's archive has the records
+           of the offline run per location (BufferFlush records aside);
   unwritten  analyzer 0 cannot write the archive (its address space
            limited during the run): it says why, and the ranks write the
            archive themselves, complete, as summary.json and stderr say.
@@ -203,16 +206,16 @@ def check_written_by_analyzers(archive, stderr):
         fail("a line says the ranks wrote the archive")
 
 
-def records_per_location(archive):
+def records_per_location(archive, left_out=()):
     """{(rank group, location): [record]} of the archive, read with
-    python3-otf2, times and samples left out: each record its class, the
-    region of an Enter or Leave (or of a calling context's), and the
-    fields of a message or collective."""
+    python3-otf2, times, samples and the classes left_out aside: each
+    record its class, the region of an Enter or Leave (or of a calling
+    context's), and the fields of a message or collective."""
     import otf2
     found = {}
     with otf2.reader.open(os.path.join(archive, "traces.otf2")) as trace:
         for location, event in trace.events:
-            if isinstance(event, otf2.events.CallingContextSample):
+            if isinstance(event, otf2.events.CallingContextSample) or type(event).__name__ in left_out:
                 continue
             record = [type(event).__name__]
             if hasattr(event, "region"):
@@ -483,12 +486,20 @@ def check_demo(run_dir, mpiexec, launcher, program, report, otf2_print):
     check_equal(run_dir, mpiexec, launcher, demo, report, otf2_print, ranks=4, arguments=arguments,
                 expected_functions=("MPI_Isend", "MPI_Irecv", "MPI_Waitall", "MPI_Allreduce", "MPI_Comm_split",
                                     "MPI_Reduce", "MPI_Gather", "MPI_Bcast"))
+    check_offline_records(run_dir, mpiexec, launcher, [demo, *arguments], 4, ENVIRONMENT)
+
+
+def check_offline_records(run_dir, mpiexec, launcher, arguments, ranks, environment, left_out=()):
+    """The program run offline writes the records, per location, that the
+    analyzer's archive in run_dir/archive has (times, samples and the
+    classes left_out aside)."""
     offline_dir = os.path.join(run_dir, "offline")
     os.makedirs(offline_dir)
     offline = os.path.join(offline_dir, "archive")
-    run([WATCHDOG, str(WATCHDOG_S), mpiexec, "--oversubscribe", "-np", "4", launcher, "--output", offline, demo,
-         *arguments], offline_dir)
-    online, ranks_wrote = records_per_location(os.path.join(run_dir, "archive")), records_per_location(offline)
+    run([WATCHDOG, str(WATCHDOG_S), mpiexec, "--oversubscribe", "-np", str(ranks), launcher, "--output", offline,
+         *arguments], offline_dir, environment)
+    online = records_per_location(os.path.join(run_dir, "archive"), left_out)
+    ranks_wrote = records_per_location(offline, left_out)
     if sorted(online) != sorted(ranks_wrote):
         fail(f"locations {sorted(online)} in the analyzer's archive, {sorted(ranks_wrote)} offline")
     for location, records in ranks_wrote.items():
@@ -498,6 +509,28 @@ def check_demo(run_dir, mpiexec, launcher, program, report, otf2_print):
                  f"record {first} differs: {online[location][first:first + 1]} != {records[first:first + 1]}")
     print(f"the analyzer's archive = the offline archive in {sum(map(len, online.values()))} records "
           f"on {len(online)} locations")
+    return json.load(open(os.path.join(offline, "summary.json")))
+
+
+def check_spilled(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """MPI events that fill a 64 KiB buffer again and again (3,000 rounds of
+    streamed.c's calls): the ranks flush them to their spill files, the
+    end states carry them (the buffer image's spill contents), and the
+    analyzer's archive has the records of the offline run, per location
+    (the BufferFlush records aside: where a flush falls depends on the
+    run's timing)."""
+    small = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="64K")
+    arguments = [program, "0", "3000"]
+    archive = os.path.join(run_dir, "archive")
+    stderr = run(traced(mpiexec, launcher, archive, arguments), run_dir, small)
+    check_archive(archive, otf2_print)
+    check_written_by_analyzers(archive, stderr)
+    summary = json.load(open(os.path.join(archive, "summary.json")))
+    offline = check_offline_records(run_dir, mpiexec, launcher, arguments, 2, small, left_out=("BufferFlush",))
+    if summary["flushes"] == 0 or offline["flushes"] == 0:
+        fail(f"{summary['flushes']} flushes online, {offline['flushes']} offline: the test needs spilled events")
+    print(f"{summary['flushes']} flushes (offline {offline['flushes']}): the spilled events came through the "
+          f"end states")
 
 
 def wait_for_growth(archive, process):
@@ -779,7 +812,7 @@ def check_page(run_dir, mpiexec, launcher, program, report, otf2_print, page_mod
 CASES = {"equal": check_equal, "families": check_families, "samples": check_samples, "two": check_two,
          "profile": check_profile, "profile_calls": check_profile_calls, "behind": check_behind, "demo": check_demo,
          "live": check_live, "refused": check_refused, "preloaded": check_preloaded, "killed": check_killed,
-         "unwritten": check_unwritten,
+         "unwritten": check_unwritten, "spilled": check_spilled,
          "rank-killed": check_rank_killed, "page": check_page}
 
 if __name__ == "__main__":
