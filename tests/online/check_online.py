@@ -518,8 +518,10 @@ def check_spilled(run_dir, mpiexec, launcher, program, report, otf2_print):
     end states carry them (the buffer image's spill contents), and the
     analyzer's archive has the records of the offline run, per location
     (the BufferFlush records aside: where a flush falls depends on the
-    run's timing)."""
-    small = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="64K")
+    run's timing; sampling off: the halvings of the samples' levels, and
+    the rate and buffer use Metric records they write, depend on timing
+    too.)"""
+    small = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="64K", ADAPTRACE_SAMPLING="off")
     arguments = [program, "0", "3000"]
     archive = os.path.join(run_dir, "archive")
     stderr = run(traced(mpiexec, launcher, archive, arguments), run_dir, small)
