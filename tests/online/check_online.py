@@ -204,6 +204,16 @@ def check_written_by_analyzers(archive, stderr):
              f"found {said}")
     if any("write it themselves" in line for line in stderr.splitlines()):
         fail("a line says the ranks wrote the archive")
+    check_bytes_written(archive, summary)
+
+
+def check_bytes_written(archive, summary):
+    """summary.json's bytes_written are the archive's OTF2 files."""
+    files = [os.path.join(archive, name) for name in ("traces.otf2", "traces.def")]
+    files += [os.path.join(archive, "traces", name) for name in os.listdir(os.path.join(archive, "traces"))]
+    on_disk = sum(os.path.getsize(path) for path in files)
+    if summary["bytes_written"] != on_disk:
+        fail(f"summary.json of {archive} has {summary['bytes_written']} bytes written, its OTF2 files {on_disk}")
 
 
 def records_per_location(archive, left_out=()):
@@ -509,7 +519,9 @@ def check_offline_records(run_dir, mpiexec, launcher, arguments, ranks, environm
                  f"record {first} differs: {online[location][first:first + 1]} != {records[first:first + 1]}")
     print(f"the analyzer's archive = the offline archive in {sum(map(len, online.values()))} records "
           f"on {len(online)} locations")
-    return json.load(open(os.path.join(offline, "summary.json")))
+    summary = json.load(open(os.path.join(offline, "summary.json")))
+    check_bytes_written(offline, summary)
+    return summary
 
 
 def check_spilled(run_dir, mpiexec, launcher, program, report, otf2_print):
