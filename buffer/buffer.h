@@ -365,6 +365,11 @@ adt_buffer *adt_buffer_image_read(const void *image, size_t bytes, size_t extra_
  * (0 when there are none or the image is not whole). */
 size_t adt_buffer_image_spill(const void *image, size_t bytes, const void **spill);
 
+/* The image's spill contents copied into a file of their own in memory
+ * (memfd), for adt_buffer_image_read's spill_fd; -1 when the image has
+ * none or the copy failed. The caller closes it. */
+int adt_buffer_image_spill_file(const void *image, size_t bytes);
+
 /* The arena an image was taken of, as its header states it: its bytes
  * (chunks × chunk size) and its chunk size; false when image is no buffer
  * image of this version. adt_buffer_image_read makes the whole arena

@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -494,6 +495,20 @@ size_t adt_buffer_image_spill(const void *image, size_t bytes, const void **spil
         return 0;
     *spill = (const char *)image + sizeof header + (size_t)header.location_count * sizeof(adt_location);
     return (size_t)header.spill_bytes;
+}
+
+int adt_buffer_image_spill_file(const void *image, size_t bytes)
+{
+    const void *spill = NULL;
+    size_t spill_bytes = adt_buffer_image_spill(image, bytes, &spill);
+    if (spill_bytes == 0)
+        return -1;
+    int fd = memfd_create("adaptrace-spill", MFD_CLOEXEC);
+    if (fd >= 0 && adt_write_all(fd, spill, spill_bytes) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
 }
 
 bool adt_buffer_image_arena(const void *image, size_t bytes, uint64_t *arena_bytes, uint64_t *chunk_bytes)

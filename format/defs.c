@@ -356,6 +356,15 @@ int adt_defs_set_calling_contexts(adt_defs *defs, const adt_cc_node *nodes, size
     return 0;
 }
 
+const adt_cc_node *adt_defs_calling_contexts(adt_defs *defs, size_t *count)
+{
+    pthread_mutex_lock(&defs->lock);
+    const adt_cc_node *nodes = defs->calling_contexts;
+    *count = defs->calling_context_count;
+    pthread_mutex_unlock(&defs->lock);
+    return nodes;
+}
+
 bool adt_defs_comm_world_rank(adt_defs *defs, uint32_t comm, uint32_t comm_rank, uint32_t *world_rank,
                               uint64_t *comm_key)
 {

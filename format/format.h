@@ -334,6 +334,10 @@ typedef struct adt_cc_node {
     uint32_t parent;          /* or ADT_UNDEFINED_ID */
 } adt_cc_node;
 int adt_defs_set_calling_contexts(adt_defs *defs, const adt_cc_node *nodes, size_t count);
+/* The calling-context tree adt_defs_set_calling_contexts handed over
+ * (*count nodes; NULL and 0 when none): what the journal does not hold,
+ * shipped beside it to another writer (online/, issue #28). */
+const adt_cc_node *adt_defs_calling_contexts(adt_defs *defs, size_t *count);
 
 /* The journal of the registry: every definition added, in order, as bytes
  * that adt_defs_replay turns back into a registry with the same local ids

@@ -413,6 +413,11 @@ void adt_mpi_finalize_measurement(adt_mpi_call *call, adt_mpi_function function)
         adt_mpi_files_untracked(untracked.files);
         adt_runtime_mpi_untracked_report(&untracked);
     }
+    /* ADAPTRACE_ONLINE_OUTPUT=trace with the stream run to its end: the
+     * analyzers write the archive from this rank's end state
+     * (online/ship.c), where every rank's did so. */
+    static const adt_runtime_remote_writer analyzers = { adt_online_ship_archive, adt_online_decline_archive };
+    adt_runtime_set_remote_writer(adt_online_archive_held() ? &analyzers : NULL);
     adt_collectives collectives;
     if (adt_collectives_mpi_create(&collectives) == 0) {
         int written = adt_runtime_finish(&collectives, measuring ? offsets : NULL);
@@ -421,6 +426,7 @@ void adt_mpi_finalize_measurement(adt_mpi_call *call, adt_mpi_function function)
     } else {
         adt_log("no trace written: the MPI collectives for the trace writer could not be set up");
     }
+    adt_online_release();
     if (!measuring)
         return;
     measuring = false;

@@ -32,12 +32,17 @@
 
 #include "mpi_functions.h"
 #include "online/live.h"
+#include "online/online_internal.h"
 #include "report/report.h"
 #include "sampler/sampler.h"
 
 /* How long the loop sleeps when no chunk waits: the analyzer shares cores
  * with the ranks. */
 #define IDLE_NANOSECONDS 2000000L
+/* How long analyzer 0 waits at most for the next rank's end state
+ * (ADAPTRACE_ONLINE_OUTPUT=trace): the ranks resolve their sampled call
+ * stacks before they send it. */
+#define END_STATE_WAIT_SECONDS 120
 
 /* The signal that ends the job before the ranks finished, 0 until one
  * comes: the handler's only store, read by the loop (at most
@@ -390,6 +395,11 @@ int main(int argc, char **argv)
     for (uint32_t r = 0; r < a.ranks && !a.parents_lost; r++)
         if (adt_online_analyzer_of(r, a.ranks, (uint32_t)a.count) == (uint32_t)a.index)
             MPI_Send(&done_word, 1, MPI_INT, (int)r, ADT_ONLINE_TAG_DONE, a.parent);
+    /* ADAPTRACE_ONLINE_OUTPUT=trace: analyzer 0 writes the archive from
+     * every rank's end state (archive.c), the others wait for it in the
+     * disconnect. */
+    if (!a.profile_only && a.index == 0 && !a.parents_lost)
+        adt_online_archive_write(a.parent, a.ranks, END_STATE_WAIT_SECONDS, &ending_signal);
     if (a.parents_lost)
         MPI_Comm_free(&a.parent);
     else

@@ -27,7 +27,7 @@
 
 static MPI_Comm analyzers = MPI_COMM_NULL;
 static int my_analyzer;
-static uint32_t stream_rank;
+static uint32_t stream_rank, stream_ranks;
 static bool profile_only;
 
 /* <prefix>/bin/adaptrace-analyzer beside <prefix>/lib/libadaptrace.so (the
@@ -71,8 +71,7 @@ static bool analyzer_runnable(const char *path, char *why, size_t size)
     return true;
 }
 
-/* Waits at most wait_ticks for request, testing every millisecond. */
-static bool wait_bounded(MPI_Request *request, uint64_t wait_ticks)
+bool adt_online_wait_bounded(MPI_Request *request, uint64_t wait_ticks)
 {
     uint64_t give_up = adt_clock_now() + wait_ticks;
     for (;;) {
@@ -132,7 +131,7 @@ static int spawn(const adt_config *config, uint32_t ranks, const char *path, uin
     MPI_Request request;
     bool received = PMPI_Irecv(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, ADT_ONLINE_TAG_PORT, *spawned, &request) ==
                         MPI_SUCCESS &&
-                    wait_bounded(&request, PORT_WAIT_SECONDS * adt_clock_resolution());
+                    adt_online_wait_bounded(&request, PORT_WAIT_SECONDS * adt_clock_resolution());
     if (!received) {
         PMPI_Cancel(&request);
         PMPI_Comm_free(spawned);
@@ -193,7 +192,7 @@ static bool introduce(uint32_t rank, const adt_config *config, const uint32_t *m
     MPI_Request request;
     bool sent = PMPI_Isend(message, (int)(before + maps_bytes), MPI_BYTE, my_analyzer, ADT_ONLINE_TAG_INTRODUCTION,
                            analyzers, &request) == MPI_SUCCESS &&
-                wait_bounded(&request, PORT_WAIT_SECONDS * adt_clock_resolution());
+                adt_online_wait_bounded(&request, PORT_WAIT_SECONDS * adt_clock_resolution());
     if (sent)
         free(message);
     return sent;
@@ -283,6 +282,7 @@ static void start(const adt_config *config, uint32_t rank, uint32_t size, const 
     PMPI_Comm_set_errhandler(analyzers, MPI_ERRORS_RETURN);
     my_analyzer = (int)adt_online_analyzer_of(rank, size, count);
     stream_rank = rank;
+    stream_ranks = size;
     if (!introduce(rank, config, mpi_regions, mpi_functions)) {
         adt_log("rank %u streams nothing: its analyzer did not take its introduction", rank);
         PMPI_Comm_free(&analyzers);
@@ -327,7 +327,7 @@ void adt_online_finish(adt_online_stats *stats)
         MPI_Request request;
         if (PMPI_Irecv(&done_word, 1, MPI_INT, my_analyzer, ADT_ONLINE_TAG_DONE, analyzers, &request) ==
             MPI_SUCCESS) {
-            answered = wait_bounded(&request, REPORT_WAIT_SECONDS * second);
+            answered = adt_online_wait_bounded(&request, REPORT_WAIT_SECONDS * second);
             if (!answered)
                 PMPI_Cancel(&request);
         }
@@ -338,6 +338,13 @@ void adt_online_finish(adt_online_stats *stats)
                 stream_rank, sent ? "" : " (its sends did not complete in time)");
         /* A disconnect would wait for the analyzer forever. */
         PMPI_Comm_free(&analyzers);
+        return;
+    }
+    /* ADAPTRACE_ONLINE_OUTPUT=trace: the analyzers write the archive from
+     * the ranks' end states (ship.c), over this connection. */
+    if (!profile_only) {
+        adt_online_hold_for_archive(analyzers, stream_rank, stream_ranks);
+        analyzers = MPI_COMM_NULL;
         return;
     }
     PMPI_Comm_disconnect(&analyzers);

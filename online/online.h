@@ -6,15 +6,17 @@
  * over adaptrace's private inter-communicator, in chunks with nonblocking
  * sends progressed from its own later MPI calls, and the analyzers keep
  * <archive>/live/report.json up to date (docs/online.md). The ranks'
- * buffers and archive are exactly as without analyzers, unless
- * ADAPTRACE_ONLINE_OUTPUT=profile: then the streamed samples and calls
- * stay out of the buffer and no archive is written.
+ * buffers are exactly as without analyzers, and at the end analyzer 0
+ * writes the archive from the ranks' end states (ship.c, archive.c),
+ * unless ADAPTRACE_ONLINE_OUTPUT=profile: then the streamed samples and
+ * calls stay out of the buffer and no archive is written.
  *
  * The wire format is in wire.h (included here). Files by execution
  * context: stream.c (the MPI wrapper hot path: the
  * calls' records, the chunks, their sends), connect.c (MPI_Init: the spawn;
- * MPI_Finalize: the last chunk and the goodbye), analyzer.c and live.c
- * (the adaptrace-analyzer program).
+ * MPI_Finalize: the last chunk and the goodbye), ship.c (MPI_Finalize:
+ * the rank's end state to the analyzers, which write the archive),
+ * analyzer.c, archive.c and live.c (the adaptrace-analyzer program).
  */
 #ifndef ADAPTRACE_ONLINE_H
 #define ADAPTRACE_ONLINE_H
@@ -25,7 +27,9 @@
 
 #include <mpi.h>
 
+#include "buffer/buffer.h"
 #include "core/core.h"
+#include "format/format.h"
 
 #include "online/wire.h"
 
@@ -120,8 +124,31 @@ void adt_online_start(const adt_config *config, uint32_t rank, uint32_t size, co
 /* In MPI_Finalize after its Leave, collective over MPI_COMM_WORLD where
  * adt_online_start was: stops the sampler (the archive's samples are the
  * stream's), sends the samples left and the last chunk, waits (bounded) for the
- * sends and the analyzer's final report, and lets the analyzer go. Fills
- * stats (zeros where nothing streamed). */
+ * sends and the analyzer's final report, and lets the analyzer go (with
+ * ADAPTRACE_ONLINE_OUTPUT=trace it keeps the connection for the archive
+ * instead: adt_online_archive_held, adt_online_release). Fills stats
+ * (zeros where nothing streamed). */
 void adt_online_finish(adt_online_stats *stats);
+
+/* ---- rank side: the archive written by the analyzers (ship.c) ----------- */
+
+/* Whether adt_online_finish kept the connection for the archive
+ * (ADAPTRACE_ONLINE_OUTPUT=trace and the stream ran to its end): then the
+ * rank offers its part of the archive to the analyzers. */
+bool adt_online_archive_held(void);
+
+/* Sends this rank's end state (input, its definitions' journal and
+ * calling contexts, the image of buffer) to analyzer 0 and waits (bounded)
+ * for its part to be written; fills written with the analyzer's result.
+ * 0 when written there. Collective with the other ranks' calls (analyzer 0
+ * writes once all parts came). */
+int adt_online_ship_archive(const adt_trace_input *input, adt_buffer *buffer, adt_trace_result *written);
+
+/* Tells analyzer 0 that the ranks write the archive themselves. */
+void adt_online_decline_archive(void);
+
+/* After the archive: declines where nothing was sent, and lets the
+ * analyzers go (disconnect). Does nothing where the archive was not held. */
+void adt_online_release(void);
 
 #endif

@@ -3,6 +3,8 @@
 #ifndef ADAPTRACE_ONLINE_INTERNAL_H
 #define ADAPTRACE_ONLINE_INTERNAL_H
 
+#include <signal.h>
+
 #include "online/online.h"
 
 /* Chunks per rank, reserved at the start: one being filled and the rest
@@ -25,5 +27,42 @@ int adt_online_stream_open(MPI_Comm inter, int analyzer, uint32_t rank, uint32_t
  * fills stats, where the calls of chunks still in flight count as lost
  * with the analyzer. */
 bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats);
+
+/* Waits at most wait_ticks for request, testing every millisecond
+ * (connect.c); false when it did not complete or the test failed. */
+bool adt_online_wait_bounded(MPI_Request *request, uint64_t wait_ticks);
+
+/* ---- the archive written by the analyzers (ship.c, archive.c) ----------- */
+
+/* MPI_Finalize, ADAPTRACE_ONLINE_OUTPUT=trace, once the analyzer confirmed
+ * the final report: the connection to the analyzers stays open for the
+ * rank's end state (ship.c owns it from now on; adt_online_release lets
+ * it go). rank of ranks: this rank in MPI_COMM_WORLD. */
+void adt_online_hold_for_archive(MPI_Comm connection, uint32_t rank, uint32_t ranks);
+
+/* One location of a shipped end state: its place among the buffer's
+ * locations, the writer's thread index and name (adt_trace_thread). */
+typedef struct adt_online_shipped_thread {
+    uint32_t position;
+    uint32_t thread_index;
+    char name[32];
+} adt_online_shipped_thread;
+
+/* Analyzer 0 -> rank (ADT_ONLINE_TAG_WRITTEN): adt_trace_write's status
+ * and result for the rank's part. */
+typedef struct adt_online_written {
+    int32_t status;
+    uint32_t unused;
+    adt_trace_result result;
+} adt_online_written;
+
+/* Analyzer 0 (adaptrace-analyzer, ADAPTRACE_ONLINE_OUTPUT=trace), after
+ * the final report: receives the end state of each of the ranks on parent
+ * and writes the archive from them, one thread per rank over
+ * adt_thread_group collectives, then answers each rank; or, where the
+ * ranks decline (an empty message), writes nothing. Gives up after
+ * wait_seconds without a message, or when *ending becomes nonzero. */
+void adt_online_archive_write(MPI_Comm parent, uint32_t ranks, unsigned wait_seconds,
+                              const volatile sig_atomic_t *ending);
 
 #endif

@@ -17,6 +17,12 @@
  * (MPI_Open_port) to which all ranks connect. */
 #define ADT_ONLINE_TAG_PORT 2804
 #define ADT_ONLINE_TAG_INTRODUCTION 2805
+/* Rank -> analyzer 0, after the final report (ADAPTRACE_ONLINE_OUTPUT=
+ * trace): the rank's part of the archive (adt_online_end_state), or an
+ * empty message: the ranks write the archive themselves; analyzer 0 ->
+ * rank: its adt_trace_result (format.h) once the archive is written. */
+#define ADT_ONLINE_TAG_END_STATE 2806
+#define ADT_ONLINE_TAG_WRITTEN 2807
 
 /* Why a completed call did not reach the analyzer as a record of its own,
  * X(cause, key, words): the key in live/report.json and summary.json
@@ -159,6 +165,32 @@ typedef struct adt_online_introduction {
     uint32_t maps_bytes;
 } adt_online_introduction;
 
+/* The head of a rank's end state (ADT_ONLINE_TAG_END_STATE): what
+ * adt_trace_write needs of it besides its buffer and definitions. Then
+ * journal_bytes of its definitions' journal (adt_defs_journal),
+ * context_count calling-context nodes (adt_cc_node, 3 uint32_t each: the
+ * journal does not hold them), thread_count locations to write
+ * (adt_online_shipped_thread, online_internal.h) and image_bytes of its
+ * buffer's image (adt_buffer_image_write), each padded to 8 bytes. */
+typedef struct adt_online_end_state {
+    uint32_t rank;
+    uint32_t ranks;
+    uint32_t initial_rate_hz;
+    uint32_t calling_context_style;
+    uint64_t timer_resolution;
+    /* adt_clock_offset's fields, at MPI_Init and at MPI_Finalize */
+    uint64_t offset_local_time[2];
+    int64_t offset[2];
+    double offset_stddev[2];
+    uint64_t journal_bytes;
+    uint64_t context_count;
+    uint64_t thread_count;
+    uint64_t image_bytes;
+    char hostname[256];
+    char creator[64];
+    char archive_dir[4096];
+} adt_online_end_state;
+
 /* What a rank streamed and what it could not, by cause, for its summary
  * (the runtime's summary reads it: runtime.h includes this file, plain
  * types only). */
@@ -176,6 +208,10 @@ typedef struct adt_online_stats {
     /* ADAPTRACE_ONLINE_OUTPUT=profile and the stream ran: the analyzers'
      * report is the output, no trace is to be written. */
     bool profile_only;
+    /* ADAPTRACE_ONLINE_OUTPUT=trace: the analyzers wrote the archive
+     * from the ranks' end states (set by the runtime once every rank's
+     * part is written). */
+    bool archive_by_analyzers;
 } adt_online_stats;
 
 /* The ranks analyzer a of analyzers serves among ranks: [first, end),

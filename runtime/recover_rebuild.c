@@ -17,32 +17,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "recover_internal.h"
 #include "sampler/sampler.h"
 
 /* ---- 2. rebuilding a process -------------------------------------------- */
-
-static int spill_file(const saved_process *process)
-{
-    const void *spill = NULL;
-    size_t bytes = adt_buffer_image_spill(process->image, process->image_bytes, &spill);
-    if (bytes == 0)
-        return -1;
-    int fd = memfd_create("adaptrace-spill", MFD_CLOEXEC);
-    size_t done = 0;
-    while (fd >= 0 && done < bytes) {
-        ssize_t written = write(fd, (const char *)spill + done, bytes - done);
-        if (written <= 0) {
-            close(fd);
-            return -1;
-        }
-        done += (size_t)written;
-    }
-    return fd;
-}
 
 /* array (count elements used of *capacity) with room for one more:
  * itself, or moved and doubled (first elements the first time); NULL
@@ -278,7 +257,7 @@ int adt_recover_rebuild(recovery *run, saved_process *process)
                  (unsigned long long)process->counters.arena_bytes, (unsigned long long)process->counters.chunk_bytes);
         return adt_recover_left_out(process, error);
     }
-    process->spill_fd = spill_file(process);
+    process->spill_fd = adt_buffer_image_spill_file(process->image, process->image_bytes);
     /* One chunk per location more: room for the records that close it. */
     record_checking checking = { .defs = process->defs };
     process->buffer = adt_buffer_image_read(process->image, process->image_bytes, 1,

@@ -308,6 +308,49 @@ void adt_runtime_online_report(const adt_online_stats *streamed)
     online = *streamed;
 }
 
+static adt_runtime_remote_writer remote_writer;
+
+void adt_runtime_set_remote_writer(const adt_runtime_remote_writer *writer)
+{
+    remote_writer = writer != NULL ? *writer : (adt_runtime_remote_writer){ 0 };
+}
+
+/* The archive written by the remote writer (the online analyzers) where
+ * every rank has one and every part came out written there: true. Else
+ * the remote writer is declined (or its write did not come out on every
+ * rank) and the ranks write the archive with collectives; written then
+ * holds nothing of the remote attempt. Collective. */
+static bool written_remotely(const adt_collectives *collectives, const adt_trace_input *input,
+                             adt_trace_result *written)
+{
+    /* anywhere: a rank streamed to an analyzer (ADAPTRACE_ONLINE_OUTPUT=
+     * trace), so the user expects the analyzers to write the archive. */
+    uint64_t everywhere = remote_writer.ship != NULL,
+             anywhere = everywhere || online.calls_streamed > 0 ||
+                        online.unstreamed[ADT_ONLINE_LOSS_ANALYZER_LOST] > 0;
+    if (collectives->allreduce_min_u64(collectives->context, &everywhere) != 0 ||
+        collectives->allreduce_max_u64(collectives->context, &anywhere) != 0)
+        everywhere = 0;
+    if (!everywhere) {
+        if (remote_writer.decline != NULL)
+            remote_writer.decline();
+        if (anywhere && collectives->rank == 0)
+            adt_log("the analyzers do not write the archive: not every rank's analyzer took its stream to the "
+                    "end (see above); the ranks write it themselves");
+        return false;
+    }
+    uint64_t shipped = remote_writer.ship(input, buffer, written) == 0;
+    if (collectives->allreduce_min_u64(collectives->context, &shipped) != 0)
+        shipped = 0;
+    if (!shipped) {
+        if (collectives->rank == 0)
+            adt_log("the analyzers did not write the archive (%s); the ranks write it themselves",
+                    written->error[0] ? written->error : "another rank's part did not come out written");
+        *written = (adt_trace_result){ 0 };
+    }
+    return shipped != 0;
+}
+
 /* At the end (written given) the user API's counts are asked once. */
 static adt_run_sources run_sources(const adt_trace_result *written)
 {
@@ -598,7 +641,9 @@ static int write_archive(const adt_collectives *collectives, const adt_clock_off
     if (collectives->allreduce_min_u64(collectives->context, &profile_everywhere) != 0)
         goto out;
     online.profile_only = profile_everywhere != 0;
-    if (!online.profile_only && adt_trace_write(&input, collectives, &written) != 0) {
+    if (!online.profile_only)
+        online.archive_by_analyzers = written_remotely(collectives, &input, &written);
+    if (!online.profile_only && !online.archive_by_analyzers && adt_trace_write(&input, collectives, &written) != 0) {
         /* Every rank that failed says why (a full disk is a rank's own
          * ENOSPC, not "another rank"); rank 0 speaks for the others. */
         if (written.failed_here && collectives->size > 1)

@@ -188,6 +188,24 @@ void adt_runtime_mpi_untracked_report(const adt_runtime_mpi_untracked *untracked
  * adt_runtime_finish, for the summary. */
 void adt_runtime_online_report(const adt_online_stats *online);
 
+/* Another writer of this process's part of the archive: the online
+ * analyzers with ADAPTRACE_ONLINE_OUTPUT=trace (online/, issue #28).
+ * ship: hands it the writer's input and the buffer its locations are in,
+ * waits for the archive and fills written as adt_trace_write would; 0 when
+ * this part is written there. decline: tells it that the ranks write the
+ * archive themselves. */
+typedef struct adt_runtime_remote_writer {
+    int (*ship)(const adt_trace_input *input, adt_buffer *buffer, adt_trace_result *written);
+    void (*decline)(void);
+} adt_runtime_remote_writer;
+
+/* Called in MPI_Finalize before adt_runtime_finish, with NULL where this
+ * process has none. adt_runtime_finish uses it where every rank has one
+ * (they agree collectively), else each rank writes its part and the
+ * writer is declined; where a shipped part did not come out written on
+ * every rank, the ranks write the archive themselves after all. */
+void adt_runtime_set_remote_writer(const adt_runtime_remote_writer *writer);
+
 /* The MPI layer, at load: what the process asks at its exit when the MPI
  * layer never reported MPI started (adt_runtime_mpi_started). unseen
  * returns whether MPI ran all the same without adaptrace's MPI_Init (a

@@ -173,6 +173,7 @@ void adt_rescue_discard(const char *archive_dir);
     X(SUM, online_samples_streamed, "online_samples_streamed", NO, "")                                    \
     X(SUM, online_calls_sent_as_totals, "online_calls_sent_as_totals", NO, "") /* at the end, by function */ \
     X(MAX, online_profile_only, "online_profile_only", NO, "") /* 1: no trace, the analyzers' report */  \
+    X(MAX, online_archive_by_analyzers, "online_archive_written_by_analyzers", NO, "") /* 1: trace mode */ \
     X(SUM, skeleton_calls, "skeleton_calls", NO, "") /* calls folded into the threads' skeletons */      \
     X(MAX, skeleton_bytes, "skeleton_share_bytes", NO, "")                                                \
     X(MAX, skeleton_claimed_bytes, "skeleton_share_claimed_bytes", NO, "") /* the most a rank took of it */ \

@@ -227,6 +227,7 @@ size_t adt_summary_count(const adt_run_sources *sources, uint32_t rank, adt_run_
     counters->online_bytes_streamed = online->bytes_streamed;
     counters->online_samples_streamed = online->samples_streamed;
     counters->online_profile_only = online->profile_only;
+    counters->online_archive_by_analyzers = online->archive_by_analyzers;
     memcpy(counters->online_calls_unstreamed, online->unstreamed, sizeof counters->online_calls_unstreamed);
     memcpy(counters->online_samples_unstreamed, online->samples_unstreamed,
            sizeof counters->online_samples_unstreamed);
@@ -786,6 +787,9 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
     adt_log("written: %.1f MiB in %.2f s", mebibytes(total->bytes_written), total->write_seconds);
     if (total->online_profile_only)
         adt_log("no trace (ADAPTRACE_ONLINE_OUTPUT=profile): the analyzers' report is %s/report.json", archive_dir);
+    else if (total->online_archive_by_analyzers)
+        adt_log("trace: %s/traces.otf2 (written by the online analyzers from the ranks' end states, %.1f MiB)",
+                archive_dir, mebibytes(total->bytes_written));
     else
         adt_log("trace: %s/traces.otf2", archive_dir);
 }

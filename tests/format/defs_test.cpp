@@ -100,6 +100,9 @@ TEST(FormatDefs, CallingContextsNeedParentsFirstAndKnownRegions)
     Defs defs;
     uint32_t main_region = adt_defs_region(defs.d, "main", nullptr, ADT_ROLE_FUNCTION, ADT_PARADIGM_SAMPLING, nullptr, 0, 0);
     uint32_t scl = adt_defs_source_location(defs.d, "main.c", 3);
+    size_t count = 1;
+    EXPECT_EQ(adt_defs_calling_contexts(defs.d, &count), nullptr);
+    EXPECT_EQ(count, 0u);
     adt_cc_node good[] = { { main_region, scl, ADT_UNDEFINED_ID }, { main_region, ADT_UNDEFINED_ID, 0 } };
     EXPECT_EQ(adt_defs_set_calling_contexts(defs.d, good, 2), 0);
     adt_cc_node child_first[] = { { main_region, ADT_UNDEFINED_ID, 1 }, { main_region, ADT_UNDEFINED_ID, ADT_UNDEFINED_ID } };
@@ -110,6 +113,12 @@ TEST(FormatDefs, CallingContextsNeedParentsFirstAndKnownRegions)
     EXPECT_EQ(adt_defs_set_calling_contexts(defs.d, unknown_region, 1), -1);
     adt_cc_node unknown_location[] = { { main_region, 7, ADT_UNDEFINED_ID } };
     EXPECT_EQ(adt_defs_set_calling_contexts(defs.d, unknown_location, 1), -1);
+    // What the refused trees left: the good one, for the online analyzers
+    // (the journal does not hold it).
+    const adt_cc_node *kept = adt_defs_calling_contexts(defs.d, &count);
+    ASSERT_EQ(count, 2u);
+    EXPECT_EQ(kept[0].source_location, scl);
+    EXPECT_EQ(kept[1].parent, 0u);
 }
 
 TEST(FormatDefs, ConcurrentRegistrationsAgreeOnIds)

@@ -51,6 +51,12 @@ CASE:
   killed   the analyzer killed (SIGKILL) mid-run, under mpirun
            --enable-recovery: the application exits 0 and its archive is
            complete (otf2-print --silent -Werror).
+  spilled  a run of MPI events that flushes a 64 KiB buffer to its spill
+           file again and again: the analyzer's archive has the records
+           of the offline run per location (BufferFlush records aside);
+  unwritten  analyzer 0 cannot write the archive (its address space
+           limited during the run): it says why, and the ranks write the
+           archive themselves, complete, as summary.json and stderr say.
   rank-killed  a rank killed (SIGKILL) mid-run: mpirun ends the job, the
            analyzer with SIGTERM, and analyzer 0 writes a last live report
            of what it received that says so (ended_by, no rank finished),
@@ -144,8 +150,9 @@ def check_equal(run_dir, mpiexec, launcher, program, report, otf2_print, ranks=2
                 expected_functions=("MPI_Send", "MPI_Recv", "MPI_Isend", "MPI_Waitall", "MPI_Allreduce", "MPI_Bcast",
                                     "MPI_Init", "MPI_Finalize"), analyzers=1):
     archive = os.path.join(run_dir, "archive")
-    run(traced(mpiexec, launcher, archive, [program, *arguments], ranks=ranks, analyzers=analyzers), run_dir)
+    stderr = run(traced(mpiexec, launcher, archive, [program, *arguments], ranks=ranks, analyzers=analyzers), run_dir)
     check_archive(archive, otf2_print)
+    check_written_by_analyzers(archive, stderr)
     live = read_live(archive)
     if live is None or not live["final"]:
         fail(f"no final live report in {archive}/live: {live}")
@@ -205,6 +212,54 @@ def check_rank_spread(live, offline):
     if abs(spread["imbalance"] - expected["imbalance"]) > expected["imbalance"] * relative + 1e-9:
         fail(f"imbalance of the time in MPI: {spread['imbalance']} live, {expected['imbalance']} in adaptrace-report")
     print(f"time in MPI per rank and its imbalance ({spread['imbalance']:.4f}) = adaptrace-report's")
+
+
+def check_written_by_analyzers(archive, stderr):
+    """ADAPTRACE_ONLINE_OUTPUT=trace: analyzer 0 wrote the archive from the
+    ranks' end states, and summary.json and the stderr summary say so with
+    its bytes."""
+    summary = json.load(open(os.path.join(archive, "summary.json")))
+    if summary["online_archive_written_by_analyzers"] != 1:
+        fail("summary.json does not say that the analyzers wrote the archive")
+    said = [line for line in stderr.splitlines() if "written by the online analyzers" in line]
+    if len(said) != 1 or f"{summary['bytes_written'] / 1048576:.1f} MiB" not in said[0]:
+        fail(f"expected one line saying the analyzers wrote the archive and its {summary['bytes_written']} bytes, "
+             f"found {said}")
+    if any("write it themselves" in line for line in stderr.splitlines()):
+        fail("a line says the ranks wrote the archive")
+    check_bytes_written(archive, summary)
+
+
+def check_bytes_written(archive, summary):
+    """summary.json's bytes_written are the archive's OTF2 files."""
+    files = [os.path.join(archive, name) for name in ("traces.otf2", "traces.def")]
+    files += [os.path.join(archive, "traces", name) for name in os.listdir(os.path.join(archive, "traces"))]
+    on_disk = sum(os.path.getsize(path) for path in files)
+    if summary["bytes_written"] != on_disk:
+        fail(f"summary.json of {archive} has {summary['bytes_written']} bytes written, its OTF2 files {on_disk}")
+
+
+def records_per_location(archive, left_out=()):
+    """{(rank group, location): [record]} of the archive, read with
+    python3-otf2, times, samples and the classes left_out aside: each
+    record its class, the region of an Enter or Leave (or of a calling
+    context's), and the fields of a message or collective."""
+    import otf2
+    found = {}
+    with otf2.reader.open(os.path.join(archive, "traces.otf2")) as trace:
+        for location, event in trace.events:
+            if isinstance(event, otf2.events.CallingContextSample) or type(event).__name__ in left_out:
+                continue
+            record = [type(event).__name__]
+            if hasattr(event, "region"):
+                record.append(event.region.name)
+            if hasattr(event, "calling_context"):
+                record.append(event.calling_context.region.name)
+            record += [str(getattr(event, field)) for field in
+                       ("receiver", "sender", "msg_tag", "msg_length", "size_sent", "size_received", "root",
+                        "collective_op") if hasattr(event, field)]
+            found.setdefault((location.group.name, location.name), []).append(tuple(record))
+    return found
 
 
 def check_calls_reached(summary, found):
@@ -456,10 +511,63 @@ def check_profile(run_dir, mpiexec, launcher, program, report, otf2_print):
 
 
 def check_demo(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """The demo's live report equals adaptrace-report of the archive the
+    analyzer wrote, and that archive has the records, per location, of the
+    archive an offline run of the demo writes (times and samples aside)."""
     demo = os.path.join(os.path.dirname(launcher), "adaptrace-demo")
-    check_equal(run_dir, mpiexec, launcher, demo, report, otf2_print, ranks=4, arguments=("200", "64"),
+    arguments = ("200", "64")
+    check_equal(run_dir, mpiexec, launcher, demo, report, otf2_print, ranks=4, arguments=arguments,
                 expected_functions=("MPI_Isend", "MPI_Irecv", "MPI_Waitall", "MPI_Allreduce", "MPI_Comm_split",
                                     "MPI_Reduce", "MPI_Gather", "MPI_Bcast"))
+    check_offline_records(run_dir, mpiexec, launcher, [demo, *arguments], 4, ENVIRONMENT)
+
+
+def check_offline_records(run_dir, mpiexec, launcher, arguments, ranks, environment, left_out=()):
+    """The program run offline writes the records, per location, that the
+    analyzer's archive in run_dir/archive has (times, samples and the
+    classes left_out aside)."""
+    offline_dir = os.path.join(run_dir, "offline")
+    os.makedirs(offline_dir)
+    offline = os.path.join(offline_dir, "archive")
+    run([WATCHDOG, str(WATCHDOG_S), mpiexec, "--oversubscribe", "-np", str(ranks), launcher, "--output", offline,
+         *arguments], offline_dir, environment)
+    online = records_per_location(os.path.join(run_dir, "archive"), left_out)
+    ranks_wrote = records_per_location(offline, left_out)
+    if sorted(online) != sorted(ranks_wrote):
+        fail(f"locations {sorted(online)} in the analyzer's archive, {sorted(ranks_wrote)} offline")
+    for location, records in ranks_wrote.items():
+        if online[location] != records:
+            first = next(i for i, pair in enumerate(zip(online[location], records)) if pair[0] != pair[1])
+            fail(f"{location}: {len(online[location])} records in the analyzer's archive, {len(records)} offline; "
+                 f"record {first} differs: {online[location][first:first + 1]} != {records[first:first + 1]}")
+    print(f"the analyzer's archive = the offline archive in {sum(map(len, online.values()))} records "
+          f"on {len(online)} locations")
+    summary = json.load(open(os.path.join(offline, "summary.json")))
+    check_bytes_written(offline, summary)
+    return summary
+
+
+def check_spilled(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """MPI events that fill a 64 KiB buffer again and again (3,000 rounds of
+    streamed.c's calls): the ranks flush them to their spill files, the
+    end states carry them (the buffer image's spill contents), and the
+    analyzer's archive has the records of the offline run, per location
+    (the BufferFlush records aside: where a flush falls depends on the
+    run's timing; sampling off: the halvings of the samples' levels, and
+    the rate and buffer use Metric records they write, depend on timing
+    too.)"""
+    small = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="64K", ADAPTRACE_SAMPLING="off")
+    arguments = [program, "0", "3000"]
+    archive = os.path.join(run_dir, "archive")
+    stderr = run(traced(mpiexec, launcher, archive, arguments), run_dir, small)
+    check_archive(archive, otf2_print)
+    check_written_by_analyzers(archive, stderr)
+    summary = json.load(open(os.path.join(archive, "summary.json")))
+    offline = check_offline_records(run_dir, mpiexec, launcher, arguments, 2, small, left_out=("BufferFlush",))
+    if summary["flushes"] == 0 or offline["flushes"] == 0:
+        fail(f"{summary['flushes']} flushes online, {offline['flushes']} offline: the test needs spilled events")
+    print(f"{summary['flushes']} flushes (offline {offline['flushes']}): the spilled events came through the "
+          f"end states")
 
 
 def wait_for_growth(archive, process):
@@ -549,10 +657,57 @@ def check_killed(run_dir, mpiexec, launcher, program, report, otf2_print):
     summary = json.load(open(os.path.join(archive, "summary.json")))
     if summary["online_calls_not_streamed_by_cause"]["analyzer_lost"] == 0:
         fail("summary.json counts no call lost with the analyzer")
+    if summary["online_archive_written_by_analyzers"] != 0 or \
+            "the analyzers do not write the archive" not in text:
+        fail("summary.json or stderr does not say that the ranks wrote the archive themselves")
     live = read_live(archive)
     if live is None or live["final"]:
         fail(f"expected the analyzer's last periodic live report, found {live}")
     print("analyzer killed: exit 0, archive complete")
+
+
+def check_unwritten(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """Analyzer 0 cannot write the archive (its address space limited, once
+    it runs, to less than the ranks' rebuilt buffers need): it says why,
+    every rank gets its answer at once, and the ranks write the archive
+    themselves, complete, as summary.json and stderr say."""
+    import resource
+    archive = os.path.join(run_dir, "archive")
+    command = traced(mpiexec, launcher, archive, ["--live-interval", "1", program, "3"])
+    # 128 MiB buffers: the analyzer rebuilds each rank's whole arena.
+    environment = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="128M")
+    with open(os.path.join(run_dir, "stderr.txt"), "w") as stderr:
+        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stderr=stderr, env=environment)
+        try:
+            analyzer = analyzer_once_live(process, archive)
+            with open(f"/proc/{analyzer}/status") as status:
+                size_kib = int(re.search(r"^VmSize:\s+(\d+) kB", status.read(), re.MULTILINE).group(1))
+            limit = (size_kib << 10) + (64 << 20)
+            resource.prlimit(analyzer, resource.RLIMIT_AS, (limit, limit))
+            status = process.wait(timeout=RUN_LIMIT_S)
+        finally:
+            if process.poll() is None:
+                process.kill()
+    text = open(os.path.join(run_dir, "stderr.txt")).read()
+    sys.stderr.write(text)
+    if status != 0:
+        fail(f"the run exited with {status}")
+    check_archive(archive, otf2_print)
+    said = [line for line in text.splitlines() if line.startswith("adaptrace-analyzer: the archive is not written")]
+    ranks_wrote = [line for line in text.splitlines() if "the analyzers did not write the archive" in line]
+    if len(said) != 1 or len(ranks_wrote) != 1 or "write it themselves" not in ranks_wrote[0]:
+        fail(f"expected the analyzer to say why it wrote no archive and rank 0 that the ranks wrote it: {said}, "
+             f"{ranks_wrote}")
+    summary = json.load(open(os.path.join(archive, "summary.json")))
+    if summary["online_archive_written_by_analyzers"] != 0:
+        fail("summary.json says that the analyzers wrote the archive")
+    live = read_live(archive)
+    if live is None or not live["final"]:
+        fail(f"no final live report: {live}")
+    if total_calls(live) != sum(c for c, _, _ in archive_calls_per_rank(archive).values()):
+        fail(f"{total_calls(live)} calls in the live report, another count in the ranks' archive")
+    print(said[0])
+    print(ranks_wrote[0])
 
 
 def descendants(pid):
@@ -698,6 +853,7 @@ def check_page(run_dir, mpiexec, launcher, program, report, otf2_print, page_mod
 CASES = {"equal": check_equal, "families": check_families, "samples": check_samples, "two": check_two,
          "profile": check_profile, "profile_calls": check_profile_calls, "behind": check_behind, "demo": check_demo,
          "live": check_live, "refused": check_refused, "preloaded": check_preloaded, "killed": check_killed,
+         "unwritten": check_unwritten, "spilled": check_spilled,
          "rank-killed": check_rank_killed, "page": check_page}
 
 if __name__ == "__main__":

@@ -1,0 +1,251 @@
+/*
+ * The archive written by analyzer 0 from the ranks' end states
+ * (ADAPTRACE_ONLINE_OUTPUT=trace, issue #28; the ranks' side is ship.c).
+ * Each rank's part is rebuilt as adaptrace-recover rebuilds a saved
+ * process (its definitions replayed from the journal, its buffer from
+ * the image), and the parts are written by the end-of-run writer, one
+ * thread per rank over adt_thread_group collectives: the same writer, the
+ * same unification and clock correction as the ranks' own write, so the
+ * archive is the one they would have written.
+ *
+ * Execution context: adaptrace-analyzer's main thread after the final
+ * live report (normal code), and the writer threads it starts.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "online/online_internal.h"
+
+/* After a rank declined, how long analyzer 0 still takes the messages of
+ * the others (the ranks decline together; a rank that lost its analyzer
+ * sends nothing). */
+#define DECLINE_GRACE_SECONDS 5
+
+typedef struct part {
+    bool came;       /* its end state came (it waits for an answer) */
+    adt_online_end_state head;
+    adt_online_shipped_thread *shipped; /* its threads' names */
+    adt_defs *defs;
+    adt_buffer *buffer;
+    int spill_fd;
+    adt_trace_thread *threads;
+    adt_trace_input input;
+    adt_thread_group *group;
+    adt_online_written written;
+} part;
+
+static int rebuild(part *p, const char *message, size_t bytes, uint32_t rank, uint32_t ranks, char *error,
+                   size_t size);
+
+/* Receives one message of each rank (an end state or a decline), or
+ * fewer: after a decline, those that come within the grace; without one,
+ * those that come within wait_seconds of each other. Each end state is
+ * rebuilt as it comes and its message freed, so that analyzer 0 holds
+ * one message at a time beside the rebuilt buffers. Returns whether every
+ * rank's part came and was rebuilt; error says why not where a part was
+ * refused. */
+static bool receive_states(MPI_Comm parent, part *parts, uint32_t ranks, unsigned wait_seconds,
+                           const volatile sig_atomic_t *ending, char *error, size_t size)
+{
+    uint32_t rebuilt = 0;
+    uint32_t messages = 0;
+    bool declined = false;
+    double give_up = MPI_Wtime() + wait_seconds;
+    while (messages < ranks && *ending == 0 && MPI_Wtime() < give_up) {
+        int waiting = 0;
+        MPI_Status status;
+        if (MPI_Iprobe(MPI_ANY_SOURCE, ADT_ONLINE_TAG_END_STATE, parent, &waiting, &status) != MPI_SUCCESS)
+            return false;
+        if (!waiting) {
+            struct timespec millisecond = { 0, 1000000 };
+            nanosleep(&millisecond, NULL);
+            continue;
+        }
+        int bytes = 0;
+        MPI_Get_count(&status, MPI_BYTE, &bytes);
+        char *message = malloc(bytes > 0 ? (size_t)bytes : 1);
+        if (message == NULL || MPI_Recv(message, bytes, MPI_BYTE, status.MPI_SOURCE, ADT_ONLINE_TAG_END_STATE,
+                                        parent, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+            free(message);
+            fprintf(stderr, "adaptrace-analyzer: the end state of rank %d could not be received\n",
+                    status.MPI_SOURCE);
+            return false;
+        }
+        messages++;
+        part *from = (uint32_t)status.MPI_SOURCE < ranks ? &parts[status.MPI_SOURCE] : NULL;
+        if (bytes == 0 || from == NULL || from->came) {
+            free(message);
+            if (!declined)
+                give_up = MPI_Wtime() + DECLINE_GRACE_SECONDS;
+            declined = true;
+            continue;
+        }
+        from->came = true;
+        /* After a refused part the others are only answered. */
+        if (error[0] == '\0' &&
+            rebuild(from, message, (size_t)bytes, (uint32_t)status.MPI_SOURCE, ranks, error, size) == 0)
+            rebuilt++;
+        free(message);
+        give_up = declined ? give_up : MPI_Wtime() + wait_seconds;
+    }
+    return !declined && rebuilt == ranks;
+}
+
+/* One rank's part from its end state (wire.h, bytes of it in message,
+ * which the part does not keep); -1 with why in error. */
+static int rebuild(part *p, const char *message, size_t bytes, uint32_t rank, uint32_t ranks, char *error,
+                   size_t size)
+{
+    const char *at = message, *end = message + bytes;
+#define PADDED(n) (((n) + 7) / 8 * 8)
+    if (bytes < sizeof p->head) {
+        snprintf(error, size, "rank %u: an end state of %zu bytes", rank, bytes);
+        return -1;
+    }
+    memcpy(&p->head, at, sizeof p->head);
+    const adt_online_end_state *head = &p->head;
+    at += PADDED(sizeof *head);
+    size_t contexts_bytes = head->context_count * sizeof(adt_cc_node);
+    size_t threads_bytes = head->thread_count * sizeof(adt_online_shipped_thread);
+    if (head->rank != rank || head->ranks != ranks ||
+        (size_t)(end - at) != PADDED(head->journal_bytes) + PADDED(contexts_bytes) + PADDED(threads_bytes) +
+                                  head->image_bytes) {
+        snprintf(error, size, "rank %u: its end state does not match the run (rank %u of %u, %zu bytes)", rank,
+                 head->rank, head->ranks, bytes);
+        return -1;
+    }
+    const char *journal = at, *contexts = journal + PADDED(head->journal_bytes);
+    const char *threads = contexts + PADDED(contexts_bytes), *image = threads + PADDED(threads_bytes);
+#undef PADDED
+    p->defs = adt_defs_replay(journal, head->journal_bytes);
+    if (p->defs == NULL || adt_defs_set_calling_contexts(p->defs, (const adt_cc_node *)contexts,
+                                                         head->context_count) != 0) {
+        snprintf(error, size, "rank %u: its definitions cannot be read back (out of memory, or a damaged journal)", rank);
+        return -1;
+    }
+    adt_image_repair repair = { 0 };
+    p->spill_fd = adt_buffer_image_spill_file(image, head->image_bytes);
+    p->buffer = adt_buffer_image_read(image, head->image_bytes, 0, p->spill_fd, NULL, NULL, &repair, error, size);
+    if (p->buffer == NULL)
+        return -1;
+    p->threads = calloc(head->thread_count ? head->thread_count : 1, sizeof *p->threads);
+    if (p->threads == NULL) {
+        snprintf(error, size, "rank %u: out of memory for its threads", rank);
+        return -1;
+    }
+    p->shipped = malloc(threads_bytes ? threads_bytes : 1);
+    if (p->shipped == NULL) {
+        snprintf(error, size, "rank %u: out of memory for its threads", rank);
+        return -1;
+    }
+    memcpy(p->shipped, threads, threads_bytes);
+    size_t locations = adt_buffer_location_count(p->buffer);
+    adt_online_shipped_thread *shipped = p->shipped;
+    for (size_t t = 0; t < head->thread_count; t++) {
+        shipped[t].name[sizeof shipped[t].name - 1] = '\0';
+        if (shipped[t].position >= locations) {
+            snprintf(error, size, "rank %u: its thread %zu has no location", rank, t);
+            return -1;
+        }
+        p->threads[t] = (adt_trace_thread){ .location = adt_buffer_location_at(p->buffer, shipped[t].position),
+                                            .thread_index = shipped[t].thread_index,
+                                            .name = shipped[t].name };
+    }
+    p->head.hostname[sizeof p->head.hostname - 1] = '\0';
+    p->head.creator[sizeof p->head.creator - 1] = '\0';
+    p->head.archive_dir[sizeof p->head.archive_dir - 1] = '\0';
+    p->input = (adt_trace_input){
+        .archive_dir = p->head.archive_dir,
+        .hostname = p->head.hostname,
+        .threads = p->threads,
+        .thread_count = head->thread_count,
+        .defs = p->defs,
+        .calling_context_style = head->calling_context_style != 0,
+        .initial_rate_hz = head->initial_rate_hz,
+        .creator = p->head.creator,
+        .timer_resolution = head->timer_resolution,
+    };
+    for (int i = 0; i < 2; i++)
+        p->input.clock_offsets[i] = (adt_clock_offset){ .local_time = head->offset_local_time[i],
+                                                        .offset = head->offset[i],
+                                                        .stddev = head->offset_stddev[i] };
+    return 0;
+}
+
+static void *write_part(void *arg)
+{
+    part *p = arg;
+    adt_collectives collectives = adt_thread_group_collectives(p->group, p->head.rank);
+    p->written.status = adt_trace_write(&p->input, &collectives, &p->written.result);
+    return NULL;
+}
+
+/* Every part written by a thread of its own. The writer's first
+ * collective waits for all of them: where a thread cannot start, none can
+ * go on, and the analyzer ends (its ranks give up waiting and write the
+ * archive themselves). false when out of memory. */
+static bool write_parts(part *parts, uint32_t ranks)
+{
+    adt_thread_group *group = adt_thread_group_create(ranks);
+    pthread_t *threads = calloc(ranks, sizeof *threads);
+    if (group == NULL || threads == NULL) {
+        adt_thread_group_destroy(group);
+        free(threads);
+        return false;
+    }
+    for (uint32_t r = 0; r < ranks; r++) {
+        parts[r].group = group;
+        if (pthread_create(&threads[r], NULL, write_part, &parts[r]) != 0) {
+            fprintf(stderr, "adaptrace-analyzer: cannot start a writer thread for each of %u ranks\n", ranks);
+            _exit(1);
+        }
+    }
+    for (uint32_t r = 0; r < ranks; r++)
+        pthread_join(threads[r], NULL);
+    free(threads);
+    adt_thread_group_destroy(group);
+    return true;
+}
+
+void adt_online_archive_write(MPI_Comm parent, uint32_t ranks, unsigned wait_seconds,
+                              const volatile sig_atomic_t *ending)
+{
+    part *parts = calloc(ranks, sizeof *parts);
+    if (parts == NULL) {
+        fprintf(stderr, "adaptrace-analyzer: out of memory for the end states of %u ranks\n", ranks);
+        return;
+    }
+    for (uint32_t r = 0; r < ranks; r++)
+        parts[r].spill_fd = -1;
+    /* Room for the words around it in a rank's adt_trace_result.error. */
+    char error[sizeof((adt_trace_result *)0)->error - 64] = "";
+    bool every_part = receive_states(parent, parts, ranks, wait_seconds, ending, error, sizeof error);
+    if (every_part && !write_parts(parts, ranks))
+        snprintf(error, sizeof error, "out of memory for the writer threads of %u ranks", ranks);
+    every_part = every_part && error[0] == '\0';
+    if (!every_part && error[0] != '\0')
+        fprintf(stderr, "adaptrace-analyzer: the archive is not written here: %s\n", error);
+    for (uint32_t r = 0; r < ranks; r++) {
+        part *p = &parts[r];
+        if (!p->came)
+            continue;
+        if (!every_part) {
+            p->written = (adt_online_written){ .status = -1 };
+            snprintf(p->written.result.error, sizeof p->written.result.error,
+                     "analyzer 0 did not write the archive: %s",
+                     error[0] != '\0' ? error : "not every rank sent its end state");
+        }
+        MPI_Send(&p->written, (int)sizeof p->written, MPI_BYTE, (int)r, ADT_ONLINE_TAG_WRITTEN, parent);
+        adt_buffer_destroy(p->buffer);
+        adt_defs_destroy(p->defs);
+        if (p->spill_fd >= 0)
+            close(p->spill_fd);
+        free(p->threads);
+        free(p->shipped);
+    }
+    free(parts);
+}
