@@ -9,7 +9,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "grammar_internal.h"
 #include "layout_internal.h"
+#include "signatures_internal.h"
 #include "timing_internal.h"
 
 #define STOP_WORDS(cause, key, words) words,
@@ -303,19 +305,24 @@ void adt_skeleton_fold(adt_skeleton *skeleton, const uint8_t *key, uint32_t leng
     if (skeleton->stop != ADT_SKELETON_RUNNING)
         return;
     /* Inside a loop the call is most often the one the loop expects:
-     * one comparison instead of a hash and a probe. */
+     * one comparison instead of a hash and a probe, and the grammar's
+     * fast path inline (it needs no room). */
     uint32_t terminal = adt_skeleton_grammar_expected(skeleton->grammar);
-    if (terminal == UINT32_MAX || !adt_skeleton_signatures_is(skeleton->signatures, terminal, key, length))
+    if (terminal != UINT32_MAX && adt_skeleton_signatures_is(skeleton->signatures, terminal, key, length)) {
+        adt_skeleton_grammar_take_expected(skeleton->grammar);
+    } else {
         terminal = adt_skeleton_signatures_intern(skeleton->signatures, key, length);
-    /* A full table grows and the step is taken again, in functions of
-     * their own: a call that needs no room runs the same code as before
-     * growth existed (nothing more is kept live across its calls). */
-    if (__builtin_expect(terminal == UINT32_MAX, 0) &&
-        (terminal = intern_growing(skeleton, key, length)) == UINT32_MAX)
-        return;
-    if (__builtin_expect(!adt_skeleton_grammar_append(skeleton->grammar, terminal), 0) &&
-        !append_growing(skeleton, terminal))
-        return;
+        /* A full table grows and the step is taken again, in functions
+         * of their own: a call that needs no room runs the same code as
+         * before growth existed (nothing more is kept live across its
+         * calls). */
+        if (__builtin_expect(terminal == UINT32_MAX, 0) &&
+            (terminal = intern_growing(skeleton, key, length)) == UINT32_MAX)
+            return;
+        if (__builtin_expect(!adt_skeleton_grammar_append(skeleton->grammar, terminal), 0) &&
+            !append_growing(skeleton, terminal))
+            return;
+    }
     /* The thread's first call has no computation before it on record. */
     if (skeleton->calls++ == 0) {
         skeleton->first_leave = leave;
