@@ -197,11 +197,15 @@ static uint32_t slabs_beyond(size_t start, size_t bytes, uint32_t end)
     return reach > end + 1 ? reach - end : 1;
 }
 
-/* The timing grows only while half the share stays free: a pair takes
- * 280 bytes, and a code whose calls follow one another irregularly would
- * otherwise spend the share on histograms and leave none to the
- * signatures and the grammar. A call without its timing is counted
- * (untimed); a call without its structure would stop the skeleton.
+/* The timing grows with the structure: only while, after its claim, the
+ * share keeps free room for its thread's structure (the bytes its
+ * signature table and grammar take now) to double into. A pair
+ * takes 280 bytes, and a code whose calls follow one another
+ * irregularly would otherwise spend the share on histograms and leave
+ * none to the structure: a call without its timing is counted
+ * (untimed), a call without its structure would stop the skeleton. A
+ * small structure leaves the timing most of the share, a large one keeps
+ * it back, and as the structure grows, the room kept for it does too.
  * Where the table ends at the slabs claimed so far (its thread made the
  * last claim: always so with one thread until another table grows), it
  * extends into the next ones and leaves no copy behind; else it moves. */
@@ -212,13 +216,15 @@ static bool grow_timing(adt_skeleton *skeleton)
     size_t at_least = adt_skeleton_timing_scaled_bytes(timing, 9), twice = adt_skeleton_timing_scaled_bytes(timing, 16);
     if (at_least == SIZE_MAX)
         return false;
+    uint32_t kept = slabs_for(adt_skeleton_signatures_scaled_bytes(skeleton->signatures, 16) +
+                              adt_skeleton_grammar_scaled_bytes(skeleton->grammar, 16));
     size_t start = (size_t)((uint8_t *)timing - share);
     uint32_t end = slabs_for(start + adt_skeleton_timing_scaled_bytes(timing, 8));
     adt_skeleton_timing *grown = NULL;
-    if (claim_slabs(end, slabs_beyond(start, at_least, end), slabs_beyond(start, twice, end), slab_count / 2, &bytes)) {
+    if (claim_slabs(end, slabs_beyond(start, at_least, end), slabs_beyond(start, twice, end), kept, &bytes)) {
         grown = adt_skeleton_timing_grow_in_place(timing, (size_t)end * ADT_SKELETON_SLAB_BYTES + bytes - start);
     } else {
-        uint8_t *memory = claim_growth(at_least, twice, slab_count / 2, &bytes);
+        uint8_t *memory = claim_growth(at_least, twice, kept, &bytes);
         grown = memory ? adt_skeleton_timing_grow(timing, memory, bytes) : NULL;
     }
     if (grown)
