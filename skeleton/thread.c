@@ -269,6 +269,25 @@ __attribute__((cold, noinline)) static void time_growing(adt_skeleton *skeleton,
         skeleton->untimed++;
 }
 
+/* adt_skeleton_fold's step for a call that is not the one its loop
+ * expects: the key hashed, the terminal appended the ordinary way; the
+ * terminal, or UINT32_MAX when the skeleton stopped. Not inlined, so that
+ * the expected call saves no registers for it. A full table grows and
+ * the step is taken again, in functions of their own: a call that needs
+ * no room runs the same code as before growth existed. */
+static __attribute__((noinline)) uint32_t intern_and_append(adt_skeleton *skeleton, const uint8_t *key,
+                                                            uint32_t length)
+{
+    uint32_t terminal = adt_skeleton_signatures_intern(skeleton->signatures, key, length);
+    if (__builtin_expect(terminal == UINT32_MAX, 0) &&
+        (terminal = intern_growing(skeleton, key, length)) == UINT32_MAX)
+        return UINT32_MAX;
+    if (__builtin_expect(!adt_skeleton_grammar_append(skeleton->grammar, terminal), 0) &&
+        !append_growing(skeleton, terminal))
+        return UINT32_MAX;
+    return terminal;
+}
+
 adt_skeleton *adt_skeleton_claim(uint64_t thread_index)
 {
     if (!created)
@@ -314,21 +333,10 @@ void adt_skeleton_fold(adt_skeleton *skeleton, const uint8_t *key, uint32_t leng
      * one comparison instead of a hash and a probe, and the grammar's
      * fast path inline (it needs no room). */
     uint32_t terminal = adt_skeleton_grammar_expected(skeleton->grammar);
-    if (terminal != UINT32_MAX && adt_skeleton_signatures_is(skeleton->signatures, terminal, key, length)) {
+    if (terminal != UINT32_MAX && adt_skeleton_signatures_is(skeleton->signatures, terminal, key, length))
         adt_skeleton_grammar_take_expected(skeleton->grammar);
-    } else {
-        terminal = adt_skeleton_signatures_intern(skeleton->signatures, key, length);
-        /* A full table grows and the step is taken again, in functions
-         * of their own: a call that needs no room runs the same code as
-         * before growth existed (nothing more is kept live across its
-         * calls). */
-        if (__builtin_expect(terminal == UINT32_MAX, 0) &&
-            (terminal = intern_growing(skeleton, key, length)) == UINT32_MAX)
-            return;
-        if (__builtin_expect(!adt_skeleton_grammar_append(skeleton->grammar, terminal), 0) &&
-            !append_growing(skeleton, terminal))
-            return;
-    }
+    else if ((terminal = intern_and_append(skeleton, key, length)) == UINT32_MAX)
+        return;
     /* The thread's first call has no computation before it on record. */
     if (skeleton->calls++ == 0) {
         skeleton->first_leave = leave;
