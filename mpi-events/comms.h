@@ -76,7 +76,9 @@ static inline bool adt_mpi_is_root(const adt_mpi_comm_info *info, int root)
     return info->remote_size > 0 ? root == MPI_ROOT : root == info->rank;
 }
 
-/* Collective over comm: the key rank 0 hands out. */
+/* Collective over comm: the key rank 0 hands out for a duplicate of comm
+ * (MPI_Comm_idup's, agreed before the call): the key of a duplicate of
+ * comm freed before, if rank 0 keeps one, else a fresh one. */
 adt_mpi_comm_key adt_mpi_comm_agree_key(MPI_Comm comm);
 
 /* Windows and files are keyed like communicators, over the communicator
