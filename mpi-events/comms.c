@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/core.h"
 #include "handle_table.h"
@@ -38,6 +39,22 @@ typedef struct released_keys {
     size_t capacity;
 } released_keys;
 static released_keys released[ADT_MPI_OBJECT_KINDS];
+
+/* The intra-communicators this rank keyed, freed since, whose keys the
+ * next communicator made on the same parent with the same members takes
+ * back (under register_lock): as many as were alive at once on parents
+ * still alive. */
+typedef struct released_comm {
+    uint32_t parent;
+    uint32_t sequence;
+    uint32_t size;
+    uint32_t *members; /* world ranks, malloc'd */
+} released_comm;
+static struct {
+    released_comm *comms;
+    size_t count;
+    size_t capacity;
+} released_comms;
 
 const adt_mpi_comm_info *adt_mpi_comm_lookup_slow(MPI_Comm comm)
 {
@@ -103,7 +120,8 @@ static void define(MPI_Comm comm, MPI_Comm like, MPI_Comm parent, adt_mpi_comm_k
     uint32_t id = adt_defs_comm(comm_defs, &desc);
     adt_mpi_comm_info *info = id == ADT_UNDEFINED_ID ? NULL : adt_handle_table_insert(comm_table, (uintptr_t)comm);
     if (info)
-        *info = (adt_mpi_comm_info){ .id = id, .rank = rank, .size = size, .remote_size = remote_size };
+        *info = (adt_mpi_comm_info){ .id = id, .rank = rank, .size = size, .remote_size = remote_size,
+                                     .parent = desc.parent, .key = key };
     else
         atomic_fetch_add(&untracked[id == ADT_UNDEFINED_ID ? ADT_MPI_UNTRACKED_OUT_OF_MEMORY
                                                           : ADT_MPI_UNTRACKED_TABLE_FULL],
@@ -147,6 +165,11 @@ void adt_mpi_comms_fini(void)
         free(released[kind].keys);
         released[kind] = (released_keys){ 0 };
     }
+    for (size_t i = 0; i < released_comms.count; i++)
+        free(released_comms.comms[i].members);
+    free(released_comms.comms);
+    released_comms.comms = NULL;
+    released_comms.count = released_comms.capacity = 0;
     if (world_group != MPI_GROUP_NULL)
         PMPI_Group_free(&world_group);
 }
@@ -169,8 +192,42 @@ static uint32_t object_sequence(adt_mpi_object_kind kind, uint32_t comm)
     return sequence ? sequence : atomic_fetch_add(&next_sequence, 1);
 }
 
-/* kind: ADT_MPI_OBJECT_KINDS for a communicator (always a fresh
- * sequence), else the kind of object on comm_id. */
+/* Rank 0's sequence for a new intra-communicator with comm's members,
+ * made on the parent whose local id is parent (ADT_UNDEFINED_ID: none
+ * known): the one of a communicator freed with the same parent and
+ * members, else a fresh one. */
+static uint32_t comm_sequence(MPI_Comm comm, uint32_t parent)
+{
+    pthread_mutex_lock(&register_lock);
+    bool any = released_comms.count > 0;
+    pthread_mutex_unlock(&register_lock);
+    if (!any || parent == ADT_UNDEFINED_ID)
+        return atomic_fetch_add(&next_sequence, 1);
+    MPI_Group group;
+    PMPI_Comm_group(comm, &group);
+    int size = 0;
+    uint32_t *members = world_members(group, &size);
+    PMPI_Group_free(&group);
+    uint32_t sequence = 0;
+    pthread_mutex_lock(&register_lock);
+    for (size_t i = 0; members && i < released_comms.count; i++) {
+        released_comm *freed = &released_comms.comms[i];
+        if (freed->parent == parent && freed->size == (uint32_t)size &&
+            memcmp(freed->members, members, (size_t)size * sizeof *members) == 0) {
+            sequence = freed->sequence;
+            free(freed->members);
+            *freed = released_comms.comms[--released_comms.count];
+            break;
+        }
+    }
+    pthread_mutex_unlock(&register_lock);
+    free(members);
+    return sequence ? sequence : atomic_fetch_add(&next_sequence, 1);
+}
+
+/* kind: ADT_MPI_OBJECT_KINDS for a communicator whose parent has the
+ * local id comm_id (ADT_UNDEFINED_ID: a fresh sequence), else the kind of
+ * object on comm_id. */
 static adt_mpi_comm_key agree_key(MPI_Comm comm, adt_mpi_object_kind kind, uint32_t comm_id)
 {
     int inter = 0;
@@ -180,7 +237,9 @@ static adt_mpi_comm_key agree_key(MPI_Comm comm, adt_mpi_object_kind kind, uint3
          * both groups agree over their union instead. */
         MPI_Comm merged;
         PMPI_Intercomm_merge(comm, 0, &merged);
-        adt_mpi_comm_key key = agree_key(merged, kind, comm_id);
+        /* An inter-communicator's key is never lent (only intra ones
+         * are kept): its members are not the merged ones. */
+        adt_mpi_comm_key key = agree_key(merged, kind, kind == ADT_MPI_OBJECT_KINDS ? ADT_UNDEFINED_ID : comm_id);
         PMPI_Comm_free(&merged);
         return key;
     }
@@ -188,20 +247,22 @@ static adt_mpi_comm_key agree_key(MPI_Comm comm, adt_mpi_object_kind kind, uint3
     PMPI_Comm_rank(comm, &rank);
     uint32_t key[2] = { world_rank, 0 };
     if (rank == 0)
-        key[1] = kind == ADT_MPI_OBJECT_KINDS ? atomic_fetch_add(&next_sequence, 1) : object_sequence(kind, comm_id);
+        key[1] = kind == ADT_MPI_OBJECT_KINDS ? comm_sequence(comm, comm_id) : object_sequence(kind, comm_id);
     PMPI_Bcast(key, 2, MPI_UINT32_T, 0, comm);
     return (adt_mpi_comm_key){ key[0], key[1] };
 }
 
 adt_mpi_comm_key adt_mpi_comm_agree_key(MPI_Comm comm)
 {
-    return agree_key(comm, ADT_MPI_OBJECT_KINDS, ADT_UNDEFINED_ID);
+    /* A duplicate's: comm is its parent, and its members are comm's. */
+    const adt_mpi_comm_info *info = adt_mpi_comm_lookup_slow(comm);
+    return agree_key(comm, ADT_MPI_OBJECT_KINDS, info ? info->id : ADT_UNDEFINED_ID);
 }
 
 adt_mpi_comm_key adt_mpi_object_agree_key(MPI_Comm comm, const adt_mpi_comm_info *info, adt_mpi_object_kind kind)
 {
     /* On a communicator not followed, nothing is defined for the key. */
-    return info ? agree_key(comm, kind, info->id) : adt_mpi_comm_agree_key(comm);
+    return info ? agree_key(comm, kind, info->id) : agree_key(comm, ADT_MPI_OBJECT_KINDS, ADT_UNDEFINED_ID);
 }
 
 void adt_mpi_object_key_released(adt_mpi_object_kind kind, uint32_t comm, adt_mpi_comm_key key)
@@ -224,8 +285,10 @@ void adt_mpi_object_key_released(adt_mpi_object_kind kind, uint32_t comm, adt_mp
 }
 
 /* The communicator comm (local id) is freed: no object will be made on it
- * again, so its released sequences go. */
-static void forget_released(uint32_t comm)
+ * again, so its released sequences go, and the keys of communicators
+ * freed on it; its own key is kept when this rank lends it (members:
+ * its world ranks, taken over; NULL: not lent). */
+static void forget_released(uint32_t comm, const adt_mpi_comm_info *info, uint32_t *members)
 {
     pthread_mutex_lock(&register_lock);
     for (unsigned kind = 0; kind < ADT_MPI_OBJECT_KINDS; kind++) {
@@ -234,14 +297,36 @@ static void forget_released(uint32_t comm)
             if (pool->keys[i].comm == comm)
                 pool->keys[i] = pool->keys[--pool->count];
     }
+    for (size_t i = released_comms.count; i-- > 0;) {
+        if (released_comms.comms[i].parent == comm) {
+            free(released_comms.comms[i].members);
+            released_comms.comms[i] = released_comms.comms[--released_comms.count];
+        }
+    }
+    if (members && released_comms.count == released_comms.capacity) {
+        size_t capacity = released_comms.capacity ? released_comms.capacity * 2 : 16;
+        released_comm *grown = realloc(released_comms.comms, capacity * sizeof *grown);
+        if (grown) {
+            released_comms.comms = grown;
+            released_comms.capacity = capacity;
+        }
+    }
+    if (members && released_comms.count < released_comms.capacity) {
+        released_comms.comms[released_comms.count++] =
+            (released_comm){ info->parent, info->key.sequence, (uint32_t)info->size, members };
+        members = NULL;
+    }
     pthread_mutex_unlock(&register_lock);
+    free(members);
 }
 
 void adt_mpi_comm_created(MPI_Comm parent, MPI_Comm newcomm)
 {
     if (!comm_table || newcomm == MPI_COMM_NULL)
         return;
-    define(newcomm, newcomm, parent, adt_mpi_comm_agree_key(newcomm), "");
+    const adt_mpi_comm_info *parent_info = adt_mpi_comm_lookup(parent);
+    define(newcomm, newcomm, parent,
+           agree_key(newcomm, ADT_MPI_OBJECT_KINDS, parent_info ? parent_info->id : ADT_UNDEFINED_ID), "");
 }
 
 void adt_mpi_comm_duplicated(MPI_Comm parent, MPI_Comm newcomm, adt_mpi_comm_key key)
@@ -260,17 +345,31 @@ adt_mpi_freed_comm adt_mpi_comm_free_begin(MPI_Comm comm)
     freed.followed = true;
     freed.info = *info;
     adt_handle_table_remove(comm_table, (uintptr_t)comm);
+    /* Its key is lent by the rank that keyed it (its rank 0), for an
+     * intra-communicator with a parent: its members are taken while the
+     * communicator still exists. */
+    if (info->rank == 0 && info->remote_size == 0 && info->parent != ADT_UNDEFINED_ID &&
+        info->key.creator_world_rank == world_rank) {
+        MPI_Group group;
+        PMPI_Comm_group(comm, &group);
+        int size = 0;
+        freed.members = world_members(group, &size);
+        PMPI_Group_free(&group);
+    }
     return freed;
 }
 
 void adt_mpi_comm_free_end(const adt_mpi_freed_comm *freed, bool ok)
 {
-    if (!freed->followed || !comm_table)
-        return;
-    if (ok) {
-        forget_released(freed->info.id);
+    if (!freed->followed || !comm_table) {
+        free(freed->members);
         return;
     }
+    if (ok) {
+        forget_released(freed->info.id, &freed->info, freed->members);
+        return;
+    }
+    free(freed->members);
     /* Its slot was free until now: only another thread's new communicator
      * can have taken it. */
     adt_mpi_comm_info *info = adt_handle_table_insert(comm_table, (uintptr_t)freed->comm);

@@ -6,7 +6,14 @@
  * a sequence number that rank handed out), agreed with a PMPI_Bcast inside
  * the new communicator (over a temporary merged communicator for
  * inter-communicators). MPI_COMM_WORLD is (0, 0); each rank's
- * MPI_COMM_SELF is (world rank, 1).
+ * MPI_COMM_SELF is (world rank, 1). An intra-communicator freed lends its
+ * key, and so its definition, to the next one made on the same parent
+ * with the same members in the same order: rank 0 keeps the keys of the
+ * ones it keyed, with their parents and members, from their free on (the
+ * same rank 0 keys the next one, and every member freed the old one
+ * before, in program order, making the new one collectively). So a run
+ * that makes and frees a communicator every time step defines it once,
+ * and its calls on it repeat (the skeleton folds them: docs/folding.md).
  *
  * Lookups (every point-to-point and collective wrapper) are lock-free;
  * registrations take a mutex (they are collective MPI calls anyway).
@@ -26,17 +33,19 @@
 extern "C" {
 #endif
 
+typedef struct adt_mpi_comm_key {
+    uint32_t creator_world_rank;
+    uint32_t sequence;
+} adt_mpi_comm_key;
+
 typedef struct adt_mpi_comm_info {
     uint32_t id;          /* local communicator id (adt_defs_comm) */
     int32_t rank;         /* this process's rank in it */
     int32_t size;         /* size of the local group */
     int32_t remote_size;  /* size of the remote group, 0 for intra-communicators */
+    uint32_t parent;      /* the parent's local id (ADT_UNDEFINED_ID: none) */
+    adt_mpi_comm_key key;
 } adt_mpi_comm_info;
-
-typedef struct adt_mpi_comm_key {
-    uint32_t creator_world_rank;
-    uint32_t sequence;
-} adt_mpi_comm_key;
 
 /* After PMPI_Init: creates the tables and defines MPI_COMM_WORLD and
  * MPI_COMM_SELF. Returns 0, or -1 (out of memory). */
@@ -67,7 +76,9 @@ static inline bool adt_mpi_is_root(const adt_mpi_comm_info *info, int root)
     return info->remote_size > 0 ? root == MPI_ROOT : root == info->rank;
 }
 
-/* Collective over comm: the key rank 0 hands out. */
+/* Collective over comm: the key rank 0 hands out for a duplicate of comm
+ * (MPI_Comm_idup's, agreed before the call): the key of a duplicate of
+ * comm freed before, if rank 0 keeps one, else a fresh one. */
 adt_mpi_comm_key adt_mpi_comm_agree_key(MPI_Comm comm);
 
 /* Windows and files are keyed like communicators, over the communicator
@@ -105,6 +116,7 @@ typedef struct adt_mpi_freed_comm {
     MPI_Comm comm;
     bool followed;
     adt_mpi_comm_info info;
+    uint32_t *members; /* world ranks (malloc'd), where its key is lent after the free; else NULL */
 } adt_mpi_freed_comm;
 adt_mpi_freed_comm adt_mpi_comm_free_begin(MPI_Comm comm);
 void adt_mpi_comm_free_end(const adt_mpi_freed_comm *freed, bool ok);

@@ -119,12 +119,25 @@ static void map_remove(map_slot *slots, map_slot *slot)
 
 /* ---- the key ------------------------------------------------------------ */
 
+/* The most varints one step below puts (an RMA record: its kind and
+ * eight fields), each at most 10 bytes. */
+#define STEP_VARINTS 10u
+
+/* Room in the key for one step's varints (the enter, a record, a nested
+ * call), checked once for the step rather than per varint; false, and
+ * the call marked not encodable, when the key has none. */
+static inline bool room(fold_thread *t)
+{
+    if (__builtin_expect(ADT_SKELETON_KEY_MAX - t->length < STEP_VARINTS * 10u, 0)) {
+        t->not_encodable = true;
+        return false;
+    }
+    return true;
+}
+
+/* Only after room(): at most STEP_VARINTS of them per step. */
 static inline void put(fold_thread *t, uint64_t value)
 {
-    if (ADT_SKELETON_KEY_MAX - t->length < 10) {
-        t->not_encodable = true;
-        return;
-    }
     while (value >= 0x80) {
         t->key[t->length++] = (uint8_t)(value | 0x80);
         value >>= 7;
@@ -137,18 +150,10 @@ static inline void put_signed(fold_thread *t, int64_t value)
     put(t, ((uint64_t)value << 1) ^ (uint64_t)(value >> 63));
 }
 
-/* An object's first-use index on the thread, + 1; 0 for none. */
-static void put_object(fold_thread *t, object_kind kind, uint32_t id)
+/* put_object's lookup in the map, for an object other than the kind's
+ * last one (not inlined: the common cases below stay small). */
+static __attribute__((noinline)) void put_object_looked_up(fold_thread *t, object_kind kind, uint32_t id)
 {
-    if (id == ADT_UNDEFINED_ID) {
-        put(t, 0);
-        return;
-    }
-    /* Most records of a thread name the communicator the one before did. */
-    if (t->recent_key[kind] == id + 1) {
-        put(t, t->recent_index[kind] + 1);
-        return;
-    }
     uint64_t key = ((uint64_t)kind << 32 | id) + 1;
     map_slot *slot = map_find(t->objects, key);
     if (slot->key == 0) {
@@ -162,6 +167,18 @@ static void put_object(fold_thread *t, object_kind kind, uint32_t id)
     t->recent_key[kind] = id + 1;
     t->recent_index[kind] = slot->value;
     put(t, slot->value + 1);
+}
+
+/* An object's first-use index on the thread, + 1; 0 for none. */
+static inline void put_object(fold_thread *t, object_kind kind, uint32_t id)
+{
+    if (id == ADT_UNDEFINED_ID)
+        put(t, 0);
+    /* Most records of a thread name the communicator the one before did. */
+    else if (t->recent_key[kind] == id + 1)
+        put(t, t->recent_index[kind] + 1);
+    else
+        put_object_looked_up(t, kind, id);
 }
 
 /* A request's (or matching id's) symbol, + 1; 0 for none. completes: the
@@ -204,7 +221,7 @@ static void put_request(fold_thread *t, uint64_t raw, bool completes)
 /* ---- the calls ---------------------------------------------------------- */
 
 /* The thread's first call: a skeleton of its own, if the share has one. */
-static fold_thread *claim(void)
+static __attribute__((cold, noinline)) fold_thread *claim(void)
 {
     adt_location *location = adt_runtime_location();
     adt_skeleton *skeleton = location ? adt_skeleton_claim(adt_location_id(location)) : NULL;
@@ -230,7 +247,7 @@ bool adt_mpi_fold_take_over(adt_location *location, void *arg)
 /* While the thread's events are folded: what the buffer counted as folded
  * since the last outermost call's Leave was made outside MPI calls (a
  * user region, say), which the skeleton does not hold. */
-static void unfold_outside_calls(fold_thread *t, adt_location *location)
+static __attribute__((cold, noinline)) void unfold_outside_calls(fold_thread *t, adt_location *location)
 {
     uint64_t folded = adt_location_events_folded(location);
     if (folded > t->folded_at_leave)
@@ -247,7 +264,7 @@ void adt_mpi_fold_enter(adt_location *location, uint32_t function, uint32_t cont
     if (t == NO_SKELETON)
         return;
     if (!outermost) {
-        if (t->open) {
+        if (t->open && room(t)) {
             put(t, ADT_REC_ENTER);
             put(t, function);
         }
@@ -260,6 +277,7 @@ void adt_mpi_fold_enter(adt_location *location, uint32_t function, uint32_t cont
     t->not_encodable = false;
     t->length = 0;
     t->completed_count = 0;
+    /* An empty key has room for a step. */
     put(t, function);
     put_object(t, OBJECT_CONTEXT, context);
 }
@@ -267,7 +285,7 @@ void adt_mpi_fold_enter(adt_location *location, uint32_t function, uint32_t cont
 void adt_mpi_fold_record(uint16_t kind, const void *payload, int32_t own_rank)
 {
     fold_thread *t = thread_state;
-    if (t == NULL || t == NO_SKELETON || !t->open)
+    if (t == NULL || t == NO_SKELETON || !t->open || !room(t))
         return;
     put(t, kind);
     switch (kind) {
@@ -337,7 +355,7 @@ void adt_mpi_fold_record(uint16_t kind, const void *payload, int32_t own_rank)
 /* While the thread's events are folded, after the outermost call's Leave
  * was counted: a skeleton that stopped in this call holds neither it nor
  * what follows. */
-static void account_folded_call(fold_thread *t, adt_location *location)
+static __attribute__((cold, noinline)) void account_folded_call(fold_thread *t, adt_location *location)
 {
     uint64_t folded = adt_location_events_folded(location);
     if (t->skeleton->stop == ADT_SKELETON_RUNNING) {
@@ -354,6 +372,8 @@ void adt_mpi_fold_leave(adt_location *location, uint32_t function, bool outermos
     if (t == NULL || t == NO_SKELETON || !t->open)
         return;
     if (!outermost) {
+        if (!room(t))
+            return;
         put(t, ADT_REC_LEAVE);
         put(t, function);
         return;

@@ -38,48 +38,15 @@
  */
 #include <string.h>
 
+#include "grammar_internal.h"
 #include "layout_internal.h"
-#include "skeleton.h"
 
-#define NIL 0u
+#define NIL ADT_SKELETON_GRAMMAR_NIL
 #define GUARD_BIT 0x40000000u
 #define ROOM_SYMBOLS 64u
 #define ROOM_RULES 16u
 /* The longest loop body the fast path below follows, in terminals. */
 #define FAST_MAX 256u
-
-typedef struct symbol {
-    uint32_t prev;
-    uint32_t next;
-    uint32_t value;     /* terminal, RULE_BIT | rule, or GUARD_BIT | rule for a rule's guard */
-    uint32_t exponent;
-} symbol;
-
-typedef struct rule {
-    uint32_t guard;     /* the circular list's head; NIL: rule free */
-    uint32_t uses;      /* symbols that reference it (rule 0: none) */
-} rule;
-
-struct adt_skeleton_grammar {
-    symbol *symbols;        /* [0] is NIL */
-    rule *rules;
-    uint32_t *digrams;      /* slots: symbol index of a digram's first symbol, NIL empty */
-    uint32_t symbol_capacity;
-    uint32_t rule_capacity;
-    uint32_t digram_mask;
-    uint32_t free_symbol;   /* free list through next */
-    uint32_t symbols_used;
-    uint32_t free_rule;     /* free list through uses */
-    uint32_t rules_used;
-    uint32_t digrams_used;
-    uint64_t length;
-    uint64_t probes;
-    uint32_t *expected;        /* the fast path: R's expansion (FAST_MAX slots) */
-    uint32_t expected_length;
-    uint32_t matched;          /* terminals taken since, R's prefix, not yet in the rules */
-    uint32_t followed;         /* the symbol R^n followed; NIL: none */
-    uint32_t iterations;       /* whole iterations of R taken, not yet in its exponent */
-};
 
 size_t adt_skeleton_grammar_bytes(uint32_t symbols, uint32_t rules, uint32_t digram_slots_log2)
 {
@@ -542,21 +509,17 @@ void adt_skeleton_grammar_settle(adt_skeleton_grammar *g)
         append_terminal(g, g->expected[i]);
 }
 
+void adt_skeleton_grammar_refollow(adt_skeleton_grammar *g)
+{
+    adt_skeleton_grammar_settle(g);
+    follow(g);
+}
+
 bool adt_skeleton_grammar_append(adt_skeleton_grammar *g, uint32_t terminal)
 {
     if (g->followed != NIL) {
-        if (terminal == g->expected[g->matched]) {
-            g->length++;
-            if (++g->matched < g->expected_length)
-                return true;
-            /* A whole iteration more: counted, put into R's exponent by
-             * the settling. The exponent is 32 bits: settle before it
-             * could pass them. */
-            g->matched = 0;
-            if (++g->iterations >= UINT32_MAX / 2 - g->symbols[g->followed].exponent) {
-                adt_skeleton_grammar_settle(g);
-                follow(g);
-            }
+        if (terminal == adt_skeleton_grammar_expected(g)) {
+            adt_skeleton_grammar_take_expected(g);
             return true;
         }
         adt_skeleton_grammar_settle(g);
@@ -567,11 +530,6 @@ bool adt_skeleton_grammar_append(adt_skeleton_grammar *g, uint32_t terminal)
     append_terminal(g, terminal);
     follow(g);
     return true;
-}
-
-uint32_t adt_skeleton_grammar_expected(const adt_skeleton_grammar *g)
-{
-    return g->followed != NIL ? g->expected[g->matched] : UINT32_MAX;
 }
 
 uint64_t adt_skeleton_grammar_length(const adt_skeleton_grammar *g)

@@ -10,29 +10,12 @@
 #include <string.h>
 
 #include "layout_internal.h"
-#include "skeleton.h"
-
-typedef struct entry {
-    uint32_t offset;
-    uint32_t length;
-    uint32_t hash;
-} entry;
-
-struct adt_skeleton_signatures {
-    uint32_t *slots;       /* terminal + 1, 0 empty; twice the entries */
-    entry *entries;
-    uint8_t *bytes;
-    uint32_t slot_mask;
-    uint32_t entry_capacity;
-    uint32_t byte_capacity;
-    uint32_t count;
-    uint32_t bytes_used;
-};
+#include "signatures_internal.h"
 
 size_t adt_skeleton_signatures_bytes(uint32_t entries, uint32_t byte_capacity)
 {
     return adt_skeleton_align8(sizeof(adt_skeleton_signatures)) + adt_skeleton_align8(sizeof(uint32_t) * adt_skeleton_hash_slots(entries)) +
-           adt_skeleton_align8(sizeof(entry) * (size_t)entries) + adt_skeleton_align8(byte_capacity);
+           adt_skeleton_align8(sizeof(signature_entry) * (size_t)entries) + adt_skeleton_align8(byte_capacity);
 }
 
 adt_skeleton_signatures *adt_skeleton_signatures_init(void *memory, uint32_t entries, uint32_t byte_capacity)
@@ -43,8 +26,8 @@ adt_skeleton_signatures *adt_skeleton_signatures_init(void *memory, uint32_t ent
     at += adt_skeleton_align8(sizeof *table);
     table->slots = (uint32_t *)at;
     at += adt_skeleton_align8(sizeof(uint32_t) * adt_skeleton_hash_slots(entries));
-    table->entries = (entry *)at;
-    at += adt_skeleton_align8(sizeof(entry) * (size_t)entries);
+    table->entries = (signature_entry *)at;
+    at += adt_skeleton_align8(sizeof(signature_entry) * (size_t)entries);
     table->bytes = at;
     table->slot_mask = adt_skeleton_hash_slots(entries) - 1;
     table->entry_capacity = entries;
@@ -80,7 +63,7 @@ adt_skeleton_signatures *adt_skeleton_signatures_grow(const adt_skeleton_signatu
     adt_skeleton_signatures *grown =
         adt_skeleton_signatures_init(memory, adt_skeleton_scaled_capacity(table->entry_capacity, eighths, ENTRIES_MAX),
                                      adt_skeleton_scaled_capacity(table->byte_capacity, eighths, KEY_BYTES_MAX));
-    memcpy(grown->entries, table->entries, sizeof(entry) * table->count);
+    memcpy(grown->entries, table->entries, sizeof(signature_entry) * table->count);
     memcpy(grown->bytes, table->bytes, table->bytes_used);
     grown->count = table->count;
     grown->bytes_used = table->bytes_used;
@@ -121,7 +104,7 @@ uint32_t adt_skeleton_signatures_intern(adt_skeleton_signatures *table, const ui
         uint32_t held = table->slots[slot];
         if (held == 0)
             break;
-        const entry *e = &table->entries[held - 1];
+        const signature_entry *e = &table->entries[held - 1];
         if (e->hash == hash && e->length == length && memcmp(table->bytes + e->offset, key, length) == 0)
             return held - 1;
         slot = (slot + 1) & table->slot_mask;
@@ -129,7 +112,7 @@ uint32_t adt_skeleton_signatures_intern(adt_skeleton_signatures *table, const ui
     if (table->count == table->entry_capacity || table->byte_capacity - table->bytes_used < length)
         return UINT32_MAX;
     uint32_t terminal = table->count++;
-    table->entries[terminal] = (entry){ table->bytes_used, length, hash };
+    table->entries[terminal] = (signature_entry){ table->bytes_used, length, hash };
     memcpy(table->bytes + table->bytes_used, key, length);
     table->bytes_used += length;
     table->slots[slot] = terminal + 1;
@@ -146,28 +129,6 @@ const uint8_t *adt_skeleton_signatures_key(const adt_skeleton_signatures *table,
 {
     *length = table->entries[terminal].length;
     return table->bytes + table->entries[terminal].offset;
-}
-
-bool adt_skeleton_signatures_is(const adt_skeleton_signatures *table, uint32_t terminal, const uint8_t *key,
-                                uint32_t length)
-{
-    if (terminal >= table->count || table->entries[terminal].length != length)
-        return false;
-    const entry *e = &table->entries[terminal];
-    const uint8_t *held = table->bytes + e->offset;
-    /* Keys are tens of bytes: eight at a time, no call. */
-    uint32_t i = 0;
-    for (; i + 8 <= length; i += 8) {
-        uint64_t a, b;
-        memcpy(&a, held + i, 8);
-        memcpy(&b, key + i, 8);
-        if (a != b)
-            return false;
-    }
-    for (; i < length; ++i)
-        if (held[i] != key[i])
-            return false;
-    return true;
 }
 
 bool adt_skeleton_key_next(const uint8_t *key, uint32_t length, uint32_t *offset, uint64_t *value)

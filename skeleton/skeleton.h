@@ -60,9 +60,6 @@ bool adt_skeleton_grammar_append(adt_skeleton_grammar *grammar, uint32_t termina
 /* Puts the terminals the fast path holds back (grammar.c) into the rules:
  * before the counts below are read for an export. */
 void adt_skeleton_grammar_settle(adt_skeleton_grammar *grammar);
-/* The terminal the loop the sequence ends in expects next, or UINT32_MAX
- * (the fold compares a call's key with its key before hashing it). */
-uint32_t adt_skeleton_grammar_expected(const adt_skeleton_grammar *grammar);
 /* Terminals appended so far. */
 uint64_t adt_skeleton_grammar_length(const adt_skeleton_grammar *grammar);
 /* Symbols and rules now in use (the measure of its size; settled first). */
@@ -117,9 +114,6 @@ uint32_t adt_skeleton_signatures_intern(adt_skeleton_signatures *table, const ui
 uint32_t adt_skeleton_signatures_count(const adt_skeleton_signatures *table);
 const uint8_t *adt_skeleton_signatures_key(const adt_skeleton_signatures *table, uint32_t terminal,
                                            uint32_t *length);
-/* Whether key is terminal's key (without hashing). */
-bool adt_skeleton_signatures_is(const adt_skeleton_signatures *table, uint32_t terminal, const uint8_t *key,
-                                uint32_t length);
 /* Growth: as for the grammar (entries and key bytes scaled alike). */
 size_t adt_skeleton_signatures_scaled_bytes(const adt_skeleton_signatures *table, uint32_t eighths);
 adt_skeleton_signatures *adt_skeleton_signatures_grow(const adt_skeleton_signatures *table, void *memory,

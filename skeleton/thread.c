@@ -9,7 +9,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "grammar_internal.h"
 #include "layout_internal.h"
+#include "signatures_internal.h"
 #include "timing_internal.h"
 
 #define STOP_WORDS(cause, key, words) words,
@@ -195,11 +197,15 @@ static uint32_t slabs_beyond(size_t start, size_t bytes, uint32_t end)
     return reach > end + 1 ? reach - end : 1;
 }
 
-/* The timing grows only while half the share stays free: a pair takes
- * 280 bytes, and a code whose calls follow one another irregularly would
- * otherwise spend the share on histograms and leave none to the
- * signatures and the grammar. A call without its timing is counted
- * (untimed); a call without its structure would stop the skeleton.
+/* The timing grows with the structure: only while, after its claim, the
+ * share keeps free room for its thread's structure (the bytes its
+ * signature table and grammar take now) to double into. A pair
+ * takes 280 bytes, and a code whose calls follow one another
+ * irregularly would otherwise spend the share on histograms and leave
+ * none to the structure: a call without its timing is counted
+ * (untimed), a call without its structure would stop the skeleton. A
+ * small structure leaves the timing most of the share, a large one keeps
+ * it back, and as the structure grows, the room kept for it does too.
  * Where the table ends at the slabs claimed so far (its thread made the
  * last claim: always so with one thread until another table grows), it
  * extends into the next ones and leaves no copy behind; else it moves. */
@@ -210,13 +216,15 @@ static bool grow_timing(adt_skeleton *skeleton)
     size_t at_least = adt_skeleton_timing_scaled_bytes(timing, 9), twice = adt_skeleton_timing_scaled_bytes(timing, 16);
     if (at_least == SIZE_MAX)
         return false;
+    uint32_t kept = slabs_for(adt_skeleton_signatures_scaled_bytes(skeleton->signatures, 16) +
+                              adt_skeleton_grammar_scaled_bytes(skeleton->grammar, 16));
     size_t start = (size_t)((uint8_t *)timing - share);
     uint32_t end = slabs_for(start + adt_skeleton_timing_scaled_bytes(timing, 8));
     adt_skeleton_timing *grown = NULL;
-    if (claim_slabs(end, slabs_beyond(start, at_least, end), slabs_beyond(start, twice, end), slab_count / 2, &bytes)) {
+    if (claim_slabs(end, slabs_beyond(start, at_least, end), slabs_beyond(start, twice, end), kept, &bytes)) {
         grown = adt_skeleton_timing_grow_in_place(timing, (size_t)end * ADT_SKELETON_SLAB_BYTES + bytes - start);
     } else {
-        uint8_t *memory = claim_growth(at_least, twice, slab_count / 2, &bytes);
+        uint8_t *memory = claim_growth(at_least, twice, kept, &bytes);
         grown = memory ? adt_skeleton_timing_grow(timing, memory, bytes) : NULL;
     }
     if (grown)
@@ -261,6 +269,25 @@ __attribute__((cold, noinline)) static void time_growing(adt_skeleton *skeleton,
         skeleton->untimed++;
 }
 
+/* adt_skeleton_fold's step for a call that is not the one its loop
+ * expects: the key hashed, the terminal appended the ordinary way; the
+ * terminal, or UINT32_MAX when the skeleton stopped. Not inlined, so that
+ * the expected call saves no registers for it. A full table grows and
+ * the step is taken again, in functions of their own: a call that needs
+ * no room runs the same code as before growth existed. */
+static __attribute__((noinline)) uint32_t intern_and_append(adt_skeleton *skeleton, const uint8_t *key,
+                                                            uint32_t length)
+{
+    uint32_t terminal = adt_skeleton_signatures_intern(skeleton->signatures, key, length);
+    if (__builtin_expect(terminal == UINT32_MAX, 0) &&
+        (terminal = intern_growing(skeleton, key, length)) == UINT32_MAX)
+        return UINT32_MAX;
+    if (__builtin_expect(!adt_skeleton_grammar_append(skeleton->grammar, terminal), 0) &&
+        !append_growing(skeleton, terminal))
+        return UINT32_MAX;
+    return terminal;
+}
+
 adt_skeleton *adt_skeleton_claim(uint64_t thread_index)
 {
     if (!created)
@@ -303,18 +330,12 @@ void adt_skeleton_fold(adt_skeleton *skeleton, const uint8_t *key, uint32_t leng
     if (skeleton->stop != ADT_SKELETON_RUNNING)
         return;
     /* Inside a loop the call is most often the one the loop expects:
-     * one comparison instead of a hash and a probe. */
+     * one comparison instead of a hash and a probe, and the grammar's
+     * fast path inline (it needs no room). */
     uint32_t terminal = adt_skeleton_grammar_expected(skeleton->grammar);
-    if (terminal == UINT32_MAX || !adt_skeleton_signatures_is(skeleton->signatures, terminal, key, length))
-        terminal = adt_skeleton_signatures_intern(skeleton->signatures, key, length);
-    /* A full table grows and the step is taken again, in functions of
-     * their own: a call that needs no room runs the same code as before
-     * growth existed (nothing more is kept live across its calls). */
-    if (__builtin_expect(terminal == UINT32_MAX, 0) &&
-        (terminal = intern_growing(skeleton, key, length)) == UINT32_MAX)
-        return;
-    if (__builtin_expect(!adt_skeleton_grammar_append(skeleton->grammar, terminal), 0) &&
-        !append_growing(skeleton, terminal))
+    if (terminal != UINT32_MAX && adt_skeleton_signatures_is(skeleton->signatures, terminal, key, length))
+        adt_skeleton_grammar_take_expected(skeleton->grammar);
+    else if ((terminal = intern_and_append(skeleton, key, length)) == UINT32_MAX)
         return;
     /* The thread's first call has no computation before it on record. */
     if (skeleton->calls++ == 0) {

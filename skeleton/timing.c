@@ -38,7 +38,9 @@ static inline uint32_t home(uint32_t previous, uint32_t signature)
     return (uint32_t)((((uint64_t)previous << 32 | signature) * 0x9E3779B97F4A7C15ull) >> 40);
 }
 
-entry *adt_skeleton_timing_find(adt_skeleton_timing *timing, uint32_t previous, uint32_t signature)
+/* The entry of (previous, signature), a new one if there is room; NULL
+ * when the table is full. */
+static entry *find(adt_skeleton_timing *timing, uint32_t previous, uint32_t signature)
 {
     for (uint32_t i = home(previous, signature) & timing->slot_mask;; i = (i + 1) & timing->slot_mask) {
         uint32_t slot = timing->slots[i];
@@ -124,6 +126,24 @@ adt_skeleton_timing *adt_skeleton_timing_grow_in_place(adt_skeleton_timing *timi
     timing->slot_mask = adt_skeleton_hash_slots(pairs) - 1;
     fill_slots(timing);
     return timing;
+}
+
+bool adt_skeleton_timing_note_found(adt_skeleton_timing *timing, uint32_t previous, uint32_t signature,
+                                    uint64_t compute, uint64_t duration)
+{
+    entry *e = find(timing, previous, signature);
+    if (!e) {
+        timing->last = timing->expected = NULL;
+        return false;
+    }
+    if (e->count == 0) {
+        adt_skeleton_timing_start(&e->compute, &e->compute_shift, compute);
+        adt_skeleton_timing_start(&e->duration, &e->duration_shift, duration);
+    }
+    if (timing->last)
+        timing->last->successor = e;
+    adt_skeleton_timing_take(timing, e, compute, duration);
+    return true;
 }
 
 bool adt_skeleton_timing_add(adt_skeleton_timing *timing, uint32_t previous, uint32_t signature, uint64_t compute,

@@ -38,10 +38,6 @@ struct adt_skeleton_timing {
     uint32_t slot_mask;
 };
 
-/* The entry of (previous, signature), a new one if there is room; NULL
- * when the table is full (timing.c: hashing, off the common path). */
-entry *adt_skeleton_timing_find(adt_skeleton_timing *timing, uint32_t previous, uint32_t signature);
-
 /* A pair's first value: the shift of its sums, and the bins centred on
  * it at the finest width. */
 static inline void adt_skeleton_timing_start(adt_skeleton_histogram *h, uint64_t *shift, uint64_t value)
@@ -70,29 +66,32 @@ static inline void adt_skeleton_timing_add_one(adt_skeleton_histogram *h, uint64
     h->bins[bin]++;
 }
 
-/* adt_skeleton_timing_add, inline: the fold's one call per MPI call. */
-static inline bool adt_skeleton_timing_note(adt_skeleton_timing *timing, uint32_t previous, uint32_t signature,
-                                            uint64_t compute, uint64_t duration)
+/* The rest of adt_skeleton_timing_note, when the call's pair is not the
+ * one that followed the last call's last time (timing.c: a hash lookup,
+ * a new pair started; not inlined, so that the common case below saves
+ * no registers for it). */
+bool adt_skeleton_timing_note_found(adt_skeleton_timing *timing, uint32_t previous, uint32_t signature,
+                                    uint64_t compute, uint64_t duration);
+
+/* The pair's entry e takes one call. */
+static inline void adt_skeleton_timing_take(adt_skeleton_timing *timing, entry *e, uint64_t compute,
+                                            uint64_t duration)
 {
-    entry *e = timing->expected;
-    if (__builtin_expect(!e || e->signature != signature || e->previous != previous, 0)) {
-        e = adt_skeleton_timing_find(timing, previous, signature);
-        if (!e) {
-            timing->last = timing->expected = NULL;
-            return false;
-        }
-        if (e->count == 0) {
-            adt_skeleton_timing_start(&e->compute, &e->compute_shift, compute);
-            adt_skeleton_timing_start(&e->duration, &e->duration_shift, duration);
-        }
-        if (timing->last)
-            timing->last->successor = e;
-    }
     timing->last = e;
     timing->expected = e->successor;
     e->count++;
     adt_skeleton_timing_add_one(&e->compute, e->compute_shift, compute);
     adt_skeleton_timing_add_one(&e->duration, e->duration_shift, duration);
+}
+
+/* adt_skeleton_timing_add, inline: the fold's one call per MPI call. */
+static inline bool adt_skeleton_timing_note(adt_skeleton_timing *timing, uint32_t previous, uint32_t signature,
+                                            uint64_t compute, uint64_t duration)
+{
+    entry *e = timing->expected;
+    if (__builtin_expect(!e || e->signature != signature || e->previous != previous, 0))
+        return adt_skeleton_timing_note_found(timing, previous, signature, compute, duration);
+    adt_skeleton_timing_take(timing, e, compute, duration);
     return true;
 }
 

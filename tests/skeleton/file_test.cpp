@@ -245,6 +245,35 @@ TEST(SkeletonShare, AThreadWithoutASlabIsStoppedAndCounted)
     adt_skeleton_share_destroy();
 }
 
+// Inside a loop the fold compares a call's key with the key the loop
+// expects, by words that overlap at the end (signatures_internal.h): a
+// key of any length that differs from it in any one byte is another
+// signature, and the same key stays the loop's.
+TEST(SkeletonShare, AKeyDifferingInAnyByteFromTheExpectedOneIsAnotherSignature)
+{
+    for (uint32_t length = 1; length <= 20; ++length) {
+        for (uint32_t differing = 0; differing < length; ++differing) {
+            ASSERT_EQ(adt_skeleton_share_create(ADT_SKELETON_SLAB_BYTES), 0);
+            adt_skeleton *skeleton = adt_skeleton_claim(0);
+            ASSERT_NE(skeleton, nullptr);
+            std::vector<uint8_t> key(length);
+            for (uint32_t i = 0; i < length; ++i)
+                key[i] = (uint8_t)(i * 7 + 1);
+            for (int call = 0; call < 4; ++call)
+                adt_skeleton_fold(skeleton, key.data(), length, 0, 0);
+            std::vector<uint8_t> other = key;
+            other[differing] ^= 0x40;
+            adt_skeleton_fold(skeleton, other.data(), length, 0, 0);
+            adt_skeleton_fold(skeleton, key.data(), length, 0, 0);
+            EXPECT_EQ(adt_skeleton_signatures_count(skeleton->signatures), 2u)
+                << "length " << length << ", byte " << differing;
+            adt_skeleton_grammar_settle(skeleton->grammar);
+            EXPECT_EQ(adt_skeleton_grammar_length(skeleton->grammar), 6u);
+            adt_skeleton_share_destroy();
+        }
+    }
+}
+
 // Threads claim their skeletons at once and fold side by side: each gets
 // a slab of its own (one atomic add), and each skeleton holds exactly its
 // thread's calls; the threads beyond the slabs are stopped and counted.

@@ -1,0 +1,74 @@
+/*
+ * grammar_internal.h: the layout of a grammar and the fast path of its
+ * append, inline in the fold (skeleton/ only; hot path: no malloc, no
+ * lock, no stdio; the owning thread only). grammar.c says what the fast
+ * path is: inside a loop, a call is compared with the terminal the loop
+ * expects next and, when it is that one, only counted.
+ */
+#ifndef ADAPTRACE_SKELETON_GRAMMAR_INTERNAL_H
+#define ADAPTRACE_SKELETON_GRAMMAR_INTERNAL_H
+
+#include "skeleton.h"
+
+#define ADT_SKELETON_GRAMMAR_NIL 0u
+
+typedef struct symbol {
+    uint32_t prev;
+    uint32_t next;
+    uint32_t value;     /* terminal, RULE_BIT | rule, or GUARD_BIT | rule for a rule's guard */
+    uint32_t exponent;
+} symbol;
+
+typedef struct rule {
+    uint32_t guard;     /* the circular list's head; NIL: rule free */
+    uint32_t uses;      /* symbols that reference it (rule 0: none) */
+} rule;
+
+struct adt_skeleton_grammar {
+    symbol *symbols;        /* [0] is NIL */
+    rule *rules;
+    uint32_t *digrams;      /* slots: symbol index of a digram's first symbol, NIL empty */
+    uint32_t symbol_capacity;
+    uint32_t rule_capacity;
+    uint32_t digram_mask;
+    uint32_t free_symbol;   /* free list through next */
+    uint32_t symbols_used;
+    uint32_t free_rule;     /* free list through uses */
+    uint32_t rules_used;
+    uint32_t digrams_used;
+    uint64_t length;
+    uint64_t probes;
+    uint32_t *expected;        /* the fast path: R's expansion (FAST_MAX slots) */
+    uint32_t expected_length;
+    uint32_t matched;          /* terminals taken since, R's prefix, not yet in the rules */
+    uint32_t followed;         /* the symbol R^n followed; NIL: none */
+    uint32_t iterations;       /* whole iterations of R taken, not yet in its exponent */
+};
+
+/* The terminal the loop the sequence ends in expects next, or UINT32_MAX
+ * (the fold compares a call's key with its key before hashing it). */
+static inline uint32_t adt_skeleton_grammar_expected(const adt_skeleton_grammar *g)
+{
+    return g->followed != ADT_SKELETON_GRAMMAR_NIL ? g->expected[g->matched] : UINT32_MAX;
+}
+
+/* The followed loop's exponent would pass 32 bits: its iterations are
+ * put into it and the loop followed anew (grammar.c: once per 2^31
+ * iterations). */
+void adt_skeleton_grammar_refollow(adt_skeleton_grammar *g);
+
+/* Appends the terminal adt_skeleton_grammar_expected gave (not
+ * UINT32_MAX): the fast path needs no room, so it never refuses. A whole
+ * iteration is counted, and put into the loop's exponent by the
+ * settling. */
+static inline void adt_skeleton_grammar_take_expected(adt_skeleton_grammar *g)
+{
+    g->length++;
+    if (++g->matched < g->expected_length)
+        return;
+    g->matched = 0;
+    if (__builtin_expect(++g->iterations >= UINT32_MAX / 2 - g->symbols[g->followed].exponent, 0))
+        adt_skeleton_grammar_refollow(g);
+}
+
+#endif

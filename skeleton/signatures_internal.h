@@ -1,0 +1,66 @@
+/*
+ * signatures_internal.h: the layout of the call signature table and the
+ * comparison of a call's key with the key a loop expects, inline in the
+ * fold (skeleton/ only; hot path: no malloc, no lock, no stdio; the
+ * owning thread only).
+ */
+#ifndef ADAPTRACE_SKELETON_SIGNATURES_INTERNAL_H
+#define ADAPTRACE_SKELETON_SIGNATURES_INTERNAL_H
+
+#include <string.h>
+
+#include "skeleton.h"
+
+typedef struct signature_entry {
+    uint32_t offset;
+    uint32_t length;
+    uint32_t hash;
+} signature_entry;
+
+struct adt_skeleton_signatures {
+    uint32_t *slots;       /* terminal + 1, 0 empty; twice the entries */
+    signature_entry *entries;
+    uint8_t *bytes;
+    uint32_t slot_mask;
+    uint32_t entry_capacity;
+    uint32_t byte_capacity;
+    uint32_t count;
+    uint32_t bytes_used;
+};
+
+/* Whether key is terminal's key (without hashing). Keys are a few to
+ * tens of bytes: eight at a time, the last eight (or four) bytes as one
+ * word that overlaps the ones before, no call and no loop over bytes. */
+static inline bool adt_skeleton_signatures_is(const adt_skeleton_signatures *table, uint32_t terminal,
+                                              const uint8_t *key, uint32_t length)
+{
+    if (terminal >= table->count || table->entries[terminal].length != length)
+        return false;
+    const uint8_t *held = table->bytes + table->entries[terminal].offset;
+    if (length >= 8) {
+        uint32_t i = 0;
+        for (; i + 8 < length; i += 8) {
+            uint64_t a, b;
+            memcpy(&a, held + i, 8);
+            memcpy(&b, key + i, 8);
+            if (a != b)
+                return false;
+        }
+        uint64_t a, b;
+        memcpy(&a, held + length - 8, 8);
+        memcpy(&b, key + length - 8, 8);
+        return a == b;
+    }
+    if (length >= 4) {
+        uint32_t a, b, c, d;
+        memcpy(&a, held, 4);
+        memcpy(&b, key, 4);
+        memcpy(&c, held + length - 4, 4);
+        memcpy(&d, key + length - 4, 4);
+        return a == b && c == d;
+    }
+    /* 0 to 3 bytes: the first, the middle and the last. */
+    return length == 0 || (held[0] == key[0] && held[length / 2] == key[length / 2] && held[length - 1] == key[length - 1]);
+}
+
+#endif
