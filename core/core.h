@@ -289,7 +289,46 @@ uint64_t adt_clock_ticks_to_ns(uint64_t ticks);
  * A table is written by its thread only, wrapper and signal handler; the
  * end of the run reads it. Fixed arrays: nothing is allocated. */
 enum { ADT_COST_GAP_CLASSES = 5, ADT_COST_TIMED_EVERY = 64, ADT_COST_FIRST_TIMED = 8 };
-typedef enum adt_cost_kind { ADT_COST_MPI = 0, ADT_COST_SAMPLE = 1, ADT_COST_KINDS = 2 } adt_cost_kind;
+/* The record kinds the costs are kept apart by: what adaptrace writes
+ * around an event differs by kind (docs/compensation.md, "record kinds"):
+ * an MPI call that writes only its Enter and Leave (a short local call
+ * such as MPI_Comm_rank, communicator and datatype management, and every
+ * call not below), a point-to-point call or the completion of one (its
+ * message records, the request table), a collective (its
+ * CollectiveBegin / End records, the communicator's size and rank), a
+ * sample (the signal handler). */
+typedef enum adt_cost_kind {
+    ADT_COST_MPI_OTHER = 0,
+    ADT_COST_MPI_P2P = 1,
+    ADT_COST_MPI_COLLECTIVE = 2,
+    ADT_COST_SAMPLE = 3,
+    ADT_COST_KINDS = 4
+} adt_cost_kind;
+/* The version of the model summary.json states ("cost_model"): 2 keeps
+ * the kinds above apart; an archive without the key (version 1) has one
+ * "cost_mpi" for every MPI call. */
+enum { ADT_COST_MODEL_VERSION = 2 };
+
+/* The kind's key in summary.json ("cost_" and it). */
+const char *adt_cost_kind_key(adt_cost_kind kind);
+
+/* The OTF2 region roles (OTF2_RegionRole's values, which format.h's
+ * adt_region_role has) that decide an MPI region's kind. */
+enum {
+    ADT_COST_ROLE_BARRIER = 15,
+    ADT_COST_ROLE_COLL_ONE2ALL = 23,
+    ADT_COST_ROLE_COLL_OTHER = 26,
+    ADT_COST_ROLE_POINT2POINT = 28
+};
+
+/* The kind of the calls of an MPI function, from its region's role and
+ * name, so that the runtime (from its function table) and
+ * adaptrace-report (from the archive's Region definitions) agree: a
+ * collective role, the point-to-point role or a request completion
+ * (MPI_Wait*, MPI_Test, MPI_Testall/any/some, MPI_Start*, which write the
+ * messages' completion records but have the plain function role), else
+ * other. Normal context. */
+adt_cost_kind adt_cost_kind_of_mpi_region(unsigned role, const char *name);
 /* Upper bounds of the gap classes but the last, in nanoseconds. */
 #define ADT_COST_GAP_BOUNDS_NS { 1000u, 10000u, 100000u, 1000000u }
 
@@ -388,8 +427,9 @@ static inline bool adt_cost_reads_entry(adt_cost_table *table, bool every)
     return true;
 }
 
-/* How a wrapped call is timed, chosen at its Enter, once its gap class is
- * known: from its wrapper's entry (all three parts) when the entry was
+/* How a wrapped call of kind is timed, chosen at its Enter, once its gap
+ * class is known (a class: one kind's, each kind's classes are timed on
+ * their own calls): from its wrapper's entry (all three parts) when the entry was
  * read and the call is the every 64th or its class has fewer than
  * ADT_COST_FIRST_TIMED timings of the before part; else from its Enter
  * (inside and after parts) when its class has fewer than
@@ -400,19 +440,19 @@ static inline bool adt_cost_reads_entry(adt_cost_table *table, bool every)
  * few calls apart). Watches are at most ADT_COST_ENTRY_WATCHES per
  * thread: a class whose calls never come within one costs no more than
  * that many clock reads. */
-enum { ADT_COST_ENTRY_WATCHES = ADT_COST_GAP_CLASSES * ADT_COST_FIRST_TIMED };
+enum { ADT_COST_ENTRY_WATCHES = (ADT_COST_KINDS - 1) * ADT_COST_GAP_CLASSES * ADT_COST_FIRST_TIMED };
 typedef enum adt_cost_timing {
     ADT_COST_UNTIMED = 0,
     ADT_COST_TIMED_FROM_ENTER,
     ADT_COST_TIMED_FROM_ENTRY
 } adt_cost_timing;
 
-static inline adt_cost_timing adt_cost_choose_timing(adt_cost_table *table, unsigned gap_class, bool every,
-                                                     bool entry_read)
+static inline adt_cost_timing adt_cost_choose_timing(adt_cost_table *table, adt_cost_kind kind, unsigned gap_class,
+                                                     bool every, bool entry_read)
 {
     if (table == NULL || gap_class >= ADT_COST_GAP_CLASSES)
         return ADT_COST_UNTIMED;
-    const adt_cost_cell *cell = &table->cells[ADT_COST_MPI][gap_class];
+    const adt_cost_cell *cell = &table->cells[kind][gap_class];
     if (entry_read && (every || cell->timed_before < ADT_COST_FIRST_TIMED))
         return ADT_COST_TIMED_FROM_ENTRY;
     if (cell->timed_before < ADT_COST_FIRST_TIMED && table->entry_watch == 0 &&
