@@ -28,7 +28,8 @@ the constant (MPI_Comm_rank's time over its calls), each as a ratio to
 the untraced duration (the issue asks within 2); the rounds' own figures
 too (*_rounds_s), for their spread. --comm-rank-only runs only this part;
 --baseline BUILD runs it for another build too, round by round alternating
-with this one ("baseline" in its entry).
+with this one ("baseline" in its entry). --workloads-only runs only the
+workloads below.
 
 workloads: the bundled demo and, where `lmp` is installed, LAMMPS's melt
 example (benchmarks/mpi/in.melt), untraced and traced per round. Untraced,
@@ -269,6 +270,7 @@ def main():
     parser.add_argument("--demo", default="2000,128", help="adaptrace-demo's ITERATIONS,SIZE (2000,128)")
     parser.add_argument("--no-workloads", action="store_true", help="leave the demo and LAMMPS out")
     parser.add_argument("--comm-rank-only", action="store_true", help="only the short call at 100 Hz")
+    parser.add_argument("--workloads-only", action="store_true", help="only the demo and LAMMPS")
     parser.add_argument("--baseline", type=os.path.abspath,
                         help="another build whose short call at 100 Hz runs too, its rounds alternating")
     args = parser.parse_args()
@@ -280,8 +282,11 @@ def main():
               "units_per_us": units_per_us, "load_average": os.getloadavg(), "ranks": {}}
     with tempfile.TemporaryDirectory(prefix="adaptrace-bench-compensation-") as scratch:
         for ranks in (int(r) for r in args.ranks.split(",")):
-            entry = {} if args.comm_rank_only else {"bands": rate_bands(args, ranks, units_per_us, cases, scratch)}
-            entry["comm_rank_100_hz"] = comm_rank_call(args, ranks, units_per_us, scratch)
+            entry = {}
+            if not args.comm_rank_only and not args.workloads_only:
+                entry["bands"] = rate_bands(args, ranks, units_per_us, cases, scratch)
+            if not args.workloads_only:
+                entry["comm_rank_100_hz"] = comm_rank_call(args, ranks, units_per_us, scratch)
             if not args.no_workloads and not args.comm_rank_only:
                 entry["workloads"] = workloads(args, ranks, cases, scratch)
             result["ranks"][str(ranks)] = entry
