@@ -289,7 +289,46 @@ uint64_t adt_clock_ticks_to_ns(uint64_t ticks);
  * A table is written by its thread only, wrapper and signal handler; the
  * end of the run reads it. Fixed arrays: nothing is allocated. */
 enum { ADT_COST_GAP_CLASSES = 5, ADT_COST_TIMED_EVERY = 64, ADT_COST_FIRST_TIMED = 8 };
-typedef enum adt_cost_kind { ADT_COST_MPI = 0, ADT_COST_SAMPLE = 1, ADT_COST_KINDS = 2 } adt_cost_kind;
+/* The record kinds the costs are kept apart by: what adaptrace writes
+ * around an event differs by kind (docs/compensation.md, "record kinds"):
+ * an MPI call that writes only its Enter and Leave (a short local call
+ * such as MPI_Comm_rank, communicator and datatype management, and every
+ * call not below), a point-to-point call or the completion of one (its
+ * message records, the request table), a collective (its
+ * CollectiveBegin / End records, the communicator's size and rank), a
+ * sample (the signal handler). */
+typedef enum adt_cost_kind {
+    ADT_COST_MPI_OTHER = 0,
+    ADT_COST_MPI_P2P = 1,
+    ADT_COST_MPI_COLLECTIVE = 2,
+    ADT_COST_SAMPLE = 3,
+    ADT_COST_KINDS = 4
+} adt_cost_kind;
+/* The version of the model summary.json states ("cost_model"): 2 keeps
+ * the kinds above apart; an archive without the key (version 1) has one
+ * "cost_mpi" for every MPI call. */
+enum { ADT_COST_MODEL_VERSION = 2 };
+
+/* The kind's key in summary.json ("cost_" and it). */
+const char *adt_cost_kind_key(adt_cost_kind kind);
+
+/* The OTF2 region roles (OTF2_RegionRole's values, which format.h's
+ * adt_region_role has) that decide an MPI region's kind. */
+enum {
+    ADT_COST_ROLE_BARRIER = 15,
+    ADT_COST_ROLE_COLL_ONE2ALL = 23,
+    ADT_COST_ROLE_COLL_OTHER = 26,
+    ADT_COST_ROLE_POINT2POINT = 28
+};
+
+/* The kind of the calls of an MPI function, from its region's role and
+ * name, so that the runtime (from its function table) and
+ * adaptrace-report (from the archive's Region definitions) agree: a
+ * collective role, the point-to-point role or a request completion
+ * (MPI_Wait*, MPI_Test, MPI_Testall/any/some, MPI_Start*, which write the
+ * messages' completion records but have the plain function role), else
+ * other. Normal context. */
+adt_cost_kind adt_cost_kind_of_mpi_region(unsigned role, const char *name);
 /* Upper bounds of the gap classes but the last, in nanoseconds. */
 #define ADT_COST_GAP_BOUNDS_NS { 1000u, 10000u, 100000u, 1000000u }
 
@@ -366,13 +405,27 @@ static inline unsigned adt_cost_note_event(adt_cost_table *table, adt_cost_kind 
     return gap_class;
 }
 
-/* A timing more than ADT_COST_OUTLIER_FACTOR times its cell's mean, once
- * the cell holds ADT_COST_OUTLIER_AFTER timings, is not kept: on a shared
- * or oversubscribed machine a thread descheduled (or a page fault) inside
+/* A timing more than ADT_COST_OUTLIER_FACTOR times its cell's mean (each
+ * timing counted at least a tick) is not kept: on a shared or
+ * oversubscribed machine a thread descheduled (or a page fault) inside
  * adaptrace's few hundred nanoseconds would otherwise set the mean of
  * hundreds of events (one 2 ms preemption among 900 timed calls of
- * 60 ns doubles it). Counted in the table's outliers of the kind. */
-enum { ADT_COST_OUTLIER_FACTOR = 16, ADT_COST_OUTLIER_AFTER = 8 };
+ * 60 ns doubles it). Judged from a cell's second timing on, and a lone
+ * first timing more than that factor above the second is taken out
+ * again: a cell's first timings are those of its first calls (the first
+ * ADT_COST_FIRST_TIMED of a class are all timed), which the screen once
+ * left alone until the cell held 8, so that one preemption among them set
+ * the mean of the class (issue #26: a demo run's cold point-to-point
+ * class on 2 ranks took a before part of 3.03 ms, the mean of 8 timings
+ * one of which was a ~24 ms descheduling). Counted in the table's
+ * outliers of the kind. */
+enum { ADT_COST_OUTLIER_FACTOR = 16 };
+
+/* Whether part is an outlier against a sum of count timings. */
+static inline bool adt_cost_far_above(uint64_t part, uint64_t sum, uint64_t count)
+{
+    return count > 0 && part * count > ADT_COST_OUTLIER_FACTOR * (sum + count);
+}
 
 /* Whether the MPI call to come reads the clock at its wrapper's entry:
  * the every ADT_COST_TIMED_EVERY-th call (every), and the calls of an
@@ -388,8 +441,9 @@ static inline bool adt_cost_reads_entry(adt_cost_table *table, bool every)
     return true;
 }
 
-/* How a wrapped call is timed, chosen at its Enter, once its gap class is
- * known: from its wrapper's entry (all three parts) when the entry was
+/* How a wrapped call of kind is timed, chosen at its Enter, once its gap
+ * class is known (a class: one kind's, each kind's classes are timed on
+ * their own calls): from its wrapper's entry (all three parts) when the entry was
  * read and the call is the every 64th or its class has fewer than
  * ADT_COST_FIRST_TIMED timings of the before part; else from its Enter
  * (inside and after parts) when its class has fewer than
@@ -400,19 +454,19 @@ static inline bool adt_cost_reads_entry(adt_cost_table *table, bool every)
  * few calls apart). Watches are at most ADT_COST_ENTRY_WATCHES per
  * thread: a class whose calls never come within one costs no more than
  * that many clock reads. */
-enum { ADT_COST_ENTRY_WATCHES = ADT_COST_GAP_CLASSES * ADT_COST_FIRST_TIMED };
+enum { ADT_COST_ENTRY_WATCHES = (ADT_COST_KINDS - 1) * ADT_COST_GAP_CLASSES * ADT_COST_FIRST_TIMED };
 typedef enum adt_cost_timing {
     ADT_COST_UNTIMED = 0,
     ADT_COST_TIMED_FROM_ENTER,
     ADT_COST_TIMED_FROM_ENTRY
 } adt_cost_timing;
 
-static inline adt_cost_timing adt_cost_choose_timing(adt_cost_table *table, unsigned gap_class, bool every,
-                                                     bool entry_read)
+static inline adt_cost_timing adt_cost_choose_timing(adt_cost_table *table, adt_cost_kind kind, unsigned gap_class,
+                                                     bool every, bool entry_read)
 {
     if (table == NULL || gap_class >= ADT_COST_GAP_CLASSES)
         return ADT_COST_UNTIMED;
-    const adt_cost_cell *cell = &table->cells[ADT_COST_MPI][gap_class];
+    const adt_cost_cell *cell = &table->cells[kind][gap_class];
     if (entry_read && (every || cell->timed_before < ADT_COST_FIRST_TIMED))
         return ADT_COST_TIMED_FROM_ENTRY;
     if (cell->timed_before < ADT_COST_FIRST_TIMED && table->entry_watch == 0 &&
@@ -430,14 +484,21 @@ static inline void adt_cost_note_timing(adt_cost_table *table, adt_cost_kind kin
                                         bool with_before, uint64_t before, uint64_t inside, uint64_t after)
 {
     adt_cost_cell *cell = &table->cells[kind][gap_class];
-    bool outlier = cell->timed >= ADT_COST_OUTLIER_AFTER &&
-                   (inside + after) * cell->timed > ADT_COST_OUTLIER_FACTOR * (cell->inside_ticks + cell->after_ticks);
-    if (with_before && cell->timed_before >= ADT_COST_OUTLIER_AFTER &&
-        before * cell->timed_before > ADT_COST_OUTLIER_FACTOR * cell->before_ticks)
-        outlier = true;
+    bool outlier = adt_cost_far_above(inside + after, cell->inside_ticks + cell->after_ticks, cell->timed) ||
+                   (with_before && adt_cost_far_above(before, cell->before_ticks, cell->timed_before));
     if (outlier) {
         adt_cost_add(&table->outliers[kind], 1);
         return;
+    }
+    if (cell->timed == 1 &&
+        (adt_cost_far_above(cell->inside_ticks + cell->after_ticks, inside + after, 1) ||
+         (with_before && cell->timed_before == 1 && adt_cost_far_above(cell->before_ticks, before, 1)))) {
+        adt_cost_add(&table->outliers[kind], 1);
+        __atomic_store_n(&cell->timed, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&cell->timed_before, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&cell->before_ticks, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&cell->inside_ticks, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&cell->after_ticks, 0, __ATOMIC_RELAXED);
     }
     adt_cost_add(&cell->timed, 1);
     adt_cost_add(&cell->inside_ticks, inside);

@@ -34,7 +34,8 @@ _Static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER arrays are pass
  * Enter (ADT_COST_GAP_CLASSES: none kept); for a timed call (timed_entry
  * not 0, or timed_from_enter) the clock at wrapper entry (0 for a call
  * timed from its Enter), at the Enter, before the call passed on and the
- * handler runs so far, which must not change until the exit. */
+ * handler runs so far, which must not change until the exit; cost_kind:
+ * the function's kind of record (core.h adt_cost_kind). */
 typedef struct adt_mpi_call {
     adt_location *location;
     uint64_t time;
@@ -47,6 +48,7 @@ typedef struct adt_mpi_call {
     uint64_t passed_on;
     uint64_t handler_runs;
     bool timed_from_enter; /* timed for its gap class's sake (core.h ADT_COST_FIRST_TIMED), not from entry */
+    uint8_t cost_kind;
 } adt_mpi_call;
 
 #endif

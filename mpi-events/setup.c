@@ -46,6 +46,12 @@
 __thread uint32_t adt_mpi_passing_on __attribute__((tls_model("initial-exec")));
 atomic_bool adt_mpi_ready;
 uint32_t adt_mpi_region_ids[ADT_MPI_FN_COUNT];
+uint8_t adt_mpi_cost_kinds[ADT_MPI_FN_COUNT];
+_Static_assert((int)ADT_ROLE_BARRIER == ADT_COST_ROLE_BARRIER &&
+                   (int)ADT_ROLE_COLL_ONE2ALL == ADT_COST_ROLE_COLL_ONE2ALL &&
+                   (int)ADT_ROLE_COLL_OTHER == ADT_COST_ROLE_COLL_OTHER &&
+                   (int)ADT_ROLE_POINT2POINT == ADT_COST_ROLE_POINT2POINT,
+               "the cost kinds read the roles as format.h writes them");
 bool adt_mpi_sampling;
 
 static pthread_once_t regions_once = PTHREAD_ONCE_INIT;
@@ -70,6 +76,7 @@ static void define_regions(void)
         const adt_mpi_function_desc *function = &adt_mpi_functions[i];
         adt_mpi_region_ids[i] = adt_defs_region(defs, function->name, function->name, function->role,
                                                 ADT_PARADIGM_MPI, "", 0, 0);
+        adt_mpi_cost_kinds[i] = (uint8_t)adt_cost_kind_of_mpi_region(function->role, function->name);
     }
 }
 

@@ -26,6 +26,9 @@
 
 extern atomic_bool adt_mpi_ready;
 extern uint32_t adt_mpi_region_ids[ADT_MPI_FN_COUNT];
+/* Each function's kind of record for the measurement cost (core.h
+ * adt_cost_kind_of_mpi_region), set with the regions. */
+extern uint8_t adt_mpi_cost_kinds[ADT_MPI_FN_COUNT];
 extern bool adt_mpi_sampling;
 
 /* The slow path of adt_mpi_location until MPI_Init has been seen (then
@@ -67,7 +70,7 @@ static inline __attribute__((always_inline)) adt_mpi_call adt_mpi_enter(adt_loca
 {
     adt_rec_region record = { adt_mpi_region_ids[function], ADT_UNDEFINED_ID };
     adt_mpi_call call = { location, 0, ADT_UNDEFINED_ID, ADT_UNDEFINED_ID, adt_mpi_passing_on,
-                          ADT_COST_GAP_CLASSES, 0, 0, 0, 0, false };
+                          ADT_COST_GAP_CLASSES, 0, 0, 0, 0, false, adt_mpi_cost_kinds[function] };
     /* The cost table: looked up once per thread (a function call), then a
      * TLS load; a thread index beyond the tables leaves it NULL and is
      * looked up again, which only such a thread pays. */
@@ -92,12 +95,13 @@ static inline __attribute__((always_inline)) adt_mpi_call adt_mpi_enter(adt_loca
     call.enter_time = call.time;
     if (adt_mpi_folding)
         adt_mpi_fold_enter(location, (uint32_t)function, call.context, call.passing_on_before == 0, call.time);
-    call.gap_class = adt_cost_note_event(cost, ADT_COST_MPI, call.time);
+    call.gap_class = adt_cost_note_event(cost, (adt_cost_kind)call.cost_kind, call.time);
     /* A class with too few timings is timed on its own calls (core.h,
      * adt_cost_choose_timing): in 1 of 64 calls a rare class, such as the
      * cold calls of a slow loop, would get none and take other calls'
      * costs. */
-    adt_cost_timing timing = adt_cost_choose_timing(cost, call.gap_class, every, call.timed_entry != 0);
+    adt_cost_timing timing =
+        adt_cost_choose_timing(cost, (adt_cost_kind)call.cost_kind, call.gap_class, every, call.timed_entry != 0);
     if (timing != ADT_COST_TIMED_FROM_ENTRY)
         call.timed_entry = 0;
     if (timing == ADT_COST_TIMED_FROM_ENTER) {
@@ -151,7 +155,7 @@ static inline void adt_mpi_leave(const adt_mpi_call *call, adt_mpi_function func
             return;
         }
         bool with_before = call->timed_entry != 0;
-        adt_cost_note_timing(cost, ADT_COST_MPI, call->gap_class, with_before,
+        adt_cost_note_timing(cost, (adt_cost_kind)call->cost_kind, call->gap_class, with_before,
                              with_before ? call->enter_time - call->timed_entry : 0,
                              call->passed_on - call->enter_time, wrapper_exit - call->time);
     }

@@ -43,15 +43,22 @@
 #include "core/core.h"
 #include "read_internal.h"
 
+_Static_assert((int)OTF2_REGION_ROLE_BARRIER == ADT_COST_ROLE_BARRIER &&
+                   (int)OTF2_REGION_ROLE_COLL_ONE2ALL == ADT_COST_ROLE_COLL_ONE2ALL &&
+                   (int)OTF2_REGION_ROLE_COLL_OTHER == ADT_COST_ROLE_COLL_OTHER &&
+                   (int)OTF2_REGION_ROLE_POINT2POINT == ADT_COST_ROLE_POINT2POINT,
+               "the cost kinds read the archive's region roles");
+
 /* A call's gap class is kept until its Leave; deeper nesting than this
  * (MPI calls from inside MPI calls) takes the class of the deepest kept. */
 enum { CALL_DEPTH = 32, SIZE_CLASSES = 65 };
 
 struct instant {
     uint64_t time;
-    uint8_t kinds;  /* ADT_INSTANT_* */
-    uint8_t enters; /* MPI regions entered at this time */
-    uint8_t leaves; /* and left */
+    uint8_t kinds;      /* ADT_INSTANT_* */
+    uint8_t enters;     /* MPI regions entered at this time */
+    uint8_t leaves;     /* and left */
+    uint8_t enter_kind; /* the cost model's kind of the regions entered (of the last, where several are) */
 };
 
 struct recorded_location {
@@ -170,7 +177,7 @@ size_t adt_report_recorded_index(const struct adt_report_recording *recording, u
 }
 
 void adt_report_record_instant(struct adt_report_recording *recording, size_t location, uint64_t time,
-                               unsigned kind)
+                               unsigned kind, unsigned cost_kind)
 {
     struct recorded_location *at = recorded(recording, location);
     if (at->count == 0 || at->instants[at->count - 1].time != time) {
@@ -181,6 +188,7 @@ void adt_report_record_instant(struct adt_report_recording *recording, size_t lo
     instant->kinds |= (uint8_t)kind;
     if (kind == ADT_INSTANT_ENTER && instant->enters < UINT8_MAX) {
         instant->enters++;
+        instant->enter_kind = (uint8_t)(cost_kind < ADT_COST_SAMPLE ? cost_kind : ADT_COST_MPI_OTHER);
     }
     if (kind == ADT_INSTANT_LEAVE && instant->leaves < UINT8_MAX) {
         instant->leaves++;
@@ -291,6 +299,32 @@ static bool read_cells(const char *line, const char *key, adt_cost_cell cells[AD
     return at != NULL;
 }
 
+/* A line's cells of every kind. A model of version 2 or later
+ * ("cost_model") has each kind's ("cost_mpi_p2p" ...); one before it
+ * has "cost_mpi" for every MPI call, which every MPI kind takes. */
+static bool read_kinds(const char *line, struct cost_model *model)
+{
+    uint64_t version = 1;
+    if (read_field(line, "cost_model", &version, 1) && version >= 2) {
+        for (unsigned k = 0; k < ADT_COST_KINDS; k++) {
+            char key[64];
+            snprintf(key, sizeof key, "cost_%s", adt_cost_kind_key((adt_cost_kind)k));
+            if (!read_cells(line, key, model->cells[k])) {
+                return false;
+            }
+        }
+        return true;
+    }
+    if (!read_cells(line, "cost_mpi", model->cells[ADT_COST_MPI_OTHER]) ||
+        !read_cells(line, "cost_sample", model->cells[ADT_COST_SAMPLE])) {
+        return false;
+    }
+    memcpy(model->cells[ADT_COST_MPI_P2P], model->cells[ADT_COST_MPI_OTHER], sizeof model->cells[ADT_COST_MPI_P2P]);
+    memcpy(model->cells[ADT_COST_MPI_COLLECTIVE], model->cells[ADT_COST_MPI_OTHER],
+           sizeof model->cells[ADT_COST_MPI_COLLECTIVE]);
+    return true;
+}
+
 static char *read_whole(const char *path)
 {
     FILE *file = fopen(path, "r");
@@ -367,8 +401,7 @@ static bool read_models(const char *archive, const struct adt_report_recording *
         struct cost_model model = {.found = true};
         if (!read_field(line, "rank", rank_thread, 1) || !read_field(line, "thread", rank_thread + 1, 1) ||
             !read_field(line, "cost_gap_bounds_ticks", model.bounds, ADT_COST_GAP_CLASSES - 1) ||
-            !read_cells(line, "cost_mpi", model.cells[ADT_COST_MPI]) ||
-            !read_cells(line, "cost_sample", model.cells[ADT_COST_SAMPLE])) {
+            !read_kinds(line, &model)) {
             continue;
         }
         any = true;
@@ -421,7 +454,10 @@ static void make_constant(struct cost_model *model)
 static void local_costs(const struct recorded_location *recorded, const struct cost_model *model,
                         struct shifted_location *shifted)
 {
-    unsigned calls[CALL_DEPTH];
+    struct open_call {
+        unsigned gap_class;
+        unsigned kind;
+    } calls[CALL_DEPTH];
     size_t depth = 0;
     double after = 0; /* the parts after the previous instant's events */
     for (size_t k = 0; k < recorded->count; k++) {
@@ -439,17 +475,18 @@ static void local_costs(const struct recorded_location *recorded, const struct c
             after += parts.after;
         }
         for (unsigned l = 0; l < instant->leaves; l++) {
-            unsigned call_class = depth > 0 ? calls[--depth] : ADT_COST_GAP_CLASSES;
-            adt_cost_parts parts = adt_cost_estimate(model->cells[ADT_COST_MPI], call_class);
+            struct open_call call = depth > 0 ? calls[--depth]
+                                              : (struct open_call){ADT_COST_GAP_CLASSES, ADT_COST_MPI_OTHER};
+            adt_cost_parts parts = adt_cost_estimate(model->cells[call.kind], call.gap_class);
             cost += parts.inside;
             after += parts.after;
         }
         for (unsigned e = 0; e < instant->enters; e++) {
-            adt_cost_parts parts = adt_cost_estimate(model->cells[ADT_COST_MPI], gap_class);
+            adt_cost_parts parts = adt_cost_estimate(model->cells[instant->enter_kind], gap_class);
             cost += parts.before;
             shifted->inside[k] += parts.inside;
             if (depth < CALL_DEPTH) {
-                calls[depth++] = gap_class;
+                calls[depth++] = (struct open_call){gap_class, instant->enter_kind};
             }
         }
         shifted->cost[k] = k > 0 ? cost : 0;

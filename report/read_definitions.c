@@ -103,7 +103,7 @@ static OTF2_CallbackCode on_region(void *data, OTF2_RegionRef self, OTF2_StringR
                                    OTF2_StringRef description, OTF2_RegionRole role, OTF2_Paradigm paradigm,
                                    OTF2_RegionFlag flags, OTF2_StringRef file, uint32_t begin, uint32_t end)
 {
-    (void)canonical, (void)description, (void)role, (void)file, (void)begin, (void)end;
+    (void)canonical, (void)description, (void)file, (void)begin, (void)end;
     struct reading *reading = data;
     if (!ids_defined(reading, "region", self, name)) {
         return OTF2_CALLBACK_INTERRUPT;
@@ -117,7 +117,9 @@ static OTF2_CallbackCode on_region(void *data, OTF2_RegionRef self, OTF2_StringR
                                                         .user = user,
                                                         .phase = user && (flags & OTF2_REGION_FLAG_PHASE) != 0,
                                                         .user_region = UINT32_MAX,
-                                                        .phase_index = UINT32_MAX};
+                                                        .phase_index = UINT32_MAX,
+                                                        .role = role,
+                                                        .cost_kind = ADT_COST_KINDS};
     /* With phases, phase 0 holds what happens outside all of them. */
     if (reading->regions[self].phase && reading->profile->phase_count == 0) {
         adt_report_add_phase(reading, "(outside every phase)");

@@ -187,11 +187,16 @@ static void enter_region(struct reading *reading, OTF2_LocationRef id, OTF2_Time
                                          sizeof *location->stack);
     location->stack[location->depth++] =
         (struct open_region){.region = region, .enter_time = time, .outer_phase = location->phase};
-    if (reading->regions[region].mpi && reading->recording != NULL) {
-        adt_report_record_instant(reading->recording, (size_t)(location - reading->locations), time,
-                                  ADT_INSTANT_ENTER);
-    }
     struct region_definition *definition = &reading->regions[region];
+    if (definition->mpi && reading->recording != NULL) {
+        /* Its kind once its name is known: strings may come after it. */
+        if (definition->cost_kind == ADT_COST_KINDS) {
+            definition->cost_kind = (uint8_t)adt_cost_kind_of_mpi_region(
+                definition->role, adt_report_string_of(reading, definition->name));
+        }
+        adt_report_record_instant(reading->recording, (size_t)(location - reading->locations), time,
+                                  ADT_INSTANT_ENTER, definition->cost_kind);
+    }
     if (definition->phase) {
         if (definition->phase_index == UINT32_MAX) {
             definition->phase_index = adt_report_add_phase(reading, adt_report_string_of(reading, definition->name));
@@ -250,7 +255,7 @@ static void leave_region(struct reading *reading, OTF2_LocationRef id, OTF2_Time
     const struct region_definition *definition = &reading->regions[left.region];
     if (definition->mpi && reading->recording != NULL) {
         adt_report_record_instant(reading->recording, (size_t)(location - reading->locations), time,
-                                  ADT_INSTANT_LEAVE);
+                                  ADT_INSTANT_LEAVE, definition->cost_kind);
     }
     if (reading->chrome != NULL) {
         adt_report_chrome_slice(reading->chrome, location->rank, (uint32_t)(location - reading->locations),
@@ -324,7 +329,7 @@ static OTF2_CallbackCode on_sample(OTF2_LocationRef id, OTF2_TimeStamp time, voi
     size_t index = (size_t)(location - reading->locations);
     double weight = reading->generator_periods[generator];
     if (reading->recording != NULL) {
-        adt_report_record_instant(reading->recording, index, time, ADT_INSTANT_SAMPLE);
+        adt_report_record_instant(reading->recording, index, time, ADT_INSTANT_SAMPLE, ADT_COST_SAMPLE);
     }
     /* A sample stands for a period of the location's measured time, of
      * which compensation keeps the location's share. */

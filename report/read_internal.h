@@ -7,6 +7,7 @@
 #include <otf2/otf2.h>
 #include <stdarg.h>
 
+#include "core/core.h"
 #include "feed/feed.h"
 #include "report_internal.h"
 
@@ -102,6 +103,8 @@ struct region_definition {
     bool phase;            /* a phase of it (the PHASE flag) */
     uint32_t user_region;  /* index into profile->user_regions, UINT32_MAX if none yet */
     uint32_t phase_index;  /* index into profile->phases, UINT32_MAX if none yet */
+    uint32_t role;         /* OTF2_RegionRole */
+    uint8_t cost_kind;     /* an MPI region's core.h adt_cost_kind, ADT_COST_KINDS until its first Enter */
 };
 
 /* The capacities of a location's rate steps and buffer-use values. */
@@ -318,9 +321,11 @@ void adt_report_record_location(struct adt_report_recording *recording, size_t l
                                 uint32_t rank, uint32_t thread, uint64_t timer_resolution);
 /* The index of the location of OTF2 id; SIZE_MAX for none. */
 size_t adt_report_recorded_index(const struct adt_report_recording *recording, uint64_t id);
-/* An MPI region entered or left, or a sample, on location at time. */
+/* An MPI region entered or left, or a sample, on location at time;
+ * cost_kind: the record kind of the cost model (core.h adt_cost_kind) of
+ * an Enter's region (a Leave's is its Enter's, a sample's the sample's). */
 void adt_report_record_instant(struct adt_report_recording *recording, size_t location, uint64_t time,
-                               unsigned kind);
+                               unsigned kind, unsigned cost_kind);
 void adt_report_record_message(struct adt_report_recording *recording, const struct adt_report_message *send,
                                const struct adt_report_message *receive);
 void adt_report_record_collective(struct adt_report_recording *recording,

@@ -554,11 +554,16 @@ static void write_json_cost(summary_file *file, const adt_location_summary *line
             (unsigned long long)line->timer_resolution, (unsigned)ADT_COST_TIMED_EVERY);
     for (unsigned c = 0; c < ADT_COST_GAP_CLASSES - 1; c++)
         fprintf(file->out, "%s%llu", c ? ", " : "", (unsigned long long)line->gap_bounds[c]);
-    fprintf(file->out, "], \"cost_interrupted\": %llu, \"cost_outliers\": [%llu, %llu]",
-            (unsigned long long)line->cost.interrupted, (unsigned long long)line->cost.outliers[ADT_COST_MPI],
-            (unsigned long long)line->cost.outliers[ADT_COST_SAMPLE]);
-    write_json_cost_cells(file->out, "cost_mpi", line->cost.cells[ADT_COST_MPI]);
-    write_json_cost_cells(file->out, "cost_sample", line->cost.cells[ADT_COST_SAMPLE]);
+    fprintf(file->out, "], \"cost_interrupted\": %llu, \"cost_outliers\": [",
+            (unsigned long long)line->cost.interrupted);
+    for (unsigned k = 0; k < ADT_COST_KINDS; k++)
+        fprintf(file->out, "%s%llu", k ? ", " : "", (unsigned long long)line->cost.outliers[k]);
+    fprintf(file->out, "], \"cost_model\": %u", (unsigned)ADT_COST_MODEL_VERSION);
+    for (unsigned k = 0; k < ADT_COST_KINDS; k++) {
+        char key[64];
+        snprintf(key, sizeof key, "cost_%s", adt_cost_kind_key((adt_cost_kind)k));
+        write_json_cost_cells(file->out, key, line->cost.cells[k]);
+    }
     if (file->cost_seconds != NULL && file->run_seconds != NULL && line->rank < file->ranks) {
         file->cost_seconds[line->rank] += cost;
         if (run > file->run_seconds[line->rank])

@@ -26,7 +26,10 @@ iteration of the 100 Hz band's loop (sampling off): its untraced duration
 and per call in the traced run's report, measured, by the model and by
 the constant (MPI_Comm_rank's time over its calls), each as a ratio to
 the untraced duration (the issue asks within 2); the rounds' own figures
-too (*_rounds_s), for their spread.
+too (*_rounds_s), for their spread. --comm-rank-only runs only this part;
+--baseline BUILD runs it for another build too, round by round alternating
+with this one ("baseline" in its entry). --workloads-only runs only the
+workloads below.
 
 workloads: the bundled demo and, where `lmp` is installed, LAMMPS's melt
 example (benchmarks/mpi/in.melt), untraced and traced per round. Untraced,
@@ -178,30 +181,50 @@ def rate_bands(args, ranks, units_per_us, cases, scratch):
     return bands
 
 
+def comm_rank_round(build, ranks, iterations, work, scratch, figures):
+    """One round of MPI_Comm_rank at 100 Hz with build: untraced per call,
+    and per call in the traced run's report, appended to figures."""
+    _, lines = run_program(build, ranks, iterations, work, False, extra=("comm-rank",))
+    figures["untraced"].append(statistics.mean(l["comm_rank_call_s"] - l["clock_read_s"] for l in lines))
+    archive = os.path.join(scratch, f"{ranks}-comm-rank")
+    _, lines = run_program(build, ranks, iterations, work, True, archive, extra=("comm-rank",))
+    figures["traced_program"].append(statistics.mean(l["comm_rank_call_s"] - l["clock_read_s"] for l in lines))
+    for key, options in (("measured", ()), ("model", ("--compensate=model",)),
+                         ("constant", ("--compensate=constant",))):
+        report = report_json(build, archive, *options)
+        call = [f for f in report["mpi_functions"] if f["name"] == "MPI_Comm_rank"][0]
+        figures[key].append(call["seconds"] / call["calls"])
+    shutil.rmtree(archive, ignore_errors=True)
+
+
 def comm_rank_call(args, ranks, units_per_us, scratch):
     """MPI_Comm_rank at 100 Hz: untraced per call, and per call in the
-    traced run's report."""
+    traced run's report; with --baseline the same of the other build, its
+    rounds alternating with this build's (the untraced call's own time
+    moves with the machine's load by 10x and more)."""
     iterations = max(1, int(COMM_RANK_HZ * args.seconds))
     work = int(units_per_us * (1e6 / COMM_RANK_HZ - EXCHANGE_US))
-    untraced, figures = [], {"traced_program": [], "measured": [], "model": [], "constant": []}
-    for round_index in range(args.rounds):
-        _, lines = run_program(args.build, ranks, iterations, work, False, extra=("comm-rank",))
-        untraced.append(statistics.mean(l["comm_rank_call_s"] - l["clock_read_s"] for l in lines))
-        archive = os.path.join(scratch, f"{ranks}-comm-rank-{round_index}")
-        _, lines = run_program(args.build, ranks, iterations, work, True, archive, extra=("comm-rank",))
-        figures["traced_program"].append(statistics.mean(l["comm_rank_call_s"] - l["clock_read_s"] for l in lines))
-        for key, options in (("measured", ()), ("model", ("--compensate=model",)),
-                             ("constant", ("--compensate=constant",))):
-            report = report_json(args.build, archive, *options)
-            call = [f for f in report["mpi_functions"] if f["name"] == "MPI_Comm_rank"][0]
-            figures[key].append(call["seconds"] / call["calls"])
-        shutil.rmtree(archive, ignore_errors=True)
+    builds = {"this": args.build, **({"baseline": args.baseline} if args.baseline else {})}
+    figures = {name: {"untraced": [], "traced_program": [], "measured": [], "model": [], "constant": []}
+               for name in builds}
+    for _ in range(args.rounds):
+        for name, build in builds.items():
+            comm_rank_round(build, ranks, iterations, work, scratch, figures[name])
+    result = comm_rank_summary(iterations, figures["this"])
+    if args.baseline:
+        result["baseline"] = comm_rank_summary(iterations, figures["baseline"])
+    return result
+
+
+def comm_rank_summary(iterations, figures):
+    untraced = figures.pop("untraced")
     result = {"calls_per_rank": iterations, "untraced_call_s": statistics.median(untraced),
               "untraced_call_rounds_s": untraced}
     for key, values in figures.items():
         result[key + "_call_s"] = statistics.median(values)
         result[key + "_ratio"] = statistics.median(values) / result["untraced_call_s"]
         result[key + "_call_rounds_s"] = values
+        result[key + "_ratio_rounds"] = [value / alone for value, alone in zip(values, untraced)]
     return result
 
 
@@ -246,6 +269,10 @@ def main():
     parser.add_argument("--ranks", default="2,4", help="rank counts, even (2,4)")
     parser.add_argument("--demo", default="2000,128", help="adaptrace-demo's ITERATIONS,SIZE (2000,128)")
     parser.add_argument("--no-workloads", action="store_true", help="leave the demo and LAMMPS out")
+    parser.add_argument("--comm-rank-only", action="store_true", help="only the short call at 100 Hz")
+    parser.add_argument("--workloads-only", action="store_true", help="only the demo and LAMMPS")
+    parser.add_argument("--baseline", type=os.path.abspath,
+                        help="another build whose short call at 100 Hz runs too, its rounds alternating")
     args = parser.parse_args()
     calibration = subprocess.run([os.path.join(args.build, "bin", "adaptrace-bench-rates"), "--calibrate"],
                                  capture_output=True, text=True, check=True)
@@ -255,9 +282,12 @@ def main():
               "units_per_us": units_per_us, "load_average": os.getloadavg(), "ranks": {}}
     with tempfile.TemporaryDirectory(prefix="adaptrace-bench-compensation-") as scratch:
         for ranks in (int(r) for r in args.ranks.split(",")):
-            entry = {"bands": rate_bands(args, ranks, units_per_us, cases, scratch),
-                     "comm_rank_100_hz": comm_rank_call(args, ranks, units_per_us, scratch)}
-            if not args.no_workloads:
+            entry = {}
+            if not args.comm_rank_only and not args.workloads_only:
+                entry["bands"] = rate_bands(args, ranks, units_per_us, cases, scratch)
+            if not args.workloads_only:
+                entry["comm_rank_100_hz"] = comm_rank_call(args, ranks, units_per_us, scratch)
+            if not args.no_workloads and not args.comm_rank_only:
                 entry["workloads"] = workloads(args, ranks, cases, scratch)
             result["ranks"][str(ranks)] = entry
     result["load_average_after"] = os.getloadavg()

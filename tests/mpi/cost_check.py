@@ -7,12 +7,14 @@ sleep of 1.2 ms).
 usage: cost_check.py ARCHIVE RANKS CALLS on|off [cold]
 
 Per rank's main thread: the MPI cells count every wrapped call after
-MPI_Init (CALLS + MPI_Barrier + MPI_Finalize); the calls timed from their
+MPI_Init (CALLS + MPI_Barrier + MPI_Finalize), each under its record kind
+(model version 2): MPI_Comm_rank and MPI_Finalize under "mpi_other",
+MPI_Barrier under "mpi_collective", none under "mpi_p2p"; the calls timed from their
 wrapper's entry (a cell's timed_before) are those numbered a multiple of
 64 (MPI_Init is call 1; MPI_Finalize, which has no wrapper exit, is never
 kept), less those the sampling handler interrupted and those far above
 their class's mean (cost_outliers, per kind), and up to 8 per class more
-(the first calls of a class, core.h adt_cost_choose_timing); a class
+(the first calls of a kind's class, core.h adt_cost_choose_timing); a class
 holding fewer than 8 timings has its other calls timed from their Enter
 (inside and after parts): each class holds at least min(its events, 8)
 timings, less the interrupted, the outliers and MPI_Finalize, and at most
@@ -50,13 +52,19 @@ for line in summary["per_location"]:
     model = {key[len("cost_"):]: value for key, value in line.items() if key.startswith("cost_")}
     resolution = model["timer_resolution"]
     where = f"rank {line['rank']} thread {line['thread']}"
+    if model.get("model") != 2:
+        problems.append(f"{where}: cost model version {model.get('model')}, expected 2")
+        continue
+    kinds = {kind: model["mpi_" + kind] for kind in ("other", "p2p", "collective")}
     if line["thread"] == 0:
-        mpi = model["mpi"]
+        for kind, expected in (("other", calls + 1), ("p2p", 0), ("collective", 1)):
+            events = sum(c[0] for c in kinds[kind])
+            if events != expected:
+                problems.append(f"{where}: {events} MPI events in the {kind} cost cells, expected {expected}")
+        mpi = [cell for cells in kinds.values() for cell in cells]
         events = sum(c[0] for c in mpi)
-        if events != calls + 2:
-            problems.append(f"{where}: {events} MPI events in the cost cells, expected {calls + 2}")
         expected_timed = sum(1 for n in range(2, events + 1) if n % 64 == 0)
-        lost = model["interrupted"] + model["outliers"][0]
+        lost = model["interrupted"] + sum(model["outliers"][:3])
         timed_before = sum(c[5] for c in mpi)
         if not expected_timed - lost <= timed_before <= expected_timed + 8 * len(mpi):
             problems.append(f"{where}: {timed_before} MPI calls timed from their entry, expected {expected_timed} "
@@ -74,10 +82,11 @@ for line in summary["per_location"]:
                                 f"expected at most 8 from their Enter")
             if (timed > 0 and min(inside, after) == 0) or (cell_before > 0 and before == 0):
                 problems.append(f"{where}: gap class {c} has a part of 0 ticks over {timed} timed calls")
-        if cold and mpi[4][0] < calls:
-            problems.append(f"{where}: {mpi[4][0]} calls in the last gap class, expected the {calls} cold ones")
-        if cold and mpi[4][5] < min(calls - 1, 8) - lost:
-            problems.append(f"{where}: {mpi[4][5]} cold calls timed from their entry, expected at least "
+        cold_cell = kinds["other"][4]
+        if cold and cold_cell[0] < calls:
+            problems.append(f"{where}: {cold_cell[0]} calls in the last gap class, expected the {calls} cold ones")
+        if cold and cold_cell[5] < min(calls - 1, 8) - lost:
+            problems.append(f"{where}: {cold_cell[5]} cold calls timed from their entry, expected at least "
                             f"{min(calls - 1, 8)} less {lost} interrupted or outliers")
         samples = model["sample"]
         sample_events = sum(c[0] for c in samples)
@@ -86,10 +95,10 @@ for line in summary["per_location"]:
         if sampling == "on":
             if sample_events == 0 or sample_events > line["samples_kept"]:
                 problems.append(f"{where}: {sample_events} sample events for {line['samples_kept']} kept")
-            if sum(c[1] for c in samples) + model["outliers"][1] != sample_events:
+            if sum(c[1] for c in samples) + model["outliers"][3] != sample_events:
                 problems.append(f"{where}: {sample_events} samples, {sum(c[1] for c in samples)} timed and "
-                                f"{model['outliers'][1]} outliers")
-    seconds = (estimate(model["mpi"]) + estimate(model["sample"])) / resolution
+                                f"{model['outliers'][3]} outliers")
+    seconds = (sum(estimate(cells) for cells in kinds.values()) + estimate(model["sample"])) / resolution
     if abs(seconds - line["measurement_cost_s"]) > 1e-8 + 1e-6 * seconds:
         problems.append(f"{where}: measurement_cost_s {line['measurement_cost_s']}, its model gives {seconds}")
     per_rank[line["rank"]] = per_rank.get(line["rank"], 0.0) + line["measurement_cost_s"]
