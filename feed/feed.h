@@ -8,6 +8,8 @@
  * The analyses so far:
  * - the MPI profile: per MPI function and rank, the calls, their
  *   exclusive clock ticks and the bytes their records moved;
+ * - the communication matrix: per sending and receiving rank, the
+ *   point-to-point messages sent and their bytes;
  * - the spread of a figure over the ranks (min, mean, max and the
  *   imbalance max/mean), of the MPI profile's time per rank and others;
  * - the sampled profile: a calling-context tree with its samples, and per
@@ -95,6 +97,24 @@ uint64_t adt_feed_mpi_rank_ticks(const adt_feed_mpi_profile *profile, uint32_t r
 /* With ticks_per_second: function's seconds (zeros for one none came
  * for). */
 adt_feed_mpi_seconds adt_feed_mpi_function_seconds(const adt_feed_mpi_profile *profile, uint32_t function);
+
+/* ---- The communication matrix ---- */
+
+/* Per (sender, receiver), ranks in MPI_COMM_WORLD: the messages sent and
+ * their bytes. A consumer may keep the arrays (then it frees them with
+ * free and leaves the struct zeroed). */
+typedef struct adt_feed_matrix {
+    uint32_t ranks;
+    uint64_t *bytes;    /* [sender * ranks + receiver] */
+    uint64_t *messages; /* [sender * ranks + receiver] */
+} adt_feed_matrix;
+
+/* 0, or -1 when out of memory. */
+int adt_feed_matrix_create(adt_feed_matrix *matrix, uint32_t ranks);
+void adt_feed_matrix_free(adt_feed_matrix *matrix);
+/* A message sender sent to receiver, of bytes. 0, or -1 (nothing added)
+ * when either is not a rank. */
+int adt_feed_message(adt_feed_matrix *matrix, uint32_t sender, uint32_t receiver, uint64_t bytes);
 
 /* ---- The spread over the ranks ---- */
 

@@ -157,6 +157,15 @@ static void add_samples(adt_live *live, uint32_t rank, const adt_online_record *
     }
 }
 
+/* A call record's ticks between Enter and Leave less its nested MPI
+ * calls' (adaptrace-report's exclusive time); 0 where a damaged record's
+ * times do not allow it. */
+static uint64_t exclusive_ticks(const adt_online_record *record)
+{
+    uint64_t duration = record->call.leave >= record->call.enter ? record->call.leave - record->call.enter : 0;
+    return duration >= record->call.nested ? duration - record->call.nested : 0;
+}
+
 int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *chunk, size_t bytes, bool last,
                        char *error, size_t error_size)
 {
@@ -202,9 +211,7 @@ int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *
                                                        .bytes_sent = record->totals.sent,
                                                        .bytes_received = record->totals.received });
         } else {
-            adt_feed_mpi_call(&live->mpi, source, record->id,
-                              record->call.leave >= record->call.enter ? record->call.leave - record->call.enter : 0,
-                              false);
+            adt_feed_mpi_call(&live->mpi, source, record->id, exclusive_ticks(record), false);
             adt_feed_mpi_bytes(&live->mpi, source, record->id, record->call.sent, record->call.received);
         }
     }

@@ -39,10 +39,13 @@
  * or an error handler calling MPI inside a call). */
 #define ADT_ONLINE_DEPTH 16
 
-/* One open MPI call of the streaming thread; unbuffered: its records stay
- * out of the thread's buffer (adt_online_unbuffered). */
+/* One open MPI call of the streaming thread; nested: the ticks between
+ * Enter and Leave of the MPI calls completed inside it (its exclusive time
+ * is its own less those, as adaptrace-report computes it); unbuffered: its
+ * records stay out of the thread's buffer (adt_online_unbuffered). */
 typedef struct adt_online_frame {
     uint64_t enter;
+    uint64_t nested;
     uint64_t sent;
     uint64_t received;
     bool unbuffered;
@@ -69,7 +72,7 @@ static inline void adt_online_enter(uint64_t time)
     if (__builtin_expect(!adt_online_streams, 1))
         return;
     if (adt_online_depth < ADT_ONLINE_DEPTH)
-        adt_online_frames[adt_online_depth] = (adt_online_frame){ time, 0, 0, adt_online_profile };
+        adt_online_frames[adt_online_depth] = (adt_online_frame){ time, 0, 0, 0, adt_online_profile };
     adt_online_depth++;
 }
 

@@ -267,10 +267,16 @@ void adt_online_stream_call(uint32_t function, uint64_t time)
         stream.unstreamed[ADT_ONLINE_LOSS_NESTED_TOO_DEEP]++;
         return;
     }
+    const adt_online_frame *frame = &adt_online_frames[depth];
+    /* The call's time is nested in the call around it (a frame of the
+     * same fixed array: depth - 1 < ADT_ONLINE_DEPTH), whose exclusive
+     * time leaves it out, as adaptrace-report's does. */
+    uint64_t duration = time >= frame->enter ? time - frame->enter : 0;
+    if (depth > 0)
+        adt_online_frames[depth - 1].nested += duration;
     if (stream.filling >= 0 && stream.flying > 0)
         progress();
     take_samples(time);
-    const adt_online_frame *frame = &adt_online_frames[depth];
     adt_online_record *record = stream.lost ? NULL : next_record(time);
     if (record == NULL && stream.lost) {
         stream.unstreamed[ADT_ONLINE_LOSS_ANALYZER_LOST]++;
@@ -281,7 +287,7 @@ void adt_online_stream_call(uint32_t function, uint64_t time)
         /* function: an adt_mpi_function, below the count the open was given */
         function_totals *totals = &stream.totals[function];
         totals->calls++;
-        totals->ticks += time >= frame->enter ? time - frame->enter : 0;
+        totals->ticks += duration >= frame->nested ? duration - frame->nested : 0;
         totals->sent += frame->sent;
         totals->received += frame->received;
         return;
@@ -290,6 +296,7 @@ void adt_online_stream_call(uint32_t function, uint64_t time)
                                    .id = function,
                                    .call = { .enter = frame->enter,
                                              .leave = time,
+                                             .nested = frame->nested,
                                              .sent = frame->sent,
                                              .received = frame->received } };
     stream.chunk_calls[stream.filling]++;
@@ -320,7 +327,7 @@ int adt_online_stream_open(MPI_Comm inter, int analyzer, uint32_t rank, uint32_t
     stream.rank = rank;
     stream.hold_ticks = hold_ticks;
     /* MPI_Init's Enter is in the buffer already: so is its Leave. */
-    adt_online_frames[0] = (adt_online_frame){ init_enter, 0, 0, false };
+    adt_online_frames[0] = (adt_online_frame){ init_enter, 0, 0, 0, false };
     adt_online_depth = 1;
     adt_online_profile = profile;
     adt_online_streams = true;

@@ -77,10 +77,13 @@ typedef enum adt_online_sample_loss {
 /* What a chunk's records are. */
 typedef enum adt_online_record_kind {
     /* One completed MPI call: its function (adt_mpi_function), the times
-     * of its Enter and Leave records (the rank's clock ticks) and the
-     * bytes of the message and collective records it wrote, as
-     * adaptrace-report attributes them (to the innermost MPI call open
-     * when written). */
+     * of its Enter and Leave records (the rank's clock ticks), the ticks
+     * between Enter and Leave of the MPI calls nested in it (a tool's
+     * wrapper, an error handler or a generalized request's callbacks
+     * calling MPI inside it: its exclusive time is leave - enter - nested,
+     * as adaptrace-report's) and the bytes of the message and collective
+     * records it wrote, as adaptrace-report attributes them (to the
+     * innermost MPI call open when written). */
     ADT_ONLINE_RECORD_CALL = 1,
     /* A node of the rank's calling-context tree: its id, its parent's
      * (ADT_ONLINE_NO_PARENT for a root) and its key (an instruction
@@ -93,7 +96,8 @@ typedef enum adt_online_record_kind {
     ADT_ONLINE_RECORD_SAMPLES,
     /* The calls of one MPI function (id) that the rank could not stream
      * one by one (every chunk in flight, ADT_ONLINE_LOSS_ANALYZER_BEHIND):
-     * how many, their ticks between Enter and Leave, their bytes sent and
+     * how many, their exclusive ticks (between Enter and Leave, less their
+     * nested MPI calls'), their bytes sent and
      * received. Sent once, in the rank's last chunks at MPI_Finalize, so
      * that the final report has every call of the thread. */
     ADT_ONLINE_RECORD_TOTALS,
@@ -107,7 +111,7 @@ typedef struct adt_online_sample {
     uint32_t shift;
 } adt_online_sample;
 
-/* One record of a chunk, 40 bytes: kind, and what `id` is depends on it
+/* One record of a chunk, 48 bytes: kind, and what `id` is depends on it
  * (a call's function, a context's node, a samples record's count). */
 typedef struct adt_online_record {
     uint32_t kind;
@@ -116,6 +120,7 @@ typedef struct adt_online_record {
         struct {
             uint64_t enter;
             uint64_t leave;
+            uint64_t nested;
             uint64_t sent;
             uint64_t received;
         } call;
@@ -146,7 +151,7 @@ typedef struct adt_online_chunk_header {
 } adt_online_chunk_header;
 
 /* Records per chunk: a chunk is about 64 KiB. */
-#define ADT_ONLINE_CHUNK_RECORDS 1600u
+#define ADT_ONLINE_CHUNK_RECORDS 1360u
 
 typedef struct adt_online_chunk {
     adt_online_chunk_header header;

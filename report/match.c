@@ -41,8 +41,7 @@ void adt_report_matching_start(struct adt_report_matching *matching, size_t rank
 {
     matching->rank_count = rank_count;
     matching->pending_lists = calloc(rank_count * rank_count + 1, sizeof *matching->pending_lists);
-    matching->matrix_bytes = calloc(rank_count * rank_count + 1, sizeof *matching->matrix_bytes);
-    matching->matrix_messages = calloc(rank_count * rank_count + 1, sizeof *matching->matrix_messages);
+    adt_report_fed(adt_feed_matrix_create(&matching->matrix, (uint32_t)rank_count));
     matching->late_sender_ticks = calloc(rank_count + 1, sizeof *matching->late_sender_ticks);
     matching->windows = calloc(matching->comm_count + 1, sizeof *matching->windows);
     matching->collective_wait_ticks = calloc(rank_count + 1, sizeof *matching->collective_wait_ticks);
@@ -137,10 +136,7 @@ bool adt_report_add_folded_send(struct adt_report_matching *matching, uint32_t c
     if (other == UINT32_MAX) {
         return false;
     }
-    size_t pair = (size_t)rank * matching->rank_count + other;
-    matching->matrix_bytes[pair] += bytes;
-    matching->matrix_messages[pair]++;
-    return true;
+    return adt_feed_message(&matching->matrix, rank, other, bytes) == 0;
 }
 
 /* The oldest message of list waiting for message's other end: the same
@@ -211,8 +207,9 @@ void adt_report_add_message(struct adt_report_matching *matching, bool sending, 
                                          .enter_time = enter_time};
     size_t pair = (size_t)message.sender * matching->rank_count + message.receiver;
     if (sending) {
-        matching->matrix_bytes[pair] += bytes;
-        matching->matrix_messages[pair]++;
+        /* Both ends are ranks (world_rank and the locations' ranks): the
+         * matrix takes every send. */
+        adt_feed_message(&matching->matrix, message.sender, message.receiver, bytes);
     }
     matching->message_count++;
     struct adt_report_pending_list *list = &matching->pending_lists[pair];
@@ -304,10 +301,9 @@ void adt_report_add_collective(struct adt_report_matching *matching, uint32_t co
 static void finish_messages(struct adt_report_matching *matching, struct adt_report_profile *profile,
                             double tick_seconds)
 {
-    profile->matrix_bytes = matching->matrix_bytes;
-    profile->matrix_messages = matching->matrix_messages;
-    matching->matrix_bytes = NULL;
-    matching->matrix_messages = NULL;
+    profile->matrix_bytes = matching->matrix.bytes;
+    profile->matrix_messages = matching->matrix.messages;
+    matching->matrix = (adt_feed_matrix){ 0 };
     for (size_t r = 0; r < profile->rank_count; r++) {
         profile->ranks[r].late_sender_seconds = (double)matching->late_sender_ticks[r] * tick_seconds;
     }
@@ -335,8 +331,7 @@ void adt_report_matching_free(struct adt_report_matching *matching)
     free(matching->comms);
     free(matching->pending_lists);
     free(matching->pending);
-    free(matching->matrix_bytes);
-    free(matching->matrix_messages);
+    adt_feed_matrix_free(&matching->matrix);
     free(matching->late_sender_ticks);
     for (size_t c = 0; c < matching->comm_count && matching->windows != NULL; c++) {
         for (size_t i = 0; i < matching->windows[c].count; i++) {

@@ -5,6 +5,7 @@
 
 #include <otf2/otf2.h>
 
+#include "feed/feed.h"
 #include "report/report.h"
 
 /* array grown to hold at least needed elements, its capacity doubled as
@@ -133,9 +134,9 @@ struct adt_report_matching {
     uint32_t free_pending; /* index + 1 of the first free one; 0: none */
     uint64_t message_count;
     uint64_t messages_matched;
-    /* Handed to the profile by adt_report_match. */
-    uint64_t *matrix_bytes;
-    uint64_t *matrix_messages;
+    /* The event feed's (feed.h), its arrays handed to the profile by
+     * adt_report_match. */
+    adt_feed_matrix matrix;
     uint64_t *late_sender_ticks; /* per receiving rank */
     /* Collectives are matched as they are read too: per communicator. */
     struct adt_report_collective_window *windows;

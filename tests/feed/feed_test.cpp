@@ -102,6 +102,31 @@ TEST(FeedMpiProfile, SecondsAreSummedCallByCallInTheOrderTheyCame)
     adt_feed_mpi_profile_free(&profile);
 }
 
+TEST(FeedMatrix, MessagesAddUpPerSenderAndReceiver)
+{
+    adt_feed_matrix matrix{};
+    ASSERT_EQ(adt_feed_matrix_create(&matrix, 3), 0);
+    EXPECT_EQ(adt_feed_message(&matrix, 0, 2, 100), 0);
+    EXPECT_EQ(adt_feed_message(&matrix, 0, 2, 28), 0);
+    EXPECT_EQ(adt_feed_message(&matrix, 2, 0, 0), 0);
+    EXPECT_EQ(adt_feed_message(&matrix, 1, 1, 8), 0) << "a rank's message to itself";
+    // Row sends to column.
+    EXPECT_EQ(matrix.messages[0 * 3 + 2], 2u);
+    EXPECT_EQ(matrix.bytes[0 * 3 + 2], 128u);
+    EXPECT_EQ(matrix.messages[2 * 3 + 0], 1u);
+    EXPECT_EQ(matrix.bytes[2 * 3 + 0], 0u);
+    EXPECT_EQ(matrix.messages[1 * 3 + 1], 1u);
+    EXPECT_EQ(matrix.messages[2 * 3 + 1], 0u);
+    EXPECT_EQ(adt_feed_message(&matrix, 3, 0, 1), -1) << "a sender that is no rank";
+    EXPECT_EQ(adt_feed_message(&matrix, 0, 3, 1), -1) << "a receiver that is no rank";
+    uint64_t messages = 0;
+    for (int cell = 0; cell < 9; cell++)
+        messages += matrix.messages[cell];
+    EXPECT_EQ(messages, 4u) << "nothing added for the refused ones";
+    adt_feed_matrix_free(&matrix);
+    EXPECT_EQ(matrix.bytes, nullptr);
+}
+
 struct RankFigures {
     double span;
     double mpi;

@@ -14,6 +14,14 @@ CASE:
            (tests/mpi/families.c: every family of MPI calls, the
            nonblocking collectives' bytes at the calls that complete them
            included), PROGRAM being that program;
+  nested   the same for the regions program of the MPI tests
+           (tests/mpi/regions.c), PROGRAM being that program: its
+           generalized request's query callback calls MPI_Status_set_*
+           inside MPI_Wait and MPI_Request_get_status, so each function's
+           seconds equal adaptrace-report's only if the stream gives a call
+           its exclusive time (less its nested MPI calls'), and the archive
+           must show such nesting (python3-otf2) with more nested time than
+           the comparison's bound;
   samples  the same for a run that computes a second between its
            MPI_Allreduce calls (samples outside MPI);
   two      the same on 4 ranks with 2 analyzers (their totals summed,
@@ -452,6 +460,49 @@ def check_families(run_dir, mpiexec, launcher, program, report, otf2_print):
                                     "MPI_Sendrecv", "MPI_Cart_get"))
 
 
+def archive_nested_mpi_seconds(archive):
+    """{function: (calls with MPI calls nested in them, the nested calls'
+    seconds)} of the archive, read with python3-otf2."""
+    import otf2
+    nested, stacks = {}, {}
+    with otf2.reader.open(os.path.join(archive, "traces.otf2")) as trace:
+        resolution = trace.definitions.clock_properties.timer_resolution
+        for location, event in trace.events:
+            stack = stacks.setdefault(location, [])
+            if isinstance(event, (otf2.events.Enter, otf2.events.CallingContextEnter)):
+                region = event.region if isinstance(event, otf2.events.Enter) else event.calling_context.region
+                stack.append([region.name, event.time, 0])
+            elif isinstance(event, (otf2.events.Leave, otf2.events.CallingContextLeave)) and stack:
+                name, enter, inner = stack.pop()
+                if name.startswith("MPI_") and stack and stack[-1][0].startswith("MPI_"):
+                    stack[-1][2] += event.time - enter
+                if inner > 0:
+                    calls, seconds = nested.get(name, (0, 0))
+                    nested[name] = (calls + 1, seconds + inner / resolution)
+    return nested
+
+
+def check_nested(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """MPI calls nested in MPI calls (the regions program's generalized
+    request): the live report's seconds per function are exclusive, as
+    adaptrace-report's. The archive must nest them, by more than the
+    comparison's bound (a nanosecond a call), or the comparison would not tell
+    inclusive from exclusive seconds."""
+    expect = os.path.join(run_dir, "expect")
+    os.makedirs(expect, exist_ok=True)
+    check_equal(run_dir, mpiexec, launcher, program, report, otf2_print, arguments=(expect,),
+                expected_functions=("MPI_Wait", "MPI_Request_get_status", "MPI_Status_set_elements"))
+    nested = archive_nested_mpi_seconds(os.path.join(run_dir, "archive"))
+    live = read_live(os.path.join(run_dir, "archive"))
+    calls = {f["name"]: f["calls"] for f in live["mpi_functions"]}
+    if "MPI_Wait" not in nested:
+        fail(f"no MPI call nested in MPI_Wait in the archive: {nested}")
+    for name, (_, seconds) in nested.items():
+        if seconds <= 1e-9 * calls[name]:
+            fail(f"{name}: {seconds} s nested, not above the comparison's bound of {1e-9 * calls[name]} s")
+    print(f"nested MPI calls in {sorted(nested)}: their ticks left out of the live seconds")
+
+
 def check_samples(run_dir, mpiexec, launcher, program, report, otf2_print):
     """A second of computing between MPI_Allreduce calls: samples in the
     program's own function and those it calls, not only in MPI."""
@@ -850,7 +901,7 @@ def check_page(run_dir, mpiexec, launcher, program, report, otf2_print, page_mod
           f"{len(sampled)} sampled functions")
 
 
-CASES = {"equal": check_equal, "families": check_families, "samples": check_samples, "two": check_two,
+CASES = {"equal": check_equal, "families": check_families, "nested": check_nested, "samples": check_samples, "two": check_two,
          "profile": check_profile, "profile_calls": check_profile_calls, "behind": check_behind, "demo": check_demo,
          "live": check_live, "refused": check_refused, "preloaded": check_preloaded, "killed": check_killed,
          "unwritten": check_unwritten, "spilled": check_spilled,

@@ -100,6 +100,21 @@ TEST_F(Live, ChunksAddUpPerRankAndFunction)
     EXPECT_EQ(live.states[1].unstreamed[ADT_ONLINE_LOSS_ANALYZER_BEHIND], 5u);
 }
 
+// A call with MPI calls nested in it (an error handler's, a generalized
+// request's callbacks) counts its ticks less theirs, as adaptrace-report's
+// exclusive time; nested ticks beyond its own (a damaged record) count 0.
+TEST_F(Live, ACallsTimeLeavesOutItsNestedCalls)
+{
+    adt_online_chunk chunk = make_chunk(1);
+    chunk.records[0].call.nested = 200;  // MPI_Send: 250 ticks, 200 in calls nested in it
+    chunk.records[1].call.nested = 600;  // MPI_Allreduce: 500 ticks, more nested
+    ASSERT_EQ(adt_live_add_chunk(&live, 1, &chunk, chunk_bytes(2), true, error, sizeof error), 0) << error;
+    EXPECT_EQ(at(1, 0).calls, 1u);
+    EXPECT_EQ(at(1, 0).ticks, 50u);
+    EXPECT_EQ(at(1, 2).calls, 1u);
+    EXPECT_EQ(at(1, 2).ticks, 0u);
+}
+
 // The calls a rank could not stream one by one come at the end as totals
 // per function: they add to the calls streamed.
 TEST_F(Live, TotalsAddToTheCallsStreamed)
