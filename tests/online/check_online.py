@@ -142,9 +142,12 @@ def total_calls(report):
 
 def check_equal(run_dir, mpiexec, launcher, program, report, otf2_print, ranks=2, arguments=(),
                 expected_functions=("MPI_Send", "MPI_Recv", "MPI_Isend", "MPI_Waitall", "MPI_Allreduce", "MPI_Bcast",
-                                    "MPI_Init", "MPI_Finalize"), analyzers=1):
+                                    "MPI_Init", "MPI_Finalize"), analyzers=1, command=None):
+    """command: the run's own (it writes run_dir/archive), in place of
+    adaptrace --analyzers under mpirun (check_mpmd.py's MPMD launch)."""
     archive = os.path.join(run_dir, "archive")
-    run(traced(mpiexec, launcher, archive, [program, *arguments], ranks=ranks, analyzers=analyzers), run_dir)
+    run(command or traced(mpiexec, launcher, archive, [program, *arguments], ranks=ranks, analyzers=analyzers),
+        run_dir)
     check_archive(archive, otf2_print)
     live = read_live(archive)
     if live is None or not live["final"]:
