@@ -649,8 +649,18 @@ def c_wrapper(fn):
     out = [f"ADT_MPI_NEXT_DEFINE({fn.name}, P{fn.name});\n"]
     out.append(f"int {fn.name}({decl})\n{{\n")
     out.append(indent(world_narrowing(fn, lang) + body.before_location))
-    out.append(indent(["adt_location *location = adt_mpi_location();",
-                       f"if (!location || adt_mpi_reentered({fn.enum}))",
+    if fn.kind in ("init", "init_thread"):
+        unmeasured = ["if (!location) {",
+                      f"    const int unmeasured_result = ADT_MPI_NEXT({fn.name})({args});",
+                      "    if (unmeasured_result == MPI_SUCCESS)",
+                      "        adt_mpi_init_unmeasured();",
+                      "    return unmeasured_result;",
+                      "}"]
+    else:
+        unmeasured = []
+    passed_on = "adt_mpi_reentered" if unmeasured else "!location || adt_mpi_reentered"
+    out.append(indent(["adt_location *location = adt_mpi_location();"] + unmeasured +
+                      [f"if ({passed_on}({fn.enum}))",
                        f"    return ADT_MPI_NEXT({fn.name})({args});",
                        f"adt_mpi_call call = adt_mpi_enter(location, {fn.enum});"]))
     out.append(indent(acquire + body.pre))
@@ -723,8 +733,18 @@ def fortran_wrapper(fn, binding):
     out.append(f"void {symbol}({signature})\n{{\n")
     out.append(indent((binding.ierror_lines() if fn.has_ierror else []) + world_narrowing(fn, lang) +
                       body.before_location))
-    out.append(indent(["adt_location *location = adt_mpi_location();",
-                       f"if (!location || adt_mpi_reentered({fn.enum})) {{",
+    if fn.kind in ("init", "init_thread"):
+        unmeasured = ["if (!location) {",
+                      f"    ADT_MPI_NEXT({symbol})({fortran_call_args(fn, {})});",
+                      "    if (*ierr == MPI_SUCCESS)",
+                      "        adt_mpi_init_unmeasured();",
+                      "    return;",
+                      "}"]
+    else:
+        unmeasured = []
+    passed_on = "adt_mpi_reentered" if unmeasured else "!location || adt_mpi_reentered"
+    out.append(indent(["adt_location *location = adt_mpi_location();"] + unmeasured +
+                      [f"if ({passed_on}({fn.enum})) {{",
                        f"    ADT_MPI_NEXT({symbol})({fortran_call_args(fn, {})});",
                        "    return;",
                        "}",

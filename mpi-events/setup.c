@@ -387,6 +387,14 @@ void adt_mpi_init_end(const adt_mpi_call *init)
                      ADT_MPI_FN_COUNT, init->enter_time);
 }
 
+void adt_mpi_init_unmeasured(void)
+{
+    adt_online_mpmd mpmd;
+    adt_online_mpmd_split(false, &mpmd);
+    adt_mpi_world_narrow(mpmd.own);
+    adt_online_mpmd_release(&mpmd);
+}
+
 void adt_mpi_finalize_measurement(adt_mpi_call *call, adt_mpi_function function)
 {
     adt_clock_offset offsets[2] = { begin_offset, begin_offset };

@@ -76,3 +76,20 @@ void adt_online_mpmd_setup_send(const adt_config *config, const adt_online_mpmd 
                            "ADAPTRACE_ONLINE_OUTPUT=profile writes the trace then"
                          : "");
 }
+
+void adt_online_mpmd_release(adt_online_mpmd *mpmd)
+{
+    if (mpmd->other == MPI_COMM_NULL)
+        return;
+    int rank = 0;
+    PMPI_Comm_rank(mpmd->own, &rank);
+    if (rank == 0) {
+        static const adt_online_mpmd_setup nothing = { .streams = 0 };
+        PMPI_Send(&nothing, (int)sizeof nothing, MPI_BYTE, 0, ADT_ONLINE_TAG_SETUP, mpmd->other);
+        adt_log("the %u analyzer%s of this MPMD launch %s nothing to analyze: adaptrace does not measure this "
+                "run; the application's MPI_COMM_WORLD is its %u process%s all the same",
+                mpmd->analyzers, mpmd->analyzers == 1 ? "" : "s", mpmd->analyzers == 1 ? "has" : "have",
+                mpmd->ranks, mpmd->ranks == 1 ? "" : "es");
+    }
+    PMPI_Comm_free(&mpmd->other);
+}

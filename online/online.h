@@ -141,6 +141,12 @@ typedef struct adt_online_mpmd_setup {
  * MPI_COMM_NULL: a job without analyzers only pays the MPI_Allreduce. */
 void adt_online_mpmd_split(bool analyzer, adt_online_mpmd *mpmd);
 
+/* Where adaptrace does not measure the ranks (inert), after
+ * adt_online_mpmd_split: rank 0 tells the analyzers that nothing will be
+ * streamed (they end at once) and says so in one line; mpmd->other is
+ * freed. Nothing where the job holds no analyzer. */
+void adt_online_mpmd_release(adt_online_mpmd *mpmd);
+
 /* ---- rank side: MPI_Init and MPI_Finalize (connect.c) ------------------- */
 
 /* Collective over the application's world (mpmd->own), at the end of

@@ -15,8 +15,14 @@ CASE:
          2-member MPI_COMM_WORLD and passes otf2-print --silent -Werror;
          the final live report equals adaptrace-report on the archive
          (check_online.py's comparison: calls, bytes, times, samples);
+  fortran  the same for PROGRAM tests/online/world_fortran.f90, the
+         Fortran (mpif.h) twin of world.c;
   idle   1 rank beside 2 analyzers: one of them serves no rank, the line
          says so, and the live report of the one rank is final;
+  unmeasured  libadaptrace.so preloaded into the application with a bad
+         ADAPTRACE_* value: adaptrace does not measure it, its world is
+         narrowed all the same (the files equal the untraced run's), and
+         the analyzer is let go (one line);
   alone  adaptrace-analyzer started without application processes: it
          says so in one line and exits with status 2.
 """
@@ -56,7 +62,9 @@ def archive_world(archive):
         return ranks, len(worlds[0].group.members)
 
 
-def check_world(run_dir, mpiexec, launcher, program, report, otf2_print):
+def check_world(run_dir, mpiexec, launcher, program, report, otf2_print,
+                functions=("MPI_Allreduce", "MPI_Bcast", "MPI_Sendrecv", "MPI_Comm_dup", "MPI_Comm_split",
+                           "MPI_Comm_group", "MPI_Comm_compare")):
     untraced, traced = os.path.join(run_dir, "untraced"), os.path.join(run_dir, "traced")
     os.makedirs(untraced)
     os.makedirs(traced)
@@ -64,8 +72,7 @@ def check_world(run_dir, mpiexec, launcher, program, report, otf2_print):
                    env=ENVIRONMENT, check=True, timeout=check_online.RUN_LIMIT_S)
     archive = os.path.join(run_dir, "archive")
     check_online.check_equal(run_dir, mpiexec, launcher, program, report, otf2_print,
-                             expected_functions=("MPI_Allreduce", "MPI_Bcast", "MPI_Sendrecv", "MPI_Comm_dup",
-                                                 "MPI_Comm_split", "MPI_Comm_group", "MPI_Comm_compare"),
+                             expected_functions=functions,
                              command=mpmd(mpiexec, launcher, archive, [program, traced], ranks=2, analyzers=1))
     stderr = open(os.path.join(run_dir, "stderr.txt")).read()
     lines = [line for line in stderr.splitlines() if "analyzer" in line and "MPMD" in line]
@@ -79,6 +86,14 @@ def check_world(run_dir, mpiexec, launcher, program, report, otf2_print):
         fail(f"the archive's locations are of ranks {ranks}, its MPI_COMM_WORLD has {members} members")
     print(f"{lines[0]}\nthe application saw what it sees untraced: {len(expected)} ranks, "
           f"{expected['rank0.txt'].count(chr(10))} lines each; archive of ranks {ranks}")
+
+
+def check_fortran(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """world with the Fortran (mpif.h) twin of world.c: its calls reach
+    adaptrace's Fortran entry points with Fortran handles."""
+    check_world(run_dir, mpiexec, launcher, program, report, otf2_print,
+                functions=("MPI_Allreduce", "MPI_Bcast", "MPI_Sendrecv", "MPI_Comm_dup", "MPI_Comm_split",
+                           "MPI_Comm_group", "MPI_Cart_create", "MPI_Comm_set_errhandler"))
 
 
 def check_idle(run_dir, mpiexec, launcher, program, report, otf2_print):
@@ -98,6 +113,27 @@ def check_idle(run_dir, mpiexec, launcher, program, report, otf2_print):
     print(lines[0])
 
 
+def check_unmeasured(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """libadaptrace.so preloaded into the application with a bad
+    ADAPTRACE_* value (adaptrace does not measure it): its world is
+    narrowed all the same, and the analyzer is let go."""
+    untraced, traced = os.path.join(run_dir, "untraced"), os.path.join(run_dir, "traced")
+    os.makedirs(untraced)
+    os.makedirs(traced)
+    subprocess.run([WATCHDOG, str(WATCHDOG_S), mpiexec, "--oversubscribe", "-np", "2", program, untraced],
+                   env=ENVIRONMENT, check=True, timeout=check_online.RUN_LIMIT_S)
+    library = os.path.join(os.path.dirname(launcher), "..", "lib", "libadaptrace.so")
+    stderr = run([WATCHDOG, str(WATCHDOG_S), mpiexec, "--oversubscribe", "-np", "2", "env", f"LD_PRELOAD={library}",
+                  "ADAPTRACE_SAMPLING_RATE=fast", program, traced, ":", "-np", "1", analyzer_of(launcher)], run_dir)
+    lines = [line for line in stderr.splitlines() if "MPMD" in line]
+    if len(lines) != 1 or "nothing to analyze" not in lines[0] or "its 2 processes" not in lines[0]:
+        fail(f"expected one line saying the analyzer has nothing to analyze, found {lines}")
+    expected, found = rank_files(untraced), rank_files(traced)
+    if found != expected:
+        fail(f"the application found {found} in the MPMD launch, {expected} untraced")
+    print(lines[0])
+
+
 def check_alone(run_dir, mpiexec, launcher, program, report, otf2_print):
     stderr = run([WATCHDOG, str(WATCHDOG_S), mpiexec, "--oversubscribe", "-np", "2", analyzer_of(launcher)], run_dir,
                  expect_status=2)
@@ -107,7 +143,8 @@ def check_alone(run_dir, mpiexec, launcher, program, report, otf2_print):
     print(lines[0])
 
 
-CASES = {"world": check_world, "idle": check_idle, "alone": check_alone}
+CASES = {"world": check_world, "fortran": check_fortran, "idle": check_idle, "unmeasured": check_unmeasured,
+         "alone": check_alone}
 
 if __name__ == "__main__":
     if len(sys.argv) != 8 or sys.argv[1] not in CASES:
