@@ -389,6 +389,9 @@ void adt_mpi_init_end(const adt_mpi_call *init)
 
 void adt_mpi_init_unmeasured(void)
 {
+    /* adaptrace-analyzer joins an MPMD launch by itself (analyzer.c). */
+    if (adt_runtime_in_analyzer())
+        return;
     adt_online_mpmd mpmd;
     adt_online_mpmd_split(false, &mpmd);
     adt_mpi_world_narrow(mpmd.own);

@@ -38,6 +38,10 @@
 #include "report/report.h"
 #include "sampler/sampler.h"
 
+/* Exported (online/CMakeLists.txt): libadaptrace.so, where LD_PRELOAD
+ * takes it into this process too, stays inert here (runtime.h). */
+__attribute__((used, visibility("default"))) const int adt_online_analyzer_marker = 1;
+
 /* How long the loop sleeps when no chunk waits: the analyzer shares cores
  * with the ranks. */
 #define IDLE_NANOSECONDS 2000000L

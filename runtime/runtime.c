@@ -2,6 +2,7 @@
  * The process state: start-up in the library constructor, the end of the
  * run in MPI_Finalize or at exit, and what a child process does (nothing).
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -412,8 +413,20 @@ static void take_over(void)
     start_measuring();
 }
 
+static bool in_analyzer;
+
+bool adt_runtime_in_analyzer(void)
+{
+    return in_analyzer;
+}
+
 static void start_process(void)
 {
+    in_analyzer = dlsym(RTLD_DEFAULT, ADT_RUNTIME_ANALYZER_MARKER) != NULL;
+    if (in_analyzer) {
+        adt_run_state_set(ADT_RUN_INERT);
+        return;
+    }
     long long ancestor = measured_ancestor();
     if (ancestor != 0) {
         inert_for_ancestor = ancestor;

@@ -23,6 +23,9 @@ CASE:
          ADAPTRACE_* value: adaptrace does not measure it, its world is
          narrowed all the same (the files equal the untraced run's), and
          the analyzer is let go (one line);
+  preloaded  libadaptrace.so preloaded into the analyzer too: it stays
+         inert there, the application sees its 2 processes and the live
+         report of both ranks is final;
   alone  adaptrace-analyzer started without application processes: it
          says so in one line and exits with status 2.
 """
@@ -134,6 +137,33 @@ def check_unmeasured(run_dir, mpiexec, launcher, program, report, otf2_print):
     print(lines[0])
 
 
+def check_preloaded(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """libadaptrace.so preloaded into the analyzer too (a job script that
+    exports LD_PRELOAD to every task): it stays inert there, and the
+    analyzer joins the launch as an analyzer, not as an application
+    process."""
+    untraced, traced = os.path.join(run_dir, "untraced"), os.path.join(run_dir, "traced")
+    os.makedirs(untraced)
+    os.makedirs(traced)
+    subprocess.run([WATCHDOG, str(WATCHDOG_S), mpiexec, "--oversubscribe", "-np", "2", program, untraced],
+                   env=ENVIRONMENT, check=True, timeout=check_online.RUN_LIMIT_S)
+    archive = os.path.join(run_dir, "archive")
+    library = os.path.join(os.path.dirname(launcher), "..", "lib", "libadaptrace.so")
+    command = mpmd(mpiexec, launcher, archive, [program, traced], ranks=2, analyzers=1)
+    command[-1:-1] = ["env", f"LD_PRELOAD={library}"]
+    stderr = run(command, run_dir)
+    lines = [line for line in stderr.splitlines() if "MPMD" in line]
+    if len(lines) != 1 or "1 analyzer in this job's MPI_COMM_WORLD" not in lines[0]:
+        fail(f"expected rank 0's one line on 1 analyzer, found {lines}")
+    if rank_files(traced) != rank_files(untraced):
+        fail(f"the application found {rank_files(traced)} in the MPMD launch, {rank_files(untraced)} untraced")
+    check_online.check_archive(archive, otf2_print)
+    live = read_live(archive)
+    if live is None or not live["final"] or live["finished_ranks"] != [0, 1]:
+        fail(f"no final live report of both ranks: {live}")
+    print(lines[0])
+
+
 def check_alone(run_dir, mpiexec, launcher, program, report, otf2_print):
     stderr = run([WATCHDOG, str(WATCHDOG_S), mpiexec, "--oversubscribe", "-np", "2", analyzer_of(launcher)], run_dir,
                  expect_status=2)
@@ -144,6 +174,7 @@ def check_alone(run_dir, mpiexec, launcher, program, report, otf2_print):
 
 
 CASES = {"world": check_world, "fortran": check_fortran, "idle": check_idle, "unmeasured": check_unmeasured,
+         "preloaded": check_preloaded,
          "alone": check_alone}
 
 if __name__ == "__main__":
