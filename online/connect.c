@@ -1,8 +1,10 @@
 /*
  * The start and the end of a rank's stream, on MPI_Init's and
  * MPI_Finalize's slow path: the spawn of the analyzers by rank 0, the
- * connection of all ranks to them over a private duplicate of
- * MPI_COMM_WORLD (freed at once), the rank's introduction (what its
+ * connection of all ranks to them over a private duplicate of the
+ * application's world (freed at once), or in an MPMD launch the
+ * inter-communicator to the analyzers there (mpmd.c), the rank's
+ * introduction (what its
  * analyzer needs to name its calling contexts), and at the end the last chunk, the
  * analyzer's word that its final report is written, and the disconnect. Every MPI call here is a PMPI call on a communicator of
  * adaptrace's own with errors returned: the application sees none of it.

@@ -15,8 +15,9 @@ CASE:
          2-member MPI_COMM_WORLD and passes otf2-print --silent -Werror;
          the final live report equals adaptrace-report on the archive
          (check_online.py's comparison: calls, bytes, times, samples);
-  fortran  the same for PROGRAM tests/online/world_fortran.f90, the
-         Fortran (mpif.h) twin of world.c;
+  fortran  the same for PROGRAM tests/online/world_fortran.F90, the
+         Fortran twin of world.c, through use mpi (the mpif.h entry points);
+  f08    the same for that program through the mpi_f08 module;
   idle   1 rank beside 2 analyzers: one of them serves no rank, the line
          says so, and the live report of the one rank is final;
   unmeasured  libadaptrace.so preloaded into the application with a bad
@@ -92,11 +93,16 @@ def check_world(run_dir, mpiexec, launcher, program, report, otf2_print,
 
 
 def check_fortran(run_dir, mpiexec, launcher, program, report, otf2_print):
-    """world with the Fortran (mpif.h) twin of world.c: its calls reach
+    """world with the Fortran twin of world.c through use mpi: its calls reach
     adaptrace's Fortran entry points with Fortran handles."""
     check_world(run_dir, mpiexec, launcher, program, report, otf2_print,
                 functions=("MPI_Allreduce", "MPI_Bcast", "MPI_Sendrecv", "MPI_Comm_dup", "MPI_Comm_split",
                            "MPI_Comm_group", "MPI_Cart_create", "MPI_Comm_set_errhandler"))
+
+
+def check_f08(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """world with the same Fortran program through the mpi_f08 module."""
+    check_fortran(run_dir, mpiexec, launcher, program, report, otf2_print)
 
 
 def check_idle(run_dir, mpiexec, launcher, program, report, otf2_print):
@@ -173,7 +179,7 @@ def check_alone(run_dir, mpiexec, launcher, program, report, otf2_print):
     print(lines[0])
 
 
-CASES = {"world": check_world, "fortran": check_fortran, "idle": check_idle, "unmeasured": check_unmeasured,
+CASES = {"world": check_world, "fortran": check_fortran, "f08": check_f08, "idle": check_idle, "unmeasured": check_unmeasured,
          "preloaded": check_preloaded,
          "alone": check_alone}
 

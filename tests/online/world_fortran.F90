@@ -1,16 +1,31 @@
-! The Fortran (mpif.h) twin of world.c (issue #28, the MPMD launch): what
+! The Fortran twin of world.c (issue #28, the MPMD launch): what
 ! MPI_COMM_WORLD is to a Fortran program, whose calls reach adaptrace's
-! Fortran entry points with Fortran handles. Each rank writes what it found
+! Fortran entry points with Fortran handles: through `use mpi` (the
+! mpif.h entry points, mpi_x_), or with USE_MPI_F08 defined through the
+! mpi_f08 module (its entry points, its
+! handles derived types around a Fortran handle). Each rank writes what it found
 ! to OUT_DIR/rank<N>.txt; check_mpmd.py compares an untraced run's files
 ! with those of the program as the application of an MPMD launch.
 !
-! usage: online-world-fortran OUT_DIR
+! usage: online-world-fortran OUT_DIR (online-world-f08 OUT_DIR)
 program world_fortran
+#ifdef USE_MPI_F08
+    use mpi_f08
+#else
+    use mpi
+#endif
     implicit none
-    include 'mpif.h'
-    integer :: ierr, rank, nranks, total, last, from_left, dup, half, half_size, same, congruent
-    integer :: world_group, group_size, error, error_class, handler, cart, cart_size, name_length
+#ifdef USE_MPI_F08
+    type(MPI_Comm) :: dup, half, cart
+    type(MPI_Group) :: world_group
+    type(MPI_Errhandler) :: handler
+    type(MPI_Status) :: status
+#else
+    integer :: dup, half, cart, world_group, handler
     integer :: status(MPI_STATUS_SIZE)
+#endif
+    integer :: ierr, rank, nranks, total, last, from_left, half_size, same, congruent
+    integer :: group_size, error, error_class, cart_size, name_length
     integer(kind=MPI_ADDRESS_KIND) :: appnum
     logical :: has_appnum
     character(len=MPI_MAX_OBJECT_NAME) :: name
