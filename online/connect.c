@@ -275,9 +275,11 @@ static bool spawn_and_connect(const adt_config *config, MPI_Comm own_world, uint
 static void start(const adt_config *config, const adt_online_mpmd *mpmd, uint32_t rank, uint32_t size,
                   const char *archive_dir, const uint32_t *mpi_regions, uint32_t mpi_functions, uint64_t init_enter)
 {
-    /* An analyzer that runs under adaptrace (LD_PRELOAD and
+    /* A spawned program that runs under adaptrace (LD_PRELOAD and
      * ADAPTRACE_ANALYZERS exported to every process mpirun starts) would
-     * start analyzers of its own, without end: a spawned job starts none. */
+     * start analyzers of its own, and those programs theirs: a spawned job
+     * starts none. (adaptrace-analyzer itself is never measured,
+     * runtime.h.) */
     MPI_Comm parent = MPI_COMM_NULL;
     PMPI_Comm_get_parent(&parent);
     if (parent != MPI_COMM_NULL) {
@@ -295,9 +297,12 @@ static void start(const adt_config *config, const adt_online_mpmd *mpmd, uint32_
         /* An MPMD launch: the analyzers are there, none is spawned. */
         count = mpmd->analyzers;
         analyzers = mpmd->other;
-        bool samples_lost = config->sampling && !adt_sampler_tap_opened();
-        profile = profile && !samples_lost;
-        adt_online_mpmd_setup_send(config, mpmd, rank, archive_dir, profile, samples_lost);
+        /* No ring was opened at start-up (nothing told the ranks that
+         * analyzers would come): the samples stay in the buffers only,
+         * which are then written. */
+        bool samples_unstreamed = config->sampling && !adt_sampler_tap_opened();
+        profile = profile && !samples_unstreamed;
+        adt_online_mpmd_setup_send(config, mpmd, rank, archive_dir, profile, samples_unstreamed);
     } else {
         count = config->analyzers < size ? config->analyzers : size;
         char why[PATH_MAX + 128] = "";

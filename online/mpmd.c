@@ -50,7 +50,7 @@ void adt_online_mpmd_split(bool analyzer, adt_online_mpmd *mpmd)
 }
 
 void adt_online_mpmd_setup_send(const adt_config *config, const adt_online_mpmd *mpmd, uint32_t rank,
-                                const char *archive_dir, bool profile, bool samples_lost)
+                                const char *archive_dir, bool profile, bool samples_unstreamed)
 {
     if (rank != 0)
         return;
@@ -71,7 +71,7 @@ void adt_online_mpmd_setup_send(const adt_config *config, const adt_online_mpmd 
             ADT_WITH_REPORT_HTML ? " and report.html beside it" : "",
             profile ? " (ADAPTRACE_ONLINE_OUTPUT=profile: no trace files, the final report is report.json there)"
                     : "",
-            samples_lost ? "; the samples are not streamed: set ADAPTRACE_ANALYZERS=N for the ranks where the "
+            samples_unstreamed ? "; the samples are not streamed: set ADAPTRACE_ANALYZERS=N for the ranks where the "
                            "launcher does not tell them that several programs start (srun --multi-prog), and "
                            "ADAPTRACE_ONLINE_OUTPUT=profile writes the trace then"
                          : "");
