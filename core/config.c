@@ -564,7 +564,9 @@ const adt_config_var adt_config_vars[] = {
      parse_skeleton},
     {"ADAPTRACE_ANALYZERS", "analyzers", "0", "a whole number from 0 to " ADT_QUOTE(ADT_ANALYZERS_MAX),
      "analysis processes started at MPI_Init (MPI_Comm_spawn) that receive every rank's MPI calls during the run "
-     "and keep <archive>/live/report.json up to date; 0: none (docs/online.md)",
+     "and keep <archive>/live/report.json up to date; 0: none. In an MPMD launch with adaptrace-analyzer the "
+     "analyzers there are used, however many, and any value but 0 streams the samples from the start "
+     "(docs/online.md)",
      parse_analyzers},
     {"ADAPTRACE_LIVE_INTERVAL", "live-interval", "2", "a whole number of seconds from 1 to "
      ADT_QUOTE(ADT_LIVE_INTERVAL_MAX),

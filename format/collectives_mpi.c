@@ -1,7 +1,8 @@
 /* adt_collectives over MPI. Only PMPI_* calls: the MPI_* symbols are
  * adaptrace's own wrappers, and the writer's traffic must not be traced.
- * A private duplicate of MPI_COMM_WORLD keeps it apart from the
- * application's messages. */
+ * A private duplicate of the application's world (MPI_COMM_WORLD, or its
+ * narrowed world in an MPMD launch) keeps it apart from the application's
+ * messages. */
 #include <limits.h>
 #include <stdlib.h>
 
@@ -147,7 +148,7 @@ static int mpi_recv(void *context, void *data, size_t bytes, uint32_t from)
     return 0;
 }
 
-int adt_collectives_mpi_create(adt_collectives *out)
+int adt_collectives_mpi_create(adt_collectives *out, const void *world)
 {
     int initialized = 0, finalized = 0;
     PMPI_Initialized(&initialized);
@@ -158,7 +159,7 @@ int adt_collectives_mpi_create(adt_collectives *out)
     if (!context)
         return -1;
     int rank, size;
-    if (PMPI_Comm_dup(MPI_COMM_WORLD, &context->comm) != MPI_SUCCESS) {
+    if (PMPI_Comm_dup(*(const MPI_Comm *)world, &context->comm) != MPI_SUCCESS) {
         free(context);
         return -1;
     }

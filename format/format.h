@@ -405,11 +405,12 @@ uint32_t adt_unify_tree_children(uint32_t rank, uint32_t size, uint32_t children
 extern const adt_collectives adt_collectives_serial;
 
 /* The collectives over MPI (library adt_format_mpi; adt_format itself does
- * not depend on MPI): PMPI_* calls only, on a private duplicate of
- * MPI_COMM_WORLD made here (collective over MPI_COMM_WORLD). Call between
- * MPI initialisation and finalisation. Returns 0, or -1 when MPI is not
- * initialised, already finalised, or the duplicate failed. */
-int adt_collectives_mpi_create(adt_collectives *out);
+ * not depend on MPI): PMPI_* calls only, on a private duplicate of the
+ * communicator at world (an MPI_Comm *, the application's world: this
+ * header does not include mpi.h) made here (collective over it). Call
+ * between MPI initialisation and finalisation. Returns 0, or -1 when MPI
+ * is not initialised, already finalised, or the duplicate failed. */
+int adt_collectives_mpi_create(adt_collectives *out, const void *world);
 void adt_collectives_mpi_destroy(adt_collectives *c);
 
 /* The collectives among threads of one process, each standing for one

@@ -16,6 +16,18 @@
 #define FIRST_SEQUENCE 2u
 
 adt_mpi_comm_info adt_mpi_world_info;
+MPI_Comm adt_mpi_world = MPI_COMM_WORLD;
+MPI_Fint adt_mpi_world_fortran_given;
+MPI_Fint adt_mpi_world_fortran;
+
+void adt_mpi_world_narrow(MPI_Comm own)
+{
+    adt_mpi_world = own;
+    adt_mpi_world_fortran_given = PMPI_Comm_c2f(MPI_COMM_WORLD);
+    adt_mpi_world_fortran = PMPI_Comm_c2f(own);
+    if (own != MPI_COMM_WORLD)
+        PMPI_Comm_set_name(own, "MPI_COMM_WORLD");
+}
 
 static adt_defs *comm_defs;
 static adt_handle_table *comm_table;
@@ -141,11 +153,11 @@ int adt_mpi_comms_init(adt_defs *defs)
         return -1;
     }
     int rank = 0;
-    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    PMPI_Comm_rank(adt_mpi_world, &rank);
     world_rank = (uint32_t)rank;
-    PMPI_Comm_group(MPI_COMM_WORLD, &world_group);
-    define(MPI_COMM_WORLD, MPI_COMM_WORLD, MPI_COMM_NULL, (adt_mpi_comm_key){ 0, 0 }, "MPI_COMM_WORLD");
-    const adt_mpi_comm_info *world = adt_handle_table_find(comm_table, (uintptr_t)MPI_COMM_WORLD);
+    PMPI_Comm_group(adt_mpi_world, &world_group);
+    define(adt_mpi_world, adt_mpi_world, MPI_COMM_NULL, (adt_mpi_comm_key){ 0, 0 }, "MPI_COMM_WORLD");
+    const adt_mpi_comm_info *world = adt_handle_table_find(comm_table, (uintptr_t)adt_mpi_world);
     if (!world) {
         adt_mpi_comms_fini();
         return -1;

@@ -47,6 +47,47 @@ typedef struct adt_mpi_comm_info {
     adt_mpi_comm_key key;
 } adt_mpi_comm_info;
 
+/* The application's MPI_COMM_WORLD as the application and adaptrace see
+ * it: MPI_COMM_WORLD itself, or in an MPMD launch with analyzers
+ * (docs/online.md) the application's own processes (adt_mpi_world_narrow).
+ * The wrappers pass it on in place of every MPI_COMM_WORLD the application
+ * gives (adt_mpi_narrowed, adt_mpi_narrowed_fortran), and adaptrace's own
+ * collectives (start-up, clock offsets, the archive, the skeleton, the
+ * stream) run on it. Set once in MPI_Init, before the application can
+ * call MPI from another thread. */
+extern MPI_Comm adt_mpi_world;
+/* The Fortran handles of MPI_COMM_WORLD and of adt_mpi_world, equal until
+ * the world is narrowed. */
+extern MPI_Fint adt_mpi_world_fortran_given;
+extern MPI_Fint adt_mpi_world_fortran;
+
+/* Hot path (every wrapper with a communicator argument): the communicator
+ * to pass on for comm. */
+static inline MPI_Comm adt_mpi_narrowed(MPI_Comm comm)
+{
+    return comm == MPI_COMM_WORLD ? adt_mpi_world : comm;
+}
+static inline MPI_Fint adt_mpi_narrowed_fortran(MPI_Fint comm)
+{
+    return comm == adt_mpi_world_fortran_given ? adt_mpi_world_fortran : comm;
+}
+
+/* Whether keyval is an attribute MPI caches on MPI_COMM_WORLD itself
+ * (MPI_TAG_UB, MPI_HOST, MPI_IO, MPI_WTIME_IS_GLOBAL, MPI_APPNUM,
+ * MPI_UNIVERSE_SIZE, MPI_LASTUSEDCODE): asked of MPI_COMM_WORLD, not of
+ * the narrowed world, which has none of them. Open MPI gives them the same
+ * numbers in C and Fortran. */
+static inline bool adt_mpi_world_attribute(int keyval)
+{
+    return keyval == MPI_TAG_UB || keyval == MPI_HOST || keyval == MPI_IO || keyval == MPI_WTIME_IS_GLOBAL ||
+           keyval == MPI_APPNUM || keyval == MPI_UNIVERSE_SIZE || keyval == MPI_LASTUSEDCODE;
+}
+
+/* MPI_Init, before anything else uses the world: the application's world
+ * is own from now on (MPI_COMM_WORLD: nothing changes). Named
+ * "MPI_COMM_WORLD", as MPI_Comm_get_name tells the application. */
+void adt_mpi_world_narrow(MPI_Comm own);
+
 /* After PMPI_Init: creates the tables and defines MPI_COMM_WORLD and
  * MPI_COMM_SELF. Returns 0, or -1 (out of memory). */
 int adt_mpi_comms_init(adt_defs *defs);
@@ -59,7 +100,7 @@ extern adt_mpi_comm_info adt_mpi_world_info;
 const adt_mpi_comm_info *adt_mpi_comm_lookup_slow(MPI_Comm comm);
 static inline const adt_mpi_comm_info *adt_mpi_comm_lookup(MPI_Comm comm)
 {
-    return comm == MPI_COMM_WORLD ? &adt_mpi_world_info : adt_mpi_comm_lookup_slow(comm);
+    return comm == adt_mpi_world ? &adt_mpi_world_info : adt_mpi_comm_lookup_slow(comm);
 }
 
 /* Processes a rank field can name: the remote group of an

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "comms.h"
 #include "fold.h"
 #include "mpi_functions.h"
 #include "core/core.h"
@@ -91,7 +92,7 @@ void adt_mpi_fold_write(int written)
     MPI_Comm comm;
     /* A communicator of its own: no message of the application's can
      * match the tree's. */
-    if (PMPI_Comm_dup(MPI_COMM_WORLD, &comm) != MPI_SUCCESS)
+    if (PMPI_Comm_dup(adt_mpi_world, &comm) != MPI_SUCCESS)
         return;
     PMPI_Comm_rank(comm, &rank);
     PMPI_Comm_size(comm, &size);

@@ -31,8 +31,15 @@ ROLES = {
 
 # What a NAME field may say after the name, in brackets: the function has
 # no mpi_f08 binding (deprecated before MPI 3.0), or no ierror argument in
-# Fortran (MPI_PCONTROL).
-BINDING_NOTES = ["no mpi_f08", "no ierror"]
+# Fortran (MPI_PCONTROL); how its MPI_COMM_WORLD argument is passed on in
+# an MPMD launch, where the application's world is narrowed to its own
+# processes (adt_mpi_world, comms.h; every other MPI_Comm argument is
+# narrowed): "real world", as given (MPI_Abort ends the whole job);
+# "world attributes", narrowed unless the attribute is one MPI caches on
+# MPI_COMM_WORLD itself (MPI_APPNUM, MPI_TAG_UB, ...); "both worlds",
+# narrowed, and done on MPI_COMM_WORLD too (an error handler: MPI raises
+# errors outside any communicator there).
+BINDING_NOTES = ["no mpi_f08", "no ierror", "real world", "world attributes", "both worlds"]
 
 # Parameters each record kind takes (names are for error messages only).
 RECORD_KINDS = {
@@ -156,6 +163,7 @@ class Function:
             raise ValueError(f"line {number}: binding note '{unknown[0]}' (accepted: {', '.join(BINDING_NOTES)})")
         self.has_f08 = "no mpi_f08" not in notes
         self.has_ierror = "no ierror" not in notes
+        self.world = next((note for note in notes if "world" in note), "narrowed")
         if role not in ROLES:
             raise ValueError(f"line {number}: role '{role}' (accepted: {', '.join(ROLES)})")
         self.role = ROLES[role]
@@ -257,7 +265,8 @@ class FortranLanguage(CLanguage):
         if param.indirect:
             return f"((int *){name})"
         converters = {"MPI_Datatype": "PMPI_Type_f2c", "MPI_Comm": "PMPI_Comm_f2c", "MPI_Win": "PMPI_Win_f2c",
-                      "MPI_Group": "PMPI_Group_f2c", "MPI_File": "PMPI_File_f2c"}
+                      "MPI_Group": "PMPI_Group_f2c", "MPI_File": "PMPI_File_f2c",
+                      "MPI_Errhandler": "PMPI_Errhandler_f2c"}
         if param.base in converters:
             return f"{converters[param.base]}(*{name})"
         return f"(*{name})"
@@ -588,6 +597,37 @@ def io_body(fn, lang, body, ok):
         body.post.append(f"if ({ok}) adt_mpi_file_deleted(&call, {name});")
 
 
+def world_narrowing(fn, lang):
+    """Lines at the top of a wrapper, before it decides whether to record
+    the call: every MPI_COMM_WORLD argument becomes the application's world
+    (adt_mpi_world, comms.h), on both paths, so that an MPMD launch's
+    analyzers stay out of the application's sight."""
+    comms = [p for p in fn.params if p.base == "MPI_Comm" and not p.indirect]
+    if fn.world == "real world" or not comms:
+        return []
+    lines = []
+    for param in comms:
+        name = param.name
+        if lang.fortran:
+            given, narrowed = f"*{name}", f"adt_mpi_narrowed_fortran(*{name})"
+        else:
+            given, narrowed = name, f"adt_mpi_narrowed({name})"
+        if fn.world == "world attributes":
+            keyval = next(p.name for p in fn.params if p.name.endswith("keyval"))
+            narrowed = f"adt_mpi_world_attribute({lang.value(fn, keyval)}) ? {given} : {narrowed}"
+        if fn.world == "both worlds":
+            world = "adt_mpi_world_fortran_given" if lang.fortran else "MPI_COMM_WORLD"
+            others = ", ".join("MPI_COMM_WORLD" if p is param else lang.value(fn, p.name) for p in fn.params)
+            lines.append(f"if ({given} == {world} && adt_mpi_world != MPI_COMM_WORLD)")
+            lines.append(f"    P{fn.name}({others});")
+        if lang.fortran:
+            lines.append(f"MPI_Fint {name}_narrowed = {narrowed};")
+            lines.append(f"{name} = &{name}_narrowed;")
+        else:
+            lines.append(f"{name} = {narrowed};")
+    return lines
+
+
 def indent(lines, depth=1):
     return "".join("    " * depth + line + "\n" for line in lines)
 
@@ -608,9 +648,19 @@ def c_wrapper(fn):
     acquire, release = scratch_lines(body, False)
     out = [f"ADT_MPI_NEXT_DEFINE({fn.name}, P{fn.name});\n"]
     out.append(f"int {fn.name}({decl})\n{{\n")
-    out.append(indent(body.before_location))
-    out.append(indent(["adt_location *location = adt_mpi_location();",
-                       f"if (!location || adt_mpi_reentered({fn.enum}))",
+    out.append(indent(world_narrowing(fn, lang) + body.before_location))
+    if fn.kind in ("init", "init_thread"):
+        unmeasured = ["if (!location) {",
+                      f"    const int unmeasured_result = ADT_MPI_NEXT({fn.name})({args});",
+                      "    if (unmeasured_result == MPI_SUCCESS)",
+                      "        adt_mpi_init_unmeasured();",
+                      "    return unmeasured_result;",
+                      "}"]
+    else:
+        unmeasured = []
+    passed_on = "adt_mpi_reentered" if unmeasured else "!location || adt_mpi_reentered"
+    out.append(indent(["adt_location *location = adt_mpi_location();"] + unmeasured +
+                      [f"if ({passed_on}({fn.enum}))",
                        f"    return ADT_MPI_NEXT({fn.name})({args});",
                        f"adt_mpi_call call = adt_mpi_enter(location, {fn.enum});"]))
     out.append(indent(acquire + body.pre))
@@ -681,9 +731,20 @@ def fortran_wrapper(fn, binding):
     out = [f"void p{symbol}({signature});\n"]
     out.append(f"ADT_MPI_NEXT_DEFINE({symbol}, p{symbol});\n")
     out.append(f"void {symbol}({signature})\n{{\n")
-    out.append(indent((binding.ierror_lines() if fn.has_ierror else []) + body.before_location))
-    out.append(indent(["adt_location *location = adt_mpi_location();",
-                       f"if (!location || adt_mpi_reentered({fn.enum})) {{",
+    out.append(indent((binding.ierror_lines() if fn.has_ierror else []) + world_narrowing(fn, lang) +
+                      body.before_location))
+    if fn.kind in ("init", "init_thread"):
+        unmeasured = ["if (!location) {",
+                      f"    ADT_MPI_NEXT({symbol})({fortran_call_args(fn, {})});",
+                      "    if (*ierr == MPI_SUCCESS)",
+                      "        adt_mpi_init_unmeasured();",
+                      "    return;",
+                      "}"]
+    else:
+        unmeasured = []
+    passed_on = "adt_mpi_reentered" if unmeasured else "!location || adt_mpi_reentered"
+    out.append(indent(["adt_location *location = adt_mpi_location();"] + unmeasured +
+                      [f"if ({passed_on}({fn.enum})) {{",
                        f"    ADT_MPI_NEXT({symbol})({fortran_call_args(fn, {})});",
                        "    return;",
                        "}",

@@ -273,11 +273,11 @@ static adt_clock_offset measure_clock_offset(MPI_Comm comm)
 static void tell_node_ranks(void)
 {
     MPI_Comm node;
-    if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS)
+    if (PMPI_Comm_split_type(adt_mpi_world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS)
         return;
     MPI_Group node_group, world_group;
     PMPI_Comm_group(node, &node_group);
-    PMPI_Comm_group(MPI_COMM_WORLD, &world_group);
+    PMPI_Comm_group(adt_mpi_world, &world_group);
     int count = 0;
     PMPI_Group_size(node_group, &count);
     int *node_ranks = malloc((size_t)count * sizeof *node_ranks);
@@ -356,14 +356,19 @@ void adt_mpi_init_end(const adt_mpi_call *init)
     /* From here on the wrappers take the fast path. */
     pthread_once(&regions_once, define_regions);
     atomic_store_explicit(&adt_mpi_ready, true, memory_order_release);
+    /* First of all: in an MPMD launch with analyzers the application's
+     * world, and adaptrace's, is its own processes from here on. */
+    adt_online_mpmd mpmd;
+    adt_online_mpmd_split(false, &mpmd);
+    adt_mpi_world_narrow(mpmd.own);
     int rank = 0, size = 1;
-    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    PMPI_Comm_size(MPI_COMM_WORLD, &size);
+    PMPI_Comm_rank(adt_mpi_world, &rank);
+    PMPI_Comm_size(adt_mpi_world, &size);
     /* Every rank writes to (and reports endings beside) rank 0's path. */
     char archive_dir[ADT_PATH_MAX];
     snprintf(archive_dir, sizeof archive_dir, "%s", adt_runtime_archive_dir());
     name_spawned_archive(rank, archive_dir);
-    PMPI_Bcast(archive_dir, ADT_PATH_MAX, MPI_CHAR, 0, MPI_COMM_WORLD);
+    PMPI_Bcast(archive_dir, ADT_PATH_MAX, MPI_CHAR, 0, adt_mpi_world);
     adt_runtime_mpi_started((uint32_t)rank, (uint32_t)size, archive_dir);
     if (rank == 0)
         say_stacked();
@@ -375,18 +380,29 @@ void adt_mpi_init_end(const adt_mpi_call *init)
                 rank);
         return;
     }
-    /* On MPI_COMM_WORLD itself: the application cannot have a message in
+    /* On the world itself: the application cannot have a message in
      * flight before MPI_Init returns. A duplicate made here would cost
      * every later call: in Open MPI 4.1 its id allocation leaves libnbc in
      * the progress loop for the rest of the run (0-byte ping-pong latency
      * up by ~75 %). */
-    begin_offset = measure_clock_offset(MPI_COMM_WORLD);
+    begin_offset = measure_clock_offset(adt_mpi_world);
     adt_runtime_clock_offset_measured(&begin_offset);
     measuring = true;
     /* The stream opens only as MPI_Init returns: its call's record starts
      * at the time of its Enter record, as in the archive. */
-    adt_online_start(adt_runtime_config(), (uint32_t)rank, (uint32_t)size, archive_dir, adt_mpi_region_ids,
+    adt_online_start(adt_runtime_config(), &mpmd, (uint32_t)rank, (uint32_t)size, archive_dir, adt_mpi_region_ids,
                      ADT_MPI_FN_COUNT, init->enter_time);
+}
+
+void adt_mpi_init_unmeasured(void)
+{
+    /* adaptrace-analyzer joins an MPMD launch by itself (analyzer.c). */
+    if (adt_runtime_in_analyzer())
+        return;
+    adt_online_mpmd mpmd;
+    adt_online_mpmd_split(false, &mpmd);
+    adt_mpi_world_narrow(mpmd.own);
+    adt_online_mpmd_release(&mpmd);
 }
 
 void adt_mpi_finalize_measurement(adt_mpi_call *call, adt_mpi_function function)
@@ -394,9 +410,9 @@ void adt_mpi_finalize_measurement(adt_mpi_call *call, adt_mpi_function function)
     adt_clock_offset offsets[2] = { begin_offset, begin_offset };
     if (measuring) {
         /* At the end the application may still have a receive posted on
-         * MPI_COMM_WORLD that a ping would match: a private duplicate. */
+         * the world that a ping would match: a private duplicate. */
         MPI_Comm clock_comm;
-        PMPI_Comm_dup(MPI_COMM_WORLD, &clock_comm);
+        PMPI_Comm_dup(adt_mpi_world, &clock_comm);
         offsets[1] = measure_clock_offset(clock_comm);
         PMPI_Comm_free(&clock_comm);
     }
@@ -426,7 +442,7 @@ void adt_mpi_finalize_measurement(adt_mpi_call *call, adt_mpi_function function)
     static const adt_runtime_remote_writer analyzers = { adt_online_ship_archive, adt_online_decline_archive };
     adt_runtime_set_remote_writer(adt_online_archive_held() ? &analyzers : NULL);
     adt_collectives collectives;
-    if (adt_collectives_mpi_create(&collectives) == 0) {
+    if (adt_collectives_mpi_create(&collectives, &adt_mpi_world) == 0) {
         int written = adt_runtime_finish(&collectives, measuring ? offsets : NULL);
         adt_collectives_mpi_destroy(&collectives);
         adt_mpi_fold_write(written);

@@ -166,6 +166,12 @@ static inline void adt_mpi_leave(const adt_mpi_call *call, adt_mpi_function func
 void adt_mpi_init_begin(void);
 /* After MPI_Init (or MPI_Init_thread) returned success; init: its call. */
 void adt_mpi_init_end(const adt_mpi_call *init);
+/* After MPI_Init returned success where adaptrace does not measure the
+ * process (inert: a bad ADAPTRACE_* value): the world is narrowed all
+ * the same, since an MPMD launch's analyzers take part in that at their
+ * start, and they are let go (online/mpmd.c). Nothing in adaptrace-analyzer
+ * itself (libadaptrace.so preloaded into it), which joins by itself. */
+void adt_mpi_init_unmeasured(void);
 /* Measures the end clock offset, records the Leave of Finalize, writes the
  * trace (adt_runtime_finish) and releases adaptrace's MPI resources; the
  * wrapper passes MPI_Finalize on afterwards. */

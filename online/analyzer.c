@@ -1,10 +1,12 @@
 /*
  * adaptrace-analyzer: the analysis process of an online run (issue #28).
- * Started by the ranks' MPI_Init with MPI_Comm_spawn (connect.c), never
- * by hand: argv is the archive, the number of ranks, the live
- * interval in seconds and the output (ADAPTRACE_ONLINE_OUTPUT: trace, or
- * profile, where the final report is also <archive>/report.json). Rank 0 spawns them; all ranks then connect to the
- * port analyzer 0 opens. Analyzer a of N serves ranks r with r * N / P = a:
+ * Started by the ranks' MPI_Init with MPI_Comm_spawn (connect.c): argv is
+ * the archive, the number of ranks, the live interval in seconds and the
+ * output (ADAPTRACE_ONLINE_OUTPUT: trace, or profile, where the final
+ * report is also <archive>/report.json). Rank 0 spawns them; all ranks
+ * then connect to the port analyzer 0 opens. Or started by the launcher
+ * beside the application in one MPMD launch, without arguments (mpmd.c):
+ * rank 0 sends the same in a message. Analyzer a of N serves ranks r with r * N / P = a:
  * it receives their introductions (the modules and MPI regions that name
  * their calling contexts) and chunks on the parent inter-communicator,
  * adds them up (live.c), and every interval the analyzers sum their totals on analyzer
@@ -36,6 +38,10 @@
 #include "report/report.h"
 #include "sampler/sampler.h"
 
+/* Exported (online/CMakeLists.txt): libadaptrace.so, where LD_PRELOAD
+ * takes it into this process too, stays inert here (runtime.h). */
+__attribute__((used, visibility("default"))) const int adt_online_analyzer_marker = 1;
+
 /* How long the loop sleeps when no chunk waits: the analyzer shares cores
  * with the ranks. */
 #define IDLE_NANOSECONDS 2000000L
@@ -59,7 +65,8 @@ static void note_ending(int signal)
 static const int ENDING_SIGNALS[] = { SIGTERM, SIGINT, SIGHUP };
 
 typedef struct analyzer {
-    MPI_Comm parent;
+    MPI_Comm parent; /* the ranks: the inter-communicator they connected to */
+    MPI_Comm world;  /* the analyzers: MPI_COMM_WORLD, or their part of an MPMD launch's */
     int index;
     int count;
     const char *archive;
@@ -220,7 +227,7 @@ static const adt_live_page_printer live_page = adt_report_print_live_page;
 static const adt_live_page_printer live_page = NULL;
 #endif
 
-/* One round of all analyzers (collective over their MPI_COMM_WORLD): the
+/* One round of all analyzers (collective over a->world): the
  * totals summed on analyzer 0, which writes them. Returns whether every
  * analyzer is done, which makes this report the final one. */
 /* The CPU time this process has used, user and system, in seconds. */
@@ -236,28 +243,28 @@ static double cpu_seconds(void)
 static bool report_round(analyzer *a, bool done)
 {
     int mine = done, all = 0;
-    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, a->world);
     double own_cpu = cpu_seconds(), analyzers_cpu = 0.0;
-    MPI_Reduce(&own_cpu, &analyzers_cpu, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&own_cpu, &analyzers_cpu, 1, MPI_DOUBLE, MPI_SUM, 0, a->world);
     MPI_Reduce(a->live.mpi.figures, a->total.mpi.figures,
                (int)(a->ranks * a->live.mpi.functions * ADT_FEED_MPI_FIGURES_WORDS), MPI_UINT64_T, MPI_SUM, 0,
-               MPI_COMM_WORLD);
+               a->world);
     MPI_Reduce(a->live.states, a->total.states, (int)(a->ranks * ADT_LIVE_RANK_WORDS), MPI_UINT64_T, MPI_SUM, 0,
-               MPI_COMM_WORLD);
+               a->world);
     /* The sampled profiles (by function name) gathered as text. */
     size_t length = 0;
     char *profile = adt_live_sampled_profile(&a->live, &length);
     int mine_length = profile != NULL && length <= INT32_MAX ? (int)length : 0;
     int *lengths = a->index == 0 ? calloc((size_t)a->count, sizeof *lengths) : NULL;
     int *offsets = a->index == 0 ? calloc((size_t)a->count, sizeof *offsets) : NULL;
-    MPI_Gather(&mine_length, 1, MPI_INT, lengths, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Gather(&mine_length, 1, MPI_INT, lengths, 1, MPI_INT, 0, a->world);
     long long gathered = 0;
     for (int i = 0; lengths != NULL && offsets != NULL && i < a->count; i++) {
         offsets[i] = (int)gathered;
         gathered += lengths[i];
     }
     char *profiles = a->index == 0 && gathered <= INT32_MAX ? malloc((size_t)gathered + 1) : NULL;
-    MPI_Gatherv(profile, mine_length, MPI_CHAR, profiles, lengths, offsets, MPI_CHAR, 0, MPI_COMM_WORLD);
+    MPI_Gatherv(profile, mine_length, MPI_CHAR, profiles, lengths, offsets, MPI_CHAR, 0, a->world);
     if (a->index == 0) {
         char error[512];
         if (profiles == NULL || lengths == NULL || offsets == NULL)
@@ -317,36 +324,86 @@ static void end_by_signal(analyzer *a)
     _exit(128 + signal_number);
 }
 
+/* The analyzers of an MPMD launch (docs/online.md), started beside the
+ * application by the launcher: the world is split between them and the
+ * ranks (adt_online_mpmd_split, the collectives the ranks' MPI_Init runs),
+ * and rank 0 tells analyzer 0 what a spawned one finds in its argv. 0 when
+ * the ranks stream, 1 when they stream nothing (rank 0 said why), 2 when
+ * the world holds no rank (said here). */
+static int join_mpmd_launch(analyzer *a, adt_online_mpmd_setup *setup)
+{
+    adt_online_mpmd mpmd;
+    adt_online_mpmd_split(true, &mpmd);
+    if (mpmd.ranks == 0) {
+        int rank = 0;
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        if (rank == 0)
+            fprintf(stderr, "adaptrace-analyzer: no application process in this job's MPI_COMM_WORLD: start it "
+                            "beside the application in one launch (mpirun -np P adaptrace ./app : -np N "
+                            "adaptrace-analyzer), or let adaptrace --analyzers N spawn it\n");
+        return 2;
+    }
+    a->world = mpmd.own;
+    a->parent = mpmd.other;
+    MPI_Comm_rank(a->world, &a->index);
+    MPI_Comm_size(a->world, &a->count);
+    if (a->index == 0 &&
+        MPI_Recv(setup, (int)sizeof *setup, MPI_BYTE, 0, ADT_ONLINE_TAG_SETUP, a->parent, MPI_STATUS_IGNORE) !=
+            MPI_SUCCESS)
+        setup->streams = 0;
+    MPI_Bcast(setup, (int)sizeof *setup, MPI_BYTE, 0, a->world);
+    setup->archive[sizeof setup->archive - 1] = '\0';
+    a->ranks = mpmd.ranks;
+    a->interval_s = setup->interval_s > 0 ? setup->interval_s : 1;
+    a->profile_only = setup->profile != 0;
+    a->archive = setup->archive;
+    return setup->streams ? 0 : 1;
+}
+
+/* Started by rank 0's MPI_Comm_spawn (connect.c): analyzer 0 sends it a
+ * port, to which all ranks connect. 0, or 2 when started by hand. */
+static int accept_spawning_ranks(analyzer *a, int argc, char **argv)
+{
+    a->world = MPI_COMM_WORLD;
+    MPI_Comm_rank(a->world, &a->index);
+    MPI_Comm_size(a->world, &a->count);
+    if (argc != 5 || parse_count(argv[2], 1, INT32_MAX, &a->ranks) != 0 ||
+        parse_count(argv[3], 1, UINT32_MAX, &a->interval_s) != 0 ||
+        (strcmp(argv[4], "trace") != 0 && strcmp(argv[4], "profile") != 0)) {
+        if (a->index == 0)
+            fprintf(stderr, "adaptrace-analyzer: started by libadaptrace.so at MPI_Init with ADAPTRACE_ANALYZERS "
+                            "set (adaptrace --analyzers N), or beside the application in one MPMD launch, not by "
+                            "hand with arguments\n");
+        return 2;
+    }
+    a->archive = argv[1];
+    a->profile_only = strcmp(argv[4], "profile") == 0;
+    char port[MPI_MAX_PORT_NAME] = "";
+    if (a->index == 0) {
+        MPI_Open_port(MPI_INFO_NULL, port);
+        MPI_Send(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, ADT_ONLINE_TAG_PORT, a->parent);
+    }
+    MPI_Comm spawner = a->parent;
+    MPI_Comm_accept(port, MPI_INFO_NULL, 0, a->world, &a->parent);
+    MPI_Comm_disconnect(&spawner);
+    if (a->index == 0)
+        MPI_Close_port(port);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     analyzer a = { .started = MPI_Wtime() };
     MPI_Comm_get_parent(&a.parent);
-    MPI_Comm_rank(MPI_COMM_WORLD, &a.index);
-    MPI_Comm_size(MPI_COMM_WORLD, &a.count);
-    if (a.parent == MPI_COMM_NULL || argc != 5 || parse_count(argv[2], 1, INT32_MAX, &a.ranks) != 0 ||
-        parse_count(argv[3], 1, UINT32_MAX, &a.interval_s) != 0 ||
-        (strcmp(argv[4], "trace") != 0 && strcmp(argv[4], "profile") != 0)) {
-        if (a.index == 0)
-            fprintf(stderr, "adaptrace-analyzer: started by libadaptrace.so at MPI_Init with ADAPTRACE_ANALYZERS "
-                            "set (adaptrace --analyzers N), not by hand\n");
+    static adt_online_mpmd_setup setup;
+    int status = a.parent == MPI_COMM_NULL ? join_mpmd_launch(&a, &setup) : accept_spawning_ranks(&a, argc, argv);
+    if (status != 0) {
+        if (a.parent != MPI_COMM_NULL)
+            MPI_Comm_free(&a.parent);
         MPI_Finalize();
-        return 2;
+        return status == 1 ? 0 : status;
     }
-    a.archive = argv[1];
-    a.profile_only = strcmp(argv[4], "profile") == 0;
-    /* Rank 0 alone spawned the analyzers (connect.c): analyzer 0 sends it
-     * a port, to which all ranks connect. */
-    char port[MPI_MAX_PORT_NAME] = "";
-    if (a.index == 0) {
-        MPI_Open_port(MPI_INFO_NULL, port);
-        MPI_Send(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, ADT_ONLINE_TAG_PORT, a.parent);
-    }
-    MPI_Comm spawner = a.parent;
-    MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &a.parent);
-    MPI_Comm_disconnect(&spawner);
-    if (a.index == 0)
-        MPI_Close_port(port);
     MPI_Comm_set_errhandler(a.parent, MPI_ERRORS_RETURN);
     for (int f = 0; f < ADT_MPI_FN_COUNT; f++)
         a.names[f] = adt_mpi_functions[f].name;
@@ -357,7 +414,7 @@ int main(int argc, char **argv)
         adt_live_create(&a.live, a.ranks, ADT_MPI_FN_COUNT) != 0 ||
         (a.index == 0 && adt_live_create(&a.total, a.ranks, ADT_MPI_FN_COUNT) != 0)) {
         fprintf(stderr, "adaptrace-analyzer %d: out of memory for %" PRIu32 " ranks\n", a.index, a.ranks);
-        MPI_Abort(MPI_COMM_WORLD, 1);
+        MPI_Abort(a.world, 1);
     }
     if (a.index == 0 && live_page == NULL)
         fprintf(stderr, "adaptrace-analyzer: live/report.html is not written: adaptrace was built without its HTML "
@@ -390,7 +447,7 @@ int main(int argc, char **argv)
     }
     /* Analyzer 0 has written the final report: the ranks may go on to
      * write their archive, which adopts live/. */
-    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Barrier(a.world);
     static const int done_word = 1;
     for (uint32_t r = 0; r < a.ranks && !a.parents_lost; r++)
         if (adt_online_analyzer_of(r, a.ranks, (uint32_t)a.count) == (uint32_t)a.index)

@@ -1,8 +1,10 @@
 /*
  * The start and the end of a rank's stream, on MPI_Init's and
  * MPI_Finalize's slow path: the spawn of the analyzers by rank 0, the
- * connection of all ranks to them over a private duplicate of
- * MPI_COMM_WORLD (freed at once), the rank's introduction (what its
+ * connection of all ranks to them over a private duplicate of the
+ * application's world (freed at once), or in an MPMD launch the
+ * inter-communicator to the analyzers there (mpmd.c), the rank's
+ * introduction (what its
  * analyzer needs to name its calling contexts), and at the end the last chunk, the
  * analyzer's word that its final report is written, and the disconnect. Every MPI call here is a PMPI call on a communicator of
  * adaptrace's own with errors returned: the application sees none of it.
@@ -217,26 +219,66 @@ static void without_stream(const adt_config *config)
     }
 }
 
-static void start(const adt_config *config, uint32_t rank, uint32_t size, const char *archive_dir,
-                  const uint32_t *mpi_regions, uint32_t mpi_functions, uint64_t init_enter);
+static void start(const adt_config *config, const adt_online_mpmd *mpmd, uint32_t rank, uint32_t size,
+                  const char *archive_dir, const uint32_t *mpi_regions, uint32_t mpi_functions, uint64_t init_enter);
 
-void adt_online_start(const adt_config *config, uint32_t rank, uint32_t size, const char *archive_dir,
-                      const uint32_t *mpi_regions, uint32_t mpi_functions, uint64_t init_enter)
+void adt_online_start(const adt_config *config, const adt_online_mpmd *mpmd, uint32_t rank, uint32_t size,
+                      const char *archive_dir, const uint32_t *mpi_regions, uint32_t mpi_functions,
+                      uint64_t init_enter)
 {
-    if (config == NULL || config->analyzers == 0)
+    if (config == NULL || (config->analyzers == 0 && mpmd->other == MPI_COMM_NULL))
         return;
-    start(config, rank, size, archive_dir, mpi_regions, mpi_functions, init_enter);
+    start(config, mpmd, rank, size, archive_dir, mpi_regions, mpi_functions, init_enter);
     if (analyzers == MPI_COMM_NULL || !atomic_load(&adt_online_on))
         without_stream(config);
 }
 
-/* adt_online_start's work: on success the stream is open. */
-static void start(const adt_config *config, uint32_t rank, uint32_t size, const char *archive_dir,
-                  const uint32_t *mpi_regions, uint32_t mpi_functions, uint64_t init_enter)
+/* Rank 0 spawns count analyzers and all ranks connect to them over a
+ * private duplicate of their world: true with the analyzers'
+ * inter-communicator open, else false with the reason in why (said by
+ * rank 0). */
+static bool spawn_and_connect(const adt_config *config, MPI_Comm own_world, uint32_t rank, uint32_t size,
+                              uint32_t count, const char *archive_dir, char *why, size_t why_size)
 {
-    /* An analyzer that runs under adaptrace (LD_PRELOAD and
+    MPI_Comm world;
+    if (PMPI_Comm_dup(own_world, &world) != MPI_SUCCESS) {
+        snprintf(why, why_size, "MPI_Comm_dup failed");
+        return false;
+    }
+    PMPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN);
+    char path[PATH_MAX] = "";
+    struct {
+        int ready;
+        char port[MPI_MAX_PORT_NAME];
+    } start = { 0, "" };
+    MPI_Comm spawned = MPI_COMM_NULL;
+    if (rank == 0) {
+        analyzer_path(path, sizeof path);
+        start.ready = analyzer_runnable(path, why, why_size) &&
+                      spawn(config, size, path, count, archive_dir, start.port, &spawned, why, why_size) == 0;
+    }
+    PMPI_Bcast(&start, (int)sizeof start, MPI_BYTE, 0, world);
+    if (start.ready && PMPI_Comm_connect(start.port, MPI_INFO_NULL, 0, world, &analyzers) != MPI_SUCCESS) {
+        snprintf(why, why_size, "MPI_Comm_connect to the analyzers' port failed");
+        start.ready = false;
+        analyzers = MPI_COMM_NULL;
+    }
+    if (spawned != MPI_COMM_NULL)
+        PMPI_Comm_disconnect(&spawned);
+    /* Freed at once: a freed duplicate costs later calls nothing (setup.c). */
+    PMPI_Comm_free(&world);
+    return start.ready;
+}
+
+/* adt_online_start's work: on success the stream is open. */
+static void start(const adt_config *config, const adt_online_mpmd *mpmd, uint32_t rank, uint32_t size,
+                  const char *archive_dir, const uint32_t *mpi_regions, uint32_t mpi_functions, uint64_t init_enter)
+{
+    /* A spawned program that runs under adaptrace (LD_PRELOAD and
      * ADAPTRACE_ANALYZERS exported to every process mpirun starts) would
-     * start analyzers of its own, without end: a spawned job starts none. */
+     * start analyzers of its own, and those programs theirs: a spawned job
+     * starts none. (adaptrace-analyzer itself is never measured,
+     * runtime.h.) */
     MPI_Comm parent = MPI_COMM_NULL;
     PMPI_Comm_get_parent(&parent);
     if (parent != MPI_COMM_NULL) {
@@ -246,38 +288,30 @@ static void start(const adt_config *config, uint32_t rank, uint32_t size, const 
                     config->analyzers);
         return;
     }
-    uint32_t count = config->analyzers < size ? config->analyzers : size;
-    MPI_Comm world;
-    if (PMPI_Comm_dup(MPI_COMM_WORLD, &world) != MPI_SUCCESS)
-        return;
-    PMPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN);
-    char path[PATH_MAX] = "", why[PATH_MAX + 128] = "";
-    struct {
-        int ready;
-        char port[MPI_MAX_PORT_NAME];
-    } start = { 0, "" };
-    MPI_Comm spawned = MPI_COMM_NULL;
-    if (rank == 0) {
-        analyzer_path(path, sizeof path);
-        start.ready = analyzer_runnable(path, why, sizeof why) &&
-                      spawn(config, size, path, count, archive_dir, start.port, &spawned, why, sizeof why) == 0;
-    }
-    PMPI_Bcast(&start, (int)sizeof start, MPI_BYTE, 0, world);
-    if (start.ready && PMPI_Comm_connect(start.port, MPI_INFO_NULL, 0, world, &analyzers) != MPI_SUCCESS) {
-        snprintf(why, sizeof why, "MPI_Comm_connect to the analyzers' port failed");
-        start.ready = false;
-        analyzers = MPI_COMM_NULL;
-    }
-    if (spawned != MPI_COMM_NULL)
-        PMPI_Comm_disconnect(&spawned);
-    /* Freed at once: a freed duplicate costs later calls nothing (setup.c). */
-    PMPI_Comm_free(&world);
-    if (!start.ready) {
-        if (rank == 0)
-            adt_log("ADAPTRACE_ANALYZERS=%u: no analyzer started (%s); this run is measured offline, without a "
-                    "live report",
-                    config->analyzers, why);
-        return;
+    /* The analyzers' report is the output: the samples and the calls they
+     * take are not kept in the buffer as well, and no trace is written. */
+    bool profile = config->online_output == ADT_ONLINE_OUTPUT_PROFILE;
+    uint32_t count;
+    if (mpmd->other != MPI_COMM_NULL) {
+        /* An MPMD launch: the analyzers are there, none is spawned. */
+        count = mpmd->analyzers;
+        analyzers = mpmd->other;
+        /* No ring was opened at start-up (nothing told the ranks that
+         * analyzers would come): the samples stay in the buffers only,
+         * which are then written. */
+        bool samples_unstreamed = config->sampling && !adt_sampler_tap_opened();
+        profile = profile && !samples_unstreamed;
+        adt_online_mpmd_setup_send(config, mpmd, rank, archive_dir, profile, samples_unstreamed);
+    } else {
+        count = config->analyzers < size ? config->analyzers : size;
+        char why[PATH_MAX + 128] = "";
+        if (!spawn_and_connect(config, mpmd->own, rank, size, count, archive_dir, why, sizeof why)) {
+            if (rank == 0)
+                adt_log("ADAPTRACE_ANALYZERS=%u: no analyzer started (%s); this run is measured offline, without a "
+                        "live report",
+                        config->analyzers, why);
+            return;
+        }
     }
     PMPI_Comm_set_errhandler(analyzers, MPI_ERRORS_RETURN);
     my_analyzer = (int)adt_online_analyzer_of(rank, size, count);
@@ -289,16 +323,13 @@ static void start(const adt_config *config, uint32_t rank, uint32_t size, const 
         return;
     }
     uint64_t hold_ticks = (uint64_t)config->live_interval_s * adt_clock_resolution();
-    /* The analyzers' report is the output: the samples and the calls they
-     * take are not kept in the buffer as well, and no trace is written. */
-    bool profile = config->online_output == ADT_ONLINE_OUTPUT_PROFILE;
     if (adt_online_stream_open(analyzers, my_analyzer, rank, mpi_functions, hold_ticks, init_enter, profile) != 0) {
         adt_log("rank %u streams nothing to its analyzer: no memory for its chunks", rank);
         PMPI_Comm_free(&analyzers);
         return;
     }
     profile_only = profile;
-    if (rank == 0)
+    if (rank == 0 && mpmd->other == MPI_COMM_NULL)
         adt_log("%u analyzer%s started; the live report is %s/live/report.json%s%s", count, count == 1 ? "" : "s",
                 archive_dir, ADT_WITH_REPORT_HTML ? " and report.html beside it" : "",
                 profile_only ? " (ADAPTRACE_ONLINE_OUTPUT=profile: no trace files, the final report is "

@@ -14,9 +14,10 @@
  * The wire format is in wire.h (included here). Files by execution
  * context: stream.c (the MPI wrapper hot path: the
  * calls' records, the chunks, their sends), connect.c (MPI_Init: the spawn;
- * MPI_Finalize: the last chunk and the goodbye), ship.c (MPI_Finalize:
- * the rank's end state to the analyzers, which write the archive),
- * analyzer.c, archive.c and live.c (the adaptrace-analyzer program).
+ * MPI_Finalize: the last chunk and the goodbye), mpmd.c (MPI_Init: the
+ * analyzers of an MPMD launch), ship.c (MPI_Finalize: the rank's end
+ * state to the analyzers, which write the archive), analyzer.c,
+ * archive.c and live.c (the adaptrace-analyzer program).
  */
 #ifndef ADAPTRACE_ONLINE_H
 #define ADAPTRACE_ONLINE_H
@@ -112,19 +113,64 @@ static inline void adt_online_leave(uint32_t function, uint64_t time)
     adt_online_stream_call(function, time);
 }
 
+/* ---- the MPMD launch (mpmd.c, start-up) -------------------------------- */
+
+/* A job whose MPI_COMM_WORLD holds adaptrace-analyzer processes beside the
+ * application's (mpirun -np P adaptrace ./app : -np N adaptrace-analyzer,
+ * or srun --multi-prog), as seen by one process of it. */
+typedef struct adt_online_mpmd {
+    MPI_Comm own;       /* this side's processes: the application's world, or the analyzers' */
+    MPI_Comm other;     /* inter-communicator to the other side; MPI_COMM_NULL where there is none */
+    uint32_t ranks;     /* the application's processes in MPI_COMM_WORLD */
+    uint32_t analyzers; /* the adaptrace-analyzer processes in it */
+} adt_online_mpmd;
+
+/* What application rank 0 tells analyzer 0 (and it the other analyzers)
+ * over the inter-communicator, in place of a spawned analyzer's argv. */
+typedef struct adt_online_mpmd_setup {
+    uint32_t streams;     /* 0: the ranks stream nothing, the analyzers end at once */
+    uint32_t interval_s;  /* ADAPTRACE_LIVE_INTERVAL */
+    uint32_t profile;     /* ADAPTRACE_ONLINE_OUTPUT=profile */
+    char archive[ADT_PATH_MAX];
+} adt_online_mpmd_setup;
+
+/* Tags on MPI_COMM_WORLD (the inter-communicator's creation, before the
+ * application can send anything) and on the inter-communicator. */
+#define ADT_ONLINE_TAG_MPMD 2828
+#define ADT_ONLINE_TAG_SETUP 2829
+
+/* Right after MPI_Init, collective over MPI_COMM_WORLD on every process of
+ * the job: the application's ranks (analyzer false, from the MPI_Init
+ * wrapper) and adaptrace-analyzer started by the launcher (true). Counts
+ * both sides (one MPI_Allreduce); where both are there, splits the world
+ * in the two sides, ordered by world rank, and joins them by an
+ * inter-communicator. Otherwise own is MPI_COMM_WORLD and other
+ * MPI_COMM_NULL: a job without analyzers only pays the MPI_Allreduce. */
+void adt_online_mpmd_split(bool analyzer, adt_online_mpmd *mpmd);
+
+/* Where adaptrace does not measure the ranks (inert), after
+ * adt_online_mpmd_split: rank 0 tells the analyzers that nothing will be
+ * streamed (they end at once) and says so in one line; mpmd->other is
+ * freed. Nothing where the job holds no analyzer. */
+void adt_online_mpmd_release(adt_online_mpmd *mpmd);
+
 /* ---- rank side: MPI_Init and MPI_Finalize (connect.c) ------------------- */
 
-/* Collective over MPI_COMM_WORLD, at the end of MPI_Init (the calling
- * thread streams from then on, with the samples the sampler's tap holds):
- * starts config->analyzers analyzers, or says in one line on rank 0 why
- * none runs. archive_dir: the run's archive; mpi_regions: the region id
+/* Collective over the application's world (mpmd->own), at the end of
+ * MPI_Init (the calling thread streams from then on, with the samples the
+ * sampler's tap holds): connects to the analyzers of an MPMD launch
+ * (mpmd->other), or else starts config->analyzers analyzers, or says in
+ * one line on rank 0 why none runs. rank, size: in that world;
+ * archive_dir: the run's archive; mpi_regions: the region id
  * of each of the mpi_functions MPI functions (adt_mpi_function order), to
  * name the samples taken in them; init_enter: when MPI_Init began (its
- * call is the first streamed). Does nothing when config->analyzers is 0. */
-void adt_online_start(const adt_config *config, uint32_t rank, uint32_t size, const char *archive_dir,
-                      const uint32_t *mpi_regions, uint32_t mpi_functions, uint64_t init_enter);
+ * call is the first streamed). Does nothing when config->analyzers is 0
+ * and the job holds no analyzer. */
+void adt_online_start(const adt_config *config, const adt_online_mpmd *mpmd, uint32_t rank, uint32_t size,
+                      const char *archive_dir, const uint32_t *mpi_regions, uint32_t mpi_functions,
+                      uint64_t init_enter);
 
-/* In MPI_Finalize after its Leave, collective over MPI_COMM_WORLD where
+/* In MPI_Finalize after its Leave, collective over the application's world where
  * adt_online_start was: stops the sampler (the archive's samples are the
  * stream's), sends the samples left and the last chunk, waits (bounded) for the
  * sends and the analyzer's final report, and lets the analyzer go (with

@@ -65,4 +65,12 @@ typedef struct adt_online_written {
 void adt_online_archive_write(MPI_Comm parent, uint32_t ranks, unsigned wait_seconds,
                               const volatile sig_atomic_t *ending);
 
+/* An MPMD launch (mpmd.c), on every rank once the inter-communicator to
+ * the analyzers is there: rank 0 tells analyzer 0 what a spawned one
+ * reads from its argv (adt_online_mpmd_setup) and says in one line how
+ * many analyzers the job holds; samples_unstreamed: the main thread's samples
+ * are not streamed (no ring was opened at start-up). */
+void adt_online_mpmd_setup_send(const adt_config *config, const adt_online_mpmd *mpmd, uint32_t rank,
+                                const char *archive_dir, bool profile, bool samples_unstreamed);
+
 #endif

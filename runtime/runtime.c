@@ -2,6 +2,7 @@
  * The process state: start-up in the library constructor, the end of the
  * run in MPI_Finalize or at exit, and what a child process does (nothing).
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -375,18 +376,29 @@ static adt_run_sources run_sources(const adt_trace_result *written)
  * (3.2 s at the default 10 kHz) between two MPI calls; 256 KiB. */
 #define ONLINE_TAP_SAMPLES 32768u
 
+/* Whether the launcher starts several programs in this job (Open MPI's
+ * mpirun with ':'), one of which may be adaptrace-analyzer (an MPMD launch,
+ * docs/online.md): only MPI_Init can tell. */
+static bool launcher_starts_several_programs(void)
+{
+    const char *programs = getenv("OMPI_NUM_APP_CTX");
+    return programs != NULL && strtol(programs, NULL, 10) > 1;
+}
+
 /* With analyzers, the main thread's samples also go to the tap from
  * which MPI_Init's stream takes them (online/, issue #28), from its first
  * one: the live report's samples are the archive's. With
  * ADAPTRACE_ONLINE_OUTPUT=profile they go there instead of the buffer
  * from the first one too (MPI_Init, which spawns the analyzers, is long):
- * MPI_Init gives them back to the buffer where no analyzer starts. */
+ * MPI_Init gives them back to the buffer where no analyzer starts.
+ * Analyzers are expected where ADAPTRACE_ANALYZERS is set or the launcher
+ * starts several programs (an MPMD launch may hold them). */
 static void open_online_tap(void)
 {
-    if (!config.sampling || config.analyzers == 0)
+    if (!config.sampling || (config.analyzers == 0 && !launcher_starts_several_programs()))
         return;
     if (adt_sampler_tap_open(ONLINE_TAP_SAMPLES) != 0)
-        adt_log("ADAPTRACE_ANALYZERS=%u: no memory for the ring of samples to stream; none will be", config.analyzers);
+        adt_log("no memory for the ring of samples to stream to the analyzers; none will be");
     else
         adt_sampler_tap_replace_buffer(config.online_output == ADT_ONLINE_OUTPUT_PROFILE);
 }
@@ -444,8 +456,20 @@ static void take_over(void)
     start_measuring();
 }
 
+static bool in_analyzer;
+
+bool adt_runtime_in_analyzer(void)
+{
+    return in_analyzer;
+}
+
 static void start_process(void)
 {
+    in_analyzer = dlsym(RTLD_DEFAULT, ADT_RUNTIME_ANALYZER_MARKER) != NULL;
+    if (in_analyzer) {
+        adt_run_state_set(ADT_RUN_INERT);
+        return;
+    }
     long long ancestor = measured_ancestor();
     if (ancestor != 0) {
         inert_for_ancestor = ancestor;

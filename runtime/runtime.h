@@ -127,6 +127,15 @@ adt_runtime_budget adt_runtime_split_budget(const adt_config *config);
  * threads created meanwhile are not measured. */
 bool adt_runtime_start(void);
 
+/* The symbol adaptrace-analyzer exports (online/analyzer.c) so that
+ * libadaptrace.so, where LD_PRELOAD takes it there too, knows the process
+ * for an analyzer: the runtime stays inert in it (the analyzers are
+ * adaptrace's, not the application's), and MPI_Init leaves it out of the
+ * application's world. */
+#define ADT_RUNTIME_ANALYZER_MARKER "adt_online_analyzer_marker"
+/* Whether this process is adaptrace-analyzer (after the constructor). */
+bool adt_runtime_in_analyzer(void);
+
 /* Hot path: the calling thread's location, or NULL while the runtime is
  * inert or finished. Async-signal-safe (initial-exec TLS). */
 adt_location *adt_runtime_location(void);

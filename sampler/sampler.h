@@ -111,6 +111,9 @@ typedef struct adt_sampler_tapped {
  * full, and those of other threads, are counted (adt_sampler_tap_losses).
  * 0, or -1 (no memory). */
 int adt_sampler_tap_open(uint32_t capacity);
+/* Whether adt_sampler_tap_open succeeded (MPI_Init: the samples can be
+ * streamed). */
+bool adt_sampler_tap_opened(void);
 /* Normal context, one reader (no malloc, no lock): the oldest sample not
  * taken yet (false: none), and taking it. */
 bool adt_sampler_tap_peek(adt_sampler_tapped *sample);

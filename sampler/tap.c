@@ -106,6 +106,11 @@ void adt_sampler_tap_close(void)
     atomic_store(&tap.other_threads, 0);
 }
 
+bool adt_sampler_tap_opened(void)
+{
+    return tap.slots != NULL;
+}
+
 bool adt_sampler_tap_peek(adt_sampler_tapped *sample)
 {
     uint64_t read = atomic_load_explicit(&tap.read, memory_order_relaxed);

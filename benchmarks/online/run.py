@@ -9,7 +9,12 @@ invocation, alternating the cases round by round:
   online_tcp_thread  the same with Open MPI's TCP transport progressed by
              its own thread (OMPI_MCA_btl_tcp_progress_thread=1): without
              it, once the ranks hold a TCP connection to the analyzer,
-             every MPI call of the application polls it (docs/online.md).
+             every MPI call of the application polls it (docs/online.md);
+  online_mpmd  the analyzer started beside the ranks in one MPMD launch
+             (mpirun ... adaptrace PROGRAM : -np 1 adaptrace-analyzer):
+             the application's calls on its narrowed world, and the
+             analyzer in the ranks' own job (Open MPI may reach it by
+             shared memory rather than TCP).
 
 1. adaptrace-bench-pingpong on 2 ranks: the median half round trip (0
    and 1024 bytes) per case: each traced call appends one 40-byte record
@@ -40,7 +45,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mpi"))
 from skeleton import LAMMPS_MELT  # noqa: E402
 
-CASES = ("untraced", "offline", "online", "online_tcp_thread")
+CASES = ("untraced", "offline", "online", "online_tcp_thread", "online_mpmd")
 
 
 def environment(case):
@@ -54,6 +59,9 @@ def environment(case):
 
 def command(build, case, program, output, ranks):
     launcher = [] if case == "untraced" else [os.path.join(build, "bin", "adaptrace"), "--output", output]
+    if case == "online_mpmd":
+        return (["mpirun", "--oversubscribe", "-np", str(ranks)] + launcher + program +
+                [":", "-np", "1", os.path.join(build, "bin", "adaptrace-analyzer")])
     if case.startswith("online"):
         launcher += ["--analyzers", "1"]
     return ["mpirun", "--oversubscribe", "-np", str(ranks)] + launcher + program

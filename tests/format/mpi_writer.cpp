@@ -101,7 +101,8 @@ int main(int argc, char **argv)
     }
 
     adt_collectives collectives;
-    CHECK(adt_collectives_mpi_create(&collectives) == 0, "adt_collectives_mpi_create");
+    const MPI_Comm mpi_world = MPI_COMM_WORLD;
+    CHECK(adt_collectives_mpi_create(&collectives, &mpi_world) == 0, "adt_collectives_mpi_create");
     std::vector<adt_trace_thread> threads = { { l0.location, 0, l0.name.c_str() },
                                               { l1.location, 1, l1.name.c_str() } };
     adt_trace_input input{};

@@ -121,6 +121,94 @@ TEST(Generator, FortranBindingsPassStringLengthsAndIerrorAsOpenMpiTakesThem)
     EXPECT_NE(f08.find("void pmpi_pcontrol_f08_(MPI_Fint *level);"), std::string::npos);
 }
 
+/* Each described function with its MPI_Comm arguments passed by value
+ * (the C parameters' field of its line) and how its notes say to pass
+ * MPI_COMM_WORLD on in an MPMD launch. */
+struct CommArguments {
+    std::string name;
+    std::vector<std::string> comms;
+    bool real_world;
+    bool world_attributes;
+};
+
+std::vector<CommArguments> comm_arguments()
+{
+    std::ifstream stream(ADT_MPI_API_FILE);
+    std::vector<CommArguments> functions;
+    std::string line;
+    while (std::getline(stream, line)) {
+        if (line.rfind("MPI_", 0) != 0)
+            continue;
+        std::vector<std::string> fields;
+        std::istringstream split(line);
+        for (std::string field; std::getline(split, field, '|');)
+            fields.push_back(field);
+        CommArguments function{ fields[0].substr(0, fields[0].find_first_of(" [")), {},
+                                fields[0].find("[real world]") != std::string::npos,
+                                fields[0].find("[world attributes]") != std::string::npos };
+        // A function without parameters ends its line with the last '|'.
+        std::istringstream parameters(fields.size() > 3 ? fields[3] : "");
+        for (std::string parameter; std::getline(parameters, parameter, ',');) {
+            std::istringstream words(parameter);
+            std::string type, name, extra;
+            if (words >> type >> name && !(words >> extra) && type == "MPI_Comm" && name[0] != '*' &&
+                name.find('[') == std::string::npos)
+                function.comms.push_back(name);
+        }
+        functions.push_back(function);
+    }
+    return functions;
+}
+
+/* The part of a wrapper before it decides whether to record the call: what
+ * runs on both of its paths. */
+std::string before_location(const std::string &wrappers, const std::string &opening)
+{
+    size_t start = wrappers.find(opening);
+    if (start == std::string::npos)
+        return "";
+    return wrappers.substr(start, wrappers.find("adt_location *location", start) - start);
+}
+
+// The MPMD launch (docs/online.md): every MPI_Comm argument is narrowed to
+// the application's world on both paths of every entry point, unless
+// mpi.api says otherwise ([real world]: MPI_Abort; [world attributes]: as
+// given for the attributes MPI caches on MPI_COMM_WORLD).
+TEST(Generator, EveryCommunicatorArgumentIsNarrowedBeforeTheCallIsPassedOn)
+{
+    std::string c = read_file(ADT_MPI_GENERATED_DIR "/wrappers_c.c");
+    std::string mpif = read_file(ADT_MPI_GENERATED_DIR "/wrappers_fortran.c");
+    std::string f08 = read_file(ADT_MPI_GENERATED_DIR "/wrappers_f08.c");
+    size_t narrowed = 0;
+    for (const CommArguments &function : comm_arguments()) {
+        std::string c_part = before_location(c, "\nint " + function.name + "(");
+        std::string mpif_part = before_location(mpif, "\nvoid " + lower(function.name) + "_(");
+        std::string f08_part = before_location(f08, "\nvoid " + lower(function.name) + "_f08_(");
+        for (const std::string &comm : function.comms) {
+            std::string c_line = comm + " = " +
+                                 (function.world_attributes ? "adt_mpi_world_attribute("
+                                                            : "adt_mpi_narrowed(" + comm + ")");
+            std::string fortran_line = "MPI_Fint " + comm + "_narrowed = " +
+                                       (function.world_attributes ? "adt_mpi_world_attribute("
+                                                                  : "adt_mpi_narrowed_fortran(*" + comm + ")");
+            bool expected = !function.real_world;
+            EXPECT_EQ(c_part.find(c_line) != std::string::npos, expected) << function.name << " " << comm;
+            EXPECT_EQ(mpif_part.find(fortran_line) != std::string::npos, expected) << function.name << " " << comm;
+            if (!f08_part.empty()) {
+                EXPECT_EQ(f08_part.find(fortran_line) != std::string::npos, expected) << function.name << " " << comm;
+            }
+            narrowed += expected;
+        }
+    }
+    // The point-to-point, collective, communicator, topology, window,
+    // file and dynamic-process functions: well over a hundred arguments.
+    EXPECT_GT(narrowed, 100u);
+    // MPI_Intercomm_create: both of its communicators.
+    std::string intercomm = before_location(c, "\nint MPI_Intercomm_create(");
+    EXPECT_NE(intercomm.find("local_comm = adt_mpi_narrowed(local_comm);"), std::string::npos);
+    EXPECT_NE(intercomm.find("peer_comm = adt_mpi_narrowed(peer_comm);"), std::string::npos);
+}
+
 TEST(Generator, VersionScriptExportsExactlyTheEntryPoints)
 {
     std::string map = read_file(ADT_MPI_GENERATED_DIR "/adaptrace.map");
