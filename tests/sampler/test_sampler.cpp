@@ -330,15 +330,27 @@ TEST_F(Sampler, ATapOpenedBeforeSamplingBelongsToTheFirstThreadThatSamples)
     adt_sampler_tap_replace_buffer(true);
     adt_location *first = location(1);
     adt_location *second = location(2);
+    // Each thread works until it has had enough signals, not for a fixed
+    // amount of work: on a loaded machine 300 units once gave 6 samples.
+    // One thread samples at a time, so the sampler's signals are its own.
+    auto work_until_signals = [](double (*work)(uint64_t), uint64_t signals) {
+        adt_sampler_stats stats;
+        adt_sampler_get_stats(&stats);
+        const uint64_t until = stats.signals + signals;
+        for (int round = 0; round < 100000 && stats.signals < until; round++) {
+            work(10);
+            adt_sampler_get_stats(&stats);
+        }
+    };
     std::thread owner([&] {
         ASSERT_EQ(adt_sampler_thread_start(first), 0);
-        adt_test_work_a(300);
+        work_until_signals(adt_test_work_a, 12);
         adt_sampler_thread_stop(first);
     });
     owner.join();
     std::thread other([&] {
         ASSERT_EQ(adt_sampler_thread_start(second), 0);
-        adt_test_work_b(300);
+        work_until_signals(adt_test_work_b, 12);
         adt_sampler_thread_stop(second);
     });
     other.join();
