@@ -145,7 +145,11 @@ int main(int argc, char **argv)
     }
     char error[512];
     if (skeleton || expand) {
-        if (!skeleton || json || salvage || chrome_path != NULL || outputs[0].path != NULL || outputs[1].path != NULL) {
+        /* Without the page there is one file output only: no outputs[1]. */
+        bool file_output = false;
+        for (size_t o = 0; o < OUTPUT_COUNT; o++)
+            file_output = file_output || outputs[o].path != NULL;
+        if (!skeleton || json || salvage || chrome_path != NULL || file_output) {
             fprintf(stderr, "adaptrace-report: --skeleton takes --expand and nothing else; --expand needs --skeleton\n");
             return 2;
         }
