@@ -49,6 +49,13 @@ __attribute__((used, visibility("default"))) const int adt_online_analyzer_marke
  * (ADAPTRACE_ONLINE_OUTPUT=trace): the ranks resolve their sampled call
  * stacks before they send it. */
 #define END_STATE_WAIT_SECONDS 120
+/* How long an analyzer waits at most for each step of a report round
+ * beyond the live interval: the others enter a round at their own next
+ * interval, or later by the chunks they are receiving. An analyzer that
+ * has not come by then is taken as dead (killed: mpirun
+ * --enable-recovery keeps the job running), so that no round waits for
+ * it forever (issue #28). */
+#define ROUND_WAIT_SECONDS 10
 
 /* The signal that ends the job before the ranks finished, 0 until one
  * comes: the handler's only store, read by the loop (at most
@@ -76,6 +83,16 @@ typedef struct analyzer {
     uint32_t served;
     uint32_t finished;
     bool parents_lost;
+    /* A report round did not complete in time (ROUND_WAIT_SECONDS): from
+     * then on this analyzer goes on alone, without rounds (analyzer 0
+     * writes what it received itself). Since the analyzers started. */
+    bool analyzers_lost;
+    double analyzers_lost_at_s;
+    /* A round's own words and their sums: here, not on the stack, since a
+     * round given up on leaves its requests pending. */
+    int round_done[2];
+    double round_cpu[2];
+    int round_profile_length;
     adt_live live;
     adt_live total; /* analyzer 0: the sum over the analyzers */
     const char *names[ADT_MPI_FN_COUNT];
@@ -227,9 +244,6 @@ static const adt_live_page_printer live_page = adt_report_print_live_page;
 static const adt_live_page_printer live_page = NULL;
 #endif
 
-/* One round of all analyzers (collective over a->world): the
- * totals summed on analyzer 0, which writes them. Returns whether every
- * analyzer is done, which makes this report the final one. */
 /* The CPU time this process has used, user and system, in seconds. */
 static double cpu_seconds(void)
 {
@@ -240,31 +254,102 @@ static double cpu_seconds(void)
            (double)usage.ru_stime.tv_usec / 1e6;
 }
 
+/* One step of a report round: waits for request at most the live
+ * interval and ROUND_WAIT_SECONDS; when it does not complete (an analyzer
+ * died), says so once and marks the analyzers lost. */
+static bool round_step(analyzer *a, MPI_Request *request)
+{
+    uint64_t wait_ticks = ((uint64_t)a->interval_s + ROUND_WAIT_SECONDS) * adt_clock_resolution();
+    if (adt_online_wait_bounded(request, wait_ticks))
+        return true;
+    a->analyzers_lost = true;
+    a->analyzers_lost_at_s = MPI_Wtime() - a->started;
+    fprintf(stderr,
+            "adaptrace-analyzer %d: a report round of the %d analyzers did not complete within %" PRIu32
+            " s; going on alone: the live report holds only the ranks of analyzer %d\n",
+            a->index, a->count, a->interval_s + ROUND_WAIT_SECONDS, a->index);
+    return false;
+}
+
+/* Analyzer 0 alone (the others lost, or the job ending by a signal):
+ * writes what it received itself as a live report, never final. */
+static void write_alone(analyzer *a, int signal_number)
+{
+    size_t length = 0;
+    char *profile = adt_live_sampled_profile(&a->live, &length);
+    char error[512];
+    if (profile == NULL)
+        fprintf(stderr, "adaptrace-analyzer: last live report not written: out of memory\n");
+    else if (adt_live_write(&a->live, a->names, profile, length, a->archive,
+                            &(adt_live_moment){ .analyzers = (uint32_t)a->count,
+                                                .interval_s = a->interval_s,
+                                                .elapsed_s = MPI_Wtime() - a->started,
+                                                .analyzers_cpu_s = cpu_seconds(),
+                                                .ended_by_signal = signal_number,
+                                                .analyzers_reported = 1,
+                                                .analyzers_lost = a->analyzers_lost,
+                                                .analyzers_lost_at_s = a->analyzers_lost_at_s },
+                            live_page, error, sizeof error) != 0)
+        fprintf(stderr, "adaptrace-analyzer: last live report not written: %s\n", error);
+    else if (signal_number != 0)
+        fprintf(stderr,
+                "adaptrace-analyzer: the job was ended (SIG%s) before %" PRIu32 " of the %" PRIu32
+                " ranks this analyzer serves sent their last chunk; %s/live/report.json holds what they "
+                "streamed until then\n",
+                sigabbrev_np(signal_number), a->served - a->finished, a->served, a->archive);
+    free(profile);
+}
+
+/* One round of all analyzers (collective over a->world): the totals
+ * summed on analyzer 0, which writes them. Returns whether every analyzer
+ * is done, which makes this report the final one. Each step waits
+ * bounded (round_step): a round that does not complete leaves this
+ * analyzer alone (a->analyzers_lost), its buffers still lent to the
+ * pending requests (not freed). */
 static bool report_round(analyzer *a, bool done)
 {
-    int mine = done, all = 0;
-    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, a->world);
-    double own_cpu = cpu_seconds(), analyzers_cpu = 0.0;
-    MPI_Reduce(&own_cpu, &analyzers_cpu, 1, MPI_DOUBLE, MPI_SUM, 0, a->world);
-    MPI_Reduce(a->live.mpi.figures, a->total.mpi.figures,
-               (int)(a->ranks * a->live.mpi.functions * ADT_FEED_MPI_FIGURES_WORDS), MPI_UINT64_T, MPI_SUM, 0,
-               a->world);
-    MPI_Reduce(a->live.states, a->total.states, (int)(a->ranks * ADT_LIVE_RANK_WORDS), MPI_UINT64_T, MPI_SUM, 0,
-               a->world);
+    if (a->analyzers_lost) {
+        if (a->index == 0)
+            write_alone(a, 0);
+        return done;
+    }
+    MPI_Request request;
+    a->round_done[0] = done;
+    MPI_Iallreduce(&a->round_done[0], &a->round_done[1], 1, MPI_INT, MPI_MIN, a->world, &request);
+    if (!round_step(a, &request))
+        return report_round(a, done);
+    bool all = a->round_done[1];
+    a->round_cpu[0] = cpu_seconds();
+    MPI_Ireduce(&a->round_cpu[0], &a->round_cpu[1], 1, MPI_DOUBLE, MPI_SUM, 0, a->world, &request);
+    if (!round_step(a, &request))
+        return report_round(a, done);
+    MPI_Ireduce(a->live.mpi.figures, a->total.mpi.figures,
+                (int)(a->ranks * a->live.mpi.functions * ADT_FEED_MPI_FIGURES_WORDS), MPI_UINT64_T, MPI_SUM, 0,
+                a->world, &request);
+    if (!round_step(a, &request))
+        return report_round(a, done);
+    MPI_Ireduce(a->live.states, a->total.states, (int)(a->ranks * ADT_LIVE_RANK_WORDS), MPI_UINT64_T, MPI_SUM, 0,
+                a->world, &request);
+    if (!round_step(a, &request))
+        return report_round(a, done);
     /* The sampled profiles (by function name) gathered as text. */
     size_t length = 0;
     char *profile = adt_live_sampled_profile(&a->live, &length);
-    int mine_length = profile != NULL && length <= INT32_MAX ? (int)length : 0;
+    a->round_profile_length = profile != NULL && length <= INT32_MAX ? (int)length : 0;
     int *lengths = a->index == 0 ? calloc((size_t)a->count, sizeof *lengths) : NULL;
     int *offsets = a->index == 0 ? calloc((size_t)a->count, sizeof *offsets) : NULL;
-    MPI_Gather(&mine_length, 1, MPI_INT, lengths, 1, MPI_INT, 0, a->world);
+    MPI_Igather(&a->round_profile_length, 1, MPI_INT, lengths, 1, MPI_INT, 0, a->world, &request);
+    if (!round_step(a, &request))
+        return report_round(a, done);
     long long gathered = 0;
     for (int i = 0; lengths != NULL && offsets != NULL && i < a->count; i++) {
         offsets[i] = (int)gathered;
         gathered += lengths[i];
     }
     char *profiles = a->index == 0 && gathered <= INT32_MAX ? malloc((size_t)gathered + 1) : NULL;
-    MPI_Gatherv(profile, mine_length, MPI_CHAR, profiles, lengths, offsets, MPI_CHAR, 0, a->world);
+    MPI_Igatherv(profile, a->round_profile_length, MPI_CHAR, profiles, lengths, offsets, MPI_CHAR, 0, a->world, &request);
+    if (!round_step(a, &request))
+        return report_round(a, done);
     if (a->index == 0) {
         char error[512];
         if (profiles == NULL || lengths == NULL || offsets == NULL)
@@ -274,7 +359,7 @@ static bool report_round(analyzer *a, bool done)
                                                     .analyzers = (uint32_t)a->count,
                                                     .interval_s = a->interval_s,
                                                     .elapsed_s = MPI_Wtime() - a->started,
-                                                    .analyzers_cpu_s = analyzers_cpu,
+                                                    .analyzers_cpu_s = a->round_cpu[1],
                                                     .analyzers_reported = (uint32_t)a->count },
                                 live_page, error, sizeof error) != 0)
             fprintf(stderr, "adaptrace-analyzer: live report not written: %s\n", error);
@@ -296,29 +381,8 @@ static bool report_round(analyzer *a, bool done)
 static void end_by_signal(analyzer *a)
 {
     int signal_number = ending_signal;
-    if (a->index == 0) {
-        size_t length = 0;
-        char *profile = adt_live_sampled_profile(&a->live, &length);
-        char error[512];
-        if (profile == NULL)
-            fprintf(stderr, "adaptrace-analyzer: last live report not written: out of memory\n");
-        else if (adt_live_write(&a->live, a->names, profile, length, a->archive,
-                                &(adt_live_moment){ .analyzers = (uint32_t)a->count,
-                                                    .interval_s = a->interval_s,
-                                                    .elapsed_s = MPI_Wtime() - a->started,
-                                                    .analyzers_cpu_s = cpu_seconds(),
-                                                    .ended_by_signal = signal_number,
-                                                    .analyzers_reported = 1 },
-                                live_page, error, sizeof error) != 0)
-            fprintf(stderr, "adaptrace-analyzer: last live report not written: %s\n", error);
-        else
-            fprintf(stderr,
-                    "adaptrace-analyzer: the job was ended (SIG%s) before %" PRIu32 " of the %" PRIu32
-                    " ranks this analyzer serves sent their last chunk; %s/live/report.json holds what they "
-                    "streamed until then\n",
-                    sigabbrev_np(signal_number), a->served - a->finished, a->served, a->archive);
-        free(profile);
-    }
+    if (a->index == 0)
+        write_alone(a, signal_number);
     signal(signal_number, SIG_DFL);
     raise(signal_number);
     _exit(128 + signal_number);
@@ -405,6 +469,8 @@ int main(int argc, char **argv)
         return status == 1 ? 0 : status;
     }
     MPI_Comm_set_errhandler(a.parent, MPI_ERRORS_RETURN);
+    /* A dead analyzer fails a round's step (round_step), not the job. */
+    MPI_Comm_set_errhandler(a.world, MPI_ERRORS_RETURN);
     for (int f = 0; f < ADT_MPI_FN_COUNT; f++)
         a.names[f] = adt_mpi_functions[f].name;
     adt_online_chunk *chunk = malloc(sizeof *chunk);
@@ -445,24 +511,31 @@ int main(int argc, char **argv)
             nanosleep(&idle, NULL);
         }
     }
-    /* Analyzer 0 has written the final report: the ranks may go on to
-     * write their archive, which adopts live/. */
-    MPI_Barrier(a.world);
+    /* Analyzers lost: no final report, so no rank hears that it is
+     * written (each gives up waiting and writes the archive itself, as
+     * the lost analyzers' ranks do), and no collective with the others. */
+    bool ranks_answered = !a.parents_lost && !a.analyzers_lost;
+    if (!a.analyzers_lost)
+        /* Analyzer 0 has written the final report: the ranks may go on
+         * to write their archive, which adopts live/. */
+        MPI_Barrier(a.world);
     static const int done_word = 1;
-    for (uint32_t r = 0; r < a.ranks && !a.parents_lost; r++)
+    for (uint32_t r = 0; r < a.ranks && ranks_answered; r++)
         if (adt_online_analyzer_of(r, a.ranks, (uint32_t)a.count) == (uint32_t)a.index)
             MPI_Send(&done_word, 1, MPI_INT, (int)r, ADT_ONLINE_TAG_DONE, a.parent);
     /* ADAPTRACE_ONLINE_OUTPUT=trace: analyzer 0 writes the archive from
      * every rank's end state (archive.c), the others wait for it in the
      * disconnect. */
-    if (!a.profile_only && a.index == 0 && !a.parents_lost)
+    if (!a.profile_only && a.index == 0 && ranks_answered)
         adt_online_archive_write(a.parent, a.ranks, END_STATE_WAIT_SECONDS, &ending_signal);
-    if (a.parents_lost)
-        MPI_Comm_free(&a.parent);
-    else
+    if (ranks_answered)
         MPI_Comm_disconnect(&a.parent);
+    else
+        MPI_Comm_free(&a.parent);
+    /* A round given up on still holds the totals (report_round). */
     adt_live_destroy(&a.live);
-    adt_live_destroy(&a.total);
+    if (!a.analyzers_lost)
+        adt_live_destroy(&a.total);
     for (uint32_t r = 0; r < a.ranks; r++) {
         adt_sampler_namer_close(a.namers[r]);
         free(a.mpi_regions[r]);

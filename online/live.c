@@ -401,6 +401,24 @@ static void print_sample_losses(FILE *out, const uint64_t unstreamed[ADT_ONLINE_
     fputc('}', out);
 }
 
+/* "ranks_without_analyzer": the ranks of the analyzers other than 0,
+ * once analyzer 0 went on alone (adt_live_moment), and since when. */
+static void print_analyzers_lost(FILE *out, const adt_live *live, const adt_live_moment *moment)
+{
+    if (!moment->analyzers_lost) {
+        fputs("  \"ranks_without_analyzer\": [],\n  \"analyzers_lost_at_s\": null,\n", out);
+        return;
+    }
+    fputs("  \"ranks_without_analyzer\": [", out);
+    const char *separator = "";
+    for (uint32_t r = 0; r < live->ranks; r++)
+        if (adt_online_analyzer_of(r, live->ranks, moment->analyzers) != 0) {
+            fprintf(out, "%s%" PRIu32, separator, r);
+            separator = ", ";
+        }
+    fprintf(out, "],\n  \"analyzers_lost_at_s\": %.3f,\n", moment->analyzers_lost_at_s);
+}
+
 static void print_report(FILE *out, const adt_live *live, const char *const *names, const profile_line *lines,
                          size_t line_count, const adt_live_moment *moment)
 {
@@ -423,6 +441,7 @@ static void print_report(FILE *out, const adt_live *live, const char *const *nam
             "  \"interval_s\": %" PRIu32 ",\n  \"analyzers\": %" PRIu32 ",\n  \"analyzers_reported\": %" PRIu32
             ",\n  \"ranks\": %" PRIu32 ",\n",
             moment->interval_s, moment->analyzers, moment->analyzers_reported, live->ranks);
+    print_analyzers_lost(out, live, moment);
     fputs("  \"connected_ranks\": ", out);
     print_ranks(out, live, offsetof(adt_live_rank, heard));
     fputs(",\n  \"finished_ranks\": ", out);

@@ -104,6 +104,12 @@ typedef struct adt_live_moment {
      * (analyzers_reported 1 of analyzers), and not final. */
     int ended_by_signal;
     uint32_t analyzers_reported;
+    /* A report round of the analyzers did not complete in time (one
+     * died): analyzer 0 went on alone, the report holds its ranks only,
+     * and names the others' ranks as without analyzer from
+     * analyzers_lost_at_s (since the analyzers started). */
+    bool analyzers_lost;
+    double analyzers_lost_at_s;
 } adt_live_moment;
 
 /* Writes <archive>/live/report.json atomically (a temporary file renamed

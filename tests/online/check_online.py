@@ -59,6 +59,10 @@ CASE:
   killed   the analyzer killed (SIGKILL) mid-run, under mpirun
            --enable-recovery: the application exits 0 and its archive is
            complete (otf2-print --silent -Werror).
+  killed-second  4 ranks, 2 analyzers, analyzer 1 killed (SIGKILL) once
+           the live report exists: the run exits 0 (no report round
+           waits for the dead analyzer), its archive is complete, and the
+           last live report names ranks 2 and 3 as without analyzer.
   spilled  a run of MPI events that flushes a 64 KiB buffer to its spill
            file again and again: the analyzer's archive has the records
            of the offline run per location (BufferFlush records aside);
@@ -138,16 +142,21 @@ def read_live(archive):
         return None
 
 
-def analyzer_once_live(process, archive):
-    """The pid of the run's one analyzer, once its first live report is
-    there (or the run ended)."""
+def analyzer_once_live(process, archive, analyzers=1, index=0):
+    """The pid of analyzer index of the run's analyzers, once its first
+    live report is there (or the run ended): the spawned analyzers' own
+    MPI_COMM_WORLD rank is their index."""
     while process.poll() is None and read_live(archive) is None:
         time.sleep(0.1)
-    analyzers = subprocess.run(["pgrep", "-f", f"adaptrace-analyzer {archive} "], stdout=subprocess.PIPE,
-                               text=True).stdout.split()
-    if len(analyzers) != 1:
-        fail(f"expected one analyzer process of {archive}, found {analyzers}")
-    return int(analyzers[0])
+    found = subprocess.run(["pgrep", "-f", f"adaptrace-analyzer {archive} "], stdout=subprocess.PIPE,
+                           text=True).stdout.split()
+    if len(found) != analyzers:
+        fail(f"expected {analyzers} analyzer processes of {archive}, found {found}")
+    for pid in found:
+        with open(f"/proc/{pid}/environ", "rb") as environ:
+            if f"OMPI_COMM_WORLD_RANK={index}".encode() in environ.read().split(b"\0"):
+                return int(pid)
+    fail(f"no analyzer {index} among {found}")
 
 
 def total_calls(report):
@@ -725,6 +734,40 @@ def check_killed(run_dir, mpiexec, launcher, program, report, otf2_print):
     print("analyzer killed: exit 0, archive complete")
 
 
+def check_killed_second(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """4 ranks, 2 analyzers, analyzer 1 killed (SIGKILL) once the live
+    report exists: analyzer 0's report round does not wait for it forever
+    (the watchdog ends a hung run, which fails here), the application
+    exits 0 with its archive complete, and analyzer 0's last live report
+    names the ranks that lost their analyzer (2 and 3) and when."""
+    archive = os.path.join(run_dir, "archive")
+    command = traced(mpiexec, launcher, archive, ["--live-interval", "1", program, "6"], ["--enable-recovery"],
+                     ranks=4, analyzers=2)
+    with open(os.path.join(run_dir, "stderr.txt"), "w") as stderr:
+        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stderr=stderr, env=ENVIRONMENT)
+        try:
+            os.kill(analyzer_once_live(process, archive, analyzers=2, index=1), signal.SIGKILL)
+            status = process.wait(timeout=RUN_LIMIT_S)
+        finally:
+            if process.poll() is None:
+                process.kill()
+    text = open(os.path.join(run_dir, "stderr.txt")).read()
+    sys.stderr.write(text)
+    if status != 0:
+        fail(f"the run exited with {status} after analyzer 1 was killed (the watchdog ends a hung run)")
+    check_archive(archive, otf2_print)
+    if "adaptrace-analyzer 0: a report round of the 2 analyzers did not complete" not in text:
+        fail("analyzer 0 did not say that it went on alone")
+    live = read_live(archive)
+    if live is None or live["final"] or live["analyzers_reported"] != 1:
+        fail(f"expected analyzer 0's own last live report, not final, found {live}")
+    if live["ranks_without_analyzer"] != [2, 3] or not live["analyzers_lost_at_s"] > 0:
+        fail(f"the live report does not name ranks 2 and 3 as without analyzer, and since when: {live}")
+    if live["finished_ranks"] != [0, 1]:
+        fail(f"analyzer 0's ranks 0 and 1 did not all finish in its last live report: {live['finished_ranks']}")
+    print("analyzer 1 killed: exit 0, archive complete, ranks 2 and 3 named without analyzer")
+
+
 def check_unwritten(run_dir, mpiexec, launcher, program, report, otf2_print):
     """Analyzer 0 cannot write the archive (its address space limited, once
     it runs, to less than the ranks' rebuilt buffers need): it says why,
@@ -912,6 +955,7 @@ def check_page(run_dir, mpiexec, launcher, program, report, otf2_print, page_mod
 CASES = {"equal": check_equal, "families": check_families, "nested": check_nested, "samples": check_samples, "two": check_two,
          "profile": check_profile, "profile_calls": check_profile_calls, "behind": check_behind, "demo": check_demo,
          "live": check_live, "refused": check_refused, "preloaded": check_preloaded, "killed": check_killed,
+         "killed-second": check_killed_second,
          "unwritten": check_unwritten, "spilled": check_spilled,
          "rank-killed": check_rank_killed, "page": check_page}
 

@@ -22,9 +22,10 @@ namespace {
 constexpr uint32_t kRanks = 2;
 constexpr uint32_t kFunctions = 3;
 const char *const kNames[kFunctions] = {"MPI_Send", "MPI_Recv", "MPI_Allreduce"};
-// final, analyzers, interval_s, elapsed_s, analyzers_cpu_s, ended_by_signal, analyzers_reported
-const adt_live_moment kFinal = {true, 1, 2, 1.5, 0.25, 0, 1};
-const adt_live_moment kRunning = {false, 1, 2, 1.5, 0.25, 0, 1};
+// final, analyzers, interval_s, elapsed_s, analyzers_cpu_s, ended_by_signal, analyzers_reported,
+// analyzers_lost, analyzers_lost_at_s
+const adt_live_moment kFinal = {true, 1, 2, 1.5, 0.25, 0, 1, false, 0.0};
+const adt_live_moment kRunning = {false, 1, 2, 1.5, 0.25, 0, 1, false, 0.0};
 
 size_t chunk_bytes(uint32_t records)
 {
@@ -227,7 +228,7 @@ TEST_F(Live, AReportOfAJobEndedBySignalSaysSoAndIsNotFinal)
     std::string archive = scratch.path() + "/archive";
     adt_online_chunk chunk = make_chunk(0);
     ASSERT_EQ(adt_live_add_chunk(&live, 0, &chunk, chunk_bytes(2), false, error, sizeof error), 0) << error;
-    const adt_live_moment ended = {false, 2, 2, 3.0, 0.5, SIGTERM, 1};
+    const adt_live_moment ended = {false, 2, 2, 3.0, 0.5, SIGTERM, 1, false, 0.0};
     ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &ended, nullptr, error, sizeof error), 0)
         << error;
     std::ifstream in(archive + "/live/report.json");
@@ -237,6 +238,24 @@ TEST_F(Live, AReportOfAJobEndedBySignalSaysSoAndIsNotFinal)
     EXPECT_NE(report.find("\"final\": false,\n  \"ended_by\": \"SIGTERM\","), std::string::npos) << report;
     EXPECT_NE(report.find("\"analyzers\": 2,\n  \"analyzers_reported\": 1,"), std::string::npos) << report;
     EXPECT_NE(report.find("\"finished_ranks\": []"), std::string::npos) << report;
+    EXPECT_NE(report.find("\"ranks_without_analyzer\": [],\n  \"analyzers_lost_at_s\": null,"), std::string::npos)
+        << report;
+}
+
+TEST_F(Live, AReportOfAnalyzer0AloneNamesTheOtherAnalyzersRanksAndWhen)
+{
+    ScratchDirectory scratch("adt-online-live-alone");
+    std::string archive = scratch.path() + "/archive";
+    // 2 ranks, 2 analyzers: rank 1 is analyzer 1's (adt_online_analyzer_of).
+    const adt_live_moment alone = {false, 2, 2, 3.0, 0.5, 0, 1, true, 2.5};
+    ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &alone, nullptr, error, sizeof error), 0)
+        << error;
+    std::ifstream in(archive + "/live/report.json");
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string report = text.str();
+    EXPECT_NE(report.find("\"ranks_without_analyzer\": [1],\n  \"analyzers_lost_at_s\": 2.500,"), std::string::npos)
+        << report;
 }
 
 // A page printer that writes what it was given, as report/'s live page
