@@ -12,6 +12,10 @@
 #define COMM_CAPACITY 4096u
 #define MESSAGE_CAPACITY 1024u
 
+/* Local communicator ids whose peers' world ranks are kept (ids beyond:
+ * their messages are not attributable to a world rank online). */
+#define COMM_PEER_TABLES 65536u
+
 /* 0 is MPI_COMM_WORLD's, 1 every MPI_COMM_SELF's. */
 #define FIRST_SEQUENCE 2u
 
@@ -37,6 +41,18 @@ static atomic_uint next_sequence = FIRST_SEQUENCE;
 static atomic_uint_fast64_t untracked[ADT_MPI_UNTRACKED_CAUSE_COUNT];
 static uint32_t world_rank;
 static MPI_Group world_group = MPI_GROUP_NULL;
+
+/* [local communicator id]: the world ranks of the peers a rank field
+ * names (the remote group of an inter-communicator), the count first
+ * (malloc'd), or NULL. Each is made in define (normal context: a
+ * communicator constructor) and published with a release store, once:
+ * a local id stands for one definition, whose members never change, so a
+ * table once published stays right for the id however often the id is
+ * lent again (adt_defs_comm gives a lent key its definition's id). The
+ * tables live until adt_mpi_comms_fini, after the stream is closed: a
+ * request started on a freed communicator (a persistent send) still finds
+ * its table. */
+static _Atomic(const uint32_t *) *peer_tables;
 
 /* The sequences this rank handed out to objects of a kind, freed since,
  * with the local id of their communicator (under register_lock): as many
@@ -92,6 +108,48 @@ static uint32_t *world_members(MPI_Group group, int *size)
     return members;
 }
 
+/* Publishes peers (count world ranks) as the table of local id comm where
+ * none is: the caller frees it when it is not taken. Normal context. */
+static bool publish_peers(uint32_t comm, const uint32_t *peers, int count)
+{
+    if (!peer_tables || comm >= COMM_PEER_TABLES ||
+        atomic_load_explicit(&peer_tables[comm], memory_order_relaxed) != NULL)
+        return false;
+    uint32_t *table = malloc(((size_t)count + 1) * sizeof *table);
+    if (!table)
+        return false;
+    table[0] = (uint32_t)count;
+    memcpy(table + 1, peers, (size_t)count * sizeof *table);
+    const uint32_t *none = NULL;
+    /* Release: a hot-path reader whose acquire load sees the pointer sees
+     * the table's words written above. Two threads defining the same id
+     * at once: one table wins, the other is freed (both hold the same
+     * ranks). */
+    if (atomic_compare_exchange_strong_explicit(&peer_tables[comm], &none, table, memory_order_release,
+                                                memory_order_relaxed))
+        return true;
+    free(table);
+    return false;
+}
+
+uint32_t adt_mpi_comm_world_rank(uint32_t comm, int peer)
+{
+    /* MPI_COMM_WORLD's ranks are world ranks: no table read. */
+    if (comm == adt_mpi_world_info.id && peer >= 0 && peer < adt_mpi_world_info.size)
+        return (uint32_t)peer;
+    /* peer_tables is set in adt_mpi_comms_init, before any wrapper runs,
+     * and freed after the last; the acquire load pairs with
+     * publish_peers' release store, so the table's words are those
+     * written before it was published, and never change after: no lock,
+     * no malloc. */
+    if (!peer_tables || comm >= COMM_PEER_TABLES || peer < 0)
+        return ADT_UNDEFINED_ID;
+    const uint32_t *table = atomic_load_explicit(&peer_tables[comm], memory_order_acquire);
+    if (!table || (uint32_t)peer >= table[0])
+        return ADT_UNDEFINED_ID;
+    return table[1 + peer];
+}
+
 /* Defines comm (whose groups are those of `like`) and maps it. */
 static void define(MPI_Comm comm, MPI_Comm like, MPI_Comm parent, adt_mpi_comm_key key, const char *name)
 {
@@ -139,6 +197,8 @@ static void define(MPI_Comm comm, MPI_Comm like, MPI_Comm parent, adt_mpi_comm_k
                                                           : ADT_MPI_UNTRACKED_TABLE_FULL],
                          1);
     pthread_mutex_unlock(&register_lock);
+    if (id != ADT_UNDEFINED_ID)
+        publish_peers(id, inter ? remote_members : members, inter ? remote_size : size);
     free(members);
     free(remote_members);
 }
@@ -148,7 +208,8 @@ int adt_mpi_comms_init(adt_defs *defs)
     comm_defs = defs;
     comm_table = adt_handle_table_create(COMM_CAPACITY, sizeof(adt_mpi_comm_info));
     message_table = adt_handle_table_create(MESSAGE_CAPACITY, sizeof(adt_mpi_comm_info));
-    if (!comm_table || !message_table) {
+    peer_tables = calloc(COMM_PEER_TABLES, sizeof *peer_tables);
+    if (!comm_table || !message_table || !peer_tables) {
         adt_mpi_comms_fini();
         return -1;
     }
@@ -173,6 +234,10 @@ void adt_mpi_comms_fini(void)
     adt_handle_table_destroy(message_table);
     comm_table = NULL;
     message_table = NULL;
+    for (uint32_t id = 0; peer_tables && id < COMM_PEER_TABLES; id++)
+        free((void *)atomic_load_explicit(&peer_tables[id], memory_order_relaxed));
+    free(peer_tables);
+    peer_tables = NULL;
     for (unsigned kind = 0; kind < ADT_MPI_OBJECT_KINDS; kind++) {
         free(released[kind].keys);
         released[kind] = (released_keys){ 0 };

@@ -103,6 +103,16 @@ static inline const adt_mpi_comm_info *adt_mpi_comm_lookup(MPI_Comm comm)
     return comm == adt_mpi_world ? &adt_mpi_world_info : adt_mpi_comm_lookup_slow(comm);
 }
 
+/* Hot path (the stream's message records, online/): the world rank (in
+ * adt_mpi_world, the archive's rank) of rank peer of the communicator
+ * whose local id is comm, in its remote group for an inter-communicator;
+ * ADT_UNDEFINED_ID when not known: a peer outside the world (a spawned
+ * process), a rank beyond the group, a communicator whose table could not
+ * be kept (no memory, an id beyond COMM_PEER_TABLES in comms.c).
+ * Lock-free: the tables are made when communicators are created and kept
+ * until adt_mpi_comms_fini (see comms.c). */
+uint32_t adt_mpi_comm_world_rank(uint32_t comm, int peer);
+
 /* Processes a rank field can name: the remote group of an
  * inter-communicator, else the communicator itself. */
 static inline int adt_mpi_comm_peers(const adt_mpi_comm_info *info)
