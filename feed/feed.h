@@ -115,6 +115,10 @@ void adt_feed_matrix_free(adt_feed_matrix *matrix);
 /* A message sender sent to receiver, of bytes. 0, or -1 (nothing added)
  * when either is not a rank. */
 int adt_feed_message(adt_feed_matrix *matrix, uint32_t sender, uint32_t receiver, uint64_t bytes);
+/* count messages sender sent to receiver, of bytes together (a producer's
+ * totals: the stream's per-receiver totals records). 0, or -1 (nothing
+ * added) when either is not a rank. */
+int adt_feed_messages(adt_feed_matrix *matrix, uint32_t sender, uint32_t receiver, uint64_t count, uint64_t bytes);
 
 /* ---- The spread over the ranks ---- */
 

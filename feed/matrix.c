@@ -29,10 +29,15 @@ void adt_feed_matrix_free(adt_feed_matrix *matrix)
 
 int adt_feed_message(adt_feed_matrix *matrix, uint32_t sender, uint32_t receiver, uint64_t bytes)
 {
+    return adt_feed_messages(matrix, sender, receiver, 1, bytes);
+}
+
+int adt_feed_messages(adt_feed_matrix *matrix, uint32_t sender, uint32_t receiver, uint64_t count, uint64_t bytes)
+{
     if (sender >= matrix->ranks || receiver >= matrix->ranks)
         return -1;
     size_t cell = (size_t)sender * matrix->ranks + receiver;
     matrix->bytes[cell] += bytes;
-    matrix->messages[cell]++;
+    matrix->messages[cell] += count;
     return 0;
 }

@@ -164,6 +164,11 @@ static inline void append_p2p(const adt_mpi_call *call, adt_record_kind kind, ui
     adt_mpi_append_record(call, kind, &record, sizeof record, own_rank);
     bool sending = kind == ADT_REC_MPI_SEND || kind == ADT_REC_MPI_ISEND;
     adt_online_bytes(sending ? bytes : 0, sending ? 0 : bytes);
+    /* The live matrix counts what adaptrace-report's does: every send
+     * record, by sender and receiver world rank. The lookup is lock-free
+     * (comms.h) and the stream's side takes no lock or malloc. */
+    if (sending && adt_online_streaming())
+        adt_online_stream_message(call->time, adt_mpi_comm_world_rank(comm, peer), bytes);
 }
 
 /* A count in MPI_BYTE is what arrived or was transferred whatever the

@@ -332,6 +332,16 @@ static bool report_round(analyzer *a, bool done)
                 a->world, &request);
     if (!round_step(a, &request))
         return report_round(a, done);
+    /* The matrix: each analyzer holds the rows of the ranks it serves,
+     * zeros elsewhere. */
+    int cells = (int)((size_t)a->ranks * a->ranks);
+    MPI_Ireduce(a->live.matrix.messages, a->total.matrix.messages, cells, MPI_UINT64_T, MPI_SUM, 0, a->world,
+                &request);
+    if (!round_step(a, &request))
+        return report_round(a, done);
+    MPI_Ireduce(a->live.matrix.bytes, a->total.matrix.bytes, cells, MPI_UINT64_T, MPI_SUM, 0, a->world, &request);
+    if (!round_step(a, &request))
+        return report_round(a, done);
     /* The sampled profiles (by function name) gathered as text. */
     size_t length = 0;
     char *profile = adt_live_sampled_profile(&a->live, &length);

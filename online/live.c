@@ -32,6 +32,12 @@ const char *const adt_online_sample_loss_keys[ADT_ONLINE_SAMPLE_LOSS_COUNT] = {
 #undef ADT_ONLINE_SAMPLE_LOSS_KEY
 };
 
+const char *const adt_online_message_loss_keys[ADT_ONLINE_MESSAGE_LOSS_COUNT] = {
+#define ADT_ONLINE_MESSAGE_LOSS_KEY(name, key, words) [ADT_ONLINE_MESSAGE_LOSS_##name] = key,
+    ADT_ONLINE_MESSAGE_LOSSES(ADT_ONLINE_MESSAGE_LOSS_KEY)
+#undef ADT_ONLINE_MESSAGE_LOSS_KEY
+};
+
 static int fail(char *error, size_t size, const char *format, ...)
 {
     va_list arguments;
@@ -46,8 +52,8 @@ int adt_live_create(adt_live *live, uint32_t ranks, uint32_t functions)
     *live = (adt_live){ .ranks = ranks };
     live->states = calloc(ranks, sizeof *live->states);
     live->samples = calloc(ranks, sizeof *live->samples);
-    if (adt_feed_mpi_profile_create(&live->mpi, ranks, functions, 0) != 0 || live->states == NULL ||
-        live->samples == NULL) {
+    if (adt_feed_mpi_profile_create(&live->mpi, ranks, functions, 0) != 0 ||
+        adt_feed_matrix_create(&live->matrix, ranks) != 0 || live->states == NULL || live->samples == NULL) {
         adt_live_destroy(live);
         return -1;
     }
@@ -64,6 +70,7 @@ void adt_live_destroy(adt_live *live)
         free(live->function_names[f]);
     free(live->function_names);
     adt_feed_mpi_profile_free(&live->mpi);
+    adt_feed_matrix_free(&live->matrix);
     free(live->states);
     free(live->samples);
     live->function_names = NULL;
@@ -191,7 +198,10 @@ int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *
         if (record->kind == ADT_ONLINE_RECORD_CONTEXT && record->id >= ADT_FEED_CONTEXTS_MAX)
             return fail(error, error_size, "a calling context of rank %" PRIu32 " numbered %" PRIu32, source,
                         record->id);
-        if (record->kind < ADT_ONLINE_RECORD_CALL || record->kind > ADT_ONLINE_RECORD_TOTALS)
+        if (record->kind == ADT_ONLINE_RECORD_MESSAGES && record->id >= live->ranks)
+            return fail(error, error_size, "messages of rank %" PRIu32 " to rank %" PRIu32 " of %" PRIu32, source,
+                        record->id, live->ranks);
+        if (record->kind < ADT_ONLINE_RECORD_CALL || record->kind > ADT_ONLINE_RECORD_LAST)
             return fail(error, error_size, "a record of rank %" PRIu32 " of unknown kind %" PRIu32, source,
                         record->kind);
     }
@@ -210,6 +220,10 @@ int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *
                                                        .ticks = record->totals.ticks,
                                                        .bytes_sent = record->totals.sent,
                                                        .bytes_received = record->totals.received });
+        } else if (record->kind == ADT_ONLINE_RECORD_MESSAGES) {
+            /* Both ranks within the matrix (checked above): the feed's
+             * message, count times (count 1 but for a totals record). */
+            adt_feed_messages(&live->matrix, source, record->id, record->messages.count, record->messages.bytes);
         } else {
             adt_feed_mpi_call(&live->mpi, source, record->id, exclusive_ticks(record), false);
             adt_feed_mpi_bytes(&live->mpi, source, record->id, record->call.sent, record->call.received);
@@ -218,6 +232,7 @@ int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *
     state->ticks_per_second = header->ticks_per_second;
     memcpy(state->unstreamed, header->unstreamed, sizeof state->unstreamed);
     memcpy(state->samples_unstreamed, header->samples_unstreamed, sizeof state->samples_unstreamed);
+    memcpy(state->messages_unstreamed, header->messages_unstreamed, sizeof state->messages_unstreamed);
     state->heard = 1;
     state->finished |= last;
     state->chunks++;
@@ -393,12 +408,40 @@ static void print_sampled_functions(FILE *out, const profile_line *lines, size_t
     free(chosen);
 }
 
-static void print_sample_losses(FILE *out, const uint64_t unstreamed[ADT_ONLINE_SAMPLE_LOSS_COUNT])
+/* A JSON object of count causes: each key with its figure. */
+static void print_losses(FILE *out, const char *const *keys, const uint64_t *unstreamed, int count)
 {
     fputc('{', out);
-    for (int cause = 0; cause < ADT_ONLINE_SAMPLE_LOSS_COUNT; cause++)
-        fprintf(out, "%s\"%s\": %" PRIu64, cause ? ", " : "", adt_online_sample_loss_keys[cause], unstreamed[cause]);
+    for (int cause = 0; cause < count; cause++)
+        fprintf(out, "%s\"%s\": %" PRIu64, cause ? ", " : "", keys[cause], unstreamed[cause]);
     fputc('}', out);
+}
+
+static void print_sample_losses(FILE *out, const uint64_t unstreamed[ADT_ONLINE_SAMPLE_LOSS_COUNT])
+{
+    print_losses(out, adt_online_sample_loss_keys, unstreamed, ADT_ONLINE_SAMPLE_LOSS_COUNT);
+}
+
+/* The communication matrix as adaptrace-report --json gives it (its
+ * "matrix_messages" and "matrix_bytes": row-major, the sender's row), and
+ * the sent messages not in it, by cause. */
+static void print_matrix(FILE *out, const adt_live *live)
+{
+    size_t cells = (size_t)live->ranks * live->ranks;
+    const uint64_t *arrays[2] = { live->matrix.messages, live->matrix.bytes };
+    const char *const keys[2] = { "matrix_messages", "matrix_bytes" };
+    for (int array = 0; array < 2; array++) {
+        fprintf(out, ",\n  \"%s\": [", keys[array]);
+        for (size_t cell = 0; cell < cells; cell++)
+            fprintf(out, "%s%" PRIu64, cell ? "," : "", arrays[array][cell]);
+        fputc(']', out);
+    }
+    uint64_t unstreamed[ADT_ONLINE_MESSAGE_LOSS_COUNT] = { 0 };
+    for (uint32_t r = 0; r < live->ranks; r++)
+        for (int cause = 0; cause < ADT_ONLINE_MESSAGE_LOSS_COUNT; cause++)
+            unstreamed[cause] += live->states[r].messages_unstreamed[cause];
+    fputs(",\n  \"messages_not_in_matrix_by_cause\": ", out);
+    print_losses(out, adt_online_message_loss_keys, unstreamed, ADT_ONLINE_MESSAGE_LOSS_COUNT);
 }
 
 /* "ranks_without_analyzer": the ranks of the analyzers other than 0,
@@ -482,6 +525,7 @@ static void print_report(FILE *out, const adt_live *live, const char *const *nam
     print_sample_losses(out, samples_unstreamed);
     fputs(",\n  \"sampled_functions\": ", out);
     print_sampled_functions(out, lines, line_count, UINT32_MAX, "    ");
+    print_matrix(out, live);
     /* Each rank's seconds in MPI and their spread (imbalance), the
      * feed's as adaptrace-report's "rank_spread" "mpi_seconds". */
     double *mpi_seconds = calloc(live->ranks ? live->ranks : 1, sizeof *mpi_seconds);

@@ -12,10 +12,11 @@
 #include "feed/feed.h"
 #include "online/wire.h"
 
-/* The key of each cause in live/report.json, by adt_online_loss and
- * adt_online_sample_loss. */
+/* The key of each cause in live/report.json, by adt_online_loss,
+ * adt_online_sample_loss and adt_online_message_loss. */
 extern const char *const adt_online_loss_keys[ADT_ONLINE_LOSS_COUNT];
 extern const char *const adt_online_sample_loss_keys[ADT_ONLINE_SAMPLE_LOSS_COUNT];
+extern const char *const adt_online_message_loss_keys[ADT_ONLINE_MESSAGE_LOSS_COUNT];
 
 /* One rank as its chunks tell it; all words, so the analyzers' totals add
  * up with one MPI_SUM (a rank is served by one analyzer, the others hold
@@ -28,6 +29,7 @@ typedef struct adt_live_rank {
     uint64_t chunks;
     uint64_t bytes;
     uint64_t samples_unstreamed[ADT_ONLINE_SAMPLE_LOSS_COUNT];
+    uint64_t messages_unstreamed[ADT_ONLINE_MESSAGE_LOSS_COUNT];
 } adt_live_rank;
 
 /* The name of a rank's calling-context node (key as the rank sent it),
@@ -57,6 +59,9 @@ typedef struct adt_live_samples {
 typedef struct adt_live {
     uint32_t ranks;
     adt_feed_mpi_profile mpi;
+    /* The communication matrix from the ranks' message records (the
+     * feed's, ranks in MPI_COMM_WORLD) */
+    adt_feed_matrix matrix;
     adt_live_rank *states;    /* [rank] */
     adt_live_samples *samples; /* [rank] */
     char **function_names;     /* the sampled functions met, by name */
@@ -73,7 +78,7 @@ int adt_live_create(adt_live *live, uint32_t ranks, uint32_t functions);
 void adt_live_destroy(adt_live *live);
 
 /* Adds a chunk of bytes bytes that came from rank source (last: its last
- * one): its calls, its samples and the calling contexts they refer to
+ * one): its calls, its messages, its samples and the calling contexts they refer to
  * (named by live->namer). Returns 0, or -1 with the reason in error for a
  * chunk that does not hold what its header says (then nothing of it is
  * added). */

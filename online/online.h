@@ -113,6 +113,21 @@ static inline void adt_online_leave(uint32_t function, uint64_t time)
     adt_online_stream_call(function, time);
 }
 
+/* Whether a rank streams (from MPI_Init's end to MPI_Finalize's Leave),
+ * on any thread: a send's receiver is looked up for the stream only then.
+ * One relaxed load. */
+static inline bool adt_online_streaming(void)
+{
+    return atomic_load_explicit(&adt_online_on, memory_order_relaxed);
+}
+
+/* Out of line, while adt_online_streaming: a point-to-point message this
+ * process sent (the wrapper wrote its send record at time) to world rank
+ * receiver (ADT_UNDEFINED_ID: not known), of bytes, into the chunk or
+ * the per-receiver totals; any thread (those other than MPI_Init's only
+ * count it). */
+void adt_online_stream_message(uint64_t time, uint32_t receiver, uint64_t bytes);
+
 /* ---- the MPMD launch (mpmd.c, start-up) -------------------------------- */
 
 /* A job whose MPI_COMM_WORLD holds adaptrace-analyzer processes beside the

@@ -12,20 +12,21 @@
 #define ADT_ONLINE_CHUNKS 8
 
 /* Opens the stream on inter to analyzer (its rank in the remote group);
- * rank: this rank in MPI_COMM_WORLD; functions: how many MPI functions
+ * rank: this rank in MPI_COMM_WORLD, of ranks (the receivers its messages
+ * can have); functions: how many MPI functions
  * (adt_mpi_function) its calls can be of; a chunk waits at most hold_ticks
  * after its first call before it is sent; init_enter opens the frame of
  * MPI_Init, whose Leave comes next; profile: the calls' records stay out
  * of the buffer from now on (adt_online_profile). The calling thread
  * streams. 0, or -1 (no memory for the chunks). */
-int adt_online_stream_open(MPI_Comm inter, int analyzer, uint32_t rank, uint32_t functions, uint64_t hold_ticks,
-                           uint64_t init_enter, bool profile);
+int adt_online_stream_open(MPI_Comm inter, int analyzer, uint32_t rank, uint32_t ranks, uint32_t functions,
+                           uint64_t hold_ticks, uint64_t init_enter, bool profile);
 
-/* Sends the samples the tap holds, the totals of the calls not streamed
- * one by one and what is left as the last chunk, and waits at most wait_ticks for
+/* Sends the samples the tap holds, the totals of the calls and messages
+ * not streamed one by one and what is left as the last chunk, and waits at most wait_ticks for
  * every send to complete; true when they all did. Stops the streaming and
- * fills stats, where the calls of chunks still in flight count as lost
- * with the analyzer. */
+ * fills stats, where the calls and messages of chunks still in flight (and
+ * message totals never put in one) count as lost with the analyzer. */
 bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats);
 
 /* Waits at most wait_ticks for request, testing every millisecond

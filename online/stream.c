@@ -12,7 +12,10 @@
  * that cannot be sent because all are in flight is never waited for: the
  * calls that find no free chunk are counted as 'analyzer behind' and added
  * to the rank's totals per function (a table reserved at the open), which
- * its last chunks carry at MPI_Finalize.
+ * its last chunks carry at MPI_Finalize. The point-to-point messages the
+ * thread sends (adt_online_stream_message, from the wrappers' send
+ * records) go the same way: a record each, or the totals per receiver
+ * (also reserved at the open).
  */
 #include <stdlib.h>
 #include <time.h>
@@ -34,6 +37,12 @@ typedef struct function_totals {
     uint64_t received;
 } function_totals;
 
+/* The messages to one receiver not streamed one by one. */
+typedef struct receiver_totals {
+    uint64_t count;
+    uint64_t bytes;
+} receiver_totals;
+
 static struct {
     MPI_Comm inter;
     int analyzer;
@@ -45,6 +54,8 @@ static struct {
     /* What each chunk holds, for the losses of chunks never sent. */
     uint32_t chunk_calls[ADT_ONLINE_CHUNKS];
     uint32_t chunk_samples[ADT_ONLINE_CHUNKS];
+    uint32_t chunk_messages[ADT_ONLINE_CHUNKS];
+    uint64_t chunk_message_totals[ADT_ONLINE_CHUNKS];
     unsigned flying;
     int filling;        /* the chunk being filled, -1: none */
     int samples_record; /* its samples record being filled, -1: none */
@@ -53,12 +64,20 @@ static struct {
     uint64_t unstreamed[ADT_ONLINE_LOSS_COUNT];
     uint64_t samples_lost; /* taken from the tap after the analyzer was lost */
     atomic_uint_fast64_t other_threads;
+    uint64_t messages_unstreamed[ADT_ONLINE_MESSAGE_LOSS_COUNT];
+    atomic_uint_fast64_t other_thread_messages;
     /* One bit per calling-context node: defined to the analyzer. */
     uint64_t *contexts_sent;
     uint32_t context_capacity;
     /* [function]: the calls that found every chunk in flight */
     function_totals *totals;
     uint32_t functions;
+    /* [receiver's world rank]: the messages that found every chunk in
+     * flight */
+    receiver_totals *receivers;
+    uint32_t ranks;
+    uint64_t messages_streamed;
+    uint64_t messages_sent_as_totals;
     uint64_t calls_streamed;
     uint64_t calls_sent_as_totals;
     uint64_t samples_streamed;
@@ -119,6 +138,14 @@ static void samples_unstreamed(uint64_t losses[ADT_ONLINE_SAMPLE_LOSS_COUNT])
     losses[ADT_ONLINE_SAMPLE_LOSS_ANALYZER_LOST] = stream.samples_lost;
 }
 
+/* The sent messages not streamed so far, by cause. */
+static void messages_unstreamed(uint64_t losses[ADT_ONLINE_MESSAGE_LOSS_COUNT])
+{
+    for (int cause = 0; cause < ADT_ONLINE_MESSAGE_LOSS_COUNT; cause++)
+        losses[cause] = stream.messages_unstreamed[cause];
+    losses[ADT_ONLINE_MESSAGE_LOSS_OTHER_THREAD] = atomic_load(&stream.other_thread_messages);
+}
+
 static void fill_header(adt_online_chunk_header *header)
 {
     header->ticks_per_second = adt_clock_resolution_now();
@@ -126,6 +153,7 @@ static void fill_header(adt_online_chunk_header *header)
         header->unstreamed[cause] = stream.unstreamed[cause];
     header->unstreamed[ADT_ONLINE_LOSS_OTHER_THREAD] = atomic_load(&stream.other_threads);
     samples_unstreamed(header->samples_unstreamed);
+    messages_unstreamed(header->messages_unstreamed);
     header->rank = stream.rank;
 }
 
@@ -162,6 +190,8 @@ static bool take_chunk(uint64_t time)
     stream.chunks[stream.filling].header.records = 0;
     stream.chunk_calls[stream.filling] = 0;
     stream.chunk_samples[stream.filling] = 0;
+    stream.chunk_messages[stream.filling] = 0;
+    stream.chunk_message_totals[stream.filling] = 0;
     stream.samples_record = -1;
     stream.send_at = time + stream.hold_ticks;
     return true;
@@ -305,23 +335,60 @@ void adt_online_stream_call(uint32_t function, uint64_t time)
         send_chunk(stream.filling, ADT_ONLINE_TAG_CHUNK);
 }
 
-int adt_online_stream_open(MPI_Comm inter, int analyzer, uint32_t rank, uint32_t functions, uint64_t hold_ticks,
-                           uint64_t init_enter, bool profile)
+void adt_online_stream_message(uint64_t time, uint32_t receiver, uint64_t bytes)
+{
+    /* Only the thread that called MPI_Init touches the chunks and the
+     * totals; the others count their messages, atomically. */
+    if (!adt_online_streams) {
+        atomic_fetch_add_explicit(&stream.other_thread_messages, 1, memory_order_relaxed);
+        return;
+    }
+    /* receiver below ranks: within the table reserved at the open. */
+    if (receiver >= stream.ranks) {
+        stream.messages_unstreamed[ADT_ONLINE_MESSAGE_LOSS_RECEIVER_UNKNOWN]++;
+        return;
+    }
+    /* A chunk reserved at the open, or none: no malloc; the send of a
+     * full chunk is PMPI_Isend, never waited for. */
+    adt_online_record *record = stream.lost ? NULL : next_record(time);
+    if (record == NULL && stream.lost) {
+        stream.messages_unstreamed[ADT_ONLINE_MESSAGE_LOSS_ANALYZER_LOST]++;
+        return;
+    }
+    if (record == NULL) {
+        stream.receivers[receiver].count++;
+        stream.receivers[receiver].bytes += bytes;
+        return;
+    }
+    *record = (adt_online_record){ .kind = ADT_ONLINE_RECORD_MESSAGES,
+                                   .id = receiver,
+                                   .messages = { .count = 1, .bytes = bytes } };
+    stream.chunk_messages[stream.filling]++;
+    stream.messages_streamed++;
+    send_if_full();
+}
+
+int adt_online_stream_open(MPI_Comm inter, int analyzer, uint32_t rank, uint32_t ranks, uint32_t functions,
+                           uint64_t hold_ticks, uint64_t init_enter, bool profile)
 {
     stream.context_capacity = adt_sampler_context_capacity();
     stream.chunks = calloc(ADT_ONLINE_CHUNKS, sizeof *stream.chunks);
     stream.contexts_sent = calloc(stream.context_capacity / 64 + 1, sizeof *stream.contexts_sent);
     stream.totals = calloc(functions > 0 ? functions : 1, sizeof *stream.totals);
-    if (stream.chunks == NULL || stream.contexts_sent == NULL || stream.totals == NULL) {
+    stream.receivers = calloc(ranks > 0 ? ranks : 1, sizeof *stream.receivers);
+    if (stream.chunks == NULL || stream.contexts_sent == NULL || stream.totals == NULL || stream.receivers == NULL) {
         free(stream.chunks);
         free(stream.contexts_sent);
         free(stream.totals);
+        free(stream.receivers);
         stream.chunks = NULL;
         stream.contexts_sent = NULL;
         stream.totals = NULL;
+        stream.receivers = NULL;
         return -1;
     }
     stream.functions = functions;
+    stream.ranks = ranks;
     stream.inter = inter;
     stream.analyzer = analyzer;
     stream.rank = rank;
@@ -335,30 +402,51 @@ int adt_online_stream_open(MPI_Comm inter, int analyzer, uint32_t rank, uint32_t
     return 0;
 }
 
-/* Moves the totals of the calls not streamed one by one into the chunks,
- * from function *next on (advanced past those written); false when a
- * chunk ran out. */
+/* Moves the totals not streamed one by one into the chunks, from *next
+ * on (advanced past those written): the calls' per function (0 to
+ * functions - 1), then the messages' per receiver (functions on); false
+ * when a chunk ran out. */
 static bool take_totals(uint32_t *next, uint64_t time)
 {
-    for (; *next < stream.functions; ++*next) {
-        const function_totals *totals = &stream.totals[*next];
-        if (totals->calls == 0)
+    for (; *next < stream.functions + stream.ranks; ++*next) {
+        bool calls = *next < stream.functions;
+        const function_totals *totals = calls ? &stream.totals[*next] : NULL;
+        const receiver_totals *messages = calls ? NULL : &stream.receivers[*next - stream.functions];
+        if (calls ? totals->calls == 0 : messages->count == 0)
             continue;
         if (stream.lost)
             return false;
         adt_online_record *record = next_record(time);
         if (record == NULL)
             return false;
-        *record = (adt_online_record){ .kind = ADT_ONLINE_RECORD_TOTALS,
-                                       .id = *next,
-                                       .totals = { .calls = totals->calls,
-                                                   .ticks = totals->ticks,
-                                                   .sent = totals->sent,
-                                                   .received = totals->received } };
-        stream.calls_sent_as_totals += totals->calls;
+        if (calls) {
+            *record = (adt_online_record){ .kind = ADT_ONLINE_RECORD_TOTALS,
+                                           .id = *next,
+                                           .totals = { .calls = totals->calls,
+                                                       .ticks = totals->ticks,
+                                                       .sent = totals->sent,
+                                                       .received = totals->received } };
+            stream.calls_sent_as_totals += totals->calls;
+        } else {
+            *record = (adt_online_record){ .kind = ADT_ONLINE_RECORD_MESSAGES,
+                                           .id = *next - stream.functions,
+                                           .messages = { .count = messages->count, .bytes = messages->bytes } };
+            stream.messages_sent_as_totals += messages->count;
+            stream.chunk_message_totals[stream.filling] += messages->count;
+        }
         send_if_full();
     }
     return true;
+}
+
+/* The messages of the receivers' totals from receiver index next on
+ * (numbered as take_totals does) never reached a chunk: lost with the
+ * analyzer. */
+static void drop_message_totals(uint32_t next)
+{
+    for (uint32_t receiver = next > stream.functions ? next - stream.functions : 0; receiver < stream.ranks;
+         receiver++)
+        stream.messages_unstreamed[ADT_ONLINE_MESSAGE_LOSS_ANALYZER_LOST] += stream.receivers[receiver].count;
 }
 
 /* Sleeps a millisecond between the tests of a bounded wait: the analyzer
@@ -391,6 +479,7 @@ bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats)
     /* The last chunk says the rank is done, records or none. */
     while (!stream.lost && stream.filling < 0 && !take_chunk(adt_clock_now()) && adt_clock_now() < give_up)
         pause_briefly();
+    drop_message_totals(next_totals);
     int last = stream.filling;
     /* The rate the last chunk carries is the one the archive is written
      * with: the final report's seconds are the archive's. */
@@ -404,18 +493,23 @@ bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats)
     }
     bool complete = !stream.lost && last >= 0 && stream.flying == 0;
     /* Samples still in the tap, and the records of chunks whose sends
-     * never completed, did not reach the analyzer. */
+     * never completed or that were never sent (the analyzer lost while
+     * one was filling), did not reach the analyzer. */
     while (adt_sampler_tap_peek(&sample)) {
         stream.samples_lost++;
         adt_sampler_tap_pop();
     }
     for (int i = 0; i < ADT_ONLINE_CHUNKS; i++) {
-        if (!stream.in_flight[i])
+        if (!stream.in_flight[i] && i != stream.filling)
             continue;
         stream.calls_streamed -= stream.chunk_calls[i];
         stream.unstreamed[ADT_ONLINE_LOSS_ANALYZER_LOST] += stream.chunk_calls[i];
         stream.samples_streamed -= stream.chunk_samples[i];
         stream.samples_lost += stream.chunk_samples[i];
+        stream.messages_streamed -= stream.chunk_messages[i];
+        stream.messages_sent_as_totals -= stream.chunk_message_totals[i];
+        stream.messages_unstreamed[ADT_ONLINE_MESSAGE_LOSS_ANALYZER_LOST] +=
+            stream.chunk_messages[i] + stream.chunk_message_totals[i];
     }
     atomic_store(&adt_online_on, false);
     adt_online_streams = false;
@@ -426,11 +520,14 @@ bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats)
                                  .samples_streamed = stream.samples_streamed,
                                  .contexts_streamed = stream.contexts_streamed,
                                  .bytes_streamed = stream.bytes_streamed,
-                                 .chunks_streamed = stream.chunks_streamed };
+                                 .chunks_streamed = stream.chunks_streamed,
+                                 .messages_streamed = stream.messages_streamed,
+                                 .messages_sent_as_totals = stream.messages_sent_as_totals };
     for (int cause = 0; cause < ADT_ONLINE_LOSS_COUNT; cause++)
         stats->unstreamed[cause] = stream.unstreamed[cause];
     stats->unstreamed[ADT_ONLINE_LOSS_OTHER_THREAD] = atomic_load(&stream.other_threads);
     samples_unstreamed(stats->samples_unstreamed);
+    messages_unstreamed(stats->messages_unstreamed);
     /* Sends left in flight (a wait that gave up) still read their chunks. */
     if (complete)
         free(stream.chunks);
@@ -439,5 +536,7 @@ bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats)
     stream.contexts_sent = NULL;
     free(stream.totals);
     stream.totals = NULL;
+    free(stream.receivers);
+    stream.receivers = NULL;
     return complete;
 }

@@ -74,6 +74,30 @@ typedef enum adt_online_sample_loss {
     ADT_ONLINE_SAMPLE_LOSS_COUNT
 } adt_online_sample_loss;
 
+/* Why a point-to-point message the rank sent (a send record the wrapper
+ * wrote: MPI_Send's, MPI_Isend's, each start of a persistent send, as
+ * adaptrace-report's matrix counts them) is not in the live
+ * communication matrix, X(cause, key, words) as above
+ * (messages_not_in_matrix_by_cause, online_messages_unstreamed_by_cause).
+ * Those that found every chunk in flight are not lost: they are added to
+ * the rank's per-receiver totals, sent at MPI_Finalize. */
+#define ADT_ONLINE_MESSAGE_LOSSES(X)                                                                             \
+    /* the receiver's world rank is not known on the hot path (a peer */                                         \
+    /* outside the world, a communicator without a table: comms.h */                                             \
+    /* adt_mpi_comm_world_rank) */                                                                               \
+    X(RECEIVER_UNKNOWN, "receiver_unknown",                                                                    \
+      "messages not in the live matrix because their receiver's world rank was not known")                    \
+    X(ANALYZER_LOST, "analyzer_lost", "messages not in the live matrix because the analyzer was lost")         \
+    X(OTHER_THREAD, "other_thread",                                                                            \
+      "messages not in the live matrix because a thread other than MPI_Init's sent them")
+
+typedef enum adt_online_message_loss {
+#define ADT_ONLINE_MESSAGE_LOSS_ENUM(name, key, words) ADT_ONLINE_MESSAGE_LOSS_##name,
+    ADT_ONLINE_MESSAGE_LOSSES(ADT_ONLINE_MESSAGE_LOSS_ENUM)
+#undef ADT_ONLINE_MESSAGE_LOSS_ENUM
+    ADT_ONLINE_MESSAGE_LOSS_COUNT
+} adt_online_message_loss;
+
 /* What a chunk's records are. */
 typedef enum adt_online_record_kind {
     /* One completed MPI call: its function (adt_mpi_function), the times
@@ -101,7 +125,15 @@ typedef enum adt_online_record_kind {
      * received. Sent once, in the rank's last chunks at MPI_Finalize, so
      * that the final report has every call of the thread. */
     ADT_ONLINE_RECORD_TOTALS,
+    /* Point-to-point messages the rank sent to the rank id of
+     * MPI_COMM_WORLD (adt_mpi_world's numbering): how many and their
+     * bytes. One per send record as the wrapper writes it (count 1);
+     * at MPI_Finalize, one per receiver for the sends that found every
+     * chunk in flight (their totals). */
+    ADT_ONLINE_RECORD_MESSAGES,
 } adt_online_record_kind;
+
+#define ADT_ONLINE_RECORD_LAST ADT_ONLINE_RECORD_MESSAGES
 
 #define ADT_ONLINE_NO_PARENT UINT32_MAX
 #define ADT_ONLINE_SAMPLES_PER_RECORD 4
@@ -136,16 +168,22 @@ typedef struct adt_online_record {
             uint64_t sent;
             uint64_t received;
         } totals;
+        struct {
+            uint64_t count;
+            uint64_t bytes;
+        } messages;
     };
 } adt_online_record;
 
 /* What starts every chunk: the sender's rank in MPI_COMM_WORLD, its
- * clock's ticks per second, the records that follow, and the calls and
- * samples it could not stream so far, by cause (running totals). */
+ * clock's ticks per second, the records that follow, and the calls,
+ * samples and sent messages it could not stream so far, by cause
+ * (running totals). */
 typedef struct adt_online_chunk_header {
     uint64_t ticks_per_second;
     uint64_t unstreamed[ADT_ONLINE_LOSS_COUNT];
     uint64_t samples_unstreamed[ADT_ONLINE_SAMPLE_LOSS_COUNT];
+    uint64_t messages_unstreamed[ADT_ONLINE_MESSAGE_LOSS_COUNT];
     uint32_t rank;
     uint32_t records;
 } adt_online_chunk_header;
@@ -210,6 +248,11 @@ typedef struct adt_online_stats {
     uint64_t chunks_streamed;
     uint64_t unstreamed[ADT_ONLINE_LOSS_COUNT];
     uint64_t samples_unstreamed[ADT_ONLINE_SAMPLE_LOSS_COUNT];
+    /* sent messages that reached the analyzer one by one, as per-receiver
+     * totals at the end, and not at all, by cause */
+    uint64_t messages_streamed;
+    uint64_t messages_sent_as_totals;
+    uint64_t messages_unstreamed[ADT_ONLINE_MESSAGE_LOSS_COUNT];
     /* ADAPTRACE_ONLINE_OUTPUT=profile and the stream ran: the analyzers'
      * report is the output, no trace is to be written. */
     bool profile_only;

@@ -172,6 +172,8 @@ void adt_rescue_discard(const char *archive_dir);
     X(SUM, online_bytes_streamed, "online_bytes_streamed", NO, "")                                        \
     X(SUM, online_samples_streamed, "online_samples_streamed", NO, "")                                    \
     X(SUM, online_calls_sent_as_totals, "online_calls_sent_as_totals", NO, "") /* at the end, by function */ \
+    X(SUM, online_messages_streamed, "online_messages_streamed", NO, "") /* sends, for the live matrix */     \
+    X(SUM, online_messages_sent_as_totals, "online_messages_sent_as_totals", NO, "") /* by receiver */       \
     X(MAX, online_profile_only, "online_profile_only", NO, "") /* 1: no trace, the analyzers' report */  \
     X(MAX, online_archive_by_analyzers, "online_archive_written_by_analyzers", NO, "") /* 1: trace mode */ \
     X(SUM, skeleton_calls, "skeleton_calls", NO, "") /* calls folded into the threads' skeletons */      \
@@ -240,7 +242,9 @@ void adt_rescue_discard(const char *archive_dir);
     X(online_calls_unstreamed, ADT_ONLINE_LOSSES, ADT_ONLINE_LOSS_COUNT, "online_calls_not_streamed_by_cause",    \
       STREAM)                                                                                                 \
     X(online_samples_unstreamed, ADT_ONLINE_SAMPLE_LOSSES, ADT_ONLINE_SAMPLE_LOSS_COUNT,                      \
-      "online_samples_not_streamed_by_cause", STREAM)
+      "online_samples_not_streamed_by_cause", STREAM)                                                         \
+    X(online_messages_unstreamed, ADT_ONLINE_MESSAGE_LOSSES, ADT_ONLINE_MESSAGE_LOSS_COUNT,                   \
+      "online_messages_not_streamed_by_cause", STREAM)
 
 /* The MPI objects not followed, one table of causes per kind (runtime.h). */
 #define ADT_MPI_UNTRACKED_REQUESTS(X) ADT_MPI_UNTRACKED_CAUSES(X, "requests")

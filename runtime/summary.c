@@ -224,6 +224,8 @@ size_t adt_summary_count(const adt_run_sources *sources, uint32_t rank, adt_run_
     const adt_online_stats *online = &sources->online;
     counters->online_calls_streamed = online->calls_streamed;
     counters->online_calls_sent_as_totals = online->calls_sent_as_totals;
+    counters->online_messages_streamed = online->messages_streamed;
+    counters->online_messages_sent_as_totals = online->messages_sent_as_totals;
     counters->online_bytes_streamed = online->bytes_streamed;
     counters->online_samples_streamed = online->samples_streamed;
     counters->online_profile_only = online->profile_only;
@@ -231,6 +233,8 @@ size_t adt_summary_count(const adt_run_sources *sources, uint32_t rank, adt_run_
     memcpy(counters->online_calls_unstreamed, online->unstreamed, sizeof counters->online_calls_unstreamed);
     memcpy(counters->online_samples_unstreamed, online->samples_unstreamed,
            sizeof counters->online_samples_unstreamed);
+    memcpy(counters->online_messages_unstreamed, online->messages_unstreamed,
+           sizeof counters->online_messages_unstreamed);
     /* The skeletons: their threads' calls are over (or, at an ending, a
      * thread's count may be one call behind: plain loads of its fields). */
     counters->skeleton_bytes = sources->budget.skeleton_bytes;
@@ -707,7 +711,7 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
     uint32_t ranks = listing->ranks;
     if (listing->ending != NULL)
         print_ending(listing->ending);
-    char event_losses[640], object_losses[1024], sample_losses[640], skeleton_losses[320], stream_losses[960];
+    char event_losses[640], object_losses[1024], sample_losses[640], skeleton_losses[320], stream_losses[1600];
     describe_losses(skeleton_losses, sizeof skeleton_losses, total, LOSS_SKELETON);
     describe_losses(event_losses, sizeof event_losses, total, LOSS_EVENTS);
     describe_losses(object_losses, sizeof object_losses, total, LOSS_OBJECTS);
@@ -731,13 +735,17 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
         const char *where = !total->online_profile_only ? "; the archive holds them all"
                             : stream_losses[0] != '\0' ? "; of these only the calls sent as totals are in report.json"
                                                        : "";
-        char totals[96] = "";
-        if (total->online_calls_sent_as_totals > 0)
-            snprintf(totals, sizeof totals, ", and %llu calls as totals per function at the end",
-                     (unsigned long long)total->online_calls_sent_as_totals);
-        adt_log("online: %llu MPI calls and %llu samples streamed to the analyzers (%.1f MiB)%s%s%s",
+        char totals[160] = "";
+        if (total->online_calls_sent_as_totals > 0 || total->online_messages_sent_as_totals > 0)
+            snprintf(totals, sizeof totals,
+                     ", and %llu calls as totals per function and %llu messages per receiver at the end",
+                     (unsigned long long)total->online_calls_sent_as_totals,
+                     (unsigned long long)total->online_messages_sent_as_totals);
+        adt_log("online: %llu MPI calls, %llu samples and %llu sent messages streamed to the analyzers (%.1f "
+                "MiB)%s%s%s",
                 (unsigned long long)total->online_calls_streamed, (unsigned long long)total->online_samples_streamed,
-                mebibytes(total->online_bytes_streamed), totals, stream_losses, where);
+                (unsigned long long)total->online_messages_streamed, mebibytes(total->online_bytes_streamed), totals,
+                stream_losses, where);
     }
     if (listing->initial_rate_hz) {
         adt_log("samples: %llu taken, %llu kept, %llu removed, %llu skipped (%llu while code was being unloaded or "

@@ -127,6 +127,21 @@ TEST(FeedMatrix, MessagesAddUpPerSenderAndReceiver)
     EXPECT_EQ(matrix.bytes, nullptr);
 }
 
+// A producer's totals (the stream's per-receiver totals records) add
+// their count of messages at once.
+TEST(FeedMatrix, TotalsAddTheirCountOfMessages)
+{
+    adt_feed_matrix matrix{};
+    ASSERT_EQ(adt_feed_matrix_create(&matrix, 2), 0);
+    EXPECT_EQ(adt_feed_message(&matrix, 1, 0, 10), 0);
+    EXPECT_EQ(adt_feed_messages(&matrix, 1, 0, 500, 5000), 0);
+    EXPECT_EQ(matrix.messages[1 * 2 + 0], 501u);
+    EXPECT_EQ(matrix.bytes[1 * 2 + 0], 5010u);
+    EXPECT_EQ(adt_feed_messages(&matrix, 1, 2, 7, 70), -1) << "a receiver that is no rank";
+    EXPECT_EQ(matrix.messages[0] + matrix.messages[1] + matrix.messages[2] + matrix.messages[3], 501u);
+    adt_feed_matrix_free(&matrix);
+}
+
 struct RankFigures {
     double span;
     double mpi;

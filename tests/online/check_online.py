@@ -165,9 +165,11 @@ def total_calls(report):
 
 def check_equal(run_dir, mpiexec, launcher, program, report, otf2_print, ranks=2, arguments=(),
                 expected_functions=("MPI_Send", "MPI_Recv", "MPI_Isend", "MPI_Waitall", "MPI_Allreduce", "MPI_Bcast",
-                                    "MPI_Init", "MPI_Finalize"), analyzers=1, command=None):
+                                    "MPI_Init", "MPI_Finalize"), analyzers=1, command=None, receivers_unknown=0):
     """command: the run's own (it writes run_dir/archive), in place of
-    adaptrace --analyzers under mpirun (check_mpmd.py's MPMD launch)."""
+    adaptrace --analyzers under mpirun (check_mpmd.py's MPMD launch);
+    receivers_unknown: the sends to no rank the program makes (left out of
+    both matrices)."""
     archive = os.path.join(run_dir, "archive")
     stderr = run(command or traced(mpiexec, launcher, archive, [program, *arguments], ranks=ranks,
                                    analyzers=analyzers), run_dir)
@@ -209,7 +211,28 @@ def check_equal(run_dir, mpiexec, launcher, program, report, otf2_print, ranks=2
     check_calls_reached(summary, found)
     print(f"live report = adaptrace-report for {len(found)} functions")
     check_rank_spread(live, offline)
+    check_matrix(live, offline, receivers_unknown)
     check_sampled(live, offline, summary)
+
+
+def check_matrix(live, offline, receivers_unknown=0):
+    """The communication matrix (messages and bytes per sending and
+    receiving world rank, row-major) from the stream's message records:
+    exactly adaptrace-report's, and not empty (the programs send
+    point-to-point); no message left out of it but the receivers_unknown
+    sends to no rank, which adaptrace-report's leaves out too."""
+    for key in ("matrix_messages", "matrix_bytes"):
+        if key not in live:
+            fail(f"no {key} in the live report")
+        if live[key] != offline[key]:
+            fail(f"{key}: {live[key]} live, {offline[key]} in adaptrace-report")
+    if sum(offline["matrix_messages"]) == 0:
+        fail("adaptrace-report's matrix is empty: nothing compared")
+    left_out = live["messages_not_in_matrix_by_cause"]
+    if left_out != dict({cause: 0 for cause in left_out}, receiver_unknown=receivers_unknown):
+        fail(f"messages not in the live matrix: {left_out}, expected {receivers_unknown} with receiver unknown")
+    print(f"live matrix = adaptrace-report's: {sum(live['matrix_messages'])} messages, "
+          f"{sum(live['matrix_bytes'])} bytes")
 
 
 def check_rank_spread(live, offline):
@@ -376,8 +399,9 @@ def check_profile_calls(run_dir, mpiexec, launcher, program, report, otf2_print)
 
 
 def check_behind(run_dir, mpiexec, launcher, program, report, otf2_print):
-    """Every chunk in flight: the calls that find none reach the final
-    report as totals at the end."""
+    """Every chunk in flight: the calls and sent messages that find none
+    reach the final report as totals at the end (per function, per
+    receiver)."""
     archive = os.path.join(run_dir, "archive")
     # 16 KiB socket buffers to the analyzer (the kernel doubles them): a
     # held analyzer takes less than one 64 KiB chunk, so sends stay in
@@ -424,6 +448,14 @@ def check_behind(run_dir, mpiexec, launcher, program, report, otf2_print):
         fail(f"live report per rank {found} != the archive's {expected}")
     check_calls_reached(summary, found)
     print(f"{behind} calls behind sent as totals; live report = the archive for {len(found)} functions and ranks")
+    # The sends that found every chunk in flight reach the matrix as
+    # per-receiver totals at the end.
+    as_totals = summary["online_messages_sent_as_totals"]
+    if as_totals == 0:
+        fail("no message was sent as totals: the matrix's totals records are not exercised")
+    offline = json.loads(subprocess.run([report, "--json", archive], stdout=subprocess.PIPE, check=True).stdout)
+    check_matrix(live, offline)
+    print(f"{as_totals} messages behind sent as totals per receiver")
 
 
 def check_sampled(live, offline, summary):

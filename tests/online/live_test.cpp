@@ -142,6 +142,54 @@ TEST_F(Live, TotalsAddToTheCallsStreamed)
     EXPECT_EQ(at(1, 0).calls, 1001u);
 }
 
+adt_online_record messages(uint32_t receiver, uint64_t count, uint64_t bytes)
+{
+    adt_online_record record{};
+    record.kind = ADT_ONLINE_RECORD_MESSAGES;
+    record.id = receiver;
+    record.messages.count = count;
+    record.messages.bytes = bytes;
+    return record;
+}
+
+// A rank's message records (one per send, or its per-receiver totals at
+// the end) go to the matrix in its row; the report writes it as
+// adaptrace-report --json does, row-major, with the messages not in it by
+// cause (the latest header's running totals); a receiver beyond the run's
+// ranks leaves the chunk out whole.
+TEST_F(Live, MessagesGoToTheSendersRowOfTheMatrix)
+{
+    ScratchDirectory scratch("adt-online-live-matrix");
+    std::string archive = scratch.path() + "/archive";
+    adt_online_chunk chunk = make_chunk(1);
+    chunk.records[2] = messages(0, 1, 64);
+    chunk.records[3] = messages(0, 1000, 8000);  // totals
+    chunk.records[4] = messages(1, 1, 4);        // to itself
+    chunk.header.records = 5;
+    chunk.header.messages_unstreamed[ADT_ONLINE_MESSAGE_LOSS_RECEIVER_UNKNOWN] = 3;
+    ASSERT_EQ(adt_live_add_chunk(&live, 1, &chunk, chunk_bytes(5), true, error, sizeof error), 0) << error;
+    EXPECT_EQ(live.matrix.messages[1 * kRanks + 0], 1001u);
+    EXPECT_EQ(live.matrix.bytes[1 * kRanks + 0], 8064u);
+    EXPECT_EQ(live.matrix.messages[1 * kRanks + 1], 1u);
+    EXPECT_EQ(live.matrix.messages[0 * kRanks + 1], 0u);
+    ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &kFinal, nullptr, error, sizeof error), 0)
+        << error;
+    std::ifstream in(archive + "/live/report.json");
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string report = text.str();
+    EXPECT_NE(report.find("\"matrix_messages\": [0,0,1001,1]"), std::string::npos) << report;
+    EXPECT_NE(report.find("\"matrix_bytes\": [0,0,8064,4]"), std::string::npos) << report;
+    EXPECT_NE(report.find("\"messages_not_in_matrix_by_cause\": {\"receiver_unknown\": 3, \"analyzer_lost\": 0, "
+                          "\"other_thread\": 0}"),
+              std::string::npos)
+        << report;
+    chunk.records[4] = messages(kRanks, 1, 4);
+    EXPECT_EQ(adt_live_add_chunk(&live, 1, &chunk, chunk_bytes(5), true, error, sizeof error), -1)
+        << "a receiver beyond the run's ranks";
+    EXPECT_EQ(live.matrix.messages[1 * kRanks + 0], 1001u) << "nothing of the refused chunk added";
+}
+
 TEST_F(Live, AChunkThatDoesNotHoldWhatItsHeaderSaysIsLeftOutWhole)
 {
     adt_online_chunk chunk = make_chunk(1);
