@@ -50,6 +50,7 @@ static struct {
     int samples_record; /* its samples record being filled, -1: none */
     uint64_t send_at;
     bool lost;
+    uint64_t lost_at; /* when the analyzer was lost (clock ticks), 0: not */
     uint64_t unstreamed[ADT_ONLINE_LOSS_COUNT];
     uint64_t samples_lost; /* taken from the tap after the analyzer was lost */
     atomic_uint_fast64_t other_threads;
@@ -73,6 +74,9 @@ static struct {
  * reliable. */
 static void lose_analyzer(void)
 {
+    /* A clock read and a store: when, for the summary. */
+    if (!stream.lost)
+        stream.lost_at = adt_clock_now();
     stream.lost = true;
     adt_sampler_tap_replace_buffer(false); /* the buffer keeps the samples again */
     adt_online_profile = false;            /* and the calls opened from now on */
@@ -403,6 +407,9 @@ bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats)
             pause_briefly();
     }
     bool complete = !stream.lost && last >= 0 && stream.flying == 0;
+    /* A wait that gave up: the analyzer is lost from now on. */
+    if (!complete && !stream.lost)
+        stream.lost_at = adt_clock_now();
     /* Samples still in the tap, and the records of chunks whose sends
      * never completed, did not reach the analyzer. */
     while (adt_sampler_tap_peek(&sample)) {
@@ -426,7 +433,8 @@ bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats)
                                  .samples_streamed = stream.samples_streamed,
                                  .contexts_streamed = stream.contexts_streamed,
                                  .bytes_streamed = stream.bytes_streamed,
-                                 .chunks_streamed = stream.chunks_streamed };
+                                 .chunks_streamed = stream.chunks_streamed,
+                                 .analyzer_lost_at = stream.lost_at };
     for (int cause = 0; cause < ADT_ONLINE_LOSS_COUNT; cause++)
         stats->unstreamed[cause] = stream.unstreamed[cause];
     stats->unstreamed[ADT_ONLINE_LOSS_OTHER_THREAD] = atomic_load(&stream.other_threads);

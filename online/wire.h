@@ -210,6 +210,10 @@ typedef struct adt_online_stats {
     uint64_t chunks_streamed;
     uint64_t unstreamed[ADT_ONLINE_LOSS_COUNT];
     uint64_t samples_unstreamed[ADT_ONLINE_SAMPLE_LOSS_COUNT];
+    /* When the rank lost its analyzer (clock ticks): the first send or
+     * test to it that failed, or the first bounded wait for it at the end
+     * that gave up; 0: never. */
+    uint64_t analyzer_lost_at;
     /* ADAPTRACE_ONLINE_OUTPUT=profile and the stream ran: the analyzers'
      * report is the output, no trace is to be written. */
     bool profile_only;
