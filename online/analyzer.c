@@ -521,24 +521,26 @@ int main(int argc, char **argv)
             nanosleep(&idle, NULL);
         }
     }
-    /* Analyzers lost: no final report, so no rank hears that it is
-     * written (each gives up waiting and writes the archive itself, as
-     * the lost analyzers' ranks do), and no collective with the others. */
-    bool ranks_answered = !a.parents_lost && !a.analyzers_lost;
-    if (!a.analyzers_lost)
+    /* Analyzers lost: no final report. Each rank of this analyzer hears
+     * so at once (the word 0) rather than wait for it in vain: it writes
+     * the archive itself, as the lost analyzers' ranks do; and there is
+     * no collective with the others. */
+    bool ranks_answered = !a.parents_lost;
+    bool final_report = !a.analyzers_lost;
+    if (final_report)
         /* Analyzer 0 has written the final report: the ranks may go on
          * to write their archive, which adopts live/. */
         MPI_Barrier(a.world);
-    static const int done_word = 1;
+    static const int done_words[2] = { 0, 1 };
     for (uint32_t r = 0; r < a.ranks && ranks_answered; r++)
         if (adt_online_analyzer_of(r, a.ranks, (uint32_t)a.count) == (uint32_t)a.index)
-            MPI_Send(&done_word, 1, MPI_INT, (int)r, ADT_ONLINE_TAG_DONE, a.parent);
+            MPI_Send(&done_words[final_report], 1, MPI_INT, (int)r, ADT_ONLINE_TAG_DONE, a.parent);
     /* ADAPTRACE_ONLINE_OUTPUT=trace: analyzer 0 writes the archive from
      * every rank's end state (archive.c), the others wait for it in the
      * disconnect. */
-    if (!a.profile_only && a.index == 0 && ranks_answered)
+    if (!a.profile_only && a.index == 0 && ranks_answered && final_report)
         adt_online_archive_write(a.parent, a.ranks, END_STATE_WAIT_SECONDS, &ending_signal);
-    if (ranks_answered)
+    if (ranks_answered && final_report)
         MPI_Comm_disconnect(&a.parent);
     else
         MPI_Comm_free(&a.parent);

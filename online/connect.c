@@ -353,21 +353,34 @@ void adt_online_finish(adt_online_stats *stats)
     /* The analyzer answers once its final report is written: the archive
      * (written next) adopts the live directory only then. */
     bool answered = false;
+    /* Static: a receive given up on is cancelled, but stays valid. The
+     * analyzer's word: 1, the final report is written; 0, there is none
+     * (another analyzer was lost, analyzer.c). */
+    static int done_word;
+    /* A rank whose sends failed or did not complete knows its analyzer
+     * lost: it does not wait for a final report that cannot come. */
     if (sent) {
-        /* Static: a receive given up on is cancelled, but stays valid. */
-        static int done_word;
         MPI_Request request;
         if (PMPI_Irecv(&done_word, 1, MPI_INT, my_analyzer, ADT_ONLINE_TAG_DONE, analyzers, &request) ==
             MPI_SUCCESS) {
             answered = adt_online_wait_bounded(&request, REPORT_WAIT_SECONDS * second);
-            if (!answered)
+            if (!answered) {
                 PMPI_Cancel(&request);
+                stats->analyzer_lost_at = adt_clock_now();
+            }
         }
     }
-    if (!answered) {
-        adt_log("rank %u: its analyzer did not confirm the final live report%s; live/report.json may miss this "
-                "rank's last calls",
-                stream_rank, sent ? "" : " (its sends did not complete in time)");
+    if (!answered || done_word != 1) {
+        /* Word 0: analyzer 0 said why (it went on alone). */
+        if (!answered && sent)
+            adt_log("rank %u: its analyzer did not confirm the final live report within %d s; live/report.json "
+                    "may miss this rank's last calls",
+                    stream_rank, REPORT_WAIT_SECONDS);
+        else if (!answered)
+            adt_log("rank %u: its analyzer did not confirm the final live report (its sends failed or did not "
+                    "complete within %d s: the analyzer is lost, its report not waited for); live/report.json "
+                    "may miss this rank's last calls",
+                    stream_rank, SEND_WAIT_SECONDS);
         /* A disconnect would wait for the analyzer forever. */
         PMPI_Comm_free(&analyzers);
         return;

@@ -61,6 +61,7 @@ static struct {
     int samples_record; /* its samples record being filled, -1: none */
     uint64_t send_at;
     bool lost;
+    uint64_t lost_at; /* when the analyzer was lost (clock ticks), 0: not */
     uint64_t unstreamed[ADT_ONLINE_LOSS_COUNT];
     uint64_t samples_lost; /* taken from the tap after the analyzer was lost */
     atomic_uint_fast64_t other_threads;
@@ -92,6 +93,9 @@ static struct {
  * reliable. */
 static void lose_analyzer(void)
 {
+    /* A clock read and a store: when, for the summary. */
+    if (!stream.lost)
+        stream.lost_at = adt_clock_now();
     stream.lost = true;
     adt_sampler_tap_replace_buffer(false); /* the buffer keeps the samples again */
     adt_online_profile = false;            /* and the calls opened from now on */
@@ -492,6 +496,9 @@ bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats)
             pause_briefly();
     }
     bool complete = !stream.lost && last >= 0 && stream.flying == 0;
+    /* A wait that gave up: the analyzer is lost from now on. */
+    if (!complete && !stream.lost)
+        stream.lost_at = adt_clock_now();
     /* Samples still in the tap, and the records of chunks whose sends
      * never completed or that were never sent (the analyzer lost while
      * one was filling), did not reach the analyzer. */
@@ -522,7 +529,8 @@ bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats)
                                  .bytes_streamed = stream.bytes_streamed,
                                  .chunks_streamed = stream.chunks_streamed,
                                  .messages_streamed = stream.messages_streamed,
-                                 .messages_sent_as_totals = stream.messages_sent_as_totals };
+                                 .messages_sent_as_totals = stream.messages_sent_as_totals,
+                                 .analyzer_lost_at = stream.lost_at };
     for (int cause = 0; cause < ADT_ONLINE_LOSS_COUNT; cause++)
         stats->unstreamed[cause] = stream.unstreamed[cause];
     stats->unstreamed[ADT_ONLINE_LOSS_OTHER_THREAD] = atomic_load(&stream.other_threads);

@@ -253,6 +253,10 @@ typedef struct adt_online_stats {
     uint64_t messages_streamed;
     uint64_t messages_sent_as_totals;
     uint64_t messages_unstreamed[ADT_ONLINE_MESSAGE_LOSS_COUNT];
+    /* When the rank lost its analyzer (clock ticks): the first send or
+     * test to it that failed, or the first bounded wait for it at the end
+     * that gave up; 0: never. */
+    uint64_t analyzer_lost_at;
     /* ADAPTRACE_ONLINE_OUTPUT=profile and the stream ran: the analyzers'
      * report is the output, no trace is to be written. */
     bool profile_only;

@@ -23,6 +23,13 @@
         `this is what reached analyzer 0` + (live.analyzers > 1 ? ` (1 of ${live.analyzers} analyzers).` : ".")
       : `Running: written ${seconds(live.elapsed_s)} s after the analyzers started, at ${live.written_at}; ` +
         `the page reloads every ${live.interval_s} s.`);
+    // Another analyzer lost (analyzers_lost_at_s): analyzer 0 goes on
+    // alone, its report leaves the lost analyzers' ranks out.
+    if (live.analyzers_lost_at_s !== null)
+      d3.select("#state").append("span").attr("id", "analyzers-lost").text(
+        ` Analyzer lost ${seconds(live.analyzers_lost_at_s)} s after the analyzers started: ` +
+        `rank${live.ranks_without_analyzer.length === 1 ? "" : "s"} ${live.ranks_without_analyzer.join(", ")} ` +
+        `went on without it; their calls from then on are in the archive, not in this report.`);
     table("#connection", [
       {title: "", value: ([label]) => label},
       {title: "", value: ([, value]) => value},
@@ -30,6 +37,9 @@
       ["analyzers", live.analyzers],
       ["ranks connected", listed(live.connected_ranks)],
       ["ranks finished", listed(live.finished_ranks)],
+      ["ranks without analyzer", live.analyzers_lost_at_s === null ? "none"
+        : `${listed(live.ranks_without_analyzer)} (lost ${seconds(live.analyzers_lost_at_s)} s after the ` +
+          `analyzers started)`],
       ["chunks received", count(live.chunks_received)],
       ["bytes received", `${bytes(live.bytes_received)}B`],
       ["calls not streamed", causes(live.calls_not_streamed_by_cause)],
@@ -47,7 +57,9 @@
                                  `max ${seconds(spread.max)} s; imbalance (max/mean) ${spread.imbalance.toFixed(3)}.`);
     table("#ranks", [
       {title: "rank", value: (r) => r.rank},
-      {title: "state", value: (r) => (r.finished ? "finished" : !r.connected ? "not heard from"
+      {title: "state", value: (r) => (r.finished ? "finished"
+                                       : live.ranks_without_analyzer.includes(r.rank) ? "without analyzer"
+                                       : !r.connected ? "not heard from"
                                        : live.ended_by ? "ended before its last chunk" : "connected")},
       {title: "calls", value: (r) => count(sum(r.mpi_functions, "calls"))},
       {title: "MPI seconds", value: (r) => seconds(r.mpi_seconds)},

@@ -294,6 +294,11 @@ typedef struct adt_location_summary {
     uint64_t gap_bounds[ADT_COST_GAP_CLASSES - 1];
     uint64_t timer_resolution;
     uint64_t run_ticks;
+    /* 1: its rank lost its online analyzer (adt_online_stats) at
+     * analyzer_lost_after_ticks after the start of measurement; the same
+     * on every location of the rank. */
+    uint64_t analyzer_lost;
+    uint64_t analyzer_lost_after_ticks;
 } adt_location_summary;
 
 typedef struct adt_run_sources {

@@ -76,6 +76,9 @@ typedef struct adt_run_listing {
      * NULL when the location lines did not reach rank 0. */
     const double *cost_seconds;
     const double *run_seconds;
+    /* Per rank, when it lost its online analyzer (seconds after the start
+     * of measurement), negative where it never did; NULL as above. */
+    const double *analyzer_lost_seconds;
 } adt_run_listing;
 
 static uint64_t mpi_events_of(const adt_location_stats *stats)
@@ -126,6 +129,10 @@ static adt_location_summary location_line(adt_location *location, uint32_t rank,
     line.events_folded = stats->events_folded;
     line.folded = stats->folding_began_at != 0;
     line.folded_after_ticks = folded_after_ticks(stats, sources);
+    uint64_t analyzer_lost_at = sources->online.analyzer_lost_at;
+    line.analyzer_lost = analyzer_lost_at != 0;
+    line.analyzer_lost_after_ticks =
+        line.analyzer_lost && analyzer_lost_at > sources->started ? analyzer_lost_at - sources->started : 0;
     if (sampling) {
         adt_sampler_stats sampler;
         adt_sampler_get_location_stats(location, &sampler);
@@ -509,6 +516,9 @@ typedef struct summary_file {
     uint32_t ranks;
     double *cost_seconds;
     double *run_seconds;
+    /* Per rank, from its lines: when it lost its analyzer (seconds), -1:
+     * never; NULL when it could not be allocated. */
+    double *analyzer_lost_seconds;
 } summary_file;
 
 /* Creates the file and writes its head; the location lines follow. */
@@ -529,6 +539,9 @@ static void open_summary_file(summary_file *file, const adt_run_counters *total,
     file->ranks = listing->ranks;
     file->cost_seconds = calloc(listing->ranks + 1u, sizeof *file->cost_seconds);
     file->run_seconds = calloc(listing->ranks + 1u, sizeof *file->run_seconds);
+    file->analyzer_lost_seconds = calloc(listing->ranks + 1u, sizeof *file->analyzer_lost_seconds);
+    for (uint32_t r = 0; file->analyzer_lost_seconds != NULL && r < listing->ranks; r++)
+        file->analyzer_lost_seconds[r] = -1;
 }
 
 /* One kind's cells: [events, timed, before, inside, after, timed_before]
@@ -594,8 +607,30 @@ static void write_json_line(summary_file *file, const adt_location_summary *line
     else
         fprintf(file->out, "null");
     write_json_cost(file, line);
+    if (line->analyzer_lost && file->analyzer_lost_seconds != NULL && line->rank < file->ranks)
+        file->analyzer_lost_seconds[line->rank] =
+            line->timer_resolution ? (double)line->analyzer_lost_after_ticks / (double)line->timer_resolution : 0.0;
     fputc('}', file->out);
     file->lines_written++;
+}
+
+/* Per rank when it lost its online analyzer (null: never), and the ranks
+ * that did. */
+static void write_json_analyzers_lost(FILE *out, const double *lost_seconds, uint32_t ranks)
+{
+    fprintf(out, ",\n  \"online_analyzer_lost_at_s_per_rank\": [");
+    for (uint32_t r = 0; r < ranks; r++) {
+        if (lost_seconds[r] < 0)
+            fprintf(out, "%snull", r ? ", " : "");
+        else
+            fprintf(out, "%s%.3f", r ? ", " : "", lost_seconds[r]);
+    }
+    fprintf(out, "],\n  \"online_ranks_without_analyzer\": [");
+    unsigned listed = 0;
+    for (uint32_t r = 0; r < ranks; r++)
+        if (lost_seconds[r] >= 0)
+            fprintf(out, "%s%u", listed++ ? ", " : "", r);
+    fputc(']', out);
 }
 
 /* Ends the file and gives it its name when every line arrived (complete);
@@ -613,6 +648,8 @@ static int close_summary_file(summary_file *file, bool complete)
                     file->run_seconds[r] > 0 ? file->cost_seconds[r] / file->run_seconds[r] : 0.0);
         fputc(']', file->out);
     }
+    if (file->analyzer_lost_seconds != NULL)
+        write_json_analyzers_lost(file->out, file->analyzer_lost_seconds, file->ranks);
     fprintf(file->out, "\n}\n");
     bool failed = ferror(file->out) != 0;
     failed |= fclose(file->out) != 0;
@@ -706,6 +743,33 @@ static void print_cost(const adt_run_listing *listing)
     adt_log("measurement cost (estimated from the timed events, docs/compensation.md): %s", text);
 }
 
+/* One line naming the ranks that lost their online analyzer and when:
+ * "ranks 2 (at 3.104 s), 3 (at 3.110 s)"; the first 16, then how many
+ * more. Nothing where none did. */
+static void print_analyzers_lost(const adt_run_listing *listing)
+{
+    char text[512];
+    size_t used = 0;
+    uint32_t lost = 0;
+    text[0] = '\0';
+    for (uint32_t r = 0; r < listing->ranks; r++) {
+        if (listing->analyzer_lost_seconds[r] < 0)
+            continue;
+        if (lost++ < 16 && used < sizeof text) {
+            int written = snprintf(text + used, sizeof text - used, "%s%u (at %.3f s)", lost > 1 ? ", " : "", r,
+                                   listing->analyzer_lost_seconds[r]);
+            used += written > 0 ? (size_t)written : 0;
+        }
+    }
+    if (lost == 0)
+        return;
+    if (lost > 16 && used < sizeof text)
+        snprintf(text + used, sizeof text - used, " and %u more", lost - 16);
+    adt_log("online: %u rank%s lost %s analyzer and went on with %s own buffer%s: rank%s %s", lost,
+            lost == 1 ? "" : "s", lost == 1 ? "its" : "their", lost == 1 ? "its" : "their", lost == 1 ? "" : "s",
+            lost == 1 ? "" : "s", text);
+}
+
 static void print_summary(const adt_run_counters *total, const adt_run_listing *listing, const char *archive_dir)
 {
     uint32_t ranks = listing->ranks;
@@ -747,6 +811,8 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
                 (unsigned long long)total->online_messages_streamed, mebibytes(total->online_bytes_streamed), totals,
                 stream_losses, where);
     }
+    if (listing->analyzer_lost_seconds != NULL)
+        print_analyzers_lost(listing);
     if (listing->initial_rate_hz) {
         adt_log("samples: %llu taken, %llu kept, %llu removed, %llu skipped (%llu while code was being unloaded or "
                 "registered), %llu dropped%s",
@@ -919,6 +985,7 @@ int adt_summary_publish(const adt_collectives *collectives, const adt_run_counte
         bool all_lines = receive_lines(c, location_lines, line_count, &file) == 0;
         listing.cost_seconds = all_lines ? file.cost_seconds : NULL;
         listing.run_seconds = all_lines ? file.run_seconds : NULL;
+        listing.analyzer_lost_seconds = all_lines ? file.analyzer_lost_seconds : NULL;
         result = close_summary_file(&file, all_lines);
     } else if (root && complete) { /* not created, or the others could not be told */
         if (file.out != NULL)
@@ -929,5 +996,6 @@ int adt_summary_publish(const adt_collectives *collectives, const adt_run_counte
         print_summary(&run.counters, &listing, archive_dir);
     free(file.cost_seconds);
     free(file.run_seconds);
+    free(file.analyzer_lost_seconds);
     return result;
 }

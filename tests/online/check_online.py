@@ -760,13 +760,34 @@ def check_killed(run_dir, mpiexec, launcher, program, report, otf2_print):
     if summary["online_archive_written_by_analyzers"] != 0 or \
             "the analyzers do not write the archive" not in text:
         fail("summary.json or stderr does not say that the ranks wrote the archive themselves")
+    check_ranks_without_analyzer(summary, text, [0, 1])
     live = read_live(archive)
     if live is None or live["final"]:
         fail(f"expected the analyzer's last periodic live report, found {live}")
-    print("analyzer killed: exit 0, archive complete")
+    print("analyzer killed: exit 0, archive complete, ranks 0 and 1 named without analyzer")
 
 
-def check_killed_second(run_dir, mpiexec, launcher, program, report, otf2_print):
+def check_ranks_without_analyzer(summary, text, lost):
+    """summary.json names the ranks lost (and only those) as without
+    analyzer, each with when it lost it (seconds after its start, within
+    the run), the others null; the stderr summary says so in one line."""
+    if summary.get("online_ranks_without_analyzer") != lost:
+        fail(f"summary.json's online_ranks_without_analyzer is {summary.get('online_ranks_without_analyzer')}, "
+             f"expected {lost}")
+    at = summary["online_analyzer_lost_at_s_per_rank"]
+    if len(at) != summary["ranks"]:
+        fail(f"online_analyzer_lost_at_s_per_rank has {len(at)} entries for {summary['ranks']} ranks")
+    for rank, seconds in enumerate(at):
+        if (seconds is None) == (rank in lost) or (seconds is not None and not 0 < seconds < RUN_LIMIT_S):
+            fail(f"rank {rank} lost its analyzer at {seconds} s in summary.json, expected "
+                 f"{'a time' if rank in lost else 'null'}")
+    said = [line for line in text.splitlines() if re.search(r"online: \d+ ranks? lost (its|their) analyzer", line)]
+    named = [int(rank) for rank in re.findall(r"(\d+) \(at [\d.]+ s\)", said[0])] if len(said) == 1 else None
+    if named != lost:
+        fail(f"expected one stderr line naming ranks {lost} as without analyzer, found {said}")
+
+
+def check_killed_second(run_dir, mpiexec, launcher, program, report, otf2_print, page_mode):
     """4 ranks, 2 analyzers, analyzer 1 killed (SIGKILL) once the live
     report exists: analyzer 0's report round does not wait for it forever
     (the watchdog ends a hung run, which fails here), the application
@@ -797,7 +818,40 @@ def check_killed_second(run_dir, mpiexec, launcher, program, report, otf2_print)
         fail(f"the live report does not name ranks 2 and 3 as without analyzer, and since when: {live}")
     if live["finished_ranks"] != [0, 1]:
         fail(f"analyzer 0's ranks 0 and 1 did not all finish in its last live report: {live['finished_ranks']}")
+    # Analyzer 0's ranks heard at once that no final report comes: none
+    # waited for it in vain, none counts as without analyzer.
+    if "did not confirm the final live report within" in text:
+        fail("a rank waited in vain for the final report of analyzer 0, which went on alone")
+    summary = json.load(open(os.path.join(archive, "summary.json")))
+    check_ranks_without_analyzer(summary, text, [2, 3])
+    check_lost_ranks_drawn(archive, page_mode, live)
     print("analyzer 1 killed: exit 0, archive complete, ranks 2 and 3 named without analyzer")
+
+
+def check_lost_ranks_drawn(archive, page_mode, live):
+    """live/report.html says that ranks 2 and 3 went on without their
+    analyzer, and since when, in its state line, its connection table and
+    the ranks' states (drawn by chromium where there is one)."""
+    if page_mode == "not-built":
+        return
+    page = os.path.join(archive, "live", "report.html")
+    embedded = re.search(r'<script type="application/json" id="live-data">(.*?)</script>',
+                         open(page, encoding="utf-8").read(), re.DOTALL)
+    if embedded is None or json.loads(embedded.group(1)) != live:
+        fail(f"{page} does not embed the last live/report.json")
+    if page_mode == "no-chromium":
+        return
+    dom = draw_live_page(page_mode, page, ["state", "mpi", "samples"]).stdout
+    lost = re.search(r'id="analyzers-lost"[^>]*>([^<]*)<', dom)
+    if lost is None or "ranks 2, 3 went on without it" not in lost.group(1):
+        fail(f"the page's state does not name ranks 2 and 3 as without analyzer: {lost.group(1) if lost else None}")
+    row = re.search(r'<tr class="row"><td>ranks without analyzer</td><td>([^<]*)</td>', dom)
+    if row is None or not row.group(1).startswith("2 of 4: 2, 3 (lost"):
+        fail(f"the page's connection table: ranks without analyzer {row.group(1) if row else None}")
+    states = dict(re.findall(r'<tr class="row"><td>(\d+)</td><td>([^<]*)</td>', dom))
+    if [states.get(str(r)) for r in range(4)] != ["finished", "finished", "without analyzer", "without analyzer"]:
+        fail(f"the page's rank states: {states}")
+    print(f"live/report.html names ranks 2 and 3 without analyzer:{lost.group(1)}")
 
 
 def check_unwritten(run_dir, mpiexec, launcher, program, report, otf2_print):
@@ -921,6 +975,21 @@ def table_rows(dom, section):
     return [html.unescape(cell) for cell in re.findall(r'<tr class="row"><td>([^<]*)</td>', element.group(1))]
 
 
+def draw_live_page(chromium, page, sections):
+    """The page drawn by a headless chromium (its --dump-dom output, and
+    its stderr), which must have drawn sections without a console
+    message."""
+    drawn = subprocess.run([chromium] + HEADLESS + ["--dump-dom", f"file://{page}"], capture_output=True, text=True,
+                           timeout=120)
+    marker = re.search(r'id="drawn"[^>]*>([^<]*)<', drawn.stdout)
+    if marker is None or marker.group(1).split() != sections:
+        fail(f"sections drawn: {marker.group(1) if marker else drawn.stderr[-2000:]}")
+    errors = [line for line in drawn.stderr.splitlines() if "CONSOLE" in line or "Uncaught" in line]
+    if errors:
+        fail(f"console messages: {errors[:5]}")
+    return drawn
+
+
 def check_page(run_dir, mpiexec, launcher, program, report, otf2_print, page_mode):
     archive = os.path.join(run_dir, "archive")
     stderr = run(traced(mpiexec, launcher, archive, [program, "1"]), run_dir)
@@ -954,14 +1023,7 @@ def check_page(run_dir, mpiexec, launcher, program, report, otf2_print, page_mod
     if page_mode == "no-chromium":
         print(f"{page} embeds live/report.json (no chromium: not drawn)")
         return
-    drawn = subprocess.run([page_mode] + HEADLESS + ["--dump-dom", f"file://{page}"], capture_output=True, text=True,
-                           timeout=120)
-    marker = re.search(r'id="drawn"[^>]*>([^<]*)<', drawn.stdout)
-    if marker is None or marker.group(1).split() != ["state", "mpi", "samples"]:
-        fail(f"sections drawn: {marker.group(1) if marker else drawn.stderr[-2000:]}")
-    errors = [line for line in drawn.stderr.splitlines() if "CONSOLE" in line or "Uncaught" in line]
-    if errors:
-        fail(f"console messages: {errors[:5]}")
+    drawn = draw_live_page(page_mode, page, ["state", "mpi", "samples"])
     functions = [f["name"] for f in live["mpi_functions"]]
     if table_rows(drawn.stdout, "mpi-functions") != functions:
         fail(f"MPI function rows {table_rows(drawn.stdout, 'mpi-functions')}, expected {functions}")
@@ -992,7 +1054,7 @@ CASES = {"equal": check_equal, "families": check_families, "nested": check_neste
          "rank-killed": check_rank_killed, "page": check_page}
 
 if __name__ == "__main__":
-    if len(sys.argv) != (9 if sys.argv[1:2] == ["page"] else 8) or sys.argv[1] not in CASES:
+    if len(sys.argv) != (9 if sys.argv[1:2] in (["page"], ["killed-second"]) else 8) or sys.argv[1] not in CASES:
         sys.exit(__doc__)
     case, run_dir = sys.argv[1], sys.argv[2]
     shutil.rmtree(run_dir, ignore_errors=True)

@@ -35,12 +35,17 @@ uint64_t locations_of(uint32_t rank)
     return rank % 3 == 2 ? 0 : 1 + rank % 4;
 }
 
+// Every fourth rank lost its online analyzer, at (rank + 1) / 2 s (500
+// ticks per rank of 1000 a second), on each of its lines.
+bool analyzer_lost(uint32_t rank) { return rank % 4 == 3; }
+
 std::vector<adt_location_summary> lines_of(uint32_t rank)
 {
     std::vector<adt_location_summary> lines(locations_of(rank));
     for (uint64_t i = 0; i < lines.size(); i++)
         lines[i] = adt_location_summary{ rank, i << 32 | rank, (rank + i) % 5, i % 2, 100 * rank + i, 90 * rank + i,
-                                         1000 + i, 7 * rank + i, 3 * i, i % 2, 11 * i, {}, {}, 0, 0 };
+                                         1000 + i, 7 * rank + i, 3 * i, i % 2, 11 * i, {}, {}, 1000, 0,
+                                         analyzer_lost(rank), analyzer_lost(rank) ? 500 * (rank + 1) : 0 };
     return lines;
 }
 
@@ -198,6 +203,35 @@ protected:
             EXPECT_EQ(written[i]["samples_taken"], expected[i].samples_taken);
             EXPECT_EQ(written[i]["samples_kept"], expected[i].samples_kept);
             EXPECT_EQ(written[i]["mpi_events"], expected[i].mpi_events);
+        }
+
+        // Which ranks lost their analyzer, and when, from their lines (a
+        // rank without lines has none to say it).
+        std::string lost_at, without, named;
+        uint32_t lost = 0;
+        for (uint32_t rank = 0; rank < ranks; rank++) {
+            bool listed = analyzer_lost(rank) && locations_of(rank) > 0;
+            char seconds[32];
+            std::snprintf(seconds, sizeof seconds, "%.3f", (rank + 1) / 2.0);
+            lost_at += (rank ? ", " : "") + (listed ? std::string(seconds) : "null");
+            if (listed) {
+                without += (lost ? ", " : "") + std::to_string(rank);
+                named += (lost ? ", " : "") + std::to_string(rank) + " (at " + seconds + " s)";
+                lost++;
+            }
+        }
+        std::string text = process::read_file(archive_ + "/summary.json");
+        EXPECT_NE(text.find("\"online_analyzer_lost_at_s_per_rank\": [" + lost_at + "]"), std::string::npos) << text;
+        EXPECT_NE(text.find("\"online_ranks_without_analyzer\": [" + without + "]"), std::string::npos) << text;
+        bool said = err.find("lost their analyzer") != std::string::npos ||
+                    err.find("lost its analyzer") != std::string::npos;
+        EXPECT_EQ(said, lost > 0) << err;
+        if (lost > 0) {
+            EXPECT_NE(err.find(std::to_string(lost) + (lost == 1 ? " rank lost its" : " ranks lost their") +
+                               " analyzer and went on with"),
+                      std::string::npos)
+                << err;
+            EXPECT_NE(err.find(": rank" + std::string(lost == 1 ? " " : "s ") + named + "\n"), std::string::npos) << err;
         }
 
         // stderr gives the locations at each end rate, from every line.
