@@ -555,6 +555,16 @@ int main(int argc, char **argv)
     free(a.namers);
     free(a.mpi_regions);
     free(chunk);
+    if (a.analyzers_lost) {
+        /* MPI_Finalize ends in a fence over every analyzer of this job,
+         * the lost one included: Open MPI 4.1 waited there for ever when
+         * that analyzer had died (seen in CI, online.killed-second). MPI
+         * defines no finalize after a process failure; all this analyzer
+         * owes is written, so it leaves without, as the dead one did
+         * (the job runs with --enable-recovery or ends anyway). */
+        fflush(NULL);
+        _exit(0);
+    }
     MPI_Finalize();
     return 0;
 }
