@@ -60,14 +60,21 @@ void adt_skeleton_grammar_refollow(adt_skeleton_grammar *g);
 /* Appends the terminal adt_skeleton_grammar_expected gave (not
  * UINT32_MAX): the fast path needs no room, so it never refuses. A whole
  * iteration is counted, and put into the loop's exponent by the
- * settling. */
-static inline void adt_skeleton_grammar_take_expected(adt_skeleton_grammar *g)
+ * settling. True when the caller must call adt_skeleton_grammar_refollow
+ * next (rarely: the fold does it in a function of its own, so that its
+ * common path calls nothing). */
+static inline bool adt_skeleton_grammar_take_expected_until_refollow(adt_skeleton_grammar *g)
 {
     g->length++;
     if (++g->matched < g->expected_length)
-        return;
+        return false;
     g->matched = 0;
-    if (__builtin_expect(++g->iterations >= UINT32_MAX / 2 - g->symbols[g->followed].exponent, 0))
+    return __builtin_expect(++g->iterations >= UINT32_MAX / 2 - g->symbols[g->followed].exponent, 0);
+}
+
+static inline void adt_skeleton_grammar_take_expected(adt_skeleton_grammar *g)
+{
+    if (adt_skeleton_grammar_take_expected_until_refollow(g))
         adt_skeleton_grammar_refollow(g);
 }
 

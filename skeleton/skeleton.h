@@ -151,13 +151,16 @@ typedef struct adt_skeleton_histogram {
 /* A value's position on the log-linear scale (monotone; 0..251): 0..3
  * are the values 0..3; from 4 on, position 4 (l - 1) + m holds
  * [(4 + m) 2^(l-2), (5 + m) 2^(l-2)) where l = floor(log2 value) and m
- * its next two bits. Inline: the hot path places two values per call. */
+ * its next two bits. Inline: the hot path places two values per call.
+ * value >> (l - 2) is 4 + m (its top three bits), so the position is
+ * 4 (l - 2) + (value >> (l - 2)): no mask, one subtraction fewer
+ * (SkeletonHistogram.PositionIsTheLogLinearOneAtEveryBitLength). */
 static inline uint32_t adt_skeleton_position(uint64_t value)
 {
     if (value < 4)
         return (uint32_t)value;
-    uint32_t l = 63u - (uint32_t)__builtin_clzll(value);
-    return 4u * (l - 1u) + (uint32_t)((value >> (l - 2u)) & 3u);
+    uint32_t below_top_three = 61u - (uint32_t)__builtin_clzll(value);
+    return 4u * below_top_three + (uint32_t)(value >> below_top_three);
 }
 /* The smallest value at a position (position 252 and beyond: UINT64_MAX). */
 uint64_t adt_skeleton_position_floor(uint32_t position);
