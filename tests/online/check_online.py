@@ -142,6 +142,24 @@ def read_live(archive):
         return None
 
 
+def run_acting(command, run_dir, act, environment=ENVIRONMENT):
+    """Runs command (stdin closed, stderr into run_dir/stderr.txt), calls
+    act(process) while it runs, waits for its end (killed if it outlives
+    act or RUN_LIMIT_S) and returns its exit status and stderr, which it
+    also echoes."""
+    with open(os.path.join(run_dir, "stderr.txt"), "w") as stderr:
+        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stderr=stderr, env=environment)
+        try:
+            act(process)
+            status = process.wait(timeout=RUN_LIMIT_S)
+        finally:
+            if process.poll() is None:
+                process.kill()
+    text = open(os.path.join(run_dir, "stderr.txt")).read()
+    sys.stderr.write(text)
+    return status, text
+
+
 def analyzer_once_live(process, archive, analyzers=1, index=0):
     """The pid of analyzer index of the run's analyzers, once its first
     live report is there (or the run ended): the spawned analyzers' own
@@ -684,16 +702,14 @@ def check_live(run_dir, mpiexec, launcher, program, report, otf2_print):
     archive = os.path.join(run_dir, "archive")
     command = traced(mpiexec, launcher, archive, ["--live-interval", "1", program, "6"])
     started = time.monotonic()
-    with open(os.path.join(run_dir, "stderr.txt"), "w") as stderr:
-        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stderr=stderr, env=ENVIRONMENT)
-        try:
-            first, second = wait_for_growth(archive, process)
-            appeared = time.monotonic() - started
-            status = process.wait(timeout=RUN_LIMIT_S)
-        finally:
-            if process.poll() is None:
-                process.kill()
-    sys.stderr.write(open(os.path.join(run_dir, "stderr.txt")).read())
+    seen = {}
+
+    def watch(process):
+        seen["reports"] = wait_for_growth(archive, process)
+        seen["appeared"] = time.monotonic() - started
+
+    status, _ = run_acting(command, run_dir, watch)
+    (first, second), appeared = seen["reports"], seen["appeared"]
     if status != 0:
         fail(f"the run exited with {status}")
     check_archive(archive, otf2_print)
@@ -739,16 +755,8 @@ def check_preloaded(run_dir, mpiexec, launcher, program, report, otf2_print):
 def check_killed(run_dir, mpiexec, launcher, program, report, otf2_print):
     archive = os.path.join(run_dir, "archive")
     command = traced(mpiexec, launcher, archive, ["--live-interval", "1", program, "6"], ["--enable-recovery"])
-    with open(os.path.join(run_dir, "stderr.txt"), "w") as stderr:
-        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stderr=stderr, env=ENVIRONMENT)
-        try:
-            os.kill(analyzer_once_live(process, archive), signal.SIGKILL)
-            status = process.wait(timeout=RUN_LIMIT_S)
-        finally:
-            if process.poll() is None:
-                process.kill()
-    text = open(os.path.join(run_dir, "stderr.txt")).read()
-    sys.stderr.write(text)
+    status, text = run_acting(command, run_dir,
+                              lambda process: os.kill(analyzer_once_live(process, archive), signal.SIGKILL))
     if status != 0:
         fail(f"the run exited with {status} after its analyzer was killed")
     check_archive(archive, otf2_print)
@@ -796,16 +804,9 @@ def check_killed_second(run_dir, mpiexec, launcher, program, report, otf2_print,
     archive = os.path.join(run_dir, "archive")
     command = traced(mpiexec, launcher, archive, ["--live-interval", "1", program, "6"], ["--enable-recovery"],
                      ranks=4, analyzers=2)
-    with open(os.path.join(run_dir, "stderr.txt"), "w") as stderr:
-        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stderr=stderr, env=ENVIRONMENT)
-        try:
-            os.kill(analyzer_once_live(process, archive, analyzers=2, index=1), signal.SIGKILL)
-            status = process.wait(timeout=RUN_LIMIT_S)
-        finally:
-            if process.poll() is None:
-                process.kill()
-    text = open(os.path.join(run_dir, "stderr.txt")).read()
-    sys.stderr.write(text)
+    status, text = run_acting(
+        command, run_dir,
+        lambda process: os.kill(analyzer_once_live(process, archive, analyzers=2, index=1), signal.SIGKILL))
     if status != 0:
         fail(f"the run exited with {status} after analyzer 1 was killed (the watchdog ends a hung run)")
     check_archive(archive, otf2_print)
@@ -864,20 +865,15 @@ def check_unwritten(run_dir, mpiexec, launcher, program, report, otf2_print):
     command = traced(mpiexec, launcher, archive, ["--live-interval", "1", program, "3"])
     # 128 MiB buffers: the analyzer rebuilds each rank's whole arena.
     environment = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="128M")
-    with open(os.path.join(run_dir, "stderr.txt"), "w") as stderr:
-        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stderr=stderr, env=environment)
-        try:
-            analyzer = analyzer_once_live(process, archive)
-            with open(f"/proc/{analyzer}/status") as status:
-                size_kib = int(re.search(r"^VmSize:\s+(\d+) kB", status.read(), re.MULTILINE).group(1))
-            limit = (size_kib << 10) + (64 << 20)
-            resource.prlimit(analyzer, resource.RLIMIT_AS, (limit, limit))
-            status = process.wait(timeout=RUN_LIMIT_S)
-        finally:
-            if process.poll() is None:
-                process.kill()
-    text = open(os.path.join(run_dir, "stderr.txt")).read()
-    sys.stderr.write(text)
+
+    def limit_analyzer(process):
+        analyzer = analyzer_once_live(process, archive)
+        with open(f"/proc/{analyzer}/status") as status:
+            size_kib = int(re.search(r"^VmSize:\s+(\d+) kB", status.read(), re.MULTILINE).group(1))
+        limit = (size_kib << 10) + (64 << 20)
+        resource.prlimit(analyzer, resource.RLIMIT_AS, (limit, limit))
+
+    status, text = run_acting(command, run_dir, limit_analyzer, environment)
     if status != 0:
         fail(f"the run exited with {status}")
     check_archive(archive, otf2_print)
@@ -927,23 +923,18 @@ def descendants(pid):
 def check_rank_killed(run_dir, mpiexec, launcher, program, report, otf2_print):
     archive = os.path.join(run_dir, "archive")
     command = traced(mpiexec, launcher, archive, ["--live-interval", "1", program, "30"])
-    with open(os.path.join(run_dir, "stderr.txt"), "w") as stderr:
-        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stderr=stderr, env=ENVIRONMENT)
-        try:
-            live = None
-            while process.poll() is None and (live is None or live["connected_ranks"] != [0, 1]):
-                time.sleep(0.1)
-                live = read_live(archive)
-            ranks = [pid for pid, name in descendants(process.pid).items() if name == program]
-            if len(ranks) != 2:
-                fail(f"expected the 2 ranks of {program} below the run, found {ranks}")
-            os.kill(max(ranks), signal.SIGKILL)
-            status = process.wait(timeout=RUN_LIMIT_S)
-        finally:
-            if process.poll() is None:
-                process.kill()
-    text = open(os.path.join(run_dir, "stderr.txt")).read()
-    sys.stderr.write(text)
+
+    def kill_a_rank(process):
+        live = None
+        while process.poll() is None and (live is None or live["connected_ranks"] != [0, 1]):
+            time.sleep(0.1)
+            live = read_live(archive)
+        ranks = [pid for pid, name in descendants(process.pid).items() if name == program]
+        if len(ranks) != 2:
+            fail(f"expected the 2 ranks of {program} below the run, found {ranks}")
+        os.kill(max(ranks), signal.SIGKILL)
+
+    status, text = run_acting(command, run_dir, kill_a_rank)
     if status == 0:
         fail("the run exited with 0 after a rank was killed")
     said = [line for line in text.splitlines() if line.startswith("adaptrace-analyzer: the job was ended (SIGTERM)")]
