@@ -264,10 +264,13 @@ static bool round_step(analyzer *a, MPI_Request *request)
         return true;
     a->analyzers_lost = true;
     a->analyzers_lost_at_s = MPI_Wtime() - a->started;
+    /* Only analyzer 0 writes live reports: the others' ranks leave them. */
     fprintf(stderr,
             "adaptrace-analyzer %d: a report round of the %d analyzers did not complete within %" PRIu32
-            " s; going on alone: the live report holds only the ranks of analyzer %d\n",
-            a->index, a->count, a->interval_s + ROUND_WAIT_SECONDS, a->index);
+            " s; going on alone: %s\n",
+            a->index, a->count, a->interval_s + ROUND_WAIT_SECONDS,
+            a->index == 0 ? "the live report holds only the ranks of analyzer 0"
+                          : "the live report, analyzer 0's, no longer has this analyzer's ranks");
     return false;
 }
 

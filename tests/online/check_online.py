@@ -63,6 +63,9 @@ CASE:
            the live report exists: the run exits 0 (no report round
            waits for the dead analyzer), its archive is complete, and the
            last live report names ranks 2 and 3 as without analyzer.
+  killed-first  the same with analyzer 0 killed, the one that writes
+           the live report and the archive: the run exits 0, the ranks
+           write the archive, ranks 0 and 1 are named without analyzer.
   spilled  a run of MPI events that flushes a 64 KiB buffer to its spill
            file again and again: the analyzer's archive has the records
            of the offline run per location (BufferFlush records aside);
@@ -795,38 +798,59 @@ def check_ranks_without_analyzer(summary, text, lost):
         fail(f"expected one stderr line naming ranks {lost} as without analyzer, found {said}")
 
 
-def check_killed_second(run_dir, mpiexec, launcher, program, report, otf2_print, page_mode):
-    """4 ranks, 2 analyzers, analyzer 1 killed (SIGKILL) once the live
-    report exists: analyzer 0's report round does not wait for it forever
-    (the watchdog ends a hung run, which fails here), the application
-    exits 0 with its archive complete, and analyzer 0's last live report
-    names the ranks that lost their analyzer (2 and 3) and when."""
+def kill_one_of_two_analyzers(run_dir, mpiexec, launcher, program, otf2_print, index):
+    """4 ranks, 2 analyzers, analyzer index killed (SIGKILL) once the live
+    report exists: no report round of the other waits for it forever (the
+    watchdog ends a hung run, which fails here), the other says that it
+    goes on alone, and the application exits 0 with its archive complete.
+    Returns the run's stderr, its last live report and its summary."""
     archive = os.path.join(run_dir, "archive")
     command = traced(mpiexec, launcher, archive, ["--live-interval", "1", program, "6"], ["--enable-recovery"],
                      ranks=4, analyzers=2)
     status, text = run_acting(
         command, run_dir,
-        lambda process: os.kill(analyzer_once_live(process, archive, analyzers=2, index=1), signal.SIGKILL))
+        lambda process: os.kill(analyzer_once_live(process, archive, analyzers=2, index=index), signal.SIGKILL))
     if status != 0:
-        fail(f"the run exited with {status} after analyzer 1 was killed (the watchdog ends a hung run)")
+        fail(f"the run exited with {status} after analyzer {index} was killed (the watchdog ends a hung run)")
     check_archive(archive, otf2_print)
-    if "adaptrace-analyzer 0: a report round of the 2 analyzers did not complete" not in text:
-        fail("analyzer 0 did not say that it went on alone")
-    live = read_live(archive)
+    if f"adaptrace-analyzer {1 - index}: a report round of the 2 analyzers did not complete" not in text:
+        fail(f"analyzer {1 - index} did not say that it went on alone")
+    # The survivor's ranks heard at once that no final report comes: none
+    # waited for it in vain, none counts as without analyzer.
+    if "did not confirm the final live report within" in text:
+        fail(f"a rank waited in vain for the final report of analyzer {1 - index}, which went on alone")
+    return text, read_live(archive), json.load(open(os.path.join(archive, "summary.json")))
+
+
+def check_killed_second(run_dir, mpiexec, launcher, program, report, otf2_print, page_mode):
+    """Analyzer 1 of 2 killed: analyzer 0's last live report names the
+    ranks that lost their analyzer (2 and 3) and when, and so do the
+    summary and the page."""
+    text, live, summary = kill_one_of_two_analyzers(run_dir, mpiexec, launcher, program, otf2_print, 1)
     if live is None or live["final"] or live["analyzers_reported"] != 1:
         fail(f"expected analyzer 0's own last live report, not final, found {live}")
     if live["ranks_without_analyzer"] != [2, 3] or not live["analyzers_lost_at_s"] > 0:
         fail(f"the live report does not name ranks 2 and 3 as without analyzer, and since when: {live}")
     if live["finished_ranks"] != [0, 1]:
         fail(f"analyzer 0's ranks 0 and 1 did not all finish in its last live report: {live['finished_ranks']}")
-    # Analyzer 0's ranks heard at once that no final report comes: none
-    # waited for it in vain, none counts as without analyzer.
-    if "did not confirm the final live report within" in text:
-        fail("a rank waited in vain for the final report of analyzer 0, which went on alone")
-    summary = json.load(open(os.path.join(archive, "summary.json")))
     check_ranks_without_analyzer(summary, text, [2, 3])
-    check_lost_ranks_drawn(archive, page_mode, live)
+    check_lost_ranks_drawn(os.path.join(run_dir, "archive"), page_mode, live)
     print("analyzer 1 killed: exit 0, archive complete, ranks 2 and 3 named without analyzer")
+
+
+def check_killed_first(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """Analyzer 0 of 2 killed, the one that writes the live report and
+    would write the archive: analyzer 1 goes on alone and tells its ranks
+    at once that no final report comes; the summary names ranks 0 and 1
+    as without analyzer; the live report stays analyzer 0's last periodic
+    one (both analyzers' ranks, not final)."""
+    text, live, summary = kill_one_of_two_analyzers(run_dir, mpiexec, launcher, program, otf2_print, 0)
+    if live is None or live["final"] or live["analyzers_reported"] != 2 or live["ranks_without_analyzer"]:
+        fail(f"expected analyzer 0's last periodic live report of both analyzers, found {live}")
+    if summary["online_archive_written_by_analyzers"] != 0:
+        fail("summary.json says that the analyzers wrote the archive")
+    check_ranks_without_analyzer(summary, text, [0, 1])
+    print("analyzer 0 killed: exit 0, archive complete, ranks 0 and 1 named without analyzer")
 
 
 def check_lost_ranks_drawn(archive, page_mode, live):
@@ -1040,7 +1064,7 @@ def check_page(run_dir, mpiexec, launcher, program, report, otf2_print, page_mod
 CASES = {"equal": check_equal, "families": check_families, "nested": check_nested, "samples": check_samples, "two": check_two,
          "profile": check_profile, "profile_calls": check_profile_calls, "behind": check_behind, "demo": check_demo,
          "live": check_live, "refused": check_refused, "preloaded": check_preloaded, "killed": check_killed,
-         "killed-second": check_killed_second,
+         "killed-second": check_killed_second, "killed-first": check_killed_first,
          "unwritten": check_unwritten, "spilled": check_spilled,
          "rank-killed": check_rank_killed, "page": check_page}
 
