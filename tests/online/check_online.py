@@ -66,6 +66,8 @@ CASE:
   killed-first  the same with analyzer 0 killed, the one that writes
            the live report and the archive: the run exits 0, the ranks
            write the archive, ranks 0 and 1 are named without analyzer.
+  killed-middle  3 ranks, 3 analyzers, analyzer 1 killed: analyzers 0
+           and 2 go on, and rank 1 alone is named without analyzer.
   spilled  a run of MPI events that flushes a 64 KiB buffer to its spill
            file again and again: the analyzer's archive has the records
            of the offline run per location (BufferFlush records aside);
@@ -798,27 +800,34 @@ def check_ranks_without_analyzer(summary, text, lost):
         fail(f"expected one stderr line naming ranks {lost} as without analyzer, found {said}")
 
 
-def kill_one_of_two_analyzers(run_dir, mpiexec, launcher, program, otf2_print, index):
-    """4 ranks, 2 analyzers, analyzer index killed (SIGKILL) once the live
-    report exists: no report round of the other waits for it forever (the
-    watchdog ends a hung run, which fails here), the other says that it
-    goes on alone, and the application exits 0 with its archive complete.
-    Returns the run's stderr, its last live report and its summary."""
+def kill_an_analyzer(run_dir, mpiexec, launcher, program, otf2_print, ranks, analyzers, index):
+    """ranks ranks, analyzers analyzers, analyzer index killed (SIGKILL)
+    once the live report exists: no report round waits for it forever
+    (the watchdog ends a hung run, which fails here), the analyzer that
+    finds it lost says so (analyzer 0, or where analyzer 0 was killed each
+    other analyzer), and the application exits 0 with its archive
+    complete. Returns the run's stderr, its last live report and its
+    summary."""
     archive = os.path.join(run_dir, "archive")
     command = traced(mpiexec, launcher, archive, ["--live-interval", "1", program, "6"], ["--enable-recovery"],
-                     ranks=4, analyzers=2)
+                     ranks=ranks, analyzers=analyzers)
     status, text = run_acting(
         command, run_dir,
-        lambda process: os.kill(analyzer_once_live(process, archive, analyzers=2, index=index), signal.SIGKILL))
+        lambda process: os.kill(analyzer_once_live(process, archive, analyzers=analyzers, index=index),
+                                signal.SIGKILL))
     if status != 0:
         fail(f"the run exited with {status} after analyzer {index} was killed (the watchdog ends a hung run)")
     check_archive(archive, otf2_print)
-    if f"adaptrace-analyzer {1 - index}: a report round of the 2 analyzers did not complete" not in text:
-        fail(f"analyzer {1 - index} did not say that it went on alone")
-    # The survivor's ranks heard at once that no final report comes: none
-    # waited for it in vain, none counts as without analyzer.
+    said = [f"adaptrace-analyzer {other}: analyzer 0 did not take this analyzer's report or answer it within"
+            for other in range(1, analyzers)] if index == 0 else \
+        [f"adaptrace-analyzer 0: analyzer {index} of {analyzers} did not report within"]
+    for line in said:
+        if line not in text:
+            fail(f"nobody said: {line}")
+    # The other analyzers' ranks heard at once that no final report
+    # comes: none waited for it in vain, none counts as without analyzer.
     if "did not confirm the final live report within" in text:
-        fail(f"a rank waited in vain for the final report of analyzer {1 - index}, which went on alone")
+        fail("a rank waited in vain for the final report of an analyzer that went on without another")
     return text, read_live(archive), json.load(open(os.path.join(archive, "summary.json")))
 
 
@@ -826,7 +835,7 @@ def check_killed_second(run_dir, mpiexec, launcher, program, report, otf2_print,
     """Analyzer 1 of 2 killed: analyzer 0's last live report names the
     ranks that lost their analyzer (2 and 3) and when, and so do the
     summary and the page."""
-    text, live, summary = kill_one_of_two_analyzers(run_dir, mpiexec, launcher, program, otf2_print, 1)
+    text, live, summary = kill_an_analyzer(run_dir, mpiexec, launcher, program, otf2_print, 4, 2, 1)
     if live is None or live["final"] or live["analyzers_reported"] != 1:
         fail(f"expected analyzer 0's own last live report, not final, found {live}")
     if live["ranks_without_analyzer"] != [2, 3] or not live["analyzers_lost_at_s"] > 0:
@@ -838,13 +847,30 @@ def check_killed_second(run_dir, mpiexec, launcher, program, report, otf2_print,
     print("analyzer 1 killed: exit 0, archive complete, ranks 2 and 3 named without analyzer")
 
 
+def check_killed_middle(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """3 ranks, 3 analyzers (one rank each), analyzer 1 killed: analyzer 0
+    goes on with analyzer 2, so only rank 1 is without analyzer, in the
+    live report (2 analyzers reported, ranks 0 and 2 finished) and in the
+    summary."""
+    text, live, summary = kill_an_analyzer(run_dir, mpiexec, launcher, program, otf2_print, 3, 3, 1)
+    if live is None or live["final"] or live["analyzers_reported"] != 2:
+        fail(f"expected a live report of analyzers 0 and 2, not final, found {live}")
+    if live["ranks_without_analyzer"] != [1] or not live["analyzers_lost_at_s"] > 0:
+        fail(f"the live report does not name rank 1 alone as without analyzer, and since when: {live}")
+    if live["finished_ranks"] != [0, 2]:
+        fail(f"ranks 0 and 2 did not both finish in the last live report: {live['finished_ranks']}")
+    check_ranks_without_analyzer(summary, text, [1])
+    print("analyzer 1 of 3 killed: exit 0, archive complete, rank 1 alone named without analyzer, "
+          "ranks 0 and 2 finished in the live report")
+
+
 def check_killed_first(run_dir, mpiexec, launcher, program, report, otf2_print):
     """Analyzer 0 of 2 killed, the one that writes the live report and
     would write the archive: analyzer 1 goes on alone and tells its ranks
     at once that no final report comes; the summary names ranks 0 and 1
     as without analyzer; the live report stays analyzer 0's last periodic
     one (both analyzers' ranks, not final)."""
-    text, live, summary = kill_one_of_two_analyzers(run_dir, mpiexec, launcher, program, otf2_print, 0)
+    text, live, summary = kill_an_analyzer(run_dir, mpiexec, launcher, program, otf2_print, 4, 2, 0)
     if live is None or live["final"] or live["analyzers_reported"] != 2 or live["ranks_without_analyzer"]:
         fail(f"expected analyzer 0's last periodic live report of both analyzers, found {live}")
     if summary["online_archive_written_by_analyzers"] != 0:
@@ -1065,6 +1091,7 @@ CASES = {"equal": check_equal, "families": check_families, "nested": check_neste
          "profile": check_profile, "profile_calls": check_profile_calls, "behind": check_behind, "demo": check_demo,
          "live": check_live, "refused": check_refused, "preloaded": check_preloaded, "killed": check_killed,
          "killed-second": check_killed_second, "killed-first": check_killed_first,
+         "killed-middle": check_killed_middle,
          "unwritten": check_unwritten, "spilled": check_spilled,
          "rank-killed": check_rank_killed, "page": check_page}
 
