@@ -178,25 +178,37 @@ static void put_thread(bytes_out *out, const adt_skeleton *skeleton)
     free(memory);
 }
 
-uint8_t *adt_skeleton_rank_encode(uint32_t rank, size_t *bytes)
+uint8_t *adt_skeleton_threads_encode(adt_skeleton *const *threads, size_t count, uint32_t rank, size_t *bytes)
 {
     bytes_out structure = { 0 }, out = { 0 };
-    size_t count = adt_skeleton_count();
     put_u32(&structure, (uint32_t)count);
     for (size_t i = 0; i < count; ++i)
-        put_thread(&structure, adt_skeleton_at(i));
+        put_thread(&structure, threads[i]);
     put_u64(&out, structure.size);
     if (!structure.failed)
         put(&out, structure.data, structure.size);
     free(structure.data);
     for (size_t i = 0; i < count; ++i)
-        put_thread_timing(&out, adt_skeleton_at(i), rank);
+        put_thread_timing(&out, threads[i], rank);
     if (structure.failed || out.failed) {
         free(out.data);
         return NULL;
     }
     *bytes = out.size;
     return out.data;
+}
+
+uint8_t *adt_skeleton_rank_encode(uint32_t rank, size_t *bytes)
+{
+    size_t count = adt_skeleton_count();
+    adt_skeleton **threads = malloc(sizeof *threads * (count ? count : 1));
+    if (!threads)
+        return NULL;
+    for (size_t i = 0; i < count; ++i)
+        threads[i] = adt_skeleton_at(i);
+    uint8_t *part = adt_skeleton_threads_encode(threads, count, rank, bytes);
+    free(threads);
+    return part;
 }
 
 static uint64_t fnv_more(uint64_t hash, const void *data, size_t size)

@@ -9,6 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The share's memory (thread.c; NULL without slabs): the image of it
+ * (image_save.c) copies its claimed slabs. */
+const uint8_t *adt_skeleton_share_memory(void);
+
 /* Every table starts 8-byte aligned. */
 static inline size_t adt_skeleton_align8(size_t bytes)
 {
