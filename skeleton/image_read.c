@@ -8,8 +8,9 @@
  * a table that does not fit in the slabs, or whose counts exceed its
  * capacities, makes the image refused. The links inside the grammar
  * (symbol and rule indices) are the saving process's, trusted once the
- * caller has checked the image's hash: they were whole when written
- * (no thread folded then, see image_save.c).
+ * image's own hash (its last 8 bytes) matches: they were whole when
+ * written (no thread folded then, see image_save.c), and checking every
+ * one would take a walk of every rule.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,10 +115,16 @@ uint8_t *adt_skeleton_image_encode(const uint8_t *image, size_t image_bytes, uin
         snprintf(error, error_size, "not an image of this build's skeletons");
         return NULL;
     }
-    uint64_t headers = (uint64_t)head.skeleton_count * sizeof(adt_skeleton);
-    if (head.region_bytes % 8 != 0 || headers > image_bytes - sizeof head ||
-        head.region_bytes != image_bytes - sizeof head - headers) {
+    uint64_t headers = (uint64_t)head.skeleton_count * sizeof(adt_skeleton), hash;
+    if (head.region_bytes % 8 != 0 || image_bytes - sizeof head < sizeof hash ||
+        headers > image_bytes - sizeof head - sizeof hash ||
+        head.region_bytes != image_bytes - sizeof head - headers - sizeof hash) {
         snprintf(error, error_size, "its lengths do not add up");
+        return NULL;
+    }
+    memcpy(&hash, image + image_bytes - sizeof hash, sizeof hash);
+    if (adt_skeleton_fnv_more(ADT_SKELETON_FNV_START, image, image_bytes - sizeof hash) != hash) {
+        snprintf(error, error_size, "its hash does not match");
         return NULL;
     }
     region slabs = { malloc(head.region_bytes ? head.region_bytes : 1), head.share_address, head.region_bytes };

@@ -29,8 +29,10 @@ void adt_skeleton_image_begin(adt_skeleton_image_cursor *cursor)
         .share_address = (uint64_t)(uintptr_t)adt_skeleton_share_memory(),
         .region_bytes = adt_skeleton_share_claimed_bytes(),
         .skeleton_count = (uint32_t)count,
+        .hash = ADT_SKELETON_FNV_START,
     };
-    cursor->total_bytes = sizeof(adt_skeleton_image_head) + (uint64_t)count * sizeof(adt_skeleton) + cursor->region_bytes;
+    cursor->total_bytes = sizeof(adt_skeleton_image_head) + (uint64_t)count * sizeof(adt_skeleton) +
+                          cursor->region_bytes + sizeof cursor->hash;
 }
 
 /* Skeleton i's header as the image holds it. */
@@ -68,9 +70,20 @@ size_t adt_skeleton_image_next(adt_skeleton_image_cursor *cursor, void *block, s
         size_t part = sizeof header - within < size ? sizeof header - within : size;
         memcpy(block, (const uint8_t *)&header + within, part);
         size = part;
-    } else {
+    } else if (at < headers_end + cursor->region_bytes) {
+        uint64_t region_left = headers_end + cursor->region_bytes - at;
+        size = region_left < size ? (size_t)region_left : size;
         memcpy(block, adt_skeleton_share_memory() + (at - headers_end), size);
+    } else {
+        /* The trailer: the hash of everything before it. */
+        size_t within = (size_t)(at - headers_end - cursor->region_bytes);
+        uint64_t hash = cursor->hash;
+        size = sizeof hash - within < size ? sizeof hash - within : size;
+        memcpy(block, (const uint8_t *)&hash + within, size);
+        cursor->offset += size;
+        return size;
     }
+    cursor->hash = adt_skeleton_fnv_more(cursor->hash, block, size);
     cursor->offset += size;
     return size;
 }

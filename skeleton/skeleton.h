@@ -306,8 +306,9 @@ adt_skeleton *adt_skeleton_at(size_t index);
  * The image: a head (magic "ADTSKIM", version, the skeletons' count and
  * header size, the share's address in the saving process and the bytes
  * of it claimed), then each skeleton's header (adt_skeleton, by value, in
- * the order adt_skeleton_at gives), then the claimed slabs. Host byte
- * order, for the same adaptrace build. The tables' pointers are the
+ * the order adt_skeleton_at gives), then the claimed slabs, then the
+ * FNV-1a 64 hash of all that (u64). Host byte order, for the same
+ * adaptrace build. The tables' pointers are the
  * saving process's: the reader lays every table out again from its
  * capacities at its place in the slabs.
  *
@@ -320,6 +321,7 @@ typedef struct adt_skeleton_image_cursor {
     uint64_t share_address;
     uint64_t region_bytes;    /* the slabs claimed when it began */
     uint32_t skeleton_count;
+    uint64_t hash;            /* of the bytes given so far */
 } adt_skeleton_image_cursor;
 
 /* Signal handler (async-signal-safe: atomic loads, memcpy, no call that
@@ -333,9 +335,11 @@ size_t adt_skeleton_image_next(adt_skeleton_image_cursor *cursor, void *block, s
 /* Normal context (adaptrace-recover): the part adt_skeleton_rank_encode
  * would have made of the skeletons the image holds (malloc'd, *bytes
  * set), or NULL with one line in error: not an image of this build, its
- * lengths do not add up, a table that does not fit its slabs, out of
- * memory. The image's bytes must be the ones written (the caller checks
- * its hash): the grammar's inner links are not checked here. */
+ * lengths do not add up, its hash does not match, a table that does not
+ * fit its slabs, out of memory. Behind the hash, the tables' places and
+ * counts are checked, not the grammar's inner links (symbol and rule
+ * indices): they are what a damaged image that its hash missed could
+ * still break. */
 uint8_t *adt_skeleton_image_encode(const uint8_t *image, size_t image_bytes, uint32_t rank, size_t *bytes,
                                    char *error, size_t error_size);
 

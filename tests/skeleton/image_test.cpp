@@ -2,7 +2,8 @@
 // signal): what a signal handler copies out of the share, read back in
 // other memory, encodes to exactly the part the live skeletons encode to,
 // with threads that grew across slabs and one that found no slab; an
-// image whose lengths, head or tables do not fit is refused with one line.
+// image whose lengths, head, hash or tables do not fit is refused with one
+// line.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -70,6 +71,16 @@ std::vector<uint8_t> encoded(const std::vector<uint8_t> &image, uint32_t rank, s
     return out;
 }
 
+// The image's trailer made to match its bytes again (damage its hash
+// missed), so that the checks behind it are reached.
+void rehash(std::vector<uint8_t> &image)
+{
+    uint64_t hash = 14695981039346656037ull;
+    for (size_t i = 0; i + 8 < image.size(); ++i)
+        hash = (hash ^ image[i]) * 1099511628211ull;
+    memcpy(&image[image.size() - 8], &hash, 8);
+}
+
 std::vector<uint8_t> live_part(uint32_t rank)
 {
     size_t bytes = 0;
@@ -122,8 +133,14 @@ TEST(SkeletonImage, RefusesAnImageThatDoesNotFit)
     EXPECT_TRUE(encoded(cut, 0, &error).empty());
     EXPECT_EQ(error, "its lengths do not add up");
 
+    std::vector<uint8_t> changed = image;
+    changed[image.size() / 2] ^= 1;
+    EXPECT_TRUE(encoded(changed, 0, &error).empty());
+    EXPECT_EQ(error, "its hash does not match");
+
     std::vector<uint8_t> foreign = image;
     foreign[0] ^= 1;
+    rehash(foreign);
     EXPECT_TRUE(encoded(foreign, 0, &error).empty());
     EXPECT_EQ(error, "not an image of this build's skeletons");
 
@@ -135,6 +152,7 @@ TEST(SkeletonImage, RefusesAnImageThatDoesNotFit)
     memcpy(&grammar, &moved[head + field], 8);
     grammar += 2ull * ADT_SKELETON_SLAB_BYTES;
     memcpy(&moved[head + field], &grammar, 8);
+    rehash(moved);
     EXPECT_TRUE(encoded(moved, 0, &error).empty());
     EXPECT_EQ(error, "thread 0's tables do not fit its slabs");
 }
