@@ -17,10 +17,13 @@
  * Checks: the header carries a hash of itself, and each section one of its
  * tag and length and, where the bytes are a copy that nothing changes
  * while they are written (the journal's committed prefix, the module
- * list, the counters, the location lines), of its bytes too. The buffer
- * image and the calling-context tree are written from memory that other
- * threads may still be changing, so a hash of theirs could not be made to
- * agree; their readers validate every chain, record and node instead.
+ * list, the counters, the location lines), of its bytes too; the
+ * skeleton's image is hashed as copied out, block by block, so its check
+ * agrees with its bytes though parts of the slabs it copies may change.
+ * The buffer image and the calling-context tree are written from memory
+ * that other threads may still be changing, so a hash of theirs could not
+ * be made to agree; their readers validate every chain, record and node
+ * instead.
  * The hash is FNV-1a: a loop over bytes, nothing the save in a signal
  * handler could not run (no call, no memory of its own).
  */
