@@ -6,9 +6,10 @@
  * initial-exec TLS, one load per call. Never runs in a signal handler: the
  * sampler does not call it, so the state is touched by its thread only.
  *
- * Except at the end: adt_mpi_fold_close (normal code, an ending without
- * MPI_Finalize, see there) stops every thread's folding and waits for
- * the folds under way, so that the skeletons are encoded whole.
+ * Except at the end: adt_mpi_fold_close (an ending without MPI_Finalize:
+ * normal code, or the ending signal's handler; see there) stops every
+ * thread's folding and waits for the folds under way, so that the
+ * skeletons are encoded, or their share's image taken, whole.
  */
 #include <linux/membarrier.h>
 #include <stdatomic.h>
@@ -457,7 +458,8 @@ void adt_mpi_fold_leave(adt_location *location, uint32_t function, bool outermos
         account_folded_call(t, location);
 }
 
-/* ---- the end without MPI_Finalize (normal code) ------------------------- */
+/* ---- the end without MPI_Finalize (normal code, or the ending signal's
+ * handler: async-signal-safe, atomics, membarrier and nanosleep only) --- */
 
 void adt_mpi_fold_init_close(void)
 {
@@ -469,6 +471,16 @@ void adt_mpi_fold_init_close(void)
 adt_skeleton_saved adt_mpi_fold_close(void)
 {
     atomic_store(&folds_closed, true);
+    /* A signal handler's save that interrupted its own thread in the
+     * middle of a fold: that fold ends only after the handler, which
+     * would wait for it forever, and its thread's tables are half
+     * changed. (Its flag is set a little before the tables change and
+     * dropped after: a thread stopped just outside the change counts as
+     * in it, never the other way round.) Normal code is never in a fold
+     * here. */
+    const fold_thread *own = thread_state;
+    if (own != NULL && own != NO_SKELETON && atomic_load_explicit(&own->folding, memory_order_relaxed))
+        return ADT_SKELETON_NOT_SAVED_INTERRUPTED_FOLD;
     /* Every other running thread passes a full barrier: a fold that
      * began before it has its folding flag seen below, one after it sees
      * folds_closed (adt_mpi_fold_leave). */

@@ -45,6 +45,13 @@ struct adt_skeleton_grammar {
     uint32_t iterations;       /* whole iterations of R taken, not yet in its exponent */
 };
 
+/* Points a grammar's arrays into its memory, after the struct, for these
+ * capacities (the layout adt_skeleton_grammar_init makes and a grown
+ * grammar keeps): the init, and a grammar read back from an image of the
+ * share (image_read.c), whose pointers were the saving process's. */
+void adt_skeleton_grammar_lay_out(adt_skeleton_grammar *g, uint32_t symbols, uint32_t rules,
+                                  uint32_t digram_slots_log2);
+
 /* The terminal the loop the sequence ends in expects next, or UINT32_MAX
  * (the fold compares a call's key with its key before hashing it). */
 static inline uint32_t adt_skeleton_grammar_expected(const adt_skeleton_grammar *g)

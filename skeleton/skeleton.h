@@ -298,6 +298,54 @@ void adt_skeleton_stop_with(adt_skeleton *skeleton, adt_skeleton_stop cause);
 size_t adt_skeleton_count(void);
 adt_skeleton *adt_skeleton_at(size_t index);
 
+/* ---- an image of the share (image_save.c, image_read.c) --------------- */
+
+/* What a save in a signal handler can keep of the skeletons: the
+ * encoder allocates, a handler may not, so the handler writes the share's
+ * memory as it is (its claimed slabs, where every table lives) and each
+ * skeleton's header, and adaptrace-recover encodes the rank's part from
+ * that image later, with the same encoder (adt_skeleton_image_encode).
+ *
+ * The image: a head (magic "ADTSKIM", version, the skeletons' count and
+ * header size, the share's address in the saving process and the bytes
+ * of it claimed), then each skeleton's header (adt_skeleton, by value, in
+ * the order adt_skeleton_at gives), then the claimed slabs, then the
+ * FNV-1a 64 hash of all that (u64). Host byte order, for the same
+ * adaptrace build. The tables' pointers are the
+ * saving process's: the reader lays every table out again from its
+ * capacities at its place in the slabs.
+ *
+ * Whole only when no thread folds while it is taken: the caller first
+ * stops every thread's folding and waits for the folds under way
+ * (mpi-events, adt_mpi_fold_close). */
+typedef struct adt_skeleton_image_cursor {
+    uint64_t offset;          /* bytes of the image given so far */
+    uint64_t total_bytes;     /* the image's bytes */
+    uint64_t share_address;
+    uint64_t region_bytes;    /* the slabs claimed when it began */
+    uint32_t skeleton_count;
+    uint64_t hash;            /* of the bytes given so far */
+} adt_skeleton_image_cursor;
+
+/* Signal handler (async-signal-safe: atomic loads, memcpy, no call that
+ * could take a lock): begins an image of the share as it is now. */
+void adt_skeleton_image_begin(adt_skeleton_image_cursor *cursor);
+/* Signal handler: the next bytes of the image into block (at most
+ * block_bytes); 0 at its end. Copied out block by block, so that the
+ * caller hashes exactly the bytes it writes. */
+size_t adt_skeleton_image_next(adt_skeleton_image_cursor *cursor, void *block, size_t block_bytes);
+
+/* Normal context (adaptrace-recover): the part adt_skeleton_rank_encode
+ * would have made of the skeletons the image holds (malloc'd, *bytes
+ * set), or NULL with one line in error: not an image of this build, its
+ * lengths do not add up, its hash does not match, a table that does not
+ * fit its slabs, out of memory. Behind the hash, the tables' places and
+ * counts are checked, not the grammar's inner links (symbol and rule
+ * indices): they are what a damaged image that its hash missed could
+ * still break. */
+uint8_t *adt_skeleton_image_encode(const uint8_t *image, size_t image_bytes, uint32_t rank, size_t *bytes,
+                                   char *error, size_t error_size);
+
 /* ---- the file (file_write.c, file_read.c) ------------------------------ */
 
 #define ADT_SKELETON_FILE_NAME "skeleton.adts"

@@ -112,6 +112,11 @@ uint64_t adt_skeleton_share_bytes(void)
     return share_bytes;
 }
 
+const uint8_t *adt_skeleton_share_memory(void)
+{
+    return share;
+}
+
 uint64_t adt_skeleton_share_claimed_bytes(void)
 {
     uint32_t slabs = atomic_load(&slabs_claimed);

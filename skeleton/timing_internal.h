@@ -38,6 +38,10 @@ struct adt_skeleton_timing {
     uint32_t slot_mask;
 };
 
+/* Points the table's arrays into its memory (as the grammar's lay_out;
+ * the in-place growth keeps it too). */
+void adt_skeleton_timing_lay_out(adt_skeleton_timing *timing, uint32_t pairs);
+
 /* A pair's first value: the shift of its sums, and the bins centred on
  * it at the finest width. */
 static inline void adt_skeleton_timing_start(adt_skeleton_histogram *h, uint64_t *shift, uint64_t value)
