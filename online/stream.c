@@ -155,7 +155,7 @@ static void progress(void)
  * them. */
 static void progress_events(void)
 {
-    for (int i = 0; i < ADT_ONLINE_CHUNKS && stream.events_flying > 0; i++) {
+    for (int i = 0; i < ADT_ONLINE_EVENT_CHUNKS && stream.events_flying > 0; i++) {
         if (!stream.event_in_flight[i])
             continue;
         int done = 0;
@@ -602,7 +602,9 @@ bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats)
         if (stream.flying > 0 || stream.events_flying > 0)
             pause_briefly();
     }
-    bool complete = !stream.lost && last >= 0 && stream.flying == 0;
+    /* An event chunk not delivered leaves a hole in the rank's file of
+     * them: the analyzers must not write the archive from it. */
+    bool complete = !stream.lost && last >= 0 && stream.flying == 0 && stream.events_flying == 0;
     /* Event chunks whose sends did not complete stay out of the free
      * list (MPI may still read them); their places in the list are
      * empty. */
