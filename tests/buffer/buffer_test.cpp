@@ -836,3 +836,82 @@ TEST(BufferStream, TakesOnlyFullChunksAndNoPlaceBeyondTheLimit)
     EXPECT_EQ(buffer_stats(buffer).chunks_free, free_before + full);
     adt_buffer_destroy(buffer);
 }
+
+namespace {
+
+// A location whose events went partly to a spill file and partly out as
+// streamed chunks (written into `received` by the "receiver" except the
+// chunk at skip_place, when given), the rest in memory.
+struct Adopting {
+    adt_buffer *buffer;
+    adt_location *location;
+    int received;
+    StreamRun run;
+    std::vector<ModelRecord> stored;
+};
+
+void fill_adopting(Adopting &a, uint32_t skip_place)
+{
+    a.buffer = adt_buffer_create(12 * 256, 256, 1);
+    a.location = adt_buffer_add_location(a.buffer, 0);
+    a.run = {temporary_file(), 0};
+    a.received = temporary_file();
+    adt_buffer_set_preflush(a.buffer, spill_only, &a.run);
+    char payload[24] = {};
+    for (uint64_t time = 1; time <= 600; time++) {
+        ASSERT_EQ(adt_buffer_append_event(a.location, 2, time, payload, sizeof payload), ADT_APPEND_OK);
+        a.stored.push_back({time, 2, false, 0, std::vector<uint8_t>(payload, payload + sizeof payload)});
+        // Streamed in the first half, spilled (nothing taken) in the second.
+        adt_event_chunk taken[4];
+        size_t count = time < 300 ? adt_buffer_take_event_chunks(a.location, taken, 4, UINT32_MAX) : 0;
+        for (size_t i = 0; i < count; i++) {
+            if (taken[i].position != skip_place) {
+                ASSERT_EQ(pwrite(a.received, taken[i].bytes, taken[i].size, (off_t)taken[i].position * taken[i].size),
+                          (ssize_t)taken[i].size);
+            }
+            adt_buffer_give_back_chunk(a.location, taken[i].index);
+        }
+    }
+    ASSERT_GT(a.run.spills, 0);
+    ASSERT_GT(location_stats(a.location).streamed_records, 0u);
+}
+
+void close_adopting(Adopting &a)
+{
+    close(a.received);
+    close(a.run.spill_fd);
+    adt_buffer_destroy(a.buffer);
+}
+
+}  // namespace
+
+TEST(BufferStream, AnAdoptedSpillFileGivesBackEveryEvent)
+{
+    Adopting a;
+    fill_adopting(a, UINT32_MAX);
+    adt_image_repair repair{};
+    ASSERT_EQ(adt_buffer_adopt_spill_file(a.location, a.received, &repair), 0);
+    EXPECT_EQ(repair.chains_cut, 0u);
+    EXPECT_EQ(repair.records_cut, 0u);
+    adt_location_stats stats = location_stats(a.location);
+    EXPECT_EQ(stats.events.records + stats.spilled_records, a.stored.size()) << "every event counted once";
+    EXPECT_EQ(stats.streamed_records, 0u) << "the streamed ones are read from the spill file now";
+    expect_readout(a.location, a.stored);
+    close_adopting(a);
+}
+
+TEST(BufferStream, AStreamedChunkMissingFromTheAdoptedFileCutsTheEventsThere)
+{
+    Adopting a;
+    fill_adopting(a, 2);  // place 2: the third chunk of the list, streamed
+    adt_image_repair repair{};
+    ASSERT_EQ(adt_buffer_adopt_spill_file(a.location, a.received, &repair), 0);
+    EXPECT_EQ(repair.chains_cut, 1u);
+    adt_location_stats stats = location_stats(a.location);
+    EXPECT_EQ(stats.events.records, 0u) << "the events in memory came after the gap";
+    EXPECT_EQ(stats.spilled_records + repair.records_cut, a.stored.size());
+    std::vector<ModelRecord> prefix(a.stored.begin(), a.stored.begin() + (long)stats.spilled_records);
+    ASSERT_FALSE(prefix.empty());
+    expect_readout(a.location, prefix);
+    close_adopting(a);
+}
