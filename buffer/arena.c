@@ -179,6 +179,7 @@ adt_location *adt_buffer_add_location(adt_buffer *buffer, uint64_t location_id)
     location->spill_fd = -1;
     location->spill_head = ADT_CHUNK_NONE;
     location->spill_tail = ADT_CHUNK_NONE;
+    location->spill_next = ADT_CHUNK_NONE;
     /* Published only once initialised: location_at() readers take no lock. */
     __atomic_store_n(&buffer->location_count, index + 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&buffer->add_lock);

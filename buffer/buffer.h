@@ -173,9 +173,44 @@ adt_append_status adt_buffer_append_sample(adt_location *location, uint16_t kind
 
 /* Writes all event chunks of location but the one being filled to fd
  * (shared by the process; the buffer keeps the file offsets) and frees
- * them. The reader yields the spilled records first, in order. Normal
+ * them. The reader yields the spilled records first, in order. The file
+ * may have holes: places of chunks streamed (adt_buffer_take_event_chunks)
+ * and each list's reserved next place. Normal
  * context of the location's own thread only. Returns bytes written or -1. */
 int64_t adt_buffer_spill_events(adt_location *location, int fd);
+
+/* ---- streaming full event chunks (the online stream, issue #28) -------- */
+
+/* A full event chunk taken out of its location's chain: its bytes (size
+ * bytes, header included, its link to the next chunk of the list set),
+ * its index in the arena (for adt_buffer_give_back_chunk), its place in
+ * the spill file's layout (in chunks) and its records. */
+typedef struct adt_event_chunk {
+    const void *bytes;
+    uint32_t size;
+    uint32_t index;
+    uint32_t position;
+    uint64_t records;
+} adt_event_chunk;
+
+/* Takes at most max of the location's full event chunks (all but the one
+ * being filled), oldest first, out of its chain into taken, in the spill
+ * file's layout: each chunk gets its place in the location's list of
+ * chunks that left the arena (adt_buffer_spill_events' list, which the
+ * reader and the image follow), its header the link to the next place.
+ * Nothing is written: the caller takes each chunk to position *
+ * chunk_bytes of a file that a reader of this location (or of its image)
+ * is later given as its spill file, and gives it back afterwards. Until
+ * then the chunk is in no chain: the buffer never touches it. Returns the
+ * chunks taken; 0 also where a place would not be below places_below (the
+ * receiver's limit) or the file's places are used up. Normal
+ * context of the location's own thread only; no malloc, lock or stdio. */
+size_t adt_buffer_take_event_chunks(adt_location *location, adt_event_chunk *taken, size_t max,
+                                    uint32_t places_below);
+
+/* A chunk taken by adt_buffer_take_event_chunks goes back to the free
+ * list (lock-free; any thread). */
+void adt_buffer_give_back_chunk(adt_location *location, uint32_t index);
 
 /* From now on event appends of location return ADT_APPEND_STOPPED. */
 void adt_buffer_stop_events(adt_location *location, uint64_t time);
@@ -253,6 +288,7 @@ typedef enum adt_sample_loss { ADT_SAMPLE_LOSSES(ADT_SAMPLE_LOSS_ENUM) ADT_SAMPL
     X(removals)          /* drops that raised the shift (lowest or own level) */       \
     X(spilled_bytes)                                                                   \
     X(spilled_records)   /* event records moved to the spill file */                   \
+    X(streamed_records)  /* in chunks taken to be streamed (adt_buffer_take_event_chunks) */ \
     X(spills)                                                                          \
     X(events_stopped_at)                                                               \
     X(events_folded)     /* not stored: in the thread's skeleton (adt_buffer_fold_events) */ \
@@ -352,7 +388,10 @@ typedef struct adt_image_repair {
  * a thread was changing when the image was taken); samples cut count as
  * dropped. The buffer has extra_chunks free chunks more per location, for
  * records the recovery appends. spill_fd: a file holding the image's spill contents
- * (adt_buffer_image_spill) at offset 0, or -1 when there are none; it stays
+ * (adt_buffer_image_spill) at offset 0, or -1 when there are none; or one
+ * that holds, besides those, the chunks streamed during the run
+ * (adt_buffer_take_event_chunks) at their places: the lists of spilled
+ * chunks are followed in this file (mapped), not in the image; it stays
  * the caller's, open for writing: where a location's list of spilled
  * chunks is cut, the last chunk kept is rewritten there. Returns NULL with
  * a one-line error for an image that is no buffer image, of another
@@ -369,6 +408,25 @@ size_t adt_buffer_image_spill(const void *image, size_t bytes, const void **spil
  * (memfd), for adt_buffer_image_read's spill_fd; -1 when the image has
  * none or the copy failed. The caller closes it. */
 int adt_buffer_image_spill_file(const void *image, size_t bytes);
+
+/* The image's spilled chunks written at their places into fd, a file
+ * that holds the chunks streamed during the run (adt_buffer_take_event_chunks)
+ * at theirs, so that fd is then the spill file adt_buffer_image_read
+ * takes. Only chunks the spill file held are written (a place it does not
+ * hold, zeros, is left as it is in fd). 0, or -1 with errno. */
+int adt_buffer_image_spill_into(const void *image, size_t bytes, int fd);
+
+/* The location's list of chunks that left the arena read from fd from
+ * now on: fd holds its streamed chunks at their places (a copy of the
+ * receiver's file); the chunks the location spilled to its own spill file
+ * are written into fd at theirs first. The list is followed as
+ * adt_buffer_image_read follows an image's and cut at the first chunk
+ * that is not whole (a streamed one that never reached fd): then the
+ * events in memory are given back too (they would follow a gap), and
+ * repair counts what was cut. fd stays the caller's, open until the
+ * location is read. Normal context of the location's own thread, its
+ * appends over. 0, or -1 (fd cannot be written, no memory). */
+int adt_buffer_adopt_spill_file(adt_location *location, int fd, adt_image_repair *repair);
 
 /* The arena an image was taken of, as its header states it: its bytes
  * (chunks × chunk size) and its chunk size; false when image is no buffer

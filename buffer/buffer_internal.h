@@ -96,8 +96,16 @@ struct adt_location {
     uint32_t chunks_in_use_at_shift[ADT_BUFFER_LEVELS][2];
 
     int spill_fd;
-    uint32_t spill_head;    /* first spilled chunk, in chunk_bytes units of the file */
+    /* The list of the location's event chunks that left the arena, in the
+     * spill file's layout (spill.c): spilled to the process's file or
+     * streamed (adt_buffer_take_event_chunks). Positions in chunk_bytes
+     * units of the file; the list ends at spill_tail, whose header points
+     * to spill_next, the position its next chunk will have (reserved in
+     * advance, so that a chunk never needs its link written after it
+     * left: a streamed one may be in flight or gone). */
+    uint32_t spill_head;
     uint32_t spill_tail;
+    uint32_t spill_next;
 
     uint64_t id;
     void *user;

@@ -32,6 +32,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -39,8 +40,9 @@
 #include "core/core.h"
 
 #define IMAGE_MAGIC 0x41444254494d4731ull /* "ADBTIMG1" */
-#define IMAGE_VERSION 4u /* 2: locations carry shift_reached_at; 3: and the arena's use at each; 4: and
-                           * their folded events (ADAPTRACE_ON_FULL=fold) */
+#define IMAGE_VERSION 5u /* 2: locations carry shift_reached_at; 3: and the arena's use at each; 4: and
+                           * their folded events (ADAPTRACE_ON_FULL=fold); 5: their streamed events, and
+                           * lists of spilled chunks that end at their tail */
 
 typedef struct image_header {
     uint64_t magic;
@@ -55,16 +57,26 @@ typedef struct image_header {
 
 /* ---- writing (signal context) ------------------------------------------ */
 
-/* The spilled chunks, copied file to file in the kernel (no buffer of ours). */
+/* The spilled chunks, copied file to file in the kernel (no buffer of ours).
+ * The file may end before bytes: a list's reserved next place (spill.c)
+ * is not written until a chunk goes there; zeros stand for it. */
 static int copy_spill(int spill_fd, uint64_t bytes, int fd)
 {
+    static const char zeros[4096];
     off_t offset = 0;
     while ((uint64_t)offset < bytes) {
         ssize_t copied = sendfile(fd, spill_fd, &offset, (size_t)(bytes - (uint64_t)offset));
         if (copied < 0 && errno == EINTR)
             continue;
-        if (copied <= 0)
+        if (copied < 0)
             return -1;
+        if (copied == 0) {
+            uint64_t left = bytes - (uint64_t)offset;
+            size_t part = left < sizeof zeros ? (size_t)left : sizeof zeros;
+            if (adt_write_all(fd, zeros, part) != 0)
+                return -1;
+            offset += (off_t)part;
+        }
     }
     return 0;
 }
@@ -155,7 +167,8 @@ typedef struct image_reading {
     adt_buffer *buffer;
     const image_header *header;
     uint8_t *chunk_used;          /* per chunk: already in a chain */
-    const char *spill;            /* the image's copy of the spill file */
+    const char *spill;            /* the spill file given, mapped */
+    uint64_t spill_bytes;
     uint8_t *spill_chunk_used;    /* per spilled chunk: already in a list */
     int spill_fd;
     adt_record_check check;
@@ -293,8 +306,9 @@ static bool end_spill_list(image_reading *reading, uint32_t at, uint32_t whole)
 static bool rebuild_spill(image_reading *reading, adt_location *location, uint64_t *last_time)
 {
     uint32_t chunk_bytes = reading->header->chunk_bytes;
-    uint64_t spill_chunks = reading->header->spill_bytes / chunk_bytes;
-    uint64_t saved_records = location->spilled_records;
+    uint64_t spill_chunks = reading->spill_bytes / chunk_bytes;
+    uint64_t saved_records = location->spilled_records + location->streamed_records;
+    uint32_t saved_tail = location->spill_tail;
     uint64_t records = 0, chunks = 0;
     uint32_t index = location->spill_head, kept = ADT_CHUNK_NONE, kept_used = 0;
     bool whole_list = false;
@@ -310,7 +324,9 @@ static bool rebuild_spill(image_reading *reading, adt_location *location, uint64
         chunks++;
         if (kept_used != header.used)
             break;
-        if (header.next == ADT_CHUNK_NONE) {
+        /* The list ends at its saved tail (whose link is the place
+         * reserved for a next chunk), or where a link says so. */
+        if (index == saved_tail || header.next == ADT_CHUNK_NONE) {
             whole_list = true;
             break;
         }
@@ -325,7 +341,10 @@ static bool rebuild_spill(image_reading *reading, adt_location *location, uint64
     }
     location->spill_tail = kept;
     location->spill_fd = kept != ADT_CHUNK_NONE ? reading->spill_fd : -1;
+    /* Every record of the list is counted as spilled now, the streamed
+     * ones too: they are read from the spill file alike. */
     location->spilled_records = records;
+    location->streamed_records = 0;
     location->spilled_bytes = chunks * chunk_bytes;
     if (saved_records > records)
         reading->repair->records_cut += saved_records - records;
@@ -434,6 +453,19 @@ static int place_chunks(adt_buffer *buffer, const image_header *header, const ch
     }
 }
 
+/* fd's bytes mapped for reading, whole chunks of chunk_bytes; *bytes 0
+ * (and MAP_FAILED) when it has none or cannot be mapped. */
+static void *map_spill(int fd, uint32_t chunk_bytes, uint64_t *bytes)
+{
+    struct stat file;
+    *bytes = fd >= 0 && fstat(fd, &file) == 0 ? (uint64_t)file.st_size : 0;
+    *bytes -= *bytes % chunk_bytes;
+    void *map = *bytes > 0 ? mmap(NULL, *bytes, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
+    if (map == MAP_FAILED)
+        *bytes = 0;
+    return map;
+}
+
 adt_buffer *adt_buffer_image_read(const void *image, size_t bytes, size_t extra_chunks, int spill_fd,
                                   adt_record_check check, void *check_arg, adt_image_repair *repair,
                                   char *error, size_t error_size)
@@ -451,7 +483,12 @@ adt_buffer *adt_buffer_image_read(const void *image, size_t bytes, size_t extra_
     adt_buffer *buffer =
         adt_buffer_create(chunks * header.chunk_bytes, header.chunk_bytes, header.location_count + 1u);
     uint8_t *chunk_used = calloc(chunks, 1);
-    uint8_t *spill_chunk_used = calloc(header.spill_bytes / header.chunk_bytes + 1, 1);
+    /* The spilled chunks are read from the spill file given (the
+     * image's own copy, or one that also holds the chunks streamed during
+     * the run, online/archive.c), mapped: the reader reads that file. */
+    uint64_t spill_bytes = 0;
+    void *spill = map_spill(spill_fd, header.chunk_bytes, &spill_bytes);
+    uint8_t *spill_chunk_used = calloc(spill_bytes / header.chunk_bytes + 1, 1);
     const char *problem = NULL;
     if (buffer == NULL || chunk_used == NULL || spill_chunk_used == NULL)
         problem = "out of memory for the buffer image";
@@ -459,8 +496,8 @@ adt_buffer *adt_buffer_image_read(const void *image, size_t bytes, size_t extra_
         problem = "a buffer image cut short (the save did not finish)";
     image_reading reading = {
         .buffer = buffer, .header = &header, .chunk_used = chunk_used,
-        .spill = saved_locations + locations_bytes, .spill_chunk_used = spill_chunk_used,
-        .spill_fd = header.spill_bytes > 0 ? spill_fd : -1,
+        .spill = spill, .spill_bytes = spill_bytes, .spill_chunk_used = spill_chunk_used,
+        .spill_fd = spill_bytes > 0 ? spill_fd : -1,
         .check = check, .check_arg = check_arg, .repair = repair,
     };
     for (uint32_t i = 0; problem == NULL && i < header.location_count; i++) {
@@ -471,6 +508,8 @@ adt_buffer *adt_buffer_image_read(const void *image, size_t bytes, size_t extra_
             rebuild_location(&reading, location);
     }
     free(spill_chunk_used);
+    if (spill_bytes > 0)
+        munmap(spill, spill_bytes);
     if (problem != NULL) {
         adt_buffer_destroy(buffer);
         free(chunk_used);
@@ -478,7 +517,7 @@ adt_buffer *adt_buffer_image_read(const void *image, size_t bytes, size_t extra_
         return NULL;
     }
     buffer->location_count = header.location_count;
-    buffer->spill_end = header.spill_bytes;
+    buffer->spill_end = spill_bytes > header.spill_bytes ? spill_bytes : header.spill_bytes;
     rebuild_free_list(buffer, chunk_used);
     free(chunk_used);
     return buffer;
@@ -522,4 +561,72 @@ bool adt_buffer_image_arena(const void *image, size_t bytes, uint64_t *arena_byt
     *arena_bytes = (uint64_t)header.chunks_total * header.chunk_bytes;
     *chunk_bytes = header.chunk_bytes;
     return true;
+}
+
+/* The chunks a spill file holds (spill_bytes of it, mapped at spill), each
+ * written at its place into fd; places it does not hold read as zeros (a
+ * hole: a chunk streamed, a list's reserved next place) and are left as
+ * they are in fd. */
+static int put_held_chunks(const char *spill, size_t spill_bytes, uint32_t chunk_bytes, int fd)
+{
+    for (size_t at = 0; at + chunk_bytes <= spill_bytes; at += chunk_bytes) {
+        adt_chunk_header chunk;
+        memcpy(&chunk, spill + at, sizeof chunk);
+        if (chunk.used == 0)
+            continue;
+        if (pwrite(fd, spill + at, chunk_bytes, (off_t)at) != (ssize_t)chunk_bytes)
+            return -1;
+    }
+    return 0;
+}
+
+int adt_buffer_image_spill_into(const void *image, size_t bytes, int fd)
+{
+    const void *spill = NULL;
+    size_t spill_bytes = adt_buffer_image_spill(image, bytes, &spill);
+    if (spill_bytes == 0)
+        return 0;
+    image_header header;
+    memcpy(&header, image, sizeof header);
+    return put_held_chunks(spill, spill_bytes, header.chunk_bytes, fd);
+}
+
+int adt_buffer_adopt_spill_file(adt_location *location, int fd, adt_image_repair *repair)
+{
+    adt_buffer *buffer = location->buffer;
+    memset(repair, 0, sizeof *repair);
+    if (location->spill_head == ADT_CHUNK_NONE)
+        return 0;
+    uint64_t own_bytes = 0;
+    void *own = map_spill(location->spill_fd, buffer->chunk_bytes, &own_bytes);
+    int result = own_bytes > 0 ? put_held_chunks(own, own_bytes, buffer->chunk_bytes, fd) : 0;
+    if (own_bytes > 0)
+        munmap(own, own_bytes);
+    uint64_t spill_bytes = 0;
+    void *spill = map_spill(fd, buffer->chunk_bytes, &spill_bytes);
+    uint8_t *spill_chunk_used = calloc(spill_bytes / buffer->chunk_bytes + 1, 1);
+    if (result != 0 || spill_chunk_used == NULL) {
+        if (spill_bytes > 0)
+            munmap(spill, spill_bytes);
+        free(spill_chunk_used);
+        return -1;
+    }
+    /* The list followed as the recovery follows an image's (the events
+     * in memory kept where it is whole, else given back: they would
+     * follow a gap). */
+    image_header header = { .chunk_bytes = buffer->chunk_bytes };
+    image_reading reading = {
+        .buffer = buffer, .header = &header, .spill = spill, .spill_bytes = spill_bytes,
+        .spill_chunk_used = spill_chunk_used, .spill_fd = spill_bytes > 0 ? fd : -1, .repair = repair,
+    };
+    uint64_t last_time = 0;
+    if (!rebuild_spill(&reading, location, &last_time)) {
+        repair->chains_cut++;
+        repair->records_cut += location->events.records;
+        adt_chain_release(buffer, &location->events);
+    }
+    if (spill_bytes > 0)
+        munmap(spill, spill_bytes);
+    free(spill_chunk_used);
+    return 0;
 }

@@ -63,7 +63,9 @@ static bool load_file_chunk(adt_reader *reader, reader_source *source, uint32_t 
     source->chunk = reader->scratch;
     source->offset = sizeof header;
     source->end = header.used;
-    source->file_next = header.next;
+    /* The list ends at the location's spill_tail, whose link points to
+     * the place reserved for a next chunk (spill.c). */
+    source->file_next = file_chunk == reader->location->spill_tail ? ADT_CHUNK_NONE : header.next;
     return true;
 }
 

@@ -391,7 +391,7 @@ void adt_mpi_init_end(const adt_mpi_call *init)
     /* The stream opens only as MPI_Init returns: its call's record starts
      * at the time of its Enter record, as in the archive. */
     adt_online_start(adt_runtime_config(), &mpmd, (uint32_t)rank, (uint32_t)size, archive_dir, adt_mpi_region_ids,
-                     ADT_MPI_FN_COUNT, init->enter_time);
+                     ADT_MPI_FN_COUNT, init->enter_time, init->location);
 }
 
 void adt_mpi_init_unmeasured(void)
@@ -439,8 +439,12 @@ void adt_mpi_finalize_measurement(adt_mpi_call *call, adt_mpi_function function)
     /* ADAPTRACE_ONLINE_OUTPUT=trace with the stream run to its end: the
      * analyzers write the archive from this rank's end state
      * (online/ship.c), where every rank's did so. */
-    static const adt_runtime_remote_writer analyzers = { adt_online_ship_archive, adt_online_decline_archive };
-    adt_runtime_set_remote_writer(adt_online_archive_held() ? &analyzers : NULL);
+    static const adt_runtime_remote_writer analyzers = { adt_online_ship_archive, adt_online_decline_archive,
+                                                         adt_online_writing_here };
+    /* Without it the rank writes its part itself, its streamed event
+     * chunks read back first. */
+    static const adt_runtime_remote_writer here = { NULL, NULL, adt_online_writing_here };
+    adt_runtime_set_remote_writer(adt_online_archive_held() ? &analyzers : &here);
     adt_collectives collectives;
     if (adt_collectives_mpi_create(&collectives, &adt_mpi_world) == 0) {
         int written = adt_runtime_finish(&collectives, measuring ? offsets : NULL);

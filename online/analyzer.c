@@ -21,12 +21,15 @@
  * only stores the signal's number).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -123,6 +126,12 @@ typedef struct analyzer {
     adt_sampler_namer **namers;
     uint32_t **mpi_regions;
     char unknown_region[64];
+    /* Per rank: its file of streamed event chunks (ADT_ONLINE_EVENTS_FILE;
+     * -1: none opened), and one chunk's room to receive them into. */
+    int *event_files;
+    bool *event_files_failed;
+    char *event_chunk;
+    int event_chunk_bytes;
 } analyzer;
 
 /* The live totals' namer (adt_live_namer): an MPI function's region by
@@ -189,6 +198,59 @@ static int parse_count(const char *text, uint32_t low, uint32_t high, uint32_t *
     return 0;
 }
 
+/* Rank's file of streamed event chunks, opened (and its directory made)
+ * at its first chunk; -1 once that failed (said once). */
+static int event_file(analyzer *a, uint32_t rank)
+{
+    if (a->event_files[rank] >= 0 || a->event_files_failed[rank])
+        return a->event_files[rank];
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, ADT_ONLINE_EVENTS_DIRECTORY, a->archive);
+    if (mkdir(path, 0755) != 0 && errno != EEXIST)
+        a->event_files_failed[rank] = true;
+    snprintf(path, sizeof path, ADT_ONLINE_EVENTS_FILE, a->archive, rank);
+    if (!a->event_files_failed[rank])
+        a->event_files[rank] = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (a->event_files[rank] < 0) {
+        a->event_files_failed[rank] = true;
+        fprintf(stderr,
+                "adaptrace-analyzer %d: cannot write %s (%s): the event chunks rank %u streams are lost; its part of "
+                "the archive ends before the first\n",
+                a->index, path, strerror(errno), rank);
+    }
+    return a->event_files[rank];
+}
+
+/* A chunk of the buffer's events of rank (ADT_ONLINE_TAG_EVENTS + its
+ * place): written at its place into the rank's file. false when it could
+ * not be received. */
+static bool receive_event_chunk(analyzer *a, const MPI_Status *status, int bytes)
+{
+    if (bytes > a->event_chunk_bytes) {
+        char *room = realloc(a->event_chunk, (size_t)bytes);
+        if (room == NULL)
+            return false;
+        a->event_chunk = room;
+        a->event_chunk_bytes = bytes;
+    }
+    if (MPI_Recv(a->event_chunk, bytes, MPI_BYTE, status->MPI_SOURCE, status->MPI_TAG, a->parent,
+                 MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        return false;
+    uint32_t rank = (uint32_t)status->MPI_SOURCE;
+    uint64_t place = (uint64_t)(status->MPI_TAG - ADT_ONLINE_TAG_EVENTS);
+    int fd = rank < a->ranks ? event_file(a, rank) : -1;
+    if (fd >= 0 && pwrite(fd, a->event_chunk, (size_t)bytes, (off_t)(place * (uint64_t)bytes)) != (ssize_t)bytes) {
+        fprintf(stderr,
+                "adaptrace-analyzer %d: cannot write an event chunk of rank %u (%s): its part of the archive ends "
+                "before it\n",
+                a->index, rank, strerror(errno));
+        close(fd);
+        a->event_files[rank] = -1;
+        a->event_files_failed[rank] = true;
+    }
+    return true;
+}
+
 /* Receives every chunk that waits; false once the parents cannot be
  * reached (then what came is all there is). */
 static void receive_waiting(analyzer *a, adt_online_chunk *chunk)
@@ -205,6 +267,15 @@ static void receive_waiting(analyzer *a, adt_online_chunk *chunk)
             return;
         int bytes = 0;
         MPI_Get_count(&status, MPI_BYTE, &bytes);
+        if (status.MPI_TAG >= ADT_ONLINE_TAG_EVENTS) {
+            if (!receive_event_chunk(a, &status, bytes)) {
+                a->parents_lost = true;
+                fprintf(stderr, "adaptrace-analyzer %d: an event chunk of %d bytes from rank %d could not be received\n",
+                        a->index, bytes, status.MPI_SOURCE);
+                return;
+            }
+            continue;
+        }
         if (status.MPI_TAG == ADT_ONLINE_TAG_INTRODUCTION) {
             char *message = malloc(bytes > 0 ? (size_t)bytes : 1);
             if (message == NULL ||
@@ -674,7 +745,12 @@ int main(int argc, char **argv)
     adt_online_chunk *chunk = malloc(sizeof *chunk);
     a.namers = calloc(a.ranks, sizeof *a.namers);
     a.mpi_regions = calloc(a.ranks, sizeof *a.mpi_regions);
-    if (chunk == NULL || a.namers == NULL || a.mpi_regions == NULL ||
+    a.event_files = malloc(a.ranks * sizeof *a.event_files);
+    a.event_files_failed = calloc(a.ranks, sizeof *a.event_files_failed);
+    for (uint32_t r = 0; a.event_files != NULL && r < a.ranks; r++)
+        a.event_files[r] = -1;
+    if (chunk == NULL || a.namers == NULL || a.mpi_regions == NULL || a.event_files == NULL ||
+        a.event_files_failed == NULL ||
         adt_live_create(&a.live, a.ranks, ADT_MPI_FN_COUNT) != 0 ||
         (a.index == 0 && (adt_live_create(&a.total, a.ranks, ADT_MPI_FN_COUNT) != 0 ||
                           (a.peer_lost = calloc((size_t)a.count, sizeof *a.peer_lost)) == NULL ||
@@ -722,6 +798,15 @@ int main(int argc, char **argv)
      * no collective with the others. */
     bool ranks_answered = !a.parents_lost;
     bool final_report = a.final;
+    /* Every event chunk of this analyzer's ranks came before their last
+     * chunk: the files are whole before the barrier below, after which
+     * analyzer 0 reads them. */
+    for (uint32_t r = 0; r < a.ranks; r++)
+        if (a.event_files[r] >= 0)
+            close(a.event_files[r]);
+    free(a.event_files);
+    free(a.event_files_failed);
+    free(a.event_chunk);
     if (final_report) {
         /* Analyzer 0 has written the final report: the ranks may go on
          * to write their archive, which adopts live/. */

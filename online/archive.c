@@ -11,6 +11,9 @@
  * Execution context: adaptrace-analyzer's main thread after the final
  * live report (normal code), and the writer threads it starts.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +43,29 @@ typedef struct part {
 
 static int rebuild(part *p, const char *message, size_t bytes, uint32_t rank, uint32_t ranks, char *error,
                    size_t size);
+
+/* The rank's file of streamed event chunks (ADT_ONLINE_EVENTS_FILE,
+ * written by its analyzer), with the chunks its image's spill file holds
+ * written in at their places: the rank's spill file as the image's lists
+ * refer to it. Removed once the archive is written (where it is not, the
+ * rank reads it back itself: adt_online_writing_here). -1 where the rank
+ * streamed no event chunk (or the file cannot be used: then the lists are
+ * cut where their streamed chunks begin). */
+static int streamed_events(const char *archive_dir, uint32_t rank, const void *image, size_t image_bytes)
+{
+    char path[sizeof((adt_online_end_state *)0)->archive_dir + 32];
+    snprintf(path, sizeof path, ADT_ONLINE_EVENTS_FILE, archive_dir, rank);
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    if (adt_buffer_image_spill_into(image, image_bytes, fd) != 0) {
+        fprintf(stderr, "adaptrace-analyzer: cannot merge rank %u's spilled events into %s (%s)\n", rank, path,
+                strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
 
 /* Receives one message of each rank (an end state or a decline), or
  * fewer: after a decline, those that come within the grace; without one,
@@ -128,7 +154,10 @@ static int rebuild(part *p, const char *message, size_t bytes, uint32_t rank, ui
         return -1;
     }
     adt_image_repair repair = { 0 };
-    p->spill_fd = adt_buffer_image_spill_file(image, head->image_bytes);
+    p->head.archive_dir[sizeof p->head.archive_dir - 1] = '\0';
+    p->spill_fd = streamed_events(p->head.archive_dir, rank, image, head->image_bytes);
+    if (p->spill_fd < 0)
+        p->spill_fd = adt_buffer_image_spill_file(image, head->image_bytes);
     p->buffer = adt_buffer_image_read(image, head->image_bytes, 0, p->spill_fd, NULL, NULL, &repair, error, size);
     if (p->buffer == NULL)
         return -1;
@@ -157,7 +186,6 @@ static int rebuild(part *p, const char *message, size_t bytes, uint32_t rank, ui
     }
     p->head.hostname[sizeof p->head.hostname - 1] = '\0';
     p->head.creator[sizeof p->head.creator - 1] = '\0';
-    p->head.archive_dir[sizeof p->head.archive_dir - 1] = '\0';
     p->input = (adt_trace_input){
         .archive_dir = p->head.archive_dir,
         .hostname = p->head.hostname,
@@ -246,6 +274,20 @@ void adt_online_archive_write(MPI_Comm parent, uint32_t ranks, unsigned wait_sec
             close(p->spill_fd);
         free(p->threads);
         free(p->shipped);
+    }
+    /* The files of streamed event chunks are in the archive now (where it
+     * is not written, the ranks read them back and remove them). */
+    bool all_written = every_part;
+    for (uint32_t r = 0; r < ranks; r++)
+        all_written = all_written && parts[r].written.status == 0;
+    for (uint32_t r = 0; all_written && r < ranks; r++) {
+        char path[sizeof parts[r].head.archive_dir + 32];
+        snprintf(path, sizeof path, ADT_ONLINE_EVENTS_FILE, parts[r].head.archive_dir, r);
+        unlink(path);
+        if (r + 1 == ranks) {
+            snprintf(path, sizeof path, ADT_ONLINE_EVENTS_DIRECTORY, parts[r].head.archive_dir);
+            rmdir(path);
+        }
     }
     free(parts);
 }

@@ -10,10 +10,13 @@
  * adaptrace's own with errors returned: the application sees none of it.
  */
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,6 +34,11 @@ static MPI_Comm analyzers = MPI_COMM_NULL;
 static int my_analyzer;
 static uint32_t stream_rank, stream_ranks;
 static bool profile_only;
+/* For adt_online_writing_here: where the stream's event chunks went
+ * (the archive's path), whose they were, and whether any left. */
+static char events_archive[PATH_MAX];
+static adt_location *events_location;
+static bool events_left;
 
 /* <prefix>/bin/adaptrace-analyzer beside <prefix>/lib/libadaptrace.so (the
  * build tree has the same layout); "" when this library's file cannot be
@@ -220,15 +228,16 @@ static void without_stream(const adt_config *config)
 }
 
 static void start(const adt_config *config, const adt_online_mpmd *mpmd, uint32_t rank, uint32_t size,
-                  const char *archive_dir, const uint32_t *mpi_regions, uint32_t mpi_functions, uint64_t init_enter);
+                  const char *archive_dir, const uint32_t *mpi_regions, uint32_t mpi_functions, uint64_t init_enter,
+                  adt_location *location);
 
 void adt_online_start(const adt_config *config, const adt_online_mpmd *mpmd, uint32_t rank, uint32_t size,
                       const char *archive_dir, const uint32_t *mpi_regions, uint32_t mpi_functions,
-                      uint64_t init_enter)
+                      uint64_t init_enter, adt_location *location)
 {
     if (config == NULL || (config->analyzers == 0 && mpmd->other == MPI_COMM_NULL))
         return;
-    start(config, mpmd, rank, size, archive_dir, mpi_regions, mpi_functions, init_enter);
+    start(config, mpmd, rank, size, archive_dir, mpi_regions, mpi_functions, init_enter, location);
     if (analyzers == MPI_COMM_NULL || !atomic_load(&adt_online_on))
         without_stream(config);
 }
@@ -272,7 +281,8 @@ static bool spawn_and_connect(const adt_config *config, MPI_Comm own_world, uint
 
 /* adt_online_start's work: on success the stream is open. */
 static void start(const adt_config *config, const adt_online_mpmd *mpmd, uint32_t rank, uint32_t size,
-                  const char *archive_dir, const uint32_t *mpi_regions, uint32_t mpi_functions, uint64_t init_enter)
+                  const char *archive_dir, const uint32_t *mpi_regions, uint32_t mpi_functions, uint64_t init_enter,
+                  adt_location *location)
 {
     /* A spawned program that runs under adaptrace (LD_PRELOAD and
      * ADAPTRACE_ANALYZERS exported to every process mpirun starts) would
@@ -324,12 +334,14 @@ static void start(const adt_config *config, const adt_online_mpmd *mpmd, uint32_
     }
     uint64_t hold_ticks = (uint64_t)config->live_interval_s * adt_clock_resolution();
     if (adt_online_stream_open(analyzers, my_analyzer, rank, size, mpi_functions, hold_ticks, init_enter,
-                               profile) != 0) {
+                               profile, location) != 0) {
         adt_log("rank %u streams nothing to its analyzer: no memory for its chunks", rank);
         PMPI_Comm_free(&analyzers);
         return;
     }
     profile_only = profile;
+    events_location = location;
+    snprintf(events_archive, sizeof events_archive, "%s", archive_dir);
     if (rank == 0 && mpmd->other == MPI_COMM_NULL)
         adt_log("%u analyzer%s started; the live report is %s/live/report.json%s%s", count, count == 1 ? "" : "s",
                 archive_dir, ADT_WITH_REPORT_HTML ? " and report.html beside it" : "",
@@ -350,6 +362,8 @@ void adt_online_finish(adt_online_stats *stats)
     uint64_t second = adt_clock_resolution();
     bool sent = adt_online_stream_close(SEND_WAIT_SECONDS * second, stats);
     stats->profile_only = profile_only;
+    events_left = stats->event_chunks_streamed > 0 ||
+                  stats->event_chunks_unstreamed[ADT_ONLINE_EVENT_CHUNK_LOSS_ANALYZER_LOST] > 0;
     /* The analyzer answers once its final report is written: the archive
      * (written next) adopts the live directory only then. */
     bool answered = false;
@@ -393,4 +407,34 @@ void adt_online_finish(adt_online_stats *stats)
         return;
     }
     PMPI_Comm_disconnect(&analyzers);
+}
+
+void adt_online_writing_here(void)
+{
+    if (!events_left || events_location == NULL)
+        return;
+    events_left = false;
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, ADT_ONLINE_EVENTS_FILE, events_archive, stream_rank);
+    /* Where the analyzer never wrote the file, an empty one: the list is
+     * cut where its streamed chunks begin. */
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        fd = memfd_create("adaptrace-streamed-events", MFD_CLOEXEC);
+    else
+        unlink(path);
+    snprintf(path, sizeof path, ADT_ONLINE_EVENTS_DIRECTORY, events_archive);
+    rmdir(path); /* the last rank's removal empties it */
+    adt_image_repair cut = { 0 };
+    if (fd < 0 || adt_online_stream_write_unsent_events(fd) != 0 ||
+        adt_buffer_adopt_spill_file(events_location, fd, &cut) != 0)
+        adt_log("rank %u: its event chunks streamed to the analyzer cannot be read back (%s); its main thread's "
+                "events in the archive may stop early",
+                stream_rank, strerror(errno));
+    else if (cut.records_cut > 0)
+        adt_log("rank %u: %llu events of its main thread are missing from the archive: an event chunk streamed to "
+                "its analyzer (its send completed) did not reach %s.events, and the events after it are left out "
+                "with it",
+                stream_rank, (unsigned long long)cut.records_cut, events_archive);
+    /* fd stays open: the writer reads the location's events from it. */
 }

@@ -179,11 +179,13 @@ void adt_online_mpmd_release(adt_online_mpmd *mpmd);
  * archive_dir: the run's archive; mpi_regions: the region id
  * of each of the mpi_functions MPI functions (adt_mpi_function order), to
  * name the samples taken in them; init_enter: when MPI_Init began (its
- * call is the first streamed). Does nothing when config->analyzers is 0
- * and the job holds no analyzer. */
+ * call is the first streamed); location: the calling thread's in the
+ * buffer (its full event chunks are streamed with trace output; NULL:
+ * not). Does nothing when config->analyzers is 0 and the job holds no
+ * analyzer. */
 void adt_online_start(const adt_config *config, const adt_online_mpmd *mpmd, uint32_t rank, uint32_t size,
                       const char *archive_dir, const uint32_t *mpi_regions, uint32_t mpi_functions,
-                      uint64_t init_enter);
+                      uint64_t init_enter, adt_location *location);
 
 /* In MPI_Finalize after its Leave, collective over the application's world where
  * adt_online_start was: stops the sampler (the archive's samples are the
@@ -207,6 +209,14 @@ bool adt_online_archive_held(void);
  * 0 when written there. Collective with the other ranks' calls (analyzer 0
  * writes once all parts came). */
 int adt_online_ship_archive(const adt_trace_input *input, adt_buffer *buffer, adt_trace_result *written);
+
+/* The rank writes its part of the archive itself (the analyzers lost, or
+ * they did not write it): the full event chunks its stream sent during
+ * the run (trace output) are read back from its analyzer's file of them
+ * (ADT_ONLINE_EVENTS_FILE) as its main thread's spill file, up to the
+ * first that did not reach it (one line says what is cut then); the file
+ * is removed. Nothing to do where no event chunk left the buffer. */
+void adt_online_writing_here(void);
 
 /* Tells analyzer 0 that the ranks write the archive themselves. */
 void adt_online_decline_archive(void);

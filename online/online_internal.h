@@ -10,6 +10,9 @@
 /* Chunks per rank, reserved at the start: one being filled and the rest
  * in flight at most (the bound on chunks in flight). */
 #define ADT_ONLINE_CHUNKS 8
+/* Full chunks of the buffer's events in flight at most (trace output;
+ * fewer where the arena has fewer than 4 times as many chunks). */
+#define ADT_ONLINE_EVENT_CHUNKS 8
 
 /* Opens the stream on inter to analyzer (its rank in the remote group);
  * rank: this rank in MPI_COMM_WORLD, of ranks (the receivers its messages
@@ -18,9 +21,10 @@
  * after its first call before it is sent; init_enter opens the frame of
  * MPI_Init, whose Leave comes next; profile: the calls' records stay out
  * of the buffer from now on (adt_online_profile). The calling thread
- * streams. 0, or -1 (no memory for the chunks). */
+ * streams; without profile also the full chunks of events of its buffer
+ * location `events` (NULL: none). 0, or -1 (no memory for the chunks). */
 int adt_online_stream_open(MPI_Comm inter, int analyzer, uint32_t rank, uint32_t ranks, uint32_t functions,
-                           uint64_t hold_ticks, uint64_t init_enter, bool profile);
+                           uint64_t hold_ticks, uint64_t init_enter, bool profile, adt_location *events);
 
 /* Sends the samples the tap holds, the totals of the calls and messages
  * not streamed one by one and what is left as the last chunk, and waits at most wait_ticks for
@@ -28,6 +32,11 @@ int adt_online_stream_open(MPI_Comm inter, int analyzer, uint32_t rank, uint32_t
  * fills stats, where the calls and messages of chunks still in flight (and
  * message totals never put in one) count as lost with the analyzer. */
 bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats);
+
+/* After adt_online_stream_close: the event chunks whose sends did not
+ * complete (still held by the rank, never given back) written at their
+ * places into fd, the rank's file of streamed events. 0, or -1. */
+int adt_online_stream_write_unsent_events(int fd);
 
 /* Waits at most wait_ticks for request, testing every millisecond
  * (connect.c); false when it did not complete or the test failed. */

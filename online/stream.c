@@ -16,9 +16,23 @@
  * thread sends (adt_online_stream_message, from the wrappers' send
  * records) go the same way: a record each, or the totals per receiver
  * (also reserved at the open).
+ *
+ * With ADAPTRACE_ONLINE_OUTPUT=trace the thread's full chunks of the
+ * buffer's events go to the analyzer too, as they fill: each MPI call of
+ * the thread takes them out of the location's event chain
+ * (adt_buffer_take_event_chunks: normal context of the location's own
+ * thread, as it requires; no malloc, no lock) and sends each with
+ * PMPI_Isend straight from the arena, at most event_bound in flight; a
+ * chunk goes back to the buffer's free list (lock-free: this thread's
+ * sampler handler may pop from it meanwhile) only once its send
+ * completed, so MPI never reads a chunk the buffer reuses. When all are
+ * in flight the chunks stay in the buffer, which falls back to what an
+ * offline run does when full (fold, halve, spill).
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "online/online_internal.h"
 #include "sampler/sampler.h"
@@ -85,6 +99,19 @@ static struct {
     uint64_t contexts_streamed;
     uint64_t bytes_streamed;
     uint64_t chunks_streamed;
+    /* The buffer's full event chunks (trace output); events_location
+     * NULL: not streamed. */
+    adt_location *events_location;
+    unsigned event_bound;      /* sends in flight at most */
+    uint32_t event_places;     /* places below this have a tag */
+    adt_event_chunk event_chunks[ADT_ONLINE_EVENT_CHUNKS];
+    MPI_Request event_requests[ADT_ONLINE_EVENT_CHUNKS];
+    bool event_in_flight[ADT_ONLINE_EVENT_CHUNKS];
+    unsigned events_flying;
+    uint64_t event_chunks_streamed;
+    uint64_t event_bytes_streamed;
+    uint64_t event_chunks_lost;
+    uint64_t spilled_bytes_at_open;
 } stream = { .filling = -1, .samples_record = -1 };
 
 /* A send or a test failed: the analyzer is gone (or its connection is);
@@ -120,6 +147,59 @@ static void progress(void)
             stream.in_flight[i] = false;
             stream.flying--;
         }
+    }
+}
+
+/* Tests each event chunk in flight once (PMPI_Test: no wait); gives
+ * those whose sends completed back to the buffer: MPI no longer reads
+ * them. */
+static void progress_events(void)
+{
+    for (int i = 0; i < ADT_ONLINE_EVENT_CHUNKS && stream.events_flying > 0; i++) {
+        if (!stream.event_in_flight[i])
+            continue;
+        int done = 0;
+        if (PMPI_Test(&stream.event_requests[i], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+            lose_analyzer();
+            return;
+        }
+        if (done) {
+            adt_buffer_give_back_chunk(stream.events_location, stream.event_chunks[i].index);
+            stream.event_in_flight[i] = false;
+            stream.events_flying--;
+            stream.event_chunks_streamed++;
+            stream.event_bytes_streamed += stream.event_chunks[i].size;
+        }
+    }
+}
+
+/* Sends the location's full event chunks, one per free send slot. A
+ * chunk taken is in no chain of the buffer (buffer.h): until its send
+ * completes nothing but MPI reads it. */
+static void stream_events(void)
+{
+    if (stream.events_location == NULL || stream.lost)
+        return;
+    if (stream.events_flying > 0)
+        progress_events();
+    for (int i = 0; i < ADT_ONLINE_EVENT_CHUNKS && !stream.lost && stream.events_flying < stream.event_bound; i++) {
+        if (stream.event_in_flight[i])
+            continue;
+        adt_event_chunk *chunk = &stream.event_chunks[i];
+        if (adt_buffer_take_event_chunks(stream.events_location, chunk, 1, stream.event_places) == 0)
+            return;
+        if (PMPI_Isend(chunk->bytes, (int)chunk->size, MPI_BYTE, stream.analyzer,
+                       ADT_ONLINE_TAG_EVENTS + (int)chunk->position, stream.inter,
+                       &stream.event_requests[i]) != MPI_SUCCESS) {
+            /* Never sent: MPI holds no reference, the chunk may go back;
+             * its place in the list stays empty. */
+            adt_buffer_give_back_chunk(stream.events_location, chunk->index);
+            stream.event_chunks_lost++;
+            lose_analyzer();
+            return;
+        }
+        stream.event_in_flight[i] = true;
+        stream.events_flying++;
     }
 }
 
@@ -310,6 +390,7 @@ void adt_online_stream_call(uint32_t function, uint64_t time)
         adt_online_frames[depth - 1].nested += duration;
     if (stream.filling >= 0 && stream.flying > 0)
         progress();
+    stream_events();
     take_samples(time);
     adt_online_record *record = stream.lost ? NULL : next_record(time);
     if (record == NULL && stream.lost) {
@@ -372,8 +453,32 @@ void adt_online_stream_message(uint64_t time, uint32_t receiver, uint64_t bytes)
     send_if_full();
 }
 
+/* Whether the thread's event chunks can be streamed: trace output, a
+ * location, and tags for their places (MPI_TAG_UB, which MPI guarantees
+ * only up to 32767, must reach past ADT_ONLINE_TAG_EVENTS). */
+static void open_events(adt_location *location, bool profile)
+{
+    int *tag_ub = NULL, found = 0;
+    if (profile || location == NULL || PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &found) != MPI_SUCCESS ||
+        !found || tag_ub == NULL || *tag_ub <= ADT_ONLINE_TAG_EVENTS)
+        return;
+    uint32_t places = (uint32_t)(*tag_ub - ADT_ONLINE_TAG_EVENTS);
+    stream.event_places = places < ADT_ONLINE_EVENTS_PLACES ? places : ADT_ONLINE_EVENTS_PLACES;
+    /* At most a quarter of the arena in flight: the rest keeps taking the
+     * thread's records (and other threads') meanwhile. */
+    adt_buffer_stats buffer;
+    adt_buffer_get_stats(adt_location_buffer(location), &buffer);
+    uint64_t quarter = buffer.chunks_total / 4;
+    stream.event_bound = quarter < ADT_ONLINE_EVENT_CHUNKS ? (quarter > 0 ? (unsigned)quarter : 1)
+                                                           : ADT_ONLINE_EVENT_CHUNKS;
+    adt_location_stats stats;
+    adt_location_get_stats(location, &stats);
+    stream.spilled_bytes_at_open = stats.spilled_bytes;
+    stream.events_location = location;
+}
+
 int adt_online_stream_open(MPI_Comm inter, int analyzer, uint32_t rank, uint32_t ranks, uint32_t functions,
-                           uint64_t hold_ticks, uint64_t init_enter, bool profile)
+                           uint64_t hold_ticks, uint64_t init_enter, bool profile, adt_location *events)
 {
     stream.context_capacity = adt_sampler_context_capacity();
     stream.chunks = calloc(ADT_ONLINE_CHUNKS, sizeof *stream.chunks);
@@ -401,6 +506,7 @@ int adt_online_stream_open(MPI_Comm inter, int analyzer, uint32_t rank, uint32_t
     adt_online_frames[0] = (adt_online_frame){ init_enter, 0, 0, 0, false };
     adt_online_depth = 1;
     adt_online_profile = profile;
+    open_events(events, profile);
     adt_online_streams = true;
     atomic_store(&adt_online_on, true);
     return 0;
@@ -490,12 +596,29 @@ bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats)
     adt_clock_settle();
     if (!stream.lost && last >= 0)
         send_chunk(last, ADT_ONLINE_TAG_LAST);
-    while (!stream.lost && stream.flying > 0 && adt_clock_now() < give_up) {
+    while (!stream.lost && (stream.flying > 0 || stream.events_flying > 0) && adt_clock_now() < give_up) {
         progress();
-        if (stream.flying > 0)
+        progress_events();
+        if (stream.flying > 0 || stream.events_flying > 0)
             pause_briefly();
     }
-    bool complete = !stream.lost && last >= 0 && stream.flying == 0;
+    /* An event chunk not delivered leaves a hole in the rank's file of
+     * them: the analyzers must not write the archive from it. */
+    bool complete = !stream.lost && last >= 0 && stream.flying == 0 && stream.events_flying == 0;
+    /* Event chunks whose sends did not complete stay out of the free
+     * list (MPI may still read them); their places in the list are
+     * empty. */
+    for (int i = 0; i < ADT_ONLINE_EVENT_CHUNKS; i++)
+        if (stream.event_in_flight[i])
+            stream.event_chunks_lost++;
+    uint64_t event_chunks_spilled = 0;
+    if (stream.events_location != NULL) {
+        adt_location_stats spilled;
+        adt_location_get_stats(stream.events_location, &spilled);
+        adt_buffer_stats buffer;
+        adt_buffer_get_stats(adt_location_buffer(stream.events_location), &buffer);
+        event_chunks_spilled = (spilled.spilled_bytes - stream.spilled_bytes_at_open) / buffer.chunk_bytes;
+    }
     /* A wait that gave up: the analyzer is lost from now on. */
     if (!complete && !stream.lost)
         stream.lost_at = adt_clock_now();
@@ -530,7 +653,12 @@ bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats)
                                  .chunks_streamed = stream.chunks_streamed,
                                  .messages_streamed = stream.messages_streamed,
                                  .messages_sent_as_totals = stream.messages_sent_as_totals,
+                                 .event_chunks_streamed = stream.event_chunks_streamed,
+                                 .event_bytes_streamed = stream.event_bytes_streamed,
                                  .analyzer_lost_at = stream.lost_at };
+    stats->event_chunks_unstreamed[ADT_ONLINE_EVENT_CHUNK_LOSS_ANALYZER_BEHIND] = event_chunks_spilled;
+    stats->event_chunks_unstreamed[ADT_ONLINE_EVENT_CHUNK_LOSS_ANALYZER_LOST] = stream.event_chunks_lost;
+    stream.events_location = NULL;
     for (int cause = 0; cause < ADT_ONLINE_LOSS_COUNT; cause++)
         stats->unstreamed[cause] = stream.unstreamed[cause];
     stats->unstreamed[ADT_ONLINE_LOSS_OTHER_THREAD] = atomic_load(&stream.other_threads);
@@ -547,4 +675,18 @@ bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats)
     free(stream.receivers);
     stream.receivers = NULL;
     return complete;
+}
+
+int adt_online_stream_write_unsent_events(int fd)
+{
+    /* After the close: the sends never completed, so the chunks were
+     * never given back and still hold their bytes (MPI may read them,
+     * nobody writes them). */
+    for (int i = 0; i < ADT_ONLINE_EVENT_CHUNKS; i++) {
+        const adt_event_chunk *chunk = &stream.event_chunks[i];
+        if (stream.event_in_flight[i] &&
+            pwrite(fd, chunk->bytes, chunk->size, (off_t)chunk->position * chunk->size) != (ssize_t)chunk->size)
+            return -1;
+    }
+    return 0;
 }

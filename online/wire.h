@@ -23,6 +23,22 @@
  * rank: its adt_trace_result (format.h) once the archive is written. */
 #define ADT_ONLINE_TAG_END_STATE 2806
 #define ADT_ONLINE_TAG_WRITTEN 2807
+/* Rank -> analyzer (ADAPTRACE_ONLINE_OUTPUT=trace): a full chunk of the
+ * buffer's events of the rank's thread that called MPI_Init, as the
+ * buffer holds it (buffer.h, adt_buffer_take_event_chunks), with tag
+ * ADT_ONLINE_TAG_EVENTS + its place (in chunks) in the rank's file of
+ * streamed events (ADT_ONLINE_EVENTS_FILE), where the analyzer writes
+ * it; places from ADT_ONLINE_EVENTS_PLACES on are not streamed. Streamed
+ * only where MPI_TAG_UB reaches the last such tag. */
+#define ADT_ONLINE_TAG_EVENTS (1 << 24)
+#define ADT_ONLINE_EVENTS_PLACES (1u << 24)
+/* The rank's file of streamed event chunks, beside the archive (on the
+ * file system every process of the run writes the archive to; not inside
+ * it, whose directory the writer renames): "<archive>.events/rank-<r>",
+ * in the layout of the rank's spill file; analyzer 0 reads it as that
+ * rank's spill file when it writes the archive, and removes it. */
+#define ADT_ONLINE_EVENTS_DIRECTORY "%s.events"
+#define ADT_ONLINE_EVENTS_FILE "%s.events/rank-%u"
 
 /* Why a completed call did not reach the analyzer as a record of its own,
  * X(cause, key, words): the key in live/report.json and summary.json
@@ -90,6 +106,29 @@ typedef enum adt_online_sample_loss {
     X(ANALYZER_LOST, "analyzer_lost", "messages not in the live matrix because the analyzer was lost")         \
     X(OTHER_THREAD, "other_thread",                                                                            \
       "messages not in the live matrix because a thread other than MPI_Init's sent them")
+
+/* Why a full chunk of the buffer's events of the rank's thread that
+ * called MPI_Init was not streamed (ADAPTRACE_ONLINE_OUTPUT=trace),
+ * X(cause, key, words) as above (online_event_chunks_not_streamed_by_cause):
+ * such a chunk stays with the rank (it is in the archive all the same)
+ * unless said otherwise. */
+#define ADT_ONLINE_EVENT_CHUNK_LOSSES(X)                                                                         \
+    /* every send slot of event chunks was in flight when the buffer was */                                      \
+    /* full: the flush policy spilled it to the rank's spill file */                                             \
+    X(ANALYZER_BEHIND, "analyzer_behind",                                                                      \
+      "event chunks not streamed because the analyzer was behind (spilled by the rank as offline)")           \
+    /* its send failed or did not complete by the end (the analyzer */                                          \
+    /* lost): the rank, which writes the archive itself then, writes it */                                       \
+    /* into its file of streamed events before it reads that back */                                             \
+    X(ANALYZER_LOST, "analyzer_lost",                                                                          \
+      "event chunks whose sends to the analyzer failed or did not complete (written back by the rank)")
+
+typedef enum adt_online_event_chunk_loss {
+#define ADT_ONLINE_EVENT_CHUNK_LOSS_ENUM(name, key, words) ADT_ONLINE_EVENT_CHUNK_LOSS_##name,
+    ADT_ONLINE_EVENT_CHUNK_LOSSES(ADT_ONLINE_EVENT_CHUNK_LOSS_ENUM)
+#undef ADT_ONLINE_EVENT_CHUNK_LOSS_ENUM
+    ADT_ONLINE_EVENT_CHUNK_LOSS_COUNT
+} adt_online_event_chunk_loss;
 
 typedef enum adt_online_message_loss {
 #define ADT_ONLINE_MESSAGE_LOSS_ENUM(name, key, words) ADT_ONLINE_MESSAGE_LOSS_##name,
@@ -253,6 +292,11 @@ typedef struct adt_online_stats {
     uint64_t messages_streamed;
     uint64_t messages_sent_as_totals;
     uint64_t messages_unstreamed[ADT_ONLINE_MESSAGE_LOSS_COUNT];
+    /* full chunks of the buffer's events streamed (trace output), their
+     * bytes, and those not streamed by cause */
+    uint64_t event_chunks_streamed;
+    uint64_t event_bytes_streamed;
+    uint64_t event_chunks_unstreamed[ADT_ONLINE_EVENT_CHUNK_LOSS_COUNT];
     /* When the rank lost its analyzer (clock ticks): the first send or
      * test to it that failed, or the first bounded wait for it at the end
      * that gave up; 0: never. */

@@ -335,6 +335,8 @@ static bool written_remotely(const adt_collectives *collectives, const adt_trace
     if (!everywhere) {
         if (remote_writer.decline != NULL)
             remote_writer.decline();
+        if (remote_writer.writing_here != NULL)
+            remote_writer.writing_here();
         if (anywhere && collectives->rank == 0)
             adt_log("the analyzers do not write the archive: not every rank's analyzer took its stream to the "
                     "end (see above); the ranks write it themselves");
@@ -348,6 +350,8 @@ static bool written_remotely(const adt_collectives *collectives, const adt_trace
             adt_log("the analyzers did not write the archive (%s); the ranks write it themselves",
                     written->error[0] ? written->error : "another rank's part did not come out written");
         *written = (adt_trace_result){ 0 };
+        if (remote_writer.writing_here != NULL)
+            remote_writer.writing_here();
     }
     return shipped != 0;
 }

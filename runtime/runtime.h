@@ -201,11 +201,15 @@ void adt_runtime_online_report(const adt_online_stats *online);
  * analyzers with ADAPTRACE_ONLINE_OUTPUT=trace (online/, issue #28).
  * ship: hands it the writer's input and the buffer its locations are in,
  * waits for the archive and fills written as adt_trace_write would; 0 when
- * this part is written there. decline: tells it that the ranks write the
- * archive themselves. */
+ * this part is written there (NULL: this process has none). decline:
+ * tells it that the ranks write the archive themselves. writing_here
+ * (NULL: nothing to do): called before this process writes its part
+ * itself after all (the online stream's event chunks that left the
+ * buffer are read back from the analyzer's file). */
 typedef struct adt_runtime_remote_writer {
     int (*ship)(const adt_trace_input *input, adt_buffer *buffer, adt_trace_result *written);
     void (*decline)(void);
+    void (*writing_here)(void);
 } adt_runtime_remote_writer;
 
 /* Called in MPI_Finalize before adt_runtime_finish, with NULL where this

@@ -153,8 +153,9 @@ void adt_rescue_discard(const char *archive_dir);
  *   (MPI objects not traced; the objects' totals are TOTAL rows that
  *   sentence names, their causes ADT_RUN_LOSSES_BY_CAUSE rows), SAMPLES,
  *   STREAM (MPI calls and samples not streamed to the analyzers of an
- *   online run; online/wire.h says where each cause leaves them). Every loss reaches summary.json and
- *   stderr (tests/runtime/summary_test.cpp checks that row by row).
+ *   online run; online/wire.h says where each cause leaves them),
+ *   EVENT_STREAM (the buffers' event chunks not streamed, trace
+ *   output). Every loss reaches summary.json and stderr (tests/runtime/summary_test.cpp checks that row by row).
  * words: what the stderr summary says after the number of a loss. */
 #define ADT_RUN_COUNTERS(X)                                                                              \
     X(SUM, locations, "locations", NO, "")                                                                \
@@ -174,6 +175,8 @@ void adt_rescue_discard(const char *archive_dir);
     X(SUM, online_calls_sent_as_totals, "online_calls_sent_as_totals", NO, "") /* at the end, by function */ \
     X(SUM, online_messages_streamed, "online_messages_streamed", NO, "") /* sends, for the live matrix */     \
     X(SUM, online_messages_sent_as_totals, "online_messages_sent_as_totals", NO, "") /* by receiver */       \
+    X(SUM, online_event_chunks_streamed, "online_event_chunks_streamed", NO, "") /* the buffer's, trace output */ \
+    X(SUM, online_event_bytes_streamed, "online_event_bytes_streamed", NO, "")                            \
     X(MAX, online_profile_only, "online_profile_only", NO, "") /* 1: no trace, the analyzers' report */  \
     X(MAX, online_archive_by_analyzers, "online_archive_written_by_analyzers", NO, "") /* 1: trace mode */ \
     X(SUM, skeleton_calls, "skeleton_calls", NO, "") /* calls folded into the threads' skeletons */      \
@@ -244,7 +247,9 @@ void adt_rescue_discard(const char *archive_dir);
     X(online_samples_unstreamed, ADT_ONLINE_SAMPLE_LOSSES, ADT_ONLINE_SAMPLE_LOSS_COUNT,                      \
       "online_samples_not_streamed_by_cause", STREAM)                                                         \
     X(online_messages_unstreamed, ADT_ONLINE_MESSAGE_LOSSES, ADT_ONLINE_MESSAGE_LOSS_COUNT,                   \
-      "online_messages_not_streamed_by_cause", STREAM)
+      "online_messages_not_streamed_by_cause", STREAM)                                                        \
+    X(online_event_chunks_unstreamed, ADT_ONLINE_EVENT_CHUNK_LOSSES, ADT_ONLINE_EVENT_CHUNK_LOSS_COUNT,       \
+      "online_event_chunks_not_streamed_by_cause", EVENT_STREAM)
 
 /* The MPI objects not followed, one table of causes per kind (runtime.h). */
 #define ADT_MPI_UNTRACKED_REQUESTS(X) ADT_MPI_UNTRACKED_CAUSES(X, "requests")

@@ -83,7 +83,8 @@ typedef struct adt_run_listing {
 
 static uint64_t mpi_events_of(const adt_location_stats *stats)
 {
-    return stats->events.records + stats->spilled_records;
+    /* Those streamed to an analyzer during the run are in the archive too. */
+    return stats->events.records + stats->spilled_records + stats->streamed_records;
 }
 
 /* One location's line; the sampler's busy signals count as taken there,
@@ -242,6 +243,10 @@ size_t adt_summary_count(const adt_run_sources *sources, uint32_t rank, adt_run_
            sizeof counters->online_samples_unstreamed);
     memcpy(counters->online_messages_unstreamed, online->messages_unstreamed,
            sizeof counters->online_messages_unstreamed);
+    counters->online_event_chunks_streamed = online->event_chunks_streamed;
+    counters->online_event_bytes_streamed = online->event_bytes_streamed;
+    memcpy(counters->online_event_chunks_unstreamed, online->event_chunks_unstreamed,
+           sizeof counters->online_event_chunks_unstreamed);
     /* The skeletons: their threads' calls are over (or, at an ending, a
      * thread's count may be one call behind: plain loads of its fields). */
     counters->skeleton_bytes = sources->budget.skeleton_bytes;
@@ -271,7 +276,8 @@ typedef struct loss_cause {
 } loss_cause;
 
 /* Which sentence of the stderr summary lists a loss among its causes. */
-typedef enum loss_sentence { LOSS_NO, LOSS_TOTAL, LOSS_EVENTS, LOSS_OBJECTS, LOSS_SAMPLES, LOSS_SKELETON, LOSS_STREAM } loss_sentence;
+typedef enum loss_sentence { LOSS_NO, LOSS_TOTAL, LOSS_EVENTS, LOSS_OBJECTS, LOSS_SAMPLES, LOSS_SKELETON, LOSS_STREAM,
+                              LOSS_EVENT_STREAM } loss_sentence;
 
 #define LOSS_CAUSE(cause, key, words) { key, words },
 
@@ -777,12 +783,14 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
     uint32_t ranks = listing->ranks;
     if (listing->ending != NULL)
         print_ending(listing->ending);
-    char event_losses[640], object_losses[1024], sample_losses[640], skeleton_losses[320], stream_losses[1600];
+    char event_losses[640], object_losses[1024], sample_losses[640], skeleton_losses[320], stream_losses[1600],
+        event_stream_losses[320];
     describe_losses(skeleton_losses, sizeof skeleton_losses, total, LOSS_SKELETON);
     describe_losses(event_losses, sizeof event_losses, total, LOSS_EVENTS);
     describe_losses(object_losses, sizeof object_losses, total, LOSS_OBJECTS);
     describe_losses(sample_losses, sizeof sample_losses, total, LOSS_SAMPLES);
     describe_losses(stream_losses, sizeof stream_losses, total, LOSS_STREAM);
+    describe_losses(event_stream_losses, sizeof event_stream_losses, total, LOSS_EVENT_STREAM);
     adt_log("%u rank%s, %llu location%s, %llu MPI events (%llu dropped%s)", ranks, ranks == 1 ? "" : "s",
             (unsigned long long)total->locations, total->locations == 1 ? "" : "s",
             (unsigned long long)total->mpi_events, (unsigned long long)total->events_dropped, event_losses);
@@ -813,6 +821,13 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
                 (unsigned long long)total->online_messages_streamed, mebibytes(total->online_bytes_streamed), totals,
                 stream_losses, where);
     }
+    /* The buffers' full event chunks the ranks' main threads streamed
+     * (trace output): they left the buffers during the run. */
+    if (total->online_event_chunks_streamed > 0 || event_stream_losses[0] != '\0')
+        adt_log("online: %llu chunks of the buffers' events streamed to the analyzers during the run (%.1f "
+                "MiB)%s",
+                (unsigned long long)total->online_event_chunks_streamed,
+                mebibytes(total->online_event_bytes_streamed), event_stream_losses);
     if (listing->analyzer_lost_seconds != NULL)
         print_analyzers_lost(listing);
     if (listing->initial_rate_hz) {

@@ -1,8 +1,11 @@
 #!/usr/bin/python3
 """Halvings with and without an analyzer (issue #28), side by side in one
-invocation: two MPI-event-heavy programs on 2 ranks, each run offline and
-with ADAPTRACE_ONLINE_OUTPUT=profile and 1 analyzer, on a buffer small
-enough that the offline run halves its sampling rate 4 times or more:
+invocation: two MPI-event-heavy programs on 2 ranks, each run offline,
+with ADAPTRACE_ONLINE_OUTPUT=profile and 1 analyzer, and with
+ADAPTRACE_ONLINE_OUTPUT=trace (the default) and 1 analyzer (the ranks'
+full event chunks streamed during the run, the archive written by the
+analyzer), on a buffer small enough that the offline run halves its
+sampling rate 4 times or more:
 
   sendrecv  mpi-fold-sendrecv ITERATIONS (tests/mpi/fold_sendrecv.c, the
             program of benchmarks/mpi/fold.py: rank 0 sends rank 1
@@ -15,8 +18,9 @@ Per program and case, from summary.json and the run: the buffer's halvings
 (a handler that could not keep up: the machine's load, not the buffer's),
 the final sampling rate (the mean over locations, and the lowest), the
 flushes, the MPI events the buffers held, the calls streamed and sent as
-totals, and the wall time of the whole mpirun; and the profile case's wall
-time over the offline one's. The cases of a program run one after the
+totals, the buffers' event chunks streamed (and not, by cause), and the
+wall time of the whole mpirun; and each online case's wall time over the
+offline one's. The cases of a program run one after the
 other, once each.
 
 Prints one JSON object.
@@ -31,7 +35,7 @@ import sys
 import tempfile
 import time
 
-CASES = ("offline", "profile")
+CASES = ("offline", "profile", "trace")
 
 
 def run_once(build, case, program, arguments, buffer, rate, archive):
@@ -40,8 +44,8 @@ def run_once(build, case, program, arguments, buffer, rate, archive):
                OMPI_MCA_btl_tcp_if_include="lo", ADAPTRACE_QUIET="on", ADAPTRACE_BUFFER_SIZE=buffer,
                ADAPTRACE_SAMPLING_RATE=rate)
     launcher = [os.path.join(build, "bin", "adaptrace"), "--output", archive]
-    if case == "profile":
-        launcher += ["--analyzers", "1", "--online-output", "profile"]
+    if case != "offline":
+        launcher += ["--analyzers", "1", "--online-output", case]
     command = ["mpirun", "--oversubscribe", "-np", "2"] + launcher + [os.path.join(build, "bin", program)] + arguments
     started = time.monotonic()
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
@@ -67,6 +71,10 @@ def describe(archive, seconds):
         "calls_sent_as_totals": summary["online_calls_sent_as_totals"],
         "calls_not_streamed_by_cause": summary["online_calls_not_streamed_by_cause"],
         "samples_streamed": summary["online_samples_streamed"],
+        "event_chunks_streamed": summary["online_event_chunks_streamed"],
+        "event_mib_streamed": round(summary["online_event_bytes_streamed"] / 2**20, 1),
+        "event_chunks_not_streamed_by_cause": summary["online_event_chunks_not_streamed_by_cause"],
+        "events_folded": summary["events_folded"],
         "trace_written": os.path.exists(os.path.join(archive, "traces.otf2")),
         "wall_seconds": round(seconds, 3),
     }
@@ -94,8 +102,9 @@ def main():
                 archive = os.path.join(scratch, f"{name}-{case}")
                 seconds = run_once(build, case, program, arguments, options.buffer, options.rate, archive)
                 figures[case] = describe(archive, seconds)
-            figures["profile_over_offline_wall"] = round(
-                figures["profile"]["wall_seconds"] / figures["offline"]["wall_seconds"], 3)
+            for case in CASES[1:]:
+                figures[f"{case}_over_offline_wall"] = round(
+                    figures[case]["wall_seconds"] / figures["offline"]["wall_seconds"], 3)
             result[name] = figures
     json.dump(result, sys.stdout, indent=2)
     print()

@@ -68,9 +68,11 @@ CASE:
            write the archive, ranks 0 and 1 are named without analyzer.
   killed-middle  3 ranks, 3 analyzers, analyzer 1 killed: analyzers 0
            and 2 go on, and rank 1 alone is named without analyzer.
-  spilled  a run of MPI events that flushes a 64 KiB buffer to its spill
-           file again and again: the analyzer's archive has the records
-           of the offline run per location (BufferFlush records aside);
+  events-streamed  a run of MPI events that flushes a 64 KiB buffer to its
+           spill file again and again offline: with the analyzer the
+           ranks' full event chunks are streamed during the run (no
+           flush), and the analyzer's archive has the records of the
+           offline run per location (BufferFlush records aside);
   unwritten  analyzer 0 cannot write the archive (its address space
            limited during the run): it says why, and the ranks write the
            archive themselves, complete, as summary.json and stderr say.
@@ -665,15 +667,17 @@ def check_offline_records(run_dir, mpiexec, launcher, arguments, ranks, environm
     return summary
 
 
-def check_spilled(run_dir, mpiexec, launcher, program, report, otf2_print):
+def check_events_streamed(run_dir, mpiexec, launcher, program, report, otf2_print):
     """MPI events that fill a 64 KiB buffer again and again (3,000 rounds of
-    streamed.c's calls): the ranks flush them to their spill files, the
-    end states carry them (the buffer image's spill contents), and the
+    streamed.c's calls): offline the ranks flush them to their spill files;
+    with 1 analyzer (trace output) each rank's full event chunks leave its
+    buffer during the run, written by the analyzer into the rank's file of
+    streamed events: no flush, no fold, no halving, chunks streamed and
+    none left behind, the directory of those files gone at the end, and the
     analyzer's archive has the records of the offline run, per location
-    (the BufferFlush records aside: where a flush falls depends on the
-    run's timing; sampling off: the halvings of the samples' levels, and
-    the rate and buffer use Metric records they write, depend on timing
-    too.)"""
+    (the offline run's BufferFlush records aside; sampling off: the
+    halvings of the samples' levels, and the rate and buffer use Metric
+    records they write, depend on timing.)"""
     small = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="64K", ADAPTRACE_SAMPLING="off")
     arguments = [program, "0", "3000"]
     archive = os.path.join(run_dir, "archive")
@@ -682,10 +686,22 @@ def check_spilled(run_dir, mpiexec, launcher, program, report, otf2_print):
     check_written_by_analyzers(archive, stderr)
     summary = json.load(open(os.path.join(archive, "summary.json")))
     offline = check_offline_records(run_dir, mpiexec, launcher, arguments, 2, small, left_out=("BufferFlush",))
-    if summary["flushes"] == 0 or offline["flushes"] == 0:
-        fail(f"{summary['flushes']} flushes online, {offline['flushes']} offline: the test needs spilled events")
-    print(f"{summary['flushes']} flushes (offline {offline['flushes']}): the spilled events came through the "
-          f"end states")
+    if offline["flushes"] == 0:
+        fail("0 flushes offline: the test needs a buffer that events fill")
+    if (summary["flushes"] != 0 or summary["halvings"] != 0 or summary["events_dropped"] != 0
+            or summary["events_folded"] != 0):
+        fail(f"online: {summary['flushes']} flushes, {summary['halvings']} halvings, "
+             f"{summary['events_dropped']} events dropped, {summary['events_folded']} folded; expected none")
+    if summary["online_event_chunks_streamed"] == 0 or summary["online_event_bytes_streamed"] == 0:
+        fail(f"no event chunk streamed: {summary['online_event_chunks_streamed']}")
+    if any(summary["online_event_chunks_not_streamed_by_cause"].values()):
+        fail(f"event chunks not streamed: {summary['online_event_chunks_not_streamed_by_cause']}")
+    if "chunks of the buffers' events streamed to the analyzers" not in stderr:
+        fail(f"the stderr summary does not say that event chunks were streamed:\n{stderr}")
+    if os.path.exists(archive + ".events"):
+        fail(f"{archive}.events stayed after the archive was written: {os.listdir(archive + '.events')}")
+    print(f"{summary['online_event_chunks_streamed']} event chunks streamed "
+          f"({summary['online_event_bytes_streamed']} bytes), 0 flushes (offline {offline['flushes']})")
 
 
 def wait_for_growth(archive, process):
@@ -777,7 +793,31 @@ def check_killed(run_dir, mpiexec, launcher, program, report, otf2_print):
     live = read_live(archive)
     if live is None or live["final"]:
         fail(f"expected the analyzer's last periodic live report, found {live}")
+    check_streamed_events_back(archive, summary, text)
     print("analyzer killed: exit 0, archive complete, ranks 0 and 1 named without analyzer")
+
+
+def check_streamed_events_back(archive, summary, text):
+    """The ranks' event chunks streamed before the analyzer was lost came
+    back into the archive the ranks wrote (read from the analyzer's file,
+    those still in flight written there by the rank): every location runs
+    from MPI_Init's Enter to MPI_Finalize's Leave, its Enters and Leaves
+    balanced, and no rank says that events are missing."""
+    if summary["online_event_chunks_streamed"] == 0:
+        fail("no event chunk was streamed before the analyzer was lost: the test needs some")
+    if "are missing from the archive" in text:
+        fail("a rank says that events streamed to its analyzer are missing from the archive")
+    for location, records in records_per_location(archive).items():
+        regions = [record for record in records if record[0].endswith(("Enter", "Leave"))]
+        enters = sum(record[0].endswith("Enter") for record in regions)
+        if (not regions or regions[0][1:2] != ("MPI_Init",) or regions[-1][1:2] != ("MPI_Finalize",)
+                or enters * 2 != len(regions)):
+            fail(f"{location}: the events do not run from MPI_Init to MPI_Finalize balanced: "
+                 f"{regions[:2]} ... {regions[-2:]}, {enters} Enters of {len(regions)}")
+    if os.path.exists(archive + ".events"):
+        fail(f"{archive}.events stayed after the ranks read their files back")
+    print(f"{summary['online_event_chunks_streamed']} event chunks streamed before the analyzer was lost "
+          f"({summary['online_event_chunks_not_streamed_by_cause']['analyzer_lost']} in flight) are in the archive")
 
 
 def check_ranks_without_analyzer(summary, text, lost):
@@ -1092,7 +1132,7 @@ CASES = {"equal": check_equal, "families": check_families, "nested": check_neste
          "live": check_live, "refused": check_refused, "preloaded": check_preloaded, "killed": check_killed,
          "killed-second": check_killed_second, "killed-first": check_killed_first,
          "killed-middle": check_killed_middle,
-         "unwritten": check_unwritten, "spilled": check_spilled,
+         "unwritten": check_unwritten, "events-streamed": check_events_streamed,
          "rank-killed": check_rank_killed, "page": check_page}
 
 if __name__ == "__main__":
