@@ -12,6 +12,8 @@
  *   point-to-point messages sent and their bytes;
  * - the spread of a figure over the ranks (min, mean, max and the
  *   imbalance max/mean), of the MPI profile's time per rank and others;
+ * - a rank's span (its main thread's first to last event) and its
+ *   computation (the span less its time in MPI);
  * - the sampled profile: a calling-context tree with its samples, and per
  *   function the exclusive and inclusive samples, seconds and counter
  *   counts (a sample counts exclusively for its context's function and
@@ -133,6 +135,30 @@ typedef struct adt_feed_spread {
  * after the one before (the first at values): a field of an array of
  * structs, or an array of doubles. */
 adt_feed_spread adt_feed_spread_of(const void *values, size_t count, size_t stride);
+
+/* ---- Span and computation per rank ---- */
+
+/* The first and last times of the events of a rank's main thread (the
+ * producer's clock ticks, in the order the events came or not). */
+typedef struct adt_feed_span {
+    uint64_t first;
+    uint64_t last;
+    bool seen;
+} adt_feed_span;
+
+/* An event of the rank's main thread at time. */
+void adt_feed_span_event(adt_feed_span *span, uint64_t time);
+
+typedef struct adt_feed_rank_time {
+    double span_seconds; /* 0 until an event came */
+    double mpi_seconds;
+    double computation_seconds; /* span less the time in MPI, 0 where that is not above it */
+} adt_feed_rank_time;
+
+/* The rank's span in seconds (its ticks / ticks_per_second, 0 with no
+ * clock) and its computation, given its time in MPI (the MPI profile's,
+ * every thread's). */
+adt_feed_rank_time adt_feed_rank_time_of(const adt_feed_span *span, uint64_t ticks_per_second, double mpi_seconds);
 
 /* ---- The sampled profile ---- */
 

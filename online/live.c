@@ -230,6 +230,11 @@ int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *
         }
     }
     state->ticks_per_second = header->ticks_per_second;
+    adt_feed_span span = { state->first_event, state->last_event, state->heard != 0 };
+    adt_feed_span_event(&span, header->first_event);
+    adt_feed_span_event(&span, header->last_event);
+    state->first_event = span.first;
+    state->last_event = span.last;
     memcpy(state->unstreamed, header->unstreamed, sizeof state->unstreamed);
     memcpy(state->samples_unstreamed, header->samples_unstreamed, sizeof state->samples_unstreamed);
     memcpy(state->messages_unstreamed, header->messages_unstreamed, sizeof state->messages_unstreamed);
@@ -526,25 +531,40 @@ static void print_report(FILE *out, const adt_live *live, const char *const *nam
     fputs(",\n  \"sampled_functions\": ", out);
     print_sampled_functions(out, lines, line_count, UINT32_MAX, "    ");
     print_matrix(out, live);
-    /* Each rank's seconds in MPI and their spread (imbalance), the
-     * feed's as adaptrace-report's "rank_spread" "mpi_seconds". */
-    double *mpi_seconds = calloc(live->ranks ? live->ranks : 1, sizeof *mpi_seconds);
-    for (uint32_t r = 0; mpi_seconds != NULL && r < live->ranks; r++)
-        mpi_seconds[r] = seconds(adt_feed_mpi_rank_ticks(&live->mpi, r), reference_rate(live, r));
-    if (mpi_seconds != NULL) {
-        adt_feed_spread spread = adt_feed_spread_of(mpi_seconds, live->ranks, sizeof *mpi_seconds);
-        fprintf(out,
-                ",\n  \"rank_spread\": {\"mpi_seconds\": {\"min\": %.9g, \"mean\": %.9g, \"max\": %.9g, "
-                "\"imbalance\": %.9g}}",
-                spread.min, spread.mean, spread.max, spread.imbalance);
+    /* Each rank's span, seconds in MPI and computation, and their spread
+     * (imbalance), the feed's as adaptrace-report's "ranks" and
+     * "rank_spread". */
+    adt_feed_rank_time *times = calloc(live->ranks ? live->ranks : 1, sizeof *times);
+    for (uint32_t r = 0; times != NULL && r < live->ranks; r++) {
+        const adt_live_rank *state = &live->states[r];
+        adt_feed_span span = { state->first_event, state->last_event, state->heard != 0 };
+        times[r] = adt_feed_rank_time_of(&span, reference_rate(live, r),
+                                         seconds(adt_feed_mpi_rank_ticks(&live->mpi, r), reference_rate(live, r)));
+    }
+    if (times != NULL) {
+        static const struct {
+            const char *key;
+            size_t offset;
+        } figures[] = { { "span_seconds", offsetof(adt_feed_rank_time, span_seconds) },
+                        { "mpi_seconds", offsetof(adt_feed_rank_time, mpi_seconds) },
+                        { "computation_seconds", offsetof(adt_feed_rank_time, computation_seconds) } };
+        fputs(",\n  \"rank_spread\": {", out);
+        for (size_t f = 0; f < sizeof figures / sizeof figures[0]; f++) {
+            adt_feed_spread spread =
+                adt_feed_spread_of((const char *)times + figures[f].offset, live->ranks, sizeof *times);
+            fprintf(out, "%s\"%s\": {\"min\": %.9g, \"mean\": %.9g, \"max\": %.9g, \"imbalance\": %.9g}",
+                    f ? ",\n    " : "", figures[f].key, spread.min, spread.mean, spread.max, spread.imbalance);
+        }
+        fputc('}', out);
     }
     fputs(",\n  \"per_rank\": [", out);
     for (uint32_t r = 0; r < live->ranks; r++) {
         const adt_live_rank *state = &live->states[r];
         fprintf(out, "%s\n   {\"rank\": %" PRIu32 ", \"connected\": %s, \"finished\": %s, ", r ? "," : "", r,
                 state->heard ? "true" : "false", state->finished ? "true" : "false");
-        if (mpi_seconds != NULL)
-            fprintf(out, "\"mpi_seconds\": %.9g, ", mpi_seconds[r]);
+        if (times != NULL)
+            fprintf(out, "\"span_seconds\": %.9g, \"mpi_seconds\": %.9g, \"computation_seconds\": %.9g, ",
+                    times[r].span_seconds, times[r].mpi_seconds, times[r].computation_seconds);
         fputs("\"calls_not_streamed_by_cause\": {", out);
         for (int cause = 0; cause < ADT_ONLINE_LOSS_COUNT; cause++)
             fprintf(out, "%s\"%s\": %" PRIu64, cause ? ", " : "", adt_online_loss_keys[cause],
@@ -564,7 +584,7 @@ static void print_report(FILE *out, const adt_live *live, const char *const *nam
         print_sampled_functions(out, lines, line_count, r, "     ");
         fputc('}', out);
     }
-    free(mpi_seconds);
+    free(times);
     fputs("]\n}\n", out);
 }
 

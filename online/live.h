@@ -30,6 +30,10 @@ typedef struct adt_live_rank {
     uint64_t bytes;
     uint64_t samples_unstreamed[ADT_ONLINE_SAMPLE_LOSS_COUNT];
     uint64_t messages_unstreamed[ADT_ONLINE_MESSAGE_LOSS_COUNT];
+    /* The span of its thread that called MPI_Init so far (the event
+     * feed's, from its chunks' headers; clock ticks), once heard. */
+    uint64_t first_event;
+    uint64_t last_event;
 } adt_live_rank;
 
 /* The name of a rank's calling-context node (key as the rank sent it),

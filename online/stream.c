@@ -85,6 +85,9 @@ static struct {
     uint64_t contexts_streamed;
     uint64_t bytes_streamed;
     uint64_t chunks_streamed;
+    /* The span of the thread's events so far (the chunk header's). */
+    uint64_t first_event;
+    uint64_t last_event;
 } stream = { .filling = -1, .samples_record = -1 };
 
 /* A send or a test failed: the analyzer is gone (or its connection is);
@@ -159,6 +162,18 @@ static void fill_header(adt_online_chunk_header *header)
     samples_unstreamed(header->samples_unstreamed);
     messages_unstreamed(header->messages_unstreamed);
     header->rank = stream.rank;
+    header->first_event = stream.first_event;
+    header->last_event = stream.last_event;
+}
+
+/* An event of the thread at time widens its span: two compares and
+ * stores on the stream's own state (only this thread touches it). */
+static void note_event(uint64_t time)
+{
+    if (time < stream.first_event)
+        stream.first_event = time;
+    if (time > stream.last_event)
+        stream.last_event = time;
 }
 
 /* Sends chunk index with tag (its header filled here); it is in flight
@@ -281,6 +296,7 @@ static void take_samples(uint64_t time)
         }
         adt_online_record *record = &chunk->records[stream.samples_record];
         record->samples[record->id++] = (adt_online_sample){ sample.context, sample.shift };
+        note_event(sample.time);
         stream.chunk_samples[stream.filling]++;
         stream.samples_streamed++;
         adt_sampler_tap_pop();
@@ -308,6 +324,7 @@ void adt_online_stream_call(uint32_t function, uint64_t time)
     uint64_t duration = time >= frame->enter ? time - frame->enter : 0;
     if (depth > 0)
         adt_online_frames[depth - 1].nested += duration;
+    note_event(time);
     if (stream.filling >= 0 && stream.flying > 0)
         progress();
     take_samples(time);
@@ -373,7 +390,7 @@ void adt_online_stream_message(uint64_t time, uint32_t receiver, uint64_t bytes)
 }
 
 int adt_online_stream_open(MPI_Comm inter, int analyzer, uint32_t rank, uint32_t ranks, uint32_t functions,
-                           uint64_t hold_ticks, uint64_t init_enter, bool profile)
+                           uint64_t hold_ticks, uint64_t init_enter, uint64_t first_event, bool profile)
 {
     stream.context_capacity = adt_sampler_context_capacity();
     stream.chunks = calloc(ADT_ONLINE_CHUNKS, sizeof *stream.chunks);
@@ -399,6 +416,8 @@ int adt_online_stream_open(MPI_Comm inter, int analyzer, uint32_t rank, uint32_t
     stream.hold_ticks = hold_ticks;
     /* MPI_Init's Enter is in the buffer already: so is its Leave. */
     adt_online_frames[0] = (adt_online_frame){ init_enter, 0, 0, 0, false };
+    stream.first_event = first_event;
+    stream.last_event = init_enter;
     adt_online_depth = 1;
     adt_online_profile = profile;
     adt_online_streams = true;

@@ -176,11 +176,16 @@ typedef struct adt_online_record {
 } adt_online_record;
 
 /* What starts every chunk: the sender's rank in MPI_COMM_WORLD, its
- * clock's ticks per second, the records that follow, and the calls,
+ * clock's ticks per second, the records that follow, the calls,
  * samples and sent messages it could not stream so far, by cause
- * (running totals). */
+ * (running totals), and the span of its thread that called MPI_Init so
+ * far: the earliest and the latest time (clock ticks) of the events the
+ * stream saw (MPI_Init's Enter, its calls' Leaves, its samples, those
+ * before MPI_Init included). */
 typedef struct adt_online_chunk_header {
     uint64_t ticks_per_second;
+    uint64_t first_event;
+    uint64_t last_event;
     uint64_t unstreamed[ADT_ONLINE_LOSS_COUNT];
     uint64_t samples_unstreamed[ADT_ONLINE_SAMPLE_LOSS_COUNT];
     uint64_t messages_unstreamed[ADT_ONLINE_MESSAGE_LOSS_COUNT];

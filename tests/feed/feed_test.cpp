@@ -165,6 +165,44 @@ TEST(FeedSpread, MinMeanMaxAndImbalanceOfAFieldOverTheRanks)
 
 enum { kMain, kSolve, kKernel, kFunctions };
 
+TEST(FeedSpan, FromTheEarliestToTheLatestEventInWhateverOrderTheyCame)
+{
+    adt_feed_span span = {};
+    // A stream's chunk headers: the earliest and latest so far, a sample
+    // taken before MPI_Init's Enter coming after it.
+    adt_feed_span_event(&span, 1000);
+    adt_feed_span_event(&span, 5000);
+    adt_feed_span_event(&span, 400);
+    adt_feed_span_event(&span, 4000);
+    EXPECT_TRUE(span.seen);
+    EXPECT_EQ(span.first, 400u);
+    EXPECT_EQ(span.last, 5000u);
+    adt_feed_rank_time time = adt_feed_rank_time_of(&span, 1000, 1.5);
+    EXPECT_EQ(time.span_seconds, 4.6);
+    EXPECT_EQ(time.mpi_seconds, 1.5);
+    EXPECT_DOUBLE_EQ(time.computation_seconds, 3.1);
+    // The division adaptrace-report made before the feed had it: the
+    // ticks over the resolution, each as a double, to the bit.
+    EXPECT_EQ(time.span_seconds, (double)(5000 - 400) / (double)1000);
+}
+
+TEST(FeedSpan, NoEventNoClockOrMoreMpiThanSpanLeaveZeros)
+{
+    adt_feed_span none = {};
+    adt_feed_rank_time time = adt_feed_rank_time_of(&none, 1000, 0.25);
+    EXPECT_EQ(time.span_seconds, 0.0);
+    EXPECT_EQ(time.computation_seconds, 0.0) << "no negative computation";
+    adt_feed_span one = {};
+    adt_feed_span_event(&one, 7);
+    EXPECT_EQ(adt_feed_rank_time_of(&one, 1000, 0).span_seconds, 0.0) << "a single event spans nothing";
+    adt_feed_span_event(&one, 2007);
+    EXPECT_EQ(adt_feed_rank_time_of(&one, 0, 0).span_seconds, 0.0) << "no clock rate known yet";
+    // Time in MPI beyond the span (another thread's calls count too).
+    time = adt_feed_rank_time_of(&one, 1000, 3.0);
+    EXPECT_EQ(time.span_seconds, 2.0);
+    EXPECT_EQ(time.computation_seconds, 0.0);
+}
+
 TEST(FeedSampledProfile, ASampleCountsForItsFunctionAndOnceForEveryFunctionOnItsPath)
 {
     adt_feed_samples samples{};

@@ -255,6 +255,34 @@ def check_rank_spread(live, offline):
     if abs(spread["imbalance"] - expected["imbalance"]) > expected["imbalance"] * relative + 1e-9:
         fail(f"imbalance of the time in MPI: {spread['imbalance']} live, {expected['imbalance']} in adaptrace-report")
     print(f"time in MPI per rank and its imbalance ({spread['imbalance']:.4f}) = adaptrace-report's")
+    check_span(live, offline, tick_bound)
+
+
+def check_span(live, offline, tick_bound):
+    """Each rank's span (its main thread's first to last event: the start
+    of its sampling or MPI_Init's Enter, to MPI_Finalize's Leave) and its
+    computation (span less time in MPI), and their spread, both from the
+    event feed's analysis. The span exactly adaptrace-report's: the same
+    two times at the same rate, and the ranks of one host need no clock
+    correction; the computation within the time in MPI's bound."""
+    for rank, offline_rank in zip(live["per_rank"], offline["ranks"]):
+        if rank["span_seconds"] != offline_rank["span_seconds"]:
+            fail(f"rank {rank['rank']}: span {rank['span_seconds']} s live, "
+                 f"{offline_rank['span_seconds']} s in adaptrace-report")
+        if abs(rank["computation_seconds"] - offline_rank["computation_seconds"]) > tick_bound:
+            fail(f"rank {rank['rank']}: computation {rank['computation_seconds']} s live, "
+                 f"{offline_rank['computation_seconds']} s in adaptrace-report")
+        if rank["span_seconds"] <= 0 or rank["computation_seconds"] <= 0:
+            fail(f"rank {rank['rank']}: no span or no computation in the live report: {rank}")
+    for figure, bound in (("span_seconds", 0), ("computation_seconds", tick_bound)):
+        spread, expected = live["rank_spread"][figure], offline["rank_spread"][figure]
+        for key in ("min", "mean", "max"):
+            if abs(spread[key] - expected[key]) > bound:
+                fail(f"{figure} per rank, {key}: {spread[key]} live, {expected[key]} in adaptrace-report")
+        if abs(spread["imbalance"] - expected["imbalance"]) > 1e-6 * expected["imbalance"]:
+            fail(f"imbalance of {figure}: {spread['imbalance']} live, {expected['imbalance']} in adaptrace-report")
+    print(f"span and computation per rank and their imbalance "
+          f"({live['rank_spread']['computation_seconds']['imbalance']:.4f}) = adaptrace-report's")
 
 
 def check_written_by_analyzers(archive, stderr):
