@@ -55,6 +55,11 @@
     const spread = live.rank_spread.mpi_seconds;
     d3.select("#imbalance").text(`Time in MPI per rank: min ${seconds(spread.min)} s, mean ${seconds(spread.mean)} s, ` +
                                  `max ${seconds(spread.max)} s; imbalance (max/mean) ${spread.imbalance.toFixed(3)}.`);
+    const span = live.rank_spread.span_seconds, computation = live.rank_spread.computation_seconds;
+    d3.select("#computation").text(`Span per rank: min ${seconds(span.min)} s, max ${seconds(span.max)} s. ` +
+                                   `Computation per rank (span less time in MPI): min ${seconds(computation.min)} s, ` +
+                                   `mean ${seconds(computation.mean)} s, max ${seconds(computation.max)} s; ` +
+                                   `imbalance (max/mean) ${computation.imbalance.toFixed(3)}.`);
     table("#ranks", [
       {title: "rank", value: (r) => r.rank},
       {title: "state", value: (r) => (r.finished ? "finished"
@@ -62,7 +67,9 @@
                                        : !r.connected ? "not heard from"
                                        : live.ended_by ? "ended before its last chunk" : "connected")},
       {title: "calls", value: (r) => count(sum(r.mpi_functions, "calls"))},
+      {title: "span seconds", value: (r) => seconds(r.span_seconds)},
       {title: "MPI seconds", value: (r) => seconds(r.mpi_seconds)},
+      {title: "computation seconds", value: (r) => seconds(r.computation_seconds)},
       {title: "bytes sent", value: (r) => bytes(sum(r.mpi_functions, "bytes_sent"))},
       {title: "bytes received", value: (r) => bytes(sum(r.mpi_functions, "bytes_received"))},
       {title: "samples", value: (r) => count(sum(r.sampled_functions, "exclusive_samples"))},

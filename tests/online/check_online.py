@@ -1067,6 +1067,15 @@ def check_page(run_dir, mpiexec, launcher, program, report, otf2_print, page_mod
     expected_imbalance = f"imbalance (max/mean) {live['rank_spread']['mpi_seconds']['imbalance']:.3f}."
     if imbalance is None or not imbalance.group(1).endswith(expected_imbalance):
         fail(f"the page's imbalance line {imbalance.group(1) if imbalance else None}, expected ...{expected_imbalance}")
+    computation = re.search(r'id="computation"[^>]*>([^<]*)<', drawn.stdout)
+    expected_computation = f"imbalance (max/mean) {live['rank_spread']['computation_seconds']['imbalance']:.3f}."
+    if computation is None or not computation.group(1).endswith(expected_computation):
+        fail(f"the page's computation line {computation.group(1) if computation else None}, "
+             f"expected ...{expected_computation}")
+    ranks_table = re.search(r'id="ranks"[^>]*>(.*?)</div>', drawn.stdout, re.DOTALL)
+    headers = re.findall(r"<th[^>]*>([^<]*)</th>", ranks_table.group(1)) if ranks_table else []
+    if "span seconds" not in headers or "computation seconds" not in headers:
+        fail(f"the ranks' table has no span or computation column: {headers}")
     state = re.search(r'id="state"[^>]*>([^<]*)<', drawn.stdout)
     if state is None or not state.group(1).startswith("Final"):
         fail(f"the page does not say the report is final: {state.group(1) if state else None}")
