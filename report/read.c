@@ -463,7 +463,7 @@ static void release(struct reading *reading)
     adt_report_free_rates(reading->rates, reading->location_count);
     free(reading->rate_capacities);
     adt_report_matching_free(&reading->matching);
-    adt_report_segments_free(&reading->segments);
+    adt_feed_segments_free(&reading->segments);
     adt_feed_mpi_profile_free(&reading->mpi_profile);
     adt_feed_samples_free(&reading->samples);
 }
