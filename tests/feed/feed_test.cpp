@@ -203,6 +203,57 @@ TEST(FeedSpan, NoEventNoClockOrMoreMpiThanSpanLeaveZeros)
     EXPECT_EQ(time.computation_seconds, 0.0);
 }
 
+TEST(FeedSegments, InstancesOfAKeySumUpWithQuantilesLongestAndSlowestRank)
+{
+    adt_feed_segments segments = {};
+    // Barrier -> Allreduce on locations 0 and 1 (ranks 0 and 1): 8 steps
+    // of 100 ticks, location 1's step 5 of 800; and one other key.
+    for (uint32_t step = 0; step < 8; step++) {
+        ASSERT_EQ(adt_feed_segment(&segments, 7, 9, 0, 100, false), 0);
+        ASSERT_EQ(adt_feed_segment(&segments, 7, 9, 1, step == 5 ? 800 : 100, step == 7), 0);
+    }
+    ASSERT_EQ(adt_feed_segment(&segments, 9, 7, 0, 50, false), 0);
+    ASSERT_EQ(segments.key_count, 2u);
+    const uint32_t location_ranks[] = {0, 1};
+    adt_feed_segment_figures figures[2];
+    ASSERT_EQ(adt_feed_segments_summarise(&segments, location_ranks, 2, 1000, figures), 0);
+    const adt_feed_segment_figures &step = figures[0];
+    EXPECT_EQ(step.from_call, 7u);
+    EXPECT_EQ(step.to_call, 9u);
+    EXPECT_EQ(step.count, 16u);
+    EXPECT_DOUBLE_EQ(step.total_seconds, 2.3);
+    EXPECT_DOUBLE_EQ(step.mean_seconds, 2.3 / 16);
+    EXPECT_DOUBLE_EQ(step.min_seconds, 0.1);
+    EXPECT_DOUBLE_EQ(step.median_seconds, 0.1);
+    EXPECT_DOUBLE_EQ(step.p95_seconds, 0.8) << "nearest rank: the 16th of 16";
+    EXPECT_DOUBLE_EQ(step.max_seconds, 0.8);
+    EXPECT_EQ(step.max_rank, 1u);
+    EXPECT_EQ(step.max_iteration, 5u);
+    EXPECT_EQ(step.slowest_rank, 1u);
+    EXPECT_DOUBLE_EQ(step.slowest_rank_mean_seconds, 1.5 / 8);
+    EXPECT_EQ(step.estimated_count, 1u);
+    EXPECT_EQ(step.histogram[0], 15u);
+    EXPECT_EQ(step.histogram[ADT_FEED_SEGMENT_BINS - 1], 1u) << "the longest alone in the last bin";
+    EXPECT_EQ(figures[1].count, 1u);
+    EXPECT_EQ(figures[1].histogram[0], 1u) << "one instance: no width, the first bin";
+    adt_feed_segments_free(&segments);
+    EXPECT_EQ(segments.key_count, 0u);
+}
+
+TEST(FeedSegments, ManyKeysGrowTheTableAndKeepTheirOrder)
+{
+    adt_feed_segments segments = {};
+    for (uint64_t key = 0; key < 1000; key++)
+        for (uint64_t again = 0; again < 2; again++)
+            ASSERT_EQ(adt_feed_segment(&segments, key, key + 1, 0, key + again, false), 0);
+    ASSERT_EQ(segments.key_count, 1000u);
+    for (size_t k = 0; k < segments.key_count; k++) {
+        EXPECT_EQ(segments.keys[k].from_call, k);
+        EXPECT_EQ(segments.keys[k].count, 2u);
+    }
+    adt_feed_segments_free(&segments);
+}
+
 TEST(FeedSampledProfile, ASampleCountsForItsFunctionAndOnceForEveryFunctionOnItsPath)
 {
     adt_feed_samples samples{};
