@@ -93,6 +93,7 @@ typedef struct analyzer {
     int round_done[2];
     double round_cpu[2];
     int round_profile_length;
+    int round_steps_length;
     adt_live live;
     adt_live total; /* analyzer 0: the sum over the analyzers */
     const char *names[ADT_MPI_FN_COUNT];
@@ -300,6 +301,45 @@ static void write_alone(analyzer *a, int signal_number)
     free(profile);
 }
 
+/* Gathers the length bytes of data of every analyzer on analyzer 0, in
+ * analyzer order: *gathered (malloc'd, a '\0' after them; NULL on the
+ * others or when out of memory) of *gathered_length bytes. *sent_length
+ * (the analyzer's, set here) outlives a request left pending. false when
+ * a step did not complete in time (round_step): the buffers stay lent to
+ * the pending requests, never freed. */
+static bool gather_bytes(analyzer *a, const void *data, size_t length, int *sent_length, char **gathered,
+                         size_t *gathered_length)
+{
+    MPI_Request request;
+    *gathered = NULL;
+    *gathered_length = 0;
+    *sent_length = data != NULL && length <= INT32_MAX ? (int)length : 0;
+    int *lengths = a->index == 0 ? calloc((size_t)a->count, sizeof *lengths) : NULL;
+    int *offsets = a->index == 0 ? calloc((size_t)a->count, sizeof *offsets) : NULL;
+    MPI_Igather(sent_length, 1, MPI_INT, lengths, 1, MPI_INT, 0, a->world, &request);
+    if (!round_step(a, &request))
+        return false;
+    long long total = 0;
+    for (int i = 0; lengths != NULL && offsets != NULL && i < a->count; i++) {
+        offsets[i] = (int)total;
+        total += lengths[i];
+    }
+    char *all = a->index == 0 && total <= INT32_MAX ? malloc((size_t)total + 1) : NULL;
+    MPI_Igatherv(data, *sent_length, MPI_BYTE, all, lengths, offsets, MPI_BYTE, 0, a->world, &request);
+    if (!round_step(a, &request))
+        return false;
+    if (all != NULL && lengths != NULL && offsets != NULL) {
+        all[total] = '\0';
+        *gathered = all;
+        *gathered_length = (size_t)total;
+    } else {
+        free(all);
+    }
+    free(lengths);
+    free(offsets);
+    return true;
+}
+
 /* One round of all analyzers (collective over a->world): the totals
  * summed on analyzer 0, which writes them. Returns whether every analyzer
  * is done, which makes this report the final one. Each step waits
@@ -343,28 +383,31 @@ static bool report_round(analyzer *a, bool done)
     if (!round_step(a, &request))
         return report_round(a, done);
     /* The sampled profiles (by function name) gathered as text. */
-    size_t length = 0;
-    char *profile = adt_live_sampled_profile(&a->live, &length);
-    a->round_profile_length = profile != NULL && length <= INT32_MAX ? (int)length : 0;
-    int *lengths = a->index == 0 ? calloc((size_t)a->count, sizeof *lengths) : NULL;
-    int *offsets = a->index == 0 ? calloc((size_t)a->count, sizeof *offsets) : NULL;
-    MPI_Igather(&a->round_profile_length, 1, MPI_INT, lengths, 1, MPI_INT, 0, a->world, &request);
-    if (!round_step(a, &request))
+    size_t length = 0, gathered = 0;
+    char *profile = adt_live_sampled_profile(&a->live, &length), *profiles = NULL;
+    if (!gather_bytes(a, profile, length, &a->round_profile_length, &profiles, &gathered))
         return report_round(a, done);
-    long long gathered = 0;
-    for (int i = 0; lengths != NULL && offsets != NULL && i < a->count; i++) {
-        offsets[i] = (int)gathered;
-        gathered += lengths[i];
-    }
-    char *profiles = a->index == 0 && gathered <= INT32_MAX ? malloc((size_t)gathered + 1) : NULL;
-    MPI_Igatherv(profile, a->round_profile_length, MPI_CHAR, profiles, lengths, offsets, MPI_CHAR, 0, a->world, &request);
-    if (!round_step(a, &request))
+    /* The time steps' instances gathered as words: their medians and
+     * quantiles need every one. Analyzer 0 makes its total's anew. */
+    size_t step_words = 0, steps_gathered = 0;
+    uint64_t *steps = adt_live_steps_words(&a->live, &step_words);
+    char *all_steps = NULL;
+    if (!gather_bytes(a, steps, step_words * sizeof *steps, &a->round_steps_length, &all_steps, &steps_gathered))
         return report_round(a, done);
     if (a->index == 0) {
+        adt_feed_segments_free(&a->total.steps);
+        if (all_steps == NULL ||
+            adt_live_add_steps_words(&a->total, (const uint64_t *)(void *)all_steps,
+                                     steps_gathered / sizeof(uint64_t)) != 0) {
+            adt_feed_segments_free(&a->total.steps);
+            fprintf(stderr, "adaptrace-analyzer: the live report's time steps are left out: out of memory\n");
+        }
+    }
+    if (a->index == 0) {
         char error[512];
-        if (profiles == NULL || lengths == NULL || offsets == NULL)
+        if (profiles == NULL)
             fprintf(stderr, "adaptrace-analyzer: live report not written: out of memory\n");
-        else if (adt_live_write(&a->total, a->names, profiles, (size_t)gathered, a->archive,
+        else if (adt_live_write(&a->total, a->names, profiles, gathered, a->archive,
                                 &(adt_live_moment){ .final = all,
                                                     .analyzers = (uint32_t)a->count,
                                                     .interval_s = a->interval_s,
@@ -378,8 +421,8 @@ static bool report_round(analyzer *a, bool done)
     }
     free(profile);
     free(profiles);
-    free(lengths);
-    free(offsets);
+    free(steps);
+    free(all_steps);
     return all;
 }
 

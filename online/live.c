@@ -52,8 +52,10 @@ int adt_live_create(adt_live *live, uint32_t ranks, uint32_t functions)
     *live = (adt_live){ .ranks = ranks };
     live->states = calloc(ranks, sizeof *live->states);
     live->samples = calloc(ranks, sizeof *live->samples);
+    live->step_starts = calloc(ranks, sizeof *live->step_starts);
     if (adt_feed_mpi_profile_create(&live->mpi, ranks, functions, 0) != 0 ||
-        adt_feed_matrix_create(&live->matrix, ranks) != 0 || live->states == NULL || live->samples == NULL) {
+        adt_feed_matrix_create(&live->matrix, ranks) != 0 || live->states == NULL || live->samples == NULL ||
+        live->step_starts == NULL) {
         adt_live_destroy(live);
         return -1;
     }
@@ -73,6 +75,8 @@ void adt_live_destroy(adt_live *live)
     adt_feed_matrix_free(&live->matrix);
     free(live->states);
     free(live->samples);
+    adt_feed_segments_free(&live->steps);
+    free(live->step_starts);
     live->function_names = NULL;
     live->function_count = live->function_capacity = 0;
     live->states = NULL;
@@ -173,6 +177,67 @@ static uint64_t exclusive_ticks(const adt_online_record *record)
     return duration >= record->call.nested ? duration - record->call.nested : 0;
 }
 
+/* An outermost call of rank: it ends the time step its rank's previous
+ * one started (unless calls were not streamed between them) and starts
+ * the next, as adaptrace-report's reader does with the archive's
+ * outermost MPI regions (report/read_events.c). */
+static void step(adt_live *live, uint32_t rank, const adt_online_record *record)
+{
+    adt_live_step_start *start = &live->step_starts[rank];
+    if (start->open && (record->flags & ADT_ONLINE_CALL_AFTER_UNSTREAMED))
+        live->states[rank].steps_unknown++;
+    else if (start->open) {
+        /* Zero, not a wrapped difference, should the clock step back. */
+        uint64_t ticks = record->call.enter > start->leave ? record->call.enter - start->leave : 0;
+        if (adt_feed_segment(&live->steps, start->function, record->id, rank, ticks, false) != 0)
+            live->states[rank].steps_unknown++;
+    }
+    *start = (adt_live_step_start){ .leave = record->call.leave, .function = record->id, .open = true };
+}
+
+uint64_t *adt_live_steps_words(const adt_live *live, size_t *count)
+{
+    size_t words = 0;
+    for (size_t k = 0; k < live->steps.key_count; k++)
+        words += 3 + 2 * live->steps.keys[k].count;
+    uint64_t *out = malloc((words ? words : 1) * sizeof *out);
+    if (out == NULL)
+        return NULL;
+    size_t at = 0;
+    for (size_t k = 0; k < live->steps.key_count; k++) {
+        const adt_feed_segment_key *key = &live->steps.keys[k];
+        out[at++] = key->from_call;
+        out[at++] = key->to_call;
+        out[at++] = key->count;
+        for (size_t i = 0; i < key->count; i++) {
+            out[at++] = key->instances[i].ticks;
+            out[at++] = key->instances[i].location | (uint64_t)key->instances[i].estimated << 32;
+        }
+    }
+    *count = words;
+    return out;
+}
+
+int adt_live_add_steps_words(adt_live *live, const uint64_t *words, size_t count)
+{
+    size_t at = 0;
+    while (at < count) {
+        if (count - at < 3 || words[at + 2] > (count - at - 3) / 2)
+            return -1;
+        uint64_t from = words[at], to = words[at + 1], instances = words[at + 2];
+        if (from >= live->mpi.functions || to >= live->mpi.functions)
+            return -1;
+        at += 3;
+        for (uint64_t i = 0; i < instances; i++, at += 2) {
+            uint32_t rank = (uint32_t)words[at + 1];
+            if (rank >= live->ranks ||
+                adt_feed_segment(&live->steps, from, to, rank, words[at], words[at + 1] >> 32 & 1) != 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
 int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *chunk, size_t bytes, bool last,
                        char *error, size_t error_size)
 {
@@ -227,6 +292,8 @@ int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *
         } else {
             adt_feed_mpi_call(&live->mpi, source, record->id, exclusive_ticks(record), false);
             adt_feed_mpi_bytes(&live->mpi, source, record->id, record->call.sent, record->call.received);
+            if (!(record->flags & ADT_ONLINE_CALL_NESTED))
+                step(live, source, record);
         }
     }
     state->ticks_per_second = header->ticks_per_second;
@@ -467,6 +534,58 @@ static void print_analyzers_lost(FILE *out, const adt_live *live, const adt_live
     fprintf(out, "],\n  \"analyzers_lost_at_s\": %.3f,\n", moment->analyzers_lost_at_s);
 }
 
+/* The time steps adaptrace-report's --json lists, at most. */
+enum { LIVE_STEPS_LISTED = 20 };
+
+static int by_total_seconds(const void *left, const void *right)
+{
+    const adt_feed_segment_figures *a = left, *b = right;
+    return (a->total_seconds < b->total_seconds) - (a->total_seconds > b->total_seconds);
+}
+
+/* The time steps: the feed's figures of each (from, to) pair of MPI
+ * functions, most total time first, as adaptrace-report's "segments". */
+static void print_steps(FILE *out, const adt_live *live, const char *const *names)
+{
+    size_t count = live->steps.key_count;
+    adt_feed_segment_figures *figures = calloc(count ? count : 1, sizeof *figures);
+    uint32_t *location_ranks = calloc(live->ranks ? live->ranks : 1, sizeof *location_ranks);
+    uint64_t rate = reference_rate(live, 0), unknown = 0;
+    for (uint32_t r = 0; r < live->ranks; r++)
+        unknown += live->states[r].steps_unknown;
+    for (uint32_t r = 0; location_ranks != NULL && r < live->ranks; r++)
+        location_ranks[r] = r;
+    if (figures == NULL || location_ranks == NULL || rate == 0 ||
+        adt_feed_segments_summarise(&live->steps, location_ranks, live->ranks, rate, figures) != 0)
+        count = 0;
+    qsort(figures, count, sizeof *figures, by_total_seconds);
+    fprintf(out,
+            ",\n  \"time_steps_keyed_by\": \"mpi_function\",\n  \"time_steps_unknown\": %" PRIu64
+            ",\n  \"segment_count\": %zu,\n  \"segments\": [",
+            unknown, count);
+    for (size_t i = 0; i < count && i < LIVE_STEPS_LISTED; i++) {
+        const adt_feed_segment_figures *step = &figures[i];
+        fputs(i ? ",\n    {\"from\": " : "\n    {\"from\": ", out);
+        print_string(out, names[step->from_call]);
+        fputs(", \"to\": ", out);
+        print_string(out, names[step->to_call]);
+        fprintf(out,
+                ", \"count\": %" PRIu64 ", \"total_seconds\": %.9g, \"mean_seconds\": %.9g, \"min_seconds\": %.9g, "
+                "\"median_seconds\": %.9g, \"p95_seconds\": %.9g, \"max_seconds\": %.9g, \"max_rank\": %" PRIu32
+                ", \"max_iteration\": %" PRIu32 ", \"slowest_rank\": %" PRIu32
+                ", \"slowest_rank_mean_seconds\": %.9g, \"histogram\": [",
+                step->count, step->total_seconds, step->mean_seconds, step->min_seconds, step->median_seconds,
+                step->p95_seconds, step->max_seconds, step->max_rank, step->max_iteration, step->slowest_rank,
+                step->slowest_rank_mean_seconds);
+        for (size_t bin = 0; bin < ADT_FEED_SEGMENT_BINS; bin++)
+            fprintf(out, bin ? ", %" PRIu64 : "%" PRIu64, step->histogram[bin]);
+        fputs("]}", out);
+    }
+    fputc(']', out);
+    free(figures);
+    free(location_ranks);
+}
+
 static void print_report(FILE *out, const adt_live *live, const char *const *names, const profile_line *lines,
                          size_t line_count, const adt_live_moment *moment)
 {
@@ -557,6 +676,7 @@ static void print_report(FILE *out, const adt_live *live, const char *const *nam
         }
         fputc('}', out);
     }
+    print_steps(out, live, names);
     fputs(",\n  \"per_rank\": [", out);
     for (uint32_t r = 0; r < live->ranks; r++) {
         const adt_live_rank *state = &live->states[r];

@@ -85,6 +85,9 @@ static struct {
     uint64_t contexts_streamed;
     uint64_t bytes_streamed;
     uint64_t chunks_streamed;
+    /* An outermost call since the last streamed one was not streamed one
+     * by one: the next one says so (ADT_ONLINE_CALL_AFTER_UNSTREAMED). */
+    bool outermost_unstreamed;
     /* The span of the thread's events so far (the chunk header's). */
     uint64_t first_event;
     uint64_t last_event;
@@ -335,6 +338,7 @@ void adt_online_stream_call(uint32_t function, uint64_t time)
     }
     if (record == NULL) {
         stream.unstreamed[ADT_ONLINE_LOSS_ANALYZER_BEHIND]++;
+        stream.outermost_unstreamed |= depth == 0;
         /* function: an adt_mpi_function, below the count the open was given */
         function_totals *totals = &stream.totals[function];
         totals->calls++;
@@ -343,7 +347,14 @@ void adt_online_stream_call(uint32_t function, uint64_t time)
         totals->received += frame->received;
         return;
     }
+    /* Whether it bounds a time step, and whether the step before it is
+     * known: a compare and a store on the stream's own state. */
+    uint16_t flags = depth > 0 ? ADT_ONLINE_CALL_NESTED
+                               : (stream.outermost_unstreamed ? ADT_ONLINE_CALL_AFTER_UNSTREAMED : 0);
+    if (depth == 0)
+        stream.outermost_unstreamed = false;
     *record = (adt_online_record){ .kind = ADT_ONLINE_RECORD_CALL,
+                                   .flags = flags,
                                    .id = function,
                                    .call = { .enter = frame->enter,
                                              .leave = time,

@@ -143,10 +143,22 @@ typedef struct adt_online_sample {
     uint32_t shift;
 } adt_online_sample;
 
-/* One record of a chunk, 48 bytes: kind, and what `id` is depends on it
- * (a call's function, a context's node, a samples record's count). */
+/* A call record's flags. */
+/* The call was made inside another MPI call of the thread (records come
+ * at each call's Leave, inner ones first): it starts and ends no time
+ * step. */
+#define ADT_ONLINE_CALL_NESTED 1u
+/* An outermost call of the thread between the previous outermost call
+ * streamed and this one was not streamed one by one (analyzer_behind):
+ * the computation before this call is not known. */
+#define ADT_ONLINE_CALL_AFTER_UNSTREAMED 2u
+
+/* One record of a chunk, 48 bytes: kind, flags (a call's, above; 0 for
+ * the others), and what `id` is depends on kind (a call's function, a
+ * context's node, a samples record's count). */
 typedef struct adt_online_record {
-    uint32_t kind;
+    uint16_t kind;
+    uint16_t flags;
     uint32_t id;
     union {
         struct {

@@ -211,6 +211,7 @@ def check_equal(run_dir, mpiexec, launcher, program, report, otf2_print, ranks=2
     check_calls_reached(summary, found)
     print(f"live report = adaptrace-report for {len(found)} functions")
     check_rank_spread(live, offline)
+    check_steps(live, offline)
     check_matrix(live, offline, receivers_unknown)
     check_sampled(live, offline, summary)
 
@@ -283,6 +284,55 @@ def check_span(live, offline, tick_bound):
             fail(f"imbalance of {figure}: {spread['imbalance']} live, {expected['imbalance']} in adaptrace-report")
     print(f"span and computation per rank and their imbalance "
           f"({live['rank_spread']['computation_seconds']['imbalance']:.4f}) = adaptrace-report's")
+
+
+def check_steps(live, offline):
+    """The time steps (the computation between consecutive outermost MPI
+    calls, per pair of calls), the event feed's on both sides. The live
+    report keys them by MPI function; adaptrace-report by calling context
+    when sampling is on (these runs), so one pair of functions can be
+    several of its keys (one per call site): where the offline report
+    lists every key, the pairs must be the same, each pair's instances
+    and time the sum of its keys'; a pair that is one key offline must
+    have all its figures: counts, the longest instance's rank and
+    iteration, the slowest rank and the histogram exactly, the durations
+    (each one's ticks at the archive's rate) exactly, the sums within a
+    tick a step (they add in another order)."""
+    if live["time_steps_unknown"] != 0:
+        fail(f"time steps not known live: {live['time_steps_unknown']}")
+    if live["segment_count"] == 0 or offline["segment_count"] == 0:
+        fail(f"no time steps: {live['segment_count']} live, {offline['segment_count']} in adaptrace-report")
+    pairs = {}
+    for step in offline["segments"]:
+        pairs.setdefault((step["from"], step["to"]), []).append(step)
+    found = {(step["from"], step["to"]): step for step in live["segments"]}
+    if offline["segment_count"] == len(offline["segments"]):
+        if live["segment_count"] != len(pairs) or set(found) != set(pairs):
+            fail(f"time steps {sorted(found)} ({live['segment_count']}) live, {sorted(pairs)} in adaptrace-report")
+    compared = 0
+    for pair, step in found.items():
+        keys = pairs.get(pair)
+        if keys is None:
+            continue
+        bound = 1e-9 * step["count"]
+        if step["count"] != sum(k["count"] for k in keys) or \
+                abs(step["total_seconds"] - sum(k["total_seconds"] for k in keys)) > bound * 2:
+            fail(f"time step {pair}: {step} live, {keys} in adaptrace-report")
+        if len(keys) > 1:
+            continue
+        key = keys[0]
+        for figure in ("count", "max_rank", "max_iteration", "slowest_rank", "histogram", "min_seconds",
+                       "median_seconds", "p95_seconds", "max_seconds"):
+            if step[figure] != key[figure]:
+                fail(f"time step {pair}, {figure}: {step[figure]} live, {key[figure]} in adaptrace-report")
+        for figure in ("total_seconds", "mean_seconds", "slowest_rank_mean_seconds"):
+            if abs(step[figure] - key[figure]) > bound:
+                fail(f"time step {pair}, {figure}: {step[figure]} live, {key[figure]} in adaptrace-report")
+        compared += 1
+    if compared == 0:
+        fail("no time step compared figure by figure")
+    print(f"time steps = adaptrace-report's: {live['segment_count']} pairs of MPI functions, "
+          f"{compared} compared figure by figure")
 
 
 def check_written_by_analyzers(archive, stderr):
