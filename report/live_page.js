@@ -84,6 +84,23 @@
       });
   }
 
+  function drawSteps() {
+    d3.select("#steps-unknown").text(`${count(live.segment_count)} pairs of MPI functions` +
+      (live.time_steps_unknown ? `; ${count(live.time_steps_unknown)} steps not known (after calls not ` +
+                                 `streamed one by one)` : "") + ".");
+    table("#time-steps", [
+      {title: "from → to", value: (s) => `${s.from} → ${s.to}`},
+      {title: "instances", value: (s) => count(s.count)},
+      {title: "total s", value: (s) => seconds(s.total_seconds)},
+      {title: "mean s", value: (s) => seconds(s.mean_seconds)},
+      {title: "median s", value: (s) => seconds(s.median_seconds)},
+      {title: "p95 s", value: (s) => seconds(s.p95_seconds)},
+      {title: "max s", value: (s) => seconds(s.max_seconds)},
+      {title: "longest at", value: (s) => `rank ${s.max_rank}, iteration ${s.max_iteration}`},
+      {title: "slowest rank", value: (s) => `${s.slowest_rank} (mean ${seconds(s.slowest_rank_mean_seconds)} s)`},
+    ], live.segments);
+  }
+
   function drawSamples() {
     if (live.samples === 0) {
       d3.select("#hot-functions").append("p").text("No samples streamed (yet, or sampling is off).");
@@ -100,7 +117,7 @@
     table("#hot-inclusive", columns, byInclusive.slice(0, 15));
   }
 
-  adaptracePage.drawSections([["state", drawState], ["mpi", drawMpi], ["samples", drawSamples]]);
+  adaptracePage.drawSections([["state", drawState], ["mpi", drawMpi], ["steps", drawSteps], ["samples", drawSamples]]);
   if (!live.final && !live.ended_by) {
     setTimeout(() => window.location.reload(), Math.max(1, live.interval_s) * 1000);
   }

@@ -919,7 +919,7 @@ def check_lost_ranks_drawn(archive, page_mode, live):
         fail(f"{page} does not embed the last live/report.json")
     if page_mode == "no-chromium":
         return
-    dom = draw_live_page(page_mode, page, ["state", "mpi", "samples"]).stdout
+    dom = draw_live_page(page_mode, page, ["state", "mpi", "steps", "samples"]).stdout
     lost = re.search(r'id="analyzers-lost"[^>]*>([^<]*)<', dom)
     if lost is None or "ranks 2, 3 went on without it" not in lost.group(1):
         fail(f"the page's state does not name ranks 2 and 3 as without analyzer: {lost.group(1) if lost else None}")
@@ -1101,7 +1101,7 @@ def check_page(run_dir, mpiexec, launcher, program, report, otf2_print, page_mod
     if page_mode == "no-chromium":
         print(f"{page} embeds live/report.json (no chromium: not drawn)")
         return
-    drawn = draw_live_page(page_mode, page, ["state", "mpi", "samples"])
+    drawn = draw_live_page(page_mode, page, ["state", "mpi", "steps", "samples"])
     functions = [f["name"] for f in live["mpi_functions"]]
     if table_rows(drawn.stdout, "mpi-functions") != functions:
         fail(f"MPI function rows {table_rows(drawn.stdout, 'mpi-functions')}, expected {functions}")
@@ -1117,6 +1117,9 @@ def check_page(run_dir, mpiexec, launcher, program, report, otf2_print, page_mod
     expected_imbalance = f"imbalance (max/mean) {live['rank_spread']['mpi_seconds']['imbalance']:.3f}."
     if imbalance is None or not imbalance.group(1).endswith(expected_imbalance):
         fail(f"the page's imbalance line {imbalance.group(1) if imbalance else None}, expected ...{expected_imbalance}")
+    steps = [f"{s['from']} \u2192 {s['to']}" for s in live["segments"]]
+    if not steps or table_rows(drawn.stdout, "time-steps") != steps:
+        fail(f"time step rows {table_rows(drawn.stdout, 'time-steps')}, expected {steps}")
     computation = re.search(r'id="computation"[^>]*>([^<]*)<', drawn.stdout)
     expected_computation = f"imbalance (max/mean) {live['rank_spread']['computation_seconds']['imbalance']:.3f}."
     if computation is None or not computation.group(1).endswith(expected_computation):
