@@ -390,16 +390,8 @@ void adt_mpi_init_end(const adt_mpi_call *init)
     measuring = true;
     /* The stream opens only as MPI_Init returns: its call's record starts
      * at the time of its Enter record, as in the archive. */
-    /* The thread's first event, the start of its span: MPI_Init's Enter,
-     * or the start of its sampling where that came first (the archive's
-     * first sampling-rate mark is stamped then). */
-    adt_location_stats stats;
-    adt_location_get_stats(init->location, &stats);
-    uint64_t sampling_started = stats.shift_reached_at[0];
-    uint64_t first_event =
-        sampling_started != 0 && sampling_started < init->enter_time ? sampling_started : init->enter_time;
     adt_online_start(adt_runtime_config(), &mpmd, (uint32_t)rank, (uint32_t)size, archive_dir, adt_mpi_region_ids,
-                     ADT_MPI_FN_COUNT, init->enter_time, first_event);
+                     ADT_MPI_FN_COUNT, init->enter_time, init->location);
 }
 
 void adt_mpi_init_unmeasured(void)

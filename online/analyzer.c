@@ -156,6 +156,7 @@ static void introduce(analyzer *a, uint32_t rank, const char *message, size_t by
     }
     memcpy(a->mpi_regions[rank], message + sizeof introduction, regions_bytes);
     a->live.samples[rank].rate_hz = introduction.sampling_rate_hz;
+    a->live.states[rank].rate_hz = introduction.sampling_rate_hz;
 }
 
 static int parse_count(const char *text, uint32_t low, uint32_t high, uint32_t *value)

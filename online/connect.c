@@ -221,15 +221,15 @@ static void without_stream(const adt_config *config)
 
 static void start(const adt_config *config, const adt_online_mpmd *mpmd, uint32_t rank, uint32_t size,
                   const char *archive_dir, const uint32_t *mpi_regions, uint32_t mpi_functions, uint64_t init_enter,
-                  uint64_t first_event);
+                  adt_location *location);
 
 void adt_online_start(const adt_config *config, const adt_online_mpmd *mpmd, uint32_t rank, uint32_t size,
                       const char *archive_dir, const uint32_t *mpi_regions, uint32_t mpi_functions,
-                      uint64_t init_enter, uint64_t first_event)
+                      uint64_t init_enter, adt_location *location)
 {
     if (config == NULL || (config->analyzers == 0 && mpmd->other == MPI_COMM_NULL))
         return;
-    start(config, mpmd, rank, size, archive_dir, mpi_regions, mpi_functions, init_enter, first_event);
+    start(config, mpmd, rank, size, archive_dir, mpi_regions, mpi_functions, init_enter, location);
     if (analyzers == MPI_COMM_NULL || !atomic_load(&adt_online_on))
         without_stream(config);
 }
@@ -274,7 +274,7 @@ static bool spawn_and_connect(const adt_config *config, MPI_Comm own_world, uint
 /* adt_online_start's work: on success the stream is open. */
 static void start(const adt_config *config, const adt_online_mpmd *mpmd, uint32_t rank, uint32_t size,
                   const char *archive_dir, const uint32_t *mpi_regions, uint32_t mpi_functions, uint64_t init_enter,
-                  uint64_t first_event)
+                  adt_location *location)
 {
     /* A spawned program that runs under adaptrace (LD_PRELOAD and
      * ADAPTRACE_ANALYZERS exported to every process mpirun starts) would
@@ -326,7 +326,7 @@ static void start(const adt_config *config, const adt_online_mpmd *mpmd, uint32_
     }
     uint64_t hold_ticks = (uint64_t)config->live_interval_s * adt_clock_resolution();
     if (adt_online_stream_open(analyzers, my_analyzer, rank, size, mpi_functions, hold_ticks, init_enter,
-                               first_event, profile) != 0) {
+                               location, profile) != 0) {
         adt_log("rank %u streams nothing to its analyzer: no memory for its chunks", rank);
         PMPI_Comm_free(&analyzers);
         return;

@@ -263,6 +263,9 @@ int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *
         if (record->kind == ADT_ONLINE_RECORD_CONTEXT && record->id >= ADT_FEED_CONTEXTS_MAX)
             return fail(error, error_size, "a calling context of rank %" PRIu32 " numbered %" PRIu32, source,
                         record->id);
+        if (record->kind == ADT_ONLINE_RECORD_RATE && record->id >= ADT_ONLINE_RATE_SHIFTS)
+            return fail(error, error_size, "a sampling rate of rank %" PRIu32 " halved %" PRIu32 " times", source,
+                        record->id);
         if (record->kind == ADT_ONLINE_RECORD_MESSAGES && record->id >= live->ranks)
             return fail(error, error_size, "messages of rank %" PRIu32 " to rank %" PRIu32 " of %" PRIu32, source,
                         record->id, live->ranks);
@@ -285,6 +288,11 @@ int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *
                                                        .ticks = record->totals.ticks,
                                                        .bytes_sent = record->totals.sent,
                                                        .bytes_received = record->totals.received });
+        } else if (record->kind == ADT_ONLINE_RECORD_RATE) {
+            /* id below ADT_ONLINE_RATE_SHIFTS (checked above). */
+            state->rate_reached[record->id] = record->rate.reached;
+            state->rate_bytes[record->id][0] = record->rate.bytes_before;
+            state->rate_bytes[record->id][1] = record->rate.bytes_after;
         } else if (record->kind == ADT_ONLINE_RECORD_MESSAGES) {
             /* Both ranks within the matrix (checked above): the feed's
              * message, count times (count 1 but for a totals record). */
@@ -586,6 +594,41 @@ static void print_steps(FILE *out, const adt_live *live, const char *const *name
     free(location_ranks);
 }
 
+/* The main threads' sampling rates over time, as adaptrace-report's
+ * "sampling_rates" (thread 0 of each sampled rank): each halving's time
+ * in seconds after the run's start (the earliest first event of the
+ * ranks: their spans' starts) and the rate the archive's writer states
+ * for it (the initial rate over 2^k), and the buffer's use at each
+ * halving from the first on. */
+static void print_rates(FILE *out, const adt_live *live)
+{
+    uint64_t start = UINT64_MAX, rate = reference_rate(live, 0);
+    for (uint32_t r = 0; r < live->ranks; r++)
+        if (live->states[r].heard && live->states[r].first_event < start)
+            start = live->states[r].first_event;
+    fputs(",\n  \"sampling_rates\": [", out);
+    const char *separator = "\n    ";
+    for (uint32_t r = 0; r < live->ranks; r++) {
+        const adt_live_rank *state = &live->states[r];
+        if (state->rate_hz == 0 || state->rate_reached[0] == 0)
+            continue;
+        fprintf(out, "%s{\"rank\": %" PRIu32 ", \"thread\": 0, \"steps\": [", separator, r);
+        separator = ",\n    ";
+        for (unsigned k = 0; k < ADT_ONLINE_RATE_SHIFTS && state->rate_reached[k] != 0; k++)
+            fprintf(out, "%s{\"seconds\": %.9g, \"hz\": %.17g}", k ? ", " : "",
+                    seconds(state->rate_reached[k] > start ? state->rate_reached[k] - start : 0, rate),
+                    (double)state->rate_hz / (double)(1ull << k));
+        fputs("], \"buffer_use\": [", out);
+        for (unsigned k = 1; k < ADT_ONLINE_RATE_SHIFTS && state->rate_reached[k] != 0; k++)
+            for (int side = 0; side < 2; side++)
+                fprintf(out, "%s{\"seconds\": %.9g, \"bytes\": %" PRIu64 "}", k > 1 || side ? ", " : "",
+                        seconds(state->rate_reached[k] > start ? state->rate_reached[k] - start : 0, rate),
+                        state->rate_bytes[k][side]);
+        fputs("]}", out);
+    }
+    fputc(']', out);
+}
+
 static void print_report(FILE *out, const adt_live *live, const char *const *names, const profile_line *lines,
                          size_t line_count, const adt_live_moment *moment)
 {
@@ -677,6 +720,7 @@ static void print_report(FILE *out, const adt_live *live, const char *const *nam
         fputc('}', out);
     }
     print_steps(out, live, names);
+    print_rates(out, live);
     fputs(",\n  \"per_rank\": [", out);
     for (uint32_t r = 0; r < live->ranks; r++) {
         const adt_live_rank *state = &live->states[r];

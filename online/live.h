@@ -38,6 +38,13 @@ typedef struct adt_live_rank {
      * that came after calls not streamed one by one
      * (ADT_ONLINE_CALL_AFTER_UNSTREAMED). */
     uint64_t steps_unknown;
+    /* Its main thread's sampling rate over time: the initial rate (its
+     * introduction's; 0: not sampled), and per halving k the time it was
+     * reached (its rate records'; 0: not said) and the bytes of its
+     * buffer in use just before and after. */
+    uint64_t rate_hz;
+    uint64_t rate_reached[ADT_ONLINE_RATE_SHIFTS];
+    uint64_t rate_bytes[ADT_ONLINE_RATE_SHIFTS][2];
 } adt_live_rank;
 
 /* Where a rank's next time step starts: the function and Leave of its

@@ -88,6 +88,11 @@ static struct {
     /* An outermost call since the last streamed one was not streamed one
      * by one: the next one says so (ADT_ONLINE_CALL_AFTER_UNSTREAMED). */
     bool outermost_unstreamed;
+    /* The thread's location, and the halvings of its sampling rate sent
+     * (rate records for shifts 0 .. rate_shifts_sent - 1). */
+    adt_location *location;
+    unsigned rate_shifts_sent;
+    unsigned rate_shifts_checked; /* take_rates was called for samples at shifts below it */
     /* The span of the thread's events so far (the chunk header's). */
     uint64_t first_event;
     uint64_t last_event;
@@ -273,6 +278,36 @@ static bool define_context(uint32_t id, uint64_t time)
     return true;
 }
 
+/* Sends a rate record for each halving of the thread's sampling rate
+ * stamped and not sent yet, in order; false when one found no chunk (it
+ * and those after it are sent later). Called once per halving on the hot path (a
+ * sample streamed at a shift not checked yet): adt_location_get_stats is
+ * relaxed loads of the location's counters (no lock, no malloc, no
+ * stdio), a few hundred of them. A stamp not visible yet (0) waits for
+ * a later call. */
+static bool take_rates(uint64_t time)
+{
+    adt_location_stats stats;
+    adt_location_get_stats(stream.location, &stats);
+    while (stream.rate_shifts_sent <= stats.shift && stream.rate_shifts_sent < ADT_ONLINE_RATE_SHIFTS &&
+           stats.shift_reached_at[stream.rate_shifts_sent] != 0) {
+        unsigned shift = stream.rate_shifts_sent;
+        adt_online_record *record = next_record(time);
+        if (record == NULL)
+            return false;
+        *record = (adt_online_record){ .kind = ADT_ONLINE_RECORD_RATE,
+                                       .id = shift,
+                                       .rate = { .reached = stats.shift_reached_at[shift],
+                                                 .bytes_before = stats.bytes_in_use_at_shift[shift][0],
+                                                 .bytes_after = stats.bytes_in_use_at_shift[shift][1] } };
+        stream.rate_shifts_sent++;
+        /* Samples go after it: not into an earlier samples record. */
+        stream.samples_record = -1;
+        send_if_full();
+    }
+    return true;
+}
+
 /* Moves the samples the tap holds into the chunks, each after the
  * definition of its context; those that find no chunk stay in the tap
  * (which counts what overflows it). */
@@ -284,6 +319,12 @@ static void take_samples(uint64_t time)
             stream.samples_lost++;
             adt_sampler_tap_pop();
             continue;
+        }
+        /* The first sample at a new rate: its halving goes with it (or,
+         * where no chunk or no stamp is there yet, at MPI_Finalize). */
+        if (sample.shift >= stream.rate_shifts_checked) {
+            stream.rate_shifts_checked = sample.shift + 1;
+            take_rates(time);
         }
         if (!define_context(sample.context, time))
             return;
@@ -401,7 +442,7 @@ void adt_online_stream_message(uint64_t time, uint32_t receiver, uint64_t bytes)
 }
 
 int adt_online_stream_open(MPI_Comm inter, int analyzer, uint32_t rank, uint32_t ranks, uint32_t functions,
-                           uint64_t hold_ticks, uint64_t init_enter, uint64_t first_event, bool profile)
+                           uint64_t hold_ticks, uint64_t init_enter, adt_location *location, bool profile)
 {
     stream.context_capacity = adt_sampler_context_capacity();
     stream.chunks = calloc(ADT_ONLINE_CHUNKS, sizeof *stream.chunks);
@@ -427,7 +468,14 @@ int adt_online_stream_open(MPI_Comm inter, int analyzer, uint32_t rank, uint32_t
     stream.hold_ticks = hold_ticks;
     /* MPI_Init's Enter is in the buffer already: so is its Leave. */
     adt_online_frames[0] = (adt_online_frame){ init_enter, 0, 0, 0, false };
-    stream.first_event = first_event;
+    stream.location = location;
+    /* The thread's first event, the start of its span: MPI_Init's Enter,
+     * or the start of its sampling where that came first (the archive's
+     * first sampling-rate mark is stamped then). */
+    adt_location_stats stats;
+    adt_location_get_stats(location, &stats);
+    uint64_t sampling_started = stats.shift_reached_at[0];
+    stream.first_event = sampling_started != 0 && sampling_started < init_enter ? sampling_started : init_enter;
     stream.last_event = init_enter;
     adt_online_depth = 1;
     adt_online_profile = profile;
@@ -501,6 +549,12 @@ bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats)
         take_samples(adt_clock_now());
         if (stream.lost || !adt_sampler_tap_peek(&sample) || adt_clock_now() >= give_up)
             break;
+        progress();
+        pause_briefly();
+    }
+    /* The halvings not sent yet (those after the last sample streamed), as
+     * chunks free up. */
+    while (!stream.lost && !take_rates(adt_clock_now()) && adt_clock_now() < give_up) {
         progress();
         pause_briefly();
     }

@@ -131,9 +131,18 @@ typedef enum adt_online_record_kind {
      * at MPI_Finalize, one per receiver for the sends that found every
      * chunk in flight (their totals). */
     ADT_ONLINE_RECORD_MESSAGES,
+    /* The sampling rate of the rank's thread that called MPI_Init reached
+     * halving k (id): when (the buffer's stamp, clock ticks; k 0: when
+     * its sampling started) and the bytes of its buffer in use just
+     * before and just after the drop (k >= 1), as the archive's "sampling
+     * rate" and "buffer use" metrics have them. Sent once per k, in
+     * order, when a sample taken at k is streamed and at MPI_Finalize. */
+    ADT_ONLINE_RECORD_RATE,
 } adt_online_record_kind;
 
-#define ADT_ONLINE_RECORD_LAST ADT_ONLINE_RECORD_MESSAGES
+#define ADT_ONLINE_RECORD_LAST ADT_ONLINE_RECORD_RATE
+/* Halvings a rate record can say (the buffer's levels). */
+#define ADT_ONLINE_RATE_SHIFTS 64
 
 #define ADT_ONLINE_NO_PARENT UINT32_MAX
 #define ADT_ONLINE_SAMPLES_PER_RECORD 4
@@ -184,6 +193,11 @@ typedef struct adt_online_record {
             uint64_t count;
             uint64_t bytes;
         } messages;
+        struct {
+            uint64_t reached;
+            uint64_t bytes_before;
+            uint64_t bytes_after;
+        } rate;
     };
 } adt_online_record;
 

@@ -101,6 +101,20 @@
     ], live.segments);
   }
 
+  function drawRates() {
+    if (!live.sampling_rates.length) {
+      d3.select("#sampling-rates").append("p").text("No rank is sampled (or none said so yet).");
+      return;
+    }
+    table("#sampling-rates", [
+      {title: "rank", value: (r) => r.rank},
+      {title: "rate", value: (r) => `${count(r.steps[0].hz)} Hz from ${seconds(r.steps[0].seconds)} s`},
+      {title: "halvings", value: (r) => r.steps.slice(1).map((step, k) =>
+        `${seconds(step.seconds)} s: ${count(step.hz)} Hz (buffer ${bytes(r.buffer_use[2 * k].bytes)}B → ` +
+        `${bytes(r.buffer_use[2 * k + 1].bytes)}B)`).join("; ") || "none"},
+    ], live.sampling_rates);
+  }
+
   function drawSamples() {
     if (live.samples === 0) {
       d3.select("#hot-functions").append("p").text("No samples streamed (yet, or sampling is off).");
@@ -117,7 +131,8 @@
     table("#hot-inclusive", columns, byInclusive.slice(0, 15));
   }
 
-  adaptracePage.drawSections([["state", drawState], ["mpi", drawMpi], ["steps", drawSteps], ["samples", drawSamples]]);
+  adaptracePage.drawSections([["state", drawState], ["mpi", drawMpi], ["steps", drawSteps], ["rates", drawRates],
+                              ["samples", drawSamples]]);
   if (!live.final && !live.ended_by) {
     setTimeout(() => window.location.reload(), Math.max(1, live.interval_s) * 1000);
   }

@@ -22,6 +22,10 @@ CASE:
            its exclusive time (less its nested MPI calls'), and the archive
            must show such nesting (python3-otf2) with more nested time than
            the comparison's bound;
+  rates    a run of samples that halves its rate (64 KiB buffer, 10 kHz)
+           with 1 analyzer: the live report's sampling rates over time and
+           buffer use at each halving, and each rank's span, are
+           adaptrace-report's;
   samples  the same for a run that computes a second between its
            MPI_Allreduce calls (samples outside MPI);
   two      the same on 4 ranks with 2 analyzers (their totals summed,
@@ -212,6 +216,7 @@ def check_equal(run_dir, mpiexec, launcher, program, report, otf2_print, ranks=2
     print(f"live report = adaptrace-report for {len(found)} functions")
     check_rank_spread(live, offline)
     check_steps(live, offline)
+    check_rates(live, offline)
     check_matrix(live, offline, receivers_unknown)
     check_sampled(live, offline, summary)
 
@@ -333,6 +338,39 @@ def check_steps(live, offline):
         fail("no time step compared figure by figure")
     print(f"time steps = adaptrace-report's: {live['segment_count']} pairs of MPI functions, "
           f"{compared} compared figure by figure")
+
+
+def check_rates(live, offline, halvings=0):
+    """The main threads' sampling rates over time (each halving's time
+    after the run's start and its rate) and the buffer's use at each
+    halving: exactly adaptrace-report's "sampling_rates" (the buffer's
+    stamps the archive's metrics are written from, at the same rate; the
+    ranks of one host need no clock correction), with halvings or more on
+    some rank."""
+    expected = [rates for rates in offline["sampling_rates"] if rates["thread"] == 0]
+    if live["sampling_rates"] != expected:
+        fail(f"sampling rates {live['sampling_rates']} live, {expected} in adaptrace-report")
+    most = max((len(rates["steps"]) - 1 for rates in expected), default=-1)
+    if most < halvings:
+        fail(f"{most} halvings at most on a rank, the test needs {halvings}")
+    print(f"sampling rates over time = adaptrace-report's: {len(expected)} ranks, {most} halvings at most")
+
+
+def check_rates_halved(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """A run of samples on a 64 KiB buffer at 10 kHz with 1 analyzer
+    (ADAPTRACE_ONLINE_OUTPUT=trace: the buffer keeps them and halves):
+    the final live report's rates over time, with their halvings, and
+    each rank's span are adaptrace-report's of the archive."""
+    small = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="64K", ADAPTRACE_SAMPLING_RATE="10kHz")
+    archive = os.path.join(run_dir, "archive")
+    run(traced(mpiexec, launcher, archive, [program, "2", "0"]), run_dir, small)
+    check_archive(archive, otf2_print)
+    live = read_live(archive)
+    if live is None or not live["final"]:
+        fail(f"no final live report in {archive}/live: {live}")
+    offline = json.loads(subprocess.run([report, "--json", archive], stdout=subprocess.PIPE, check=True).stdout)
+    check_rates(live, offline, halvings=1)
+    check_span(live, offline, 1e-9 * sum(f["calls"] for f in live["mpi_functions"]))
 
 
 def check_written_by_analyzers(archive, stderr):
@@ -919,7 +957,7 @@ def check_lost_ranks_drawn(archive, page_mode, live):
         fail(f"{page} does not embed the last live/report.json")
     if page_mode == "no-chromium":
         return
-    dom = draw_live_page(page_mode, page, ["state", "mpi", "steps", "samples"]).stdout
+    dom = draw_live_page(page_mode, page, ["state", "mpi", "steps", "rates", "samples"]).stdout
     lost = re.search(r'id="analyzers-lost"[^>]*>([^<]*)<', dom)
     if lost is None or "ranks 2, 3 went on without it" not in lost.group(1):
         fail(f"the page's state does not name ranks 2 and 3 as without analyzer: {lost.group(1) if lost else None}")
@@ -1101,7 +1139,7 @@ def check_page(run_dir, mpiexec, launcher, program, report, otf2_print, page_mod
     if page_mode == "no-chromium":
         print(f"{page} embeds live/report.json (no chromium: not drawn)")
         return
-    drawn = draw_live_page(page_mode, page, ["state", "mpi", "steps", "samples"])
+    drawn = draw_live_page(page_mode, page, ["state", "mpi", "steps", "rates", "samples"])
     functions = [f["name"] for f in live["mpi_functions"]]
     if table_rows(drawn.stdout, "mpi-functions") != functions:
         fail(f"MPI function rows {table_rows(drawn.stdout, 'mpi-functions')}, expected {functions}")
@@ -1120,6 +1158,9 @@ def check_page(run_dir, mpiexec, launcher, program, report, otf2_print, page_mod
     steps = [f"{s['from']} \u2192 {s['to']}" for s in live["segments"]]
     if not steps or table_rows(drawn.stdout, "time-steps") != steps:
         fail(f"time step rows {table_rows(drawn.stdout, 'time-steps')}, expected {steps}")
+    rated = [str(rates["rank"]) for rates in live["sampling_rates"]]
+    if not rated or table_rows(drawn.stdout, "sampling-rates") != rated:
+        fail(f"sampling rate rows {table_rows(drawn.stdout, 'sampling-rates')}, expected {rated}")
     computation = re.search(r'id="computation"[^>]*>([^<]*)<', drawn.stdout)
     expected_computation = f"imbalance (max/mean) {live['rank_spread']['computation_seconds']['imbalance']:.3f}."
     if computation is None or not computation.group(1).endswith(expected_computation):
@@ -1136,7 +1177,7 @@ def check_page(run_dir, mpiexec, launcher, program, report, otf2_print, page_mod
           f"{len(sampled)} sampled functions")
 
 
-CASES = {"equal": check_equal, "families": check_families, "nested": check_nested, "samples": check_samples, "two": check_two,
+CASES = {"equal": check_equal, "rates": check_rates_halved, "families": check_families, "nested": check_nested, "samples": check_samples, "two": check_two,
          "profile": check_profile, "profile_calls": check_profile_calls, "behind": check_behind, "demo": check_demo,
          "live": check_live, "refused": check_refused, "preloaded": check_preloaded, "killed": check_killed,
          "killed-second": check_killed_second,

@@ -345,6 +345,46 @@ TEST_F(Live, TimeStepsGoFromOneOutermostCallToTheNext)
     adt_live_destroy(&total);
 }
 
+// The main thread's sampling rate over time from its rate records: each
+// halving's time after the run's start (the earliest span start) and the
+// initial rate over 2^k, and the buffer's use at each halving, as
+// adaptrace-report's "sampling_rates"; a halving beyond the buffer's
+// levels is refused with its chunk.
+TEST_F(Live, RateRecordsGiveTheSamplingRateOverTime)
+{
+    ScratchDirectory scratch("adt-online-live-rates");
+    std::string archive = scratch.path() + "/archive";
+    live.states[0].rate_hz = 1000;
+    adt_online_chunk chunk = make_chunk(0);
+    chunk.header.first_event = 500;
+    chunk.header.last_event = 5000;
+    chunk.header.records = 2;
+    for (uint32_t k = 0; k < 2; k++) {
+        chunk.records[k] = adt_online_record{};
+        chunk.records[k].kind = ADT_ONLINE_RECORD_RATE;
+        chunk.records[k].id = k;
+        chunk.records[k].rate.reached = k ? 2500 : 500;
+        chunk.records[k].rate.bytes_before = k ? 65536 : 0;
+        chunk.records[k].rate.bytes_after = k ? 32768 : 0;
+    }
+    ASSERT_EQ(adt_live_add_chunk(&live, 0, &chunk, chunk_bytes(2), true, error, sizeof error), 0) << error;
+    adt_online_chunk other = make_chunk(1);  // rank 1 starts first, not sampled
+    other.header.first_event = 250;
+    other.header.last_event = 4000;
+    ASSERT_EQ(adt_live_add_chunk(&live, 1, &other, chunk_bytes(2), true, error, sizeof error), 0) << error;
+    ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &kFinal, nullptr, error, sizeof error), 0)
+        << error;
+    std::string report = read_text(archive + "/live/report.json");
+    EXPECT_NE(report.find("\"sampling_rates\": [\n    {\"rank\": 0, \"thread\": 0, \"steps\": [{\"seconds\": 0.25, "
+                          "\"hz\": 1000}, {\"seconds\": 2.25, \"hz\": 500}], \"buffer_use\": [{\"seconds\": 2.25, "
+                          "\"bytes\": 65536}, {\"seconds\": 2.25, \"bytes\": 32768}]}],"),
+              std::string::npos)
+        << report;
+    chunk.records[1].id = ADT_ONLINE_RATE_SHIFTS;
+    EXPECT_EQ(adt_live_add_chunk(&live, 0, &chunk, chunk_bytes(2), true, error, sizeof error), -1);
+    EXPECT_NE(std::string(error).find("halved 64 times"), std::string::npos) << error;
+}
+
 TEST_F(Live, AReportOfAJobEndedBySignalSaysSoAndIsNotFinal)
 {
     ScratchDirectory scratch("adt-online-live-ended");
