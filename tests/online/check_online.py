@@ -572,6 +572,21 @@ def check_behind(run_dir, mpiexec, launcher, program, report, otf2_print):
     offline = json.loads(subprocess.run([report, "--json", archive], stdout=subprocess.PIPE, check=True).stdout)
     check_matrix(live, offline)
     print(f"{as_totals} messages behind sent as totals per receiver")
+    # The time steps around the calls that went to the totals are not
+    # known (the call after them says so): every outermost call but each
+    # rank's first ends a step offline; live, each streamed one ends a
+    # step known or unknown, and the calls behind (all outermost here)
+    # end none.
+    unknown = live["time_steps_unknown"]
+    if unknown == 0:
+        fail("no time step is unknown after the calls behind")
+    if offline["segment_count"] == len(offline["segments"]) and live["segment_count"] == len(live["segments"]):
+        known = sum(step["count"] for step in live["segments"])
+        steps = sum(step["count"] for step in offline["segments"])
+        if known + unknown + behind != steps:
+            fail(f"{known} time steps known and {unknown} unknown live, {behind} calls behind; "
+                 f"{steps} steps in adaptrace-report")
+    print(f"{unknown} time steps unknown after calls behind")
 
 
 def check_sampled(live, offline, summary):
