@@ -297,9 +297,11 @@ def check_steps(live, offline):
     report keys them by MPI function; adaptrace-report by calling context
     when sampling is on (these runs), so one pair of functions can be
     several of its keys (one per call site): where the offline report
-    lists every key, the pairs must be the same, each pair's instances
-    and time the sum of its keys'; a pair that is one key offline must
-    have all its figures: counts, the longest instance's rank and
+    lists every key (its --json lists 20), the pairs must be the same,
+    each pair's instances and time the sum of its keys'; else a pair's
+    instances at least those of its keys listed. A pair that is one key
+    offline (its instances all of the pair's) must have all its figures:
+    counts, the longest instance's rank and
     iteration, the slowest rank and the histogram exactly, the durations
     (each one's ticks at the archive's rate) exactly, the sums within a
     tick a step (they add in another order)."""
@@ -314,16 +316,18 @@ def check_steps(live, offline):
     if offline["segment_count"] == len(offline["segments"]):
         if live["segment_count"] != len(pairs) or set(found) != set(pairs):
             fail(f"time steps {sorted(found)} ({live['segment_count']}) live, {sorted(pairs)} in adaptrace-report")
+    every_key = offline["segment_count"] == len(offline["segments"])
     compared = 0
     for pair, step in found.items():
         keys = pairs.get(pair)
         if keys is None:
             continue
         bound = 1e-9 * step["count"]
-        if step["count"] != sum(k["count"] for k in keys) or \
-                abs(step["total_seconds"] - sum(k["total_seconds"] for k in keys)) > bound * 2:
+        listed = sum(k["count"] for k in keys)
+        if step["count"] < listed or (every_key and (step["count"] != listed or abs(
+                step["total_seconds"] - sum(k["total_seconds"] for k in keys)) > bound * 2)):
             fail(f"time step {pair}: {step} live, {keys} in adaptrace-report")
-        if len(keys) > 1:
+        if len(keys) > 1 or step["count"] != listed:
             continue
         key = keys[0]
         for figure in ("count", "max_rank", "max_iteration", "slowest_rank", "histogram", "min_seconds",
@@ -578,15 +582,13 @@ def check_behind(run_dir, mpiexec, launcher, program, report, otf2_print):
     # step known or unknown, and the calls behind (all outermost here)
     # end none.
     unknown = live["time_steps_unknown"]
-    if unknown == 0:
-        fail("no time step is unknown after the calls behind")
     if offline["segment_count"] == len(offline["segments"]) and live["segment_count"] == len(live["segments"]):
         known = sum(step["count"] for step in live["segments"])
         steps = sum(step["count"] for step in offline["segments"])
         if known + unknown + behind != steps:
             fail(f"{known} time steps known and {unknown} unknown live, {behind} calls behind; "
                  f"{steps} steps in adaptrace-report")
-    print(f"{unknown} time steps unknown after calls behind")
+    print(f"{unknown} time steps unknown after calls behind (none where no call was streamed after them)")
 
 
 def check_sampled(live, offline, summary):
