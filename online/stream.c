@@ -15,7 +15,11 @@
  * its last chunks carry at MPI_Finalize. The point-to-point messages the
  * thread sends (adt_online_stream_message, from the wrappers' send
  * records) go the same way: a record each, or the totals per receiver
- * (also reserved at the open).
+ * (also reserved at the open). Each call record also says whether the
+ * call was nested and whether outermost calls before it went unstreamed
+ * (the time steps), each chunk header the span of the thread's events so
+ * far, and each halving of the thread's sampling rate goes as a rate
+ * record once (its stamps read with relaxed loads, once per halving).
  */
 #include <stdlib.h>
 #include <time.h>
