@@ -215,9 +215,10 @@ typedef struct adt_feed_segment_figures {
     double median_seconds;
     double p95_seconds;
     double max_seconds;
-    /* The longest instance (the first of the longest in feeding order):
-     * its rank and iteration (its number among its location's instances
-     * of the key, from 0). */
+    /* The longest instance (of equal ones, the lowest rank's, then
+     * location's, first: whatever order the locations were fed in): its
+     * rank and iteration (its number among its location's instances of
+     * the key, from 0). */
     uint32_t max_rank;
     uint32_t max_iteration;
     /* The rank whose instances take longest on average. */

@@ -135,7 +135,14 @@ static void summarise(const adt_feed_segment_key *key, const uint32_t *location_
     for (size_t i = 0; i < key->count; i++) {
         const adt_feed_segment_instance *instance = &key->instances[i];
         ticks[i] = instance->ticks;
-        longest = instance->ticks > key->instances[longest].ticks ? i : longest;
+        /* Of equal longest instances, the lowest rank's (then location's)
+         * first: the same whichever order the producer fed the
+         * locations in (each location's own instances come in order). */
+        const adt_feed_segment_instance *held = &key->instances[longest];
+        bool before = location_ranks[instance->location] != location_ranks[held->location]
+                          ? location_ranks[instance->location] < location_ranks[held->location]
+                          : instance->location < held->location;
+        longest = instance->ticks > held->ticks || (instance->ticks == held->ticks && before) ? i : longest;
         shortest = instance->ticks < key->instances[shortest].ticks ? i : shortest;
         segment->total_seconds += (double)instance->ticks * seconds_per_tick;
         rank_sums[location_ranks[instance->location]] += (double)instance->ticks;

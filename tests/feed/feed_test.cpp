@@ -240,6 +240,27 @@ TEST(FeedSegments, InstancesOfAKeySumUpWithQuantilesLongestAndSlowestRank)
     EXPECT_EQ(segments.key_count, 0u);
 }
 
+TEST(FeedSegments, EqualLongestInstancesGiveTheLowestRanksFirstWhateverTheFeedingOrder)
+{
+    // Ranks 0 and 1 (locations 1 and 0: numbered otherwise) each with a
+    // longest instance of 50 ticks, fed rank 1 first, then rank 0 first.
+    const uint32_t location_ranks[] = {1, 0};
+    for (int rank_1_first = 0; rank_1_first < 2; rank_1_first++) {
+        adt_feed_segments segments = {};
+        const uint32_t order[2][2] = {{1, 0}, {0, 1}};
+        for (uint32_t location : order[rank_1_first]) {
+            ASSERT_EQ(adt_feed_segment(&segments, 1, 2, location, 10, false), 0);
+            ASSERT_EQ(adt_feed_segment(&segments, 1, 2, location, 50, false), 0);
+            ASSERT_EQ(adt_feed_segment(&segments, 1, 2, location, 50, false), 0);
+        }
+        adt_feed_segment_figures figures;
+        ASSERT_EQ(adt_feed_segments_summarise(&segments, location_ranks, 2, 1000, &figures), 0);
+        EXPECT_EQ(figures.max_rank, 0u) << rank_1_first;
+        EXPECT_EQ(figures.max_iteration, 1u) << "its first longest";
+        adt_feed_segments_free(&segments);
+    }
+}
+
 TEST(FeedSegments, ManyKeysGrowTheTableAndKeepTheirOrder)
 {
     adt_feed_segments segments = {};

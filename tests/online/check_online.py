@@ -981,7 +981,8 @@ def check_lost_ranks_drawn(archive, page_mode, live):
     row = re.search(r'<tr class="row"><td>ranks without analyzer</td><td>([^<]*)</td>', dom)
     if row is None or not row.group(1).startswith("2 of 4: 2, 3 (lost"):
         fail(f"the page's connection table: ranks without analyzer {row.group(1) if row else None}")
-    states = dict(re.findall(r'<tr class="row"><td>(\d+)</td><td>([^<]*)</td>', dom))
+    ranks_table = re.search(r'id="ranks"[^>]*>(.*?)</div>', dom, re.DOTALL)
+    states = dict(re.findall(r'<tr class="row"><td>(\d+)</td><td>([^<]*)</td>', ranks_table.group(1) if ranks_table else ""))
     if [states.get(str(r)) for r in range(4)] != ["finished", "finished", "without analyzer", "without analyzer"]:
         fail(f"the page's rank states: {states}")
     print(f"live/report.html names ranks 2 and 3 without analyzer:{lost.group(1)}")
