@@ -6,9 +6,10 @@
  * initial-exec TLS, one load per call. Never runs in a signal handler: the
  * sampler does not call it, so the state is touched by its thread only.
  *
- * Except at the end: adt_mpi_fold_close (normal code, an ending without
- * MPI_Finalize, see there) stops every thread's folding and waits for
- * the folds under way, so that the skeletons are encoded whole.
+ * Except at the end: adt_mpi_fold_close (an ending without MPI_Finalize:
+ * normal code, or the ending signal's handler; see there) stops every
+ * thread's folding and waits for the folds under way, so that the
+ * skeletons are encoded, or their share's image taken, whole.
  */
 #include <linux/membarrier.h>
 #include <stdatomic.h>
@@ -51,6 +52,14 @@ typedef struct map_slot {
     uint32_t unused;
 } map_slot;
 
+/* A request completed in the call being encoded, and the slot of the
+ * requests map it had then (release_completed's hint). */
+typedef struct completion {
+    uint64_t raw;
+    uint32_t slot;
+    uint32_t unused;
+} completion;
+
 typedef struct fold_thread {
     adt_skeleton *skeleton;
     _Atomic bool folding;    /* in adt_skeleton_fold / _stop_with (adt_mpi_fold_close waits) */
@@ -70,7 +79,7 @@ typedef struct fold_thread {
     uint32_t recent_key[OBJECT_KINDS];   /* the kind's last object looked up, id + 1 (0: none) */
     uint32_t recent_index[OBJECT_KINDS]; /* and its first-use index */
     uint64_t symbols_in_use[REQUEST_SYMBOLS / 64];
-    uint64_t completed[COMPLETED_MAX]; /* raw ids completed in this call */
+    completion completed[COMPLETED_MAX]; /* requests completed in this call */
     map_slot requests[MAP_SLOTS];   /* raw request / matching id -> symbol */
     map_slot objects[MAP_SLOTS];    /* kind << 32 | local id, + 1 -> first-use index */
     uint8_t key[ADT_SKELETON_KEY_MAX];
@@ -214,7 +223,7 @@ static void put_request(fold_thread *t, uint64_t raw, bool completes)
             t->not_encodable = true;
             return;
         }
-        t->completed[t->completed_count++] = raw;
+        t->completed[t->completed_count++] = (completion){ raw, (uint32_t)(slot - t->requests), 0 };
     }
 }
 
@@ -255,12 +264,44 @@ static __attribute__((cold, noinline)) void unfold_outside_calls(fold_thread *t,
     t->folded_at_enter = t->folded_at_leave;
 }
 
+/* An outermost call's key begins: its function and calling context. */
+static inline void open_call(fold_thread *t, uint32_t function, uint32_t context, uint64_t time)
+{
+    t->open = true;
+    t->enter = time;
+    t->not_encodable = false;
+    t->length = 0;
+    t->completed_count = 0;
+    /* An empty key has room for a step. */
+    put(t, function);
+    put_object(t, OBJECT_CONTEXT, context);
+}
+
+/* The rare ways into adt_mpi_fold_enter, each a function of its own that
+ * the common path reaches by a tail call: so that path calls nothing and
+ * saves no registers. */
+static __attribute__((cold, noinline)) void open_call_unfolding(fold_thread *t, adt_location *location,
+                                                                uint32_t function, uint32_t context, uint64_t time)
+{
+    unfold_outside_calls(t, location);
+    open_call(t, function, context, time);
+}
+
+static __attribute__((cold, noinline)) void enter_first(adt_location *location, uint32_t function, uint32_t context,
+                                                        bool outermost, uint64_t time)
+{
+    thread_state = claim();
+    adt_mpi_fold_enter(location, function, context, outermost, time);
+}
+
 void adt_mpi_fold_enter(adt_location *location, uint32_t function, uint32_t context, bool outermost,
                         uint64_t time)
 {
     fold_thread *t = thread_state;
-    if (__builtin_expect(t == NULL, 0))
-        t = thread_state = claim();
+    if (__builtin_expect(t == NULL, 0)) {
+        enter_first(location, function, context, outermost, time);
+        return;
+    }
     if (t == NO_SKELETON)
         return;
     if (!outermost) {
@@ -270,16 +311,11 @@ void adt_mpi_fold_enter(adt_location *location, uint32_t function, uint32_t cont
         }
         return;
     }
-    if (__builtin_expect(t->events_folded, 0))
-        unfold_outside_calls(t, location);
-    t->open = true;
-    t->enter = time;
-    t->not_encodable = false;
-    t->length = 0;
-    t->completed_count = 0;
-    /* An empty key has room for a step. */
-    put(t, function);
-    put_object(t, OBJECT_CONTEXT, context);
+    if (__builtin_expect(t->events_folded, 0)) {
+        open_call_unfolding(t, location, function, context, time);
+        return;
+    }
+    open_call(t, function, context, time);
 }
 
 void adt_mpi_fold_record(uint16_t kind, const void *payload, int32_t own_rank)
@@ -366,6 +402,27 @@ static __attribute__((cold, noinline)) void account_folded_call(fold_thread *t, 
     t->events_folded = false;
 }
 
+/* Requests completed in the call are forgotten and their symbols free
+ * from the next call on. Not inlined: the calls that complete none (a
+ * send, most calls) save no registers for its loop. */
+static __attribute__((noinline)) void release_completed(fold_thread *t)
+{
+    for (uint32_t i = 0; i < t->completed_count; ++i) {
+        const completion *done = &t->completed[i];
+        /* Mostly still in its slot (a key is in one slot at most): no hash
+         * and no probe. An earlier removal in this call may have shifted
+         * it back, or removed it (the same request completed twice). */
+        map_slot *slot = &t->requests[done->slot];
+        if (slot->key != done->raw)
+            slot = map_find(t->requests, done->raw);
+        if (slot->key == 0)
+            continue;
+        t->symbols_in_use[slot->value / 64] &= ~(1ull << (slot->value % 64));
+        map_remove(t->requests, slot);
+        t->map_used[0]--;
+    }
+}
+
 void adt_mpi_fold_leave(adt_location *location, uint32_t function, bool outermost, uint64_t time)
 {
     fold_thread *t = thread_state;
@@ -390,16 +447,8 @@ void adt_mpi_fold_leave(adt_location *location, uint32_t function, bool outermos
         atomic_store_explicit(&t->folding, false, memory_order_relaxed);
         return;
     }
-    /* Requests completed in this call are forgotten and their symbols
-     * free from the next call on. */
-    for (uint32_t i = 0; i < t->completed_count; ++i) {
-        map_slot *slot = map_find(t->requests, t->completed[i]);
-        if (slot->key == 0)
-            continue;
-        t->symbols_in_use[slot->value / 64] &= ~(1ull << (slot->value % 64));
-        map_remove(t->requests, slot);
-        t->map_used[0]--;
-    }
+    if (t->completed_count != 0)
+        release_completed(t);
     if (t->not_encodable)
         adt_skeleton_stop_with(t->skeleton, ADT_SKELETON_STOP_NOT_ENCODABLE);
     else
@@ -409,7 +458,8 @@ void adt_mpi_fold_leave(adt_location *location, uint32_t function, bool outermos
         account_folded_call(t, location);
 }
 
-/* ---- the end without MPI_Finalize (normal code) ------------------------- */
+/* ---- the end without MPI_Finalize (normal code, or the ending signal's
+ * handler: async-signal-safe, atomics, membarrier and nanosleep only) --- */
 
 void adt_mpi_fold_init_close(void)
 {
@@ -421,6 +471,16 @@ void adt_mpi_fold_init_close(void)
 adt_skeleton_saved adt_mpi_fold_close(void)
 {
     atomic_store(&folds_closed, true);
+    /* A signal handler's save that interrupted its own thread in the
+     * middle of a fold: that fold ends only after the handler, which
+     * would wait for it forever, and its thread's tables are half
+     * changed. (Its flag is set a little before the tables change and
+     * dropped after: a thread stopped just outside the change counts as
+     * in it, never the other way round.) Normal code is never in a fold
+     * here. */
+    const fold_thread *own = thread_state;
+    if (own != NULL && own != NO_SKELETON && atomic_load_explicit(&own->folding, memory_order_relaxed))
+        return ADT_SKELETON_NOT_SAVED_INTERRUPTED_FOLD;
     /* Every other running thread passes a full barrier: a fold that
      * began before it has its folding flag seen below, one after it sees
      * folds_closed (adt_mpi_fold_leave). */

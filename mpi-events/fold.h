@@ -50,12 +50,14 @@ bool adt_mpi_fold_take_over(adt_location *location, void *arg);
 /* MPI_Init when folding (normal code): registers the process for the
  * barrier adt_mpi_fold_close needs (membarrier). */
 void adt_mpi_fold_init_close(void);
-/* An ending without MPI_Finalize (normal code, after the measurement
- * ended, on the ending thread): no thread folds a call from now on (its
- * calls still under way end outside the skeleton), and the folds under
- * way have ended, so that the skeletons can be encoded whole.
+/* An ending without MPI_Finalize (normal code, or the ending signal's
+ * handler: async-signal-safe; after the measurement ended, on the ending
+ * thread): no thread folds a call from now on (its calls still under way
+ * end outside the skeleton), and the folds under way have ended, so that
+ * the skeletons can be encoded, or their share's image taken, whole.
  * ADT_SKELETON_SAVED when they can; else why not: a thread still in the
- * middle of a fold after a second, or no barrier (membarrier refused). */
+ * middle of a fold after a second, no barrier (membarrier refused), or
+ * the handler's own thread interrupted in the middle of a fold. */
 adt_skeleton_saved adt_mpi_fold_close(void);
 
 /* MPI_Init when folding (normal code): the runtime gets the encoder of

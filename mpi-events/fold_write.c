@@ -81,7 +81,7 @@ void adt_mpi_fold_offer_rescue(void)
         function_names[f] = adt_mpi_functions[f].name;
     adt_mpi_fold_init_close();
     adt_runtime_skeleton_encoder encoder = {
-        .encode = rescue_encode, .function_names = function_names, .function_count = ADT_MPI_FN_COUNT
+        .encode = rescue_encode, .close = adt_mpi_fold_close, .function_names = function_names, .function_count = ADT_MPI_FN_COUNT
     };
     adt_runtime_set_skeleton_encoder(&encoder);
 }

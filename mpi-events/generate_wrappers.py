@@ -639,6 +639,25 @@ def scratch_lines(body, fortran):
     return acquire, ["adt_mpi_scratch_release(&scratch);"]
 
 
+def location_lines(fn, call_next, succeeded, returned, call_next_and_return):
+    """The wrapper's first lines: its location, MPI_Init's unmeasured
+    start (no location yet: passed on, then adaptrace told whether it
+    succeeded), the call passed on unrecorded where adaptrace is not
+    measuring or already inside a call, and the Enter. call_next is the
+    statement calling the next library, succeeded the condition after it,
+    returned the return statement and call_next_and_return the lines that
+    pass a call on and return (one statement in C, a block in Fortran)."""
+    lines = ["adt_location *location = adt_mpi_location();"]
+    if fn.kind in ("init", "init_thread"):
+        lines += ["if (!location) {", f"    {call_next}", f"    if ({succeeded})",
+                  "        adt_mpi_init_unmeasured();", f"    {returned}", "}"]
+        passed_on = "adt_mpi_reentered"
+    else:
+        passed_on = "!location || adt_mpi_reentered"
+    return lines + [f"if ({passed_on}({fn.enum})){call_next_and_return[0]}"] + call_next_and_return[1:] + \
+        [f"adt_mpi_call call = adt_mpi_enter(location, {fn.enum});"]
+
+
 def c_wrapper(fn):
     lang = CLanguage()
     body = build_body(fn, lang)
@@ -649,20 +668,9 @@ def c_wrapper(fn):
     out = [f"ADT_MPI_NEXT_DEFINE({fn.name}, P{fn.name});\n"]
     out.append(f"int {fn.name}({decl})\n{{\n")
     out.append(indent(world_narrowing(fn, lang) + body.before_location))
-    if fn.kind in ("init", "init_thread"):
-        unmeasured = ["if (!location) {",
-                      f"    const int unmeasured_result = ADT_MPI_NEXT({fn.name})({args});",
-                      "    if (unmeasured_result == MPI_SUCCESS)",
-                      "        adt_mpi_init_unmeasured();",
-                      "    return unmeasured_result;",
-                      "}"]
-    else:
-        unmeasured = []
-    passed_on = "adt_mpi_reentered" if unmeasured else "!location || adt_mpi_reentered"
-    out.append(indent(["adt_location *location = adt_mpi_location();"] + unmeasured +
-                      [f"if ({passed_on}({fn.enum}))",
-                       f"    return ADT_MPI_NEXT({fn.name})({args});",
-                       f"adt_mpi_call call = adt_mpi_enter(location, {fn.enum});"]))
+    out.append(indent(location_lines(fn, f"const int unmeasured_result = ADT_MPI_NEXT({fn.name})({args});",
+                                     "unmeasured_result == MPI_SUCCESS", "return unmeasured_result;",
+                                     ["", f"    return ADT_MPI_NEXT({fn.name})({args});"])))
     out.append(indent(acquire + body.pre))
     out.append(indent(["adt_mpi_passing(&call);",
                        f"const int next_result = ADT_MPI_NEXT({fn.name})({next_args});"]))
@@ -733,22 +741,9 @@ def fortran_wrapper(fn, binding):
     out.append(f"void {symbol}({signature})\n{{\n")
     out.append(indent((binding.ierror_lines() if fn.has_ierror else []) + world_narrowing(fn, lang) +
                       body.before_location))
-    if fn.kind in ("init", "init_thread"):
-        unmeasured = ["if (!location) {",
-                      f"    ADT_MPI_NEXT({symbol})({fortran_call_args(fn, {})});",
-                      "    if (*ierr == MPI_SUCCESS)",
-                      "        adt_mpi_init_unmeasured();",
-                      "    return;",
-                      "}"]
-    else:
-        unmeasured = []
-    passed_on = "adt_mpi_reentered" if unmeasured else "!location || adt_mpi_reentered"
-    out.append(indent(["adt_location *location = adt_mpi_location();"] + unmeasured +
-                      [f"if ({passed_on}({fn.enum})) {{",
-                       f"    ADT_MPI_NEXT({symbol})({fortran_call_args(fn, {})});",
-                       "    return;",
-                       "}",
-                       f"adt_mpi_call call = adt_mpi_enter(location, {fn.enum});"]))
+    call_next = f"ADT_MPI_NEXT({symbol})({fortran_call_args(fn, {})});"
+    out.append(indent(location_lines(fn, call_next, "*ierr == MPI_SUCCESS", "return;",
+                                     [" {", f"    {call_next}", "    return;", "}"])))
     out.append(indent(acquire + body.pre))
     out.append(indent(["adt_mpi_passing(&call);",
                        f"ADT_MPI_NEXT({symbol})({fortran_call_args(fn, body.replace)});"]))

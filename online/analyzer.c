@@ -56,6 +56,17 @@ __attribute__((used, visibility("default"))) const int adt_online_analyzer_marke
  * --enable-recovery keeps the job running), so that no round waits for
  * it forever (issue #28). */
 #define ROUND_WAIT_SECONDS 10
+/* The analyzers' report rounds, point to point on their own communicator
+ * (no collective, so that a dead analyzer costs only its own ranks): each
+ * analyzer's report to analyzer 0, and analyzer 0's answer. */
+#define TAG_ROUND_REPORT 1
+#define TAG_ROUND_ANSWER 2
+/* A round report's head, in words: done, CPU seconds (a double's bits),
+ * the sampled profile's length in bytes, the time steps' words
+ * (adt_live_steps_words: their quantiles need every instance); then the
+ * rows of the analyzer's ranks (round_rows), the time steps' words, and
+ * the profile's text. */
+#define ROUND_HEAD_WORDS 4
 
 /* The signal that ends the job before the ranks finished, 0 until one
  * comes: the handler's only store, read by the loop (at most
@@ -83,19 +94,32 @@ typedef struct analyzer {
     uint32_t served;
     uint32_t finished;
     bool parents_lost;
-    /* A report round did not complete in time (ROUND_WAIT_SECONDS): from
-     * then on this analyzer goes on alone, without rounds (analyzer 0
-     * writes what it received itself). Since the analyzers started. */
+    /* A report round did not complete in time (ROUND_WAIT_SECONDS): an
+     * analyzer died (or is that slow). On analyzer 0, peer_lost marks each
+     * analyzer that did not report, and the rounds go on with the others;
+     * another analyzer whose report analyzer 0 did not take or answer goes
+     * on alone, without rounds. The first loss, since the analyzers
+     * started. */
     bool analyzers_lost;
     double analyzers_lost_at_s;
-    /* A round's own words and their sums: here, not on the stack, since a
-     * round given up on leaves its requests pending. */
-    int round_done[2];
-    double round_cpu[2];
-    int round_profile_length;
-    int round_steps_length;
+    /* The last round's answer: every analyzer is done (the rounds end),
+     * and none was lost (the report was final). Here, not on the stack:
+     * analyzer 0 sends it to each analyzer without waiting. */
+    int answer[2];
+    bool final;
     adt_live live;
-    adt_live total; /* analyzer 0: the sum over the analyzers */
+    /* Analyzer 0: the analyzers' ranks together, each analyzer's part
+     * from its last report (a lost one's stays), and per analyzer: lost,
+     * the CPU seconds and sampled profile text it last reported, the
+     * answer sent to it. */
+    adt_live total;
+    bool *peer_lost;
+    double *peer_cpu;
+    char **peer_profile;
+    size_t *peer_profile_length;
+    uint64_t **peer_steps;
+    size_t *peer_steps_words;
+    MPI_Request *peer_answer;
     const char *names[ADT_MPI_FN_COUNT];
     double started;
     /* Per rank served, from its introduction: its modules and the region
@@ -256,25 +280,82 @@ static double cpu_seconds(void)
            (double)usage.ru_stime.tv_usec / 1e6;
 }
 
-/* One step of a report round: waits for request at most the live
- * interval and ROUND_WAIT_SECONDS; when it does not complete (an analyzer
- * died), says so once and marks the analyzers lost. */
-static bool round_step(analyzer *a, MPI_Request *request)
+/* How long a round waits at most for a step: the live interval and
+ * ROUND_WAIT_SECONDS, in clock ticks. */
+static uint64_t round_wait_ticks(const analyzer *a)
 {
-    uint64_t wait_ticks = ((uint64_t)a->interval_s + ROUND_WAIT_SECONDS) * adt_clock_resolution();
-    if (adt_online_wait_bounded(request, wait_ticks))
-        return true;
-    a->analyzers_lost = true;
-    a->analyzers_lost_at_s = MPI_Wtime() - a->started;
-    fprintf(stderr,
-            "adaptrace-analyzer %d: a report round of the %d analyzers did not complete within %" PRIu32
-            " s; going on alone: the live report holds only the ranks of analyzer %d\n",
-            a->index, a->count, a->interval_s + ROUND_WAIT_SECONDS, a->index);
-    return false;
+    return ((uint64_t)a->interval_s + ROUND_WAIT_SECONDS) * adt_clock_resolution();
 }
 
-/* Analyzer 0 alone (the others lost, or the job ending by a signal):
- * writes what it received itself as a live report, never final. */
+/* The clock ticks from now until give_up, 0 once it passed. */
+static uint64_t ticks_until(uint64_t give_up)
+{
+    uint64_t now = adt_clock_now();
+    return give_up > now ? give_up - now : 0;
+}
+
+/* Marks analyzer lost (on analyzer 0: the one that did not report; on
+ * another: analyzer 0) and says so once. */
+static void lose_analyzer(analyzer *a, int lost)
+{
+    if (!a->analyzers_lost)
+        a->analyzers_lost_at_s = MPI_Wtime() - a->started;
+    a->analyzers_lost = true;
+    if (a->index == 0) {
+        a->peer_lost[lost] = true;
+        fprintf(stderr,
+                "adaptrace-analyzer 0: analyzer %d of %d did not report within %" PRIu32
+                " s; going on without it: the live report names its ranks as without analyzer, with what they "
+                "streamed until then\n",
+                lost, a->count, a->interval_s + ROUND_WAIT_SECONDS);
+    } else {
+        fprintf(stderr,
+                "adaptrace-analyzer %d: analyzer 0 did not take this analyzer's report or answer it within %" PRIu32
+                " s; going on alone: the live report, analyzer 0's, no longer has this analyzer's ranks\n",
+                a->index, a->interval_s + ROUND_WAIT_SECONDS);
+    }
+}
+
+/* Words of the live report that one analyzer's ranks fill, in a row. */
+typedef struct round_part {
+    uint64_t *row;
+    size_t words;
+} round_part;
+
+/* The rows of the live report that analyzer serves' ranks fill (each rank
+ * is served by one analyzer: adt_online_analyzer_of, contiguous ranks):
+ * their MPI figures, states and matrix rows. Copies them from live into
+ * words, or with into_live from words into live, where words is not
+ * NULL; returns their count of words. */
+static size_t round_rows(const analyzer *a, adt_live *live, int serving, uint64_t *words, bool into_live)
+{
+    uint32_t first = 0;
+    while (first < a->ranks && adt_online_analyzer_of(first, a->ranks, (uint32_t)a->count) < (uint32_t)serving)
+        first++;
+    uint32_t end = first;
+    while (end < a->ranks && adt_online_analyzer_of(end, a->ranks, (uint32_t)a->count) == (uint32_t)serving)
+        end++;
+    size_t served = end - first, copied = 0;
+    round_part parts[ADT_MPI_FN_COUNT + 3];
+    size_t count = 0;
+    for (uint32_t f = 0; f < live->mpi.functions && count < ADT_MPI_FN_COUNT; f++)
+        parts[count++] = (round_part){ (uint64_t *)&live->mpi.figures[(size_t)f * a->ranks + first],
+                                       served * ADT_FEED_MPI_FIGURES_WORDS };
+    parts[count++] = (round_part){ (uint64_t *)&live->states[first], served * ADT_LIVE_RANK_WORDS };
+    parts[count++] = (round_part){ &live->matrix.messages[(size_t)first * a->ranks], served * a->ranks };
+    parts[count++] = (round_part){ &live->matrix.bytes[(size_t)first * a->ranks], served * a->ranks };
+    for (size_t i = 0; i < count; i++) {
+        if (words != NULL && into_live)
+            memcpy(parts[i].row, words + copied, parts[i].words * sizeof *words);
+        else if (words != NULL)
+            memcpy(words + copied, parts[i].row, parts[i].words * sizeof *words);
+        copied += parts[i].words;
+    }
+    return copied;
+}
+
+/* Analyzer 0 alone (the job ending by a signal): writes what it received
+ * itself as a live report, never final. */
 static void write_alone(analyzer *a, int signal_number)
 {
     size_t length = 0;
@@ -289,7 +370,7 @@ static void write_alone(analyzer *a, int signal_number)
                                                 .analyzers_cpu_s = cpu_seconds(),
                                                 .ended_by_signal = signal_number,
                                                 .analyzers_reported = 1,
-                                                .analyzers_lost = a->analyzers_lost,
+                                                .analyzer_lost = a->analyzers_lost ? a->peer_lost : NULL,
                                                 .analyzers_lost_at_s = a->analyzers_lost_at_s },
                             live_page, error, sizeof error) != 0)
         fprintf(stderr, "adaptrace-analyzer: last live report not written: %s\n", error);
@@ -302,129 +383,236 @@ static void write_alone(analyzer *a, int signal_number)
     free(profile);
 }
 
-/* Gathers the length bytes of data of every analyzer on analyzer 0, in
- * analyzer order: *gathered (malloc'd, a '\0' after them; NULL on the
- * others or when out of memory) of *gathered_length bytes. *sent_length
- * (the analyzer's, set here) outlives a request left pending. false when
- * a step did not complete in time (round_step): the buffers stay lent to
- * the pending requests, never freed. */
-static bool gather_bytes(analyzer *a, const void *data, size_t length, int *sent_length, char **gathered,
-                         size_t *gathered_length)
+/* An analyzer other than 0: its report of this round to analyzer 0 (its
+ * ranks' rows and sampled profile), then analyzer 0's answer. Returns
+ * whether the rounds end. Each step waits bounded: when one does not
+ * complete, analyzer 0 is lost and this analyzer goes on alone, its
+ * report left lent to the pending send (not freed). */
+static bool report_to_analyzer_0(analyzer *a, bool done)
 {
+    size_t profile_length = 0;
+    char *profile = adt_live_sampled_profile(&a->live, &profile_length);
+    if (profile == NULL)
+        profile_length = 0;
+    size_t step_words = 0;
+    uint64_t *steps = adt_live_steps_words(&a->live, &step_words);
+    if (steps == NULL)
+        step_words = 0;
+    size_t row_words = round_rows(a, &a->live, a->index, NULL, false);
+    size_t bytes = (ROUND_HEAD_WORDS + row_words + step_words) * sizeof(uint64_t) + profile_length;
+    uint64_t *report = bytes <= INT32_MAX ? malloc(bytes) : NULL;
+    if (report == NULL) {
+        fprintf(stderr, "adaptrace-analyzer %d: no report of %zu bytes this round: out of memory\n", a->index,
+                bytes);
+        free(profile);
+        free(steps);
+        return false;
+    }
+    double cpu = cpu_seconds();
+    report[0] = done;
+    memcpy(&report[1], &cpu, sizeof cpu);
+    report[2] = profile_length;
+    report[3] = step_words;
+    round_rows(a, &a->live, a->index, report + ROUND_HEAD_WORDS, false);
+    if (step_words > 0)
+        memcpy(report + ROUND_HEAD_WORDS + row_words, steps, step_words * sizeof *steps);
+    if (profile_length > 0)
+        memcpy(report + ROUND_HEAD_WORDS + row_words + step_words, profile, profile_length);
+    free(profile);
+    free(steps);
+    /* Analyzer 0 takes the reports in turn within its own round's bound,
+     * which starts at its own interval (up to one later than this one's)
+     * and may first run out on an analyzer that died: twice that bound
+     * here, so that a live analyzer 0 is never taken as lost. */
+    uint64_t give_up = adt_clock_now() + 2 * round_wait_ticks(a);
     MPI_Request request;
-    *gathered = NULL;
-    *gathered_length = 0;
-    *sent_length = data != NULL && length <= INT32_MAX ? (int)length : 0;
-    int *lengths = a->index == 0 ? calloc((size_t)a->count, sizeof *lengths) : NULL;
-    int *offsets = a->index == 0 ? calloc((size_t)a->count, sizeof *offsets) : NULL;
-    MPI_Igather(sent_length, 1, MPI_INT, lengths, 1, MPI_INT, 0, a->world, &request);
-    if (!round_step(a, &request))
-        return false;
-    long long total = 0;
-    for (int i = 0; lengths != NULL && offsets != NULL && i < a->count; i++) {
-        offsets[i] = (int)total;
-        total += lengths[i];
-    }
-    char *all = a->index == 0 && total <= INT32_MAX ? malloc((size_t)total + 1) : NULL;
-    MPI_Igatherv(data, *sent_length, MPI_BYTE, all, lengths, offsets, MPI_BYTE, 0, a->world, &request);
-    if (!round_step(a, &request))
-        return false;
-    if (all != NULL && lengths != NULL && offsets != NULL) {
-        all[total] = '\0';
-        *gathered = all;
-        *gathered_length = (size_t)total;
-    } else {
-        free(all);
-    }
-    free(lengths);
-    free(offsets);
-    return true;
-}
-
-/* One round of all analyzers (collective over a->world): the totals
- * summed on analyzer 0, which writes them. Returns whether every analyzer
- * is done, which makes this report the final one. Each step waits
- * bounded (round_step): a round that does not complete leaves this
- * analyzer alone (a->analyzers_lost), its buffers still lent to the
- * pending requests (not freed). */
-static bool report_round(analyzer *a, bool done)
-{
-    if (a->analyzers_lost) {
-        if (a->index == 0)
-            write_alone(a, 0);
+    MPI_Isend(report, (int)bytes, MPI_BYTE, 0, TAG_ROUND_REPORT, a->world, &request);
+    if (!adt_online_wait_bounded(&request, ticks_until(give_up))) {
+        lose_analyzer(a, 0);
         return done;
     }
-    MPI_Request request;
-    a->round_done[0] = done;
-    MPI_Iallreduce(&a->round_done[0], &a->round_done[1], 1, MPI_INT, MPI_MIN, a->world, &request);
-    if (!round_step(a, &request))
-        return report_round(a, done);
-    bool all = a->round_done[1];
-    a->round_cpu[0] = cpu_seconds();
-    MPI_Ireduce(&a->round_cpu[0], &a->round_cpu[1], 1, MPI_DOUBLE, MPI_SUM, 0, a->world, &request);
-    if (!round_step(a, &request))
-        return report_round(a, done);
-    MPI_Ireduce(a->live.mpi.figures, a->total.mpi.figures,
-                (int)(a->ranks * a->live.mpi.functions * ADT_FEED_MPI_FIGURES_WORDS), MPI_UINT64_T, MPI_SUM, 0,
-                a->world, &request);
-    if (!round_step(a, &request))
-        return report_round(a, done);
-    MPI_Ireduce(a->live.states, a->total.states, (int)(a->ranks * ADT_LIVE_RANK_WORDS), MPI_UINT64_T, MPI_SUM, 0,
-                a->world, &request);
-    if (!round_step(a, &request))
-        return report_round(a, done);
-    /* The matrix: each analyzer holds the rows of the ranks it serves,
-     * zeros elsewhere. */
-    int cells = (int)((size_t)a->ranks * a->ranks);
-    MPI_Ireduce(a->live.matrix.messages, a->total.matrix.messages, cells, MPI_UINT64_T, MPI_SUM, 0, a->world,
-                &request);
-    if (!round_step(a, &request))
-        return report_round(a, done);
-    MPI_Ireduce(a->live.matrix.bytes, a->total.matrix.bytes, cells, MPI_UINT64_T, MPI_SUM, 0, a->world, &request);
-    if (!round_step(a, &request))
-        return report_round(a, done);
-    /* The sampled profiles (by function name) gathered as text. */
-    size_t length = 0, gathered = 0;
-    char *profile = adt_live_sampled_profile(&a->live, &length), *profiles = NULL;
-    if (!gather_bytes(a, profile, length, &a->round_profile_length, &profiles, &gathered))
-        return report_round(a, done);
-    /* The time steps' instances gathered as words: their medians and
-     * quantiles need every one. Analyzer 0 makes its total's anew. */
-    size_t step_words = 0, steps_gathered = 0;
-    uint64_t *steps = adt_live_steps_words(&a->live, &step_words);
-    char *all_steps = NULL;
-    if (!gather_bytes(a, steps, step_words * sizeof *steps, &a->round_steps_length, &all_steps, &steps_gathered))
-        return report_round(a, done);
-    if (a->index == 0) {
-        adt_feed_segments_free(&a->total.steps);
-        if (all_steps == NULL ||
-            adt_live_add_steps_words(&a->total, (const uint64_t *)(void *)all_steps,
-                                     steps_gathered / sizeof(uint64_t)) != 0) {
-            adt_feed_segments_free(&a->total.steps);
-            fprintf(stderr, "adaptrace-analyzer: the live report's time steps are left out: out of memory\n");
-        }
+    free(report);
+    MPI_Irecv(a->answer, 2, MPI_INT, 0, TAG_ROUND_ANSWER, a->world, &request);
+    if (!adt_online_wait_bounded(&request, ticks_until(give_up))) {
+        lose_analyzer(a, 0);
+        return done;
     }
-    if (a->index == 0) {
-        char error[512];
-        if (profiles == NULL)
-            fprintf(stderr, "adaptrace-analyzer: live report not written: out of memory\n");
-        else if (adt_live_write(&a->total, a->names, profiles, gathered, a->archive,
-                                &(adt_live_moment){ .final = all,
-                                                    .analyzers = (uint32_t)a->count,
-                                                    .interval_s = a->interval_s,
-                                                    .elapsed_s = MPI_Wtime() - a->started,
-                                                    .analyzers_cpu_s = a->round_cpu[1],
-                                                    .analyzers_reported = (uint32_t)a->count },
-                                live_page, error, sizeof error) != 0)
+    a->final = a->answer[1];
+    return a->answer[0];
+}
+
+/* Analyzer 0: takes analyzer peer's report of this round into the totals
+ * (waiting for it until give_up, in clock ticks); false when it did not
+ * come (the peer is lost) or does not hold what its head says. *done:
+ * the peer's ranks are all done. */
+static bool take_report(analyzer *a, int peer, uint64_t give_up, bool *done)
+{
+    int waiting = 0;
+    MPI_Message message;
+    MPI_Status status;
+    for (;;) {
+        if (MPI_Improbe(peer, TAG_ROUND_REPORT, a->world, &waiting, &message, &status) != MPI_SUCCESS)
+            return false;
+        if (waiting)
+            break;
+        if (adt_clock_now() >= give_up)
+            return false;
+        struct timespec millisecond = { 0, 1000000 };
+        nanosleep(&millisecond, NULL);
+    }
+    int bytes = 0;
+    MPI_Get_count(&status, MPI_BYTE, &bytes);
+    /* A report over the transport's eager limit arrives only as long as
+     * its sender lives: received without blocking, within the bound (at
+     * least a second once it was found). Given up on, it stays lent to
+     * the pending receive (not freed). */
+    uint64_t *report = malloc(bytes > 0 ? (size_t)bytes : 1);
+    MPI_Request request;
+    if (report == NULL || MPI_Imrecv(report, bytes, MPI_BYTE, &message, &request) != MPI_SUCCESS) {
+        free(report);
+        return false;
+    }
+    uint64_t second = adt_clock_resolution();
+    if (!adt_online_wait_bounded(&request, ticks_until(give_up) > second ? ticks_until(give_up) : second))
+        return false;
+    size_t row_words = round_rows(a, &a->total, peer, NULL, true);
+    size_t head_bytes = (ROUND_HEAD_WORDS + row_words) * sizeof(uint64_t);
+    char *profile = NULL;
+    uint64_t *steps = NULL;
+    bool whole = (size_t)bytes >= head_bytes && report[3] <= ((size_t)bytes - head_bytes) / sizeof(uint64_t) &&
+                 report[2] == (size_t)bytes - head_bytes - report[3] * sizeof(uint64_t) &&
+                 (report[2] == 0 || (profile = malloc(report[2])) != NULL) &&
+                 (steps = malloc(report[3] * sizeof *steps + 1)) != NULL;
+    if (whole) {
+        round_rows(a, &a->total, peer, report + ROUND_HEAD_WORDS, true);
+        memcpy(steps, report + ROUND_HEAD_WORDS + row_words, report[3] * sizeof *steps);
+        free(a->peer_steps[peer]);
+        a->peer_steps[peer] = steps;
+        a->peer_steps_words[peer] = report[3];
+        head_bytes += report[3] * sizeof *steps;
+        *done = report[0] != 0;
+        memcpy(&a->peer_cpu[peer], &report[1], sizeof a->peer_cpu[peer]);
+        if (report[2] > 0)
+            memcpy(profile, (const char *)report + head_bytes, report[2]);
+        free(a->peer_profile[peer]);
+        a->peer_profile[peer] = profile;
+        a->peer_profile_length[peer] = report[2];
+    } else {
+        free(profile);
+        fprintf(stderr, "adaptrace-analyzer 0: a report of %d bytes from analyzer %d does not hold what its head "
+                        "says, or no memory for it\n", bytes, peer);
+    }
+    free(report);
+    return whole;
+}
+
+/* Analyzer 0: the time steps of every analyzer's ranks, made anew each
+ * round from its own and each other analyzer's last report (a lost one's
+ * stays, as its rows do). Left out, said once a round, when out of
+ * memory or a report's words do not parse. */
+static void total_steps(analyzer *a)
+{
+    adt_feed_segments_free(&a->total.steps);
+    size_t own_words = 0;
+    uint64_t *own = adt_live_steps_words(&a->live, &own_words);
+    bool whole = own != NULL && adt_live_add_steps_words(&a->total, own, own_words) == 0;
+    for (int peer = 1; whole && peer < a->count; peer++)
+        whole = adt_live_add_steps_words(&a->total, a->peer_steps[peer], a->peer_steps_words[peer]) == 0;
+    free(own);
+    if (!whole) {
+        adt_feed_segments_free(&a->total.steps);
+        fprintf(stderr, "adaptrace-analyzer: the live report's time steps are left out: out of memory, or an "
+                        "analyzer's report of them did not parse\n");
+    }
+}
+
+/* Analyzer 0: one report round. Takes every other analyzer's report
+ * (each lost one is left out from then on), adds its own ranks' rows,
+ * writes the live report of them all, and answers each analyzer whether
+ * the rounds end and whether this report was final (every analyzer done,
+ * none lost). Returns whether the rounds end. */
+static bool collect_round(analyzer *a, bool done)
+{
+    uint64_t give_up = adt_clock_now() + round_wait_ticks(a);
+    bool all = done;
+    for (int peer = 1; peer < a->count; peer++) {
+        if (a->peer_lost[peer])
+            continue;
+        bool peer_done = false;
+        if (!take_report(a, peer, give_up, &peer_done)) {
+            lose_analyzer(a, peer);
+            continue;
+        }
+        all = all && peer_done;
+        /* The peer reported after it received the previous answer, so
+         * that answer's send completes: its buffer may be written again. */
+        MPI_Wait(&a->peer_answer[peer], MPI_STATUS_IGNORE);
+    }
+    size_t own_words = round_rows(a, &a->live, 0, NULL, false);
+    uint64_t *own = malloc(own_words * sizeof *own + 1);
+    size_t own_length = 0;
+    char *own_profile = adt_live_sampled_profile(&a->live, &own_length);
+    a->peer_cpu[0] = cpu_seconds();
+    size_t length = own_profile != NULL ? own_length : 0;
+    for (int peer = 1; peer < a->count; peer++)
+        length += a->peer_profile_length[peer];
+    char *profiles = malloc(length + 1);
+    double cpu = 0.0;
+    for (int peer = 0; peer < a->count; peer++)
+        cpu += a->peer_cpu[peer];
+    char error[512];
+    a->final = all && !a->analyzers_lost;
+    total_steps(a);
+    if (own == NULL || own_profile == NULL || profiles == NULL) {
+        fprintf(stderr, "adaptrace-analyzer: live report not written: out of memory\n");
+    } else {
+        round_rows(a, &a->live, 0, own, false);
+        round_rows(a, &a->total, 0, own, true);
+        memcpy(profiles, own_profile, own_length);
+        size_t at = own_length;
+        for (int peer = 1; peer < a->count; peer++) {
+            if (a->peer_profile_length[peer] > 0)
+                memcpy(profiles + at, a->peer_profile[peer], a->peer_profile_length[peer]);
+            at += a->peer_profile_length[peer];
+        }
+        uint32_t lost = 0;
+        for (int peer = 1; peer < a->count; peer++)
+            lost += a->peer_lost[peer];
+        if (adt_live_write(&a->total, a->names, profiles, length, a->archive,
+                           &(adt_live_moment){ .final = a->final,
+                                               .analyzers = (uint32_t)a->count,
+                                               .interval_s = a->interval_s,
+                                               .elapsed_s = MPI_Wtime() - a->started,
+                                               .analyzers_cpu_s = cpu,
+                                               .analyzers_reported = (uint32_t)a->count - lost,
+                                               .analyzer_lost = a->analyzers_lost ? a->peer_lost : NULL,
+                                               .analyzers_lost_at_s = a->analyzers_lost_at_s },
+                           live_page, error, sizeof error) != 0)
             fprintf(stderr, "adaptrace-analyzer: live report not written: %s\n", error);
-        else if (all && a->profile_only)
+        else if (a->final && a->profile_only)
             publish_final_report(a->archive);
     }
-    free(profile);
+    free(own);
+    free(own_profile);
     free(profiles);
-    free(steps);
-    free(all_steps);
+    a->answer[0] = all;
+    a->answer[1] = a->final;
+    for (int peer = 1; peer < a->count; peer++)
+        if (!a->peer_lost[peer])
+            MPI_Isend(a->answer, 2, MPI_INT, peer, TAG_ROUND_ANSWER, a->world, &a->peer_answer[peer]);
     return all;
+}
+
+/* One report round of the analyzers (docs/online.md): analyzer 0 collects
+ * and writes, the others report to it; one that lost analyzer 0 reports
+ * no more. Returns whether the rounds end. */
+static bool report_round(analyzer *a, bool done)
+{
+    if (a->index == 0)
+        return collect_round(a, done);
+    if (a->analyzers_lost)
+        return done;
+    return report_to_analyzer_0(a, done);
 }
 
 /* The job is ended (ending_signal) before every rank sent its last chunk:
@@ -523,7 +711,7 @@ int main(int argc, char **argv)
         return status == 1 ? 0 : status;
     }
     MPI_Comm_set_errhandler(a.parent, MPI_ERRORS_RETURN);
-    /* A dead analyzer fails a round's step (round_step), not the job. */
+    /* A dead analyzer fails a round's step (report_round), not the job. */
     MPI_Comm_set_errhandler(a.world, MPI_ERRORS_RETURN);
     for (int f = 0; f < ADT_MPI_FN_COUNT; f++)
         a.names[f] = adt_mpi_functions[f].name;
@@ -532,7 +720,14 @@ int main(int argc, char **argv)
     a.mpi_regions = calloc(a.ranks, sizeof *a.mpi_regions);
     if (chunk == NULL || a.namers == NULL || a.mpi_regions == NULL ||
         adt_live_create(&a.live, a.ranks, ADT_MPI_FN_COUNT) != 0 ||
-        (a.index == 0 && adt_live_create(&a.total, a.ranks, ADT_MPI_FN_COUNT) != 0)) {
+        (a.index == 0 && (adt_live_create(&a.total, a.ranks, ADT_MPI_FN_COUNT) != 0 ||
+                          (a.peer_lost = calloc((size_t)a.count, sizeof *a.peer_lost)) == NULL ||
+                          (a.peer_cpu = calloc((size_t)a.count, sizeof *a.peer_cpu)) == NULL ||
+                          (a.peer_profile = calloc((size_t)a.count, sizeof *a.peer_profile)) == NULL ||
+                          (a.peer_profile_length = calloc((size_t)a.count, sizeof *a.peer_profile_length)) == NULL ||
+                          (a.peer_steps = calloc((size_t)a.count, sizeof *a.peer_steps)) == NULL ||
+                          (a.peer_steps_words = calloc((size_t)a.count, sizeof *a.peer_steps_words)) == NULL ||
+                          (a.peer_answer = malloc((size_t)a.count * sizeof *a.peer_answer)) == NULL))) {
         fprintf(stderr, "adaptrace-analyzer %d: out of memory for %" PRIu32 " ranks\n", a.index, a.ranks);
         MPI_Abort(a.world, 1);
     }
@@ -540,6 +735,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "adaptrace-analyzer: live/report.html is not written: adaptrace was built without its HTML "
                         "page (ADAPTRACE_REPORT_HTML=OFF); the live report is %s/live/report.json\n",
                 a.archive);
+    for (int peer = 0; a.index == 0 && peer < a.count; peer++)
+        a.peer_answer[peer] = MPI_REQUEST_NULL;
     a.live.namer = name_context;
     a.live.namer_state = &a;
     struct sigaction ending = { .sa_handler = note_ending };
@@ -565,16 +762,19 @@ int main(int argc, char **argv)
             nanosleep(&idle, NULL);
         }
     }
-    /* Analyzers lost: no final report. Each rank of this analyzer hears
+    /* An analyzer lost: no final report. Each rank of this analyzer hears
      * so at once (the word 0) rather than wait for it in vain: it writes
      * the archive itself, as the lost analyzers' ranks do; and there is
      * no collective with the others. */
     bool ranks_answered = !a.parents_lost;
-    bool final_report = !a.analyzers_lost;
-    if (final_report)
+    bool final_report = a.final;
+    if (final_report) {
         /* Analyzer 0 has written the final report: the ranks may go on
          * to write their archive, which adopts live/. */
         MPI_Barrier(a.world);
+        if (a.index == 0)
+            MPI_Waitall(a.count, a.peer_answer, MPI_STATUSES_IGNORE);
+    }
     static const int done_words[2] = { 0, 1 };
     for (uint32_t r = 0; r < a.ranks && ranks_answered; r++)
         if (adt_online_analyzer_of(r, a.ranks, (uint32_t)a.count) == (uint32_t)a.index)
@@ -588,10 +788,21 @@ int main(int argc, char **argv)
         MPI_Comm_disconnect(&a.parent);
     else
         MPI_Comm_free(&a.parent);
-    /* A round given up on still holds the totals (report_round). */
     adt_live_destroy(&a.live);
-    if (!a.analyzers_lost)
+    if (a.index == 0) {
         adt_live_destroy(&a.total);
+        for (int peer = 0; peer < a.count; peer++) {
+            free(a.peer_profile[peer]);
+            free(a.peer_steps[peer]);
+        }
+        free(a.peer_lost);
+        free(a.peer_cpu);
+        free(a.peer_profile);
+        free(a.peer_profile_length);
+        free(a.peer_steps);
+        free(a.peer_steps_words);
+        free(a.peer_answer);
+    }
     for (uint32_t r = 0; r < a.ranks; r++) {
         adt_sampler_namer_close(a.namers[r]);
         free(a.mpi_regions[r]);
@@ -599,13 +810,14 @@ int main(int argc, char **argv)
     free(a.namers);
     free(a.mpi_regions);
     free(chunk);
-    if (a.analyzers_lost) {
-        /* MPI_Finalize ends in a fence over every analyzer of this job,
-         * the lost one included: Open MPI 4.1 waited there for ever when
-         * that analyzer had died (seen in CI, online.killed-second). MPI
-         * defines no finalize after a process failure; all this analyzer
-         * owes is written, so it leaves without, as the dead one did
-         * (the job runs with --enable-recovery or ends anyway). */
+    if (!final_report) {
+        /* An analyzer was lost (no final report). MPI_Finalize ends in a
+         * fence over every analyzer of this job, the lost one included:
+         * Open MPI 4.1 waited there for ever when that analyzer had died
+         * (seen in CI, online.killed-second). MPI defines no finalize
+         * after a process failure; all this analyzer owes is written, so
+         * it leaves without, as the dead one did (the job runs with
+         * --enable-recovery or ends anyway). */
         fflush(NULL);
         _exit(0);
     }

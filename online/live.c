@@ -524,18 +524,18 @@ static void print_matrix(FILE *out, const adt_live *live)
     print_losses(out, adt_online_message_loss_keys, unstreamed, ADT_ONLINE_MESSAGE_LOSS_COUNT);
 }
 
-/* "ranks_without_analyzer": the ranks of the analyzers other than 0,
- * once analyzer 0 went on alone (adt_live_moment), and since when. */
+/* "ranks_without_analyzer": the ranks of the analyzers lost
+ * (adt_live_moment), and since when. */
 static void print_analyzers_lost(FILE *out, const adt_live *live, const adt_live_moment *moment)
 {
-    if (!moment->analyzers_lost) {
+    if (moment->analyzer_lost == NULL) {
         fputs("  \"ranks_without_analyzer\": [],\n  \"analyzers_lost_at_s\": null,\n", out);
         return;
     }
     fputs("  \"ranks_without_analyzer\": [", out);
     const char *separator = "";
     for (uint32_t r = 0; r < live->ranks; r++)
-        if (adt_online_analyzer_of(r, live->ranks, moment->analyzers) != 0) {
+        if (moment->analyzer_lost[adt_online_analyzer_of(r, live->ranks, moment->analyzers)]) {
             fprintf(out, "%s%" PRIu32, separator, r);
             separator = ", ";
         }

@@ -147,11 +147,12 @@ typedef struct adt_live_moment {
      * (analyzers_reported 1 of analyzers), and not final. */
     int ended_by_signal;
     uint32_t analyzers_reported;
-    /* A report round of the analyzers did not complete in time (one
-     * died): analyzer 0 went on alone, the report holds its ranks only,
-     * and names the others' ranks as without analyzer from
-     * analyzers_lost_at_s (since the analyzers started). */
-    bool analyzers_lost;
+    /* [analyzer]: it did not report in time (it died), NULL where none
+     * did: analyzer 0 went on without it, and the report names its
+     * ranks as without analyzer (their figures are the last it
+     * reported) from analyzers_lost_at_s (the first such loss, since the
+     * analyzers started). */
+    const bool *analyzer_lost;
     double analyzers_lost_at_s;
 } adt_live_moment;
 

@@ -20,8 +20,9 @@
  * 3. Count the point-to-point messages whose other side is not in the
  *    trace (sent to a rank that was not saved or never received them).
  * 4. Write skeleton.adts from the ranks' skeleton sections when every
- *    rank's rescue file has one (an ending in normal code saves it, one
- *    by a signal cannot), the archive with the end-of-run writer, one
+ *    rank's rescue file has one (an ending in normal code saves the
+ *    rank's part, an ending signal's handler an image of the skeletons'
+ *    share, encoded here into the part), the archive with the end-of-run writer, one
  *    thread per rank over adt_thread_group collectives (the same
  *    unification as a live run), and summary.json with how the run ended
  *    and why skeleton.adts is missing, if it is. The skeleton file is
@@ -59,6 +60,7 @@ static void free_process(saved_process *process)
     free(process->lines);
     free(process->threads);
     free(process->thread_names);
+    free(process->skeleton_encoded);
 }
 
 /* A file whose contents cannot be rebuilt (adt_recover_rebuild said why,
@@ -156,10 +158,12 @@ static void describe_ending(recovery *run)
 static const char *const saved_words[ADT_SKELETON_SAVED_CAUSES] = {
     [ADT_SKELETON_SAVED_NOT_FOLDING] = "had no skeleton (ADAPTRACE_SKELETON off, or a buffer under 16 MiB)",
     [ADT_SKELETON_SAVED] = "saved theirs",
-    [ADT_SKELETON_NOT_SAVED_SIGNAL] = "ended by a signal, whose handler cannot encode a skeleton",
+    [ADT_SKELETON_NOT_SAVED_SNAPSHOT] = "were saved by a snapshot only, which leaves folding running",
     [ADT_SKELETON_NOT_SAVED_MEMORY] = "were out of memory for the encoding",
     [ADT_SKELETON_NOT_SAVED_STILL_FOLDING] = "had a thread still in the middle of a fold after a second",
     [ADT_SKELETON_NOT_SAVED_NO_BARRIER] = "could not wait for their threads' folds (membarrier refused)",
+    [ADT_SKELETON_NOT_SAVED_INTERRUPTED_FOLD] = "were ended by a signal in the middle of a fold",
+    [ADT_SKELETON_NOT_SAVED_DAMAGED] = "saved a damaged skeleton image",
 };
 
 /* Counts the ranks by adt_skeleton_saved; why holds why no skeleton.adts
@@ -174,7 +178,7 @@ static void skeleton_problem(recovery *run, char *why, size_t size)
     for (uint32_t r = 0; r < run->ranks; r++) {
         const saved_process *process = &run->processes[r];
         if (process->header != NULL)
-            ending->skeleton_ranks[process->header->skeleton_saved]++;
+            ending->skeleton_ranks[process->skeleton_saved]++;
         else
             used = used ? used : (size_t)snprintf(why, size, "ranks were not saved");
         if (process->skeleton_part != NULL && first->skeleton_part != NULL &&
@@ -191,6 +195,35 @@ static void skeleton_problem(recovery *run, char *why, size_t size)
                                      saved_words[cause]);
 }
 
+/* Each rank's image of its skeletons (an ending signal's save) encoded
+ * into its part, as the rank would have encoded it in normal code. An
+ * image whose check does not match, or that does not encode (its tables
+ * do not fit its slabs; out of memory, which this does not tell apart),
+ * is left out with one line and its rank counted as damaged; the rest of
+ * the archive is recovered without skeleton.adts. */
+static void encode_images(recovery *run)
+{
+    for (uint32_t r = 0; r < run->ranks; r++) {
+        saved_process *process = &run->processes[r];
+        if (process->header == NULL)
+            continue;
+        if (process->skeleton_image != NULL && process->skeleton_damage == NULL) {
+            process->skeleton_encoded =
+                adt_skeleton_image_encode(process->skeleton_image, process->skeleton_image_bytes, r,
+                                          &process->skeleton_part_bytes, process->skeleton_damage_text,
+                                          sizeof process->skeleton_damage_text);
+            process->skeleton_part = process->skeleton_encoded;
+            if (process->skeleton_encoded == NULL)
+                process->skeleton_damage = process->skeleton_damage_text;
+        }
+        if (process->skeleton_damage != NULL) {
+            process->skeleton_saved = ADT_SKELETON_NOT_SAVED_DAMAGED;
+            fprintf(stderr, "adaptrace-recover: %s: its skeleton's image is damaged (%s), left out\n", process->path,
+                    process->skeleton_damage);
+        }
+    }
+}
+
 /* skeleton.adts from the ranks' parts, into the rescue directory (moved
  * into the archive by move_skeleton); the clock rate is the headers'
  * (adt_clock_resolution_now, the same on every rank of a node). Says
@@ -198,6 +231,7 @@ static void skeleton_problem(recovery *run, char *why, size_t size)
 static void write_skeleton(recovery *run, const char *directory)
 {
     adt_run_ending *ending = &run->ending;
+    encode_images(run);
     skeleton_problem(run, ending->skeleton_problem, sizeof ending->skeleton_problem);
     if (ending->skeleton_problem[0] != '\0' || ending->skeleton_ranks[ADT_SKELETON_SAVED] == 0)
         return;

@@ -32,12 +32,23 @@ typedef struct saved_process {
     const adt_location_summary *saved_lines;
     size_t saved_line_count;
     /* The skeleton's section (rescue.h), checked: function_count names
-     * in names_bytes, then the rank's part. NULL: none saved. */
+     * in names_bytes, then the rank's part, or the image of its share
+     * (an ending signal's save) until recover.c encodes it into
+     * skeleton_part (then skeleton_encoded, freed with the process).
+     * NULL: none saved. skeleton_saved: the header's, or
+     * ADT_SKELETON_NOT_SAVED_DAMAGED for an image whose check does not
+     * match or that does not encode (skeleton_damage says why). */
     const char *skeleton_names;
     uint32_t skeleton_function_count;
     uint32_t skeleton_names_bytes;
     const uint8_t *skeleton_part;
     size_t skeleton_part_bytes;
+    const uint8_t *skeleton_image;
+    size_t skeleton_image_bytes;
+    uint8_t *skeleton_encoded;
+    adt_skeleton_saved skeleton_saved;
+    const char *skeleton_damage;
+    char skeleton_damage_text[128];
     /* rebuilt */
     uint32_t rank;
     adt_defs *defs;

@@ -115,11 +115,12 @@ static const char *header_problem(const saved_process *process)
 }
 
 /* The skeleton's section: a head, function_count NUL-terminated names in
- * exactly names_bytes, then exactly part_bytes of part (rescue.h). NULL
+ * exactly names_bytes, then exactly part_bytes of part, or of the image
+ * of the skeletons' share (image: an ending signal's save; rescue.h). NULL
  * when sound, else what is wrong; the part itself is checked when
  * skeleton.adts is written (adt_skeleton_file_write refuses a part that
  * does not parse). */
-static const char *read_skeleton(saved_process *process, const char *at, uint64_t bytes)
+static const char *read_skeleton(saved_process *process, const char *at, uint64_t bytes, bool image)
 {
     adt_rescue_skeleton_head head;
     if (bytes < sizeof head)
@@ -137,8 +138,13 @@ static const char *read_skeleton(saved_process *process, const char *at, uint64_
     process->skeleton_names = at;
     process->skeleton_function_count = head.function_count;
     process->skeleton_names_bytes = head.names_bytes;
-    process->skeleton_part = (const uint8_t *)at + head.names_bytes;
-    process->skeleton_part_bytes = (size_t)head.part_bytes;
+    if (image) {
+        process->skeleton_image = (const uint8_t *)at + head.names_bytes;
+        process->skeleton_image_bytes = (size_t)head.part_bytes;
+    } else {
+        process->skeleton_part = (const uint8_t *)at + head.names_bytes;
+        process->skeleton_part_bytes = (size_t)head.part_bytes;
+    }
     return NULL;
 }
 
@@ -168,7 +174,16 @@ static int read_sections(saved_process *process)
         uint64_t content = ADT_RESCUE_HASH_START;
         if (adt_rescue_section_hashed(section.tag))
             content = adt_rescue_hash(content, at, section.bytes);
-        if (section.check != adt_rescue_section_check(section.tag, section.bytes, content))
+        bool checked = section.check == adt_rescue_section_check(section.tag, section.bytes, content);
+        /* The skeleton's image alone is left out when damaged (rescue.h):
+         * its framing held, the rest of the file is read on. */
+        if (!checked && section.tag == ADT_RESCUE_SECTION_SKELETON_IMAGE) {
+            process->skeleton_damage = "its check does not match";
+            at += padded;
+            left -= padded;
+            continue;
+        }
+        if (!checked)
             return adt_recover_left_out(process, "a section is damaged (its check does not match)");
         switch ((adt_rescue_section_tag)section.tag) {
         case ADT_RESCUE_SECTION_DEFS:
@@ -194,8 +209,10 @@ static int read_sections(saved_process *process)
             process->saved_lines = (const adt_location_summary *)at;
             process->saved_line_count = section.bytes / sizeof(adt_location_summary);
             break;
-        case ADT_RESCUE_SECTION_SKELETON: {
-            const char *skeleton_problem = read_skeleton(process, at, section.bytes);
+        case ADT_RESCUE_SECTION_SKELETON:
+        case ADT_RESCUE_SECTION_SKELETON_IMAGE: {
+            const char *skeleton_problem =
+                read_skeleton(process, at, section.bytes, section.tag == ADT_RESCUE_SECTION_SKELETON_IMAGE);
             if (skeleton_problem != NULL)
                 return adt_recover_left_out(process, skeleton_problem);
             break;
@@ -211,8 +228,12 @@ static int read_sections(saved_process *process)
     }
     if (process->image == NULL || process->journal == NULL)
         return adt_recover_left_out(process, "its buffer or definitions are missing");
-    if ((process->header->skeleton_saved == ADT_SKELETON_SAVED) != (process->skeleton_part != NULL))
+    bool skeleton_section = process->skeleton_part != NULL || process->skeleton_image != NULL ||
+                            process->skeleton_damage != NULL;
+    if ((process->header->skeleton_saved == ADT_SKELETON_SAVED) != skeleton_section ||
+        (process->skeleton_part != NULL && process->skeleton_image != NULL))
         return adt_recover_left_out(process, "its header and its skeleton's section disagree");
+    process->skeleton_saved = (adt_skeleton_saved)process->header->skeleton_saved;
     if (process->header->sampling && (process->tree == NULL || process->maps == NULL))
         return adt_recover_left_out(process, "its calling contexts or module list are missing");
     return 0;

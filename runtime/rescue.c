@@ -14,7 +14,10 @@
  * - adt_rescue_encode_skeleton: normal code at an ending without a signal
  *   (MPI_Abort, exit without MPI_Finalize), before the save: the
  *   skeletons' encoder allocates, so their section is made there, and
- *   the save only writes its bytes. A save in a signal handler has none.
+ *   the save only writes its bytes. A save in an ending signal's handler
+ *   stops the threads' folding (the encoder's close, async-signal-safe)
+ *   and writes an image of the skeletons' share instead, which
+ *   adaptrace-recover encodes; a snapshot's save writes neither.
  *
  * Why no step waits for the interrupted code: the save takes no lock and
  * calls nothing that could (no malloc, no stdio, no MPI). It reads memory
@@ -33,7 +36,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h> /* rename(2), async-signal-safe; no stream is used */
-#include <stdlib.h> /* malloc in adt_rescue_encode_skeleton only, normal context */
+#include <stdlib.h> /* malloc in adt_rescue_set_skeleton_encoder and adt_rescue_encode_skeleton only, normal context */
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -59,6 +62,10 @@ static uint32_t node_peers[ADT_RESCUE_NODE_PEERS_MAX];
 static _Atomic size_t node_peer_count;
 static const adt_trace_result nothing_written;
 static adt_runtime_skeleton_encoder skeleton_encoder; /* encode NULL: not folding */
+/* The skeleton sections' head and function names, made with the encoder
+ * (the image's head takes its part_bytes at the save). */
+static uint8_t *skeleton_names;
+static adt_rescue_skeleton_head skeleton_head;
 /* Set once by adt_rescue_encode_skeleton, before the ending's save. */
 static adt_skeleton_saved skeleton_saved = ADT_SKELETON_SAVED_NOT_FOLDING;
 static uint8_t *skeleton_section;
@@ -106,6 +113,21 @@ void adt_rescue_set_node_peers(const int *world_ranks, size_t count)
 
 void adt_rescue_set_skeleton_encoder(const adt_runtime_skeleton_encoder *encoder)
 {
+    size_t names_bytes = 0;
+    for (uint32_t f = 0; f < encoder->function_count; f++)
+        names_bytes += strlen(encoder->function_names[f]) + 1;
+    uint8_t *names = malloc(names_bytes ? names_bytes : 1);
+    if (names == NULL)
+        return; /* then not folding, as far as the rescue knows */
+    uint8_t *at = names;
+    for (uint32_t f = 0; f < encoder->function_count; f++) {
+        size_t length = strlen(encoder->function_names[f]) + 1;
+        memcpy(at, encoder->function_names[f], length);
+        at += length;
+    }
+    skeleton_names = names;
+    skeleton_head = (adt_rescue_skeleton_head){ .function_count = encoder->function_count,
+                                                .names_bytes = (uint32_t)names_bytes };
     skeleton_encoder = *encoder;
 }
 
@@ -121,30 +143,19 @@ void adt_rescue_encode_skeleton(void)
         skeleton_saved = why_not;
         return;
     }
-    size_t names_bytes = 0;
-    for (uint32_t f = 0; f < skeleton_encoder.function_count; f++)
-        names_bytes += strlen(skeleton_encoder.function_names[f]) + 1;
-    adt_rescue_skeleton_head head = {
-        .function_count = skeleton_encoder.function_count, .names_bytes = (uint32_t)names_bytes,
-        .part_bytes = part_bytes
-    };
-    uint8_t *section = malloc(sizeof head + names_bytes + part_bytes);
+    adt_rescue_skeleton_head head = skeleton_head;
+    head.part_bytes = part_bytes;
+    uint8_t *section = malloc(sizeof head + head.names_bytes + part_bytes);
     if (section == NULL) {
         free(part);
         skeleton_saved = ADT_SKELETON_NOT_SAVED_MEMORY;
         return;
     }
-    uint8_t *at = section;
-    memcpy(at, &head, sizeof head);
-    at += sizeof head;
-    for (uint32_t f = 0; f < skeleton_encoder.function_count; f++) {
-        size_t length = strlen(skeleton_encoder.function_names[f]) + 1;
-        memcpy(at, skeleton_encoder.function_names[f], length);
-        at += length;
-    }
-    memcpy(at, part, part_bytes);
+    memcpy(section, &head, sizeof head);
+    memcpy(section + sizeof head, skeleton_names, head.names_bytes);
+    memcpy(section + sizeof head + head.names_bytes, part, part_bytes);
     free(part);
-    skeleton_section_bytes = sizeof head + names_bytes + part_bytes;
+    skeleton_section_bytes = sizeof head + head.names_bytes + part_bytes;
     skeleton_saved = ADT_SKELETON_SAVED;
     /* Published before the save reads it: the same thread, in order. */
     skeleton_section = section;
@@ -259,6 +270,47 @@ static void put_maps(rescue_file *file)
     end_open_section(file, at, ADT_RESCUE_SECTION_MAPS, copied, content, step);
 }
 
+/* The skeletons' image (rescue.h), for a save in an ending signal's
+ * handler after the threads' folding stopped: copied out of the share
+ * into copy_block and written block by block (memcpy, write), each block
+ * hashed as written, so that the check agrees with the file whatever
+ * the encoder's room in the slabs (still changing) held. */
+static void put_skeleton_image(rescue_file *file)
+{
+    const char *step = "the skeleton";
+    off_t at = begin_open_section(file, ADT_RESCUE_SECTION_SKELETON_IMAGE, step);
+    adt_skeleton_image_cursor cursor;
+    adt_skeleton_image_begin(&cursor);
+    adt_rescue_skeleton_head head = skeleton_head;
+    head.part_bytes = cursor.total_bytes;
+    put(file, &head, sizeof head, step);
+    put(file, skeleton_names, head.names_bytes, step);
+    uint64_t content = adt_rescue_hash(ADT_RESCUE_HASH_START, &head, sizeof head);
+    content = adt_rescue_hash(content, skeleton_names, head.names_bytes);
+    for (size_t got; !file->failed && (got = adt_skeleton_image_next(&cursor, copy_block, sizeof copy_block)) != 0;) {
+        put(file, copy_block, got, step);
+        content = adt_rescue_hash(content, copy_block, got);
+    }
+    end_open_section(file, at, ADT_RESCUE_SECTION_SKELETON_IMAGE, sizeof head + head.names_bytes + cursor.total_bytes,
+                     content, step);
+}
+
+/* Whether this save holds the skeletons, or why not. An ending signal's
+ * handler stops every thread's folding and waits for the folds under way
+ * (the encoder's close: async-signal-safe) and then writes an image of
+ * them; a snapshot must leave the process folding, so it has none; an
+ * ending in normal code encoded them before the save. */
+static adt_skeleton_saved skeleton_state(adt_rescue_kind kind)
+{
+    if (skeleton_encoder.encode == NULL)
+        return ADT_SKELETON_SAVED_NOT_FOLDING;
+    if (kind == ADT_RESCUE_SNAPSHOT)
+        return ADT_SKELETON_NOT_SAVED_SNAPSHOT;
+    if (kind == ADT_RESCUE_SIGNAL)
+        return skeleton_encoder.close();
+    return skeleton_saved;
+}
+
 static void fill_header(adt_rescue_kind kind, int signum, const char *archive_dir, bool journal_complete)
 {
     memset(&header, 0, sizeof header);
@@ -273,14 +325,7 @@ static void fill_header(adt_rescue_kind kind, int signum, const char *archive_di
     header.initial_rate_hz = initial_rate_hz;
     header.defs_complete = journal_complete;
     header.has_clock_offset = (uint32_t)atomic_load(&begin_offset_known);
-    /* A save in a signal handler (an ending signal, a snapshot) cannot
-     * encode the skeletons: the encoder allocates. */
-    if (skeleton_encoder.encode == NULL)
-        header.skeleton_saved = ADT_SKELETON_SAVED_NOT_FOLDING;
-    else if (kind == ADT_RESCUE_SIGNAL || kind == ADT_RESCUE_SNAPSHOT)
-        header.skeleton_saved = ADT_SKELETON_NOT_SAVED_SIGNAL;
-    else
-        header.skeleton_saved = skeleton_saved;
+    header.skeleton_saved = skeleton_state(kind);
     if (header.has_clock_offset)
         header.clock_offset = begin_offset;
     header.start_time = start_time;
@@ -315,8 +360,11 @@ static void write_rescue(rescue_file *file, adt_rescue_kind kind, int signum, co
     put_section(file, ADT_RESCUE_SECTION_COUNTERS, &counters, sizeof counters, "the counters");
     put_section(file, ADT_RESCUE_SECTION_LOCATION_LINES, lines, line_count * sizeof lines[0], "the counters");
     /* Made before the save, in normal code (adt_rescue_encode_skeleton);
-     * nothing changes it while it is written. */
-    if (header.skeleton_saved == ADT_SKELETON_SAVED)
+     * nothing changes it while it is written. In an ending signal's
+     * handler, the image of the skeletons, folding stopped. */
+    if (header.skeleton_saved == ADT_SKELETON_SAVED && kind == ADT_RESCUE_SIGNAL)
+        put_skeleton_image(file);
+    else if (header.skeleton_saved == ADT_SKELETON_SAVED)
         put_section(file, ADT_RESCUE_SECTION_SKELETON, skeleton_section, skeleton_section_bytes, "the skeleton");
     put_section(file, ADT_RESCUE_SECTION_END, NULL, 0, "the end mark");
 }

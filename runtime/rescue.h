@@ -17,10 +17,13 @@
  * Checks: the header carries a hash of itself, and each section one of its
  * tag and length and, where the bytes are a copy that nothing changes
  * while they are written (the journal's committed prefix, the module
- * list, the counters, the location lines), of its bytes too. The buffer
- * image and the calling-context tree are written from memory that other
- * threads may still be changing, so a hash of theirs could not be made to
- * agree; their readers validate every chain, record and node instead.
+ * list, the counters, the location lines), of its bytes too; the
+ * skeleton's image is hashed as copied out, block by block, so its check
+ * agrees with its bytes though parts of the slabs it copies may change.
+ * The buffer image and the calling-context tree are written from memory
+ * that other threads may still be changing, so a hash of theirs could not
+ * be made to agree; their readers validate every chain, record and node
+ * instead.
  * The hash is FNV-1a: a loop over bytes, nothing the save in a signal
  * handler could not run (no call, no memory of its own).
  */
@@ -35,8 +38,9 @@
 #define ADT_RESCUE_MAGIC 0x3143534552544441ull /* "ADTRESC1" */
 /* 2: the buffer image carries when each shift was reached; 3: and the
  * arena's use then; 4: the header and sections carry checks; 5: the
- * skeleton's section and the header's skeleton_saved */
-#define ADT_RESCUE_VERSION 5u
+ * skeleton's section and the header's skeleton_saved; 6: the skeleton's
+ * image section (an ending signal's save) */
+#define ADT_RESCUE_VERSION 6u
 #define ADT_RESCUE_SUFFIX ".rescue"
 #define ADT_RESCUE_NO_RANK UINT32_MAX
 
@@ -55,7 +59,8 @@ typedef enum adt_rescue_section_tag {
     ADT_RESCUE_SECTION_COUNTERS,       /* adt_run_counters */
     ADT_RESCUE_SECTION_LOCATION_LINES, /* adt_location_summary per location */
     ADT_RESCUE_SECTION_SKELETON,       /* adt_rescue_skeleton_head, then its names and part */
-    ADT_RESCUE_SECTION_END
+    ADT_RESCUE_SECTION_END,
+    ADT_RESCUE_SECTION_SKELETON_IMAGE  /* adt_rescue_skeleton_head, then its names and image */
 } adt_rescue_section_tag;
 
 typedef struct adt_rescue_section {
@@ -93,8 +98,18 @@ typedef struct adt_rescue_header {
  * function_count NUL-terminated names (names_bytes in all, the functions
  * the keys' first field indexes), then part_bytes of the rank's part
  * (adt_skeleton_rank_encode). Encoded in normal code before the save
- * (adt_rescue_set_skeleton): the encoder allocates, so an ending by a
- * signal saves none. */
+ * (adt_rescue_encode_skeleton).
+ *
+ * The encoder allocates, so a save in an ending signal's handler writes
+ * the skeleton's image section instead (ADT_RESCUE_SECTION_SKELETON_IMAGE,
+ * also only when skeleton_saved is ADT_SKELETON_SAVED): the same head and
+ * names, then part_bytes of an image of the skeletons' share
+ * (adt_skeleton_image_begin: taken after every thread's folding stopped),
+ * which adaptrace-recover encodes into the rank's part
+ * (adt_skeleton_image_encode). Its check covers its bytes as written
+ * (copied out block by block, each hashed and written); unlike the other
+ * sections', a check that does not match leaves out the skeleton alone,
+ * not the file: the rank is counted as ADT_SKELETON_NOT_SAVED_DAMAGED. */
 typedef struct adt_rescue_skeleton_head {
     uint32_t function_count;
     uint32_t names_bytes;

@@ -262,10 +262,13 @@ void adt_runtime_set_fold_hook(bool (*take_over)(adt_location *location, void *a
 typedef enum adt_skeleton_saved {
     ADT_SKELETON_SAVED_NOT_FOLDING = 0, /* no skeleton to save (ADAPTRACE_SKELETON off, a small buffer) */
     ADT_SKELETON_SAVED,
-    ADT_SKELETON_NOT_SAVED_SIGNAL,      /* ended by a signal: encoding allocates, a handler may not */
+    ADT_SKELETON_NOT_SAVED_SNAPSHOT,    /* a snapshot's save (the process ran on): folding is not stopped for it */
     ADT_SKELETON_NOT_SAVED_MEMORY,      /* out of memory for the encoding */
     ADT_SKELETON_NOT_SAVED_STILL_FOLDING, /* another thread was still in the middle of a fold after a second */
     ADT_SKELETON_NOT_SAVED_NO_BARRIER,  /* the kernel refused membarrier: folds under way cannot be awaited */
+    ADT_SKELETON_NOT_SAVED_INTERRUPTED_FOLD, /* the ending signal's handler interrupted its own thread in the
+                                              * middle of a fold: that thread's tables are half-changed */
+    ADT_SKELETON_NOT_SAVED_DAMAGED,     /* set by adaptrace-recover: the saved image of the skeletons is damaged */
     ADT_SKELETON_SAVED_CAUSES
 } adt_skeleton_saved;
 
@@ -273,11 +276,16 @@ typedef enum adt_skeleton_saved {
  * encoding of this process's skeletons for the rescue of an ending in
  * normal code (MPI_Abort, exit without MPI_Finalize), after the
  * measurement ended. encode returns the rank's part (malloc'd, *bytes
- * set), or NULL with *why_not set; function_names are the functions the
- * keys' first field indexes, valid for the life of the process. Never
- * called from a signal handler. */
+ * set), or NULL with *why_not set; never called from a signal handler.
+ * close, for an ending signal's save (async-signal-safe): stops every
+ * thread's folding and waits for the folds under way, so that the save
+ * can write an image of the skeletons' share (skeleton.h) that
+ * adaptrace-recover encodes; ADT_SKELETON_SAVED, or why not.
+ * function_names are the functions the keys' first field indexes, valid
+ * for the life of the process. */
 typedef struct adt_runtime_skeleton_encoder {
     uint8_t *(*encode)(uint32_t rank, size_t *bytes, adt_skeleton_saved *why_not);
+    adt_skeleton_saved (*close)(void);
     const char *const *function_names;
     uint32_t function_count;
 } adt_runtime_skeleton_encoder;

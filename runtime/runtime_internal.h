@@ -115,8 +115,8 @@ void adt_rescue_set_skeleton_encoder(const adt_runtime_skeleton_encoder *encoder
 /* The end of the run, normal code, after the measurement ended and
  * before the save of an ending without a signal (MPI_Abort, exit without
  * MPI_Finalize): encodes this rank's skeletons into the section the save
- * writes (rescue.h). A save for a signal writes none and says why in its
- * header (ADT_SKELETON_NOT_SAVED_SIGNAL). */
+ * writes (rescue.h). A save for an ending signal writes an image of them
+ * instead; a snapshot's, none (ADT_SKELETON_NOT_SAVED_SNAPSHOT). */
 void adt_rescue_encode_skeleton(void);
 /* Saves this process's data to its rescue file in <archive_dir>.rescue.
  * Any context: async-signal-safe. Except for a snapshot the sampler is

@@ -445,10 +445,12 @@ static void write_json_string(FILE *out, const char *text)
 static const char *const skeleton_saved_keys[ADT_SKELETON_SAVED_CAUSES] = {
     [ADT_SKELETON_SAVED_NOT_FOLDING] = "not_folding",
     [ADT_SKELETON_SAVED] = "saved",
-    [ADT_SKELETON_NOT_SAVED_SIGNAL] = "ended_by_signal",
+    [ADT_SKELETON_NOT_SAVED_SNAPSHOT] = "snapshot",
     [ADT_SKELETON_NOT_SAVED_MEMORY] = "out_of_memory",
     [ADT_SKELETON_NOT_SAVED_STILL_FOLDING] = "still_folding",
     [ADT_SKELETON_NOT_SAVED_NO_BARRIER] = "no_barrier",
+    [ADT_SKELETON_NOT_SAVED_INTERRUPTED_FOLD] = "interrupted_fold",
+    [ADT_SKELETON_NOT_SAVED_DAMAGED] = "damaged",
 };
 
 /* How a recovered run ended, what was saved and what is missing. */

@@ -56,7 +56,7 @@ TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir build-tsan --output-on-failure -j "$jobs" --no-tests=error \
         -R '^(BufferSignals|FormatDefs|FormatThreadCollectives|HandleTable|SamplerContextTree|SkeletonShare)\.'
 # The readers' fuzz targets (tests/fuzz/CMakeLists.txt): clang's libFuzzer
-# with ASan and UBSan, the kept regression inputs, then half a minute each.
+# with ASan and UBSan, the kept regression inputs, then 20 s each.
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DADAPTRACE_FUZZ=ON
 cmake --build build-fuzz -j "$jobs" --target fuzz_targets
 ctest --test-dir build-fuzz --output-on-failure -j "$jobs" --no-tests=error -L fuzz

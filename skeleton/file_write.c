@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "layout_internal.h"
 #include "skeleton.h"
 #include "skeleton_file.h"
 
@@ -178,19 +179,18 @@ static void put_thread(bytes_out *out, const adt_skeleton *skeleton)
     free(memory);
 }
 
-uint8_t *adt_skeleton_rank_encode(uint32_t rank, size_t *bytes)
+uint8_t *adt_skeleton_threads_encode(adt_skeleton *const *threads, size_t count, uint32_t rank, size_t *bytes)
 {
     bytes_out structure = { 0 }, out = { 0 };
-    size_t count = adt_skeleton_count();
     put_u32(&structure, (uint32_t)count);
     for (size_t i = 0; i < count; ++i)
-        put_thread(&structure, adt_skeleton_at(i));
+        put_thread(&structure, threads[i]);
     put_u64(&out, structure.size);
     if (!structure.failed)
         put(&out, structure.data, structure.size);
     free(structure.data);
     for (size_t i = 0; i < count; ++i)
-        put_thread_timing(&out, adt_skeleton_at(i), rank);
+        put_thread_timing(&out, threads[i], rank);
     if (structure.failed || out.failed) {
         free(out.data);
         return NULL;
@@ -199,17 +199,22 @@ uint8_t *adt_skeleton_rank_encode(uint32_t rank, size_t *bytes)
     return out.data;
 }
 
-static uint64_t fnv_more(uint64_t hash, const void *data, size_t size)
+uint8_t *adt_skeleton_rank_encode(uint32_t rank, size_t *bytes)
 {
-    const uint8_t *bytes = data;
-    for (size_t i = 0; i < size; ++i)
-        hash = (hash ^ bytes[i]) * 1099511628211ull;
-    return hash;
+    size_t count = adt_skeleton_count();
+    adt_skeleton **threads = malloc(sizeof *threads * (count ? count : 1));
+    if (!threads)
+        return NULL;
+    for (size_t i = 0; i < count; ++i)
+        threads[i] = adt_skeleton_at(i);
+    uint8_t *part = adt_skeleton_threads_encode(threads, count, rank, bytes);
+    free(threads);
+    return part;
 }
 
 uint64_t adt_skeleton_checksum(const uint8_t *data, size_t size)
 {
-    return fnv_more(14695981039346656037ull, data, size);
+    return adt_skeleton_fnv_more(ADT_SKELETON_FNV_START, data, size);
 }
 
 static uint32_t le32(const uint8_t *b)
@@ -273,9 +278,9 @@ static uint64_t key_field(const key_ref *key, uint32_t field)
 static uint64_t key_shape_hash(uint64_t hash, const key_ref *key)
 {
     if (key->fields == KEY_OPAQUE || key->fields < 2)
-        return fnv_more(hash, key->bytes, key->length);
+        return adt_skeleton_fnv_more(hash, key->bytes, key->length);
     uint64_t common[3] = { key->fields, key_field(key, 0), key_field(key, 1) };
-    return fnv_more(hash, common, sizeof common);
+    return adt_skeleton_fnv_more(hash, common, sizeof common);
 }
 
 static bool keys_mergeable(const key_ref *a, const key_ref *b)
@@ -305,7 +310,7 @@ static int locate_structure(const uint8_t *structure, size_t bytes, structure_sh
     if (!out->threads || !out->keys)
         return ENOMEM;
     uint32_t keys = 0;
-    uint64_t hash = fnv_more(14695981039346656037ull, structure, 4);
+    uint64_t hash = adt_skeleton_fnv_more(ADT_SKELETON_FNV_START, structure, 4);
     for (uint32_t t = 0; t < out->thread_count; ++t) {
         thread_shape *thread = &out->threads[t];
         if (end - at < 24)
@@ -313,7 +318,7 @@ static int locate_structure(const uint8_t *structure, size_t bytes, structure_sh
         thread->header = at;
         thread->signature_count = le32(at + 20);
         thread->first_key = keys;
-        hash = fnv_more(hash, at, 24);
+        hash = adt_skeleton_fnv_more(hash, at, 24);
         at += 24;
         for (uint32_t s = 0; s < thread->signature_count; ++s) {
             if (end - at < 4 || le32(at) > (size_t)(end - at) - 4)
@@ -333,7 +338,7 @@ static int locate_structure(const uint8_t *structure, size_t bytes, structure_sh
             return EINVAL;
         thread->grammar = at;
         thread->grammar_bytes = (size_t)grammar_bytes;
-        hash = fnv_more(hash, at, thread->grammar_bytes);
+        hash = adt_skeleton_fnv_more(hash, at, thread->grammar_bytes);
         at += grammar_bytes;
     }
     out->shape_hash = hash;

@@ -55,13 +55,10 @@ size_t adt_skeleton_grammar_bytes(uint32_t symbols, uint32_t rules, uint32_t dig
            adt_skeleton_align8(sizeof(uint32_t) * FAST_MAX);
 }
 
-adt_skeleton_grammar *adt_skeleton_grammar_init(void *memory, uint32_t symbols, uint32_t rules,
-                                                uint32_t digram_slots_log2)
+void adt_skeleton_grammar_lay_out(adt_skeleton_grammar *g, uint32_t symbols, uint32_t rules,
+                                  uint32_t digram_slots_log2)
 {
-    memset(memory, 0, adt_skeleton_grammar_bytes(symbols, rules, digram_slots_log2));
-    uint8_t *at = memory;
-    adt_skeleton_grammar *g = (adt_skeleton_grammar *)at;
-    at += adt_skeleton_align8(sizeof *g);
+    uint8_t *at = (uint8_t *)g + adt_skeleton_align8(sizeof *g);
     g->symbols = (symbol *)at;
     at += adt_skeleton_align8((size_t)symbols * sizeof(symbol));
     g->rules = (rule *)at;
@@ -72,6 +69,14 @@ adt_skeleton_grammar *adt_skeleton_grammar_init(void *memory, uint32_t symbols, 
     g->symbol_capacity = symbols;
     g->rule_capacity = rules;
     g->digram_mask = (1u << digram_slots_log2) - 1;
+}
+
+adt_skeleton_grammar *adt_skeleton_grammar_init(void *memory, uint32_t symbols, uint32_t rules,
+                                                uint32_t digram_slots_log2)
+{
+    memset(memory, 0, adt_skeleton_grammar_bytes(symbols, rules, digram_slots_log2));
+    adt_skeleton_grammar *g = memory;
+    adt_skeleton_grammar_lay_out(g, symbols, rules, digram_slots_log2);
     /* Free lists: symbol 0 and rule 0's slot are never handed out by them. */
     for (uint32_t s = 1; s + 1 < symbols; ++s)
         g->symbols[s].next = s + 1;

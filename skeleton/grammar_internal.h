@@ -45,6 +45,13 @@ struct adt_skeleton_grammar {
     uint32_t iterations;       /* whole iterations of R taken, not yet in its exponent */
 };
 
+/* Points a grammar's arrays into its memory, after the struct, for these
+ * capacities (the layout adt_skeleton_grammar_init makes and a grown
+ * grammar keeps): the init, and a grammar read back from an image of the
+ * share (image_read.c), whose pointers were the saving process's. */
+void adt_skeleton_grammar_lay_out(adt_skeleton_grammar *g, uint32_t symbols, uint32_t rules,
+                                  uint32_t digram_slots_log2);
+
 /* The terminal the loop the sequence ends in expects next, or UINT32_MAX
  * (the fold compares a call's key with its key before hashing it). */
 static inline uint32_t adt_skeleton_grammar_expected(const adt_skeleton_grammar *g)
@@ -60,14 +67,21 @@ void adt_skeleton_grammar_refollow(adt_skeleton_grammar *g);
 /* Appends the terminal adt_skeleton_grammar_expected gave (not
  * UINT32_MAX): the fast path needs no room, so it never refuses. A whole
  * iteration is counted, and put into the loop's exponent by the
- * settling. */
-static inline void adt_skeleton_grammar_take_expected(adt_skeleton_grammar *g)
+ * settling. True when the caller must call adt_skeleton_grammar_refollow
+ * next (rarely: the fold does it in a function of its own, so that its
+ * common path calls nothing). */
+static inline bool adt_skeleton_grammar_take_expected_until_refollow(adt_skeleton_grammar *g)
 {
     g->length++;
     if (++g->matched < g->expected_length)
-        return;
+        return false;
     g->matched = 0;
-    if (__builtin_expect(++g->iterations >= UINT32_MAX / 2 - g->symbols[g->followed].exponent, 0))
+    return __builtin_expect(++g->iterations >= UINT32_MAX / 2 - g->symbols[g->followed].exponent, 0);
+}
+
+static inline void adt_skeleton_grammar_take_expected(adt_skeleton_grammar *g)
+{
+    if (adt_skeleton_grammar_take_expected_until_refollow(g))
         adt_skeleton_grammar_refollow(g);
 }
 

@@ -1,13 +1,30 @@
 /*
  * layout_internal.h: how the skeleton's tables are laid out in the memory
  * of the share (skeleton/ only; pure arithmetic, used at a slab's claim,
- * by the byte counts and when a full table grows; safe anywhere).
+ * by the byte counts and when a full table grows; safe anywhere), and
+ * the hash of the file and of the share's image.
  */
 #ifndef ADAPTRACE_SKELETON_LAYOUT_INTERNAL_H
 #define ADAPTRACE_SKELETON_LAYOUT_INTERNAL_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* The share's memory (thread.c; NULL without slabs): the image of it
+ * (image_save.c) copies its claimed slabs. */
+const uint8_t *adt_skeleton_share_memory(void);
+
+/* FNV-1a 64 of data, continuing from hash (ADT_SKELETON_FNV_START at
+ * first). A loop over the bytes, no call: safe in a signal handler too
+ * (the image of the share, image_save.c). */
+#define ADT_SKELETON_FNV_START 14695981039346656037ull
+static inline uint64_t adt_skeleton_fnv_more(uint64_t hash, const void *data, size_t size)
+{
+    const uint8_t *bytes = (const uint8_t *)data;
+    for (size_t i = 0; i < size; ++i)
+        hash = (hash ^ bytes[i]) * 1099511628211ull;
+    return hash;
+}
 
 /* Every table starts 8-byte aligned. */
 static inline size_t adt_skeleton_align8(size_t bytes)

@@ -18,12 +18,9 @@ size_t adt_skeleton_signatures_bytes(uint32_t entries, uint32_t byte_capacity)
            adt_skeleton_align8(sizeof(signature_entry) * (size_t)entries) + adt_skeleton_align8(byte_capacity);
 }
 
-adt_skeleton_signatures *adt_skeleton_signatures_init(void *memory, uint32_t entries, uint32_t byte_capacity)
+void adt_skeleton_signatures_lay_out(adt_skeleton_signatures *table, uint32_t entries, uint32_t byte_capacity)
 {
-    memset(memory, 0, adt_skeleton_signatures_bytes(entries, byte_capacity));
-    uint8_t *at = memory;
-    adt_skeleton_signatures *table = (adt_skeleton_signatures *)at;
-    at += adt_skeleton_align8(sizeof *table);
+    uint8_t *at = (uint8_t *)table + adt_skeleton_align8(sizeof *table);
     table->slots = (uint32_t *)at;
     at += adt_skeleton_align8(sizeof(uint32_t) * adt_skeleton_hash_slots(entries));
     table->entries = (signature_entry *)at;
@@ -32,6 +29,13 @@ adt_skeleton_signatures *adt_skeleton_signatures_init(void *memory, uint32_t ent
     table->slot_mask = adt_skeleton_hash_slots(entries) - 1;
     table->entry_capacity = entries;
     table->byte_capacity = byte_capacity;
+}
+
+adt_skeleton_signatures *adt_skeleton_signatures_init(void *memory, uint32_t entries, uint32_t byte_capacity)
+{
+    memset(memory, 0, adt_skeleton_signatures_bytes(entries, byte_capacity));
+    adt_skeleton_signatures *table = memory;
+    adt_skeleton_signatures_lay_out(table, entries, byte_capacity);
     return table;
 }
 

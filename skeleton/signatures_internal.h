@@ -28,6 +28,9 @@ struct adt_skeleton_signatures {
     uint32_t bytes_used;
 };
 
+/* Points the table's arrays into its memory (as the grammar's lay_out). */
+void adt_skeleton_signatures_lay_out(adt_skeleton_signatures *table, uint32_t entries, uint32_t byte_capacity);
+
 /* Whether key is terminal's key (without hashing). Keys are a few to
  * tens of bytes: eight at a time, the last eight (or four) bytes as one
  * word that overlaps the ones before, no call and no loop over bytes. */

@@ -151,13 +151,16 @@ typedef struct adt_skeleton_histogram {
 /* A value's position on the log-linear scale (monotone; 0..251): 0..3
  * are the values 0..3; from 4 on, position 4 (l - 1) + m holds
  * [(4 + m) 2^(l-2), (5 + m) 2^(l-2)) where l = floor(log2 value) and m
- * its next two bits. Inline: the hot path places two values per call. */
+ * its next two bits. Inline: the hot path places two values per call.
+ * value >> (l - 2) is 4 + m (its top three bits), so the position is
+ * 4 (l - 2) + (value >> (l - 2)): no mask, one subtraction fewer
+ * (SkeletonHistogram.PositionIsTheLogLinearOneAtEveryBitLength). */
 static inline uint32_t adt_skeleton_position(uint64_t value)
 {
     if (value < 4)
         return (uint32_t)value;
-    uint32_t l = 63u - (uint32_t)__builtin_clzll(value);
-    return 4u * (l - 1u) + (uint32_t)((value >> (l - 2u)) & 3u);
+    uint32_t below_top_three = 61u - (uint32_t)__builtin_clzll(value);
+    return 4u * below_top_three + (uint32_t)(value >> below_top_three);
 }
 /* The smallest value at a position (position 252 and beyond: UINT64_MAX). */
 uint64_t adt_skeleton_position_floor(uint32_t position);
@@ -294,6 +297,54 @@ void adt_skeleton_stop_with(adt_skeleton *skeleton, adt_skeleton_stop cause);
 /* End of run, after the threads' calls are over: the skeletons claimed. */
 size_t adt_skeleton_count(void);
 adt_skeleton *adt_skeleton_at(size_t index);
+
+/* ---- an image of the share (image_save.c, image_read.c) --------------- */
+
+/* What a save in a signal handler can keep of the skeletons: the
+ * encoder allocates, a handler may not, so the handler writes the share's
+ * memory as it is (its claimed slabs, where every table lives) and each
+ * skeleton's header, and adaptrace-recover encodes the rank's part from
+ * that image later, with the same encoder (adt_skeleton_image_encode).
+ *
+ * The image: a head (magic "ADTSKIM", version, the skeletons' count and
+ * header size, the share's address in the saving process and the bytes
+ * of it claimed), then each skeleton's header (adt_skeleton, by value, in
+ * the order adt_skeleton_at gives), then the claimed slabs, then the
+ * FNV-1a 64 hash of all that (u64). Host byte order, for the same
+ * adaptrace build. The tables' pointers are the
+ * saving process's: the reader lays every table out again from its
+ * capacities at its place in the slabs.
+ *
+ * Whole only when no thread folds while it is taken: the caller first
+ * stops every thread's folding and waits for the folds under way
+ * (mpi-events, adt_mpi_fold_close). */
+typedef struct adt_skeleton_image_cursor {
+    uint64_t offset;          /* bytes of the image given so far */
+    uint64_t total_bytes;     /* the image's bytes */
+    uint64_t share_address;
+    uint64_t region_bytes;    /* the slabs claimed when it began */
+    uint32_t skeleton_count;
+    uint64_t hash;            /* of the bytes given so far */
+} adt_skeleton_image_cursor;
+
+/* Signal handler (async-signal-safe: atomic loads, memcpy, no call that
+ * could take a lock): begins an image of the share as it is now. */
+void adt_skeleton_image_begin(adt_skeleton_image_cursor *cursor);
+/* Signal handler: the next bytes of the image into block (at most
+ * block_bytes); 0 at its end. Copied out block by block, so that the
+ * caller hashes exactly the bytes it writes. */
+size_t adt_skeleton_image_next(adt_skeleton_image_cursor *cursor, void *block, size_t block_bytes);
+
+/* Normal context (adaptrace-recover): the part adt_skeleton_rank_encode
+ * would have made of the skeletons the image holds (malloc'd, *bytes
+ * set), or NULL with one line in error: not an image of this build, its
+ * lengths do not add up, its hash does not match, a table that does not
+ * fit its slabs, out of memory. Behind the hash, the tables' places and
+ * counts are checked, not the grammar's inner links (symbol and rule
+ * indices): they are what a damaged image that its hash missed could
+ * still break. */
+uint8_t *adt_skeleton_image_encode(const uint8_t *image, size_t image_bytes, uint32_t rank, size_t *bytes,
+                                   char *error, size_t error_size);
 
 /* ---- the file (file_write.c, file_read.c) ------------------------------ */
 

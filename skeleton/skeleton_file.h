@@ -1,4 +1,5 @@
-/* Shared by the writer and the reader of skeleton.adts only. */
+/* Shared by the writer and the reader of skeleton.adts, and the reader of
+ * an image of the share (image_read.c), only. */
 #ifndef ADAPTRACE_SKELETON_FILE_H
 #define ADAPTRACE_SKELETON_FILE_H
 
@@ -10,6 +11,11 @@
 
 /* FNV-1a 64 over every byte before the file's last 8 (which hold it). */
 uint64_t adt_skeleton_checksum(const uint8_t *data, size_t size);
+
+/* adt_skeleton_rank_encode of these threads' skeletons, in this order
+ * (the share's, or those rebuilt from an image of it: image_read.c).
+ * NULL when out of memory. */
+uint8_t *adt_skeleton_threads_encode(adt_skeleton *const *threads, size_t count, uint32_t rank, size_t *bytes);
 
 /* How many varint fields a key reads as; UINT32_MAX when it does not read
  * as varints (the merge then matches it only byte for byte). */

@@ -112,6 +112,11 @@ uint64_t adt_skeleton_share_bytes(void)
     return share_bytes;
 }
 
+const uint8_t *adt_skeleton_share_memory(void)
+{
+    return share;
+}
+
 uint64_t adt_skeleton_share_claimed_bytes(void)
 {
     uint32_t slabs = atomic_load(&slabs_claimed);
@@ -261,21 +266,20 @@ __attribute__((cold, noinline)) static bool append_growing(adt_skeleton *skeleto
     return true;
 }
 
-__attribute__((cold, noinline)) static void time_growing(adt_skeleton *skeleton, uint32_t terminal, uint64_t compute,
-                                                         uint64_t duration)
+__attribute__((cold, noinline)) static void time_growing(adt_skeleton *skeleton, uint32_t previous, uint32_t terminal,
+                                                         uint64_t compute, uint64_t duration)
 {
-    if (!grow_timing(skeleton) ||
-        !adt_skeleton_timing_add(skeleton->timing, skeleton->previous, terminal, compute, duration))
+    if (!grow_timing(skeleton) || !adt_skeleton_timing_add(skeleton->timing, previous, terminal, compute, duration))
         skeleton->untimed++;
 }
 
 /* adt_skeleton_fold's step for a call that is not the one its loop
- * expects: the key hashed, the terminal appended the ordinary way; the
- * terminal, or UINT32_MAX when the skeleton stopped. Not inlined, so that
- * the expected call saves no registers for it. A full table grows and
- * the step is taken again, in functions of their own: a call that needs
- * no room runs the same code as before growth existed. */
-static __attribute__((noinline)) uint32_t intern_and_append(adt_skeleton *skeleton, const uint8_t *key,
+ * expects (fold_other_call): the key hashed, the terminal appended the
+ * ordinary way; the terminal, or UINT32_MAX when the skeleton stopped. A
+ * full table grows and the step is taken again, in functions of their
+ * own: a call that needs no room runs the same code as before growth
+ * existed. */
+static uint32_t intern_and_append(adt_skeleton *skeleton, const uint8_t *key,
                                                             uint32_t length)
 {
     uint32_t terminal = adt_skeleton_signatures_intern(skeleton->signatures, key, length);
@@ -324,6 +328,54 @@ void adt_skeleton_stop_with(adt_skeleton *skeleton, adt_skeleton_stop cause)
         skeleton->stop = cause;
 }
 
+/* The timing of a call whose pair is not the one that followed the last
+ * call's last time: a hash lookup, a new pair, or the table grown. */
+static __attribute__((noinline)) void time_other_pair(adt_skeleton *skeleton, uint32_t previous, uint32_t terminal,
+                                                      uint64_t compute, uint64_t duration)
+{
+    if (!adt_skeleton_timing_note_found(skeleton->timing, previous, terminal, compute, duration))
+        time_growing(skeleton, previous, terminal, compute, duration);
+}
+
+/* The call's timing, once its terminal is in the grammar. The rare step
+ * (time_other_pair) is its last, a tail call: adt_skeleton_fold's common
+ * path calls nothing and so saves no registers. */
+static inline void time_call(adt_skeleton *skeleton, uint32_t terminal, uint64_t enter, uint64_t leave)
+{
+    /* The thread's first call has no computation before it on record. */
+    if (skeleton->calls++ == 0) {
+        skeleton->first_leave = leave;
+        skeleton->previous_leave = enter;
+    }
+    uint64_t compute = enter > skeleton->previous_leave ? enter - skeleton->previous_leave : 0;
+    uint64_t duration = leave > enter ? leave - enter : 0;
+    uint32_t previous = skeleton->previous;
+    skeleton->previous = terminal;
+    skeleton->previous_leave = leave;
+    skeleton->last_enter = enter;
+    if (__builtin_expect(!adt_skeleton_timing_take_expected(skeleton->timing, previous, terminal, compute, duration),
+                         0))
+        time_other_pair(skeleton, previous, terminal, compute, duration);
+}
+
+/* adt_skeleton_fold's rare steps, each reached by a tail call: a call
+ * other than the one its loop expects, and the loop's iterations to be
+ * put into its exponent (once per 2^31). */
+static __attribute__((noinline)) void fold_other_call(adt_skeleton *skeleton, const uint8_t *key, uint32_t length,
+                                                      uint64_t enter, uint64_t leave)
+{
+    uint32_t terminal = intern_and_append(skeleton, key, length);
+    if (terminal != UINT32_MAX)
+        time_call(skeleton, terminal, enter, leave);
+}
+
+static __attribute__((cold, noinline)) void fold_refollowing(adt_skeleton *skeleton, uint32_t terminal,
+                                                             uint64_t enter, uint64_t leave)
+{
+    adt_skeleton_grammar_refollow(skeleton->grammar);
+    time_call(skeleton, terminal, enter, leave);
+}
+
 void adt_skeleton_fold(adt_skeleton *skeleton, const uint8_t *key, uint32_t length, uint64_t enter,
                        uint64_t leave)
 {
@@ -333,23 +385,17 @@ void adt_skeleton_fold(adt_skeleton *skeleton, const uint8_t *key, uint32_t leng
      * one comparison instead of a hash and a probe, and the grammar's
      * fast path inline (it needs no room). */
     uint32_t terminal = adt_skeleton_grammar_expected(skeleton->grammar);
-    if (terminal != UINT32_MAX && adt_skeleton_signatures_is(skeleton->signatures, terminal, key, length))
-        adt_skeleton_grammar_take_expected(skeleton->grammar);
-    else if ((terminal = intern_and_append(skeleton, key, length)) == UINT32_MAX)
+    if (__builtin_expect(terminal == UINT32_MAX ||
+                             !adt_skeleton_signatures_is(skeleton->signatures, terminal, key, length),
+                         0)) {
+        fold_other_call(skeleton, key, length, enter, leave);
         return;
-    /* The thread's first call has no computation before it on record. */
-    if (skeleton->calls++ == 0) {
-        skeleton->first_leave = leave;
-        skeleton->previous_leave = enter;
     }
-    uint64_t compute = enter > skeleton->previous_leave ? enter - skeleton->previous_leave : 0;
-    uint64_t duration = leave > enter ? leave - enter : 0;
-    if (__builtin_expect(!adt_skeleton_timing_note(skeleton->timing, skeleton->previous, terminal, compute, duration),
-                         0))
-        time_growing(skeleton, terminal, compute, duration);
-    skeleton->previous = terminal;
-    skeleton->previous_leave = leave;
-    skeleton->last_enter = enter;
+    if (__builtin_expect(adt_skeleton_grammar_take_expected_until_refollow(skeleton->grammar), 0)) {
+        fold_refollowing(skeleton, terminal, enter, leave);
+        return;
+    }
+    time_call(skeleton, terminal, enter, leave);
 }
 
 /* The skeletons in slabs first, then the slabless ones: in each, claimed

@@ -19,17 +19,21 @@ size_t adt_skeleton_timing_bytes(uint32_t pairs)
            adt_skeleton_align8(sizeof(uint32_t) * adt_skeleton_hash_slots(pairs));
 }
 
-adt_skeleton_timing *adt_skeleton_timing_init(void *memory, uint32_t pairs)
+void adt_skeleton_timing_lay_out(adt_skeleton_timing *timing, uint32_t pairs)
 {
-    memset(memory, 0, adt_skeleton_timing_bytes(pairs));
-    uint8_t *at = memory;
-    adt_skeleton_timing *timing = (adt_skeleton_timing *)at;
-    at += adt_skeleton_align8(sizeof *timing);
+    uint8_t *at = (uint8_t *)timing + adt_skeleton_align8(sizeof *timing);
     timing->entries = (entry *)at;
     at += adt_skeleton_align8(sizeof(entry) * (size_t)pairs);
     timing->slots = (uint32_t *)at;
     timing->capacity = pairs;
     timing->slot_mask = adt_skeleton_hash_slots(pairs) - 1;
+}
+
+adt_skeleton_timing *adt_skeleton_timing_init(void *memory, uint32_t pairs)
+{
+    memset(memory, 0, adt_skeleton_timing_bytes(pairs));
+    adt_skeleton_timing *timing = memory;
+    adt_skeleton_timing_lay_out(timing, pairs);
     return timing;
 }
 

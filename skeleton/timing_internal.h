@@ -38,6 +38,10 @@ struct adt_skeleton_timing {
     uint32_t slot_mask;
 };
 
+/* Points the table's arrays into its memory (as the grammar's lay_out;
+ * the in-place growth keeps it too). */
+void adt_skeleton_timing_lay_out(adt_skeleton_timing *timing, uint32_t pairs);
+
 /* A pair's first value: the shift of its sums, and the bins centred on
  * it at the finest width. */
 static inline void adt_skeleton_timing_start(adt_skeleton_histogram *h, uint64_t *shift, uint64_t value)
@@ -84,15 +88,26 @@ static inline void adt_skeleton_timing_take(adt_skeleton_timing *timing, entry *
     adt_skeleton_timing_add_one(&e->duration, e->duration_shift, duration);
 }
 
-/* adt_skeleton_timing_add, inline: the fold's one call per MPI call. */
-static inline bool adt_skeleton_timing_note(adt_skeleton_timing *timing, uint32_t previous, uint32_t signature,
-                                            uint64_t compute, uint64_t duration)
+/* The call, if its pair is the one that followed the last call's last
+ * time; false, and nothing done, if not (then
+ * adt_skeleton_timing_note_found: the fold calls it in a function of its
+ * own, so that its common path calls nothing). */
+static inline bool adt_skeleton_timing_take_expected(adt_skeleton_timing *timing, uint32_t previous,
+                                                     uint32_t signature, uint64_t compute, uint64_t duration)
 {
     entry *e = timing->expected;
     if (__builtin_expect(!e || e->signature != signature || e->previous != previous, 0))
-        return adt_skeleton_timing_note_found(timing, previous, signature, compute, duration);
+        return false;
     adt_skeleton_timing_take(timing, e, compute, duration);
     return true;
+}
+
+/* adt_skeleton_timing_add, inline. */
+static inline bool adt_skeleton_timing_note(adt_skeleton_timing *timing, uint32_t previous, uint32_t signature,
+                                            uint64_t compute, uint64_t duration)
+{
+    return adt_skeleton_timing_take_expected(timing, previous, signature, compute, duration) ||
+           adt_skeleton_timing_note_found(timing, previous, signature, compute, duration);
 }
 
 #endif

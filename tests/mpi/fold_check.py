@@ -51,6 +51,22 @@ recovered     run with no-finalize and made an archive of by
               MPI_Send and MPI_Recv, standing for the events kept and
               folded), and the report covers the whole run as in
               "folded".
+recovered-signal  the same run ended by SIGTERM on every rank (after a
+              MPI_Barrier): each rank's handler saved an image of its
+              skeleton, which adaptrace-recover encoded: the same checks
+              as "recovered" (an MPI_Barrier in MPI_Finalize's place),
+              and each rank's skeleton expands to exactly the calls the
+              program made: MPI_Init, MPI_Comm_rank, MPI_Comm_size,
+              ITERATIONS MPI_Send (rank 0) or MPI_Recv (rank 1), the
+              MPI_Barrier.
+recovered-abort   rank 1 calls MPI_Abort (its skeleton encoded in normal
+              code), mpirun ends rank 0 by SIGTERM in an MPI_Barrier (an
+              image): skeleton.adts from both, each rank's calls up to
+              the one it was in (neither MPI_Abort nor that MPI_Barrier
+              returned).
+recovered-segv    rank 1 faults (SIGSEGV) after an MPI_Barrier, mpirun
+              ends rank 0 by SIGTERM in a second one: skeleton.adts from
+              both images, each rank's calls up to the first MPI_Barrier.
 
 usage: fold_check.py MODE REPORT ARCHIVE ITERATIONS
 Exit status 0 when everything holds, 1 with each failure said.
@@ -334,6 +350,28 @@ def check_regions(summary, archive, iterations):
                f"skeleton holds {events_per_run(iterations)}")
 
 
+def expect_all_saved(summary):
+    saved = summary.get("ending_skeleton", {})
+    causes = saved.get("ranks_by_cause", {})
+    expect(saved.get("written") is True and causes.get("saved") == 2 and
+           all(count == 0 for cause, count in causes.items() if cause != "saved"),
+           f"summary.json's ending_skeleton is {saved}: expected skeleton.adts written from both ranks' skeletons")
+
+
+def expect_calls(report, archive, iterations, last_calls):
+    """Each rank's skeleton expands to exactly MPI_Init, MPI_Comm_rank,
+    MPI_Comm_size, its ITERATIONS messages, then last_calls."""
+    skeleton = skeleton_calls(report, archive)
+    for rank, message in ((0, "MPI_Send"), (1, "MPI_Recv")):
+        functions = [call.split(" ", 1)[0] for call in skeleton.get(rank, [])]
+        made = ["MPI_Init", "MPI_Comm_rank", "MPI_Comm_size"] + [message] * iterations + last_calls
+        if functions != made:
+            first = next((i for i, (a, b) in enumerate(zip(functions, made)) if a != b), min(len(functions), len(made)))
+            expect(False, f"rank {rank}: the skeleton's calls differ from the program's at call {first}: "
+                          f"{functions[first:first + 3]} against {made[first:first + 3]} "
+                          f"({len(functions)} calls, the program made {len(made)})")
+
+
 def check_recovered(summary, report, archive, iterations, signal):
     expect("ending" in summary, "summary.json says nothing of the ending: not a recovered archive")
     expect(summary["flushes"] == 0 and summary["events_dropped"] == 0,
@@ -352,18 +390,13 @@ def check_recovered(summary, report, archive, iterations, signal):
         expect(location["off"] and min(location["off"]) >= location["last_event"] and location["flushes"] == 0,
                f"rank {rank}: MeasurementOnOff(off) at {location['off']}, last event at {location['last_event']}, "
                f"{location['flushes']} flushes")
+    # Each rank saved its skeleton (an exit without MPI_Finalize: encoded
+    # in normal code; SIGTERM: an image of it, from the signal handler),
+    # and the recovered archive has skeleton.adts with every call, which
+    # the report adds to the archive's prefix.
+    expect_all_saved(summary)
     if signal:
-        saved = summary.get("ending_skeleton", {})
-        expect(saved.get("written") is False and saved.get("ranks_by_cause", {}).get("ended_by_signal") == 2,
-               f"summary.json's ending_skeleton is {saved}: expected none written, both ranks ended by a signal")
-        expect(not os.path.exists(f"{archive}/skeleton.adts"), "a skeleton.adts without the ranks' skeletons")
-        return
-    # Both ranks ended in normal code (exit without MPI_Finalize): each
-    # saved its skeleton, and the recovered archive has skeleton.adts with
-    # every call, which the report adds to the archive's prefix.
-    saved = summary.get("ending_skeleton", {})
-    expect(saved.get("written") is True and saved.get("ranks_by_cause", {}).get("saved") == 2,
-           f"summary.json's ending_skeleton is {saved}: expected skeleton.adts written from both ranks'")
+        expect_calls(report, archive, iterations, ["MPI_Barrier"])
     if not expect(os.path.exists(f"{archive}/skeleton.adts"), "the recovered archive has no skeleton.adts"):
         return
     skeleton = skeleton_calls(report, archive)
@@ -380,15 +413,16 @@ def check_recovered(summary, report, archive, iterations, signal):
     check_report_covers_run(report, archive, iterations, skeleton, archive_locations)
 
 
-def check_recovered_abort(summary, archive):
+def check_recovered_ended_by_one(summary, report, archive, iterations, how, last_calls):
+    """Rank 1 ended the run (how), mpirun ended rank 0 by SIGTERM: both
+    saved their skeletons (rank 0's as an image, from its handler), and
+    skeleton.adts has each rank's calls up to the one it was in."""
     ending = summary.get("ending", {})
-    expect(ending.get("how") == "MPI_Abort" and ending.get("ranks_saved") == 2,
-           f"summary.json's ending is {ending}: expected MPI_Abort, both ranks saved")
-    saved = summary.get("ending_skeleton", {})
-    causes = saved.get("ranks_by_cause", {})
-    expect(saved.get("written") is False and causes.get("saved") == 1 and causes.get("ended_by_signal") == 1,
-           f"summary.json's ending_skeleton is {saved}: expected rank 1's saved (MPI_Abort), rank 0's not (SIGTERM)")
-    expect(not os.path.exists(f"{archive}/skeleton.adts"), "a skeleton.adts without every rank's skeleton")
+    expect(ending.get("how") == how and ending.get("ranks_saved") == 2,
+           f"summary.json's ending is {ending}: expected {how}, both ranks saved")
+    expect_all_saved(summary)
+    if expect(os.path.exists(f"{archive}/skeleton.adts"), "the recovered archive has no skeleton.adts"):
+        expect_calls(report, archive, iterations, last_calls)
 
 
 def check_no_skeleton(summary, report, archive, iterations):
@@ -413,7 +447,7 @@ def check_no_skeleton(summary, report, archive, iterations):
 
 def main():
     if len(sys.argv) != 5 or sys.argv[1] not in ("folded", "skeleton-full", "no-skeleton", "regions", "recovered",
-                                                           "recovered-signal", "recovered-abort"):
+                                                           "recovered-signal", "recovered-abort", "recovered-segv"):
         sys.exit(__doc__)
     mode, report, archive, iterations = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     summary = json.load(open(f"{archive}/summary.json"))
@@ -426,7 +460,9 @@ def main():
     elif mode in ("recovered", "recovered-signal"):
         check_recovered(summary, report, archive, iterations, mode == "recovered-signal")
     elif mode == "recovered-abort":
-        check_recovered_abort(summary, archive)
+        check_recovered_ended_by_one(summary, report, archive, iterations, "MPI_Abort", [])
+    elif mode == "recovered-segv":
+        check_recovered_ended_by_one(summary, report, archive, iterations, "SIGSEGV", ["MPI_Barrier"])
     else:
         check_no_skeleton(summary, report, archive, iterations)
     for failure in failures:

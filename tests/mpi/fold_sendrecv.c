@@ -11,16 +11,19 @@
  * "sigterm", every rank raises SIGTERM instead (after a barrier, so that
  * neither ends before the other's calls are over), a signal ending; with
  * "abort", rank 1 calls MPI_Abort while rank 0 waits in an MPI_Barrier
- * (mpirun then ends rank 0 by SIGTERM). With "regions", each message is inside a user region "step" (the user API),
+ * (mpirun then ends rank 0 by SIGTERM); with "segv", after a barrier,
+ * rank 1 faults (a write to a page without access: SIGSEGV) while rank 0
+ * waits in a second MPI_Barrier (mpirun then ends it by SIGTERM). With "regions", each message is inside a user region "step" (the user API),
  * whose begin and end are outside MPI calls: not in the skeleton.
  *
- * usage: mpi-fold-sendrecv ITERATIONS [DISTINCT_FROM [no-finalize|sigterm|abort|regions]]
+ * usage: mpi-fold-sendrecv ITERATIONS [DISTINCT_FROM [no-finalize|sigterm|abort|segv|regions]]
  */
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "adaptrace.h"
 
@@ -31,7 +34,8 @@ int main(int argc, char **argv)
     long distinct_from = argc > 2 ? atol(argv[2]) : -1;
     int sigterm = argc > 3 && strcmp(argv[3], "sigterm") == 0;
     int abort_run = argc > 3 && strcmp(argv[3], "abort") == 0;
-    int finalize = !(argc > 3 && strcmp(argv[3], "no-finalize") == 0) && !sigterm && !abort_run;
+    int fault = argc > 3 && strcmp(argv[3], "segv") == 0;
+    int finalize = !(argc > 3 && strcmp(argv[3], "no-finalize") == 0) && !sigterm && !abort_run && !fault;
     int regions = argc > 3 && strcmp(argv[3], "regions") == 0;
     adaptrace_region_t step = adaptrace_region_register("step");
     int rank, size;
@@ -39,7 +43,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (size != 2 || iterations <= 0) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpirun -np 2 %s ITERATIONS [DISTINCT_FROM [no-finalize|sigterm|abort|regions]]\n", argv[0]);
+            fprintf(stderr, "usage: mpirun -np 2 %s ITERATIONS [DISTINCT_FROM [no-finalize|sigterm|abort|segv|regions]]\n", argv[0]);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     double payload = 0;
@@ -62,6 +66,14 @@ int main(int argc, char **argv)
     if (sigterm) {
         MPI_Barrier(MPI_COMM_WORLD);
         raise(SIGTERM);
+    }
+    if (fault) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 1) {
+            volatile int *forbidden = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            *forbidden = 1;
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
     }
     if (finalize)
         MPI_Finalize();

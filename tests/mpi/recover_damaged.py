@@ -50,6 +50,15 @@ usage: recover_damaged.py rescue WORK MPIEXEC LAUNCHER DEMO
            --skeleton shows or refuses in one line as corrupt (a call
            signature that does not decode). The intact file is recovered
            with skeleton.adts.
+       recover_damaged.py skeleton-image WORK MPIEXEC LAUNCHER FOLD_PROGRAM RECOVER OTF2_PRINT
+           a run that folds (FOLD_PROGRAM: mpi-fold-sendrecv 2,000 sigterm
+           on 2 ranks) ended by SIGTERM: each rank's handler saved an
+           image of its skeletons. Intact, the recovery writes
+           skeleton.adts from both. A byte of rank 1's image changed: its
+           section's check refuses the image alone, in one line, and the
+           archive is recovered without skeleton.adts (rank 1 counted
+           "damaged" in summary.json, rank 0 "saved"); the same with the
+           section's check made to match: the image's own hash refuses it.
 """
 import concurrent.futures
 import json
@@ -70,6 +79,7 @@ BUFFER_TAG = 2
 CONTEXTS_TAG = 3
 SKELETON_TAG = 7
 END_TAG = 8
+SKELETON_IMAGE_TAG = 9
 HASH_START = 0xCBF29CE484222325
 
 
@@ -436,6 +446,59 @@ def skeleton(work, recover_path, otf2_print, report, seed):
         print(f"skeleton {name}: {'skeleton.adts written' if written else 'no skeleton.adts'}")
 
 
+def skeleton_image(work, mpiexec, launcher, fold_program, recover_path, otf2_print):
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    archive = os.path.join(work, "archive")
+    with open(os.path.join(work, "run.txt"), "w") as log:
+        subprocess.run([mpiexec, "--oversubscribe", "-np", "2", launcher, "--buffer-size", "16M", "--output", archive,
+                        fold_program, "2000", "-1", "sigterm"], stdout=log, stderr=subprocess.STDOUT,
+                       stdin=subprocess.DEVNULL, timeout=60)
+    name = "rank-1.adtr"
+    try:
+        data = bytearray(open(os.path.join(archive + ".rescue", name), "rb").read())
+    except OSError:
+        fail("rank 1 saved no rescue file (%s)" % open(os.path.join(work, "run.txt")).read()[-2000:])
+    os.rename(archive + ".rescue", os.path.join(work, "pristine.rescue"))
+    found = [entry for entry in sections(data) if entry[1] == SKELETON_IMAGE_TAG]
+    if len(found) != 1:
+        fail("rank 1's rescue file has %d skeleton image sections, expected one" % len(found))
+    offset, _, size = found[0]
+    # A byte of the image's slabs: after the section's head, the names
+    # and the image's own head, in the middle of the section.
+    damaged_at = offset + SECTION_BYTES + size // 2
+    for case, refresh in (("intact", False), ("check", False), ("hash", True)):
+        changed = bytearray(data)
+        if case != "intact":
+            changed[damaged_at] ^= 0x5A
+        if refresh:
+            refresh_checks(changed)
+        case_archive = copy_rescue(work, "image-" + case)
+        replace_file(os.path.join(case_archive + ".rescue", name), changed)
+        verdict, err, _ = recover(recover_path, otf2_print, case_archive, 30)
+        if verdict is not None:
+            fail("skeleton image %s: %s:\n%s" % (case, verdict, err))
+        summary = json.load(open(os.path.join(case_archive, "summary.json")))
+        causes = summary.get("ending_skeleton", {}).get("ranks_by_cause", {})
+        written = os.path.exists(os.path.join(case_archive, "skeleton.adts"))
+        if case == "intact":
+            if not written or causes.get("saved") != 2:
+                fail("skeleton image intact: skeleton.adts %s, ranks by cause %s" %
+                     ("written" if written else "not written", causes))
+        else:
+            why = "its check does not match" if case == "check" else "its hash does not match"
+            lines = [line for line in err.splitlines() if "skeleton" in line]
+            if len(lines) != 1 or name not in lines[0] or why not in lines[0] or "left out" not in lines[0]:
+                fail("skeleton image %s: not one line saying the image is damaged (%s):\n%s" % (case, why, err))
+            if written or causes.get("damaged") != 1 or causes.get("saved") != 1:
+                fail("skeleton image %s: skeleton.adts %s, ranks by cause %s" %
+                     (case, "written" if written else "not written", causes))
+            if summary.get("ending", {}).get("ranks_saved") != 2:
+                fail("skeleton image %s: the rest of rank 1's file was not recovered: %s" %
+                     (case, summary.get("ending")))
+        print("skeleton image %s: %s" % (case, lines[0] if case != "intact" else "skeleton.adts written"))
+
+
 def main(argv):
     if len(argv) == 6 and argv[1] == "rescue":
         make_rescue(*argv[2:])
@@ -447,6 +510,8 @@ def main(argv):
         alone(*argv[2:])
     elif len(argv) == 7 and argv[1] == "skeleton":
         skeleton(*argv[2:])
+    elif len(argv) == 8 and argv[1] == "skeleton-image":
+        skeleton_image(*argv[2:])
     elif len(argv) == 7 and argv[1] == "mutations":
         mutations(argv[2], argv[3], argv[4], int(argv[5]), int(argv[6]))
     else:

@@ -67,6 +67,11 @@ CASE:
            the live report exists: the run exits 0 (no report round
            waits for the dead analyzer), its archive is complete, and the
            last live report names ranks 2 and 3 as without analyzer.
+  killed-first  the same with analyzer 0 killed, the one that writes
+           the live report and the archive: the run exits 0, the ranks
+           write the archive, ranks 0 and 1 are named without analyzer.
+  killed-middle  3 ranks, 3 analyzers, analyzer 1 killed: analyzers 0
+           and 2 go on, and rank 1 alone is named without analyzer.
   spilled  a run of MPI events that flushes a 64 KiB buffer to its spill
            file again and again: the analyzer's archive has the records
            of the offline run per location (BufferFlush records aside);
@@ -144,6 +149,24 @@ def read_live(archive):
             return json.load(live)
     except FileNotFoundError:
         return None
+
+
+def run_acting(command, run_dir, act, environment=ENVIRONMENT):
+    """Runs command (stdin closed, stderr into run_dir/stderr.txt), calls
+    act(process) while it runs, waits for its end (killed if it outlives
+    act or RUN_LIMIT_S) and returns its exit status and stderr, which it
+    also echoes."""
+    with open(os.path.join(run_dir, "stderr.txt"), "w") as stderr:
+        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stderr=stderr, env=environment)
+        try:
+            act(process)
+            status = process.wait(timeout=RUN_LIMIT_S)
+        finally:
+            if process.poll() is None:
+                process.kill()
+    text = open(os.path.join(run_dir, "stderr.txt")).read()
+    sys.stderr.write(text)
+    return status, text
 
 
 def analyzer_once_live(process, archive, analyzers=1, index=0):
@@ -817,16 +840,14 @@ def check_live(run_dir, mpiexec, launcher, program, report, otf2_print):
     archive = os.path.join(run_dir, "archive")
     command = traced(mpiexec, launcher, archive, ["--live-interval", "1", program, "6"])
     started = time.monotonic()
-    with open(os.path.join(run_dir, "stderr.txt"), "w") as stderr:
-        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stderr=stderr, env=ENVIRONMENT)
-        try:
-            first, second = wait_for_growth(archive, process)
-            appeared = time.monotonic() - started
-            status = process.wait(timeout=RUN_LIMIT_S)
-        finally:
-            if process.poll() is None:
-                process.kill()
-    sys.stderr.write(open(os.path.join(run_dir, "stderr.txt")).read())
+    seen = {}
+
+    def watch(process):
+        seen["reports"] = wait_for_growth(archive, process)
+        seen["appeared"] = time.monotonic() - started
+
+    status, _ = run_acting(command, run_dir, watch)
+    (first, second), appeared = seen["reports"], seen["appeared"]
     if status != 0:
         fail(f"the run exited with {status}")
     check_archive(archive, otf2_print)
@@ -872,16 +893,8 @@ def check_preloaded(run_dir, mpiexec, launcher, program, report, otf2_print):
 def check_killed(run_dir, mpiexec, launcher, program, report, otf2_print):
     archive = os.path.join(run_dir, "archive")
     command = traced(mpiexec, launcher, archive, ["--live-interval", "1", program, "6"], ["--enable-recovery"])
-    with open(os.path.join(run_dir, "stderr.txt"), "w") as stderr:
-        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stderr=stderr, env=ENVIRONMENT)
-        try:
-            os.kill(analyzer_once_live(process, archive), signal.SIGKILL)
-            status = process.wait(timeout=RUN_LIMIT_S)
-        finally:
-            if process.poll() is None:
-                process.kill()
-    text = open(os.path.join(run_dir, "stderr.txt")).read()
-    sys.stderr.write(text)
+    status, text = run_acting(command, run_dir,
+                              lambda process: os.kill(analyzer_once_live(process, archive), signal.SIGKILL))
     if status != 0:
         fail(f"the run exited with {status} after its analyzer was killed")
     check_archive(archive, otf2_print)
@@ -920,45 +933,83 @@ def check_ranks_without_analyzer(summary, text, lost):
         fail(f"expected one stderr line naming ranks {lost} as without analyzer, found {said}")
 
 
-def check_killed_second(run_dir, mpiexec, launcher, program, report, otf2_print, page_mode):
-    """4 ranks, 2 analyzers, analyzer 1 killed (SIGKILL) once the live
-    report exists: analyzer 0's report round does not wait for it forever
-    (the watchdog ends a hung run, which fails here), the application
-    exits 0 with its archive complete, and analyzer 0's last live report
-    names the ranks that lost their analyzer (2 and 3) and when."""
+def kill_an_analyzer(run_dir, mpiexec, launcher, program, otf2_print, ranks, analyzers, index):
+    """ranks ranks, analyzers analyzers, analyzer index killed (SIGKILL)
+    once the live report exists: no report round waits for it forever
+    (the watchdog ends a hung run, which fails here), the analyzer that
+    finds it lost says so (analyzer 0, or where analyzer 0 was killed each
+    other analyzer), and the application exits 0 with its archive
+    complete. Returns the run's stderr, its last live report and its
+    summary."""
     archive = os.path.join(run_dir, "archive")
     command = traced(mpiexec, launcher, archive, ["--live-interval", "1", program, "6"], ["--enable-recovery"],
-                     ranks=4, analyzers=2)
-    with open(os.path.join(run_dir, "stderr.txt"), "w") as stderr:
-        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stderr=stderr, env=ENVIRONMENT)
-        try:
-            os.kill(analyzer_once_live(process, archive, analyzers=2, index=1), signal.SIGKILL)
-            status = process.wait(timeout=RUN_LIMIT_S)
-        finally:
-            if process.poll() is None:
-                process.kill()
-    text = open(os.path.join(run_dir, "stderr.txt")).read()
-    sys.stderr.write(text)
+                     ranks=ranks, analyzers=analyzers)
+    status, text = run_acting(
+        command, run_dir,
+        lambda process: os.kill(analyzer_once_live(process, archive, analyzers=analyzers, index=index),
+                                signal.SIGKILL))
     if status != 0:
-        fail(f"the run exited with {status} after analyzer 1 was killed (the watchdog ends a hung run)")
+        fail(f"the run exited with {status} after analyzer {index} was killed (the watchdog ends a hung run)")
     check_archive(archive, otf2_print)
-    if "adaptrace-analyzer 0: a report round of the 2 analyzers did not complete" not in text:
-        fail("analyzer 0 did not say that it went on alone")
-    live = read_live(archive)
+    said = [f"adaptrace-analyzer {other}: analyzer 0 did not take this analyzer's report or answer it within"
+            for other in range(1, analyzers)] if index == 0 else \
+        [f"adaptrace-analyzer 0: analyzer {index} of {analyzers} did not report within"]
+    for line in said:
+        if line not in text:
+            fail(f"nobody said: {line}")
+    # The other analyzers' ranks heard at once that no final report
+    # comes: none waited for it in vain, none counts as without analyzer.
+    if "did not confirm the final live report within" in text:
+        fail("a rank waited in vain for the final report of an analyzer that went on without another")
+    return text, read_live(archive), json.load(open(os.path.join(archive, "summary.json")))
+
+
+def check_killed_second(run_dir, mpiexec, launcher, program, report, otf2_print, page_mode):
+    """Analyzer 1 of 2 killed: analyzer 0's last live report names the
+    ranks that lost their analyzer (2 and 3) and when, and so do the
+    summary and the page."""
+    text, live, summary = kill_an_analyzer(run_dir, mpiexec, launcher, program, otf2_print, 4, 2, 1)
     if live is None or live["final"] or live["analyzers_reported"] != 1:
         fail(f"expected analyzer 0's own last live report, not final, found {live}")
     if live["ranks_without_analyzer"] != [2, 3] or not live["analyzers_lost_at_s"] > 0:
         fail(f"the live report does not name ranks 2 and 3 as without analyzer, and since when: {live}")
     if live["finished_ranks"] != [0, 1]:
         fail(f"analyzer 0's ranks 0 and 1 did not all finish in its last live report: {live['finished_ranks']}")
-    # Analyzer 0's ranks heard at once that no final report comes: none
-    # waited for it in vain, none counts as without analyzer.
-    if "did not confirm the final live report within" in text:
-        fail("a rank waited in vain for the final report of analyzer 0, which went on alone")
-    summary = json.load(open(os.path.join(archive, "summary.json")))
     check_ranks_without_analyzer(summary, text, [2, 3])
-    check_lost_ranks_drawn(archive, page_mode, live)
+    check_lost_ranks_drawn(os.path.join(run_dir, "archive"), page_mode, live)
     print("analyzer 1 killed: exit 0, archive complete, ranks 2 and 3 named without analyzer")
+
+
+def check_killed_middle(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """3 ranks, 3 analyzers (one rank each), analyzer 1 killed: analyzer 0
+    goes on with analyzer 2, so only rank 1 is without analyzer, in the
+    live report (2 analyzers reported, ranks 0 and 2 finished) and in the
+    summary."""
+    text, live, summary = kill_an_analyzer(run_dir, mpiexec, launcher, program, otf2_print, 3, 3, 1)
+    if live is None or live["final"] or live["analyzers_reported"] != 2:
+        fail(f"expected a live report of analyzers 0 and 2, not final, found {live}")
+    if live["ranks_without_analyzer"] != [1] or not live["analyzers_lost_at_s"] > 0:
+        fail(f"the live report does not name rank 1 alone as without analyzer, and since when: {live}")
+    if live["finished_ranks"] != [0, 2]:
+        fail(f"ranks 0 and 2 did not both finish in the last live report: {live['finished_ranks']}")
+    check_ranks_without_analyzer(summary, text, [1])
+    print("analyzer 1 of 3 killed: exit 0, archive complete, rank 1 alone named without analyzer, "
+          "ranks 0 and 2 finished in the live report")
+
+
+def check_killed_first(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """Analyzer 0 of 2 killed, the one that writes the live report and
+    would write the archive: analyzer 1 goes on alone and tells its ranks
+    at once that no final report comes; the summary names ranks 0 and 1
+    as without analyzer; the live report stays analyzer 0's last periodic
+    one (both analyzers' ranks, not final)."""
+    text, live, summary = kill_an_analyzer(run_dir, mpiexec, launcher, program, otf2_print, 4, 2, 0)
+    if live is None or live["final"] or live["analyzers_reported"] != 2 or live["ranks_without_analyzer"]:
+        fail(f"expected analyzer 0's last periodic live report of both analyzers, found {live}")
+    if summary["online_archive_written_by_analyzers"] != 0:
+        fail("summary.json says that the analyzers wrote the archive")
+    check_ranks_without_analyzer(summary, text, [0, 1])
+    print("analyzer 0 killed: exit 0, archive complete, ranks 0 and 1 named without analyzer")
 
 
 def check_lost_ranks_drawn(archive, page_mode, live):
@@ -998,20 +1049,15 @@ def check_unwritten(run_dir, mpiexec, launcher, program, report, otf2_print):
     command = traced(mpiexec, launcher, archive, ["--live-interval", "1", program, "3"])
     # 128 MiB buffers: the analyzer rebuilds each rank's whole arena.
     environment = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="128M")
-    with open(os.path.join(run_dir, "stderr.txt"), "w") as stderr:
-        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stderr=stderr, env=environment)
-        try:
-            analyzer = analyzer_once_live(process, archive)
-            with open(f"/proc/{analyzer}/status") as status:
-                size_kib = int(re.search(r"^VmSize:\s+(\d+) kB", status.read(), re.MULTILINE).group(1))
-            limit = (size_kib << 10) + (64 << 20)
-            resource.prlimit(analyzer, resource.RLIMIT_AS, (limit, limit))
-            status = process.wait(timeout=RUN_LIMIT_S)
-        finally:
-            if process.poll() is None:
-                process.kill()
-    text = open(os.path.join(run_dir, "stderr.txt")).read()
-    sys.stderr.write(text)
+
+    def limit_analyzer(process):
+        analyzer = analyzer_once_live(process, archive)
+        with open(f"/proc/{analyzer}/status") as status:
+            size_kib = int(re.search(r"^VmSize:\s+(\d+) kB", status.read(), re.MULTILINE).group(1))
+        limit = (size_kib << 10) + (64 << 20)
+        resource.prlimit(analyzer, resource.RLIMIT_AS, (limit, limit))
+
+    status, text = run_acting(command, run_dir, limit_analyzer, environment)
     if status != 0:
         fail(f"the run exited with {status}")
     check_archive(archive, otf2_print)
@@ -1061,23 +1107,18 @@ def descendants(pid):
 def check_rank_killed(run_dir, mpiexec, launcher, program, report, otf2_print):
     archive = os.path.join(run_dir, "archive")
     command = traced(mpiexec, launcher, archive, ["--live-interval", "1", program, "30"])
-    with open(os.path.join(run_dir, "stderr.txt"), "w") as stderr:
-        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stderr=stderr, env=ENVIRONMENT)
-        try:
-            live = None
-            while process.poll() is None and (live is None or live["connected_ranks"] != [0, 1]):
-                time.sleep(0.1)
-                live = read_live(archive)
-            ranks = [pid for pid, name in descendants(process.pid).items() if name == program]
-            if len(ranks) != 2:
-                fail(f"expected the 2 ranks of {program} below the run, found {ranks}")
-            os.kill(max(ranks), signal.SIGKILL)
-            status = process.wait(timeout=RUN_LIMIT_S)
-        finally:
-            if process.poll() is None:
-                process.kill()
-    text = open(os.path.join(run_dir, "stderr.txt")).read()
-    sys.stderr.write(text)
+
+    def kill_a_rank(process):
+        live = None
+        while process.poll() is None and (live is None or live["connected_ranks"] != [0, 1]):
+            time.sleep(0.1)
+            live = read_live(archive)
+        ranks = [pid for pid, name in descendants(process.pid).items() if name == program]
+        if len(ranks) != 2:
+            fail(f"expected the 2 ranks of {program} below the run, found {ranks}")
+        os.kill(max(ranks), signal.SIGKILL)
+
+    status, text = run_acting(command, run_dir, kill_a_rank)
     if status == 0:
         fail("the run exited with 0 after a rank was killed")
     said = [line for line in text.splitlines() if line.startswith("adaptrace-analyzer: the job was ended (SIGTERM)")]
@@ -1198,7 +1239,8 @@ def check_page(run_dir, mpiexec, launcher, program, report, otf2_print, page_mod
 CASES = {"equal": check_equal, "rates": check_rates_halved, "families": check_families, "nested": check_nested, "samples": check_samples, "two": check_two,
          "profile": check_profile, "profile_calls": check_profile_calls, "behind": check_behind, "demo": check_demo,
          "live": check_live, "refused": check_refused, "preloaded": check_preloaded, "killed": check_killed,
-         "killed-second": check_killed_second,
+         "killed-second": check_killed_second, "killed-first": check_killed_first,
+         "killed-middle": check_killed_middle,
          "unwritten": check_unwritten, "spilled": check_spilled,
          "rank-killed": check_rank_killed, "page": check_page}
 

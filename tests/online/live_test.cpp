@@ -23,13 +23,22 @@ constexpr uint32_t kRanks = 2;
 constexpr uint32_t kFunctions = 3;
 const char *const kNames[kFunctions] = {"MPI_Send", "MPI_Recv", "MPI_Allreduce"};
 // final, analyzers, interval_s, elapsed_s, analyzers_cpu_s, ended_by_signal, analyzers_reported,
-// analyzers_lost, analyzers_lost_at_s
-const adt_live_moment kFinal = {true, 1, 2, 1.5, 0.25, 0, 1, false, 0.0};
-const adt_live_moment kRunning = {false, 1, 2, 1.5, 0.25, 0, 1, false, 0.0};
+// analyzer_lost, analyzers_lost_at_s
+const adt_live_moment kFinal = {true, 1, 2, 1.5, 0.25, 0, 1, nullptr, 0.0};
+const adt_live_moment kRunning = {false, 1, 2, 1.5, 0.25, 0, 1, nullptr, 0.0};
 
 size_t chunk_bytes(uint32_t records)
 {
     return sizeof(adt_online_chunk_header) + records * sizeof(adt_online_record);
+}
+
+// The live/report.json that adt_live_write wrote into archive.
+std::string written_report(const std::string &archive)
+{
+    std::ifstream in(archive + "/live/report.json");
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
 }
 
 adt_online_record call(uint32_t function, uint64_t enter, uint64_t leave, uint64_t sent, uint64_t received)
@@ -182,10 +191,7 @@ TEST_F(Live, MessagesGoToTheSendersRowOfTheMatrix)
     EXPECT_EQ(live.matrix.messages[0 * kRanks + 1], 0u);
     ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &kFinal, nullptr, error, sizeof error), 0)
         << error;
-    std::ifstream in(archive + "/live/report.json");
-    std::stringstream text;
-    text << in.rdbuf();
-    std::string report = text.str();
+    std::string report = written_report(archive);
     EXPECT_NE(report.find("\"matrix_messages\": [0,0,1001,1]"), std::string::npos) << report;
     EXPECT_NE(report.find("\"matrix_bytes\": [0,0,8064,4]"), std::string::npos) << report;
     EXPECT_NE(report.find("\"messages_not_in_matrix_by_cause\": {\"receiver_unknown\": 3, \"analyzer_lost\": 0, "
@@ -232,10 +238,7 @@ TEST_F(Live, TheReportIsRenamedIntoPlaceWithTheTotals)
     ASSERT_EQ(adt_live_add_chunk(&live, 0, &chunk, chunk_bytes(2), true, error, sizeof error), 0) << error;
     ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &kFinal, nullptr, error, sizeof error), 0)
         << error;
-    std::ifstream in(archive + "/live/report.json");
-    std::stringstream text;
-    text << in.rdbuf();
-    std::string report = text.str();
+    std::string report = written_report(archive);
     EXPECT_NE(report.find("\"final\": true"), std::string::npos) << report;
     EXPECT_NE(report.find("\"analyzers_cpu_s\": 0.250,"), std::string::npos) << report;
     EXPECT_NE(report.find("\"connected_ranks\": [0]"), std::string::npos) << report;
@@ -272,7 +275,7 @@ TEST_F(Live, TheReportHasEachRanksSpanTimeInMpiComputationAndTheirSpread)
     ASSERT_EQ(adt_live_add_chunk(&live, 1, &chunk, chunk_bytes(1), true, error, sizeof error), 0) << error;
     ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &kFinal, nullptr, error, sizeof error), 0)
         << error;
-    std::string report = read_text(archive + "/live/report.json");
+    std::string report = written_report(archive);
     EXPECT_NE(report.find("\"rank_spread\": {\"span_seconds\": {\"min\": 1, \"mean\": 1.5, \"max\": 2, "
                           "\"imbalance\": 1.33333333},\n    \"mpi_seconds\": {\"min\": 0.25, \"mean\": 0.5, "
                           "\"max\": 0.75, \"imbalance\": 1.5},\n    \"computation_seconds\": {\"min\": 0.75, "
@@ -316,7 +319,7 @@ TEST_F(Live, TimeStepsGoFromOneOutermostCallToTheNext)
     EXPECT_EQ(live.states[0].steps_unknown, 1u);
     ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &kFinal, nullptr, error, sizeof error), 0)
         << error;
-    std::string report = read_text(archive + "/live/report.json");
+    std::string report = written_report(archive);
     EXPECT_NE(report.find("\"time_steps_keyed_by\": \"mpi_function\",\n  \"time_steps_unknown\": 1,\n  "
                           "\"segment_count\": 2,\n  \"segments\": [\n    {\"from\": \"MPI_Allreduce\", \"to\": "
                           "\"MPI_Send\", \"count\": 1, \"total_seconds\": 0.3, "),
@@ -374,7 +377,7 @@ TEST_F(Live, RateRecordsGiveTheSamplingRateOverTime)
     ASSERT_EQ(adt_live_add_chunk(&live, 1, &other, chunk_bytes(2), true, error, sizeof error), 0) << error;
     ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &kFinal, nullptr, error, sizeof error), 0)
         << error;
-    std::string report = read_text(archive + "/live/report.json");
+    std::string report = written_report(archive);
     EXPECT_NE(report.find("\"sampling_rates\": [\n    {\"rank\": 0, \"thread\": 0, \"steps\": [{\"seconds\": 0.25, "
                           "\"hz\": 1000}, {\"seconds\": 2.25, \"hz\": 500}], \"buffer_use\": [{\"seconds\": 2.25, "
                           "\"bytes\": 65536}, {\"seconds\": 2.25, \"bytes\": 32768}]}],"),
@@ -391,13 +394,10 @@ TEST_F(Live, AReportOfAJobEndedBySignalSaysSoAndIsNotFinal)
     std::string archive = scratch.path() + "/archive";
     adt_online_chunk chunk = make_chunk(0);
     ASSERT_EQ(adt_live_add_chunk(&live, 0, &chunk, chunk_bytes(2), false, error, sizeof error), 0) << error;
-    const adt_live_moment ended = {false, 2, 2, 3.0, 0.5, SIGTERM, 1, false, 0.0};
+    const adt_live_moment ended = {false, 2, 2, 3.0, 0.5, SIGTERM, 1, nullptr, 0.0};
     ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &ended, nullptr, error, sizeof error), 0)
         << error;
-    std::ifstream in(archive + "/live/report.json");
-    std::stringstream text;
-    text << in.rdbuf();
-    std::string report = text.str();
+    std::string report = written_report(archive);
     EXPECT_NE(report.find("\"final\": false,\n  \"ended_by\": \"SIGTERM\","), std::string::npos) << report;
     EXPECT_NE(report.find("\"analyzers\": 2,\n  \"analyzers_reported\": 1,"), std::string::npos) << report;
     EXPECT_NE(report.find("\"finished_ranks\": []"), std::string::npos) << report;
@@ -405,19 +405,26 @@ TEST_F(Live, AReportOfAJobEndedBySignalSaysSoAndIsNotFinal)
         << report;
 }
 
-TEST_F(Live, AReportOfAnalyzer0AloneNamesTheOtherAnalyzersRanksAndWhen)
+TEST_F(Live, AReportNamesTheRanksOfTheLostAnalyzersOnlyAndWhen)
 {
-    ScratchDirectory scratch("adt-online-live-alone");
+    ScratchDirectory scratch("adt-online-live-lost");
     std::string archive = scratch.path() + "/archive";
     // 2 ranks, 2 analyzers: rank 1 is analyzer 1's (adt_online_analyzer_of).
-    const adt_live_moment alone = {false, 2, 2, 3.0, 0.5, 0, 1, true, 2.5};
-    ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &alone, nullptr, error, sizeof error), 0)
+    const bool second_lost[2] = {false, true};
+    const adt_live_moment without_second = {false, 2, 2, 3.0, 0.5, 0, 1, second_lost, 2.5};
+    ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &without_second, nullptr, error, sizeof error), 0)
         << error;
-    std::ifstream in(archive + "/live/report.json");
-    std::stringstream text;
-    text << in.rdbuf();
-    std::string report = text.str();
+    std::string report = written_report(archive);
     EXPECT_NE(report.find("\"ranks_without_analyzer\": [1],\n  \"analyzers_lost_at_s\": 2.500,"), std::string::npos)
+        << report;
+    // 3 analyzers for 2 ranks: analyzer 2 serves none, and its loss
+    // leaves both ranks with theirs.
+    const bool third_lost[3] = {false, false, true};
+    const adt_live_moment without_third = {false, 3, 2, 3.0, 0.5, 0, 2, third_lost, 1.25};
+    ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &without_third, nullptr, error, sizeof error), 0)
+        << error;
+    report = written_report(archive);
+    EXPECT_NE(report.find("\"ranks_without_analyzer\": [],\n  \"analyzers_lost_at_s\": 1.250,"), std::string::npos)
         << report;
 }
 
@@ -439,7 +446,7 @@ TEST_F(Live, ThePageIsRenamedIntoPlaceWithTheReportsText)
                              sizeof error),
               0)
         << error;
-    std::string report = read_text(archive + "/live/report.json");
+    std::string report = written_report(archive);
     ASSERT_NE(report.find("\"name\": \"MPI_Send\""), std::string::npos) << report;
     EXPECT_EQ(read_text(archive + "/live/report.html"), "page of " + archive + ": " + report);
     EXPECT_FALSE(std::filesystem::exists(archive + "/live/.report.html.tmp"));
@@ -481,14 +488,12 @@ TEST_F(Live, SamplesCountForTheirFunctionAndOnceForEveryFunctionOnTheirPath)
                              error, sizeof error),
               0)
         << error;
-    std::ifstream in(archive + "/live/report.json");
-    std::stringstream report;
-    report << in.rdbuf();
-    EXPECT_NE(report.str().find("\"samples\": 3,"), std::string::npos) << report.str();
-    EXPECT_NE(report.str().find("{\"name\": \"kernel\", \"exclusive_samples\": 2, \"inclusive_samples\": 2, "
-                                "\"exclusive_seconds\": 0.003000, \"inclusive_seconds\": 0.003000}"),
+    std::string report = written_report(archive);
+    EXPECT_NE(report.find("\"samples\": 3,"), std::string::npos) << report;
+    EXPECT_NE(report.find("{\"name\": \"kernel\", \"exclusive_samples\": 2, \"inclusive_samples\": 2, "
+                          "\"exclusive_seconds\": 0.003000, \"inclusive_seconds\": 0.003000}"),
               std::string::npos)
-        << report.str();
+        << report;
 }
 
 TEST_F(Live, ASampleWhoseContextWasNeverDefinedIsLeftOut)

@@ -24,6 +24,45 @@ TEST(SkeletonHistogram, PositionsAreMonotoneAndTheirFloorsBoundThem)
     EXPECT_EQ(adt_skeleton_position(UINT64_MAX), 251u);
 }
 
+// The position's formula without a mask (skeleton.h) against its
+// definition, 4 (l - 1) + m with l = floor(log2 v) and m the two bits after
+// the top one, and against the floors that bound it, at every bit length
+// (the test above reaches 2^20 only): each bit length's first and last
+// values, a floor's neighbours and random values between.
+TEST(SkeletonHistogram, PositionIsTheLogLinearOneAtEveryBitLength)
+{
+    auto defined = [](uint64_t v) -> uint32_t {
+        if (v < 4)
+            return (uint32_t)v;
+        uint32_t l = 63u - (uint32_t)__builtin_clzll(v);
+        return 4u * (l - 1u) + (uint32_t)((v >> (l - 2u)) & 3u);
+    };
+    std::vector<uint64_t> values = { 0, 1, 2, 3, UINT64_MAX };
+    for (uint32_t p = 0; p < 252; ++p) {
+        uint64_t floor = adt_skeleton_position_floor(p);
+        values.push_back(floor);
+        values.push_back(floor - 1);
+        values.push_back(floor + 1);
+    }
+    uint64_t state = 0x9E3779B97F4A7C15ull;
+    for (uint32_t bits = 1; bits <= 64; ++bits) {
+        for (int i = 0; i < 1000; ++i) {
+            state = state * 6364136223846793005ull + 1442695040888963407ull;
+            uint64_t random = state ^ (state >> 29);
+            uint64_t top = 1ull << (bits - 1);
+            values.push_back(top | (random & (top - 1)));
+        }
+    }
+    for (uint64_t v : values) {
+        uint32_t p = adt_skeleton_position(v);
+        ASSERT_EQ(p, defined(v)) << v;
+        ASSERT_LE(adt_skeleton_position_floor(p), v) << v;
+        if (p < 251) {
+            ASSERT_GT(adt_skeleton_position_floor(p + 1), v) << v;
+        }
+    }
+}
+
 struct stats {
     double mean = 0, variance = 0;
 };
