@@ -542,6 +542,17 @@ static void print_analyzers_lost(FILE *out, const adt_live *live, const adt_live
     fprintf(out, "],\n  \"analyzers_lost_at_s\": %.3f,\n", moment->analyzers_lost_at_s);
 }
 
+/* The rate at which figures of several ranks are read: rank 0's (the
+ * archive's), or until rank 0 was heard from, the first heard rank's; 0
+ * while none was. */
+static uint64_t common_rate(const adt_live *live)
+{
+    for (uint32_t r = 0; r < live->ranks; r++)
+        if (reference_rate(live, r) > 0)
+            return reference_rate(live, r);
+    return 0;
+}
+
 /* The time steps adaptrace-report's --json lists, at most. */
 enum { LIVE_STEPS_LISTED = 20 };
 
@@ -558,7 +569,7 @@ static void print_steps(FILE *out, const adt_live *live, const char *const *name
     size_t count = live->steps.key_count;
     adt_feed_segment_figures *figures = calloc(count ? count : 1, sizeof *figures);
     uint32_t *location_ranks = calloc(live->ranks ? live->ranks : 1, sizeof *location_ranks);
-    uint64_t rate = reference_rate(live, 0), unknown = 0;
+    uint64_t rate = common_rate(live), unknown = 0;
     for (uint32_t r = 0; r < live->ranks; r++)
         unknown += live->states[r].steps_unknown;
     for (uint32_t r = 0; location_ranks != NULL && r < live->ranks; r++)
@@ -602,7 +613,7 @@ static void print_steps(FILE *out, const adt_live *live, const char *const *name
  * halving from the first on. */
 static void print_rates(FILE *out, const adt_live *live)
 {
-    uint64_t start = UINT64_MAX, rate = reference_rate(live, 0);
+    uint64_t start = UINT64_MAX, rate = common_rate(live);
     for (uint32_t r = 0; r < live->ranks; r++)
         if (live->states[r].heard && live->states[r].first_event < start)
             start = live->states[r].first_event;

@@ -388,6 +388,23 @@ TEST_F(Live, RateRecordsGiveTheSamplingRateOverTime)
     EXPECT_NE(std::string(error).find("halved 64 times"), std::string::npos) << error;
 }
 
+// Before rank 0 is heard from, the time steps of the ranks heard are read
+// at the first heard rank's rate (not left out for want of rank 0's).
+TEST_F(Live, TimeStepsShowBeforeRankZeroIsHeardFrom)
+{
+    ScratchDirectory scratch("adt-online-live-steps-early");
+    std::string archive = scratch.path() + "/archive";
+    adt_online_chunk chunk = make_chunk(1);  // MPI_Send, then MPI_Allreduce 50 ticks later
+    ASSERT_EQ(adt_live_add_chunk(&live, 1, &chunk, chunk_bytes(2), false, error, sizeof error), 0) << error;
+    ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &kRunning, nullptr, error, sizeof error), 0)
+        << error;
+    std::string report = written_report(archive);
+    EXPECT_NE(report.find("\"segment_count\": 1,\n  \"segments\": [\n    {\"from\": \"MPI_Send\", \"to\": "
+                          "\"MPI_Allreduce\", \"count\": 1, \"total_seconds\": 0.05, "),
+              std::string::npos)
+        << report;
+}
+
 TEST_F(Live, AReportOfAJobEndedBySignalSaysSoAndIsNotFinal)
 {
     ScratchDirectory scratch("adt-online-live-ended");
