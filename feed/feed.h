@@ -12,6 +12,10 @@
  *   point-to-point messages sent and their bytes;
  * - the spread of a figure over the ranks (min, mean, max and the
  *   imbalance max/mean), of the MPI profile's time per rank and others;
+ * - a rank's span (its main thread's first to last event) and its
+ *   computation (the span less its time in MPI);
+ * - the time steps: the computation between consecutive outermost MPI
+ *   calls of a thread, grouped by the pair of calls that bound it;
  * - the sampled profile: a calling-context tree with its samples, and per
  *   function the exclusive and inclusive samples, seconds and counter
  *   counts (a sample counts exclusively for its context's function and
@@ -133,6 +137,102 @@ typedef struct adt_feed_spread {
  * after the one before (the first at values): a field of an array of
  * structs, or an array of doubles. */
 adt_feed_spread adt_feed_spread_of(const void *values, size_t count, size_t stride);
+
+/* ---- Span and computation per rank ---- */
+
+/* The first and last times of the events of a rank's main thread (the
+ * producer's clock ticks, in the order the events came or not). */
+typedef struct adt_feed_span {
+    uint64_t first;
+    uint64_t last;
+    bool seen;
+} adt_feed_span;
+
+/* An event of the rank's main thread at time. */
+void adt_feed_span_event(adt_feed_span *span, uint64_t time);
+
+typedef struct adt_feed_rank_time {
+    double span_seconds; /* 0 until an event came */
+    double mpi_seconds;
+    double computation_seconds; /* span less the time in MPI, 0 where that is not above it */
+} adt_feed_rank_time;
+
+/* The rank's span in seconds (its ticks / ticks_per_second, 0 with no
+ * clock) and its computation, given its time in MPI (the MPI profile's,
+ * every thread's). */
+adt_feed_rank_time adt_feed_rank_time_of(const adt_feed_span *span, uint64_t ticks_per_second, double mpi_seconds);
+
+/* ---- Time steps: the computation between consecutive MPI calls ---- */
+
+/* One instance: its duration (producer's ticks), its location (the
+ * producer's numbering; location_ranks below maps it to a rank) and
+ * whether it was estimated rather than measured (report/folded.c). */
+typedef struct adt_feed_segment_instance {
+    uint64_t ticks;
+    uint32_t location;
+    bool estimated;
+} adt_feed_segment_instance;
+
+/* The instances of one key, the two calls as the producer numbers them
+ * (an MPI function, a calling context, a region), in the order they were
+ * fed. */
+typedef struct adt_feed_segment_key {
+    uint64_t from_call;
+    uint64_t to_call;
+    adt_feed_segment_instance *instances;
+    size_t count;
+    size_t capacity;
+} adt_feed_segment_key;
+
+/* Every key's instances, found through an open-addressed table; zeroed:
+ * empty. */
+typedef struct adt_feed_segments {
+    adt_feed_segment_key *keys; /* in the order they first came */
+    size_t key_count;
+    size_t key_capacity;
+    uint32_t *slots; /* key index + 1; 0: empty */
+    size_t slot_count;
+} adt_feed_segments;
+
+/* The computation of location from leaving call from_call (an outermost
+ * MPI call) to entering the next one, to_call: ticks long. 0, or -1 when
+ * out of memory (nothing added). */
+int adt_feed_segment(adt_feed_segments *segments, uint64_t from_call, uint64_t to_call, uint32_t location,
+                     uint64_t ticks, bool estimated);
+void adt_feed_segments_free(adt_feed_segments *segments);
+
+enum { ADT_FEED_SEGMENT_BINS = 40 };
+
+/* The figures of one key. The quantiles are nearest-rank; the histogram
+ * has equal-width bins from the shortest instance to the longest. */
+typedef struct adt_feed_segment_figures {
+    uint64_t from_call;
+    uint64_t to_call;
+    uint64_t count;
+    double total_seconds;
+    double mean_seconds;
+    double min_seconds;
+    double median_seconds;
+    double p95_seconds;
+    double max_seconds;
+    /* The longest instance (of equal ones, the lowest rank's, then
+     * location's, first: whatever order the locations were fed in): its
+     * rank and iteration (its number among its location's instances of
+     * the key, from 0). */
+    uint32_t max_rank;
+    uint32_t max_iteration;
+    /* The rank whose instances take longest on average. */
+    uint32_t slowest_rank;
+    double slowest_rank_mean_seconds;
+    uint64_t estimated_count; /* of count, those estimated */
+    uint64_t histogram[ADT_FEED_SEGMENT_BINS];
+} adt_feed_segment_figures;
+
+/* The figures of each key into figures[key index] (key_count of them):
+ * location_ranks[location] is each location's rank, below rank_count;
+ * seconds are ticks / ticks_per_second. 0, or -1 when out of memory. */
+int adt_feed_segments_summarise(const adt_feed_segments *segments, const uint32_t *location_ranks,
+                                size_t rank_count, uint64_t ticks_per_second, adt_feed_segment_figures *figures);
 
 /* ---- The sampled profile ---- */
 

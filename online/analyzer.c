@@ -65,9 +65,11 @@ __attribute__((used, visibility("default"))) const int adt_online_analyzer_marke
 #define TAG_ROUND_REPORT 1
 #define TAG_ROUND_ANSWER 2
 /* A round report's head, in words: done, CPU seconds (a double's bits),
- * the sampled profile's length in bytes; then the rows of the analyzer's
- * ranks (round_rows), then the profile's text. */
-#define ROUND_HEAD_WORDS 3
+ * the sampled profile's length in bytes, the time steps' words
+ * (adt_live_steps_words: their quantiles need every instance); then the
+ * rows of the analyzer's ranks (round_rows), the time steps' words, and
+ * the profile's text. */
+#define ROUND_HEAD_WORDS 4
 
 /* The signal that ends the job before the ranks finished, 0 until one
  * comes: the handler's only store, read by the loop (at most
@@ -118,6 +120,8 @@ typedef struct analyzer {
     double *peer_cpu;
     char **peer_profile;
     size_t *peer_profile_length;
+    uint64_t **peer_steps;
+    size_t *peer_steps_words;
     MPI_Request *peer_answer;
     const char *names[ADT_MPI_FN_COUNT];
     double started;
@@ -185,6 +189,7 @@ static void introduce(analyzer *a, uint32_t rank, const char *message, size_t by
     }
     memcpy(a->mpi_regions[rank], message + sizeof introduction, regions_bytes);
     a->live.samples[rank].rate_hz = introduction.sampling_rate_hz;
+    a->live.states[rank].rate_hz = introduction.sampling_rate_hz;
 }
 
 static int parse_count(const char *text, uint32_t low, uint32_t high, uint32_t *value)
@@ -460,23 +465,32 @@ static bool report_to_analyzer_0(analyzer *a, bool done)
     char *profile = adt_live_sampled_profile(&a->live, &profile_length);
     if (profile == NULL)
         profile_length = 0;
+    size_t step_words = 0;
+    uint64_t *steps = adt_live_steps_words(&a->live, &step_words);
+    if (steps == NULL)
+        step_words = 0;
     size_t row_words = round_rows(a, &a->live, a->index, NULL, false);
-    size_t bytes = (ROUND_HEAD_WORDS + row_words) * sizeof(uint64_t) + profile_length;
+    size_t bytes = (ROUND_HEAD_WORDS + row_words + step_words) * sizeof(uint64_t) + profile_length;
     uint64_t *report = bytes <= INT32_MAX ? malloc(bytes) : NULL;
     if (report == NULL) {
         fprintf(stderr, "adaptrace-analyzer %d: no report of %zu bytes this round: out of memory\n", a->index,
                 bytes);
         free(profile);
+        free(steps);
         return false;
     }
     double cpu = cpu_seconds();
     report[0] = done;
     memcpy(&report[1], &cpu, sizeof cpu);
     report[2] = profile_length;
+    report[3] = step_words;
     round_rows(a, &a->live, a->index, report + ROUND_HEAD_WORDS, false);
+    if (step_words > 0)
+        memcpy(report + ROUND_HEAD_WORDS + row_words, steps, step_words * sizeof *steps);
     if (profile_length > 0)
-        memcpy(report + ROUND_HEAD_WORDS + row_words, profile, profile_length);
+        memcpy(report + ROUND_HEAD_WORDS + row_words + step_words, profile, profile_length);
     free(profile);
+    free(steps);
     /* Analyzer 0 takes the reports in turn within its own round's bound,
      * which starts at its own interval (up to one later than this one's)
      * and may first run out on an analyzer that died: twice that bound
@@ -535,10 +549,18 @@ static bool take_report(analyzer *a, int peer, uint64_t give_up, bool *done)
     size_t row_words = round_rows(a, &a->total, peer, NULL, true);
     size_t head_bytes = (ROUND_HEAD_WORDS + row_words) * sizeof(uint64_t);
     char *profile = NULL;
-    bool whole = (size_t)bytes >= head_bytes && report[2] == (size_t)bytes - head_bytes &&
-                 (report[2] == 0 || (profile = malloc(report[2])) != NULL);
+    uint64_t *steps = NULL;
+    bool whole = (size_t)bytes >= head_bytes && report[3] <= ((size_t)bytes - head_bytes) / sizeof(uint64_t) &&
+                 report[2] == (size_t)bytes - head_bytes - report[3] * sizeof(uint64_t) &&
+                 (report[2] == 0 || (profile = malloc(report[2])) != NULL) &&
+                 (steps = malloc(report[3] * sizeof *steps + 1)) != NULL;
     if (whole) {
         round_rows(a, &a->total, peer, report + ROUND_HEAD_WORDS, true);
+        memcpy(steps, report + ROUND_HEAD_WORDS + row_words, report[3] * sizeof *steps);
+        free(a->peer_steps[peer]);
+        a->peer_steps[peer] = steps;
+        a->peer_steps_words[peer] = report[3];
+        head_bytes += report[3] * sizeof *steps;
         *done = report[0] != 0;
         memcpy(&a->peer_cpu[peer], &report[1], sizeof a->peer_cpu[peer]);
         if (report[2] > 0)
@@ -547,11 +569,32 @@ static bool take_report(analyzer *a, int peer, uint64_t give_up, bool *done)
         a->peer_profile[peer] = profile;
         a->peer_profile_length[peer] = report[2];
     } else {
+        free(profile);
         fprintf(stderr, "adaptrace-analyzer 0: a report of %d bytes from analyzer %d does not hold what its head "
                         "says, or no memory for it\n", bytes, peer);
     }
     free(report);
     return whole;
+}
+
+/* Analyzer 0: the time steps of every analyzer's ranks, made anew each
+ * round from its own and each other analyzer's last report (a lost one's
+ * stays, as its rows do). Left out, said once a round, when out of
+ * memory or a report's words do not parse. */
+static void total_steps(analyzer *a)
+{
+    adt_feed_segments_free(&a->total.steps);
+    size_t own_words = 0;
+    uint64_t *own = adt_live_steps_words(&a->live, &own_words);
+    bool whole = own != NULL && adt_live_add_steps_words(&a->total, own, own_words) == 0;
+    for (int peer = 1; whole && peer < a->count; peer++)
+        whole = adt_live_add_steps_words(&a->total, a->peer_steps[peer], a->peer_steps_words[peer]) == 0;
+    free(own);
+    if (!whole) {
+        adt_feed_segments_free(&a->total.steps);
+        fprintf(stderr, "adaptrace-analyzer: the live report's time steps are left out: out of memory, or an "
+                        "analyzer's report of them did not parse\n");
+    }
 }
 
 /* Analyzer 0: one report round. Takes every other analyzer's report
@@ -590,6 +633,7 @@ static bool collect_round(analyzer *a, bool done)
         cpu += a->peer_cpu[peer];
     char error[512];
     a->final = all && !a->analyzers_lost;
+    total_steps(a);
     if (own == NULL || own_profile == NULL || profiles == NULL) {
         fprintf(stderr, "adaptrace-analyzer: live report not written: out of memory\n");
     } else {
@@ -757,6 +801,8 @@ int main(int argc, char **argv)
                           (a.peer_cpu = calloc((size_t)a.count, sizeof *a.peer_cpu)) == NULL ||
                           (a.peer_profile = calloc((size_t)a.count, sizeof *a.peer_profile)) == NULL ||
                           (a.peer_profile_length = calloc((size_t)a.count, sizeof *a.peer_profile_length)) == NULL ||
+                          (a.peer_steps = calloc((size_t)a.count, sizeof *a.peer_steps)) == NULL ||
+                          (a.peer_steps_words = calloc((size_t)a.count, sizeof *a.peer_steps_words)) == NULL ||
                           (a.peer_answer = malloc((size_t)a.count * sizeof *a.peer_answer)) == NULL))) {
         fprintf(stderr, "adaptrace-analyzer %d: out of memory for %" PRIu32 " ranks\n", a.index, a.ranks);
         MPI_Abort(a.world, 1);
@@ -830,12 +876,16 @@ int main(int argc, char **argv)
     adt_live_destroy(&a.live);
     if (a.index == 0) {
         adt_live_destroy(&a.total);
-        for (int peer = 0; peer < a.count; peer++)
+        for (int peer = 0; peer < a.count; peer++) {
             free(a.peer_profile[peer]);
+            free(a.peer_steps[peer]);
+        }
         free(a.peer_lost);
         free(a.peer_cpu);
         free(a.peer_profile);
         free(a.peer_profile_length);
+        free(a.peer_steps);
+        free(a.peer_steps_words);
         free(a.peer_answer);
     }
     for (uint32_t r = 0; r < a.ranks; r++) {

@@ -52,8 +52,10 @@ int adt_live_create(adt_live *live, uint32_t ranks, uint32_t functions)
     *live = (adt_live){ .ranks = ranks };
     live->states = calloc(ranks, sizeof *live->states);
     live->samples = calloc(ranks, sizeof *live->samples);
+    live->step_starts = calloc(ranks, sizeof *live->step_starts);
     if (adt_feed_mpi_profile_create(&live->mpi, ranks, functions, 0) != 0 ||
-        adt_feed_matrix_create(&live->matrix, ranks) != 0 || live->states == NULL || live->samples == NULL) {
+        adt_feed_matrix_create(&live->matrix, ranks) != 0 || live->states == NULL || live->samples == NULL ||
+        live->step_starts == NULL) {
         adt_live_destroy(live);
         return -1;
     }
@@ -73,6 +75,8 @@ void adt_live_destroy(adt_live *live)
     adt_feed_matrix_free(&live->matrix);
     free(live->states);
     free(live->samples);
+    adt_feed_segments_free(&live->steps);
+    free(live->step_starts);
     live->function_names = NULL;
     live->function_count = live->function_capacity = 0;
     live->states = NULL;
@@ -173,6 +177,67 @@ static uint64_t exclusive_ticks(const adt_online_record *record)
     return duration >= record->call.nested ? duration - record->call.nested : 0;
 }
 
+/* An outermost call of rank: it ends the time step its rank's previous
+ * one started (unless calls were not streamed between them) and starts
+ * the next, as adaptrace-report's reader does with the archive's
+ * outermost MPI regions (report/read_events.c). */
+static void step(adt_live *live, uint32_t rank, const adt_online_record *record)
+{
+    adt_live_step_start *start = &live->step_starts[rank];
+    if (start->open && (record->flags & ADT_ONLINE_CALL_AFTER_UNSTREAMED))
+        live->states[rank].steps_unknown++;
+    else if (start->open) {
+        /* Zero, not a wrapped difference, should the clock step back. */
+        uint64_t ticks = record->call.enter > start->leave ? record->call.enter - start->leave : 0;
+        if (adt_feed_segment(&live->steps, start->function, record->id, rank, ticks, false) != 0)
+            live->states[rank].steps_unknown++;
+    }
+    *start = (adt_live_step_start){ .leave = record->call.leave, .function = record->id, .open = true };
+}
+
+uint64_t *adt_live_steps_words(const adt_live *live, size_t *count)
+{
+    size_t words = 0;
+    for (size_t k = 0; k < live->steps.key_count; k++)
+        words += 3 + 2 * live->steps.keys[k].count;
+    uint64_t *out = malloc((words ? words : 1) * sizeof *out);
+    if (out == NULL)
+        return NULL;
+    size_t at = 0;
+    for (size_t k = 0; k < live->steps.key_count; k++) {
+        const adt_feed_segment_key *key = &live->steps.keys[k];
+        out[at++] = key->from_call;
+        out[at++] = key->to_call;
+        out[at++] = key->count;
+        for (size_t i = 0; i < key->count; i++) {
+            out[at++] = key->instances[i].ticks;
+            out[at++] = key->instances[i].location | (uint64_t)key->instances[i].estimated << 32;
+        }
+    }
+    *count = words;
+    return out;
+}
+
+int adt_live_add_steps_words(adt_live *live, const uint64_t *words, size_t count)
+{
+    size_t at = 0;
+    while (at < count) {
+        if (count - at < 3 || words[at + 2] > (count - at - 3) / 2)
+            return -1;
+        uint64_t from = words[at], to = words[at + 1], instances = words[at + 2];
+        if (from >= live->mpi.functions || to >= live->mpi.functions)
+            return -1;
+        at += 3;
+        for (uint64_t i = 0; i < instances; i++, at += 2) {
+            uint32_t rank = (uint32_t)words[at + 1];
+            if (rank >= live->ranks ||
+                adt_feed_segment(&live->steps, from, to, rank, words[at], words[at + 1] >> 32 & 1) != 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
 int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *chunk, size_t bytes, bool last,
                        char *error, size_t error_size)
 {
@@ -198,6 +263,9 @@ int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *
         if (record->kind == ADT_ONLINE_RECORD_CONTEXT && record->id >= ADT_FEED_CONTEXTS_MAX)
             return fail(error, error_size, "a calling context of rank %" PRIu32 " numbered %" PRIu32, source,
                         record->id);
+        if (record->kind == ADT_ONLINE_RECORD_RATE && record->id >= ADT_ONLINE_RATE_SHIFTS)
+            return fail(error, error_size, "a sampling rate of rank %" PRIu32 " halved %" PRIu32 " times", source,
+                        record->id);
         if (record->kind == ADT_ONLINE_RECORD_MESSAGES && record->id >= live->ranks)
             return fail(error, error_size, "messages of rank %" PRIu32 " to rank %" PRIu32 " of %" PRIu32, source,
                         record->id, live->ranks);
@@ -220,6 +288,11 @@ int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *
                                                        .ticks = record->totals.ticks,
                                                        .bytes_sent = record->totals.sent,
                                                        .bytes_received = record->totals.received });
+        } else if (record->kind == ADT_ONLINE_RECORD_RATE) {
+            /* id below ADT_ONLINE_RATE_SHIFTS (checked above). */
+            state->rate_reached[record->id] = record->rate.reached;
+            state->rate_bytes[record->id][0] = record->rate.bytes_before;
+            state->rate_bytes[record->id][1] = record->rate.bytes_after;
         } else if (record->kind == ADT_ONLINE_RECORD_MESSAGES) {
             /* Both ranks within the matrix (checked above): the feed's
              * message, count times (count 1 but for a totals record). */
@@ -227,9 +300,16 @@ int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *
         } else {
             adt_feed_mpi_call(&live->mpi, source, record->id, exclusive_ticks(record), false);
             adt_feed_mpi_bytes(&live->mpi, source, record->id, record->call.sent, record->call.received);
+            if (!(record->flags & ADT_ONLINE_CALL_NESTED))
+                step(live, source, record);
         }
     }
     state->ticks_per_second = header->ticks_per_second;
+    adt_feed_span span = { state->first_event, state->last_event, state->heard != 0 };
+    adt_feed_span_event(&span, header->first_event);
+    adt_feed_span_event(&span, header->last_event);
+    state->first_event = span.first;
+    state->last_event = span.last;
     memcpy(state->unstreamed, header->unstreamed, sizeof state->unstreamed);
     memcpy(state->samples_unstreamed, header->samples_unstreamed, sizeof state->samples_unstreamed);
     memcpy(state->messages_unstreamed, header->messages_unstreamed, sizeof state->messages_unstreamed);
@@ -462,6 +542,104 @@ static void print_analyzers_lost(FILE *out, const adt_live *live, const adt_live
     fprintf(out, "],\n  \"analyzers_lost_at_s\": %.3f,\n", moment->analyzers_lost_at_s);
 }
 
+/* The rate at which figures of several ranks are read: rank 0's (the
+ * archive's), or until rank 0 was heard from, the first heard rank's; 0
+ * while none was. */
+static uint64_t common_rate(const adt_live *live)
+{
+    for (uint32_t r = 0; r < live->ranks; r++)
+        if (reference_rate(live, r) > 0)
+            return reference_rate(live, r);
+    return 0;
+}
+
+/* The time steps adaptrace-report's --json lists, at most. */
+enum { LIVE_STEPS_LISTED = 20 };
+
+static int by_total_seconds(const void *left, const void *right)
+{
+    const adt_feed_segment_figures *a = left, *b = right;
+    return (a->total_seconds < b->total_seconds) - (a->total_seconds > b->total_seconds);
+}
+
+/* The time steps: the feed's figures of each (from, to) pair of MPI
+ * functions, most total time first, as adaptrace-report's "segments". */
+static void print_steps(FILE *out, const adt_live *live, const char *const *names)
+{
+    size_t count = live->steps.key_count;
+    adt_feed_segment_figures *figures = calloc(count ? count : 1, sizeof *figures);
+    uint32_t *location_ranks = calloc(live->ranks ? live->ranks : 1, sizeof *location_ranks);
+    uint64_t rate = common_rate(live), unknown = 0;
+    for (uint32_t r = 0; r < live->ranks; r++)
+        unknown += live->states[r].steps_unknown;
+    for (uint32_t r = 0; location_ranks != NULL && r < live->ranks; r++)
+        location_ranks[r] = r;
+    if (figures == NULL || location_ranks == NULL || rate == 0 ||
+        adt_feed_segments_summarise(&live->steps, location_ranks, live->ranks, rate, figures) != 0)
+        count = 0;
+    qsort(figures, count, sizeof *figures, by_total_seconds);
+    fprintf(out,
+            ",\n  \"time_steps_keyed_by\": \"mpi_function\",\n  \"time_steps_unknown\": %" PRIu64
+            ",\n  \"segment_count\": %zu,\n  \"segments\": [",
+            unknown, count);
+    for (size_t i = 0; i < count && i < LIVE_STEPS_LISTED; i++) {
+        const adt_feed_segment_figures *step = &figures[i];
+        fputs(i ? ",\n    {\"from\": " : "\n    {\"from\": ", out);
+        print_string(out, names[step->from_call]);
+        fputs(", \"to\": ", out);
+        print_string(out, names[step->to_call]);
+        fprintf(out,
+                ", \"count\": %" PRIu64 ", \"total_seconds\": %.9g, \"mean_seconds\": %.9g, \"min_seconds\": %.9g, "
+                "\"median_seconds\": %.9g, \"p95_seconds\": %.9g, \"max_seconds\": %.9g, \"max_rank\": %" PRIu32
+                ", \"max_iteration\": %" PRIu32 ", \"slowest_rank\": %" PRIu32
+                ", \"slowest_rank_mean_seconds\": %.9g, \"histogram\": [",
+                step->count, step->total_seconds, step->mean_seconds, step->min_seconds, step->median_seconds,
+                step->p95_seconds, step->max_seconds, step->max_rank, step->max_iteration, step->slowest_rank,
+                step->slowest_rank_mean_seconds);
+        for (size_t bin = 0; bin < ADT_FEED_SEGMENT_BINS; bin++)
+            fprintf(out, bin ? ", %" PRIu64 : "%" PRIu64, step->histogram[bin]);
+        fputs("]}", out);
+    }
+    fputc(']', out);
+    free(figures);
+    free(location_ranks);
+}
+
+/* The main threads' sampling rates over time, as adaptrace-report's
+ * "sampling_rates" (thread 0 of each sampled rank): each halving's time
+ * in seconds after the run's start (the earliest first event of the
+ * ranks: their spans' starts) and the rate the archive's writer states
+ * for it (the initial rate over 2^k), and the buffer's use at each
+ * halving from the first on. */
+static void print_rates(FILE *out, const adt_live *live)
+{
+    uint64_t start = UINT64_MAX, rate = common_rate(live);
+    for (uint32_t r = 0; r < live->ranks; r++)
+        if (live->states[r].heard && live->states[r].first_event < start)
+            start = live->states[r].first_event;
+    fputs(",\n  \"sampling_rates\": [", out);
+    const char *separator = "\n    ";
+    for (uint32_t r = 0; r < live->ranks; r++) {
+        const adt_live_rank *state = &live->states[r];
+        if (state->rate_hz == 0 || state->rate_reached[0] == 0)
+            continue;
+        fprintf(out, "%s{\"rank\": %" PRIu32 ", \"thread\": 0, \"steps\": [", separator, r);
+        separator = ",\n    ";
+        for (unsigned k = 0; k < ADT_ONLINE_RATE_SHIFTS && state->rate_reached[k] != 0; k++)
+            fprintf(out, "%s{\"seconds\": %.9g, \"hz\": %.17g}", k ? ", " : "",
+                    seconds(state->rate_reached[k] > start ? state->rate_reached[k] - start : 0, rate),
+                    (double)state->rate_hz / (double)(1ull << k));
+        fputs("], \"buffer_use\": [", out);
+        for (unsigned k = 1; k < ADT_ONLINE_RATE_SHIFTS && state->rate_reached[k] != 0; k++)
+            for (int side = 0; side < 2; side++)
+                fprintf(out, "%s{\"seconds\": %.9g, \"bytes\": %" PRIu64 "}", k > 1 || side ? ", " : "",
+                        seconds(state->rate_reached[k] > start ? state->rate_reached[k] - start : 0, rate),
+                        state->rate_bytes[k][side]);
+        fputs("]}", out);
+    }
+    fputc(']', out);
+}
+
 static void print_report(FILE *out, const adt_live *live, const char *const *names, const profile_line *lines,
                          size_t line_count, const adt_live_moment *moment)
 {
@@ -526,25 +704,42 @@ static void print_report(FILE *out, const adt_live *live, const char *const *nam
     fputs(",\n  \"sampled_functions\": ", out);
     print_sampled_functions(out, lines, line_count, UINT32_MAX, "    ");
     print_matrix(out, live);
-    /* Each rank's seconds in MPI and their spread (imbalance), the
-     * feed's as adaptrace-report's "rank_spread" "mpi_seconds". */
-    double *mpi_seconds = calloc(live->ranks ? live->ranks : 1, sizeof *mpi_seconds);
-    for (uint32_t r = 0; mpi_seconds != NULL && r < live->ranks; r++)
-        mpi_seconds[r] = seconds(adt_feed_mpi_rank_ticks(&live->mpi, r), reference_rate(live, r));
-    if (mpi_seconds != NULL) {
-        adt_feed_spread spread = adt_feed_spread_of(mpi_seconds, live->ranks, sizeof *mpi_seconds);
-        fprintf(out,
-                ",\n  \"rank_spread\": {\"mpi_seconds\": {\"min\": %.9g, \"mean\": %.9g, \"max\": %.9g, "
-                "\"imbalance\": %.9g}}",
-                spread.min, spread.mean, spread.max, spread.imbalance);
+    /* Each rank's span, seconds in MPI and computation, and their spread
+     * (imbalance), the feed's as adaptrace-report's "ranks" and
+     * "rank_spread". */
+    adt_feed_rank_time *times = calloc(live->ranks ? live->ranks : 1, sizeof *times);
+    for (uint32_t r = 0; times != NULL && r < live->ranks; r++) {
+        const adt_live_rank *state = &live->states[r];
+        adt_feed_span span = { state->first_event, state->last_event, state->heard != 0 };
+        times[r] = adt_feed_rank_time_of(&span, reference_rate(live, r),
+                                         seconds(adt_feed_mpi_rank_ticks(&live->mpi, r), reference_rate(live, r)));
     }
+    if (times != NULL) {
+        static const struct {
+            const char *key;
+            size_t offset;
+        } figures[] = { { "span_seconds", offsetof(adt_feed_rank_time, span_seconds) },
+                        { "mpi_seconds", offsetof(adt_feed_rank_time, mpi_seconds) },
+                        { "computation_seconds", offsetof(adt_feed_rank_time, computation_seconds) } };
+        fputs(",\n  \"rank_spread\": {", out);
+        for (size_t f = 0; f < sizeof figures / sizeof figures[0]; f++) {
+            adt_feed_spread spread =
+                adt_feed_spread_of((const char *)times + figures[f].offset, live->ranks, sizeof *times);
+            fprintf(out, "%s\"%s\": {\"min\": %.9g, \"mean\": %.9g, \"max\": %.9g, \"imbalance\": %.9g}",
+                    f ? ",\n    " : "", figures[f].key, spread.min, spread.mean, spread.max, spread.imbalance);
+        }
+        fputc('}', out);
+    }
+    print_steps(out, live, names);
+    print_rates(out, live);
     fputs(",\n  \"per_rank\": [", out);
     for (uint32_t r = 0; r < live->ranks; r++) {
         const adt_live_rank *state = &live->states[r];
         fprintf(out, "%s\n   {\"rank\": %" PRIu32 ", \"connected\": %s, \"finished\": %s, ", r ? "," : "", r,
                 state->heard ? "true" : "false", state->finished ? "true" : "false");
-        if (mpi_seconds != NULL)
-            fprintf(out, "\"mpi_seconds\": %.9g, ", mpi_seconds[r]);
+        if (times != NULL)
+            fprintf(out, "\"span_seconds\": %.9g, \"mpi_seconds\": %.9g, \"computation_seconds\": %.9g, ",
+                    times[r].span_seconds, times[r].mpi_seconds, times[r].computation_seconds);
         fputs("\"calls_not_streamed_by_cause\": {", out);
         for (int cause = 0; cause < ADT_ONLINE_LOSS_COUNT; cause++)
             fprintf(out, "%s\"%s\": %" PRIu64, cause ? ", " : "", adt_online_loss_keys[cause],
@@ -564,7 +759,7 @@ static void print_report(FILE *out, const adt_live *live, const char *const *nam
         print_sampled_functions(out, lines, line_count, r, "     ");
         fputc('}', out);
     }
-    free(mpi_seconds);
+    free(times);
     fputs("]\n}\n", out);
 }
 

@@ -30,7 +30,30 @@ typedef struct adt_live_rank {
     uint64_t bytes;
     uint64_t samples_unstreamed[ADT_ONLINE_SAMPLE_LOSS_COUNT];
     uint64_t messages_unstreamed[ADT_ONLINE_MESSAGE_LOSS_COUNT];
+    /* The span of its thread that called MPI_Init so far (the event
+     * feed's, from its chunks' headers; clock ticks), once heard. */
+    uint64_t first_event;
+    uint64_t last_event;
+    /* Time steps left out: the computation before an outermost call
+     * that came after calls not streamed one by one
+     * (ADT_ONLINE_CALL_AFTER_UNSTREAMED). */
+    uint64_t steps_unknown;
+    /* Its main thread's sampling rate over time: the initial rate (its
+     * introduction's; 0: not sampled), and per halving k the time it was
+     * reached (its rate records'; 0: not said) and the bytes of its
+     * buffer in use just before and after. */
+    uint64_t rate_hz;
+    uint64_t rate_reached[ADT_ONLINE_RATE_SHIFTS];
+    uint64_t rate_bytes[ADT_ONLINE_RATE_SHIFTS][2];
 } adt_live_rank;
+
+/* Where a rank's next time step starts: the function and Leave of its
+ * last outermost call (open: one came). */
+typedef struct adt_live_step_start {
+    uint64_t leave;
+    uint32_t function;
+    bool open;
+} adt_live_step_start;
 
 /* The name of a rank's calling-context node (key as the rank sent it),
  * as the archive names its region; below_measurement: its parent is
@@ -63,6 +86,11 @@ typedef struct adt_live {
      * feed's, ranks in MPI_COMM_WORLD) */
     adt_feed_matrix matrix;
     adt_live_rank *states;    /* [rank] */
+    /* The time steps of the ranks (the feed's: locations are ranks, calls
+     * adt_mpi_function, ticks each rank's own), and where each rank's
+     * next one starts. */
+    adt_feed_segments steps;
+    adt_live_step_start *step_starts; /* [rank] */
     adt_live_samples *samples; /* [rank] */
     char **function_names;     /* the sampled functions met, by name */
     uint32_t function_count;
@@ -84,6 +112,16 @@ void adt_live_destroy(adt_live *live);
  * added). */
 int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *chunk, size_t bytes, bool last,
                        char *error, size_t error_size);
+
+/* The time steps live holds as words, for analyzer 0 to gather: per key
+ * its from and to call and its instance count, then per instance its
+ * ticks and its rank (bit 32: estimated). malloc'd, *count words; NULL
+ * when out of memory. */
+uint64_t *adt_live_steps_words(const adt_live *live, size_t *count);
+/* Adds the time steps of count words (adt_live_steps_words') to live's.
+ * 0, or -1 when out of memory or the words do not parse (what came
+ * before stays). */
+int adt_live_add_steps_words(adt_live *live, const uint64_t *words, size_t count);
 
 /* The sampled profile of the ranks whose samples live holds (the feed's
  * analysis, per rank), as text for adt_live_write (one line a rank and

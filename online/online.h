@@ -179,10 +179,10 @@ void adt_online_mpmd_release(adt_online_mpmd *mpmd);
  * archive_dir: the run's archive; mpi_regions: the region id
  * of each of the mpi_functions MPI functions (adt_mpi_function order), to
  * name the samples taken in them; init_enter: when MPI_Init began (its
- * call is the first streamed); location: the calling thread's in the
- * buffer (its full event chunks are streamed with trace output; NULL:
- * not). Does nothing when config->analyzers is 0 and the job holds no
- * analyzer. */
+ * call is the first streamed); location: the calling thread's (its
+ * sampling rate's halvings and the start of its span are streamed, and
+ * with trace output its buffer's full event chunks). Does nothing when
+ * config->analyzers is 0 and the job holds no analyzer. */
 void adt_online_start(const adt_config *config, const adt_online_mpmd *mpmd, uint32_t rank, uint32_t size,
                       const char *archive_dir, const uint32_t *mpi_regions, uint32_t mpi_functions,
                       uint64_t init_enter, adt_location *location);

@@ -19,12 +19,15 @@
  * can have); functions: how many MPI functions
  * (adt_mpi_function) its calls can be of; a chunk waits at most hold_ticks
  * after its first call before it is sent; init_enter opens the frame of
- * MPI_Init, whose Leave comes next; profile: the calls' records stay out
- * of the buffer from now on (adt_online_profile). The calling thread
- * streams; without profile also the full chunks of events of its buffer
- * location `events` (NULL: none). 0, or -1 (no memory for the chunks). */
+ * MPI_Init, whose Leave comes next; location: the calling thread's, whose
+ * sampling rate's halvings are streamed (rate records), whose span
+ * starts at the start of its sampling where that came before init_enter,
+ * and, without profile, the full chunks of events of its buffer;
+ * profile: the calls' records stay out of the buffer from now on
+ * (adt_online_profile). The calling thread streams. 0, or -1 (no memory
+ * for the chunks). */
 int adt_online_stream_open(MPI_Comm inter, int analyzer, uint32_t rank, uint32_t ranks, uint32_t functions,
-                           uint64_t hold_ticks, uint64_t init_enter, bool profile, adt_location *events);
+                           uint64_t hold_ticks, uint64_t init_enter, adt_location *location, bool profile);
 
 /* Sends the samples the tap holds, the totals of the calls and messages
  * not streamed one by one and what is left as the last chunk, and waits at most wait_ticks for

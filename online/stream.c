@@ -15,7 +15,11 @@
  * its last chunks carry at MPI_Finalize. The point-to-point messages the
  * thread sends (adt_online_stream_message, from the wrappers' send
  * records) go the same way: a record each, or the totals per receiver
- * (also reserved at the open).
+ * (also reserved at the open). Each call record also says whether the
+ * call was nested and whether outermost calls before it went unstreamed
+ * (the time steps), each chunk header the span of the thread's events so
+ * far, and each halving of the thread's sampling rate goes as a rate
+ * record once (its stamps read with relaxed loads, once per halving).
  *
  * With ADAPTRACE_ONLINE_OUTPUT=trace the thread's full chunks of the
  * buffer's events go to the analyzer too, as they fill: each MPI call of
@@ -112,6 +116,17 @@ static struct {
     uint64_t event_bytes_streamed;
     uint64_t event_chunks_lost;
     uint64_t spilled_bytes_at_open;
+    /* An outermost call since the last streamed one was not streamed one
+     * by one: the next one says so (ADT_ONLINE_CALL_AFTER_UNSTREAMED). */
+    bool outermost_unstreamed;
+    /* The thread's location, and the halvings of its sampling rate sent
+     * (rate records for shifts 0 .. rate_shifts_sent - 1). */
+    adt_location *location;
+    unsigned rate_shifts_sent;
+    unsigned rate_shifts_checked; /* take_rates was called for samples at shifts below it */
+    /* The span of the thread's events so far (the chunk header's). */
+    uint64_t first_event;
+    uint64_t last_event;
 } stream = { .filling = -1, .samples_record = -1 };
 
 /* A send or a test failed: the analyzer is gone (or its connection is);
@@ -239,6 +254,18 @@ static void fill_header(adt_online_chunk_header *header)
     samples_unstreamed(header->samples_unstreamed);
     messages_unstreamed(header->messages_unstreamed);
     header->rank = stream.rank;
+    header->first_event = stream.first_event;
+    header->last_event = stream.last_event;
+}
+
+/* An event of the thread at time widens its span: two compares and
+ * stores on the stream's own state (only this thread touches it). */
+static void note_event(uint64_t time)
+{
+    if (time < stream.first_event)
+        stream.first_event = time;
+    if (time > stream.last_event)
+        stream.last_event = time;
 }
 
 /* Sends chunk index with tag (its header filled here); it is in flight
@@ -335,6 +362,36 @@ static bool define_context(uint32_t id, uint64_t time)
     return true;
 }
 
+/* Sends a rate record for each halving of the thread's sampling rate
+ * stamped and not sent yet, in order; false when one found no chunk (it
+ * and those after it are sent later). Called once per halving on the hot path (a
+ * sample streamed at a shift not checked yet): adt_location_get_stats is
+ * relaxed loads of the location's counters (no lock, no malloc, no
+ * stdio), a few hundred of them. A stamp not visible yet (0) waits for
+ * a later call. */
+static bool take_rates(uint64_t time)
+{
+    adt_location_stats stats;
+    adt_location_get_stats(stream.location, &stats);
+    while (stream.rate_shifts_sent <= stats.shift && stream.rate_shifts_sent < ADT_ONLINE_RATE_SHIFTS &&
+           stats.shift_reached_at[stream.rate_shifts_sent] != 0) {
+        unsigned shift = stream.rate_shifts_sent;
+        adt_online_record *record = next_record(time);
+        if (record == NULL)
+            return false;
+        *record = (adt_online_record){ .kind = ADT_ONLINE_RECORD_RATE,
+                                       .id = shift,
+                                       .rate = { .reached = stats.shift_reached_at[shift],
+                                                 .bytes_before = stats.bytes_in_use_at_shift[shift][0],
+                                                 .bytes_after = stats.bytes_in_use_at_shift[shift][1] } };
+        stream.rate_shifts_sent++;
+        /* Samples go after it: not into an earlier samples record. */
+        stream.samples_record = -1;
+        send_if_full();
+    }
+    return true;
+}
+
 /* Moves the samples the tap holds into the chunks, each after the
  * definition of its context; those that find no chunk stay in the tap
  * (which counts what overflows it). */
@@ -346,6 +403,12 @@ static void take_samples(uint64_t time)
             stream.samples_lost++;
             adt_sampler_tap_pop();
             continue;
+        }
+        /* The first sample at a new rate: its halving goes with it (or,
+         * where no chunk or no stamp is there yet, at MPI_Finalize). */
+        if (sample.shift >= stream.rate_shifts_checked) {
+            stream.rate_shifts_checked = sample.shift + 1;
+            take_rates(time);
         }
         if (!define_context(sample.context, time))
             return;
@@ -361,6 +424,7 @@ static void take_samples(uint64_t time)
         }
         adt_online_record *record = &chunk->records[stream.samples_record];
         record->samples[record->id++] = (adt_online_sample){ sample.context, sample.shift };
+        note_event(sample.time);
         stream.chunk_samples[stream.filling]++;
         stream.samples_streamed++;
         adt_sampler_tap_pop();
@@ -388,6 +452,7 @@ void adt_online_stream_call(uint32_t function, uint64_t time)
     uint64_t duration = time >= frame->enter ? time - frame->enter : 0;
     if (depth > 0)
         adt_online_frames[depth - 1].nested += duration;
+    note_event(time);
     if (stream.filling >= 0 && stream.flying > 0)
         progress();
     stream_events();
@@ -399,6 +464,7 @@ void adt_online_stream_call(uint32_t function, uint64_t time)
     }
     if (record == NULL) {
         stream.unstreamed[ADT_ONLINE_LOSS_ANALYZER_BEHIND]++;
+        stream.outermost_unstreamed |= depth == 0;
         /* function: an adt_mpi_function, below the count the open was given */
         function_totals *totals = &stream.totals[function];
         totals->calls++;
@@ -407,7 +473,14 @@ void adt_online_stream_call(uint32_t function, uint64_t time)
         totals->received += frame->received;
         return;
     }
+    /* Whether it bounds a time step, and whether the step before it is
+     * known: a compare and a store on the stream's own state. */
+    uint16_t flags = depth > 0 ? ADT_ONLINE_CALL_NESTED
+                               : (stream.outermost_unstreamed ? ADT_ONLINE_CALL_AFTER_UNSTREAMED : 0);
+    if (depth == 0)
+        stream.outermost_unstreamed = false;
     *record = (adt_online_record){ .kind = ADT_ONLINE_RECORD_CALL,
+                                   .flags = flags,
                                    .id = function,
                                    .call = { .enter = frame->enter,
                                              .leave = time,
@@ -478,7 +551,7 @@ static void open_events(adt_location *location, bool profile)
 }
 
 int adt_online_stream_open(MPI_Comm inter, int analyzer, uint32_t rank, uint32_t ranks, uint32_t functions,
-                           uint64_t hold_ticks, uint64_t init_enter, bool profile, adt_location *events)
+                           uint64_t hold_ticks, uint64_t init_enter, adt_location *location, bool profile)
 {
     stream.context_capacity = adt_sampler_context_capacity();
     stream.chunks = calloc(ADT_ONLINE_CHUNKS, sizeof *stream.chunks);
@@ -504,9 +577,18 @@ int adt_online_stream_open(MPI_Comm inter, int analyzer, uint32_t rank, uint32_t
     stream.hold_ticks = hold_ticks;
     /* MPI_Init's Enter is in the buffer already: so is its Leave. */
     adt_online_frames[0] = (adt_online_frame){ init_enter, 0, 0, 0, false };
+    stream.location = location;
+    /* The thread's first event, the start of its span: MPI_Init's Enter,
+     * or the start of its sampling where that came first (the archive's
+     * first sampling-rate mark is stamped then). */
+    adt_location_stats stats;
+    adt_location_get_stats(location, &stats);
+    uint64_t sampling_started = stats.shift_reached_at[0];
+    stream.first_event = sampling_started != 0 && sampling_started < init_enter ? sampling_started : init_enter;
+    stream.last_event = init_enter;
     adt_online_depth = 1;
     adt_online_profile = profile;
-    open_events(events, profile);
+    open_events(location, profile);
     adt_online_streams = true;
     atomic_store(&adt_online_on, true);
     return 0;
@@ -577,6 +659,12 @@ bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats)
         take_samples(adt_clock_now());
         if (stream.lost || !adt_sampler_tap_peek(&sample) || adt_clock_now() >= give_up)
             break;
+        progress();
+        pause_briefly();
+    }
+    /* The halvings not sent yet (those after the last sample streamed), as
+     * chunks free up. */
+    while (!stream.lost && !take_rates(adt_clock_now()) && adt_clock_now() < give_up) {
         progress();
         pause_briefly();
     }

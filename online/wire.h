@@ -170,9 +170,18 @@ typedef enum adt_online_record_kind {
      * at MPI_Finalize, one per receiver for the sends that found every
      * chunk in flight (their totals). */
     ADT_ONLINE_RECORD_MESSAGES,
+    /* The sampling rate of the rank's thread that called MPI_Init reached
+     * halving k (id): when (the buffer's stamp, clock ticks; k 0: when
+     * its sampling started) and the bytes of its buffer in use just
+     * before and just after the drop (k >= 1), as the archive's "sampling
+     * rate" and "buffer use" metrics have them. Sent once per k, in
+     * order, when a sample taken at k is streamed and at MPI_Finalize. */
+    ADT_ONLINE_RECORD_RATE,
 } adt_online_record_kind;
 
-#define ADT_ONLINE_RECORD_LAST ADT_ONLINE_RECORD_MESSAGES
+#define ADT_ONLINE_RECORD_LAST ADT_ONLINE_RECORD_RATE
+/* Halvings a rate record can say (the buffer's levels). */
+#define ADT_ONLINE_RATE_SHIFTS 64
 
 #define ADT_ONLINE_NO_PARENT UINT32_MAX
 #define ADT_ONLINE_SAMPLES_PER_RECORD 4
@@ -182,10 +191,22 @@ typedef struct adt_online_sample {
     uint32_t shift;
 } adt_online_sample;
 
-/* One record of a chunk, 48 bytes: kind, and what `id` is depends on it
- * (a call's function, a context's node, a samples record's count). */
+/* A call record's flags. */
+/* The call was made inside another MPI call of the thread (records come
+ * at each call's Leave, inner ones first): it starts and ends no time
+ * step. */
+#define ADT_ONLINE_CALL_NESTED 1u
+/* An outermost call of the thread between the previous outermost call
+ * streamed and this one was not streamed one by one (analyzer_behind):
+ * the computation before this call is not known. */
+#define ADT_ONLINE_CALL_AFTER_UNSTREAMED 2u
+
+/* One record of a chunk, 48 bytes: kind, flags (a call's, above; 0 for
+ * the others), and what `id` is depends on kind (a call's function, a
+ * context's node, a samples record's count). */
 typedef struct adt_online_record {
-    uint32_t kind;
+    uint16_t kind;
+    uint16_t flags;
     uint32_t id;
     union {
         struct {
@@ -211,15 +232,25 @@ typedef struct adt_online_record {
             uint64_t count;
             uint64_t bytes;
         } messages;
+        struct {
+            uint64_t reached;
+            uint64_t bytes_before;
+            uint64_t bytes_after;
+        } rate;
     };
 } adt_online_record;
 
 /* What starts every chunk: the sender's rank in MPI_COMM_WORLD, its
- * clock's ticks per second, the records that follow, and the calls,
+ * clock's ticks per second, the records that follow, the calls,
  * samples and sent messages it could not stream so far, by cause
- * (running totals). */
+ * (running totals), and the span of its thread that called MPI_Init so
+ * far: the earliest and the latest time (clock ticks) of the events the
+ * stream saw (MPI_Init's Enter, its calls' Leaves, its samples, those
+ * before MPI_Init included). */
 typedef struct adt_online_chunk_header {
     uint64_t ticks_per_second;
+    uint64_t first_event;
+    uint64_t last_event;
     uint64_t unstreamed[ADT_ONLINE_LOSS_COUNT];
     uint64_t samples_unstreamed[ADT_ONLINE_SAMPLE_LOSS_COUNT];
     uint64_t messages_unstreamed[ADT_ONLINE_MESSAGE_LOSS_COUNT];

@@ -55,6 +55,11 @@
     const spread = live.rank_spread.mpi_seconds;
     d3.select("#imbalance").text(`Time in MPI per rank: min ${seconds(spread.min)} s, mean ${seconds(spread.mean)} s, ` +
                                  `max ${seconds(spread.max)} s; imbalance (max/mean) ${spread.imbalance.toFixed(3)}.`);
+    const span = live.rank_spread.span_seconds, computation = live.rank_spread.computation_seconds;
+    d3.select("#computation").text(`Span per rank: min ${seconds(span.min)} s, max ${seconds(span.max)} s. ` +
+                                   `Computation per rank (span less time in MPI): min ${seconds(computation.min)} s, ` +
+                                   `mean ${seconds(computation.mean)} s, max ${seconds(computation.max)} s; ` +
+                                   `imbalance (max/mean) ${computation.imbalance.toFixed(3)}.`);
     table("#ranks", [
       {title: "rank", value: (r) => r.rank},
       {title: "state", value: (r) => (r.finished ? "finished"
@@ -62,7 +67,9 @@
                                        : !r.connected ? "not heard from"
                                        : live.ended_by ? "ended before its last chunk" : "connected")},
       {title: "calls", value: (r) => count(sum(r.mpi_functions, "calls"))},
+      {title: "span seconds", value: (r) => seconds(r.span_seconds)},
       {title: "MPI seconds", value: (r) => seconds(r.mpi_seconds)},
+      {title: "computation seconds", value: (r) => seconds(r.computation_seconds)},
       {title: "bytes sent", value: (r) => bytes(sum(r.mpi_functions, "bytes_sent"))},
       {title: "bytes received", value: (r) => bytes(sum(r.mpi_functions, "bytes_received"))},
       {title: "samples", value: (r) => count(sum(r.sampled_functions, "exclusive_samples"))},
@@ -75,6 +82,37 @@
         d3.select(this).append("summary").text(`rank ${rank.rank}`);
         table(this, adaptracePage.mpiFunctionColumns, rank.mpi_functions);
       });
+  }
+
+  function drawSteps() {
+    d3.select("#steps-unknown").text(`${count(live.segment_count)} pairs of MPI functions` +
+      (live.time_steps_unknown ? `; ${count(live.time_steps_unknown)} steps not known (after calls not ` +
+                                 `streamed one by one)` : "") + ".");
+    table("#time-steps", [
+      {title: "from → to", value: (s) => `${s.from} → ${s.to}`},
+      {title: "instances", value: (s) => count(s.count)},
+      {title: "total s", value: (s) => seconds(s.total_seconds)},
+      {title: "mean s", value: (s) => seconds(s.mean_seconds)},
+      {title: "median s", value: (s) => seconds(s.median_seconds)},
+      {title: "p95 s", value: (s) => seconds(s.p95_seconds)},
+      {title: "max s", value: (s) => seconds(s.max_seconds)},
+      {title: "longest at", value: (s) => `rank ${s.max_rank}, iteration ${s.max_iteration}`},
+      {title: "slowest rank", value: (s) => `${s.slowest_rank} (mean ${seconds(s.slowest_rank_mean_seconds)} s)`},
+    ], live.segments);
+  }
+
+  function drawRates() {
+    if (!live.sampling_rates.length) {
+      d3.select("#sampling-rates").append("p").text("No rank is sampled (or none said so yet).");
+      return;
+    }
+    table("#sampling-rates", [
+      {title: "rank", value: (r) => r.rank},
+      {title: "rate", value: (r) => `${count(r.steps[0].hz)} Hz from ${seconds(r.steps[0].seconds)} s`},
+      {title: "halvings", value: (r) => r.steps.slice(1).map((step, k) =>
+        `${seconds(step.seconds)} s: ${count(step.hz)} Hz (buffer ${bytes(r.buffer_use[2 * k].bytes)}B → ` +
+        `${bytes(r.buffer_use[2 * k + 1].bytes)}B)`).join("; ") || "none"},
+    ], live.sampling_rates);
   }
 
   function drawSamples() {
@@ -93,7 +131,8 @@
     table("#hot-inclusive", columns, byInclusive.slice(0, 15));
   }
 
-  adaptracePage.drawSections([["state", drawState], ["mpi", drawMpi], ["samples", drawSamples]]);
+  adaptracePage.drawSections([["state", drawState], ["mpi", drawMpi], ["steps", drawSteps], ["rates", drawRates],
+                              ["samples", drawSamples]]);
   if (!live.final && !live.ended_by) {
     setTimeout(() => window.location.reload(), Math.max(1, live.interval_s) * 1000);
   }

@@ -289,17 +289,24 @@ static void finish(struct reading *reading)
     take_samples(reading);
     adt_report_finish_rates(reading);
     adt_report_finish_flushes(reading);
+    /* The span and computation of each rank: the event feed's, as the
+     * analyzer's live report has them. */
+    adt_feed_span *spans = calloc(profile->rank_count + 1, sizeof *spans);
+    adt_report_fed(spans != NULL ? 0 : -1);
     for (size_t i = 0; i < reading->location_count; i++) {
         const struct location_state *location = &reading->locations[i];
         if (location->main_thread && location->seen) {
-            struct adt_report_rank *rank = &profile->ranks[location->rank];
-            rank->span_seconds = adt_report_seconds(reading, location->last_time - location->first_time);
+            spans[location->rank] =
+                (adt_feed_span){ .first = location->first_time, .last = location->last_time, .seen = true };
         }
     }
     for (size_t r = 0; r < profile->rank_count; r++) {
         struct adt_report_rank *rank = &profile->ranks[r];
-        rank->computation_seconds = rank->span_seconds > rank->mpi_seconds ? rank->span_seconds - rank->mpi_seconds : 0;
+        adt_feed_rank_time time = adt_feed_rank_time_of(&spans[r], reading->timer_resolution, rank->mpi_seconds);
+        rank->span_seconds = time.span_seconds;
+        rank->computation_seconds = time.computation_seconds;
     }
+    free(spans);
     finish_source_lines(reading);
     for (size_t c = 0; c < profile->context_count; c++) {
         profile->contexts[c].parent = reading->context_parents[c];
@@ -456,7 +463,7 @@ static void release(struct reading *reading)
     adt_report_free_rates(reading->rates, reading->location_count);
     free(reading->rate_capacities);
     adt_report_matching_free(&reading->matching);
-    adt_report_segments_free(&reading->segments);
+    adt_feed_segments_free(&reading->segments);
     adt_feed_mpi_profile_free(&reading->mpi_profile);
     adt_feed_samples_free(&reading->samples);
 }

@@ -142,8 +142,8 @@ void adt_report_enter_mpi_call(struct reading *reading, struct location_state *l
     if (location->after_mpi) {
         /* Zero, not a wrapped difference, should a corrected clock step back. */
         uint64_t ticks = time > location->previous_leave ? time - location->previous_leave : 0;
-        adt_report_add_segment(&reading->segments, location->previous_call, call,
-                               (uint32_t)(location - reading->locations), ticks, estimated);
+        adt_report_fed(adt_feed_segment(&reading->segments, location->previous_call, call,
+                                        (uint32_t)(location - reading->locations), ticks, estimated));
     }
     location->mpi_call = call;
     location->call_bytes_sent = 0;

@@ -205,7 +205,7 @@ struct reading {
     /* The Chrome trace-event file written during the pass; NULL when none
      * was asked for. */
     struct adt_report_chrome *chrome;
-    struct adt_report_segments segments;
+    adt_feed_segments segments;
     bool call_keys_kept; /* each location's call_keys are kept */
     /* Messages matched so far, and the stride of those kept as lines. */
     uint64_t messages_seen;

@@ -174,42 +174,14 @@ void adt_report_match(struct adt_report_matching *matching, struct adt_report_pr
                       uint64_t timer_resolution);
 void adt_report_matching_free(struct adt_report_matching *matching);
 
-/* The instances of one segment key (segments.c): the two calls as
- * read.c names them, and each instance's duration and location (its
- * index among the archive's locations), in the order they ended. */
-struct adt_report_segment_instance {
-    uint64_t ticks;
-    uint32_t location;
-    bool estimated; /* a folded call's: its histogram's mean, not measured (folded.c) */
-};
-
-struct adt_report_segment_instances {
-    uint64_t from_call;
-    uint64_t to_call;
-    struct adt_report_segment_instance *instances;
-    size_t count;
-    size_t capacity;
-};
-
-/* Every key's instances, found through an open-addressed table. */
-struct adt_report_segments {
-    struct adt_report_segment_instances *keys;
-    size_t key_count;
-    size_t key_capacity;
-    uint32_t *slots; /* key index + 1; 0: empty */
-    size_t slot_count;
-};
-
-void adt_report_add_segment(struct adt_report_segments *segments, uint64_t from_call, uint64_t to_call,
-                            uint32_t location, uint64_t ticks, bool estimated);
-/* Fills the segments of profile, most total time first; name_call(data,
- * call, path) names a call (its function, or with path its call path) in
- * memory the profile then owns. */
-void adt_report_segments_finish(struct adt_report_segments *segments, const uint32_t *location_ranks,
+/* Fills the segments of profile from the event feed's time steps
+ * (feed/feed.h; location_ranks[location]: each location's rank), most
+ * total time first; name_call(data, call, path) names a call (its
+ * function, or with path its call path) in memory the profile then owns. */
+void adt_report_segments_finish(const adt_feed_segments *segments, const uint32_t *location_ranks,
                                 size_t rank_count, uint64_t timer_resolution,
                                 char *(*name_call)(void *data, uint64_t call, bool path), void *name_data,
                                 struct adt_report_profile *profile);
-void adt_report_segments_free(struct adt_report_segments *segments);
 
 /* The Chrome trace-event file being written during the reading pass
  * (chrome.c): pid is the rank, tid the location's index among the

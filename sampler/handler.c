@@ -125,7 +125,7 @@ static bool sample_context(adt_sampler_thread *thread, const ucontext_t *context
  * read now. */
 static void append_sample(adt_sampler_thread *thread, uint32_t context_id, unsigned shift, uint64_t time)
 {
-    if (adt_sampler_tap_instead_of_buffer(thread, context_id, shift)) {
+    if (adt_sampler_tap_instead_of_buffer(thread, context_id, shift, time)) {
         thread->last_sample_time = time; /* streamed, not kept (ADAPTRACE_ONLINE_OUTPUT=profile) */
         return;
     }
@@ -153,7 +153,7 @@ static void append_sample(adt_sampler_thread *thread, uint32_t context_id, unsig
     if (adt_buffer_append_sample(thread->location, ADT_REC_SAMPLE, time, record,
                                  (uint32_t)(sizeof(adt_rec_sample) + adt_sampler.metric_count * sizeof(uint64_t)),
                                  NULL) == ADT_APPEND_OK)
-        adt_sampler_tap_sample(thread, context_id, shift); /* the archive's samples are the stream's */
+        adt_sampler_tap_sample(thread, context_id, shift, time); /* the archive's samples are the stream's */
     thread->last_sample_time = time;
 }
 

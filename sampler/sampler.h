@@ -95,11 +95,13 @@ int adt_sampler_write_definitions(adt_defs *defs);
 
 /* ---- the online stream's tap (tap.c; online/, issue #28) ---------------- */
 
-/* A sample as the tap gives it: its calling-context node and the rate's
- * halvings k when it was taken (it stands for 2^k periods). */
+/* A sample as the tap gives it: its calling-context node, the rate's
+ * halvings k when it was taken (it stands for 2^k periods) and its time
+ * (the trace clock's ticks, the sample record's). */
 typedef struct adt_sampler_tapped {
     uint32_t context;
     uint32_t shift;
+    uint64_t time;
 } adt_sampler_tapped;
 
 /* Start-up, on the thread whose samples are to be streamed (the main

@@ -279,10 +279,10 @@ uint32_t adt_sampler_graft_top(const adt_sampler_thread *thread);
  * it is not appended. After appending one: into the tap's ring when it is
  * thread's (and the tap did not replace the buffer). Async-signal-safe:
  * atomics only. */
-bool adt_sampler_tap_instead_of_buffer(adt_sampler_thread *thread, uint32_t context, unsigned shift);
+bool adt_sampler_tap_instead_of_buffer(adt_sampler_thread *thread, uint32_t context, unsigned shift, uint64_t time);
 /* adt_sampler_shutdown (tests): the tap forgotten, its ring freed. */
 void adt_sampler_tap_close(void);
-void adt_sampler_tap_sample(adt_sampler_thread *thread, uint32_t context, unsigned shift);
+void adt_sampler_tap_sample(adt_sampler_thread *thread, uint32_t context, unsigned shift, uint64_t time);
 
 /* ---- code map (code_map.c: normal context; readers in paths.c) -------- */
 

@@ -55,7 +55,7 @@ static adt_sampler_thread *owner_for(adt_sampler_thread *thread)
 
 /* Puts a sample of thread in the ring; false (counted) when it is another
  * thread's or the ring is full. */
-static bool push(adt_sampler_thread *thread, uint32_t context, unsigned shift)
+static bool push(adt_sampler_thread *thread, uint32_t context, unsigned shift, uint64_t time)
 {
     adt_sampler_thread *owner = owner_for(thread);
     if (owner == NULL)
@@ -70,21 +70,21 @@ static bool push(adt_sampler_thread *thread, uint32_t context, unsigned shift)
         atomic_fetch_add_explicit(&tap.ring_full, 1, memory_order_relaxed);
         return false;
     }
-    tap.slots[written % tap.capacity] = (adt_sampler_tapped){ context, shift };
+    tap.slots[written % tap.capacity] = (adt_sampler_tapped){ context, shift, time };
     atomic_store_explicit(&tap.written, written + 1, memory_order_release);
     return true;
 }
 
-bool adt_sampler_tap_instead_of_buffer(adt_sampler_thread *thread, uint32_t context, unsigned shift)
+bool adt_sampler_tap_instead_of_buffer(adt_sampler_thread *thread, uint32_t context, unsigned shift, uint64_t time)
 {
-    return atomic_load_explicit(&tap.instead_of_buffer, memory_order_relaxed) && push(thread, context, shift);
+    return atomic_load_explicit(&tap.instead_of_buffer, memory_order_relaxed) && push(thread, context, shift, time);
 }
 
-void adt_sampler_tap_sample(adt_sampler_thread *thread, uint32_t context, unsigned shift)
+void adt_sampler_tap_sample(adt_sampler_thread *thread, uint32_t context, unsigned shift, uint64_t time)
 {
     /* Instead of the buffer, the tap was tried first (and counted). */
     if (!atomic_load_explicit(&tap.instead_of_buffer, memory_order_relaxed))
-        push(thread, context, shift);
+        push(thread, context, shift, time);
 }
 
 void adt_sampler_tap_replace_buffer(bool replace)

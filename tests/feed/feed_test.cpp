@@ -165,6 +165,116 @@ TEST(FeedSpread, MinMeanMaxAndImbalanceOfAFieldOverTheRanks)
 
 enum { kMain, kSolve, kKernel, kFunctions };
 
+TEST(FeedSpan, FromTheEarliestToTheLatestEventInWhateverOrderTheyCame)
+{
+    adt_feed_span span = {};
+    // A stream's chunk headers: the earliest and latest so far, a sample
+    // taken before MPI_Init's Enter coming after it.
+    adt_feed_span_event(&span, 1000);
+    adt_feed_span_event(&span, 5000);
+    adt_feed_span_event(&span, 400);
+    adt_feed_span_event(&span, 4000);
+    EXPECT_TRUE(span.seen);
+    EXPECT_EQ(span.first, 400u);
+    EXPECT_EQ(span.last, 5000u);
+    adt_feed_rank_time time = adt_feed_rank_time_of(&span, 1000, 1.5);
+    EXPECT_EQ(time.span_seconds, 4.6);
+    EXPECT_EQ(time.mpi_seconds, 1.5);
+    EXPECT_DOUBLE_EQ(time.computation_seconds, 3.1);
+    // The division adaptrace-report made before the feed had it: the
+    // ticks over the resolution, each as a double, to the bit.
+    EXPECT_EQ(time.span_seconds, (double)(5000 - 400) / (double)1000);
+}
+
+TEST(FeedSpan, NoEventNoClockOrMoreMpiThanSpanLeaveZeros)
+{
+    adt_feed_span none = {};
+    adt_feed_rank_time time = adt_feed_rank_time_of(&none, 1000, 0.25);
+    EXPECT_EQ(time.span_seconds, 0.0);
+    EXPECT_EQ(time.computation_seconds, 0.0) << "no negative computation";
+    adt_feed_span one = {};
+    adt_feed_span_event(&one, 7);
+    EXPECT_EQ(adt_feed_rank_time_of(&one, 1000, 0).span_seconds, 0.0) << "a single event spans nothing";
+    adt_feed_span_event(&one, 2007);
+    EXPECT_EQ(adt_feed_rank_time_of(&one, 0, 0).span_seconds, 0.0) << "no clock rate known yet";
+    // Time in MPI beyond the span (another thread's calls count too).
+    time = adt_feed_rank_time_of(&one, 1000, 3.0);
+    EXPECT_EQ(time.span_seconds, 2.0);
+    EXPECT_EQ(time.computation_seconds, 0.0);
+}
+
+TEST(FeedSegments, InstancesOfAKeySumUpWithQuantilesLongestAndSlowestRank)
+{
+    adt_feed_segments segments = {};
+    // Barrier -> Allreduce on locations 0 and 1 (ranks 0 and 1): 8 steps
+    // of 100 ticks, location 1's step 5 of 800; and one other key.
+    for (uint32_t step = 0; step < 8; step++) {
+        ASSERT_EQ(adt_feed_segment(&segments, 7, 9, 0, 100, false), 0);
+        ASSERT_EQ(adt_feed_segment(&segments, 7, 9, 1, step == 5 ? 800 : 100, step == 7), 0);
+    }
+    ASSERT_EQ(adt_feed_segment(&segments, 9, 7, 0, 50, false), 0);
+    ASSERT_EQ(segments.key_count, 2u);
+    const uint32_t location_ranks[] = {0, 1};
+    adt_feed_segment_figures figures[2];
+    ASSERT_EQ(adt_feed_segments_summarise(&segments, location_ranks, 2, 1000, figures), 0);
+    const adt_feed_segment_figures &step = figures[0];
+    EXPECT_EQ(step.from_call, 7u);
+    EXPECT_EQ(step.to_call, 9u);
+    EXPECT_EQ(step.count, 16u);
+    EXPECT_DOUBLE_EQ(step.total_seconds, 2.3);
+    EXPECT_DOUBLE_EQ(step.mean_seconds, 2.3 / 16);
+    EXPECT_DOUBLE_EQ(step.min_seconds, 0.1);
+    EXPECT_DOUBLE_EQ(step.median_seconds, 0.1);
+    EXPECT_DOUBLE_EQ(step.p95_seconds, 0.8) << "nearest rank: the 16th of 16";
+    EXPECT_DOUBLE_EQ(step.max_seconds, 0.8);
+    EXPECT_EQ(step.max_rank, 1u);
+    EXPECT_EQ(step.max_iteration, 5u);
+    EXPECT_EQ(step.slowest_rank, 1u);
+    EXPECT_DOUBLE_EQ(step.slowest_rank_mean_seconds, 1.5 / 8);
+    EXPECT_EQ(step.estimated_count, 1u);
+    EXPECT_EQ(step.histogram[0], 15u);
+    EXPECT_EQ(step.histogram[ADT_FEED_SEGMENT_BINS - 1], 1u) << "the longest alone in the last bin";
+    EXPECT_EQ(figures[1].count, 1u);
+    EXPECT_EQ(figures[1].histogram[0], 1u) << "one instance: no width, the first bin";
+    adt_feed_segments_free(&segments);
+    EXPECT_EQ(segments.key_count, 0u);
+}
+
+TEST(FeedSegments, EqualLongestInstancesGiveTheLowestRanksFirstWhateverTheFeedingOrder)
+{
+    // Ranks 0 and 1 (locations 1 and 0: numbered otherwise) each with a
+    // longest instance of 50 ticks, fed rank 1 first, then rank 0 first.
+    const uint32_t location_ranks[] = {1, 0};
+    for (int rank_1_first = 0; rank_1_first < 2; rank_1_first++) {
+        adt_feed_segments segments = {};
+        const uint32_t order[2][2] = {{1, 0}, {0, 1}};
+        for (uint32_t location : order[rank_1_first]) {
+            ASSERT_EQ(adt_feed_segment(&segments, 1, 2, location, 10, false), 0);
+            ASSERT_EQ(adt_feed_segment(&segments, 1, 2, location, 50, false), 0);
+            ASSERT_EQ(adt_feed_segment(&segments, 1, 2, location, 50, false), 0);
+        }
+        adt_feed_segment_figures figures;
+        ASSERT_EQ(adt_feed_segments_summarise(&segments, location_ranks, 2, 1000, &figures), 0);
+        EXPECT_EQ(figures.max_rank, 0u) << rank_1_first;
+        EXPECT_EQ(figures.max_iteration, 1u) << "its first longest";
+        adt_feed_segments_free(&segments);
+    }
+}
+
+TEST(FeedSegments, ManyKeysGrowTheTableAndKeepTheirOrder)
+{
+    adt_feed_segments segments = {};
+    for (uint64_t key = 0; key < 1000; key++)
+        for (uint64_t again = 0; again < 2; again++)
+            ASSERT_EQ(adt_feed_segment(&segments, key, key + 1, 0, key + again, false), 0);
+    ASSERT_EQ(segments.key_count, 1000u);
+    for (size_t k = 0; k < segments.key_count; k++) {
+        EXPECT_EQ(segments.keys[k].from_call, k);
+        EXPECT_EQ(segments.keys[k].count, 2u);
+    }
+    adt_feed_segments_free(&segments);
+}
+
 TEST(FeedSampledProfile, ASampleCountsForItsFunctionAndOnceForEveryFunctionOnItsPath)
 {
     adt_feed_samples samples{};

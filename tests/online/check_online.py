@@ -22,6 +22,10 @@ CASE:
            its exclusive time (less its nested MPI calls'), and the archive
            must show such nesting (python3-otf2) with more nested time than
            the comparison's bound;
+  rates    a run of samples that halves its rate (64 KiB buffer, 10 kHz)
+           with 1 analyzer: the live report's sampling rates over time and
+           buffer use at each halving, and each rank's span, are
+           adaptrace-report's;
   samples  the same for a run that computes a second between its
            MPI_Allreduce calls (samples outside MPI);
   two      the same on 4 ranks with 2 analyzers (their totals summed,
@@ -236,6 +240,8 @@ def check_equal(run_dir, mpiexec, launcher, program, report, otf2_print, ranks=2
     check_calls_reached(summary, found)
     print(f"live report = adaptrace-report for {len(found)} functions")
     check_rank_spread(live, offline)
+    check_steps(live, offline)
+    check_rates(live, offline)
     check_matrix(live, offline, receivers_unknown)
     check_sampled(live, offline, summary)
 
@@ -280,6 +286,120 @@ def check_rank_spread(live, offline):
     if abs(spread["imbalance"] - expected["imbalance"]) > expected["imbalance"] * relative + 1e-9:
         fail(f"imbalance of the time in MPI: {spread['imbalance']} live, {expected['imbalance']} in adaptrace-report")
     print(f"time in MPI per rank and its imbalance ({spread['imbalance']:.4f}) = adaptrace-report's")
+    check_span(live, offline, tick_bound)
+
+
+def check_span(live, offline, tick_bound):
+    """Each rank's span (its main thread's first to last event: the start
+    of its sampling or MPI_Init's Enter, to MPI_Finalize's Leave) and its
+    computation (span less time in MPI), and their spread, both from the
+    event feed's analysis. The span exactly adaptrace-report's: the same
+    two times at the same rate, and the ranks of one host need no clock
+    correction; the computation within the time in MPI's bound."""
+    for rank, offline_rank in zip(live["per_rank"], offline["ranks"]):
+        if rank["span_seconds"] != offline_rank["span_seconds"]:
+            fail(f"rank {rank['rank']}: span {rank['span_seconds']} s live, "
+                 f"{offline_rank['span_seconds']} s in adaptrace-report")
+        if abs(rank["computation_seconds"] - offline_rank["computation_seconds"]) > tick_bound:
+            fail(f"rank {rank['rank']}: computation {rank['computation_seconds']} s live, "
+                 f"{offline_rank['computation_seconds']} s in adaptrace-report")
+        if rank["span_seconds"] <= 0 or rank["computation_seconds"] <= 0:
+            fail(f"rank {rank['rank']}: no span or no computation in the live report: {rank}")
+    for figure, bound in (("span_seconds", 0), ("computation_seconds", tick_bound)):
+        spread, expected = live["rank_spread"][figure], offline["rank_spread"][figure]
+        for key in ("min", "mean", "max"):
+            if abs(spread[key] - expected[key]) > bound:
+                fail(f"{figure} per rank, {key}: {spread[key]} live, {expected[key]} in adaptrace-report")
+        if abs(spread["imbalance"] - expected["imbalance"]) > 1e-6 * expected["imbalance"]:
+            fail(f"imbalance of {figure}: {spread['imbalance']} live, {expected['imbalance']} in adaptrace-report")
+    print(f"span and computation per rank and their imbalance "
+          f"({live['rank_spread']['computation_seconds']['imbalance']:.4f}) = adaptrace-report's")
+
+
+def check_steps(live, offline):
+    """The time steps (the computation between consecutive outermost MPI
+    calls, per pair of calls), the event feed's on both sides. The live
+    report keys them by MPI function; adaptrace-report by calling context
+    when sampling is on (these runs), so one pair of functions can be
+    several of its keys (one per call site): where the offline report
+    lists every key (its --json lists 20), the pairs must be the same,
+    each pair's instances and time the sum of its keys'; else a pair's
+    instances at least those of its keys listed. A pair that is one key
+    offline (its instances all of the pair's) must have all its figures:
+    counts, the longest instance's rank and
+    iteration, the slowest rank and the histogram exactly, the durations
+    (each one's ticks at the archive's rate) exactly, the sums within a
+    tick a step (they add in another order)."""
+    if live["time_steps_unknown"] != 0:
+        fail(f"time steps not known live: {live['time_steps_unknown']}")
+    if live["segment_count"] == 0 or offline["segment_count"] == 0:
+        fail(f"no time steps: {live['segment_count']} live, {offline['segment_count']} in adaptrace-report")
+    pairs = {}
+    for step in offline["segments"]:
+        pairs.setdefault((step["from"], step["to"]), []).append(step)
+    found = {(step["from"], step["to"]): step for step in live["segments"]}
+    if offline["segment_count"] == len(offline["segments"]):
+        if live["segment_count"] != len(pairs) or set(found) != set(pairs):
+            fail(f"time steps {sorted(found)} ({live['segment_count']}) live, {sorted(pairs)} in adaptrace-report")
+    every_key = offline["segment_count"] == len(offline["segments"])
+    compared = 0
+    for pair, step in found.items():
+        keys = pairs.get(pair)
+        if keys is None:
+            continue
+        bound = 1e-9 * step["count"]
+        listed = sum(k["count"] for k in keys)
+        if step["count"] < listed or (every_key and (step["count"] != listed or abs(
+                step["total_seconds"] - sum(k["total_seconds"] for k in keys)) > bound * 2)):
+            fail(f"time step {pair}: {step} live, {keys} in adaptrace-report")
+        if len(keys) > 1 or step["count"] != listed:
+            continue
+        key = keys[0]
+        for figure in ("count", "max_rank", "max_iteration", "slowest_rank", "histogram", "min_seconds",
+                       "median_seconds", "p95_seconds", "max_seconds"):
+            if step[figure] != key[figure]:
+                fail(f"time step {pair}, {figure}: {step[figure]} live, {key[figure]} in adaptrace-report")
+        for figure in ("total_seconds", "mean_seconds", "slowest_rank_mean_seconds"):
+            if abs(step[figure] - key[figure]) > bound:
+                fail(f"time step {pair}, {figure}: {step[figure]} live, {key[figure]} in adaptrace-report")
+        compared += 1
+    if compared == 0:
+        fail("no time step compared figure by figure")
+    print(f"time steps = adaptrace-report's: {live['segment_count']} pairs of MPI functions, "
+          f"{compared} compared figure by figure")
+
+
+def check_rates(live, offline, halvings=0):
+    """The main threads' sampling rates over time (each halving's time
+    after the run's start and its rate) and the buffer's use at each
+    halving: exactly adaptrace-report's "sampling_rates" (the buffer's
+    stamps the archive's metrics are written from, at the same rate; the
+    ranks of one host need no clock correction), with halvings or more on
+    some rank."""
+    expected = [rates for rates in offline["sampling_rates"] if rates["thread"] == 0]
+    if live["sampling_rates"] != expected:
+        fail(f"sampling rates {live['sampling_rates']} live, {expected} in adaptrace-report")
+    most = max((len(rates["steps"]) - 1 for rates in expected), default=-1)
+    if most < halvings:
+        fail(f"{most} halvings at most on a rank, the test needs {halvings}")
+    print(f"sampling rates over time = adaptrace-report's: {len(expected)} ranks, {most} halvings at most")
+
+
+def check_rates_halved(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """A run of samples on a 64 KiB buffer at 10 kHz with 1 analyzer
+    (ADAPTRACE_ONLINE_OUTPUT=trace: the buffer keeps them and halves):
+    the final live report's rates over time, with their halvings, and
+    each rank's span are adaptrace-report's of the archive."""
+    small = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="64K", ADAPTRACE_SAMPLING_RATE="10kHz")
+    archive = os.path.join(run_dir, "archive")
+    run(traced(mpiexec, launcher, archive, [program, "2", "0"]), run_dir, small)
+    check_archive(archive, otf2_print)
+    live = read_live(archive)
+    if live is None or not live["final"]:
+        fail(f"no final live report in {archive}/live: {live}")
+    offline = json.loads(subprocess.run([report, "--json", archive], stdout=subprocess.PIPE, check=True).stdout)
+    check_rates(live, offline, halvings=1)
+    check_span(live, offline, 1e-9 * sum(f["calls"] for f in live["mpi_functions"]))
 
 
 def check_written_by_analyzers(archive, stderr):
@@ -481,6 +601,19 @@ def check_behind(run_dir, mpiexec, launcher, program, report, otf2_print):
     offline = json.loads(subprocess.run([report, "--json", archive], stdout=subprocess.PIPE, check=True).stdout)
     check_matrix(live, offline)
     print(f"{as_totals} messages behind sent as totals per receiver")
+    # The time steps around the calls that went to the totals are not
+    # known (the call after them says so): every outermost call but each
+    # rank's first ends a step offline; live, each streamed one ends a
+    # step known or unknown, and the calls behind (all outermost here)
+    # end none.
+    unknown = live["time_steps_unknown"]
+    if offline["segment_count"] == len(offline["segments"]) and live["segment_count"] == len(live["segments"]):
+        known = sum(step["count"] for step in live["segments"])
+        steps = sum(step["count"] for step in offline["segments"])
+        if known + unknown + behind != steps:
+            fail(f"{known} time steps known and {unknown} unknown live, {behind} calls behind; "
+                 f"{steps} steps in adaptrace-report")
+    print(f"{unknown} time steps unknown after calls behind (none where no call was streamed after them)")
 
 
 def check_sampled(live, offline, summary):
@@ -932,14 +1065,15 @@ def check_lost_ranks_drawn(archive, page_mode, live):
         fail(f"{page} does not embed the last live/report.json")
     if page_mode == "no-chromium":
         return
-    dom = draw_live_page(page_mode, page, ["state", "mpi", "samples"]).stdout
+    dom = draw_live_page(page_mode, page, ["state", "mpi", "steps", "rates", "samples"]).stdout
     lost = re.search(r'id="analyzers-lost"[^>]*>([^<]*)<', dom)
     if lost is None or "ranks 2, 3 went on without it" not in lost.group(1):
         fail(f"the page's state does not name ranks 2 and 3 as without analyzer: {lost.group(1) if lost else None}")
     row = re.search(r'<tr class="row"><td>ranks without analyzer</td><td>([^<]*)</td>', dom)
     if row is None or not row.group(1).startswith("2 of 4: 2, 3 (lost"):
         fail(f"the page's connection table: ranks without analyzer {row.group(1) if row else None}")
-    states = dict(re.findall(r'<tr class="row"><td>(\d+)</td><td>([^<]*)</td>', dom))
+    ranks_table = re.search(r'id="ranks"[^>]*>(.*?)</div>', dom, re.DOTALL)
+    states = dict(re.findall(r'<tr class="row"><td>(\d+)</td><td>([^<]*)</td>', ranks_table.group(1) if ranks_table else ""))
     if [states.get(str(r)) for r in range(4)] != ["finished", "finished", "without analyzer", "without analyzer"]:
         fail(f"the page's rank states: {states}")
     print(f"live/report.html names ranks 2 and 3 without analyzer:{lost.group(1)}")
@@ -1104,7 +1238,7 @@ def check_page(run_dir, mpiexec, launcher, program, report, otf2_print, page_mod
     if page_mode == "no-chromium":
         print(f"{page} embeds live/report.json (no chromium: not drawn)")
         return
-    drawn = draw_live_page(page_mode, page, ["state", "mpi", "samples"])
+    drawn = draw_live_page(page_mode, page, ["state", "mpi", "steps", "rates", "samples"])
     functions = [f["name"] for f in live["mpi_functions"]]
     if table_rows(drawn.stdout, "mpi-functions") != functions:
         fail(f"MPI function rows {table_rows(drawn.stdout, 'mpi-functions')}, expected {functions}")
@@ -1120,6 +1254,21 @@ def check_page(run_dir, mpiexec, launcher, program, report, otf2_print, page_mod
     expected_imbalance = f"imbalance (max/mean) {live['rank_spread']['mpi_seconds']['imbalance']:.3f}."
     if imbalance is None or not imbalance.group(1).endswith(expected_imbalance):
         fail(f"the page's imbalance line {imbalance.group(1) if imbalance else None}, expected ...{expected_imbalance}")
+    steps = [f"{s['from']} \u2192 {s['to']}" for s in live["segments"]]
+    if not steps or table_rows(drawn.stdout, "time-steps") != steps:
+        fail(f"time step rows {table_rows(drawn.stdout, 'time-steps')}, expected {steps}")
+    rated = [str(rates["rank"]) for rates in live["sampling_rates"]]
+    if not rated or table_rows(drawn.stdout, "sampling-rates") != rated:
+        fail(f"sampling rate rows {table_rows(drawn.stdout, 'sampling-rates')}, expected {rated}")
+    computation = re.search(r'id="computation"[^>]*>([^<]*)<', drawn.stdout)
+    expected_computation = f"imbalance (max/mean) {live['rank_spread']['computation_seconds']['imbalance']:.3f}."
+    if computation is None or not computation.group(1).endswith(expected_computation):
+        fail(f"the page's computation line {computation.group(1) if computation else None}, "
+             f"expected ...{expected_computation}")
+    ranks_table = re.search(r'id="ranks"[^>]*>(.*?)</div>', drawn.stdout, re.DOTALL)
+    headers = re.findall(r"<th[^>]*>([^<]*)</th>", ranks_table.group(1)) if ranks_table else []
+    if "span seconds" not in headers or "computation seconds" not in headers:
+        fail(f"the ranks' table has no span or computation column: {headers}")
     state = re.search(r'id="state"[^>]*>([^<]*)<', drawn.stdout)
     if state is None or not state.group(1).startswith("Final"):
         fail(f"the page does not say the report is final: {state.group(1) if state else None}")
@@ -1127,7 +1276,7 @@ def check_page(run_dir, mpiexec, launcher, program, report, otf2_print, page_mod
           f"{len(sampled)} sampled functions")
 
 
-CASES = {"equal": check_equal, "families": check_families, "nested": check_nested, "samples": check_samples, "two": check_two,
+CASES = {"equal": check_equal, "rates": check_rates_halved, "families": check_families, "nested": check_nested, "samples": check_samples, "two": check_two,
          "profile": check_profile, "profile_calls": check_profile_calls, "behind": check_behind, "demo": check_demo,
          "live": check_live, "refused": check_refused, "preloaded": check_preloaded, "killed": check_killed,
          "killed-second": check_killed_second, "killed-first": check_killed_first,

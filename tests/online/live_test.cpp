@@ -74,6 +74,14 @@ adt_online_record context(uint32_t id, uint32_t parent, uint64_t key)
     return record;
 }
 
+std::string read_text(const std::string &path)
+{
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
 // Keys name their node's function: 1 "main", 2 "solve", 3 "kernel".
 const char *name_by_key(void *, uint32_t, uint32_t, uint64_t key, bool, bool *measurement)
 {
@@ -243,29 +251,156 @@ TEST_F(Live, TheReportIsRenamedIntoPlaceWithTheTotals)
     EXPECT_FALSE(std::filesystem::exists(archive + "/live/report.html")) << "no page printer, no page";
 }
 
-// Each rank's seconds in MPI and their spread over the ranks (the feed's,
-// as adaptrace-report's "rank_spread"), read at rank 0's rate.
-TEST_F(Live, TheReportHasEachRanksTimeInMpiAndItsSpread)
+// Each rank's span (its chunk headers' first and last event), seconds in
+// MPI and computation, and their spread over the ranks (the feed's, as
+// adaptrace-report's "ranks" and "rank_spread"), read at rank 0's rate.
+TEST_F(Live, TheReportHasEachRanksSpanTimeInMpiComputationAndTheirSpread)
 {
     ScratchDirectory scratch("adt-online-live-spread");
     std::string archive = scratch.path() + "/archive";
     adt_online_chunk chunk = make_chunk(0);  // 750 ticks at 1000 a second
-    ASSERT_EQ(adt_live_add_chunk(&live, 0, &chunk, chunk_bytes(2), true, error, sizeof error), 0) << error;
+    chunk.header.first_event = 300;
+    chunk.header.last_event = 1000;
+    ASSERT_EQ(adt_live_add_chunk(&live, 0, &chunk, chunk_bytes(2), false, error, sizeof error), 0) << error;
+    // The next header: a sample taken before MPI_Init's Enter came late.
+    chunk.header.first_event = 0;
+    chunk.header.last_event = 2000;
+    chunk.header.records = 0;
+    ASSERT_EQ(adt_live_add_chunk(&live, 0, &chunk, chunk_bytes(0), true, error, sizeof error), 0) << error;
     chunk = make_chunk(1);
     chunk.header.ticks_per_second = 999;  // rank 0's rate is the archive's
     chunk.header.records = 1;             // MPI_Send only: 250 ticks
+    chunk.header.first_event = 500;
+    chunk.header.last_event = 1500;
     ASSERT_EQ(adt_live_add_chunk(&live, 1, &chunk, chunk_bytes(1), true, error, sizeof error), 0) << error;
     ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &kFinal, nullptr, error, sizeof error), 0)
         << error;
     std::string report = written_report(archive);
-    EXPECT_NE(report.find("\"rank_spread\": {\"mpi_seconds\": {\"min\": 0.25, \"mean\": 0.5, \"max\": 0.75, "
-                          "\"imbalance\": 1.5}}"),
+    EXPECT_NE(report.find("\"rank_spread\": {\"span_seconds\": {\"min\": 1, \"mean\": 1.5, \"max\": 2, "
+                          "\"imbalance\": 1.33333333},\n    \"mpi_seconds\": {\"min\": 0.25, \"mean\": 0.5, "
+                          "\"max\": 0.75, \"imbalance\": 1.5},\n    \"computation_seconds\": {\"min\": 0.75, "
+                          "\"mean\": 1, \"max\": 1.25, \"imbalance\": 1.25}}"),
               std::string::npos)
         << report;
-    EXPECT_NE(report.find("{\"rank\": 0, \"connected\": true, \"finished\": true, \"mpi_seconds\": 0.75, "),
+    EXPECT_NE(report.find("{\"rank\": 0, \"connected\": true, \"finished\": true, \"span_seconds\": 2, "
+                          "\"mpi_seconds\": 0.75, \"computation_seconds\": 1.25, "),
               std::string::npos)
         << report;
-    EXPECT_NE(report.find("{\"rank\": 1, \"connected\": true, \"finished\": true, \"mpi_seconds\": 0.25, "),
+    EXPECT_NE(report.find("{\"rank\": 1, \"connected\": true, \"finished\": true, \"span_seconds\": 1, "
+                          "\"mpi_seconds\": 0.25, \"computation_seconds\": 0.75, "),
+              std::string::npos)
+        << report;
+}
+
+// The time steps: the computation from an outermost call's Leave to the
+// next one's Enter, keyed by the two functions; a nested call bounds none,
+// and the step before a call that came after calls not streamed one by one
+// is not known (counted). They travel between analyzers as words.
+TEST_F(Live, TimeStepsGoFromOneOutermostCallToTheNext)
+{
+    ScratchDirectory scratch("adt-online-live-steps");
+    std::string archive = scratch.path() + "/archive";
+    adt_online_chunk chunk = make_chunk(0);
+    chunk.header.records = 5;
+    chunk.records[0] = call(0, 100, 200, 0, 0);  // MPI_Send
+    chunk.records[1] = call(1, 310, 320, 0, 0);  // MPI_Recv inside the next call
+    chunk.records[1].flags = ADT_ONLINE_CALL_NESTED;
+    chunk.records[2] = call(2, 300, 400, 0, 0);  // MPI_Allreduce: 100 ticks after MPI_Send
+    chunk.records[3] = call(0, 700, 800, 0, 0);  // MPI_Send: 300 ticks after it
+    chunk.records[4] = call(2, 1000, 1100, 0, 0);
+    chunk.records[4].flags = ADT_ONLINE_CALL_AFTER_UNSTREAMED;
+    ASSERT_EQ(adt_live_add_chunk(&live, 0, &chunk, chunk_bytes(5), true, error, sizeof error), 0) << error;
+    ASSERT_EQ(live.steps.key_count, 2u);
+    EXPECT_EQ(live.steps.keys[0].from_call, 0u);
+    EXPECT_EQ(live.steps.keys[0].to_call, 2u);
+    ASSERT_EQ(live.steps.keys[0].count, 1u);
+    EXPECT_EQ(live.steps.keys[0].instances[0].ticks, 100u);
+    EXPECT_EQ(live.steps.keys[1].instances[0].ticks, 300u);
+    EXPECT_EQ(live.states[0].steps_unknown, 1u);
+    ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &kFinal, nullptr, error, sizeof error), 0)
+        << error;
+    std::string report = written_report(archive);
+    EXPECT_NE(report.find("\"time_steps_keyed_by\": \"mpi_function\",\n  \"time_steps_unknown\": 1,\n  "
+                          "\"segment_count\": 2,\n  \"segments\": [\n    {\"from\": \"MPI_Allreduce\", \"to\": "
+                          "\"MPI_Send\", \"count\": 1, \"total_seconds\": 0.3, "),
+              std::string::npos)
+        << report;
+    EXPECT_NE(report.find("{\"from\": \"MPI_Send\", \"to\": \"MPI_Allreduce\", \"count\": 1, "
+                          "\"total_seconds\": 0.1, "),
+              std::string::npos)
+        << report;
+    // Analyzer 0 rebuilds them from every analyzer's words.
+    size_t count = 0;
+    uint64_t *words = adt_live_steps_words(&live, &count);
+    ASSERT_NE(words, nullptr);
+    EXPECT_EQ(count, 2u * (3 + 2));
+    adt_live total{};
+    ASSERT_EQ(adt_live_create(&total, kRanks, kFunctions), 0);
+    ASSERT_EQ(adt_live_add_steps_words(&total, words, count), 0);
+    ASSERT_EQ(total.steps.key_count, 2u);
+    EXPECT_EQ(total.steps.keys[1].from_call, 2u);
+    EXPECT_EQ(total.steps.keys[1].instances[0].ticks, 300u);
+    EXPECT_EQ(total.steps.keys[1].instances[0].location, 0u);
+    EXPECT_EQ(adt_live_add_steps_words(&total, words, count - 1), -1) << "words cut short";
+    words[0] = kFunctions;
+    EXPECT_EQ(adt_live_add_steps_words(&total, words, count), -1) << "a function that is none";
+    free(words);
+    adt_live_destroy(&total);
+}
+
+// The main thread's sampling rate over time from its rate records: each
+// halving's time after the run's start (the earliest span start) and the
+// initial rate over 2^k, and the buffer's use at each halving, as
+// adaptrace-report's "sampling_rates"; a halving beyond the buffer's
+// levels is refused with its chunk.
+TEST_F(Live, RateRecordsGiveTheSamplingRateOverTime)
+{
+    ScratchDirectory scratch("adt-online-live-rates");
+    std::string archive = scratch.path() + "/archive";
+    live.states[0].rate_hz = 1000;
+    adt_online_chunk chunk = make_chunk(0);
+    chunk.header.first_event = 500;
+    chunk.header.last_event = 5000;
+    chunk.header.records = 2;
+    for (uint32_t k = 0; k < 2; k++) {
+        chunk.records[k] = adt_online_record{};
+        chunk.records[k].kind = ADT_ONLINE_RECORD_RATE;
+        chunk.records[k].id = k;
+        chunk.records[k].rate.reached = k ? 2500 : 500;
+        chunk.records[k].rate.bytes_before = k ? 65536 : 0;
+        chunk.records[k].rate.bytes_after = k ? 32768 : 0;
+    }
+    ASSERT_EQ(adt_live_add_chunk(&live, 0, &chunk, chunk_bytes(2), true, error, sizeof error), 0) << error;
+    adt_online_chunk other = make_chunk(1);  // rank 1 starts first, not sampled
+    other.header.first_event = 250;
+    other.header.last_event = 4000;
+    ASSERT_EQ(adt_live_add_chunk(&live, 1, &other, chunk_bytes(2), true, error, sizeof error), 0) << error;
+    ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &kFinal, nullptr, error, sizeof error), 0)
+        << error;
+    std::string report = written_report(archive);
+    EXPECT_NE(report.find("\"sampling_rates\": [\n    {\"rank\": 0, \"thread\": 0, \"steps\": [{\"seconds\": 0.25, "
+                          "\"hz\": 1000}, {\"seconds\": 2.25, \"hz\": 500}], \"buffer_use\": [{\"seconds\": 2.25, "
+                          "\"bytes\": 65536}, {\"seconds\": 2.25, \"bytes\": 32768}]}],"),
+              std::string::npos)
+        << report;
+    chunk.records[1].id = ADT_ONLINE_RATE_SHIFTS;
+    EXPECT_EQ(adt_live_add_chunk(&live, 0, &chunk, chunk_bytes(2), true, error, sizeof error), -1);
+    EXPECT_NE(std::string(error).find("halved 64 times"), std::string::npos) << error;
+}
+
+// Before rank 0 is heard from, the time steps of the ranks heard are read
+// at the first heard rank's rate (not left out for want of rank 0's).
+TEST_F(Live, TimeStepsShowBeforeRankZeroIsHeardFrom)
+{
+    ScratchDirectory scratch("adt-online-live-steps-early");
+    std::string archive = scratch.path() + "/archive";
+    adt_online_chunk chunk = make_chunk(1);  // MPI_Send, then MPI_Allreduce 50 ticks later
+    ASSERT_EQ(adt_live_add_chunk(&live, 1, &chunk, chunk_bytes(2), false, error, sizeof error), 0) << error;
+    ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &kRunning, nullptr, error, sizeof error), 0)
+        << error;
+    std::string report = written_report(archive);
+    EXPECT_NE(report.find("\"segment_count\": 1,\n  \"segments\": [\n    {\"from\": \"MPI_Send\", \"to\": "
+                          "\"MPI_Allreduce\", \"count\": 1, \"total_seconds\": 0.05, "),
               std::string::npos)
         << report;
 }
@@ -318,14 +453,6 @@ void print_test_page(const char *archive, const char *json, size_t length, FILE 
     fwrite(json, 1, length, out);
 }
 
-std::string read_text(const std::string &path)
-{
-    std::ifstream in(path);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
 TEST_F(Live, ThePageIsRenamedIntoPlaceWithTheReportsText)
 {
     ScratchDirectory scratch("adt-online-live-page");
@@ -336,7 +463,7 @@ TEST_F(Live, ThePageIsRenamedIntoPlaceWithTheReportsText)
                              sizeof error),
               0)
         << error;
-    std::string report = read_text(archive + "/live/report.json");
+    std::string report = written_report(archive);
     ASSERT_NE(report.find("\"name\": \"MPI_Send\""), std::string::npos) << report;
     EXPECT_EQ(read_text(archive + "/live/report.html"), "page of " + archive + ": " + report);
     EXPECT_FALSE(std::filesystem::exists(archive + "/live/.report.html.tmp"));
