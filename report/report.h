@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "feed/feed.h"
+
 /* One MPI function, summed over all ranks. seconds is exclusive: the time
  * inside the function's region less the regions nested in it. */
 struct adt_report_mpi_function {
@@ -81,40 +83,21 @@ struct adt_report_source_line {
     double self_seconds;
 };
 
-/* Equal-width bins of a segment's histogram, from its shortest instance
- * to its longest. */
-enum { ADT_REPORT_SEGMENT_BINS = 40 };
-
 /* The computation between two consecutive MPI calls of a location (the
  * outermost MPI region left, the next one entered): "one time step" of
  * the code between the two calls, summed over its instances on all
- * locations. A call is its calling context when the archive has one
- * (sampling on), else its MPI region (docs/report.md says why). The
- * quantiles are nearest-rank. */
+ * locations: the event feed's figures of its key (feed/feed.h; the
+ * histogram's bins go from its shortest instance to its longest). A call
+ * is its calling context when the archive has one (sampling on), else its
+ * MPI region (docs/report.md says why). estimated_count: of count, the
+ * instances after a location's events were folded, each the mean of its
+ * skeleton histogram (struct adt_report_folded), not measured. */
 struct adt_report_segment {
     char *from; /* the MPI function that starts it */
     char *to;   /* the MPI function that ends it */
     char *from_path; /* the calls' call paths, "main > solve > MPI_Send" */
     char *to_path;
-    uint64_t count;
-    double total_seconds;
-    double mean_seconds;
-    double min_seconds;
-    double median_seconds;
-    double p95_seconds;
-    double max_seconds;
-    /* The longest instance: its rank and iteration (the instance's
-     * number on its location, from 0). */
-    uint32_t max_rank;
-    uint32_t max_iteration;
-    /* The rank whose instances take longest on average. */
-    uint32_t slowest_rank;
-    double slowest_rank_mean_seconds;
-    /* Of count, the instances after a location's events were folded: each
-     * the mean of its skeleton histogram (struct adt_report_folded), not
-     * measured. */
-    uint64_t estimated_count;
-    uint64_t histogram[ADT_REPORT_SEGMENT_BINS];
+    adt_feed_segment_figures figures;
 };
 
 /* One value of a location's sampling rate: from seconds after the run's

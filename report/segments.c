@@ -20,21 +20,7 @@ void adt_report_segments_finish(const adt_feed_segments *segments, const uint32_
     for (size_t k = 0; k < count; k++) {
         const adt_feed_segment_figures *key = &figures[k];
         struct adt_report_segment *segment = &summed[k];
-        segment->count = key->count;
-        segment->total_seconds = key->total_seconds;
-        segment->mean_seconds = key->mean_seconds;
-        segment->min_seconds = key->min_seconds;
-        segment->median_seconds = key->median_seconds;
-        segment->p95_seconds = key->p95_seconds;
-        segment->max_seconds = key->max_seconds;
-        segment->max_rank = key->max_rank;
-        segment->max_iteration = key->max_iteration;
-        segment->slowest_rank = key->slowest_rank;
-        segment->slowest_rank_mean_seconds = key->slowest_rank_mean_seconds;
-        segment->estimated_count = key->estimated_count;
-        for (size_t bin = 0; bin < ADT_REPORT_SEGMENT_BINS; bin++) {
-            segment->histogram[bin] = key->histogram[bin];
-        }
+        segment->figures = *key;
         segment->from = name_call(name_data, key->from_call, false);
         segment->to = name_call(name_data, key->to_call, false);
         segment->from_path = name_call(name_data, key->from_call, true);
@@ -42,7 +28,7 @@ void adt_report_segments_finish(const adt_feed_segments *segments, const uint32_
     }
     free(figures);
     uint32_t *order = adt_report_order_by(summed, count, sizeof *summed,
-                                          offsetof(struct adt_report_segment, total_seconds));
+                                          offsetof(struct adt_report_segment, figures.total_seconds));
     profile->segment_count = count;
     profile->segments = calloc(count ? count : 1, sizeof *profile->segments);
     for (size_t k = 0; k < count; k++) {

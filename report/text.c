@@ -403,16 +403,17 @@ static void print_segments_text(const struct adt_report_profile *profile, FILE *
             "max s", "longest: rank/iter", "slowest rank (mean s)", "from -> to");
     for (size_t i = 0; i < at_most(profile->segment_count, TEXT_SEGMENTS); i++) {
         const struct adt_report_segment *segment = &profile->segments[i];
+        const adt_feed_segment_figures *figures = &segment->figures;
         char longest[48], slowest[48];
-        snprintf(longest, sizeof longest, "%" PRIu32 "/%" PRIu32, segment->max_rank, segment->max_iteration);
-        snprintf(slowest, sizeof slowest, "%" PRIu32 " (%.6f)", segment->slowest_rank,
-                 segment->slowest_rank_mean_seconds);
-        fprintf(out, "  %9" PRIu64 " %11.6f %11.6f %11.6f %11.6f  %-19s %-22s %s -> %s\n", segment->count,
-                segment->total_seconds, segment->median_seconds, segment->p95_seconds, segment->max_seconds, longest,
+        snprintf(longest, sizeof longest, "%" PRIu32 "/%" PRIu32, figures->max_rank, figures->max_iteration);
+        snprintf(slowest, sizeof slowest, "%" PRIu32 " (%.6f)", figures->slowest_rank,
+                 figures->slowest_rank_mean_seconds);
+        fprintf(out, "  %9" PRIu64 " %11.6f %11.6f %11.6f %11.6f  %-19s %-22s %s -> %s\n", figures->count,
+                figures->total_seconds, figures->median_seconds, figures->p95_seconds, figures->max_seconds, longest,
                 slowest, segment->from, segment->to);
-        if (segment->estimated_count > 0) {
+        if (figures->estimated_count > 0) {
             fprintf(out, "  %9s   of them %" PRIu64 " estimated (folded calls: the histogram's mean)\n", "",
-                    segment->estimated_count);
+                    figures->estimated_count);
         }
     }
 }
@@ -976,6 +977,7 @@ static void print_segments_json(const struct adt_report_profile *profile, FILE *
     fprintf(out, ",\n\"segment_count\":%zu,\"segments\":[", profile->segment_count);
     for (size_t i = 0; i < at_most(profile->segment_count, JSON_SEGMENTS); i++) {
         const struct adt_report_segment *segment = &profile->segments[i];
+        const adt_feed_segment_figures *figures = &segment->figures;
         fputs(i ? ",\n{\"from\":" : "\n{\"from\":", out);
         adt_report_print_json_string(segment->from, out);
         fputs(",\"to\":", out);
@@ -989,14 +991,14 @@ static void print_segments_json(const struct adt_report_profile *profile, FILE *
                 "\"median_seconds\":%.9g,\"p95_seconds\":%.9g,\"max_seconds\":%.9g,\"max_rank\":%" PRIu32
                 ",\"max_iteration\":%" PRIu32 ",\"slowest_rank\":%" PRIu32 ",\"slowest_rank_mean_seconds\":%.9g,"
                 "%s",
-                segment->count, segment->total_seconds, segment->mean_seconds, segment->min_seconds,
-                segment->median_seconds, segment->p95_seconds, segment->max_seconds, segment->max_rank,
-                segment->max_iteration, segment->slowest_rank, segment->slowest_rank_mean_seconds,
+                figures->count, figures->total_seconds, figures->mean_seconds, figures->min_seconds,
+                figures->median_seconds, figures->p95_seconds, figures->max_seconds, figures->max_rank,
+                figures->max_iteration, figures->slowest_rank, figures->slowest_rank_mean_seconds,
                 profile->folded.locations > 0 ? "" : "\"histogram\":");
         if (profile->folded.locations > 0) {
-            fprintf(out, "\"estimated_count\":%" PRIu64 ",\"histogram\":", segment->estimated_count);
+            fprintf(out, "\"estimated_count\":%" PRIu64 ",\"histogram\":", figures->estimated_count);
         }
-        print_u64_array(segment->histogram, ADT_REPORT_SEGMENT_BINS, out);
+        print_u64_array(figures->histogram, ADT_FEED_SEGMENT_BINS, out);
         fputc('}', out);
     }
     fputc(']', out);
