@@ -54,7 +54,6 @@ typedef struct saved_process {
     adt_defs *defs;
     adt_buffer *buffer;
     int spill_fd;
-    bool streamed_events;   /* spill_fd holds the analyzer's file of its streamed events */
     adt_image_repair repair;
     uint64_t regions_closed;
     adt_location_summary *lines;

@@ -251,7 +251,7 @@ static int copy_into_memory(int fd)
  * alone. Where a streamed chunk never reached the file (in flight at the
  * ending, or the analyzer ended first) adt_buffer_image_read cuts the
  * list there (repair.list_records_cut). -1: no spill file. */
-static int rank_spill_file(const recovery *run, saved_process *process)
+static int rank_spill_file(const recovery *run, const saved_process *process)
 {
     char path[ADT_PATH_MAX + 32];
     snprintf(path, sizeof path, ADT_ONLINE_EVENTS_FILE, run->archive_dir, process->rank);
@@ -260,10 +260,8 @@ static int rank_spill_file(const recovery *run, saved_process *process)
         return adt_buffer_image_spill_file(process->image, process->image_bytes);
     int fd = copy_into_memory(streamed);
     close(streamed);
-    if (fd >= 0 && adt_buffer_image_spill_into(process->image, process->image_bytes, fd) == 0) {
-        process->streamed_events = true;
+    if (fd >= 0 && adt_buffer_image_spill_into(process->image, process->image_bytes, fd) == 0)
         return fd;
-    }
     fprintf(stderr,
             "adaptrace-recover: rank %u: %s cannot be read with its spilled events (%s); its events streamed to "
             "the analyzer are left out\n",
@@ -325,7 +323,7 @@ int adt_recover_rebuild(recovery *run, saved_process *process)
         return adt_recover_left_out(process, error);
     if (process->repair.list_records_cut > 0)
         fprintf(stderr,
-                "adaptrace-recover: rank %u: %llu events of its main thread are missing from the archive: a chunk "
+                "adaptrace-recover: rank %u: %llu events are missing from the archive: a chunk "
                 "of them that left its buffer is not in " ADT_ONLINE_EVENTS_FILE
                 " (streamed to its analyzer: in flight at the ending, or the analyzer ended first), and the "
                 "events after it are left out with it\n",

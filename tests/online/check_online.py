@@ -1259,7 +1259,7 @@ def check_recovered_events(run_dir, mpiexec, launcher, program, report, otf2_pri
         fail(f"summary.json counts {ending['streamed_events_missing']} streamed events missing, expected 0")
     print(f"recovered: every call of the {rounds} rounds on both ranks; {ending['records_cut']} records cut")
     recovered = recover_balanced(launcher, cut, small, otf2_print)
-    said = re.findall(r"rank 0: (\d+) events of its main thread are missing from the archive", recovered.stderr)
+    said = re.findall(r"rank 0: (\d+) events are missing from the archive", recovered.stderr)
     ending = json.load(open(os.path.join(cut, "summary.json")))["ending"]
     if len(said) != 1 or int(said[0]) != ending["streamed_events_missing"] or int(said[0]) == 0:
         fail(f"rank 0's file cut: expected one line saying how many of its events are missing, as summary.json "
