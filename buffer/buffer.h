@@ -381,6 +381,12 @@ typedef bool (*adt_record_check)(const adt_location *location, const adt_record_
 typedef struct adt_image_repair {
     uint64_t chains_cut;   /* chains that ended in a chunk or record not whole */
     uint64_t records_cut;  /* records their bookkeeping counted beyond the cut */
+    /* Of records_cut, those of a location's list of chunks that left the
+     * arena (spilled, or streamed: adt_buffer_take_event_chunks) cut at a
+     * chunk or record not whole in the spill file given, most often a
+     * streamed chunk that never reached the receiver's file, with the
+     * location's events in memory that followed them. */
+    uint64_t list_records_cut;
 } adt_image_repair;
 
 /* Rebuilds a buffer from an image of `bytes` bytes: every chain is followed

@@ -346,8 +346,10 @@ static bool rebuild_spill(image_reading *reading, adt_location *location, uint64
     location->spilled_records = records;
     location->streamed_records = 0;
     location->spilled_bytes = chunks * chunk_bytes;
-    if (saved_records > records)
+    if (saved_records > records) {
         reading->repair->records_cut += saved_records - records;
+        reading->repair->list_records_cut += saved_records - records;
+    }
     return whole_list;
 }
 
@@ -357,6 +359,7 @@ static void drop_chain(image_reading *reading, adt_chain *chain)
 {
     reading->repair->chains_cut++;
     reading->repair->records_cut += chain->records;
+    reading->repair->list_records_cut += chain->records;
     adt_chain_init(chain);
 }
 
@@ -623,6 +626,7 @@ int adt_buffer_adopt_spill_file(adt_location *location, int fd, adt_image_repair
     if (!rebuild_spill(&reading, location, &last_time)) {
         repair->chains_cut++;
         repair->records_cut += location->events.records;
+        repair->list_records_cut += location->events.records;
         adt_chain_release(buffer, &location->events);
     }
     if (spill_bytes > 0)

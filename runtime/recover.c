@@ -28,8 +28,10 @@
  *    and why skeleton.adts is missing, if it is. The skeleton file is
  *    written first into the rescue directory and moved into the archive
  *    once that exists (the writer makes it whole, then renames it).
- * 5. Remove the rescue files, and temporary directories that a killed
- *    final write left behind.
+ * 5. Remove the rescue files, the ranks' files of event chunks streamed
+ *    to the online analyzers (<archive>.events, read in step 2 as their
+ *    spill files), and temporary directories that a killed final write
+ *    left behind.
  *
  * Files: this one runs the steps and holds 4 and 5; recover_read.c step 1,
  * recover_rebuild.c steps 2 and 3 (recover_internal.h, their shared state).
@@ -131,7 +133,8 @@ static void describe_ending(recovery *run)
         }
         ending->ranks_saved++;
         ending->regions_closed += process->regions_closed;
-        ending->records_cut += process->repair.records_cut;
+        ending->records_cut += process->repair.records_cut - process->repair.list_records_cut;
+        ending->streamed_events_missing += process->repair.list_records_cut;
         int64_t offset = process->header->has_clock_offset ? process->header->clock_offset.offset : 0;
         int64_t time = (int64_t)process->header->end_time + offset;
         /* A snapshot is not an ending: an ending anywhere is the run's. */
@@ -432,6 +435,10 @@ int adt_recover_run(const char *archive_dir, bool quiet)
     }
     if (result == 0) {
         remove_abandoned_writes(archive_dir);
+        adt_remove_tree(directory);
+        /* The ranks' files of streamed event chunks are in the archive
+         * now, as at a normal end (online/archive.c). */
+        snprintf(directory, sizeof directory, ADT_ONLINE_EVENTS_DIRECTORY, archive_dir);
         adt_remove_tree(directory);
     }
     free_recovery(&run);

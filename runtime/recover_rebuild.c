@@ -14,9 +14,15 @@
  * Execution context: adaptrace-recover, a process of its own (no MPI, no
  * measurement); normal code.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "recover_internal.h"
 #include "sampler/sampler.h"
@@ -216,6 +222,55 @@ static void recount(saved_process *process)
     counters->location_entries = process->lines != NULL ? count : 0;
 }
 
+/* fd's bytes copied into a file in memory (memfd): the recovery may
+ * rewrite the copy where it cuts a list, never the file it read, so that
+ * a recovery run again after a failed one reads the same. -1 with errno. */
+static int copy_into_memory(int fd)
+{
+    struct stat file;
+    int copy = fstat(fd, &file) == 0 ? memfd_create("adaptrace-streamed-events", MFD_CLOEXEC) : -1;
+    off_t offset = 0;
+    while (copy >= 0 && offset < file.st_size) {
+        ssize_t sent = sendfile(copy, fd, &offset, (size_t)(file.st_size - offset));
+        if (sent > 0 || (sent < 0 && errno == EINTR))
+            continue;
+        if (sent == 0)
+            errno = EIO; /* the file got shorter while it was copied */
+        close(copy);
+        copy = -1;
+    }
+    return copy;
+}
+
+/* The spill file the rank's image's lists refer to: where the rank
+ * streamed full event chunks to its analyzer during an online run (issue
+ * #28), a copy of the file the analyzer wrote them into
+ * (ADT_ONLINE_EVENTS_FILE beside the archive) with the image's spilled
+ * chunks written in at their places, as analyzer 0 reads it at a normal
+ * end (adt_buffer_image_spill_into); else the image's spill contents
+ * alone. Where a streamed chunk never reached the file (in flight at the
+ * ending, or the analyzer ended first) adt_buffer_image_read cuts the
+ * list there (repair.list_records_cut). -1: no spill file. */
+static int rank_spill_file(const recovery *run, const saved_process *process)
+{
+    char path[ADT_PATH_MAX + 32];
+    snprintf(path, sizeof path, ADT_ONLINE_EVENTS_FILE, run->archive_dir, process->rank);
+    int streamed = open(path, O_RDONLY | O_CLOEXEC);
+    if (streamed < 0)
+        return adt_buffer_image_spill_file(process->image, process->image_bytes);
+    int fd = copy_into_memory(streamed);
+    close(streamed);
+    if (fd >= 0 && adt_buffer_image_spill_into(process->image, process->image_bytes, fd) == 0)
+        return fd;
+    fprintf(stderr,
+            "adaptrace-recover: rank %u: %s cannot be read with its spilled events (%s); its events streamed to "
+            "the analyzer are left out\n",
+            process->rank, path, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    return adt_buffer_image_spill_file(process->image, process->image_bytes);
+}
+
 int adt_recover_rebuild(recovery *run, saved_process *process)
 {
     char error[512];
@@ -257,7 +312,7 @@ int adt_recover_rebuild(recovery *run, saved_process *process)
                  (unsigned long long)process->counters.arena_bytes, (unsigned long long)process->counters.chunk_bytes);
         return adt_recover_left_out(process, error);
     }
-    process->spill_fd = adt_buffer_image_spill_file(process->image, process->image_bytes);
+    process->spill_fd = rank_spill_file(run, process);
     /* One chunk per location more: room for the records that close it. */
     record_checking checking = { .defs = process->defs };
     process->buffer = adt_buffer_image_read(process->image, process->image_bytes, 1,
@@ -266,6 +321,14 @@ int adt_recover_rebuild(recovery *run, saved_process *process)
     free(checking.open.stack);
     if (process->buffer == NULL)
         return adt_recover_left_out(process, error);
+    if (process->repair.list_records_cut > 0)
+        fprintf(stderr,
+                "adaptrace-recover: rank %u: %llu events are missing from the archive: a chunk "
+                "of them that left its buffer is not in " ADT_ONLINE_EVENTS_FILE
+                " (streamed to its analyzer: in flight at the ending, or the analyzer ended first), and the "
+                "events after it are left out with it\n",
+                process->rank, (unsigned long long)process->repair.list_records_cut, run->archive_dir,
+                process->rank);
     /* Counted before the ending's own records are added. */
     recount(process);
     for (size_t i = 0; i < adt_buffer_location_count(process->buffer); i++)

@@ -344,6 +344,11 @@ typedef struct adt_run_ending {
     uint64_t regions_closed;    /* open at the ending, closed at its time */
     uint64_t messages_unmatched;/* point-to-point messages whose other side is not in the trace */
     uint64_t records_cut;       /* records a thread was writing when its process saved */
+    /* Events of a rank's list of chunks that left its buffer (streamed to
+     * its analyzer, or spilled) that are not in its files: a streamed
+     * chunk that never reached the analyzer's file cuts the list there,
+     * the events after it with it (adt_image_repair.list_records_cut). */
+    uint64_t streamed_events_missing;
     /* The skeletons: the saved ranks by whether their rescue file holds
      * theirs (adt_skeleton_saved), and whether skeleton.adts was written
      * from them (only when every rank's is there), else why not. */

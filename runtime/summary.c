@@ -472,10 +472,11 @@ static void write_json_ending(FILE *out, const adt_run_ending *ending)
     fprintf(out,
             ", \"after_s\": %.3f, \"ranks_saved\": %u, \"ranks\": %u, \"ranks_not_saved\": [%s], "
             "\"saves_cut_short\": %u, \"regions_closed\": %llu, \"messages_unmatched\": %llu, "
-            "\"records_cut\": %llu}",
+            "\"records_cut\": %llu, \"streamed_events_missing\": %llu}",
             ending->after_seconds, ending->ranks_saved, ending->ranks_total, ending->ranks_missing,
             ending->saves_cut_short, (unsigned long long)ending->regions_closed,
-            (unsigned long long)ending->messages_unmatched, (unsigned long long)ending->records_cut);
+            (unsigned long long)ending->messages_unmatched, (unsigned long long)ending->records_cut,
+            (unsigned long long)ending->streamed_events_missing);
     fprintf(out, ",\n  \"ending_skeleton\": {\"written\": %s, \"problem\": ", ending->skeleton_written ? "true" : "false");
     write_json_string(out, ending->skeleton_problem);
     fprintf(out, ", \"ranks_by_cause\": {");
@@ -718,10 +719,13 @@ static void print_ending(const adt_run_ending *ending)
             ending->after_seconds, ending->ranks_saved, ending->ranks_total, ending->ranks_total == 1 ? "" : "s",
             missing, cut_short);
     adt_log("recovered: %llu region%s still open at the ending closed there; %llu point-to-point message%s "
-            "without their other side; %llu record%s cut that a thread was writing at the save",
+            "without their other side; %llu record%s cut that a thread was writing at the save; %llu event%s "
+            "missing after a chunk that left a buffer and is not in the files (streamed to an analyzer that "
+            "did not write it)",
             (unsigned long long)ending->regions_closed, ending->regions_closed == 1 ? "" : "s",
             (unsigned long long)ending->messages_unmatched, ending->messages_unmatched == 1 ? "" : "s",
-            (unsigned long long)ending->records_cut, ending->records_cut == 1 ? "" : "s");
+            (unsigned long long)ending->records_cut, ending->records_cut == 1 ? "" : "s",
+            (unsigned long long)ending->streamed_events_missing, ending->streamed_events_missing == 1 ? "" : "s");
 }
 
 /* adaptrace's estimated cost per rank: every rank's when they are few,

@@ -774,6 +774,8 @@ TEST(BufferStream, StreamedAndSpilledChunksReadBackInOrder)
     ASSERT_NE(read, nullptr) << error;
     EXPECT_GE(repair.chains_cut, 1u);
     EXPECT_GT(repair.records_cut, 0u);
+    EXPECT_EQ(repair.list_records_cut, repair.records_cut)
+        << "every record cut is the list's, or an event in memory after it (adaptrace-recover's own cause)";
     adt_reader *reader = adt_reader_open(adt_buffer_location_at(read, 0));
     ASSERT_NE(reader, nullptr);
     adt_record_view view;
@@ -910,6 +912,7 @@ TEST(BufferStream, AStreamedChunkMissingFromTheAdoptedFileCutsTheEventsThere)
     adt_location_stats stats = location_stats(a.location);
     EXPECT_EQ(stats.events.records, 0u) << "the events in memory came after the gap";
     EXPECT_EQ(stats.spilled_records + repair.records_cut, a.stored.size());
+    EXPECT_EQ(repair.list_records_cut, repair.records_cut) << "all cut with the list or after it";
     std::vector<ModelRecord> prefix(a.stored.begin(), a.stored.begin() + (long)stats.spilled_records);
     ASSERT_FALSE(prefix.empty());
     expect_readout(a.location, prefix);

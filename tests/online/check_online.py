@@ -84,6 +84,16 @@ CASE:
            analyzer with SIGTERM, and analyzer 0 writes a last live report
            of what it received that says so (ended_by, no rank finished),
            with the page beside it where the build has one.
+  recovered-events  the events-streamed run (64 KiB buffers, 3,000 rounds)
+           then computing, ended by SIGTERM to the ranks once the rounds are
+           done: adaptrace-recover rebuilds the archive from the rescue
+           files and the analyzer's files of streamed event chunks; every
+           location runs from MPI_Init's Enter, balanced, and holds every
+           MPI call of the 3,000 rounds (streamed during the run); the
+           files of streamed events are gone once recovered. A copy with
+           rank 0's file cut in half recovers with rank 0's list cut
+           there, the events missing said in one line and counted in
+           summary.json.
   page     the final live/report.html beside live/report.json embeds the
            same report and loads nothing; with PAGE a chromium, a headless
            browser draws its sections without a console message, a row per
@@ -1178,6 +1188,109 @@ def check_rank_killed(run_dir, mpiexec, launcher, program, report, otf2_print):
     print(said[0])
 
 
+def check_recovered_events(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """A rank's full event chunks streamed to its analyzer during the run
+    are in the archive adaptrace-recover writes after the job was ended
+    (SIGTERM to the ranks): the rounds' calls left the 64 KiB buffers for the
+    analyzer's file of streamed events long before the end, and the
+    recovery reads that file as each rank's spill file."""
+    small = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="64K", ADAPTRACE_SAMPLING="off")
+    rounds = 3000
+    archive = os.path.join(run_dir, "archive")
+    command = traced(mpiexec, launcher, archive, ["--live-interval", "1", program, "60", str(rounds)])
+    # Per rank, the rounds' calls: MPI_Send, MPI_Recv, MPI_Irecv, MPI_Isend,
+    # MPI_Waitall and MPI_Allreduce each once a round.
+    rounds_calls = {"MPI_Send": rounds, "MPI_Recv": rounds, "MPI_Irecv": rounds, "MPI_Isend": rounds,
+                    "MPI_Waitall": rounds}
+
+    def end_after_rounds(process):
+        # The rounds are done once both ranks' MPI_Bcast, after them, is
+        # in the live report; then the ranks compute for 60 s.
+        while process.poll() is None:
+            live = read_live(archive)
+            if live is not None and any(f["name"] == "MPI_Bcast" and f["calls"] >= 2 for f in live["mpi_functions"]):
+                break
+            time.sleep(0.1)
+        time.sleep(2)
+        # SIGTERM to each rank, as a batch system ends a job: through
+        # mpirun, the analyzer may end first, and mpirun then kills the
+        # ranks (SIGKILL) before a rank that had not yet begun its save
+        # could save (1 run in 5 here).
+        ranks = [pid for pid, name in descendants(process.pid).items() if name == program]
+        if len(ranks) != 2:
+            fail(f"expected the 2 ranks of {program} below the run, found {ranks}")
+        for rank in ranks:
+            os.kill(rank, signal.SIGTERM)
+
+    status, text = run_acting(command, run_dir, end_after_rounds, small)
+    if status == 0:
+        fail("the run exited with 0 after SIGTERM")
+    rescue = archive + ".rescue"
+    saved = sorted(os.listdir(rescue)) if os.path.isdir(rescue) else []
+    if saved != ["rank-0.adtr", "rank-1.adtr"]:
+        fail(f"expected the rescue files of ranks 0 and 1, found {saved}")
+    streamed = sorted(os.listdir(archive + ".events")) if os.path.isdir(archive + ".events") else []
+    if streamed != ["rank-0", "rank-1"]:
+        fail(f"expected the analyzer's files of streamed events of ranks 0 and 1, found {streamed}")
+    # A copy whose rank 0 file lost its second half: a chunk that never
+    # reached the analyzer's file.
+    cut = os.path.join(run_dir, "cut", "archive")
+    os.makedirs(os.path.dirname(cut))
+    shutil.copytree(archive + ".rescue", cut + ".rescue")
+    shutil.copytree(archive + ".events", cut + ".events")
+    kept = os.path.getsize(os.path.join(cut + ".events", "rank-0")) // 2
+    os.truncate(os.path.join(cut + ".events", "rank-0"), kept)
+    recovered = recover_balanced(launcher, archive, small, otf2_print)
+    if "missing from the archive" in recovered.stderr:
+        fail("adaptrace-recover says that events are missing though the analyzer wrote every chunk")
+    found = archive_calls_per_rank(archive)
+    for rank in (0, 1):
+        for name, calls in rounds_calls.items():
+            if found.get((rank, name), (0,))[0] != calls:
+                fail(f"rank {rank}: {found.get((rank, name), (0,))[0]} {name} calls in the recovered archive, "
+                     f"{calls} were made (streamed during the run)")
+        if found.get((rank, "MPI_Allreduce"), (0,))[0] < rounds:
+            fail(f"rank {rank}: {found.get((rank, 'MPI_Allreduce'), (0,))[0]} MPI_Allreduce calls in the "
+                 f"recovered archive, at least {rounds} were made")
+    if os.path.exists(archive + ".events"):
+        fail(f"{archive}.events stayed after the recovery: {os.listdir(archive + '.events')}")
+    ending = json.load(open(os.path.join(archive, "summary.json")))["ending"]
+    if ending["streamed_events_missing"] != 0:
+        fail(f"summary.json counts {ending['streamed_events_missing']} streamed events missing, expected 0")
+    print(f"recovered: every call of the {rounds} rounds on both ranks; {ending['records_cut']} records cut")
+    recovered = recover_balanced(launcher, cut, small, otf2_print)
+    said = re.findall(r"rank 0: (\d+) events are missing from the archive", recovered.stderr)
+    ending = json.load(open(os.path.join(cut, "summary.json")))["ending"]
+    if len(said) != 1 or int(said[0]) != ending["streamed_events_missing"] or int(said[0]) == 0:
+        fail(f"rank 0's file cut: expected one line saying how many of its events are missing, as summary.json "
+             f"({ending['streamed_events_missing']}), found {said}")
+    left = archive_calls_per_rank(cut)
+    if not 0 < left.get((0, "MPI_Send"), (0,))[0] < rounds or left.get((1, "MPI_Send"), (0,))[0] != rounds:
+        fail(f"rank 0's file cut: {left.get((0, 'MPI_Send'))} MPI_Send calls of rank 0, "
+             f"{left.get((1, 'MPI_Send'))} of rank 1; expected some of {rounds} and all")
+    print(f"rank 0's file cut at {kept} bytes: {said[0]} events missing, as summary.json says")
+
+
+def recover_balanced(launcher, archive, environment, otf2_print):
+    """adaptrace-recover run on archive (0 expected); its archive passes
+    otf2-print and each location runs from MPI_Init's Enter, its Enters
+    and Leaves balanced. Returns the recovery's completed process."""
+    recover = os.path.join(os.path.dirname(launcher), "adaptrace-recover")
+    recovered = subprocess.run([recover, archive], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                               env=environment, timeout=RUN_LIMIT_S)
+    sys.stderr.write(recovered.stderr)
+    if recovered.returncode != 0:
+        fail(f"adaptrace-recover {archive} exited with {recovered.returncode}")
+    check_archive(archive, otf2_print)
+    for location, records in records_per_location(archive).items():
+        regions = [record for record in records if record[0].endswith(("Enter", "Leave"))]
+        enters = sum(record[0].endswith("Enter") for record in regions)
+        if not regions or regions[0][1:2] != ("MPI_Init",) or enters * 2 != len(regions):
+            fail(f"{location} of {archive}: the events do not run from MPI_Init's Enter, balanced: {regions[:2]} "
+                 f"... {regions[-2:]}, {enters} Enters of {len(regions)}")
+    return recovered
+
+
 HEADLESS = ["--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--window-size=1300,2400"]
 
 
@@ -1282,7 +1395,7 @@ CASES = {"equal": check_equal, "rates": check_rates_halved, "families": check_fa
          "killed-second": check_killed_second, "killed-first": check_killed_first,
          "killed-middle": check_killed_middle,
          "unwritten": check_unwritten, "events-streamed": check_events_streamed,
-         "rank-killed": check_rank_killed, "page": check_page}
+         "rank-killed": check_rank_killed, "recovered-events": check_recovered_events, "page": check_page}
 
 if __name__ == "__main__":
     if len(sys.argv) != (9 if sys.argv[1:2] in (["page"], ["killed-second"]) else 8) or sys.argv[1] not in CASES:
