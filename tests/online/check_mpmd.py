@@ -66,14 +66,22 @@ def archive_world(archive):
         return ranks, len(worlds[0].group.members)
 
 
-def check_world(run_dir, mpiexec, launcher, program, report, otf2_print,
-                functions=("MPI_Allreduce", "MPI_Bcast", "MPI_Sendrecv", "MPI_Comm_dup", "MPI_Comm_split",
-                           "MPI_Comm_group", "MPI_Comm_compare")):
+def run_untraced(run_dir, mpiexec, program):
+    """Runs program untraced on 2 ranks, writing what it notes into
+    run_dir/untraced; returns that folder and run_dir/traced, made for the
+    traced run to note into, which is compared with it."""
     untraced, traced = os.path.join(run_dir, "untraced"), os.path.join(run_dir, "traced")
     os.makedirs(untraced)
     os.makedirs(traced)
     subprocess.run([WATCHDOG, str(WATCHDOG_S), mpiexec, "--oversubscribe", "-np", "2", program, untraced],
                    env=ENVIRONMENT, check=True, timeout=check_online.RUN_LIMIT_S)
+    return untraced, traced
+
+
+def check_world(run_dir, mpiexec, launcher, program, report, otf2_print,
+                functions=("MPI_Allreduce", "MPI_Bcast", "MPI_Sendrecv", "MPI_Comm_dup", "MPI_Comm_split",
+                           "MPI_Comm_group", "MPI_Comm_compare")):
+    untraced, traced = run_untraced(run_dir, mpiexec, program)
     archive = os.path.join(run_dir, "archive")
     check_online.check_equal(run_dir, mpiexec, launcher, program, report, otf2_print,
                              expected_functions=functions,
@@ -128,11 +136,7 @@ def check_unmeasured(run_dir, mpiexec, launcher, program, report, otf2_print):
     """libadaptrace.so preloaded into the application with a bad
     ADAPTRACE_* value (adaptrace does not measure it): its world is
     narrowed all the same, and the analyzer is let go."""
-    untraced, traced = os.path.join(run_dir, "untraced"), os.path.join(run_dir, "traced")
-    os.makedirs(untraced)
-    os.makedirs(traced)
-    subprocess.run([WATCHDOG, str(WATCHDOG_S), mpiexec, "--oversubscribe", "-np", "2", program, untraced],
-                   env=ENVIRONMENT, check=True, timeout=check_online.RUN_LIMIT_S)
+    untraced, traced = run_untraced(run_dir, mpiexec, program)
     library = os.path.join(os.path.dirname(launcher), "..", "lib", "libadaptrace.so")
     stderr = run([WATCHDOG, str(WATCHDOG_S), mpiexec, "--oversubscribe", "-np", "2", "env", f"LD_PRELOAD={library}",
                   "ADAPTRACE_SAMPLING_RATE=fast", program, traced, ":", "-np", "1", analyzer_of(launcher)], run_dir)
@@ -150,11 +154,7 @@ def check_preloaded(run_dir, mpiexec, launcher, program, report, otf2_print):
     exports LD_PRELOAD to every task): it stays inert there, and the
     analyzer joins the launch as an analyzer, not as an application
     process."""
-    untraced, traced = os.path.join(run_dir, "untraced"), os.path.join(run_dir, "traced")
-    os.makedirs(untraced)
-    os.makedirs(traced)
-    subprocess.run([WATCHDOG, str(WATCHDOG_S), mpiexec, "--oversubscribe", "-np", "2", program, untraced],
-                   env=ENVIRONMENT, check=True, timeout=check_online.RUN_LIMIT_S)
+    untraced, traced = run_untraced(run_dir, mpiexec, program)
     archive = os.path.join(run_dir, "archive")
     library = os.path.join(os.path.dirname(launcher), "..", "lib", "libadaptrace.so")
     command = mpmd(mpiexec, launcher, archive, [program, traced], ranks=2, analyzers=1)
