@@ -159,13 +159,16 @@ static OTF2_ErrorCode write_sample(stream *s, uint64_t time, const adt_record_vi
      * n ≡ 0 mod 2^k, so every retained sample, whatever rate it was taken
      * at, stands for 2^k initial periods of its thread's time. Its
      * generator is that period (docs/otf2-records.md), so that samples ×
-     * period adds up to the sampled time. Generator ids are shifts here,
-     * mapped to global ids by the location's mapping table
-     * (adt_writer_write_local_definitions). */
-    s->summary.rate_shifts |= 1ull << s->final_shift;
+     * period adds up to the sampled time. A sample in the event chain
+     * (streamed with the events, ADAPTRACE_ONLINE_OUTPUT=trace: no level,
+     * no halving removes it) stands for the 2^j periods of the shift j it
+     * was taken at. Generator ids are shifts here, mapped to global ids
+     * by the location's mapping table (adt_writer_write_local_definitions). */
+    unsigned weight = record->level == ADT_EVENT_LEVEL ? rec->rate_shift : s->final_shift;
+    s->summary.rate_shifts |= 1ull << weight;
     uint32_t distance = adt_writer_unwind_distance(s->w, s->prev_cc, rec->calling_context);
     s->prev_cc = rec->calling_context;
-    return OTF2_EvtWriter_CallingContextSample(s->out, NULL, time, cc, distance, s->final_shift);
+    return OTF2_EvtWriter_CallingContextSample(s->out, NULL, time, cc, distance, weight);
 }
 
 static OTF2_ErrorCode write_rate(stream *s, uint64_t time, unsigned shift)

@@ -17,6 +17,7 @@
 #include "comms.h"
 #include "fold.h"
 #include "online/online.h"
+#include "sampler/sampler.h"
 
 /* ---- a call's records --------------------------------------------------- */
 
@@ -29,6 +30,7 @@
 static inline void adt_mpi_append_record(const adt_mpi_call *call, adt_record_kind kind, const void *payload,
                                          uint32_t size, int32_t own_rank)
 {
+    adt_sampler_keep_tapped(call->location, call->time); /* as before the call's Enter (setup.h) */
     if (!adt_online_unbuffered())
         adt_buffer_append_event(call->location, (uint16_t)kind, call->time, payload, size);
     if (adt_mpi_folding)

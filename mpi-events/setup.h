@@ -111,6 +111,9 @@ static inline __attribute__((always_inline)) adt_mpi_call adt_mpi_enter(adt_loca
     /* The stream's frame first: it decides whether the call's records
      * stay out of the buffer (adt_online_unbuffered). */
     adt_online_enter(call.time);
+    /* The samples the tap keeps in the event chain go before the record
+     * (ADAPTRACE_ONLINE_OUTPUT=trace; one relaxed load otherwise). */
+    adt_sampler_keep_tapped(location, call.time);
     if (!adt_online_unbuffered())
         adt_buffer_append_event(location, ADT_REC_ENTER, call.time, &record, sizeof record);
     return call;
@@ -140,6 +143,7 @@ static inline void adt_mpi_leave(const adt_mpi_call *call, adt_mpi_function func
 {
     adt_rec_region record = { adt_mpi_region_ids[function], call->context };
     /* Asked before adt_online_leave closes the call's frame. */
+    adt_sampler_keep_tapped(call->location, call->time);
     if (!adt_online_unbuffered())
         adt_buffer_append_event(call->location, ADT_REC_LEAVE, call->time, &record, sizeof record);
     adt_online_leave((uint32_t)function, call->time);

@@ -214,12 +214,13 @@ static bool introduce(uint32_t rank, const adt_config *config, const uint32_t *m
 static uint64_t samples_before_no_stream;
 
 /* No stream: the buffer keeps the samples again, and those the tap took
- * instead of it are counted. */
+ * instead of it are counted (profile) or stay in the tap until the event
+ * chain keeps them at the thread's next event (trace). */
 static void without_stream(const adt_config *config)
 {
+    adt_sampler_tap_replace_buffer(false);
     if (config->online_output != ADT_ONLINE_OUTPUT_PROFILE)
         return;
-    adt_sampler_tap_replace_buffer(false);
     adt_sampler_tapped sample;
     while (adt_sampler_tap_peek(&sample)) {
         samples_before_no_stream++;
@@ -235,8 +236,14 @@ void adt_online_start(const adt_config *config, const adt_online_mpmd *mpmd, uin
                       const char *archive_dir, const uint32_t *mpi_regions, uint32_t mpi_functions,
                       uint64_t init_enter, adt_location *location)
 {
-    if (config == NULL || (config->analyzers == 0 && mpmd->other == MPI_COMM_NULL))
+    if (config == NULL)
         return;
+    /* A ring opened at start-up for an MPMD launch that holds no
+     * analyzer: the buffer keeps the samples from now on. */
+    if (config->analyzers == 0 && mpmd->other == MPI_COMM_NULL) {
+        without_stream(config);
+        return;
+    }
     start(config, mpmd, rank, size, archive_dir, mpi_regions, mpi_functions, init_enter, location);
     if (analyzers == MPI_COMM_NULL || !atomic_load(&adt_online_on))
         without_stream(config);
@@ -353,12 +360,16 @@ void adt_online_finish(adt_online_stats *stats)
 {
     *stats = (adt_online_stats){ 0 };
     stats->samples_unstreamed[ADT_ONLINE_SAMPLE_LOSS_ANALYZER_LOST] = samples_before_no_stream;
+    stats->samples_unstreamed[ADT_ONLINE_SAMPLE_LOSS_EVENTS_STOPPED] = adt_sampler_tap_events_stopped();
     if (analyzers == MPI_COMM_NULL)
         return;
     /* The sampler stops here, so that the samples the archive holds are
      * those the stream took from the tap (its last ones go in the last
      * chunk). */
     adt_sampler_stop_all();
+    /* The last samples into the event chain (trace), after MPI_Finalize's
+     * Leave: the end state ships them. */
+    adt_sampler_keep_tapped(events_location, UINT64_MAX);
     uint64_t second = adt_clock_resolution();
     bool sent = adt_online_stream_close(SEND_WAIT_SECONDS * second, stats);
     stats->profile_only = profile_only;

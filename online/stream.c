@@ -235,6 +235,7 @@ static void samples_unstreamed(uint64_t losses[ADT_ONLINE_SAMPLE_LOSS_COUNT])
 {
     adt_sampler_tap_losses(&losses[ADT_ONLINE_SAMPLE_LOSS_RING_FULL], &losses[ADT_ONLINE_SAMPLE_LOSS_OTHER_THREAD]);
     losses[ADT_ONLINE_SAMPLE_LOSS_ANALYZER_LOST] = stream.samples_lost;
+    losses[ADT_ONLINE_SAMPLE_LOSS_EVENTS_STOPPED] = adt_sampler_tap_events_stopped();
 }
 
 /* The sent messages not streamed so far, by cause. */

@@ -72,7 +72,7 @@ typedef enum adt_online_loss {
  * the analyzer, X(cause, key, words) as above
  * (online_samples_not_streamed_by_cause); it is in the archive all the
  * same (with ADAPTRACE_ONLINE_OUTPUT=profile: in the buffer, which is not
- * written). */
+ * written), unless said otherwise. */
 #define ADT_ONLINE_SAMPLE_LOSSES(X)                                                                              \
     /* the rank's ring of samples not yet sent was full (samples are sent */                                     \
     /* from its MPI calls: a long stretch without one, or every chunk in */                                      \
@@ -81,7 +81,14 @@ typedef enum adt_online_loss {
     X(ANALYZER_LOST, "analyzer_lost",                                                                          \
       "samples not streamed because the analyzer was lost or did not take them by the end")                   \
     /* taken on a thread other than the one that called MPI_Init */                                              \
-    X(OTHER_THREAD, "other_thread", "samples not streamed because a thread other than MPI_Init's took them")
+    X(OTHER_THREAD, "other_thread", "samples not streamed because a thread other than MPI_Init's took them")  \
+    /* ADAPTRACE_ONLINE_OUTPUT=trace: the thread's event chain, which */                                         \
+    /* keeps the samples the stream takes so that its chunks carry them */                                       \
+    /* to the archive, had stopped taking events (the flush policy's */                                          \
+    /* last resort, or folding): in no archive; the buffer's levels take */                                      \
+    /* the later samples */                                                                                      \
+    X(EVENTS_STOPPED, "events_stopped",                                                                        \
+      "samples not in the archive because their thread's events had stopped (the event chain keeps them)")
 
 typedef enum adt_online_sample_loss {
 #define ADT_ONLINE_SAMPLE_LOSS_ENUM(name, key, words) ADT_ONLINE_SAMPLE_LOSS_##name,

@@ -389,22 +389,26 @@ static bool launcher_starts_several_programs(void)
     return programs != NULL && strtol(programs, NULL, 10) > 1;
 }
 
-/* With analyzers, the main thread's samples also go to the tap from
- * which MPI_Init's stream takes them (online/, issue #28), from its first
- * one: the live report's samples are the archive's. With
- * ADAPTRACE_ONLINE_OUTPUT=profile they go there instead of the buffer
- * from the first one too (MPI_Init, which spawns the analyzers, is long):
- * MPI_Init gives them back to the buffer where no analyzer starts.
- * Analyzers are expected where ADAPTRACE_ANALYZERS is set or the launcher
- * starts several programs (an MPMD launch may hold them). */
+/* With analyzers, the main thread's samples go to the tap from which
+ * MPI_Init's stream takes them (online/, issue #28), from its first one,
+ * instead of the buffer's levels (MPI_Init, which spawns the analyzers,
+ * is long): the live report's samples are the archive's. With
+ * ADAPTRACE_ONLINE_OUTPUT=trace the thread's event chain keeps them
+ * (adt_sampler_tap_keep_in_events), whose full chunks are streamed, so
+ * that they never fill the buffer; with profile they are not kept. MPI_Init gives them
+ * back to the buffer where no analyzer starts. Analyzers are expected
+ * where ADAPTRACE_ANALYZERS is set or the launcher starts several
+ * programs (an MPMD launch may hold them). */
 static void open_online_tap(void)
 {
     if (!config.sampling || (config.analyzers == 0 && !launcher_starts_several_programs()))
         return;
     if (adt_sampler_tap_open(ONLINE_TAP_SAMPLES) != 0)
         adt_log("no memory for the ring of samples to stream to the analyzers; none will be");
+    else if (config.online_output == ADT_ONLINE_OUTPUT_PROFILE)
+        adt_sampler_tap_replace_buffer(true);
     else
-        adt_sampler_tap_replace_buffer(config.online_output == ADT_ONLINE_OUTPUT_PROFILE);
+        adt_sampler_tap_keep_in_events();
 }
 
 

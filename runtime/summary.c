@@ -87,6 +87,17 @@ static uint64_t mpi_events_of(const adt_location_stats *stats)
     return stats->events.records + stats->spilled_records + stats->streamed_records;
 }
 
+/* The samples the thread's event chain keeps (ADAPTRACE_ONLINE_OUTPUT=
+ * trace, sampler.h adt_sampler_tap_keep_in_events) are taken and kept
+ * samples, not MPI events, though the chain holds them. */
+static void add_samples_in_events(uint64_t *taken, uint64_t *kept, uint64_t *mpi_events,
+                                  const adt_sampler_stats *sampler)
+{
+    *taken += sampler->samples_in_events;
+    *kept += sampler->samples_in_events;
+    *mpi_events -= sampler->samples_in_events <= *mpi_events ? sampler->samples_in_events : *mpi_events;
+}
+
 /* One location's line; the sampler's busy signals count as taken there,
  * as they do in the totals. */
 /* The location's cost table as the end of the run finds it: its own
@@ -139,6 +150,8 @@ static adt_location_summary location_line(adt_location *location, uint32_t rank,
         adt_sampler_get_location_stats(location, &sampler);
         line.overload_halvings = sampler.overload_halvings;
         line.samples_taken += sampler.samples_busy + sampler.samples_code_changing;
+        add_samples_in_events(&line.samples_taken, &line.samples_kept, &line.mpi_events, &sampler);
+        line.sampled_periods += sampler.periods_in_events;
     }
     return line;
 }
@@ -216,6 +229,7 @@ size_t adt_summary_count(const adt_run_sources *sources, uint32_t rank, adt_run_
         counters->samples_skipped_code_changing = sampler.samples_code_changing;
         counters->paths_cut = sampler.paths_cut;
         counters->samples_paused = sampler.samples_paused;
+        add_samples_in_events(&counters->samples_taken, &counters->samples_kept, &counters->mpi_events, &sampler);
     }
     const adt_runtime_mpi_untracked *untracked = &sources->mpi_untracked;
     for (unsigned cause = 0; cause < ADT_MPI_UNTRACKED_CAUSE_COUNT; cause++) {

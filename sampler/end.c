@@ -108,6 +108,7 @@ void adt_sampler_get_location_stats(const adt_location *location, adt_sampler_st
 {
     memset(stats, 0, sizeof *stats);
     add_thread_counters(location, stats);
+    adt_sampler_tap_kept(location, stats);
 }
 
 void adt_sampler_get_stats(adt_sampler_stats *stats)
@@ -123,6 +124,7 @@ void adt_sampler_get_stats(adt_sampler_stats *stats)
         stats->contexts_lost_races = atomic_load_explicit(&adt_sampler.tree.lost_races, memory_order_relaxed);
     }
     add_thread_counters(NULL, stats);
+    adt_sampler_tap_kept(NULL, stats);
     adt_sampler_thread *main_thread = adt_sampler.main_thread;
     if (main_thread != NULL) {
         uint64_t end = main_thread->stop_clock != 0 ? main_thread->stop_clock : adt_sampler_thread_clock_now(main_thread);

@@ -126,7 +126,9 @@ static bool sample_context(adt_sampler_thread *thread, const ucontext_t *context
 static void append_sample(adt_sampler_thread *thread, uint32_t context_id, unsigned shift, uint64_t time)
 {
     if (adt_sampler_tap_instead_of_buffer(thread, context_id, shift, time)) {
-        thread->last_sample_time = time; /* streamed, not kept (ADAPTRACE_ONLINE_OUTPUT=profile) */
+        /* streamed, not in the buffer's levels (ADAPTRACE_ONLINE_OUTPUT=profile;
+         * with trace the thread's event chain keeps it: tap.c) */
+        thread->last_sample_time = time;
         return;
     }
     uint64_t payload[(sizeof(adt_rec_sample) + ADT_METRICS_COUNT_MAX * sizeof(uint64_t)) / sizeof(uint64_t)];

@@ -17,6 +17,7 @@
 #ifndef ADAPTRACE_SAMPLER_H
 #define ADAPTRACE_SAMPLER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "buffer/buffer.h"
@@ -96,12 +97,15 @@ int adt_sampler_write_definitions(adt_defs *defs);
 /* ---- the online stream's tap (tap.c; online/, issue #28) ---------------- */
 
 /* A sample as the tap gives it: its calling-context node, the rate's
- * halvings k when it was taken (it stands for 2^k periods) and its time
- * (the trace clock's ticks, the sample record's). */
+ * halvings k when it was taken (it stands for 2^k periods), its time
+ * (the trace clock's ticks, the sample record's), and whether it is to be
+ * kept in the thread's event chain (adt_sampler_tap_keep_in_events: the
+ * tap took it instead of the buffer). */
 typedef struct adt_sampler_tapped {
     uint32_t context;
     uint32_t shift;
     uint64_t time;
+    bool keep;
 } adt_sampler_tapped;
 
 /* Start-up, on the thread whose samples are to be streamed (the main
@@ -126,6 +130,34 @@ void adt_sampler_tap_losses(uint64_t *ring_full, uint64_t *other_threads);
  * buffer (they never fill it); those that find the ring full still are.
  * Any context: one atomic store. */
 void adt_sampler_tap_replace_buffer(bool replace);
+/* ADAPTRACE_ONLINE_OUTPUT=trace (issue #28), start-up, after
+ * adt_sampler_tap_open: the tap replaces the buffer (as above), and the
+ * samples it takes so are kept in the owner thread's event chain by
+ * adt_sampler_tap_keep_until, so that they leave the buffer in the event
+ * chunks the stream sends, and never fill its levels (no halving). Not
+ * where PAPI counters are read: the tap has no room for their values,
+ * the buffer keeps such samples as offline. */
+void adt_sampler_tap_keep_in_events(void);
+/* Whether adt_sampler_tap_keep_in_events was called (the hot path's one
+ * relaxed load before adt_sampler_tap_keep_until). */
+extern bool adt_sampler_tap_keeping;
+/* Normal context of the thread that owns the tap, right before it
+ * appends an event record at time to location, its own (nothing for
+ * other threads' locations): the
+ * samples the tap took instead of the buffer up to time go into its event
+ * chain first, as ADT_REC_SAMPLE records (their time, calling context and
+ * shift; no counter values), so the chain stays in time order. Hot path:
+ * no malloc, no lock, no stdio; event appends only. A sample the chain
+ * refuses (its events stopped) is counted (adt_sampler_tap_events_stopped)
+ * and the buffer's levels take the later ones. */
+void adt_sampler_tap_keep_until(adt_location *location, uint64_t time);
+static inline void adt_sampler_keep_tapped(adt_location *location, uint64_t time)
+{
+    if (__atomic_load_n(&adt_sampler_tap_keeping, __ATOMIC_RELAXED))
+        adt_sampler_tap_keep_until(location, time);
+}
+/* Samples the event chain refused (above): in no archive. */
+uint64_t adt_sampler_tap_events_stopped(void);
 
 /* Normal context (the stream, hot path): node id of the calling-context
  * tree, which a sample taken from the tap refers to (it and its ancestors
@@ -248,6 +280,9 @@ typedef struct adt_sampler_stats {
     uint64_t overload_halvings;  /* rate halvings (shift steps) of threads that
                                     could not keep up with their rate: their
                                     own handler dropped their lowest level */
+    uint64_t samples_in_events;  /* kept in the event chain, not the levels
+                                    (adt_sampler_tap_keep_in_events) */
+    uint64_t periods_in_events;  /* the initial periods they stand for */
 } adt_sampler_stats;
 void adt_sampler_get_stats(adt_sampler_stats *stats);
 /* Only the additions (all threads) of one location: what the threads that

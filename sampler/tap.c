@@ -10,8 +10,20 @@
  * the ring full is counted, never waited for. Opened at start-up (the
  * ring's memory), closed only by adt_sampler_shutdown (tests), when no
  * sampled thread runs any more: the process ends with it.
+ *
+ * With ADAPTRACE_ONLINE_OUTPUT=trace the ring has a second reader, on the
+ * same thread: the samples the tap took instead of the buffer are kept
+ * in the owner's event chain (adt_sampler_tap_keep_until), whose full
+ * chunks the stream sends to the analyzer, so they never fill the
+ * buffer's levels. `kept` is that reader's cursor; a slot is reused only
+ * once both readers passed it. The keeper runs in normal context on the
+ * owner thread, before each of its event appends (mpi-events/, user/), so
+ * the chain stays in time order: the handler that interrupts it only
+ * writes slots beyond `written`, which the keeper reads after its acquire.
  */
 #include <stdlib.h>
+
+#include "format/format.h"
 
 #include "sampler/sampler_internal.h"
 
@@ -24,7 +36,16 @@ static struct {
     _Atomic uint64_t read;
     _Atomic uint64_t ring_full;
     _Atomic uint64_t other_threads;
-    _Atomic bool instead_of_buffer; /* ADAPTRACE_ONLINE_OUTPUT=profile, while the stream runs */
+    _Atomic bool instead_of_buffer; /* ADAPTRACE_ONLINE_OUTPUT=profile or trace, while the stream runs */
+    _Atomic bool keeps;             /* trace: the samples taken instead of the buffer go to the event chain */
+    _Atomic uint64_t kept;          /* the keeper's cursor (slots below it are kept or need no keeping) */
+    /* Of the samples taken instead of the buffer: kept in the event
+     * chain, the initial periods they stand for (2^k each), and those
+     * the chain refused (its events had stopped). The owner's normal
+     * context writes them; atomic for the summary's reads. */
+    _Atomic uint64_t samples_in_events;
+    _Atomic uint64_t periods_in_events;
+    _Atomic uint64_t events_stopped;
 } tap;
 
 int adt_sampler_tap_open(uint32_t capacity)
@@ -53,9 +74,21 @@ static adt_sampler_thread *owner_for(adt_sampler_thread *thread)
     return owner;
 }
 
-/* Puts a sample of thread in the ring; false (counted) when it is another
- * thread's or the ring is full. */
-static bool push(adt_sampler_thread *thread, uint32_t context, unsigned shift, uint64_t time)
+/* The oldest slot a reader still needs: the stream's, or the keeper's
+ * where it lags (it never runs ahead of `written`). */
+static uint64_t oldest_unread(void)
+{
+    uint64_t read = atomic_load_explicit(&tap.read, memory_order_acquire);
+    if (!atomic_load_explicit(&tap.keeps, memory_order_relaxed))
+        return read;
+    uint64_t kept = atomic_load_explicit(&tap.kept, memory_order_acquire);
+    return kept < read ? kept : read;
+}
+
+/* Puts a sample of thread in the ring (to be kept in its event chain
+ * where keep); false (counted) when it is another thread's or the ring is
+ * full. */
+static bool push(adt_sampler_thread *thread, uint32_t context, unsigned shift, uint64_t time, bool keep)
 {
     adt_sampler_thread *owner = owner_for(thread);
     if (owner == NULL)
@@ -66,25 +99,26 @@ static bool push(adt_sampler_thread *thread, uint32_t context, unsigned shift, u
     }
     /* Only this handler writes `written`; the reader's `read` may lag. */
     uint64_t written = atomic_load_explicit(&tap.written, memory_order_relaxed);
-    if (written - atomic_load_explicit(&tap.read, memory_order_acquire) >= tap.capacity) {
+    if (written - oldest_unread() >= tap.capacity) {
         atomic_fetch_add_explicit(&tap.ring_full, 1, memory_order_relaxed);
         return false;
     }
-    tap.slots[written % tap.capacity] = (adt_sampler_tapped){ context, shift, time };
+    tap.slots[written % tap.capacity] = (adt_sampler_tapped){ context, shift, time, keep };
     atomic_store_explicit(&tap.written, written + 1, memory_order_release);
     return true;
 }
 
 bool adt_sampler_tap_instead_of_buffer(adt_sampler_thread *thread, uint32_t context, unsigned shift, uint64_t time)
 {
-    return atomic_load_explicit(&tap.instead_of_buffer, memory_order_relaxed) && push(thread, context, shift, time);
+    return atomic_load_explicit(&tap.instead_of_buffer, memory_order_relaxed) &&
+           push(thread, context, shift, time, atomic_load_explicit(&tap.keeps, memory_order_relaxed));
 }
 
 void adt_sampler_tap_sample(adt_sampler_thread *thread, uint32_t context, unsigned shift, uint64_t time)
 {
     /* Instead of the buffer, the tap was tried first (and counted). */
     if (!atomic_load_explicit(&tap.instead_of_buffer, memory_order_relaxed))
-        push(thread, context, shift, time);
+        push(thread, context, shift, time, false);
 }
 
 void adt_sampler_tap_replace_buffer(bool replace)
@@ -92,11 +126,79 @@ void adt_sampler_tap_replace_buffer(bool replace)
     atomic_store(&tap.instead_of_buffer, replace && tap.slots != NULL);
 }
 
+bool adt_sampler_tap_keeping;
+
+void adt_sampler_tap_keep_in_events(void)
+{
+    /* The tap carries no counter values: with PAPI counters the buffer
+     * keeps the samples (and halves as offline). */
+    if (tap.slots == NULL || adt_sampler.metric_count > 0)
+        return;
+    atomic_store(&tap.keeps, true);
+    __atomic_store_n(&adt_sampler_tap_keeping, true, __ATOMIC_RELAXED);
+    atomic_store(&tap.instead_of_buffer, true);
+}
+
+void adt_sampler_tap_keep_until(adt_location *location, uint64_t time)
+{
+    /* The owner's location is appended to by the owner only. */
+    adt_sampler_thread *owner = atomic_load_explicit(&tap.owner, memory_order_relaxed);
+    if (owner == NULL || location == NULL || owner->location != location)
+        return;
+    uint64_t kept = atomic_load_explicit(&tap.kept, memory_order_relaxed);
+    uint64_t written = atomic_load_explicit(&tap.written, memory_order_acquire);
+    for (; kept < written; kept++) {
+        const adt_sampler_tapped *sample = &tap.slots[kept % tap.capacity];
+        /* Later samples come after the record about to be appended. */
+        if (sample->time > time)
+            break;
+        if (!sample->keep)
+            continue;
+        adt_rec_sample record = { .calling_context = sample->context, .rate_shift = sample->shift };
+        /* Normal context of the location's own thread, as an event
+         * append requires; its handler may interrupt, and writes only
+         * slots this loop has not read. */
+        if (adt_buffer_append_event(location, ADT_REC_SAMPLE, sample->time, &record, sizeof record) ==
+            ADT_APPEND_OK) {
+            atomic_fetch_add_explicit(&tap.samples_in_events, 1, memory_order_relaxed);
+            atomic_fetch_add_explicit(&tap.periods_in_events, 1ull << sample->shift, memory_order_relaxed);
+        } else {
+            /* The thread's events stopped (the flush policy's last
+             * resort, or folding): the buffer's levels take the samples
+             * from now on, as offline. */
+            atomic_fetch_add_explicit(&tap.events_stopped, 1, memory_order_relaxed);
+            atomic_store_explicit(&tap.instead_of_buffer, false, memory_order_relaxed);
+        }
+    }
+    /* Release: the handler reuses the slots only after this. */
+    atomic_store_explicit(&tap.kept, kept, memory_order_release);
+}
+
+void adt_sampler_tap_kept(const adt_location *only, adt_sampler_stats *stats)
+{
+    adt_sampler_thread *owner = atomic_load(&tap.owner);
+    if (only != NULL && (owner == NULL || owner->location != only))
+        return;
+    stats->samples_in_events += atomic_load(&tap.samples_in_events);
+    stats->periods_in_events += atomic_load(&tap.periods_in_events);
+}
+
+uint64_t adt_sampler_tap_events_stopped(void)
+{
+    return atomic_load(&tap.events_stopped);
+}
+
 void adt_sampler_tap_close(void)
 {
     atomic_store(&tap.owner, NULL);
     atomic_store(&tap.awaiting_owner, false);
     atomic_store(&tap.instead_of_buffer, false);
+    atomic_store(&tap.keeps, false);
+    __atomic_store_n(&adt_sampler_tap_keeping, false, __ATOMIC_RELAXED);
+    atomic_store(&tap.kept, 0);
+    atomic_store(&tap.samples_in_events, 0);
+    atomic_store(&tap.periods_in_events, 0);
+    atomic_store(&tap.events_stopped, 0);
     free(tap.slots);
     tap.slots = NULL;
     tap.capacity = 0;

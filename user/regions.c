@@ -44,6 +44,17 @@ static inline bool handle_index(adaptrace_region_t handle, uint32_t *index)
     return handle != 0 && *index < atomic_load_explicit(&adt_user_region_count, memory_order_acquire);
 }
 
+/* Appends a record of the calling thread dated now, after the samples its
+ * tap took up to now where they are kept in its event chain
+ * (adt_sampler_keep_tapped: ADAPTRACE_ONLINE_OUTPUT=trace), so that the
+ * chain stays in time order. Hot path: no malloc, no lock, no stdio. */
+static void append_now(adt_location *location, adt_record_kind kind, const void *record, uint32_t size)
+{
+    uint64_t time = adt_clock_now();
+    adt_sampler_keep_tapped(location, time);
+    adt_buffer_append_event(location, (uint16_t)kind, time, record, size);
+}
+
 /* adt_sampler_user_region_begin must be called from here directly: it
  * leaves this function's frame out of the region's calling context. */
 void adaptrace_region_begin(adaptrace_region_t handle)
@@ -69,7 +80,7 @@ void adaptrace_region_begin(adaptrace_region_t handle)
         if (adt_user_sampling)
             open.calling_context = adt_sampler_user_region_begin(location, region);
         adt_rec_region record = { region, open.calling_context };
-        adt_buffer_append_event(location, ADT_REC_ENTER, adt_clock_now(), &record, sizeof record);
+        append_now(location, ADT_REC_ENTER, &record, sizeof record);
     }
     thread->open[depth] = open;
     atomic_store_explicit(&thread->depth, depth + 1, memory_order_release);
@@ -108,7 +119,7 @@ void adaptrace_region_end(adaptrace_region_t handle)
     if (!open.recorded)
         return;
     adt_rec_region record = { adt_user_regions[index].region, open.calling_context };
-    adt_buffer_append_event(location, ADT_REC_LEAVE, adt_clock_now(), &record, sizeof record);
+    append_now(location, ADT_REC_LEAVE, &record, sizeof record);
     if (adt_user_sampling)
         adt_sampler_user_region_end(location);
 }
@@ -136,7 +147,7 @@ void adaptrace_parameter_int(adaptrace_parameter_t handle, int64_t value)
     if (location == NULL)
         return;
     adt_rec_parameter record = { value, parameter, 0 };
-    adt_buffer_append_event(location, ADT_REC_PARAMETER_INT, adt_clock_now(), &record, sizeof record);
+    append_now(location, ADT_REC_PARAMETER_INT, &record, sizeof record);
 }
 
 void adaptrace_metric_double(adaptrace_metric_t handle, double value)
@@ -146,7 +157,7 @@ void adaptrace_metric_double(adaptrace_metric_t handle, double value)
     if (location == NULL)
         return;
     adt_rec_user_metric record = { value, metric, 0 };
-    adt_buffer_append_event(location, ADT_REC_USER_METRIC, adt_clock_now(), &record, sizeof record);
+    append_now(location, ADT_REC_USER_METRIC, &record, sizeof record);
 }
 
 void adaptrace_pause(void)

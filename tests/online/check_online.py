@@ -23,7 +23,9 @@ CASE:
            must show such nesting (python3-otf2) with more nested time than
            the comparison's bound;
   rates    a run of samples that halves its rate (64 KiB buffer, 10 kHz)
-           with 1 analyzer: the live report's sampling rates over time and
+           with 1 analyzer (5 s without an MPI call: the samples that find
+           the stream's ring full go to the buffer): the live report's
+           sampling rates over time and
            buffer use at each halving, and each rank's span, are
            adaptrace-report's;
   samples  the same for a run that computes a second between its
@@ -34,6 +36,10 @@ CASE:
            small buffer keeps its initial rate with
            ADAPTRACE_ONLINE_OUTPUT=profile and 1 analyzer, writes no trace
            files, and its final report.json has the samples streamed;
+  samples-streamed  the run of profile, with the default
+           ADAPTRACE_ONLINE_OUTPUT=trace: the samples leave the buffers in
+           their event chunks, no halving, every sample in the analyzer's
+           archive at the initial rate's weight;
   profile_calls  a run of MPI events (3,000 rounds of streamed.c's
            point-to-point, nonblocking and collective calls) fills a
            64 KiB buffer offline (flushes); with
@@ -397,12 +403,14 @@ def check_rates(live, offline, halvings=0):
 
 def check_rates_halved(run_dir, mpiexec, launcher, program, report, otf2_print):
     """A run of samples on a 64 KiB buffer at 10 kHz with 1 analyzer
-    (ADAPTRACE_ONLINE_OUTPUT=trace: the buffer keeps them and halves):
+    (ADAPTRACE_ONLINE_OUTPUT=trace) that computes 5 s of CPU time without
+    an MPI call: the stream's ring of samples fills (32,768 of them),
+    the samples that find it full go to the buffer, which halves:
     the final live report's rates over time, with their halvings, and
     each rank's span are adaptrace-report's of the archive."""
     small = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="64K", ADAPTRACE_SAMPLING_RATE="10kHz")
     archive = os.path.join(run_dir, "archive")
-    run(traced(mpiexec, launcher, archive, [program, "2", "0"]), run_dir, small)
+    run(traced(mpiexec, launcher, archive, [program, "5", "0", "alone"]), run_dir, small)
     check_archive(archive, otf2_print)
     live = read_live(archive)
     if live is None or not live["final"]:
@@ -727,6 +735,22 @@ def check_two(run_dir, mpiexec, launcher, program, report, otf2_print):
     check_equal(run_dir, mpiexec, launcher, program, report, otf2_print, ranks=4, arguments=("1",), analyzers=2)
 
 
+def run_halved_offline(run_dir, mpiexec, launcher, arguments, environment):
+    """The offline run of arguments, whose buffers must halve 4 times or
+    more (halvings for overload, a handler that cannot keep up on a loaded
+    machine, are not the buffer's: left out): its summary.json."""
+    offline_dir = os.path.join(run_dir, "offline")
+    os.makedirs(offline_dir)
+    offline = os.path.join(offline_dir, "archive")
+    run([WATCHDOG, str(WATCHDOG_S), mpiexec, "--oversubscribe", "-np", "2", launcher, "--output", offline,
+         *arguments], offline_dir, environment)
+    halved = json.load(open(os.path.join(offline, "summary.json")))
+    if halved["most_halvings_per_location"] < 4 or halved["halvings"] - halved["overload_halvings"] < 4:
+        fail(f"the offline run halved {halved['most_halvings_per_location']} times on a location, "
+             f"{halved['overload_halvings']} of {halved['halvings']} for overload: the test needs 4 or more")
+    return halved
+
+
 def check_profile(run_dir, mpiexec, launcher, program, report, otf2_print):
     """A run of samples (few MPI events) on a 64 KiB buffer at 10 kHz halves
     its rate 4 times or more offline; with ADAPTRACE_ONLINE_OUTPUT=profile
@@ -735,17 +759,7 @@ def check_profile(run_dir, mpiexec, launcher, program, report, otf2_print):
     analyzers' final report.json has the samples."""
     small = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="64K", ADAPTRACE_SAMPLING_RATE="10kHz")
     arguments = [program, "4", "0"]
-    offline_dir = os.path.join(run_dir, "offline")
-    os.makedirs(offline_dir)
-    offline = os.path.join(offline_dir, "archive")
-    run([WATCHDOG, str(WATCHDOG_S), mpiexec, "--oversubscribe", "-np", "2", launcher, "--output", offline,
-         *arguments], offline_dir, small)
-    halved = json.load(open(os.path.join(offline, "summary.json")))
-    # Halvings for overload (a handler that cannot keep up on a loaded
-    # machine) are not the buffer's: left out on both sides.
-    if halved["most_halvings_per_location"] < 4 or halved["halvings"] - halved["overload_halvings"] < 4:
-        fail(f"the offline run halved {halved['most_halvings_per_location']} times on a location, "
-             f"{halved['overload_halvings']} of {halved['halvings']} for overload: the test needs 4 or more")
+    halved = run_halved_offline(run_dir, mpiexec, launcher, arguments, small)
     archive = os.path.join(run_dir, "archive")
     stderr = run(traced(mpiexec, launcher, archive, arguments), run_dir, dict(small, ADAPTRACE_ONLINE_OUTPUT="profile"))
     summary = json.load(open(os.path.join(archive, "summary.json")))
@@ -771,6 +785,80 @@ def check_profile(run_dir, mpiexec, launcher, program, report, otf2_print):
     print(f"offline {halved['halvings'] - halved['overload_halvings']} halvings of the buffer; profile: 0 "
           f"({summary['overload_halvings']} for overload), "
           f"{final['samples']} samples in report.json, no trace files")
+
+
+def archive_samples(archive):
+    """{(rank group, location): (samples, the seconds they stand for)} of
+    the archive (python3-otf2): each sample weighs its interrupt
+    generator's period."""
+    import otf2
+    found = {}
+    with otf2.reader.open(os.path.join(archive, "traces.otf2")) as trace:
+        for location, event in trace.events:
+            if isinstance(event, otf2.events.CallingContextSample):
+                generator = event.interrupt_generator
+                count, seconds = found.get((location.group.name, location.name), (0, 0.0))
+                found[(location.group.name, location.name)] = (
+                    count + 1, seconds + generator.period * 10.0 ** generator.exponent)
+    return found
+
+
+def check_samples_streamed(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """The run of online.profile (computing with an MPI_Allreduce every 20
+    ms, 64 KiB buffers at 10 kHz), whose buffers halve 4 times or more
+    offline, with 1 analyzer and ADAPTRACE_ONLINE_OUTPUT=trace (the
+    default): the main threads' samples are kept in their event chains,
+    whose full chunks are streamed, so the buffers never halve; every
+    sample taken is in the analyzer's archive at the initial rate's weight
+    (summary.json's samples kept and sampled seconds per location are the
+    archive's), none is lost uncounted, and the live report has them all."""
+    small = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="64K", ADAPTRACE_SAMPLING_RATE="10kHz")
+    arguments = [program, "4", "0"]
+    halved = run_halved_offline(run_dir, mpiexec, launcher, arguments, small)
+    archive = os.path.join(run_dir, "archive")
+    stderr = run(traced(mpiexec, launcher, archive, arguments), run_dir, small)
+    check_archive(archive, otf2_print)
+    check_written_by_analyzers(archive, stderr)
+    summary = json.load(open(os.path.join(archive, "summary.json")))
+    if summary["halvings"] != summary["overload_halvings"]:
+        fail(f"{summary['halvings'] - summary['overload_halvings']} halvings of the buffer with the analyzer "
+             f"(offline: {halved['halvings'] - halved['overload_halvings']})")
+    if summary["samples_taken"] != (summary["samples_kept"] + summary["samples_removed"] + summary["skipped_samples"]
+                                    + summary["samples_dropped"]):
+        fail(f"samples taken {summary['samples_taken']} are not kept {summary['samples_kept']} + removed "
+             f"{summary['samples_removed']} + skipped {summary['skipped_samples']} + dropped "
+             f"{summary['samples_dropped']}")
+    if any(summary["online_samples_not_streamed_by_cause"].values()):
+        fail(f"samples not streamed: {summary['online_samples_not_streamed_by_cause']}")
+    rate = summary["initial_rate_hz"]
+    found = archive_samples(archive)
+    main_threads = [line for line in summary["per_location"] if line["thread"] == 0]
+    if len(main_threads) != 2:
+        fail(f"expected the main threads of 2 ranks in summary.json, found {main_threads}")
+    for line in main_threads:
+        samples, seconds = next((v for (group, name), v in found.items() if group == f"MPI Rank {line['rank']}"),
+                                (0, 0.0))
+        if samples != line["samples_kept"] or abs(seconds - line["sampled_s"]) > 1.5e-6:
+            fail(f"rank {line['rank']}: {samples} samples ({seconds:.6f} s) in the archive, summary.json keeps "
+                 f"{line['samples_kept']} ({line['sampled_s']} s)")
+        # Each sample weighs one initial period: the full rate, unless the
+        # handler's overload protection halved it.
+        if line["overload_halvings"] == 0 and abs(samples / rate - line["sampled_s"]) > 1.5e-6:
+            fail(f"rank {line['rank']}: {samples} samples stand for {line['sampled_s']} s: not at {rate} Hz")
+    kept = sum(line["samples_kept"] for line in main_threads)
+    if kept < 4 * halved["samples_kept"]:
+        fail(f"{kept} samples in the analyzer's archive, {halved['samples_kept']} offline: expected many more")
+    live = read_live(archive)
+    if live is None or not live["final"] or live["samples"] != summary["online_samples_streamed"] or \
+            live["samples"] != kept:
+        fail(f"the final live report has {live and live['samples']} samples, {summary['online_samples_streamed']} "
+             f"were streamed, {kept} are in the archive")
+    if os.path.exists(archive + ".events"):
+        fail(f"{archive}.events stayed after the archive was written")
+    print(f"offline {halved['halvings'] - halved['overload_halvings']} halvings of the buffer, "
+          f"{halved['samples_kept']} samples kept; trace with 1 analyzer: 0 "
+          f"({summary['overload_halvings']} for overload), {kept} samples in the archive, "
+          f"{summary['online_event_chunks_streamed']} event chunks streamed")
 
 
 def check_demo(run_dir, mpiexec, launcher, program, report, otf2_print):
@@ -1389,7 +1477,7 @@ def check_page(run_dir, mpiexec, launcher, program, report, otf2_print, page_mod
           f"{len(sampled)} sampled functions")
 
 
-CASES = {"equal": check_equal, "rates": check_rates_halved, "families": check_families, "nested": check_nested, "samples": check_samples, "two": check_two,
+CASES = {"samples-streamed": check_samples_streamed, "equal": check_equal, "rates": check_rates_halved, "families": check_families, "nested": check_nested, "samples": check_samples, "two": check_two,
          "profile": check_profile, "profile_calls": check_profile_calls, "behind": check_behind, "demo": check_demo,
          "live": check_live, "refused": check_refused, "preloaded": check_preloaded, "killed": check_killed,
          "killed-second": check_killed_second, "killed-first": check_killed_first,

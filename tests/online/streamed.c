@@ -6,7 +6,10 @@
  * point-to-point and MPI_Allreduce rounds (200 by default; 0: a run of
  * samples, few events). A third argument "signalled": rank 0 waits for a
  * line on its standard input before the rounds (the test holds the
- * analyzer meanwhile) and prints "rounds done" after them. */
+ * analyzer meanwhile) and prints "rounds done" after them; "alone": the
+ * computing is one stretch of that many seconds of the process's CPU
+ * time, without an MPI call (the stream's ring of samples, which MPI
+ * calls empty, fills). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +27,24 @@ static double spin(double seconds)
     return sum;
 }
 
+static double cpu_seconds(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+    return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+}
+
+/* CPU time, not wall time: the samples are the CPU clock's, and a loaded
+ * machine gives the process less than the wall time. */
+static double spin_cpu(double seconds)
+{
+    double until = cpu_seconds() + seconds, sum = 0.0;
+    while (cpu_seconds() < until)
+        for (int i = 1; i < 1000; i++)
+            sum += 1.0 / i;
+    return sum;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -34,6 +55,7 @@ int main(int argc, char **argv)
     double message[64] = { 0 };
     int rounds = argc > 2 ? atoi(argv[2]) : ROUNDS;
     int signalled = argc > 3 && strcmp(argv[3], "signalled") == 0;
+    int alone = argc > 3 && strcmp(argv[3], "alone") == 0;
     if (signalled) {
         char line[16] = "";
         if (rank == 0 && fgets(line, sizeof line, stdin) == NULL)
@@ -67,6 +89,10 @@ int main(int argc, char **argv)
      * clock says stop while another's says go would leave that one in a
      * collective of its own. */
     int going = seconds > 0;
+    if (alone && going) {
+        sink += spin_cpu(seconds);
+        going = 0;
+    }
     while (going) {
         sink += spin(0.02);
         int mine = MPI_Wtime() - start < seconds;

@@ -369,6 +369,93 @@ TEST_F(Sampler, ATapOpenedBeforeSamplingBelongsToTheFirstThreadThatSamples)
     EXPECT_GE(other_threads, 10u);
 }
 
+// ADAPTRACE_ONLINE_OUTPUT=trace (issue #28): the samples the tap takes
+// instead of the buffer are kept in the owner's event chain, each before
+// the first event record dated after it (the chain stays in time order),
+// never in the levels (nothing there to halve), and the stream still reads
+// them all from the ring. Once the thread's events stopped, the chain's
+// refusals are counted and the levels take the later samples.
+TEST_F(Sampler, TheTapKeepsItsSamplesInTheEventChainInTimeOrder)
+{
+    start(1 << 20, 4096, 2000, 32);
+    adt_location *where = location(1);
+    const adt_rec_region marker = { 7, ADT_UNDEFINED_ID };
+    uint64_t marked_at = 0, streamed = 0;
+    std::thread worker([&] {
+        ASSERT_EQ(adt_sampler_thread_start(where), 0);
+        ASSERT_EQ(adt_sampler_tap_open(1 << 14), 0);
+        adt_sampler_tap_keep_in_events();
+        adt_test_work_a(3000);
+        marked_at = adt_clock_now();
+        adt_sampler_keep_tapped(where, marked_at);
+        ASSERT_EQ(adt_buffer_append_event(where, ADT_REC_ENTER, marked_at, &marker, sizeof marker), ADT_APPEND_OK);
+        adt_test_work_a(3000);
+        adt_sampler_thread_stop(where);
+        adt_sampler_keep_tapped(where, UINT64_MAX);
+        adt_sampler_tapped sample;
+        while (adt_sampler_tap_peek(&sample)) {
+            streamed++;
+            adt_sampler_tap_pop();
+        }
+    });
+    worker.join();
+    adt_sampler_stats stats;
+    adt_sampler_get_location_stats(where, &stats);
+    std::vector<Sample> kept = samples(where);
+    ASSERT_GE(kept.size(), 20u) << "too few samples";
+    EXPECT_EQ(kept.size(), stats.samples_in_events);
+    EXPECT_EQ(stats.periods_in_events, stats.samples_in_events) << "all taken at the initial rate";
+    EXPECT_EQ(streamed, kept.size()) << "the stream reads every sample kept";
+    size_t before_marker = 0;
+    for (const Sample &sample : kept) {
+        EXPECT_EQ(sample.level, ADT_EVENT_LEVEL) << "a sample in the levels";
+        before_marker += sample.time <= marked_at;
+    }
+    EXPECT_GT(before_marker, 0u);
+    EXPECT_LT(before_marker, kept.size());
+    adt_reader *reader = adt_reader_open(where);
+    ASSERT_NE(reader, nullptr);
+    adt_record_view view;
+    uint64_t previous = 0;
+    size_t samples_before = 0, position = 0;
+    while (adt_reader_next(reader, &view)) {
+        EXPECT_GE(view.time, previous) << "record " << position << " out of time order";
+        previous = view.time;
+        if (view.kind == ADT_REC_ENTER)
+            samples_before = position;
+        position++;
+    }
+    adt_reader_close(reader);
+    EXPECT_EQ(samples_before, before_marker) << "the samples up to the marker's time come before it";
+    EXPECT_EQ(adt_sampler_tap_events_stopped(), 0u);
+}
+
+TEST_F(Sampler, SamplesTheStoppedEventChainRefusesAreCountedAndTheLevelsTakeTheRest)
+{
+    start(1 << 20, 4096, 2000, 32);
+    adt_location *where = location(1);
+    std::thread worker([&] {
+        ASSERT_EQ(adt_sampler_thread_start(where), 0);
+        ASSERT_EQ(adt_sampler_tap_open(1 << 14), 0);
+        adt_sampler_tap_keep_in_events();
+        adt_test_work_a(2000);
+        adt_buffer_stop_events(where, adt_clock_now());
+        adt_sampler_keep_tapped(where, adt_clock_now());
+        adt_test_work_a(2000);
+        adt_sampler_thread_stop(where);
+        adt_sampler_keep_tapped(where, UINT64_MAX);
+    });
+    worker.join();
+    adt_sampler_stats stats;
+    adt_sampler_get_location_stats(where, &stats);
+    std::vector<Sample> kept = samples(where);
+    EXPECT_EQ(stats.samples_in_events, 0u);
+    EXPECT_GE(adt_sampler_tap_events_stopped(), 10u) << "too few samples before the stop";
+    EXPECT_GE(kept.size(), 10u) << "the levels took the samples after the stop";
+    for (const Sample &sample : kept)
+        EXPECT_NE(sample.level, ADT_EVENT_LEVEL);
+}
+
 TEST_F(Sampler, RetainedSamplesAreMultiplesOfTwoToTheK)
 {
     start_on_running_time(24 * 1024, 1024, 2000);
