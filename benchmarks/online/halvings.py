@@ -3,8 +3,8 @@
 invocation: two MPI-event-heavy programs on 2 ranks, each run offline,
 with ADAPTRACE_ONLINE_OUTPUT=profile and 1 analyzer, and with
 ADAPTRACE_ONLINE_OUTPUT=trace (the default) and 1 analyzer (the ranks'
-full event chunks streamed during the run, the archive written by the
-analyzer), on a buffer small enough that the offline run halves its
+full event chunks streamed during the run, their main threads' samples
+in them, the archive written by the analyzer), on a buffer small enough that the offline run halves its
 sampling rate 4 times or more:
 
   sendrecv  mpi-fold-sendrecv ITERATIONS (tests/mpi/fold_sendrecv.c, the
@@ -17,8 +17,10 @@ Per program and case, from summary.json and the run: the buffer's halvings
 (over both ranks, and the most on one location), the halvings for overload
 (a handler that could not keep up: the machine's load, not the buffer's),
 the final sampling rate (the mean over locations, and the lowest), the
-flushes, the MPI events the buffers held, the calls streamed and sent as
-totals, the buffers' event chunks streamed (and not, by cause), and the
+flushes, the MPI events the buffers held, the samples kept (in the
+archive where one is written) and the time they stand for, the calls
+streamed and sent as totals, the samples streamed (and not, by cause),
+the buffers' event chunks streamed (and not, by cause), and the
 wall time of the whole mpirun; and each online case's wall time over the
 offline one's. The cases of a program run one after the
 other, once each.
@@ -70,7 +72,10 @@ def describe(archive, seconds):
         "calls_streamed": summary["online_calls_streamed"],
         "calls_sent_as_totals": summary["online_calls_sent_as_totals"],
         "calls_not_streamed_by_cause": summary["online_calls_not_streamed_by_cause"],
+        "samples_kept": summary["samples_kept"],
+        "sampled_seconds": round(sum(location["sampled_s"] for location in summary["per_location"]), 3),
         "samples_streamed": summary["online_samples_streamed"],
+        "samples_not_streamed_by_cause": summary["online_samples_not_streamed_by_cause"],
         "event_chunks_streamed": summary["online_event_chunks_streamed"],
         "event_mib_streamed": round(summary["online_event_bytes_streamed"] / 2**20, 1),
         "event_chunks_not_streamed_by_cause": summary["online_event_chunks_not_streamed_by_cause"],
