@@ -87,8 +87,7 @@ typedef enum adt_online_loss {
     /* to the archive, had stopped taking events (the flush policy's */                                          \
     /* last resort, or folding): in no archive; the buffer's levels take */                                      \
     /* the later samples */                                                                                      \
-    X(EVENTS_STOPPED, "events_stopped",                                                                        \
-      "samples not in the archive because their thread's events had stopped (the event chain keeps them)")
+    X(EVENTS_STOPPED, "events_stopped", "samples not in the archive: their thread's events had stopped")
 
 typedef enum adt_online_sample_loss {
 #define ADT_ONLINE_SAMPLE_LOSS_ENUM(name, key, words) ADT_ONLINE_SAMPLE_LOSS_##name,
