@@ -233,6 +233,10 @@ void adt_buffer_unfold_events(adt_location *location, uint64_t count, bool for_g
 /* events_folded of the location, read on its own thread (one load). */
 uint64_t adt_location_events_folded(const adt_location *location);
 
+/* Whether the location's event appends store nothing any more (stopped or
+ * folded): one relaxed load, any context. */
+bool adt_location_events_stopped(const adt_location *location);
+
 /* ---- accounting -------------------------------------------------------- */
 
 typedef struct adt_chain_stats {

@@ -158,3 +158,8 @@ uint64_t adt_location_events_folded(const adt_location *location)
 {
     return adt_load_relaxed(&location->events_folded);
 }
+
+bool adt_location_events_stopped(const adt_location *location)
+{
+    return __atomic_load_n(&location->events_stopped, __ATOMIC_RELAXED);
+}

@@ -157,9 +157,13 @@ void adt_sampler_tap_keep_until(adt_location *location, uint64_t time)
         adt_rec_sample record = { .calling_context = sample->context, .rate_shift = sample->shift };
         /* Normal context of the location's own thread, as an event
          * append requires; its handler may interrupt, and writes only
-         * slots this loop has not read. */
-        if (adt_buffer_append_event(location, ADT_REC_SAMPLE, sample->time, &record, sizeof record) ==
-            ADT_APPEND_OK) {
+         * slots this loop has not read. Asked first, so that a stopped
+         * chain does not count the sample as an event it did not store
+         * (an append that stops the events, its callback giving up, does:
+         * that one record is also an event lost). */
+        if (!adt_location_events_stopped(location) &&
+            adt_buffer_append_event(location, ADT_REC_SAMPLE, sample->time, &record, sizeof record) ==
+                ADT_APPEND_OK) {
             atomic_fetch_add_explicit(&tap.samples_in_events, 1, memory_order_relaxed);
             atomic_fetch_add_explicit(&tap.periods_in_events, 1ull << sample->shift, memory_order_relaxed);
         } else {

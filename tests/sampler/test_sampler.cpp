@@ -454,6 +454,9 @@ TEST_F(Sampler, SamplesTheStoppedEventChainRefusesAreCountedAndTheLevelsTakeTheR
     EXPECT_GE(kept.size(), 10u) << "the levels took the samples after the stop";
     for (const Sample &sample : kept)
         EXPECT_NE(sample.level, ADT_EVENT_LEVEL);
+    adt_location_stats location_stats;
+    adt_location_get_stats(where, &location_stats);
+    EXPECT_EQ(location_stats.events_dropped, 0u) << "a refused sample counted as an event lost";
 }
 
 TEST_F(Sampler, RetainedSamplesAreMultiplesOfTwoToTheK)
