@@ -803,6 +803,24 @@ def archive_samples(archive):
     return found
 
 
+def check_samples_kept(archive, summary, ranks):
+    """Per rank, the main thread's samples in the archive (python3-otf2)
+    are those summary.json keeps, and weighed by their generators' periods
+    they stand for its sampled seconds: none of those kept in the event
+    chunks is missing. Returns the main threads' lines."""
+    found = archive_samples(archive)
+    main_threads = [line for line in summary["per_location"] if line["thread"] == 0]
+    if len(main_threads) != ranks:
+        fail(f"expected the main threads of {ranks} ranks in summary.json, found {main_threads}")
+    for line in main_threads:
+        samples, seconds = next((v for (group, name), v in found.items() if group == f"MPI Rank {line['rank']}"),
+                                (0, 0.0))
+        if samples != line["samples_kept"] or abs(seconds - line["sampled_s"]) > 1.5e-6:
+            fail(f"rank {line['rank']}: {samples} samples ({seconds:.6f} s) in the archive, summary.json keeps "
+                 f"{line['samples_kept']} ({line['sampled_s']} s)")
+    return main_threads
+
+
 def check_samples_streamed(run_dir, mpiexec, launcher, program, report, otf2_print):
     """The run of online.profile (computing with an MPI_Allreduce every 20
     ms, 64 KiB buffers at 10 kHz), whose buffers halve 4 times or more
@@ -831,20 +849,13 @@ def check_samples_streamed(run_dir, mpiexec, launcher, program, report, otf2_pri
     if any(summary["online_samples_not_streamed_by_cause"].values()):
         fail(f"samples not streamed: {summary['online_samples_not_streamed_by_cause']}")
     rate = summary["initial_rate_hz"]
-    found = archive_samples(archive)
-    main_threads = [line for line in summary["per_location"] if line["thread"] == 0]
-    if len(main_threads) != 2:
-        fail(f"expected the main threads of 2 ranks in summary.json, found {main_threads}")
+    main_threads = check_samples_kept(archive, summary, 2)
     for line in main_threads:
-        samples, seconds = next((v for (group, name), v in found.items() if group == f"MPI Rank {line['rank']}"),
-                                (0, 0.0))
-        if samples != line["samples_kept"] or abs(seconds - line["sampled_s"]) > 1.5e-6:
-            fail(f"rank {line['rank']}: {samples} samples ({seconds:.6f} s) in the archive, summary.json keeps "
-                 f"{line['samples_kept']} ({line['sampled_s']} s)")
         # Each sample weighs one initial period: the full rate, unless the
         # handler's overload protection halved it.
-        if line["overload_halvings"] == 0 and abs(samples / rate - line["sampled_s"]) > 1.5e-6:
-            fail(f"rank {line['rank']}: {samples} samples stand for {line['sampled_s']} s: not at {rate} Hz")
+        if line["overload_halvings"] == 0 and abs(line["samples_kept"] / rate - line["sampled_s"]) > 1.5e-6:
+            fail(f"rank {line['rank']}: {line['samples_kept']} samples stand for {line['sampled_s']} s: "
+                 f"not at {rate} Hz")
     kept = sum(line["samples_kept"] for line in main_threads)
     if kept < 4 * halved["samples_kept"]:
         fail(f"{kept} samples in the analyzer's archive, {halved['samples_kept']} offline: expected many more")
@@ -1033,7 +1044,8 @@ def check_streamed_events_back(archive, summary, text):
     back into the archive the ranks wrote (read from the analyzer's file,
     those still in flight written there by the rank): every location runs
     from MPI_Init's Enter to MPI_Finalize's Leave, its Enters and Leaves
-    balanced, and no rank says that events are missing."""
+    balanced, no rank says that events are missing, and each rank's
+    samples are those summary.json keeps."""
     if summary["online_event_chunks_streamed"] == 0:
         fail("no event chunk was streamed before the analyzer was lost: the test needs some")
     if "are missing from the archive" in text:
@@ -1047,6 +1059,8 @@ def check_streamed_events_back(archive, summary, text):
                  f"{regions[:2]} ... {regions[-2:]}, {enters} Enters of {len(regions)}")
     if os.path.exists(archive + ".events"):
         fail(f"{archive}.events stayed after the ranks read their files back")
+    # The samples too: those kept in the event chunks came back with them.
+    check_samples_kept(archive, summary, len(summary["per_location"]))
     print(f"{summary['online_event_chunks_streamed']} event chunks streamed before the analyzer was lost "
           f"({summary['online_event_chunks_not_streamed_by_cause']['analyzer_lost']} in flight) are in the archive")
 
