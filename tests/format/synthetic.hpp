@@ -28,6 +28,7 @@ struct Record {
     uint32_t cc = kUndef;    // local calling context of a CC event
     enum { kNone, kEnter, kLeave, kSample } cc_kind = kNone;
     std::string metric_text; // expected Metric event before a sample
+    int shift_in_events = -1; // a sample kept in the event chain: the shift it was taken at
 };
 
 struct Location {
@@ -266,6 +267,27 @@ class Trace {
         return event(l, ADT_REC_MEASUREMENT_ON_OFF, rec, r);
     }
 
+    // A sample the online stream kept in the location's event chain
+    // (ADAPTRACE_ONLINE_OUTPUT=trace), taken at shift: no level holds it.
+    bool sample_in_events(Location &l, uint32_t cc, uint32_t shift)
+    {
+        uint64_t raw[2] = { 0, 0 };
+        auto *rec = reinterpret_cast<adt_rec_sample *>(raw);
+        rec->calling_context = cc;
+        rec->rate_shift = shift;
+        Record r;
+        r.time = l.time++;
+        r.is_sample = true;
+        r.cc = cc;
+        r.cc_kind = Record::kSample;
+        r.text = "CallingContextSample cc=" + path(cc);
+        r.shift_in_events = (int)shift;
+        if (adt_buffer_append_event(l.location, ADT_REC_SAMPLE, r.time, raw, sizeof(adt_rec_sample)) != ADT_APPEND_OK)
+            return false;
+        l.records.push_back(r);
+        return true;
+    }
+
     // A sample at the location's current rate; status of the append.
     adt_append_status sample(Location &l, uint32_t cc, const std::vector<uint64_t> &metrics = {})
     {
@@ -373,7 +395,7 @@ class Trace {
             if (r.is_sample) {
                 if (!r.metric_text.empty())
                     out.push_back(stamp(r.time) + r.metric_text);
-                text += " generator=" + generator_name(stats.shift);
+                text += " generator=" + generator_name(r.shift_in_events >= 0 ? (unsigned)r.shift_in_events : stats.shift);
             }
             out.push_back(stamp(r.time) + text);
         }

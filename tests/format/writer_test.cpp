@@ -225,6 +225,35 @@ TEST(FormatWriter, SamplesNameTheirLocationsFinalPeriod)
     ASSERT_EQ(a.generators.size(), 2u);
 }
 
+// A sample kept in the event chain (online analysis, trace output) is
+// thinned by no halving: it names the generator of the shift it was taken
+// at, so that samples × period is still the sampled time after a halving
+// (here the overload protection's, on a location whose levels are empty).
+TEST(FormatWriter, SamplesInTheEventChainNameThePeriodTheyWereTakenAt)
+{
+    Trace t(8u << 20, 4096, 4, true);
+    World w(t);
+    ASSERT_TRUE(t.commit_nodes());
+    t.set_initial_rate(4000);
+    Location &l = t.add_location(0, 0, "Master thread", 1);
+    for (int i = 0; i < 1000; ++i)
+        ASSERT_TRUE(t.sample_in_events(l, w.n_kernel, 0));
+    ASSERT_EQ(adt_buffer_drop_own_level(l.location, nullptr), 1);
+    for (int i = 0; i < 1000; ++i)
+        ASSERT_TRUE(t.sample_in_events(l, w.n_solve, 1));
+    readback::Archive a = write_and_check(t, fresh_path("event-chain-weights"));
+    size_t samples = 0;
+    double weighted_us = 0.0;
+    for (const readback::Event &e : a.events[0])
+        if (e.type == "CallingContextSample") {
+            samples++;
+            weighted_us += double(a.generators.at(e.fields[2]).period);
+        }
+    EXPECT_EQ(samples, 2000u);
+    EXPECT_DOUBLE_EQ(weighted_us, 1000 * 250.0 + 1000 * 500.0);
+    EXPECT_EQ(a.generators.size(), 2u);
+}
+
 // A thread that only computes keeps, after k halvings, the samples
 // numbered n ≡ 0 mod 2^k: its first kept record may come long after its
 // first halvings (overload halvings come early). Its sampling rate is
