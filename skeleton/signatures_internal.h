@@ -33,11 +33,13 @@ void adt_skeleton_signatures_lay_out(adt_skeleton_signatures *table, uint32_t en
 
 /* Whether key is terminal's key (without hashing). Keys are a few to
  * tens of bytes: eight at a time, the last eight (or four) bytes as one
- * word that overlaps the ones before, no call and no loop over bytes. */
+ * word that overlaps the ones before, no call and no loop over bytes.
+ * terminal must be one of the table's (the fold's is from the grammar,
+ * which holds only terminals the table gave): not checked. */
 static inline bool adt_skeleton_signatures_is(const adt_skeleton_signatures *table, uint32_t terminal,
                                               const uint8_t *key, uint32_t length)
 {
-    if (terminal >= table->count || table->entries[terminal].length != length)
+    if (table->entries[terminal].length != length)
         return false;
     const uint8_t *held = table->bytes + table->entries[terminal].offset;
     if (length >= 8) {

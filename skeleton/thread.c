@@ -342,11 +342,7 @@ static __attribute__((noinline)) void time_other_pair(adt_skeleton *skeleton, ui
  * path calls nothing and so saves no registers. */
 static inline void time_call(adt_skeleton *skeleton, uint32_t terminal, uint64_t enter, uint64_t leave)
 {
-    /* The thread's first call has no computation before it on record. */
-    if (skeleton->calls++ == 0) {
-        skeleton->first_leave = leave;
-        skeleton->previous_leave = enter;
-    }
+    skeleton->calls++;
     uint64_t compute = enter > skeleton->previous_leave ? enter - skeleton->previous_leave : 0;
     uint64_t duration = leave > enter ? leave - enter : 0;
     uint32_t previous = skeleton->previous;
@@ -365,8 +361,17 @@ static __attribute__((noinline)) void fold_other_call(adt_skeleton *skeleton, co
                                                       uint64_t enter, uint64_t leave)
 {
     uint32_t terminal = intern_and_append(skeleton, key, length);
-    if (terminal != UINT32_MAX)
-        time_call(skeleton, terminal, enter, leave);
+    if (terminal == UINT32_MAX)
+        return;
+    /* The thread's first call has no computation before it on record. It
+     * comes this way: an empty grammar follows no loop, so its first
+     * call is never the one a loop expects (adt_skeleton_fold's common
+     * path therefore does not ask). */
+    if (skeleton->calls == 0) {
+        skeleton->first_leave = leave;
+        skeleton->previous_leave = enter;
+    }
+    time_call(skeleton, terminal, enter, leave);
 }
 
 static __attribute__((cold, noinline)) void fold_refollowing(adt_skeleton *skeleton, uint32_t terminal,
