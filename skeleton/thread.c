@@ -389,10 +389,13 @@ void adt_skeleton_fold(adt_skeleton *skeleton, const uint8_t *key, uint32_t leng
     /* Inside a loop the call is most often the one the loop expects:
      * one comparison instead of a hash and a probe, and the grammar's
      * fast path inline (it needs no room). */
-    uint32_t terminal = adt_skeleton_grammar_expected(skeleton->grammar);
-    if (__builtin_expect(terminal == UINT32_MAX ||
-                             !adt_skeleton_signatures_is(skeleton->signatures, terminal, key, length),
-                         0)) {
+    const adt_skeleton_grammar *grammar = skeleton->grammar;
+    if (__builtin_expect(!adt_skeleton_grammar_follows(grammar), 0)) {
+        fold_other_call(skeleton, key, length, enter, leave);
+        return;
+    }
+    uint32_t terminal = adt_skeleton_grammar_followed_next(grammar);
+    if (__builtin_expect(!adt_skeleton_signatures_is(skeleton->signatures, terminal, key, length), 0)) {
         fold_other_call(skeleton, key, length, enter, leave);
         return;
     }
