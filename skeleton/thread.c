@@ -381,6 +381,29 @@ static __attribute__((cold, noinline)) void fold_refollowing(adt_skeleton *skele
     time_call(skeleton, terminal, enter, leave);
 }
 
+/* The call is the one the loop expects: counted, and timed. */
+static inline void fold_expected(adt_skeleton *skeleton, uint32_t terminal, uint64_t enter, uint64_t leave)
+{
+    if (__builtin_expect(adt_skeleton_grammar_take_expected_until_refollow(skeleton->grammar), 0)) {
+        fold_refollowing(skeleton, terminal, enter, leave);
+        return;
+    }
+    time_call(skeleton, terminal, enter, leave);
+}
+
+/* adt_skeleton_fold for a key of more than 16 bytes, reached by a tail
+ * call: the comparison's loop and its registers stay out of the common
+ * path, whose keys (a message call's) are shorter. */
+static __attribute__((noinline)) void fold_long_key(adt_skeleton *skeleton, uint32_t terminal, const uint8_t *key,
+                                                    uint32_t length, uint64_t enter, uint64_t leave)
+{
+    if (!adt_skeleton_signatures_is(skeleton->signatures, terminal, key, length)) {
+        fold_other_call(skeleton, key, length, enter, leave);
+        return;
+    }
+    fold_expected(skeleton, terminal, enter, leave);
+}
+
 void adt_skeleton_fold(adt_skeleton *skeleton, const uint8_t *key, uint32_t length, uint64_t enter,
                        uint64_t leave)
 {
@@ -395,15 +418,15 @@ void adt_skeleton_fold(adt_skeleton *skeleton, const uint8_t *key, uint32_t leng
         return;
     }
     uint32_t terminal = adt_skeleton_grammar_followed_next(grammar);
+    if (__builtin_expect(length > 16, 0)) {
+        fold_long_key(skeleton, terminal, key, length, enter, leave);
+        return;
+    }
     if (__builtin_expect(!adt_skeleton_signatures_is(skeleton->signatures, terminal, key, length), 0)) {
         fold_other_call(skeleton, key, length, enter, leave);
         return;
     }
-    if (__builtin_expect(adt_skeleton_grammar_take_expected_until_refollow(skeleton->grammar), 0)) {
-        fold_refollowing(skeleton, terminal, enter, leave);
-        return;
-    }
-    time_call(skeleton, terminal, enter, leave);
+    fold_expected(skeleton, terminal, enter, leave);
 }
 
 /* The skeletons in slabs first, then the slabless ones: in each, claimed
