@@ -527,9 +527,7 @@ static inline void release_completed(fold_thread *t)
          * and no probe. An earlier removal in this call may have shifted
          * it back, or removed it (the same request completed twice). */
         map_slot *slot = &t->requests[done->slot];
-        if (slot->key != done->raw)
-            slot = map_find(t->requests, done->raw);
-        if (slot->key == 0)
+        if (slot->key != done->raw && (slot = map_find(t->requests, done->raw))->key == 0)
             continue;
         t->symbols_in_use[slot->value / 64] &= ~(1ull << (slot->value % 64));
         map_remove(t->requests, slot);
