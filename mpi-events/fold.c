@@ -121,9 +121,10 @@ static void map_remove(map_slot *slots, map_slot *slot)
     uint32_t hole = (uint32_t)(slot - slots);
     slots[hole].key = 0;
     for (uint32_t next = (hole + 1) & (MAP_SLOTS - 1); slots[next].key != 0; next = (next + 1) & (MAP_SLOTS - 1)) {
+        /* It stays when its home lies in (hole, next], cyclically: when
+         * it is fewer probes from its home than the hole is. */
         uint32_t home = map_home(slots[next].key);
-        bool stays = hole <= next ? (hole < home && home <= next) : (hole < home || home <= next);
-        if (stays)
+        if (((next - home) & (MAP_SLOTS - 1)) < ((next - hole) & (MAP_SLOTS - 1)))
             continue;
         slots[hole] = slots[next];
         slots[next].key = 0;
@@ -274,7 +275,9 @@ static inline void complete_request(fold_thread *t, uint64_t raw, const map_slot
         t->not_encodable = true;
         return;
     }
-    t->completed[t->completed_count++] = (completion){ raw, (uint32_t)(slot - t->requests), 0 };
+    completion *done = &t->completed[t->completed_count++];
+    done->raw = raw;
+    done->slot = (uint32_t)(slot - t->requests);
 }
 
 /* ---- the calls ---------------------------------------------------------- */
