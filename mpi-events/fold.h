@@ -38,7 +38,7 @@ extern bool adt_mpi_folding;
 void adt_mpi_fold_enter(adt_location *location, uint32_t function, uint32_t context, bool outermost,
                         uint64_t time);
 void adt_mpi_fold_record(uint16_t kind, const void *payload, int32_t own_rank);
-void adt_mpi_fold_leave(adt_location *location, uint32_t function, bool outermost, uint64_t time);
+void adt_mpi_fold_leave(uint32_t function, bool outermost, uint64_t time);
 
 /* ADAPTRACE_ON_FULL=fold (flush.h, adt_fold_hook): on the thread whose
  * events filled the buffer, true when its skeleton is still folding; the

@@ -148,7 +148,7 @@ static inline void adt_mpi_leave(const adt_mpi_call *call, adt_mpi_function func
         adt_buffer_append_event(call->location, ADT_REC_LEAVE, call->time, &record, sizeof record);
     adt_online_leave((uint32_t)function, call->time);
     if (adt_mpi_folding)
-        adt_mpi_fold_leave(call->location, (uint32_t)function, call->passing_on_before == 0, call->time);
+        adt_mpi_fold_leave((uint32_t)function, call->passing_on_before == 0, call->time);
     if (adt_mpi_sampling)
         adt_sampler_leave_region(call->location, call->previous);
     if (__builtin_expect(call->passed_on != 0, 0)) {

@@ -52,11 +52,24 @@ struct adt_skeleton_grammar {
 void adt_skeleton_grammar_lay_out(adt_skeleton_grammar *g, uint32_t symbols, uint32_t rules,
                                   uint32_t digram_slots_log2);
 
-/* The terminal the loop the sequence ends in expects next, or UINT32_MAX
- * (the fold compares a call's key with its key before hashing it). */
+/* Whether the sequence ends in a loop that the fast path follows. */
+static inline bool adt_skeleton_grammar_follows(const adt_skeleton_grammar *g)
+{
+    return g->followed != ADT_SKELETON_GRAMMAR_NIL;
+}
+
+/* The terminal that loop expects next (only while it follows one: the
+ * fold tests that once, then compares a call's key with this terminal's
+ * before hashing it). */
+static inline uint32_t adt_skeleton_grammar_followed_next(const adt_skeleton_grammar *g)
+{
+    return g->expected[g->matched];
+}
+
+/* The terminal the loop the sequence ends in expects next, or UINT32_MAX. */
 static inline uint32_t adt_skeleton_grammar_expected(const adt_skeleton_grammar *g)
 {
-    return g->followed != ADT_SKELETON_GRAMMAR_NIL ? g->expected[g->matched] : UINT32_MAX;
+    return adt_skeleton_grammar_follows(g) ? adt_skeleton_grammar_followed_next(g) : UINT32_MAX;
 }
 
 /* The followed loop's exponent would pass 32 bits: its iterations are

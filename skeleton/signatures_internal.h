@@ -32,27 +32,37 @@ struct adt_skeleton_signatures {
 void adt_skeleton_signatures_lay_out(adt_skeleton_signatures *table, uint32_t entries, uint32_t byte_capacity);
 
 /* Whether key is terminal's key (without hashing). Keys are a few to
- * tens of bytes: eight at a time, the last eight (or four) bytes as one
- * word that overlaps the ones before, no call and no loop over bytes. */
+ * tens of bytes: eight at a time, the last eight bytes as one word that
+ * overlaps the ones before; up to 16 bytes (a message call's whole key)
+ * the first and the last word (or four bytes), which may overlap, with
+ * one branch; no call and no loop over bytes.
+ * terminal must be one of the table's (the fold's is from the grammar,
+ * which holds only terminals the table gave): not checked. */
 static inline bool adt_skeleton_signatures_is(const adt_skeleton_signatures *table, uint32_t terminal,
                                               const uint8_t *key, uint32_t length)
 {
-    if (terminal >= table->count || table->entries[terminal].length != length)
+    if (table->entries[terminal].length != length)
         return false;
     const uint8_t *held = table->bytes + table->entries[terminal].offset;
-    if (length >= 8) {
-        uint32_t i = 0;
-        for (; i + 8 < length; i += 8) {
-            uint64_t a, b;
+    if (length > 16) {
+        uint64_t a, b;
+        for (uint32_t i = 0; i + 8 < length; i += 8) {
             memcpy(&a, held + i, 8);
             memcpy(&b, key + i, 8);
             if (a != b)
                 return false;
         }
-        uint64_t a, b;
         memcpy(&a, held + length - 8, 8);
         memcpy(&b, key + length - 8, 8);
         return a == b;
+    }
+    if (length >= 8) {
+        uint64_t a, b, c, d;
+        memcpy(&a, held, 8);
+        memcpy(&b, key, 8);
+        memcpy(&c, held + length - 8, 8);
+        memcpy(&d, key + length - 8, 8);
+        return ((a ^ b) | (c ^ d)) == 0;
     }
     if (length >= 4) {
         uint32_t a, b, c, d;

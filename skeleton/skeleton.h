@@ -157,9 +157,10 @@ typedef struct adt_skeleton_histogram {
  * (SkeletonHistogram.PositionIsTheLogLinearOneAtEveryBitLength). */
 static inline uint32_t adt_skeleton_position(uint64_t value)
 {
-    if (value < 4)
-        return (uint32_t)value;
-    uint32_t below_top_three = 61u - (uint32_t)__builtin_clzll(value);
+    /* value | 4 has the same top bit as value from 4 on, and bit 2 below
+     * 4, where the shift is then 0 and the position value itself: no
+     * branch, no clz of 0. */
+    uint32_t below_top_three = 61u - (uint32_t)__builtin_clzll(value | 4);
     return 4u * below_top_three + (uint32_t)(value >> below_top_three);
 }
 /* The smallest value at a position (position 252 and beyond: UINT64_MAX). */

@@ -342,11 +342,7 @@ static __attribute__((noinline)) void time_other_pair(adt_skeleton *skeleton, ui
  * path calls nothing and so saves no registers. */
 static inline void time_call(adt_skeleton *skeleton, uint32_t terminal, uint64_t enter, uint64_t leave)
 {
-    /* The thread's first call has no computation before it on record. */
-    if (skeleton->calls++ == 0) {
-        skeleton->first_leave = leave;
-        skeleton->previous_leave = enter;
-    }
+    skeleton->calls++;
     uint64_t compute = enter > skeleton->previous_leave ? enter - skeleton->previous_leave : 0;
     uint64_t duration = leave > enter ? leave - enter : 0;
     uint32_t previous = skeleton->previous;
@@ -365,8 +361,17 @@ static __attribute__((noinline)) void fold_other_call(adt_skeleton *skeleton, co
                                                       uint64_t enter, uint64_t leave)
 {
     uint32_t terminal = intern_and_append(skeleton, key, length);
-    if (terminal != UINT32_MAX)
-        time_call(skeleton, terminal, enter, leave);
+    if (terminal == UINT32_MAX)
+        return;
+    /* The thread's first call has no computation before it on record. It
+     * comes this way: an empty grammar follows no loop, so its first
+     * call is never the one a loop expects (adt_skeleton_fold's common
+     * path therefore does not ask). */
+    if (skeleton->calls == 0) {
+        skeleton->first_leave = leave;
+        skeleton->previous_leave = enter;
+    }
+    time_call(skeleton, terminal, enter, leave);
 }
 
 static __attribute__((cold, noinline)) void fold_refollowing(adt_skeleton *skeleton, uint32_t terminal,
@@ -374,6 +379,29 @@ static __attribute__((cold, noinline)) void fold_refollowing(adt_skeleton *skele
 {
     adt_skeleton_grammar_refollow(skeleton->grammar);
     time_call(skeleton, terminal, enter, leave);
+}
+
+/* The call is the one the loop expects: counted, and timed. */
+static inline void fold_expected(adt_skeleton *skeleton, uint32_t terminal, uint64_t enter, uint64_t leave)
+{
+    if (__builtin_expect(adt_skeleton_grammar_take_expected_until_refollow(skeleton->grammar), 0)) {
+        fold_refollowing(skeleton, terminal, enter, leave);
+        return;
+    }
+    time_call(skeleton, terminal, enter, leave);
+}
+
+/* adt_skeleton_fold for a key of more than 16 bytes, reached by a tail
+ * call: the comparison's loop and its registers stay out of the common
+ * path, whose keys (a message call's) are shorter. */
+static __attribute__((noinline)) void fold_long_key(adt_skeleton *skeleton, uint32_t terminal, const uint8_t *key,
+                                                    uint32_t length, uint64_t enter, uint64_t leave)
+{
+    if (!adt_skeleton_signatures_is(skeleton->signatures, terminal, key, length)) {
+        fold_other_call(skeleton, key, length, enter, leave);
+        return;
+    }
+    fold_expected(skeleton, terminal, enter, leave);
 }
 
 void adt_skeleton_fold(adt_skeleton *skeleton, const uint8_t *key, uint32_t length, uint64_t enter,
@@ -384,18 +412,21 @@ void adt_skeleton_fold(adt_skeleton *skeleton, const uint8_t *key, uint32_t leng
     /* Inside a loop the call is most often the one the loop expects:
      * one comparison instead of a hash and a probe, and the grammar's
      * fast path inline (it needs no room). */
-    uint32_t terminal = adt_skeleton_grammar_expected(skeleton->grammar);
-    if (__builtin_expect(terminal == UINT32_MAX ||
-                             !adt_skeleton_signatures_is(skeleton->signatures, terminal, key, length),
-                         0)) {
+    const adt_skeleton_grammar *grammar = skeleton->grammar;
+    if (__builtin_expect(!adt_skeleton_grammar_follows(grammar), 0)) {
         fold_other_call(skeleton, key, length, enter, leave);
         return;
     }
-    if (__builtin_expect(adt_skeleton_grammar_take_expected_until_refollow(skeleton->grammar), 0)) {
-        fold_refollowing(skeleton, terminal, enter, leave);
+    uint32_t terminal = adt_skeleton_grammar_followed_next(grammar);
+    if (__builtin_expect(length > 16, 0)) {
+        fold_long_key(skeleton, terminal, key, length, enter, leave);
         return;
     }
-    time_call(skeleton, terminal, enter, leave);
+    if (__builtin_expect(!adt_skeleton_signatures_is(skeleton->signatures, terminal, key, length), 0)) {
+        fold_other_call(skeleton, key, length, enter, leave);
+        return;
+    }
+    fold_expected(skeleton, terminal, enter, leave);
 }
 
 /* The skeletons in slabs first, then the slabless ones: in each, claimed

@@ -54,8 +54,12 @@ static inline void adt_skeleton_timing_start(adt_skeleton_histogram *h, uint64_t
 /* The counts are the entry's, set at the export: one increment per call. */
 static inline void adt_skeleton_timing_add_one(adt_skeleton_histogram *h, uint64_t shift, uint64_t value)
 {
-    h->min = value < h->min ? value : h->min;
-    h->max = value > h->max ? value : h->max;
+    /* Branches, not conditional moves: a new min or max is rare after a
+     * pair's first calls, and a branch not taken skips the store. */
+    if (__builtin_expect(value < h->min, 0))
+        h->min = value;
+    if (__builtin_expect(value > h->max, 0))
+        h->max = value;
     double shifted = (double)(int64_t)(value - shift);
     h->mean += shifted;
     h->m2 += shifted * shifted;

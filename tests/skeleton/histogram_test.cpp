@@ -24,7 +24,7 @@ TEST(SkeletonHistogram, PositionsAreMonotoneAndTheirFloorsBoundThem)
     EXPECT_EQ(adt_skeleton_position(UINT64_MAX), 251u);
 }
 
-// The position's formula without a mask (skeleton.h) against its
+// The position's formula without a mask or a branch (skeleton.h) against its
 // definition, 4 (l - 1) + m with l = floor(log2 v) and m the two bits after
 // the top one, and against the floors that bound it, at every bit length
 // (the test above reaches 2^20 only): each bit length's first and last
