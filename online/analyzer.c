@@ -66,9 +66,10 @@ __attribute__((used, visibility("default"))) const int adt_online_analyzer_marke
 #define TAG_ROUND_ANSWER 2
 /* A round report's head, in words: done, CPU seconds (a double's bits),
  * the sampled profile's length in bytes, the time steps' words
- * (adt_live_steps_words: their quantiles need every instance); then the
- * rows of the analyzer's ranks (round_rows), the time steps' words, and
- * the profile's text. */
+ * (adt_live_steps_words: the instances added since the analyzer's last
+ * report that analyzer 0 took, which keeps them all for the quantiles);
+ * then the rows of the analyzer's ranks (round_rows), the time steps'
+ * words, and the profile's text. */
 #define ROUND_HEAD_WORDS 4
 
 /* The signal that ends the job before the ranks finished, 0 until one
@@ -111,10 +112,17 @@ typedef struct analyzer {
     int answer[2];
     bool final;
     adt_live live;
+    /* An analyzer other than 0: per key of live's time steps, the
+     * instances its reports that analyzer 0 took carried (steps_sent_keys
+     * keys). */
+    size_t *steps_sent;
+    size_t steps_sent_keys;
     /* Analyzer 0: the analyzers' ranks together, each analyzer's part
      * from its last report (a lost one's stays), and per analyzer: lost,
-     * the CPU seconds and sampled profile text it last reported, the
-     * answer sent to it. */
+     * the CPU seconds and sampled profile text it last reported, the time
+     * steps' words of all its reports one after the other (each report's
+     * words are the instances new since the one before, so together they
+     * are its ranks' every instance), the answer sent to it. */
     adt_live total;
     bool *peer_lost;
     double *peer_cpu;
@@ -123,6 +131,10 @@ typedef struct analyzer {
     uint64_t **peer_steps;
     size_t *peer_steps_words;
     MPI_Request *peer_answer;
+    /* Analyzer 0: the bytes of the reports it took, all and the largest
+     * (live/report.json's round_report_bytes). */
+    uint64_t round_report_bytes;
+    uint64_t round_report_largest_bytes;
     const char *names[ADT_MPI_FN_COUNT];
     double started;
     /* Per rank served, from its introduction: its modules and the region
@@ -466,9 +478,15 @@ static bool report_to_analyzer_0(analyzer *a, bool done)
     if (profile == NULL)
         profile_length = 0;
     size_t step_words = 0;
-    uint64_t *steps = adt_live_steps_words(&a->live, &step_words);
+    size_t step_keys = a->live.steps.key_count;
+    size_t *sent = malloc((step_keys ? step_keys : 1) * sizeof *sent);
+    uint64_t *steps = sent != NULL ? adt_live_steps_words(&a->live, a->steps_sent, a->steps_sent_keys, &step_words)
+                                   : NULL;
     if (steps == NULL)
         step_words = 0;
+    bool steps_carried = steps != NULL;
+    for (size_t k = 0; steps_carried && k < step_keys; k++)
+        sent[k] = a->live.steps.keys[k].count;
     size_t row_words = round_rows(a, &a->live, a->index, NULL, false);
     size_t bytes = (ROUND_HEAD_WORDS + row_words + step_words) * sizeof(uint64_t) + profile_length;
     uint64_t *report = bytes <= INT32_MAX ? malloc(bytes) : NULL;
@@ -477,6 +495,7 @@ static bool report_to_analyzer_0(analyzer *a, bool done)
                 bytes);
         free(profile);
         free(steps);
+        free(sent);
         return false;
     }
     double cpu = cpu_seconds();
@@ -500,13 +519,26 @@ static bool report_to_analyzer_0(analyzer *a, bool done)
     MPI_Isend(report, (int)bytes, MPI_BYTE, 0, TAG_ROUND_REPORT, a->world, &request);
     if (!adt_online_wait_bounded(&request, ticks_until(give_up))) {
         lose_analyzer(a, 0);
+        free(sent);
         return done;
     }
     free(report);
     MPI_Irecv(a->answer, 2, MPI_INT, 0, TAG_ROUND_ANSWER, a->world, &request);
     if (!adt_online_wait_bounded(&request, ticks_until(give_up))) {
         lose_analyzer(a, 0);
+        free(sent);
         return done;
+    }
+    /* Answered: analyzer 0 took this report, its time steps included
+     * (without an answer there is no next round, so no instance is sent
+     * twice or left out). Without its words (out of memory) the next
+     * report carries these instances too. */
+    if (steps_carried) {
+        free(a->steps_sent);
+        a->steps_sent = sent;
+        a->steps_sent_keys = step_keys;
+    } else {
+        free(sent);
     }
     a->final = a->answer[1];
     return a->answer[0];
@@ -550,16 +582,22 @@ static bool take_report(analyzer *a, int peer, uint64_t give_up, bool *done)
     size_t head_bytes = (ROUND_HEAD_WORDS + row_words) * sizeof(uint64_t);
     char *profile = NULL;
     uint64_t *steps = NULL;
+    size_t steps_words = a->peer_steps_words[peer];
     bool whole = (size_t)bytes >= head_bytes && report[3] <= ((size_t)bytes - head_bytes) / sizeof(uint64_t) &&
                  report[2] == (size_t)bytes - head_bytes - report[3] * sizeof(uint64_t) &&
                  (report[2] == 0 || (profile = malloc(report[2])) != NULL) &&
-                 (steps = malloc(report[3] * sizeof *steps + 1)) != NULL;
+                 report[3] <= SIZE_MAX / sizeof *steps - steps_words - 1 &&
+                 (steps = realloc(a->peer_steps[peer], (steps_words + report[3]) * sizeof *steps + 1)) != NULL;
     if (whole) {
         round_rows(a, &a->total, peer, report + ROUND_HEAD_WORDS, true);
-        memcpy(steps, report + ROUND_HEAD_WORDS + row_words, report[3] * sizeof *steps);
-        free(a->peer_steps[peer]);
+        /* This report's instances are those new since the peer's last
+         * report taken: after the words of the reports before. */
+        memcpy(steps + steps_words, report + ROUND_HEAD_WORDS + row_words, report[3] * sizeof *steps);
+        a->round_report_bytes += (uint64_t)bytes;
+        if ((uint64_t)bytes > a->round_report_largest_bytes)
+            a->round_report_largest_bytes = (uint64_t)bytes;
         a->peer_steps[peer] = steps;
-        a->peer_steps_words[peer] = report[3];
+        a->peer_steps_words[peer] = steps_words + report[3];
         head_bytes += report[3] * sizeof *steps;
         *done = report[0] != 0;
         memcpy(&a->peer_cpu[peer], &report[1], sizeof a->peer_cpu[peer]);
@@ -578,14 +616,15 @@ static bool take_report(analyzer *a, int peer, uint64_t give_up, bool *done)
 }
 
 /* Analyzer 0: the time steps of every analyzer's ranks, made anew each
- * round from its own and each other analyzer's last report (a lost one's
- * stays, as its rows do). Left out, said once a round, when out of
+ * round from its own and each other analyzer's reports (a lost one's
+ * stay, as its rows do): the same keys and instances, in the same order,
+ * as from each analyzer's every instance at once. Left out, said once a round, when out of
  * memory or a report's words do not parse. */
 static void total_steps(analyzer *a)
 {
     adt_feed_segments_free(&a->total.steps);
     size_t own_words = 0;
-    uint64_t *own = adt_live_steps_words(&a->live, &own_words);
+    uint64_t *own = adt_live_steps_words(&a->live, NULL, 0, &own_words);
     bool whole = own != NULL && adt_live_add_steps_words(&a->total, own, own_words) == 0;
     for (int peer = 1; whole && peer < a->count; peer++)
         whole = adt_live_add_steps_words(&a->total, a->peer_steps[peer], a->peer_steps_words[peer]) == 0;
@@ -657,7 +696,9 @@ static bool collect_round(analyzer *a, bool done)
                                                .analyzers_cpu_s = cpu,
                                                .analyzers_reported = (uint32_t)a->count - lost,
                                                .analyzer_lost = a->analyzers_lost ? a->peer_lost : NULL,
-                                               .analyzers_lost_at_s = a->analyzers_lost_at_s },
+                                               .analyzers_lost_at_s = a->analyzers_lost_at_s,
+                                               .round_report_bytes = a->round_report_bytes,
+                                               .round_report_largest_bytes = a->round_report_largest_bytes },
                            live_page, error, sizeof error) != 0)
             fprintf(stderr, "adaptrace-analyzer: live report not written: %s\n", error);
         else if (a->final && a->profile_only)
@@ -874,6 +915,7 @@ int main(int argc, char **argv)
     else
         MPI_Comm_free(&a.parent);
     adt_live_destroy(&a.live);
+    free(a.steps_sent);
     if (a.index == 0) {
         adt_live_destroy(&a.total);
         for (int peer = 0; peer < a.count; peer++) {

@@ -195,21 +195,27 @@ static void step(adt_live *live, uint32_t rank, const adt_online_record *record)
     *start = (adt_live_step_start){ .leave = record->call.leave, .function = record->id, .open = true };
 }
 
-uint64_t *adt_live_steps_words(const adt_live *live, size_t *count)
+uint64_t *adt_live_steps_words(const adt_live *live, const size_t *sent, size_t sent_keys, size_t *count)
 {
     size_t words = 0;
-    for (size_t k = 0; k < live->steps.key_count; k++)
-        words += 3 + 2 * live->steps.keys[k].count;
+    for (size_t k = 0; k < live->steps.key_count; k++) {
+        size_t first = k < sent_keys ? sent[k] : 0;
+        if (live->steps.keys[k].count > first)
+            words += 3 + 2 * (live->steps.keys[k].count - first);
+    }
     uint64_t *out = malloc((words ? words : 1) * sizeof *out);
     if (out == NULL)
         return NULL;
     size_t at = 0;
     for (size_t k = 0; k < live->steps.key_count; k++) {
         const adt_feed_segment_key *key = &live->steps.keys[k];
+        size_t first = k < sent_keys ? sent[k] : 0;
+        if (key->count <= first)
+            continue;
         out[at++] = key->from_call;
         out[at++] = key->to_call;
-        out[at++] = key->count;
-        for (size_t i = 0; i < key->count; i++) {
+        out[at++] = key->count - first;
+        for (size_t i = first; i < key->count; i++) {
             out[at++] = key->instances[i].ticks;
             out[at++] = key->instances[i].location | (uint64_t)key->instances[i].estimated << 32;
         }
@@ -662,6 +668,8 @@ static void print_report(FILE *out, const adt_live *live, const char *const *nam
             "  \"interval_s\": %" PRIu32 ",\n  \"analyzers\": %" PRIu32 ",\n  \"analyzers_reported\": %" PRIu32
             ",\n  \"ranks\": %" PRIu32 ",\n",
             moment->interval_s, moment->analyzers, moment->analyzers_reported, live->ranks);
+    fprintf(out, "  \"round_report_bytes\": %" PRIu64 ",\n  \"round_report_largest_bytes\": %" PRIu64 ",\n",
+            moment->round_report_bytes, moment->round_report_largest_bytes);
     print_analyzers_lost(out, live, moment);
     fputs("  \"connected_ranks\": ", out);
     print_ranks(out, live, offsetof(adt_live_rank, heard));

@@ -115,9 +115,13 @@ int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *
 
 /* The time steps live holds as words, for analyzer 0 to gather: per key
  * its from and to call and its instance count, then per instance its
- * ticks and its rank (bit 32: estimated). malloc'd, *count words; NULL
- * when out of memory. */
-uint64_t *adt_live_steps_words(const adt_live *live, size_t *count);
+ * ticks and its rank (bit 32: estimated). Only the instances added since
+ * those already sent: sent[k] of key k's for the first sent_keys keys
+ * (keys keep their order; sent NULL and sent_keys 0: every instance),
+ * keys with none new left out, so that a report round carries what came
+ * since the last one (issue #28). malloc'd, *count words; NULL when out
+ * of memory. */
+uint64_t *adt_live_steps_words(const adt_live *live, const size_t *sent, size_t sent_keys, size_t *count);
 /* Adds the time steps of count words (adt_live_steps_words') to live's.
  * 0, or -1 when out of memory or the words do not parse (what came
  * before stays). */
@@ -154,6 +158,11 @@ typedef struct adt_live_moment {
      * analyzers started). */
     const bool *analyzer_lost;
     double analyzers_lost_at_s;
+    /* The bytes of the other analyzers' report rounds that analyzer 0
+     * took, since the analyzers started, and of the largest one: each
+     * carries the time steps new since the one before (issue #28). */
+    uint64_t round_report_bytes;
+    uint64_t round_report_largest_bytes;
 } adt_live_moment;
 
 /* Writes <archive>/live/report.json atomically (a temporary file renamed

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "../scratch_directory.hpp"
 
@@ -23,9 +24,9 @@ constexpr uint32_t kRanks = 2;
 constexpr uint32_t kFunctions = 3;
 const char *const kNames[kFunctions] = {"MPI_Send", "MPI_Recv", "MPI_Allreduce"};
 // final, analyzers, interval_s, elapsed_s, analyzers_cpu_s, ended_by_signal, analyzers_reported,
-// analyzer_lost, analyzers_lost_at_s
-const adt_live_moment kFinal = {true, 1, 2, 1.5, 0.25, 0, 1, nullptr, 0.0};
-const adt_live_moment kRunning = {false, 1, 2, 1.5, 0.25, 0, 1, nullptr, 0.0};
+// analyzer_lost, analyzers_lost_at_s, round_report_bytes, round_report_largest_bytes
+const adt_live_moment kFinal = {true, 1, 2, 1.5, 0.25, 0, 1, nullptr, 0.0, 0, 0};
+const adt_live_moment kRunning = {false, 1, 2, 1.5, 0.25, 0, 1, nullptr, 0.0, 0, 0};
 
 size_t chunk_bytes(uint32_t records)
 {
@@ -331,7 +332,7 @@ TEST_F(Live, TimeStepsGoFromOneOutermostCallToTheNext)
         << report;
     // Analyzer 0 rebuilds them from every analyzer's words.
     size_t count = 0;
-    uint64_t *words = adt_live_steps_words(&live, &count);
+    uint64_t *words = adt_live_steps_words(&live, nullptr, 0, &count);
     ASSERT_NE(words, nullptr);
     EXPECT_EQ(count, 2u * (3 + 2));
     adt_live total{};
@@ -346,6 +347,125 @@ TEST_F(Live, TimeStepsGoFromOneOutermostCallToTheNext)
     EXPECT_EQ(adt_live_add_steps_words(&total, words, count), -1) << "a function that is none";
     free(words);
     adt_live_destroy(&total);
+}
+
+// The report text without its two lines that say when it was written.
+std::string without_written_at(const std::string &report)
+{
+    std::stringstream in(report), out;
+    for (std::string line; std::getline(in, line);)
+        if (line.find("\"written_at") == std::string::npos)
+            out << line << '\n';
+    return out.str();
+}
+
+// An analyzer's report rounds carry the time steps new since its last
+// report that analyzer 0 took (the instances already sent per key), and
+// analyzer 0, which keeps each round's words after the ones before, has
+// the same table as from every instance at once (issue #28). live is the
+// other analyzer's (rank 1), own analyzer 0's (rank 0).
+TEST_F(Live, EachRoundCarriesOnlyTheTimeStepsNewSinceTheLastOneTaken)
+{
+    adt_live own{};
+    ASSERT_EQ(adt_live_create(&own, kRanks, kFunctions), 0);
+    adt_online_chunk own_chunk = make_chunk(0);
+    ASSERT_EQ(adt_live_add_chunk(&own, 0, &own_chunk, chunk_bytes(2), true, error, sizeof error), 0) << error;
+    // Rank 1's calls, a chunk a round: steps 0->2 (100); then 2->0 (300,
+    // across the chunks), 0->2 (50), 2->1 (100); then 1->0 (100), 0->2 (200).
+    const adt_online_record rounds[3][3] = {
+        {call(0, 100, 200, 0, 0), call(2, 300, 400, 0, 0), {}},
+        {call(0, 700, 800, 0, 0), call(2, 850, 900, 0, 0), call(1, 1000, 1100, 0, 0)},
+        {call(0, 1200, 1300, 0, 0), call(2, 1500, 1600, 0, 0), {}},
+    };
+    const uint32_t records[3] = {2, 3, 2};
+    std::vector<size_t> sent;
+    std::vector<uint64_t> taken;  // analyzer 0's words of rank 1's rounds, one after the other
+    std::vector<size_t> round_words;
+    for (int round = 0; round < 3; round++) {
+        adt_online_chunk chunk = make_chunk(1);
+        chunk.header.records = records[round];
+        for (uint32_t r = 0; r < records[round]; r++)
+            chunk.records[r] = rounds[round][r];
+        ASSERT_EQ(adt_live_add_chunk(&live, 1, &chunk, chunk_bytes(records[round]), round == 2, error,
+                                     sizeof error),
+                  0)
+            << error;
+        size_t count = 0;
+        uint64_t *words = adt_live_steps_words(&live, sent.data(), sent.size(), &count);
+        ASSERT_NE(words, nullptr);
+        if (round == 1) {
+            // 0->2 one new instance (50 ticks) of its two, 2->0 and 2->1 new keys.
+            ASSERT_EQ(count, 3u * (3 + 2));
+            EXPECT_EQ(words[0], 0u);
+            EXPECT_EQ(words[1], 2u);
+            EXPECT_EQ(words[2], 1u);
+            EXPECT_EQ(words[3], 50u);
+            EXPECT_EQ(words[4], 1u) << "rank 1";
+            EXPECT_EQ(words[5], 2u);
+            EXPECT_EQ(words[6], 0u);
+            EXPECT_EQ(words[8], 300u);
+            EXPECT_EQ(words[10], 2u);
+            EXPECT_EQ(words[11], 1u);
+            EXPECT_EQ(words[13], 100u);
+        }
+        taken.insert(taken.end(), words, words + count);
+        round_words.push_back(count);
+        free(words);
+        sent.resize(live.steps.key_count);
+        for (size_t k = 0; k < live.steps.key_count; k++)
+            sent[k] = live.steps.keys[k].count;
+    }
+    EXPECT_EQ(round_words, (std::vector<size_t>{3 + 2, 3 * (3 + 2), 2 * (3 + 2)}));
+    size_t none = 1;
+    uint64_t *nothing_new = adt_live_steps_words(&live, sent.data(), sent.size(), &none);
+    ASSERT_NE(nothing_new, nullptr);
+    EXPECT_EQ(none, 0u) << "a round with no new instance carries no words";
+    free(nothing_new);
+
+    size_t own_count = 0, whole_count = 0;
+    uint64_t *own_words = adt_live_steps_words(&own, nullptr, 0, &own_count);
+    uint64_t *whole_words = adt_live_steps_words(&live, nullptr, 0, &whole_count);
+    ASSERT_NE(own_words, nullptr);
+    ASSERT_NE(whole_words, nullptr);
+    adt_live by_rounds{}, at_once{};
+    ASSERT_EQ(adt_live_create(&by_rounds, kRanks, kFunctions), 0);
+    ASSERT_EQ(adt_live_create(&at_once, kRanks, kFunctions), 0);
+    ASSERT_EQ(adt_live_add_steps_words(&by_rounds, own_words, own_count), 0);
+    ASSERT_EQ(adt_live_add_steps_words(&by_rounds, taken.data(), taken.size()), 0);
+    ASSERT_EQ(adt_live_add_steps_words(&at_once, own_words, own_count), 0);
+    ASSERT_EQ(adt_live_add_steps_words(&at_once, whole_words, whole_count), 0);
+    free(own_words);
+    free(whole_words);
+    ASSERT_EQ(by_rounds.steps.key_count, 4u);
+    ASSERT_EQ(by_rounds.steps.key_count, at_once.steps.key_count);
+    for (size_t k = 0; k < at_once.steps.key_count; k++) {
+        const adt_feed_segment_key &got = by_rounds.steps.keys[k], &want = at_once.steps.keys[k];
+        EXPECT_EQ(got.from_call, want.from_call) << "key " << k;
+        EXPECT_EQ(got.to_call, want.to_call) << "key " << k;
+        ASSERT_EQ(got.count, want.count) << "key " << k;
+        for (size_t i = 0; i < want.count; i++) {
+            EXPECT_EQ(got.instances[i].ticks, want.instances[i].ticks) << "key " << k << " instance " << i;
+            EXPECT_EQ(got.instances[i].location, want.instances[i].location) << "key " << k << " instance " << i;
+            EXPECT_EQ(got.instances[i].estimated, want.instances[i].estimated) << "key " << k << " instance " << i;
+        }
+    }
+    EXPECT_EQ(at_once.steps.keys[0].count, 4u) << "0->2: rank 0's one and rank 1's three";
+    // The ranks' rows, as round_rows gives them to analyzer 0's totals.
+    for (adt_live *total : {&by_rounds, &at_once}) {
+        total->states[0] = own.states[0];
+        total->states[1] = live.states[1];
+    }
+    ScratchDirectory scratch("adt-online-live-rounds");
+    std::string first = scratch.path() + "/by-rounds", second = scratch.path() + "/at-once";
+    ASSERT_EQ(adt_live_write(&by_rounds, kNames, "", 0, first.c_str(), &kFinal, nullptr, error, sizeof error), 0)
+        << error;
+    ASSERT_EQ(adt_live_write(&at_once, kNames, "", 0, second.c_str(), &kFinal, nullptr, error, sizeof error), 0)
+        << error;
+    EXPECT_EQ(without_written_at(written_report(first)), without_written_at(written_report(second)));
+    EXPECT_NE(written_report(first).find("\"segment_count\": 4,"), std::string::npos) << written_report(first);
+    adt_live_destroy(&by_rounds);
+    adt_live_destroy(&at_once);
+    adt_live_destroy(&own);
 }
 
 // The main thread's sampling rate over time from its rate records: each
@@ -411,7 +531,7 @@ TEST_F(Live, AReportOfAJobEndedBySignalSaysSoAndIsNotFinal)
     std::string archive = scratch.path() + "/archive";
     adt_online_chunk chunk = make_chunk(0);
     ASSERT_EQ(adt_live_add_chunk(&live, 0, &chunk, chunk_bytes(2), false, error, sizeof error), 0) << error;
-    const adt_live_moment ended = {false, 2, 2, 3.0, 0.5, SIGTERM, 1, nullptr, 0.0};
+    const adt_live_moment ended = {false, 2, 2, 3.0, 0.5, SIGTERM, 1, nullptr, 0.0, 0, 0};
     ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &ended, nullptr, error, sizeof error), 0)
         << error;
     std::string report = written_report(archive);
@@ -428,7 +548,7 @@ TEST_F(Live, AReportNamesTheRanksOfTheLostAnalyzersOnlyAndWhen)
     std::string archive = scratch.path() + "/archive";
     // 2 ranks, 2 analyzers: rank 1 is analyzer 1's (adt_online_analyzer_of).
     const bool second_lost[2] = {false, true};
-    const adt_live_moment without_second = {false, 2, 2, 3.0, 0.5, 0, 1, second_lost, 2.5};
+    const adt_live_moment without_second = {false, 2, 2, 3.0, 0.5, 0, 1, second_lost, 2.5, 0, 0};
     ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &without_second, nullptr, error, sizeof error), 0)
         << error;
     std::string report = written_report(archive);
@@ -437,7 +557,7 @@ TEST_F(Live, AReportNamesTheRanksOfTheLostAnalyzersOnlyAndWhen)
     // 3 analyzers for 2 ranks: analyzer 2 serves none, and its loss
     // leaves both ranks with theirs.
     const bool third_lost[3] = {false, false, true};
-    const adt_live_moment without_third = {false, 3, 2, 3.0, 0.5, 0, 2, third_lost, 1.25};
+    const adt_live_moment without_third = {false, 3, 2, 3.0, 0.5, 0, 2, third_lost, 1.25, 0, 0};
     ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &without_third, nullptr, error, sizeof error), 0)
         << error;
     report = written_report(archive);
