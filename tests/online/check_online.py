@@ -225,6 +225,11 @@ def check_equal(run_dir, mpiexec, launcher, program, report, otf2_print, ranks=2
         fail(f"no final live report in {archive}/live: {live}")
     if live["analyzers"] != analyzers:
         fail(f"{live['analyzers']} analyzers in the live report, {analyzers} asked for")
+    # The other analyzers' round reports: none with one analyzer, and at
+    # least the final round's with more.
+    rounds = (live["round_report_bytes"], live["round_report_largest_bytes"])
+    if (analyzers == 1 and rounds != (0, 0)) or (analyzers > 1 and not 0 < rounds[1] <= rounds[0]):
+        fail(f"round reports of {rounds[0]} bytes, the largest {rounds[1]}, with {analyzers} analyzers")
     every_rank = list(range(ranks))
     if live["connected_ranks"] != every_rank or live["finished_ranks"] != every_rank:
         fail(f"ranks connected {live['connected_ranks']}, finished {live['finished_ranks']}, expected {every_rank}")
