@@ -618,8 +618,8 @@ static bool take_report(analyzer *a, int peer, uint64_t give_up, bool *done)
 /* Analyzer 0: the time steps of every analyzer's ranks, made anew each
  * round from its own and each other analyzer's reports (a lost one's
  * stay, as its rows do): the same keys and instances, in the same order,
- * as from each analyzer's every instance at once. Left out, said once a round, when out of
- * memory or a report's words do not parse. */
+ * as from each analyzer's every instance at once. Left out, said once a
+ * round, when out of memory or a report's words do not parse. */
 static void total_steps(analyzer *a)
 {
     adt_feed_segments_free(&a->total.steps);
