@@ -19,7 +19,11 @@
  * - the sampled profile: a calling-context tree with its samples, and per
  *   function the exclusive and inclusive samples, seconds and counter
  *   counts (a sample counts exclusively for its context's function and
- *   inclusively, once, for every function on its path).
+ *   inclusively, once, for every function on its path);
+ * - waiting: late sender (a receive entered before its matching send's
+ *   call) and collective waiting (each member's wait from its entry to
+ *   the last member's entry), per rank, from the messages and collective
+ *   instances matched as their ends come.
  *
  * Normal context only (malloc): the producers are post-mortem or the
  * analysis process, never a rank's hot path. Plain C types: the unit
@@ -288,5 +292,111 @@ typedef struct adt_feed_function_profile {
  * memory (nothing added). */
 int adt_feed_sampled_functions(const adt_feed_samples *samples, adt_feed_function_profile *functions,
                                uint32_t function_count);
+
+/* ---- Waiting: late sender and collective waiting ---- */
+
+/* One end of a point-to-point message: world ranks of both ends, the
+ * communicator as the producer numbers it (the same number on both ends:
+ * a global identity), the location that recorded it (the producer's
+ * numbering, passed back to the callbacks), the time of its record and
+ * the entry of the MPI call that made it. Times are on one clock for all
+ * ranks (the producer corrects them). */
+typedef struct adt_feed_message_end {
+    uint32_t location;
+    uint32_t comm;
+    uint32_t sender;
+    uint32_t receiver;
+    uint32_t tag;
+    uint64_t bytes;
+    uint64_t time;
+    uint64_t enter_time;
+} adt_feed_message_end;
+
+/* One member's part of a collective instance: its world rank, the
+ * location that recorded it, the entry of its call and the time of its
+ * end record. */
+typedef struct adt_feed_collective_entry {
+    uint32_t rank;
+    uint32_t location;
+    uint64_t enter_time;
+    uint64_t end_time;
+} adt_feed_collective_entry;
+
+/* A message end not matched yet, in the list of its pair of ranks. */
+typedef struct adt_feed_pending_end {
+    adt_feed_message_end end;
+    bool sending;
+    uint32_t next; /* index + 1 of the next in its list (or in the free list); 0: none */
+} adt_feed_pending_end;
+
+/* The first and last pending end of one (sender, receiver) pair. */
+typedef struct adt_feed_pending_list {
+    uint32_t first; /* index + 1; 0: empty */
+    uint32_t last;
+} adt_feed_pending_list;
+
+/* A collective instance, open until every member has finished it. */
+typedef struct adt_feed_collective_instance {
+    bool complete;
+    uint32_t finished;
+    uint64_t last_entry;
+    adt_feed_collective_entry *entries; /* one per member that finished it */
+} adt_feed_collective_instance;
+
+/* One communicator's instances from its oldest open one on (the one with
+ * sequence number first + i at [i]) and each rank's next sequence number
+ * on it (NULL until a collective on it came). */
+typedef struct adt_feed_collective_window {
+    uint64_t first;
+    adt_feed_collective_instance *instances;
+    size_t count;
+    size_t capacity;
+    uint64_t *next_sequence; /* [rank] */
+} adt_feed_collective_window;
+
+/* The matching of messages and collective instances as their ends come,
+ * and its figures. Messages: MPI delivers the messages of one
+ * (communicator, sender, receiver, tag) in the order they were sent, so
+ * the n-th send of such a key matches its n-th receive (receives fed in
+ * the order they completed on their rank): an end matches the oldest
+ * waiting end of the other side with its key; one that finds none waits.
+ * Collectives: the n-th collective a rank finishes on a communicator is
+ * instance n on every member; an instance is summed up when its last
+ * member has finished it. Only what still waits is kept. Each rank's ends
+ * must come in the order its records were written; the ranks' may
+ * interleave in any way. */
+typedef struct adt_feed_waiting {
+    uint32_t ranks;
+    adt_feed_pending_list *pending_lists; /* [sender * ranks + receiver] */
+    adt_feed_pending_end *pending;
+    size_t pending_count;
+    size_t pending_capacity;
+    uint32_t free_pending; /* index + 1 of the first free one; 0: none */
+    uint64_t message_ends;     /* fed */
+    uint64_t messages_matched; /* each of two ends */
+    uint64_t *late_sender_ticks; /* [receiving rank]: its receives' entries before their sends' */
+    adt_feed_collective_window *windows; /* [comm] */
+    size_t window_count;
+    uint64_t collectives_matched;
+    uint64_t *collective_wait_ticks; /* [rank] */
+    /* Called, when not NULL, with data: matched for each matched message,
+     * collective_matched for each collective instance every member of
+     * which finished it, with its members' entries. */
+    void (*matched)(void *data, const adt_feed_message_end *send, const adt_feed_message_end *receive);
+    void (*collective_matched)(void *data, const adt_feed_collective_entry *entries, uint32_t count);
+    void *data;
+} adt_feed_waiting;
+
+/* 0, or -1 when out of memory. */
+int adt_feed_waiting_create(adt_feed_waiting *waiting, uint32_t ranks);
+void adt_feed_waiting_free(adt_feed_waiting *waiting);
+/* A send (sending) or a completed receive. 0, or -1 (nothing added)
+ * when a rank is not one or out of memory. */
+int adt_feed_message_end_add(adt_feed_waiting *waiting, bool sending, const adt_feed_message_end *end);
+/* Rank entry->rank finished its next collective on comm, which involves
+ * members ranks (both groups of an inter-communicator). 0, or -1
+ * (nothing added) when the rank is not one or out of memory. */
+int adt_feed_collective_end(adt_feed_waiting *waiting, uint32_t comm, uint32_t members,
+                            const adt_feed_collective_entry *entry);
 
 #endif

@@ -83,7 +83,7 @@ void adt_report_chrome_slice(struct adt_report_chrome *chrome, uint32_t rank, ui
  * encloses them ("bp":"e"); the default would bind the finish to the next
  * slice to begin. */
 static void print_flow_end(struct adt_report_chrome *chrome, const char *phase, uint64_t id,
-                           const struct adt_report_message *message, uint32_t rank)
+                           const adt_feed_message_end *message, uint32_t rank)
 {
     begin_event(chrome);
     fprintf(chrome->out,
@@ -94,8 +94,8 @@ static void print_flow_end(struct adt_report_chrome *chrome, const char *phase, 
     fprintf(chrome->out, ",\"args\":{\"bytes\":%" PRIu64 ",\"tag\":%" PRIu32 "}}", message->bytes, message->tag);
 }
 
-void adt_report_chrome_flow(void *data, const struct adt_report_message *send,
-                            const struct adt_report_message *receive)
+void adt_report_chrome_flow(void *data, const adt_feed_message_end *send,
+                            const adt_feed_message_end *receive)
 {
     struct adt_report_chrome *chrome = data;
     print_flow_end(chrome, "s", chrome->flows, send, send->sender);

@@ -87,7 +87,7 @@ struct adt_report_recording {
     struct recorded_message *messages;
     size_t message_count;
     size_t message_capacity;
-    struct adt_report_collective_entry *members; /* each instance's members in a row */
+    adt_feed_collective_entry *members; /* each instance's members in a row */
     size_t member_count;
     size_t member_capacity;
     size_t *collective_ends; /* instance i's members end at collective_ends[i] */
@@ -195,8 +195,8 @@ void adt_report_record_instant(struct adt_report_recording *recording, size_t lo
     }
 }
 
-void adt_report_record_message(struct adt_report_recording *recording, const struct adt_report_message *send,
-                               const struct adt_report_message *receive)
+void adt_report_record_message(struct adt_report_recording *recording, const adt_feed_message_end *send,
+                               const adt_feed_message_end *receive)
 {
     recording->messages = adt_report_reserve(recording->messages, &recording->message_capacity,
                                              recording->message_count + 1, sizeof *recording->messages);
@@ -211,7 +211,7 @@ void adt_report_record_message(struct adt_report_recording *recording, const str
 }
 
 void adt_report_record_collective(struct adt_report_recording *recording,
-                                  const struct adt_report_collective_entry *entries, uint32_t count)
+                                  const adt_feed_collective_entry *entries, uint32_t count)
 {
     recording->members = adt_report_reserve(recording->members, &recording->member_capacity,
                                             recording->member_count + count, sizeof *recording->members);
@@ -645,7 +645,7 @@ static void apply_collective(struct adt_report_timeshift *shift, const struct ad
 {
     size_t first = rule->collective > 0 ? recording->collective_ends[rule->collective - 1] : 0;
     size_t end = recording->collective_ends[rule->collective];
-    const struct adt_report_collective_entry *self = &recording->members[rule->index];
+    const adt_feed_collective_entry *self = &recording->members[rule->index];
     uint64_t last_measured = 0;
     for (size_t j = first; j < end; j++) {
         uint64_t enter_time = recording->members[j].enter_time;
@@ -657,7 +657,7 @@ static void apply_collective(struct adt_report_timeshift *shift, const struct ad
     }
     double last_entry = -INFINITY, last_start = -INFINITY;
     for (size_t j = first; j < end; j++) {
-        const struct adt_report_collective_entry *member = &recording->members[j];
+        const adt_feed_collective_entry *member = &recording->members[j];
         const struct shifted_location *location = &shift->locations[member->location];
         size_t enter = instant_at(location, member->enter_time);
         if (enter == SIZE_MAX) {
@@ -793,7 +793,7 @@ static struct rule *collect_rules(struct adt_report_timeshift *shift, const stru
     size_t first = 0;
     for (size_t c = 0; c < recording->collective_count; c++) {
         for (size_t j = first; j < recording->collective_ends[c]; j++) {
-            const struct adt_report_collective_entry *member = &recording->members[j];
+            const adt_feed_collective_entry *member = &recording->members[j];
             size_t exit = member->location < shift->location_count
                               ? instant_at(&shift->locations[member->location], member->end_time)
                               : SIZE_MAX;
@@ -885,14 +885,14 @@ static void replay(struct adt_report_timeshift *shift, const struct adt_report_r
         double last_entry = -INFINITY;
         uint64_t last_measured = 0;
         for (size_t j = first; j < recording->collective_ends[c]; j++) {
-            const struct adt_report_collective_entry *member = &recording->members[j];
+            const adt_feed_collective_entry *member = &recording->members[j];
             size_t enter = instant_at(&shift->locations[member->location], member->enter_time);
             last_entry = enter != SIZE_MAX ? fmax(last_entry, compensated_at(shift, member->location, enter))
                                            : last_entry;
             last_measured = member->enter_time > last_measured ? member->enter_time : last_measured;
         }
         for (size_t j = first; j < recording->collective_ends[c]; j++) {
-            const struct adt_report_collective_entry *member = &recording->members[j];
+            const adt_feed_collective_entry *member = &recording->members[j];
             size_t exit = instant_at(&shift->locations[member->location], member->end_time);
             shift->counts.causality_violations += exit != SIZE_MAX && member->end_time >= last_measured &&
                                                   compensated_at(shift, member->location, exit) + 1e-6 < last_entry;

@@ -352,8 +352,8 @@ static void finish(struct reading *reading)
 /* Keeps every message_line_stride-th message matched; when
  * ADT_REPORT_MESSAGE_LINES are kept, every other one goes and the stride
  * doubles, so that the lines kept spread over the whole run. */
-static void keep_message_line(struct reading *reading, const struct adt_report_message *send,
-                              const struct adt_report_message *receive)
+static void keep_message_line(struct reading *reading, const adt_feed_message_end *send,
+                              const adt_feed_message_end *receive)
 {
     struct adt_report_profile *profile = reading->profile;
     if (reading->messages_seen++ % reading->message_line_stride != 0) {
@@ -376,7 +376,7 @@ static void keep_message_line(struct reading *reading, const struct adt_report_m
 
 /* The matched callback of the pass: the timeline's lines, the Chrome
  * file's flows when one is written. */
-static void on_matched(void *data, const struct adt_report_message *send, const struct adt_report_message *receive)
+static void on_matched(void *data, const adt_feed_message_end *send, const adt_feed_message_end *receive)
 {
     struct reading *reading = data;
     if (reading->recording != NULL) {
@@ -390,7 +390,7 @@ static void on_matched(void *data, const struct adt_report_message *send, const 
 
 /* The collective_matched callback of the pass: a first pass of
  * compensation records the instance. */
-static void on_collective_matched(void *data, const struct adt_report_collective_entry *entries, uint32_t count)
+static void on_collective_matched(void *data, const adt_feed_collective_entry *entries, uint32_t count)
 {
     struct reading *reading = data;
     if (reading->recording != NULL) {
@@ -433,9 +433,9 @@ static void start_timeline(struct reading *reading)
     profile->timeline_active = calloc(rows * TIMELINE_BINS + 1, sizeof *profile->timeline_active);
     profile->message_lines = malloc(ADT_REPORT_MESSAGE_LINES * sizeof *profile->message_lines);
     reading->message_line_stride = 1;
-    reading->matching.matched = on_matched;
-    reading->matching.collective_matched = on_collective_matched;
-    reading->matching.matched_data = reading;
+    reading->matching.waiting.matched = on_matched;
+    reading->matching.waiting.collective_matched = on_collective_matched;
+    reading->matching.waiting.data = reading;
 }
 
 static void release(struct reading *reading)
@@ -459,7 +459,6 @@ static void release(struct reading *reading)
     }
     free(reading->locations);
     free(reading->location_slots);
-    free(reading->collective_sequences);
     adt_report_free_rates(reading->rates, reading->location_count);
     free(reading->rate_capacities);
     adt_report_matching_free(&reading->matching);
@@ -628,13 +627,13 @@ static struct adt_report_profile *read_pass(const char *archive, const struct ad
               check_locations(reader, &reading, left_out);
     if (ok) {
         profile->ranks = calloc(profile->rank_count ? profile->rank_count : 1, sizeof *profile->ranks);
+        adt_report_matching_start(&reading.matching, profile->rank_count);
         start_timeline(&reading);
         profile->context_count = reading.context_capacity;
         profile->contexts = calloc(profile->context_count ? profile->context_count : 1, sizeof *profile->contexts);
         reading.samples.counters = (uint32_t)profile->counter_count;
         adt_report_fed(adt_feed_mpi_profile_create(&reading.mpi_profile, (uint32_t)profile->rank_count, 0,
                                                    reading.timer_resolution));
-        adt_report_matching_start(&reading.matching, profile->rank_count);
         adt_report_index_locations(&reading);
         if (reading.chrome != NULL) {
             start_chrome(&reading, archive);

@@ -550,18 +550,11 @@ static OTF2_CallbackCode on_collective_end(OTF2_LocationRef id, OTF2_TimeStamp t
         return carry_on(reading);
     }
     note_comm(reading, location, comm);
-    size_t comms = reading->matching.comm_count;
-    size_t slot = (size_t)location->rank * comms + comm;
-    if (comm < comms) {
-        reading->collective_sequences =
-            adt_report_grow(reading->collective_sequences, &reading->collective_sequence_capacity,
-                            reading->profile->rank_count * comms, sizeof(uint64_t));
-        struct adt_report_collective_entry entry = {.rank = location->rank,
-                                                    .location = (uint32_t)(location - reading->locations),
-                                                    .enter_time = region->enter_time,
-                                                    .end_time = time};
-        adt_report_add_collective(&reading->matching, comm, &entry, reading->collective_sequences[slot]++);
-    }
+    adt_feed_collective_entry entry = {.rank = location->rank,
+                                       .location = (uint32_t)(location - reading->locations),
+                                       .enter_time = region->enter_time,
+                                       .end_time = time};
+    adt_report_add_collective(&reading->matching, comm, &entry);
     return carry_on(reading);
 }
 

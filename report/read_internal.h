@@ -199,9 +199,6 @@ struct reading {
     uint64_t global_offset;
     uint64_t trace_length;
     uint64_t bin_ticks;
-    /* Per rank, per communicator: how many collectives it has finished. */
-    uint64_t *collective_sequences;
-    size_t collective_sequence_capacity;
     /* The Chrome trace-event file written during the pass; NULL when none
      * was asked for. */
     struct adt_report_chrome *chrome;
@@ -326,10 +323,10 @@ size_t adt_report_recorded_index(const struct adt_report_recording *recording, u
  * an Enter's region (a Leave's is its Enter's, a sample's the sample's). */
 void adt_report_record_instant(struct adt_report_recording *recording, size_t location, uint64_t time,
                                unsigned kind, unsigned cost_kind);
-void adt_report_record_message(struct adt_report_recording *recording, const struct adt_report_message *send,
-                               const struct adt_report_message *receive);
+void adt_report_record_message(struct adt_report_recording *recording, const adt_feed_message_end *send,
+                               const adt_feed_message_end *receive);
 void adt_report_record_collective(struct adt_report_recording *recording,
-                                  const struct adt_report_collective_entry *entries, uint32_t count);
+                                  const adt_feed_collective_entry *entries, uint32_t count);
 /* The compensated times of a recording with the cost model of archive's
  * summary.json (mode: model or constant); NULL with the reason in error
  * when the archive has none. */

@@ -53,60 +53,6 @@ struct adt_report_tree {
  * first; the caller frees it. */
 char *adt_report_join_path(uint32_t node, const struct adt_report_tree *tree);
 
-/* One send or receive: world ranks of both ends, the location that
- * recorded it (its index among the archive's locations) and the entry of
- * the MPI call that made it. */
-struct adt_report_message {
-    uint32_t location;
-    uint32_t comm;
-    uint32_t sender;
-    uint32_t receiver;
-    uint32_t tag;
-    uint64_t bytes;
-    uint64_t time;
-    uint64_t enter_time;
-};
-
-/* A message not matched yet, in the list of its pair of ranks. */
-struct adt_report_pending_message {
-    struct adt_report_message message;
-    bool sending;
-    uint32_t next; /* index + 1 of the next in its list (or in the free list); 0: none */
-};
-
-/* The first and last pending message of one (sender, receiver) pair. */
-struct adt_report_pending_list {
-    uint32_t first; /* index + 1; 0: empty */
-    uint32_t last;
-};
-
-/* One member's part of a collective instance: its world rank, the
- * location that recorded it (its index among the archive's locations),
- * the entry of its call and the time of its end record. */
-struct adt_report_collective_entry {
-    uint32_t rank;
-    uint32_t location;
-    uint64_t enter_time;
-    uint64_t end_time;
-};
-
-/* A collective instance, open until every member has finished it. */
-struct adt_report_collective_instance {
-    bool complete;
-    uint32_t finished;
-    uint64_t last_entry;
-    struct adt_report_collective_entry *entries; /* one per member that finished it */
-};
-
-/* One communicator's instances from its oldest open one on: the one with
- * sequence number first + i at [i]. */
-struct adt_report_collective_window {
-    uint64_t first;
-    struct adt_report_collective_instance *instances;
-    size_t count;
-    size_t capacity;
-};
-
 struct adt_report_group {
     OTF2_GroupType type;
     uint32_t size;
@@ -125,29 +71,11 @@ struct adt_report_matching {
     struct adt_report_comm *comms;
     size_t comm_count;
     size_t comm_capacity;
-    /* Messages are matched as they are read: per (sender, receiver), the
-     * messages waiting for their other end, oldest first. */
-    struct adt_report_pending_list *pending_lists; /* [sender * rank_count + receiver] */
-    struct adt_report_pending_message *pending;
-    size_t pending_count;
-    size_t pending_capacity;
-    uint32_t free_pending; /* index + 1 of the first free one; 0: none */
-    uint64_t message_count;
-    uint64_t messages_matched;
-    /* The event feed's (feed.h), its arrays handed to the profile by
-     * adt_report_match. */
+    /* The event feed's (feed.h), its matrix's arrays handed to the
+     * profile by adt_report_match; messages and collectives are matched
+     * by its waiting as they are read (its callbacks set by the reader). */
     adt_feed_matrix matrix;
-    uint64_t *late_sender_ticks; /* per receiving rank */
-    /* Collectives are matched as they are read too: per communicator. */
-    struct adt_report_collective_window *windows;
-    uint64_t collectives_matched;
-    uint64_t *collective_wait_ticks; /* per rank */
-    /* Called for each matched message when not NULL, with matched_data;
-     * collective_matched for each collective instance every member of
-     * which finished it, with its members' entries. */
-    void (*matched)(void *data, const struct adt_report_message *send, const struct adt_report_message *receive);
-    void (*collective_matched)(void *data, const struct adt_report_collective_entry *entries, uint32_t count);
-    void *matched_data;
+    adt_feed_waiting waiting;
 };
 
 void adt_report_define_group(struct adt_report_matching *matching, uint32_t group, OTF2_GroupType type,
@@ -166,8 +94,10 @@ bool adt_report_add_folded_send(struct adt_report_matching *matching, uint32_t c
 void adt_report_add_message(struct adt_report_matching *matching, bool sending, uint32_t location, uint32_t rank,
                             uint32_t peer, uint32_t comm, uint32_t tag, uint64_t bytes, uint64_t time,
                             uint64_t enter_time);
+/* entry->rank's next collective on comm ended (a communicator the
+ * archive did not define is passed over). */
 void adt_report_add_collective(struct adt_report_matching *matching, uint32_t comm,
-                               const struct adt_report_collective_entry *entry, uint64_t sequence);
+                               const adt_feed_collective_entry *entry);
 /* Fills the matrix, the late-sender and collective waiting times and the
  * match counts of profile (all was matched as it came). */
 void adt_report_match(struct adt_report_matching *matching, struct adt_report_profile *profile,
@@ -205,8 +135,8 @@ void adt_report_chrome_slice(struct adt_report_chrome *chrome, uint32_t rank, ui
                              bool mpi, uint64_t enter_time, uint64_t leave_time);
 /* A matched message as a flow from its send to its receive; the
  * matched callback of struct adt_report_matching, data the chrome file. */
-void adt_report_chrome_flow(void *data, const struct adt_report_message *send,
-                            const struct adt_report_message *receive);
+void adt_report_chrome_flow(void *data, const adt_feed_message_end *send,
+                            const adt_feed_message_end *receive);
 /* Closes the array and the object. */
 void adt_report_chrome_end(struct adt_report_chrome *chrome);
 

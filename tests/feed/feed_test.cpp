@@ -374,4 +374,221 @@ TEST(FeedSampledProfile, RandomTreesAgreeWithTheDefinition)
     }
 }
 
+// ---- Waiting: late sender and collective waiting ----
+
+adt_feed_message_end End(uint32_t sender, uint32_t receiver, uint32_t tag, uint64_t enter, uint32_t comm = 0)
+{
+    adt_feed_message_end end{};
+    end.comm = comm;
+    end.sender = sender;
+    end.receiver = receiver;
+    end.tag = tag;
+    end.bytes = 8;
+    end.time = enter + 1;
+    end.enter_time = enter;
+    return end;
+}
+
+TEST(FeedWaiting, AReceiveEnteredBeforeItsSendWaitsForTheSenderEitherEndFirst)
+{
+    for (bool send_first : { true, false }) {
+        adt_feed_waiting waiting;
+        ASSERT_EQ(adt_feed_waiting_create(&waiting, 2), 0);
+        adt_feed_message_end send = End(1, 0, 5, 300), receive = End(1, 0, 5, 100);
+        if (send_first) {
+            ASSERT_EQ(adt_feed_message_end_add(&waiting, true, &send), 0);
+            ASSERT_EQ(adt_feed_message_end_add(&waiting, false, &receive), 0);
+        } else {
+            ASSERT_EQ(adt_feed_message_end_add(&waiting, false, &receive), 0);
+            ASSERT_EQ(adt_feed_message_end_add(&waiting, true, &send), 0);
+        }
+        EXPECT_EQ(waiting.late_sender_ticks[0], 200u) << "the receiver waited";
+        EXPECT_EQ(waiting.late_sender_ticks[1], 0u);
+        EXPECT_EQ(waiting.messages_matched, 1u);
+        EXPECT_EQ(waiting.message_ends, 2u);
+        adt_feed_waiting_free(&waiting);
+    }
+}
+
+TEST(FeedWaiting, ASendEnteredFirstMakesNoLateSender)
+{
+    adt_feed_waiting waiting;
+    ASSERT_EQ(adt_feed_waiting_create(&waiting, 2), 0);
+    adt_feed_message_end send = End(0, 1, 0, 100), receive = End(0, 1, 0, 300);
+    ASSERT_EQ(adt_feed_message_end_add(&waiting, true, &send), 0);
+    ASSERT_EQ(adt_feed_message_end_add(&waiting, false, &receive), 0);
+    EXPECT_EQ(waiting.late_sender_ticks[1], 0u);
+    EXPECT_EQ(waiting.messages_matched, 1u);
+    adt_feed_waiting_free(&waiting);
+}
+
+struct Matches {
+    std::vector<std::pair<uint64_t, uint64_t>> messages; // send enter, receive enter
+    std::vector<std::vector<uint32_t>> collectives;      // the members' ranks
+};
+
+void OnMatched(void *data, const adt_feed_message_end *send, const adt_feed_message_end *receive)
+{
+    static_cast<Matches *>(data)->messages.emplace_back(send->enter_time, receive->enter_time);
+}
+
+void OnCollective(void *data, const adt_feed_collective_entry *entries, uint32_t count)
+{
+    std::vector<uint32_t> ranks;
+    for (uint32_t i = 0; i < count; i++)
+        ranks.push_back(entries[i].rank);
+    static_cast<Matches *>(data)->collectives.push_back(ranks);
+}
+
+// MPI keeps the order of one (communicator, sender, receiver, tag): the
+// n-th send of a key matches its n-th receive; other tags and
+// communicators are other keys.
+TEST(FeedWaiting, TheNthSendOfAKeyMatchesItsNthReceive)
+{
+    adt_feed_waiting waiting;
+    ASSERT_EQ(adt_feed_waiting_create(&waiting, 2), 0);
+    Matches matches;
+    waiting.matched = OnMatched;
+    waiting.data = &matches;
+    std::vector<adt_feed_message_end> sends = { End(0, 1, 1, 10), End(0, 1, 2, 20), End(0, 1, 1, 30),
+                                                End(0, 1, 1, 40, 7) };
+    std::vector<adt_feed_message_end> receives = { End(0, 1, 1, 11, 7), End(0, 1, 2, 21), End(0, 1, 1, 31),
+                                                   End(0, 1, 1, 41) };
+    for (const auto &send : sends)
+        ASSERT_EQ(adt_feed_message_end_add(&waiting, true, &send), 0);
+    for (const auto &receive : receives)
+        ASSERT_EQ(adt_feed_message_end_add(&waiting, false, &receive), 0);
+    std::vector<std::pair<uint64_t, uint64_t>> expected = { { 40, 11 }, { 20, 21 }, { 10, 31 }, { 30, 41 } };
+    EXPECT_EQ(matches.messages, expected);
+    EXPECT_EQ(waiting.late_sender_ticks[1], 29u) << "only the send on communicator 7 came after its receive";
+    adt_feed_waiting_free(&waiting);
+}
+
+TEST(FeedWaiting, EndsWithoutTheirOtherSideStayUnmatched)
+{
+    adt_feed_waiting waiting;
+    ASSERT_EQ(adt_feed_waiting_create(&waiting, 3), 0);
+    adt_feed_message_end send = End(0, 1, 0, 10), other = End(2, 1, 0, 20), receive = End(0, 2, 0, 5);
+    ASSERT_EQ(adt_feed_message_end_add(&waiting, true, &send), 0);
+    ASSERT_EQ(adt_feed_message_end_add(&waiting, false, &other), 0);
+    ASSERT_EQ(adt_feed_message_end_add(&waiting, false, &receive), 0);
+    EXPECT_EQ(waiting.messages_matched, 0u);
+    EXPECT_EQ(waiting.message_ends, 3u);
+    adt_feed_message_end beyond = End(0, 3, 0, 1);
+    EXPECT_EQ(adt_feed_message_end_add(&waiting, true, &beyond), -1) << "rank 3 of 3";
+    EXPECT_EQ(waiting.message_ends, 3u);
+    adt_feed_waiting_free(&waiting);
+}
+
+adt_feed_collective_entry Entry(uint32_t rank, uint64_t enter)
+{
+    return adt_feed_collective_entry{ rank, rank, enter, enter + 1000 };
+}
+
+TEST(FeedWaiting, EachMemberWaitsForTheLastMemberToEnter)
+{
+    adt_feed_waiting waiting;
+    ASSERT_EQ(adt_feed_waiting_create(&waiting, 3), 0);
+    Matches matches;
+    waiting.collective_matched = OnCollective;
+    waiting.data = &matches;
+    for (auto entry : { Entry(0, 10), Entry(2, 30) })
+        ASSERT_EQ(adt_feed_collective_end(&waiting, 4, 3, &entry), 0);
+    EXPECT_EQ(waiting.collectives_matched, 0u) << "rank 1 has not finished it";
+    auto last = Entry(1, 20);
+    ASSERT_EQ(adt_feed_collective_end(&waiting, 4, 3, &last), 0);
+    EXPECT_EQ(waiting.collectives_matched, 1u);
+    EXPECT_EQ(waiting.collective_wait_ticks[0], 20u);
+    EXPECT_EQ(waiting.collective_wait_ticks[1], 10u);
+    EXPECT_EQ(waiting.collective_wait_ticks[2], 0u) << "the last to enter waits for nobody";
+    EXPECT_EQ(matches.collectives, (std::vector<std::vector<uint32_t>>{ { 0, 2, 1 } }));
+    auto beyond = Entry(3, 0);
+    EXPECT_EQ(adt_feed_collective_end(&waiting, 4, 3, &beyond), -1);
+    adt_feed_waiting_free(&waiting);
+}
+
+// A rank's n-th collective on a communicator is instance n, however far
+// ahead of the others it is; instances on other communicators are apart.
+TEST(FeedWaiting, ARanksNthCollectiveOnACommunicatorIsInstanceN)
+{
+    adt_feed_waiting waiting;
+    ASSERT_EQ(adt_feed_waiting_create(&waiting, 2), 0);
+    for (auto entry : { Entry(0, 100), Entry(0, 200), Entry(0, 300) })
+        ASSERT_EQ(adt_feed_collective_end(&waiting, 0, 2, &entry), 0);
+    auto self = Entry(1, 5);
+    ASSERT_EQ(adt_feed_collective_end(&waiting, 1, 1, &self), 0) << "a communicator of one";
+    EXPECT_EQ(waiting.collectives_matched, 1u);
+    for (auto entry : { Entry(1, 150), Entry(1, 160) })
+        ASSERT_EQ(adt_feed_collective_end(&waiting, 0, 2, &entry), 0);
+    EXPECT_EQ(waiting.collectives_matched, 3u);
+    EXPECT_EQ(waiting.collective_wait_ticks[0], 50u) << "instance 0: rank 0 entered at 100, rank 1 at 150";
+    EXPECT_EQ(waiting.collective_wait_ticks[1], 40u) << "instance 1: rank 1 entered at 160, rank 0 at 200";
+    adt_feed_waiting_free(&waiting);
+}
+
+// Any producer: each rank's ends come in its own order, the ranks'
+// interleaved in any way (an archive's locations read one after another,
+// a stream's chunks as they arrive): the figures are the same.
+TEST(FeedWaiting, TheFiguresDoNotDependOnHowTheRanksInterleave)
+{
+    const uint32_t ranks = 4;
+    std::mt19937 random(28);
+    // Per rank, its ends in program order: a ring of sends then receives
+    // (sends before receives: no deadlock), and an allreduce-like
+    // collective on communicator 3 after each round.
+    struct Event {
+        int kind; // 0 send, 1 receive, 2 collective
+        adt_feed_message_end end;
+        adt_feed_collective_entry entry;
+    };
+    std::vector<std::vector<Event>> per_rank(ranks);
+    for (uint32_t round = 0; round < 20; round++) {
+        std::vector<uint64_t> collective_enter(ranks);
+        for (uint32_t r = 0; r < ranks; r++) {
+            uint32_t next = (r + 1) % ranks, previous = (r + ranks - 1) % ranks;
+            uint64_t base = round * 10000;
+            per_rank[r].push_back({ 0, End(r, next, round % 3, base + random() % 1000), {} });
+            per_rank[r].push_back({ 1, End(previous, r, round % 3, base + random() % 1000), {} });
+            per_rank[r].push_back({ 2, {}, Entry(r, base + 5000 + random() % 1000) });
+        }
+    }
+    auto run = [&](std::mt19937 &order) {
+        adt_feed_waiting waiting;
+        EXPECT_EQ(adt_feed_waiting_create(&waiting, ranks), 0);
+        std::vector<size_t> at(ranks);
+        size_t left = 0;
+        for (const auto &events : per_rank)
+            left += events.size();
+        for (; left > 0; left--) {
+            uint32_t r;
+            do
+                r = order() % ranks;
+            while (at[r] == per_rank[r].size());
+            const Event &event = per_rank[r][at[r]++];
+            if (event.kind == 2)
+                EXPECT_EQ(adt_feed_collective_end(&waiting, 3, ranks, &event.entry), 0);
+            else
+                EXPECT_EQ(adt_feed_message_end_add(&waiting, event.kind == 0, &event.end), 0);
+        }
+        std::vector<uint64_t> figures(waiting.late_sender_ticks, waiting.late_sender_ticks + ranks);
+        figures.insert(figures.end(), waiting.collective_wait_ticks, waiting.collective_wait_ticks + ranks);
+        figures.push_back(waiting.messages_matched);
+        figures.push_back(waiting.collectives_matched);
+        adt_feed_waiting_free(&waiting);
+        return figures;
+    };
+    std::mt19937 first_order(1);
+    std::vector<uint64_t> expected = run(first_order);
+    EXPECT_EQ(expected[2 * ranks], 20u * ranks);
+    EXPECT_EQ(expected[2 * ranks + 1], 20u);
+    uint64_t late = 0;
+    for (uint32_t r = 0; r < ranks; r++)
+        late += expected[r];
+    EXPECT_GT(late, 0u);
+    for (unsigned seed = 2; seed < 50; seed++) {
+        std::mt19937 order(seed);
+        EXPECT_EQ(run(order), expected) << "interleaving " << seed;
+    }
+}
+
 }  // namespace
