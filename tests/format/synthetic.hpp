@@ -267,6 +267,18 @@ class Trace {
         return event(l, ADT_REC_MEASUREMENT_ON_OFF, rec, r);
     }
 
+    // The expected record of a sample of cc at the location's next time.
+    Record sample_record(Location &l, uint32_t cc)
+    {
+        Record r;
+        r.time = l.time++;
+        r.is_sample = true;
+        r.cc = cc;
+        r.cc_kind = Record::kSample;
+        r.text = "CallingContextSample cc=" + path(cc);
+        return r;
+    }
+
     // A sample the online stream kept in the location's event chain
     // (ADAPTRACE_ONLINE_OUTPUT=trace), taken at shift: no level holds it.
     bool sample_in_events(Location &l, uint32_t cc, uint32_t shift)
@@ -275,12 +287,7 @@ class Trace {
         auto *rec = reinterpret_cast<adt_rec_sample *>(raw);
         rec->calling_context = cc;
         rec->rate_shift = shift;
-        Record r;
-        r.time = l.time++;
-        r.is_sample = true;
-        r.cc = cc;
-        r.cc_kind = Record::kSample;
-        r.text = "CallingContextSample cc=" + path(cc);
+        Record r = sample_record(l, cc);
         r.shift_in_events = (int)shift;
         if (adt_buffer_append_event(l.location, ADT_REC_SAMPLE, r.time, raw, sizeof(adt_rec_sample)) != ADT_APPEND_OK)
             return false;
@@ -301,12 +308,7 @@ class Trace {
         rec->reserved = 0;
         if (!metrics.empty())
             std::memcpy(rec->metric_values, metrics.data(), metrics.size() * sizeof(uint64_t));
-        Record r;
-        r.time = l.time++;
-        r.is_sample = true;
-        r.cc = cc;
-        r.cc_kind = Record::kSample;
-        r.text = "CallingContextSample cc=" + path(cc);
+        Record r = sample_record(l, cc);
         if (!metrics.empty()) {
             r.metric_text = "Metric";
             for (size_t i = 0; i < metrics.size(); ++i)
