@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "feed/feed.h"
+#include "feed/feed_internal.h"
 
 /* The index of key's slot in the open-addressed table: the slot holding
  * it, or the empty slot where it goes. */
@@ -44,23 +45,6 @@ static int grow_slots(adt_feed_segments *segments)
     return 0;
 }
 
-/* Room for needed elements of size bytes in *array (capacity doubled from
- * 16); -1 when out of memory. */
-static int reserve(void **array, size_t *capacity, size_t needed, size_t size)
-{
-    if (needed <= *capacity)
-        return 0;
-    size_t grown = *capacity ? *capacity : 16;
-    while (grown < needed)
-        grown *= 2;
-    void *moved = realloc(*array, grown * size);
-    if (moved == NULL)
-        return -1;
-    *array = moved;
-    *capacity = grown;
-    return 0;
-}
-
 int adt_feed_segment(adt_feed_segments *segments, uint64_t from_call, uint64_t to_call, uint32_t location,
                      uint64_t ticks, bool estimated)
 {
@@ -68,16 +52,22 @@ int adt_feed_segment(adt_feed_segments *segments, uint64_t from_call, uint64_t t
         return -1;
     size_t slot = slot_of(segments, from_call, to_call);
     if (segments->slots[slot] == 0) {
-        if (segments->key_count >= UINT32_MAX - 1 ||
-            reserve((void **)&segments->keys, &segments->key_capacity, segments->key_count + 1,
-                    sizeof *segments->keys) != 0)
+        if (segments->key_count >= UINT32_MAX - 1)
             return -1;
+        adt_feed_segment_key *keys =
+            adt_feed_grow(segments->keys, &segments->key_capacity, segments->key_count + 1, sizeof *keys);
+        if (keys == NULL)
+            return -1;
+        segments->keys = keys;
         segments->keys[segments->key_count] = (adt_feed_segment_key){ .from_call = from_call, .to_call = to_call };
         segments->slots[slot] = (uint32_t)++segments->key_count;
     }
     adt_feed_segment_key *key = &segments->keys[segments->slots[slot] - 1];
-    if (reserve((void **)&key->instances, &key->capacity, key->count + 1, sizeof *key->instances) != 0)
+    adt_feed_segment_instance *instances =
+        adt_feed_grow(key->instances, &key->capacity, key->count + 1, sizeof *instances);
+    if (instances == NULL)
         return -1;
+    key->instances = instances;
     key->instances[key->count++] =
         (adt_feed_segment_instance){ .ticks = ticks, .location = location, .estimated = estimated };
     return 0;

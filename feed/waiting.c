@@ -9,24 +9,7 @@
 #include <string.h>
 
 #include "feed/feed.h"
-
-/* array grown to hold at least needed elements (the new ones zeroed), its
- * capacity doubled as often as that takes; NULL (array kept) when out of
- * memory. */
-static void *grow(void *array, size_t *capacity, size_t needed, size_t element_size)
-{
-    if (needed <= *capacity)
-        return array;
-    size_t grown = *capacity ? *capacity : 16;
-    while (grown < needed)
-        grown *= 2;
-    char *bigger = realloc(array, grown * element_size);
-    if (bigger == NULL)
-        return NULL;
-    memset(bigger + *capacity * element_size, 0, (grown - *capacity) * element_size);
-    *capacity = grown;
-    return bigger;
-}
+#include "feed/feed_internal.h"
 
 int adt_feed_waiting_create(adt_feed_waiting *waiting, uint32_t ranks)
 {
@@ -94,7 +77,7 @@ static bool wait_for_other_side(adt_feed_waiting *waiting, adt_feed_pending_list
         waiting->free_pending = waiting->pending[at - 1].next;
     } else {
         adt_feed_pending_end *pending =
-            grow(waiting->pending, &waiting->pending_capacity, waiting->pending_count + 1, sizeof *pending);
+            adt_feed_grow(waiting->pending, &waiting->pending_capacity, waiting->pending_count + 1, sizeof *pending);
         if (pending == NULL)
             return false;
         waiting->pending = pending;
@@ -168,7 +151,7 @@ static void drop_complete(adt_feed_collective_window *window)
 static adt_feed_collective_window *window_of(adt_feed_waiting *waiting, uint32_t comm)
 {
     size_t capacity = waiting->window_count;
-    adt_feed_collective_window *windows = grow(waiting->windows, &capacity, (size_t)comm + 1, sizeof *windows);
+    adt_feed_collective_window *windows = adt_feed_grow(waiting->windows, &capacity, (size_t)comm + 1, sizeof *windows);
     if (windows == NULL)
         return NULL;
     waiting->windows = windows;
@@ -193,7 +176,7 @@ int adt_feed_collective_end(adt_feed_waiting *waiting, uint32_t comm, uint32_t m
         return 0;
     size_t at = (size_t)(sequence - window->first);
     adt_feed_collective_instance *instances =
-        grow(window->instances, &window->capacity, at + 1, sizeof *window->instances);
+        adt_feed_grow(window->instances, &window->capacity, at + 1, sizeof *window->instances);
     if (instances == NULL)
         return -1;
     window->instances = instances;
