@@ -18,15 +18,6 @@
 
 #define ROUNDS 200
 
-static double spin(double seconds)
-{
-    double until = MPI_Wtime() + seconds, sum = 0.0;
-    while (MPI_Wtime() < until)
-        for (int i = 1; i < 1000; i++)
-            sum += 1.0 / i;
-    return sum;
-}
-
 static double cpu_seconds(void)
 {
     struct timespec now;
@@ -34,12 +25,13 @@ static double cpu_seconds(void)
     return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
 }
 
-/* CPU time, not wall time: the samples are the CPU clock's, and a loaded
- * machine gives the process less than the wall time. */
-static double spin_cpu(double seconds)
+/* Computes for seconds of the clock now reads: MPI_Wtime's wall time, or
+ * cpu_seconds (the samples are the CPU clock's, and a loaded machine gives
+ * the process less CPU time than wall time). */
+static double spin(double (*now)(void), double seconds)
 {
-    double until = cpu_seconds() + seconds, sum = 0.0;
-    while (cpu_seconds() < until)
+    double until = now() + seconds, sum = 0.0;
+    while (now() < until)
         for (int i = 1; i < 1000; i++)
             sum += 1.0 / i;
     return sum;
@@ -90,11 +82,11 @@ int main(int argc, char **argv)
      * collective of its own. */
     int going = seconds > 0;
     if (alone && going) {
-        sink += spin_cpu(seconds);
+        sink += spin(cpu_seconds, seconds);
         going = 0;
     }
     while (going) {
-        sink += spin(0.02);
+        sink += spin(MPI_Wtime, 0.02);
         int mine = MPI_Wtime() - start < seconds;
         MPI_Allreduce(&mine, &going, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     }
