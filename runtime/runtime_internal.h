@@ -242,12 +242,12 @@ void adt_rescue_discard(const char *archive_dir);
     X(mpi_files_lost, ADT_MPI_UNTRACKED_FILES, ADT_MPI_UNTRACKED_CAUSE_COUNT, "mpi_files_untracked_by_cause", \
       OBJECTS)                                                                                                \
     X(skeleton_stopped, ADT_SKELETON_STOPS, ADT_SKELETON_STOP_CAUSES, "skeleton_stopped_by_cause", SKELETON)    \
-    X(online_calls_unstreamed, ADT_ONLINE_LOSSES, ADT_ONLINE_LOSS_COUNT, "online_calls_not_streamed_by_cause",    \
-      STREAM)                                                                                                 \
+    X(online_calls_unstreamed, ADT_ONLINE_LOSSES, ADT_ONLINE_LOSS_COUNT, "online_calls_not_streamed_by_cause", \
+      STREAM_CALLS)                                                                                           \
     X(online_samples_unstreamed, ADT_ONLINE_SAMPLE_LOSSES, ADT_ONLINE_SAMPLE_LOSS_COUNT,                      \
-      "online_samples_not_streamed_by_cause", STREAM)                                                         \
+      "online_samples_not_streamed_by_cause", STREAM_SAMPLES)                                                 \
     X(online_messages_unstreamed, ADT_ONLINE_MESSAGE_LOSSES, ADT_ONLINE_MESSAGE_LOSS_COUNT,                   \
-      "online_messages_not_streamed_by_cause", STREAM)                                                        \
+      "online_messages_not_streamed_by_cause", STREAM_MESSAGES)                                               \
     X(online_event_chunks_unstreamed, ADT_ONLINE_EVENT_CHUNK_LOSSES, ADT_ONLINE_EVENT_CHUNK_LOSS_COUNT,       \
       "online_event_chunks_not_streamed_by_cause", EVENT_STREAM)
 
