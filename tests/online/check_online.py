@@ -757,13 +757,14 @@ def run_halved_offline(run_dir, mpiexec, launcher, arguments, environment):
 
 
 def check_profile(run_dir, mpiexec, launcher, program, report, otf2_print):
-    """A run of samples (few MPI events) on a 64 KiB buffer at 10 kHz halves
-    its rate 4 times or more offline; with ADAPTRACE_ONLINE_OUTPUT=profile
+    """A run of samples (few MPI events; 4 s of each process's CPU time, so
+    that a loaded machine does not make fewer) on a 64 KiB buffer at 10 kHz
+    halves its rate 4 times or more offline; with ADAPTRACE_ONLINE_OUTPUT=profile
     and 1 analyzer the streamed samples are not kept in the buffer: no
     halving, the initial rate to the end, no trace files, and the
     analyzers' final report.json has the samples."""
     small = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="64K", ADAPTRACE_SAMPLING_RATE="10kHz")
-    arguments = [program, "4", "0"]
+    arguments = [program, "4", "0", "cpu"]
     halved = run_halved_offline(run_dir, mpiexec, launcher, arguments, small)
     archive = os.path.join(run_dir, "archive")
     stderr = run(traced(mpiexec, launcher, archive, arguments), run_dir, dict(small, ADAPTRACE_ONLINE_OUTPUT="profile"))
@@ -836,7 +837,7 @@ def check_samples_streamed(run_dir, mpiexec, launcher, program, report, otf2_pri
     (summary.json's samples kept and sampled seconds per location are the
     archive's), none is lost uncounted, and the live report has them all."""
     small = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="64K", ADAPTRACE_SAMPLING_RATE="10kHz")
-    arguments = [program, "4", "0"]
+    arguments = [program, "4", "0", "cpu"]
     halved = run_halved_offline(run_dir, mpiexec, launcher, arguments, small)
     archive = os.path.join(run_dir, "archive")
     stderr = run(traced(mpiexec, launcher, archive, arguments), run_dir, small)
