@@ -15,6 +15,8 @@
 /* Local communicator ids whose peers' world ranks are kept (ids beyond:
  * their messages are not attributable to a world rank online). */
 #define COMM_PEER_TABLES 65536u
+/* A peer table's words before its peers: the count, the key's two. */
+#define PEER_TABLE_HEAD 3u
 
 /* 0 is MPI_COMM_WORLD's, 1 every MPI_COMM_SELF's. */
 #define FIRST_SEQUENCE 2u
@@ -108,18 +110,21 @@ static uint32_t *world_members(MPI_Group group, int *size)
     return members;
 }
 
-/* Publishes peers (count world ranks) as the table of local id comm where
+/* Publishes the key and peers (count world ranks) of local id comm, as
+ * its table (count, the key's two words, the peers) where
  * none is: the caller frees it when it is not taken. Normal context. */
-static bool publish_peers(uint32_t comm, const uint32_t *peers, int count)
+static bool publish_peers(uint32_t comm, adt_mpi_comm_key key, const uint32_t *peers, int count)
 {
     if (!peer_tables || comm >= COMM_PEER_TABLES ||
         atomic_load_explicit(&peer_tables[comm], memory_order_relaxed) != NULL)
         return false;
-    uint32_t *table = malloc(((size_t)count + 1) * sizeof *table);
+    uint32_t *table = malloc(((size_t)count + PEER_TABLE_HEAD) * sizeof *table);
     if (!table)
         return false;
     table[0] = (uint32_t)count;
-    memcpy(table + 1, peers, (size_t)count * sizeof *table);
+    table[1] = key.creator_world_rank;
+    table[2] = key.sequence;
+    memcpy(table + PEER_TABLE_HEAD, peers, (size_t)count * sizeof *table);
     const uint32_t *none = NULL;
     /* Release: a hot-path reader whose acquire load sees the pointer sees
      * the table's words written above. Two threads defining the same id
@@ -147,7 +152,24 @@ uint32_t adt_mpi_comm_world_rank(uint32_t comm, int peer)
     const uint32_t *table = atomic_load_explicit(&peer_tables[comm], memory_order_acquire);
     if (!table || (uint32_t)peer >= table[0])
         return ADT_UNDEFINED_ID;
-    return table[1 + peer];
+    return table[PEER_TABLE_HEAD + peer];
+}
+
+bool adt_mpi_comm_key_of(uint32_t comm, adt_mpi_comm_key *key)
+{
+    if (comm == adt_mpi_world_info.id) {
+        *key = adt_mpi_world_info.key;
+        return true;
+    }
+    /* The same tables as adt_mpi_comm_world_rank, read the same way:
+     * published once with a release store, never written again. */
+    if (!peer_tables || comm >= COMM_PEER_TABLES)
+        return false;
+    const uint32_t *table = atomic_load_explicit(&peer_tables[comm], memory_order_acquire);
+    if (!table)
+        return false;
+    *key = (adt_mpi_comm_key){ table[1], table[2] };
+    return true;
 }
 
 /* Defines comm (whose groups are those of `like`) and maps it. */
@@ -198,7 +220,7 @@ static void define(MPI_Comm comm, MPI_Comm like, MPI_Comm parent, adt_mpi_comm_k
                          1);
     pthread_mutex_unlock(&register_lock);
     if (id != ADT_UNDEFINED_ID)
-        publish_peers(id, inter ? remote_members : members, inter ? remote_size : size);
+        publish_peers(id, key, inter ? remote_members : members, inter ? remote_size : size);
     free(members);
     free(remote_members);
 }

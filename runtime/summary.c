@@ -248,6 +248,7 @@ size_t adt_summary_count(const adt_run_sources *sources, uint32_t rank, adt_run_
     counters->online_calls_sent_as_totals = online->calls_sent_as_totals;
     counters->online_messages_streamed = online->messages_streamed;
     counters->online_messages_sent_as_totals = online->messages_sent_as_totals;
+    counters->online_waiting_ends_streamed = online->waiting_ends_streamed;
     counters->online_bytes_streamed = online->bytes_streamed;
     counters->online_samples_streamed = online->samples_streamed;
     counters->online_profile_only = online->profile_only;
@@ -257,6 +258,8 @@ size_t adt_summary_count(const adt_run_sources *sources, uint32_t rank, adt_run_
            sizeof counters->online_samples_unstreamed);
     memcpy(counters->online_messages_unstreamed, online->messages_unstreamed,
            sizeof counters->online_messages_unstreamed);
+    memcpy(counters->online_waiting_unstreamed, online->waiting_unstreamed,
+           sizeof counters->online_waiting_unstreamed);
     counters->online_event_chunks_streamed = online->event_chunks_streamed;
     counters->online_event_bytes_streamed = online->event_bytes_streamed;
     memcpy(counters->online_event_chunks_unstreamed, online->event_chunks_unstreamed,
