@@ -1566,8 +1566,9 @@ def check_page(run_dir, mpiexec, launcher, program, report, otf2_print, page_mod
              f"expected ...{expected_computation}")
     ranks_table = re.search(r'id="ranks"[^>]*>(.*?)</div>', drawn.stdout, re.DOTALL)
     headers = re.findall(r"<th[^>]*>([^<]*)</th>", ranks_table.group(1)) if ranks_table else []
-    if "span seconds" not in headers or "computation seconds" not in headers:
-        fail(f"the ranks' table has no span or computation column: {headers}")
+    for column in ("span seconds", "computation seconds", "late sender seconds", "collective wait seconds"):
+        if column not in headers:
+            fail(f"the ranks' table has no {column} column: {headers}")
     state = re.search(r'id="state"[^>]*>([^<]*)<', drawn.stdout)
     if state is None or not state.group(1).startswith("Final"):
         fail(f"the page does not say the report is final: {state.group(1) if state else None}")
