@@ -321,11 +321,15 @@ void adt_mpi_collective_end(const adt_mpi_call *call, uint32_t op, const adt_mpi
     append(call, ADT_REC_MPI_COLLECTIVE_END, &record, sizeof record);
     adt_online_bytes(sent, received);
     /* Collective waiting live: the communicator's key and members are in
-     * its info (no lookup); the stream's side takes no lock or malloc. */
-    if (adt_online_streaming())
+     * its info, the bounds of their world ranks in its lock-free table
+     * (comms.h); the stream's side takes no lock or malloc. */
+    if (adt_online_streaming()) {
+        uint32_t lowest = UINT32_MAX, highest = UINT32_MAX;
+        adt_mpi_comm_member_bounds(comm->id, &lowest, &highest);
         adt_online_stream_collective(call->time,
                                      adt_online_comm_key(comm->key.creator_world_rank, comm->key.sequence),
-                                     (uint32_t)(comm->size + comm->remote_size));
+                                     (uint32_t)(comm->size + comm->remote_size), lowest, highest);
+    }
 }
 
 void adt_mpi_icollective(const adt_mpi_call *call, uint32_t op, const adt_mpi_comm_info *comm, int root,

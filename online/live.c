@@ -337,17 +337,18 @@ static int add_message_end(adt_live *live, uint32_t source, const adt_online_rec
 }
 
 /* A collective end of rank source into the feed's collective waiting,
- * unless its communicator has more members than the analyzer serves
- * ranks (then some are another analyzer's, or outside the world); -1
- * when out of memory. */
+ * unless a member is not known to be a rank of the run or is another
+ * analyzer's (the analyzers serve contiguous ranks: the lowest and the
+ * highest member say); -1 when out of memory. */
 static int add_collective_end(adt_live *live, uint32_t source, const adt_online_record *record)
 {
-    uint32_t members = record->id;
-    if (members > live->ranks) {
+    uint32_t members = record->id, lowest = record->collective.lowest_member,
+             highest = record->collective.highest_member;
+    if (members > live->ranks || highest >= live->ranks || lowest > highest) {
         live->states[source].waiting_left_out[ADT_ONLINE_WAITING_LOSS_PEER_UNKNOWN]++;
         return 0;
     }
-    if (members > live->served_end - live->served_first) {
+    if (!served(live, lowest) || !served(live, highest)) {
         live->states[source].waiting_left_out[ADT_ONLINE_WAITING_LOSS_PEER_ON_OTHER_ANALYZER]++;
         return 0;
     }

@@ -137,9 +137,11 @@ void adt_online_stream_message(bool sending, uint64_t time, uint32_t peer, uint6
                                uint64_t bytes);
 
 /* Out of line, while adt_online_streaming: the innermost open call, a
- * collective on the communicator of key comm with members processes,
+ * collective on the communicator of key comm with members processes, of
+ * world ranks lowest_member to highest_member (UINT32_MAX: not known),
  * wrote its collective end record at time; any thread (as above). */
-void adt_online_stream_collective(uint64_t time, uint64_t comm, uint32_t members);
+void adt_online_stream_collective(uint64_t time, uint64_t comm, uint32_t members, uint32_t lowest_member,
+                                  uint32_t highest_member);
 
 /* ---- the MPMD launch (mpmd.c, start-up) -------------------------------- */
 

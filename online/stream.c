@@ -600,7 +600,8 @@ void adt_online_stream_message(bool sending, uint64_t time, uint32_t peer, uint6
     send_if_full();
 }
 
-void adt_online_stream_collective(uint64_t time, uint64_t comm, uint32_t members)
+void adt_online_stream_collective(uint64_t time, uint64_t comm, uint32_t members, uint32_t lowest_member,
+                                  uint32_t highest_member)
 {
     if (!adt_online_streams) {
         atomic_fetch_add_explicit(&stream.other_thread_waiting, 1, memory_order_relaxed);
@@ -618,7 +619,11 @@ void adt_online_stream_collective(uint64_t time, uint64_t comm, uint32_t members
     }
     *record = (adt_online_record){ .kind = ADT_ONLINE_RECORD_COLLECTIVE,
                                    .id = members,
-                                   .collective = { .enter = enter, .end = time, .comm = comm } };
+                                   .collective = { .enter = enter,
+                                                   .end = time,
+                                                   .comm = comm,
+                                                   .lowest_member = lowest_member,
+                                                   .highest_member = highest_member } };
     stream.chunk_waiting_ends[stream.filling]++;
     stream.waiting_ends_streamed++;
     send_if_full();

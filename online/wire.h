@@ -160,8 +160,8 @@ typedef enum adt_online_event_chunk_loss {
     X(NESTED_TOO_DEEP, "nested_too_deep",                                                                      \
       "message and collective ends not in the live waiting analysis: nested too deep in other MPI calls")     \
     /* the analyzer's: a message whose other end is a rank another */                                            \
-    /* analyzer serves, a collective on a communicator with more members */                                      \
-    /* than the ranks this analyzer serves (analyzers do not exchange ends) */                                   \
+    /* analyzer serves, a collective with a member another analyzer */                                           \
+    /* serves (analyzers do not exchange ends) */                                                                \
     X(PEER_ON_OTHER_ANALYZER, "peer_on_other_analyzer",                                                        \
       "message and collective ends not matched live: their other ends went to another analyzer")
 
@@ -232,7 +232,10 @@ typedef enum adt_online_record_kind {
     /* The rank finished a collective call (the wrapper's collective end
      * record), for collective waiting: id its communicator's members
      * (local group plus remote group), the Enter of the call and the
-     * record's time, the communicator's key. Its instance number is the
+     * record's time, the communicator's key, and the lowest and highest
+     * world rank among its members (UINT32_MAX: not known, or a member
+     * outside the world), by which an analyzer knows whether it serves
+     * every member (each serves contiguous ranks). Its instance number is the
      * count of the rank's collective records on that key before it (the
      * event feed counts them, as adaptrace-report's reader does). */
     ADT_ONLINE_RECORD_COLLECTIVE,
@@ -318,6 +321,8 @@ typedef struct adt_online_record {
             uint64_t enter;
             uint64_t end;
             uint64_t comm;
+            uint32_t lowest_member;
+            uint32_t highest_member;
         } collective;
     };
 } adt_online_record;

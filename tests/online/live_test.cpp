@@ -219,7 +219,8 @@ adt_online_record message_end(bool sending, uint32_t peer, uint64_t enter, uint6
     return record;
 }
 
-adt_online_record collective(uint32_t members, uint64_t enter, uint64_t end, uint64_t comm)
+adt_online_record collective(uint32_t members, uint64_t enter, uint64_t end, uint64_t comm, uint32_t lowest = 0,
+                             uint32_t highest = kRanks - 1)
 {
     adt_online_record record{};
     record.kind = ADT_ONLINE_RECORD_COLLECTIVE;
@@ -227,6 +228,8 @@ adt_online_record collective(uint32_t members, uint64_t enter, uint64_t end, uin
     record.collective.enter = enter;
     record.collective.end = end;
     record.collective.comm = comm;
+    record.collective.lowest_member = lowest;
+    record.collective.highest_member = highest;
     return record;
 }
 
@@ -294,9 +297,9 @@ TEST_F(Live, MessageAndCollectiveEndsGiveLateSenderAndCollectiveWaiting)
 }
 
 // An analyzer that serves rank 0 only leaves out the ends whose other end
-// is rank 1's (another analyzer's) and the collectives of more members
-// than it serves ranks, each counted under peer_on_other_analyzer; a
-// collective of more members than the run's ranks under peer_unknown.
+// is rank 1's (another analyzer's) and the collectives with a member of
+// rank 1, each counted under peer_on_other_analyzer; a collective with a
+// member outside the run's ranks (or not known) under peer_unknown.
 TEST_F(Live, EndsWhoseOtherEndsGoToAnotherAnalyzerAreCountedOut)
 {
     ScratchDirectory scratch("adt-online-live-other-analyzer");
@@ -305,7 +308,7 @@ TEST_F(Live, EndsWhoseOtherEndsGoToAnotherAnalyzerAreCountedOut)
     const uint64_t world = adt_online_comm_key(0, 0), self = adt_online_comm_key(0, 1);
     adt_online_chunk chunk =
         ends_chunk(0, {message_end(true, 1, 500, world, 5, 64), collective(2, 100, 200, world),
-                       collective(1, 300, 310, self), collective(kRanks + 1, 400, 410, world),
+                       collective(1, 300, 310, self, 0, 0), collective(2, 400, 410, world, 0, UINT32_MAX),
                        message_end(true, 0, 600, self, 1, 8), message_end(false, 0, 550, self, 1, 8)});
     ASSERT_EQ(adt_live_add_chunk(&live, 0, &chunk, chunk_bytes(6), true, error, sizeof error), 0) << error;
     EXPECT_EQ(live.states[0].waiting_left_out[ADT_ONLINE_WAITING_LOSS_PEER_ON_OTHER_ANALYZER], 2u);
@@ -402,7 +405,9 @@ TEST_F(Live, TheReportHasEachRanksSpanTimeInMpiComputationAndTheirSpread)
     EXPECT_NE(report.find("\"rank_spread\": {\"span_seconds\": {\"min\": 1, \"mean\": 1.5, \"max\": 2, "
                           "\"imbalance\": 1.33333333},\n    \"mpi_seconds\": {\"min\": 0.25, \"mean\": 0.5, "
                           "\"max\": 0.75, \"imbalance\": 1.5},\n    \"computation_seconds\": {\"min\": 0.75, "
-                          "\"mean\": 1, \"max\": 1.25, \"imbalance\": 1.25}}"),
+                          "\"mean\": 1, \"max\": 1.25, \"imbalance\": 1.25},\n    \"late_sender_seconds\": {\"min\": 0, "
+                          "\"mean\": 0, \"max\": 0, \"imbalance\": 1},\n    \"collective_wait_seconds\": {\"min\": 0, "
+                          "\"mean\": 0, \"max\": 0, \"imbalance\": 1}}"),
               std::string::npos)
         << report;
     EXPECT_NE(report.find("{\"rank\": 0, \"connected\": true, \"finished\": true, \"span_seconds\": 2, "
