@@ -264,11 +264,11 @@ def check_equal(run_dir, mpiexec, launcher, program, report, otf2_print, ranks=2
     check_steps(live, offline)
     check_rates(live, offline)
     check_matrix(live, offline, receivers_unknown)
-    check_waiting(live, offline, summary, ranks, analyzers)
+    check_waiting(live, offline, summary, ranks, analyzers, receivers_unknown)
     check_sampled(live, offline, summary)
 
 
-def check_waiting(live, offline, summary, ranks, analyzers):
+def check_waiting(live, offline, summary, ranks, analyzers, receivers_unknown=0):
     """Late sender and collective waiting: the event feed's analysis
     (feed/waiting.c) fed live by the analyzer from the ranks' message and
     collective ends, and by adaptrace-report from the archive. With one
@@ -280,15 +280,19 @@ def check_waiting(live, offline, summary, ranks, analyzers):
     out, each of their two ends counted under peer_on_other_analyzer, and
     so are the collectives on communicators larger than an analyzer's
     share; what is matched is a part of adaptrace-report's, so each rank's
-    seconds are at most its figures."""
+    seconds are at most its figures. The receivers_unknown sends to no
+    rank are left out as peer_unknown (adaptrace-report matches none of
+    them either)."""
     for key in ("messages_matched", "messages_unmatched", "collectives_matched", "waiting_ends_not_matched_by_cause"):
         if key not in live:
             fail(f"no {key} in the live report")
     left_out = live["waiting_ends_not_matched_by_cause"]
     rank_causes = {cause: count for cause, count in left_out.items() if cause != "peer_on_other_analyzer"}
-    if any(rank_causes.values()) or any(summary["online_waiting_ends_not_streamed_by_cause"].values()):
+    expected_causes = dict({cause: 0 for cause in rank_causes}, peer_unknown=receivers_unknown)
+    if rank_causes != expected_causes or \
+            summary["online_waiting_ends_not_streamed_by_cause"] != dict(expected_causes, peer_on_other_analyzer=0):
         fail(f"message or collective ends not streamed: {left_out}, "
-             f"summary {summary['online_waiting_ends_not_streamed_by_cause']}")
+             f"summary {summary['online_waiting_ends_not_streamed_by_cause']}, expected {expected_causes}")
     if summary["online_waiting_ends_streamed"] == 0:
         fail("summary.json says no message or collective end streamed")
     analyzer_of = [rank * analyzers // ranks for rank in range(ranks)]
