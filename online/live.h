@@ -142,10 +142,11 @@ void adt_live_serve(adt_live *live, uint32_t first, uint32_t end);
 void adt_live_destroy(adt_live *live);
 
 /* Adds a chunk of bytes bytes that came from rank source (last: its last
- * one): its calls, its messages, its samples and the calling contexts they refer to
- * (named by live->namer). Returns 0, or -1 with the reason in error for a
- * chunk that does not hold what its header says (then nothing of it is
- * added). */
+ * one): its calls, its messages, its message and collective ends, its
+ * samples and the calling contexts they refer to (named by live->namer).
+ * Returns 0, or -1 with the reason in error for a chunk that does not
+ * hold what its header says (then nothing of it is added) or when out of
+ * memory for the waiting analysis (then what came before in it stays). */
 int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *chunk, size_t bytes, bool last,
                        char *error, size_t error_size);
 
