@@ -294,7 +294,7 @@ typedef struct loss_cause {
 
 /* Which sentence of the stderr summary lists a loss among its causes. */
 typedef enum loss_sentence { LOSS_NO, LOSS_TOTAL, LOSS_EVENTS, LOSS_OBJECTS, LOSS_SAMPLES, LOSS_SKELETON, LOSS_STREAM,
-                              LOSS_EVENT_STREAM } loss_sentence;
+                              LOSS_EVENT_STREAM, LOSS_WAITING_STREAM } loss_sentence;
 
 #define LOSS_CAUSE(cause, key, words) { key, words },
 
@@ -805,13 +805,14 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
     if (listing->ending != NULL)
         print_ending(listing->ending);
     char event_losses[640], object_losses[1024], sample_losses[640], skeleton_losses[320], stream_losses[1600],
-        event_stream_losses[320];
+        event_stream_losses[320], waiting_stream_losses[800];
     describe_losses(skeleton_losses, sizeof skeleton_losses, total, LOSS_SKELETON);
     describe_losses(event_losses, sizeof event_losses, total, LOSS_EVENTS);
     describe_losses(object_losses, sizeof object_losses, total, LOSS_OBJECTS);
     describe_losses(sample_losses, sizeof sample_losses, total, LOSS_SAMPLES);
     describe_losses(stream_losses, sizeof stream_losses, total, LOSS_STREAM);
     describe_losses(event_stream_losses, sizeof event_stream_losses, total, LOSS_EVENT_STREAM);
+    describe_losses(waiting_stream_losses, sizeof waiting_stream_losses, total, LOSS_WAITING_STREAM);
     adt_log("%u rank%s, %llu location%s, %llu MPI events (%llu dropped%s)", ranks, ranks == 1 ? "" : "s",
             (unsigned long long)total->locations, total->locations == 1 ? "" : "s",
             (unsigned long long)total->mpi_events, (unsigned long long)total->events_dropped, event_losses);
@@ -849,6 +850,12 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
                 "MiB)%s",
                 (unsigned long long)total->online_event_chunks_streamed,
                 mebibytes(total->online_event_bytes_streamed), event_stream_losses);
+    /* The message and collective ends for the analyzers' late sender and
+     * collective waiting (a line of their own: with the calls' it would
+     * not fit a log line). */
+    if (total->online_waiting_ends_streamed > 0 || waiting_stream_losses[0] != '\0')
+        adt_log("online: %llu message and collective ends streamed for late sender and collective waiting%s",
+                (unsigned long long)total->online_waiting_ends_streamed, waiting_stream_losses);
     if (listing->analyzer_lost_seconds != NULL)
         print_analyzers_lost(listing);
     if (listing->initial_rate_hz) {
