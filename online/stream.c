@@ -530,7 +530,10 @@ static bool innermost_enter(uint64_t *enter)
 }
 
 /* A send the waiting analysis does not take: a messages record of count
- * 1 for the live matrix, or its receiver's totals. */
+ * 1 for the live matrix, or its receiver's totals (receiver below ranks,
+ * the callers checked: within the table reserved at the open; the chunk
+ * too is reserved there, so no malloc, and only this thread writes
+ * either, so no lock). */
 static void stream_send_only(uint64_t time, uint32_t receiver, uint64_t bytes)
 {
     adt_online_record *record = stream.lost ? NULL : next_record(time);
