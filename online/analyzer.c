@@ -191,6 +191,7 @@ static void introduce(analyzer *a, uint32_t rank, const char *message, size_t by
                 a->index, rank, introduction.regions, ADT_MPI_FN_COUNT);
         return;
     }
+    a->live.states[rank].clock_offset = (uint64_t)introduction.clock_offset;
     a->mpi_regions[rank] = malloc(regions_bytes);
     a->namers[rank] = adt_sampler_namer_open(message + sizeof introduction + regions_bytes, introduction.maps_bytes);
     if (a->mpi_regions[rank] == NULL || a->namers[rank] == NULL) {
@@ -405,6 +406,18 @@ typedef struct round_part {
     size_t words;
 } round_part;
 
+/* The ranks analyzer serving serves: [*first, *end) (contiguous:
+ * adt_online_analyzer_of). */
+static void served_ranks(const analyzer *a, int serving, uint32_t *first, uint32_t *end)
+{
+    *first = 0;
+    while (*first < a->ranks && adt_online_analyzer_of(*first, a->ranks, (uint32_t)a->count) < (uint32_t)serving)
+        ++*first;
+    *end = *first;
+    while (*end < a->ranks && adt_online_analyzer_of(*end, a->ranks, (uint32_t)a->count) == (uint32_t)serving)
+        ++*end;
+}
+
 /* The rows of the live report that analyzer serves' ranks fill (each rank
  * is served by one analyzer: adt_online_analyzer_of, contiguous ranks):
  * their MPI figures, states and matrix rows. Copies them from live into
@@ -412,12 +425,8 @@ typedef struct round_part {
  * NULL; returns their count of words. */
 static size_t round_rows(const analyzer *a, adt_live *live, int serving, uint64_t *words, bool into_live)
 {
-    uint32_t first = 0;
-    while (first < a->ranks && adt_online_analyzer_of(first, a->ranks, (uint32_t)a->count) < (uint32_t)serving)
-        first++;
-    uint32_t end = first;
-    while (end < a->ranks && adt_online_analyzer_of(end, a->ranks, (uint32_t)a->count) == (uint32_t)serving)
-        end++;
+    uint32_t first, end;
+    served_ranks(a, serving, &first, &end);
     size_t served = end - first, copied = 0;
     round_part parts[ADT_MPI_FN_COUNT + 3];
     size_t count = 0;
@@ -856,6 +865,9 @@ int main(int argc, char **argv)
         a.peer_answer[peer] = MPI_REQUEST_NULL;
     a.live.namer = name_context;
     a.live.namer_state = &a;
+    uint32_t served_first, served_end;
+    served_ranks(&a, a.index, &served_first, &served_end);
+    adt_live_serve(&a.live, served_first, served_end);
     struct sigaction ending = { .sa_handler = note_ending };
     sigemptyset(&ending.sa_mask);
     for (size_t i = 0; i < sizeof ENDING_SIGNALS / sizeof ENDING_SIGNALS[0]; i++)

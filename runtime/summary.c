@@ -248,6 +248,7 @@ size_t adt_summary_count(const adt_run_sources *sources, uint32_t rank, adt_run_
     counters->online_calls_sent_as_totals = online->calls_sent_as_totals;
     counters->online_messages_streamed = online->messages_streamed;
     counters->online_messages_sent_as_totals = online->messages_sent_as_totals;
+    counters->online_waiting_ends_streamed = online->waiting_ends_streamed;
     counters->online_bytes_streamed = online->bytes_streamed;
     counters->online_samples_streamed = online->samples_streamed;
     counters->online_profile_only = online->profile_only;
@@ -257,6 +258,8 @@ size_t adt_summary_count(const adt_run_sources *sources, uint32_t rank, adt_run_
            sizeof counters->online_samples_unstreamed);
     memcpy(counters->online_messages_unstreamed, online->messages_unstreamed,
            sizeof counters->online_messages_unstreamed);
+    memcpy(counters->online_waiting_unstreamed, online->waiting_unstreamed,
+           sizeof counters->online_waiting_unstreamed);
     counters->online_event_chunks_streamed = online->event_chunks_streamed;
     counters->online_event_bytes_streamed = online->event_bytes_streamed;
     memcpy(counters->online_event_chunks_unstreamed, online->event_chunks_unstreamed,
@@ -292,7 +295,7 @@ typedef struct loss_cause {
 /* Which sentence of the stderr summary lists a loss among its causes. */
 typedef enum loss_sentence { LOSS_NO, LOSS_TOTAL, LOSS_EVENTS, LOSS_OBJECTS, LOSS_SAMPLES, LOSS_SKELETON,
                               LOSS_STREAM_CALLS, LOSS_STREAM_SAMPLES, LOSS_STREAM_MESSAGES,
-                              LOSS_EVENT_STREAM } loss_sentence;
+                              LOSS_EVENT_STREAM, LOSS_WAITING_STREAM } loss_sentence;
 
 #define LOSS_CAUSE(cause, key, words) { key, words },
 
@@ -802,7 +805,8 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
     uint32_t ranks = listing->ranks;
     if (listing->ending != NULL)
         print_ending(listing->ending);
-    char event_losses[640], object_losses[1024], sample_losses[640], skeleton_losses[320], event_stream_losses[320];
+    char event_losses[640], object_losses[1024], sample_losses[640], skeleton_losses[320], event_stream_losses[320],
+        waiting_stream_losses[800];
     /* The calls, samples and messages not streamed, a line each: together
      * they would pass adt_log's line. */
     char stream_losses[3][ADT_LOG_LINE_MAX];
@@ -817,6 +821,7 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
     describe_losses(object_losses, sizeof object_losses, total, LOSS_OBJECTS);
     describe_losses(sample_losses, sizeof sample_losses, total, LOSS_SAMPLES);
     describe_losses(event_stream_losses, sizeof event_stream_losses, total, LOSS_EVENT_STREAM);
+    describe_losses(waiting_stream_losses, sizeof waiting_stream_losses, total, LOSS_WAITING_STREAM);
     adt_log("%u rank%s, %llu location%s, %llu MPI events (%llu dropped%s)", ranks, ranks == 1 ? "" : "s",
             (unsigned long long)total->locations, total->locations == 1 ? "" : "s",
             (unsigned long long)total->mpi_events, (unsigned long long)total->events_dropped, event_losses);
@@ -859,6 +864,12 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
                 "MiB)%s",
                 (unsigned long long)total->online_event_chunks_streamed,
                 mebibytes(total->online_event_bytes_streamed), event_stream_losses);
+    /* The message and collective ends for the analyzers' late sender and
+     * collective waiting (a line of their own: with the calls' it would
+     * not fit a log line). */
+    if (total->online_waiting_ends_streamed > 0 || waiting_stream_losses[0] != '\0')
+        adt_log("online: %llu message and collective ends streamed for late sender and collective waiting%s",
+                (unsigned long long)total->online_waiting_ends_streamed, waiting_stream_losses);
     if (listing->analyzer_lost_seconds != NULL)
         print_analyzers_lost(listing);
     if (listing->initial_rate_hz) {
