@@ -31,7 +31,10 @@ CASE:
   samples  the same for a run that computes a second between its
            MPI_Allreduce calls (samples outside MPI);
   two      the same on 4 ranks with 2 analyzers (their totals summed,
-           their sampled profiles gathered on analyzer 0);
+           their sampled profiles gathered on analyzer 0); then the demo
+           on 4 ranks and 2 analyzers: each analyzer writes its own
+           ranks' parts of the archive (and says so), and the archive has
+           the records of an offline run's;
   profile  a run of samples that halves 4 times or more offline on a
            small buffer keeps its initial rate with
            ADAPTRACE_ONLINE_OUTPUT=profile and 1 analyzer, writes no trace
@@ -736,8 +739,22 @@ def check_samples(run_dir, mpiexec, launcher, program, report, otf2_print):
 
 def check_two(run_dir, mpiexec, launcher, program, report, otf2_print):
     """4 ranks and 2 analyzers: analyzer 0 sums the other's calls and
-    gathers its ranks' sampled profiles."""
+    gathers its ranks' sampled profiles. Then the demo on 4 ranks and 2
+    analyzers (its calls are the same in every run, unlike this program's
+    timed loop): each analyzer writes its own ranks' parts of the archive
+    (its stderr line says which), and the archive has the records, per
+    location, of the archive an offline run of the demo writes."""
     check_equal(run_dir, mpiexec, launcher, program, report, otf2_print, ranks=4, arguments=("1",), analyzers=2)
+    demo_dir = os.path.join(run_dir, "demo")
+    os.makedirs(demo_dir)
+    check_demo(demo_dir, mpiexec, launcher, program, report, otf2_print, analyzers=2)
+    text = open(os.path.join(demo_dir, "stderr.txt")).read()
+    wrote = sorted(line for line in text.splitlines() if "wrote the archive's parts of" in line)
+    expected = [f"adaptrace-analyzer {index}: wrote the archive's parts of ranks {ranks}, one thread per rank "
+                "(each analyzer its own ranks)" for index, ranks in ((0, "0-1"), (1, "2-3"))]
+    if wrote != expected:
+        fail(f"expected each analyzer to say that it wrote its own ranks' parts: {expected}, found {wrote}")
+    print("\n".join(wrote))
 
 
 def run_halved_offline(run_dir, mpiexec, launcher, arguments, environment):
@@ -877,13 +894,14 @@ def check_samples_streamed(run_dir, mpiexec, launcher, program, report, otf2_pri
           f"{summary['online_event_chunks_streamed']} event chunks streamed")
 
 
-def check_demo(run_dir, mpiexec, launcher, program, report, otf2_print):
+def check_demo(run_dir, mpiexec, launcher, program, report, otf2_print, analyzers=1):
     """The demo's live report equals adaptrace-report of the archive the
-    analyzer wrote, and that archive has the records, per location, of the
-    archive an offline run of the demo writes (times and samples aside)."""
+    analyzers wrote, and that archive has the records, per location, of
+    the archive an offline run of the demo writes (times and samples
+    aside)."""
     demo = os.path.join(os.path.dirname(launcher), "adaptrace-demo")
     arguments = ("200", "64")
-    check_equal(run_dir, mpiexec, launcher, demo, report, otf2_print, ranks=4, arguments=arguments,
+    check_equal(run_dir, mpiexec, launcher, demo, report, otf2_print, ranks=4, arguments=arguments, analyzers=analyzers,
                 expected_functions=("MPI_Isend", "MPI_Irecv", "MPI_Waitall", "MPI_Allreduce", "MPI_Comm_split",
                                     "MPI_Reduce", "MPI_Gather", "MPI_Bcast"))
     check_offline_records(run_dir, mpiexec, launcher, [demo, *arguments], 4, ENVIRONMENT)
