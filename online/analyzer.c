@@ -822,14 +822,16 @@ static int accept_spawning_ranks(analyzer *a, int argc, char **argv)
 static void choose_writers(analyzer *a, int thread_level)
 {
     a->writers = MPI_COMM_SELF;
-    if (a->profile_only)
+    /* One analyzer writes every part either way: the path without a
+     * duplicate (also the one without MPI_THREAD_MULTIPLE). */
+    if (a->profile_only || a->count == 1)
         return;
     int multiple = thread_level >= MPI_THREAD_MULTIPLE, everywhere = 0;
     if (MPI_Allreduce(&multiple, &everywhere, 1, MPI_INT, MPI_MIN, a->world) == MPI_SUCCESS && everywhere &&
         MPI_Comm_dup(a->world, &a->writers) == MPI_SUCCESS)
         return;
     a->writers = MPI_COMM_SELF;
-    if (a->index == 0 && a->count > 1)
+    if (a->index == 0)
         fprintf(stderr, "adaptrace-analyzer: the MPI library gives the analyzers no MPI_THREAD_MULTIPLE (level %d): "
                         "analyzer 0 alone writes the archive, every rank's part\n", thread_level);
 }
@@ -914,7 +916,7 @@ int main(int argc, char **argv)
     bool final_report = a.final;
     /* Every event chunk of this analyzer's ranks came before their last
      * chunk: the files are whole before the barrier below, after which
-     * analyzer 0 reads them. */
+     * the analyzer that writes the rank's part reads them. */
     for (uint32_t r = 0; r < a.ranks; r++)
         if (a.event_files[r] >= 0)
             close(a.event_files[r]);

@@ -44,8 +44,9 @@
 /* The rank's file of streamed event chunks, beside the archive (on the
  * file system every process of the run writes the archive to; not inside
  * it, whose directory the writer renames): "<archive>.events/rank-<r>",
- * in the layout of the rank's spill file; analyzer 0 reads it as that
- * rank's spill file when it writes the archive, and removes it. */
+ * in the layout of the rank's spill file; the analyzer that writes the
+ * rank's part (its own, or analyzer 0: archive.c) reads it as that rank's
+ * spill file, and removes it once every part is written. */
 #define ADT_ONLINE_EVENTS_DIRECTORY "%s.events"
 #define ADT_ONLINE_EVENTS_FILE "%s.events/rank-%u"
 
