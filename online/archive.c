@@ -361,9 +361,12 @@ void adt_online_archive_write(MPI_Comm parent, const adt_online_writers *writers
         written_here = written_here && (process_of[r] != (uint32_t)here || parts[r].written.status == 0);
     char names[64];
     name_ranks(names, sizeof names, process_of, ranks, here);
-    if (written_here)
-        fprintf(stderr, "adaptrace-analyzer %d: wrote the archive's parts of %s, one thread per rank (%s)\n",
-                writers->index, names, each_own ? "each analyzer its own ranks" : "analyzer 0 every rank");
+    /* One analyzer that wrote every part needs no line: the ranks' summary
+     * says that the analyzers wrote the archive. */
+    if (written_here && each_own)
+        fprintf(stderr, "adaptrace-analyzer %d: wrote the archive's parts of %s, one thread per rank (each "
+                        "analyzer its own ranks)\n",
+                writers->index, names);
     for (uint32_t r = 0; r < ranks; r++) {
         part *p = &parts[r];
         if (!p->came)
