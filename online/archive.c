@@ -350,7 +350,8 @@ void adt_online_archive_write(MPI_Comm parent, const adt_online_writers *writers
     bool every_part =
         receive_states(parent, parts, ranks, process_of, here, wait_seconds, ending, error, sizeof error);
     if (!every_analyzer(writers, TAG_AGREE_REBUILT, every_part, wait_seconds) && every_part)
-        snprintf(error, sizeof error, "not every other analyzer rebuilt its ranks' parts within %u s", wait_seconds);
+        snprintf(error, sizeof error,
+                 "another analyzer did not rebuild its ranks' parts (or did not say so within %u s)", wait_seconds);
     every_part = every_part && error[0] == '\0' &&
                  write_parts(parts, ranks, process_of, here, writers->comm, wait_seconds, error, sizeof error);
     if (!every_part && error[0] != '\0')

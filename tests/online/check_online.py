@@ -89,6 +89,10 @@ CASE:
   unwritten  analyzer 0 cannot write the archive (its address space
            limited during the run): it says why, and the ranks write the
            archive themselves, complete, as summary.json and stderr say.
+  unwritten-second  the same with 2 ranks and 2 analyzers, analyzer 1
+           limited: it cannot rebuild its rank's part, analyzer 0 writes
+           none of its own either (the analyzers agree first), both say
+           why, and the ranks write the archive themselves.
   rank-killed  a rank killed (SIGKILL) mid-run: mpirun ends the job, the
            analyzer with SIGTERM, and analyzer 0 writes a last live report
            of what it received that says so (ended_by, no rank finished),
@@ -1214,19 +1218,21 @@ def check_lost_ranks_drawn(archive, page_mode, live):
     print(f"live/report.html names ranks 2 and 3 without analyzer:{lost.group(1)}")
 
 
-def check_unwritten(run_dir, mpiexec, launcher, program, report, otf2_print):
-    """Analyzer 0 cannot write the archive (its address space limited, once
-    it runs, to less than the ranks' rebuilt buffers need): it says why,
-    every rank gets its answer at once, and the ranks write the archive
-    themselves, complete, as summary.json and stderr say."""
+def check_unwritten(run_dir, mpiexec, launcher, program, report, otf2_print, analyzers=1, limited=0):
+    """Analyzer `limited` cannot write the archive (its address space
+    limited, once it runs, to less than its ranks' rebuilt buffers need):
+    it says why, so does each other analyzer (which agreed not to write
+    its own ranks' parts), every rank gets its answer at once, and the
+    ranks write the archive themselves, complete, as summary.json and
+    stderr say."""
     import resource
     archive = os.path.join(run_dir, "archive")
-    command = traced(mpiexec, launcher, archive, ["--live-interval", "1", program, "3"])
+    command = traced(mpiexec, launcher, archive, ["--live-interval", "1", program, "3"], analyzers=analyzers)
     # 128 MiB buffers: the analyzer rebuilds each rank's whole arena.
     environment = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="128M")
 
     def limit_analyzer(process):
-        analyzer = analyzer_once_live(process, archive)
+        analyzer = analyzer_once_live(process, archive, analyzers, limited)
         with open(f"/proc/{analyzer}/status") as status:
             size_kib = int(re.search(r"^VmSize:\s+(\d+) kB", status.read(), re.MULTILINE).group(1))
         limit = (size_kib << 10) + (64 << 20)
@@ -1236,9 +1242,14 @@ def check_unwritten(run_dir, mpiexec, launcher, program, report, otf2_print):
     if status != 0:
         fail(f"the run exited with {status}")
     check_archive(archive, otf2_print)
-    said = [line for line in text.splitlines() if line.startswith("adaptrace-analyzer: the archive is not written")]
+    said = sorted(line for line in text.splitlines()
+                  if line.startswith("adaptrace-analyzer: the archive is not written here"))
     ranks_wrote = [line for line in text.splitlines() if "the analyzers did not write the archive" in line]
-    if len(said) != 1 or len(ranks_wrote) != 1 or "write it themselves" not in ranks_wrote[0]:
+    others = [f"(analyzer {index}): another analyzer did not rebuild its ranks' parts"
+              for index in range(analyzers) if index != limited]
+    if (len(said) != analyzers or f"(analyzer {limited}): " not in "".join(said) or
+            any(other not in "".join(said) for other in others) or len(ranks_wrote) != 1 or
+            "write it themselves" not in ranks_wrote[0]):
         fail(f"expected the analyzer to say why it wrote no archive and rank 0 that the ranks wrote it: {said}, "
              f"{ranks_wrote}")
     summary = json.load(open(os.path.join(archive, "summary.json")))
@@ -1249,8 +1260,12 @@ def check_unwritten(run_dir, mpiexec, launcher, program, report, otf2_print):
         fail(f"no final live report: {live}")
     if total_calls(live) != sum(c for c, _, _ in archive_calls_per_rank(archive).values()):
         fail(f"{total_calls(live)} calls in the live report, another count in the ranks' archive")
-    print(said[0])
+    print("\n".join(said))
     print(ranks_wrote[0])
+
+
+def check_unwritten_second(run_dir, mpiexec, launcher, program, report, otf2_print):
+    check_unwritten(run_dir, mpiexec, launcher, program, report, otf2_print, analyzers=2, limited=1)
 
 
 def descendants(pid):
@@ -1519,7 +1534,7 @@ CASES = {"samples-streamed": check_samples_streamed, "equal": check_equal, "rate
          "live": check_live, "refused": check_refused, "preloaded": check_preloaded, "killed": check_killed,
          "killed-second": check_killed_second, "killed-first": check_killed_first,
          "killed-middle": check_killed_middle,
-         "unwritten": check_unwritten, "events-streamed": check_events_streamed,
+         "unwritten": check_unwritten, "unwritten-second": check_unwritten_second, "events-streamed": check_events_streamed,
          "rank-killed": check_rank_killed, "recovered-events": check_recovered_events, "page": check_page}
 
 if __name__ == "__main__":
