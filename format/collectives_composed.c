@@ -56,7 +56,8 @@ struct adt_composed_group {
 static void break_group(adt_composed_group *group)
 {
     atomic_store(&group->broken, true);
-    adt_thread_group_break(group->local);
+    if (group->local != NULL)
+        adt_thread_group_break(group->local);
 }
 
 /* The pair's tag, below MPI_TAG_UB (checked at creation). */
