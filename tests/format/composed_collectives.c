@@ -123,7 +123,8 @@ static void collectives(rank_thread *t, const adt_collectives *c, unsigned char 
     size_t sizes[RANKS], total = 0;
     for (uint32_t r = 0; r < RANKS; r++)
         total += sizes[r] = r == 3 ? LARGE_BYTES : 10 * r + 1;
-    unsigned char *all = malloc(total), *mine = malloc(sizes[t->rank]);
+    /* + 1: room for the sizes of the wrong gatherv below */
+    unsigned char *all = malloc(total + 1), *mine = malloc(sizes[t->rank]);
     for (uint32_t root = 0; root < RANKS; root++) {
         fill(mine, sizes[t->rank], t->rank, root, 1);
         memset(all, 0, total);
