@@ -381,8 +381,8 @@ void adt_online_finish(adt_online_stats *stats)
      * (written next) adopts the live directory only then. */
     bool answered = false;
     /* Static: a receive given up on is cancelled, but stays valid. The
-     * analyzer's word: 1, the final report is written; 0, there is none
-     * (another analyzer was lost, analyzer.c). */
+     * analyzer's word (ADT_ONLINE_DONE_*): whether the final report is
+     * written, and which analyzer takes the end state. */
     static int done_word;
     /* A rank whose sends failed or did not complete knows its analyzer
      * lost: it does not wait for a final report that cannot come. */
@@ -397,7 +397,7 @@ void adt_online_finish(adt_online_stats *stats)
             }
         }
     }
-    if (!answered || done_word != 1) {
+    if (!answered || done_word == ADT_ONLINE_DONE_NO_REPORT) {
         /* Word 0: analyzer 0 said why (it went on alone). */
         if (!answered && sent)
             adt_log("rank %u: its analyzer did not confirm the final live report within %d s; live/report.json "
@@ -415,7 +415,8 @@ void adt_online_finish(adt_online_stats *stats)
     /* ADAPTRACE_ONLINE_OUTPUT=trace: the analyzers write the archive from
      * the ranks' end states (ship.c), over this connection. */
     if (!profile_only) {
-        adt_online_hold_for_archive(analyzers, stream_rank, stream_ranks);
+        adt_online_hold_for_archive(analyzers, stream_rank, stream_ranks,
+                                    done_word == ADT_ONLINE_DONE_SHIP_TO_OWN ? my_analyzer : 0);
         analyzers = MPI_COMM_NULL;
         return;
     }

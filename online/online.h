@@ -6,8 +6,9 @@
  * over adaptrace's private inter-communicator, in chunks with nonblocking
  * sends progressed from its own later MPI calls, and the analyzers keep
  * <archive>/live/report.json up to date (docs/online.md). The ranks'
- * buffers are exactly as without analyzers, and at the end analyzer 0
- * writes the archive from the ranks' end states (ship.c, archive.c),
+ * buffers are exactly as without analyzers, and at the end the analyzers
+ * write the archive from the ranks' end states, each its own ranks'
+ * parts (ship.c, archive.c),
  * unless ADAPTRACE_ONLINE_OUTPUT=profile: then the streamed samples and
  * calls stay out of the buffer and no archive is written.
  *
@@ -221,10 +222,11 @@ void adt_online_finish(adt_online_stats *stats);
 bool adt_online_archive_held(void);
 
 /* Sends this rank's end state (input, its definitions' journal and
- * calling contexts, the image of buffer) to analyzer 0 and waits (bounded)
- * for its part to be written; fills written with the analyzer's result.
- * 0 when written there. Collective with the other ranks' calls (analyzer 0
- * writes once all parts came). */
+ * calling contexts, the image of buffer) to its writing analyzer (its own,
+ * or analyzer 0 where the analyzers lack MPI_THREAD_MULTIPLE) and waits
+ * (bounded) for its part to be written; fills written with the
+ * analyzer's result. 0 when written there. Collective with the other
+ * ranks' calls (the analyzers write once all parts came). */
 int adt_online_ship_archive(const adt_trace_input *input, adt_buffer *buffer, adt_trace_result *written);
 
 /* The rank writes its part of the archive itself (the analyzers lost, or
@@ -235,7 +237,7 @@ int adt_online_ship_archive(const adt_trace_input *input, adt_buffer *buffer, ad
  * is removed. Nothing to do where no event chunk left the buffer. */
 void adt_online_writing_here(void);
 
-/* Tells analyzer 0 that the ranks write the archive themselves. */
+/* Tells the writing analyzer that the ranks write the archive themselves. */
 void adt_online_decline_archive(void);
 
 /* After the archive: declines where nothing was sent, and lets the

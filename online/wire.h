@@ -13,14 +13,23 @@
 #define ADT_ONLINE_TAG_CHUNK 2801
 #define ADT_ONLINE_TAG_LAST 2802
 #define ADT_ONLINE_TAG_DONE 2803
+/* The word of ADT_ONLINE_TAG_DONE: no final report (another analyzer was
+ * lost); the final report is written and the rank ships its end state
+ * (ADAPTRACE_ONLINE_OUTPUT=trace) to its own analyzer, each analyzer
+ * writing its ranks' parts; or to analyzer 0, which writes them all (the
+ * analyzers' MPI library gives no MPI_THREAD_MULTIPLE). */
+#define ADT_ONLINE_DONE_NO_REPORT 0
+#define ADT_ONLINE_DONE_SHIP_TO_OWN 1
+#define ADT_ONLINE_DONE_SHIP_TO_FIRST 2
 /* Analyzer 0 -> rank 0, on the spawn's inter-communicator: the port
  * (MPI_Open_port) to which all ranks connect. */
 #define ADT_ONLINE_TAG_PORT 2804
 #define ADT_ONLINE_TAG_INTRODUCTION 2805
-/* Rank -> analyzer 0, after the final report (ADAPTRACE_ONLINE_OUTPUT=
+/* Rank -> its writing analyzer (its own, or analyzer 0: the word of
+ * ADT_ONLINE_TAG_DONE), after the final report (ADAPTRACE_ONLINE_OUTPUT=
  * trace): the rank's part of the archive (adt_online_end_state), or an
- * empty message: the ranks write the archive themselves; analyzer 0 ->
- * rank: its adt_trace_result (format.h) once the archive is written. */
+ * empty message: the ranks write the archive themselves; that analyzer
+ * -> rank: its adt_trace_result (format.h) once the archive is written. */
 #define ADT_ONLINE_TAG_END_STATE 2806
 #define ADT_ONLINE_TAG_WRITTEN 2807
 /* Rank -> analyzer (ADAPTRACE_ONLINE_OUTPUT=trace): a full chunk of the
@@ -35,8 +44,9 @@
 /* The rank's file of streamed event chunks, beside the archive (on the
  * file system every process of the run writes the archive to; not inside
  * it, whose directory the writer renames): "<archive>.events/rank-<r>",
- * in the layout of the rank's spill file; analyzer 0 reads it as that
- * rank's spill file when it writes the archive, and removes it. */
+ * in the layout of the rank's spill file; the analyzer that writes the
+ * rank's part (its own, or analyzer 0: archive.c) reads it as that rank's
+ * spill file, and removes it once every part is written. */
 #define ADT_ONLINE_EVENTS_DIRECTORY "%s.events"
 #define ADT_ONLINE_EVENTS_FILE "%s.events/rank-%u"
 

@@ -31,7 +31,10 @@ CASE:
   samples  the same for a run that computes a second between its
            MPI_Allreduce calls (samples outside MPI);
   two      the same on 4 ranks with 2 analyzers (their totals summed,
-           their sampled profiles gathered on analyzer 0);
+           their sampled profiles gathered on analyzer 0); then the demo
+           on 4 ranks and 2 analyzers: each analyzer writes its own
+           ranks' parts of the archive (and says so), and the archive has
+           the records of an offline run's;
   profile  a run of samples that halves 4 times or more offline on a
            small buffer keeps its initial rate with
            ADAPTRACE_ONLINE_OUTPUT=profile and 1 analyzer, writes no trace
@@ -86,6 +89,10 @@ CASE:
   unwritten  analyzer 0 cannot write the archive (its address space
            limited during the run): it says why, and the ranks write the
            archive themselves, complete, as summary.json and stderr say.
+  unwritten-second  the same with 2 ranks and 2 analyzers, analyzer 1
+           limited: it cannot rebuild its rank's part, analyzer 0 writes
+           none of its own either (the analyzers agree first), both say
+           why, and the ranks write the archive themselves.
   rank-killed  a rank killed (SIGKILL) mid-run: mpirun ends the job, the
            analyzer with SIGTERM, and analyzer 0 writes a last live report
            of what it received that says so (ended_by, no rank finished),
@@ -807,8 +814,22 @@ def check_samples(run_dir, mpiexec, launcher, program, report, otf2_print):
 
 def check_two(run_dir, mpiexec, launcher, program, report, otf2_print):
     """4 ranks and 2 analyzers: analyzer 0 sums the other's calls and
-    gathers its ranks' sampled profiles."""
+    gathers its ranks' sampled profiles. Then the demo on 4 ranks and 2
+    analyzers (its calls are the same in every run, unlike this program's
+    timed loop): each analyzer writes its own ranks' parts of the archive
+    (its stderr line says which), and the archive has the records, per
+    location, of the archive an offline run of the demo writes."""
     check_equal(run_dir, mpiexec, launcher, program, report, otf2_print, ranks=4, arguments=("1",), analyzers=2)
+    demo_dir = os.path.join(run_dir, "demo")
+    os.makedirs(demo_dir)
+    check_demo(demo_dir, mpiexec, launcher, program, report, otf2_print, analyzers=2)
+    text = open(os.path.join(demo_dir, "stderr.txt")).read()
+    wrote = sorted(line for line in text.splitlines() if "wrote the archive's parts of" in line)
+    expected = [f"adaptrace-analyzer {index}: wrote the archive's parts of ranks {ranks}, one thread per rank "
+                "(each analyzer its own ranks)" for index, ranks in ((0, "0-1"), (1, "2-3"))]
+    if wrote != expected:
+        fail(f"expected each analyzer to say that it wrote its own ranks' parts: {expected}, found {wrote}")
+    print("\n".join(wrote))
 
 
 def run_halved_offline(run_dir, mpiexec, launcher, arguments, environment):
@@ -949,13 +970,14 @@ def check_samples_streamed(run_dir, mpiexec, launcher, program, report, otf2_pri
           f"{summary['online_event_chunks_streamed']} event chunks streamed")
 
 
-def check_demo(run_dir, mpiexec, launcher, program, report, otf2_print):
+def check_demo(run_dir, mpiexec, launcher, program, report, otf2_print, analyzers=1):
     """The demo's live report equals adaptrace-report of the archive the
-    analyzer wrote, and that archive has the records, per location, of the
-    archive an offline run of the demo writes (times and samples aside)."""
+    analyzers wrote, and that archive has the records, per location, of
+    the archive an offline run of the demo writes (times and samples
+    aside)."""
     demo = os.path.join(os.path.dirname(launcher), "adaptrace-demo")
     arguments = ("200", "64")
-    check_equal(run_dir, mpiexec, launcher, demo, report, otf2_print, ranks=4, arguments=arguments,
+    check_equal(run_dir, mpiexec, launcher, demo, report, otf2_print, ranks=4, arguments=arguments, analyzers=analyzers,
                 expected_functions=("MPI_Isend", "MPI_Irecv", "MPI_Waitall", "MPI_Allreduce", "MPI_Comm_split",
                                     "MPI_Reduce", "MPI_Gather", "MPI_Bcast"))
     check_offline_records(run_dir, mpiexec, launcher, [demo, *arguments], 4, ENVIRONMENT)
@@ -1280,19 +1302,21 @@ def check_lost_ranks_drawn(archive, page_mode, live):
     print(f"live/report.html names ranks 2 and 3 without analyzer:{lost.group(1)}")
 
 
-def check_unwritten(run_dir, mpiexec, launcher, program, report, otf2_print):
-    """Analyzer 0 cannot write the archive (its address space limited, once
-    it runs, to less than the ranks' rebuilt buffers need): it says why,
-    every rank gets its answer at once, and the ranks write the archive
-    themselves, complete, as summary.json and stderr say."""
+def check_unwritten(run_dir, mpiexec, launcher, program, report, otf2_print, analyzers=1, limited=0):
+    """Analyzer `limited` cannot write the archive (its address space
+    limited, once it runs, to less than its ranks' rebuilt buffers need):
+    it says why, so does each other analyzer (which agreed not to write
+    its own ranks' parts), every rank gets its answer at once, and the
+    ranks write the archive themselves, complete, as summary.json and
+    stderr say."""
     import resource
     archive = os.path.join(run_dir, "archive")
-    command = traced(mpiexec, launcher, archive, ["--live-interval", "1", program, "3"])
+    command = traced(mpiexec, launcher, archive, ["--live-interval", "1", program, "3"], analyzers=analyzers)
     # 128 MiB buffers: the analyzer rebuilds each rank's whole arena.
     environment = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="128M")
 
     def limit_analyzer(process):
-        analyzer = analyzer_once_live(process, archive)
+        analyzer = analyzer_once_live(process, archive, analyzers, limited)
         with open(f"/proc/{analyzer}/status") as status:
             size_kib = int(re.search(r"^VmSize:\s+(\d+) kB", status.read(), re.MULTILINE).group(1))
         limit = (size_kib << 10) + (64 << 20)
@@ -1302,9 +1326,14 @@ def check_unwritten(run_dir, mpiexec, launcher, program, report, otf2_print):
     if status != 0:
         fail(f"the run exited with {status}")
     check_archive(archive, otf2_print)
-    said = [line for line in text.splitlines() if line.startswith("adaptrace-analyzer: the archive is not written")]
+    said = sorted(line for line in text.splitlines()
+                  if line.startswith("adaptrace-analyzer: the archive is not written here"))
     ranks_wrote = [line for line in text.splitlines() if "the analyzers did not write the archive" in line]
-    if len(said) != 1 or len(ranks_wrote) != 1 or "write it themselves" not in ranks_wrote[0]:
+    others = [f"(analyzer {index}): another analyzer did not rebuild its ranks' parts"
+              for index in range(analyzers) if index != limited]
+    if (len(said) != analyzers or f"(analyzer {limited}): " not in "".join(said) or
+            any(other not in "".join(said) for other in others) or len(ranks_wrote) != 1 or
+            "write it themselves" not in ranks_wrote[0]):
         fail(f"expected the analyzer to say why it wrote no archive and rank 0 that the ranks wrote it: {said}, "
              f"{ranks_wrote}")
     summary = json.load(open(os.path.join(archive, "summary.json")))
@@ -1315,8 +1344,12 @@ def check_unwritten(run_dir, mpiexec, launcher, program, report, otf2_print):
         fail(f"no final live report: {live}")
     if total_calls(live) != sum(c for c, _, _ in archive_calls_per_rank(archive).values()):
         fail(f"{total_calls(live)} calls in the live report, another count in the ranks' archive")
-    print(said[0])
+    print("\n".join(said))
     print(ranks_wrote[0])
+
+
+def check_unwritten_second(run_dir, mpiexec, launcher, program, report, otf2_print):
+    check_unwritten(run_dir, mpiexec, launcher, program, report, otf2_print, analyzers=2, limited=1)
 
 
 def descendants(pid):
@@ -1586,7 +1619,7 @@ CASES = {"samples-streamed": check_samples_streamed, "equal": check_equal, "rate
          "live": check_live, "refused": check_refused, "preloaded": check_preloaded, "killed": check_killed,
          "killed-second": check_killed_second, "killed-first": check_killed_first,
          "killed-middle": check_killed_middle,
-         "unwritten": check_unwritten, "events-streamed": check_events_streamed,
+         "unwritten": check_unwritten, "unwritten-second": check_unwritten_second, "events-streamed": check_events_streamed,
          "rank-killed": check_rank_killed, "recovered-events": check_recovered_events, "page": check_page}
 
 if __name__ == "__main__":
