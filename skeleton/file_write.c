@@ -1142,8 +1142,10 @@ int adt_skeleton_merge_write(const adt_skeleton_merge *merge, const char *path, 
         errno = ENOMEM;
         return -1;
     }
-    memcpy(missing, merge->missing, sizeof *missing * missing_count);
-    qsort(missing, missing_count, sizeof *missing, by_cause_then_rank);
+    if (missing_count > 0) {
+        memcpy(missing, merge->missing, sizeof *missing * missing_count);
+        qsort(missing, missing_count, sizeof *missing, by_cause_then_rank);
+    }
     bytes_out out = { 0 };
     put(&out, ADT_SKELETON_MAGIC, sizeof ADT_SKELETON_MAGIC);
     /* A file of every rank stays version 4, readable by older readers. */

@@ -22,15 +22,16 @@ fail() {
     echo "fold_partial.sh: $*" >&2
     failures=$((failures + 1))
 }
+! grep -q "Sanitizer\|runtime error:" "$run_dir/stderr.txt" || fail "a sanitizer report: $(cat "$run_dir/stderr.txt")"
 said=$(grep -c "^adaptrace: skeleton.adts lacks the skeletons of 1 of the 2 ranks (adaptrace-report --skeleton says which and why)$" \
        "$run_dir/stderr.txt" || true)
 [ "$said" -eq 1 ] || fail "rank 0 said $said times that skeleton.adts lacks a rank, expected once: $(tail -5 "$run_dir/stderr.txt")"
-"$report" --skeleton "$run_dir/archive" >"$run_dir/skeleton.txt"
+"$report" --skeleton "$run_dir/archive" >"$run_dir/skeleton.txt" 2>>"$run_dir/report.err"
 grep -qx "rank 0 thread 0: $((iterations + 4)) calls, 5 distinct, 1 rules, 5 symbols" "$run_dir/skeleton.txt" ||
     fail "rank 0's class is not its $((iterations + 4)) calls in one loop: $(grep -v '^ ' "$run_dir/skeleton.txt")"
 [ "$(tail -1 "$run_dir/skeleton.txt")" = "rank 1: no skeleton (not_folding)" ] ||
     fail "the last line is not rank 1 missing: $(tail -1 "$run_dir/skeleton.txt")"
-"$report" --skeleton --expand "$run_dir/archive" >"$run_dir/expanded.txt"
+"$report" --skeleton --expand "$run_dir/archive" >"$run_dir/expanded.txt" 2>>"$run_dir/report.err"
 [ "$(head -1 "$run_dir/expanded.txt")" = "rank 0 thread 0" ] && [ "$(grep -c '^rank ' "$run_dir/expanded.txt")" -eq 2 ] &&
     [ "$(tail -1 "$run_dir/expanded.txt")" = "rank 1: no skeleton (not_folding)" ] ||
     fail "--expand is not rank 0's thread, then rank 1 missing: $(grep '^rank ' "$run_dir/expanded.txt")"
@@ -41,6 +42,7 @@ expected=" 1 MPI_Comm_rank
  1 MPI_Init
  $iterations MPI_Send"
 [ "$(cat "$run_dir/calls.txt")" = "$expected" ] || fail "the expanded calls are not rank 0's: $(cat "$run_dir/calls.txt")"
+[ ! -s "$run_dir/report.err" ] || fail "adaptrace-report said: $(cat "$run_dir/report.err")"
 if [ "$failures" -eq 0 ]; then
     echo "fold_partial.sh: rank 0's $((iterations + 4)) calls kept, rank 1 named missing (not_folding)"
 fi

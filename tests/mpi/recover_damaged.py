@@ -458,7 +458,7 @@ def expanded_by_rank(report, archive):
     threads' headers and calls), by rank."""
     shown = subprocess.run([report, "--skeleton", "--expand", archive], capture_output=True, text=True,
                            errors="replace", timeout=60)
-    if shown.returncode != 0:
+    if shown.returncode != 0 or "Sanitizer" in shown.stderr or "runtime error:" in shown.stderr:
         fail("adaptrace-report --skeleton --expand %s: exit %d: %s" % (archive, shown.returncode, shown.stderr[-2000:]))
     ranks, rank = {}, None
     for line in shown.stdout.splitlines():
@@ -469,11 +469,17 @@ def expanded_by_rank(report, archive):
     return ranks, shown.stdout
 
 
+def sanitizer_report(case, tool, err):
+    if "Sanitizer" in err or "runtime error:" in err:
+        fail("skeleton image %s: a sanitizer report from %s:\n%s" % (case, tool, err[-3000:]))
+
+
 def partial_skeleton(case, archive, report, replay, mpiexec, launcher, intact_rank0):
     """The recovered archive's skeleton.adts holds rank 0 and names rank 1
     missing (damaged); the report and the replay say so."""
     shown = subprocess.run([report, "--skeleton", archive], capture_output=True, text=True, errors="replace",
                            timeout=60)
+    sanitizer_report(case, "adaptrace-report --skeleton", shown.stderr)
     lines = shown.stdout.splitlines()
     if shown.returncode != 0 or "rank 1: no skeleton (damaged)" not in lines or \
             not any(line.startswith("rank 0 thread 0: ") for line in lines) or \
@@ -485,6 +491,7 @@ def partial_skeleton(case, archive, report, replay, mpiexec, launcher, intact_ra
         fail("skeleton image %s: --expand gives rank 0 %d lines (the intact file %d) and rank 1 %s" %
              (case, len(ranks.get(0, [])), len(intact_rank0), ranks.get(1, [])[:3]))
     full = subprocess.run([report, archive], capture_output=True, text=True, errors="replace", timeout=120)
+    sanitizer_report(case, "adaptrace-report", full.stderr)
     missing_line = "on ranks whose skeleton skeleton.adts lacks: rank 1 (damaged)"
     if full.returncode != 0 or missing_line not in full.stdout or \
             "rank 1 thread 0: events after t=" not in full.stdout or \
@@ -497,6 +504,7 @@ def partial_skeleton(case, archive, report, replay, mpiexec, launcher, intact_ra
     replayed = subprocess.run([mpiexec, "--oversubscribe", "-np", "2", launcher, replay, archive],
                               capture_output=True, text=True, errors="replace", timeout=120,
                               stdin=subprocess.DEVNULL, env=environment)
+    sanitizer_report(case, "adaptrace-replay", replayed.stderr)
     said = [line for line in replayed.stderr.splitlines() if line.startswith("adaptrace-replay:")]
     expected = ("adaptrace-replay: skeleton.adts lacks the skeletons of 1 of its 2 ranks (rank 1: damaged): "
                 "replay needs every rank's calls")
