@@ -209,7 +209,7 @@ static bool skeleton_missing(recovery *run, char *why, size_t size)
         }
     }
     if (not_saved > 0)
-        used += (size_t)snprintf(why, size, "%u rank%s saved no rescue file, or a damaged one", not_saved,
+        used += (size_t)snprintf(why, size, "%u rank%s saved no rescue file (or a damaged one)", not_saved,
                                  not_saved == 1 ? "" : "s");
     for (int cause = 0; cause < ADT_SKELETON_SAVED_CAUSES && used < size; cause++)
         if (cause != ADT_SKELETON_SAVED && ending->skeleton_ranks[cause] > 0)

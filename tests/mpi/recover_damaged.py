@@ -65,7 +65,8 @@ usage: recover_damaged.py rescue WORK MPIEXEC LAUNCHER DEMO
            adaptrace-replay refuses the file in one line, with a non-zero
            exit, having made no MPI call but MPI_Init and MPI_Finalize
            (traced). The same with the section's check made to match: the
-           image's own hash refuses it.
+           image's own hash refuses it. Rank 1's rescue file removed: the
+           file holds rank 0 the same and names rank 1 missing, not_saved.
 """
 import concurrent.futures
 import json
@@ -464,7 +465,7 @@ def expanded_by_rank(report, archive):
     for line in shown.stdout.splitlines():
         if line.startswith("rank ") and " thread " in line:
             rank = int(line.split()[1])
-        if rank is not None and not line.endswith(": no skeleton (damaged)"):
+        if rank is not None and not line.startswith("rank 1: no skeleton ("):
             ranks.setdefault(rank, []).append(line)
     return ranks, shown.stdout
 
@@ -474,22 +475,29 @@ def sanitizer_report(case, tool, err):
         fail("skeleton image %s: a sanitizer report from %s:\n%s" % (case, tool, err[-3000:]))
 
 
-def partial_skeleton(case, archive, report, replay, mpiexec, launcher, intact_rank0):
-    """The recovered archive's skeleton.adts holds rank 0 and names rank 1
-    missing (damaged); the report and the replay say so."""
+def rank1_missing(case, archive, report, intact_rank0, cause):
+    """The recovered archive's skeleton.adts holds rank 0, exactly as the
+    intact file does, and names rank 1 missing for cause."""
     shown = subprocess.run([report, "--skeleton", archive], capture_output=True, text=True, errors="replace",
                            timeout=60)
     sanitizer_report(case, "adaptrace-report --skeleton", shown.stderr)
     lines = shown.stdout.splitlines()
-    if shown.returncode != 0 or "rank 1: no skeleton (damaged)" not in lines or \
+    missing = "rank 1: no skeleton (%s)" % cause
+    if shown.returncode != 0 or missing not in lines or \
             not any(line.startswith("rank 0 thread 0: ") for line in lines) or \
             any(line.startswith("rank 1 thread") or line.startswith("ranks ") for line in lines):
-        fail("skeleton image %s: adaptrace-report --skeleton (exit %d) does not show rank 0's class and rank 1 "
-             "missing (damaged):\n%s%s" % (case, shown.returncode, shown.stdout[-3000:], shown.stderr[-1000:]))
+        fail("skeleton image %s: adaptrace-report --skeleton (exit %d) does not show rank 0's class and %r:\n%s%s" %
+             (case, shown.returncode, missing, shown.stdout[-3000:], shown.stderr[-1000:]))
     ranks, text = expanded_by_rank(report, archive)
-    if ranks.get(0) != intact_rank0 or 1 in ranks or text.splitlines()[-1] != "rank 1: no skeleton (damaged)":
+    if ranks.get(0) != intact_rank0 or 1 in ranks or text.splitlines()[-1] != missing:
         fail("skeleton image %s: --expand gives rank 0 %d lines (the intact file %d) and rank 1 %s" %
              (case, len(ranks.get(0, [])), len(intact_rank0), ranks.get(1, [])[:3]))
+
+
+def partial_skeleton(case, archive, report, replay, mpiexec, launcher, intact_rank0):
+    """The recovered archive's skeleton.adts holds rank 0 and names rank 1
+    missing (damaged); the report and the replay say so."""
+    rank1_missing(case, archive, report, intact_rank0, "damaged")
     full = subprocess.run([report, archive], capture_output=True, text=True, errors="replace", timeout=120)
     sanitizer_report(case, "adaptrace-report", full.stderr)
     missing_line = "on ranks whose skeleton skeleton.adts lacks: rank 1 (damaged)"
@@ -578,6 +586,17 @@ def skeleton_image(work, mpiexec, launcher, fold_program, recover_path, otf2_pri
         print("skeleton image %s: %s" % (case, lines[0] if case != "intact" else "skeleton.adts written"))
         if case != "intact":
             print("skeleton image %s: rank 1 named missing (damaged); %s" % (case, refusal))
+    # Rank 1's rescue file gone: its skeleton is missing, not_saved.
+    case_archive = copy_rescue(work, "image-no-file")
+    os.unlink(os.path.join(case_archive + ".rescue", name))
+    verdict, err, _ = recover(recover_path, otf2_print, case_archive, 30)
+    if verdict is not None:
+        fail("skeleton image no-file: %s:\n%s" % (verdict, err))
+    skeleton = json.load(open(os.path.join(case_archive, "summary.json"))).get("ending_skeleton", {})
+    if skeleton.get("written") is not True or skeleton.get("problem") != "1 rank saved no rescue file (or a damaged one)":
+        fail("skeleton image no-file: summary.json's ending_skeleton is %s" % skeleton)
+    rank1_missing("no-file", case_archive, report, intact_ranks[0], "not_saved")
+    print("skeleton image no-file: rank 1 named missing (not_saved)")
 
 
 def main(argv):
