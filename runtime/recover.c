@@ -223,8 +223,8 @@ static bool skeleton_missing(recovery *run, char *why, size_t size)
  * into its part, as the rank would have encoded it in normal code. An
  * image whose check does not match, or that does not encode (its tables
  * do not fit its slabs; out of memory, which this does not tell apart),
- * is left out with one line and its rank counted as damaged; the rest of
- * the archive is recovered without skeleton.adts. */
+ * is left out with one line and its rank counted as damaged: the rest of
+ * the archive is recovered, and skeleton.adts names the rank missing. */
 static void encode_images(recovery *run)
 {
     for (uint32_t r = 0; r < run->ranks; r++) {
