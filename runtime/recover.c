@@ -174,7 +174,7 @@ static const char *const saved_words[ADT_SKELETON_SAVED_CAUSES] = {
  * whose rescue file is missing or was left out. */
 #define NOT_SAVED_CAUSE "not_saved"
 
-/* The saved skeleton of rank r, or NULL. */
+/* The skeleton a process saved (its rank's part), or NULL. */
 static const uint8_t *saved_part(const saved_process *process)
 {
     return process->header != NULL && process->skeleton_saved == ADT_SKELETON_SAVED ? process->skeleton_part : NULL;
