@@ -8,7 +8,11 @@
  * The key: LEB128 varints (signed fields zigzag): the function's index
  * (mpi_functions.h), the calling context by first use on the thread (0:
  * none, sampling off), then per record the call wrote, in order, its kind
- * and its fields: peers relative to the own rank in the communicator;
+ * and its fields: peers relative to the own rank in the communicator
+ * and tags, each 0 for a receive's wildcard (MPI_ANY_SOURCE, MPI_ANY_TAG:
+ * a receive's key holds the source and tag it asked for, not those that
+ * matched, so that a wildcard receive repeats whoever its partner was),
+ * else zigzag + 1;
  * communicators, windows, I/O handles and files, RMA groups and calling
  * contexts by their order of first use on the thread; requests and
  * RMA / I/O matching ids as the lowest symbolic id free when first seen,
@@ -32,6 +36,11 @@ extern bool adt_mpi_folding;
 /* A record's fields whose peer is a rank in a communicator: own_rank is
  * this process's rank there; others pass ADT_MPI_FOLD_NO_RANK. */
 #define ADT_MPI_FOLD_NO_RANK 0
+/* The peer or tag of a receive's record as its key encodes it (records.h,
+ * adt_mpi_append_record's key_payload) when the receive asked for
+ * MPI_ANY_SOURCE or MPI_ANY_TAG: a value no rank and no tag takes (both
+ * are below 2^31), whatever the MPI library's constants are. */
+#define ADT_MPI_FOLD_WILDCARD UINT32_MAX
 
 /* time: the call's Enter / Leave event time (ns); the outermost call's
  * are its timing in the skeleton's delta histograms. */

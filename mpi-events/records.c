@@ -30,8 +30,8 @@ typedef struct tracked_request {
     uint64_t bytes;          /* send: message size; collective: bytes sent */
     uint64_t received;       /* collective: bytes received */
     uint32_t comm;           /* RMA: the local window id; I/O: the local handle id */
-    uint32_t peer;
-    uint32_t tag;
+    uint32_t peer;           /* a receive's: the source it asked for, as its key encodes it (key_peer) */
+    uint32_t tag;            /* a receive's: the tag it asked for (key_tag) */
     uint32_t op;
     uint32_t root;
     int32_t own_rank;        /* point-to-point: this process's rank in comm */
@@ -134,7 +134,7 @@ static void untrack(MPI_Request request, tracked_request *slot)
 
 static inline void append(const adt_mpi_call *call, adt_record_kind kind, const void *payload, uint32_t size)
 {
-    adt_mpi_append_record(call, kind, payload, size, ADT_MPI_FOLD_NO_RANK);
+    adt_mpi_append_record(call, kind, payload, size, payload, ADT_MPI_FOLD_NO_RANK);
 }
 
 static inline void append_request(const adt_mpi_call *call, adt_record_kind kind, uint64_t id)
@@ -156,12 +156,32 @@ static inline void append_io_request(const adt_mpi_call *call, adt_record_kind k
     append(call, kind, &record, sizeof record);
 }
 
+/* A receive's source and tag as its key encodes them: a wildcard as
+ * ADT_MPI_FOLD_WILDCARD, whatever value the MPI library gives it. */
+static inline uint32_t key_peer(int source)
+{
+    return source == MPI_ANY_SOURCE ? ADT_MPI_FOLD_WILDCARD : (uint32_t)source;
+}
+
+static inline uint32_t key_tag(int tag)
+{
+    return tag == MPI_ANY_TAG ? ADT_MPI_FOLD_WILDCARD : (uint32_t)tag;
+}
+
+/* peer, tag: the record's (a receive's: from its status); key_peer,
+ * key_tag: those its key holds (a send's: the same; a receive's: those
+ * it asked for). The key's record is a copy on the stack with those two
+ * fields changed: no allocation, and nothing shared. */
 static inline void append_p2p(const adt_mpi_call *call, adt_record_kind kind, uint64_t bytes, uint64_t id,
-                              uint32_t comm, int peer, int tag, int32_t own_rank)
+                              uint32_t comm, int peer, int tag, int32_t own_rank, uint32_t key_peer,
+                              uint32_t key_tag)
 {
     adt_rec_p2p record = { .bytes = bytes, .request = id, .comm = comm, .peer = (uint32_t)peer,
                            .tag = (uint32_t)tag };
-    adt_mpi_append_record(call, kind, &record, sizeof record, own_rank);
+    adt_rec_p2p asked = record;
+    asked.peer = key_peer;
+    asked.tag = key_tag;
+    adt_mpi_append_record(call, kind, &record, sizeof record, &asked, own_rank);
     bool sending = kind == ADT_REC_MPI_SEND || kind == ADT_REC_MPI_ISEND;
     adt_online_bytes(sending ? bytes : 0, sending ? 0 : bytes);
     /* The live matrix counts what adaptrace-report's does: every send
@@ -191,15 +211,22 @@ void adt_mpi_send(const adt_mpi_call *call, int count, MPI_Datatype datatype, in
     const adt_mpi_comm_info *info = adt_mpi_comm_lookup(comm);
     if (info)
         append_p2p(call, ADT_REC_MPI_SEND, (uint64_t)count * adt_mpi_type_size(datatype), 0, info->id, dest,
-                   tag, info->rank);
+                   tag, info->rank, (uint32_t)dest, (uint32_t)tag);
 }
 
-void adt_mpi_recv(const adt_mpi_call *call, const MPI_Status *status, const adt_mpi_comm_info *comm)
+void adt_mpi_recv(const adt_mpi_call *call, const MPI_Status *status, const adt_mpi_comm_info *comm, int source,
+                  int tag)
 {
     if (!comm || status->MPI_SOURCE == MPI_PROC_NULL)
         return;
     append_p2p(call, ADT_REC_MPI_RECV, adt_mpi_status_bytes(status), 0, comm->id, status->MPI_SOURCE,
-               status->MPI_TAG, comm->rank);
+               status->MPI_TAG, comm->rank, key_peer(source), key_tag(tag));
+}
+
+void adt_mpi_mrecv(const adt_mpi_call *call, const MPI_Status *status, const adt_mpi_probed_message *probed)
+{
+    if (probed)
+        adt_mpi_recv(call, status, &probed->comm, probed->source, probed->tag);
 }
 
 /* The record of a request just started; tracked->id is set. */
@@ -207,7 +234,7 @@ static void record_instance(const adt_mpi_call *call, const tracked_request *tra
 {
     if (tracked->kind == REQUEST_SEND)
         append_p2p(call, ADT_REC_MPI_ISEND, tracked->bytes, tracked->id, tracked->comm, (int)tracked->peer,
-                   (int)tracked->tag, tracked->own_rank);
+                   (int)tracked->tag, tracked->own_rank, tracked->peer, tracked->tag);
     else if (tracked->kind == REQUEST_RECV)
         append_request(call, ADT_REC_MPI_IRECV_REQUEST, tracked->id);
     else
@@ -249,15 +276,22 @@ void adt_mpi_isend(const adt_mpi_call *call, int count, MPI_Datatype datatype, i
     begin(call, request, &value);
 }
 
-void adt_mpi_irecv(const adt_mpi_call *call, const adt_mpi_comm_info *comm, MPI_Request request,
-                   bool persistent)
+void adt_mpi_irecv(const adt_mpi_call *call, const adt_mpi_comm_info *comm, int source, int tag,
+                   MPI_Request request, bool persistent)
 {
     if (!requests || !comm)
         return;
     tracked_request value = {
-        .comm = comm->id, .own_rank = comm->rank, .kind = REQUEST_RECV, .persistent = persistent,
+        .comm = comm->id, .peer = key_peer(source), .tag = key_tag(tag), .own_rank = comm->rank,
+        .kind = REQUEST_RECV, .persistent = persistent,
     };
     begin(call, request, &value);
+}
+
+void adt_mpi_imrecv(const adt_mpi_call *call, const adt_mpi_probed_message *probed, MPI_Request request)
+{
+    if (probed)
+        adt_mpi_irecv(call, &probed->comm, probed->source, probed->tag, request, false);
 }
 
 void adt_mpi_start(const adt_mpi_call *call, MPI_Request request)
@@ -386,7 +420,8 @@ static void finish(const adt_mpi_call *call, MPI_Request request, tracked_reques
         append_request(call, ADT_REC_MPI_ISEND_COMPLETE, tracked->id);
     } else if (tracked->kind == REQUEST_RECV) {
         append_p2p(call, ADT_REC_MPI_IRECV, adt_mpi_status_bytes(status), tracked->id,
-                   tracked->comm, status->MPI_SOURCE, status->MPI_TAG, tracked->own_rank);
+                   tracked->comm, status->MPI_SOURCE, status->MPI_TAG, tracked->own_rank, tracked->peer,
+                   tracked->tag);
     } else if (tracked->kind == REQUEST_RMA) {
         append_rma_request(call, ADT_REC_RMA_OP_COMPLETE_NONBLOCKING, tracked);
     } else {

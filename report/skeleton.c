@@ -23,7 +23,9 @@
 #include "skeleton/skeleton.h"
 
 /* A field: its name and how its value reads. */
-typedef enum field_type { UNSIGNED, SIGNED, REQUEST, OBJECT, FUNCTION } field_type;
+/* WILDCARD_OR_SIGNED: a peer or tag, 0 a receive's MPI_ANY_SOURCE or
+ * MPI_ANY_TAG ("any"), else a signed value zigzag-encoded + 1. */
+typedef enum field_type { UNSIGNED, SIGNED, WILDCARD_OR_SIGNED, REQUEST, OBJECT, FUNCTION } field_type;
 typedef struct field {
     const char *name;
     field_type type;
@@ -35,7 +37,9 @@ typedef struct record_layout {
     field fields[FIELDS_MAX];
 } record_layout;
 
-#define P2P { { "bytes", UNSIGNED }, { "request", REQUEST }, { "comm", OBJECT }, { "peer", SIGNED }, { "tag", SIGNED } }
+#define P2P                                                                                                \
+    { { "bytes", UNSIGNED }, { "request", REQUEST }, { "comm", OBJECT }, { "peer", WILDCARD_OR_SIGNED },    \
+      { "tag", WILDCARD_OR_SIGNED } }
 #define REQUEST_ONLY { { "request", REQUEST } }
 #define COLLECTIVE                                                                                         \
     { { "sent", UNSIGNED }, { "received", UNSIGNED }, { "request", REQUEST }, { "op", UNSIGNED },           \
@@ -127,6 +131,12 @@ static bool print_value(FILE *out, const adt_skeleton_file *file, const field *f
         break;
     case SIGNED:
         fprintf(out, "%+" PRId64, unzigzag(value));
+        break;
+    case WILDCARD_OR_SIGNED:
+        if (value == 0)
+            fprintf(out, "any");
+        else
+            fprintf(out, "%+" PRId64, unzigzag(value - 1));
         break;
     case REQUEST:
         if (value == 0)
@@ -442,9 +452,10 @@ int adt_report_skeleton_call_parts(const adt_skeleton_file *file, const uint8_t 
         case ADT_REC_MPI_ISEND:
             innermost->bytes_sent += values[0];
             if (sends != NULL && sends->count++ < sends->capacity) {
-                /* bytes, request, comm, peer (zigzag), tag */
-                sends->sends[sends->count - 1] =
-                    (struct adt_report_call_send){ .comm = values[2], .peer = unzigzag(values[3]), .bytes = values[0] };
+                /* bytes, request, comm, peer (zigzag + 1: a send's is never a wildcard), tag */
+                sends->sends[sends->count - 1] = (struct adt_report_call_send){
+                    .comm = values[2], .peer = unzigzag(values[3] - 1), .bytes = values[0]
+                };
             }
             break;
         case ADT_REC_MPI_RECV:

@@ -351,7 +351,7 @@ uint8_t *adt_skeleton_image_encode(const uint8_t *image, size_t image_bytes, uin
 
 #define ADT_SKELETON_FILE_NAME "skeleton.adts"
 #define ADT_SKELETON_MAGIC "ADTSKEL"
-#define ADT_SKELETON_VERSION 4u
+#define ADT_SKELETON_VERSION 5u
 /* The most ranks a file may name (a bound for the reader's tables). */
 #define ADT_SKELETON_RANKS_MAX (1u << 26)
 

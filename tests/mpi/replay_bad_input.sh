@@ -61,15 +61,19 @@ expect flipped 4 "$work/flipped" "skeleton.adts: corrupt or cut short: checksum 
 
 copy version1
 printf '\x01' | dd of="$work/version1/skeleton.adts" bs=1 seek=8 conv=notrunc status=none
-expect version1 4 "$work/version1" "skeleton.adts: skeleton format version 1, this adaptrace reads version 4"
+expect version1 4 "$work/version1" "skeleton.adts: skeleton format version 1, this adaptrace reads version 5"
 
 copy version2
 printf '\x02' | dd of="$work/version2/skeleton.adts" bs=1 seek=8 conv=notrunc status=none
-expect version2 4 "$work/version2" "skeleton.adts: skeleton format version 2, this adaptrace reads version 4"
+expect version2 4 "$work/version2" "skeleton.adts: skeleton format version 2, this adaptrace reads version 5"
 
 copy version3
 printf '\x03' | dd of="$work/version3/skeleton.adts" bs=1 seek=8 conv=notrunc status=none
-expect version3 4 "$work/version3" "skeleton.adts: skeleton format version 3, this adaptrace reads version 4"
+expect version3 4 "$work/version3" "skeleton.adts: skeleton format version 3, this adaptrace reads version 5"
+
+copy version4
+printf '\x04' | dd of="$work/version4/skeleton.adts" bs=1 seek=8 conv=notrunc status=none
+expect version4 4 "$work/version4" "skeleton.adts: skeleton format version 4, this adaptrace reads version 5"
 
 expect unsupported 2 "$refused" "adaptrace-replay: rank 0: cannot replay MPI_Wait: a cancelled request"
 
