@@ -168,19 +168,20 @@ static inline uint32_t key_tag(int tag)
     return tag == MPI_ANY_TAG ? ADT_MPI_FOLD_WILDCARD : (uint32_t)tag;
 }
 
-/* peer, tag: the record's (a receive's: from its status); key_peer,
- * key_tag: those its key holds (a send's: the same; a receive's: those
- * it asked for). The key's record is a copy on the stack with those two
- * fields changed: no allocation, and nothing shared. */
+/* peer, tag: the record's (a receive's: from its status); asked_peer,
+ * asked_tag: those its key holds (a send's: the same; a receive's: those
+ * it asked for, as key_peer and key_tag give them). The key's record is a
+ * copy on the stack with those two fields changed: no allocation, and
+ * nothing shared. */
 static inline void append_p2p(const adt_mpi_call *call, adt_record_kind kind, uint64_t bytes, uint64_t id,
-                              uint32_t comm, int peer, int tag, int32_t own_rank, uint32_t key_peer,
-                              uint32_t key_tag)
+                              uint32_t comm, int peer, int tag, int32_t own_rank, uint32_t asked_peer,
+                              uint32_t asked_tag)
 {
     adt_rec_p2p record = { .bytes = bytes, .request = id, .comm = comm, .peer = (uint32_t)peer,
                            .tag = (uint32_t)tag };
     adt_rec_p2p asked = record;
-    asked.peer = key_peer;
-    asked.tag = key_tag;
+    asked.peer = asked_peer;
+    asked.tag = asked_tag;
     adt_mpi_append_record(call, kind, &record, sizeof record, &asked, own_rank);
     bool sending = kind == ADT_REC_MPI_SEND || kind == ADT_REC_MPI_ISEND;
     adt_online_bytes(sending ? bytes : 0, sending ? 0 : bytes);
