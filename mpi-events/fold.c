@@ -169,16 +169,6 @@ static inline uint8_t *put_signed(uint8_t *at, int64_t value)
     return put(at, ((uint64_t)value << 1) ^ (uint64_t)(value >> 63));
 }
 
-/* A peer or tag: 0 for a receive's wildcard (ADT_MPI_FOLD_WILDCARD),
- * else value zigzag-encoded + 1 (a send's always; fold.h). A wildcard
- * stays one in the key, so that a receive from MPI_ANY_SOURCE repeats
- * whichever rank it matched; a rank stays relative to the own one. */
-static inline uint8_t *put_wildcard_or(uint8_t *at, uint32_t field, int64_t value)
-{
-    uint64_t encoded = (((uint64_t)value << 1) ^ (uint64_t)(value >> 63)) + 1;
-    return put(at, field == ADT_MPI_FOLD_WILDCARD ? 0 : encoded);
-}
-
 /* The end of a step: the key holds what the cursor wrote. */
 static inline void step_end(fold_thread *t, const uint8_t *at)
 {
@@ -423,8 +413,10 @@ static inline uint8_t *put_p2p_or_request(fold_thread *t, uint8_t *at, uint16_t 
     if ((at = put_request(t, at, p2p->request, &slot, may)) == NULL ||
         (at = put_object(t, at, OBJECT_COMM, p2p->comm, may)) == NULL)
         return NULL;
-    at = put_wildcard_or(at, p2p->peer, (int64_t)(int32_t)p2p->peer - own_rank);
-    at = put_wildcard_or(at, p2p->tag, (int32_t)p2p->tag);
+    /* A receive's wildcards need no test: MPI_ANY_SOURCE's peer is
+     * -2^31 from the own rank, MPI_ANY_TAG is -1 (fold.h). */
+    at = put_signed(at, (int64_t)(int32_t)p2p->peer - own_rank);
+    at = put_signed(at, (int32_t)p2p->tag);
     if (kind == ADT_REC_MPI_IRECV)
         complete_request(t, p2p->request, slot);
     return at;

@@ -70,23 +70,24 @@ static uint64_t next(key_reader *r)
     return value;
 }
 
-/* A peer or tag: 0 a receive's wildcard, else zigzag + 1 (fold.c). */
-static int64_t next_wildcard_or(key_reader *r, bool *wildcard)
+static int64_t next_signed(key_reader *r)
 {
     uint64_t value = next(r);
-    *wildcard = value == 0;
-    value -= !*wildcard;
     return (int64_t)(value >> 1) ^ -(int64_t)(value & 1);
 }
 
+/* A receive's wildcards: MPI_ANY_SOURCE is the peer -2^31 from the own
+ * rank, MPI_ANY_TAG the tag -1 (mpi-events/fold.h). */
 static adt_replay_message p2p(key_reader *r)
 {
     adt_replay_message m;
     m.bytes = next(r);
     m.request = (uint32_t)next(r);
     next(r); /* the communicator: every one is replayed as MPI_COMM_WORLD */
-    m.peer = next_wildcard_or(r, &m.any_source);
-    m.tag = next_wildcard_or(r, &m.any_tag);
+    m.peer = next_signed(r);
+    m.tag = next_signed(r);
+    m.any_source = m.peer == INT32_MIN;
+    m.any_tag = m.tag == -1;
     return m;
 }
 

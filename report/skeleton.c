@@ -23,9 +23,9 @@
 #include "skeleton/skeleton.h"
 
 /* A field: its name and how its value reads. */
-/* WILDCARD_OR_SIGNED: a peer or tag, 0 a receive's MPI_ANY_SOURCE or
- * MPI_ANY_TAG ("any"), else a signed value zigzag-encoded + 1. */
-typedef enum field_type { UNSIGNED, SIGNED, WILDCARD_OR_SIGNED, REQUEST, OBJECT, FUNCTION } field_type;
+/* PEER and TAG: signed, but a receive's MPI_ANY_SOURCE (the offset
+ * -2^31) and MPI_ANY_TAG (-1) read "any" (mpi-events/fold.h). */
+typedef enum field_type { UNSIGNED, SIGNED, PEER, TAG, REQUEST, OBJECT, FUNCTION } field_type;
 typedef struct field {
     const char *name;
     field_type type;
@@ -37,9 +37,7 @@ typedef struct record_layout {
     field fields[FIELDS_MAX];
 } record_layout;
 
-#define P2P                                                                                                \
-    { { "bytes", UNSIGNED }, { "request", REQUEST }, { "comm", OBJECT }, { "peer", WILDCARD_OR_SIGNED },    \
-      { "tag", WILDCARD_OR_SIGNED } }
+#define P2P { { "bytes", UNSIGNED }, { "request", REQUEST }, { "comm", OBJECT }, { "peer", PEER }, { "tag", TAG } }
 #define REQUEST_ONLY { { "request", REQUEST } }
 #define COLLECTIVE                                                                                         \
     { { "sent", UNSIGNED }, { "received", UNSIGNED }, { "request", REQUEST }, { "op", UNSIGNED },           \
@@ -97,6 +95,10 @@ static const record_layout layouts[ADT_REC_KIND_COUNT] = {
  * MPI inside MPI are rare and shallow). */
 enum { NESTING_MAX = 32 };
 
+/* A receive's wildcards in a key (mpi-events/fold.h). */
+#define ADT_REPORT_ANY_SOURCE INT32_MIN
+#define ADT_REPORT_ANY_TAG (-1)
+
 static int64_t unzigzag(uint64_t value)
 {
     return (int64_t)(value >> 1) ^ -(int64_t)(value & 1);
@@ -132,11 +134,12 @@ static bool print_value(FILE *out, const adt_skeleton_file *file, const field *f
     case SIGNED:
         fprintf(out, "%+" PRId64, unzigzag(value));
         break;
-    case WILDCARD_OR_SIGNED:
-        if (value == 0)
+    case PEER:
+    case TAG:
+        if (unzigzag(value) == (fd->type == PEER ? ADT_REPORT_ANY_SOURCE : ADT_REPORT_ANY_TAG))
             fprintf(out, "any");
         else
-            fprintf(out, "%+" PRId64, unzigzag(value - 1));
+            fprintf(out, "%+" PRId64, unzigzag(value));
         break;
     case REQUEST:
         if (value == 0)
@@ -452,10 +455,9 @@ int adt_report_skeleton_call_parts(const adt_skeleton_file *file, const uint8_t 
         case ADT_REC_MPI_ISEND:
             innermost->bytes_sent += values[0];
             if (sends != NULL && sends->count++ < sends->capacity) {
-                /* bytes, request, comm, peer (zigzag + 1: a send's is never a wildcard), tag */
-                sends->sends[sends->count - 1] = (struct adt_report_call_send){
-                    .comm = values[2], .peer = unzigzag(values[3] - 1), .bytes = values[0]
-                };
+                /* bytes, request, comm, peer (zigzag), tag */
+                sends->sends[sends->count - 1] =
+                    (struct adt_report_call_send){ .comm = values[2], .peer = unzigzag(values[3]), .bytes = values[0] };
             }
             break;
         case ADT_REC_MPI_RECV:

@@ -18,8 +18,8 @@ enum function { INIT, FINALIZE, IRECV, ISEND, WAITALL, COMM_RANK, SEND, SCAN, EX
 const char *const names[] = { "MPI_Init", "MPI_Finalize", "MPI_Irecv", "MPI_Isend",
                               "MPI_Waitall", "MPI_Comm_rank", "MPI_Send", "MPI_Scan", "MPI_Exscan", "MPI_Alltoallw", "MPI_Iallgather", "MPI_Wait", "MPI_Allgatherv", "MPI_Alltoallv", "MPI_Iallgatherv" };
 
-// A call's key: LEB128 fields, signed ones zigzag, a peer or tag zigzag
-// + 1 or 0 for a receive's wildcard (fold.c).
+// A call's key: LEB128 fields, signed ones zigzag; a receive's
+// MPI_ANY_SOURCE is the peer -2^31, MPI_ANY_TAG the tag -1 (fold.h).
 struct key {
     std::vector<uint8_t> bytes;
     explicit key(function f)
@@ -36,14 +36,11 @@ struct key {
         bytes.push_back((uint8_t)value);
         return *this;
     }
-    static constexpr int64_t ANY = INT64_MIN; // a wildcard peer or tag
-    key &put_wildcard_or(int64_t value)
-    {
-        return put(value == ANY ? 0 : (((uint64_t)value << 1) ^ (uint64_t)(value >> 63)) + 1);
-    }
+    static constexpr int64_t ANY_SOURCE = INT32_MIN, ANY_TAG = -1;
+    key &put_signed(int64_t value) { return put(((uint64_t)value << 1) ^ (uint64_t)(value >> 63)); }
     key &p2p(uint16_t kind, uint64_t bytes_, uint32_t request, int64_t peer, int64_t tag)
     {
-        return put(kind).put(bytes_).put(request).put(1).put_wildcard_or(peer).put_wildcard_or(tag);
+        return put(kind).put(bytes_).put(request).put(1).put_signed(peer).put_signed(tag);
     }
     key &request(uint16_t kind, uint32_t symbol) { return put(kind).put(symbol); }
 };
@@ -135,7 +132,8 @@ TEST(ReplayPlan, WildcardReceivesStayWildcardsPostedForTheLargestMessage)
     std::vector<key> calls{ key(INIT) };
     for (int i = 0; i < 4; ++i) {
         calls.push_back(key(IRECV).request(ADT_REC_MPI_IRECV_REQUEST, 1));
-        calls.push_back(key(WAITALL).p2p(ADT_REC_MPI_IRECV, i == 2 ? 96 : 16, 1, key::ANY, i % 2 ? key::ANY : 5));
+        calls.push_back(
+            key(WAITALL).p2p(ADT_REC_MPI_IRECV, i == 2 ? 96 : 16, 1, key::ANY_SOURCE, i % 2 ? key::ANY_TAG : 5));
     }
     calls.push_back(key(IRECV).request(ADT_REC_MPI_IRECV_REQUEST, 1));
     calls.push_back(key(WAITALL).p2p(ADT_REC_MPI_IRECV, 8, 1, +1, 5));
@@ -171,7 +169,7 @@ TEST(ReplayPlan, WildcardReceivesStayWildcardsPostedForTheLargestMessage)
 // Only a receive asks for a wildcard: a send's is a damaged key.
 TEST(ReplayPlan, ASendToAWildcardIsRefused)
 {
-    folded run({ key(INIT), key(SEND).p2p(ADT_REC_MPI_SEND, 8, 0, key::ANY, 0), key(FINALIZE) });
+    folded run({ key(INIT), key(SEND).p2p(ADT_REC_MPI_SEND, 8, 0, key::ANY_SOURCE, 0), key(FINALIZE) });
     EXPECT_EQ(run.refusal(), "rank 1: cannot replay MPI_Send: its destination or tag is a wildcard");
 }
 

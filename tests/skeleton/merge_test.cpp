@@ -26,11 +26,9 @@ Key call(uint8_t function, uint8_t context, std::vector<uint8_t> fields)
     return fields;
 }
 
-// A point-to-point record's peer or tag field as fold.c encodes it:
-// zigzag + 1 (0 is a receive's wildcard).
-uint8_t p2p_field(int value)
+uint8_t zigzag(int value)
 {
-    return (uint8_t)((value < 0 ? -2 * value - 1 : 2 * value) + 1);
+    return (uint8_t)(value < 0 ? -2 * value - 1 : 2 * value);
 }
 
 // A ring exchange: a send to peer, ten times, then a reduce to rank 0
@@ -39,7 +37,7 @@ Calls ring(int peer, uint8_t received)
 {
     Calls calls{ call(1, 0, {}) };
     for (int step = 0; step < 10; ++step)
-        calls.push_back(call(4, 0, { 2, 8, 0, 1, p2p_field(peer), p2p_field(5) }));
+        calls.push_back(call(4, 0, { 2, 8, 0, 1, zigzag(peer), 5 }));
     calls.push_back(call(7, 0, { 11, 0, 8, received, 0, 3, 1, 0 }));
     return calls;
 }
@@ -174,12 +172,12 @@ TEST(SkeletonMerge, RanksDifferingInParametersAreOneClass)
     EXPECT_EQ(peer.signature, 1u);
     EXPECT_EQ(peer.field, 6u);
     ASSERT_EQ(peer.value_count, 2u);
-    EXPECT_EQ(peer.values[0].value, p2p_field(+1));
+    EXPECT_EQ(peer.values[0].value, zigzag(+1));
     ASSERT_EQ(peer.values[0].range_count, 1u);
     EXPECT_EQ(peer.values[0].ranges[0].first, 0u);
     EXPECT_EQ(peer.values[0].ranges[0].count, 5u);
     EXPECT_EQ(peer.values[0].ranges[0].stride, 1u);
-    EXPECT_EQ(peer.values[1].value, p2p_field(-5));
+    EXPECT_EQ(peer.values[1].value, zigzag(-5));
     EXPECT_EQ(peer.values[1].ranges[0].first, 5u);
     EXPECT_EQ(peer.values[1].ranges[0].count, 1u);
     // The reduce's received bytes: 48 on the root, 0 elsewhere.
