@@ -573,7 +573,10 @@ void adt_memory_unmap(void *memory, size_t bytes);
  * nothing). Async-signal-safe: write(2) only. */
 int adt_write_all(int fd, const void *data, size_t bytes);
 
-/* Diagnostics on stderr, prefixed "adaptrace: ". Not for signal handlers. */
+/* Diagnostics on stderr, prefixed "adaptrace: ". Not for signal handlers.
+ * A line is at most ADT_LOG_LINE_MAX bytes, prefix and newline included:
+ * what goes beyond is cut. */
+#define ADT_LOG_LINE_MAX 1024
 void adt_log(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
 /* For signal handlers: one write(2) of a fixed message, errno preserved. */

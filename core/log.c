@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #define ADT_LOG_PREFIX "adaptrace: "
-#define ADT_LOG_LINE_MAX 1024
 
 int adt_write_all(int fd, const void *data, size_t bytes)
 {

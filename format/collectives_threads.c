@@ -37,6 +37,7 @@ struct adt_thread_group {
     uint32_t size;
     pthread_mutex_t inbox_lock;
     pending_message **inboxes; /* per receiving rank, oldest first */
+    bool broken;             /* under inbox_lock: adt_thread_group_break */
     pthread_barrier_t barrier;
     int status;              /* the root's verdict on the current call */
     rank_slot *slots;
@@ -148,6 +149,18 @@ static int thread_allreduce_min(void *context, uint64_t *value)
     return thread_allreduce(context, value, false);
 }
 
+/* Under inbox_lock: removes message from to's inbox; false where a
+ * receiver took it out already. */
+static bool take_back(adt_thread_group *group, pending_message *message, uint32_t to)
+{
+    for (pending_message **at = &group->inboxes[to]; *at; at = &(*at)->next)
+        if (*at == message) {
+            *at = message->next;
+            return true;
+        }
+    return false;
+}
+
 static int thread_send(void *context, const void *data, size_t bytes, uint32_t to)
 {
     adt_thread_member *member = context;
@@ -161,10 +174,16 @@ static int thread_send(void *context, const void *data, size_t bytes, uint32_t t
         tail = &(*tail)->next;
     *tail = &message;
     pthread_cond_signal(&group->members[to].wake);
-    while (!message.taken)
+    while (!message.taken) {
+        /* Broken: a message still in the inbox is taken back (no receiver
+         * will read it); one a receiver holds is waited for, its copy
+         * needs no one else. */
+        if (group->broken && take_back(group, &message, to))
+            break;
         pthread_cond_wait(&member->wake, &group->inbox_lock);
+    }
     pthread_mutex_unlock(&group->inbox_lock);
-    return message.status;
+    return message.taken ? message.status : -1;
 }
 
 static int thread_recv(void *context, void *data, size_t bytes, uint32_t from)
@@ -174,6 +193,10 @@ static int thread_recv(void *context, void *data, size_t bytes, uint32_t from)
     pthread_mutex_lock(&group->inbox_lock);
     pending_message *message = NULL;
     for (;;) {
+        if (group->broken) {
+            pthread_mutex_unlock(&group->inbox_lock);
+            return -1;
+        }
         pending_message **at = &group->inboxes[member->rank];
         while (*at && (*at)->from != from)
             at = &(*at)->next;
@@ -237,6 +260,15 @@ void adt_thread_group_destroy(adt_thread_group *group)
     free(group->members);
     free(group->inboxes);
     free(group);
+}
+
+void adt_thread_group_break(adt_thread_group *group)
+{
+    pthread_mutex_lock(&group->inbox_lock);
+    group->broken = true;
+    for (uint32_t r = 0; r < group->size; r++)
+        pthread_cond_signal(&group->members[r].wake);
+    pthread_mutex_unlock(&group->inbox_lock);
 }
 
 adt_collectives adt_thread_group_collectives(adt_thread_group *group, uint32_t rank)

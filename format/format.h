@@ -421,6 +421,35 @@ typedef struct adt_thread_member adt_thread_member;
 adt_thread_group *adt_thread_group_create(uint32_t size);
 void adt_thread_group_destroy(adt_thread_group *group);
 adt_collectives adt_thread_group_collectives(adt_thread_group *group, uint32_t rank);
+/* From now on every send and recv of the group fails at once (-1), the
+ * waiting ones too: the composed collectives below break it when a
+ * message between processes is given up, so that no thread waits for a
+ * partner that returned. The barrier-based collectives are not broken:
+ * only send and recv may be used with a group that can break. */
+void adt_thread_group_break(adt_thread_group *group);
+
+/* The collectives of `size` ranks spread over the processes of an MPI
+ * communicator (library adt_format_mpi), each process holding some of
+ * them as threads (the online analyzers: one thread per application rank,
+ * each analyzer its own ranks). rank r lives in process process_of[r] of
+ * comm (an MPI_Comm *, private to this use: the tags are the pairs'; the
+ * caller duplicates it while every process is known alive, as a duplicate
+ * is a collective without bound). Every operation is built on point to
+ * point: in process by the thread group's inboxes, between processes by
+ * PMPI_Isend / PMPI_Iprobe+PMPI_Recv with one tag per pair of ranks (so
+ * that a pair's messages keep their order), each wait at most
+ * wait_seconds; a wait given up breaks the group here (every later call
+ * fails at once) and the peers' waits end by their own bound. Needs
+ * MPI_THREAD_MULTIPLE. Returns NULL with why in error where the pairs'
+ * tags pass MPI_TAG_UB or memory is short. */
+typedef struct adt_composed_group adt_composed_group;
+adt_composed_group *adt_composed_group_create(const void *comm, uint32_t size, const uint32_t *process_of,
+                                              double wait_seconds, char *error, size_t error_size);
+void adt_composed_group_destroy(adt_composed_group *group);
+/* The collectives of rank (one this process holds), for its thread. */
+adt_collectives adt_composed_group_collectives(adt_composed_group *group, uint32_t rank);
+/* Whether a wait between processes was given up (the group broke). */
+bool adt_composed_group_broken(adt_composed_group *group);
 
 /* Clock correction of a location: local time t is reported as
  * t + offset, offset interpolated linearly between the two points. */

@@ -15,6 +15,10 @@
 /* Local communicator ids whose peers' world ranks are kept (ids beyond:
  * their messages are not attributable to a world rank online). */
 #define COMM_PEER_TABLES 65536u
+/* A peer table's words before its peers: the count, the key's two, the
+ * lowest and the highest world rank of its members (both groups of an
+ * inter-communicator; UINT32_MAX for one outside the world). */
+#define PEER_TABLE_HEAD 5u
 
 /* 0 is MPI_COMM_WORLD's, 1 every MPI_COMM_SELF's. */
 #define FIRST_SEQUENCE 2u
@@ -108,18 +112,24 @@ static uint32_t *world_members(MPI_Group group, int *size)
     return members;
 }
 
-/* Publishes peers (count world ranks) as the table of local id comm where
+/* Publishes the key, the bounds of the members and the peers (count
+ * world ranks) of local id comm, as its table (PEER_TABLE_HEAD) where
  * none is: the caller frees it when it is not taken. Normal context. */
-static bool publish_peers(uint32_t comm, const uint32_t *peers, int count)
+static bool publish_peers(uint32_t comm, adt_mpi_comm_key key, const uint32_t bounds[2], const uint32_t *peers,
+                          int count)
 {
     if (!peer_tables || comm >= COMM_PEER_TABLES ||
         atomic_load_explicit(&peer_tables[comm], memory_order_relaxed) != NULL)
         return false;
-    uint32_t *table = malloc(((size_t)count + 1) * sizeof *table);
+    uint32_t *table = malloc(((size_t)count + PEER_TABLE_HEAD) * sizeof *table);
     if (!table)
         return false;
     table[0] = (uint32_t)count;
-    memcpy(table + 1, peers, (size_t)count * sizeof *table);
+    table[1] = key.creator_world_rank;
+    table[2] = key.sequence;
+    table[3] = bounds[0];
+    table[4] = bounds[1];
+    memcpy(table + PEER_TABLE_HEAD, peers, (size_t)count * sizeof *table);
     const uint32_t *none = NULL;
     /* Release: a hot-path reader whose acquire load sees the pointer sees
      * the table's words written above. Two threads defining the same id
@@ -147,10 +157,55 @@ uint32_t adt_mpi_comm_world_rank(uint32_t comm, int peer)
     const uint32_t *table = atomic_load_explicit(&peer_tables[comm], memory_order_acquire);
     if (!table || (uint32_t)peer >= table[0])
         return ADT_UNDEFINED_ID;
-    return table[1 + peer];
+    return table[PEER_TABLE_HEAD + peer];
+}
+
+bool adt_mpi_comm_key_of(uint32_t comm, adt_mpi_comm_key *key)
+{
+    if (comm == adt_mpi_world_info.id) {
+        *key = adt_mpi_world_info.key;
+        return true;
+    }
+    /* The same tables as adt_mpi_comm_world_rank, read the same way:
+     * published once with a release store, never written again. */
+    if (!peer_tables || comm >= COMM_PEER_TABLES)
+        return false;
+    const uint32_t *table = atomic_load_explicit(&peer_tables[comm], memory_order_acquire);
+    if (!table)
+        return false;
+    *key = (adt_mpi_comm_key){ table[1], table[2] };
+    return true;
+}
+
+bool adt_mpi_comm_member_bounds(uint32_t comm, uint32_t *lowest, uint32_t *highest)
+{
+    if (comm == adt_mpi_world_info.id) {
+        *lowest = 0;
+        *highest = (uint32_t)adt_mpi_world_info.size - 1;
+        return true;
+    }
+    /* As adt_mpi_comm_key_of. */
+    if (!peer_tables || comm >= COMM_PEER_TABLES)
+        return false;
+    const uint32_t *table = atomic_load_explicit(&peer_tables[comm], memory_order_acquire);
+    if (!table)
+        return false;
+    *lowest = table[3];
+    *highest = table[4];
+    return true;
 }
 
 /* Defines comm (whose groups are those of `like`) and maps it. */
+/* bounds[0] and bounds[1] widened to the lowest and highest of count
+ * world ranks. */
+static void widen_bounds(uint32_t bounds[2], const uint32_t *ranks, int count)
+{
+    for (int i = 0; i < count; i++) {
+        bounds[0] = ranks[i] < bounds[0] ? ranks[i] : bounds[0];
+        bounds[1] = ranks[i] > bounds[1] ? ranks[i] : bounds[1];
+    }
+}
+
 static void define(MPI_Comm comm, MPI_Comm like, MPI_Comm parent, adt_mpi_comm_key key, const char *name)
 {
     int inter = 0;
@@ -197,8 +252,12 @@ static void define(MPI_Comm comm, MPI_Comm like, MPI_Comm parent, adt_mpi_comm_k
                                                           : ADT_MPI_UNTRACKED_TABLE_FULL],
                          1);
     pthread_mutex_unlock(&register_lock);
-    if (id != ADT_UNDEFINED_ID)
-        publish_peers(id, inter ? remote_members : members, inter ? remote_size : size);
+    if (id != ADT_UNDEFINED_ID) {
+        uint32_t bounds[2] = { UINT32_MAX, 0 };
+        widen_bounds(bounds, members, size);
+        widen_bounds(bounds, remote_members, remote_size);
+        publish_peers(id, key, bounds, inter ? remote_members : members, inter ? remote_size : size);
+    }
     free(members);
     free(remote_members);
 }

@@ -113,6 +113,16 @@ static inline const adt_mpi_comm_info *adt_mpi_comm_lookup(MPI_Comm comm)
  * until adt_mpi_comms_fini (see comms.c). */
 uint32_t adt_mpi_comm_world_rank(uint32_t comm, int peer);
 
+/* Hot path (the stream's message ends, online/): the key of the
+ * communicator whose local id is comm, into key; false when not known (as
+ * adt_mpi_comm_world_rank's). Lock-free, the same tables. */
+bool adt_mpi_comm_key_of(uint32_t comm, adt_mpi_comm_key *key);
+/* Hot path (the stream's collective ends): the lowest and the highest
+ * world rank among the members (both groups of an inter-communicator;
+ * UINT32_MAX for a member outside the world) of the communicator whose
+ * local id is comm; false when not known. Lock-free, the same tables. */
+bool adt_mpi_comm_member_bounds(uint32_t comm, uint32_t *lowest, uint32_t *highest);
+
 /* Processes a rank field can name: the remote group of an
  * inter-communicator, else the communicator itself. */
 static inline int adt_mpi_comm_peers(const adt_mpi_comm_info *info)

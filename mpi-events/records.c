@@ -178,11 +178,18 @@ static inline void append_p2p(const adt_mpi_call *call, adt_record_kind kind, co
     bool sending = kind == ADT_REC_MPI_SEND || kind == ADT_REC_MPI_ISEND;
     adt_online_bytes(sending ? record->bytes : 0, sending ? 0 : record->bytes);
     /* The live matrix counts what adaptrace-report's does: every send
-     * record, by sender and receiver world rank. The lookup is lock-free
+     * record, by sender and receiver world rank; its late sender analysis
+     * matches every send and receive record by communicator key, ranks
+     * and tag. Both lookups are lock-free reads of tables published once
      * (comms.h) and the stream's side takes no lock or malloc. */
-    if (sending && adt_online_streaming())
-        adt_online_stream_message(call->time, adt_mpi_comm_world_rank(record->comm, (int)record->peer),
-                                  record->bytes);
+    if (adt_online_streaming()) {
+        adt_mpi_comm_key key;
+        uint64_t comm_key = adt_mpi_comm_key_of(record->comm, &key)
+                                ? adt_online_comm_key(key.creator_world_rank, key.sequence)
+                                : ADT_ONLINE_NO_COMM;
+        adt_online_stream_message(sending, call->time, adt_mpi_comm_world_rank(record->comm, (int)record->peer),
+                                  comm_key, record->tag, record->bytes);
+    }
 }
 
 static inline void append_sent(const adt_mpi_call *call, adt_record_kind kind, uint64_t bytes, uint64_t id,
@@ -365,6 +372,16 @@ void adt_mpi_collective_end(const adt_mpi_call *call, uint32_t op, const adt_mpi
                                   .root = root_field(root) };
     append(call, ADT_REC_MPI_COLLECTIVE_END, &record, sizeof record);
     adt_online_bytes(sent, received);
+    /* Collective waiting live: the communicator's key and members are in
+     * its info, the bounds of their world ranks in its lock-free table
+     * (comms.h); the stream's side takes no lock or malloc. */
+    if (adt_online_streaming()) {
+        uint32_t lowest = UINT32_MAX, highest = UINT32_MAX;
+        adt_mpi_comm_member_bounds(comm->id, &lowest, &highest);
+        adt_online_stream_collective(call->time,
+                                     adt_online_comm_key(comm->key.creator_world_rank, comm->key.sequence),
+                                     (uint32_t)(comm->size + comm->remote_size), lowest, highest);
+    }
 }
 
 void adt_mpi_icollective(const adt_mpi_call *call, uint32_t op, const adt_mpi_comm_info *comm, int root,

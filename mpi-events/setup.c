@@ -391,7 +391,7 @@ void adt_mpi_init_end(const adt_mpi_call *init)
     /* The stream opens only as MPI_Init returns: its call's record starts
      * at the time of its Enter record, as in the archive. */
     adt_online_start(adt_runtime_config(), &mpmd, (uint32_t)rank, (uint32_t)size, archive_dir, adt_mpi_region_ids,
-                     ADT_MPI_FN_COUNT, init->enter_time, init->location);
+                     ADT_MPI_FN_COUNT, init->enter_time, begin_offset.offset, init->location);
 }
 
 void adt_mpi_init_unmeasured(void)

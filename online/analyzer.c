@@ -89,6 +89,10 @@ static const int ENDING_SIGNALS[] = { SIGTERM, SIGINT, SIGHUP };
 typedef struct analyzer {
     MPI_Comm parent; /* the ranks: the inter-communicator they connected to */
     MPI_Comm world;  /* the analyzers: MPI_COMM_WORLD, or their part of an MPMD launch's */
+    /* ADAPTRACE_ONLINE_OUTPUT=trace: a private duplicate of world for the
+     * archive's writer, where each analyzer writes its own ranks' parts;
+     * MPI_COMM_SELF where analyzer 0 writes them all (archive.c). */
+    MPI_Comm writers;
     int index;
     int count;
     const char *archive;
@@ -191,6 +195,7 @@ static void introduce(analyzer *a, uint32_t rank, const char *message, size_t by
                 a->index, rank, introduction.regions, ADT_MPI_FN_COUNT);
         return;
     }
+    a->live.states[rank].clock_offset = (uint64_t)introduction.clock_offset;
     a->mpi_regions[rank] = malloc(regions_bytes);
     a->namers[rank] = adt_sampler_namer_open(message + sizeof introduction + regions_bytes, introduction.maps_bytes);
     if (a->mpi_regions[rank] == NULL || a->namers[rank] == NULL) {
@@ -405,6 +410,18 @@ typedef struct round_part {
     size_t words;
 } round_part;
 
+/* The ranks analyzer serving serves: [*first, *end) (contiguous:
+ * adt_online_analyzer_of). */
+static void served_ranks(const analyzer *a, int serving, uint32_t *first, uint32_t *end)
+{
+    *first = 0;
+    while (*first < a->ranks && adt_online_analyzer_of(*first, a->ranks, (uint32_t)a->count) < (uint32_t)serving)
+        ++*first;
+    *end = *first;
+    while (*end < a->ranks && adt_online_analyzer_of(*end, a->ranks, (uint32_t)a->count) == (uint32_t)serving)
+        ++*end;
+}
+
 /* The rows of the live report that analyzer serves' ranks fill (each rank
  * is served by one analyzer: adt_online_analyzer_of, contiguous ranks):
  * their MPI figures, states and matrix rows. Copies them from live into
@@ -412,12 +429,8 @@ typedef struct round_part {
  * NULL; returns their count of words. */
 static size_t round_rows(const analyzer *a, adt_live *live, int serving, uint64_t *words, bool into_live)
 {
-    uint32_t first = 0;
-    while (first < a->ranks && adt_online_analyzer_of(first, a->ranks, (uint32_t)a->count) < (uint32_t)serving)
-        first++;
-    uint32_t end = first;
-    while (end < a->ranks && adt_online_analyzer_of(end, a->ranks, (uint32_t)a->count) == (uint32_t)serving)
-        end++;
+    uint32_t first, end;
+    served_ranks(a, serving, &first, &end);
     size_t served = end - first, copied = 0;
     round_part parts[ADT_MPI_FN_COUNT + 3];
     size_t count = 0;
@@ -809,9 +822,33 @@ static int accept_spawning_ranks(analyzer *a, int argc, char **argv)
     return 0;
 }
 
+/* ADAPTRACE_ONLINE_OUTPUT=trace: each analyzer writes its own ranks'
+ * parts of the archive where every analyzer's MPI library runs threads
+ * that call MPI at once (MPI_THREAD_MULTIPLE: the writer threads wait for
+ * the other analyzers' messages themselves); else analyzer 0 writes every
+ * part, saying so. Decided at the start, while every analyzer is there:
+ * the duplicate of world is a collective without bound. */
+static void choose_writers(analyzer *a, int thread_level)
+{
+    a->writers = MPI_COMM_SELF;
+    /* One analyzer writes every part either way: the path without a
+     * duplicate (also the one without MPI_THREAD_MULTIPLE). */
+    if (a->profile_only || a->count == 1)
+        return;
+    int multiple = thread_level >= MPI_THREAD_MULTIPLE, everywhere = 0;
+    if (MPI_Allreduce(&multiple, &everywhere, 1, MPI_INT, MPI_MIN, a->world) == MPI_SUCCESS && everywhere &&
+        MPI_Comm_dup(a->world, &a->writers) == MPI_SUCCESS)
+        return;
+    a->writers = MPI_COMM_SELF;
+    if (a->index == 0)
+        fprintf(stderr, "adaptrace-analyzer: the MPI library gives the analyzers no MPI_THREAD_MULTIPLE (level %d): "
+                        "analyzer 0 alone writes the archive, every rank's part\n", thread_level);
+}
+
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    int thread_level = MPI_THREAD_SINGLE;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &thread_level);
     analyzer a = { .started = MPI_Wtime() };
     MPI_Comm_get_parent(&a.parent);
     static adt_online_mpmd_setup setup;
@@ -825,6 +862,7 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(a.parent, MPI_ERRORS_RETURN);
     /* A dead analyzer fails a round's step (report_round), not the job. */
     MPI_Comm_set_errhandler(a.world, MPI_ERRORS_RETURN);
+    choose_writers(&a, thread_level);
     for (int f = 0; f < ADT_MPI_FN_COUNT; f++)
         a.names[f] = adt_mpi_functions[f].name;
     adt_online_chunk *chunk = malloc(sizeof *chunk);
@@ -856,6 +894,9 @@ int main(int argc, char **argv)
         a.peer_answer[peer] = MPI_REQUEST_NULL;
     a.live.namer = name_context;
     a.live.namer_state = &a;
+    uint32_t served_first, served_end;
+    served_ranks(&a, a.index, &served_first, &served_end);
+    adt_live_serve(&a.live, served_first, served_end);
     struct sigaction ending = { .sa_handler = note_ending };
     sigemptyset(&ending.sa_mask);
     for (size_t i = 0; i < sizeof ENDING_SIGNALS / sizeof ENDING_SIGNALS[0]; i++)
@@ -887,7 +928,7 @@ int main(int argc, char **argv)
     bool final_report = a.final;
     /* Every event chunk of this analyzer's ranks came before their last
      * chunk: the files are whole before the barrier below, after which
-     * analyzer 0 reads them. */
+     * the analyzer that writes the rank's part reads them. */
     for (uint32_t r = 0; r < a.ranks; r++)
         if (a.event_files[r] >= 0)
             close(a.event_files[r]);
@@ -901,15 +942,23 @@ int main(int argc, char **argv)
         if (a.index == 0)
             MPI_Waitall(a.count, a.peer_answer, MPI_STATUSES_IGNORE);
     }
-    static const int done_words[2] = { 0, 1 };
+    bool each_writes = a.writers != MPI_COMM_SELF;
+    int done_word = !final_report ? ADT_ONLINE_DONE_NO_REPORT
+                    : each_writes ? ADT_ONLINE_DONE_SHIP_TO_OWN
+                                  : ADT_ONLINE_DONE_SHIP_TO_FIRST;
     for (uint32_t r = 0; r < a.ranks && ranks_answered; r++)
         if (adt_online_analyzer_of(r, a.ranks, (uint32_t)a.count) == (uint32_t)a.index)
-            MPI_Send(&done_words[final_report], 1, MPI_INT, (int)r, ADT_ONLINE_TAG_DONE, a.parent);
-    /* ADAPTRACE_ONLINE_OUTPUT=trace: analyzer 0 writes the archive from
-     * every rank's end state (archive.c), the others wait for it in the
-     * disconnect. */
-    if (!a.profile_only && a.index == 0 && ranks_answered && final_report)
-        adt_online_archive_write(a.parent, a.ranks, END_STATE_WAIT_SECONDS, &ending_signal);
+            MPI_Send(&done_word, 1, MPI_INT, (int)r, ADT_ONLINE_TAG_DONE, a.parent);
+    /* ADAPTRACE_ONLINE_OUTPUT=trace: each analyzer writes its ranks' parts
+     * of the archive from their end states, or analyzer 0 every part
+     * (archive.c); an analyzer that writes none waits in the disconnect. */
+    if (!a.profile_only && (each_writes || a.index == 0) && ranks_answered && final_report) {
+        adt_online_writers writers = { .analyzers = a.world, .comm = a.writers, .index = a.index,
+                                       .count = a.count };
+        adt_online_archive_write(a.parent, &writers, a.ranks, END_STATE_WAIT_SECONDS, &ending_signal);
+    }
+    if (a.writers != MPI_COMM_SELF)
+        MPI_Comm_free(&a.writers);
     if (ranks_answered && final_report)
         MPI_Comm_disconnect(&a.parent);
     else

@@ -1,12 +1,16 @@
 /*
- * The archive written by analyzer 0 from the ranks' end states
+ * The archive written by the analyzers from the ranks' end states
  * (ADAPTRACE_ONLINE_OUTPUT=trace, issue #28; the ranks' side is ship.c).
- * Each rank's part is rebuilt as adaptrace-recover rebuilds a saved
- * process (its definitions replayed from the journal, its buffer from
- * the image), and the parts are written by the end-of-run writer, one
- * thread per rank over adt_thread_group collectives: the same writer, the
- * same unification and clock correction as the ranks' own write, so the
- * archive is the one they would have written.
+ * Each analyzer takes the end states of its own ranks (or analyzer 0 all
+ * of them, where the analyzers have no MPI_THREAD_MULTIPLE). Each rank's
+ * part is rebuilt as adaptrace-recover rebuilds a saved process (its
+ * definitions replayed from the journal, its buffer from the image); the
+ * analyzers agree that every part came and was rebuilt, and each writes
+ * its parts with the end-of-run writer, one thread per rank, the threads
+ * of all analyzers one group of P ranks over adt_composed_group
+ * collectives: the same writer, the same unification and clock
+ * correction as the ranks' own write, so the archive is the one they
+ * would have written.
  *
  * Execution context: adaptrace-analyzer's main thread after the final
  * live report (normal code), and the writer threads it starts.
@@ -23,10 +27,15 @@
 
 #include "online/online_internal.h"
 
-/* After a rank declined, how long analyzer 0 still takes the messages of
+/* After a rank declined, how long an analyzer still takes the messages of
  * the others (the ranks decline together; a rank that lost its analyzer
  * sends nothing). */
 #define DECLINE_GRACE_SECONDS 5
+/* The analyzers' agreements, on their own communicator (analyzer.c's
+ * round tags are 1 and 2): every part came and was rebuilt (before the
+ * write), every part was written (after it). */
+#define TAG_AGREE_REBUILT 3
+#define TAG_AGREE_WRITTEN 4
 
 typedef struct part {
     bool came;       /* its end state came (it waits for an answer) */
@@ -37,7 +46,7 @@ typedef struct part {
     int spill_fd;
     adt_trace_thread *threads;
     adt_trace_input input;
-    adt_thread_group *group;
+    adt_composed_group *group;
     adt_online_written written;
 } part;
 
@@ -67,21 +76,24 @@ static int streamed_events(const char *archive_dir, uint32_t rank, const void *i
     return fd;
 }
 
-/* Receives one message of each rank (an end state or a decline), or
- * fewer: after a decline, those that come within the grace; without one,
- * those that come within wait_seconds of each other. Each end state is
- * rebuilt as it comes and its message freed, so that analyzer 0 holds
- * one message at a time beside the rebuilt buffers. Returns whether every
- * rank's part came and was rebuilt; error says why not where a part was
- * refused. */
-static bool receive_states(MPI_Comm parent, part *parts, uint32_t ranks, unsigned wait_seconds,
-                           const volatile sig_atomic_t *ending, char *error, size_t size)
+/* Receives one message of each rank this analyzer writes (process_of[r]
+ * == here: an end state or a decline), or fewer: after a decline, those
+ * that come within the grace; without one, those that come within
+ * wait_seconds of each other. Each end state is rebuilt as it comes and
+ * its message freed, so that the analyzer holds one message at a time
+ * beside the rebuilt buffers. Returns whether every such rank's part came
+ * and was rebuilt; error says why not where a part was refused. */
+static bool receive_states(MPI_Comm parent, part *parts, uint32_t ranks, const uint32_t *process_of, int here,
+                           unsigned wait_seconds, const volatile sig_atomic_t *ending, char *error, size_t size)
 {
+    uint32_t expected = 0;
+    for (uint32_t r = 0; r < ranks; r++)
+        expected += process_of[r] == (uint32_t)here;
     uint32_t rebuilt = 0;
     uint32_t messages = 0;
     bool declined = false;
     double give_up = MPI_Wtime() + wait_seconds;
-    while (messages < ranks && *ending == 0 && MPI_Wtime() < give_up) {
+    while (messages < expected && *ending == 0 && MPI_Wtime() < give_up) {
         int waiting = 0;
         MPI_Status status;
         if (MPI_Iprobe(MPI_ANY_SOURCE, ADT_ONLINE_TAG_END_STATE, parent, &waiting, &status) != MPI_SUCCESS)
@@ -102,7 +114,8 @@ static bool receive_states(MPI_Comm parent, part *parts, uint32_t ranks, unsigne
             return false;
         }
         messages++;
-        part *from = (uint32_t)status.MPI_SOURCE < ranks ? &parts[status.MPI_SOURCE] : NULL;
+        uint32_t source = (uint32_t)status.MPI_SOURCE;
+        part *from = source < ranks && process_of[source] == (uint32_t)here ? &parts[source] : NULL;
         if (bytes == 0 || from == NULL || from->came) {
             free(message);
             if (!declined)
@@ -118,7 +131,7 @@ static bool receive_states(MPI_Comm parent, part *parts, uint32_t ranks, unsigne
         free(message);
         give_up = declined ? give_up : MPI_Wtime() + wait_seconds;
     }
-    return !declined && rebuilt == ranks;
+    return !declined && rebuilt == expected;
 }
 
 /* One rank's part from its end state (wire.h, bytes of it in message,
@@ -207,56 +220,154 @@ static int rebuild(part *p, const char *message, size_t bytes, uint32_t rank, ui
 static void *write_part(void *arg)
 {
     part *p = arg;
-    adt_collectives collectives = adt_thread_group_collectives(p->group, p->head.rank);
+    adt_collectives collectives = adt_composed_group_collectives(p->group, p->head.rank);
     p->written.status = adt_trace_write(&p->input, &collectives, &p->written.result);
     return NULL;
 }
 
-/* Every part written by a thread of its own. The writer's first
- * collective waits for all of them: where a thread cannot start, none can
- * go on, and the analyzer ends (its ranks give up waiting and write the
- * archive themselves). false when out of memory. */
-static bool write_parts(part *parts, uint32_t ranks)
+/* Every part this analyzer writes by a thread of its own, the threads of
+ * all writing analyzers one group (writers->comm; MPI_COMM_SELF where
+ * this analyzer writes every part). The writer's first collective waits
+ * for all of them: where a thread cannot start, none can go on, and the
+ * analyzer ends (the other analyzers' waits end by their bound, the ranks
+ * write the archive themselves). false with why in error. */
+static bool write_parts(part *parts, uint32_t ranks, const uint32_t *process_of, int here, MPI_Comm comm,
+                        unsigned wait_seconds, char *error, size_t size)
 {
-    adt_thread_group *group = adt_thread_group_create(ranks);
+    adt_composed_group *group = adt_composed_group_create(&comm, ranks, process_of, wait_seconds, error, size);
     pthread_t *threads = calloc(ranks, sizeof *threads);
     if (group == NULL || threads == NULL) {
-        adt_thread_group_destroy(group);
+        if (group != NULL)
+            snprintf(error, size, "out of memory for the writer threads of %u ranks", ranks);
+        adt_composed_group_destroy(group);
         free(threads);
         return false;
     }
     for (uint32_t r = 0; r < ranks; r++) {
+        if (process_of[r] != (uint32_t)here)
+            continue;
         parts[r].group = group;
         if (pthread_create(&threads[r], NULL, write_part, &parts[r]) != 0) {
-            fprintf(stderr, "adaptrace-analyzer: cannot start a writer thread for each of %u ranks\n", ranks);
+            fprintf(stderr, "adaptrace-analyzer: cannot start a writer thread for each of its ranks\n");
             _exit(1);
         }
     }
     for (uint32_t r = 0; r < ranks; r++)
-        pthread_join(threads[r], NULL);
+        if (process_of[r] == (uint32_t)here)
+            pthread_join(threads[r], NULL);
     free(threads);
-    adt_thread_group_destroy(group);
-    return true;
+    bool broken = adt_composed_group_broken(group);
+    adt_composed_group_destroy(group);
+    if (broken)
+        snprintf(error, size, "another analyzer did not answer within %u s while the parts were written",
+                 wait_seconds);
+    return !broken;
 }
 
-void adt_online_archive_write(MPI_Comm parent, uint32_t ranks, unsigned wait_seconds,
-                              const volatile sig_atomic_t *ending)
+/* Whether every writing analyzer holds mine true: each tells each other
+ * one word and waits at most wait_seconds for theirs; false where one
+ * said no or did not answer in time (then its receive is cancelled and
+ * its word left allocated, as MPI may still write it). */
+static bool every_analyzer(const adt_online_writers *writers, int tag, bool mine, unsigned wait_seconds)
+{
+    if (writers->comm == MPI_COMM_SELF || writers->count == 1)
+        return mine;
+    static const int yes = 1, no = 0;
+    int peers = writers->count - 1;
+    int *words = calloc((size_t)peers, sizeof *words);
+    MPI_Request *requests = malloc(2 * (size_t)peers * sizeof *requests);
+    if (words == NULL || requests == NULL) {
+        free(words);
+        free(requests);
+        return false;
+    }
+    for (int peer = 0, i = 0; peer < writers->count; peer++) {
+        if (peer == writers->index)
+            continue;
+        if (MPI_Isend(mine ? &yes : &no, 1, MPI_INT, peer, tag, writers->analyzers, &requests[i]) != MPI_SUCCESS)
+            requests[i] = MPI_REQUEST_NULL;
+        if (MPI_Irecv(&words[i / 2], 1, MPI_INT, peer, tag, writers->analyzers, &requests[i + 1]) != MPI_SUCCESS) {
+            requests[i + 1] = MPI_REQUEST_NULL;
+            mine = false;
+        }
+        i += 2;
+    }
+    double give_up = MPI_Wtime() + wait_seconds;
+    int done = 0;
+    while (MPI_Testall(2 * peers, requests, &done, MPI_STATUSES_IGNORE) == MPI_SUCCESS && !done &&
+           MPI_Wtime() < give_up) {
+        struct timespec millisecond = { 0, 1000000 };
+        nanosleep(&millisecond, NULL);
+    }
+    if (!done) {
+        for (int i = 0; i < 2 * peers; i++)
+            if (requests[i] != MPI_REQUEST_NULL)
+                MPI_Cancel(&requests[i]);
+        free(requests);
+        return false;
+    }
+    for (int i = 0; i < peers; i++)
+        mine = mine && words[i] == 1;
+    free(words);
+    free(requests);
+    return mine;
+}
+
+/* "ranks 2-3" of the ranks this analyzer writes (contiguous). */
+static void name_ranks(char *text, size_t size, const uint32_t *process_of, uint32_t ranks, int here)
+{
+    uint32_t first = 0, count = 0;
+    for (uint32_t r = 0; r < ranks; r++)
+        if (process_of[r] == (uint32_t)here && count++ == 0)
+            first = r;
+    if (count == 1)
+        snprintf(text, size, "rank %u", first);
+    else
+        snprintf(text, size, "ranks %u-%u", first, first + count - 1);
+}
+
+void adt_online_archive_write(MPI_Comm parent, const adt_online_writers *writers, uint32_t ranks,
+                              unsigned wait_seconds, const volatile sig_atomic_t *ending)
 {
     part *parts = calloc(ranks, sizeof *parts);
-    if (parts == NULL) {
+    uint32_t *process_of = calloc(ranks, sizeof *process_of);
+    if (parts == NULL || process_of == NULL) {
         fprintf(stderr, "adaptrace-analyzer: out of memory for the end states of %u ranks\n", ranks);
+        free(parts);
+        free(process_of);
         return;
     }
-    for (uint32_t r = 0; r < ranks; r++)
+    /* Each analyzer its own ranks, or analyzer 0 (alone in MPI_COMM_SELF)
+     * every rank. */
+    bool each_own = writers->comm != MPI_COMM_SELF;
+    int here = each_own ? writers->index : 0;
+    for (uint32_t r = 0; r < ranks; r++) {
         parts[r].spill_fd = -1;
+        process_of[r] = each_own ? adt_online_analyzer_of(r, ranks, (uint32_t)writers->count) : 0;
+    }
     /* Room for the words around it in a rank's adt_trace_result.error. */
     char error[sizeof((adt_trace_result *)0)->error - 64] = "";
-    bool every_part = receive_states(parent, parts, ranks, wait_seconds, ending, error, sizeof error);
-    if (every_part && !write_parts(parts, ranks))
-        snprintf(error, sizeof error, "out of memory for the writer threads of %u ranks", ranks);
-    every_part = every_part && error[0] == '\0';
+    bool every_part =
+        receive_states(parent, parts, ranks, process_of, here, wait_seconds, ending, error, sizeof error);
+    if (!every_analyzer(writers, TAG_AGREE_REBUILT, every_part, wait_seconds) && every_part)
+        snprintf(error, sizeof error,
+                 "another analyzer did not rebuild its ranks' parts (or did not say so within %u s)", wait_seconds);
+    every_part = every_part && error[0] == '\0' &&
+                 write_parts(parts, ranks, process_of, here, writers->comm, wait_seconds, error, sizeof error);
     if (!every_part && error[0] != '\0')
-        fprintf(stderr, "adaptrace-analyzer: the archive is not written here: %s\n", error);
+        fprintf(stderr, "adaptrace-analyzer: the archive is not written here (analyzer %d): %s\n", writers->index,
+                error);
+    bool written_here = every_part;
+    for (uint32_t r = 0; r < ranks; r++)
+        written_here = written_here && (process_of[r] != (uint32_t)here || parts[r].written.status == 0);
+    char names[64];
+    name_ranks(names, sizeof names, process_of, ranks, here);
+    /* One analyzer that wrote every part needs no line: the ranks' summary
+     * says that the analyzers wrote the archive. */
+    if (written_here && each_own)
+        fprintf(stderr, "adaptrace-analyzer %d: wrote the archive's parts of %s, one thread per rank (each "
+                        "analyzer its own ranks)\n",
+                writers->index, names);
     for (uint32_t r = 0; r < ranks; r++) {
         part *p = &parts[r];
         if (!p->came)
@@ -264,7 +375,7 @@ void adt_online_archive_write(MPI_Comm parent, uint32_t ranks, unsigned wait_sec
         if (!every_part) {
             p->written = (adt_online_written){ .status = -1 };
             snprintf(p->written.result.error, sizeof p->written.result.error,
-                     "analyzer 0 did not write the archive: %s",
+                     "analyzer %d did not write the archive: %s", writers->index,
                      error[0] != '\0' ? error : "not every rank sent its end state");
         }
         MPI_Send(&p->written, (int)sizeof p->written, MPI_BYTE, (int)r, ADT_ONLINE_TAG_WRITTEN, parent);
@@ -276,18 +387,18 @@ void adt_online_archive_write(MPI_Comm parent, uint32_t ranks, unsigned wait_sec
         free(p->shipped);
     }
     /* The files of streamed event chunks are in the archive now (where it
-     * is not written, the ranks read them back and remove them). */
-    bool all_written = every_part;
-    for (uint32_t r = 0; r < ranks; r++)
-        all_written = all_written && parts[r].written.status == 0;
+     * is not written, the ranks read them back and remove them): each
+     * analyzer removes its ranks' files, the last one their folder. */
+    bool all_written = every_analyzer(writers, TAG_AGREE_WRITTEN, written_here, wait_seconds);
     for (uint32_t r = 0; all_written && r < ranks; r++) {
+        if (process_of[r] != (uint32_t)here)
+            continue;
         char path[sizeof parts[r].head.archive_dir + 32];
         snprintf(path, sizeof path, ADT_ONLINE_EVENTS_FILE, parts[r].head.archive_dir, r);
         unlink(path);
-        if (r + 1 == ranks) {
-            snprintf(path, sizeof path, ADT_ONLINE_EVENTS_DIRECTORY, parts[r].head.archive_dir);
-            rmdir(path);
-        }
+        snprintf(path, sizeof path, ADT_ONLINE_EVENTS_DIRECTORY, parts[r].head.archive_dir);
+        rmdir(path);
     }
     free(parts);
+    free(process_of);
 }

@@ -181,10 +181,11 @@ static char *read_maps(size_t before, size_t *length)
 }
 
 /* Sends the rank's introduction (wire.h) to its analyzer, before any
- * chunk: its sampling rate, the region of each MPI function and its
- * modules. Waits at most PORT_WAIT_SECONDS; false when it did not go (its
+ * chunk: its sampling rate, the region of each MPI function, its
+ * modules and its clock offset to rank 0. Waits at most PORT_WAIT_SECONDS; false when it did not go (its
  * memory then stays with MPI). */
-static bool introduce(uint32_t rank, const adt_config *config, const uint32_t *mpi_regions, uint32_t mpi_functions)
+static bool introduce(uint32_t rank, const adt_config *config, const uint32_t *mpi_regions, uint32_t mpi_functions,
+                      int64_t clock_offset)
 {
     size_t regions_bytes = mpi_functions * sizeof *mpi_regions, maps_bytes = 0;
     size_t before = sizeof(adt_online_introduction) + regions_bytes;
@@ -196,7 +197,8 @@ static bool introduce(uint32_t rank, const adt_config *config, const uint32_t *m
     adt_online_introduction introduction = { .rank = rank,
                                              .sampling_rate_hz = config->sampling ? config->sampling_rate_hz : 0,
                                              .regions = mpi_functions,
-                                             .maps_bytes = (uint32_t)maps_bytes };
+                                             .maps_bytes = (uint32_t)maps_bytes,
+                                             .clock_offset = clock_offset };
     memcpy(message, &introduction, sizeof introduction);
     memcpy(message + sizeof introduction, mpi_regions, regions_bytes);
     MPI_Request request;
@@ -230,11 +232,11 @@ static void without_stream(const adt_config *config)
 
 static void start(const adt_config *config, const adt_online_mpmd *mpmd, uint32_t rank, uint32_t size,
                   const char *archive_dir, const uint32_t *mpi_regions, uint32_t mpi_functions, uint64_t init_enter,
-                  adt_location *location);
+                  int64_t clock_offset, adt_location *location);
 
 void adt_online_start(const adt_config *config, const adt_online_mpmd *mpmd, uint32_t rank, uint32_t size,
                       const char *archive_dir, const uint32_t *mpi_regions, uint32_t mpi_functions,
-                      uint64_t init_enter, adt_location *location)
+                      uint64_t init_enter, int64_t clock_offset, adt_location *location)
 {
     if (config == NULL)
         return;
@@ -244,7 +246,7 @@ void adt_online_start(const adt_config *config, const adt_online_mpmd *mpmd, uin
         without_stream(config);
         return;
     }
-    start(config, mpmd, rank, size, archive_dir, mpi_regions, mpi_functions, init_enter, location);
+    start(config, mpmd, rank, size, archive_dir, mpi_regions, mpi_functions, init_enter, clock_offset, location);
     if (analyzers == MPI_COMM_NULL || !atomic_load(&adt_online_on))
         without_stream(config);
 }
@@ -289,7 +291,7 @@ static bool spawn_and_connect(const adt_config *config, MPI_Comm own_world, uint
 /* adt_online_start's work: on success the stream is open. */
 static void start(const adt_config *config, const adt_online_mpmd *mpmd, uint32_t rank, uint32_t size,
                   const char *archive_dir, const uint32_t *mpi_regions, uint32_t mpi_functions, uint64_t init_enter,
-                  adt_location *location)
+                  int64_t clock_offset, adt_location *location)
 {
     /* A spawned program that runs under adaptrace (LD_PRELOAD and
      * ADAPTRACE_ANALYZERS exported to every process mpirun starts) would
@@ -334,7 +336,7 @@ static void start(const adt_config *config, const adt_online_mpmd *mpmd, uint32_
     my_analyzer = (int)adt_online_analyzer_of(rank, size, count);
     stream_rank = rank;
     stream_ranks = size;
-    if (!introduce(rank, config, mpi_regions, mpi_functions)) {
+    if (!introduce(rank, config, mpi_regions, mpi_functions, clock_offset)) {
         adt_log("rank %u streams nothing: its analyzer did not take its introduction", rank);
         PMPI_Comm_free(&analyzers);
         return;
@@ -379,8 +381,8 @@ void adt_online_finish(adt_online_stats *stats)
      * (written next) adopts the live directory only then. */
     bool answered = false;
     /* Static: a receive given up on is cancelled, but stays valid. The
-     * analyzer's word: 1, the final report is written; 0, there is none
-     * (another analyzer was lost, analyzer.c). */
+     * analyzer's word (ADT_ONLINE_DONE_*): whether the final report is
+     * written, and which analyzer takes the end state. */
     static int done_word;
     /* A rank whose sends failed or did not complete knows its analyzer
      * lost: it does not wait for a final report that cannot come. */
@@ -395,7 +397,7 @@ void adt_online_finish(adt_online_stats *stats)
             }
         }
     }
-    if (!answered || done_word != 1) {
+    if (!answered || done_word == ADT_ONLINE_DONE_NO_REPORT) {
         /* Word 0: analyzer 0 said why (it went on alone). */
         if (!answered && sent)
             adt_log("rank %u: its analyzer did not confirm the final live report within %d s; live/report.json "
@@ -413,7 +415,8 @@ void adt_online_finish(adt_online_stats *stats)
     /* ADAPTRACE_ONLINE_OUTPUT=trace: the analyzers write the archive from
      * the ranks' end states (ship.c), over this connection. */
     if (!profile_only) {
-        adt_online_hold_for_archive(analyzers, stream_rank, stream_ranks);
+        adt_online_hold_for_archive(analyzers, stream_rank, stream_ranks,
+                                    done_word == ADT_ONLINE_DONE_SHIP_TO_OWN ? my_analyzer : 0);
         analyzers = MPI_COMM_NULL;
         return;
     }

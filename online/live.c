@@ -38,6 +38,12 @@ const char *const adt_online_message_loss_keys[ADT_ONLINE_MESSAGE_LOSS_COUNT] = 
 #undef ADT_ONLINE_MESSAGE_LOSS_KEY
 };
 
+const char *const adt_online_waiting_loss_keys[ADT_ONLINE_WAITING_LOSS_COUNT] = {
+#define ADT_ONLINE_WAITING_LOSS_KEY(name, key, words) [ADT_ONLINE_WAITING_LOSS_##name] = key,
+    ADT_ONLINE_WAITING_LOSSES(ADT_ONLINE_WAITING_LOSS_KEY)
+#undef ADT_ONLINE_WAITING_LOSS_KEY
+};
+
 static int fail(char *error, size_t size, const char *format, ...)
 {
     va_list arguments;
@@ -47,19 +53,44 @@ static int fail(char *error, size_t size, const char *format, ...)
     return -1;
 }
 
+/* The feed's callbacks: each matched message counted on its receiver,
+ * each complete collective instance on its first finished member. */
+static void message_matched(void *data, const adt_feed_message_end *send, const adt_feed_message_end *receive)
+{
+    (void)send;
+    adt_live *live = data;
+    live->states[receive->receiver].messages_matched++;
+}
+
+static void collective_matched(void *data, const adt_feed_collective_entry *entries, uint32_t count)
+{
+    adt_live *live = data;
+    if (count > 0)
+        live->states[entries[0].rank].collectives_matched++;
+}
+
 int adt_live_create(adt_live *live, uint32_t ranks, uint32_t functions)
 {
-    *live = (adt_live){ .ranks = ranks };
+    *live = (adt_live){ .ranks = ranks, .served_end = ranks };
     live->states = calloc(ranks, sizeof *live->states);
     live->samples = calloc(ranks, sizeof *live->samples);
     live->step_starts = calloc(ranks, sizeof *live->step_starts);
     if (adt_feed_mpi_profile_create(&live->mpi, ranks, functions, 0) != 0 ||
-        adt_feed_matrix_create(&live->matrix, ranks) != 0 || live->states == NULL || live->samples == NULL ||
-        live->step_starts == NULL) {
+        adt_feed_matrix_create(&live->matrix, ranks) != 0 || adt_feed_waiting_create(&live->waiting, ranks) != 0 ||
+        live->states == NULL || live->samples == NULL || live->step_starts == NULL) {
         adt_live_destroy(live);
         return -1;
     }
+    live->waiting.matched = message_matched;
+    live->waiting.collective_matched = collective_matched;
+    live->waiting.data = live;
     return 0;
+}
+
+void adt_live_serve(adt_live *live, uint32_t first, uint32_t end)
+{
+    live->served_first = first;
+    live->served_end = end;
 }
 
 void adt_live_destroy(adt_live *live)
@@ -73,6 +104,10 @@ void adt_live_destroy(adt_live *live)
     free(live->function_names);
     adt_feed_mpi_profile_free(&live->mpi);
     adt_feed_matrix_free(&live->matrix);
+    adt_feed_waiting_free(&live->waiting);
+    free(live->comm_keys);
+    live->comm_keys = NULL;
+    live->comm_count = live->comm_capacity = 0;
     free(live->states);
     free(live->samples);
     adt_feed_segments_free(&live->steps);
@@ -244,6 +279,89 @@ int adt_live_add_steps_words(adt_live *live, const uint64_t *words, size_t count
     return 0;
 }
 
+/* The feed's number of the communicator of key (in the order met), added
+ * when new; UINT32_MAX when out of memory. The last one met is looked at
+ * first: most ends are on the communicator of the one before. */
+static uint32_t comm_number(adt_live *live, uint64_t key)
+{
+    for (size_t i = live->comm_count; i > 0; i--)
+        if (live->comm_keys[i - 1] == key)
+            return (uint32_t)(i - 1);
+    if (live->comm_count == live->comm_capacity) {
+        size_t capacity = live->comm_capacity ? 2 * live->comm_capacity : 16;
+        uint64_t *keys = realloc(live->comm_keys, capacity * sizeof *keys);
+        if (keys == NULL)
+            return UINT32_MAX;
+        live->comm_keys = keys;
+        live->comm_capacity = capacity;
+    }
+    live->comm_keys[live->comm_count] = key;
+    return (uint32_t)live->comm_count++;
+}
+
+static bool served(const adt_live *live, uint32_t rank)
+{
+    return rank >= live->served_first && rank < live->served_end;
+}
+
+/* A time of rank on rank 0's clock: its own plus its offset (wrapping, as
+ * the archive's correction adds a signed offset to an unsigned time). */
+static uint64_t on_common_clock(const adt_live *live, uint32_t rank, uint64_t time)
+{
+    return time + live->states[rank].clock_offset;
+}
+
+/* A message end of rank source (the peer below ranks: checked) into the
+ * feed's late sender, unless its peer is another analyzer's; -1 when out
+ * of memory. */
+static int add_message_end(adt_live *live, uint32_t source, const adt_online_record *record)
+{
+    bool sending = record->flags & ADT_ONLINE_END_SENDING;
+    if (!served(live, record->id)) {
+        live->states[source].waiting_left_out[ADT_ONLINE_WAITING_LOSS_PEER_ON_OTHER_ANALYZER]++;
+        return 0;
+    }
+    uint32_t comm = comm_number(live, record->end.comm);
+    if (comm == UINT32_MAX)
+        return -1;
+    adt_feed_message_end end = { .location = source,
+                                 .comm = comm,
+                                 .sender = sending ? source : record->id,
+                                 .receiver = sending ? record->id : source,
+                                 .tag = record->end.tag,
+                                 .bytes = record->end.bytes,
+                                 .time = on_common_clock(live, source, record->end.enter),
+                                 .enter_time = on_common_clock(live, source, record->end.enter) };
+    live->states[source].message_ends++;
+    return adt_feed_message_end_add(&live->waiting, sending, &end);
+}
+
+/* A collective end of rank source into the feed's collective waiting,
+ * unless a member is not known to be a rank of the run or is another
+ * analyzer's (the analyzers serve contiguous ranks: the lowest and the
+ * highest member say); -1 when out of memory. */
+static int add_collective_end(adt_live *live, uint32_t source, const adt_online_record *record)
+{
+    uint32_t members = record->id, lowest = record->collective.lowest_member,
+             highest = record->collective.highest_member;
+    if (members > live->ranks || highest >= live->ranks || lowest > highest) {
+        live->states[source].waiting_left_out[ADT_ONLINE_WAITING_LOSS_PEER_UNKNOWN]++;
+        return 0;
+    }
+    if (!served(live, lowest) || !served(live, highest)) {
+        live->states[source].waiting_left_out[ADT_ONLINE_WAITING_LOSS_PEER_ON_OTHER_ANALYZER]++;
+        return 0;
+    }
+    uint32_t comm = comm_number(live, record->collective.comm);
+    if (comm == UINT32_MAX)
+        return -1;
+    adt_feed_collective_entry entry = { .rank = source,
+                                        .location = source,
+                                        .enter_time = on_common_clock(live, source, record->collective.enter),
+                                        .end_time = on_common_clock(live, source, record->collective.end) };
+    return adt_feed_collective_end(&live->waiting, comm, members, &entry);
+}
+
 int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *chunk, size_t bytes, bool last,
                        char *error, size_t error_size)
 {
@@ -272,7 +390,8 @@ int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *
         if (record->kind == ADT_ONLINE_RECORD_RATE && record->id >= ADT_ONLINE_RATE_SHIFTS)
             return fail(error, error_size, "a sampling rate of rank %" PRIu32 " halved %" PRIu32 " times", source,
                         record->id);
-        if (record->kind == ADT_ONLINE_RECORD_MESSAGES && record->id >= live->ranks)
+        if ((record->kind == ADT_ONLINE_RECORD_MESSAGES || record->kind == ADT_ONLINE_RECORD_MESSAGE_END) &&
+            record->id >= live->ranks)
             return fail(error, error_size, "messages of rank %" PRIu32 " to rank %" PRIu32 " of %" PRIu32, source,
                         record->id, live->ranks);
         if (record->kind < ADT_ONLINE_RECORD_CALL || record->kind > ADT_ONLINE_RECORD_LAST)
@@ -303,6 +422,16 @@ int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *
             /* Both ranks within the matrix (checked above): the feed's
              * message, count times (count 1 but for a totals record). */
             adt_feed_messages(&live->matrix, source, record->id, record->messages.count, record->messages.bytes);
+        } else if (record->kind == ADT_ONLINE_RECORD_MESSAGE_END) {
+            /* A send is one message of the matrix, as a messages record
+             * of count 1 (both ranks checked above). */
+            if (record->flags & ADT_ONLINE_END_SENDING)
+                adt_feed_message(&live->matrix, source, record->id, record->end.bytes);
+            if (add_message_end(live, source, record) != 0)
+                return fail(error, error_size, "out of memory for the message ends of rank %" PRIu32, source);
+        } else if (record->kind == ADT_ONLINE_RECORD_COLLECTIVE) {
+            if (add_collective_end(live, source, record) != 0)
+                return fail(error, error_size, "out of memory for the collective ends of rank %" PRIu32, source);
         } else {
             adt_feed_mpi_call(&live->mpi, source, record->id, exclusive_ticks(record), false);
             adt_feed_mpi_bytes(&live->mpi, source, record->id, record->call.sent, record->call.received);
@@ -319,6 +448,13 @@ int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *
     memcpy(state->unstreamed, header->unstreamed, sizeof state->unstreamed);
     memcpy(state->samples_unstreamed, header->samples_unstreamed, sizeof state->samples_unstreamed);
     memcpy(state->messages_unstreamed, header->messages_unstreamed, sizeof state->messages_unstreamed);
+    memcpy(state->waiting_unstreamed, header->waiting_unstreamed, sizeof state->waiting_unstreamed);
+    /* A match adds to the other end's rank too: every rank's figures
+     * from the feed's (only the served ranks' rows leave this analyzer). */
+    for (uint32_t r = 0; r < live->ranks; r++) {
+        live->states[r].late_sender_ticks = live->waiting.late_sender_ticks[r];
+        live->states[r].collective_wait_ticks = live->waiting.collective_wait_ticks[r];
+    }
     state->heard = 1;
     state->finished |= last;
     state->chunks++;
@@ -646,6 +782,27 @@ static void print_rates(FILE *out, const adt_live *live)
     fputc(']', out);
 }
 
+/* The waiting analysis's counts, adaptrace-report's (messages matched,
+ * message ends not, collective instances matched), and the ends left out
+ * of it by cause: the ranks' and the analyzers'. */
+static void print_waiting(FILE *out, const adt_live *live)
+{
+    uint64_t ends = 0, matched = 0, collectives = 0, left_out[ADT_ONLINE_WAITING_LOSS_COUNT] = { 0 };
+    for (uint32_t r = 0; r < live->ranks; r++) {
+        const adt_live_rank *state = &live->states[r];
+        ends += state->message_ends;
+        matched += state->messages_matched;
+        collectives += state->collectives_matched;
+        for (int cause = 0; cause < ADT_ONLINE_WAITING_LOSS_COUNT; cause++)
+            left_out[cause] += state->waiting_unstreamed[cause] + state->waiting_left_out[cause];
+    }
+    fprintf(out,
+            ",\n  \"messages_matched\": %" PRIu64 ", \"messages_unmatched\": %" PRIu64
+            ", \"collectives_matched\": %" PRIu64 ",\n  \"waiting_ends_not_matched_by_cause\": ",
+            matched, ends - 2 * matched, collectives);
+    print_losses(out, adt_online_waiting_loss_keys, left_out, ADT_ONLINE_WAITING_LOSS_COUNT);
+}
+
 static void print_report(FILE *out, const adt_live *live, const char *const *names, const profile_line *lines,
                          size_t line_count, const adt_live_moment *moment)
 {
@@ -722,7 +879,14 @@ static void print_report(FILE *out, const adt_live *live, const char *const *nam
         times[r] = adt_feed_rank_time_of(&span, reference_rate(live, r),
                                          seconds(adt_feed_mpi_rank_ticks(&live->mpi, r), reference_rate(live, r)));
     }
-    if (times != NULL) {
+    /* Each rank's late sender and collective waiting, as adaptrace-report's
+     * "ranks" (and its spread). */
+    double(*waits)[2] = calloc(live->ranks ? live->ranks : 1, sizeof *waits);
+    for (uint32_t r = 0; waits != NULL && r < live->ranks; r++) {
+        waits[r][0] = seconds(live->states[r].late_sender_ticks, reference_rate(live, r));
+        waits[r][1] = seconds(live->states[r].collective_wait_ticks, reference_rate(live, r));
+    }
+    if (times != NULL && waits != NULL) {
         static const struct {
             const char *key;
             size_t offset;
@@ -736,8 +900,15 @@ static void print_report(FILE *out, const adt_live *live, const char *const *nam
             fprintf(out, "%s\"%s\": {\"min\": %.9g, \"mean\": %.9g, \"max\": %.9g, \"imbalance\": %.9g}",
                     f ? ",\n    " : "", figures[f].key, spread.min, spread.mean, spread.max, spread.imbalance);
         }
+        static const char *const wait_keys[2] = { "late_sender_seconds", "collective_wait_seconds" };
+        for (size_t w = 0; w < 2; w++) {
+            adt_feed_spread spread = adt_feed_spread_of((const char *)&waits[0][w], live->ranks, sizeof *waits);
+            fprintf(out, ",\n    \"%s\": {\"min\": %.9g, \"mean\": %.9g, \"max\": %.9g, \"imbalance\": %.9g}",
+                    wait_keys[w], spread.min, spread.mean, spread.max, spread.imbalance);
+        }
         fputc('}', out);
     }
+    print_waiting(out, live);
     print_steps(out, live, names);
     print_rates(out, live);
     fputs(",\n  \"per_rank\": [", out);
@@ -748,6 +919,9 @@ static void print_report(FILE *out, const adt_live *live, const char *const *nam
         if (times != NULL)
             fprintf(out, "\"span_seconds\": %.9g, \"mpi_seconds\": %.9g, \"computation_seconds\": %.9g, ",
                     times[r].span_seconds, times[r].mpi_seconds, times[r].computation_seconds);
+        if (waits != NULL)
+            fprintf(out, "\"late_sender_seconds\": %.9g, \"collective_wait_seconds\": %.9g, ", waits[r][0],
+                    waits[r][1]);
         fputs("\"calls_not_streamed_by_cause\": {", out);
         for (int cause = 0; cause < ADT_ONLINE_LOSS_COUNT; cause++)
             fprintf(out, "%s\"%s\": %" PRIu64, cause ? ", " : "", adt_online_loss_keys[cause],
@@ -768,6 +942,7 @@ static void print_report(FILE *out, const adt_live *live, const char *const *nam
         fputc('}', out);
     }
     free(times);
+    free(waits);
     fputs("]\n}\n", out);
 }
 

@@ -17,6 +17,7 @@
 extern const char *const adt_online_loss_keys[ADT_ONLINE_LOSS_COUNT];
 extern const char *const adt_online_sample_loss_keys[ADT_ONLINE_SAMPLE_LOSS_COUNT];
 extern const char *const adt_online_message_loss_keys[ADT_ONLINE_MESSAGE_LOSS_COUNT];
+extern const char *const adt_online_waiting_loss_keys[ADT_ONLINE_WAITING_LOSS_COUNT];
 
 /* One rank as its chunks tell it; all words, so the analyzers' totals add
  * up with one MPI_SUM (a rank is served by one analyzer, the others hold
@@ -45,6 +46,25 @@ typedef struct adt_live_rank {
     uint64_t rate_hz;
     uint64_t rate_reached[ADT_ONLINE_RATE_SHIFTS];
     uint64_t rate_bytes[ADT_ONLINE_RATE_SHIFTS][2];
+    /* Its clock offset to rank 0 (its introduction's; an int64_t), added
+     * to its times before they meet another rank's. */
+    uint64_t clock_offset;
+    /* The waiting analysis (the feed's, feed/waiting.c): its message and
+     * collective ends the rank could not stream, by cause (its chunks'
+     * headers), those the analyzer left out, by cause
+     * (ADT_ONLINE_WAITING_LOSS_PEER_ON_OTHER_ANALYZER,
+     * ADT_ONLINE_WAITING_LOSS_PEER_UNKNOWN), its message ends fed, the
+     * messages it received that were matched, the collective instances
+     * matched whose first finished member it was (each instance counted
+     * once over the ranks), and its late sender and collective waiting
+     * (ticks of the ranks' clocks). */
+    uint64_t waiting_unstreamed[ADT_ONLINE_WAITING_LOSS_COUNT];
+    uint64_t waiting_left_out[ADT_ONLINE_WAITING_LOSS_COUNT];
+    uint64_t message_ends;
+    uint64_t messages_matched;
+    uint64_t collectives_matched;
+    uint64_t late_sender_ticks;
+    uint64_t collective_wait_ticks;
 } adt_live_rank;
 
 /* Where a rank's next time step starts: the function and Leave of its
@@ -97,19 +117,36 @@ typedef struct adt_live {
     uint32_t function_capacity;
     adt_live_namer namer;
     void *namer_state;
+    /* Late sender and collective waiting: the feed's matching of the
+     * ranks' message and collective ends (feed/waiting.c, the analysis
+     * adaptrace-report's reader drives), its communicators numbered by
+     * their keys (adt_online_comm_key) in the order met, and the ranks
+     * this analyzer serves, [served_first, served_end): the ends whose
+     * other ends go to another analyzer are left out (counted). */
+    adt_feed_waiting waiting;
+    uint64_t *comm_keys;
+    size_t comm_count;
+    size_t comm_capacity;
+    uint32_t served_first;
+    uint32_t served_end;
 } adt_live;
 
 #define ADT_LIVE_RANK_WORDS (sizeof(adt_live_rank) / sizeof(uint64_t))
 
-/* 0, or -1 when out of memory. */
+/* 0, or -1 when out of memory. It serves every rank until
+ * adt_live_serve says otherwise. */
 int adt_live_create(adt_live *live, uint32_t ranks, uint32_t functions);
+/* The ranks [first, end) are the ones whose chunks live gets (the
+ * others' are another analyzer's). */
+void adt_live_serve(adt_live *live, uint32_t first, uint32_t end);
 void adt_live_destroy(adt_live *live);
 
 /* Adds a chunk of bytes bytes that came from rank source (last: its last
- * one): its calls, its messages, its samples and the calling contexts they refer to
- * (named by live->namer). Returns 0, or -1 with the reason in error for a
- * chunk that does not hold what its header says (then nothing of it is
- * added). */
+ * one): its calls, its messages, its message and collective ends, its
+ * samples and the calling contexts they refer to (named by live->namer).
+ * Returns 0, or -1 with the reason in error for a chunk that does not
+ * hold what its header says (then nothing of it is added) or when out of
+ * memory for the waiting analysis (then what came before in it stays). */
 int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *chunk, size_t bytes, bool last,
                        char *error, size_t error_size);
 

@@ -6,8 +6,9 @@
  * over adaptrace's private inter-communicator, in chunks with nonblocking
  * sends progressed from its own later MPI calls, and the analyzers keep
  * <archive>/live/report.json up to date (docs/online.md). The ranks'
- * buffers are exactly as without analyzers, and at the end analyzer 0
- * writes the archive from the ranks' end states (ship.c, archive.c),
+ * buffers are exactly as without analyzers, and at the end the analyzers
+ * write the archive from the ranks' end states, each its own ranks'
+ * parts (ship.c, archive.c),
  * unless ADAPTRACE_ONLINE_OUTPUT=profile: then the streamed samples and
  * calls stay out of the buffer and no archive is written.
  *
@@ -121,12 +122,27 @@ static inline bool adt_online_streaming(void)
     return atomic_load_explicit(&adt_online_on, memory_order_relaxed);
 }
 
-/* Out of line, while adt_online_streaming: a point-to-point message this
- * process sent (the wrapper wrote its send record at time) to world rank
- * receiver (ADT_UNDEFINED_ID: not known), of bytes, into the chunk or
- * the per-receiver totals; any thread (those other than MPI_Init's only
- * count it). */
-void adt_online_stream_message(uint64_t time, uint32_t receiver, uint64_t bytes);
+/* A message end whose communicator's key is not known. */
+#define ADT_ONLINE_NO_COMM UINT64_MAX
+
+/* Out of line, while adt_online_streaming: one end of a point-to-point
+ * message this process's wrapper recorded at time (sending: its send
+ * record; else its receive record), peer the world rank at its other end
+ * (ADT_UNDEFINED_ID: not known), on the communicator of key comm
+ * (adt_online_comm_key; ADT_ONLINE_NO_COMM: not known), with tag and
+ * bytes. A send goes to the live matrix (into the chunk or the
+ * per-receiver totals), and either end to the waiting analysis with the
+ * Enter of the innermost open call; any thread (those other than
+ * MPI_Init's only count it). */
+void adt_online_stream_message(bool sending, uint64_t time, uint32_t peer, uint64_t comm, uint32_t tag,
+                               uint64_t bytes);
+
+/* Out of line, while adt_online_streaming: the innermost open call, a
+ * collective on the communicator of key comm with members processes, of
+ * world ranks lowest_member to highest_member (UINT32_MAX: not known),
+ * wrote its collective end record at time; any thread (as above). */
+void adt_online_stream_collective(uint64_t time, uint64_t comm, uint32_t members, uint32_t lowest_member,
+                                  uint32_t highest_member);
 
 /* ---- the MPMD launch (mpmd.c, start-up) -------------------------------- */
 
@@ -179,13 +195,15 @@ void adt_online_mpmd_release(adt_online_mpmd *mpmd);
  * archive_dir: the run's archive; mpi_regions: the region id
  * of each of the mpi_functions MPI functions (adt_mpi_function order), to
  * name the samples taken in them; init_enter: when MPI_Init began (its
- * call is the first streamed); location: the calling thread's (its
+ * call is the first streamed); clock_offset: this rank's clock offset to
+ * rank 0 measured in MPI_Init (for the analyzer's late sender and
+ * collective waiting); location: the calling thread's (its
  * sampling rate's halvings and the start of its span are streamed, and
  * with trace output its buffer's full event chunks). Does nothing when
  * config->analyzers is 0 and the job holds no analyzer. */
 void adt_online_start(const adt_config *config, const adt_online_mpmd *mpmd, uint32_t rank, uint32_t size,
                       const char *archive_dir, const uint32_t *mpi_regions, uint32_t mpi_functions,
-                      uint64_t init_enter, adt_location *location);
+                      uint64_t init_enter, int64_t clock_offset, adt_location *location);
 
 /* In MPI_Finalize after its Leave, collective over the application's world where
  * adt_online_start was: stops the sampler (the archive's samples are the
@@ -204,10 +222,11 @@ void adt_online_finish(adt_online_stats *stats);
 bool adt_online_archive_held(void);
 
 /* Sends this rank's end state (input, its definitions' journal and
- * calling contexts, the image of buffer) to analyzer 0 and waits (bounded)
- * for its part to be written; fills written with the analyzer's result.
- * 0 when written there. Collective with the other ranks' calls (analyzer 0
- * writes once all parts came). */
+ * calling contexts, the image of buffer) to its writing analyzer (its own,
+ * or analyzer 0 where the analyzers lack MPI_THREAD_MULTIPLE) and waits
+ * (bounded) for its part to be written; fills written with the
+ * analyzer's result. 0 when written there. Collective with the other
+ * ranks' calls (the analyzers write once all parts came). */
 int adt_online_ship_archive(const adt_trace_input *input, adt_buffer *buffer, adt_trace_result *written);
 
 /* The rank writes its part of the archive itself (the analyzers lost, or
@@ -218,7 +237,7 @@ int adt_online_ship_archive(const adt_trace_input *input, adt_buffer *buffer, ad
  * is removed. Nothing to do where no event chunk left the buffer. */
 void adt_online_writing_here(void);
 
-/* Tells analyzer 0 that the ranks write the archive themselves. */
+/* Tells the writing analyzer that the ranks write the archive themselves. */
 void adt_online_decline_archive(void);
 
 /* After the archive: declines where nothing was sent, and lets the

@@ -50,8 +50,9 @@ bool adt_online_wait_bounded(MPI_Request *request, uint64_t wait_ticks);
 /* MPI_Finalize, ADAPTRACE_ONLINE_OUTPUT=trace, once the analyzer confirmed
  * the final report: the connection to the analyzers stays open for the
  * rank's end state (ship.c owns it from now on; adt_online_release lets
- * it go). rank of ranks: this rank in MPI_COMM_WORLD. */
-void adt_online_hold_for_archive(MPI_Comm connection, uint32_t rank, uint32_t ranks);
+ * it go). rank of ranks: this rank in MPI_COMM_WORLD; writer: the
+ * analyzer (its rank in the remote group) that takes its end state. */
+void adt_online_hold_for_archive(MPI_Comm connection, uint32_t rank, uint32_t ranks, int writer);
 
 /* One location of a shipped end state: its place among the buffer's
  * locations, the writer's thread index and name (adt_trace_thread). */
@@ -69,14 +70,28 @@ typedef struct adt_online_written {
     adt_trace_result result;
 } adt_online_written;
 
-/* Analyzer 0 (adaptrace-analyzer, ADAPTRACE_ONLINE_OUTPUT=trace), after
- * the final report: receives the end state of each of the ranks on parent
- * and writes the archive from them, one thread per rank over
- * adt_thread_group collectives, then answers each rank; or, where the
- * ranks decline (an empty message), writes nothing. Gives up after
- * wait_seconds without a message, or when *ending becomes nonzero. */
-void adt_online_archive_write(MPI_Comm parent, uint32_t ranks, unsigned wait_seconds,
-                              const volatile sig_atomic_t *ending);
+/* The analyzers that write the archive: analyzers, their communicator
+ * (the agreements) and this analyzer's index of count in it; comm, a
+ * private duplicate of it for the writer's collectives, where each writes
+ * its own ranks' parts, or MPI_COMM_SELF where analyzer 0 alone writes
+ * every part (no MPI_THREAD_MULTIPLE). */
+typedef struct adt_online_writers {
+    MPI_Comm analyzers;
+    MPI_Comm comm;
+    int index;
+    int count;
+} adt_online_writers;
+
+/* A writing analyzer (adaptrace-analyzer, ADAPTRACE_ONLINE_OUTPUT=trace),
+ * after the final report: receives the end state of each of the ranks it
+ * writes on parent, agrees with the other analyzers that every part came
+ * and was rebuilt, and writes its parts of the archive, one thread per
+ * rank over adt_composed_group collectives, then answers each of its
+ * ranks; or, where the ranks decline (an empty message) or the analyzers
+ * do not agree, writes nothing. Every wait is bounded by wait_seconds;
+ * gives up when *ending becomes nonzero. */
+void adt_online_archive_write(MPI_Comm parent, const adt_online_writers *writers, uint32_t ranks,
+                              unsigned wait_seconds, const volatile sig_atomic_t *ending);
 
 /* An MPMD launch (mpmd.c), on every rank once the inter-communicator to
  * the analyzers is there: rank 0 tells analyzer 0 what a spawned one

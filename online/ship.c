@@ -4,8 +4,10 @@
  * after the final live report: the runtime's end (adt_runtime_finish)
  * hands this rank's part of the archive (the writer's input, its
  * definitions' journal and calling contexts, the image of its buffer:
- * the bytes a rescue file holds of them, buffer/image.c) to analyzer 0
- * and waits for the result, or declines; then the connection is let go.
+ * the bytes a rescue file holds of them, buffer/image.c) to its writing
+ * analyzer (its own, where each analyzer writes its ranks' parts; else
+ * analyzer 0) and waits for the result, or declines; then the connection
+ * is let go.
  * Normal context: allocation and MPI (PMPI on adaptrace's own
  * inter-communicator, errors returned) are fine here.
  */
@@ -25,14 +27,16 @@
 
 static MPI_Comm held = MPI_COMM_NULL;
 static uint32_t held_rank, held_ranks;
-/* The end state or the decline went (analyzer 0 expects one message). */
+static int held_writer;
+/* The end state or the decline went (the writer expects one message). */
 static bool offered;
 /* A wait gave up: a disconnect could wait for the analyzers forever. */
 static bool gave_up;
 
-void adt_online_hold_for_archive(MPI_Comm connection, uint32_t rank, uint32_t ranks)
+void adt_online_hold_for_archive(MPI_Comm connection, uint32_t rank, uint32_t ranks, int writer)
 {
     held = connection;
+    held_writer = writer;
     held_rank = rank;
     held_ranks = ranks;
 }
@@ -42,12 +46,13 @@ bool adt_online_archive_held(void)
     return held != MPI_COMM_NULL;
 }
 
-/* Sends length bytes to analyzer 0 with tag, waiting at most seconds. */
+/* Sends length bytes to the writing analyzer with tag, waiting at most
+ * seconds. */
 static bool send_bounded(const void *bytes, size_t length, int tag, unsigned seconds)
 {
     offered = true;
     MPI_Request request;
-    bool sent = PMPI_Isend(bytes, (int)length, MPI_BYTE, 0, tag, held, &request) == MPI_SUCCESS &&
+    bool sent = PMPI_Isend(bytes, (int)length, MPI_BYTE, held_writer, tag, held, &request) == MPI_SUCCESS &&
                 adt_online_wait_bounded(&request, seconds * adt_clock_resolution());
     gave_up |= !sent;
     return sent;
@@ -138,7 +143,7 @@ int adt_online_ship_archive(const adt_trace_input *input, adt_buffer *buffer, ad
         snprintf(written->error, sizeof written->error, "rank %u: its end state was not sent: %s", held_rank,
                  why != NULL ? why : "it could not be mapped");
         written->failed_here = true;
-        /* Analyzer 0 waits for one message of every rank. */
+        /* The writing analyzer waits for one message of each of its ranks. */
         adt_online_decline_archive();
         return -1;
     }
@@ -148,7 +153,8 @@ int adt_online_ship_archive(const adt_trace_input *input, adt_buffer *buffer, ad
     static adt_online_written answer;
     MPI_Request request;
     bool answered = sent &&
-                    PMPI_Irecv(&answer, (int)sizeof answer, MPI_BYTE, 0, ADT_ONLINE_TAG_WRITTEN, held, &request) ==
+                    PMPI_Irecv(&answer, (int)sizeof answer, MPI_BYTE, held_writer, ADT_ONLINE_TAG_WRITTEN, held,
+                                   &request) ==
                         MPI_SUCCESS;
     if (answered && !adt_online_wait_bounded(&request, ARCHIVE_WAIT_SECONDS * adt_clock_resolution())) {
         PMPI_Cancel(&request);
@@ -157,7 +163,7 @@ int adt_online_ship_archive(const adt_trace_input *input, adt_buffer *buffer, ad
     }
     if (!answered) {
         snprintf(written->error, sizeof written->error,
-                 "rank %u: analyzer 0 %s within %d s", held_rank,
+                 "rank %u: analyzer %d %s within %d s", held_rank, held_writer,
                  sent ? "did not say that it wrote the archive" : "did not take its end state",
                  sent ? ARCHIVE_WAIT_SECONDS : SHIP_WAIT_SECONDS);
         written->failed_here = true;

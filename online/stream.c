@@ -15,7 +15,12 @@
  * its last chunks carry at MPI_Finalize. The point-to-point messages the
  * thread sends (adt_online_stream_message, from the wrappers' send
  * records) go the same way: a record each, or the totals per receiver
- * (also reserved at the open). Each call record also says whether the
+ * (also reserved at the open); each such send, each receive record and
+ * each collective end record also goes as a record of its own for the
+ * analyzer's late sender and collective waiting (adt_online_stream_message,
+ * adt_online_stream_collective: with the Enter of the innermost open call,
+ * read from the thread's own frames; an end that finds no chunk is
+ * counted, not kept). Each call record also says whether the
  * call was nested and whether outermost calls before it went unstreamed
  * (the time steps), each chunk header the span of the thread's events so
  * far, and each halving of the thread's sampling rate goes as a rate
@@ -73,6 +78,7 @@ static struct {
     uint32_t chunk_calls[ADT_ONLINE_CHUNKS];
     uint32_t chunk_samples[ADT_ONLINE_CHUNKS];
     uint32_t chunk_messages[ADT_ONLINE_CHUNKS];
+    uint32_t chunk_waiting_ends[ADT_ONLINE_CHUNKS];
     uint64_t chunk_message_totals[ADT_ONLINE_CHUNKS];
     unsigned flying;
     int filling;        /* the chunk being filled, -1: none */
@@ -85,6 +91,11 @@ static struct {
     atomic_uint_fast64_t other_threads;
     uint64_t messages_unstreamed[ADT_ONLINE_MESSAGE_LOSS_COUNT];
     atomic_uint_fast64_t other_thread_messages;
+    /* Message and collective ends not in the waiting analysis, by cause
+     * (other threads': atomically), and those streamed. */
+    uint64_t waiting_unstreamed[ADT_ONLINE_WAITING_LOSS_COUNT];
+    atomic_uint_fast64_t other_thread_waiting;
+    uint64_t waiting_ends_streamed;
     /* One bit per calling-context node: defined to the analyzer. */
     uint64_t *contexts_sent;
     uint32_t context_capacity;
@@ -246,6 +257,14 @@ static void messages_unstreamed(uint64_t losses[ADT_ONLINE_MESSAGE_LOSS_COUNT])
     losses[ADT_ONLINE_MESSAGE_LOSS_OTHER_THREAD] = atomic_load(&stream.other_thread_messages);
 }
 
+/* The message and collective ends not streamed so far, by cause. */
+static void waiting_unstreamed(uint64_t losses[ADT_ONLINE_WAITING_LOSS_COUNT])
+{
+    for (int cause = 0; cause < ADT_ONLINE_WAITING_LOSS_COUNT; cause++)
+        losses[cause] = stream.waiting_unstreamed[cause];
+    losses[ADT_ONLINE_WAITING_LOSS_OTHER_THREAD] = atomic_load(&stream.other_thread_waiting);
+}
+
 static void fill_header(adt_online_chunk_header *header)
 {
     header->ticks_per_second = adt_clock_resolution_now();
@@ -254,6 +273,7 @@ static void fill_header(adt_online_chunk_header *header)
     header->unstreamed[ADT_ONLINE_LOSS_OTHER_THREAD] = atomic_load(&stream.other_threads);
     samples_unstreamed(header->samples_unstreamed);
     messages_unstreamed(header->messages_unstreamed);
+    waiting_unstreamed(header->waiting_unstreamed);
     header->rank = stream.rank;
     header->first_event = stream.first_event;
     header->last_event = stream.last_event;
@@ -303,6 +323,7 @@ static bool take_chunk(uint64_t time)
     stream.chunk_calls[stream.filling] = 0;
     stream.chunk_samples[stream.filling] = 0;
     stream.chunk_messages[stream.filling] = 0;
+    stream.chunk_waiting_ends[stream.filling] = 0;
     stream.chunk_message_totals[stream.filling] = 0;
     stream.samples_record = -1;
     stream.send_at = time + stream.hold_ticks;
@@ -494,21 +515,27 @@ void adt_online_stream_call(uint32_t function, uint64_t time)
         send_chunk(stream.filling, ADT_ONLINE_TAG_CHUNK);
 }
 
-void adt_online_stream_message(uint64_t time, uint32_t receiver, uint64_t bytes)
+/* The Enter of the innermost open call of the thread (the one writing a
+ * message or collective record), into enter; false when it is nested
+ * deeper than the frames kept (counted). A load from the thread's own
+ * fixed array. */
+static bool innermost_enter(uint64_t *enter)
 {
-    /* Only the thread that called MPI_Init touches the chunks and the
-     * totals; the others count their messages, atomically. */
-    if (!adt_online_streams) {
-        atomic_fetch_add_explicit(&stream.other_thread_messages, 1, memory_order_relaxed);
-        return;
+    if (adt_online_depth == 0 || adt_online_depth > ADT_ONLINE_DEPTH) {
+        stream.waiting_unstreamed[ADT_ONLINE_WAITING_LOSS_NESTED_TOO_DEEP]++;
+        return false;
     }
-    /* receiver below ranks: within the table reserved at the open. */
-    if (receiver >= stream.ranks) {
-        stream.messages_unstreamed[ADT_ONLINE_MESSAGE_LOSS_RECEIVER_UNKNOWN]++;
-        return;
-    }
-    /* A chunk reserved at the open, or none: no malloc; the send of a
-     * full chunk is PMPI_Isend, never waited for. */
+    *enter = adt_online_frames[adt_online_depth - 1].enter;
+    return true;
+}
+
+/* A send the waiting analysis does not take: a messages record of count
+ * 1 for the live matrix, or its receiver's totals (receiver below ranks,
+ * the callers checked: within the table reserved at the open; the chunk
+ * too is reserved there, so no malloc, and only this thread writes
+ * either, so no lock). */
+static void stream_send_only(uint64_t time, uint32_t receiver, uint64_t bytes)
+{
     adt_online_record *record = stream.lost ? NULL : next_record(time);
     if (record == NULL && stream.lost) {
         stream.messages_unstreamed[ADT_ONLINE_MESSAGE_LOSS_ANALYZER_LOST]++;
@@ -524,6 +551,84 @@ void adt_online_stream_message(uint64_t time, uint32_t receiver, uint64_t bytes)
                                    .messages = { .count = 1, .bytes = bytes } };
     stream.chunk_messages[stream.filling]++;
     stream.messages_streamed++;
+    send_if_full();
+}
+
+void adt_online_stream_message(bool sending, uint64_t time, uint32_t peer, uint64_t comm, uint32_t tag,
+                               uint64_t bytes)
+{
+    /* Only the thread that called MPI_Init touches the chunks and the
+     * totals; the others count their ends, atomically. */
+    if (!adt_online_streams) {
+        if (sending)
+            atomic_fetch_add_explicit(&stream.other_thread_messages, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&stream.other_thread_waiting, 1, memory_order_relaxed);
+        return;
+    }
+    /* peer below ranks: within the table reserved at the open. */
+    if (peer >= stream.ranks || comm == ADT_ONLINE_NO_COMM) {
+        stream.waiting_unstreamed[ADT_ONLINE_WAITING_LOSS_PEER_UNKNOWN]++;
+        if (sending && peer >= stream.ranks)
+            stream.messages_unstreamed[ADT_ONLINE_MESSAGE_LOSS_RECEIVER_UNKNOWN]++;
+        else if (sending)
+            stream_send_only(time, peer, bytes);
+        return;
+    }
+    uint64_t enter;
+    if (!innermost_enter(&enter)) {
+        if (sending)
+            stream_send_only(time, peer, bytes);
+        return;
+    }
+    /* A chunk reserved at the open, or none: no malloc; the send of a
+     * full chunk is PMPI_Isend, never waited for. */
+    adt_online_record *record = stream.lost ? NULL : next_record(time);
+    if (record == NULL) {
+        stream.waiting_unstreamed[stream.lost ? ADT_ONLINE_WAITING_LOSS_ANALYZER_LOST
+                                              : ADT_ONLINE_WAITING_LOSS_ANALYZER_BEHIND]++;
+        if (sending)
+            stream_send_only(time, peer, bytes);
+        return;
+    }
+    *record = (adt_online_record){ .kind = ADT_ONLINE_RECORD_MESSAGE_END,
+                                   .flags = sending ? ADT_ONLINE_END_SENDING : 0,
+                                   .id = peer,
+                                   .end = { .enter = enter, .comm = comm, .bytes = bytes, .tag = tag } };
+    stream.chunk_waiting_ends[stream.filling]++;
+    stream.waiting_ends_streamed++;
+    if (sending) {
+        stream.chunk_messages[stream.filling]++;
+        stream.messages_streamed++;
+    }
+    send_if_full();
+}
+
+void adt_online_stream_collective(uint64_t time, uint64_t comm, uint32_t members, uint32_t lowest_member,
+                                  uint32_t highest_member)
+{
+    if (!adt_online_streams) {
+        atomic_fetch_add_explicit(&stream.other_thread_waiting, 1, memory_order_relaxed);
+        return;
+    }
+    uint64_t enter;
+    if (!innermost_enter(&enter))
+        return;
+    /* As a message end's: a reserved chunk or none, no wait. */
+    adt_online_record *record = stream.lost ? NULL : next_record(time);
+    if (record == NULL) {
+        stream.waiting_unstreamed[stream.lost ? ADT_ONLINE_WAITING_LOSS_ANALYZER_LOST
+                                              : ADT_ONLINE_WAITING_LOSS_ANALYZER_BEHIND]++;
+        return;
+    }
+    *record = (adt_online_record){ .kind = ADT_ONLINE_RECORD_COLLECTIVE,
+                                   .id = members,
+                                   .collective = { .enter = enter,
+                                                   .end = time,
+                                                   .comm = comm,
+                                                   .lowest_member = lowest_member,
+                                                   .highest_member = highest_member } };
+    stream.chunk_waiting_ends[stream.filling]++;
+    stream.waiting_ends_streamed++;
     send_if_full();
 }
 
@@ -729,6 +834,8 @@ bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats)
         stream.messages_sent_as_totals -= stream.chunk_message_totals[i];
         stream.messages_unstreamed[ADT_ONLINE_MESSAGE_LOSS_ANALYZER_LOST] +=
             stream.chunk_messages[i] + stream.chunk_message_totals[i];
+        stream.waiting_ends_streamed -= stream.chunk_waiting_ends[i];
+        stream.waiting_unstreamed[ADT_ONLINE_WAITING_LOSS_ANALYZER_LOST] += stream.chunk_waiting_ends[i];
     }
     atomic_store(&adt_online_on, false);
     adt_online_streams = false;
@@ -742,6 +849,7 @@ bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats)
                                  .chunks_streamed = stream.chunks_streamed,
                                  .messages_streamed = stream.messages_streamed,
                                  .messages_sent_as_totals = stream.messages_sent_as_totals,
+                                 .waiting_ends_streamed = stream.waiting_ends_streamed,
                                  .event_chunks_streamed = stream.event_chunks_streamed,
                                  .event_bytes_streamed = stream.event_bytes_streamed,
                                  .analyzer_lost_at = stream.lost_at };
@@ -753,6 +861,7 @@ bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats)
     stats->unstreamed[ADT_ONLINE_LOSS_OTHER_THREAD] = atomic_load(&stream.other_threads);
     samples_unstreamed(stats->samples_unstreamed);
     messages_unstreamed(stats->messages_unstreamed);
+    waiting_unstreamed(stats->waiting_unstreamed);
     /* Sends left in flight (a wait that gave up) still read their chunks. */
     if (complete)
         free(stream.chunks);

@@ -13,14 +13,23 @@
 #define ADT_ONLINE_TAG_CHUNK 2801
 #define ADT_ONLINE_TAG_LAST 2802
 #define ADT_ONLINE_TAG_DONE 2803
+/* The word of ADT_ONLINE_TAG_DONE: no final report (another analyzer was
+ * lost); the final report is written and the rank ships its end state
+ * (ADAPTRACE_ONLINE_OUTPUT=trace) to its own analyzer, each analyzer
+ * writing its ranks' parts; or to analyzer 0, which writes them all (the
+ * analyzers' MPI library gives no MPI_THREAD_MULTIPLE). */
+#define ADT_ONLINE_DONE_NO_REPORT 0
+#define ADT_ONLINE_DONE_SHIP_TO_OWN 1
+#define ADT_ONLINE_DONE_SHIP_TO_FIRST 2
 /* Analyzer 0 -> rank 0, on the spawn's inter-communicator: the port
  * (MPI_Open_port) to which all ranks connect. */
 #define ADT_ONLINE_TAG_PORT 2804
 #define ADT_ONLINE_TAG_INTRODUCTION 2805
-/* Rank -> analyzer 0, after the final report (ADAPTRACE_ONLINE_OUTPUT=
+/* Rank -> its writing analyzer (its own, or analyzer 0: the word of
+ * ADT_ONLINE_TAG_DONE), after the final report (ADAPTRACE_ONLINE_OUTPUT=
  * trace): the rank's part of the archive (adt_online_end_state), or an
- * empty message: the ranks write the archive themselves; analyzer 0 ->
- * rank: its adt_trace_result (format.h) once the archive is written. */
+ * empty message: the ranks write the archive themselves; that analyzer
+ * -> rank: its adt_trace_result (format.h) once the archive is written. */
 #define ADT_ONLINE_TAG_END_STATE 2806
 #define ADT_ONLINE_TAG_WRITTEN 2807
 /* Rank -> analyzer (ADAPTRACE_ONLINE_OUTPUT=trace): a full chunk of the
@@ -35,8 +44,9 @@
 /* The rank's file of streamed event chunks, beside the archive (on the
  * file system every process of the run writes the archive to; not inside
  * it, whose directory the writer renames): "<archive>.events/rank-<r>",
- * in the layout of the rank's spill file; analyzer 0 reads it as that
- * rank's spill file when it writes the archive, and removes it. */
+ * in the layout of the rank's spill file; the analyzer that writes the
+ * rank's part (its own, or analyzer 0: archive.c) reads it as that rank's
+ * spill file, and removes it once every part is written. */
 #define ADT_ONLINE_EVENTS_DIRECTORY "%s.events"
 #define ADT_ONLINE_EVENTS_FILE "%s.events/rank-%u"
 
@@ -136,6 +146,42 @@ typedef enum adt_online_event_chunk_loss {
     ADT_ONLINE_EVENT_CHUNK_LOSS_COUNT
 } adt_online_event_chunk_loss;
 
+/* Why an end of the rank's point-to-point messages or collective calls
+ * (the send, receive and collective records the wrapper wrote, as
+ * adaptrace-report's late sender and collective waiting match them) is
+ * not in the live waiting analysis, X(cause, key, words) as above
+ * (waiting_ends_not_matched_by_cause, online_waiting_ends_unstreamed_by_cause).
+ * A send left out of the waiting analysis is still in the live matrix
+ * unless ADT_ONLINE_MESSAGE_LOSSES says otherwise. */
+#define ADT_ONLINE_WAITING_LOSSES(X)                                                                             \
+    /* every chunk was in flight: an end cannot be added up into totals */                                      \
+    X(ANALYZER_BEHIND, "analyzer_behind",                                                                      \
+      "message and collective ends not in the live waiting analysis because the analyzer was behind")         \
+    X(ANALYZER_LOST, "analyzer_lost",                                                                          \
+      "message and collective ends not in the live waiting analysis because the analyzer was lost")           \
+    X(OTHER_THREAD, "other_thread",                                                                            \
+      "message and collective ends not in the live waiting analysis: a thread other than MPI_Init's")         \
+    /* the peer's world rank, or the communicator's key, not known on the */                                     \
+    /* hot path (comms.h adt_mpi_comm_world_rank, adt_mpi_comm_key_of) */                                        \
+    X(PEER_UNKNOWN, "peer_unknown",                                                                            \
+      "message ends not in the live waiting analysis: their peer or communicator was not known")             \
+    /* written inside more than ADT_ONLINE_DEPTH nested MPI calls: the */                                        \
+    /* Enter of the call that wrote it is not kept */                                                            \
+    X(NESTED_TOO_DEEP, "nested_too_deep",                                                                      \
+      "message and collective ends not in the live waiting analysis: nested too deep in other MPI calls")     \
+    /* the analyzer's: a message whose other end is a rank another */                                            \
+    /* analyzer serves, a collective with a member another analyzer */                                           \
+    /* serves (analyzers do not exchange ends) */                                                                \
+    X(PEER_ON_OTHER_ANALYZER, "peer_on_other_analyzer",                                                        \
+      "message and collective ends not matched live: their other ends went to another analyzer")
+
+typedef enum adt_online_waiting_loss {
+#define ADT_ONLINE_WAITING_LOSS_ENUM(name, key, words) ADT_ONLINE_WAITING_LOSS_##name,
+    ADT_ONLINE_WAITING_LOSSES(ADT_ONLINE_WAITING_LOSS_ENUM)
+#undef ADT_ONLINE_WAITING_LOSS_ENUM
+    ADT_ONLINE_WAITING_LOSS_COUNT
+} adt_online_waiting_loss;
+
 typedef enum adt_online_message_loss {
 #define ADT_ONLINE_MESSAGE_LOSS_ENUM(name, key, words) ADT_ONLINE_MESSAGE_LOSS_##name,
     ADT_ONLINE_MESSAGE_LOSSES(ADT_ONLINE_MESSAGE_LOSS_ENUM)
@@ -183,9 +229,40 @@ typedef enum adt_online_record_kind {
      * rate" and "buffer use" metrics have them. Sent once per k, in
      * order, when a sample taken at k is streamed and at MPI_Finalize. */
     ADT_ONLINE_RECORD_RATE,
+    /* One end of a point-to-point message, as the wrapper's send or
+     * receive record (MPI_Send's, MPI_Isend's, a persistent send's start;
+     * MPI_Recv's, and the wait or test that completed an MPI_Irecv), for
+     * the late sender analysis (flags: ADT_ONLINE_END_SENDING for a
+     * send): id the peer's rank in MPI_COMM_WORLD, the Enter of the MPI
+     * call that wrote it (the rank's clock ticks; what adaptrace-report
+     * compares), the communicator's key (adt_online_comm_key), the tag
+     * and the bytes. A send's goes to the live matrix too, in place of a
+     * messages record of count 1. */
+    ADT_ONLINE_RECORD_MESSAGE_END,
+    /* The rank finished a collective call (the wrapper's collective end
+     * record), for collective waiting: id its communicator's members
+     * (local group plus remote group), the Enter of the call and the
+     * record's time, the communicator's key, and the lowest and highest
+     * world rank among its members (UINT32_MAX: not known, or a member
+     * outside the world), by which an analyzer knows whether it serves
+     * every member (each serves contiguous ranks). Its instance number is the
+     * count of the rank's collective records on that key before it (the
+     * event feed counts them, as adaptrace-report's reader does). */
+    ADT_ONLINE_RECORD_COLLECTIVE,
 } adt_online_record_kind;
 
-#define ADT_ONLINE_RECORD_LAST ADT_ONLINE_RECORD_RATE
+#define ADT_ONLINE_RECORD_LAST ADT_ONLINE_RECORD_COLLECTIVE
+
+/* A message end record's flag: the end is a send. */
+#define ADT_ONLINE_END_SENDING 1u
+
+/* A communicator as the ranks and the archive name it (comms.h's
+ * adt_mpi_comm_key: the world rank of its creator and that rank's
+ * sequence number, the same on every member), in one word. */
+static inline uint64_t adt_online_comm_key(uint32_t creator_world_rank, uint32_t sequence)
+{
+    return (uint64_t)creator_world_rank << 32 | sequence;
+}
 /* Halvings a rate record can say (the buffer's levels). */
 #define ADT_ONLINE_RATE_SHIFTS 64
 
@@ -243,6 +320,20 @@ typedef struct adt_online_record {
             uint64_t bytes_before;
             uint64_t bytes_after;
         } rate;
+        struct {
+            uint64_t enter;
+            uint64_t comm;
+            uint64_t bytes;
+            uint32_t tag;
+            uint32_t unused;
+        } end;
+        struct {
+            uint64_t enter;
+            uint64_t end;
+            uint64_t comm;
+            uint32_t lowest_member;
+            uint32_t highest_member;
+        } collective;
     };
 } adt_online_record;
 
@@ -260,6 +351,7 @@ typedef struct adt_online_chunk_header {
     uint64_t unstreamed[ADT_ONLINE_LOSS_COUNT];
     uint64_t samples_unstreamed[ADT_ONLINE_SAMPLE_LOSS_COUNT];
     uint64_t messages_unstreamed[ADT_ONLINE_MESSAGE_LOSS_COUNT];
+    uint64_t waiting_unstreamed[ADT_ONLINE_WAITING_LOSS_COUNT];
     uint32_t rank;
     uint32_t records;
 } adt_online_chunk_header;
@@ -282,6 +374,10 @@ typedef struct adt_online_introduction {
     uint32_t sampling_rate_hz; /* 0: the rank is not sampled */
     uint32_t regions;
     uint32_t maps_bytes;
+    /* The rank's clock offset to rank 0 measured in MPI_Init (the
+     * archive's first ClockOffset record: rank 0's time = the rank's +
+     * offset), by which the analyzer compares two ranks' times. */
+    int64_t clock_offset;
 } adt_online_introduction;
 
 /* The head of a rank's end state (ADT_ONLINE_TAG_END_STATE): what
@@ -329,6 +425,10 @@ typedef struct adt_online_stats {
     uint64_t messages_streamed;
     uint64_t messages_sent_as_totals;
     uint64_t messages_unstreamed[ADT_ONLINE_MESSAGE_LOSS_COUNT];
+    /* message and collective ends that reached the analyzer's waiting
+     * analysis, and not, by cause (the rank's causes) */
+    uint64_t waiting_ends_streamed;
+    uint64_t waiting_unstreamed[ADT_ONLINE_WAITING_LOSS_COUNT];
     /* full chunks of the buffer's events streamed (trace output), their
      * bytes, and those not streamed by cause */
     uint64_t event_chunks_streamed;

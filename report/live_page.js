@@ -44,6 +44,10 @@
       ["bytes received", `${bytes(live.bytes_received)}B`],
       ["calls not streamed", causes(live.calls_not_streamed_by_cause)],
       ["samples not streamed", causes(live.samples_not_streamed_by_cause)],
+      ["messages matched (late sender)", `${count(live.messages_matched)}, ` +
+                                         `${count(live.messages_unmatched)} ends unmatched`],
+      ["collectives matched (collective waiting)", count(live.collectives_matched)],
+      ["message and collective ends not matched", causes(live.waiting_ends_not_matched_by_cause)],
     ]);
   }
 
@@ -70,6 +74,8 @@
       {title: "span seconds", value: (r) => seconds(r.span_seconds)},
       {title: "MPI seconds", value: (r) => seconds(r.mpi_seconds)},
       {title: "computation seconds", value: (r) => seconds(r.computation_seconds)},
+      {title: "late sender seconds", value: (r) => seconds(r.late_sender_seconds)},
+      {title: "collective wait seconds", value: (r) => seconds(r.collective_wait_seconds)},
       {title: "bytes sent", value: (r) => bytes(sum(r.mpi_functions, "bytes_sent"))},
       {title: "bytes received", value: (r) => bytes(sum(r.mpi_functions, "bytes_received"))},
       {title: "samples", value: (r) => count(sum(r.sampled_functions, "exclusive_samples"))},

@@ -246,8 +246,8 @@ static int copy_into_memory(int fd)
  * streamed full event chunks to its analyzer during an online run (issue
  * #28), a copy of the file the analyzer wrote them into
  * (ADT_ONLINE_EVENTS_FILE beside the archive) with the image's spilled
- * chunks written in at their places, as analyzer 0 reads it at a normal
- * end (adt_buffer_image_spill_into); else the image's spill contents
+ * chunks written in at their places, as the writing analyzer reads it at
+ * a normal end (adt_buffer_image_spill_into); else the image's spill contents
  * alone. Where a streamed chunk never reached the file (in flight at the
  * ending, or the analyzer ended first) adt_buffer_image_read cuts the
  * list there (repair.list_records_cut). -1: no spill file. */

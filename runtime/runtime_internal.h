@@ -155,7 +155,8 @@ void adt_rescue_discard(const char *archive_dir);
  *   STREAM (MPI calls and samples not streamed to the analyzers of an
  *   online run; online/wire.h says where each cause leaves them),
  *   EVENT_STREAM (the buffers' event chunks not streamed, trace
- *   output). Every loss reaches summary.json and stderr (tests/runtime/summary_test.cpp checks that row by row).
+ *   output), WAITING_STREAM (message and collective ends not streamed
+ *   for the analyzers' late sender and collective waiting). Every loss reaches summary.json and stderr (tests/runtime/summary_test.cpp checks that row by row).
  * words: what the stderr summary says after the number of a loss. */
 #define ADT_RUN_COUNTERS(X)                                                                              \
     X(SUM, locations, "locations", NO, "")                                                                \
@@ -175,6 +176,7 @@ void adt_rescue_discard(const char *archive_dir);
     X(SUM, online_calls_sent_as_totals, "online_calls_sent_as_totals", NO, "") /* at the end, by function */ \
     X(SUM, online_messages_streamed, "online_messages_streamed", NO, "") /* sends, for the live matrix */     \
     X(SUM, online_messages_sent_as_totals, "online_messages_sent_as_totals", NO, "") /* by receiver */       \
+    X(SUM, online_waiting_ends_streamed, "online_waiting_ends_streamed", NO, "") /* message, collective ends */ \
     X(SUM, online_event_chunks_streamed, "online_event_chunks_streamed", NO, "") /* the buffer's, trace output */ \
     X(SUM, online_event_bytes_streamed, "online_event_bytes_streamed", NO, "")                            \
     X(MAX, online_profile_only, "online_profile_only", NO, "") /* 1: no trace, the analyzers' report */  \
@@ -242,12 +244,14 @@ void adt_rescue_discard(const char *archive_dir);
     X(mpi_files_lost, ADT_MPI_UNTRACKED_FILES, ADT_MPI_UNTRACKED_CAUSE_COUNT, "mpi_files_untracked_by_cause", \
       OBJECTS)                                                                                                \
     X(skeleton_stopped, ADT_SKELETON_STOPS, ADT_SKELETON_STOP_CAUSES, "skeleton_stopped_by_cause", SKELETON)    \
-    X(online_calls_unstreamed, ADT_ONLINE_LOSSES, ADT_ONLINE_LOSS_COUNT, "online_calls_not_streamed_by_cause",    \
-      STREAM)                                                                                                 \
+    X(online_calls_unstreamed, ADT_ONLINE_LOSSES, ADT_ONLINE_LOSS_COUNT, "online_calls_not_streamed_by_cause", \
+      STREAM_CALLS)                                                                                           \
     X(online_samples_unstreamed, ADT_ONLINE_SAMPLE_LOSSES, ADT_ONLINE_SAMPLE_LOSS_COUNT,                      \
-      "online_samples_not_streamed_by_cause", STREAM)                                                         \
+      "online_samples_not_streamed_by_cause", STREAM_SAMPLES)                                                 \
     X(online_messages_unstreamed, ADT_ONLINE_MESSAGE_LOSSES, ADT_ONLINE_MESSAGE_LOSS_COUNT,                   \
-      "online_messages_not_streamed_by_cause", STREAM)                                                        \
+      "online_messages_not_streamed_by_cause", STREAM_MESSAGES)                                               \
+    X(online_waiting_unstreamed, ADT_ONLINE_WAITING_LOSSES, ADT_ONLINE_WAITING_LOSS_COUNT,                    \
+      "online_waiting_ends_not_streamed_by_cause", WAITING_STREAM)                                            \
     X(online_event_chunks_unstreamed, ADT_ONLINE_EVENT_CHUNK_LOSSES, ADT_ONLINE_EVENT_CHUNK_LOSS_COUNT,       \
       "online_event_chunks_not_streamed_by_cause", EVENT_STREAM)
 

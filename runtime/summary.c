@@ -248,6 +248,7 @@ size_t adt_summary_count(const adt_run_sources *sources, uint32_t rank, adt_run_
     counters->online_calls_sent_as_totals = online->calls_sent_as_totals;
     counters->online_messages_streamed = online->messages_streamed;
     counters->online_messages_sent_as_totals = online->messages_sent_as_totals;
+    counters->online_waiting_ends_streamed = online->waiting_ends_streamed;
     counters->online_bytes_streamed = online->bytes_streamed;
     counters->online_samples_streamed = online->samples_streamed;
     counters->online_profile_only = online->profile_only;
@@ -257,6 +258,8 @@ size_t adt_summary_count(const adt_run_sources *sources, uint32_t rank, adt_run_
            sizeof counters->online_samples_unstreamed);
     memcpy(counters->online_messages_unstreamed, online->messages_unstreamed,
            sizeof counters->online_messages_unstreamed);
+    memcpy(counters->online_waiting_unstreamed, online->waiting_unstreamed,
+           sizeof counters->online_waiting_unstreamed);
     counters->online_event_chunks_streamed = online->event_chunks_streamed;
     counters->online_event_bytes_streamed = online->event_bytes_streamed;
     memcpy(counters->online_event_chunks_unstreamed, online->event_chunks_unstreamed,
@@ -290,8 +293,9 @@ typedef struct loss_cause {
 } loss_cause;
 
 /* Which sentence of the stderr summary lists a loss among its causes. */
-typedef enum loss_sentence { LOSS_NO, LOSS_TOTAL, LOSS_EVENTS, LOSS_OBJECTS, LOSS_SAMPLES, LOSS_SKELETON, LOSS_STREAM,
-                              LOSS_EVENT_STREAM } loss_sentence;
+typedef enum loss_sentence { LOSS_NO, LOSS_TOTAL, LOSS_EVENTS, LOSS_OBJECTS, LOSS_SAMPLES, LOSS_SKELETON,
+                              LOSS_STREAM_CALLS, LOSS_STREAM_SAMPLES, LOSS_STREAM_MESSAGES,
+                              LOSS_EVENT_STREAM, LOSS_WAITING_STREAM } loss_sentence;
 
 #define LOSS_CAUSE(cause, key, words) { key, words },
 
@@ -801,14 +805,23 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
     uint32_t ranks = listing->ranks;
     if (listing->ending != NULL)
         print_ending(listing->ending);
-    char event_losses[640], object_losses[1024], sample_losses[640], skeleton_losses[320], stream_losses[1600],
-        event_stream_losses[320];
+    char event_losses[640], object_losses[1024], sample_losses[640], skeleton_losses[320], event_stream_losses[320],
+        waiting_stream_losses[800];
+    /* The calls, samples and messages not streamed, a line each: together
+     * they would pass adt_log's line. */
+    char stream_losses[3][ADT_LOG_LINE_MAX];
+    static const loss_sentence stream_sentences[3] = { LOSS_STREAM_CALLS, LOSS_STREAM_SAMPLES, LOSS_STREAM_MESSAGES };
+    bool any_stream_loss = false;
+    for (size_t i = 0; i < 3; i++) {
+        describe_losses(stream_losses[i], sizeof stream_losses[i], total, stream_sentences[i]);
+        any_stream_loss |= stream_losses[i][0] != '\0';
+    }
     describe_losses(skeleton_losses, sizeof skeleton_losses, total, LOSS_SKELETON);
     describe_losses(event_losses, sizeof event_losses, total, LOSS_EVENTS);
     describe_losses(object_losses, sizeof object_losses, total, LOSS_OBJECTS);
     describe_losses(sample_losses, sizeof sample_losses, total, LOSS_SAMPLES);
-    describe_losses(stream_losses, sizeof stream_losses, total, LOSS_STREAM);
     describe_losses(event_stream_losses, sizeof event_stream_losses, total, LOSS_EVENT_STREAM);
+    describe_losses(waiting_stream_losses, sizeof waiting_stream_losses, total, LOSS_WAITING_STREAM);
     adt_log("%u rank%s, %llu location%s, %llu MPI events (%llu dropped%s)", ranks, ranks == 1 ? "" : "s",
             (unsigned long long)total->locations, total->locations == 1 ? "" : "s",
             (unsigned long long)total->mpi_events, (unsigned long long)total->events_dropped, event_losses);
@@ -821,12 +834,13 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
                 (unsigned long long)total->mpi_communicators_untracked,
                 (unsigned long long)total->mpi_windows_untracked, (unsigned long long)total->mpi_files_untracked,
                 object_losses + 2);
-    if (total->online_calls_streamed > 0 || stream_losses[0] != '\0') {
+    if (total->online_calls_streamed > 0 || any_stream_loss) {
         /* With ADAPTRACE_ONLINE_OUTPUT=profile what was not streamed went
          * to the buffers, which are not written (docs/online.md). */
         const char *where = !total->online_profile_only ? "; the archive holds them all"
-                            : stream_losses[0] != '\0' ? "; of these only the calls sent as totals are in report.json"
-                                                       : "";
+                            : any_stream_loss ? "; of those not streamed (below) only the calls sent as totals are in "
+                                                "report.json"
+                                              : "";
         char totals[160] = "";
         if (total->online_calls_sent_as_totals > 0 || total->online_messages_sent_as_totals > 0)
             snprintf(totals, sizeof totals,
@@ -834,10 +848,14 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
                      (unsigned long long)total->online_calls_sent_as_totals,
                      (unsigned long long)total->online_messages_sent_as_totals);
         adt_log("online: %llu MPI calls, %llu samples and %llu sent messages streamed to the analyzers (%.1f "
-                "MiB)%s%s%s",
+                "MiB)%s%s",
                 (unsigned long long)total->online_calls_streamed, (unsigned long long)total->online_samples_streamed,
                 (unsigned long long)total->online_messages_streamed, mebibytes(total->online_bytes_streamed), totals,
-                stream_losses, where);
+                where);
+        /* describe_losses begins each list with ": ". */
+        for (size_t i = 0; i < 3; i++)
+            if (stream_losses[i][0] != '\0')
+                adt_log("online: %s", stream_losses[i] + 2);
     }
     /* The buffers' full event chunks the ranks' main threads streamed
      * (trace output): they left the buffers during the run. */
@@ -846,6 +864,12 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
                 "MiB)%s",
                 (unsigned long long)total->online_event_chunks_streamed,
                 mebibytes(total->online_event_bytes_streamed), event_stream_losses);
+    /* The message and collective ends for the analyzers' late sender and
+     * collective waiting (a line of their own: with the calls' it would
+     * not fit a log line). */
+    if (total->online_waiting_ends_streamed > 0 || waiting_stream_losses[0] != '\0')
+        adt_log("online: %llu message and collective ends streamed for late sender and collective waiting%s",
+                (unsigned long long)total->online_waiting_ends_streamed, waiting_stream_losses);
     if (listing->analyzer_lost_seconds != NULL)
         print_analyzers_lost(listing);
     if (listing->initial_rate_hz) {

@@ -76,8 +76,11 @@ void adt_sampler_leave_region(adt_location *location, uint32_t previous);
  * region contexts of this thread whose stack runs through the frame that
  * began it are recorded below that node (the beginning frame and those
  * above it left out), so that the report attributes them to the region.
- * Calls must nest (the user API checks that). Returns ADT_UNDEFINED_ID
- * when the thread is not sampled. */
+ * Calls must nest (the user API checks that) at most
+ * ADT_SAMPLER_USER_REGIONS_OPEN deep, the user API's nesting limit: each
+ * of them grafts its own node. Returns ADT_UNDEFINED_ID when the thread
+ * is not sampled. */
+#define ADT_SAMPLER_USER_REGIONS_OPEN 64u
 uint32_t adt_sampler_user_region_begin(adt_location *location, uint32_t region);
 void adt_sampler_user_region_end(adt_location *location);
 /* adaptrace_pause / adaptrace_resume: while paused the thread's handler

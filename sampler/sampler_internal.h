@@ -92,14 +92,14 @@ typedef struct adt_validated_callers {
  * above it. depth: the frames of the begin's callers path (the beginning
  * function's frame innermost); prefix_hash: adt_sampler_prefix_hash of
  * the depth - 1 frames above that one; node ADT_UNDEFINED_ID when the
- * callers path was cut (no graft). Only the innermost ADT_USER_GRAFTS
- * nested regions graft. */
+ * callers path was cut (no graft). As many as the user API nests, so
+ * that a sample in the innermost region is below that region's node. */
 typedef struct adt_user_graft {
     uint64_t prefix_hash;
     uint32_t depth;
     uint32_t node;
 } adt_user_graft;
-enum { ADT_USER_GRAFTS = 32 };
+enum { ADT_USER_GRAFTS = ADT_SAMPLER_USER_REGIONS_OPEN };
 
 typedef struct adt_sampler_thread {
     adt_location *location;

@@ -14,12 +14,14 @@
 
 #include "buffer/buffer.h"
 #include "runtime/runtime.h"
+#include "sampler/sampler.h"
 #include "user/adaptrace.h"
 
 /* Regions a process can register; handle = index + 1. */
 #define ADT_USER_REGIONS_MAX 4096u
-/* Region instances open at once on one thread. */
-#define ADT_USER_NESTING_MAX 64u
+/* Region instances open at once on one thread: as many as the sampler
+ * grafts, so that every recorded instance places its samples. */
+#define ADT_USER_NESTING_MAX ADT_SAMPLER_USER_REGIONS_OPEN
 
 typedef struct adt_user_region {
     uint32_t region;   /* local region id (adt_defs_region) */

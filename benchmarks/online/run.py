@@ -27,9 +27,16 @@ invocation, alternating the cases round by round:
    second and the analyzer's CPU seconds (live/report.json's
    analyzers_cpu_s).
 
+With --baseline OTHER_BUILD (another build of adaptrace, e.g. main's
+before a change to the stream), the ping-pong also runs the online cases
+with that build's adaptrace, in the same rounds ("baseline_" + case), and
+their ratios of this build to the baseline are printed: what a change on
+the ranks' hot path costs, side by side.
+
 Prints one JSON object with the medians and their ratios to untraced.
 
 usage: run.py BUILD_DIR [--rounds N] [--iterations N] [--ranks N] [--demo-iterations N] [--lammps-steps N]
+              [--baseline OTHER_BUILD]
 """
 import argparse
 import json
@@ -106,11 +113,14 @@ def main():
     parser.add_argument("--ranks", type=int, default=4)
     parser.add_argument("--demo-iterations", type=int, default=3000)
     parser.add_argument("--lammps-steps", type=int, default=500)
+    parser.add_argument("--baseline")
     options = parser.parse_args()
     options.build = os.path.abspath(options.build)
+    online_cases = [case for case in CASES if case.startswith("online")]
+    baseline_cases = [f"baseline_{case}" for case in online_cases] if options.baseline else []
     scratch = tempfile.mkdtemp(prefix="adaptrace-bench-online-")
     programs, lammps_left_out = applications(options.build, scratch, options)
-    pingpong = {case: {"0": [], "1024": []} for case in CASES}
+    pingpong = {case: {"0": [], "1024": []} for case in (*CASES, *baseline_cases)}
     wall = {name: {case: [] for case in CASES} for name in programs}
     cpu = {name: {case: [] for case in CASES} for name in programs}
     streamed = {name: {"calls": [], "bytes": [], "bytes_per_second": [], "analyzer_cpu_s": []} for name in programs}
@@ -137,6 +147,16 @@ def main():
                         streamed[name]["bytes_per_second"].append(summary["online_bytes_streamed"] / seconds)
                         streamed[name]["analyzer_cpu_s"].append(live["analyzers_cpu_s"])
                     shutil.rmtree(output, ignore_errors=True)
+            for case in baseline_cases:
+                output = os.path.join(scratch, f"pingpong-{case}-{round_index}")
+                baseline = os.path.abspath(options.baseline)
+                stdout, _, _ = run(baseline, case[len("baseline_"):],
+                                   [os.path.join(baseline, "bin", "adaptrace-bench-pingpong"), str(options.iterations)],
+                                   output)
+                measured = json.loads(stdout.strip().splitlines()[-1])["half_rtt_us"]
+                for size in pingpong[case]:
+                    pingpong[case][size].append(measured[size])
+                shutil.rmtree(output, ignore_errors=True)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     half_rtt = {case: {size: statistics.median(values) for size, values in sizes.items()}
@@ -150,6 +170,9 @@ def main():
         "demo_iterations": options.demo_iterations,
         "lammps_steps": options.lammps_steps,
     }
+    if baseline_cases:
+        result["pingpong_ratio_to_baseline"] = {case: {size: half_rtt[case][size] / half_rtt[f"baseline_{case}"][size]
+                                                       for size in half_rtt[case]} for case in online_cases}
     if lammps_left_out:
         result["lammps_melt_left_out"] = lammps_left_out
     for name in programs:

@@ -373,4 +373,35 @@ TEST(FormatThreadCollectives, EveryCollectiveAmongFourThreads)
     adt_thread_group_destroy(group);
 }
 
+// A group broken (adt_thread_group_break, what the composed collectives do
+// when a wait for another process is given up): a receive whose message
+// never comes and a send whose receiver never takes it both fail, whether
+// they waited before the break or came after it; so does every call
+// after it.
+TEST(FormatThreadCollectives, BrokenGroupFailsItsWaitingSendAndRecv)
+{
+    adt_thread_group *group = adt_thread_group_create(3);
+    ASSERT_NE(group, nullptr);
+    int received = 0, sent = 0;
+    std::thread receiver([&] {
+        adt_collectives c = adt_thread_group_collectives(group, 1);
+        char byte = 0;
+        received = c.recv(c.context, &byte, 1, 0);
+    });
+    std::thread sender([&] {
+        adt_collectives c = adt_thread_group_collectives(group, 2);
+        char byte = 2;
+        sent = c.send(c.context, &byte, 1, 0);
+    });
+    adt_thread_group_break(group);
+    receiver.join();
+    sender.join();
+    EXPECT_EQ(received, -1);
+    EXPECT_EQ(sent, -1);
+    adt_collectives c = adt_thread_group_collectives(group, 0);
+    char byte = 0;
+    EXPECT_EQ(c.recv(c.context, &byte, 1, 2), -1);
+    adt_thread_group_destroy(group);
+}
+
 }  // namespace

@@ -56,7 +56,7 @@ truncate -s $((size * 2 / 3)) "$work/cut/skeleton.adts"
 expect cut 4 "$work/cut" "skeleton.adts: corrupt or cut short: checksum mismatch"
 
 copy flipped
-printf '\xff' | dd of="$work/flipped/skeleton.adts" bs=1 seek=$((size / 2)) conv=notrunc status=none
+"$(dirname "$0")/flip_byte.sh" "$work/flipped/skeleton.adts" $((size / 2))
 expect flipped 4 "$work/flipped" "skeleton.adts: corrupt or cut short: checksum mismatch"
 
 copy version1

@@ -39,7 +39,7 @@ truncate -s $((size / 2)) "$work/cut/skeleton.adts"
 expect cut 2 "skeleton.adts: corrupt or cut short: checksum mismatch"
 
 copy flipped
-printf '\xff' | dd of="$work/flipped/skeleton.adts" bs=1 seek=$((size / 3)) conv=notrunc status=none
+"$(dirname "$0")/flip_byte.sh" "$work/flipped/skeleton.adts" $((size / 3))
 expect flipped 2 "skeleton.adts: corrupt or cut short: checksum mismatch"
 
 copy version

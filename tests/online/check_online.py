@@ -31,7 +31,10 @@ CASE:
   samples  the same for a run that computes a second between its
            MPI_Allreduce calls (samples outside MPI);
   two      the same on 4 ranks with 2 analyzers (their totals summed,
-           their sampled profiles gathered on analyzer 0);
+           their sampled profiles gathered on analyzer 0); then the demo
+           on 4 ranks and 2 analyzers: each analyzer writes its own
+           ranks' parts of the archive (and says so), and the archive has
+           the records of an offline run's;
   profile  a run of samples that halves 4 times or more offline on a
            small buffer keeps its initial rate with
            ADAPTRACE_ONLINE_OUTPUT=profile and 1 analyzer, writes no trace
@@ -86,6 +89,10 @@ CASE:
   unwritten  analyzer 0 cannot write the archive (its address space
            limited during the run): it says why, and the ranks write the
            archive themselves, complete, as summary.json and stderr say.
+  unwritten-second  the same with 2 ranks and 2 analyzers, analyzer 1
+           limited: it cannot rebuild its rank's part, analyzer 0 writes
+           none of its own either (the analyzers agree first), both say
+           why, and the ranks write the archive themselves.
   rank-killed  a rank killed (SIGKILL) mid-run: mpirun ends the job, the
            analyzer with SIGTERM, and analyzer 0 writes a last live report
            of what it received that says so (ended_by, no rank finished),
@@ -264,7 +271,78 @@ def check_equal(run_dir, mpiexec, launcher, program, report, otf2_print, ranks=2
     check_steps(live, offline)
     check_rates(live, offline)
     check_matrix(live, offline, receivers_unknown)
+    check_waiting(live, offline, summary, ranks, analyzers, receivers_unknown)
     check_sampled(live, offline, summary)
+
+
+def check_waiting(live, offline, summary, ranks, analyzers, receivers_unknown=0):
+    """Late sender and collective waiting: the event feed's analysis
+    (feed/waiting.c) fed live by the analyzer from the ranks' message and
+    collective ends, and by adaptrace-report from the archive. With one
+    analyzer the counts are adaptrace-report's exactly and each rank's
+    seconds too, up to the ticks-to-seconds rate (the ranks of one host
+    share a clock: their offsets are 0, not measured, so the ticks compared
+    are the same on both sides). With several, the messages whose two ends
+    went to different analyzers (from adaptrace-report's matrix) are left
+    out, each of their two ends counted under peer_on_other_analyzer, and
+    so are the collectives on communicators larger than an analyzer's
+    share; what is matched is a part of adaptrace-report's, so each rank's
+    seconds are at most its figures. The receivers_unknown sends to no
+    rank are left out as peer_unknown (adaptrace-report matches none of
+    them either)."""
+    for key in ("messages_matched", "messages_unmatched", "collectives_matched", "waiting_ends_not_matched_by_cause"):
+        if key not in live:
+            fail(f"no {key} in the live report")
+    left_out = live["waiting_ends_not_matched_by_cause"]
+    rank_causes = {cause: count for cause, count in left_out.items() if cause != "peer_on_other_analyzer"}
+    expected_causes = dict({cause: 0 for cause in rank_causes}, peer_unknown=receivers_unknown)
+    if rank_causes != expected_causes or \
+            summary["online_waiting_ends_not_streamed_by_cause"] != dict(expected_causes, peer_on_other_analyzer=0):
+        fail(f"message or collective ends not streamed: {left_out}, "
+             f"summary {summary['online_waiting_ends_not_streamed_by_cause']}, expected {expected_causes}")
+    if summary["online_waiting_ends_streamed"] == 0:
+        fail("summary.json says no message or collective end streamed")
+    analyzer_of = [rank * analyzers // ranks for rank in range(ranks)]
+    matrix = offline["matrix_messages"]
+    across = sum(matrix[sender * ranks + receiver] for sender in range(ranks) for receiver in range(ranks)
+                 if analyzer_of[sender] != analyzer_of[receiver])
+    if offline["messages_unmatched"] != 0:
+        fail(f"adaptrace-report left {offline['messages_unmatched']} message ends unmatched in a test program")
+    expected = (offline["messages_matched"] - across, 0)
+    found = (live["messages_matched"], live["messages_unmatched"])
+    if found != expected:
+        fail(f"live messages matched and unmatched {found}, expected {expected} "
+             f"(adaptrace-report's {offline['messages_matched']} less {across} across analyzers)")
+    collectives_left = left_out["peer_on_other_analyzer"] - 2 * across
+    if analyzers == 1 and (live["collectives_matched"] != offline["collectives_matched"] or collectives_left != 0):
+        fail(f"live collectives matched {live['collectives_matched']}, adaptrace-report "
+             f"{offline['collectives_matched']}; ends left out {left_out}")
+    if analyzers > 1 and (collectives_left <= 0 or live["collectives_matched"] >= offline["collectives_matched"]):
+        fail(f"{analyzers} analyzers: {left_out['peer_on_other_analyzer']} ends on another analyzer's ({across} "
+             f"messages across), {live['collectives_matched']} collectives matched of "
+             f"{offline['collectives_matched']}: no collective left out")
+    matched = offline["messages_matched"] + offline["collectives_matched"]
+    figures = ("late_sender_seconds", "collective_wait_seconds")
+    for rank, offline_rank in zip(live["per_rank"], offline["ranks"]):
+        for figure in figures:
+            value, expected_value = rank[figure], offline_rank[figure]
+            bound = 1e-9 * matched + 1e-6 * expected_value
+            if (analyzers == 1 and abs(value - expected_value) > bound) or value > expected_value + bound:
+                fail(f"rank {rank['rank']}: {figure} {value} live, {expected_value} in adaptrace-report")
+    if analyzers == 1:
+        for figure in figures:
+            spread, expected_spread = live["rank_spread"][figure], offline["rank_spread"][figure]
+            for key in ("min", "mean", "max"):
+                if abs(spread[key] - expected_spread[key]) > 1e-9 * matched + 1e-6 * expected_spread[key]:
+                    fail(f"{figure} per rank, {key}: {spread[key]} live, {expected_spread[key]} in adaptrace-report")
+    if not any(rank["late_sender_seconds"] > 0 for rank in offline["ranks"]) or \
+            not any(rank["collective_wait_seconds"] > 0 for rank in offline["ranks"]):
+        fail("adaptrace-report found no late sender or no collective waiting: the comparison shows nothing")
+    print(f"late sender and collective waiting: {live['messages_matched']} messages and "
+          f"{live['collectives_matched']} collectives matched live ({offline['messages_matched']} and "
+          f"{offline['collectives_matched']} in adaptrace-report; {across} messages across analyzers, "
+          f"{left_out['peer_on_other_analyzer']} ends left out), each rank's seconds "
+          f"{'equal' if analyzers == 1 else 'within'} adaptrace-report's")
 
 
 def check_matrix(live, offline, receivers_unknown=0):
@@ -736,8 +814,22 @@ def check_samples(run_dir, mpiexec, launcher, program, report, otf2_print):
 
 def check_two(run_dir, mpiexec, launcher, program, report, otf2_print):
     """4 ranks and 2 analyzers: analyzer 0 sums the other's calls and
-    gathers its ranks' sampled profiles."""
+    gathers its ranks' sampled profiles. Then the demo on 4 ranks and 2
+    analyzers (its calls are the same in every run, unlike this program's
+    timed loop): each analyzer writes its own ranks' parts of the archive
+    (its stderr line says which), and the archive has the records, per
+    location, of the archive an offline run of the demo writes."""
     check_equal(run_dir, mpiexec, launcher, program, report, otf2_print, ranks=4, arguments=("1",), analyzers=2)
+    demo_dir = os.path.join(run_dir, "demo")
+    os.makedirs(demo_dir)
+    check_demo(demo_dir, mpiexec, launcher, program, report, otf2_print, analyzers=2)
+    text = open(os.path.join(demo_dir, "stderr.txt")).read()
+    wrote = sorted(line for line in text.splitlines() if "wrote the archive's parts of" in line)
+    expected = [f"adaptrace-analyzer {index}: wrote the archive's parts of ranks {ranks}, one thread per rank "
+                "(each analyzer its own ranks)" for index, ranks in ((0, "0-1"), (1, "2-3"))]
+    if wrote != expected:
+        fail(f"expected each analyzer to say that it wrote its own ranks' parts: {expected}, found {wrote}")
+    print("\n".join(wrote))
 
 
 def run_halved_offline(run_dir, mpiexec, launcher, arguments, environment):
@@ -757,13 +849,14 @@ def run_halved_offline(run_dir, mpiexec, launcher, arguments, environment):
 
 
 def check_profile(run_dir, mpiexec, launcher, program, report, otf2_print):
-    """A run of samples (few MPI events) on a 64 KiB buffer at 10 kHz halves
-    its rate 4 times or more offline; with ADAPTRACE_ONLINE_OUTPUT=profile
+    """A run of samples (few MPI events; 4 s of each process's CPU time, so
+    that a loaded machine does not make fewer) on a 64 KiB buffer at 10 kHz
+    halves its rate 4 times or more offline; with ADAPTRACE_ONLINE_OUTPUT=profile
     and 1 analyzer the streamed samples are not kept in the buffer: no
     halving, the initial rate to the end, no trace files, and the
     analyzers' final report.json has the samples."""
     small = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="64K", ADAPTRACE_SAMPLING_RATE="10kHz")
-    arguments = [program, "4", "0"]
+    arguments = [program, "4", "0", "cpu"]
     halved = run_halved_offline(run_dir, mpiexec, launcher, arguments, small)
     archive = os.path.join(run_dir, "archive")
     stderr = run(traced(mpiexec, launcher, archive, arguments), run_dir, dict(small, ADAPTRACE_ONLINE_OUTPUT="profile"))
@@ -836,7 +929,7 @@ def check_samples_streamed(run_dir, mpiexec, launcher, program, report, otf2_pri
     (summary.json's samples kept and sampled seconds per location are the
     archive's), none is lost uncounted, and the live report has them all."""
     small = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="64K", ADAPTRACE_SAMPLING_RATE="10kHz")
-    arguments = [program, "4", "0"]
+    arguments = [program, "4", "0", "cpu"]
     halved = run_halved_offline(run_dir, mpiexec, launcher, arguments, small)
     archive = os.path.join(run_dir, "archive")
     stderr = run(traced(mpiexec, launcher, archive, arguments), run_dir, small)
@@ -877,16 +970,29 @@ def check_samples_streamed(run_dir, mpiexec, launcher, program, report, otf2_pri
           f"{summary['online_event_chunks_streamed']} event chunks streamed")
 
 
-def check_demo(run_dir, mpiexec, launcher, program, report, otf2_print):
+def check_demo(run_dir, mpiexec, launcher, program, report, otf2_print, analyzers=1):
     """The demo's live report equals adaptrace-report of the archive the
-    analyzer wrote, and that archive has the records, per location, of the
-    archive an offline run of the demo writes (times and samples aside)."""
+    analyzers wrote, and that archive has the records, per location, of
+    the archive an offline run of the demo writes (times and samples
+    aside)."""
     demo = os.path.join(os.path.dirname(launcher), "adaptrace-demo")
     arguments = ("200", "64")
-    check_equal(run_dir, mpiexec, launcher, demo, report, otf2_print, ranks=4, arguments=arguments,
+    check_equal(run_dir, mpiexec, launcher, demo, report, otf2_print, ranks=4, arguments=arguments, analyzers=analyzers,
                 expected_functions=("MPI_Isend", "MPI_Irecv", "MPI_Waitall", "MPI_Allreduce", "MPI_Comm_split",
                                     "MPI_Reduce", "MPI_Gather", "MPI_Bcast"))
     check_offline_records(run_dir, mpiexec, launcher, [demo, *arguments], 4, ENVIRONMENT)
+
+
+def check_demo_two(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """The demo on 4 ranks and 2 analyzers: its halo exchange on a 2 x 2
+    grid sends between ranks of both analyzers, whose messages the
+    analyzers do not match (each end counted under peer_on_other_analyzer,
+    check_waiting), nor the collectives on its world and grid; those on
+    its rows (two ranks of one analyzer) they do."""
+    demo = os.path.join(os.path.dirname(launcher), "adaptrace-demo")
+    check_equal(run_dir, mpiexec, launcher, demo, report, otf2_print, ranks=4, arguments=("200", "64"),
+                expected_functions=("MPI_Isend", "MPI_Irecv", "MPI_Waitall", "MPI_Allreduce", "MPI_Comm_split"),
+                analyzers=2)
 
 
 def check_offline_records(run_dir, mpiexec, launcher, arguments, ranks, environment, left_out=()):
@@ -1196,19 +1302,21 @@ def check_lost_ranks_drawn(archive, page_mode, live):
     print(f"live/report.html names ranks 2 and 3 without analyzer:{lost.group(1)}")
 
 
-def check_unwritten(run_dir, mpiexec, launcher, program, report, otf2_print):
-    """Analyzer 0 cannot write the archive (its address space limited, once
-    it runs, to less than the ranks' rebuilt buffers need): it says why,
-    every rank gets its answer at once, and the ranks write the archive
-    themselves, complete, as summary.json and stderr say."""
+def check_unwritten(run_dir, mpiexec, launcher, program, report, otf2_print, analyzers=1, limited=0):
+    """Analyzer `limited` cannot write the archive (its address space
+    limited, once it runs, to less than its ranks' rebuilt buffers need):
+    it says why, so does each other analyzer (which agreed not to write
+    its own ranks' parts), every rank gets its answer at once, and the
+    ranks write the archive themselves, complete, as summary.json and
+    stderr say."""
     import resource
     archive = os.path.join(run_dir, "archive")
-    command = traced(mpiexec, launcher, archive, ["--live-interval", "1", program, "3"])
+    command = traced(mpiexec, launcher, archive, ["--live-interval", "1", program, "3"], analyzers=analyzers)
     # 128 MiB buffers: the analyzer rebuilds each rank's whole arena.
     environment = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="128M")
 
     def limit_analyzer(process):
-        analyzer = analyzer_once_live(process, archive)
+        analyzer = analyzer_once_live(process, archive, analyzers, limited)
         with open(f"/proc/{analyzer}/status") as status:
             size_kib = int(re.search(r"^VmSize:\s+(\d+) kB", status.read(), re.MULTILINE).group(1))
         limit = (size_kib << 10) + (64 << 20)
@@ -1218,9 +1326,14 @@ def check_unwritten(run_dir, mpiexec, launcher, program, report, otf2_print):
     if status != 0:
         fail(f"the run exited with {status}")
     check_archive(archive, otf2_print)
-    said = [line for line in text.splitlines() if line.startswith("adaptrace-analyzer: the archive is not written")]
+    said = sorted(line for line in text.splitlines()
+                  if line.startswith("adaptrace-analyzer: the archive is not written here"))
     ranks_wrote = [line for line in text.splitlines() if "the analyzers did not write the archive" in line]
-    if len(said) != 1 or len(ranks_wrote) != 1 or "write it themselves" not in ranks_wrote[0]:
+    others = [f"(analyzer {index}): another analyzer did not rebuild its ranks' parts"
+              for index in range(analyzers) if index != limited]
+    if (len(said) != analyzers or f"(analyzer {limited}): " not in "".join(said) or
+            any(other not in "".join(said) for other in others) or len(ranks_wrote) != 1 or
+            "write it themselves" not in ranks_wrote[0]):
         fail(f"expected the analyzer to say why it wrote no archive and rank 0 that the ranks wrote it: {said}, "
              f"{ranks_wrote}")
     summary = json.load(open(os.path.join(archive, "summary.json")))
@@ -1231,8 +1344,12 @@ def check_unwritten(run_dir, mpiexec, launcher, program, report, otf2_print):
         fail(f"no final live report: {live}")
     if total_calls(live) != sum(c for c, _, _ in archive_calls_per_rank(archive).values()):
         fail(f"{total_calls(live)} calls in the live report, another count in the ranks' archive")
-    print(said[0])
+    print("\n".join(said))
     print(ranks_wrote[0])
+
+
+def check_unwritten_second(run_dir, mpiexec, launcher, program, report, otf2_print):
+    check_unwritten(run_dir, mpiexec, launcher, program, report, otf2_print, analyzers=2, limited=1)
 
 
 def descendants(pid):
@@ -1487,8 +1604,9 @@ def check_page(run_dir, mpiexec, launcher, program, report, otf2_print, page_mod
              f"expected ...{expected_computation}")
     ranks_table = re.search(r'id="ranks"[^>]*>(.*?)</div>', drawn.stdout, re.DOTALL)
     headers = re.findall(r"<th[^>]*>([^<]*)</th>", ranks_table.group(1)) if ranks_table else []
-    if "span seconds" not in headers or "computation seconds" not in headers:
-        fail(f"the ranks' table has no span or computation column: {headers}")
+    for column in ("span seconds", "computation seconds", "late sender seconds", "collective wait seconds"):
+        if column not in headers:
+            fail(f"the ranks' table has no {column} column: {headers}")
     state = re.search(r'id="state"[^>]*>([^<]*)<', drawn.stdout)
     if state is None or not state.group(1).startswith("Final"):
         fail(f"the page does not say the report is final: {state.group(1) if state else None}")
@@ -1497,11 +1615,11 @@ def check_page(run_dir, mpiexec, launcher, program, report, otf2_print, page_mod
 
 
 CASES = {"samples-streamed": check_samples_streamed, "equal": check_equal, "rates": check_rates_halved, "families": check_families, "nested": check_nested, "samples": check_samples, "two": check_two,
-         "profile": check_profile, "profile_calls": check_profile_calls, "behind": check_behind, "demo": check_demo,
+         "profile": check_profile, "profile_calls": check_profile_calls, "behind": check_behind, "demo": check_demo, "demo-two": check_demo_two,
          "live": check_live, "refused": check_refused, "preloaded": check_preloaded, "killed": check_killed,
          "killed-second": check_killed_second, "killed-first": check_killed_first,
          "killed-middle": check_killed_middle,
-         "unwritten": check_unwritten, "events-streamed": check_events_streamed,
+         "unwritten": check_unwritten, "unwritten-second": check_unwritten_second, "events-streamed": check_events_streamed,
          "rank-killed": check_rank_killed, "recovered-events": check_recovered_events, "page": check_page}
 
 if __name__ == "__main__":

@@ -205,6 +205,131 @@ TEST_F(Live, MessagesGoToTheSendersRowOfTheMatrix)
     EXPECT_EQ(live.matrix.messages[1 * kRanks + 0], 1001u) << "nothing of the refused chunk added";
 }
 
+adt_online_record message_end(bool sending, uint32_t peer, uint64_t enter, uint64_t comm, uint32_t tag,
+                                uint64_t bytes)
+{
+    adt_online_record record{};
+    record.kind = ADT_ONLINE_RECORD_MESSAGE_END;
+    record.flags = sending ? ADT_ONLINE_END_SENDING : 0;
+    record.id = peer;
+    record.end.enter = enter;
+    record.end.comm = comm;
+    record.end.tag = tag;
+    record.end.bytes = bytes;
+    return record;
+}
+
+adt_online_record collective(uint32_t members, uint64_t enter, uint64_t end, uint64_t comm, uint32_t lowest = 0,
+                             uint32_t highest = kRanks - 1)
+{
+    adt_online_record record{};
+    record.kind = ADT_ONLINE_RECORD_COLLECTIVE;
+    record.id = members;
+    record.collective.enter = enter;
+    record.collective.end = end;
+    record.collective.comm = comm;
+    record.collective.lowest_member = lowest;
+    record.collective.highest_member = highest;
+    return record;
+}
+
+adt_online_chunk ends_chunk(uint32_t rank, std::vector<adt_online_record> records)
+{
+    adt_online_chunk chunk{};
+    chunk.header.rank = rank;
+    chunk.header.ticks_per_second = 1000;
+    chunk.header.records = static_cast<uint32_t>(records.size());
+    for (size_t i = 0; i < records.size(); i++)
+        chunk.records[i] = records[i];
+    return chunk;
+}
+
+// The message and collective end records (wire.h) fit the 48-byte record
+// and reach the event feed's late sender and collective waiting
+// (feed/waiting.c): a send matched with its receive on the same
+// communicator key and tag, the receiver's wait until the send's Enter
+// counted on the receiver, each member's wait until the last member's
+// entry on it; times compared on rank 0's clock (rank 1's offset added).
+TEST_F(Live, MessageAndCollectiveEndsGiveLateSenderAndCollectiveWaiting)
+{
+    EXPECT_EQ(sizeof(adt_online_record), 48u);
+    ScratchDirectory scratch("adt-online-live-waiting");
+    std::string archive = scratch.path() + "/archive";
+    const uint64_t world = adt_online_comm_key(0, 0), other = adt_online_comm_key(1, 7);
+    live.states[1].clock_offset = 50;  // rank 1's time + 50 is rank 0's
+    adt_online_chunk first = ends_chunk(0, {message_end(true, 1, 500, world, 5, 64), collective(2, 100, 200, world),
+                                            message_end(true, 1, 600, other, 5, 8)});
+    adt_online_chunk second =
+        ends_chunk(1, {message_end(false, 0, 300, world, 5, 64), collective(2, 20, 400, world)});
+    second.header.waiting_unstreamed[ADT_ONLINE_WAITING_LOSS_NESTED_TOO_DEEP] = 2;
+    ASSERT_EQ(adt_live_add_chunk(&live, 0, &first, chunk_bytes(3), true, error, sizeof error), 0) << error;
+    ASSERT_EQ(adt_live_add_chunk(&live, 1, &second, chunk_bytes(2), true, error, sizeof error), 0) << error;
+    // The receive entered at 350 on rank 0's clock, the send at 500.
+    EXPECT_EQ(live.states[1].late_sender_ticks, 150u);
+    EXPECT_EQ(live.states[0].late_sender_ticks, 0u);
+    // Entries at 100 and 70: rank 1 waits 30 ticks for rank 0.
+    EXPECT_EQ(live.states[1].collective_wait_ticks, 30u);
+    EXPECT_EQ(live.states[0].collective_wait_ticks, 0u);
+    EXPECT_EQ(live.states[1].messages_matched + live.states[0].messages_matched, 1u);
+    EXPECT_EQ(live.states[0].collectives_matched + live.states[1].collectives_matched, 1u);
+    // Both sends are in the matrix, matched or not.
+    EXPECT_EQ(live.matrix.messages[0 * kRanks + 1], 2u);
+    EXPECT_EQ(live.matrix.bytes[0 * kRanks + 1], 72u);
+    ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &kFinal, nullptr, error, sizeof error), 0)
+        << error;
+    std::string report = written_report(archive);
+    EXPECT_NE(report.find("\"messages_matched\": 1, \"messages_unmatched\": 1, \"collectives_matched\": 1"),
+              std::string::npos)
+        << report;
+    EXPECT_NE(report.find("\"late_sender_seconds\": 0.15, \"collective_wait_seconds\": 0.03"), std::string::npos)
+        << report;
+    EXPECT_NE(report.find("\"late_sender_seconds\": {\"min\": 0, \"mean\": 0.075, \"max\": 0.15"),
+              std::string::npos)
+        << report;
+    EXPECT_NE(report.find("\"waiting_ends_not_matched_by_cause\": {\"analyzer_behind\": 0, \"analyzer_lost\": 0, "
+                          "\"other_thread\": 0, \"peer_unknown\": 0, \"nested_too_deep\": 2, "
+                          "\"peer_on_other_analyzer\": 0}"),
+              std::string::npos)
+        << report;
+    adt_online_chunk beyond = ends_chunk(1, {message_end(false, kRanks, 300, world, 5, 64)});
+    EXPECT_EQ(adt_live_add_chunk(&live, 1, &beyond, chunk_bytes(1), true, error, sizeof error), -1)
+        << "a peer beyond the run's ranks";
+}
+
+// An analyzer that serves rank 0 only leaves out the ends whose other end
+// is rank 1's (another analyzer's) and the collectives with a member of
+// rank 1, each counted under peer_on_other_analyzer; a collective with a
+// member outside the run's ranks (or not known) under peer_unknown.
+TEST_F(Live, EndsWhoseOtherEndsGoToAnotherAnalyzerAreCountedOut)
+{
+    ScratchDirectory scratch("adt-online-live-other-analyzer");
+    std::string archive = scratch.path() + "/archive";
+    adt_live_serve(&live, 0, 1);
+    const uint64_t world = adt_online_comm_key(0, 0), self = adt_online_comm_key(0, 1);
+    adt_online_chunk chunk =
+        ends_chunk(0, {message_end(true, 1, 500, world, 5, 64), collective(2, 100, 200, world),
+                       collective(1, 300, 310, self, 0, 0), collective(2, 400, 410, world, 0, UINT32_MAX),
+                       message_end(true, 0, 600, self, 1, 8), message_end(false, 0, 550, self, 1, 8)});
+    ASSERT_EQ(adt_live_add_chunk(&live, 0, &chunk, chunk_bytes(6), true, error, sizeof error), 0) << error;
+    EXPECT_EQ(live.states[0].waiting_left_out[ADT_ONLINE_WAITING_LOSS_PEER_ON_OTHER_ANALYZER], 2u);
+    EXPECT_EQ(live.states[0].waiting_left_out[ADT_ONLINE_WAITING_LOSS_PEER_UNKNOWN], 1u);
+    // The message to itself and the collective on its own communicator
+    // are this analyzer's alone: matched.
+    EXPECT_EQ(live.states[0].messages_matched, 1u);
+    EXPECT_EQ(live.states[0].late_sender_ticks, 50u);
+    EXPECT_EQ(live.states[0].collectives_matched, 1u);
+    EXPECT_EQ(live.matrix.messages[0 * kRanks + 1], 1u) << "a send left out of the waiting is in the matrix";
+    ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &kFinal, nullptr, error, sizeof error), 0)
+        << error;
+    std::string report = written_report(archive);
+    EXPECT_NE(report.find("\"messages_matched\": 1, \"messages_unmatched\": 0, \"collectives_matched\": 1"),
+              std::string::npos)
+        << report;
+    EXPECT_NE(report.find("\"peer_unknown\": 1, \"nested_too_deep\": 0, \"peer_on_other_analyzer\": 2}"),
+              std::string::npos)
+        << report;
+}
+
 TEST_F(Live, AChunkThatDoesNotHoldWhatItsHeaderSaysIsLeftOutWhole)
 {
     adt_online_chunk chunk = make_chunk(1);
@@ -280,7 +405,9 @@ TEST_F(Live, TheReportHasEachRanksSpanTimeInMpiComputationAndTheirSpread)
     EXPECT_NE(report.find("\"rank_spread\": {\"span_seconds\": {\"min\": 1, \"mean\": 1.5, \"max\": 2, "
                           "\"imbalance\": 1.33333333},\n    \"mpi_seconds\": {\"min\": 0.25, \"mean\": 0.5, "
                           "\"max\": 0.75, \"imbalance\": 1.5},\n    \"computation_seconds\": {\"min\": 0.75, "
-                          "\"mean\": 1, \"max\": 1.25, \"imbalance\": 1.25}}"),
+                          "\"mean\": 1, \"max\": 1.25, \"imbalance\": 1.25},\n    \"late_sender_seconds\": {\"min\": 0, "
+                          "\"mean\": 0, \"max\": 0, \"imbalance\": 1},\n    \"collective_wait_seconds\": {\"min\": 0, "
+                          "\"mean\": 0, \"max\": 0, \"imbalance\": 1}}"),
               std::string::npos)
         << report;
     EXPECT_NE(report.find("{\"rank\": 0, \"connected\": true, \"finished\": true, \"span_seconds\": 2, "

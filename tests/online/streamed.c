@@ -9,7 +9,9 @@
  * analyzer meanwhile) and prints "rounds done" after them; "alone": the
  * computing is one stretch of that many seconds of the process's CPU
  * time, without an MPI call (the stream's ring of samples, which MPI
- * calls empty, fills). */
+ * calls empty, fills); "cpu": the seconds and the 20 ms are the process's
+ * CPU time, the samples' clock, so that a loaded machine does not make
+ * fewer samples. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +50,7 @@ int main(int argc, char **argv)
     int rounds = argc > 2 ? atoi(argv[2]) : ROUNDS;
     int signalled = argc > 3 && strcmp(argv[3], "signalled") == 0;
     int alone = argc > 3 && strcmp(argv[3], "alone") == 0;
+    double (*read_clock)(void) = argc > 3 && strcmp(argv[3], "cpu") == 0 ? cpu_seconds : MPI_Wtime;
     if (signalled) {
         char line[16] = "";
         if (rank == 0 && fgets(line, sizeof line, stdin) == NULL)
@@ -76,7 +79,7 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
     double seconds = argc > 1 ? atof(argv[1]) : 0.0;
-    double start = MPI_Wtime(), sink = 0.0;
+    double start = read_clock(), sink = 0.0;
     /* The ranks agree in each MPI_Allreduce whether to go on: one whose
      * clock says stop while another's says go would leave that one in a
      * collective of its own. */
@@ -86,8 +89,8 @@ int main(int argc, char **argv)
         going = 0;
     }
     while (going) {
-        sink += spin(MPI_Wtime, 0.02);
-        int mine = MPI_Wtime() - start < seconds;
+        sink += spin(read_clock, 0.02);
+        int mine = read_clock() - start < seconds;
         MPI_Allreduce(&mine, &going, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     }
     if (sink < 0)

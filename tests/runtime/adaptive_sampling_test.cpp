@@ -307,7 +307,12 @@ TEST_P(AdaptiveSampling, HalvingsKeepEveryTwoToTheKthSampleAndTheShares)
     for (size_t index = 0; index < locations.size(); ++index) {
         const Location &location = locations[index];
         SCOPED_TRACE("thread " + std::to_string(location.thread) + ", k = " + std::to_string(k[index]));
-        ASSERT_GE(location.times.size(), 100u);
+        // Enough gaps for the median and the shares' 4-sigma bounds. The
+        // buffer leaves a thread hundreds of samples; the overload
+        // protection's halvings of a thread the loaded machine merely
+        // descheduled come on top (docs/sampling.md) and once left 52 at
+        // shift 8 (CI, load 4), so not 100 as the buffer alone would.
+        ASSERT_GE(location.times.size(), 40u);
         // One sample per 2^k initial periods on average. The periods are
         // drawn at random, at least a quarter of the mean (dither.h), and
         // a thread that is descheduled loses timer expiries (they merge

@@ -126,6 +126,10 @@ TEST_F(SummaryLosses, EveryLossReachesSummaryJsonAndStderr)
         EXPECT_EQ(json_value(json, loss.json_key), std::to_string(loss.value)) << json;
         EXPECT_NE(err.find(std::to_string(loss.value) + " " + loss.words), std::string::npos) << err;
     }
+    // Not one line is cut at adt_log's limit, even with every cause at once.
+    std::istringstream lines(err);
+    for (std::string line; std::getline(lines, line);)
+        EXPECT_LT(line.size() + 1, size_t(ADT_LOG_LINE_MAX) - 1) << line;
 }
 
 // A loss that lost nothing is not listed on stderr, one that did is.

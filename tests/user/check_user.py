@@ -17,7 +17,8 @@ python3-otf2 (Debian's /usr/bin/python3):
 - with sampling (calling contexts): every sample and MPI call inside a
   user region has that region's calling context among its ancestors, no
   sample outside every user region has a user region among them, and
-  each rank has samples in "kernel";
+  each rank has samples in "kernel" (balanced) or in the innermost of
+  DEEPEST nested "deep" (unbalanced: the user API's nesting limit);
 - summary.json counts the unbalanced calls;
 - with REPORT (adaptrace-report): its JSON lists every user region with
   its instances, and splits the profile by phase: MPI_Barrier only in
@@ -34,6 +35,8 @@ import sys
 import otf2
 
 PHASES = {"setup", "iterate"}
+# Region instances the user API lets a thread nest (user/user_internal.h).
+DEEPEST = 64
 
 
 def expected_sequence(mode):
@@ -47,7 +50,8 @@ def expected_sequence(mode):
         return {0: main}
     main = [("enter", "a"), ("enter", "b"), ("leave", "b"), ("leave", "a"),
             ("enter", "ends paused"), ("leave", "ends paused"), ("enter", "outer"), ("leave", "outer")]
-    main += [("enter", "deep")] * 64 + [("leave", "deep")] * 64 + [("enter", "left open"), ("leave", "left open")]
+    main += [("enter", "deep")] * DEEPEST + [("leave", "deep")] * DEEPEST
+    main += [("enter", "left open"), ("leave", "left open")]
     return {0: main, 1: [("enter", "crossing"), ("leave", "crossing")]}
 
 
@@ -160,7 +164,7 @@ def main(argv):
         want_metrics = {p for p, value, _ in expected_parameters(mode) if isinstance(value, float)}
         if metric_names != want_metrics:
             problems.append(f"USER DOUBLE metrics {sorted(metric_names)}, expected {sorted(want_metrics)}")
-        stacks, sequences, kernel_samples, parameters = {}, {}, {}, {}
+        stacks, sequences, innermost_samples, parameters = {}, {}, {}, {}
         for location, event in trace.events:
             rank = int(location.group.name.rsplit(" ", 1)[-1])
             thread = 0 if location.name == "Master thread" else int(location.name.rsplit(" ", 1)[-1])
@@ -186,9 +190,10 @@ def main(argv):
                         any(node.region.name in user_regions for node in ancestors(above)):
                     problems.append(f"rank {rank}: {name(type(event))} at {region.name} outside every user "
                                     f"region is below one")
-                if isinstance(event, otf2.events.CallingContextSample) and open_user and \
-                        open_user[-1][0].name == "kernel":
-                    kernel_samples[rank] = kernel_samples.get(rank, 0) + 1
+                if isinstance(event, otf2.events.CallingContextSample) and open_user and (
+                        open_user[-1][0].name == "kernel" or
+                        sum(entry[0].name == "deep" for entry in open_user) == DEEPEST):
+                    innermost_samples[rank] = innermost_samples.get(rank, 0) + 1
             if isinstance(event, otf2.events.ParameterInt):
                 parameters.setdefault(rank, []).append(
                     (event.parameter.name, event.value, open_user[-1][0].name if open_user else None))
@@ -224,8 +229,9 @@ def main(argv):
                 problems.append(f"rank {rank} thread {thread}: no user region recorded")
         if parameters.get(rank, []) != expected_parameters(mode):
             problems.append(f"rank {rank}: parameters {parameters.get(rank, [])}, expected {expected_parameters(mode)}")
-        if mode == "balanced" and sampled and kernel_samples.get(rank, 0) == 0:
-            problems.append(f"rank {rank}: no sample inside region kernel")
+        if sampled and innermost_samples.get(rank, 0) == 0:
+            where = "kernel" if mode == "balanced" else f"the {DEEPEST}th deep"
+            problems.append(f"rank {rank}: no sample inside region {where}")
     summary = json.load(open(os.path.join(archive, "summary.json")))
     for key, count in expected_counts(mode, ranks).items():
         if summary.get(key) != count:

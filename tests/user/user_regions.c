@@ -16,7 +16,8 @@
  *     parameter's value while paused (1) and not (2), a resume without a
  *     pause, a region ended in an MPI error handler (inside the MPI call
  *     that ran it) though begun outside, a region begun and ended in that
- *     handler, a region nested 65 deep (one past the limit), and a region
+ *     handler, a region nested 65 deep (one past the limit; a computation
+ *     in the 64th, long enough for samples), and a region
  *     left open at MPI_Finalize.
  */
 #include <math.h>
@@ -158,10 +159,13 @@ static long unbalanced(void)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     MPI_Errhandler_free(&handler);
 
-    /* 65 nested instances: the 65th is past the limit of 64. */
+    /* 65 nested instances: the 65th is past the limit of 64. Samples land
+     * in the 64th. */
     adaptrace_region_t deep = adaptrace_region_register("deep");
-    for (int i = 0; i < 65; i++)
+    for (int i = 0; i < 64; i++)
         adaptrace_region_begin(deep);
+    sink = compute(0.05);
+    adaptrace_region_begin(deep);
     for (int i = 0; i < 65; i++)
         adaptrace_region_end(deep);
 
