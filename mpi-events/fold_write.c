@@ -8,7 +8,11 @@
  * archive. Ranks whose skeletons differ at most in their calls'
  * parameters are one class there (adt_skeleton_merge_add), so what
  * travels up grows with the distinct behaviours of a subtree's ranks, not
- * with its ranks (docs/folding.md).
+ * with its ranks (docs/folding.md). A rank without a skeleton (not
+ * folding, out of memory for its encoding) goes up as a missing rank with
+ * its cause, and a subtree that fails on the way (its merge out of
+ * memory, its message not whole) as its ranks missing: the file names
+ * them (version 5) and holds the others'.
  *
  * And at an ending without MPI_Finalize (MPI_Abort, exit; normal code,
  * never a signal handler): the rank's part for its rescue file
@@ -32,6 +36,9 @@
  * then its bytes. */
 #define SUBTREE_TAG 0x5ce1
 #define FAILED UINT64_MAX
+
+/* The cause skeleton.adts names for the ranks of a subtree that failed. */
+#define SUBTREE_FAILED_CAUSE "merge_failed"
 
 /* A child's subtree, or NULL when it failed (its message says so, or it
  * did not arrive whole or parse). */
@@ -100,14 +107,26 @@ void adt_mpi_fold_write(int written)
     uint8_t *part = adt_mpi_folding && written == 0 ? adt_skeleton_rank_encode((uint32_t)rank, &part_bytes) : NULL;
     adt_skeleton_merge *merge = part ? adt_skeleton_merge_of_part(part, part_bytes, (uint32_t)rank) : NULL;
     free(part);
+    if (!merge && written == 0)
+        merge = adt_skeleton_merge_of_missing(
+            (uint32_t)rank, 1,
+            adt_skeleton_saved_keys[adt_mpi_folding ? ADT_SKELETON_NOT_SAVED_MEMORY : ADT_SKELETON_SAVED_NOT_FOLDING]);
     /* Every child is received, also after one failed, so that none waits
-     * forever; a failure anywhere reaches rank 0 as a failed subtree. */
+     * forever; a failed child's subtree, ranks [child, child + its lowest
+     * set bit) (adt_unify_tree_children), is named missing. Only when
+     * even that cannot be kept (out of memory) does this rank's subtree
+     * fail as a whole. */
     uint32_t children[32];
     uint32_t child_count = adt_unify_tree_children((uint32_t)rank, (uint32_t)size, children);
     for (uint32_t k = 0; k < child_count; ++k) {
         adt_skeleton_merge *subtree = receive_subtree(comm, (int)children[k]);
+        if (!subtree) {
+            uint32_t span = children[k] & (0u - children[k]);
+            if (span > (uint32_t)size - children[k])
+                span = (uint32_t)size - children[k];
+            subtree = adt_skeleton_merge_of_missing(children[k], span, SUBTREE_FAILED_CAUSE);
+        }
         if (!merge || !subtree) {
-            /* The whole subtree fails with either. */
             adt_skeleton_merge_free(merge);
             adt_skeleton_merge_free(subtree);
             merge = NULL;
@@ -122,11 +141,14 @@ void adt_mpi_fold_write(int written)
         char path[ADT_PATH_MAX + sizeof ADT_SKELETON_FILE_NAME + 1];
         snprintf(path, sizeof path, "%s/%s", adt_runtime_archive_dir(), ADT_SKELETON_FILE_NAME);
         if (!merge)
-            adt_log("no %s written: a rank could not encode or merge its skeletons (out of memory)",
+            adt_log("no %s written: rank 0 could not merge the ranks' skeletons (out of memory)",
                     ADT_SKELETON_FILE_NAME);
         else if (adt_skeleton_merge_write(merge, path, function_names, ADT_MPI_FN_COUNT, (uint32_t)size,
                                           adt_clock_resolution()) != 0)
             adt_log("cannot write %s", path);
+        else if (adt_skeleton_merge_missing_count(merge) > 0)
+            adt_log("%s lacks the skeletons of %u of the %d ranks (adaptrace-report --skeleton says which and why)",
+                    ADT_SKELETON_FILE_NAME, adt_skeleton_merge_missing_count(merge), size);
     }
     adt_skeleton_merge_free(merge);
     PMPI_Comm_free(&comm);

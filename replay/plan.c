@@ -498,6 +498,17 @@ static bool is_init(const char *function)
 adt_replay_plan *adt_replay_plan_build(const adt_skeleton_file *file, uint32_t rank, uint32_t ranks, char *error,
                                        size_t error_size)
 {
+    /* Every rank's plan refuses alike, before any communication: a
+     * replay without some ranks' calls would wait for them forever. */
+    if (file->missing_count > 0) {
+        const adt_skeleton_missing_range *first = &file->missing_ranges[0];
+        say(error, error_size,
+            "%s lacks the skeletons of %u of its %u ranks (rank %u: %s%s): replay needs every rank's calls",
+            ADT_SKELETON_FILE_NAME, file->missing_count, file->rank_count, first->first,
+            first->cause[0] != '\0' ? first->cause : "cause unknown",
+            file->missing_count > 1 ? "; adaptrace-report --skeleton names the others" : "");
+        return NULL;
+    }
     if (file->rank_count != ranks) {
         say(error, error_size, "the skeleton holds %u ranks, this run has %u: run it with mpirun -np %u",
             file->rank_count, ranks, file->rank_count);

@@ -130,7 +130,8 @@ static inline uint64_t adt_replay_receive_bytes(const adt_replay_plan *plan, con
 }
 
 /* The plan of rank (of ranks in this run) from file: NULL with one line in
- * error when the file's rank count differs, the rank has other than one
+ * error when the file lacks some ranks' skeletons (version 5), the file's
+ * rank count differs, the rank has other than one
  * thread, its skeleton stopped early, or a call cannot be replayed (the
  * line names it). */
 adt_replay_plan *adt_replay_plan_build(const adt_skeleton_file *file, uint32_t rank, uint32_t ranks, char *error,

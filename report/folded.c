@@ -17,6 +17,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "read_internal.h"
@@ -205,9 +206,36 @@ static const adt_skeleton_thread_view *thread_of(const adt_skeleton_file *file, 
     return NULL;
 }
 
+/* A folded location on a rank that skeleton.adts names missing (version
+ * 5): its later calls are in neither the archive nor the figures; counted,
+ * its rank named once with its cause, and its "events end" marked. */
+static void add_missing_location(struct reading *reading, const adt_skeleton_rank_view *rank,
+                                 const struct location_state *location)
+{
+    struct adt_report_profile *profile = reading->profile;
+    struct adt_report_folded *folded = &profile->folded;
+    const char *cause = rank->missing_cause[0] != '\0' ? rank->missing_cause : "cause unknown";
+    if (folded->locations_missing++ == 0 || folded->missing_rank_last != rank->rank) {
+        size_t used = strlen(folded->missing_ranks);
+        snprintf(folded->missing_ranks + used, sizeof folded->missing_ranks - used, "%s%u (%s)", used ? ", " : "",
+                 rank->rank, cause);
+    }
+    folded->missing_rank_last = rank->rank;
+    for (size_t i = 0; i < profile->events_end_count; i++) {
+        struct adt_report_events_end *end = &profile->events_ends[i];
+        if (end->rank == location->rank && end->thread == location->thread) {
+            snprintf(end->skeleton_missing, sizeof end->skeleton_missing, "%s", cause);
+        }
+    }
+}
+
 static void add_location(struct reading *reading, const adt_skeleton_file *file, struct location_state *location)
 {
     struct adt_report_folded *folded = &reading->profile->folded;
+    if (location->rank < file->rank_count && file->ranks[location->rank].missing_cause != NULL) {
+        add_missing_location(reading, &file->ranks[location->rank], location);
+        return;
+    }
     const adt_skeleton_thread_view *thread = thread_of(file, location);
     if (thread == NULL || thread->calls < location->call_key_count) {
         folded->locations_unmatched++;

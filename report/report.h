@@ -148,6 +148,9 @@ struct adt_report_events_end {
     uint32_t rank;
     uint32_t thread;
     double seconds;
+    /* Where skeleton.adts lacks its rank's skeleton (folded.c): why (the
+     * file's cause, or "cause unknown"); else "". */
+    char skeleton_missing[32];
 };
 
 /* The MPI calls of locations whose events were folded
@@ -164,6 +167,9 @@ struct adt_report_folded {
     uint64_t locations;           /* whose later calls came from the skeleton */
     uint64_t locations_unmatched; /* folded, but the skeleton has no such thread or fewer calls */
     uint64_t locations_stopped;   /* whose skeleton stopped: calls after that are in neither */
+    uint64_t locations_missing;   /* folded, on a rank whose skeleton skeleton.adts names missing */
+    char missing_ranks[256];      /* those ranks and why, "1 (damaged), 3 (not_saved)"; "" if none */
+    uint32_t missing_rank_last;   /* the rank last added to missing_ranks */
     uint64_t calls;               /* outermost calls added, nested ones not counted */
     uint64_t untimed;             /* of them, without a histogram (timed as 0) */
     double seconds;

@@ -8,7 +8,8 @@
  * mpi-events/fold.c (docs/folding.md, "The key of a call"). The loop view
  * ends each thread with its timing: per (previous call, call) the
  * computation before the call and the call's duration, merged over the
- * class's ranks.
+ * class's ranks. Both views end with the ranks the file names missing
+ * (version 7), each range with its cause.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -384,6 +385,20 @@ static int print_rank_expanded(FILE *out, const adt_skeleton_file *file, const a
     return 0;
 }
 
+/* A file of version 7 names the ranks whose skeleton is missing: one
+ * line per range of them, with its cause (summary.json's ranks_by_cause
+ * key), e.g. "rank 1: no skeleton (damaged)". */
+static void print_missing(FILE *out, const adt_skeleton_file *file)
+{
+    for (uint32_t g = 0; g < file->missing_range_count; ++g) {
+        const adt_skeleton_missing_range *missing = &file->missing_ranges[g];
+        adt_skeleton_rank_range range = { missing->first, missing->count, missing->stride, 0 };
+        fprintf(out, "rank%s ", missing->count == 1 ? "" : "s");
+        print_range_list(out, &range, 1, -1);
+        fprintf(out, ": no skeleton (%s)\n", missing->cause[0] != '\0' ? missing->cause : "cause unknown");
+    }
+}
+
 int adt_report_print_skeleton(const char *archive, bool expand, FILE *out, char *error, size_t error_size)
 {
     char path[4096];
@@ -404,6 +419,8 @@ int adt_report_print_skeleton(const char *archive, bool expand, FILE *out, char 
         for (uint32_t k = 0; k < file->class_count && status == 0; ++k)
             status = print_class(out, file, k, path, error, error_size);
     }
+    if (status == 0)
+        print_missing(out, file);
     adt_skeleton_file_free(file);
     return status;
 }

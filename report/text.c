@@ -65,6 +65,12 @@ static void print_folded_mpi_text(const struct adt_report_profile *profile, FILE
     if (folded->skeleton_error[0] != '\0') {
         fprintf(out, "  Folded calls left out: %s\n", folded->skeleton_error);
     }
+    if (folded->locations_missing > 0) {
+        fprintf(out,
+                "  Not in the figures: the calls after the fold point of %" PRIu64 " location%s on ranks whose "
+                "skeleton skeleton.adts lacks: rank %s\n",
+                folded->locations_missing, folded->locations_missing == 1 ? "" : "s", folded->missing_ranks);
+    }
     if (folded->locations == 0) {
         return;
     }
@@ -503,15 +509,18 @@ static void print_events_ends_text(const struct adt_report_profile *profile, FIL
     if (profile->events_end_count == 0) {
         return;
     }
+    bool added = profile->folded.locations > 0;
     fprintf(out,
             "\nEvents end early on %zu location%s (the buffer was full of MPI events, or the run was recovered); "
-            "%s. %s\n",
+            "%s%s%s. %s\n",
             profile->events_end_count, profile->events_end_count == 1 ? "" : "s",
-            profile->folded.locations > 0
-                ? "the MPI profile, the ranks' MPI time and span, the time steps and the communication matrix above "
-                  "include their later calls from skeleton.adts (estimated, see \"Estimated\"); the matched "
-                  "messages, collectives, the timeline and phases cover the events before that time"
-                : "the figures above cover the events before that time",
+            added ? "the MPI profile, the ranks' MPI time and span, the time steps and the communication matrix above "
+                    "include their later calls from skeleton.adts (estimated, see \"Estimated\")"
+                  : "the figures above cover the events before that time",
+            added && profile->folded.locations_missing > 0 ? ", except on the ranks whose skeleton it lacks (marked below)"
+                                                           : "",
+            added ? "; the matched messages, collectives, the timeline and phases cover the events before that time"
+                  : "",
             profile->skeleton_present
                 ? "Their later MPI calls are folded: only in skeleton.adts (adaptrace-report --skeleton ARCHIVE; "
                   "summary.json: events_folded)"
@@ -519,8 +528,13 @@ static void print_events_ends_text(const struct adt_report_profile *profile, FIL
     size_t shown = at_most(profile->events_end_count, TEXT_FLUSH_LOCATIONS);
     for (size_t i = 0; i < shown; i++) {
         const struct adt_report_events_end *end = &profile->events_ends[i];
-        fprintf(out, "  rank %" PRIu32 " thread %" PRIu32 ": events after t=%.6f s %s\n", end->rank, end->thread,
+        fprintf(out, "  rank %" PRIu32 " thread %" PRIu32 ": events after t=%.6f s %s", end->rank, end->thread,
                 end->seconds, profile->skeleton_present ? "are folded" : "were not recorded");
+        if (end->skeleton_missing[0] != '\0') {
+            fprintf(out, ", but skeleton.adts lacks this rank's skeleton (%s): not in the figures",
+                    end->skeleton_missing);
+        }
+        fputc('\n', out);
     }
     if (shown < profile->events_end_count) {
         fprintf(out, "  ... %zu more locations: see --json\n", profile->events_end_count - shown);
@@ -537,16 +551,20 @@ static void print_events_ends_json(const struct adt_report_profile *profile, FIL
     }
     fputs("]", out);
     const struct adt_report_folded *folded = &profile->folded;
-    if (folded->locations > 0 || folded->skeleton_error[0] != '\0') {
+    if (folded->locations > 0 || folded->locations_missing > 0 || folded->skeleton_error[0] != '\0') {
         fprintf(out,
                 ",\"folded\":{\"locations\":%" PRIu64 ",\"locations_unmatched\":%" PRIu64
-                ",\"locations_stopped\":%" PRIu64 ",\"calls\":%" PRIu64 ",\"untimed\":%" PRIu64
+                ",\"locations_stopped\":%" PRIu64 ",\"locations_missing\":%" PRIu64 ",\"calls\":%" PRIu64
+                ",\"untimed\":%" PRIu64
                 ",\"seconds\":%.9g,\"seconds_min\":%.9g,\"seconds_max\":%.9g,\"compute_seconds\":%.9g,"
                 "\"messages\":%" PRIu64 ",\"messages_unattributed\":%" PRIu64 ",\"skeleton_error\":",
-                folded->locations, folded->locations_unmatched, folded->locations_stopped, folded->calls,
+                folded->locations, folded->locations_unmatched, folded->locations_stopped, folded->locations_missing,
+                folded->calls,
                 folded->untimed, folded->seconds, folded->seconds_min, folded->seconds_max, folded->compute_seconds,
                 folded->messages, folded->messages_unattributed);
         adt_report_print_json_string(folded->skeleton_error, out);
+        fputs(",\"missing_ranks\":", out);
+        adt_report_print_json_string(folded->missing_ranks, out);
         fputc('}', out);
     }
     fputs("}", out);

@@ -169,13 +169,27 @@ static const char *const saved_words[ADT_SKELETON_SAVED_CAUSES] = {
     [ADT_SKELETON_NOT_SAVED_DAMAGED] = "saved a damaged skeleton image",
 };
 
-/* Counts the ranks by adt_skeleton_saved; why holds why no skeleton.adts
- * can be written, or "" when every rank saved its skeleton, all with the
- * same function names. */
-static void skeleton_problem(recovery *run, char *why, size_t size)
+/* The cause skeleton.adts names for a rank without a skeleton: the
+ * summary's key of adt_skeleton_saved, or NOT_SAVED_CAUSE for a rank
+ * whose rescue file is missing or was left out. */
+#define NOT_SAVED_CAUSE "not_saved"
+
+/* The skeleton a process saved (its rank's part), or NULL. */
+static const uint8_t *saved_part(const saved_process *process)
+{
+    return process->header != NULL && process->skeleton_saved == ADT_SKELETON_SAVED ? process->skeleton_part : NULL;
+}
+
+/* Counts the ranks by adt_skeleton_saved, and which are missing from
+ * skeleton.adts and why (in words, into why; "" when every rank saved
+ * its skeleton). Returns whether the file can be written: a rank saved
+ * its skeleton and those that did agree on their function names (the
+ * first field of every key), else why says why not. */
+static bool skeleton_missing(recovery *run, char *why, size_t size)
 {
     adt_run_ending *ending = &run->ending;
-    const saved_process *first = &run->processes[0];
+    const saved_process *first = NULL;
+    uint32_t not_saved = 0;
     size_t used = 0;
     why[0] = '\0';
     for (uint32_t r = 0; r < run->ranks; r++) {
@@ -183,27 +197,34 @@ static void skeleton_problem(recovery *run, char *why, size_t size)
         if (process->header != NULL)
             ending->skeleton_ranks[process->skeleton_saved]++;
         else
-            used = used ? used : (size_t)snprintf(why, size, "ranks were not saved");
-        if (process->skeleton_part != NULL && first->skeleton_part != NULL &&
-            (process->skeleton_names_bytes != first->skeleton_names_bytes ||
-             memcmp(process->skeleton_names, first->skeleton_names, first->skeleton_names_bytes) != 0))
-            used = used ? used : (size_t)snprintf(why, size, "the ranks' function names differ");
+            not_saved++;
+        if (saved_part(process) == NULL)
+            continue;
+        if (first == NULL)
+            first = process;
+        else if (process->skeleton_names_bytes != first->skeleton_names_bytes ||
+                 memcmp(process->skeleton_names, first->skeleton_names, first->skeleton_names_bytes) != 0) {
+            snprintf(why, size, "the ranks' function names differ");
+            return false;
+        }
     }
-    if (used || ending->skeleton_ranks[ADT_SKELETON_SAVED] == run->ranks)
-        return;
+    if (not_saved > 0)
+        used += (size_t)snprintf(why, size, "%u rank%s saved no rescue file (or a damaged one)", not_saved,
+                                 not_saved == 1 ? "" : "s");
     for (int cause = 0; cause < ADT_SKELETON_SAVED_CAUSES && used < size; cause++)
         if (cause != ADT_SKELETON_SAVED && ending->skeleton_ranks[cause] > 0)
             used += (size_t)snprintf(why + used, size - used, "%s%u rank%s %s", used ? ", " : "",
                                      ending->skeleton_ranks[cause], ending->skeleton_ranks[cause] == 1 ? "" : "s",
                                      saved_words[cause]);
+    return first != NULL;
 }
 
 /* Each rank's image of its skeletons (an ending signal's save) encoded
  * into its part, as the rank would have encoded it in normal code. An
  * image whose check does not match, or that does not encode (its tables
  * do not fit its slabs; out of memory, which this does not tell apart),
- * is left out with one line and its rank counted as damaged; the rest of
- * the archive is recovered without skeleton.adts. */
+ * is left out with one line and its rank counted as damaged: the rest of
+ * the archive is recovered, and skeleton.adts names the rank missing. */
 static void encode_images(recovery *run)
 {
     for (uint32_t r = 0; r < run->ranks; r++) {
@@ -229,33 +250,38 @@ static void encode_images(recovery *run)
 
 /* skeleton.adts from the ranks' parts, into the rescue directory (moved
  * into the archive by move_skeleton); the clock rate is the headers'
- * (adt_clock_resolution_now, the same on every rank of a node). Says
- * why not in run->ending.skeleton_problem. */
+ * (adt_clock_resolution_now, the same on every rank of a node). The ranks
+ * without a saved skeleton are named missing in it, with their cause.
+ * Says why not, or which ranks it lacks, in run->ending.skeleton_problem. */
 static void write_skeleton(recovery *run, const char *directory)
 {
     adt_run_ending *ending = &run->ending;
     encode_images(run);
-    skeleton_problem(run, ending->skeleton_problem, sizeof ending->skeleton_problem);
-    if (ending->skeleton_problem[0] != '\0' || ending->skeleton_ranks[ADT_SKELETON_SAVED] == 0)
+    if (!skeleton_missing(run, ending->skeleton_problem, sizeof ending->skeleton_problem))
         return;
-    const saved_process *first = &run->processes[0];
+    const saved_process *first = NULL;
+    for (uint32_t r = 0; first == NULL; r++)
+        first = saved_part(&run->processes[r]) != NULL ? &run->processes[r] : NULL;
     const char **names = malloc(first->skeleton_function_count * sizeof *names);
     const uint8_t **parts = malloc(run->ranks * sizeof *parts);
     size_t *sizes = malloc(run->ranks * sizeof *sizes);
-    if (names == NULL || parts == NULL || sizes == NULL) {
+    const char **causes = malloc(run->ranks * sizeof *causes);
+    if (names == NULL || parts == NULL || sizes == NULL || causes == NULL) {
         snprintf(ending->skeleton_problem, sizeof ending->skeleton_problem, "out of memory");
     } else {
         const char *name = first->skeleton_names;
         for (uint32_t f = 0; f < first->skeleton_function_count; f++, name += strlen(name) + 1)
             names[f] = name;
         for (uint32_t r = 0; r < run->ranks; r++) {
-            parts[r] = run->processes[r].skeleton_part;
-            sizes[r] = run->processes[r].skeleton_part_bytes;
+            const saved_process *process = &run->processes[r];
+            parts[r] = saved_part(process);
+            sizes[r] = process->skeleton_part_bytes;
+            causes[r] = process->header != NULL ? adt_skeleton_saved_keys[process->skeleton_saved] : NOT_SAVED_CAUSE;
         }
         char path[ADT_PATH_MAX + 32];
         snprintf(path, sizeof path, "%s/%s", directory, ADT_SKELETON_FILE_NAME);
         if (adt_skeleton_file_write(path, names, first->skeleton_function_count, parts, sizes, run->ranks,
-                                    first->header->timer_resolution) != 0) {
+                                    first->header->timer_resolution, causes) != 0) {
             snprintf(ending->skeleton_problem, sizeof ending->skeleton_problem, "writing it failed: %s",
                      errno == EINVAL ? "a rank's skeleton is damaged" : strerror(errno));
         } else {
@@ -276,6 +302,7 @@ static void write_skeleton(recovery *run, const char *directory)
     free(names);
     free(parts);
     free(sizes);
+    free(causes);
 }
 
 static int move_skeleton(recovery *run, const char *directory)

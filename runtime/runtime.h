@@ -275,6 +275,9 @@ typedef enum adt_skeleton_saved {
     ADT_SKELETON_NOT_SAVED_DAMAGED,     /* set by adaptrace-recover: the saved image of the skeletons is damaged */
     ADT_SKELETON_SAVED_CAUSES
 } adt_skeleton_saved;
+/* Their names in summary.json's ranks_by_cause, and as the cause of a
+ * rank that skeleton.adts names missing. */
+extern const char *const adt_skeleton_saved_keys[ADT_SKELETON_SAVED_CAUSES];
 
 /* The MPI layer, at MPI_Init when it folds calls into skeletons: the
  * encoding of this process's skeletons for the rescue of an ending in

@@ -355,7 +355,9 @@ typedef struct adt_run_ending {
     uint64_t streamed_events_missing;
     /* The skeletons: the saved ranks by whether their rescue file holds
      * theirs (adt_skeleton_saved), and whether skeleton.adts was written
-     * from them (only when every rank's is there), else why not. */
+     * from them (when a rank saved one; it names the others missing);
+     * skeleton_problem: why it was not written, or, when it was, why it
+     * names ranks missing ("" when it names none). */
     uint32_t skeleton_ranks[ADT_SKELETON_SAVED_CAUSES];
     bool skeleton_written;
     char skeleton_problem[160];

@@ -465,8 +465,7 @@ static void write_json_string(FILE *out, const char *text)
     fputc('"', out);
 }
 
-/* summary.json's names of adt_skeleton_saved. */
-static const char *const skeleton_saved_keys[ADT_SKELETON_SAVED_CAUSES] = {
+const char *const adt_skeleton_saved_keys[ADT_SKELETON_SAVED_CAUSES] = {
     [ADT_SKELETON_SAVED_NOT_FOLDING] = "not_folding",
     [ADT_SKELETON_SAVED] = "saved",
     [ADT_SKELETON_NOT_SAVED_SNAPSHOT] = "snapshot",
@@ -499,7 +498,7 @@ static void write_json_ending(FILE *out, const adt_run_ending *ending)
     write_json_string(out, ending->skeleton_problem);
     fprintf(out, ", \"ranks_by_cause\": {");
     for (int cause = 0; cause < ADT_SKELETON_SAVED_CAUSES; cause++)
-        fprintf(out, "%s\"%s\": %u", cause ? ", " : "", skeleton_saved_keys[cause], ending->skeleton_ranks[cause]);
+        fprintf(out, "%s\"%s\": %u", cause ? ", " : "", adt_skeleton_saved_keys[cause], ending->skeleton_ranks[cause]);
     fprintf(out, "}}");
 }
 
@@ -899,11 +898,16 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
                 (double)total->first_flush_ns / 1e9, (unsigned long long)total->flushes_at_sample_floor,
                 (unsigned long long)total->flushes, ADT_RUNTIME_SAMPLE_FLOOR_SHARE);
     if (total->locations_folded > 0) {
-        /* A recovered run has skeleton.adts only when every rank's rescue
-         * file saved its skeleton (runtime/recover.c says why not). */
+        /* A recovered run has skeleton.adts when a rank's rescue file
+         * saved its skeleton; it names the ranks that did not
+         * (runtime/recover.c says why). */
         char where[256] = "are only in skeleton.adts";
         if (listing->ending != NULL && !listing->ending->skeleton_written)
             snprintf(where, sizeof where, "were only in the skeletons, which this recovered run lacks (%s)",
+                     listing->ending->skeleton_problem);
+        else if (listing->ending != NULL && listing->ending->skeleton_problem[0] != '\0')
+            snprintf(where, sizeof where,
+                     "are only in skeleton.adts, which lacks the ranks that did not save their skeleton (%s)",
                      listing->ending->skeleton_problem);
         adt_log("folding: MPI events alone filled the buffer on %llu location%s (the first time %.1f s after "
                 "start); their %llu events from then on %s, the trace marks the point with MeasurementOnOff(off) "

@@ -549,6 +549,78 @@ const adt_skeleton_pair *adt_skeleton_thread_pair(const adt_skeleton_thread_view
     return NULL;
 }
 
+/* Version 5's ranks without a skeleton, after the rank table: the causes,
+ * then strided ranges of ranks, each for one cause; every rank named
+ * neither twice nor in a class (seen). How many ranks they name, or
+ * UINT64_MAX with one line in error. */
+static uint64_t read_missing(cursor *c, arena *a, adt_skeleton_file *file, uint8_t *seen, char *error,
+                             size_t error_size)
+{
+    uint32_t cause_count;
+    if (!take_u32(c, &cause_count) || cause_count > left(c) / 4) {
+        say(error, error_size, "corrupt: bad count of causes of missing ranks");
+        return UINT64_MAX;
+    }
+    char **causes = arena_alloc(a, sizeof *causes * cause_count);
+    if (!causes) {
+        say(error, error_size, "out of memory reading the skeleton");
+        return UINT64_MAX;
+    }
+    for (uint32_t k = 0; k < cause_count; ++k) {
+        uint32_t length;
+        const uint8_t *cause;
+        if (!take_u32(c, &length) || !take(c, length, &cause)) {
+            say(error, error_size, "corrupt: cause %u of missing ranks cut short", k);
+            return UINT64_MAX;
+        }
+        causes[k] = arena_alloc(a, (size_t)length + 1);
+        if (!causes[k]) {
+            say(error, error_size, "out of memory reading the skeleton");
+            return UINT64_MAX;
+        }
+        memcpy(causes[k], cause, length);
+    }
+    uint32_t range_count;
+    if (!take_u32(c, &range_count) || range_count == 0 || range_count > left(c) / 16) {
+        say(error, error_size, "corrupt: bad count of ranges of missing ranks");
+        return UINT64_MAX;
+    }
+    adt_skeleton_missing_range *ranges = arena_alloc(a, sizeof *ranges * range_count);
+    if (!ranges) {
+        say(error, error_size, "out of memory reading the skeleton");
+        return UINT64_MAX;
+    }
+    uint64_t named = 0;
+    for (uint32_t g = 0; g < range_count; ++g) {
+        adt_skeleton_missing_range *range = &ranges[g];
+        uint32_t cause = 0;
+        take_u32(c, &range->first);
+        take_u32(c, &range->count);
+        take_u32(c, &range->stride);
+        take_u32(c, &cause);
+        uint64_t last = range->first + (uint64_t)(range->count - 1) * range->stride;
+        if (range->count == 0 || range->stride == 0 || cause >= cause_count || last >= file->rank_count) {
+            say(error, error_size, "corrupt: missing rank range %u (%u ranks from %u by %u, cause %u)", g,
+                range->count, range->first, range->stride, cause);
+            return UINT64_MAX;
+        }
+        range->cause = causes[cause];
+        for (uint64_t r = range->first; r <= last; r += range->stride) {
+            if (seen[r]) {
+                say(error, error_size, "corrupt: rank %llu is named twice", (unsigned long long)r);
+                return UINT64_MAX;
+            }
+            seen[r] = 1;
+            named++;
+            file->ranks[r] = (adt_skeleton_rank_view){ (uint32_t)r, ADT_SKELETON_NO_CLASS, 0, NULL, range->cause };
+        }
+    }
+    file->missing_count = (uint32_t)named;
+    file->missing_range_count = range_count;
+    file->missing_ranges = ranges;
+    return named;
+}
+
 adt_skeleton_file *adt_skeleton_file_parse(const uint8_t *bytes, size_t size, char *error, size_t error_size)
 {
     arena a = { 0 };
@@ -564,9 +636,9 @@ adt_skeleton_file *adt_skeleton_file_parse(const uint8_t *bytes, size_t size, ch
         say(error, error_size, "cut short after the header");
         return NULL;
     }
-    if (version != ADT_SKELETON_VERSION) {
-        say(error, error_size, "skeleton format version %u, this adaptrace reads version %u", version,
-            ADT_SKELETON_VERSION);
+    if (version != ADT_SKELETON_VERSION && version != ADT_SKELETON_VERSION_PARTIAL) {
+        say(error, error_size, "skeleton format version %u, this adaptrace reads versions %u and %u", version,
+            ADT_SKELETON_VERSION, ADT_SKELETON_VERSION_PARTIAL);
         return NULL;
     }
     if (size < sizeof ADT_SKELETON_MAGIC + 4 + 8) {
@@ -679,8 +751,14 @@ adt_skeleton_file *adt_skeleton_file_parse(const uint8_t *bytes, size_t size, ch
             covered++;
             const adt_skeleton_class_view *class_view = &file->classes[range->class_index];
             file->ranks[r] = (adt_skeleton_rank_view){ (uint32_t)r, range->class_index, class_view->thread_count,
-                                                       class_view->threads };
+                                                       class_view->threads, NULL };
         }
+    }
+    if (file->version == ADT_SKELETON_VERSION_PARTIAL) {
+        uint64_t missing = read_missing(&c, &a, file, seen, error, error_size);
+        if (missing == UINT64_MAX)
+            goto failed;
+        covered += missing;
     }
     if (covered != file->rank_count) {
         say(error, error_size, "corrupt: the ranges name %llu of %u ranks", (unsigned long long)covered,
@@ -697,7 +775,8 @@ adt_skeleton_file *adt_skeleton_file_parse(const uint8_t *bytes, size_t size, ch
     if (!slot || !filled)
         goto no_memory;
     for (uint32_t r = 0; r < file->rank_count; ++r)
-        slot[r] = filled[file->ranks[r].class_index]++;
+        if (file->ranks[r].class_index != ADT_SKELETON_NO_CLASS)
+            slot[r] = filled[file->ranks[r].class_index]++;
     for (uint32_t k = 0; k < file->class_count; ++k)
         if (!rank_variants(file, &a, k, slot, error, error_size))
             goto failed;

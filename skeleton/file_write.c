@@ -515,10 +515,19 @@ typedef struct merge_class {
     merge_parameter *parameters;
 } merge_class;
 
+/* A rank without a skeleton, and why ("" unknown). */
+typedef struct missing_rank {
+    uint32_t rank;
+    char cause[ADT_SKELETON_CAUSE_MAX];
+} missing_rank;
+
 struct adt_skeleton_merge {
     uint32_t class_count;
     uint32_t class_capacity;
     merge_class *classes;
+    uint32_t missing_count;
+    uint32_t missing_capacity;
+    missing_rank *missing;
 };
 
 static void class_free(merge_class *c)
@@ -542,6 +551,7 @@ void adt_skeleton_merge_free(adt_skeleton_merge *merge)
     for (uint32_t k = 0; k < merge->class_count; ++k)
         class_free(&merge->classes[k]);
     free(merge->classes);
+    free(merge->missing);
     free(merge);
 }
 
@@ -622,6 +632,53 @@ adt_skeleton_merge *adt_skeleton_merge_of_part(const uint8_t *part, size_t bytes
         return NULL;
     }
     c->ranks[c->rank_count++] = rank;
+    return merge;
+}
+
+/* Room for `more` missing ranks more. */
+static bool missing_reserve(adt_skeleton_merge *merge, uint32_t more)
+{
+    uint64_t needed = (uint64_t)merge->missing_count + more;
+    if (needed <= merge->missing_capacity)
+        return true;
+    if (needed > ADT_SKELETON_RANKS_MAX)
+        return false;
+    uint32_t capacity = merge->missing_capacity ? merge->missing_capacity : 4;
+    while (capacity < needed)
+        capacity *= 2;
+    missing_rank *grown = realloc(merge->missing, sizeof *grown * capacity);
+    if (!grown)
+        return false;
+    merge->missing = grown;
+    merge->missing_capacity = capacity;
+    return true;
+}
+
+static bool add_missing(adt_skeleton_merge *merge, uint32_t rank, const char *cause)
+{
+    if (rank >= ADT_SKELETON_RANKS_MAX || !missing_reserve(merge, 1))
+        return false;
+    missing_rank *added = &merge->missing[merge->missing_count++];
+    added->rank = rank;
+    snprintf(added->cause, sizeof added->cause, "%s", cause ? cause : "");
+    return true;
+}
+
+uint32_t adt_skeleton_merge_missing_count(const adt_skeleton_merge *merge)
+{
+    return merge->missing_count;
+}
+
+adt_skeleton_merge *adt_skeleton_merge_of_missing(uint32_t first, uint32_t count, const char *cause)
+{
+    adt_skeleton_merge *merge = calloc(1, sizeof *merge);
+    bool ok = merge && (uint64_t)first + count <= ADT_SKELETON_RANKS_MAX;
+    for (uint32_t i = 0; ok && i < count; ++i)
+        ok = add_missing(merge, first + i, cause);
+    if (!ok) {
+        adt_skeleton_merge_free(merge);
+        return NULL;
+    }
     return merge;
 }
 
@@ -738,6 +795,9 @@ bool adt_skeleton_merge_add(adt_skeleton_merge *into, adt_skeleton_merge *from)
         *mine = *theirs;
         memset(theirs, 0, sizeof *theirs);
     }
+    ok = ok && missing_reserve(into, from->missing_count);
+    for (uint32_t m = 0; ok && m < from->missing_count; ++m)
+        into->missing[into->missing_count++] = from->missing[m];
     adt_skeleton_merge_free(from);
     return ok;
 }
@@ -769,7 +829,8 @@ static bool put_class(bytes_out *out, const merge_class *c)
 
 /* On the wire between two ranks of the tree: u32 class_count, then per
  * class its file encoding (put_class) and its ranks (v range_count
- * {v first, v count, v stride}). */
+ * {v first, v count, v stride}), then the ranks without a skeleton
+ * (v missing_count {v rank, v cause length, cause bytes}). */
 uint8_t *adt_skeleton_merge_encode(const adt_skeleton_merge *merge, size_t *bytes)
 {
     bytes_out out = { 0 };
@@ -778,6 +839,13 @@ uint8_t *adt_skeleton_merge_encode(const adt_skeleton_merge *merge, size_t *byte
     for (uint32_t k = 0; k < merge->class_count; ++k) {
         ok = ok && put_class(&out, &merge->classes[k]);
         put_varint_ranges(&out, merge->classes[k].ranks, merge->classes[k].rank_count);
+    }
+    put_varint(&out, merge->missing_count);
+    for (uint32_t m = 0; m < merge->missing_count; ++m) {
+        size_t length = strlen(merge->missing[m].cause);
+        put_varint(&out, merge->missing[m].rank);
+        put_varint(&out, length);
+        put(&out, merge->missing[m].cause, length);
     }
     if (!ok || out.failed) {
         free(out.data);
@@ -942,6 +1010,20 @@ adt_skeleton_merge *adt_skeleton_merge_decode(const uint8_t *bytes, size_t size)
         const uint8_t *ranks = at;
         ok = ok && take_ranges(&at, end, append_rank, c) && c->rank_count > 0 && take_parameters(parameters, ranks, c);
     }
+    uint32_t missing = 0;
+    ok = ok && take_varint32(&at, end, &missing) && missing <= (size_t)(end - at) / 2;
+    for (uint32_t m = 0; ok && m < missing; ++m) {
+        uint32_t rank, length;
+        char cause[ADT_SKELETON_CAUSE_MAX];
+        ok = take_varint32(&at, end, &rank) && take_varint32(&at, end, &length) && length < sizeof cause &&
+             length <= (size_t)(end - at);
+        if (ok) {
+            memcpy(cause, at, length);
+            cause[length] = '\0';
+            at += length;
+            ok = add_missing(merge, rank, cause);
+        }
+    }
     if (!ok || at != end) {
         adt_skeleton_merge_free(merge);
         return NULL;
@@ -972,26 +1054,102 @@ static void put_rank_table(bytes_out *out, const adt_skeleton_merge *merge)
     }
 }
 
+static int by_cause_then_rank(const void *a, const void *b)
+{
+    const missing_rank *x = a, *y = b;
+    int order = strcmp(x->cause, y->cause);
+    return order != 0 ? order : (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* Version 5's list of the ranks without a skeleton: the causes, then per
+ * cause its ranks as strided ranges (u32 first, count, stride, cause).
+ * missing is sorted by cause, then rank; ranks is scratch of its size. */
+static void put_missing(bytes_out *out, const missing_rank *missing, uint32_t count, uint32_t *ranks)
+{
+    uint32_t cause_count = 0, range_count = 0;
+    for (uint32_t m = 0; m < count; ++m) {
+        ranks[m] = missing[m].rank;
+        cause_count += m == 0 || strcmp(missing[m].cause, missing[m - 1].cause) != 0;
+    }
+    put_u32(out, cause_count);
+    for (uint32_t m = 0; m < count; ++m) {
+        if (m > 0 && strcmp(missing[m].cause, missing[m - 1].cause) == 0)
+            continue;
+        uint32_t length = (uint32_t)strlen(missing[m].cause);
+        put_u32(out, length);
+        put(out, missing[m].cause, length);
+    }
+    /* Twice over the causes' groups: the ranges counted, then written. */
+    for (int pass = 0; pass < 2; ++pass) {
+        if (pass == 1)
+            put_u32(out, range_count);
+        for (uint32_t group = 0, cause = 0, next; group < count; group = next, ++cause) {
+            next = group + 1;
+            while (next < count && strcmp(missing[next].cause, missing[group].cause) == 0)
+                next++;
+            for (uint32_t at = group, stride, run; at < next; at += run) {
+                run = strided_run(ranks + group, next - group, at - group, &stride);
+                range_count += pass == 0;
+                if (pass == 1) {
+                    put_u32(out, ranks[at]);
+                    put_u32(out, run);
+                    put_u32(out, stride);
+                    put_u32(out, cause);
+                }
+            }
+        }
+    }
+}
+
+/* Whether the classes and the missing ranks name every rank below
+ * rank_count once. */
+static bool names_every_rank_once(const adt_skeleton_merge *merge, uint32_t rank_count)
+{
+    uint8_t *seen = calloc(rank_count ? rank_count : 1, 1);
+    bool ok = seen != NULL;
+    uint64_t named = 0;
+    for (uint32_t k = 0; ok && k < merge->class_count; ++k) {
+        const merge_class *c = &merge->classes[k];
+        ok = c->rank_count > 0;
+        for (uint32_t i = 0; ok && i < c->rank_count; ++i, ++named) {
+            ok = c->ranks[i] < rank_count && !seen[c->ranks[i]];
+            if (ok)
+                seen[c->ranks[i]] = 1;
+        }
+    }
+    for (uint32_t m = 0; ok && m < merge->missing_count; ++m, ++named) {
+        ok = merge->missing[m].rank < rank_count && !seen[merge->missing[m].rank];
+        if (ok)
+            seen[merge->missing[m].rank] = 1;
+    }
+    free(seen);
+    return ok && named == rank_count;
+}
+
 int adt_skeleton_merge_write(const adt_skeleton_merge *merge, const char *path, const char *const *function_names,
                              uint32_t function_count, uint32_t rank_count, uint64_t ticks_per_second)
 {
-    /* Every rank below rank_count once. */
-    uint64_t ranks = 0;
-    for (uint32_t k = 0; k < merge->class_count; ++k) {
-        const merge_class *c = &merge->classes[k];
-        ranks += c->rank_count;
-        if (c->rank_count == 0 || c->ranks[c->rank_count - 1] >= rank_count) {
-            errno = EINVAL;
-            return -1;
-        }
-    }
-    if (ranks != rank_count) {
+    if (merge->class_count == 0 || !names_every_rank_once(merge, rank_count)) {
         errno = EINVAL;
         return -1;
     }
+    uint32_t missing_count = merge->missing_count;
+    missing_rank *missing = malloc(sizeof *missing * (missing_count ? missing_count : 1));
+    uint32_t *scratch = malloc(sizeof *scratch * (missing_count ? missing_count : 1));
+    if (!missing || !scratch) {
+        free(missing);
+        free(scratch);
+        errno = ENOMEM;
+        return -1;
+    }
+    if (missing_count > 0) {
+        memcpy(missing, merge->missing, sizeof *missing * missing_count);
+        qsort(missing, missing_count, sizeof *missing, by_cause_then_rank);
+    }
     bytes_out out = { 0 };
     put(&out, ADT_SKELETON_MAGIC, sizeof ADT_SKELETON_MAGIC);
-    put_u32(&out, ADT_SKELETON_VERSION);
+    /* A file of every rank has no list of missing ranks (version 6). */
+    put_u32(&out, missing_count > 0 ? ADT_SKELETON_VERSION_PARTIAL : ADT_SKELETON_VERSION);
     put_u64(&out, ticks_per_second);
     put_u32(&out, function_count);
     for (uint32_t f = 0; f < function_count; ++f) {
@@ -1005,6 +1163,10 @@ int adt_skeleton_merge_write(const adt_skeleton_merge *merge, const char *path, 
         ok = put_class(&out, &merge->classes[k]) && ok;
     put_u32(&out, rank_count);
     put_rank_table(&out, merge);
+    if (missing_count > 0)
+        put_missing(&out, missing, missing_count, scratch);
+    free(missing);
+    free(scratch);
     if (out.failed || !ok) {
         free(out.data);
         errno = ENOMEM;
@@ -1024,12 +1186,14 @@ int adt_skeleton_merge_write(const adt_skeleton_merge *merge, const char *path, 
 
 int adt_skeleton_file_write(const char *path, const char *const *function_names, uint32_t function_count,
                             const uint8_t *const *part_data, const size_t *part_bytes, uint32_t rank_count,
-                            uint64_t ticks_per_second)
+                            uint64_t ticks_per_second, const char *const *missing_causes)
 {
     adt_skeleton_merge *merge = NULL;
     bool ok = true;
     for (uint32_t r = 0; ok && r < rank_count; ++r) {
-        adt_skeleton_merge *one = adt_skeleton_merge_of_part(part_data[r], part_bytes[r], r);
+        adt_skeleton_merge *one = part_data[r] != NULL
+                                      ? adt_skeleton_merge_of_part(part_data[r], part_bytes[r], r)
+                                      : adt_skeleton_merge_of_missing(r, 1, missing_causes ? missing_causes[r] : "");
         if (!one)
             ok = false;
         else if (!merge)

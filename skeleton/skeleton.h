@@ -351,7 +351,14 @@ uint8_t *adt_skeleton_image_encode(const uint8_t *image, size_t image_bytes, uin
 
 #define ADT_SKELETON_FILE_NAME "skeleton.adts"
 #define ADT_SKELETON_MAGIC "ADTSKEL"
-#define ADT_SKELETON_VERSION 5u
+/* A file with every rank's skeleton is version 6; one that names ranks
+ * whose skeleton is missing is version 7 (docs/folding.md). The reader
+ * reads both. (4 and 5 were the same before a receive's key held the
+ * source and tag it asked for: refused.) */
+#define ADT_SKELETON_VERSION 6u
+#define ADT_SKELETON_VERSION_PARTIAL 7u
+/* The longest cause of a missing rank the writer keeps, its NUL included. */
+#define ADT_SKELETON_CAUSE_MAX 32u
 /* The most ranks a file may name (a bound for the reader's tables). */
 #define ADT_SKELETON_RANKS_MAX (1u << 26)
 
@@ -369,11 +376,14 @@ uint8_t *adt_skeleton_rank_encode(uint32_t rank, size_t *bytes);
  * functions and calling contexts; the fields after those two of a key)
  * are one class, stored once with its ranks as strided ranges: the
  * structure of its first rank, each parameter that differs as its values
- * with their ranks, and its ranks' timing merged. 0, or -1 with errno set
- * (EINVAL: a part that does not parse). */
+ * with their ranks, and its ranks' timing merged. A rank whose part is
+ * NULL has no skeleton: the file (then version 7) names it missing, with
+ * missing_causes[r] (a word, as summary.json's ranks_by_cause; NULL
+ * missing_causes or "": unknown). 0, or -1 with errno set (EINVAL: a part
+ * that does not parse, or no rank with a part). */
 int adt_skeleton_file_write(const char *path, const char *const *function_names, uint32_t function_count,
                             const uint8_t *const *parts, const size_t *part_bytes, uint32_t rank_count,
-                            uint64_t ticks_per_second);
+                            uint64_t ticks_per_second, const char *const *missing_causes);
 
 /* Ranks' skeletons merged (end of run), pairwise along a tree of the
  * ranks or one rank after another: classes of ranks as
@@ -385,6 +395,12 @@ typedef struct adt_skeleton_merge adt_skeleton_merge;
 /* One rank's part (adt_skeleton_rank_encode) as a merge; NULL when it
  * does not parse or memory runs out. */
 adt_skeleton_merge *adt_skeleton_merge_of_part(const uint8_t *part, size_t bytes, uint32_t rank);
+/* Ranks first .. first + count - 1 without a skeleton, as a merge: the
+ * file names them missing, for cause (cut to ADT_SKELETON_CAUSE_MAX - 1
+ * bytes; "": unknown). NULL when out of memory. */
+adt_skeleton_merge *adt_skeleton_merge_of_missing(uint32_t first, uint32_t count, const char *cause);
+/* How many ranks a merge names missing. */
+uint32_t adt_skeleton_merge_missing_count(const adt_skeleton_merge *merge);
 /* into += from, from's ranks all above into's; from is freed. false (into
  * then unusable: free it) when they are not so or memory runs out. */
 bool adt_skeleton_merge_add(adt_skeleton_merge *into, adt_skeleton_merge *from);
@@ -392,8 +408,9 @@ bool adt_skeleton_merge_add(adt_skeleton_merge *into, adt_skeleton_merge *from);
  * NULL when out of memory or for bytes that do not parse. */
 uint8_t *adt_skeleton_merge_encode(const adt_skeleton_merge *merge, size_t *bytes);
 adt_skeleton_merge *adt_skeleton_merge_decode(const uint8_t *bytes, size_t size);
-/* Writes skeleton.adts from a merge of ranks 0 .. rank_count - 1 (the
- * rest as adt_skeleton_file_write). 0, or -1 with errno set. */
+/* Writes skeleton.adts from a merge of ranks 0 .. rank_count - 1, each
+ * either in a class or missing, one class at least (the rest as
+ * adt_skeleton_file_write). 0, or -1 with errno set. */
 int adt_skeleton_merge_write(const adt_skeleton_merge *merge, const char *path, const char *const *function_names,
                              uint32_t function_count, uint32_t rank_count, uint64_t ticks_per_second);
 void adt_skeleton_merge_free(adt_skeleton_merge *merge);
@@ -454,14 +471,27 @@ typedef struct adt_skeleton_class_view {
     uint32_t variant_count;         /* distinct combinations of the parameters' values its ranks have */
 } adt_skeleton_class_view;
 
+/* The class_index of a rank whose skeleton the file does not hold. */
+#define ADT_SKELETON_NO_CLASS UINT32_MAX
+
 typedef struct adt_skeleton_rank_view {
     uint32_t rank;
-    uint32_t class_index;
-    uint32_t thread_count;
+    uint32_t class_index;           /* ADT_SKELETON_NO_CLASS: missing */
+    uint32_t thread_count;          /* 0 when missing */
     /* Its class's threads with this rank's own keys (its parameters'
      * values in place); the rules and timing are the class's. */
     const adt_skeleton_thread_view *threads;
+    const char *missing_cause;      /* why it is missing ("" unknown); NULL when it is not */
 } adt_skeleton_rank_view;
+
+/* Ranks whose skeleton is missing (version 7): first, first + stride, ...
+ * (count of them), all for one cause. */
+typedef struct adt_skeleton_missing_range {
+    uint32_t first;
+    uint32_t count;
+    uint32_t stride;
+    const char *cause;              /* a word, as summary.json's ranks_by_cause; "" unknown */
+} adt_skeleton_missing_range;
 
 typedef struct adt_skeleton_file {
     uint32_t version;
@@ -473,16 +503,19 @@ typedef struct adt_skeleton_file {
     uint32_t range_count;
     adt_skeleton_rank_range *ranges;
     uint32_t rank_count;
-    adt_skeleton_rank_view *ranks;  /* in rank order */
+    adt_skeleton_rank_view *ranks;  /* in rank order, the missing ones included */
+    uint32_t missing_count;         /* ranks without a skeleton (0 in version 6) */
+    uint32_t missing_range_count;
+    const adt_skeleton_missing_range *missing_ranges;
     void *storage;
 } adt_skeleton_file;
 
 /* Reads and checks the whole file (framing, bounds, checksum, that every
  * rule is referenced acyclically and every terminal has a key, that
  * expansion gives `calls` terminals, and that each parameter names a field
- * of a key and gives every rank of its class one value). NULL with one
- * line in error: not a skeleton file, another version, cut short,
- * corrupt. */
+ * of a key and gives every rank of its class one value; that the classes
+ * and the missing ranks name every rank once). NULL with one line in
+ * error: not a skeleton file, another version, cut short, corrupt. */
 adt_skeleton_file *adt_skeleton_file_read(const char *path, char *error, size_t error_size);
 /* The same from bytes in memory (tests). */
 adt_skeleton_file *adt_skeleton_file_parse(const uint8_t *bytes, size_t size, char *error, size_t error_size);

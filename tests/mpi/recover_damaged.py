@@ -50,15 +50,23 @@ usage: recover_damaged.py rescue WORK MPIEXEC LAUNCHER DEMO
            --skeleton shows or refuses in one line as corrupt (a call
            signature that does not decode). The intact file is recovered
            with skeleton.adts.
-       recover_damaged.py skeleton-image WORK MPIEXEC LAUNCHER FOLD_PROGRAM RECOVER OTF2_PRINT
+       recover_damaged.py skeleton-image WORK MPIEXEC LAUNCHER FOLD_PROGRAM RECOVER OTF2_PRINT REPORT REPLAY
            a run that folds (FOLD_PROGRAM: mpi-fold-sendrecv 2,000 sigterm
            on 2 ranks) ended by SIGTERM: each rank's handler saved an
            image of its skeletons. Intact, the recovery writes
            skeleton.adts from both. A byte of rank 1's image changed: its
            section's check refuses the image alone, in one line, and the
-           archive is recovered without skeleton.adts (rank 1 counted
-           "damaged" in summary.json, rank 0 "saved"); the same with the
-           section's check made to match: the image's own hash refuses it.
+           archive is recovered with a skeleton.adts of rank 0 alone that
+           names rank 1 missing, "damaged" (version 7; rank 1 counted
+           "damaged" in summary.json, rank 0 "saved"): adaptrace-report
+           --skeleton says so, --expand gives rank 0 exactly the calls
+           the intact file gives it, the report's text says that rank 1's
+           later calls are not in its figures while rank 0's are; and
+           adaptrace-replay refuses the file in one line, with a non-zero
+           exit, having made no MPI call but MPI_Init and MPI_Finalize
+           (traced). The same with the section's check made to match: the
+           image's own hash refuses it. Rank 1's rescue file removed: the
+           file holds rank 0 the same and names rank 1 missing, not_saved.
 """
 import concurrent.futures
 import json
@@ -446,7 +454,79 @@ def skeleton(work, recover_path, otf2_print, report, seed):
         print(f"skeleton {name}: {'skeleton.adts written' if written else 'no skeleton.adts'}")
 
 
-def skeleton_image(work, mpiexec, launcher, fold_program, recover_path, otf2_print):
+def expanded_by_rank(report, archive):
+    """adaptrace-report --skeleton --expand ARCHIVE: each rank's lines (its
+    threads' headers and calls), by rank."""
+    shown = subprocess.run([report, "--skeleton", "--expand", archive], capture_output=True, text=True,
+                           errors="replace", timeout=60)
+    if shown.returncode != 0 or "Sanitizer" in shown.stderr or "runtime error:" in shown.stderr:
+        fail("adaptrace-report --skeleton --expand %s: exit %d: %s" % (archive, shown.returncode, shown.stderr[-2000:]))
+    ranks, rank = {}, None
+    for line in shown.stdout.splitlines():
+        if line.startswith("rank ") and " thread " in line:
+            rank = int(line.split()[1])
+        if rank is not None and not line.startswith("rank 1: no skeleton ("):
+            ranks.setdefault(rank, []).append(line)
+    return ranks, shown.stdout
+
+
+def sanitizer_report(case, tool, err):
+    if "Sanitizer" in err or "runtime error:" in err:
+        fail("skeleton image %s: a sanitizer report from %s:\n%s" % (case, tool, err[-3000:]))
+
+
+def rank1_missing(case, archive, report, intact_rank0, cause):
+    """The recovered archive's skeleton.adts holds rank 0, exactly as the
+    intact file does, and names rank 1 missing for cause."""
+    shown = subprocess.run([report, "--skeleton", archive], capture_output=True, text=True, errors="replace",
+                           timeout=60)
+    sanitizer_report(case, "adaptrace-report --skeleton", shown.stderr)
+    lines = shown.stdout.splitlines()
+    missing = "rank 1: no skeleton (%s)" % cause
+    if shown.returncode != 0 or missing not in lines or \
+            not any(line.startswith("rank 0 thread 0: ") for line in lines) or \
+            any(line.startswith("rank 1 thread") or line.startswith("ranks ") for line in lines):
+        fail("skeleton image %s: adaptrace-report --skeleton (exit %d) does not show rank 0's class and %r:\n%s%s" %
+             (case, shown.returncode, missing, shown.stdout[-3000:], shown.stderr[-1000:]))
+    ranks, text = expanded_by_rank(report, archive)
+    if ranks.get(0) != intact_rank0 or 1 in ranks or text.splitlines()[-1] != missing:
+        fail("skeleton image %s: --expand gives rank 0 %d lines (the intact file %d) and rank 1 %s" %
+             (case, len(ranks.get(0, [])), len(intact_rank0), ranks.get(1, [])[:3]))
+
+
+def partial_skeleton(case, archive, report, replay, mpiexec, launcher, intact_rank0):
+    """The recovered archive's skeleton.adts holds rank 0 and names rank 1
+    missing (damaged); the report and the replay say so."""
+    rank1_missing(case, archive, report, intact_rank0, "damaged")
+    full = subprocess.run([report, archive], capture_output=True, text=True, errors="replace", timeout=120)
+    sanitizer_report(case, "adaptrace-report", full.stderr)
+    missing_line = "on ranks whose skeleton skeleton.adts lacks: rank 1 (damaged)"
+    if full.returncode != 0 or missing_line not in full.stdout or \
+            "rank 1 thread 0: events after t=" not in full.stdout or \
+            "but skeleton.adts lacks this rank's skeleton (damaged): not in the figures" not in full.stdout or \
+            "calls on 1 folded location come from skeleton.adts" not in full.stdout:
+        fail("skeleton image %s: the report (exit %d) does not say rank 1's later calls are missing while rank 0's "
+             "are added:\n%s%s" % (case, full.returncode, full.stdout[-4000:], full.stderr[-1000:]))
+    trace = os.path.join(os.path.dirname(archive), "replay.trace")
+    environment = dict(os.environ, ADAPTRACE_OUTPUT=trace, ADAPTRACE_SAMPLING="off")
+    replayed = subprocess.run([mpiexec, "--oversubscribe", "-np", "2", launcher, replay, archive],
+                              capture_output=True, text=True, errors="replace", timeout=120,
+                              stdin=subprocess.DEVNULL, env=environment)
+    sanitizer_report(case, "adaptrace-replay", replayed.stderr)
+    said = [line for line in replayed.stderr.splitlines() if line.startswith("adaptrace-replay:")]
+    expected = ("adaptrace-replay: skeleton.adts lacks the skeletons of 1 of its 2 ranks (rank 1: damaged): "
+                "replay needs every rank's calls")
+    if replayed.returncode == 0 or said != [expected] or replayed.stdout:
+        fail("skeleton image %s: adaptrace-replay exit %d, its lines %s, stdout %r: expected one line %r" %
+             (case, replayed.returncode, said, replayed.stdout[-500:], expected))
+    calls, _ = expanded_by_rank(report, trace)
+    made = sorted(line for lines in calls.values() for line in lines if not line.startswith("rank "))
+    if made != ["MPI_Finalize", "MPI_Finalize", "MPI_Init", "MPI_Init"]:
+        fail("skeleton image %s: the refused replay made other calls: %s" % (case, made[:10]))
+    return said[0]
+
+
+def skeleton_image(work, mpiexec, launcher, fold_program, recover_path, otf2_print, report, replay):
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     archive = os.path.join(work, "archive")
@@ -480,23 +560,43 @@ def skeleton_image(work, mpiexec, launcher, fold_program, recover_path, otf2_pri
             fail("skeleton image %s: %s:\n%s" % (case, verdict, err))
         summary = json.load(open(os.path.join(case_archive, "summary.json")))
         causes = summary.get("ending_skeleton", {}).get("ranks_by_cause", {})
+        problem = summary.get("ending_skeleton", {}).get("problem", "")
         written = os.path.exists(os.path.join(case_archive, "skeleton.adts"))
         if case == "intact":
-            if not written or causes.get("saved") != 2:
-                fail("skeleton image intact: skeleton.adts %s, ranks by cause %s" %
-                     ("written" if written else "not written", causes))
+            if not written or causes.get("saved") != 2 or problem != "":
+                fail("skeleton image intact: skeleton.adts %s, ranks by cause %s, problem %r" %
+                     ("written" if written else "not written", causes, problem))
+            intact_ranks, _ = expanded_by_rank(report, case_archive)
+            if len(intact_ranks.get(0, [])) < 1000 or len(intact_ranks.get(1, [])) < 1000:
+                fail("skeleton image intact: --expand gives %s lines by rank" %
+                     {r: len(lines) for r, lines in intact_ranks.items()})
         else:
             why = "its check does not match" if case == "check" else "its hash does not match"
             lines = [line for line in err.splitlines() if "skeleton" in line]
             if len(lines) != 1 or name not in lines[0] or why not in lines[0] or "left out" not in lines[0]:
                 fail("skeleton image %s: not one line saying the image is damaged (%s):\n%s" % (case, why, err))
-            if written or causes.get("damaged") != 1 or causes.get("saved") != 1:
-                fail("skeleton image %s: skeleton.adts %s, ranks by cause %s" %
-                     (case, "written" if written else "not written", causes))
+            if not written or causes.get("damaged") != 1 or causes.get("saved") != 1 or \
+                    problem != "1 rank saved a damaged skeleton image":
+                fail("skeleton image %s: skeleton.adts %s, ranks by cause %s, problem %r" %
+                     (case, "written" if written else "not written", causes, problem))
             if summary.get("ending", {}).get("ranks_saved") != 2:
                 fail("skeleton image %s: the rest of rank 1's file was not recovered: %s" %
                      (case, summary.get("ending")))
+            refusal = partial_skeleton(case, case_archive, report, replay, mpiexec, launcher, intact_ranks[0])
         print("skeleton image %s: %s" % (case, lines[0] if case != "intact" else "skeleton.adts written"))
+        if case != "intact":
+            print("skeleton image %s: rank 1 named missing (damaged); %s" % (case, refusal))
+    # Rank 1's rescue file gone: its skeleton is missing, not_saved.
+    case_archive = copy_rescue(work, "image-no-file")
+    os.unlink(os.path.join(case_archive + ".rescue", name))
+    verdict, err, _ = recover(recover_path, otf2_print, case_archive, 30)
+    if verdict is not None:
+        fail("skeleton image no-file: %s:\n%s" % (verdict, err))
+    skeleton = json.load(open(os.path.join(case_archive, "summary.json"))).get("ending_skeleton", {})
+    if skeleton.get("written") is not True or skeleton.get("problem") != "1 rank saved no rescue file (or a damaged one)":
+        fail("skeleton image no-file: summary.json's ending_skeleton is %s" % skeleton)
+    rank1_missing("no-file", case_archive, report, intact_ranks[0], "not_saved")
+    print("skeleton image no-file: rank 1 named missing (not_saved)")
 
 
 def main(argv):
@@ -510,7 +610,7 @@ def main(argv):
         alone(*argv[2:])
     elif len(argv) == 7 and argv[1] == "skeleton":
         skeleton(*argv[2:])
-    elif len(argv) == 8 and argv[1] == "skeleton-image":
+    elif len(argv) == 10 and argv[1] == "skeleton-image":
         skeleton_image(*argv[2:])
     elif len(argv) == 7 and argv[1] == "mutations":
         mutations(argv[2], argv[3], argv[4], int(argv[5]), int(argv[6]))

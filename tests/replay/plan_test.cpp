@@ -66,7 +66,7 @@ struct folded {
         close(fd);
         std::vector<const uint8_t *> constant(parts.begin(), parts.end());
         EXPECT_EQ(adt_skeleton_file_write(path, names, sizeof names / sizeof *names, constant.data(), sizes.data(),
-                                          ranks, 1000000000),
+                                          ranks, 1000000000, nullptr),
                   0);
         for (uint8_t *part : parts)
             free(part);

@@ -68,7 +68,7 @@ protected:
         int fd = mkstemp(path);
         ASSERT_GE(fd, 0);
         close(fd);
-        ASSERT_EQ(adt_skeleton_file_write(path, names, 2, parts, sizes, 5, kTicksPerSecond), 0);
+        ASSERT_EQ(adt_skeleton_file_write(path, names, 2, parts, sizes, 5, kTicksPerSecond, nullptr), 0);
         for (uint8_t *one : part)
             free(one);
         FILE *stream = fopen(path, "rb");
@@ -169,24 +169,27 @@ TEST_F(SkeletonFile, EveryFlippedByteIsRefused)
 TEST_F(SkeletonFile, AnotherVersionIsNamed)
 {
     std::vector<uint8_t> other = file;
-    other[sizeof ADT_SKELETON_MAGIC] = (uint8_t)(ADT_SKELETON_VERSION + 1);
-    EXPECT_EQ(refusal(other), "skeleton format version 6, this adaptrace reads version 5");
+    other[sizeof ADT_SKELETON_MAGIC] = (uint8_t)(ADT_SKELETON_VERSION_PARTIAL + 1);
+    EXPECT_EQ(refusal(other), "skeleton format version 8, this adaptrace reads versions 6 and 7");
 }
 
 // Files of version 1 (no timing), 2 (no clock rate), 3 (no parameters
-// by rank) and 4 (a receive's matched peer and tag where its wildcards
-// are now) are refused by their version, not read as something else.
+// by rank), 4 and 5 (a receive's matched peer and tag where its wildcards
+// are now; 5 a partial file) are refused by their version, not read as
+// something else.
 TEST_F(SkeletonFile, TheVersionsWithoutTimingClockRateParametersOrWildcardsAreNamed)
 {
     std::vector<uint8_t> old = file;
     old[sizeof ADT_SKELETON_MAGIC] = 1;
-    EXPECT_EQ(refusal(old), "skeleton format version 1, this adaptrace reads version 5");
+    EXPECT_EQ(refusal(old), "skeleton format version 1, this adaptrace reads versions 6 and 7");
     old[sizeof ADT_SKELETON_MAGIC] = 2;
-    EXPECT_EQ(refusal(old), "skeleton format version 2, this adaptrace reads version 5");
+    EXPECT_EQ(refusal(old), "skeleton format version 2, this adaptrace reads versions 6 and 7");
     old[sizeof ADT_SKELETON_MAGIC] = 3;
-    EXPECT_EQ(refusal(old), "skeleton format version 3, this adaptrace reads version 5");
+    EXPECT_EQ(refusal(old), "skeleton format version 3, this adaptrace reads versions 6 and 7");
     old[sizeof ADT_SKELETON_MAGIC] = 4;
-    EXPECT_EQ(refusal(old), "skeleton format version 4, this adaptrace reads version 5");
+    EXPECT_EQ(refusal(old), "skeleton format version 4, this adaptrace reads versions 6 and 7");
+    old[sizeof ADT_SKELETON_MAGIC] = 5;
+    EXPECT_EQ(refusal(old), "skeleton format version 5, this adaptrace reads versions 6 and 7");
 }
 
 // The three ranks of the class have their timing merged: every pair's

@@ -1,9 +1,12 @@
 // skeleton.adts (issue #25): ranks whose skeletons differ only in their
 // calls' parameters are one class, each differing parameter stored as
 // its values with their ranks; every rank reads back exactly its own
-// keys. Ranks whose structure differs stay apart.
+// keys. Ranks whose structure differs stay apart. Ranks without a
+// skeleton are named missing with their cause (version 7).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -76,24 +79,31 @@ std::vector<uint8_t> taken_back(const char *path)
     return bytes;
 }
 
-std::vector<uint8_t> file_of(const std::vector<Calls> &ranks)
+// The functions the keys' first field indexes.
+const char *const kNames[8] = { "MPI_Init", "MPI_Comm_rank", "MPI_Comm_size", "MPI_Barrier",
+                                "MPI_Send", "MPI_Recv", "MPI_Bcast", "MPI_Reduce" };
+
+// The file of these ranks' calls; a rank with a cause in missing (a
+// non-NULL one) has no skeleton and is named missing for it.
+std::vector<uint8_t> file_of(const std::vector<Calls> &ranks, const std::vector<const char *> &missing = {})
 {
     std::vector<std::vector<uint8_t>> parts;
     for (uint32_t r = 0; r < ranks.size(); ++r)
         parts.push_back(part_of(ranks[r], r));
     std::vector<const uint8_t *> data;
     std::vector<size_t> sizes;
-    for (const auto &part : parts) {
-        data.push_back(part.data());
-        sizes.push_back(part.size());
+    std::vector<const char *> causes(ranks.size(), nullptr);
+    for (uint32_t r = 0; r < ranks.size(); ++r) {
+        causes[r] = r < missing.size() ? missing[r] : nullptr;
+        data.push_back(causes[r] ? nullptr : parts[r].data());
+        sizes.push_back(parts[r].size());
     }
-    const char *names[8] = { "MPI_Init", "MPI_Comm_rank", "MPI_Comm_size", "MPI_Barrier",
-                             "MPI_Send", "MPI_Recv", "MPI_Bcast", "MPI_Reduce" };
     char path[] = "/tmp/skeleton-merge-XXXXXX";
     int fd = mkstemp(path);
     EXPECT_GE(fd, 0);
     close(fd);
-    EXPECT_EQ(adt_skeleton_file_write(path, names, 8, data.data(), sizes.data(), (uint32_t)ranks.size(), 1000000000),
+    EXPECT_EQ(adt_skeleton_file_write(path, kNames, 8, data.data(), sizes.data(), (uint32_t)ranks.size(), 1000000000,
+                                      causes.data()),
               0);
     return taken_back(path);
 }
@@ -317,14 +327,27 @@ TEST(SkeletonMerge, ParameterRangesNamingWrongRanksAreRefused)
 // Merged pairwise up a binomial tree (each rank: its own part, then its
 // children's subtrees in increasing order, each sent as bytes), the ranks
 // give the file that merging them one after another gives, byte for
-// byte: the same classes, parameters, ranges and timing.
-adt_skeleton_merge *subtree_of(const std::vector<std::vector<uint8_t>> &parts, uint32_t rank)
+// byte: the same classes, parameters, ranges and timing. A rank with a
+// cause in missing has no skeleton (as adt_mpi_fold_write: it goes up
+// missing); a child with a cause in failed sends a failed subtree, its
+// ranks named missing for that cause by its parent.
+adt_skeleton_merge *subtree_of(const std::vector<std::vector<uint8_t>> &parts, uint32_t rank,
+                               const std::vector<const char *> &missing = {},
+                               const std::vector<const char *> &failed = {})
 {
-    adt_skeleton_merge *merge = adt_skeleton_merge_of_part(parts[rank].data(), parts[rank].size(), rank);
+    const char *cause = rank < missing.size() ? missing[rank] : nullptr;
+    adt_skeleton_merge *merge = cause ? adt_skeleton_merge_of_missing(rank, 1, cause)
+                                      : adt_skeleton_merge_of_part(parts[rank].data(), parts[rank].size(), rank);
     EXPECT_NE(merge, nullptr);
     uint32_t lowest = rank & (~rank + 1);
     for (uint32_t step = 1; (rank == 0 || step < lowest) && rank + step < parts.size(); step <<= 1) {
-        adt_skeleton_merge *child = subtree_of(parts, rank + step);
+        uint32_t child_rank = rank + step;
+        if (child_rank < failed.size() && failed[child_rank]) {
+            uint32_t span = std::min<uint32_t>(step, (uint32_t)parts.size() - child_rank);
+            EXPECT_TRUE(adt_skeleton_merge_add(merge, adt_skeleton_merge_of_missing(child_rank, span, failed[child_rank])));
+            continue;
+        }
+        adt_skeleton_merge *child = subtree_of(parts, child_rank, missing, failed);
         size_t bytes = 0;
         uint8_t *wire = adt_skeleton_merge_encode(child, &bytes);
         adt_skeleton_merge_free(child);
@@ -339,11 +362,10 @@ adt_skeleton_merge *subtree_of(const std::vector<std::vector<uint8_t>> &parts, u
 
 std::vector<uint8_t> written(const adt_skeleton_merge *merge, uint32_t ranks)
 {
-    const char *names[8] = { "a", "b", "c", "d", "e", "f", "g", "h" };
     char path[] = "/tmp/skeleton-tree-XXXXXX";
     int fd = mkstemp(path);
     close(fd);
-    EXPECT_EQ(adt_skeleton_merge_write(merge, path, names, 8, ranks, 1000000000), 0);
+    EXPECT_EQ(adt_skeleton_merge_write(merge, path, kNames, 8, ranks, 1000000000), 0);
     return taken_back(path);
 }
 
@@ -388,6 +410,201 @@ TEST(SkeletonMerge, ASubtreeOutOfRankOrderIsRefused)
     adt_skeleton_merge *merge = adt_skeleton_merge_of_part(high.data(), high.size(), 2);
     EXPECT_FALSE(adt_skeleton_merge_add(merge, adt_skeleton_merge_of_part(low.data(), low.size(), 1)));
     adt_skeleton_merge_free(merge);
+}
+
+// ---- ranks without a skeleton (version 7) --------------------------------
+
+// Six ranks on a ring; ranks 1 and 4 saved a damaged skeleton, rank 3 none.
+const std::vector<const char *> kSixMissing{ nullptr, "damaged", nullptr, "not_saved", "damaged", nullptr };
+
+TEST(SkeletonPartial, MissingRanksRoundTripWithTheirCauses)
+{
+    std::vector<Calls> ranks = six_on_a_ring();
+    Read read(file_of(ranks, kSixMissing));
+    ASSERT_NE(read.file, nullptr) << read.error;
+    EXPECT_EQ(read.file->version, ADT_SKELETON_VERSION_PARTIAL);
+    ASSERT_EQ(read.file->rank_count, 6u);
+    ASSERT_EQ(read.file->class_count, 1u);
+    EXPECT_EQ(read.file->classes[0].rank_count, 3u) << "ranks 0, 2 and 5";
+    EXPECT_EQ(read.file->missing_count, 3u);
+    // Grouped by cause: damaged 1 and 4 (one range, stride 3), not_saved 3.
+    ASSERT_EQ(read.file->missing_range_count, 2u);
+    const adt_skeleton_missing_range *missing = read.file->missing_ranges;
+    EXPECT_STREQ(missing[0].cause, "damaged");
+    EXPECT_EQ(missing[0].first, 1u);
+    EXPECT_EQ(missing[0].count, 2u);
+    EXPECT_EQ(missing[0].stride, 3u);
+    EXPECT_STREQ(missing[1].cause, "not_saved");
+    EXPECT_EQ(missing[1].first, 3u);
+    EXPECT_EQ(missing[1].count, 1u);
+    for (uint32_t r = 0; r < 6; ++r) {
+        const adt_skeleton_rank_view &view = read.file->ranks[r];
+        EXPECT_EQ(view.rank, r);
+        if (kSixMissing[r]) {
+            EXPECT_EQ(view.class_index, ADT_SKELETON_NO_CLASS) << "rank " << r;
+            EXPECT_EQ(view.thread_count, 0u) << "rank " << r;
+            EXPECT_EQ(view.threads, nullptr) << "rank " << r;
+            EXPECT_STREQ(view.missing_cause, kSixMissing[r]) << "rank " << r;
+        } else {
+            EXPECT_EQ(view.class_index, 0u) << "rank " << r;
+            EXPECT_EQ(view.missing_cause, nullptr) << "rank " << r;
+            EXPECT_EQ(expanded(read.file, r), ranks[r]) << "rank " << r << " reads back its own keys";
+        }
+    }
+    // The class's parameter (the peer) has the values of its ranks only:
+    // +1 on ranks 0 and 2, -5 on rank 5.
+    ASSERT_GE(read.file->classes[0].parameter_count, 1u);
+    const adt_skeleton_parameter &peer = read.file->classes[0].parameters[0];
+    ASSERT_EQ(peer.value_count, 2u);
+    EXPECT_EQ(peer.values[1].value, zigzag(-5));
+    EXPECT_EQ(peer.values[1].ranges[0].first, 5u);
+}
+
+TEST(SkeletonPartial, AFileOfEveryRankStaysVersion4)
+{
+    Read read(file_of(six_on_a_ring()));
+    ASSERT_NE(read.file, nullptr) << read.error;
+    EXPECT_EQ(read.file->version, ADT_SKELETON_VERSION);
+    EXPECT_EQ(read.file->missing_count, 0u);
+    EXPECT_EQ(read.file->missing_range_count, 0u);
+    for (uint32_t r = 0; r < 6; ++r)
+        EXPECT_EQ(read.file->ranks[r].missing_cause, nullptr);
+}
+
+TEST(SkeletonPartial, ACauseTheWriterDoesNotKnowIsEmpty)
+{
+    std::vector<uint8_t> part = part_of(ring(+1, 0), 0);
+    const uint8_t *parts[] = { part.data(), nullptr };
+    size_t sizes[] = { part.size(), 0 };
+    char path[] = "/tmp/skeleton-partial-XXXXXX";
+    close(mkstemp(path));
+    ASSERT_EQ(adt_skeleton_file_write(path, kNames, 8, parts, sizes, 2, 1000000000, nullptr), 0);
+    Read read(taken_back(path));
+    ASSERT_NE(read.file, nullptr) << read.error;
+    EXPECT_STREQ(read.file->ranks[1].missing_cause, "");
+}
+
+TEST(SkeletonPartial, NoRankWithASkeletonIsNoFile)
+{
+    const uint8_t *parts[] = { nullptr, nullptr };
+    size_t sizes[] = { 0, 0 };
+    const char *causes[] = { "damaged", "damaged" };
+    char path[] = "/tmp/skeleton-partial-XXXXXX";
+    close(mkstemp(path));
+    errno = 0;
+    EXPECT_EQ(adt_skeleton_file_write(path, kNames, 8, parts, sizes, 2, 1000000000, causes), -1);
+    EXPECT_EQ(errno, EINVAL);
+    unlink(path);
+}
+
+// A partial file cut anywhere, or with any byte flipped, is refused in one
+// line; resealed, a flip is refused in one line or the file reads whole.
+TEST(SkeletonPartial, EveryCutOrFlippedByteIsRefusedInOneLine)
+{
+    std::vector<uint8_t> file = file_of(six_on_a_ring(), kSixMissing);
+    for (size_t size = 0; size < file.size(); ++size) {
+        Read read(std::vector<uint8_t>(file.begin(), file.begin() + (long)size));
+        EXPECT_EQ(read.file, nullptr) << "cut at " << size;
+        EXPECT_FALSE(read.error.empty()) << "cut at " << size;
+        EXPECT_EQ(read.error.find('\n'), std::string::npos);
+    }
+    for (size_t at = 0; at < file.size(); ++at) {
+        std::vector<uint8_t> damaged = file;
+        damaged[at] ^= 0x20;
+        Read read(damaged);
+        EXPECT_EQ(read.file, nullptr) << "byte " << at;
+        EXPECT_EQ(read.error.find('\n'), std::string::npos);
+        Read resealed_read(resealed(damaged));
+        if (!resealed_read.file) {
+            EXPECT_FALSE(resealed_read.error.empty()) << "byte " << at;
+            EXPECT_EQ(resealed_read.error.find('\n'), std::string::npos);
+            continue;
+        }
+        for (uint32_t r = 0; r < resealed_read.file->rank_count; ++r) {
+            const adt_skeleton_rank_view &view = resealed_read.file->ranks[r];
+            ASSERT_EQ(view.thread_count, view.missing_cause ? 0u : 1u) << "byte " << at;
+            if (!view.missing_cause) {
+                EXPECT_EQ(expanded(resealed_read.file, r).size(), view.threads[0].calls) << "byte " << at;
+            }
+        }
+    }
+}
+
+// The file's last range of missing ranks (not_saved: first 3, count 1,
+// stride 1, cause 1), before the checksum. Resealed, the reader refuses a
+// rank that a class or another range names too, a rank past the file's
+// ranks, a cause it does not list, an empty range; and its version byte
+// set to 4, the bytes after the rank table.
+TEST(SkeletonPartial, MissingRangesNamingWrongRanksAreRefused)
+{
+    std::vector<uint8_t> file = file_of(six_on_a_ring(), kSixMissing);
+    size_t first_at = file.size() - 8 - 16;
+    ASSERT_EQ(file[first_at], 3u);
+    ASSERT_EQ(file[first_at + 12], 1u);
+    auto changed = [&](size_t at, uint8_t value) {
+        std::vector<uint8_t> bytes = file;
+        bytes[at] = value;
+        return Read(resealed(bytes)).error;
+    };
+    EXPECT_EQ(changed(first_at, 0), "corrupt: rank 0 is named twice");
+    EXPECT_EQ(changed(first_at, 4), "corrupt: rank 4 is named twice");
+    EXPECT_EQ(changed(first_at, 6), "corrupt: missing rank range 1 (1 ranks from 6 by 1, cause 1)");
+    EXPECT_EQ(changed(first_at + 12, 2), "corrupt: missing rank range 1 (1 ranks from 3 by 1, cause 2)");
+    EXPECT_EQ(changed(first_at + 4, 0), "corrupt: missing rank range 1 (0 ranks from 3 by 1, cause 1)");
+    EXPECT_EQ(changed(sizeof ADT_SKELETON_MAGIC, ADT_SKELETON_VERSION).rfind("corrupt: ", 0), 0u);
+    EXPECT_EQ(Read(resealed(file)).error, "") << "resealing alone changes nothing";
+}
+
+// Up the tree as at MPI_Finalize: rank 2 not folding, the subtree of rank
+// 4 (ranks 4-6) failed on the way. The file names them missing with their
+// causes, holds the others' calls, and equals the file written from the
+// ranks one after another with the same causes, byte for byte.
+TEST(SkeletonPartial, ATreeWithAFailedSubtreeNamesItsRanksMissing)
+{
+    std::vector<Calls> ranks;
+    for (int r = 0; r < 7; ++r)
+        ranks.push_back(ring(r == 6 ? -6 : +1, r == 0 ? 48 : 0));
+    std::vector<std::vector<uint8_t>> parts;
+    for (uint32_t r = 0; r < ranks.size(); ++r)
+        parts.push_back(part_of(ranks[r], r));
+    std::vector<const char *> missing{ nullptr, nullptr, "not_folding" };
+    std::vector<const char *> failed{ nullptr, nullptr, nullptr, nullptr, "merge_failed" };
+    adt_skeleton_merge *tree = subtree_of(parts, 0, missing, failed);
+    EXPECT_EQ(adt_skeleton_merge_missing_count(tree), 4u);
+    std::vector<uint8_t> by_tree = written(tree, 7);
+    adt_skeleton_merge_free(tree);
+    std::vector<const char *> causes{ nullptr, nullptr, "not_folding", nullptr,
+                                      "merge_failed", "merge_failed", "merge_failed" };
+    EXPECT_EQ(by_tree, file_of(ranks, causes));
+    Read read(by_tree);
+    ASSERT_NE(read.file, nullptr) << read.error;
+    EXPECT_EQ(read.file->missing_count, 4u);
+    for (uint32_t r = 0; r < ranks.size(); ++r) {
+        if (causes[r]) {
+            EXPECT_STREQ(read.file->ranks[r].missing_cause, causes[r]) << "rank " << r;
+        } else {
+            EXPECT_EQ(expanded(read.file, r), ranks[r]) << "rank " << r;
+        }
+    }
+}
+
+// A merge that names a rank twice, or not every rank, is not written.
+TEST(SkeletonPartial, AMergeNamingARankTwiceOrNoneIsNotWritten)
+{
+    std::vector<uint8_t> part = part_of(ring(+1, 0), 0);
+    adt_skeleton_merge *merge = adt_skeleton_merge_of_part(part.data(), part.size(), 0);
+    ASSERT_TRUE(adt_skeleton_merge_add(merge, adt_skeleton_merge_of_missing(2, 1, "damaged")));
+    char path[] = "/tmp/skeleton-partial-XXXXXX";
+    close(mkstemp(path));
+    errno = 0;
+    EXPECT_EQ(adt_skeleton_merge_write(merge, path, kNames, 8, 3, 1000000000), -1) << "rank 1 is named nowhere";
+    EXPECT_EQ(errno, EINVAL);
+    ASSERT_TRUE(adt_skeleton_merge_add(merge, adt_skeleton_merge_of_missing(0, 2, "damaged")));
+    errno = 0;
+    EXPECT_EQ(adt_skeleton_merge_write(merge, path, kNames, 8, 3, 1000000000), -1) << "rank 0 is named twice";
+    EXPECT_EQ(errno, EINVAL);
+    adt_skeleton_merge_free(merge);
+    unlink(path);
 }
 
 } // namespace
