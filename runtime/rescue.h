@@ -41,8 +41,8 @@
  * skeleton's section and the header's skeleton_saved; 6: the skeleton's
  * image section (an ending signal's save); 7: the skeleton's keys hold a
  * receive's requested peer and tag, wildcards kept (skeleton.adts
- * version 5): a file of 6 would be recovered into a version-5 file whose
- * peers read otherwise */
+ * versions 6 and 7): a file of 6 would be recovered into a version-6 file
+ * whose wildcard receives read as the peers that matched */
 #define ADT_RESCUE_VERSION 7u
 #define ADT_RESCUE_SUFFIX ".rescue"
 #define ADT_RESCUE_NO_RANK UINT32_MAX
