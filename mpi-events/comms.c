@@ -266,7 +266,7 @@ int adt_mpi_comms_init(adt_defs *defs)
 {
     comm_defs = defs;
     comm_table = adt_handle_table_create(COMM_CAPACITY, sizeof(adt_mpi_comm_info));
-    message_table = adt_handle_table_create(MESSAGE_CAPACITY, sizeof(adt_mpi_comm_info));
+    message_table = adt_handle_table_create(MESSAGE_CAPACITY, sizeof(adt_mpi_probed_message));
     peer_tables = calloc(COMM_PEER_TABLES, sizeof *peer_tables);
     if (!comm_table || !message_table || !peer_tables) {
         adt_mpi_comms_fini();
@@ -524,21 +524,21 @@ void adt_mpi_comm_named(MPI_Comm comm)
         adt_defs_comm_set_name(comm_defs, info->id, name);
 }
 
-void adt_mpi_message_probed(const adt_mpi_comm_info *comm, MPI_Message message)
+void adt_mpi_message_probed(const adt_mpi_comm_info *comm, int source, int tag, MPI_Message message)
 {
     if (!message_table || !comm || message == MPI_MESSAGE_NULL || message == MPI_MESSAGE_NO_PROC)
         return;
-    adt_mpi_comm_info *slot = adt_handle_table_insert(message_table, (uintptr_t)message);
+    adt_mpi_probed_message *slot = adt_handle_table_insert(message_table, (uintptr_t)message);
     if (slot)
-        *slot = *comm;
+        *slot = (adt_mpi_probed_message){ *comm, source, tag };
 }
 
-const adt_mpi_comm_info *adt_mpi_message_take(MPI_Message message)
+const adt_mpi_probed_message *adt_mpi_message_take(MPI_Message message)
 {
-    static _Thread_local adt_mpi_comm_info taken;
+    static _Thread_local adt_mpi_probed_message taken;
     if (!message_table)
         return NULL;
-    const adt_mpi_comm_info *slot = adt_handle_table_find(message_table, (uintptr_t)message);
+    const adt_mpi_probed_message *slot = adt_handle_table_find(message_table, (uintptr_t)message);
     if (!slot)
         return NULL;
     taken = *slot;

@@ -185,11 +185,19 @@ void adt_mpi_comm_free_end(const adt_mpi_freed_comm *freed, bool ok);
  * now holds (for Fortran callers, already stripped of trailing blanks). */
 void adt_mpi_comm_named(MPI_Comm comm);
 
-/* Matched probes: the communicator a message came from. */
-void adt_mpi_message_probed(const adt_mpi_comm_info *comm, MPI_Message message);
-/* The communicator of message (consumed), or NULL when unknown; valid in
- * the calling thread until its next call. */
-const adt_mpi_comm_info *adt_mpi_message_take(MPI_Message message);
+/* Matched probes (MPI_Mprobe, MPI_Improbe): the communicator a message
+ * came from and the source and tag the probe asked for (MPI_ANY_SOURCE,
+ * MPI_ANY_TAG kept: what the MPI_Mrecv of the message asked for, in
+ * effect). */
+typedef struct adt_mpi_probed_message {
+    adt_mpi_comm_info comm;
+    int source;
+    int tag;
+} adt_mpi_probed_message;
+void adt_mpi_message_probed(const adt_mpi_comm_info *comm, int source, int tag, MPI_Message message);
+/* The probe of message (consumed), or NULL when unknown; valid in the
+ * calling thread until its next call. */
+const adt_mpi_probed_message *adt_mpi_message_take(MPI_Message message);
 
 /* The local group id (adt_defs_group) of an MPI group's members, or
  * ADT_UNDEFINED_ID (empty group, no memory). */

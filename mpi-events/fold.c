@@ -413,6 +413,8 @@ static inline uint8_t *put_p2p_or_request(fold_thread *t, uint8_t *at, uint16_t 
     if ((at = put_request(t, at, p2p->request, &slot, may)) == NULL ||
         (at = put_object(t, at, OBJECT_COMM, p2p->comm, may)) == NULL)
         return NULL;
+    /* A receive's wildcards need no test: MPI_ANY_SOURCE's peer is
+     * -2^31 from the own rank, MPI_ANY_TAG is -1 (fold.h). */
     at = put_signed(at, (int64_t)(int32_t)p2p->peer - own_rank);
     at = put_signed(at, (int32_t)p2p->tag);
     if (kind == ADT_REC_MPI_IRECV)

@@ -8,7 +8,10 @@
  * The key: LEB128 varints (signed fields zigzag): the function's index
  * (mpi_functions.h), the calling context by first use on the thread (0:
  * none, sampling off), then per record the call wrote, in order, its kind
- * and its fields: peers relative to the own rank in the communicator;
+ * and its fields: peers relative to the own rank in the communicator, a
+ * receive's MPI_ANY_SOURCE as -2^31 and MPI_ANY_TAG as the tag -1 (a
+ * receive's key holds the source and tag it asked for, not those that
+ * matched, so that a wildcard receive repeats whoever its partner was);
  * communicators, windows, I/O handles and files, RMA groups and calling
  * contexts by their order of first use on the thread; requests and
  * RMA / I/O matching ids as the lowest symbolic id free when first seen,
@@ -32,6 +35,15 @@ extern bool adt_mpi_folding;
 /* A record's fields whose peer is a rank in a communicator: own_rank is
  * this process's rank there; others pass ADT_MPI_FOLD_NO_RANK. */
 #define ADT_MPI_FOLD_NO_RANK 0
+/* The peer and tag of a receive's record as its key encodes it (records.h,
+ * adt_mpi_append_record's key_payload) when the receive asked for
+ * MPI_ANY_SOURCE or MPI_ANY_TAG, whatever the MPI library's constants are:
+ * the peer whose offset from the own rank is -2^31, which no rank's is
+ * (ranks are below 2^31), and the tag -1, which no tag is. They encode as
+ * any peer and tag do, so the fold tests nothing for them, and read back
+ * as wildcards: zigzag 2^32 - 1 and 1. */
+#define ADT_MPI_FOLD_ANY_SOURCE(own_rank) ((uint32_t)(own_rank) + 0x80000000u)
+#define ADT_MPI_FOLD_ANY_TAG UINT32_MAX
 
 /* time: the call's Enter / Leave event time (ns); the outermost call's
  * are its timing in the skeleton's delta histograms. */

@@ -49,16 +49,16 @@ RECORD_KINDS = {
     "finalize": [],
     "abort": [],
     "send": ["count", "datatype", "dest", "tag", "comm"],
-    "recv": ["comm", "status"],
-    "sendrecv": ["sendcount", "sendtype", "dest", "sendtag", "comm", "status"],
+    "recv": ["source", "tag", "comm", "status"],
+    "sendrecv": ["sendcount", "sendtype", "dest", "sendtag", "comm", "source", "recvtag", "status"],
     "isend": ["count", "datatype", "dest", "tag", "comm", "request"],
-    "irecv": ["source", "comm", "request"],
+    "irecv": ["source", "tag", "comm", "request"],
     "send_init": ["count", "datatype", "dest", "tag", "comm", "request"],
-    "recv_init": ["source", "comm", "request"],
+    "recv_init": ["source", "tag", "comm", "request"],
     "start": ["request"],
     "startall": ["count", "requests"],
-    "mprobe": ["comm", "message"],
-    "improbe": ["comm", "flag", "message"],
+    "mprobe": ["source", "tag", "comm", "message"],
+    "improbe": ["source", "tag", "comm", "flag", "message"],
     "mrecv": ["message", "status"],
     "imrecv": ["message", "request"],
     "collective": ["op", "root", "comm", "sent", "received"],
@@ -368,12 +368,12 @@ def build_body(fn, lang):
     elif kind == "send":
         body.pre.append(f"adt_mpi_send(&call, {v(a[0])}, {v(a[1])}, {v(a[2])}, {v(a[3])}, {v(a[4])});")
     elif kind == "recv":
-        status = status_setup(lang, body, a[1], fn)
-        body.post.append(f"adt_mpi_recv(&call, {status}, adt_mpi_comm_lookup({v(a[0])}));")
+        status = status_setup(lang, body, a[3], fn)
+        body.post.append(f"adt_mpi_recv(&call, {status}, adt_mpi_comm_lookup({v(a[2])}), {v(a[0])}, {v(a[1])});")
     elif kind == "sendrecv":
         body.pre.append(f"adt_mpi_send(&call, {v(a[0])}, {v(a[1])}, {v(a[2])}, {v(a[3])}, {v(a[4])});")
-        status = status_setup(lang, body, a[5], fn)
-        body.post.append(f"adt_mpi_recv(&call, {status}, adt_mpi_comm_lookup({v(a[4])}));")
+        status = status_setup(lang, body, a[7], fn)
+        body.post.append(f"adt_mpi_recv(&call, {status}, adt_mpi_comm_lookup({v(a[4])}), {v(a[5])}, {v(a[6])});")
     elif kind in ("isend", "send_init"):
         persistent = "true" if kind == "send_init" else "false"
         body.post.append(f"if ({ok}) adt_mpi_isend(&call, {v(a[0])}, {v(a[1])}, {v(a[2])}, {v(a[3])}, {v(a[4])}, "
@@ -381,7 +381,7 @@ def build_body(fn, lang):
     elif kind in ("irecv", "recv_init"):
         persistent = "true" if kind == "recv_init" else "false"
         body.post.append(f"if ({ok} && {v(a[0])} != MPI_PROC_NULL) adt_mpi_irecv(&call, "
-                         f"adt_mpi_comm_lookup({v(a[1])}), {request_now(a[2])}, {persistent});")
+                         f"adt_mpi_comm_lookup({v(a[2])}), {v(a[0])}, {v(a[1])}, {request_now(a[3])}, {persistent});")
     elif kind == "start":
         body.post.append(f"if ({ok}) adt_mpi_start(&call, {request_now(a[0])});")
     elif kind == "startall":
@@ -391,16 +391,16 @@ def build_body(fn, lang):
         body.post.append("}")
     elif kind in ("mprobe", "improbe"):
         message = a[-1]
-        condition = ok if kind == "mprobe" else f"{ok} && *{a[1]}"
-        body.post.append(f"if ({condition}) adt_mpi_message_probed(adt_mpi_comm_lookup({v(a[0])}), "
-                         f"{lang.handle('Message', f'*{message}')});")
+        condition = ok if kind == "mprobe" else f"{ok} && *{a[3]}"
+        body.post.append(f"if ({condition}) adt_mpi_message_probed(adt_mpi_comm_lookup({v(a[2])}), {v(a[0])}, "
+                         f"{v(a[1])}, {lang.handle('Message', f'*{message}')});")
     elif kind == "mrecv":
-        body.pre.append(f"const adt_mpi_comm_info *info = adt_mpi_message_take({lang.handle('Message', f'*{a[0]}')});")
+        body.pre.append(f"const adt_mpi_probed_message *probed = adt_mpi_message_take({lang.handle('Message', f'*{a[0]}')});")
         status = status_setup(lang, body, a[1], fn)
-        body.post.append(f"adt_mpi_recv(&call, {status}, info);")
+        body.post.append(f"adt_mpi_mrecv(&call, {status}, probed);")
     elif kind == "imrecv":
-        body.pre.append(f"const adt_mpi_comm_info *info = adt_mpi_message_take({lang.handle('Message', f'*{a[0]}')});")
-        body.post.append(f"if ({ok}) adt_mpi_irecv(&call, info, {request_now(a[1])}, false);")
+        body.pre.append(f"const adt_mpi_probed_message *probed = adt_mpi_message_take({lang.handle('Message', f'*{a[0]}')});")
+        body.post.append(f"if ({ok}) adt_mpi_imrecv(&call, probed, {request_now(a[1])});")
     elif kind == "collective":
         op, root, comm, sent, received = a
         body.pre.append(f"adt_mpi_collective_begin(&call, {v(comm)});")

@@ -70,7 +70,7 @@ static inline file_info *file_of(MPI_File fh)
 
 static inline void append_io(const adt_mpi_call *call, adt_record_kind kind, const adt_rec_io *record)
 {
-    adt_mpi_append_record(call, kind, record, sizeof *record, ADT_MPI_FOLD_NO_RANK);
+    adt_mpi_append_record(call, kind, record, sizeof *record, record, ADT_MPI_FOLD_NO_RANK);
 }
 
 void adt_mpi_fortran_string(char *out, size_t size, const char *text, size_t length)

@@ -30,8 +30,8 @@ typedef struct tracked_request {
     uint64_t bytes;          /* send: message size; collective: bytes sent */
     uint64_t received;       /* collective: bytes received */
     uint32_t comm;           /* RMA: the local window id; I/O: the local handle id */
-    uint32_t peer;
-    uint32_t tag;
+    uint32_t peer;           /* a receive's: the source it asked for, as its key encodes it (key_peer) */
+    uint32_t tag;            /* a receive's: the tag it asked for (key_tag) */
     uint32_t op;
     uint32_t root;
     int32_t own_rank;        /* point-to-point: this process's rank in comm */
@@ -134,7 +134,7 @@ static void untrack(MPI_Request request, tracked_request *slot)
 
 static inline void append(const adt_mpi_call *call, adt_record_kind kind, const void *payload, uint32_t size)
 {
-    adt_mpi_append_record(call, kind, payload, size, ADT_MPI_FOLD_NO_RANK);
+    adt_mpi_append_record(call, kind, payload, size, payload, ADT_MPI_FOLD_NO_RANK);
 }
 
 static inline void append_request(const adt_mpi_call *call, adt_record_kind kind, uint64_t id)
@@ -156,14 +156,27 @@ static inline void append_io_request(const adt_mpi_call *call, adt_record_kind k
     append(call, kind, &record, sizeof record);
 }
 
-static inline void append_p2p(const adt_mpi_call *call, adt_record_kind kind, uint64_t bytes, uint64_t id,
-                              uint32_t comm, int peer, int tag, int32_t own_rank)
+/* A receive's source and tag as its key encodes them (fold.h): a
+ * wildcard as ADT_MPI_FOLD_ANY_SOURCE / _ANY_TAG, whatever value the MPI
+ * library gives it. */
+static inline uint32_t key_peer(int source, int32_t own_rank)
 {
-    adt_rec_p2p record = { .bytes = bytes, .request = id, .comm = comm, .peer = (uint32_t)peer,
-                           .tag = (uint32_t)tag };
-    adt_mpi_append_record(call, kind, &record, sizeof record, own_rank);
+    return source == MPI_ANY_SOURCE ? ADT_MPI_FOLD_ANY_SOURCE(own_rank) : (uint32_t)source;
+}
+
+static inline uint32_t key_tag(int tag)
+{
+    return tag == MPI_ANY_TAG ? ADT_MPI_FOLD_ANY_TAG : (uint32_t)tag;
+}
+
+/* record: as the buffer keeps it; key_record: as the key encodes it (a
+ * send's: the record itself). */
+static inline void append_p2p(const adt_mpi_call *call, adt_record_kind kind, const adt_rec_p2p *record,
+                              const adt_rec_p2p *key_record, int32_t own_rank)
+{
+    adt_mpi_append_record(call, kind, record, sizeof *record, key_record, own_rank);
     bool sending = kind == ADT_REC_MPI_SEND || kind == ADT_REC_MPI_ISEND;
-    adt_online_bytes(sending ? bytes : 0, sending ? 0 : bytes);
+    adt_online_bytes(sending ? record->bytes : 0, sending ? 0 : record->bytes);
     /* The live matrix counts what adaptrace-report's does: every send
      * record, by sender and receiver world rank; its late sender analysis
      * matches every send and receive record by communicator key, ranks
@@ -171,11 +184,36 @@ static inline void append_p2p(const adt_mpi_call *call, adt_record_kind kind, ui
      * (comms.h) and the stream's side takes no lock or malloc. */
     if (adt_online_streaming()) {
         adt_mpi_comm_key key;
-        uint64_t comm_key = adt_mpi_comm_key_of(comm, &key) ? adt_online_comm_key(key.creator_world_rank, key.sequence)
-                                                           : ADT_ONLINE_NO_COMM;
-        adt_online_stream_message(sending, call->time, adt_mpi_comm_world_rank(comm, peer), comm_key, (uint32_t)tag,
-                                  bytes);
+        uint64_t comm_key = adt_mpi_comm_key_of(record->comm, &key)
+                                ? adt_online_comm_key(key.creator_world_rank, key.sequence)
+                                : ADT_ONLINE_NO_COMM;
+        adt_online_stream_message(sending, call->time, adt_mpi_comm_world_rank(record->comm, (int)record->peer),
+                                  comm_key, record->tag, record->bytes);
     }
+}
+
+static inline void append_sent(const adt_mpi_call *call, adt_record_kind kind, uint64_t bytes, uint64_t id,
+                               uint32_t comm, int peer, int tag, int32_t own_rank)
+{
+    adt_rec_p2p record = { .bytes = bytes, .request = id, .comm = comm, .peer = (uint32_t)peer,
+                           .tag = (uint32_t)tag };
+    append_p2p(call, kind, &record, &record, own_rank);
+}
+
+/* A receive: its record holds the status's source and tag, its key those
+ * it asked for (asked_peer, asked_tag: key_peer and key_tag's). The key's
+ * record is a copy on the wrapper's stack with those two fields changed:
+ * no allocation, nothing shared, and the OTF2 record does not grow. */
+static inline void append_received(const adt_mpi_call *call, adt_record_kind kind, uint64_t bytes, uint64_t id,
+                                   uint32_t comm, const MPI_Status *status, int32_t own_rank, uint32_t asked_peer,
+                                   uint32_t asked_tag)
+{
+    adt_rec_p2p record = { .bytes = bytes, .request = id, .comm = comm, .peer = (uint32_t)status->MPI_SOURCE,
+                           .tag = (uint32_t)status->MPI_TAG };
+    adt_rec_p2p asked = record;
+    asked.peer = asked_peer;
+    asked.tag = asked_tag;
+    append_p2p(call, kind, &record, &asked, own_rank);
 }
 
 /* A count in MPI_BYTE is what arrived or was transferred whatever the
@@ -197,24 +235,31 @@ void adt_mpi_send(const adt_mpi_call *call, int count, MPI_Datatype datatype, in
         return;
     const adt_mpi_comm_info *info = adt_mpi_comm_lookup(comm);
     if (info)
-        append_p2p(call, ADT_REC_MPI_SEND, (uint64_t)count * adt_mpi_type_size(datatype), 0, info->id, dest,
-                   tag, info->rank);
+        append_sent(call, ADT_REC_MPI_SEND, (uint64_t)count * adt_mpi_type_size(datatype), 0, info->id, dest,
+                    tag, info->rank);
 }
 
-void adt_mpi_recv(const adt_mpi_call *call, const MPI_Status *status, const adt_mpi_comm_info *comm)
+void adt_mpi_recv(const adt_mpi_call *call, const MPI_Status *status, const adt_mpi_comm_info *comm, int source,
+                  int tag)
 {
     if (!comm || status->MPI_SOURCE == MPI_PROC_NULL)
         return;
-    append_p2p(call, ADT_REC_MPI_RECV, adt_mpi_status_bytes(status), 0, comm->id, status->MPI_SOURCE,
-               status->MPI_TAG, comm->rank);
+    append_received(call, ADT_REC_MPI_RECV, adt_mpi_status_bytes(status), 0, comm->id, status, comm->rank,
+                    key_peer(source, comm->rank), key_tag(tag));
+}
+
+void adt_mpi_mrecv(const adt_mpi_call *call, const MPI_Status *status, const adt_mpi_probed_message *probed)
+{
+    if (probed)
+        adt_mpi_recv(call, status, &probed->comm, probed->source, probed->tag);
 }
 
 /* The record of a request just started; tracked->id is set. */
 static void record_instance(const adt_mpi_call *call, const tracked_request *tracked)
 {
     if (tracked->kind == REQUEST_SEND)
-        append_p2p(call, ADT_REC_MPI_ISEND, tracked->bytes, tracked->id, tracked->comm, (int)tracked->peer,
-                   (int)tracked->tag, tracked->own_rank);
+        append_sent(call, ADT_REC_MPI_ISEND, tracked->bytes, tracked->id, tracked->comm, (int)tracked->peer,
+                    (int)tracked->tag, tracked->own_rank);
     else if (tracked->kind == REQUEST_RECV)
         append_request(call, ADT_REC_MPI_IRECV_REQUEST, tracked->id);
     else
@@ -256,15 +301,22 @@ void adt_mpi_isend(const adt_mpi_call *call, int count, MPI_Datatype datatype, i
     begin(call, request, &value);
 }
 
-void adt_mpi_irecv(const adt_mpi_call *call, const adt_mpi_comm_info *comm, MPI_Request request,
-                   bool persistent)
+void adt_mpi_irecv(const adt_mpi_call *call, const adt_mpi_comm_info *comm, int source, int tag,
+                   MPI_Request request, bool persistent)
 {
     if (!requests || !comm)
         return;
     tracked_request value = {
-        .comm = comm->id, .own_rank = comm->rank, .kind = REQUEST_RECV, .persistent = persistent,
+        .comm = comm->id, .peer = key_peer(source, comm->rank), .tag = key_tag(tag), .own_rank = comm->rank,
+        .kind = REQUEST_RECV, .persistent = persistent,
     };
     begin(call, request, &value);
+}
+
+void adt_mpi_imrecv(const adt_mpi_call *call, const adt_mpi_probed_message *probed, MPI_Request request)
+{
+    if (probed)
+        adt_mpi_irecv(call, &probed->comm, probed->source, probed->tag, request, false);
 }
 
 void adt_mpi_start(const adt_mpi_call *call, MPI_Request request)
@@ -402,8 +454,8 @@ static void finish(const adt_mpi_call *call, MPI_Request request, tracked_reques
     } else if (tracked->kind == REQUEST_SEND) {
         append_request(call, ADT_REC_MPI_ISEND_COMPLETE, tracked->id);
     } else if (tracked->kind == REQUEST_RECV) {
-        append_p2p(call, ADT_REC_MPI_IRECV, adt_mpi_status_bytes(status), tracked->id,
-                   tracked->comm, status->MPI_SOURCE, status->MPI_TAG, tracked->own_rank);
+        append_received(call, ADT_REC_MPI_IRECV, adt_mpi_status_bytes(status), tracked->id, tracked->comm, status,
+                        tracked->own_rank, tracked->peer, tracked->tag);
     } else if (tracked->kind == REQUEST_RMA) {
         append_rma_request(call, ADT_REC_RMA_OP_COMPLETE_NONBLOCKING, tracked);
     } else {

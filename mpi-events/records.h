@@ -25,16 +25,20 @@
  * unless the online stream keeps the call's records out of it
  * (ADAPTRACE_ONLINE_OUTPUT=profile: adt_online_unbuffered, which its
  * Enter decided), and into the call's key when folding (fold.h);
- * own_rank: the peer's origin for point-to-point records,
+ * key_payload: the record as the key encodes it, payload itself but for
+ * a receive's, whose peer and tag are those the receive asked for (a
+ * wildcard ADT_MPI_FOLD_WILDCARD) where payload holds those that matched
+ * (a copy of the same size on the caller's stack: the OTF2 record does
+ * not grow); own_rank: the peer's origin for point-to-point records,
  * ADT_MPI_FOLD_NO_RANK for others. */
 static inline void adt_mpi_append_record(const adt_mpi_call *call, adt_record_kind kind, const void *payload,
-                                         uint32_t size, int32_t own_rank)
+                                         uint32_t size, const void *key_payload, int32_t own_rank)
 {
     adt_sampler_keep_tapped(call->location, call->time); /* as before the call's Enter (setup.h) */
     if (!adt_online_unbuffered())
         adt_buffer_append_event(call->location, (uint16_t)kind, call->time, payload, size);
     if (adt_mpi_folding)
-        adt_mpi_fold_record((uint16_t)kind, payload, own_rank);
+        adt_mpi_fold_record((uint16_t)kind, key_payload, own_rank);
 }
 
 /* ---- point-to-point and collectives ------------------------------------- */
@@ -53,11 +57,19 @@ bool adt_mpi_in_place(const void *buffer);
 bool adt_mpi_in_place_fortran(const void *buffer);
 
 void adt_mpi_send(const adt_mpi_call *call, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
-void adt_mpi_recv(const adt_mpi_call *call, const MPI_Status *status, const adt_mpi_comm_info *comm);
+/* Receives: source and tag are those the receive asked for (MPI_ANY_SOURCE,
+ * MPI_ANY_TAG kept), which its key holds; the record holds the status's. */
+void adt_mpi_recv(const adt_mpi_call *call, const MPI_Status *status, const adt_mpi_comm_info *comm, int source,
+                  int tag);
 void adt_mpi_isend(const adt_mpi_call *call, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                    MPI_Request request, bool persistent);
-void adt_mpi_irecv(const adt_mpi_call *call, const adt_mpi_comm_info *comm, MPI_Request request,
-                   bool persistent);
+void adt_mpi_irecv(const adt_mpi_call *call, const adt_mpi_comm_info *comm, int source, int tag,
+                   MPI_Request request, bool persistent);
+/* MPI_Mrecv, MPI_Imrecv: the message a matched probe took
+ * (adt_mpi_message_take; NULL: unknown, not recorded), which asked for
+ * its probe's source and tag. */
+void adt_mpi_mrecv(const adt_mpi_call *call, const MPI_Status *status, const adt_mpi_probed_message *probed);
+void adt_mpi_imrecv(const adt_mpi_call *call, const adt_mpi_probed_message *probed, MPI_Request request);
 void adt_mpi_start(const adt_mpi_call *call, MPI_Request request);
 
 /* Begin and end are both recorded or both left out (comm not tracked). */

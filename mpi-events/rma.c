@@ -66,7 +66,7 @@ static inline window_info *window_of(MPI_Win win)
 
 static inline void append_rma(const adt_mpi_call *call, adt_record_kind kind, const adt_rec_rma *record)
 {
-    adt_mpi_append_record(call, kind, record, sizeof *record, ADT_MPI_FOLD_NO_RANK);
+    adt_mpi_append_record(call, kind, record, sizeof *record, record, ADT_MPI_FOLD_NO_RANK);
 }
 
 static inline void append_window(const adt_mpi_call *call, adt_record_kind kind, const window_info *window)

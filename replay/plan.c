@@ -76,6 +76,8 @@ static int64_t next_signed(key_reader *r)
     return (int64_t)(value >> 1) ^ -(int64_t)(value & 1);
 }
 
+/* A receive's wildcards: MPI_ANY_SOURCE is the peer -2^31 from the own
+ * rank, MPI_ANY_TAG the tag -1 (mpi-events/fold.h). */
 static adt_replay_message p2p(key_reader *r)
 {
     adt_replay_message m;
@@ -84,6 +86,8 @@ static adt_replay_message p2p(key_reader *r)
     next(r); /* the communicator: every one is replayed as MPI_COMM_WORLD */
     m.peer = next_signed(r);
     m.tag = next_signed(r);
+    m.any_source = m.peer == INT32_MIN;
+    m.any_tag = m.tag == -1;
     return m;
 }
 
@@ -162,6 +166,25 @@ static bool peer_in_range(const adt_replay_message *m, uint32_t rank, uint32_t r
 {
     int64_t target = (int64_t)rank + m->peer;
     return target >= 0 && target < (int64_t)ranks;
+}
+
+/* A receive's source: MPI_ANY_SOURCE, or a rank of the run. */
+static bool source_in_range(const adt_replay_message *m, uint32_t rank, uint32_t ranks)
+{
+    return m->any_source || peer_in_range(m, rank, ranks);
+}
+
+/* A send's destination: a rank of the run, said why not in why; a
+ * wildcard only a receive's key holds (a send's: a damaged key). */
+static bool destination_ok(const adt_replay_message *m, uint32_t rank, uint32_t ranks, char *why, size_t why_size)
+{
+    if (m->any_source || m->any_tag)
+        say(why, why_size, "its destination or tag is a wildcard");
+    else if (!peer_in_range(m, rank, ranks))
+        say(why, why_size, "its destination is outside MPI_COMM_WORLD here");
+    else
+        return true;
+    return false;
 }
 
 /* A collective's per-rank part in bytes from its recorded totals
@@ -250,14 +273,13 @@ static bool decode(const adt_skeleton_file *file, const adt_skeleton_thread_view
             call->has_send = named(call->function, blocking_sends);
             call->synchronous = strcmp(call->function, "MPI_Ssend") == 0;
             ok = call->has_send || (say(why, why_size, "a send record in a call that is not a blocking send"), false);
-            ok = ok && (peer_in_range(&call->send, rank, ranks) ||
-                        (say(why, why_size, "its destination is outside MPI_COMM_WORLD here"), false));
+            ok = ok && destination_ok(&call->send, rank, ranks, why, why_size);
             break;
         case ADT_REC_MPI_RECV:
             call->recv = p2p(&r);
             call->has_recv = named(call->function, blocking_receives);
             ok = call->has_recv || (say(why, why_size, "a receive record in a call that is not a blocking receive"), false);
-            ok = ok && (peer_in_range(&call->recv, rank, ranks) ||
+            ok = ok && (source_in_range(&call->recv, rank, ranks) ||
                         (say(why, why_size, "its source is outside MPI_COMM_WORLD here"), false));
             break;
         case ADT_REC_MPI_ISEND:
@@ -265,8 +287,7 @@ static bool decode(const adt_skeleton_file *file, const adt_skeleton_thread_view
             call->has_isend = named(call->function, nonblocking_sends) && call->isend.request != 0;
             ok = call->has_isend ||
                  (say(why, why_size, "a nonblocking send outside MPI_Isend and its kin (a persistent request?)"), false);
-            ok = ok && (peer_in_range(&call->isend, rank, ranks) ||
-                        (say(why, why_size, "its destination is outside MPI_COMM_WORLD here"), false));
+            ok = ok && destination_ok(&call->isend, rank, ranks, why, why_size);
             break;
         case ADT_REC_MPI_IRECV_REQUEST:
             call->irecv_request = (uint32_t)next(&r);
@@ -275,7 +296,7 @@ static bool decode(const adt_skeleton_file *file, const adt_skeleton_thread_view
             break;
         case ADT_REC_MPI_IRECV: {
             adt_replay_message m = p2p(&r);
-            ok = (m.request != 0 && peer_in_range(&m, rank, ranks)) ||
+            ok = (m.request != 0 && source_in_range(&m, rank, ranks)) ||
                  (say(why, why_size, "a completed receive without a request or from outside MPI_COMM_WORLD here"), false);
             ok = ok && list_add(requests, m.request) && message_add(done, m);
             break;
@@ -445,7 +466,7 @@ static bool resolve_posted(adt_replay_plan *plan, char *error, size_t error_size
             break;
         }
         adt_replay_message m = pending[symbol].message;
-        uint64_t buffer = m.bytes;
+        uint64_t buffer = adt_replay_receive_bytes(plan, &m);
         if (call->icollective_request) {
             const adt_replay_collective_done *c = &pending[symbol].totals;
             char why[200];
@@ -545,7 +566,13 @@ adt_replay_plan *adt_replay_plan_build(const adt_skeleton_file *file, uint32_t r
                              call->collective_received };
         for (size_t i = 0; i < sizeof sizes / sizeof *sizes; ++i)
             plan->largest_message = sizes[i] > plan->largest_message ? sizes[i] : plan->largest_message;
+        plan->largest_receive = call->recv.bytes > plan->largest_receive ? call->recv.bytes : plan->largest_receive;
     }
+    for (uint32_t i = 0; ok && i < done.count; ++i)
+        plan->largest_receive = done.items[i].bytes > plan->largest_receive ? done.items[i].bytes : plan->largest_receive;
+    /* A blocking wildcard receive is posted into the receive buffer for
+     * the largest message received. */
+    plan->largest_message = plan->largest_receive > plan->largest_message ? plan->largest_receive : plan->largest_message;
     plan->requests = requests.items;
     plan->done = done.items;
     plan->collectives_done = collectives_done.items;

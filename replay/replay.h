@@ -20,12 +20,15 @@ extern "C" {
 #endif
 
 /* A message of a point-to-point call: bytes, peer relative to the own
- * rank, tag, and the request's symbol + 1 (0: none). */
+ * rank, tag, and the request's symbol + 1 (0: none). A receive that asked
+ * for MPI_ANY_SOURCE or MPI_ANY_TAG has any_source or any_tag (its peer
+ * or tag then 0): replayed as that wildcard. */
 typedef struct adt_replay_message {
     uint64_t bytes;
     int64_t peer;
     int64_t tag;
     uint32_t request;
+    bool any_source, any_tag;
 } adt_replay_message;
 
 /* The collectives replay issues (their nonblocking forms too, but the v-collectives'). */
@@ -111,11 +114,20 @@ typedef struct adt_replay_plan {
                                             index into irecvs */
     adt_replay_message *irecvs;          /* their messages; a collective's: its part's bytes, peer = root */
     uint64_t largest_message;            /* bytes of the largest send, receive or collective part */
+    uint64_t largest_receive;            /* bytes of the largest message received (blocking or not) */
     uint64_t *request_bytes;             /* per symbol: the largest receive into it (a collective's: all parts) */
     uint32_t request_symbols;
     char untrafficked[512];              /* the functions replayed as their duration, listed */
     bool splits_equally;                 /* an MPI_Alltoallv is replayed with its sent total split equally */
 } adt_replay_plan;
+
+/* The count a receive is posted with: its recorded bytes, or for a
+ * wildcard receive the largest message the rank received, since in the
+ * replay it may match another of the messages than in the original. */
+static inline uint64_t adt_replay_receive_bytes(const adt_replay_plan *plan, const adt_replay_message *m)
+{
+    return m->any_source || m->any_tag ? plan->largest_receive : m->bytes;
+}
 
 /* The plan of rank (of ranks in this run) from file: NULL with one line in
  * error when the file lacks some ranks' skeletons (version 5), the file's

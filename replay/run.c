@@ -72,7 +72,18 @@ typedef adt_replay_state buffers;
 
 static int peer(const adt_replay_plan *plan, const adt_replay_message *m)
 {
-    return (int)((int64_t)plan->rank + m->peer);
+    return m->any_source ? MPI_ANY_SOURCE : (int)((int64_t)plan->rank + m->peer);
+}
+
+static int tag(const adt_replay_message *m)
+{
+    return m->any_tag ? MPI_ANY_TAG : (int)m->tag;
+}
+
+/* The count a receive is posted with (adt_replay_receive_bytes). */
+static int receive_count(const adt_replay_plan *plan, const adt_replay_message *m)
+{
+    return (int)adt_replay_receive_bytes(plan, m);
 }
 
 /* A collective of count bytes per rank part: blocking, or started into
@@ -246,24 +257,24 @@ static void complete(adt_replay_completion function, int count, MPI_Request *req
 static void issue(const adt_replay_plan *plan, uint64_t i, const adt_replay_call *call, buffers *b)
 {
     if (call->has_send && call->has_recv)
-        MPI_Sendrecv(b->send, (int)call->send.bytes, MPI_BYTE, peer(plan, &call->send), (int)call->send.tag,
-                     b->receive, (int)call->recv.bytes, MPI_BYTE, peer(plan, &call->recv), (int)call->recv.tag,
-                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Sendrecv(b->send, (int)call->send.bytes, MPI_BYTE, peer(plan, &call->send), tag(&call->send),
+                     b->receive, receive_count(plan, &call->recv), MPI_BYTE, peer(plan, &call->recv),
+                     tag(&call->recv), MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     else if (call->has_send && call->synchronous)
-        MPI_Ssend(b->send, (int)call->send.bytes, MPI_BYTE, peer(plan, &call->send), (int)call->send.tag,
+        MPI_Ssend(b->send, (int)call->send.bytes, MPI_BYTE, peer(plan, &call->send), tag(&call->send),
                   MPI_COMM_WORLD);
     else if (call->has_send)
-        MPI_Send(b->send, (int)call->send.bytes, MPI_BYTE, peer(plan, &call->send), (int)call->send.tag,
+        MPI_Send(b->send, (int)call->send.bytes, MPI_BYTE, peer(plan, &call->send), tag(&call->send),
                  MPI_COMM_WORLD);
     else if (call->has_recv)
-        MPI_Recv(b->receive, (int)call->recv.bytes, MPI_BYTE, peer(plan, &call->recv), (int)call->recv.tag,
-                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Recv(b->receive, receive_count(plan, &call->recv), MPI_BYTE, peer(plan, &call->recv),
+                 tag(&call->recv), MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     if (call->has_isend)
-        MPI_Isend(b->send, (int)call->isend.bytes, MPI_BYTE, peer(plan, &call->isend), (int)call->isend.tag,
+        MPI_Isend(b->send, (int)call->isend.bytes, MPI_BYTE, peer(plan, &call->isend), tag(&call->isend),
                   MPI_COMM_WORLD, &b->slots[call->isend.request]);
     if (call->irecv_request) {
         const adt_replay_message *m = &plan->irecvs[plan->irecv_message[i]];
-        MPI_Irecv(b->by_request[call->irecv_request], (int)m->bytes, MPI_BYTE, peer(plan, m), (int)m->tag,
+        MPI_Irecv(b->by_request[call->irecv_request], receive_count(plan, m), MPI_BYTE, peer(plan, m), tag(m),
                   MPI_COMM_WORLD, &b->slots[call->irecv_request]);
     }
     if (call->icollective_request) {

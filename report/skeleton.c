@@ -9,7 +9,7 @@
  * ends each thread with its timing: per (previous call, call) the
  * computation before the call and the call's duration, merged over the
  * class's ranks. Both views end with the ranks the file names missing
- * (version 5), each range with its cause.
+ * (version 7), each range with its cause.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -24,7 +24,9 @@
 #include "skeleton/skeleton.h"
 
 /* A field: its name and how its value reads. */
-typedef enum field_type { UNSIGNED, SIGNED, REQUEST, OBJECT, FUNCTION } field_type;
+/* PEER and TAG: signed, but a receive's MPI_ANY_SOURCE (the offset
+ * -2^31) and MPI_ANY_TAG (-1) read "any" (mpi-events/fold.h). */
+typedef enum field_type { UNSIGNED, SIGNED, PEER, TAG, REQUEST, OBJECT, FUNCTION } field_type;
 typedef struct field {
     const char *name;
     field_type type;
@@ -36,7 +38,7 @@ typedef struct record_layout {
     field fields[FIELDS_MAX];
 } record_layout;
 
-#define P2P { { "bytes", UNSIGNED }, { "request", REQUEST }, { "comm", OBJECT }, { "peer", SIGNED }, { "tag", SIGNED } }
+#define P2P { { "bytes", UNSIGNED }, { "request", REQUEST }, { "comm", OBJECT }, { "peer", PEER }, { "tag", TAG } }
 #define REQUEST_ONLY { { "request", REQUEST } }
 #define COLLECTIVE                                                                                         \
     { { "sent", UNSIGNED }, { "received", UNSIGNED }, { "request", REQUEST }, { "op", UNSIGNED },           \
@@ -94,6 +96,10 @@ static const record_layout layouts[ADT_REC_KIND_COUNT] = {
  * MPI inside MPI are rare and shallow). */
 enum { NESTING_MAX = 32 };
 
+/* A receive's wildcards in a key (mpi-events/fold.h). */
+#define ADT_REPORT_ANY_SOURCE INT32_MIN
+#define ADT_REPORT_ANY_TAG (-1)
+
 static int64_t unzigzag(uint64_t value)
 {
     return (int64_t)(value >> 1) ^ -(int64_t)(value & 1);
@@ -128,6 +134,13 @@ static bool print_value(FILE *out, const adt_skeleton_file *file, const field *f
         break;
     case SIGNED:
         fprintf(out, "%+" PRId64, unzigzag(value));
+        break;
+    case PEER:
+    case TAG:
+        if (unzigzag(value) == (fd->type == PEER ? ADT_REPORT_ANY_SOURCE : ADT_REPORT_ANY_TAG))
+            fprintf(out, "any");
+        else
+            fprintf(out, "%+" PRId64, unzigzag(value));
         break;
     case REQUEST:
         if (value == 0)
@@ -372,7 +385,7 @@ static int print_rank_expanded(FILE *out, const adt_skeleton_file *file, const a
     return 0;
 }
 
-/* A file of version 5 names the ranks whose skeleton is missing: one
+/* A file of version 7 names the ranks whose skeleton is missing: one
  * line per range of them, with its cause (summary.json's ranks_by_cause
  * key), e.g. "rank 1: no skeleton (damaged)". */
 static void print_missing(FILE *out, const adt_skeleton_file *file)

@@ -39,8 +39,11 @@
 /* 2: the buffer image carries when each shift was reached; 3: and the
  * arena's use then; 4: the header and sections carry checks; 5: the
  * skeleton's section and the header's skeleton_saved; 6: the skeleton's
- * image section (an ending signal's save) */
-#define ADT_RESCUE_VERSION 6u
+ * image section (an ending signal's save); 7: the skeleton's keys hold a
+ * receive's requested peer and tag, wildcards kept (skeleton.adts
+ * versions 6 and 7): a file of 6 would be recovered into a version-6 file
+ * whose wildcard receives read as the peers that matched */
+#define ADT_RESCUE_VERSION 7u
 #define ADT_RESCUE_SUFFIX ".rescue"
 #define ADT_RESCUE_NO_RANK UINT32_MAX
 

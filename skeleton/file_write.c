@@ -1148,7 +1148,7 @@ int adt_skeleton_merge_write(const adt_skeleton_merge *merge, const char *path, 
     }
     bytes_out out = { 0 };
     put(&out, ADT_SKELETON_MAGIC, sizeof ADT_SKELETON_MAGIC);
-    /* A file of every rank stays version 4, readable by older readers. */
+    /* A file of every rank has no list of missing ranks (version 6). */
     put_u32(&out, missing_count > 0 ? ADT_SKELETON_VERSION_PARTIAL : ADT_SKELETON_VERSION);
     put_u64(&out, ticks_per_second);
     put_u32(&out, function_count);

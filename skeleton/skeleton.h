@@ -351,11 +351,12 @@ uint8_t *adt_skeleton_image_encode(const uint8_t *image, size_t image_bytes, uin
 
 #define ADT_SKELETON_FILE_NAME "skeleton.adts"
 #define ADT_SKELETON_MAGIC "ADTSKEL"
-/* A file with every rank's skeleton is version 4; one that names ranks
- * whose skeleton is missing is version 5 (docs/folding.md). The reader
- * reads both. */
-#define ADT_SKELETON_VERSION 4u
-#define ADT_SKELETON_VERSION_PARTIAL 5u
+/* A file with every rank's skeleton is version 6; one that names ranks
+ * whose skeleton is missing is version 7 (docs/folding.md). The reader
+ * reads both. (4 and 5 were the same before a receive's key held the
+ * source and tag it asked for: refused.) */
+#define ADT_SKELETON_VERSION 6u
+#define ADT_SKELETON_VERSION_PARTIAL 7u
 /* The longest cause of a missing rank the writer keeps, its NUL included. */
 #define ADT_SKELETON_CAUSE_MAX 32u
 /* The most ranks a file may name (a bound for the reader's tables). */
@@ -376,7 +377,7 @@ uint8_t *adt_skeleton_rank_encode(uint32_t rank, size_t *bytes);
  * are one class, stored once with its ranks as strided ranges: the
  * structure of its first rank, each parameter that differs as its values
  * with their ranks, and its ranks' timing merged. A rank whose part is
- * NULL has no skeleton: the file (then version 5) names it missing, with
+ * NULL has no skeleton: the file (then version 7) names it missing, with
  * missing_causes[r] (a word, as summary.json's ranks_by_cause; NULL
  * missing_causes or "": unknown). 0, or -1 with errno set (EINVAL: a part
  * that does not parse, or no rank with a part). */
@@ -483,7 +484,7 @@ typedef struct adt_skeleton_rank_view {
     const char *missing_cause;      /* why it is missing ("" unknown); NULL when it is not */
 } adt_skeleton_rank_view;
 
-/* Ranks whose skeleton is missing (version 5): first, first + stride, ...
+/* Ranks whose skeleton is missing (version 7): first, first + stride, ...
  * (count of them), all for one cause. */
 typedef struct adt_skeleton_missing_range {
     uint32_t first;
@@ -503,7 +504,7 @@ typedef struct adt_skeleton_file {
     adt_skeleton_rank_range *ranges;
     uint32_t rank_count;
     adt_skeleton_rank_view *ranks;  /* in rank order, the missing ones included */
-    uint32_t missing_count;         /* ranks without a skeleton (0 in version 4) */
+    uint32_t missing_count;         /* ranks without a skeleton (0 in version 6) */
     uint32_t missing_range_count;
     const adt_skeleton_missing_range *missing_ranges;
     void *storage;

@@ -12,7 +12,7 @@
  *
  * The seed corpus (corpus/skeleton) is the skeleton of a real run: the
  * bundled demo on 4 ranks (mpi.demo.np4.sampling-on: 10 iterations), and
- * a recovered run's version 5 file that names a rank missing. A
+ * a recovered run's version 7 file that names a rank missing. A
  * run must end (libFuzzer's -timeout), within -rss_limit_mb, without a
  * sanitizer report; a damaged file is refused with one line. */
 #include <stdint.h>

@@ -2,7 +2,7 @@
 # A rank without a skeleton at MPI_Finalize (issue #25): rank 1 traced with
 # ADAPTRACE_SKELETON=off, rank 0 folding. The merge up the tree takes rank
 # 1 as missing (not_folding) instead of losing every rank's skeleton:
-# skeleton.adts (version 5) holds rank 0's calls exactly (MPI_Init,
+# skeleton.adts (version 7) holds rank 0's calls exactly (MPI_Init,
 # MPI_Comm_rank, MPI_Comm_size, ITERATIONS MPI_Send, MPI_Finalize) and
 # names rank 1 missing; rank 0 says so in one line.
 #

@@ -57,7 +57,7 @@ usage: recover_damaged.py rescue WORK MPIEXEC LAUNCHER DEMO
            skeleton.adts from both. A byte of rank 1's image changed: its
            section's check refuses the image alone, in one line, and the
            archive is recovered with a skeleton.adts of rank 0 alone that
-           names rank 1 missing, "damaged" (version 5; rank 1 counted
+           names rank 1 missing, "damaged" (version 7; rank 1 counted
            "damaged" in summary.json, rank 0 "saved"): adaptrace-report
            --skeleton says so, --expand gives rank 0 exactly the calls
            the intact file gives it, the report's text says that rank 1's

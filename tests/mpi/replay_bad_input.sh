@@ -61,15 +61,23 @@ expect flipped 4 "$work/flipped" "skeleton.adts: corrupt or cut short: checksum 
 
 copy version1
 printf '\x01' | dd of="$work/version1/skeleton.adts" bs=1 seek=8 conv=notrunc status=none
-expect version1 4 "$work/version1" "skeleton.adts: skeleton format version 1, this adaptrace reads versions 4 and 5"
+expect version1 4 "$work/version1" "skeleton.adts: skeleton format version 1, this adaptrace reads versions 6 and 7"
 
 copy version2
 printf '\x02' | dd of="$work/version2/skeleton.adts" bs=1 seek=8 conv=notrunc status=none
-expect version2 4 "$work/version2" "skeleton.adts: skeleton format version 2, this adaptrace reads versions 4 and 5"
+expect version2 4 "$work/version2" "skeleton.adts: skeleton format version 2, this adaptrace reads versions 6 and 7"
 
 copy version3
 printf '\x03' | dd of="$work/version3/skeleton.adts" bs=1 seek=8 conv=notrunc status=none
-expect version3 4 "$work/version3" "skeleton.adts: skeleton format version 3, this adaptrace reads versions 4 and 5"
+expect version3 4 "$work/version3" "skeleton.adts: skeleton format version 3, this adaptrace reads versions 6 and 7"
+
+copy version4
+printf '\x04' | dd of="$work/version4/skeleton.adts" bs=1 seek=8 conv=notrunc status=none
+expect version4 4 "$work/version4" "skeleton.adts: skeleton format version 4, this adaptrace reads versions 6 and 7"
+
+copy version5
+printf '\x05' | dd of="$work/version5/skeleton.adts" bs=1 seek=8 conv=notrunc status=none
+expect version5 4 "$work/version5" "skeleton.adts: skeleton format version 5, this adaptrace reads versions 6 and 7"
 
 expect unsupported 2 "$refused" "adaptrace-replay: rank 0: cannot replay MPI_Wait: a cancelled request"
 

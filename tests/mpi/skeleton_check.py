@@ -19,7 +19,11 @@ OTF2 events of the same run, call by call, with python3-otf2 (Debian's
   docs/folding.md says the skeleton encodes them);
 - the calling context: the skeleton numbers the process's own (finer)
   calling contexts, the archive the unified ones, so the check is that
-  each skeleton context stands for one archive context throughout.
+  each skeleton context stands for one archive context throughout;
+- a receive's peer and tag in the skeleton are those it asked for:
+  `peer=any` (MPI_ANY_SOURCE) or `tag=any` (MPI_ANY_TAG) in a recv or
+  irecv record stands for whatever peer or tag its OTF2 event holds (the
+  one that matched); anywhere else, or any other field, must be equal.
 
 With --perturb N, the N-th call that has records gets its first number
 changed by one in the skeleton's lines before the comparison, and the
@@ -529,6 +533,29 @@ def skeleton_calls(report, archive):
     return calls, stopped
 
 
+WILDCARD_FIELDS = ("peer=any", "tag=any")
+
+
+def same_call(ours, theirs):
+    """Whether a skeleton line stands for an archive line: equal, but
+    that a receive's wildcard peer or tag matches any value there."""
+    if ours == theirs:
+        return True
+    our_records, their_records = ours.split(" | "), theirs.split(" | ")
+    if len(our_records) != len(their_records):
+        return False
+    for our_record, their_record in zip(our_records, their_records):
+        our_fields, their_fields = our_record.split(" "), their_record.split(" ")
+        if len(our_fields) != len(their_fields):
+            return False
+        receive = our_fields[0] in ("recv", "irecv")
+        for mine, other in zip(our_fields, their_fields):
+            wildcard = receive and mine in WILDCARD_FIELDS and other.startswith(mine[:-len("any")])
+            if mine != other and not wildcard:
+                return False
+    return True
+
+
 def perturb(calls, n):
     """Changes the first number in the n-th call that has records."""
     seen = 0
@@ -574,8 +601,8 @@ def main(argv):
                 print(f"rank {key[0]} thread {key[1]}: stopped, yet it holds every call")
                 failed = True
             archived_calls = theirs.calls[:len(lines)]
-        if lines != archived_calls:
-            at = next((i for i, (a, b) in enumerate(zip(lines, archived_calls)) if a != b),
+        if len(lines) != len(archived_calls) or not all(map(same_call, lines, archived_calls)):
+            at = next((i for i, (a, b) in enumerate(zip(lines, archived_calls)) if not same_call(a, b)),
                       min(len(lines), len(archived_calls)))
             print(f"rank {key[0]} thread {key[1]}: call {at} differs ({len(lines)} calls in the skeleton, "
                   f"{len(archived_calls)} in the archive)\n  skeleton: {lines[at] if at < len(lines) else '(none)'}\n"

@@ -43,20 +43,27 @@ copy flipped
 expect flipped 2 "skeleton.adts: corrupt or cut short: checksum mismatch"
 
 copy version
-printf '\x07' | dd of="$work/version/skeleton.adts" bs=1 seek=8 conv=notrunc status=none
-expect version 2 "skeleton.adts: skeleton format version 7, this adaptrace reads versions 4 and 5"
+printf '\x08' | dd of="$work/version/skeleton.adts" bs=1 seek=8 conv=notrunc status=none
+expect version 2 "skeleton.adts: skeleton format version 8, this adaptrace reads versions 6 and 7"
 
-# Files of version 1 (before the timing), 2 (before the clock rate) and 3
-# (before the parameters by rank): refused by their version.
+# Files of version 1 (before the timing), 2 (before the clock rate), 3
+# (before the parameters by rank), 4 and 5 (before the receives'
+# wildcards; 5 a partial file): refused by their version.
 copy version1
 printf '\x01' | dd of="$work/version1/skeleton.adts" bs=1 seek=8 conv=notrunc status=none
-expect version1 2 "skeleton.adts: skeleton format version 1, this adaptrace reads versions 4 and 5"
+expect version1 2 "skeleton.adts: skeleton format version 1, this adaptrace reads versions 6 and 7"
 copy version2
 printf '\x02' | dd of="$work/version2/skeleton.adts" bs=1 seek=8 conv=notrunc status=none
-expect version2 2 "skeleton.adts: skeleton format version 2, this adaptrace reads versions 4 and 5"
+expect version2 2 "skeleton.adts: skeleton format version 2, this adaptrace reads versions 6 and 7"
 copy version3
 printf '\x03' | dd of="$work/version3/skeleton.adts" bs=1 seek=8 conv=notrunc status=none
-expect version3 2 "skeleton.adts: skeleton format version 3, this adaptrace reads versions 4 and 5"
+expect version3 2 "skeleton.adts: skeleton format version 3, this adaptrace reads versions 6 and 7"
+copy version4
+printf '\x04' | dd of="$work/version4/skeleton.adts" bs=1 seek=8 conv=notrunc status=none
+expect version4 2 "skeleton.adts: skeleton format version 4, this adaptrace reads versions 6 and 7"
+copy version5
+printf '\x05' | dd of="$work/version5/skeleton.adts" bs=1 seek=8 conv=notrunc status=none
+expect version5 2 "skeleton.adts: skeleton format version 5, this adaptrace reads versions 6 and 7"
 
 copy header
 printf 'NOTASKEL' | dd of="$work/header/skeleton.adts" bs=1 seek=0 conv=notrunc status=none

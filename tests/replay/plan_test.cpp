@@ -18,7 +18,8 @@ enum function { INIT, FINALIZE, IRECV, ISEND, WAITALL, COMM_RANK, SEND, SCAN, EX
 const char *const names[] = { "MPI_Init", "MPI_Finalize", "MPI_Irecv", "MPI_Isend",
                               "MPI_Waitall", "MPI_Comm_rank", "MPI_Send", "MPI_Scan", "MPI_Exscan", "MPI_Alltoallw", "MPI_Iallgather", "MPI_Wait", "MPI_Allgatherv", "MPI_Alltoallv", "MPI_Iallgatherv" };
 
-// A call's key: LEB128 fields, signed ones zigzag (fold.c).
+// A call's key: LEB128 fields, signed ones zigzag; a receive's
+// MPI_ANY_SOURCE is the peer -2^31, MPI_ANY_TAG the tag -1 (fold.h).
 struct key {
     std::vector<uint8_t> bytes;
     explicit key(function f)
@@ -35,6 +36,7 @@ struct key {
         bytes.push_back((uint8_t)value);
         return *this;
     }
+    static constexpr int64_t ANY_SOURCE = INT32_MIN, ANY_TAG = -1;
     key &put_signed(int64_t value) { return put(((uint64_t)value << 1) ^ (uint64_t)(value >> 63)); }
     key &p2p(uint16_t kind, uint64_t bytes_, uint32_t request, int64_t peer, int64_t tag)
     {
@@ -120,6 +122,55 @@ TEST(ReplayPlan, EachIrecvTakesTheMessageThatCompletesItsRequest)
     EXPECT_EQ(plan->request_bytes[1], 128u) << "the request's buffer holds its largest receive";
     EXPECT_STREQ(plan->untrafficked, "MPI_Comm_rank");
     adt_replay_plan_free(plan);
+}
+
+// A master's receives from MPI_ANY_SOURCE (with MPI_ANY_TAG, and
+// MPI_Irecv's too): replayed as wildcards, posted for the largest message
+// the rank received (in the replay each may match another message).
+TEST(ReplayPlan, WildcardReceivesStayWildcardsPostedForTheLargestMessage)
+{
+    std::vector<key> calls{ key(INIT) };
+    for (int i = 0; i < 4; ++i) {
+        calls.push_back(key(IRECV).request(ADT_REC_MPI_IRECV_REQUEST, 1));
+        calls.push_back(
+            key(WAITALL).p2p(ADT_REC_MPI_IRECV, i == 2 ? 96 : 16, 1, key::ANY_SOURCE, i % 2 ? key::ANY_TAG : 5));
+    }
+    calls.push_back(key(IRECV).request(ADT_REC_MPI_IRECV_REQUEST, 1));
+    calls.push_back(key(WAITALL).p2p(ADT_REC_MPI_IRECV, 8, 1, +1, 5));
+    calls.push_back(key(FINALIZE));
+    folded run(calls);
+    char error[256] = "";
+    adt_replay_plan *plan = adt_replay_plan_build(run.file, 1, 3, error, sizeof error);
+    ASSERT_NE(plan, nullptr) << error;
+    EXPECT_EQ(plan->largest_receive, 96u);
+    int irecvs = 0;
+    for (uint64_t i = 0; i < plan->length; ++i) {
+        const adt_replay_call &call = plan->calls_by_signature[plan->sequence[i]];
+        if (call.irecv_request == 0)
+            continue;
+        const adt_replay_message &m = plan->irecvs[plan->irecv_message[i]];
+        bool wildcard = irecvs < 4;
+        EXPECT_EQ(m.any_source, wildcard) << "MPI_Irecv " << irecvs;
+        EXPECT_EQ(m.any_tag, wildcard && irecvs % 2 == 1) << "MPI_Irecv " << irecvs;
+        if (!m.any_source) {
+            EXPECT_EQ(m.peer, +1);
+        }
+        if (!m.any_tag) {
+            EXPECT_EQ(m.tag, 5);
+        }
+        EXPECT_EQ(adt_replay_receive_bytes(plan, &m), wildcard ? 96u : 8u) << "MPI_Irecv " << irecvs;
+        irecvs++;
+    }
+    EXPECT_EQ(irecvs, 5);
+    EXPECT_EQ(plan->request_bytes[1], 96u);
+    adt_replay_plan_free(plan);
+}
+
+// Only a receive asks for a wildcard: a send's is a damaged key.
+TEST(ReplayPlan, ASendToAWildcardIsRefused)
+{
+    folded run({ key(INIT), key(SEND).p2p(ADT_REC_MPI_SEND, 8, 0, key::ANY_SOURCE, 0), key(FINALIZE) });
+    EXPECT_EQ(run.refusal(), "rank 1: cannot replay MPI_Send: its destination or tag is a wildcard");
 }
 
 TEST(ReplayPlan, AnIrecvThatNeverCompletesIsRefused)

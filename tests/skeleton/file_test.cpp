@@ -170,20 +170,26 @@ TEST_F(SkeletonFile, AnotherVersionIsNamed)
 {
     std::vector<uint8_t> other = file;
     other[sizeof ADT_SKELETON_MAGIC] = (uint8_t)(ADT_SKELETON_VERSION_PARTIAL + 1);
-    EXPECT_EQ(refusal(other), "skeleton format version 6, this adaptrace reads versions 4 and 5");
+    EXPECT_EQ(refusal(other), "skeleton format version 8, this adaptrace reads versions 6 and 7");
 }
 
-// Files of version 1 (no timing), 2 (no clock rate) and 3 (no parameters
-// by rank) are refused by their version, not read as something else.
-TEST_F(SkeletonFile, TheVersionsWithoutTimingClockRateOrParametersAreNamed)
+// Files of version 1 (no timing), 2 (no clock rate), 3 (no parameters
+// by rank), 4 and 5 (a receive's matched peer and tag where its wildcards
+// are now; 5 a partial file) are refused by their version, not read as
+// something else.
+TEST_F(SkeletonFile, TheVersionsWithoutTimingClockRateParametersOrWildcardsAreNamed)
 {
     std::vector<uint8_t> old = file;
     old[sizeof ADT_SKELETON_MAGIC] = 1;
-    EXPECT_EQ(refusal(old), "skeleton format version 1, this adaptrace reads versions 4 and 5");
+    EXPECT_EQ(refusal(old), "skeleton format version 1, this adaptrace reads versions 6 and 7");
     old[sizeof ADT_SKELETON_MAGIC] = 2;
-    EXPECT_EQ(refusal(old), "skeleton format version 2, this adaptrace reads versions 4 and 5");
+    EXPECT_EQ(refusal(old), "skeleton format version 2, this adaptrace reads versions 6 and 7");
     old[sizeof ADT_SKELETON_MAGIC] = 3;
-    EXPECT_EQ(refusal(old), "skeleton format version 3, this adaptrace reads versions 4 and 5");
+    EXPECT_EQ(refusal(old), "skeleton format version 3, this adaptrace reads versions 6 and 7");
+    old[sizeof ADT_SKELETON_MAGIC] = 4;
+    EXPECT_EQ(refusal(old), "skeleton format version 4, this adaptrace reads versions 6 and 7");
+    old[sizeof ADT_SKELETON_MAGIC] = 5;
+    EXPECT_EQ(refusal(old), "skeleton format version 5, this adaptrace reads versions 6 and 7");
 }
 
 // The three ranks of the class have their timing merged: every pair's

@@ -2,7 +2,7 @@
 // calls' parameters are one class, each differing parameter stored as
 // its values with their ranks; every rank reads back exactly its own
 // keys. Ranks whose structure differs stay apart. Ranks without a
-// skeleton are named missing with their cause (version 5).
+// skeleton are named missing with their cause (version 7).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -412,7 +412,7 @@ TEST(SkeletonMerge, ASubtreeOutOfRankOrderIsRefused)
     adt_skeleton_merge_free(merge);
 }
 
-// ---- ranks without a skeleton (version 5) --------------------------------
+// ---- ranks without a skeleton (version 7) --------------------------------
 
 // Six ranks on a ring; ranks 1 and 4 saved a damaged skeleton, rank 3 none.
 const std::vector<const char *> kSixMissing{ nullptr, "damaged", nullptr, "not_saved", "damaged", nullptr };
@@ -551,7 +551,7 @@ TEST(SkeletonPartial, MissingRangesNamingWrongRanksAreRefused)
     EXPECT_EQ(changed(first_at, 6), "corrupt: missing rank range 1 (1 ranks from 6 by 1, cause 1)");
     EXPECT_EQ(changed(first_at + 12, 2), "corrupt: missing rank range 1 (1 ranks from 3 by 1, cause 2)");
     EXPECT_EQ(changed(first_at + 4, 0), "corrupt: missing rank range 1 (0 ranks from 3 by 1, cause 1)");
-    EXPECT_EQ(changed(sizeof ADT_SKELETON_MAGIC, 4).rfind("corrupt: ", 0), 0u);
+    EXPECT_EQ(changed(sizeof ADT_SKELETON_MAGIC, ADT_SKELETON_VERSION).rfind("corrupt: ", 0), 0u);
     EXPECT_EQ(Read(resealed(file)).error, "") << "resealing alone changes nothing";
 }
 

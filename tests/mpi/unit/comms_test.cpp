@@ -169,18 +169,22 @@ TEST_F(Comms, NonblockingDuplicateIsDefinedWithTheKeyAgreedOnItsParent)
     free_comm(&dup);
 }
 
-TEST_F(Comms, MatchedMessageCarriesItsCommunicatorOnce)
+// ... and the source and tag its probe asked for, wildcards kept (the
+// key of its MPI_Mrecv holds them, docs/folding.md).
+TEST_F(Comms, MatchedMessageCarriesItsCommunicatorAndProbeOnce)
 {
     int value = 5, received = 0;
     MPI_Request send;
     MPI_Isend(&value, 1, MPI_INT, 0, 3, MPI_COMM_WORLD, &send);
     MPI_Message message;
     MPI_Status status;
-    MPI_Mprobe(0, 3, MPI_COMM_WORLD, &message, &status);
-    adt_mpi_message_probed(adt_mpi_comm_lookup(MPI_COMM_WORLD), message);
-    const adt_mpi_comm_info *taken = adt_mpi_message_take(message);
+    MPI_Mprobe(MPI_ANY_SOURCE, 3, MPI_COMM_WORLD, &message, &status);
+    adt_mpi_message_probed(adt_mpi_comm_lookup(MPI_COMM_WORLD), MPI_ANY_SOURCE, 3, message);
+    const adt_mpi_probed_message *taken = adt_mpi_message_take(message);
     ASSERT_NE(taken, nullptr);
-    EXPECT_EQ(taken->id, adt_mpi_comm_lookup(MPI_COMM_WORLD)->id);
+    EXPECT_EQ(taken->comm.id, adt_mpi_comm_lookup(MPI_COMM_WORLD)->id);
+    EXPECT_EQ(taken->source, MPI_ANY_SOURCE);
+    EXPECT_EQ(taken->tag, 3);
     EXPECT_EQ(adt_mpi_message_take(message), nullptr);
     MPI_Mrecv(&received, 1, MPI_INT, &message, &status);
     MPI_Wait(&send, MPI_STATUS_IGNORE);
