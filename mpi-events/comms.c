@@ -142,20 +142,25 @@ static bool publish_peers(uint32_t comm, adt_mpi_comm_key key, const uint32_t bo
     return false;
 }
 
+/* comm's peer table, NULL when it has none. peer_tables is set in
+ * adt_mpi_comms_init, before any wrapper runs, and freed after the last;
+ * the acquire load pairs with publish_peers' release store, so the
+ * table's words are those written before it was published, and never
+ * change after: no lock, no malloc. */
+static const uint32_t *published_table(uint32_t comm)
+{
+    if (!peer_tables || comm >= COMM_PEER_TABLES)
+        return NULL;
+    return atomic_load_explicit(&peer_tables[comm], memory_order_acquire);
+}
+
 uint32_t adt_mpi_comm_world_rank(uint32_t comm, int peer)
 {
     /* MPI_COMM_WORLD's ranks are world ranks: no table read. */
     if (comm == adt_mpi_world_info.id && peer >= 0 && peer < adt_mpi_world_info.size)
         return (uint32_t)peer;
-    /* peer_tables is set in adt_mpi_comms_init, before any wrapper runs,
-     * and freed after the last; the acquire load pairs with
-     * publish_peers' release store, so the table's words are those
-     * written before it was published, and never change after: no lock,
-     * no malloc. */
-    if (!peer_tables || comm >= COMM_PEER_TABLES || peer < 0)
-        return ADT_UNDEFINED_ID;
-    const uint32_t *table = atomic_load_explicit(&peer_tables[comm], memory_order_acquire);
-    if (!table || (uint32_t)peer >= table[0])
+    const uint32_t *table = published_table(comm);
+    if (!table || peer < 0 || (uint32_t)peer >= table[0])
         return ADT_UNDEFINED_ID;
     return table[PEER_TABLE_HEAD + peer];
 }
@@ -166,11 +171,7 @@ bool adt_mpi_comm_key_of(uint32_t comm, adt_mpi_comm_key *key)
         *key = adt_mpi_world_info.key;
         return true;
     }
-    /* The same tables as adt_mpi_comm_world_rank, read the same way:
-     * published once with a release store, never written again. */
-    if (!peer_tables || comm >= COMM_PEER_TABLES)
-        return false;
-    const uint32_t *table = atomic_load_explicit(&peer_tables[comm], memory_order_acquire);
+    const uint32_t *table = published_table(comm);
     if (!table)
         return false;
     *key = (adt_mpi_comm_key){ table[1], table[2] };
@@ -184,10 +185,7 @@ bool adt_mpi_comm_member_bounds(uint32_t comm, uint32_t *lowest, uint32_t *highe
         *highest = (uint32_t)adt_mpi_world_info.size - 1;
         return true;
     }
-    /* As adt_mpi_comm_key_of. */
-    if (!peer_tables || comm >= COMM_PEER_TABLES)
-        return false;
-    const uint32_t *table = atomic_load_explicit(&peer_tables[comm], memory_order_acquire);
+    const uint32_t *table = published_table(comm);
     if (!table)
         return false;
     *lowest = table[3];
