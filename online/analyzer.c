@@ -67,10 +67,13 @@ __attribute__((used, visibility("default"))) const int adt_online_analyzer_marke
 /* A round report's head, in words: done, CPU seconds (a double's bits),
  * the sampled profile's length in bytes, the time steps' words
  * (adt_live_steps_words: the instances added since the analyzer's last
- * report that analyzer 0 took, which keeps them all for the quantiles);
- * then the rows of the analyzer's ranks (round_rows), the time steps'
- * words, and the profile's text. */
-#define ROUND_HEAD_WORDS 4
+ * report that analyzer 0 took, which keeps them all for the quantiles),
+ * the crossing ends' words (live.h's crossing: the message and
+ * collective ends it cannot match, those since its last report that
+ * analyzer 0 took); then the rows of the analyzer's ranks (round_rows),
+ * the time steps' words, the crossing ends' words, and the profile's
+ * text. */
+#define ROUND_HEAD_WORDS 5
 
 /* The signal that ends the job before the ranks finished, 0 until one
  * comes: the handler's only store, read by the loop (at most
@@ -128,6 +131,10 @@ typedef struct analyzer {
      * words are the instances new since the one before, so together they
      * are its ranks' every instance), the answer sent to it. */
     adt_live total;
+    /* Analyzer 0: the waiting analysis of the ends crossing analyzers
+     * (every analyzer's crossing ends, its own included; total.crossed),
+     * holding each end until its other ends come. */
+    adt_live cross;
     bool *peer_lost;
     double *peer_cpu;
     char **peer_profile;
@@ -501,7 +508,8 @@ static bool report_to_analyzer_0(analyzer *a, bool done)
     for (size_t k = 0; steps_carried && k < step_keys; k++)
         sent[k] = a->live.steps.keys[k].count;
     size_t row_words = round_rows(a, &a->live, a->index, NULL, false);
-    size_t bytes = (ROUND_HEAD_WORDS + row_words + step_words) * sizeof(uint64_t) + profile_length;
+    size_t crossing_words = a->live.crossing_words;
+    size_t bytes = (ROUND_HEAD_WORDS + row_words + step_words + crossing_words) * sizeof(uint64_t) + profile_length;
     uint64_t *report = bytes <= INT32_MAX ? malloc(bytes) : NULL;
     if (report == NULL) {
         fprintf(stderr, "adaptrace-analyzer %d: no report of %zu bytes this round: out of memory\n", a->index,
@@ -516,11 +524,15 @@ static bool report_to_analyzer_0(analyzer *a, bool done)
     memcpy(&report[1], &cpu, sizeof cpu);
     report[2] = profile_length;
     report[3] = step_words;
+    report[4] = crossing_words;
     round_rows(a, &a->live, a->index, report + ROUND_HEAD_WORDS, false);
     if (step_words > 0)
         memcpy(report + ROUND_HEAD_WORDS + row_words, steps, step_words * sizeof *steps);
+    if (crossing_words > 0)
+        memcpy(report + ROUND_HEAD_WORDS + row_words + step_words, a->live.crossing,
+               crossing_words * sizeof *report);
     if (profile_length > 0)
-        memcpy(report + ROUND_HEAD_WORDS + row_words + step_words, profile, profile_length);
+        memcpy(report + ROUND_HEAD_WORDS + row_words + step_words + crossing_words, profile, profile_length);
     free(profile);
     free(steps);
     /* Analyzer 0 takes the reports in turn within its own round's bound,
@@ -545,7 +557,9 @@ static bool report_to_analyzer_0(analyzer *a, bool done)
     /* Answered: analyzer 0 took this report, its time steps included
      * (without an answer there is no next round, so no instance is sent
      * twice or left out). Without its words (out of memory) the next
-     * report carries these instances too. */
+     * report carries these instances too. Its crossing ends are analyzer
+     * 0's from now on. */
+    adt_live_crossing_taken(&a->live, crossing_words);
     if (steps_carried) {
         free(a->steps_sent);
         a->steps_sent = sent;
@@ -597,7 +611,8 @@ static bool take_report(analyzer *a, int peer, uint64_t give_up, bool *done)
     uint64_t *steps = NULL;
     size_t steps_words = a->peer_steps_words[peer];
     bool whole = (size_t)bytes >= head_bytes && report[3] <= ((size_t)bytes - head_bytes) / sizeof(uint64_t) &&
-                 report[2] == (size_t)bytes - head_bytes - report[3] * sizeof(uint64_t) &&
+                 report[4] <= ((size_t)bytes - head_bytes) / sizeof(uint64_t) - report[3] &&
+                 report[2] == (size_t)bytes - head_bytes - (report[3] + report[4]) * sizeof(uint64_t) &&
                  (report[2] == 0 || (profile = malloc(report[2])) != NULL) &&
                  report[3] <= SIZE_MAX / sizeof *steps - steps_words - 1 &&
                  (steps = realloc(a->peer_steps[peer], (steps_words + report[3]) * sizeof *steps + 1)) != NULL;
@@ -612,6 +627,15 @@ static bool take_report(analyzer *a, int peer, uint64_t give_up, bool *done)
         a->peer_steps[peer] = steps;
         a->peer_steps_words[peer] = steps_words + report[3];
         head_bytes += report[3] * sizeof *steps;
+        /* Its crossing ends new since its last report taken, matched
+         * with the others' (those that do not parse, or find no memory,
+         * stay counted as not matched, peer_on_other_analyzer). */
+        if (adt_live_add_crossing_words(&a->cross, (const uint64_t *)((const char *)report + head_bytes),
+                                        report[4]) != 0)
+            fprintf(stderr, "adaptrace-analyzer 0: the crossing message and collective ends of analyzer %d's "
+                            "report do not parse, or no memory for them: left out of the waiting analysis\n",
+                    peer);
+        head_bytes += report[4] * sizeof(uint64_t);
         *done = report[0] != 0;
         memcpy(&a->peer_cpu[peer], &report[1], sizeof a->peer_cpu[peer]);
         if (report[2] > 0)
@@ -686,6 +710,11 @@ static bool collect_round(analyzer *a, bool done)
     char error[512];
     a->final = all && !a->analyzers_lost;
     total_steps(a);
+    /* Its own crossing ends, with the others' (as take_report's). */
+    if (adt_live_add_crossing_words(&a->cross, a->live.crossing, a->live.crossing_words) != 0)
+        fprintf(stderr, "adaptrace-analyzer 0: no memory for its crossing message and collective ends: left out "
+                        "of the waiting analysis\n");
+    adt_live_crossing_taken(&a->live, a->live.crossing_words);
     if (own == NULL || own_profile == NULL || profiles == NULL) {
         fprintf(stderr, "adaptrace-analyzer: live report not written: out of memory\n");
     } else {
@@ -876,6 +905,7 @@ int main(int argc, char **argv)
         a.event_files_failed == NULL ||
         adt_live_create(&a.live, a.ranks, ADT_MPI_FN_COUNT) != 0 ||
         (a.index == 0 && (adt_live_create(&a.total, a.ranks, ADT_MPI_FN_COUNT) != 0 ||
+                          adt_live_create(&a.cross, a.ranks, ADT_MPI_FN_COUNT) != 0 ||
                           (a.peer_lost = calloc((size_t)a.count, sizeof *a.peer_lost)) == NULL ||
                           (a.peer_cpu = calloc((size_t)a.count, sizeof *a.peer_cpu)) == NULL ||
                           (a.peer_profile = calloc((size_t)a.count, sizeof *a.peer_profile)) == NULL ||
@@ -892,6 +922,8 @@ int main(int argc, char **argv)
                 a.archive);
     for (int peer = 0; a.index == 0 && peer < a.count; peer++)
         a.peer_answer[peer] = MPI_REQUEST_NULL;
+    if (a.index == 0)
+        a.total.crossed = &a.cross;
     a.live.namer = name_context;
     a.live.namer_state = &a;
     uint32_t served_first, served_end;
@@ -967,6 +999,7 @@ int main(int argc, char **argv)
     free(a.steps_sent);
     if (a.index == 0) {
         adt_live_destroy(&a.total);
+        adt_live_destroy(&a.cross);
         for (int peer = 0; peer < a.count; peer++) {
             free(a.peer_profile[peer]);
             free(a.peer_steps[peer]);

@@ -105,6 +105,9 @@ void adt_live_destroy(adt_live *live)
     adt_feed_mpi_profile_free(&live->mpi);
     adt_feed_matrix_free(&live->matrix);
     adt_feed_waiting_free(&live->waiting);
+    free(live->crossing);
+    live->crossing = NULL;
+    live->crossing_words = live->crossing_capacity = 0;
     free(live->comm_keys);
     live->comm_keys = NULL;
     live->comm_count = live->comm_capacity = 0;
@@ -311,16 +314,43 @@ static uint64_t on_common_clock(const adt_live *live, uint32_t rank, uint64_t ti
     return time + live->states[rank].clock_offset;
 }
 
-/* A message end of rank source (the peer below ranks: checked) into the
- * feed's late sender, unless its peer is another analyzer's; -1 when out
+/* An end of rank source that another analyzer's ranks take part in,
+ * kept for analyzer 0 (live->crossing) with its times on rank 0's clock,
+ * and counted as not matched here until analyzer 0 takes it; -1 when out
  * of memory. */
+static int keep_crossing(adt_live *live, uint32_t source, const adt_online_record *record)
+{
+    if (live->crossing_words + ADT_LIVE_CROSSING_END_WORDS > live->crossing_capacity) {
+        size_t capacity = live->crossing_capacity ? 2 * live->crossing_capacity : 64 * ADT_LIVE_CROSSING_END_WORDS;
+        uint64_t *grown = realloc(live->crossing, capacity * sizeof *grown);
+        if (grown == NULL)
+            return -1;
+        live->crossing = grown;
+        live->crossing_capacity = capacity;
+    }
+    uint64_t *crossing = live->crossing;
+    adt_online_record common = *record;
+    if (record->kind == ADT_ONLINE_RECORD_MESSAGE_END) {
+        common.end.enter = on_common_clock(live, source, record->end.enter);
+    } else {
+        common.collective.enter = on_common_clock(live, source, record->collective.enter);
+        common.collective.end = on_common_clock(live, source, record->collective.end);
+    }
+    crossing[live->crossing_words] = source;
+    memcpy(&crossing[live->crossing_words + 1], &common, sizeof common);
+    live->crossing_words += ADT_LIVE_CROSSING_END_WORDS;
+    live->states[source].waiting_left_out[ADT_ONLINE_WAITING_LOSS_PEER_ON_OTHER_ANALYZER]++;
+    return 0;
+}
+
+/* A message end of rank source (the peer below ranks: checked) into the
+ * feed's late sender, or kept for analyzer 0 when its peer is another
+ * analyzer's; -1 when out of memory. */
 static int add_message_end(adt_live *live, uint32_t source, const adt_online_record *record)
 {
     bool sending = record->flags & ADT_ONLINE_END_SENDING;
-    if (!served(live, record->id)) {
-        live->states[source].waiting_left_out[ADT_ONLINE_WAITING_LOSS_PEER_ON_OTHER_ANALYZER]++;
-        return 0;
-    }
+    if (!served(live, record->id))
+        return keep_crossing(live, source, record);
     uint32_t comm = comm_number(live, record->end.comm);
     if (comm == UINT32_MAX)
         return -1;
@@ -337,9 +367,10 @@ static int add_message_end(adt_live *live, uint32_t source, const adt_online_rec
 }
 
 /* A collective end of rank source into the feed's collective waiting,
- * unless a member is not known to be a rank of the run or is another
- * analyzer's (the analyzers serve contiguous ranks: the lowest and the
- * highest member say); -1 when out of memory. */
+ * unless a member is not known to be a rank of the run, or kept for
+ * analyzer 0 when a member is another analyzer's (the analyzers serve
+ * contiguous ranks: the lowest and the highest member say); -1 when out
+ * of memory. */
 static int add_collective_end(adt_live *live, uint32_t source, const adt_online_record *record)
 {
     uint32_t members = record->id, lowest = record->collective.lowest_member,
@@ -348,10 +379,8 @@ static int add_collective_end(adt_live *live, uint32_t source, const adt_online_
         live->states[source].waiting_left_out[ADT_ONLINE_WAITING_LOSS_PEER_UNKNOWN]++;
         return 0;
     }
-    if (!served(live, lowest) || !served(live, highest)) {
-        live->states[source].waiting_left_out[ADT_ONLINE_WAITING_LOSS_PEER_ON_OTHER_ANALYZER]++;
-        return 0;
-    }
+    if (!served(live, lowest) || !served(live, highest))
+        return keep_crossing(live, source, record);
     uint32_t comm = comm_number(live, record->collective.comm);
     if (comm == UINT32_MAX)
         return -1;
@@ -360,6 +389,46 @@ static int add_collective_end(adt_live *live, uint32_t source, const adt_online_
                                         .enter_time = on_common_clock(live, source, record->collective.enter),
                                         .end_time = on_common_clock(live, source, record->collective.end) };
     return adt_feed_collective_end(&live->waiting, comm, members, &entry);
+}
+
+/* A match adds to the other end's rank too: every rank's figures from
+ * the feed's (only the served ranks' rows leave this analyzer). */
+static void take_waiting_figures(adt_live *live)
+{
+    for (uint32_t r = 0; r < live->ranks; r++) {
+        live->states[r].late_sender_ticks = live->waiting.late_sender_ticks[r];
+        live->states[r].collective_wait_ticks = live->waiting.collective_wait_ticks[r];
+    }
+}
+
+void adt_live_crossing_taken(adt_live *live, size_t words)
+{
+    memmove(live->crossing, live->crossing + words, (live->crossing_words - words) * sizeof *live->crossing);
+    live->crossing_words -= words;
+}
+
+int adt_live_add_crossing_words(adt_live *cross, const uint64_t *words, size_t count)
+{
+    if (count % ADT_LIVE_CROSSING_END_WORDS != 0)
+        return -1;
+    int result = 0;
+    for (size_t at = 0; result == 0 && at < count; at += ADT_LIVE_CROSSING_END_WORDS) {
+        adt_online_record record;
+        memcpy(&record, &words[at + 1], sizeof record);
+        uint64_t source = words[at];
+        if (source >= cross->ranks ||
+            (record.kind == ADT_ONLINE_RECORD_MESSAGE_END ? record.id >= cross->ranks
+                                                          : record.kind != ADT_ONLINE_RECORD_COLLECTIVE)) {
+            result = -1;
+            break;
+        }
+        /* cross serves every rank: each end goes into its analysis. */
+        result = record.kind == ADT_ONLINE_RECORD_MESSAGE_END ? add_message_end(cross, (uint32_t)source, &record)
+                                                              : add_collective_end(cross, (uint32_t)source, &record);
+        cross->states[source].crossing_ends_taken += result == 0;
+    }
+    take_waiting_figures(cross);
+    return result;
 }
 
 int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *chunk, size_t bytes, bool last,
@@ -449,12 +518,7 @@ int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *
     memcpy(state->samples_unstreamed, header->samples_unstreamed, sizeof state->samples_unstreamed);
     memcpy(state->messages_unstreamed, header->messages_unstreamed, sizeof state->messages_unstreamed);
     memcpy(state->waiting_unstreamed, header->waiting_unstreamed, sizeof state->waiting_unstreamed);
-    /* A match adds to the other end's rank too: every rank's figures
-     * from the feed's (only the served ranks' rows leave this analyzer). */
-    for (uint32_t r = 0; r < live->ranks; r++) {
-        live->states[r].late_sender_ticks = live->waiting.late_sender_ticks[r];
-        live->states[r].collective_wait_ticks = live->waiting.collective_wait_ticks[r];
-    }
+    take_waiting_figures(live);
     state->heard = 1;
     state->finished |= last;
     state->chunks++;
@@ -986,6 +1050,25 @@ done:
     return result;
 }
 
+/* Adds the waiting figures of crossed, the analysis of the ends crossing
+ * analyzers, to live's ranks: its ends taken are no longer left out. */
+static void add_crossed(adt_live *live, const adt_live *crossed)
+{
+    for (uint32_t r = 0; r < live->ranks && r < crossed->ranks; r++) {
+        adt_live_rank *state = &live->states[r];
+        const adt_live_rank *cross = &crossed->states[r];
+        state->message_ends += cross->message_ends;
+        state->messages_matched += cross->messages_matched;
+        state->collectives_matched += cross->collectives_matched;
+        state->late_sender_ticks += cross->late_sender_ticks;
+        state->collective_wait_ticks += cross->collective_wait_ticks;
+        /* Taken from the same report as the rank's row (or, for
+         * analyzer 0's own ranks, in the same round): never more than it
+         * counts. */
+        state->waiting_left_out[ADT_ONLINE_WAITING_LOSS_PEER_ON_OTHER_ANALYZER] -= cross->crossing_ends_taken;
+    }
+}
+
 int adt_live_write(const adt_live *live, const char *const *names, const char *profile, size_t profile_length,
                    const char *archive, const adt_live_moment *moment, adt_live_page_printer page, char *error,
                    size_t error_size)
@@ -1020,7 +1103,22 @@ int adt_live_write(const adt_live *live, const char *const *names, const char *p
         fail(error, error_size, "out of memory");
         goto done;
     }
-    print_report(text, live, names, lines, line_count, moment);
+    /* With an analysis of the ends crossing analyzers: its figures added
+     * to each rank's, on a copy of the ranks' states. */
+    adt_live combined = *live;
+    if (live->crossed != NULL) {
+        combined.states = malloc((live->ranks ? live->ranks : 1) * sizeof *combined.states);
+        if (combined.states == NULL) {
+            fclose(text);
+            fail(error, error_size, "out of memory");
+            goto done;
+        }
+        memcpy(combined.states, live->states, live->ranks * sizeof *combined.states);
+        add_crossed(&combined, live->crossed);
+    }
+    print_report(text, &combined, names, lines, line_count, moment);
+    if (live->crossed != NULL)
+        free(combined.states);
     bool printed = !ferror(text);
     if (fclose(text) != 0 || !printed) {
         fail(error, error_size, "out of memory");

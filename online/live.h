@@ -65,6 +65,11 @@ typedef struct adt_live_rank {
     uint64_t collectives_matched;
     uint64_t late_sender_ticks;
     uint64_t collective_wait_ticks;
+    /* Analyzer 0's analysis of the ends crossing analyzers only
+     * (adt_live_add_crossing_words): the rank's ends it took, each one
+     * counted under ADT_ONLINE_WAITING_LOSS_PEER_ON_OTHER_ANALYZER by the
+     * analyzer serving the rank until then. */
+    uint64_t crossing_ends_taken;
 } adt_live_rank;
 
 /* Where a rank's next time step starts: the function and Leave of its
@@ -99,7 +104,8 @@ typedef struct adt_live_samples {
 /* What the analyzer knows of its ranks. The MPI profile is the event
  * feed's (feed/feed.h), functions numbered by adt_mpi_function, its ticks
  * each rank's own (adt_live_write reads them at rank 0's rate). */
-typedef struct adt_live {
+typedef struct adt_live adt_live;
+struct adt_live {
     uint32_t ranks;
     adt_feed_mpi_profile mpi;
     /* The communication matrix from the ranks' message records (the
@@ -129,7 +135,24 @@ typedef struct adt_live {
     size_t comm_capacity;
     uint32_t served_first;
     uint32_t served_end;
-} adt_live;
+    /* The ends this analyzer cannot match (a message whose other end is
+     * another analyzer's rank, a collective with a member another
+     * analyzer serves), for analyzer 0 to match
+     * (adt_live_add_crossing_words): ADT_LIVE_CROSSING_END_WORDS words
+     * each, in the order they came, their times on rank 0's clock; kept
+     * until adt_live_crossing_taken drops those analyzer 0 took. */
+    uint64_t *crossing;
+    size_t crossing_words;
+    size_t crossing_capacity;
+    /* Analyzer 0's total only: the analysis of the ends crossing
+     * analyzers, whose per-rank waiting figures adt_live_write adds to
+     * live's (NULL: none). */
+    const adt_live *crossed;
+};
+
+/* A crossing end's words: its rank, then its record (wire.h) with its
+ * times on rank 0's clock. */
+#define ADT_LIVE_CROSSING_END_WORDS (1 + sizeof(adt_online_record) / sizeof(uint64_t))
 
 #define ADT_LIVE_RANK_WORDS (sizeof(adt_live_rank) / sizeof(uint64_t))
 
@@ -163,6 +186,18 @@ uint64_t *adt_live_steps_words(const adt_live *live, const size_t *sent, size_t 
  * 0, or -1 when out of memory or the words do not parse (what came
  * before stays). */
 int adt_live_add_steps_words(adt_live *live, const uint64_t *words, size_t count);
+
+/* Drops the first words words of live->crossing (a multiple of
+ * ADT_LIVE_CROSSING_END_WORDS, at most live->crossing_words): analyzer 0
+ * took them. */
+void adt_live_crossing_taken(adt_live *live, size_t words);
+/* Feeds the crossing ends of count words (an analyzer's
+ * live->crossing) into cross's waiting analysis, which serves every rank
+ * and holds each end until its other ends come: the same matching as
+ * adt_live_add_chunk's, each end counted in its rank's
+ * crossing_ends_taken. 0, or -1 when out of memory or the words do not
+ * parse (what came before stays). */
+int adt_live_add_crossing_words(adt_live *cross, const uint64_t *words, size_t count);
 
 /* The sampled profile of the ranks whose samples live holds (the feed's
  * analysis, per rank), as text for adt_live_write (one line a rank and

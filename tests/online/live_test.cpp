@@ -330,6 +330,69 @@ TEST_F(Live, EndsWhoseOtherEndsGoToAnotherAnalyzerAreCountedOut)
         << report;
 }
 
+// With two analyzers (live serves rank 0, other rank 1), each keeps the
+// ends it cannot match, times on rank 0's clock; analyzer 0's analysis of
+// them (cross) takes each analyzer's words as a round report carries them
+// and matches them as one analyzer would (the figures of
+// MessageAndCollectiveEndsGiveLateSenderAndCollectiveWaiting), and the
+// written report adds them to each rank's: none left out.
+TEST_F(Live, EndsAcrossAnalyzersAreMatchedByAnalyzer0)
+{
+    ScratchDirectory scratch("adt-online-live-crossing");
+    std::string archive = scratch.path() + "/archive";
+    adt_live other{}, cross{};
+    ASSERT_EQ(adt_live_create(&other, kRanks, kFunctions), 0);
+    ASSERT_EQ(adt_live_create(&cross, kRanks, kFunctions), 0);
+    adt_live_serve(&live, 0, 1);
+    adt_live_serve(&other, 1, 2);
+    const uint64_t world = adt_online_comm_key(0, 0), other_comm = adt_online_comm_key(1, 7);
+    other.states[1].clock_offset = 50;
+    adt_online_chunk first = ends_chunk(0, {message_end(true, 1, 500, world, 5, 64), collective(2, 100, 200, world),
+                                            message_end(true, 1, 600, other_comm, 5, 8)});
+    adt_online_chunk second =
+        ends_chunk(1, {message_end(false, 0, 300, world, 5, 64), collective(2, 20, 400, world)});
+    ASSERT_EQ(adt_live_add_chunk(&live, 0, &first, chunk_bytes(3), true, error, sizeof error), 0) << error;
+    ASSERT_EQ(adt_live_add_chunk(&other, 1, &second, chunk_bytes(2), true, error, sizeof error), 0) << error;
+    EXPECT_EQ(live.crossing_words, 3 * ADT_LIVE_CROSSING_END_WORDS);
+    EXPECT_EQ(other.crossing_words, 2 * ADT_LIVE_CROSSING_END_WORDS);
+    EXPECT_EQ(other.states[1].waiting_left_out[ADT_ONLINE_WAITING_LOSS_PEER_ON_OTHER_ANALYZER], 2u);
+    EXPECT_EQ(live.states[0].messages_matched + other.states[1].messages_matched, 0u);
+    // The other analyzer's report first, then analyzer 0's own: each
+    // drops what analyzer 0 took, so that the next round carries only new
+    // ends.
+    ASSERT_EQ(adt_live_add_crossing_words(&cross, other.crossing, other.crossing_words), 0);
+    adt_live_crossing_taken(&other, other.crossing_words);
+    EXPECT_EQ(other.crossing_words, 0u);
+    EXPECT_EQ(cross.states[1].messages_matched, 0u) << "the send has not come yet";
+    ASSERT_EQ(adt_live_add_crossing_words(&cross, live.crossing, live.crossing_words), 0);
+    adt_live_crossing_taken(&live, live.crossing_words);
+    EXPECT_EQ(cross.states[1].late_sender_ticks, 150u);
+    EXPECT_EQ(cross.states[1].collective_wait_ticks, 30u);
+    EXPECT_EQ(cross.states[1].messages_matched, 1u);
+    EXPECT_EQ(cross.states[0].collectives_matched + cross.states[1].collectives_matched, 1u);
+    EXPECT_EQ(cross.states[0].crossing_ends_taken, 3u);
+    EXPECT_EQ(cross.states[1].crossing_ends_taken, 2u);
+    // Analyzer 0's total: its own row and the other analyzer's (as a
+    // round report copies it), with the crossing analysis added.
+    live.states[1] = other.states[1];
+    live.crossed = &cross;
+    ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &kFinal, nullptr, error, sizeof error), 0)
+        << error;
+    std::string report = written_report(archive);
+    EXPECT_NE(report.find("\"messages_matched\": 1, \"messages_unmatched\": 1, \"collectives_matched\": 1"),
+              std::string::npos)
+        << report;
+    EXPECT_NE(report.find("\"late_sender_seconds\": 0.15, \"collective_wait_seconds\": 0.03"), std::string::npos)
+        << report;
+    EXPECT_NE(report.find("\"nested_too_deep\": 0, \"peer_on_other_analyzer\": 0}"), std::string::npos) << report;
+    // Words that do not parse: not whole ends, a rank beyond the run's.
+    uint64_t words[ADT_LIVE_CROSSING_END_WORDS] = { kRanks };
+    EXPECT_EQ(adt_live_add_crossing_words(&cross, words, ADT_LIVE_CROSSING_END_WORDS - 1), -1);
+    EXPECT_EQ(adt_live_add_crossing_words(&cross, words, ADT_LIVE_CROSSING_END_WORDS), -1);
+    adt_live_destroy(&other);
+    adt_live_destroy(&cross);
+}
+
 TEST_F(Live, AChunkThatDoesNotHoldWhatItsHeaderSaysIsLeftOutWhole)
 {
     adt_online_chunk chunk = make_chunk(1);
