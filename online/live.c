@@ -403,6 +403,9 @@ static void take_waiting_figures(adt_live *live)
 
 void adt_live_crossing_taken(adt_live *live, size_t words)
 {
+    /* None kept: live->crossing may be NULL, not memmove's to take. */
+    if (words == 0)
+        return;
     memmove(live->crossing, live->crossing + words, (live->crossing_words - words) * sizeof *live->crossing);
     live->crossing_words -= words;
 }

@@ -171,9 +171,9 @@ typedef enum adt_online_event_chunk_loss {
       "message and collective ends not in the live waiting analysis: nested too deep in other MPI calls")     \
     /* the analyzer's: a message whose other end is a rank another */                                            \
     /* analyzer serves, a collective with a member another analyzer */                                           \
-    /* serves (analyzers do not exchange ends) */                                                                \
+    /* serves, until analyzer 0 took it (its round reports) */                                                   \
     X(PEER_ON_OTHER_ANALYZER, "peer_on_other_analyzer",                                                        \
-      "message and collective ends not matched live: their other ends went to another analyzer")
+      "message and collective ends not matched live: other ends on another analyzer, not taken by analyzer 0")
 
 typedef enum adt_online_waiting_loss {
 #define ADT_ONLINE_WAITING_LOSS_ENUM(name, key, words) ADT_ONLINE_WAITING_LOSS_##name,
