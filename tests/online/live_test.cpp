@@ -393,6 +393,41 @@ TEST_F(Live, EndsAcrossAnalyzersAreMatchedByAnalyzer0)
     adt_live_destroy(&cross);
 }
 
+// The other analyzer lost before analyzer 0 took its crossing ends: its
+// last row still counts them under peer_on_other_analyzer, and analyzer
+// 0's own ends whose other ends never came stay unmatched (the sends) or
+// incomplete (the collective).
+TEST_F(Live, CrossingEndsAnalyzer0DidNotTakeStayCountedOut)
+{
+    ScratchDirectory scratch("adt-online-live-crossing-lost");
+    std::string archive = scratch.path() + "/archive";
+    adt_live other{}, cross{};
+    ASSERT_EQ(adt_live_create(&other, kRanks, kFunctions), 0);
+    ASSERT_EQ(adt_live_create(&cross, kRanks, kFunctions), 0);
+    adt_live_serve(&live, 0, 1);
+    adt_live_serve(&other, 1, 2);
+    const uint64_t world = adt_online_comm_key(0, 0);
+    adt_online_chunk first = ends_chunk(0, {message_end(true, 1, 500, world, 5, 64), collective(2, 100, 200, world),
+                                            message_end(true, 1, 600, world, 5, 8)});
+    adt_online_chunk second =
+        ends_chunk(1, {message_end(false, 0, 300, world, 5, 64), collective(2, 20, 400, world)});
+    ASSERT_EQ(adt_live_add_chunk(&live, 0, &first, chunk_bytes(3), true, error, sizeof error), 0) << error;
+    ASSERT_EQ(adt_live_add_chunk(&other, 1, &second, chunk_bytes(2), true, error, sizeof error), 0) << error;
+    ASSERT_EQ(adt_live_add_crossing_words(&cross, live.crossing, live.crossing_words), 0);
+    adt_live_crossing_taken(&live, live.crossing_words);
+    live.states[1] = other.states[1];
+    live.crossed = &cross;
+    ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &kFinal, nullptr, error, sizeof error), 0)
+        << error;
+    std::string report = written_report(archive);
+    EXPECT_NE(report.find("\"messages_matched\": 0, \"messages_unmatched\": 2, \"collectives_matched\": 0"),
+              std::string::npos)
+        << report;
+    EXPECT_NE(report.find("\"nested_too_deep\": 0, \"peer_on_other_analyzer\": 2}"), std::string::npos) << report;
+    adt_live_destroy(&other);
+    adt_live_destroy(&cross);
+}
+
 TEST_F(Live, AChunkThatDoesNotHoldWhatItsHeaderSaysIsLeftOutWhole)
 {
     adt_online_chunk chunk = make_chunk(1);
