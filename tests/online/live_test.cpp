@@ -96,6 +96,12 @@ protected:
     void SetUp() override { ASSERT_EQ(adt_live_create(&live, kRanks, kFunctions), 0); }
     void TearDown() override { adt_live_destroy(&live); }
     adt_feed_mpi_figures at(uint32_t rank, uint32_t function) const { return adt_feed_mpi_of(&live.mpi, rank, function); }
+    // Two analyzers: live serves rank 0, other rank 1, whose clock is
+    // other_offset ahead of rank 0's. Rank 0 sends rank 1 two messages on
+    // world, then second_comm, and both enter a collective of 2 on world;
+    // rank 1 receives the first message. Each analyzer keeps the ends it
+    // cannot match (declared after ends_chunk and its records below).
+    void add_crossing_ends(adt_live &other, uint64_t second_comm, uint64_t other_offset);
     adt_live live{};
     char error[256] = "";
 };
@@ -330,6 +336,20 @@ TEST_F(Live, EndsWhoseOtherEndsGoToAnotherAnalyzerAreCountedOut)
         << report;
 }
 
+void Live::add_crossing_ends(adt_live &other, uint64_t second_comm, uint64_t other_offset)
+{
+    adt_live_serve(&live, 0, 1);
+    adt_live_serve(&other, 1, 2);
+    other.states[1].clock_offset = other_offset;
+    const uint64_t world = adt_online_comm_key(0, 0);
+    adt_online_chunk first = ends_chunk(0, {message_end(true, 1, 500, world, 5, 64), collective(2, 100, 200, world),
+                                            message_end(true, 1, 600, second_comm, 5, 8)});
+    adt_online_chunk second =
+        ends_chunk(1, {message_end(false, 0, 300, world, 5, 64), collective(2, 20, 400, world)});
+    ASSERT_EQ(adt_live_add_chunk(&live, 0, &first, chunk_bytes(3), true, error, sizeof error), 0) << error;
+    ASSERT_EQ(adt_live_add_chunk(&other, 1, &second, chunk_bytes(2), true, error, sizeof error), 0) << error;
+}
+
 // With two analyzers (live serves rank 0, other rank 1), each keeps the
 // ends it cannot match, times on rank 0's clock; analyzer 0's analysis of
 // them (cross) takes each analyzer's words as a round report carries them
@@ -343,16 +363,7 @@ TEST_F(Live, EndsAcrossAnalyzersAreMatchedByAnalyzer0)
     adt_live other{}, cross{};
     ASSERT_EQ(adt_live_create(&other, kRanks, kFunctions), 0);
     ASSERT_EQ(adt_live_create(&cross, kRanks, kFunctions), 0);
-    adt_live_serve(&live, 0, 1);
-    adt_live_serve(&other, 1, 2);
-    const uint64_t world = adt_online_comm_key(0, 0), other_comm = adt_online_comm_key(1, 7);
-    other.states[1].clock_offset = 50;
-    adt_online_chunk first = ends_chunk(0, {message_end(true, 1, 500, world, 5, 64), collective(2, 100, 200, world),
-                                            message_end(true, 1, 600, other_comm, 5, 8)});
-    adt_online_chunk second =
-        ends_chunk(1, {message_end(false, 0, 300, world, 5, 64), collective(2, 20, 400, world)});
-    ASSERT_EQ(adt_live_add_chunk(&live, 0, &first, chunk_bytes(3), true, error, sizeof error), 0) << error;
-    ASSERT_EQ(adt_live_add_chunk(&other, 1, &second, chunk_bytes(2), true, error, sizeof error), 0) << error;
+    ASSERT_NO_FATAL_FAILURE(add_crossing_ends(other, adt_online_comm_key(1, 7), 50));
     EXPECT_EQ(live.crossing_words, 3 * ADT_LIVE_CROSSING_END_WORDS);
     EXPECT_EQ(other.crossing_words, 2 * ADT_LIVE_CROSSING_END_WORDS);
     EXPECT_EQ(other.states[1].waiting_left_out[ADT_ONLINE_WAITING_LOSS_PEER_ON_OTHER_ANALYZER], 2u);
@@ -404,15 +415,7 @@ TEST_F(Live, CrossingEndsAnalyzer0DidNotTakeStayCountedOut)
     adt_live other{}, cross{};
     ASSERT_EQ(adt_live_create(&other, kRanks, kFunctions), 0);
     ASSERT_EQ(adt_live_create(&cross, kRanks, kFunctions), 0);
-    adt_live_serve(&live, 0, 1);
-    adt_live_serve(&other, 1, 2);
-    const uint64_t world = adt_online_comm_key(0, 0);
-    adt_online_chunk first = ends_chunk(0, {message_end(true, 1, 500, world, 5, 64), collective(2, 100, 200, world),
-                                            message_end(true, 1, 600, world, 5, 8)});
-    adt_online_chunk second =
-        ends_chunk(1, {message_end(false, 0, 300, world, 5, 64), collective(2, 20, 400, world)});
-    ASSERT_EQ(adt_live_add_chunk(&live, 0, &first, chunk_bytes(3), true, error, sizeof error), 0) << error;
-    ASSERT_EQ(adt_live_add_chunk(&other, 1, &second, chunk_bytes(2), true, error, sizeof error), 0) << error;
+    ASSERT_NO_FATAL_FAILURE(add_crossing_ends(other, adt_online_comm_key(0, 0), 0));
     ASSERT_EQ(adt_live_add_crossing_words(&cross, live.crossing, live.crossing_words), 0);
     adt_live_crossing_taken(&live, live.crossing_words);
     live.states[1] = other.states[1];
