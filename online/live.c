@@ -354,14 +354,17 @@ static int add_message_end(adt_live *live, uint32_t source, const adt_online_rec
     uint32_t comm = comm_number(live, record->end.comm);
     if (comm == UINT32_MAX)
         return -1;
+    /* The stream carries the Enter of the call that wrote the record; it
+     * stands for the record's time too. */
+    uint64_t enter = on_common_clock(live, source, record->end.enter);
     adt_feed_message_end end = { .location = source,
                                  .comm = comm,
                                  .sender = sending ? source : record->id,
                                  .receiver = sending ? record->id : source,
                                  .tag = record->end.tag,
                                  .bytes = record->end.bytes,
-                                 .time = on_common_clock(live, source, record->end.enter),
-                                 .enter_time = on_common_clock(live, source, record->end.enter) };
+                                 .time = enter,
+                                 .enter_time = enter };
     live->states[source].message_ends++;
     return adt_feed_message_end_add(&live->waiting, sending, &end);
 }
