@@ -573,17 +573,27 @@ static bool class_init(merge_class *c, const uint8_t *structure, size_t structur
     return c->timing && adt_skeleton_timing_decode(at, end, threads, c->timing, error, sizeof error);
 }
 
+/* A table of ranks grown from current entries (4 at first), doubled until
+ * it holds needed; 0 beyond ADT_SKELETON_RANKS_MAX. */
+static uint32_t ranks_capacity(uint32_t current, uint64_t needed)
+{
+    if (needed > ADT_SKELETON_RANKS_MAX)
+        return 0;
+    uint32_t capacity = current ? current : 4;
+    while (capacity < needed)
+        capacity *= 2;
+    return capacity;
+}
+
 /* Room for `more` ranks more in the class's ranks and parameters. */
 static bool class_reserve(merge_class *c, uint32_t more)
 {
     uint64_t needed = (uint64_t)c->rank_count + more;
     if (needed <= c->rank_capacity)
         return true;
-    if (needed > ADT_SKELETON_RANKS_MAX)
+    uint32_t capacity = ranks_capacity(c->rank_capacity, needed);
+    if (!capacity)
         return false;
-    uint32_t capacity = c->rank_capacity ? c->rank_capacity : 4;
-    while (capacity < needed)
-        capacity *= 2;
     uint32_t *ranks = realloc(c->ranks, sizeof *ranks * capacity);
     if (!ranks)
         return false;
@@ -641,11 +651,9 @@ static bool missing_reserve(adt_skeleton_merge *merge, uint32_t more)
     uint64_t needed = (uint64_t)merge->missing_count + more;
     if (needed <= merge->missing_capacity)
         return true;
-    if (needed > ADT_SKELETON_RANKS_MAX)
+    uint32_t capacity = ranks_capacity(merge->missing_capacity, needed);
+    if (!capacity)
         return false;
-    uint32_t capacity = merge->missing_capacity ? merge->missing_capacity : 4;
-    while (capacity < needed)
-        capacity *= 2;
     missing_rank *grown = realloc(merge->missing, sizeof *grown * capacity);
     if (!grown)
         return false;
