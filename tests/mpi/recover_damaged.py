@@ -124,6 +124,50 @@ def fail(message):
     sys.exit(1)
 
 
+def descendants(root):
+    """The pids of every process below root, from /proc."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open("/proc/%s/stat" % entry) as stat:
+                    parents[int(entry)] = int(stat.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    found, frontier = set(), {root}
+    while frontier:
+        frontier = {pid for pid, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def catches_sigterm(pid, program):
+    """Whether pid runs program and has a handler for SIGTERM."""
+    try:
+        with open("/proc/%d/comm" % pid) as comm:
+            if comm.read().strip() != program:
+                return False
+        with open("/proc/%d/status" % pid) as status:
+            caught = next(line for line in status if line.startswith("SigCgt:"))
+    except (OSError, StopIteration):
+        return False
+    return int(caught.split()[1], 16) & (1 << (signal.SIGTERM - 1)) != 0
+
+
+def wait_for_handlers(run, program, count):
+    """Until count processes named program below run catch SIGTERM (at most
+    60 s: else the test fails saying so)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if sum(catches_sigterm(pid, program) for pid in descendants(run.pid)) >= count:
+            return
+        if run.poll() is not None:
+            fail("the demo ended before it was measured (exit %d)" % run.returncode)
+        time.sleep(0.1)
+    run.kill()
+    fail("%d processes of %s did not catch SIGTERM within 60 s" % (count, program))
+
+
 def make_rescue(work, mpiexec, launcher, demo):
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
@@ -134,6 +178,10 @@ def make_rescue(work, mpiexec, launcher, demo):
                "-np", "1", launcher, "--on-full", "stop"] + common + [demo, "1000000"]
     with open(os.path.join(work, "run.txt"), "w") as log:
         run = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        # SIGTERM before a rank's library constructor has set its handler
+        # ends it unsaved (a busy machine once took longer than a fixed
+        # 2.5 s to start both), so the demo runs 2.5 s past that point.
+        wait_for_handlers(run, "adaptrace-demo", 2)
         time.sleep(2.5)
         run.send_signal(signal.SIGTERM)
         try:

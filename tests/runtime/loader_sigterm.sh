@@ -12,6 +12,19 @@ cd "$work" || exit 1
 export ADAPTRACE_OUTPUT="$work/archive"
 "$launcher" "$stress" dlopen "$plugin" 60 >out.txt 2>err.txt &
 run=$!
+# The SIGTERM once the library's constructor has set its handler (bit 15
+# of SigCgt), not before (a busy machine can take seconds to get there),
+# then 2 s into the stress.
+catches_sigterm() {
+    local mask
+    mask=$(awk '/^SigCgt:/ {print $2}' "/proc/$run/status" 2>/dev/null) || return 1
+    [ -n "$mask" ] && (( 0x$mask & (1 << 14) ))
+}
+for _ in $(seq 600); do
+    catches_sigterm && break
+    sleep 0.1
+done
+catches_sigterm || { kill -KILL "$run"; echo "FAIL: no SIGTERM handler within 60 s"; exit 1; }
 sleep 2
 kill -TERM "$run"
 for _ in $(seq 100); do
