@@ -146,7 +146,7 @@ static inline void adt_mpi_leave(const adt_mpi_call *call, adt_mpi_function func
     adt_sampler_keep_tapped(call->location, call->time);
     if (!adt_online_unbuffered())
         adt_buffer_append_event(call->location, ADT_REC_LEAVE, call->time, &record, sizeof record);
-    adt_online_leave((uint32_t)function, call->time);
+    adt_online_leave(call->location, (uint32_t)function, call->time);
     if (adt_mpi_folding)
         adt_mpi_fold_leave((uint32_t)function, call->passing_on_before == 0, call->time);
     if (adt_mpi_sampling)

@@ -439,16 +439,31 @@ void adt_online_writing_here(void)
         unlink(path);
     snprintf(path, sizeof path, ADT_ONLINE_EVENTS_DIRECTORY, events_archive);
     rmdir(path); /* the last rank's removal empties it */
-    adt_image_repair cut = { 0 };
-    if (fd < 0 || adt_online_stream_write_unsent_events(fd) != 0 ||
-        adt_buffer_adopt_spill_file(events_location, fd, &cut) != 0)
-        adt_log("rank %u: its event chunks streamed to the analyzer cannot be read back (%s); its main thread's "
+    if (fd < 0 || adt_online_stream_write_unsent_events(fd) != 0) {
+        adt_log("rank %u: its event chunks streamed to the analyzer cannot be read back (%s); its threads' "
                 "events in the archive may stop early",
                 stream_rank, strerror(errno));
-    else if (cut.records_cut > 0)
-        adt_log("rank %u: %llu events of its main thread are missing from the archive: an event chunk streamed to "
+        return;
+    }
+    /* Every location's list: other threads handed their chunks to the
+     * streaming thread, which sent them into the same file (each at its
+     * place); a location that neither streamed nor spilled has no list
+     * and is left as it is. */
+    adt_buffer *buffer = adt_location_buffer(events_location);
+    uint64_t missing = 0;
+    for (size_t i = 0; i < adt_buffer_location_count(buffer); i++) {
+        adt_location *location = adt_buffer_location_at(buffer, i);
+        adt_image_repair cut = { 0 };
+        if (adt_buffer_adopt_spill_file(location, fd, &cut) != 0)
+            adt_log("rank %u: the event chunks of its thread %llu streamed to the analyzer cannot be read back (%s); "
+                    "its events in the archive may stop early",
+                    stream_rank, (unsigned long long)adt_location_id(location), strerror(errno));
+        missing += cut.records_cut;
+    }
+    if (missing > 0)
+        adt_log("rank %u: %llu events of its threads are missing from the archive: an event chunk streamed to "
                 "its analyzer (its send completed) did not reach %s.events, and the events after it are left out "
                 "with it",
-                stream_rank, (unsigned long long)cut.records_cut, events_archive);
-    /* fd stays open: the writer reads the location's events from it. */
+                stream_rank, (unsigned long long)missing, events_archive);
+    /* fd stays open: the writer reads the locations' events from it. */
 }

@@ -103,16 +103,29 @@ static inline void adt_online_bytes(uint64_t sent, uint64_t received)
     }
 }
 
-/* Out of line: the record of the call that ends, into the chunk. */
-void adt_online_stream_call(uint32_t function, uint64_t time);
+/* Out of line: the record of the call that ends, into the chunk; on
+ * another thread than the streaming one, location's full event chunks
+ * handed over (adt_online_hand_over_events). */
+void adt_online_stream_call(adt_location *location, uint32_t function, uint64_t time);
 
-/* A wrapped call's Leave at time. One relaxed load when no rank streams. */
-static inline void adt_online_leave(uint32_t function, uint64_t time)
+/* A wrapped call of the thread of location, its Leave at time. One
+ * relaxed load when no rank streams. */
+static inline void adt_online_leave(adt_location *location, uint32_t function, uint64_t time)
 {
     if (__builtin_expect(!atomic_load_explicit(&adt_online_on, memory_order_relaxed), 1))
         return;
-    adt_online_stream_call(function, time);
+    adt_online_stream_call(location, function, time);
 }
+
+/* Normal context of location's own thread, a thread other than the
+ * streaming one (trace output): its full event chunks are taken out of
+ * its chain and handed to the streaming thread, which sends them to the
+ * analyzer from its own MPI calls (only it calls MPI for the stream:
+ * MPI_THREAD_FUNNELED programs). As many as free slots (the streaming
+ * thread's bound of sends in flight); the others stay in the chain. No
+ * malloc, lock, stdio or MPI call: a compare-and-swap and a release store
+ * a chunk. Called at the thread's MPI calls' Leave and at its end. */
+void adt_online_hand_over_events(adt_location *location);
 
 /* Whether a rank streams (from MPI_Init's end to MPI_Finalize's Leave),
  * on any thread: a send's receiver is looked up for the stream only then.

@@ -37,6 +37,21 @@
  * completed, so MPI never reads a chunk the buffer reuses. When all are
  * in flight the chunks stay in the buffer, which falls back to what an
  * offline run does when full (fold, halve, spill).
+ *
+ * Other threads' full event chunks (issue #28, "other threads stream
+ * too") are handed to the streaming thread, the only one that may call
+ * MPI where the application asked for MPI_THREAD_FUNNELED or SERIALIZED:
+ * at each of its MPI calls' Leave (adt_online_hand_over_events) another
+ * thread takes its full chunks out of its own chain (normal context of
+ * the location's own thread, as the buffer requires) into the slots of a
+ * fixed array, each slot claimed with one compare-and-swap and published
+ * with a release store; the streaming thread sends the published slots
+ * from its own MPI calls with the same PMPI_Isend, tests them and gives
+ * each chunk back once its send completed, then frees the slot (release
+ * store). No malloc, no lock, no stdio, no MPI call on the handing
+ * thread. At most as many slots as the streaming thread has sends of its
+ * own chunks in flight: when every slot is taken the thread's chunks stay
+ * in its chain, and the buffer falls back as for the main thread's.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -127,6 +142,10 @@ static struct {
     uint64_t event_bytes_streamed;
     uint64_t event_chunks_lost;
     uint64_t spilled_bytes_at_open;
+    /* Of the buffer's other locations, the bytes spilled before the open
+     * (their spills during the stream are counted apart). */
+    uint64_t threads_spilled_bytes_at_open;
+    uint64_t thread_event_chunks_streamed;
     /* An outermost call since the last streamed one was not streamed one
      * by one: the next one says so (ADT_ONLINE_CALL_AFTER_UNSTREAMED). */
     bool outermost_unstreamed;
@@ -140,6 +159,30 @@ static struct {
     uint64_t last_event;
 } stream = { .filling = -1, .samples_record = -1 };
 
+/* Other threads' full event chunks handed to the streaming thread. A slot
+ * is FREE, CLAIMED by a handing thread (one compare-and-swap: only that
+ * thread writes it now), READY (published with a release store: the
+ * streaming thread reads it after an acquire load) or, once the streaming
+ * thread sent it, SENT until its send completed (only the streaming
+ * thread writes a slot in that state, and frees it with a release store:
+ * the slot's next claimer sees it whole). */
+enum { HANDED_FREE, HANDED_CLAIMED, HANDED_READY, HANDED_SENT };
+
+typedef struct handed_chunk {
+    _Atomic uint32_t state;
+    adt_location *location;
+    adt_event_chunk chunk;
+} handed_chunk;
+
+static struct {
+    /* Set (release) once the slots may be claimed, cleared when the
+     * stream stops taking them (its close, the analyzer lost). */
+    atomic_bool open;
+    unsigned bound; /* slots in use at most: the streaming thread's own bound */
+    handed_chunk slots[ADT_ONLINE_EVENT_CHUNKS];
+    MPI_Request requests[ADT_ONLINE_EVENT_CHUNKS]; /* the streaming thread's only */
+} handed;
+
 /* A send or a test failed: the analyzer is gone (or its connection is);
  * the rank stops streaming and keeps only its buffer. Requests still in
  * flight are left to MPI: cancelling a send to a dead peer is not
@@ -150,6 +193,9 @@ static void lose_analyzer(void)
     if (!stream.lost)
         stream.lost_at = adt_clock_now();
     stream.lost = true;
+    /* Other threads keep their chunks from now on; those handed stay
+     * with the rank (adt_online_stream_write_unsent_events). */
+    atomic_store_explicit(&handed.open, false, memory_order_relaxed);
     adt_sampler_tap_replace_buffer(false); /* the buffer keeps the samples again */
     adt_online_profile = false;            /* and the calls opened from now on */
     stream.flying = 0;
@@ -199,6 +245,69 @@ static void progress_events(void)
     }
 }
 
+/* The streaming thread: tests the sends of other threads' chunks in
+ * flight (those complete go back to the buffer's lock-free free list and
+ * their slots are freed), then sends the slots other threads published. */
+static void stream_handed_events(void)
+{
+    for (unsigned i = 0; i < handed.bound && !stream.lost; i++) {
+        handed_chunk *slot = &handed.slots[i];
+        uint32_t state = atomic_load_explicit(&slot->state, memory_order_acquire);
+        if (state == HANDED_SENT) {
+            int done = 0;
+            if (PMPI_Test(&handed.requests[i], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+                lose_analyzer();
+                return;
+            }
+            if (!done)
+                continue;
+            adt_buffer_give_back_chunk(slot->location, slot->chunk.index);
+            stream.event_chunks_streamed++;
+            stream.thread_event_chunks_streamed++;
+            stream.event_bytes_streamed += slot->chunk.size;
+            atomic_store_explicit(&slot->state, HANDED_FREE, memory_order_release);
+        } else if (state == HANDED_READY) {
+            if (PMPI_Isend(slot->chunk.bytes, (int)slot->chunk.size, MPI_BYTE, stream.analyzer,
+                           ADT_ONLINE_TAG_EVENTS + (int)slot->chunk.position, stream.inter,
+                           &handed.requests[i]) != MPI_SUCCESS) {
+                /* Still READY: the rank writes it back itself where it
+                 * writes the archive (the analyzer is lost). */
+                lose_analyzer();
+                return;
+            }
+            atomic_store_explicit(&slot->state, HANDED_SENT, memory_order_relaxed);
+        }
+    }
+}
+
+void adt_online_hand_over_events(adt_location *location)
+{
+    /* Acquire: the bound and the places limit were set before the slots
+     * opened. */
+    if (location == NULL || !atomic_load_explicit(&handed.open, memory_order_acquire))
+        return;
+    for (unsigned i = 0; i < handed.bound; i++) {
+        handed_chunk *slot = &handed.slots[i];
+        uint32_t expected = HANDED_FREE;
+        /* One compare-and-swap, never a wait: a slot another thread holds
+         * is skipped. */
+        if (!atomic_compare_exchange_strong_explicit(&slot->state, &expected, HANDED_CLAIMED, memory_order_acquire,
+                                                     memory_order_relaxed))
+            continue;
+        /* Normal context of the location's own thread (an MPI call's
+         * Leave), as the buffer requires; no malloc, lock or stdio. */
+        if (adt_buffer_take_event_chunks(location, &slot->chunk, 1, stream.event_places) == 0) {
+            atomic_store_explicit(&slot->state, HANDED_FREE, memory_order_relaxed);
+            return;
+        }
+        slot->location = location;
+        /* Release: the streaming thread reads the chunk after it sees
+         * READY. The chunk is in no chain now: nothing but MPI reads it
+         * until it is given back. */
+        atomic_store_explicit(&slot->state, HANDED_READY, memory_order_release);
+    }
+}
+
 /* Sends the location's full event chunks, one per free send slot. A
  * chunk taken is in no chain of the buffer (buffer.h): until its send
  * completes nothing but MPI reads it. */
@@ -206,6 +315,7 @@ static void stream_events(void)
 {
     if (stream.events_location == NULL || stream.lost)
         return;
+    stream_handed_events();
     if (stream.events_flying > 0)
         progress_events();
     for (int i = 0; i < ADT_ONLINE_EVENT_CHUNKS && !stream.lost && stream.events_flying < stream.event_bound; i++) {
@@ -454,10 +564,11 @@ static void take_samples(uint64_t time)
     }
 }
 
-void adt_online_stream_call(uint32_t function, uint64_t time)
+void adt_online_stream_call(adt_location *location, uint32_t function, uint64_t time)
 {
     if (!adt_online_streams) {
         atomic_fetch_add_explicit(&stream.other_threads, 1, memory_order_relaxed);
+        adt_online_hand_over_events(location);
         return;
     }
     if (adt_online_depth == 0)
@@ -632,6 +743,23 @@ void adt_online_stream_collective(uint64_t time, uint64_t comm, uint32_t members
     send_if_full();
 }
 
+/* The bytes the buffer's locations other than the streaming thread's
+ * spilled so far (relaxed loads of their counters). */
+static uint64_t threads_spilled_bytes(adt_location *streaming)
+{
+    adt_buffer *buffer = adt_location_buffer(streaming);
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < adt_buffer_location_count(buffer); i++) {
+        adt_location *location = adt_buffer_location_at(buffer, i);
+        if (location == streaming)
+            continue;
+        adt_location_stats stats;
+        adt_location_get_stats(location, &stats);
+        bytes += stats.spilled_bytes;
+    }
+    return bytes;
+}
+
 /* Whether the thread's event chunks can be streamed: trace output, a
  * location, and tags for their places (MPI_TAG_UB, which MPI guarantees
  * only up to 32767, must reach past ADT_ONLINE_TAG_EVENTS). */
@@ -653,7 +781,13 @@ static void open_events(adt_location *location, bool profile)
     adt_location_stats stats;
     adt_location_get_stats(location, &stats);
     stream.spilled_bytes_at_open = stats.spilled_bytes;
+    stream.threads_spilled_bytes_at_open = threads_spilled_bytes(location);
     stream.events_location = location;
+    /* Other threads hand over as many chunks in flight at most; release:
+     * a handing thread reads the bound and the places' limit after it
+     * sees the slots open. */
+    handed.bound = stream.event_bound;
+    atomic_store_explicit(&handed.open, true, memory_order_release);
 }
 
 int adt_online_stream_open(MPI_Comm inter, int analyzer, uint32_t rank, uint32_t ranks, uint32_t functions,
@@ -755,9 +889,24 @@ static void pause_briefly(void)
     nanosleep(&millisecond, NULL);
 }
 
+/* Whether a slot of other threads' chunks is published or in flight. */
+static bool handed_pending(void)
+{
+    for (unsigned i = 0; i < handed.bound; i++) {
+        uint32_t state = atomic_load_explicit(&handed.slots[i].state, memory_order_acquire);
+        if (state == HANDED_READY || state == HANDED_SENT)
+            return true;
+    }
+    return false;
+}
+
 bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats)
 {
     uint64_t give_up = adt_clock_now() + wait_ticks;
+    /* No other thread hands over any more: by MPI's rules none is inside
+     * an MPI call (its wrapper's Leave included) while this thread
+     * finalizes, so every slot claimed before is published by now. */
+    atomic_store(&handed.open, false);
     /* The samples the tap still holds (the sampler has stopped: no more
      * come), as chunks free up. */
     adt_sampler_tapped sample;
@@ -790,28 +939,39 @@ bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats)
     adt_clock_settle();
     if (!stream.lost && last >= 0)
         send_chunk(last, ADT_ONLINE_TAG_LAST);
-    while (!stream.lost && (stream.flying > 0 || stream.events_flying > 0) && adt_clock_now() < give_up) {
+    while (!stream.lost && (stream.flying > 0 || stream.events_flying > 0 || handed_pending()) &&
+           adt_clock_now() < give_up) {
         progress();
         progress_events();
-        if (stream.flying > 0 || stream.events_flying > 0)
+        stream_handed_events();
+        if (stream.flying > 0 || stream.events_flying > 0 || handed_pending())
             pause_briefly();
     }
     /* An event chunk not delivered leaves a hole in the rank's file of
      * them: the analyzers must not write the archive from it. */
-    bool complete = !stream.lost && last >= 0 && stream.flying == 0 && stream.events_flying == 0;
-    /* Event chunks whose sends did not complete stay out of the free
-     * list (MPI may still read them); their places in the list are
-     * empty. */
+    bool complete =
+        !stream.lost && last >= 0 && stream.flying == 0 && stream.events_flying == 0 && !handed_pending();
+    /* Event chunks whose sends did not complete (or, other threads',
+     * that were never sent) stay out of the free list (MPI may still read
+     * them); their places in the list are empty. */
     for (int i = 0; i < ADT_ONLINE_EVENT_CHUNKS; i++)
         if (stream.event_in_flight[i])
             stream.event_chunks_lost++;
-    uint64_t event_chunks_spilled = 0;
+    for (unsigned i = 0; i < handed.bound; i++) {
+        uint32_t state = atomic_load(&handed.slots[i].state);
+        if (state == HANDED_READY || state == HANDED_SENT)
+            stream.event_chunks_lost++;
+    }
+    uint64_t event_chunks_spilled = 0, threads_chunks_spilled = 0;
     if (stream.events_location != NULL) {
         adt_location_stats spilled;
         adt_location_get_stats(stream.events_location, &spilled);
         adt_buffer_stats buffer;
         adt_buffer_get_stats(adt_location_buffer(stream.events_location), &buffer);
         event_chunks_spilled = (spilled.spilled_bytes - stream.spilled_bytes_at_open) / buffer.chunk_bytes;
+        threads_chunks_spilled =
+            (threads_spilled_bytes(stream.events_location) - stream.threads_spilled_bytes_at_open) /
+            buffer.chunk_bytes;
     }
     /* A wait that gave up: the analyzer is lost from now on. */
     if (!complete && !stream.lost)
@@ -855,6 +1015,8 @@ bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats)
                                  .analyzer_lost_at = stream.lost_at };
     stats->event_chunks_unstreamed[ADT_ONLINE_EVENT_CHUNK_LOSS_ANALYZER_BEHIND] = event_chunks_spilled;
     stats->event_chunks_unstreamed[ADT_ONLINE_EVENT_CHUNK_LOSS_ANALYZER_LOST] = stream.event_chunks_lost;
+    stats->event_chunks_unstreamed[ADT_ONLINE_EVENT_CHUNK_LOSS_OTHER_THREAD_SPILLED] = threads_chunks_spilled;
+    stats->thread_event_chunks_streamed = stream.thread_event_chunks_streamed;
     stream.events_location = NULL;
     for (int cause = 0; cause < ADT_ONLINE_LOSS_COUNT; cause++)
         stats->unstreamed[cause] = stream.unstreamed[cause];
@@ -883,6 +1045,15 @@ int adt_online_stream_write_unsent_events(int fd)
     for (int i = 0; i < ADT_ONLINE_EVENT_CHUNKS; i++) {
         const adt_event_chunk *chunk = &stream.event_chunks[i];
         if (stream.event_in_flight[i] &&
+            pwrite(fd, chunk->bytes, chunk->size, (off_t)chunk->position * chunk->size) != (ssize_t)chunk->size)
+            return -1;
+    }
+    /* Other threads' chunks handed over and not delivered: published
+     * (never sent) or sent without completion, never given back either. */
+    for (unsigned i = 0; i < handed.bound; i++) {
+        uint32_t state = atomic_load(&handed.slots[i].state);
+        const adt_event_chunk *chunk = &handed.slots[i].chunk;
+        if ((state == HANDED_READY || state == HANDED_SENT) &&
             pwrite(fd, chunk->bytes, chunk->size, (off_t)chunk->position * chunk->size) != (ssize_t)chunk->size)
             return -1;
     }

@@ -137,7 +137,14 @@ typedef enum adt_online_sample_loss {
     /* lost): the rank, which writes the archive itself then, writes it */                                       \
     /* into its file of streamed events before it reads that back */                                             \
     X(ANALYZER_LOST, "analyzer_lost",                                                                          \
-      "event chunks whose sends to the analyzer failed or did not complete (written back by the rank)")
+      "event chunks whose sends to the analyzer failed or did not complete (written back by the rank)")     \
+    /* a thread other than the streaming one: spilled by the flush policy */                                    \
+    /* because every slot for handing chunks to the streaming thread was */                                      \
+    /* taken, or the thread made no MPI call between (it hands its chunks */                                    \
+    /* over at its MPI calls only) */                                                                            \
+    X(OTHER_THREAD_SPILLED, "other_thread_spilled",                                                          \
+      "event chunks of threads other than the streaming one spilled by the rank (no free slot to hand them over, " \
+      "or no MPI call of theirs)")
 
 typedef enum adt_online_event_chunk_loss {
 #define ADT_ONLINE_EVENT_CHUNK_LOSS_ENUM(name, key, words) ADT_ONLINE_EVENT_CHUNK_LOSS_##name,
@@ -433,6 +440,8 @@ typedef struct adt_online_stats {
      * bytes, and those not streamed by cause */
     uint64_t event_chunks_streamed;
     uint64_t event_bytes_streamed;
+    /* of event_chunks_streamed, those other threads handed over */
+    uint64_t thread_event_chunks_streamed;
     uint64_t event_chunks_unstreamed[ADT_ONLINE_EVENT_CHUNK_LOSS_COUNT];
     /* When the rank lost its analyzer (clock ticks): the first send or
      * test to it that failed, or the first bounded wait for it at the end

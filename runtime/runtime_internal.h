@@ -179,6 +179,7 @@ void adt_rescue_discard(const char *archive_dir);
     X(SUM, online_waiting_ends_streamed, "online_waiting_ends_streamed", NO, "") /* message, collective ends */ \
     X(SUM, online_event_chunks_streamed, "online_event_chunks_streamed", NO, "") /* the buffer's, trace output */ \
     X(SUM, online_event_bytes_streamed, "online_event_bytes_streamed", NO, "")                            \
+    X(SUM, online_thread_event_chunks_streamed, "online_thread_event_chunks_streamed", NO, "") /* other threads' */ \
     X(MAX, online_profile_only, "online_profile_only", NO, "") /* 1: no trace, the analyzers' report */  \
     X(MAX, online_archive_by_analyzers, "online_archive_written_by_analyzers", NO, "") /* 1: trace mode */ \
     X(SUM, skeleton_calls, "skeleton_calls", NO, "") /* calls folded into the threads' skeletons */      \

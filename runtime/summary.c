@@ -262,6 +262,7 @@ size_t adt_summary_count(const adt_run_sources *sources, uint32_t rank, adt_run_
            sizeof counters->online_waiting_unstreamed);
     counters->online_event_chunks_streamed = online->event_chunks_streamed;
     counters->online_event_bytes_streamed = online->event_bytes_streamed;
+    counters->online_thread_event_chunks_streamed = online->thread_event_chunks_streamed;
     memcpy(counters->online_event_chunks_unstreamed, online->event_chunks_unstreamed,
            sizeof counters->online_event_chunks_unstreamed);
     /* The skeletons: their threads' calls are over (or, at an ending, a

@@ -10,6 +10,9 @@ CASE:
            same run, per sampled function the exclusive and inclusive
            samples and seconds it finds, and its per-rank figures add up
            to them;
+  threads  tests/online/threads.c, PROGRAM being that program: other
+           threads' full event chunks streamed through the main thread
+           (check_threads);
   families the same for the C families program of the MPI tests
            (tests/mpi/families.c: every family of MPI calls, the
            nonblocking collectives' bytes at the calls that complete them
@@ -1043,6 +1046,47 @@ def check_events_streamed(run_dir, mpiexec, launcher, program, report, otf2_prin
           f"({summary['online_event_bytes_streamed']} bytes), 0 flushes (offline {offline['flushes']})")
 
 
+def check_threads(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """A hybrid program (tests/online/threads.c, PROGRAM: the main thread
+    and 2 threads of each of 2 ranks exchanging messages under
+    MPI_THREAD_MULTIPLE) whose MPI events fill a 64 KiB buffer again and
+    again: offline the ranks flush them; with 1 analyzer (trace output)
+    the other threads hand their full event chunks to the main thread,
+    which streams them with its own: no flush, no fold, no halving, chunks
+    of other threads streamed, no chunk left behind by any cause, and the
+    analyzer's archive has the records of the offline run on every
+    location, the threads' included (the offline run's BufferFlush
+    records aside; sampling off, as in events-streamed)."""
+    small = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="64K", ADAPTRACE_SAMPLING="off")
+    arguments = [program, "1200"]
+    archive = os.path.join(run_dir, "archive")
+    stderr = run(traced(mpiexec, launcher, archive, arguments), run_dir, small)
+    check_archive(archive, otf2_print)
+    check_written_by_analyzers(archive, stderr)
+    summary = json.load(open(os.path.join(archive, "summary.json")))
+    offline = check_offline_records(run_dir, mpiexec, launcher, arguments, 2, small, left_out=("BufferFlush",))
+    threads = {(line["rank"], line["thread"]) for line in summary["per_location"]}
+    if threads != {(rank, thread) for rank in (0, 1) for thread in (0, 1, 2)}:
+        fail(f"expected 3 threads on each of 2 ranks, found {sorted(threads)}")
+    if offline["flushes"] == 0:
+        fail("0 flushes offline: the test needs a buffer that events fill")
+    if (summary["flushes"] != 0 or summary["halvings"] != 0 or summary["events_dropped"] != 0
+            or summary["events_folded"] != 0):
+        fail(f"online: {summary['flushes']} flushes, {summary['halvings']} halvings, "
+             f"{summary['events_dropped']} events dropped, {summary['events_folded']} folded; expected none")
+    if summary["online_thread_event_chunks_streamed"] == 0 or \
+            summary["online_thread_event_chunks_streamed"] >= summary["online_event_chunks_streamed"]:
+        fail(f"{summary['online_thread_event_chunks_streamed']} of {summary['online_event_chunks_streamed']} event "
+             "chunks streamed were other threads': expected some, and some of the main threads'")
+    if any(summary["online_event_chunks_not_streamed_by_cause"].values()):
+        fail(f"event chunks not streamed: {summary['online_event_chunks_not_streamed_by_cause']}")
+    if os.path.exists(archive + ".events"):
+        fail(f"{archive}.events stayed after the archive was written: {os.listdir(archive + '.events')}")
+    print(f"{summary['online_event_chunks_streamed']} event chunks streamed, "
+          f"{summary['online_thread_event_chunks_streamed']} of them other threads', 0 flushes "
+          f"(offline {offline['flushes']})")
+
+
 def wait_for_growth(archive, process):
     """Two reads of live/report.json during the run, the second with more
     calls; (first, second) reports."""
@@ -1606,6 +1650,7 @@ CASES = {"samples-streamed": check_samples_streamed, "equal": check_equal, "rate
          "killed-second": check_killed_second, "killed-first": check_killed_first,
          "killed-middle": check_killed_middle,
          "unwritten": check_unwritten, "unwritten-second": check_unwritten_second, "events-streamed": check_events_streamed,
+         "threads": check_threads,
          "rank-killed": check_rank_killed, "recovered-events": check_recovered_events, "page": check_page}
 
 if __name__ == "__main__":
