@@ -143,8 +143,7 @@ typedef enum adt_online_sample_loss {
     /* taken, or the thread made no MPI call between (it hands its chunks */                                    \
     /* over at its MPI calls only) */                                                                            \
     X(OTHER_THREAD_SPILLED, "other_thread_spilled",                                                          \
-      "event chunks of threads other than the streaming one spilled by the rank (no free slot to hand them over, " \
-      "or no MPI call of theirs)")
+      "event chunks of other threads spilled (no free slot to hand over, or no MPI call)")
 
 typedef enum adt_online_event_chunk_loss {
 #define ADT_ONLINE_EVENT_CHUNK_LOSS_ENUM(name, key, words) ADT_ONLINE_EVENT_CHUNK_LOSS_##name,

@@ -12,7 +12,8 @@ CASE:
            to them;
   threads  tests/online/threads.c, PROGRAM being that program: other
            threads' full event chunks streamed through the main thread
-           (check_threads);
+           (check_threads); threads-killed: the same with its analyzer
+           killed mid-run (check_threads_killed);
   families the same for the C families program of the MPI tests
            (tests/mpi/families.c: every family of MPI calls, the
            nonblocking collectives' bytes at the calls that complete them
@@ -1087,6 +1088,59 @@ def check_threads(run_dir, mpiexec, launcher, program, report, otf2_print):
           f"(offline {offline['flushes']})")
 
 
+def check_threads_killed(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """The hybrid program of online.threads, slowed down (30 ms pauses),
+    its analyzer killed (SIGKILL) once the live report exists: the run
+    exits 0, the ranks write the archive themselves, every location's
+    event chunks streamed before (the other threads' handed over to the
+    main thread included) read back from the analyzer's files and those
+    in flight written back: the archive has the records of the offline
+    run on all 6 locations (the BufferFlush records aside: with the
+    analyzer dead the chunks that find every slot taken are spilled),
+    except where a rank says that events are missing (a chunk whose send
+    completed but which the killed analyzer never wrote): there each of
+    its locations has a beginning of the offline run's records."""
+    small = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="64K", ADAPTRACE_SAMPLING="off")
+    arguments = [program, "1200", "30"]
+    archive = os.path.join(run_dir, "archive")
+    command = traced(mpiexec, launcher, archive, ["--live-interval", "1", *arguments], ["--enable-recovery"])
+    status, text = run_acting(command, run_dir,
+                              lambda process: os.kill(analyzer_once_live(process, archive), signal.SIGKILL), small)
+    if status != 0:
+        fail(f"the run exited with {status} after its analyzer was killed")
+    check_archive(archive, otf2_print)
+    summary = json.load(open(os.path.join(archive, "summary.json")))
+    if summary["online_archive_written_by_analyzers"] != 0:
+        fail("the analyzers wrote the archive: the analyzer was not killed in time")
+    if summary["online_thread_event_chunks_streamed"] == 0:
+        fail("no chunk of another thread was streamed before the analyzer was lost: the test needs some")
+    if os.path.exists(archive + ".events"):
+        fail(f"{archive}.events stayed after the ranks read their files back")
+    # A chunk whose send completed (a small message completes once the
+    # socket took it) but which the analyzer, killed, never wrote cuts its
+    # location's list there (docs/online.md): that rank says so, and its
+    # locations keep what came before the hole. Every other location is
+    # whole.
+    cut_ranks = {int(rank) for rank in re.findall(r"rank (\d+): \d+ events of its threads are missing", text)}
+    offline_dir = os.path.join(run_dir, "offline")
+    os.makedirs(offline_dir)
+    offline = os.path.join(offline_dir, "archive")
+    run([WATCHDOG, str(WATCHDOG_S), mpiexec, "--oversubscribe", "-np", "2", launcher, "--output", offline,
+         *arguments], offline_dir, small)
+    online = records_per_location(archive, ("BufferFlush",))
+    ranks_wrote = records_per_location(offline, ("BufferFlush",))
+    if sorted(online) != sorted(ranks_wrote):
+        fail(f"locations {sorted(online)} in the ranks' archive, {sorted(ranks_wrote)} offline")
+    for location, records in ranks_wrote.items():
+        cut = int(location[0].split()[-1]) in cut_ranks
+        if online[location] != (records[:len(online[location])] if cut else records):
+            fail(f"{location}: {len(online[location])} records, offline {len(records)}: not "
+                 f"{'a beginning of' if cut else 'equal to'} the offline run's")
+    print(f"analyzer killed: {summary['online_event_chunks_streamed']} event chunks streamed before "
+          f"({summary['online_thread_event_chunks_streamed']} other threads'), "
+          f"{summary['online_event_chunks_not_streamed_by_cause']['analyzer_lost']} in flight written back")
+
+
 def wait_for_growth(archive, process):
     """Two reads of live/report.json during the run, the second with more
     calls; (first, second) reports."""
@@ -1650,7 +1704,7 @@ CASES = {"samples-streamed": check_samples_streamed, "equal": check_equal, "rate
          "killed-second": check_killed_second, "killed-first": check_killed_first,
          "killed-middle": check_killed_middle,
          "unwritten": check_unwritten, "unwritten-second": check_unwritten_second, "events-streamed": check_events_streamed,
-         "threads": check_threads,
+         "threads": check_threads, "threads-killed": check_threads_killed,
          "rank-killed": check_rank_killed, "recovered-events": check_recovered_events, "page": check_page}
 
 if __name__ == "__main__":

@@ -8,18 +8,23 @@
  * MPI_COMM_WORLD per thread, made by the main thread before), all the
  * threads of a rank meeting at a barrier every 8 rounds, so that the
  * main thread, which sends the stream, makes MPI calls as long as the
- * others do. The records each thread writes are the same in every run.
+ * others do; with PAUSE_MS, each thread sleeps that long after each
+ * meeting (no record: the run only lasts longer, long enough for a test
+ * to kill the analyzer in the middle). The records each thread writes are
+ * the same in every run.
  *
- * usage: online-threads ROUNDS
+ * usage: online-threads ROUNDS [PAUSE_MS]
  */
 #include <mpi.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #define THREADS 2
 
 static int rounds;
+static long pause_ms;
 static int peer;
 static MPI_Comm comms[THREADS + 1];
 static pthread_barrier_t meet;
@@ -37,8 +42,12 @@ static void exchange(int thread)
             fprintf(stderr, "thread %d round %d: received %d, expected %d\n", thread, round, received, sent);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
-        if (round % 8 == 7)
+        if (round % 8 == 7) {
             pthread_barrier_wait(&meet);
+            struct timespec pause = { pause_ms / 1000, pause_ms % 1000 * 1000000 };
+            if (pause_ms > 0)
+                nanosleep(&pause, NULL);
+        }
     }
 }
 
@@ -57,11 +66,12 @@ int main(int argc, char **argv)
 {
     int provided = 0, rank = 0, size = 0;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    if (argc != 2 || provided < MPI_THREAD_MULTIPLE) {
-        fprintf(stderr, "usage: online-threads ROUNDS (needs MPI_THREAD_MULTIPLE, got %d)\n", provided);
+    if (argc < 2 || argc > 3 || provided < MPI_THREAD_MULTIPLE) {
+        fprintf(stderr, "usage: online-threads ROUNDS [PAUSE_MS] (needs MPI_THREAD_MULTIPLE, got %d)\n", provided);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     rounds = atoi(argv[1]);
+    pause_ms = argc == 3 ? atol(argv[2]) : 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (size != 2) {
