@@ -805,7 +805,7 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
     uint32_t ranks = listing->ranks;
     if (listing->ending != NULL)
         print_ending(listing->ending);
-    char event_losses[640], object_losses[1024], sample_losses[640], skeleton_losses[320], event_stream_losses[320],
+    char event_losses[640], object_losses[1024], sample_losses[640], skeleton_losses[320], event_stream_losses[512],
         waiting_stream_losses[800];
     /* The calls, samples and messages not streamed, a line each: together
      * they would pass adt_log's line. */
