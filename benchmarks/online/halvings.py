@@ -11,7 +11,13 @@ sampling rate 4 times or more:
             program of benchmarks/mpi/fold.py: rank 0 sends rank 1
             ITERATIONS 8-byte messages, 10^6 by default);
   demo      adaptrace-demo DEMO_ITERATIONS 256 (Jacobi halo exchange and
-            reductions) at 10 kHz.
+            reductions) at 10 kHz;
+  threads   online-threads THREAD_ROUNDS (tests/online/threads.c: under
+            MPI_THREAD_MULTIPLE the main thread and 2 threads of each rank
+            exchange THREAD_ROUNDS messages with the other rank, 3000 by
+            default): other threads' full event chunks handed to the main
+            thread, which streams them (issue #28, other threads stream
+            too); their samples still go to their levels.
 
 Per program and case, from summary.json and the run: the buffer's halvings
 (over both ranks, and the most on one location), the halvings for overload
@@ -20,14 +26,16 @@ the final sampling rate (the mean over locations, and the lowest), the
 flushes, the MPI events the buffers held, the samples kept (in the
 archive where one is written) and the time they stand for, the calls
 streamed and sent as totals, the samples streamed (and not, by cause),
-the buffers' event chunks streamed (and not, by cause), and the
+the buffers' event chunks streamed (and not, by cause; those of other
+threads than the main one apart), and the
 wall time of the whole mpirun; and each online case's wall time over the
 offline one's. The cases of a program run one after the
 other, once each.
 
 Prints one JSON object.
 
-usage: halvings.py BUILD_DIR [--iterations N] [--demo-iterations N] [--buffer SIZE] [--rate RATE]
+usage: halvings.py BUILD_DIR [--iterations N] [--demo-iterations N] [--thread-rounds N] [--buffer SIZE]
+                   [--rate RATE]
 """
 import argparse
 import json
@@ -77,6 +85,7 @@ def describe(archive, seconds):
         "samples_streamed": summary["online_samples_streamed"],
         "samples_not_streamed_by_cause": summary["online_samples_not_streamed_by_cause"],
         "event_chunks_streamed": summary["online_event_chunks_streamed"],
+        "thread_event_chunks_streamed": summary["online_thread_event_chunks_streamed"],
         "event_mib_streamed": round(summary["online_event_bytes_streamed"] / 2**20, 1),
         "event_chunks_not_streamed_by_cause": summary["online_event_chunks_not_streamed_by_cause"],
         "events_folded": summary["events_folded"],
@@ -90,6 +99,7 @@ def main():
     parser.add_argument("build")
     parser.add_argument("--iterations", type=int, default=1000000)
     parser.add_argument("--demo-iterations", type=int, default=3000)
+    parser.add_argument("--thread-rounds", type=int, default=3000)
     parser.add_argument("--buffer", default="64K")
     parser.add_argument("--rate", default="10kHz")
     options = parser.parse_args()
@@ -97,9 +107,11 @@ def main():
     programs = {
         "sendrecv": ("mpi-fold-sendrecv", [str(options.iterations)]),
         "demo": ("adaptrace-demo", [str(options.demo_iterations), "256"]),
+        "threads": ("online-threads", [str(options.thread_rounds)]),
     }
     result = {"ranks": 2, "analyzers": 1, "buffer": options.buffer, "rate": options.rate,
-              "iterations": options.iterations, "demo_iterations": options.demo_iterations}
+              "iterations": options.iterations, "demo_iterations": options.demo_iterations,
+              "thread_rounds": options.thread_rounds}
     with tempfile.TemporaryDirectory(prefix="adt-online-halvings-") as scratch:
         for name, (program, arguments) in programs.items():
             figures = {}
