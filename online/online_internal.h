@@ -14,6 +14,8 @@
  * fewer where the arena has fewer than 4 times as many chunks). */
 #define ADT_ONLINE_EVENT_CHUNKS 8
 
+#include "online/handover.h"
+
 /* Opens the stream on inter to analyzer (its rank in the remote group);
  * rank: this rank in MPI_COMM_WORLD, of ranks (the receivers its messages
  * can have); functions: how many MPI functions

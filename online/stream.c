@@ -39,19 +39,10 @@
  * offline run does when full (fold, halve, spill).
  *
  * Other threads' full event chunks (issue #28, "other threads stream
- * too") are handed to the streaming thread, the only one that may call
- * MPI where the application asked for MPI_THREAD_FUNNELED or SERIALIZED:
- * at each of its MPI calls' Leave (adt_online_hand_over_events) another
- * thread takes its full chunks out of its own chain (normal context of
- * the location's own thread, as the buffer requires) into the slots of a
- * fixed array, each slot claimed with one compare-and-swap and published
- * with a release store; the streaming thread sends the published slots
- * from its own MPI calls with the same PMPI_Isend, tests them and gives
- * each chunk back once its send completed, then frees the slot (release
- * store). No malloc, no lock, no stdio, no MPI call on the handing
- * thread. At most as many slots as the streaming thread has sends of its
- * own chunks in flight: when every slot is taken the thread's chunks stay
- * in its chain, and the buffer falls back as for the main thread's.
+ * too") are handed to this thread at their MPI calls' Leave
+ * (handover.c: lock-free slots, no MPI call on the handing thread) and
+ * sent from this thread's MPI calls with the same PMPI_Isend, tested and
+ * given back the same way, at most as many in flight as its own.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -159,29 +150,9 @@ static struct {
     uint64_t last_event;
 } stream = { .filling = -1, .samples_record = -1 };
 
-/* Other threads' full event chunks handed to the streaming thread. A slot
- * is FREE, CLAIMED by a handing thread (one compare-and-swap: only that
- * thread writes it now), READY (published with a release store: the
- * streaming thread reads it after an acquire load) or, once the streaming
- * thread sent it, SENT until its send completed (only the streaming
- * thread writes a slot in that state, and frees it with a release store:
- * the slot's next claimer sees it whole). */
-enum { HANDED_FREE, HANDED_CLAIMED, HANDED_READY, HANDED_SENT };
-
-typedef struct handed_chunk {
-    _Atomic uint32_t state;
-    adt_location *location;
-    adt_event_chunk chunk;
-} handed_chunk;
-
-static struct {
-    /* Set (release) once the slots may be claimed, cleared when the
-     * stream stops taking them (its close, the analyzer lost). */
-    atomic_bool open;
-    unsigned bound; /* slots in use at most: the streaming thread's own bound */
-    handed_chunk slots[ADT_ONLINE_EVENT_CHUNKS];
-    MPI_Request requests[ADT_ONLINE_EVENT_CHUNKS]; /* the streaming thread's only */
-} handed;
+/* The streaming thread's requests of other threads' chunks in flight
+ * (handover.c holds the slots). */
+static MPI_Request handed_requests[ADT_ONLINE_HANDED_SLOTS];
 
 /* A send or a test failed: the analyzer is gone (or its connection is);
  * the rank stops streaming and keeps only its buffer. Requests still in
@@ -195,7 +166,7 @@ static void lose_analyzer(void)
     stream.lost = true;
     /* Other threads keep their chunks from now on; those handed stay
      * with the rank (adt_online_stream_write_unsent_events). */
-    atomic_store_explicit(&handed.open, false, memory_order_relaxed);
+    adt_online_handover_stop();
     adt_sampler_tap_replace_buffer(false); /* the buffer keeps the samples again */
     adt_online_profile = false;            /* and the calls opened from now on */
     stream.flying = 0;
@@ -246,65 +217,36 @@ static void progress_events(void)
 }
 
 /* The streaming thread: tests the sends of other threads' chunks in
- * flight (those complete go back to the buffer's lock-free free list and
- * their slots are freed), then sends the slots other threads published. */
+ * flight (those complete go back to the buffer and their slots are
+ * freed), then sends the slots other threads published. */
 static void stream_handed_events(void)
 {
-    for (unsigned i = 0; i < handed.bound && !stream.lost; i++) {
-        handed_chunk *slot = &handed.slots[i];
-        uint32_t state = atomic_load_explicit(&slot->state, memory_order_acquire);
-        if (state == HANDED_SENT) {
+    for (unsigned i = 0; i < adt_online_handover_slots() && !stream.lost; i++) {
+        adt_event_chunk chunk;
+        adt_online_handed_state state = adt_online_handed_at(i, &chunk);
+        if (state == ADT_ONLINE_HANDED_SENT) {
             int done = 0;
-            if (PMPI_Test(&handed.requests[i], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+            if (PMPI_Test(&handed_requests[i], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
                 lose_analyzer();
                 return;
             }
             if (!done)
                 continue;
-            adt_buffer_give_back_chunk(slot->location, slot->chunk.index);
+            adt_online_handed_delivered(i);
             stream.event_chunks_streamed++;
             stream.thread_event_chunks_streamed++;
-            stream.event_bytes_streamed += slot->chunk.size;
-            atomic_store_explicit(&slot->state, HANDED_FREE, memory_order_release);
-        } else if (state == HANDED_READY) {
-            if (PMPI_Isend(slot->chunk.bytes, (int)slot->chunk.size, MPI_BYTE, stream.analyzer,
-                           ADT_ONLINE_TAG_EVENTS + (int)slot->chunk.position, stream.inter,
-                           &handed.requests[i]) != MPI_SUCCESS) {
+            stream.event_bytes_streamed += chunk.size;
+        } else if (state == ADT_ONLINE_HANDED_READY) {
+            if (PMPI_Isend(chunk.bytes, (int)chunk.size, MPI_BYTE, stream.analyzer,
+                           ADT_ONLINE_TAG_EVENTS + (int)chunk.position, stream.inter,
+                           &handed_requests[i]) != MPI_SUCCESS) {
                 /* Still READY: the rank writes it back itself where it
                  * writes the archive (the analyzer is lost). */
                 lose_analyzer();
                 return;
             }
-            atomic_store_explicit(&slot->state, HANDED_SENT, memory_order_relaxed);
+            adt_online_handed_sent(i);
         }
-    }
-}
-
-void adt_online_hand_over_events(adt_location *location)
-{
-    /* Acquire: the bound and the places limit were set before the slots
-     * opened. */
-    if (location == NULL || !atomic_load_explicit(&handed.open, memory_order_acquire))
-        return;
-    for (unsigned i = 0; i < handed.bound; i++) {
-        handed_chunk *slot = &handed.slots[i];
-        uint32_t expected = HANDED_FREE;
-        /* One compare-and-swap, never a wait: a slot another thread holds
-         * is skipped. */
-        if (!atomic_compare_exchange_strong_explicit(&slot->state, &expected, HANDED_CLAIMED, memory_order_acquire,
-                                                     memory_order_relaxed))
-            continue;
-        /* Normal context of the location's own thread (an MPI call's
-         * Leave), as the buffer requires; no malloc, lock or stdio. */
-        if (adt_buffer_take_event_chunks(location, &slot->chunk, 1, stream.event_places) == 0) {
-            atomic_store_explicit(&slot->state, HANDED_FREE, memory_order_relaxed);
-            return;
-        }
-        slot->location = location;
-        /* Release: the streaming thread reads the chunk after it sees
-         * READY. The chunk is in no chain now: nothing but MPI reads it
-         * until it is given back. */
-        atomic_store_explicit(&slot->state, HANDED_READY, memory_order_release);
     }
 }
 
@@ -783,11 +725,8 @@ static void open_events(adt_location *location, bool profile)
     stream.spilled_bytes_at_open = stats.spilled_bytes;
     stream.threads_spilled_bytes_at_open = threads_spilled_bytes(location);
     stream.events_location = location;
-    /* Other threads hand over as many chunks in flight at most; release:
-     * a handing thread reads the bound and the places' limit after it
-     * sees the slots open. */
-    handed.bound = stream.event_bound;
-    atomic_store_explicit(&handed.open, true, memory_order_release);
+    /* Other threads hand over as many chunks in flight at most. */
+    adt_online_handover_open(stream.event_bound, stream.event_places);
 }
 
 int adt_online_stream_open(MPI_Comm inter, int analyzer, uint32_t rank, uint32_t ranks, uint32_t functions,
@@ -892,9 +831,10 @@ static void pause_briefly(void)
 /* Whether a slot of other threads' chunks is published or in flight. */
 static bool handed_pending(void)
 {
-    for (unsigned i = 0; i < handed.bound; i++) {
-        uint32_t state = atomic_load_explicit(&handed.slots[i].state, memory_order_acquire);
-        if (state == HANDED_READY || state == HANDED_SENT)
+    adt_event_chunk chunk;
+    for (unsigned i = 0; i < adt_online_handover_slots(); i++) {
+        adt_online_handed_state state = adt_online_handed_at(i, &chunk);
+        if (state == ADT_ONLINE_HANDED_READY || state == ADT_ONLINE_HANDED_SENT)
             return true;
     }
     return false;
@@ -906,7 +846,7 @@ bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats)
     /* No other thread hands over any more: by MPI's rules none is inside
      * an MPI call (its wrapper's Leave included) while this thread
      * finalizes, so every slot claimed before is published by now. */
-    atomic_store(&handed.open, false);
+    adt_online_handover_stop();
     /* The samples the tap still holds (the sampler has stopped: no more
      * come), as chunks free up. */
     adt_sampler_tapped sample;
@@ -957,9 +897,10 @@ bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats)
     for (int i = 0; i < ADT_ONLINE_EVENT_CHUNKS; i++)
         if (stream.event_in_flight[i])
             stream.event_chunks_lost++;
-    for (unsigned i = 0; i < handed.bound; i++) {
-        uint32_t state = atomic_load(&handed.slots[i].state);
-        if (state == HANDED_READY || state == HANDED_SENT)
+    for (unsigned i = 0; i < adt_online_handover_slots(); i++) {
+        adt_event_chunk chunk;
+        adt_online_handed_state state = adt_online_handed_at(i, &chunk);
+        if (state == ADT_ONLINE_HANDED_READY || state == ADT_ONLINE_HANDED_SENT)
             stream.event_chunks_lost++;
     }
     uint64_t event_chunks_spilled = 0, threads_chunks_spilled = 0;
@@ -1050,11 +991,11 @@ int adt_online_stream_write_unsent_events(int fd)
     }
     /* Other threads' chunks handed over and not delivered: published
      * (never sent) or sent without completion, never given back either. */
-    for (unsigned i = 0; i < handed.bound; i++) {
-        uint32_t state = atomic_load(&handed.slots[i].state);
-        const adt_event_chunk *chunk = &handed.slots[i].chunk;
-        if ((state == HANDED_READY || state == HANDED_SENT) &&
-            pwrite(fd, chunk->bytes, chunk->size, (off_t)chunk->position * chunk->size) != (ssize_t)chunk->size)
+    for (unsigned i = 0; i < adt_online_handover_slots(); i++) {
+        adt_event_chunk chunk;
+        adt_online_handed_state state = adt_online_handed_at(i, &chunk);
+        if ((state == ADT_ONLINE_HANDED_READY || state == ADT_ONLINE_HANDED_SENT) &&
+            pwrite(fd, chunk.bytes, chunk.size, (off_t)chunk.position * chunk.size) != (ssize_t)chunk.size)
             return -1;
     }
     return 0;
