@@ -13,7 +13,8 @@ CASE:
   threads  tests/online/threads.c, PROGRAM being that program: other
            threads' full event chunks streamed through the main thread
            (check_threads); threads-killed: the same with its analyzer
-           killed mid-run (check_threads_killed);
+           killed mid-run (check_threads_killed); threads-recovered: its
+           ranks ended by SIGTERM and recovered (check_threads_recovered);
   families the same for the C families program of the MPI tests
            (tests/mpi/families.c: every family of MPI calls, the
            nonblocking collectives' bytes at the calls that complete them
@@ -1141,6 +1142,56 @@ def check_threads_killed(run_dir, mpiexec, launcher, program, report, otf2_print
           f"{summary['online_event_chunks_not_streamed_by_cause']['analyzer_lost']} in flight written back")
 
 
+def check_threads_recovered(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """The hybrid program of online.threads, its ranks ended by SIGTERM
+    (as a batch system ends a job) while the main thread sleeps after the
+    rounds: adaptrace-recover reads the analyzer's file of streamed events
+    as each rank's spill file, and every location's list of chunks that
+    left the arena leads through it, the chunks other threads handed to
+    the main thread included: each of the 6 locations has its 1,200
+    MPI_Sendrecv calls, and no streamed event is missing."""
+    small = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="64K", ADAPTRACE_SAMPLING="off")
+    rounds = 1200
+    archive = os.path.join(run_dir, "archive")
+    command = traced(mpiexec, launcher, archive, ["--live-interval", "1", program, str(rounds), "0", "60"])
+
+    def end_after_rounds(process):
+        # Each rank says when its rounds are done; then its main thread
+        # sleeps for 60 s (the analyzer writes what reached it meanwhile).
+        said = os.path.join(run_dir, "stderr.txt")
+        while process.poll() is None and open(said).read().count("online-threads: rank") < 2:
+            time.sleep(0.1)
+        time.sleep(2)
+        ranks = [pid for pid, name in descendants(process.pid).items() if name == program]
+        if len(ranks) != 2:
+            fail(f"expected the 2 ranks of {program} below the run, found {ranks}")
+        for rank in ranks:
+            os.kill(rank, signal.SIGTERM)
+
+    status, text = run_acting(command, run_dir, end_after_rounds, small)
+    if status == 0:
+        fail("the run exited with 0 after SIGTERM")
+    streamed = sorted(os.listdir(archive + ".events")) if os.path.isdir(archive + ".events") else []
+    if streamed != ["rank-0", "rank-1"]:
+        fail(f"expected the analyzer's files of streamed events of ranks 0 and 1, found {streamed}")
+    # The main threads begin with MPI_Init_thread, the others with their
+    # first MPI_Sendrecv.
+    recovered = recover_balanced(launcher, archive, small, otf2_print, first=("MPI_Init_thread", "MPI_Sendrecv"))
+    if "missing from the archive" in recovered.stderr:
+        fail("adaptrace-recover says that events are missing though the analyzer wrote every chunk")
+    ending = json.load(open(os.path.join(archive, "summary.json")))["ending"]
+    if ending["streamed_events_missing"] != 0:
+        fail(f"summary.json counts {ending['streamed_events_missing']} streamed events missing, expected 0")
+    found = records_per_location(archive)
+    if len(found) != 6:
+        fail(f"expected 6 locations in the recovered archive, found {sorted(found)}")
+    for location, records in found.items():
+        calls = sum(1 for record in records if record[:2] == ("Enter", "MPI_Sendrecv"))
+        if calls != rounds:
+            fail(f"{location}: {calls} MPI_Sendrecv calls in the recovered archive, {rounds} made")
+    print(f"recovered: {rounds} MPI_Sendrecv calls on each of the 6 locations; {ending['records_cut']} records cut")
+
+
 def wait_for_growth(archive, process):
     """Two reads of live/report.json during the run, the second with more
     calls; (first, second) reports."""
@@ -1579,10 +1630,11 @@ def check_recovered_events(run_dir, mpiexec, launcher, program, report, otf2_pri
     print(f"rank 0's file cut at {kept} bytes: {said[0]} events missing, as summary.json says")
 
 
-def recover_balanced(launcher, archive, environment, otf2_print):
+def recover_balanced(launcher, archive, environment, otf2_print, first=("MPI_Init",)):
     """adaptrace-recover run on archive (0 expected); its archive passes
-    otf2-print and each location runs from MPI_Init's Enter, its Enters
-    and Leaves balanced. Returns the recovery's completed process."""
+    otf2-print and each location runs from the Enter of a region of first
+    (MPI_Init's), its Enters and Leaves balanced. Returns the recovery's
+    completed process."""
     recover = os.path.join(os.path.dirname(launcher), "adaptrace-recover")
     recovered = subprocess.run([recover, archive], stdin=subprocess.DEVNULL, capture_output=True, text=True,
                                env=environment, timeout=RUN_LIMIT_S)
@@ -1593,8 +1645,8 @@ def recover_balanced(launcher, archive, environment, otf2_print):
     for location, records in records_per_location(archive).items():
         regions = [record for record in records if record[0].endswith(("Enter", "Leave"))]
         enters = sum(record[0].endswith("Enter") for record in regions)
-        if not regions or regions[0][1:2] != ("MPI_Init",) or enters * 2 != len(regions):
-            fail(f"{location} of {archive}: the events do not run from MPI_Init's Enter, balanced: {regions[:2]} "
+        if not regions or regions[0][1] not in first or enters * 2 != len(regions):
+            fail(f"{location} of {archive}: the events do not run from an Enter of {first}, balanced: {regions[:2]} "
                  f"... {regions[-2:]}, {enters} Enters of {len(regions)}")
     return recovered
 
@@ -1705,6 +1757,7 @@ CASES = {"samples-streamed": check_samples_streamed, "equal": check_equal, "rate
          "killed-middle": check_killed_middle,
          "unwritten": check_unwritten, "unwritten-second": check_unwritten_second, "events-streamed": check_events_streamed,
          "threads": check_threads, "threads-killed": check_threads_killed,
+         "threads-recovered": check_threads_recovered,
          "rank-killed": check_rank_killed, "recovered-events": check_recovered_events, "page": check_page}
 
 if __name__ == "__main__":

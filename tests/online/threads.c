@@ -10,10 +10,11 @@
  * main thread, which sends the stream, makes MPI calls as long as the
  * others do; with PAUSE_MS, each thread sleeps that long after each
  * meeting (no record: the run only lasts longer, long enough for a test
- * to kill the analyzer in the middle). The records each thread writes are
- * the same in every run.
+ * to kill the analyzer in the middle); with HOLD_S, the main thread
+ * says so on stderr and sleeps that long before MPI_Finalize (for a
+ * test to end the ranks then). The records each thread writes are the same in every run.
  *
- * usage: online-threads ROUNDS [PAUSE_MS]
+ * usage: online-threads ROUNDS [PAUSE_MS [HOLD_S]]
  */
 #include <mpi.h>
 #include <pthread.h>
@@ -66,12 +67,14 @@ int main(int argc, char **argv)
 {
     int provided = 0, rank = 0, size = 0;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    if (argc < 2 || argc > 3 || provided < MPI_THREAD_MULTIPLE) {
-        fprintf(stderr, "usage: online-threads ROUNDS [PAUSE_MS] (needs MPI_THREAD_MULTIPLE, got %d)\n", provided);
+    if (argc < 2 || argc > 4 || provided < MPI_THREAD_MULTIPLE) {
+        fprintf(stderr, "usage: online-threads ROUNDS [PAUSE_MS [HOLD_S]] (needs MPI_THREAD_MULTIPLE, got %d)\n",
+                provided);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     rounds = atoi(argv[1]);
-    pause_ms = argc == 3 ? atol(argv[2]) : 0;
+    pause_ms = argc >= 3 ? atol(argv[2]) : 0;
+    struct timespec hold = { argc == 4 ? atol(argv[3]) : 0, 0 };
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (size != 2) {
@@ -96,6 +99,10 @@ int main(int argc, char **argv)
     pthread_barrier_destroy(&meet);
     for (int thread = 0; thread <= THREADS; thread++)
         MPI_Comm_free(&comms[thread]);
+    if (hold.tv_sec > 0) {
+        fprintf(stderr, "online-threads: rank %d done, holding\n", rank);
+        nanosleep(&hold, NULL);
+    }
     MPI_Finalize();
     return 0;
 }
