@@ -67,12 +67,22 @@ extern uint32_t adt_online_depth;
  * or, where every chunk is in flight, in the totals of its last chunk. */
 extern bool adt_online_profile;
 
-/* A wrapped call's Enter at time. One thread-local load when not
- * streaming. */
+/* Out of line, while a rank streams, on a thread other than the
+ * streaming one: its call's Enter at time, and the bytes of its innermost
+ * open call (the thread's own frames: its calls go to the rank's totals,
+ * which the streaming thread sends at MPI_Finalize). */
+void adt_online_thread_enter(uint64_t time);
+void adt_online_thread_bytes(uint64_t sent, uint64_t received);
+
+/* A wrapped call's Enter at time. One thread-local load and one relaxed
+ * load when not streaming. */
 static inline void adt_online_enter(uint64_t time)
 {
-    if (__builtin_expect(!adt_online_streams, 1))
+    if (__builtin_expect(!adt_online_streams, 1)) {
+        if (__builtin_expect(atomic_load_explicit(&adt_online_on, memory_order_relaxed), 0))
+            adt_online_thread_enter(time);
         return;
+    }
     if (adt_online_depth < ADT_ONLINE_DEPTH)
         adt_online_frames[adt_online_depth] = (adt_online_frame){ time, 0, 0, 0, adt_online_profile };
     adt_online_depth++;
@@ -95,8 +105,11 @@ static inline bool adt_online_unbuffered(void)
  * call. */
 static inline void adt_online_bytes(uint64_t sent, uint64_t received)
 {
-    if (__builtin_expect(!adt_online_streams, 1))
+    if (__builtin_expect(!adt_online_streams, 1)) {
+        if (__builtin_expect(atomic_load_explicit(&adt_online_on, memory_order_relaxed), 0))
+            adt_online_thread_bytes(sent, received);
         return;
+    }
     if (adt_online_depth > 0 && adt_online_depth <= ADT_ONLINE_DEPTH) {
         adt_online_frames[adt_online_depth - 1].sent += sent;
         adt_online_frames[adt_online_depth - 1].received += received;

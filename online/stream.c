@@ -72,6 +72,30 @@ typedef struct receiver_totals {
     uint64_t bytes;
 } receiver_totals;
 
+/* Other threads' calls of one MPI function and their messages to one
+ * receiver: added atomically by any thread, read by the streaming thread
+ * at MPI_Finalize (by MPI's rules no other thread is inside an MPI call
+ * then), which sends them with its own totals. */
+typedef struct thread_function_totals {
+    _Atomic uint64_t calls;
+    _Atomic uint64_t ticks;
+    _Atomic uint64_t sent;
+    _Atomic uint64_t received;
+} thread_function_totals;
+
+typedef struct thread_receiver_totals {
+    _Atomic uint64_t count;
+    _Atomic uint64_t bytes;
+} thread_receiver_totals;
+
+/* The open MPI calls of a thread other than the streaming one (its own,
+ * no other thread touches them). Not initial-exec: only other threads
+ * pay for the TLS access, and only while a rank streams. */
+static __thread struct {
+    uint32_t depth;
+    adt_online_frame frames[ADT_ONLINE_DEPTH];
+} thread_calls;
+
 static struct {
     MPI_Comm inter;
     int analyzer;
@@ -112,6 +136,9 @@ static struct {
      * flight */
     receiver_totals *receivers;
     uint32_t ranks;
+    /* [function] and [receiver]: other threads' (reserved at the open) */
+    thread_function_totals *thread_totals;
+    thread_receiver_totals *thread_receivers;
     uint64_t messages_streamed;
     uint64_t messages_sent_as_totals;
     uint64_t calls_streamed;
@@ -506,10 +533,50 @@ static void take_samples(uint64_t time)
     }
 }
 
+void adt_online_thread_enter(uint64_t time)
+{
+    /* The thread's own frames: no other thread touches them. */
+    if (thread_calls.depth < ADT_ONLINE_DEPTH)
+        thread_calls.frames[thread_calls.depth] = (adt_online_frame){ time, 0, 0, 0, false };
+    thread_calls.depth++;
+}
+
+void adt_online_thread_bytes(uint64_t sent, uint64_t received)
+{
+    if (thread_calls.depth > 0 && thread_calls.depth <= ADT_ONLINE_DEPTH) {
+        thread_calls.frames[thread_calls.depth - 1].sent += sent;
+        thread_calls.frames[thread_calls.depth - 1].received += received;
+    }
+}
+
+/* Another thread's call of function ends at time: into the rank's totals
+ * of other threads (relaxed atomic adds to a table reserved at the open:
+ * no malloc, no lock), its time nested in its thread's call around it as
+ * the streaming thread's is. */
+static void thread_call(uint32_t function, uint64_t time)
+{
+    if (thread_calls.depth == 0)
+        return; /* a Leave whose Enter came before the stream opened */
+    uint32_t depth = --thread_calls.depth;
+    if (depth >= ADT_ONLINE_DEPTH)
+        return; /* its time stays in the 16th call's, as the streaming thread's */
+    const adt_online_frame *frame = &thread_calls.frames[depth];
+    uint64_t duration = time >= frame->enter ? time - frame->enter : 0;
+    if (depth > 0)
+        thread_calls.frames[depth - 1].nested += duration;
+    thread_function_totals *totals = &stream.thread_totals[function];
+    atomic_fetch_add_explicit(&totals->calls, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&totals->ticks, duration >= frame->nested ? duration - frame->nested : 0,
+                              memory_order_relaxed);
+    atomic_fetch_add_explicit(&totals->sent, frame->sent, memory_order_relaxed);
+    atomic_fetch_add_explicit(&totals->received, frame->received, memory_order_relaxed);
+}
+
 void adt_online_stream_call(adt_location *location, uint32_t function, uint64_t time)
 {
     if (!adt_online_streams) {
         atomic_fetch_add_explicit(&stream.other_threads, 1, memory_order_relaxed);
+        thread_call(function, time);
         adt_online_hand_over_events(location);
         return;
     }
@@ -613,8 +680,14 @@ void adt_online_stream_message(bool sending, uint64_t time, uint32_t peer, uint6
     /* Only the thread that called MPI_Init touches the chunks and the
      * totals; the others count their ends, atomically. */
     if (!adt_online_streams) {
-        if (sending)
+        /* A send to a known rank goes to the other threads' totals per
+         * receiver (the live matrix at the end). */
+        if (sending && peer < stream.ranks) {
+            atomic_fetch_add_explicit(&stream.thread_receivers[peer].count, 1, memory_order_relaxed);
+            atomic_fetch_add_explicit(&stream.thread_receivers[peer].bytes, bytes, memory_order_relaxed);
+        } else if (sending) {
             atomic_fetch_add_explicit(&stream.other_thread_messages, 1, memory_order_relaxed);
+        }
         atomic_fetch_add_explicit(&stream.other_thread_waiting, 1, memory_order_relaxed);
         return;
     }
@@ -729,6 +802,22 @@ static void open_events(adt_location *location, bool profile)
     adt_online_handover_open(stream.event_bound, stream.event_places);
 }
 
+/* The tables reserved at the open, freed (the chunks apart: a send left
+ * in flight may still read them). */
+static void free_tables(void)
+{
+    free(stream.contexts_sent);
+    stream.contexts_sent = NULL;
+    free(stream.totals);
+    stream.totals = NULL;
+    free(stream.receivers);
+    stream.receivers = NULL;
+    free(stream.thread_totals);
+    stream.thread_totals = NULL;
+    free(stream.thread_receivers);
+    stream.thread_receivers = NULL;
+}
+
 int adt_online_stream_open(MPI_Comm inter, int analyzer, uint32_t rank, uint32_t ranks, uint32_t functions,
                            uint64_t hold_ticks, uint64_t init_enter, adt_location *location, bool profile)
 {
@@ -737,15 +826,13 @@ int adt_online_stream_open(MPI_Comm inter, int analyzer, uint32_t rank, uint32_t
     stream.contexts_sent = calloc(stream.context_capacity / 64 + 1, sizeof *stream.contexts_sent);
     stream.totals = calloc(functions > 0 ? functions : 1, sizeof *stream.totals);
     stream.receivers = calloc(ranks > 0 ? ranks : 1, sizeof *stream.receivers);
-    if (stream.chunks == NULL || stream.contexts_sent == NULL || stream.totals == NULL || stream.receivers == NULL) {
+    stream.thread_totals = calloc(functions > 0 ? functions : 1, sizeof *stream.thread_totals);
+    stream.thread_receivers = calloc(ranks > 0 ? ranks : 1, sizeof *stream.thread_receivers);
+    if (stream.chunks == NULL || stream.contexts_sent == NULL || stream.totals == NULL || stream.receivers == NULL ||
+        stream.thread_totals == NULL || stream.thread_receivers == NULL) {
         free(stream.chunks);
-        free(stream.contexts_sent);
-        free(stream.totals);
-        free(stream.receivers);
         stream.chunks = NULL;
-        stream.contexts_sent = NULL;
-        stream.totals = NULL;
-        stream.receivers = NULL;
+        free_tables();
         return -1;
     }
     stream.functions = functions;
@@ -828,6 +915,25 @@ static void pause_briefly(void)
     nanosleep(&millisecond, NULL);
 }
 
+/* Other threads' calls and messages added to the streaming thread's
+ * totals, sent with them. */
+static void add_thread_totals(void)
+{
+    for (uint32_t function = 0; function < stream.functions; function++) {
+        thread_function_totals *from = &stream.thread_totals[function];
+        stream.totals[function].calls += atomic_load_explicit(&from->calls, memory_order_relaxed);
+        stream.totals[function].ticks += atomic_load_explicit(&from->ticks, memory_order_relaxed);
+        stream.totals[function].sent += atomic_load_explicit(&from->sent, memory_order_relaxed);
+        stream.totals[function].received += atomic_load_explicit(&from->received, memory_order_relaxed);
+    }
+    for (uint32_t receiver = 0; receiver < stream.ranks; receiver++) {
+        stream.receivers[receiver].count +=
+            atomic_load_explicit(&stream.thread_receivers[receiver].count, memory_order_relaxed);
+        stream.receivers[receiver].bytes +=
+            atomic_load_explicit(&stream.thread_receivers[receiver].bytes, memory_order_relaxed);
+    }
+}
+
 /* Whether a slot of other threads' chunks is published or in flight. */
 static bool handed_pending(void)
 {
@@ -863,6 +969,9 @@ bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats)
         progress();
         pause_briefly();
     }
+    /* Other threads' calls and messages join the totals (no other thread
+     * is inside an MPI call now: MPI's rules for MPI_Finalize). */
+    add_thread_totals();
     /* The totals of the calls not streamed one by one, as chunks free up. */
     uint32_t next_totals = 0;
     while (!take_totals(&next_totals, adt_clock_now()) && !stream.lost && adt_clock_now() < give_up) {
@@ -969,12 +1078,7 @@ bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats)
     if (complete)
         free(stream.chunks);
     stream.chunks = NULL;
-    free(stream.contexts_sent);
-    stream.contexts_sent = NULL;
-    free(stream.totals);
-    stream.totals = NULL;
-    free(stream.receivers);
-    stream.receivers = NULL;
+    free_tables();
     return complete;
 }
 

@@ -120,8 +120,10 @@ typedef enum adt_online_sample_loss {
     X(RECEIVER_UNKNOWN, "receiver_unknown",                                                                    \
       "messages not in the live matrix because their receiver's world rank was not known")                    \
     X(ANALYZER_LOST, "analyzer_lost", "messages not in the live matrix because the analyzer was lost")         \
+    /* a thread other than MPI_Init's sent it to a receiver not known (its */                                  \
+    /* sends to known ranks reach the final matrix, as totals) */                                                \
     X(OTHER_THREAD, "other_thread",                                                                            \
-      "messages not in the live matrix because a thread other than MPI_Init's sent them")
+      "messages not in the live matrix because a thread other than MPI_Init's sent them to no known rank")
 
 /* Why a full chunk of the buffer's events of the rank's thread that
  * called MPI_Init was not streamed (ADAPTRACE_ONLINE_OUTPUT=trace),

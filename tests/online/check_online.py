@@ -1058,7 +1058,10 @@ def check_threads(run_dir, mpiexec, launcher, program, report, otf2_print):
     of other threads streamed, no chunk left behind by any cause, and the
     analyzer's archive has the records of the offline run on every
     location, the threads' included (the offline run's BufferFlush
-    records aside; sampling off, as in events-streamed)."""
+    records aside; sampling off, as in events-streamed); and the final
+    live report has every thread's calls, bytes and seconds per MPI
+    function and the matrix of adaptrace-report (the other threads' sent
+    as totals at MPI_Finalize)."""
     small = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="64K", ADAPTRACE_SAMPLING="off")
     arguments = [program, "1200"]
     archive = os.path.join(run_dir, "archive")
@@ -1084,6 +1087,27 @@ def check_threads(run_dir, mpiexec, launcher, program, report, otf2_print):
         fail(f"event chunks not streamed: {summary['online_event_chunks_not_streamed_by_cause']}")
     if os.path.exists(archive + ".events"):
         fail(f"{archive}.events stayed after the archive was written: {os.listdir(archive + '.events')}")
+    # The final live report has every thread's calls and sends (the other
+    # threads' sent as totals at the end): per MPI function the calls,
+    # bytes and seconds of adaptrace-report, and its matrix.
+    live = read_live(archive)
+    if live is None or not live["final"]:
+        fail(f"no final live report in {archive}/live")
+    offline_report = json.loads(subprocess.run([report, "--json", archive], stdout=subprocess.PIPE,
+                                               check=True).stdout)
+    fields = ("calls", "bytes_sent", "bytes_received")
+    expected = {f["name"]: tuple(f[k] for k in fields) for f in offline_report["mpi_functions"]}
+    found = {f["name"]: tuple(f[k] for k in fields) for f in live["mpi_functions"]}
+    if found != expected or found.get("MPI_Sendrecv", (0,))[0] != 2 * 3 * 1200:
+        fail(f"live report {found} != adaptrace-report {expected}")
+    offline_seconds = {f["name"]: f["seconds"] for f in offline_report["mpi_functions"]}
+    for f in live["mpi_functions"]:
+        if abs(f["seconds"] - offline_seconds[f["name"]]) > 1e-9 * f["calls"]:
+            fail(f"{f['name']}: {f['seconds']} s live, {offline_seconds[f['name']]} s in adaptrace-report")
+    check_matrix(live, offline_report)
+    if summary["online_messages_not_streamed_by_cause"]["other_thread"] != 0:
+        fail(f"sends of other threads not in the matrix: {summary['online_messages_not_streamed_by_cause']}")
+    print(f"final live report = adaptrace-report for {len(found)} functions, every thread's calls")
     print(f"{summary['online_event_chunks_streamed']} event chunks streamed, "
           f"{summary['online_thread_event_chunks_streamed']} of them other threads', 0 flushes "
           f"(offline {offline['flushes']})")
