@@ -35,6 +35,9 @@ CASE:
            on 4 ranks and 2 analyzers: each analyzer writes its own
            ranks' parts of the archive (and says so), and the archive has
            the records of an offline run's;
+  halved-offline  the run of profile and samples-streamed without
+           analyzers halves its buffers 4 times or more: their fixture
+           (CMakeLists.txt), which both compare with;
   profile  a run of samples that halves 4 times or more offline on a
            small buffer keeps its initial rate with
            ADAPTRACE_ONLINE_OUTPUT=profile and 1 analyzer, writes no trace
@@ -818,34 +821,50 @@ def check_two(run_dir, mpiexec, launcher, program, report, otf2_print):
     print("\n".join(wrote))
 
 
-def run_halved_offline(run_dir, mpiexec, launcher, arguments, environment):
-    """The offline run of arguments, whose buffers must halve 4 times or
-    more (halvings for overload, a handler that cannot keep up on a loaded
-    machine, are not the buffer's: left out): its summary.json."""
+# The run of samples of profile and samples-streamed (few MPI events; 4 s
+# of each process's CPU time, so that a loaded machine does not make
+# fewer) on 64 KiB buffers at 10 kHz: streamed.c's arguments after the
+# program, and the environment.
+HALVED_ARGUMENTS = ["4", "0", "cpu"]
+HALVED_ENVIRONMENT = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="64K", ADAPTRACE_SAMPLING_RATE="10kHz")
+
+
+def check_halved_offline(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """The offline run of HALVED_ARGUMENTS, whose buffers must halve 4
+    times or more (halvings for overload, a handler that cannot keep up on
+    a loaded machine, are not the buffer's: left out), into
+    run_dir/offline/archive: the fixture of profile and samples-streamed,
+    run once for both (halved_offline reads it)."""
     offline_dir = os.path.join(run_dir, "offline")
     os.makedirs(offline_dir)
     offline = os.path.join(offline_dir, "archive")
     run([WATCHDOG, str(WATCHDOG_S), mpiexec, "--oversubscribe", "-np", "2", launcher, "--output", offline,
-         *arguments], offline_dir, environment)
+         program, *HALVED_ARGUMENTS], offline_dir, HALVED_ENVIRONMENT)
     halved = json.load(open(os.path.join(offline, "summary.json")))
     if halved["most_halvings_per_location"] < 4 or halved["halvings"] - halved["overload_halvings"] < 4:
         fail(f"the offline run halved {halved['most_halvings_per_location']} times on a location, "
              f"{halved['overload_halvings']} of {halved['halvings']} for overload: the test needs 4 or more")
-    return halved
+    print(f"offline {halved['halvings'] - halved['overload_halvings']} halvings of the buffer, "
+          f"{halved['samples_kept']} samples kept")
+
+
+def halved_offline(run_dir):
+    """The summary.json of halved-offline's run (the fixture, beside
+    run_dir)."""
+    return json.load(open(os.path.join(os.path.dirname(run_dir), "halved-offline", "offline", "archive",
+                                       "summary.json")))
 
 
 def check_profile(run_dir, mpiexec, launcher, program, report, otf2_print):
-    """A run of samples (few MPI events; 4 s of each process's CPU time, so
-    that a loaded machine does not make fewer) on a 64 KiB buffer at 10 kHz
-    halves its rate 4 times or more offline; with ADAPTRACE_ONLINE_OUTPUT=profile
+    """The run of samples of HALVED_ARGUMENTS, which halves its rate 4
+    times or more offline (halved-offline); with ADAPTRACE_ONLINE_OUTPUT=profile
     and 1 analyzer the streamed samples are not kept in the buffer: no
     halving, the initial rate to the end, no trace files, and the
     analyzers' final report.json has the samples."""
-    small = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="64K", ADAPTRACE_SAMPLING_RATE="10kHz")
-    arguments = [program, "4", "0", "cpu"]
-    halved = run_halved_offline(run_dir, mpiexec, launcher, arguments, small)
+    halved = halved_offline(run_dir)
     archive = os.path.join(run_dir, "archive")
-    stderr = run(traced(mpiexec, launcher, archive, arguments), run_dir, dict(small, ADAPTRACE_ONLINE_OUTPUT="profile"))
+    stderr = run(traced(mpiexec, launcher, archive, [program, *HALVED_ARGUMENTS]), run_dir,
+                 dict(HALVED_ENVIRONMENT, ADAPTRACE_ONLINE_OUTPUT="profile"))
     summary = json.load(open(os.path.join(archive, "summary.json")))
     if summary["halvings"] != summary["overload_halvings"]:
         fail(f"{summary['halvings'] - summary['overload_halvings']} halvings of the buffer with the analyzer "
@@ -908,17 +927,15 @@ def check_samples_kept(archive, summary, ranks):
 def check_samples_streamed(run_dir, mpiexec, launcher, program, report, otf2_print):
     """The run of online.profile (computing with an MPI_Allreduce every 20
     ms, 64 KiB buffers at 10 kHz), whose buffers halve 4 times or more
-    offline, with 1 analyzer and ADAPTRACE_ONLINE_OUTPUT=trace (the
+    offline (halved-offline), with 1 analyzer and ADAPTRACE_ONLINE_OUTPUT=trace (the
     default): the main threads' samples are kept in their event chains,
     whose full chunks are streamed, so the buffers never halve; every
     sample taken is in the analyzer's archive at the initial rate's weight
     (summary.json's samples kept and sampled seconds per location are the
     archive's), none is lost uncounted, and the live report has them all."""
-    small = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="64K", ADAPTRACE_SAMPLING_RATE="10kHz")
-    arguments = [program, "4", "0", "cpu"]
-    halved = run_halved_offline(run_dir, mpiexec, launcher, arguments, small)
+    halved = halved_offline(run_dir)
     archive = os.path.join(run_dir, "archive")
-    stderr = run(traced(mpiexec, launcher, archive, arguments), run_dir, small)
+    stderr = run(traced(mpiexec, launcher, archive, [program, *HALVED_ARGUMENTS]), run_dir, HALVED_ENVIRONMENT)
     check_archive(archive, otf2_print)
     check_written_by_analyzers(archive, stderr)
     summary = json.load(open(os.path.join(archive, "summary.json")))
@@ -1600,7 +1617,7 @@ def check_page(run_dir, mpiexec, launcher, program, report, otf2_print, page_mod
           f"{len(sampled)} sampled functions")
 
 
-CASES = {"samples-streamed": check_samples_streamed, "equal": check_equal, "rates": check_rates_halved, "families": check_families, "nested": check_nested, "samples": check_samples, "two": check_two,
+CASES = {"halved-offline": check_halved_offline, "samples-streamed": check_samples_streamed, "equal": check_equal, "rates": check_rates_halved, "families": check_families, "nested": check_nested, "samples": check_samples, "two": check_two,
          "profile": check_profile, "profile_calls": check_profile_calls, "behind": check_behind, "demo": check_demo, "demo-two": check_demo_two,
          "live": check_live, "refused": check_refused, "preloaded": check_preloaded, "killed": check_killed,
          "killed-second": check_killed_second, "killed-first": check_killed_first,
