@@ -137,9 +137,9 @@ void adt_sampler_tap_replace_buffer(bool replace);
  * adt_sampler_tap_open: the tap replaces the buffer (as above), and the
  * samples it takes so are kept in the owner thread's event chain by
  * adt_sampler_tap_keep_until, so that they leave the buffer in the event
- * chunks the stream sends, and never fill its levels (no halving). Not
- * where PAPI counters are read: the tap has no room for their values,
- * the buffer keeps such samples as offline. */
+ * chunks the stream sends, and never fill its levels (no halving). With
+ * PAPI counters (ADAPTRACE_METRICS) the ring keeps each sample's values
+ * and the event chain's record has them, as the levels' would. */
 void adt_sampler_tap_keep_in_events(void);
 /* Whether adt_sampler_tap_keep_in_events was called (the hot path's one
  * relaxed load before adt_sampler_tap_keep_until). */
@@ -148,8 +148,8 @@ extern bool adt_sampler_tap_keeping;
  * appends an event record at time to location, its own (nothing for
  * other threads' locations): the
  * samples the tap took instead of the buffer up to time go into its event
- * chain first, as ADT_REC_SAMPLE records (their time, calling context and
- * shift; no counter values), so the chain stays in time order. Hot path:
+ * chain first, as ADT_REC_SAMPLE records (their time, calling context,
+ * shift and counter values), so the chain stays in time order. Hot path:
  * no malloc, no lock, no stdio; event appends only. A sample the chain
  * refuses (its events stopped) is counted (adt_sampler_tap_events_stopped)
  * and the buffer's levels take the later ones. */
