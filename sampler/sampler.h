@@ -120,6 +120,9 @@ typedef struct adt_sampler_tapped {
  * full, and those of other threads, are counted (adt_sampler_tap_losses).
  * 0, or -1 (no memory). */
 int adt_sampler_tap_open(uint32_t capacity);
+/* The bytes of the ring's slot: an adt_sampler_tapped and, with PAPI
+ * counters, their values (after adt_sampler_init). */
+size_t adt_sampler_tap_slot_bytes(void);
 /* Whether adt_sampler_tap_open succeeded (MPI_Init: the samples can be
  * streamed). */
 bool adt_sampler_tap_opened(void);

@@ -245,6 +245,11 @@ void adt_sampler_tap_close(void)
     atomic_store(&tap.other_threads, 0);
 }
 
+size_t adt_sampler_tap_slot_bytes(void)
+{
+    return sizeof(adt_sampler_tapped) + adt_sampler.metric_count * sizeof(uint64_t);
+}
+
 bool adt_sampler_tap_opened(void)
 {
     return tap.slots != NULL;

@@ -45,6 +45,9 @@ CASE:
            the analyzer's archive with its Metric record as offline, and
            adaptrace-report's task clock of the sampled functions adds up
            to the counter's last values (exit 77 where PAPI cannot add it);
+  ring     6 s without an MPI call at 10 kHz (more samples than the
+           ring's minimum) on the default buffer: the ring's share of the
+           budget holds them all, none is lost to ring_full or halved;
   samples-streamed  the run of profile, with the default
            ADAPTRACE_ONLINE_OUTPUT=trace: the samples leave the buffers in
            their event chunks, no halving, every sample in the analyzer's
@@ -1051,6 +1054,45 @@ def check_metrics(run_dir, mpiexec, launcher, program, report, otf2_print):
           f"{counter} record; {counted / 1e9:.3f} s of task clock in the sampled functions")
 
 
+# The ring's minimum (runtime.h, ADT_RUNTIME_RING_MIN_SAMPLES): all the
+# ring held before its share of the budget.
+RING_MIN_SAMPLES = 32768
+
+
+def check_ring(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """6 s of each process's CPU time without an MPI call at 10 kHz (about
+    60,000 samples, more than the ring's minimum of 32,768, which held the
+    samples of 3.3 s) on the default 64 MiB buffer with 1 analyzer: the
+    ring takes its share of the budget (8 MiB) and holds the whole stretch
+    until MPI_Finalize takes it: no sample finds it full (ring_full), none
+    goes to the buffer's levels, no halving of the buffer, and every
+    sample is in the analyzer's archive and the final live report."""
+    fast = dict(ENVIRONMENT, ADAPTRACE_SAMPLING_RATE="10kHz")
+    archive = os.path.join(run_dir, "archive")
+    stderr = run(traced(mpiexec, launcher, archive, [program, "6", "0", "alone"]), run_dir, fast)
+    check_archive(archive, otf2_print)
+    check_written_by_analyzers(archive, stderr)
+    summary = json.load(open(os.path.join(archive, "summary.json")))
+    main_threads = check_samples_kept(archive, summary, 2)
+    fewest = min(line["samples_kept"] for line in main_threads)
+    if fewest <= RING_MIN_SAMPLES:
+        fail(f"a rank kept {fewest} samples: the test needs more than the ring's minimum of {RING_MIN_SAMPLES} "
+             f"({summary['overload_halvings']} halvings for overload)")
+    if any(summary["online_samples_not_streamed_by_cause"].values()):
+        fail(f"samples not streamed: {summary['online_samples_not_streamed_by_cause']}")
+    if summary["halvings"] != summary["overload_halvings"]:
+        fail(f"{summary['halvings'] - summary['overload_halvings']} halvings of the buffer with the analyzer")
+    kept = sum(line["samples_kept"] for line in main_threads)
+    live = read_live(archive)
+    if live is None or not live["final"] or live["samples"] != summary["online_samples_streamed"] or \
+            live["samples"] != kept:
+        fail(f"the final live report has {live and live['samples']} samples, {summary['online_samples_streamed']} "
+             f"were streamed, {kept} are in the archive")
+    print(f"6 s without an MPI call at 10 kHz: {kept} samples in the archive and the live report "
+          f"(at least {fewest} a rank), none found the ring full; {summary['overload_halvings']} halvings for "
+          f"overload, none of the buffer")
+
+
 def check_demo(run_dir, mpiexec, launcher, program, report, otf2_print, analyzers=1):
     """The demo's live report equals adaptrace-report of the archive the
     analyzers wrote, and that archive has the records, per location, of
@@ -1695,7 +1737,7 @@ def check_page(run_dir, mpiexec, launcher, program, report, otf2_print, page_mod
           f"{len(sampled)} sampled functions")
 
 
-CASES = {"samples-streamed": check_samples_streamed, "metrics": check_metrics, "equal": check_equal, "rates": check_rates_halved, "families": check_families, "nested": check_nested, "samples": check_samples, "two": check_two,
+CASES = {"samples-streamed": check_samples_streamed, "metrics": check_metrics, "ring": check_ring, "equal": check_equal, "rates": check_rates_halved, "families": check_families, "nested": check_nested, "samples": check_samples, "two": check_two,
          "profile": check_profile, "profile_calls": check_profile_calls, "behind": check_behind, "demo": check_demo, "demo-two": check_demo_two,
          "live": check_live, "refused": check_refused, "preloaded": check_preloaded, "killed": check_killed,
          "killed-second": check_killed_second, "killed-first": check_killed_first,
