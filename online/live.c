@@ -524,6 +524,7 @@ int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *
     memcpy(state->samples_unstreamed, header->samples_unstreamed, sizeof state->samples_unstreamed);
     memcpy(state->messages_unstreamed, header->messages_unstreamed, sizeof state->messages_unstreamed);
     memcpy(state->waiting_unstreamed, header->waiting_unstreamed, sizeof state->waiting_unstreamed);
+    memcpy(state->counter_totals, header->counter_totals, sizeof state->counter_totals);
     take_waiting_figures(live);
     state->heard = 1;
     state->finished |= last;
@@ -873,6 +874,18 @@ static void print_waiting(FILE *out, const adt_live *live)
     print_losses(out, adt_online_waiting_loss_keys, left_out, ADT_ONLINE_WAITING_LOSS_COUNT);
 }
 
+/* {"counter": total, ...} of the moment's counters. */
+static void print_counter_totals(FILE *out, const adt_live_moment *moment, const uint64_t *totals)
+{
+    fputc('{', out);
+    for (uint32_t m = 0; m < moment->counters; m++) {
+        fprintf(out, "%s", m ? ", " : "");
+        print_string(out, moment->counter_names[m]);
+        fprintf(out, ": %" PRIu64, totals[m]);
+    }
+    fputc('}', out);
+}
+
 static void print_report(FILE *out, const adt_live *live, const char *const *names, const profile_line *lines,
                          size_t line_count, const adt_live_moment *moment)
 {
@@ -938,6 +951,19 @@ static void print_report(FILE *out, const adt_live *live, const char *const *nam
     print_sample_losses(out, samples_unstreamed);
     fputs(",\n  \"sampled_functions\": ", out);
     print_sampled_functions(out, lines, line_count, UINT32_MAX, "    ");
+    /* The PAPI counters: what each counted on the ranks' main threads up
+     * to their last sample streamed, summed over the ranks. */
+    uint64_t counter_totals[ADT_ONLINE_COUNTERS_MAX] = { 0 };
+    for (uint32_t r = 0; r < live->ranks; r++)
+        for (uint32_t m = 0; m < moment->counters; m++)
+            counter_totals[m] += live->states[r].counter_totals[m];
+    fputs(",\n  \"counters\": [", out);
+    for (uint32_t m = 0; m < moment->counters; m++) {
+        fprintf(out, "%s", m ? ", " : "");
+        print_string(out, moment->counter_names[m]);
+    }
+    fputs("],\n  \"counter_totals\": ", out);
+    print_counter_totals(out, moment, counter_totals);
     print_matrix(out, live);
     /* Each rank's span, seconds in MPI and computation, and their spread
      * (imbalance), the feed's as adaptrace-report's "ranks" and
@@ -1009,6 +1035,8 @@ static void print_report(FILE *out, const adt_live *live, const char *const *nam
         print_sample_losses(out, state->samples_unstreamed);
         fputs(",\n    \"sampled_functions\": ", out);
         print_sampled_functions(out, lines, line_count, r, "     ");
+        fputs(",\n    \"counter_totals\": ", out);
+        print_counter_totals(out, moment, state->counter_totals);
         fputc('}', out);
     }
     free(times);

@@ -70,6 +70,9 @@ typedef struct adt_live_rank {
      * counted under ADT_ONLINE_WAITING_LOSS_PEER_ON_OTHER_ANALYZER by the
      * analyzer serving the rank until then. */
     uint64_t crossing_ends_taken;
+    /* Its PAPI counters' running totals at its last sample streamed (its
+     * chunks' headers; ADAPTRACE_METRICS). */
+    uint64_t counter_totals[ADT_ONLINE_COUNTERS_MAX];
 } adt_live_rank;
 
 /* Where a rank's next time step starts: the function and Leave of its
@@ -235,6 +238,11 @@ typedef struct adt_live_moment {
      * carries the time steps new since the one before (issue #28). */
     uint64_t round_report_bytes;
     uint64_t round_report_largest_bytes;
+    /* The PAPI counters the ranks' samples carry (ADAPTRACE_METRICS, as
+     * their introductions name them): the report's "counters" and each
+     * rank's "counter_totals". */
+    const char *const *counter_names;
+    uint32_t counters;
 } adt_live_moment;
 
 /* Writes <archive>/live/report.json atomically (a temporary file renamed

@@ -40,6 +40,7 @@
  */
 #include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -138,6 +139,9 @@ static struct {
     /* The span of the thread's events so far (the chunk header's). */
     uint64_t first_event;
     uint64_t last_event;
+    /* The PAPI counters' running totals at the last sample streamed (the
+     * chunk header's). */
+    uint64_t counter_totals[ADT_ONLINE_COUNTERS_MAX];
 } stream = { .filling = -1, .samples_record = -1 };
 
 /* A send or a test failed: the analyzer is gone (or its connection is);
@@ -277,6 +281,7 @@ static void fill_header(adt_online_chunk_header *header)
     header->rank = stream.rank;
     header->first_event = stream.first_event;
     header->last_event = stream.last_event;
+    memcpy(header->counter_totals, stream.counter_totals, sizeof header->counter_totals);
 }
 
 /* An event of the thread at time widens its span: two compares and
@@ -447,6 +452,12 @@ static void take_samples(uint64_t time)
         adt_online_record *record = &chunk->records[stream.samples_record];
         record->samples[record->id++] = (adt_online_sample){ sample.context, sample.shift };
         note_event(sample.time);
+        /* Its counters' running totals, for the chunk header: copies of
+         * the ring's slot (no lock, no malloc). */
+        uint64_t values[ADT_METRICS_COUNT_MAX];
+        uint32_t counters = adt_sampler_tap_peek_values(values);
+        for (uint32_t m = 0; m < counters && m < ADT_ONLINE_COUNTERS_MAX; m++)
+            stream.counter_totals[m] = values[m];
         stream.chunk_samples[stream.filling]++;
         stream.samples_streamed++;
         adt_sampler_tap_pop();

@@ -154,7 +154,7 @@ static void append_sample(adt_sampler_thread *thread, uint32_t context_id, unsig
     if (adt_buffer_append_sample(thread->location, ADT_REC_SAMPLE, time, record,
                                  (uint32_t)(sizeof(adt_rec_sample) + adt_sampler.metric_count * sizeof(uint64_t)),
                                  NULL) == ADT_APPEND_OK)
-        adt_sampler_tap_sample(thread, context_id, shift, time); /* the archive's samples are the stream's */
+        adt_sampler_tap_sample(thread, context_id, shift, time, record->metric_values); /* the archive's samples are the stream's */
 }
 
 /* The handler's time for `samples` samples since entry; returns now. */

@@ -129,6 +129,14 @@ bool adt_sampler_tap_opened(void);
 /* Normal context, one reader (no malloc, no lock): the oldest sample not
  * taken yet (false: none), and taking it. */
 bool adt_sampler_tap_peek(adt_sampler_tapped *sample);
+/* After adt_sampler_tap_peek found a sample (before its pop): its PAPI
+ * counter values (ADAPTRACE_METRICS, running totals since the thread's
+ * sampling started); returns how many (0 without counters). */
+uint32_t adt_sampler_tap_peek_values(uint64_t values[ADT_METRICS_COUNT_MAX]);
+/* The PAPI counters each sample carries (after adt_sampler_init): how
+ * many, and each one's name (NULL past them). */
+uint32_t adt_sampler_metric_count(void);
+const char *adt_sampler_metric_name(uint32_t index);
 void adt_sampler_tap_pop(void);
 void adt_sampler_tap_losses(uint64_t *ring_full, uint64_t *other_threads);
 /* While replace is true (ADAPTRACE_ONLINE_OUTPUT=profile, while the stream

@@ -285,7 +285,8 @@ bool adt_sampler_tap_instead_of_buffer(adt_sampler_thread *thread, uint32_t cont
                                        const uint64_t *metric_values);
 /* adt_sampler_shutdown (tests): the tap forgotten, its ring freed. */
 void adt_sampler_tap_close(void);
-void adt_sampler_tap_sample(adt_sampler_thread *thread, uint32_t context, unsigned shift, uint64_t time);
+void adt_sampler_tap_sample(adt_sampler_thread *thread, uint32_t context, unsigned shift, uint64_t time,
+                            const uint64_t *metric_values);
 /* The samples kept in the event chain (adt_sampler_tap_keep_until) added
  * to stats: all (only == NULL) or where only is the owner's location. */
 void adt_sampler_tap_kept(const adt_location *only, adt_sampler_stats *stats);

@@ -23,8 +23,9 @@
  * With PAPI counters (ADAPTRACE_METRICS) each slot has the sample's
  * counter values beside it (`metric_values`, metric_count a slot, written
  * and published with the slot), so that the event chain's samples carry
- * them as the buffer's levels would: the archive's Metric records are an
- * offline run's.
+ * them as the buffer's levels would (the archive's Metric records are an
+ * offline run's), and the stream sends the latest ones with its chunks
+ * (adt_sampler_tap_peek_values).
  */
 #include <stdlib.h>
 
@@ -103,10 +104,9 @@ static uint64_t oldest_unread(void)
 }
 
 /* Puts a sample of thread in the ring (to be kept in its event chain
- * where keep), with its counter values where the ring keeps them
- * (metric_values: tap.metric_count values, or NULL where the sample has
- * none for the ring); false (counted) when it is another thread's or the
- * ring is full. */
+ * where keep), with its counter values (metric_values: tap.metric_count
+ * of them); false (counted) when it is another thread's or the ring is
+ * full. */
 static bool push(adt_sampler_thread *thread, uint32_t context, unsigned shift, uint64_t time, bool keep,
                  const uint64_t *metric_values)
 {
@@ -128,7 +128,7 @@ static bool push(adt_sampler_thread *thread, uint32_t context, unsigned shift, u
     /* Plain stores to a slot no reader reads until `written` publishes
      * it (release, below): no lock, async-signal-safe. */
     for (uint32_t m = 0; m < tap.metric_count; ++m)
-        tap.metric_values[slot * tap.metric_count + m] = metric_values != NULL ? metric_values[m] : 0;
+        tap.metric_values[slot * tap.metric_count + m] = metric_values[m];
     atomic_store_explicit(&tap.written, written + 1, memory_order_release);
     return true;
 }
@@ -140,11 +140,12 @@ bool adt_sampler_tap_instead_of_buffer(adt_sampler_thread *thread, uint32_t cont
            push(thread, context, shift, time, atomic_load_explicit(&tap.keeps, memory_order_relaxed), metric_values);
 }
 
-void adt_sampler_tap_sample(adt_sampler_thread *thread, uint32_t context, unsigned shift, uint64_t time)
+void adt_sampler_tap_sample(adt_sampler_thread *thread, uint32_t context, unsigned shift, uint64_t time,
+                            const uint64_t *metric_values)
 {
     /* Instead of the buffer, the tap was tried first (and counted). */
     if (!atomic_load_explicit(&tap.instead_of_buffer, memory_order_relaxed))
-        push(thread, context, shift, time, false, NULL); /* not kept: its values are in the buffer */
+        push(thread, context, shift, time, false, metric_values);
 }
 
 void adt_sampler_tap_replace_buffer(bool replace)
@@ -262,6 +263,25 @@ bool adt_sampler_tap_peek(adt_sampler_tapped *sample)
         return false;
     *sample = tap.slots[read % tap.capacity];
     return true;
+}
+
+uint32_t adt_sampler_tap_peek_values(uint64_t values[ADT_METRICS_COUNT_MAX])
+{
+    /* The slot adt_sampler_tap_peek read, published by the same acquire. */
+    uint64_t slot = atomic_load_explicit(&tap.read, memory_order_relaxed) % tap.capacity;
+    for (uint32_t m = 0; m < tap.metric_count; ++m)
+        values[m] = tap.metric_values[slot * tap.metric_count + m];
+    return tap.metric_count;
+}
+
+uint32_t adt_sampler_metric_count(void)
+{
+    return adt_sampler.metric_count;
+}
+
+const char *adt_sampler_metric_name(uint32_t index)
+{
+    return index < adt_sampler.metric_count ? adt_sampler.metric_names[index] : NULL;
 }
 
 void adt_sampler_tap_pop(void)

@@ -44,7 +44,8 @@ CASE:
            the buffers in their event chunks, no halving, every sample in
            the analyzer's archive with its Metric record as offline, and
            adaptrace-report's task clock of the sampled functions adds up
-           to the counter's last values (exit 77 where PAPI cannot add it);
+           to the counter's last values, which the final live report has
+           per rank (exit 77 where PAPI cannot add it);
   ring     6 s without an MPI call at 10 kHz (more samples than the
            ring's minimum) on the default buffer: the ring's share of the
            budget holds them all, none is lost to ring_full or halved;
@@ -1012,7 +1013,8 @@ def check_metrics(run_dir, mpiexec, launcher, program, report, otf2_print):
     event chunks: no halving of the buffer, every sample in the analyzer's
     archive with its Metric record as in the offline archive (python3-otf2
     reads both the same way), and adaptrace-report's task clock of the
-    sampled functions adds up to the counter's last values. Exits 77 where
+    sampled functions adds up to the counter's last values, which the
+    final live report has per rank (its counter_totals). Exits 77 where
     PAPI cannot add the event (the offline archive records no counter)."""
     counter = "perf::TASK-CLOCK"
     small = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="64K", ADAPTRACE_SAMPLING_RATE="10kHz", ADAPTRACE_METRICS=counter)
@@ -1048,10 +1050,24 @@ def check_metrics(run_dir, mpiexec, launcher, program, report, otf2_print):
     if abs(counted - sum(last_values.values())) > 1e-9 * counted or counted < 1e9:
         fail(f"adaptrace-report counts {counted:.0f} ns of {counter} in the sampled functions, the archive's "
              f"locations end at {last_values}")
+    # The live report: each rank's counter total is its main thread's last
+    # value in the archive (the samples streamed are the samples kept).
+    live = read_live(archive)
+    if live is None or not live["final"] or live["counters"] != [counter]:
+        fail(f"the final live report's counters: {live and live.get('counters')}")
+    for line in live["per_rank"]:
+        in_archive = [value for (group, _), value in last_values.items() if group == f"MPI Rank {line['rank']}"]
+        if in_archive != [line["counter_totals"][counter]]:
+            fail(f"rank {line['rank']}: the live report's {counter} total is {line['counter_totals']}, the "
+                 f"archive's sampled locations of the rank end at {in_archive}")
+    if live["counter_totals"][counter] != sum(last_values.values()):
+        fail(f"the live report's {counter} total {live['counter_totals']} is not the ranks' sum "
+             f"{sum(last_values.values())}")
     print(f"offline {halved['halvings'] - halved['overload_halvings']} halvings of the buffer, "
           f"{halved['samples_kept']} samples kept; trace with 1 analyzer: 0 "
           f"({summary['overload_halvings']} for overload), {kept} samples in the archive, each with its "
-          f"{counter} record; {counted / 1e9:.3f} s of task clock in the sampled functions")
+          f"{counter} record; {counted / 1e9:.3f} s of task clock in the sampled functions, as the live report's "
+          f"per-rank totals say")
 
 
 # The ring's minimum (runtime.h, ADT_RUNTIME_RING_MIN_SAMPLES): all the
