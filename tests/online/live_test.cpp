@@ -24,9 +24,9 @@ constexpr uint32_t kRanks = 2;
 constexpr uint32_t kFunctions = 3;
 const char *const kNames[kFunctions] = {"MPI_Send", "MPI_Recv", "MPI_Allreduce"};
 // final, analyzers, interval_s, elapsed_s, analyzers_cpu_s, ended_by_signal, analyzers_reported,
-// analyzer_lost, analyzers_lost_at_s, round_report_bytes, round_report_largest_bytes
-const adt_live_moment kFinal = {true, 1, 2, 1.5, 0.25, 0, 1, nullptr, 0.0, 0, 0};
-const adt_live_moment kRunning = {false, 1, 2, 1.5, 0.25, 0, 1, nullptr, 0.0, 0, 0};
+// analyzer_lost, analyzers_lost_at_s, round_report_bytes, round_report_largest_bytes, counter_names, counters
+const adt_live_moment kFinal = {true, 1, 2, 1.5, 0.25, 0, 1, nullptr, 0.0, 0, 0, nullptr, 0};
+const adt_live_moment kRunning = {false, 1, 2, 1.5, 0.25, 0, 1, nullptr, 0.0, 0, 0, nullptr, 0};
 
 size_t chunk_bytes(uint32_t records)
 {
@@ -209,6 +209,44 @@ TEST_F(Live, MessagesGoToTheSendersRowOfTheMatrix)
     EXPECT_EQ(adt_live_add_chunk(&live, 1, &chunk, chunk_bytes(5), true, error, sizeof error), -1)
         << "a receiver beyond the run's ranks";
     EXPECT_EQ(live.matrix.messages[1 * kRanks + 0], 1001u) << "nothing of the refused chunk added";
+}
+
+// The ranks' PAPI counters (ADAPTRACE_METRICS): each chunk's header has
+// their running totals at the rank's last sample streamed; the report
+// names the counters the moment gives, has each rank's latest totals and
+// their sum over the ranks.
+TEST_F(Live, TheReportHasEachRanksLatestCounterTotals)
+{
+    ScratchDirectory scratch("adt-online-live-counters");
+    std::string archive = scratch.path() + "/archive";
+    for (uint32_t rank = 0; rank < kRanks; rank++) {
+        adt_online_chunk chunk = make_chunk(rank);
+        chunk.header.counter_totals[0] = 1000 + rank;
+        chunk.header.counter_totals[1] = 7;
+        ASSERT_EQ(adt_live_add_chunk(&live, rank, &chunk, chunk_bytes(2), false, error, sizeof error), 0) << error;
+        chunk.header.counter_totals[0] = 5000 + rank;
+        chunk.header.counter_totals[1] = 9;
+        ASSERT_EQ(adt_live_add_chunk(&live, rank, &chunk, chunk_bytes(2), true, error, sizeof error), 0) << error;
+    }
+    const char *const counters[] = {"perf::TASK-CLOCK", "perf::PAGE-FAULTS"};
+    adt_live_moment moment = kFinal;
+    moment.counter_names = counters;
+    moment.counters = 2;
+    ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &moment, nullptr, error, sizeof error), 0)
+        << error;
+    std::string report = written_report(archive);
+    EXPECT_NE(report.find("\"counters\": [\"perf::TASK-CLOCK\", \"perf::PAGE-FAULTS\"]"), std::string::npos) << report;
+    EXPECT_NE(report.find("\"counter_totals\": {\"perf::TASK-CLOCK\": 10001, \"perf::PAGE-FAULTS\": 18}"),
+              std::string::npos)
+        << report;
+    EXPECT_NE(report.find("\"counter_totals\": {\"perf::TASK-CLOCK\": 5001, \"perf::PAGE-FAULTS\": 9}}"),
+              std::string::npos)
+        << "rank 1's latest: " << report;
+    ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &kFinal, nullptr, error, sizeof error), 0)
+        << error;
+    report = written_report(archive);
+    EXPECT_NE(report.find("\"counters\": [],\n  \"counter_totals\": {}"), std::string::npos)
+        << "without counters: " << report;
 }
 
 adt_online_record message_end(bool sending, uint32_t peer, uint64_t enter, uint64_t comm, uint32_t tag,
@@ -759,7 +797,7 @@ TEST_F(Live, AReportOfAJobEndedBySignalSaysSoAndIsNotFinal)
     std::string archive = scratch.path() + "/archive";
     adt_online_chunk chunk = make_chunk(0);
     ASSERT_EQ(adt_live_add_chunk(&live, 0, &chunk, chunk_bytes(2), false, error, sizeof error), 0) << error;
-    const adt_live_moment ended = {false, 2, 2, 3.0, 0.5, SIGTERM, 1, nullptr, 0.0, 0, 0};
+    const adt_live_moment ended = {false, 2, 2, 3.0, 0.5, SIGTERM, 1, nullptr, 0.0, 0, 0, nullptr, 0};
     ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &ended, nullptr, error, sizeof error), 0)
         << error;
     std::string report = written_report(archive);
@@ -776,7 +814,7 @@ TEST_F(Live, AReportNamesTheRanksOfTheLostAnalyzersOnlyAndWhen)
     std::string archive = scratch.path() + "/archive";
     // 2 ranks, 2 analyzers: rank 1 is analyzer 1's (adt_online_analyzer_of).
     const bool second_lost[2] = {false, true};
-    const adt_live_moment without_second = {false, 2, 2, 3.0, 0.5, 0, 1, second_lost, 2.5, 0, 0};
+    const adt_live_moment without_second = {false, 2, 2, 3.0, 0.5, 0, 1, second_lost, 2.5, 0, 0, nullptr, 0};
     ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &without_second, nullptr, error, sizeof error), 0)
         << error;
     std::string report = written_report(archive);
@@ -785,7 +823,7 @@ TEST_F(Live, AReportNamesTheRanksOfTheLostAnalyzersOnlyAndWhen)
     // 3 analyzers for 2 ranks: analyzer 2 serves none, and its loss
     // leaves both ranks with theirs.
     const bool third_lost[3] = {false, false, true};
-    const adt_live_moment without_third = {false, 3, 2, 3.0, 0.5, 0, 2, third_lost, 1.25, 0, 0};
+    const adt_live_moment without_third = {false, 3, 2, 3.0, 0.5, 0, 2, third_lost, 1.25, 0, 0, nullptr, 0};
     ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &without_third, nullptr, error, sizeof error), 0)
         << error;
     report = written_report(archive);
