@@ -231,6 +231,7 @@ static void introduce(analyzer *a, uint32_t rank, const char *message, size_t by
         a->counters = introduction.counters;
     }
     a->live.samples[rank].rate_hz = introduction.sampling_rate_hz;
+    a->live.samples[rank].tree.counters = introduction.counters;
     a->live.states[rank].rate_hz = introduction.sampling_rate_hz;
 }
 

@@ -102,6 +102,14 @@ typedef struct adt_live_samples {
      * it into it too) */
     bool *measurement;
     uint32_t measurement_capacity;
+    /* With PAPI counters (tree.counters, the rank's introduction's): the
+     * sample of the last samples record, fed once its counts records
+     * came (pending: one is waiting; context ADT_FEED_NO_PARENT: its
+     * context was left out), and its counts so far. */
+    bool pending;
+    uint32_t pending_context;
+    double pending_seconds;
+    double pending_counts[ADT_FEED_COUNTERS_MAX];
 } adt_live_samples;
 
 /* What the analyzer knows of its ranks. The MPI profile is the event
@@ -204,7 +212,8 @@ int adt_live_add_crossing_words(adt_live *cross, const uint64_t *words, size_t c
 
 /* The sampled profile of the ranks whose samples live holds (the feed's
  * analysis, per rank), as text for adt_live_write (one line a rank and
- * function: rank, exclusive and inclusive samples and microseconds,
+ * function: rank, exclusive and inclusive samples and microseconds, the
+ * count of PAPI counters and each one's exclusive and inclusive counts,
  * name); malloc'd, its length in *length; NULL when out of memory. */
 char *adt_live_sampled_profile(const adt_live *live, size_t *length);
 

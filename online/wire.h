@@ -249,9 +249,18 @@ typedef enum adt_online_record_kind {
      * count of the rank's collective records on that key before it (the
      * event feed counts them, as adaptrace-report's reader does). */
     ADT_ONLINE_RECORD_COLLECTIVE,
+    /* The PAPI counts of the rank's sample in the samples record just
+     * before it (ADAPTRACE_METRICS: such a sample is a samples record of
+     * its own, followed in the same chunk by one counts record per
+     * ADT_ONLINE_COUNTS_PER_RECORD counters): id the index of its first
+     * counter, counts each counter's running total at that sample less
+     * at the rank's previous sample streamed (what adaptrace-report
+     * counts for a sample). */
+    ADT_ONLINE_RECORD_COUNTS,
 } adt_online_record_kind;
 
-#define ADT_ONLINE_RECORD_LAST ADT_ONLINE_RECORD_COLLECTIVE
+#define ADT_ONLINE_RECORD_LAST ADT_ONLINE_RECORD_COUNTS
+#define ADT_ONLINE_COUNTS_PER_RECORD 5
 
 /* A message end record's flag: the end is a send. */
 #define ADT_ONLINE_END_SENDING 1u
@@ -339,6 +348,7 @@ typedef struct adt_online_record {
             uint32_t lowest_member;
             uint32_t highest_member;
         } collective;
+        uint64_t counts[ADT_ONLINE_COUNTS_PER_RECORD];
     };
 } adt_online_record;
 

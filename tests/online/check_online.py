@@ -45,7 +45,8 @@ CASE:
            the analyzer's archive with its Metric record as offline, and
            adaptrace-report's task clock of the sampled functions adds up
            to the counter's last values, which the final live report has
-           per rank (exit 77 where PAPI cannot add it);
+           per rank, and its counts per sampled function are
+           adaptrace-report's (exit 77 where PAPI cannot add it);
   ring     6 s without an MPI call at 10 kHz (more samples than the
            ring's minimum) on the default buffer: the ring's share of the
            budget holds them all, none is lost to ring_full or halved;
@@ -1014,7 +1015,8 @@ def check_metrics(run_dir, mpiexec, launcher, program, report, otf2_print):
     archive with its Metric record as in the offline archive (python3-otf2
     reads both the same way), and adaptrace-report's task clock of the
     sampled functions adds up to the counter's last values, which the
-    final live report has per rank (its counter_totals). Exits 77 where
+    final live report has per rank (its counter_totals), and the live
+    report's counts per sampled function are adaptrace-report's. Exits 77 where
     PAPI cannot add the event (the offline archive records no counter)."""
     counter = "perf::TASK-CLOCK"
     small = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="64K", ADAPTRACE_SAMPLING_RATE="10kHz", ADAPTRACE_METRICS=counter)
@@ -1063,11 +1065,20 @@ def check_metrics(run_dir, mpiexec, launcher, program, report, otf2_print):
     if live["counter_totals"][counter] != sum(last_values.values()):
         fail(f"the live report's {counter} total {live['counter_totals']} is not the ranks' sum "
              f"{sum(last_values.values())}")
+    # Per sampled function, the live counts are adaptrace-report's.
+    live_counts = {f["name"]: (f.get("exclusive_counts", {}).get(counter), f.get("inclusive_counts", {}).get(counter))
+                   for f in live["sampled_functions"]}
+    for function in profile["sampled_functions"]:
+        offline_counts = (function["exclusive_counts"][counter], function["inclusive_counts"][counter])
+        if live_counts.get(function["name"]) != offline_counts:
+            fail(f"{function['name']}: the live report counts {live_counts.get(function['name'])} of {counter} "
+                 f"(exclusive, inclusive), adaptrace-report {offline_counts}")
     print(f"offline {halved['halvings'] - halved['overload_halvings']} halvings of the buffer, "
           f"{halved['samples_kept']} samples kept; trace with 1 analyzer: 0 "
           f"({summary['overload_halvings']} for overload), {kept} samples in the archive, each with its "
           f"{counter} record; {counted / 1e9:.3f} s of task clock in the sampled functions, as the live report's "
-          f"per-rank totals say")
+          f"per-rank totals say; the live counts of the {len(profile['sampled_functions'])} sampled functions are "
+          f"adaptrace-report's")
 
 
 # The ring's minimum (runtime.h, ADT_RUNTIME_RING_MIN_SAMPLES): all the
