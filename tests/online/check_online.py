@@ -47,9 +47,10 @@ CASE:
            to the counter's last values, which the final live report has
            per rank, and its counts per sampled function are
            adaptrace-report's (exit 77 where PAPI cannot add it);
-  ring     6 s without an MPI call at 10 kHz (more samples than the
+  ring     12 s without an MPI call at 5 kHz (more samples than the
            ring's minimum) on the default buffer: the ring's share of the
-           budget holds them all, none is lost to ring_full or halved;
+           budget holds them all, none is lost to ring_full or halved
+           (exit 77 where overload halvings left too few samples);
   samples-streamed  the run of profile, with the default
            ADAPTRACE_ONLINE_OUTPUT=trace: the samples leave the buffers in
            their event chunks, no halving, every sample in the analyzer's
@@ -1087,24 +1088,25 @@ RING_MIN_SAMPLES = 32768
 
 
 def check_ring(run_dir, mpiexec, launcher, program, report, otf2_print):
-    """6 s of each process's CPU time without an MPI call at 10 kHz (about
-    60,000 samples, more than the ring's minimum of 32,768, which held the
-    samples of 3.3 s) on the default 64 MiB buffer with 1 analyzer: the
+    """12 s of each process's CPU time without an MPI call at 5 kHz (about
+    45,000 samples a rank, more than the ring's minimum of 32,768, which held the
+    samples of 6.6 s; at 10 kHz a loaded machine's overload protection
+    halved the rate too often for the test) on the default 64 MiB buffer
+    with 1 analyzer: the
     ring takes its share of the budget (8 MiB) and holds the whole stretch
     until MPI_Finalize takes it: no sample finds it full (ring_full), none
     goes to the buffer's levels, no halving of the buffer, and every
-    sample is in the analyzer's archive and the final live report."""
-    fast = dict(ENVIRONMENT, ADAPTRACE_SAMPLING_RATE="10kHz")
+    sample is in the analyzer's archive and the final live report. Exits
+    77 where the sampler's overload protection (a loaded machine) left a
+    rank no more samples than the minimum ring holds: then the run shows
+    nothing about the ring's share (none is lost either way)."""
+    fast = dict(ENVIRONMENT, ADAPTRACE_SAMPLING_RATE="5kHz")
     archive = os.path.join(run_dir, "archive")
-    stderr = run(traced(mpiexec, launcher, archive, [program, "6", "0", "alone"]), run_dir, fast)
+    stderr = run(traced(mpiexec, launcher, archive, [program, "12", "0", "alone"]), run_dir, fast)
     check_archive(archive, otf2_print)
     check_written_by_analyzers(archive, stderr)
     summary = json.load(open(os.path.join(archive, "summary.json")))
     main_threads = check_samples_kept(archive, summary, 2)
-    fewest = min(line["samples_kept"] for line in main_threads)
-    if fewest <= RING_MIN_SAMPLES:
-        fail(f"a rank kept {fewest} samples: the test needs more than the ring's minimum of {RING_MIN_SAMPLES} "
-             f"({summary['overload_halvings']} halvings for overload)")
     if any(summary["online_samples_not_streamed_by_cause"].values()):
         fail(f"samples not streamed: {summary['online_samples_not_streamed_by_cause']}")
     if summary["halvings"] != summary["overload_halvings"]:
@@ -1115,7 +1117,12 @@ def check_ring(run_dir, mpiexec, launcher, program, report, otf2_print):
             live["samples"] != kept:
         fail(f"the final live report has {live and live['samples']} samples, {summary['online_samples_streamed']} "
              f"were streamed, {kept} are in the archive")
-    print(f"6 s without an MPI call at 10 kHz: {kept} samples in the archive and the live report "
+    fewest = min(line["samples_kept"] for line in main_threads)
+    if fewest <= RING_MIN_SAMPLES:
+        print(f"skipped: a rank kept {fewest} samples, no more than the ring's minimum of {RING_MIN_SAMPLES} "
+              f"({summary['overload_halvings']} halvings for overload on a loaded machine)")
+        sys.exit(77)
+    print(f"12 s without an MPI call at 5 kHz: {kept} samples in the archive and the live report "
           f"(at least {fewest} a rank), none found the ring full; {summary['overload_halvings']} halvings for "
           f"overload, none of the buffer")
 
