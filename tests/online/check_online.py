@@ -1361,7 +1361,9 @@ def check_threads_recovered(run_dir, mpiexec, launcher, program, report, otf2_pr
     as each rank's spill file, and every location's list of chunks that
     left the arena leads through it, the chunks other threads handed to
     the main thread included: each of the 6 locations has its 1,200
-    MPI_Sendrecv calls, and no streamed event is missing."""
+    MPI_Sendrecv calls, except on a rank that says how many events are
+    missing (a chunk that never reached the analyzer's file), as
+    summary.json counts them."""
     small = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="64K", ADAPTRACE_SAMPLING="off")
     rounds = 1200
     archive = os.path.join(run_dir, "archive")
@@ -1373,7 +1375,15 @@ def check_threads_recovered(run_dir, mpiexec, launcher, program, report, otf2_pr
         said = os.path.join(run_dir, "stderr.txt")
         while process.poll() is None and open(said).read().count("online-threads: rank") < 2:
             time.sleep(0.1)
-        time.sleep(2)
+        # Until the analyzer's files stop growing for a second (at most
+        # 20 s): it has written what reached it.
+        sizes, stable_since, waited = None, time.monotonic(), time.monotonic()
+        while time.monotonic() - stable_since < 1 and time.monotonic() - waited < 20:
+            now = [os.path.getsize(os.path.join(archive + ".events", name))
+                   for name in sorted(os.listdir(archive + ".events"))] if os.path.isdir(archive + ".events") else []
+            if now != sizes:
+                sizes, stable_since = now, time.monotonic()
+            time.sleep(0.1)
         ranks = [pid for pid, name in descendants(process.pid).items() if name == program]
         if len(ranks) != 2:
             fail(f"expected the 2 ranks of {program} below the run, found {ranks}")
@@ -1389,19 +1399,27 @@ def check_threads_recovered(run_dir, mpiexec, launcher, program, report, otf2_pr
     # The main threads begin with MPI_Init_thread, the others with their
     # first MPI_Sendrecv.
     recovered = recover_balanced(launcher, archive, small, otf2_print, first=("MPI_Init_thread", "MPI_Sendrecv"))
-    if "missing from the archive" in recovered.stderr:
-        fail("adaptrace-recover says that events are missing though the analyzer wrote every chunk")
+    # A chunk handed over after the main thread's last MPI call, or one
+    # the analyzer had not taken when the job ended, never reached the
+    # file (docs/online.md): its rank says how many events it cut off, as
+    # summary.json counts them, and that rank's locations may hold fewer
+    # calls; every other rank's hold them all.
+    said = {int(rank): int(events) for rank, events in
+            re.findall(r"rank (\d+): (\d+) events are missing from the archive", recovered.stderr)}
     ending = json.load(open(os.path.join(archive, "summary.json")))["ending"]
-    if ending["streamed_events_missing"] != 0:
-        fail(f"summary.json counts {ending['streamed_events_missing']} streamed events missing, expected 0")
+    if ending["streamed_events_missing"] != sum(said.values()):
+        fail(f"summary.json counts {ending['streamed_events_missing']} streamed events missing, the recovery said "
+             f"{said}")
     found = records_per_location(archive)
     if len(found) != 6:
         fail(f"expected 6 locations in the recovered archive, found {sorted(found)}")
     for location, records in found.items():
         calls = sum(1 for record in records if record[:2] == ("Enter", "MPI_Sendrecv"))
-        if calls != rounds:
+        rank = int(location[0].split()[-1])
+        if calls != rounds and not (rank in said and calls < rounds):
             fail(f"{location}: {calls} MPI_Sendrecv calls in the recovered archive, {rounds} made")
-    print(f"recovered: {rounds} MPI_Sendrecv calls on each of the 6 locations; {ending['records_cut']} records cut")
+    print(f"recovered: {rounds} MPI_Sendrecv calls on each location of the ranks that miss nothing; "
+          f"events missing {said}; {ending['records_cut']} records cut")
 
 
 def wait_for_growth(archive, process):
