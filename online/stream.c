@@ -588,7 +588,8 @@ void adt_online_thread_bytes(uint64_t sent, uint64_t received)
  * the streaming thread's is. */
 static void thread_call(uint32_t function, uint64_t time)
 {
-    if (thread_calls.depth == 0)
+    /* Acquire: the tables were reserved before the stream was on. */
+    if (thread_calls.depth == 0 || !atomic_load_explicit(&adt_online_on, memory_order_acquire))
         return; /* a Leave whose Enter came before the stream opened */
     uint32_t depth = --thread_calls.depth;
     if (depth >= ADT_ONLINE_DEPTH)
@@ -714,8 +715,9 @@ void adt_online_stream_message(bool sending, uint64_t time, uint32_t peer, uint6
      * totals; the others count their ends, atomically. */
     if (!adt_online_streams) {
         /* A send to a known rank goes to the other threads' totals per
-         * receiver (the live matrix at the end). */
-        if (sending && peer < stream.ranks) {
+         * receiver (the live matrix at the end); acquire: the table was
+         * reserved before the stream was on. */
+        if (sending && atomic_load_explicit(&adt_online_on, memory_order_acquire) && peer < stream.ranks) {
             atomic_fetch_add_explicit(&stream.thread_receivers[peer].count, 1, memory_order_relaxed);
             atomic_fetch_add_explicit(&stream.thread_receivers[peer].bytes, bytes, memory_order_relaxed);
         } else if (sending) {
