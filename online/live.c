@@ -873,6 +873,31 @@ static void print_waiting(FILE *out, const adt_live *live)
     print_losses(out, adt_online_waiting_loss_keys, left_out, ADT_ONLINE_WAITING_LOSS_COUNT);
 }
 
+/* The ranks by their waiting, most first: the feed's order of their late
+ * sender and collective waiting ticks (summed over the analyzers), as
+ * adaptrace-report's "ranks_waiting_most". Nothing when out of memory. */
+static void print_ranks_waiting_most(FILE *out, const adt_live *live)
+{
+    size_t ranks = live->ranks ? live->ranks : 1;
+    uint64_t *late_sender = calloc(ranks, sizeof *late_sender), *collective = calloc(ranks, sizeof *collective);
+    for (uint32_t r = 0; late_sender != NULL && collective != NULL && r < live->ranks; r++) {
+        late_sender[r] = live->states[r].late_sender_ticks;
+        collective[r] = live->states[r].collective_wait_ticks;
+    }
+    uint32_t *order = late_sender != NULL && collective != NULL
+                          ? adt_feed_ranks_waiting_most(late_sender, collective, live->ranks)
+                          : NULL;
+    if (order != NULL) {
+        fputs(",\n  \"ranks_waiting_most\": [", out);
+        for (uint32_t i = 0; i < live->ranks; i++)
+            fprintf(out, "%s%" PRIu32, i ? ", " : "", order[i]);
+        fputc(']', out);
+    }
+    free(order);
+    free(late_sender);
+    free(collective);
+}
+
 static void print_report(FILE *out, const adt_live *live, const char *const *names, const profile_line *lines,
                          size_t line_count, const adt_live_moment *moment)
 {
@@ -978,6 +1003,7 @@ static void print_report(FILE *out, const adt_live *live, const char *const *nam
         }
         fputc('}', out);
     }
+    print_ranks_waiting_most(out, live);
     print_waiting(out, live);
     print_steps(out, live, names);
     print_rates(out, live);

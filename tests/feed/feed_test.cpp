@@ -3,7 +3,9 @@
 // adaptrace-report's reader and the analyzer's stream decoder drive them.
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <random>
 #include <set>
 #include <vector>
@@ -161,6 +163,30 @@ TEST(FeedSpread, MinMeanMaxAndImbalanceOfAFieldOverTheRanks)
     spread = adt_feed_spread_of(nullptr, 0, sizeof(double));
     EXPECT_EQ(spread.mean, 0.0);
     EXPECT_EQ(spread.imbalance, 1.0);
+}
+
+TEST(FeedOrder, IndicesByAFieldLargestFirstEqualOnesByIndex)
+{
+    const RankFigures ranks[] = {{10.0, 1.0}, {10.0, 3.0}, {10.0, 1.0}, {10.0, 6.0}, {10.0, 3.0}};
+    uint32_t *order = adt_feed_order_by(ranks, 5, sizeof ranks[0], offsetof(RankFigures, mpi));
+    ASSERT_NE(order, nullptr);
+    EXPECT_EQ(std::vector<uint32_t>(order, order + 5), (std::vector<uint32_t>{3, 1, 4, 0, 2}));
+    free(order);
+    order = adt_feed_order_by(nullptr, 0, sizeof(double), 0);
+    EXPECT_NE(order, nullptr) << "no elements: an empty order, not a failure";
+    free(order);
+}
+
+TEST(FeedOrder, RanksWaitingMostByTheirLateSenderAndCollectiveTicks)
+{
+    // Rank 1 waits most in sum though rank 0 has the most late sender
+    // ticks; ranks 2 and 3 wait as long in sum, split otherwise: by rank.
+    const uint64_t late_sender[] = {50, 30, 10, 0, 0};
+    const uint64_t collective[] = {0, 40, 5, 15, 0};
+    uint32_t *order = adt_feed_ranks_waiting_most(late_sender, collective, 5);
+    ASSERT_NE(order, nullptr);
+    EXPECT_EQ(std::vector<uint32_t>(order, order + 5), (std::vector<uint32_t>{1, 0, 2, 3, 4}));
+    free(order);
 }
 
 enum { kMain, kSolve, kKernel, kFunctions };

@@ -326,9 +326,15 @@ def check_waiting(live, offline, summary, ranks, analyzers, receivers_unknown=0)
     if not any(rank["late_sender_seconds"] > 0 for rank in offline["ranks"]) or \
             not any(rank["collective_wait_seconds"] > 0 for rank in offline["ranks"]):
         fail("adaptrace-report found no late sender or no collective waiting: the comparison shows nothing")
+    # The ranks by their waiting, most first: the feed's one ordering of the
+    # same ticks on both sides, so the same list, not one up to rounding.
+    if live.get("ranks_waiting_most") != offline["ranks_waiting_most"]:
+        fail(f"ranks waiting most {live.get('ranks_waiting_most')} live, "
+             f"{offline['ranks_waiting_most']} in adaptrace-report")
     print(f"late sender and collective waiting: {live['messages_matched']} messages and "
           f"{live['collectives_matched']} collectives matched live with {analyzers} analyzer(s), as "
-          f"adaptrace-report ({across} messages across analyzers), each rank's seconds equal adaptrace-report's")
+          f"adaptrace-report ({across} messages across analyzers), each rank's seconds equal adaptrace-report's, "
+          f"ranks waiting most {live['ranks_waiting_most']} as adaptrace-report's")
 
 
 def check_matrix(live, offline, receivers_unknown=0):
@@ -1593,6 +1599,11 @@ def check_page(run_dir, mpiexec, launcher, program, report, otf2_print, page_mod
     for column in ("span seconds", "computation seconds", "late sender seconds", "collective wait seconds"):
         if column not in headers:
             fail(f"the ranks' table has no {column} column: {headers}")
+    waiting_most = re.search(r'id="waiting-most"[^>]*>([^<]*)<', drawn.stdout)
+    expected_ranks = [f"rank {rank} (" for rank in live["ranks_waiting_most"][:5]]
+    if waiting_most is None or re.findall(r"rank \d+ \(", waiting_most.group(1)) != expected_ranks:
+        fail(f"the page's ranks waiting most {waiting_most.group(1) if waiting_most else None}, expected "
+             f"{live['ranks_waiting_most'][:5]}")
     state = re.search(r'id="state"[^>]*>([^<]*)<', drawn.stdout)
     if state is None or not state.group(1).startswith("Final"):
         fail(f"the page does not say the report is final: {state.group(1) if state else None}")
