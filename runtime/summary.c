@@ -79,6 +79,9 @@ typedef struct adt_run_listing {
     /* Per rank, when it lost its online analyzer (seconds after the start
      * of measurement), negative where it never did; NULL as above. */
     const double *analyzer_lost_seconds;
+    /* Why the online analyzers did not write the archive; "" where they
+     * did or none was to. */
+    const char *online_unwritten_cause;
 } adt_run_listing;
 
 static uint64_t mpi_events_of(const adt_location_stats *stats)
@@ -524,6 +527,11 @@ static void write_json_head(FILE *out, const adt_run_counters *total, const adt_
             (unsigned long long)(total->chunks_high_water * total->chunk_bytes));
     for (size_t i = 0; i < RUN_LOSSES_BY_CAUSE; i++)
         write_json_losses(out, total, &run_losses_by_cause[i]);
+    fprintf(out, ",\n  \"online_archive_not_written_by_analyzers_because\": ");
+    if (listing->online_unwritten_cause[0] != '\0')
+        write_json_string(out, listing->online_unwritten_cause);
+    else
+        fputs("null", out);
     if (listing->ending != NULL)
         write_json_ending(out, listing->ending);
 }
@@ -1021,14 +1029,16 @@ static int receive_lines(const adt_collectives *c, const adt_location_summary *o
 
 int adt_summary_publish(const adt_collectives *collectives, const adt_run_counters *counters,
                         const adt_location_summary *location_lines, const char *archive_dir,
-                        uint32_t initial_rate_hz, bool quiet, const adt_run_ending *ending)
+                        uint32_t initial_rate_hz, bool quiet, const adt_run_ending *ending,
+                        const char *online_unwritten_cause)
 {
     const adt_collectives *c = collectives;
     uint64_t line_count = location_lines != NULL ? counters->location_entries : 0;
     subtree_summary run = combine_up(c, own_summary(counters, location_lines, c->size));
     bool root = c->rank == 0, complete = run.ranks == c->size;
     adt_run_listing listing = { .ranks = c->size, .initial_rate_hz = initial_rate_hz, .ending = ending,
-                                .locations_at_shift = run.locations_at_shift };
+                                .locations_at_shift = run.locations_at_shift,
+                                .online_unwritten_cause = online_unwritten_cause };
     summary_file file = { 0 };
     int result = 0;
     if (root && !complete) {

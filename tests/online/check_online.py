@@ -500,7 +500,8 @@ def check_written_by_analyzers(archive, stderr):
     ranks' end states, and summary.json and the stderr summary say so with
     its bytes."""
     summary = json.load(open(os.path.join(archive, "summary.json")))
-    if summary["online_archive_written_by_analyzers"] != 1:
+    if summary["online_archive_written_by_analyzers"] != 1 or \
+            summary["online_archive_not_written_by_analyzers_because"] is not None:
         fail("summary.json does not say that the analyzers wrote the archive")
     said = [line for line in stderr.splitlines() if "written by the online analyzers" in line]
     if len(said) != 1 or f"{summary['bytes_written'] / 1048576:.1f} MiB" not in said[0]:
@@ -1132,8 +1133,10 @@ def check_killed(run_dir, mpiexec, launcher, program, report, otf2_print):
     if summary["online_calls_not_streamed_by_cause"]["analyzer_lost"] == 0:
         fail("summary.json counts no call lost with the analyzer")
     if summary["online_archive_written_by_analyzers"] != 0 or \
-            "the analyzers do not write the archive" not in text:
-        fail("summary.json or stderr does not say that the ranks wrote the archive themselves")
+            "the analyzers do not write the archive" not in text or \
+            summary["online_archive_not_written_by_analyzers_because"] != \
+            "not every rank's analyzer took its stream to the end":
+        fail("summary.json or stderr does not say that the ranks wrote the archive themselves, and why")
     check_ranks_without_analyzer(summary, text, [0, 1])
     live = read_live(archive)
     if live is None or live["final"]:
@@ -1298,9 +1301,10 @@ def check_unwritten(run_dir, mpiexec, launcher, program, report, otf2_print, ana
     """Analyzer `limited` cannot write the archive (its address space
     limited, once it runs, to less than its ranks' rebuilt buffers need):
     it says why, so does each other analyzer (which agreed not to write
-    its own ranks' parts), every rank gets its answer at once, and the
-    ranks write the archive themselves, complete, as summary.json and
-    stderr say."""
+    its own ranks' parts) naming analyzer `limited`'s reason, every rank
+    gets its answer at once, and the ranks write the archive themselves,
+    complete, as summary.json and stderr say, rank 0's line naming that
+    reason."""
     import resource
     archive = os.path.join(run_dir, "archive")
     command = traced(mpiexec, launcher, archive, ["--live-interval", "1", program, "3"], analyzers=analyzers)
@@ -1321,16 +1325,27 @@ def check_unwritten(run_dir, mpiexec, launcher, program, report, otf2_print, ana
     said = sorted(line for line in text.splitlines()
                   if line.startswith("adaptrace-analyzer: the archive is not written here"))
     ranks_wrote = [line for line in text.splitlines() if "the analyzers did not write the archive" in line]
-    others = [f"(analyzer {index}): another analyzer did not rebuild its ranks' parts"
+    # The limited analyzer's own reason is the cause: the others name it
+    # (it travels in the analyzers' agreement), and so does rank 0's line,
+    # whose answer comes from analyzer 0 whichever analyzer failed.
+    limited_said = [line.split(f"(analyzer {limited}): ", 1)[1] for line in said if f"(analyzer {limited}): " in line]
+    cause = limited_said[0] if len(limited_said) == 1 else None
+    others = [f"(analyzer {index}): another analyzer did not rebuild its ranks' parts: analyzer {limited}: {cause}"
               for index in range(analyzers) if index != limited]
-    if (len(said) != analyzers or f"(analyzer {limited}): " not in "".join(said) or
-            any(other not in "".join(said) for other in others) or len(ranks_wrote) != 1 or
+    if (len(said) != analyzers or cause is None or
+            any(other not in said for other in (f"adaptrace-analyzer: the archive is not written here {o}"
+                                                for o in others)) or len(ranks_wrote) != 1 or
             "write it themselves" not in ranks_wrote[0]):
-        fail(f"expected the analyzer to say why it wrote no archive and rank 0 that the ranks wrote it: {said}, "
-             f"{ranks_wrote}")
+        fail(f"expected the analyzer to say why it wrote no archive, the others to name its reason, and rank 0 "
+             f"that the ranks wrote it: {said}, {ranks_wrote}")
+    if cause not in ranks_wrote[0]:
+        fail(f"rank 0's line does not name the cause that stopped the write ({cause}): {ranks_wrote[0]}")
     summary = json.load(open(os.path.join(archive, "summary.json")))
     if summary["online_archive_written_by_analyzers"] != 0:
         fail("summary.json says that the analyzers wrote the archive")
+    because = summary.get("online_archive_not_written_by_analyzers_because")
+    if because is None or cause not in because:
+        fail(f"summary.json's online_archive_not_written_by_analyzers_because {because!r} does not name {cause!r}")
     live = read_live(archive)
     if live is None or not live["final"]:
         fail(f"no final live report: {live}")

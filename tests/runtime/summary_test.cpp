@@ -96,7 +96,7 @@ protected:
     {
         return capture_stderr([&] {
             EXPECT_EQ(adt_summary_publish(&adt_collectives_serial, &counters, nullptr, archive_.c_str(), 1000,
-                                          false, no_ending),
+                                          false, no_ending, ""),
                       0);
         });
     }
