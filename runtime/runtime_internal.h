@@ -194,6 +194,7 @@ void adt_rescue_discard(const char *archive_dir);
     X(SUM, samples_paused, "samples_paused", NO, "") /* not taken on purpose */                           \
     X(SUM, samples_taken, "samples_taken", NO, "")                                                        \
     X(SUM, samples_kept, "samples_kept", NO, "")                                                          \
+    X(SUM, samples_in_event_chains, "samples_in_event_chains", NO, "") /* of kept: trace mode's main thread */ \
     X(SUM, samples_removed, "samples_removed", NO, "")                                                    \
     X(SUM, samples_skipped, "skipped_samples", TOTAL, "skipped")                                          \
     X(SUM, samples_skipped_code_changing, "skipped_samples_code_changing", TOTAL,                         \

@@ -233,6 +233,7 @@ size_t adt_summary_count(const adt_run_sources *sources, uint32_t rank, adt_run_
         counters->paths_cut = sampler.paths_cut;
         counters->samples_paused = sampler.samples_paused;
         add_samples_in_events(&counters->samples_taken, &counters->samples_kept, &counters->mpi_events, &sampler);
+        counters->samples_in_event_chains = sampler.samples_in_events;
     }
     const adt_runtime_mpi_untracked *untracked = &sources->mpi_untracked;
     for (unsigned cause = 0; cause < ADT_MPI_UNTRACKED_CAUSE_COUNT; cause++) {
@@ -899,12 +900,21 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
             mebibytes(total->buffer_bytes), mebibytes(total->context_bytes),
             mebibytes(total->chunks_high_water * total->chunk_bytes), (unsigned long long)total->flushes,
             total->flushes == 1 ? "" : "es");
-    if (total->flushes > 0)
-        adt_log("flushes: MPI events alone filled the buffer (the first time %.1f s after start); %llu of the %llu "
-                "left the samples at their floor of 1/%u of the buffer instead of dropping them; a larger "
+    if (total->flushes > 0) {
+        /* A flush spills an event chain. With ADAPTRACE_ONLINE_OUTPUT=trace
+         * the main thread's chain also keeps its samples, which stay in
+         * the buffer with the events while its analyzer falls behind. */
+        char filled_by[160] = "MPI events alone";
+        if (total->samples_in_event_chains > 0)
+            snprintf(filled_by, sizeof filled_by,
+                     "the event chains, MPI events and the %llu samples they kept (ADAPTRACE_ONLINE_OUTPUT=trace),",
+                     (unsigned long long)total->samples_in_event_chains);
+        adt_log("flushes: %s filled the buffer (the first time %.1f s after start); %llu of the %llu left the "
+                "samples at their floor of 1/%u of the buffer instead of dropping them; a larger "
                 "ADAPTRACE_BUFFER_SIZE avoids them",
-                (double)total->first_flush_ns / 1e9, (unsigned long long)total->flushes_at_sample_floor,
+                filled_by, (double)total->first_flush_ns / 1e9, (unsigned long long)total->flushes_at_sample_floor,
                 (unsigned long long)total->flushes, ADT_RUNTIME_SAMPLE_FLOOR_SHARE);
+    }
     if (total->locations_folded > 0) {
         /* A recovered run has skeleton.adts when a rank's rescue file
          * saved its skeleton; it names the ranks that did not
