@@ -416,5 +416,14 @@ int adt_feed_message_end_add(adt_feed_waiting *waiting, bool sending, const adt_
  * (nothing added) when the rank is not one or out of memory. */
 int adt_feed_collective_end(adt_feed_waiting *waiting, uint32_t comm, uint32_t members,
                             const adt_feed_collective_entry *entry);
+/* As adt_feed_collective_end, the end of the rank's instance sequence on
+ * comm as the producer numbered it (the count of the rank's collective
+ * ends on comm before it, fed or not): an end the producer lost leaves
+ * its instance incomplete (never matched, kept until the waiting is
+ * freed) and does not shift the rank's later ones. Each rank's numbers
+ * on a communicator must grow; -1 (nothing added) for one that does not,
+ * a rank that is not one, or out of memory. */
+int adt_feed_collective_end_numbered(adt_feed_waiting *waiting, uint32_t comm, uint32_t members,
+                                     const adt_feed_collective_entry *entry, uint64_t sequence);
 
 #endif

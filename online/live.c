@@ -391,7 +391,12 @@ static int add_collective_end(adt_live *live, uint32_t source, const adt_online_
                                         .location = source,
                                         .enter_time = on_common_clock(live, source, record->collective.enter),
                                         .end_time = on_common_clock(live, source, record->collective.end) };
-    return adt_feed_collective_end(&live->waiting, comm, members, &entry);
+    /* Numbered on the rank, so that an end it could not stream does not
+     * shift its later instances; counted by the feed where the rank's
+     * table of communicators was full. */
+    if (record->collective.sequence == ADT_ONLINE_NO_SEQUENCE)
+        return adt_feed_collective_end(&live->waiting, comm, members, &entry);
+    return adt_feed_collective_end_numbered(&live->waiting, comm, members, &entry, record->collective.sequence);
 }
 
 /* A match adds to the other end's rank too: every rank's figures from
@@ -506,7 +511,10 @@ int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *
                 return fail(error, error_size, "out of memory for the message ends of rank %" PRIu32, source);
         } else if (record->kind == ADT_ONLINE_RECORD_COLLECTIVE) {
             if (add_collective_end(live, source, record) != 0)
-                return fail(error, error_size, "out of memory for the collective ends of rank %" PRIu32, source);
+                return fail(error, error_size,
+                            "out of memory for the collective ends of rank %" PRIu32
+                            " (or their instance numbers do not grow)",
+                            source);
         } else {
             adt_feed_mpi_call(&live->mpi, source, record->id, exclusive_ticks(record), false);
             adt_feed_mpi_bytes(&live->mpi, source, record->id, record->call.sent, record->call.received);

@@ -617,4 +617,28 @@ TEST(FeedWaiting, TheFiguresDoNotDependOnHowTheRanksInterleave)
     }
 }
 
+// Numbered by the producer, a rank's collective end lost before the feed
+// leaves its instance incomplete and the later ones in place; numbers that
+// do not grow are refused.
+TEST(FeedWaiting, ProducerNumberedCollectivesSurviveALostEnd)
+{
+    adt_feed_waiting waiting{};
+    ASSERT_EQ(adt_feed_waiting_create(&waiting, 2), 0);
+    auto end = [&](uint32_t rank, uint64_t enter, uint64_t sequence) {
+        adt_feed_collective_entry entry{rank, rank, enter, enter + 1};
+        return adt_feed_collective_end_numbered(&waiting, 0, 2, &entry, sequence);
+    };
+    EXPECT_EQ(end(0, 100, 0), 0);
+    EXPECT_EQ(end(0, 300, 1), 0);
+    EXPECT_EQ(end(0, 500, 2), 0);
+    EXPECT_EQ(end(1, 150, 0), 0);
+    EXPECT_EQ(end(1, 520, 2), 0) << "rank 1's instance 1 was lost";
+    EXPECT_EQ(waiting.collectives_matched, 2u);
+    EXPECT_EQ(waiting.collective_wait_ticks[0], 70u);
+    EXPECT_EQ(waiting.collective_wait_ticks[1], 0u);
+    EXPECT_EQ(end(1, 600, 2), -1) << "instance 2 again";
+    EXPECT_EQ(waiting.collectives_matched, 2u);
+    adt_feed_waiting_free(&waiting);
+}
+
 }  // namespace
