@@ -153,6 +153,12 @@ typedef struct analyzer {
     adt_sampler_namer **namers;
     uint32_t **mpi_regions;
     char unknown_region[64];
+    /* The PAPI counters the ranks' samples carry, as the first
+     * introduction with any named them (every rank measures the same
+     * ADAPTRACE_METRICS; analyzer 0 serves rank 0). */
+    char counter_names[ADT_ONLINE_COUNTERS_MAX][ADT_ONLINE_COUNTER_NAME_BYTES];
+    const char *counter_name_list[ADT_ONLINE_COUNTERS_MAX]; /* [m]: counter_names[m] */
+    uint32_t counters;
     /* Per rank: its file of streamed event chunks (ADT_ONLINE_EVENTS_FILE;
      * -1: none opened), and one chunk's room to receive them into. */
     int *event_files;
@@ -183,7 +189,7 @@ static const char *name_context(void *state, uint32_t rank, uint32_t id, uint64_
 }
 
 /* A rank's introduction (wire.h), bytes of it in message: its rate, the
- * regions of its MPI functions and its modules. */
+ * regions of its MPI functions, its modules and its counters. */
 static void introduce(analyzer *a, uint32_t rank, const char *message, size_t bytes)
 {
     adt_online_introduction introduction;
@@ -194,8 +200,11 @@ static void introduce(analyzer *a, uint32_t rank, const char *message, size_t by
     }
     memcpy(&introduction, message, sizeof introduction);
     size_t regions_bytes = (size_t)introduction.regions * sizeof(uint32_t);
+    size_t names_bytes = (size_t)introduction.counters * ADT_ONLINE_COUNTER_NAME_BYTES;
     if (introduction.rank != rank || introduction.regions != ADT_MPI_FN_COUNT ||
-        bytes != sizeof introduction + regions_bytes + introduction.maps_bytes || a->namers[rank] != NULL) {
+        introduction.counters > ADT_ONLINE_COUNTERS_MAX ||
+        bytes != sizeof introduction + regions_bytes + introduction.maps_bytes + names_bytes ||
+        a->namers[rank] != NULL) {
         fprintf(stderr,
                 "adaptrace-analyzer %d: rank %" PRIu32 "'s introduction does not match this analyzer (%" PRIu32
                 " MPI functions, this build has %d): its samples are left out\n",
@@ -212,7 +221,17 @@ static void introduce(analyzer *a, uint32_t rank, const char *message, size_t by
         return;
     }
     memcpy(a->mpi_regions[rank], message + sizeof introduction, regions_bytes);
+    if (a->counters == 0 && introduction.counters > 0) {
+        memcpy(a->counter_names, message + sizeof introduction + regions_bytes + introduction.maps_bytes,
+               names_bytes);
+        for (uint32_t m = 0; m < introduction.counters; m++) {
+            a->counter_names[m][ADT_ONLINE_COUNTER_NAME_BYTES - 1] = '\0';
+            a->counter_name_list[m] = a->counter_names[m];
+        }
+        a->counters = introduction.counters;
+    }
     a->live.samples[rank].rate_hz = introduction.sampling_rate_hz;
+    a->live.samples[rank].tree.counters = introduction.counters;
     a->live.states[rank].rate_hz = introduction.sampling_rate_hz;
 }
 
@@ -474,7 +493,9 @@ static void write_alone(analyzer *a, int signal_number)
                                                 .ended_by_signal = signal_number,
                                                 .analyzers_reported = 1,
                                                 .analyzer_lost = a->analyzers_lost ? a->peer_lost : NULL,
-                                                .analyzers_lost_at_s = a->analyzers_lost_at_s },
+                                                .analyzers_lost_at_s = a->analyzers_lost_at_s,
+                                                .counter_names = (const char *const *)a->counter_name_list,
+                                                .counters = a->counters },
                             live_page, error, sizeof error) != 0)
         fprintf(stderr, "adaptrace-analyzer: last live report not written: %s\n", error);
     else if (signal_number != 0)
@@ -740,7 +761,9 @@ static bool collect_round(analyzer *a, bool done)
                                                .analyzer_lost = a->analyzers_lost ? a->peer_lost : NULL,
                                                .analyzers_lost_at_s = a->analyzers_lost_at_s,
                                                .round_report_bytes = a->round_report_bytes,
-                                               .round_report_largest_bytes = a->round_report_largest_bytes },
+                                               .round_report_largest_bytes = a->round_report_largest_bytes,
+                                               .counter_names = (const char *const *)a->counter_name_list,
+                                               .counters = a->counters },
                            live_page, error, sizeof error) != 0)
             fprintf(stderr, "adaptrace-analyzer: live report not written: %s\n", error);
         else if (a->final && a->profile_only)

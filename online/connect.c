@@ -180,9 +180,12 @@ static char *read_maps(size_t before, size_t *length)
     return text;
 }
 
+_Static_assert(ADT_METRICS_COUNT_MAX <= ADT_ONLINE_COUNTERS_MAX && ADT_METRIC_NAME_MAX == ADT_ONLINE_COUNTER_NAME_BYTES,
+               "the introduction names every counter a sample carries");
+
 /* Sends the rank's introduction (wire.h) to its analyzer, before any
  * chunk: its sampling rate, the region of each MPI function, its
- * modules and its clock offset to rank 0. Waits at most PORT_WAIT_SECONDS; false when it did not go (its
+ * modules, its clock offset to rank 0 and its samples' PAPI counters. Waits at most PORT_WAIT_SECONDS; false when it did not go (its
  * memory then stays with MPI). */
 static bool introduce(uint32_t rank, const adt_config *config, const uint32_t *mpi_regions, uint32_t mpi_functions,
                       int64_t clock_offset)
@@ -190,19 +193,28 @@ static bool introduce(uint32_t rank, const adt_config *config, const uint32_t *m
     size_t regions_bytes = mpi_functions * sizeof *mpi_regions, maps_bytes = 0;
     size_t before = sizeof(adt_online_introduction) + regions_bytes;
     char *message = read_maps(before, &maps_bytes);
-    if (message == NULL || before + maps_bytes > INT_MAX) {
-        free(message);
+    uint32_t counters = config->sampling ? adt_sampler_metric_count() : 0;
+    size_t names_bytes = (size_t)counters * ADT_ONLINE_COUNTER_NAME_BYTES;
+    char *grown = message != NULL ? realloc(message, before + maps_bytes + names_bytes) : NULL;
+    if (grown == NULL || before + maps_bytes + names_bytes > INT_MAX) {
+        free(grown != NULL ? grown : message);
         return false;
     }
+    message = grown;
+    memset(message + before + maps_bytes, 0, names_bytes);
+    for (uint32_t m = 0; m < counters; m++)
+        snprintf(message + before + maps_bytes + (size_t)m * ADT_ONLINE_COUNTER_NAME_BYTES,
+                 ADT_ONLINE_COUNTER_NAME_BYTES, "%s", adt_sampler_metric_name(m));
     adt_online_introduction introduction = { .rank = rank,
                                              .sampling_rate_hz = config->sampling ? config->sampling_rate_hz : 0,
                                              .regions = mpi_functions,
                                              .maps_bytes = (uint32_t)maps_bytes,
-                                             .clock_offset = clock_offset };
+                                             .clock_offset = clock_offset,
+                                             .counters = counters };
     memcpy(message, &introduction, sizeof introduction);
     memcpy(message + sizeof introduction, mpi_regions, regions_bytes);
     MPI_Request request;
-    bool sent = PMPI_Isend(message, (int)(before + maps_bytes), MPI_BYTE, my_analyzer, ADT_ONLINE_TAG_INTRODUCTION,
+    bool sent = PMPI_Isend(message, (int)(before + maps_bytes + names_bytes), MPI_BYTE, my_analyzer, ADT_ONLINE_TAG_INTRODUCTION,
                            analyzers, &request) == MPI_SUCCESS &&
                 adt_online_wait_bounded(&request, PORT_WAIT_SECONDS * adt_clock_resolution());
     if (sent)

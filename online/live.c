@@ -198,12 +198,36 @@ static void add_samples(adt_live *live, uint32_t rank, const adt_online_record *
     adt_live_samples *samples = &live->samples[rank];
     for (uint32_t i = 0; i < record->id; i++) {
         const adt_online_sample *sample = &record->samples[i];
-        if (sample->context >= samples->tree.count ||
-            samples->tree.contexts[sample->context].function == ADT_FEED_NO_FUNCTION)
-            continue; /* a context whose definition was left out */
-        adt_feed_sample(&samples->tree, sample->context,
-                        (double)sample_microseconds(samples->rate_hz, sample->shift) / 1e6, NULL);
+        bool left_out = sample->context >= samples->tree.count ||
+                        samples->tree.contexts[sample->context].function == ADT_FEED_NO_FUNCTION;
+        double seconds = (double)sample_microseconds(samples->rate_hz, sample->shift) / 1e6;
+        if (samples->tree.counters > 0) {
+            /* Fed with its counts, which the records after it bring. */
+            samples->pending = true;
+            samples->pending_context = left_out ? ADT_FEED_NO_PARENT : sample->context;
+            samples->pending_seconds = seconds;
+            memset(samples->pending_counts, 0, sizeof samples->pending_counts);
+        } else if (!left_out) {
+            adt_feed_sample(&samples->tree, sample->context, seconds, NULL);
+        }
     }
+}
+
+/* A counts record: the pending sample's counts from counter id on; fed
+ * with the last of them. */
+static void add_counts(adt_live *live, uint32_t rank, const adt_online_record *record)
+{
+    adt_live_samples *samples = &live->samples[rank];
+    uint32_t counters = samples->tree.counters;
+    if (!samples->pending || record->id >= counters)
+        return;
+    for (uint32_t m = record->id; m < counters && m < record->id + ADT_ONLINE_COUNTS_PER_RECORD; m++)
+        samples->pending_counts[m] = (double)record->counts[m - record->id];
+    if (record->id + ADT_ONLINE_COUNTS_PER_RECORD < counters)
+        return;
+    samples->pending = false;
+    if (samples->pending_context != ADT_FEED_NO_PARENT)
+        adt_feed_sample(&samples->tree, samples->pending_context, samples->pending_seconds, samples->pending_counts);
 }
 
 /* A call record's ticks between Enter and Leave less its nested MPI
@@ -485,6 +509,8 @@ int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *
             define_context(live, source, record);
         } else if (record->kind == ADT_ONLINE_RECORD_SAMPLES) {
             add_samples(live, source, record);
+        } else if (record->kind == ADT_ONLINE_RECORD_COUNTS) {
+            add_counts(live, source, record);
         } else if (record->kind == ADT_ONLINE_RECORD_TOTALS) {
             /* Within the table made at adt_live_create (the ids were
              * checked above): nothing to allocate, nothing to fail. */
@@ -532,6 +558,7 @@ int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *
     memcpy(state->samples_unstreamed, header->samples_unstreamed, sizeof state->samples_unstreamed);
     memcpy(state->messages_unstreamed, header->messages_unstreamed, sizeof state->messages_unstreamed);
     memcpy(state->waiting_unstreamed, header->waiting_unstreamed, sizeof state->waiting_unstreamed);
+    memcpy(state->counter_totals, header->counter_totals, sizeof state->counter_totals);
     take_waiting_figures(live);
     state->heard = 1;
     state->finished |= last;
@@ -541,9 +568,13 @@ int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *
 }
 
 /* Per sampled function of one rank: exclusive and inclusive samples and
- * microseconds (what adt_live_sampled_profile's lines carry). */
+ * microseconds, and per PAPI counter its exclusive and inclusive counts
+ * (what adt_live_sampled_profile's lines carry). */
 typedef struct function_profile {
     uint64_t exclusive_samples, inclusive_samples, exclusive_us, inclusive_us;
+    uint32_t counters;
+    double exclusive_counts[ADT_FEED_COUNTERS_MAX];
+    double inclusive_counts[ADT_FEED_COUNTERS_MAX];
 } function_profile;
 
 char *adt_live_sampled_profile(const adt_live *live, size_t *length)
@@ -555,11 +586,18 @@ char *adt_live_sampled_profile(const adt_live *live, size_t *length)
     for (uint32_t r = 0; !failed && r < live->ranks; r++) {
         memset(profile, 0, (live->function_count + 1) * sizeof *profile);
         failed = adt_feed_sampled_functions(&live->samples[r].tree, profile, live->function_count) != 0;
-        for (uint32_t f = 0; !failed && f < live->function_count; f++)
-            if (profile[f].inclusive_samples > 0)
-                fprintf(out, "%" PRIu32 " %" PRIu64 " %" PRIu64 " %lld %lld %s\n", r, profile[f].exclusive_samples,
-                        profile[f].inclusive_samples, llround(profile[f].exclusive_seconds * 1e6),
-                        llround(profile[f].inclusive_seconds * 1e6), live->function_names[f]);
+        uint32_t counters = live->samples[r].tree.counters;
+        for (uint32_t f = 0; !failed && f < live->function_count; f++) {
+            if (profile[f].inclusive_samples == 0)
+                continue;
+            fprintf(out, "%" PRIu32 " %" PRIu64 " %" PRIu64 " %lld %lld %" PRIu32, r, profile[f].exclusive_samples,
+                    profile[f].inclusive_samples, llround(profile[f].exclusive_seconds * 1e6),
+                    llround(profile[f].inclusive_seconds * 1e6), counters);
+            /* Sums of whole counts: exact in a double up to 2^53. */
+            for (uint32_t m = 0; m < counters; m++)
+                fprintf(out, " %.0f %.0f", profile[f].exclusive_counts[m], profile[f].inclusive_counts[m]);
+            fprintf(out, " %s\n", live->function_names[f]);
+        }
     }
     free(profile);
     if (out != NULL && fclose(out) != 0)
@@ -649,11 +687,21 @@ static profile_line *parse_profile(char *text, size_t length, size_t *count)
             break;
         *end = '\0';
         profile_line *entry = &parsed[*count];
+        *entry = (profile_line){ 0 };
         int name_at = 0;
-        if (sscanf(line, "%" SCNu32 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %n", &entry->rank,
-                   &entry->values.exclusive_samples, &entry->values.inclusive_samples, &entry->values.exclusive_us,
-                   &entry->values.inclusive_us, &name_at) == 5 &&
-            name_at > 0) {
+        bool whole = sscanf(line, "%" SCNu32 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu32 " %n",
+                            &entry->rank, &entry->values.exclusive_samples, &entry->values.inclusive_samples,
+                            &entry->values.exclusive_us, &entry->values.inclusive_us, &entry->values.counters,
+                            &name_at) == 6 &&
+                     name_at > 0 && entry->values.counters <= ADT_FEED_COUNTERS_MAX;
+        for (uint32_t m = 0; whole && m < entry->values.counters; m++) {
+            int used = 0;
+            whole = sscanf(line + name_at, "%lf %lf %n", &entry->values.exclusive_counts[m],
+                           &entry->values.inclusive_counts[m], &used) == 2 &&
+                    used > 0;
+            name_at += used;
+        }
+        if (whole) {
             entry->name = line + name_at;
             ++*count;
         }
@@ -673,7 +721,7 @@ static int by_exclusive_samples(const void *left, const void *right)
 /* The lines of rank (UINT32_MAX: every rank's, added up by name) as the
  * "sampled_functions" array, the most exclusive samples first. */
 static void print_sampled_functions(FILE *out, const profile_line *lines, size_t count, uint32_t rank,
-                                    const char *indent)
+                                    const char *indent, const adt_live_moment *moment)
 {
     profile_line *chosen = malloc((count ? count : 1) * sizeof *chosen);
     size_t chosen_count = 0;
@@ -688,6 +736,10 @@ static void print_sampled_functions(FILE *out, const profile_line *lines, size_t
             chosen[k].values.inclusive_samples += lines[i].values.inclusive_samples;
             chosen[k].values.exclusive_us += lines[i].values.exclusive_us;
             chosen[k].values.inclusive_us += lines[i].values.inclusive_us;
+            for (uint32_t m = 0; m < lines[i].values.counters && m < chosen[k].values.counters; m++) {
+                chosen[k].values.exclusive_counts[m] += lines[i].values.exclusive_counts[m];
+                chosen[k].values.inclusive_counts[m] += lines[i].values.inclusive_counts[m];
+            }
         } else {
             chosen[chosen_count++] = lines[i];
         }
@@ -700,9 +752,23 @@ static void print_sampled_functions(FILE *out, const profile_line *lines, size_t
         print_string(out, chosen[i].name);
         fprintf(out,
                 ", \"exclusive_samples\": %" PRIu64 ", \"inclusive_samples\": %" PRIu64
-                ", \"exclusive_seconds\": %.6f, \"inclusive_seconds\": %.6f}",
+                ", \"exclusive_seconds\": %.6f, \"inclusive_seconds\": %.6f",
                 chosen[i].values.exclusive_samples, chosen[i].values.inclusive_samples,
                 (double)chosen[i].values.exclusive_us / 1e6, (double)chosen[i].values.inclusive_us / 1e6);
+        /* As adaptrace-report --json's: per counter the moment names. */
+        uint32_t counters = chosen[i].values.counters < moment->counters ? chosen[i].values.counters : moment->counters;
+        static const char *const count_keys[2] = { "exclusive_counts", "inclusive_counts" };
+        for (int inclusive = 0; counters > 0 && inclusive < 2; inclusive++) {
+            fprintf(out, ", \"%s\": {", count_keys[inclusive]);
+            for (uint32_t m = 0; m < counters; m++) {
+                fputs(m ? ", " : "", out);
+                print_string(out, moment->counter_names[m]);
+                fprintf(out, ": %.17g",
+                        inclusive ? chosen[i].values.inclusive_counts[m] : chosen[i].values.exclusive_counts[m]);
+            }
+            fputc('}', out);
+        }
+        fputc('}', out);
     }
     fputc(']', out);
     free(chosen);
@@ -906,6 +972,18 @@ static void print_ranks_waiting_most(FILE *out, const adt_live *live)
     free(collective);
 }
 
+/* {"counter": total, ...} of the moment's counters. */
+static void print_counter_totals(FILE *out, const adt_live_moment *moment, const uint64_t *totals)
+{
+    fputc('{', out);
+    for (uint32_t m = 0; m < moment->counters; m++) {
+        fprintf(out, "%s", m ? ", " : "");
+        print_string(out, moment->counter_names[m]);
+        fprintf(out, ": %" PRIu64, totals[m]);
+    }
+    fputc('}', out);
+}
+
 static void print_report(FILE *out, const adt_live *live, const char *const *names, const profile_line *lines,
                          size_t line_count, const adt_live_moment *moment)
 {
@@ -970,7 +1048,20 @@ static void print_report(FILE *out, const adt_live *live, const char *const *nam
             samples, (double)sampled_us / 1e6);
     print_sample_losses(out, samples_unstreamed);
     fputs(",\n  \"sampled_functions\": ", out);
-    print_sampled_functions(out, lines, line_count, UINT32_MAX, "    ");
+    print_sampled_functions(out, lines, line_count, UINT32_MAX, "    ", moment);
+    /* The PAPI counters: what each counted on the ranks' main threads up
+     * to their last sample streamed, summed over the ranks. */
+    uint64_t counter_totals[ADT_ONLINE_COUNTERS_MAX] = { 0 };
+    for (uint32_t r = 0; r < live->ranks; r++)
+        for (uint32_t m = 0; m < moment->counters; m++)
+            counter_totals[m] += live->states[r].counter_totals[m];
+    fputs(",\n  \"counters\": [", out);
+    for (uint32_t m = 0; m < moment->counters; m++) {
+        fprintf(out, "%s", m ? ", " : "");
+        print_string(out, moment->counter_names[m]);
+    }
+    fputs("],\n  \"counter_totals\": ", out);
+    print_counter_totals(out, moment, counter_totals);
     print_matrix(out, live);
     /* Each rank's span, seconds in MPI and computation, and their spread
      * (imbalance), the feed's as adaptrace-report's "ranks" and
@@ -1042,7 +1133,9 @@ static void print_report(FILE *out, const adt_live *live, const char *const *nam
         fputs("],\n    \"samples_not_streamed_by_cause\": ", out);
         print_sample_losses(out, state->samples_unstreamed);
         fputs(",\n    \"sampled_functions\": ", out);
-        print_sampled_functions(out, lines, line_count, r, "     ");
+        print_sampled_functions(out, lines, line_count, r, "     ", moment);
+        fputs(",\n    \"counter_totals\": ", out);
+        print_counter_totals(out, moment, state->counter_totals);
         fputc('}', out);
     }
     free(times);

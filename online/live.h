@@ -70,6 +70,9 @@ typedef struct adt_live_rank {
      * counted under ADT_ONLINE_WAITING_LOSS_PEER_ON_OTHER_ANALYZER by the
      * analyzer serving the rank until then. */
     uint64_t crossing_ends_taken;
+    /* Its PAPI counters' running totals at its last sample streamed (its
+     * chunks' headers; ADAPTRACE_METRICS). */
+    uint64_t counter_totals[ADT_ONLINE_COUNTERS_MAX];
 } adt_live_rank;
 
 /* Where a rank's next time step starts: the function and Leave of its
@@ -99,6 +102,14 @@ typedef struct adt_live_samples {
      * it into it too) */
     bool *measurement;
     uint32_t measurement_capacity;
+    /* With PAPI counters (tree.counters, the rank's introduction's): the
+     * sample of the last samples record, fed once its counts records
+     * came (pending: one is waiting; context ADT_FEED_NO_PARENT: its
+     * context was left out), and its counts so far. */
+    bool pending;
+    uint32_t pending_context;
+    double pending_seconds;
+    double pending_counts[ADT_FEED_COUNTERS_MAX];
 } adt_live_samples;
 
 /* What the analyzer knows of its ranks. The MPI profile is the event
@@ -201,7 +212,8 @@ int adt_live_add_crossing_words(adt_live *cross, const uint64_t *words, size_t c
 
 /* The sampled profile of the ranks whose samples live holds (the feed's
  * analysis, per rank), as text for adt_live_write (one line a rank and
- * function: rank, exclusive and inclusive samples and microseconds,
+ * function: rank, exclusive and inclusive samples and microseconds, the
+ * count of PAPI counters and each one's exclusive and inclusive counts,
  * name); malloc'd, its length in *length; NULL when out of memory. */
 char *adt_live_sampled_profile(const adt_live *live, size_t *length);
 
@@ -235,6 +247,11 @@ typedef struct adt_live_moment {
      * carries the time steps new since the one before (issue #28). */
     uint64_t round_report_bytes;
     uint64_t round_report_largest_bytes;
+    /* The PAPI counters the ranks' samples carry (ADAPTRACE_METRICS, as
+     * their introductions name them): the report's "counters" and each
+     * rank's "counter_totals". */
+    const char *const *counter_names;
+    uint32_t counters;
 } adt_live_moment;
 
 /* Writes <archive>/live/report.json atomically (a temporary file renamed

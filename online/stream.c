@@ -40,6 +40,7 @@
  */
 #include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -147,6 +148,9 @@ static struct {
     /* The span of the thread's events so far (the chunk header's). */
     uint64_t first_event;
     uint64_t last_event;
+    /* The PAPI counters' running totals at the last sample streamed (the
+     * chunk header's). */
+    uint64_t counter_totals[ADT_ONLINE_COUNTERS_MAX];
 } stream = { .filling = -1, .samples_record = -1 };
 
 /* A send or a test failed: the analyzer is gone (or its connection is);
@@ -286,6 +290,7 @@ static void fill_header(adt_online_chunk_header *header)
     header->rank = stream.rank;
     header->first_event = stream.first_event;
     header->last_event = stream.last_event;
+    memcpy(header->counter_totals, stream.counter_totals, sizeof header->counter_totals);
 }
 
 /* An event of the thread at time widens its span: two compares and
@@ -443,6 +448,20 @@ static void take_samples(uint64_t time)
         }
         if (!define_context(sample.context, time))
             return;
+        uint64_t values[ADT_METRICS_COUNT_MAX];
+        uint32_t counters = adt_sampler_tap_peek_values(values);
+        if (counters > ADT_ONLINE_COUNTERS_MAX)
+            counters = ADT_ONLINE_COUNTERS_MAX;
+        uint32_t counts_records = (counters + ADT_ONLINE_COUNTS_PER_RECORD - 1) / ADT_ONLINE_COUNTS_PER_RECORD;
+        /* With counters a sample is a samples record of its own and its
+         * counts records, all in one chunk: where the one being filled
+         * lacks the room, it goes now, and the sample starts the next. */
+        if (counters > 0) {
+            stream.samples_record = -1;
+            if (stream.filling >= 0 &&
+                stream.chunks[stream.filling].header.records + 1 + counts_records > ADT_ONLINE_CHUNK_RECORDS)
+                send_chunk(stream.filling, ADT_ONLINE_TAG_CHUNK);
+        }
         adt_online_chunk *chunk = stream.filling >= 0 ? &stream.chunks[stream.filling] : NULL;
         if (chunk == NULL || stream.samples_record < 0 ||
             chunk->records[stream.samples_record].id == ADT_ONLINE_SAMPLES_PER_RECORD) {
@@ -456,6 +475,20 @@ static void take_samples(uint64_t time)
         adt_online_record *record = &chunk->records[stream.samples_record];
         record->samples[record->id++] = (adt_online_sample){ sample.context, sample.shift };
         note_event(sample.time);
+        /* Its counts (the difference to the previous sample streamed) in
+         * the records reserved room for above, and its counters' running
+         * totals for the chunk header: copies of the ring's slot (no
+         * lock, no malloc). */
+        for (uint32_t first = 0; first < counters; first += ADT_ONLINE_COUNTS_PER_RECORD) {
+            adt_online_record *counts = &chunk->records[chunk->header.records++];
+            *counts = (adt_online_record){ .kind = ADT_ONLINE_RECORD_COUNTS, .id = first };
+            for (uint32_t m = first; m < counters && m < first + ADT_ONLINE_COUNTS_PER_RECORD; m++)
+                counts->counts[m - first] = values[m] - stream.counter_totals[m];
+        }
+        for (uint32_t m = 0; m < counters; m++)
+            stream.counter_totals[m] = values[m];
+        if (counters > 0)
+            stream.samples_record = -1;
         stream.chunk_samples[stream.filling]++;
         stream.samples_streamed++;
         adt_sampler_tap_pop();

@@ -253,9 +253,18 @@ typedef enum adt_online_record_kind {
      * ADT_ONLINE_NO_SEQUENCE where the rank's table of communicators was
      * full: the event feed then counts the ends it gets. */
     ADT_ONLINE_RECORD_COLLECTIVE,
+    /* The PAPI counts of the rank's sample in the samples record just
+     * before it (ADAPTRACE_METRICS: such a sample is a samples record of
+     * its own, followed in the same chunk by one counts record per
+     * ADT_ONLINE_COUNTS_PER_RECORD counters): id the index of its first
+     * counter, counts each counter's running total at that sample less
+     * at the rank's previous sample streamed (what adaptrace-report
+     * counts for a sample). */
+    ADT_ONLINE_RECORD_COUNTS,
 } adt_online_record_kind;
 
-#define ADT_ONLINE_RECORD_LAST ADT_ONLINE_RECORD_COLLECTIVE
+#define ADT_ONLINE_RECORD_LAST ADT_ONLINE_RECORD_COUNTS
+#define ADT_ONLINE_COUNTS_PER_RECORD 5
 
 /* A collective end without an instance number (above). */
 #define ADT_ONLINE_NO_SEQUENCE UINT64_MAX
@@ -276,6 +285,11 @@ static inline uint64_t adt_online_comm_key(uint32_t creator_world_rank, uint32_t
 #define ADT_ONLINE_RATE_SHIFTS 64
 
 #define ADT_ONLINE_NO_PARENT UINT32_MAX
+/* The PAPI counters a rank's samples can carry (core.h's
+ * ADT_METRICS_COUNT_MAX) and the bytes of each one's name in its
+ * introduction, NUL included (ADT_METRIC_NAME_MAX). */
+#define ADT_ONLINE_COUNTERS_MAX 16
+#define ADT_ONLINE_COUNTER_NAME_BYTES 128
 #define ADT_ONLINE_SAMPLES_PER_RECORD 4
 
 typedef struct adt_online_sample {
@@ -344,6 +358,7 @@ typedef struct adt_online_record {
             uint32_t highest_member;
             uint64_t sequence;
         } collective;
+        uint64_t counts[ADT_ONLINE_COUNTS_PER_RECORD];
     };
 } adt_online_record;
 
@@ -362,6 +377,12 @@ typedef struct adt_online_chunk_header {
     uint64_t samples_unstreamed[ADT_ONLINE_SAMPLE_LOSS_COUNT];
     uint64_t messages_unstreamed[ADT_ONLINE_MESSAGE_LOSS_COUNT];
     uint64_t waiting_unstreamed[ADT_ONLINE_WAITING_LOSS_COUNT];
+    /* The running totals of the rank's PAPI counters (ADAPTRACE_METRICS,
+     * its introduction names them) at the last sample of its thread
+     * streamed so far: what the counters counted on that thread up to
+     * then, as the archive's last Metric record of the thread says at
+     * the end (0 without counters or samples). */
+    uint64_t counter_totals[ADT_ONLINE_COUNTERS_MAX];
     uint32_t rank;
     uint32_t records;
 } adt_online_chunk_header;
@@ -378,7 +399,9 @@ typedef struct adt_online_chunk {
  * ADT_ONLINE_TAG_INTRODUCTION): what the analyzer needs to name the
  * rank's calling contexts. The header, then regions uint32_t (the region
  * id of each adt_mpi_function, in order), then maps_bytes of the text of
- * the rank's /proc/self/maps (the modules its addresses lie in). */
+ * the rank's /proc/self/maps (the modules its addresses lie in), then
+ * the names of the counters its samples carry, counters of
+ * ADT_ONLINE_COUNTER_NAME_BYTES each (NUL-terminated). */
 typedef struct adt_online_introduction {
     uint32_t rank;
     uint32_t sampling_rate_hz; /* 0: the rank is not sampled */
@@ -388,6 +411,8 @@ typedef struct adt_online_introduction {
      * archive's first ClockOffset record: rank 0's time = the rank's +
      * offset), by which the analyzer compares two ranks' times. */
     int64_t clock_offset;
+    uint32_t counters; /* PAPI counters with the samples (ADAPTRACE_METRICS), <= ADT_ONLINE_COUNTERS_MAX */
+    uint32_t unused;
 } adt_online_introduction;
 
 /* The head of a rank's end state (ADT_ONLINE_TAG_END_STATE): what

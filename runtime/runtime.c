@@ -47,6 +47,14 @@ adt_runtime_budget adt_runtime_split_budget(const adt_config *settings)
             split.context_bytes = ADT_RUNTIME_CONTEXT_MAX_BYTES;
         split.arena_bytes -= split.context_bytes;
     }
+    /* The samples the ring holds do not go to the levels (they would
+     * halve there), so the budget they would have taken holds them. */
+    uint64_t ring_share = settings->buffer_bytes / ADT_RUNTIME_RING_SHARE;
+    if (settings->sampling && settings->analyzers > 0 &&
+        ring_share > (uint64_t)ADT_RUNTIME_RING_MIN_SAMPLES * sizeof(adt_sampler_tapped)) {
+        split.ring_bytes = ring_share;
+        split.arena_bytes -= ring_share;
+    }
     if (settings->skeleton) {
         split.skeleton_bytes = settings->buffer_bytes / ADT_RUNTIME_SKELETON_SHARE / ADT_SKELETON_SLAB_BYTES *
                                ADT_SKELETON_SLAB_BYTES;
@@ -388,10 +396,6 @@ static adt_run_sources run_sources(const adt_trace_result *written)
     };
 }
 
-/* The main thread's ring of samples to stream: 32 s of samples at 1 kHz
- * (3.2 s at the default 10 kHz) between two MPI calls; 256 KiB. */
-#define ONLINE_TAP_SAMPLES 32768u
-
 /* Whether the launcher starts several programs in this job (Open MPI's
  * mpirun with ':'), one of which may be adaptrace-analyzer (an MPMD launch,
  * docs/online.md): only MPI_Init can tell. */
@@ -415,7 +419,14 @@ static void open_online_tap(void)
 {
     if (!config.sampling || (config.analyzers == 0 && !launcher_starts_several_programs()))
         return;
-    if (adt_sampler_tap_open(ONLINE_TAP_SAMPLES) != 0)
+    /* The budget's share (adt_runtime_split_budget), or the minimum: 3.3 s
+     * at the default 10 kHz between two MPI calls. */
+    uint64_t capacity = budget.ring_bytes / adt_sampler_tap_slot_bytes();
+    if (capacity < ADT_RUNTIME_RING_MIN_SAMPLES)
+        capacity = ADT_RUNTIME_RING_MIN_SAMPLES;
+    if (capacity > UINT32_MAX)
+        capacity = UINT32_MAX;
+    if (adt_sampler_tap_open((uint32_t)capacity) != 0)
         adt_log("no memory for the ring of samples to stream to the analyzers; none will be");
     else if (config.online_output == ADT_ONLINE_OUTPUT_PROFILE)
         adt_sampler_tap_replace_buffer(true);

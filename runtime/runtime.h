@@ -39,8 +39,10 @@
  * sampling on, 1/ADT_RUNTIME_CONTEXT_SHARE of it (at most
  * ADT_RUNTIME_CONTEXT_MAX_BYTES) goes to the sampler's calling-context
  * tree; with ADAPTRACE_SKELETON on, 1/ADT_RUNTIME_SKELETON_SHARE goes to
- * the skeletons of the threads' MPI calls (skeleton/); the rest is the
- * λ-buffer's arena (adt_runtime_split_budget).
+ * the skeletons of the threads' MPI calls (skeleton/); with sampling on
+ * and ADAPTRACE_ANALYZERS set, 1/ADT_RUNTIME_RING_SHARE to the online
+ * stream's ring of samples (where that beats the ring's minimum); the rest
+ * is the λ-buffer's arena (adt_runtime_split_budget).
  *
  * End of run:
  * - MPI: adt_runtime_finish() inside MPI_Finalize, collective over
@@ -84,6 +86,17 @@ extern "C" {
 /* Share of ADAPTRACE_BUFFER_SIZE for the calling-context tree. */
 #define ADT_RUNTIME_CONTEXT_SHARE 8u
 
+/* Share of ADAPTRACE_BUFFER_SIZE for the online stream's ring of the main
+ * thread's samples (sampler/tap.c), with sampling on and
+ * ADAPTRACE_ANALYZERS set: the samples of a stretch without MPI calls wait
+ * there for the thread's next one, which takes them to the stream and
+ * (trace output) its event chain; at the default 64 MiB, 8 MiB, 35 s at
+ * 10 kHz. Where the share is below the ring's minimum
+ * (ADT_RUNTIME_RING_MIN_SAMPLES), the minimum is kept outside the budget
+ * instead, as the ring always was. */
+#define ADT_RUNTIME_RING_SHARE 8u
+#define ADT_RUNTIME_RING_MIN_SAMPLES 32768u
+
 /* Share of ADAPTRACE_BUFFER_SIZE for the skeletons (whole slabs of
  * ADT_SKELETON_SLAB_BYTES: 4 threads' worth at the default 64 MiB). */
 #define ADT_RUNTIME_SKELETON_SHARE 16u
@@ -114,6 +127,7 @@ typedef struct adt_runtime_budget {
     uint64_t arena_bytes;    /* the λ-buffer */
     uint64_t context_bytes;  /* the calling-context tree; 0 with sampling off */
     uint64_t skeleton_bytes; /* the skeletons' share; 0 with ADAPTRACE_SKELETON off */
+    uint64_t ring_bytes;     /* the online stream's ring of samples beyond its minimum; 0 without */
     uint64_t chunk_bytes;    /* the arena's chunk size */
 } adt_runtime_budget;
 

@@ -122,15 +122,10 @@ static bool sample_context(adt_sampler_thread *thread, const ucontext_t *context
 }
 
 /* Appends one sample of context_id dated time, with the PAPI counters
- * read now. */
+ * read now: to the tap where it replaces the buffer (the ring keeps the
+ * values too, for the event chain: tap.c), otherwise to the buffer. */
 static void append_sample(adt_sampler_thread *thread, uint32_t context_id, unsigned shift, uint64_t time)
 {
-    if (adt_sampler_tap_instead_of_buffer(thread, context_id, shift, time)) {
-        /* streamed, not in the buffer's levels (ADAPTRACE_ONLINE_OUTPUT=profile;
-         * with trace the thread's event chain keeps it: tap.c) */
-        thread->last_sample_time = time;
-        return;
-    }
     uint64_t payload[(sizeof(adt_rec_sample) + ADT_METRICS_COUNT_MAX * sizeof(uint64_t)) / sizeof(uint64_t)];
     adt_rec_sample *record = (adt_rec_sample *)payload;
     record->calling_context = context_id;
@@ -152,11 +147,14 @@ static void append_sample(adt_sampler_thread *thread, uint32_t context_id, unsig
         for (uint32_t m = 0; m < adt_sampler.metric_count; ++m)
             record->metric_values[m] = (uint64_t)values[m];
     }
+    thread->last_sample_time = time;
+    if (adt_sampler_tap_instead_of_buffer(thread, context_id, shift, time, record->metric_values))
+        return; /* streamed, not in the buffer's levels (ADAPTRACE_ONLINE_OUTPUT=profile;
+                 * with trace the thread's event chain keeps it, values and all: tap.c) */
     if (adt_buffer_append_sample(thread->location, ADT_REC_SAMPLE, time, record,
                                  (uint32_t)(sizeof(adt_rec_sample) + adt_sampler.metric_count * sizeof(uint64_t)),
                                  NULL) == ADT_APPEND_OK)
-        adt_sampler_tap_sample(thread, context_id, shift, time); /* the archive's samples are the stream's */
-    thread->last_sample_time = time;
+        adt_sampler_tap_sample(thread, context_id, shift, time, record->metric_values); /* the archive's samples are the stream's */
 }
 
 /* The handler's time for `samples` samples since entry; returns now. */

@@ -120,12 +120,23 @@ typedef struct adt_sampler_tapped {
  * full, and those of other threads, are counted (adt_sampler_tap_losses).
  * 0, or -1 (no memory). */
 int adt_sampler_tap_open(uint32_t capacity);
+/* The bytes of the ring's slot: an adt_sampler_tapped and, with PAPI
+ * counters, their values (after adt_sampler_init). */
+size_t adt_sampler_tap_slot_bytes(void);
 /* Whether adt_sampler_tap_open succeeded (MPI_Init: the samples can be
  * streamed). */
 bool adt_sampler_tap_opened(void);
 /* Normal context, one reader (no malloc, no lock): the oldest sample not
  * taken yet (false: none), and taking it. */
 bool adt_sampler_tap_peek(adt_sampler_tapped *sample);
+/* After adt_sampler_tap_peek found a sample (before its pop): its PAPI
+ * counter values (ADAPTRACE_METRICS, running totals since the thread's
+ * sampling started); returns how many (0 without counters). */
+uint32_t adt_sampler_tap_peek_values(uint64_t values[ADT_METRICS_COUNT_MAX]);
+/* The PAPI counters each sample carries (after adt_sampler_init): how
+ * many, and each one's name (NULL past them). */
+uint32_t adt_sampler_metric_count(void);
+const char *adt_sampler_metric_name(uint32_t index);
 void adt_sampler_tap_pop(void);
 void adt_sampler_tap_losses(uint64_t *ring_full, uint64_t *other_threads);
 /* While replace is true (ADAPTRACE_ONLINE_OUTPUT=profile, while the stream
@@ -137,9 +148,9 @@ void adt_sampler_tap_replace_buffer(bool replace);
  * adt_sampler_tap_open: the tap replaces the buffer (as above), and the
  * samples it takes so are kept in the owner thread's event chain by
  * adt_sampler_tap_keep_until, so that they leave the buffer in the event
- * chunks the stream sends, and never fill its levels (no halving). Not
- * where PAPI counters are read: the tap has no room for their values,
- * the buffer keeps such samples as offline. */
+ * chunks the stream sends, and never fill its levels (no halving). With
+ * PAPI counters (ADAPTRACE_METRICS) the ring keeps each sample's values
+ * and the event chain's record has them, as the levels' would. */
 void adt_sampler_tap_keep_in_events(void);
 /* Whether adt_sampler_tap_keep_in_events was called (the hot path's one
  * relaxed load before adt_sampler_tap_keep_until). */
@@ -148,8 +159,8 @@ extern bool adt_sampler_tap_keeping;
  * appends an event record at time to location, its own (nothing for
  * other threads' locations): the
  * samples the tap took instead of the buffer up to time go into its event
- * chain first, as ADT_REC_SAMPLE records (their time, calling context and
- * shift; no counter values), so the chain stays in time order. Hot path:
+ * chain first, as ADT_REC_SAMPLE records (their time, calling context,
+ * shift and counter values), so the chain stays in time order. Hot path:
  * no malloc, no lock, no stdio; event appends only. A sample the chain
  * refuses (its events stopped) is counted (adt_sampler_tap_events_stopped)
  * and the buffer's levels take the later ones. */

@@ -276,13 +276,17 @@ uint32_t adt_sampler_graft_top(const adt_sampler_thread *thread);
 
 /* The handler, before appending a sample of thread: true when the tap
  * replaces the buffer (adt_sampler_tap_replace_buffer) and took it; then
- * it is not appended. After appending one: into the tap's ring when it is
- * thread's (and the tap did not replace the buffer). Async-signal-safe:
- * atomics only. */
-bool adt_sampler_tap_instead_of_buffer(adt_sampler_thread *thread, uint32_t context, unsigned shift, uint64_t time);
+ * it is not appended. metric_values: the sample's adt_sampler.metric_count
+ * counter values (read before, as the buffer's record has them), which
+ * the ring keeps beside it for its event chain. After appending one: into
+ * the tap's ring when it is thread's (and the tap did not replace the
+ * buffer). Async-signal-safe: atomics and stores to the ring only. */
+bool adt_sampler_tap_instead_of_buffer(adt_sampler_thread *thread, uint32_t context, unsigned shift, uint64_t time,
+                                       const uint64_t *metric_values);
 /* adt_sampler_shutdown (tests): the tap forgotten, its ring freed. */
 void adt_sampler_tap_close(void);
-void adt_sampler_tap_sample(adt_sampler_thread *thread, uint32_t context, unsigned shift, uint64_t time);
+void adt_sampler_tap_sample(adt_sampler_thread *thread, uint32_t context, unsigned shift, uint64_t time,
+                            const uint64_t *metric_values);
 /* The samples kept in the event chain (adt_sampler_tap_keep_until) added
  * to stats: all (only == NULL) or where only is the owner's location. */
 void adt_sampler_tap_kept(const adt_location *only, adt_sampler_stats *stats);

@@ -20,6 +20,12 @@
  * owner thread, before each of its event appends (mpi-events/, user/), so
  * the chain stays in time order: the handler that interrupts it only
  * writes slots beyond `written`, which the keeper reads after its acquire.
+ * With PAPI counters (ADAPTRACE_METRICS) each slot has the sample's
+ * counter values beside it (`metric_values`, metric_count a slot, written
+ * and published with the slot), so that the event chain's samples carry
+ * them as the buffer's levels would (the archive's Metric records are an
+ * offline run's), and the stream sends the latest ones with its chunks
+ * (adt_sampler_tap_peek_values).
  */
 #include <stdlib.h>
 
@@ -29,6 +35,8 @@
 
 static struct {
     adt_sampler_tapped *slots;
+    uint64_t *metric_values; /* metric_count per slot (NULL without counters) */
+    uint32_t metric_count;   /* adt_sampler.metric_count when opened */
     uint32_t capacity;
     adt_sampler_thread *_Atomic owner; /* the thread whose samples go in */
     _Atomic bool awaiting_owner;       /* opened before any thread sampled: the first to sample owns it */
@@ -55,6 +63,16 @@ int adt_sampler_tap_open(uint32_t capacity)
     tap.slots = calloc(capacity, sizeof *tap.slots);
     if (tap.slots == NULL)
         return -1;
+    /* After adt_sampler_init: the counters are known. */
+    tap.metric_count = adt_sampler.metric_count;
+    if (tap.metric_count > 0) {
+        tap.metric_values = calloc((size_t)capacity * tap.metric_count, sizeof *tap.metric_values);
+        if (tap.metric_values == NULL) {
+            free(tap.slots);
+            tap.slots = NULL;
+            return -1;
+        }
+    }
     tap.capacity = capacity;
     atomic_store(&tap.owner, adt_sampler_current);
     atomic_store(&tap.awaiting_owner, adt_sampler_current == NULL);
@@ -86,9 +104,11 @@ static uint64_t oldest_unread(void)
 }
 
 /* Puts a sample of thread in the ring (to be kept in its event chain
- * where keep); false (counted) when it is another thread's or the ring is
+ * where keep), with its counter values (metric_values: tap.metric_count
+ * of them); false (counted) when it is another thread's or the ring is
  * full. */
-static bool push(adt_sampler_thread *thread, uint32_t context, unsigned shift, uint64_t time, bool keep)
+static bool push(adt_sampler_thread *thread, uint32_t context, unsigned shift, uint64_t time, bool keep,
+                 const uint64_t *metric_values)
 {
     adt_sampler_thread *owner = owner_for(thread);
     if (owner == NULL)
@@ -103,22 +123,29 @@ static bool push(adt_sampler_thread *thread, uint32_t context, unsigned shift, u
         atomic_fetch_add_explicit(&tap.ring_full, 1, memory_order_relaxed);
         return false;
     }
-    tap.slots[written % tap.capacity] = (adt_sampler_tapped){ context, shift, time, keep };
+    uint64_t slot = written % tap.capacity;
+    tap.slots[slot] = (adt_sampler_tapped){ context, shift, time, keep };
+    /* Plain stores to a slot no reader reads until `written` publishes
+     * it (release, below): no lock, async-signal-safe. */
+    for (uint32_t m = 0; m < tap.metric_count; ++m)
+        tap.metric_values[slot * tap.metric_count + m] = metric_values[m];
     atomic_store_explicit(&tap.written, written + 1, memory_order_release);
     return true;
 }
 
-bool adt_sampler_tap_instead_of_buffer(adt_sampler_thread *thread, uint32_t context, unsigned shift, uint64_t time)
+bool adt_sampler_tap_instead_of_buffer(adt_sampler_thread *thread, uint32_t context, unsigned shift, uint64_t time,
+                                       const uint64_t *metric_values)
 {
     return atomic_load_explicit(&tap.instead_of_buffer, memory_order_relaxed) &&
-           push(thread, context, shift, time, atomic_load_explicit(&tap.keeps, memory_order_relaxed));
+           push(thread, context, shift, time, atomic_load_explicit(&tap.keeps, memory_order_relaxed), metric_values);
 }
 
-void adt_sampler_tap_sample(adt_sampler_thread *thread, uint32_t context, unsigned shift, uint64_t time)
+void adt_sampler_tap_sample(adt_sampler_thread *thread, uint32_t context, unsigned shift, uint64_t time,
+                            const uint64_t *metric_values)
 {
     /* Instead of the buffer, the tap was tried first (and counted). */
     if (!atomic_load_explicit(&tap.instead_of_buffer, memory_order_relaxed))
-        push(thread, context, shift, time, false);
+        push(thread, context, shift, time, false, metric_values);
 }
 
 void adt_sampler_tap_replace_buffer(bool replace)
@@ -130,9 +157,7 @@ bool adt_sampler_tap_keeping;
 
 void adt_sampler_tap_keep_in_events(void)
 {
-    /* The tap carries no counter values: with PAPI counters the buffer
-     * keeps the samples (and halves as offline). */
-    if (tap.slots == NULL || adt_sampler.metric_count > 0)
+    if (tap.slots == NULL)
         return;
     atomic_store(&tap.keeps, true);
     __atomic_store_n(&adt_sampler_tap_keeping, true, __ATOMIC_RELAXED);
@@ -154,7 +179,12 @@ void adt_sampler_tap_keep_until(adt_location *location, uint64_t time)
             break;
         if (!sample->keep)
             continue;
-        adt_rec_sample record = { .calling_context = sample->context, .rate_shift = sample->shift };
+        uint64_t payload[(sizeof(adt_rec_sample) + ADT_METRICS_COUNT_MAX * sizeof(uint64_t)) / sizeof(uint64_t)];
+        adt_rec_sample *record = (adt_rec_sample *)payload;
+        *record = (adt_rec_sample){ .calling_context = sample->context, .rate_shift = sample->shift,
+                                    .metric_count = tap.metric_count };
+        for (uint32_t m = 0; m < tap.metric_count; ++m)
+            record->metric_values[m] = tap.metric_values[(kept % tap.capacity) * tap.metric_count + m];
         /* Normal context of the location's own thread, as an event
          * append requires; its handler may interrupt, and writes only
          * slots this loop has not read. Asked first, so that a stopped
@@ -162,7 +192,8 @@ void adt_sampler_tap_keep_until(adt_location *location, uint64_t time)
          * (an append that stops the events, its callback giving up, does:
          * that one record is also an event lost). */
         if (!adt_location_events_stopped(location) &&
-            adt_buffer_append_event(location, ADT_REC_SAMPLE, sample->time, &record, sizeof record) ==
+            adt_buffer_append_event(location, ADT_REC_SAMPLE, sample->time, record,
+                                    (uint32_t)(sizeof *record + tap.metric_count * sizeof(uint64_t))) ==
                 ADT_APPEND_OK) {
             atomic_fetch_add_explicit(&tap.samples_in_events, 1, memory_order_relaxed);
             atomic_fetch_add_explicit(&tap.periods_in_events, 1ull << sample->shift, memory_order_relaxed);
@@ -205,11 +236,19 @@ void adt_sampler_tap_close(void)
     atomic_store(&tap.events_stopped, 0);
     free(tap.slots);
     tap.slots = NULL;
+    free(tap.metric_values);
+    tap.metric_values = NULL;
+    tap.metric_count = 0;
     tap.capacity = 0;
     atomic_store(&tap.written, 0);
     atomic_store(&tap.read, 0);
     atomic_store(&tap.ring_full, 0);
     atomic_store(&tap.other_threads, 0);
+}
+
+size_t adt_sampler_tap_slot_bytes(void)
+{
+    return sizeof(adt_sampler_tapped) + adt_sampler.metric_count * sizeof(uint64_t);
 }
 
 bool adt_sampler_tap_opened(void)
@@ -224,6 +263,25 @@ bool adt_sampler_tap_peek(adt_sampler_tapped *sample)
         return false;
     *sample = tap.slots[read % tap.capacity];
     return true;
+}
+
+uint32_t adt_sampler_tap_peek_values(uint64_t values[ADT_METRICS_COUNT_MAX])
+{
+    /* The slot adt_sampler_tap_peek read, published by the same acquire. */
+    uint64_t slot = atomic_load_explicit(&tap.read, memory_order_relaxed) % tap.capacity;
+    for (uint32_t m = 0; m < tap.metric_count; ++m)
+        values[m] = tap.metric_values[slot * tap.metric_count + m];
+    return tap.metric_count;
+}
+
+uint32_t adt_sampler_metric_count(void)
+{
+    return adt_sampler.metric_count;
+}
+
+const char *adt_sampler_metric_name(uint32_t index)
+{
+    return index < adt_sampler.metric_count ? adt_sampler.metric_names[index] : NULL;
 }
 
 void adt_sampler_tap_pop(void)

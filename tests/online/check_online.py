@@ -35,10 +35,25 @@ CASE:
            on 4 ranks and 2 analyzers: each analyzer writes its own
            ranks' parts of the archive (and says so), and the archive has
            the records of an offline run's;
+  halved-offline  the run of profile and samples-streamed without
+           analyzers halves its buffers 4 times or more: their fixture
+           (CMakeLists.txt), which both compare with;
   profile  a run of samples that halves 4 times or more offline on a
            small buffer keeps its initial rate with
            ADAPTRACE_ONLINE_OUTPUT=profile and 1 analyzer, writes no trace
            files, and its final report.json has the samples streamed;
+  metrics  the run of samples-streamed with perf::TASK-CLOCK
+           (ADAPTRACE_METRICS): the samples and their counter values leave
+           the buffers in their event chunks, no halving, every sample in
+           the analyzer's archive with its Metric record as offline, and
+           adaptrace-report's task clock of the sampled functions adds up
+           to the counter's last values, which the final live report has
+           per rank, and its counts per sampled function are
+           adaptrace-report's (exit 77 where PAPI cannot add it);
+  ring     12 s without an MPI call at 5 kHz (more samples than the
+           ring's minimum) on the default buffer: the ring's share of the
+           budget holds them all, none is lost to ring_full or halved
+           (exit 77 where overload halvings left too few samples);
   samples-streamed  the run of profile, with the default
            ADAPTRACE_ONLINE_OUTPUT=trace: the samples leave the buffers in
            their event chunks, no halving, every sample in the analyzer's
@@ -825,34 +840,50 @@ def check_two(run_dir, mpiexec, launcher, program, report, otf2_print):
     print("\n".join(wrote))
 
 
-def run_halved_offline(run_dir, mpiexec, launcher, arguments, environment):
-    """The offline run of arguments, whose buffers must halve 4 times or
-    more (halvings for overload, a handler that cannot keep up on a loaded
-    machine, are not the buffer's: left out): its summary.json."""
+# The run of samples of profile and samples-streamed (few MPI events; 4 s
+# of each process's CPU time, so that a loaded machine does not make
+# fewer) on 64 KiB buffers at 10 kHz: streamed.c's arguments after the
+# program, and the environment.
+HALVED_ARGUMENTS = ["4", "0", "cpu"]
+HALVED_ENVIRONMENT = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="64K", ADAPTRACE_SAMPLING_RATE="10kHz")
+
+
+def check_halved_offline(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """The offline run of HALVED_ARGUMENTS, whose buffers must halve 4
+    times or more (halvings for overload, a handler that cannot keep up on
+    a loaded machine, are not the buffer's: left out), into
+    run_dir/offline/archive: the fixture of profile and samples-streamed,
+    run once for both (halved_offline reads it)."""
     offline_dir = os.path.join(run_dir, "offline")
     os.makedirs(offline_dir)
     offline = os.path.join(offline_dir, "archive")
     run([WATCHDOG, str(WATCHDOG_S), mpiexec, "--oversubscribe", "-np", "2", launcher, "--output", offline,
-         *arguments], offline_dir, environment)
+         program, *HALVED_ARGUMENTS], offline_dir, HALVED_ENVIRONMENT)
     halved = json.load(open(os.path.join(offline, "summary.json")))
     if halved["most_halvings_per_location"] < 4 or halved["halvings"] - halved["overload_halvings"] < 4:
         fail(f"the offline run halved {halved['most_halvings_per_location']} times on a location, "
              f"{halved['overload_halvings']} of {halved['halvings']} for overload: the test needs 4 or more")
-    return halved
+    print(f"offline {halved['halvings'] - halved['overload_halvings']} halvings of the buffer, "
+          f"{halved['samples_kept']} samples kept")
+
+
+def halved_offline(run_dir):
+    """The summary.json of halved-offline's run (the fixture, beside
+    run_dir)."""
+    return json.load(open(os.path.join(os.path.dirname(run_dir), "halved-offline", "offline", "archive",
+                                       "summary.json")))
 
 
 def check_profile(run_dir, mpiexec, launcher, program, report, otf2_print):
-    """A run of samples (few MPI events; 4 s of each process's CPU time, so
-    that a loaded machine does not make fewer) on a 64 KiB buffer at 10 kHz
-    halves its rate 4 times or more offline; with ADAPTRACE_ONLINE_OUTPUT=profile
+    """The run of samples of HALVED_ARGUMENTS, which halves its rate 4
+    times or more offline (halved-offline); with ADAPTRACE_ONLINE_OUTPUT=profile
     and 1 analyzer the streamed samples are not kept in the buffer: no
     halving, the initial rate to the end, no trace files, and the
     analyzers' final report.json has the samples."""
-    small = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="64K", ADAPTRACE_SAMPLING_RATE="10kHz")
-    arguments = [program, "4", "0", "cpu"]
-    halved = run_halved_offline(run_dir, mpiexec, launcher, arguments, small)
+    halved = halved_offline(run_dir)
     archive = os.path.join(run_dir, "archive")
-    stderr = run(traced(mpiexec, launcher, archive, arguments), run_dir, dict(small, ADAPTRACE_ONLINE_OUTPUT="profile"))
+    stderr = run(traced(mpiexec, launcher, archive, [program, *HALVED_ARGUMENTS]), run_dir,
+                 dict(HALVED_ENVIRONMENT, ADAPTRACE_ONLINE_OUTPUT="profile"))
     summary = json.load(open(os.path.join(archive, "summary.json")))
     if summary["halvings"] != summary["overload_halvings"]:
         fail(f"{summary['halvings'] - summary['overload_halvings']} halvings of the buffer with the analyzer "
@@ -915,17 +946,15 @@ def check_samples_kept(archive, summary, ranks):
 def check_samples_streamed(run_dir, mpiexec, launcher, program, report, otf2_print):
     """The run of online.profile (computing with an MPI_Allreduce every 20
     ms, 64 KiB buffers at 10 kHz), whose buffers halve 4 times or more
-    offline, with 1 analyzer and ADAPTRACE_ONLINE_OUTPUT=trace (the
+    offline (halved-offline), with 1 analyzer and ADAPTRACE_ONLINE_OUTPUT=trace (the
     default): the main threads' samples are kept in their event chains,
     whose full chunks are streamed, so the buffers never halve; every
     sample taken is in the analyzer's archive at the initial rate's weight
     (summary.json's samples kept and sampled seconds per location are the
     archive's), none is lost uncounted, and the live report has them all."""
-    small = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="64K", ADAPTRACE_SAMPLING_RATE="10kHz")
-    arguments = [program, "4", "0", "cpu"]
-    halved = run_halved_offline(run_dir, mpiexec, launcher, arguments, small)
+    halved = halved_offline(run_dir)
     archive = os.path.join(run_dir, "archive")
-    stderr = run(traced(mpiexec, launcher, archive, arguments), run_dir, small)
+    stderr = run(traced(mpiexec, launcher, archive, [program, *HALVED_ARGUMENTS]), run_dir, HALVED_ENVIRONMENT)
     check_archive(archive, otf2_print)
     check_written_by_analyzers(archive, stderr)
     summary = json.load(open(os.path.join(archive, "summary.json")))
@@ -961,6 +990,165 @@ def check_samples_streamed(run_dir, mpiexec, launcher, program, report, otf2_pri
           f"{halved['samples_kept']} samples kept; trace with 1 analyzer: 0 "
           f"({summary['overload_halvings']} for overload), {kept} samples in the archive, "
           f"{summary['online_event_chunks_streamed']} event chunks streamed")
+
+
+def archive_counters(archive, counter):
+    """{(rank group, location): (samples, samples with a Metric record of
+    counter at their time, whether its values never fall, its last value)}
+    of the archive's locations with samples (python3-otf2)."""
+    import otf2
+    found = {}
+    with otf2.reader.open(os.path.join(archive, "traces.otf2")) as trace:
+        last = {}
+        for location, event in trace.events:
+            key = (location.group.name, location.name)
+            if isinstance(event, otf2.events.Metric):
+                members = [member.name for member in getattr(event.metric, "members", [])]
+                if counter in members:
+                    last[key] = (event.time, event.values[members.index(counter)])
+            elif isinstance(event, otf2.events.CallingContextSample):
+                samples, counted, rising, value = found.get(key, (0, 0, True, 0))
+                metric_time, metric_value = last.get(key, (None, None))
+                if metric_time == event.time:
+                    counted += 1
+                    rising = rising and metric_value >= value
+                    value = metric_value
+                found[key] = (samples + 1, counted, rising, value)
+    return found
+
+
+def check_counted_samples(archive, counter, what):
+    """Every sample of the archive has its counter's Metric record at its
+    time, the values rising per location: the records an offline run
+    writes. Returns {(rank group, location): its last value}."""
+    found = archive_counters(archive, counter)
+    if not found:
+        fail(f"{what}: no sample in the archive")
+    for (group, name), (samples, counted, rising, _) in found.items():
+        if counted != samples or not rising:
+            fail(f"{what}: {group} {name}: {counted} of {samples} samples have a {counter} record "
+                 f"at their time{'' if rising else ', its values fall'}")
+    return {key: value for key, (_, _, _, value) in found.items()}
+
+
+def check_metrics(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """The run of samples-streamed with a PAPI counter
+    (ADAPTRACE_METRICS=perf::TASK-CLOCK), whose buffers halve 4 times or
+    more offline: with 1 analyzer (trace output) the main threads'
+    samples, their counter values with them, are kept in the streamed
+    event chunks: no halving of the buffer, every sample in the analyzer's
+    archive with its Metric record as in the offline archive (python3-otf2
+    reads both the same way), and adaptrace-report's task clock of the
+    sampled functions adds up to the counter's last values, which the
+    final live report has per rank (its counter_totals), and the live
+    report's counts per sampled function are adaptrace-report's. Exits 77 where
+    PAPI cannot add the event (the offline archive records no counter)."""
+    counter = "perf::TASK-CLOCK"
+    small = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="64K", ADAPTRACE_SAMPLING_RATE="10kHz", ADAPTRACE_METRICS=counter)
+    arguments = [program, "4", "0", "cpu"]
+    halved = run_halved_offline(run_dir, mpiexec, launcher, arguments, small)
+    offline = os.path.join(run_dir, "offline", "archive")
+    recorded = json.loads(subprocess.run([report, "--json", offline], check=True, capture_output=True,
+                                         text=True).stdout)["counters"]
+    if recorded != [counter]:
+        print(f"skipped: PAPI records no {counter} here (counters {recorded})")
+        sys.exit(77)
+    check_counted_samples(offline, counter, "offline")
+    archive = os.path.join(run_dir, "archive")
+    stderr = run(traced(mpiexec, launcher, archive, arguments), run_dir, small)
+    check_archive(archive, otf2_print)
+    check_written_by_analyzers(archive, stderr)
+    summary = json.load(open(os.path.join(archive, "summary.json")))
+    if summary["halvings"] != summary["overload_halvings"]:
+        fail(f"{summary['halvings'] - summary['overload_halvings']} halvings of the buffer with the analyzer "
+             f"(offline: {halved['halvings'] - halved['overload_halvings']})")
+    if any(summary["online_samples_not_streamed_by_cause"].values()):
+        fail(f"samples not streamed: {summary['online_samples_not_streamed_by_cause']}")
+    main_threads = check_samples_kept(archive, summary, 2)
+    kept = sum(line["samples_kept"] for line in main_threads)
+    if kept < 4 * halved["samples_kept"]:
+        fail(f"{kept} samples in the analyzer's archive, {halved['samples_kept']} offline: expected many more")
+    last_values = check_counted_samples(archive, counter, "with the analyzer")
+    profile = json.loads(subprocess.run([report, "--json", archive], check=True, capture_output=True,
+                                        text=True).stdout)
+    if profile["counters"] != [counter]:
+        fail(f"adaptrace-report finds the counters {profile['counters']} in the analyzer's archive")
+    counted = sum(f["exclusive_counts"][counter] for f in profile["sampled_functions"])
+    if abs(counted - sum(last_values.values())) > 1e-9 * counted or counted < 1e9:
+        fail(f"adaptrace-report counts {counted:.0f} ns of {counter} in the sampled functions, the archive's "
+             f"locations end at {last_values}")
+    # The live report: each rank's counter total is its main thread's last
+    # value in the archive (the samples streamed are the samples kept).
+    live = read_live(archive)
+    if live is None or not live["final"] or live["counters"] != [counter]:
+        fail(f"the final live report's counters: {live and live.get('counters')}")
+    for line in live["per_rank"]:
+        in_archive = [value for (group, _), value in last_values.items() if group == f"MPI Rank {line['rank']}"]
+        if in_archive != [line["counter_totals"][counter]]:
+            fail(f"rank {line['rank']}: the live report's {counter} total is {line['counter_totals']}, the "
+                 f"archive's sampled locations of the rank end at {in_archive}")
+    if live["counter_totals"][counter] != sum(last_values.values()):
+        fail(f"the live report's {counter} total {live['counter_totals']} is not the ranks' sum "
+             f"{sum(last_values.values())}")
+    # Per sampled function, the live counts are adaptrace-report's.
+    live_counts = {f["name"]: (f.get("exclusive_counts", {}).get(counter), f.get("inclusive_counts", {}).get(counter))
+                   for f in live["sampled_functions"]}
+    for function in profile["sampled_functions"]:
+        offline_counts = (function["exclusive_counts"][counter], function["inclusive_counts"][counter])
+        if live_counts.get(function["name"]) != offline_counts:
+            fail(f"{function['name']}: the live report counts {live_counts.get(function['name'])} of {counter} "
+                 f"(exclusive, inclusive), adaptrace-report {offline_counts}")
+    print(f"offline {halved['halvings'] - halved['overload_halvings']} halvings of the buffer, "
+          f"{halved['samples_kept']} samples kept; trace with 1 analyzer: 0 "
+          f"({summary['overload_halvings']} for overload), {kept} samples in the archive, each with its "
+          f"{counter} record; {counted / 1e9:.3f} s of task clock in the sampled functions, as the live report's "
+          f"per-rank totals say; the live counts of the {len(profile['sampled_functions'])} sampled functions are "
+          f"adaptrace-report's")
+
+
+# The ring's minimum (runtime.h, ADT_RUNTIME_RING_MIN_SAMPLES): all the
+# ring held before its share of the budget.
+RING_MIN_SAMPLES = 32768
+
+
+def check_ring(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """12 s of each process's CPU time without an MPI call at 5 kHz (about
+    45,000 samples a rank, more than the ring's minimum of 32,768, which held the
+    samples of 6.6 s; at 10 kHz a loaded machine's overload protection
+    halved the rate too often for the test) on the default 64 MiB buffer
+    with 1 analyzer: the
+    ring takes its share of the budget (8 MiB) and holds the whole stretch
+    until MPI_Finalize takes it: no sample finds it full (ring_full), none
+    goes to the buffer's levels, no halving of the buffer, and every
+    sample is in the analyzer's archive and the final live report. Exits
+    77 where the sampler's overload protection (a loaded machine) left a
+    rank no more samples than the minimum ring holds: then the run shows
+    nothing about the ring's share (none is lost either way)."""
+    fast = dict(ENVIRONMENT, ADAPTRACE_SAMPLING_RATE="5kHz")
+    archive = os.path.join(run_dir, "archive")
+    stderr = run(traced(mpiexec, launcher, archive, [program, "12", "0", "alone"]), run_dir, fast)
+    check_archive(archive, otf2_print)
+    check_written_by_analyzers(archive, stderr)
+    summary = json.load(open(os.path.join(archive, "summary.json")))
+    main_threads = check_samples_kept(archive, summary, 2)
+    if any(summary["online_samples_not_streamed_by_cause"].values()):
+        fail(f"samples not streamed: {summary['online_samples_not_streamed_by_cause']}")
+    if summary["halvings"] != summary["overload_halvings"]:
+        fail(f"{summary['halvings'] - summary['overload_halvings']} halvings of the buffer with the analyzer")
+    kept = sum(line["samples_kept"] for line in main_threads)
+    live = read_live(archive)
+    if live is None or not live["final"] or live["samples"] != summary["online_samples_streamed"] or \
+            live["samples"] != kept:
+        fail(f"the final live report has {live and live['samples']} samples, {summary['online_samples_streamed']} "
+             f"were streamed, {kept} are in the archive")
+    fewest = min(line["samples_kept"] for line in main_threads)
+    if fewest <= RING_MIN_SAMPLES:
+        print(f"skipped: a rank kept {fewest} samples, no more than the ring's minimum of {RING_MIN_SAMPLES} "
+              f"({summary['overload_halvings']} halvings for overload on a loaded machine)")
+        sys.exit(77)
+    print(f"12 s without an MPI call at 5 kHz: {kept} samples in the archive and the live report "
+          f"(at least {fewest} a rank), none found the ring full; {summary['overload_halvings']} halvings for "
+          f"overload, none of the buffer")
 
 
 def check_demo(run_dir, mpiexec, launcher, program, report, otf2_print, analyzers=1):
@@ -1626,7 +1814,7 @@ def check_page(run_dir, mpiexec, launcher, program, report, otf2_print, page_mod
           f"{len(sampled)} sampled functions")
 
 
-CASES = {"samples-streamed": check_samples_streamed, "equal": check_equal, "rates": check_rates_halved, "families": check_families, "nested": check_nested, "samples": check_samples, "two": check_two,
+CASES = {"halved-offline": check_halved_offline, "samples-streamed": check_samples_streamed, "metrics": check_metrics, "ring": check_ring, "equal": check_equal, "rates": check_rates_halved, "families": check_families, "nested": check_nested, "samples": check_samples, "two": check_two,
          "profile": check_profile, "profile_calls": check_profile_calls, "behind": check_behind, "demo": check_demo, "demo-two": check_demo_two,
          "live": check_live, "refused": check_refused, "preloaded": check_preloaded, "killed": check_killed,
          "killed-second": check_killed_second, "killed-first": check_killed_first,

@@ -24,9 +24,9 @@ constexpr uint32_t kRanks = 2;
 constexpr uint32_t kFunctions = 3;
 const char *const kNames[kFunctions] = {"MPI_Send", "MPI_Recv", "MPI_Allreduce"};
 // final, analyzers, interval_s, elapsed_s, analyzers_cpu_s, ended_by_signal, analyzers_reported,
-// analyzer_lost, analyzers_lost_at_s, round_report_bytes, round_report_largest_bytes
-const adt_live_moment kFinal = {true, 1, 2, 1.5, 0.25, 0, 1, nullptr, 0.0, 0, 0};
-const adt_live_moment kRunning = {false, 1, 2, 1.5, 0.25, 0, 1, nullptr, 0.0, 0, 0};
+// analyzer_lost, analyzers_lost_at_s, round_report_bytes, round_report_largest_bytes, counter_names, counters
+const adt_live_moment kFinal = {true, 1, 2, 1.5, 0.25, 0, 1, nullptr, 0.0, 0, 0, nullptr, 0};
+const adt_live_moment kRunning = {false, 1, 2, 1.5, 0.25, 0, 1, nullptr, 0.0, 0, 0, nullptr, 0};
 
 size_t chunk_bytes(uint32_t records)
 {
@@ -209,6 +209,44 @@ TEST_F(Live, MessagesGoToTheSendersRowOfTheMatrix)
     EXPECT_EQ(adt_live_add_chunk(&live, 1, &chunk, chunk_bytes(5), true, error, sizeof error), -1)
         << "a receiver beyond the run's ranks";
     EXPECT_EQ(live.matrix.messages[1 * kRanks + 0], 1001u) << "nothing of the refused chunk added";
+}
+
+// The ranks' PAPI counters (ADAPTRACE_METRICS): each chunk's header has
+// their running totals at the rank's last sample streamed; the report
+// names the counters the moment gives, has each rank's latest totals and
+// their sum over the ranks.
+TEST_F(Live, TheReportHasEachRanksLatestCounterTotals)
+{
+    ScratchDirectory scratch("adt-online-live-counters");
+    std::string archive = scratch.path() + "/archive";
+    for (uint32_t rank = 0; rank < kRanks; rank++) {
+        adt_online_chunk chunk = make_chunk(rank);
+        chunk.header.counter_totals[0] = 1000 + rank;
+        chunk.header.counter_totals[1] = 7;
+        ASSERT_EQ(adt_live_add_chunk(&live, rank, &chunk, chunk_bytes(2), false, error, sizeof error), 0) << error;
+        chunk.header.counter_totals[0] = 5000 + rank;
+        chunk.header.counter_totals[1] = 9;
+        ASSERT_EQ(adt_live_add_chunk(&live, rank, &chunk, chunk_bytes(2), true, error, sizeof error), 0) << error;
+    }
+    const char *const counters[] = {"perf::TASK-CLOCK", "perf::PAGE-FAULTS"};
+    adt_live_moment moment = kFinal;
+    moment.counter_names = counters;
+    moment.counters = 2;
+    ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &moment, nullptr, error, sizeof error), 0)
+        << error;
+    std::string report = written_report(archive);
+    EXPECT_NE(report.find("\"counters\": [\"perf::TASK-CLOCK\", \"perf::PAGE-FAULTS\"]"), std::string::npos) << report;
+    EXPECT_NE(report.find("\"counter_totals\": {\"perf::TASK-CLOCK\": 10001, \"perf::PAGE-FAULTS\": 18}"),
+              std::string::npos)
+        << report;
+    EXPECT_NE(report.find("\"counter_totals\": {\"perf::TASK-CLOCK\": 5001, \"perf::PAGE-FAULTS\": 9}}"),
+              std::string::npos)
+        << "rank 1's latest: " << report;
+    ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &kFinal, nullptr, error, sizeof error), 0)
+        << error;
+    report = written_report(archive);
+    EXPECT_NE(report.find("\"counters\": [],\n  \"counter_totals\": {}"), std::string::npos)
+        << "without counters: " << report;
 }
 
 adt_online_record message_end(bool sending, uint32_t peer, uint64_t enter, uint64_t comm, uint32_t tag,
@@ -799,7 +837,7 @@ TEST_F(Live, AReportOfAJobEndedBySignalSaysSoAndIsNotFinal)
     std::string archive = scratch.path() + "/archive";
     adt_online_chunk chunk = make_chunk(0);
     ASSERT_EQ(adt_live_add_chunk(&live, 0, &chunk, chunk_bytes(2), false, error, sizeof error), 0) << error;
-    const adt_live_moment ended = {false, 2, 2, 3.0, 0.5, SIGTERM, 1, nullptr, 0.0, 0, 0};
+    const adt_live_moment ended = {false, 2, 2, 3.0, 0.5, SIGTERM, 1, nullptr, 0.0, 0, 0, nullptr, 0};
     ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &ended, nullptr, error, sizeof error), 0)
         << error;
     std::string report = written_report(archive);
@@ -816,7 +854,7 @@ TEST_F(Live, AReportNamesTheRanksOfTheLostAnalyzersOnlyAndWhen)
     std::string archive = scratch.path() + "/archive";
     // 2 ranks, 2 analyzers: rank 1 is analyzer 1's (adt_online_analyzer_of).
     const bool second_lost[2] = {false, true};
-    const adt_live_moment without_second = {false, 2, 2, 3.0, 0.5, 0, 1, second_lost, 2.5, 0, 0};
+    const adt_live_moment without_second = {false, 2, 2, 3.0, 0.5, 0, 1, second_lost, 2.5, 0, 0, nullptr, 0};
     ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &without_second, nullptr, error, sizeof error), 0)
         << error;
     std::string report = written_report(archive);
@@ -825,7 +863,7 @@ TEST_F(Live, AReportNamesTheRanksOfTheLostAnalyzersOnlyAndWhen)
     // 3 analyzers for 2 ranks: analyzer 2 serves none, and its loss
     // leaves both ranks with theirs.
     const bool third_lost[3] = {false, false, true};
-    const adt_live_moment without_third = {false, 3, 2, 3.0, 0.5, 0, 2, third_lost, 1.25, 0, 0};
+    const adt_live_moment without_third = {false, 3, 2, 3.0, 0.5, 0, 2, third_lost, 1.25, 0, 0, nullptr, 0};
     ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &without_third, nullptr, error, sizeof error), 0)
         << error;
     report = written_report(archive);
@@ -882,10 +920,10 @@ TEST_F(Live, SamplesCountForTheirFunctionAndOnceForEveryFunctionOnTheirPath)
     ASSERT_NE(profile, nullptr);
     std::string text(profile, length);
     free(profile);
-    // rank, exclusive and inclusive samples, exclusive and inclusive µs, name
-    EXPECT_NE(text.find("1 0 3 0 4000 main\n"), std::string::npos) << text;
-    EXPECT_NE(text.find("1 1 3 1000 4000 solve\n"), std::string::npos) << "recursion counts once: " << text;
-    EXPECT_NE(text.find("1 2 2 3000 3000 kernel\n"), std::string::npos) << text;
+    // rank, exclusive and inclusive samples, exclusive and inclusive µs, counters (none), name
+    EXPECT_NE(text.find("1 0 3 0 4000 0 main\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("1 1 3 1000 4000 0 solve\n"), std::string::npos) << "recursion counts once: " << text;
+    EXPECT_NE(text.find("1 2 2 3000 3000 0 kernel\n"), std::string::npos) << text;
 
     ScratchDirectory scratch("adt-online-live-samples");
     std::string archive = scratch.path() + "/archive";
@@ -897,6 +935,65 @@ TEST_F(Live, SamplesCountForTheirFunctionAndOnceForEveryFunctionOnTheirPath)
     EXPECT_NE(report.find("\"samples\": 3,"), std::string::npos) << report;
     EXPECT_NE(report.find("{\"name\": \"kernel\", \"exclusive_samples\": 2, \"inclusive_samples\": 2, "
                           "\"exclusive_seconds\": 0.003000, \"inclusive_seconds\": 0.003000}"),
+              std::string::npos)
+        << report;
+}
+
+// With PAPI counters (ADAPTRACE_METRICS) each sample is a samples record
+// of its own followed by its counts records (the differences of the
+// counters' running totals): fed with them, the counts go to the sampled
+// functions as adaptrace-report's do, exclusive to the sample's function,
+// inclusive to every function on its path, and through the profile's text
+// lines into the report, keyed by the counters' names.
+TEST_F(Live, TheCountsOfEachSampleGoToItsFunctionsInTheProfile)
+{
+    live.namer = name_by_key;
+    live.samples[1].rate_hz = 1000;
+    live.samples[1].tree.counters = 2;
+    adt_online_chunk chunk{};
+    chunk.header.rank = 1;
+    chunk.records[0] = context(1, ADT_ONLINE_NO_PARENT, 1);  // main
+    chunk.records[1] = context(2, 1, 3);                     // main -> kernel
+    adt_online_record sample{};
+    sample.kind = ADT_ONLINE_RECORD_SAMPLES;
+    sample.id = 1;
+    adt_online_record counts{};
+    counts.kind = ADT_ONLINE_RECORD_COUNTS;
+    sample.samples[0] = {2, 0};
+    counts.counts[0] = 100;
+    counts.counts[1] = 1;
+    chunk.records[2] = sample;
+    chunk.records[3] = counts;
+    sample.samples[0] = {1, 0};
+    counts.counts[0] = 50;
+    counts.counts[1] = 2;
+    chunk.records[4] = sample;
+    chunk.records[5] = counts;
+    chunk.header.records = 6;
+    ASSERT_EQ(adt_live_add_chunk(&live, 1, &chunk, chunk_bytes(6), false, error, sizeof error), 0) << error;
+    size_t length = 0;
+    char *profile = adt_live_sampled_profile(&live, &length);
+    ASSERT_NE(profile, nullptr);
+    std::string text(profile, length);
+    free(profile);
+    // ..., counters, each one's exclusive and inclusive counts, name
+    EXPECT_NE(text.find("1 1 2 1000 2000 2 50 150 2 3 main\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("1 1 1 1000 1000 2 100 100 1 1 kernel\n"), std::string::npos) << text;
+
+    ScratchDirectory scratch("adt-online-live-counts");
+    std::string archive = scratch.path() + "/archive";
+    const char *const counters[] = {"perf::TASK-CLOCK", "perf::PAGE-FAULTS"};
+    adt_live_moment moment = kRunning;
+    moment.counter_names = counters;
+    moment.counters = 2;
+    ASSERT_EQ(adt_live_write(&live, kNames, text.data(), text.size(), archive.c_str(), &moment, nullptr, error,
+                             sizeof error),
+              0)
+        << error;
+    std::string report = written_report(archive);
+    EXPECT_NE(report.find("\"exclusive_seconds\": 0.001000, \"inclusive_seconds\": 0.002000, \"exclusive_counts\": "
+                          "{\"perf::TASK-CLOCK\": 50, \"perf::PAGE-FAULTS\": 2}, \"inclusive_counts\": "
+                          "{\"perf::TASK-CLOCK\": 150, \"perf::PAGE-FAULTS\": 3}}"),
               std::string::npos)
         << report;
 }
@@ -919,7 +1016,7 @@ TEST_F(Live, ASampleWhoseContextWasNeverDefinedIsLeftOut)
     size_t length = 0;
     char *profile = adt_live_sampled_profile(&live, &length);
     ASSERT_NE(profile, nullptr);
-    EXPECT_EQ(std::string(profile, length), "0 1 1 1000 1000 main\n");
+    EXPECT_EQ(std::string(profile, length), "0 1 1 1000 1000 0 main\n");
     free(profile);
 }
 

@@ -194,10 +194,10 @@ SHARES_RUN = ["--sampling-clock", "wall", "--buffer-size", "64K", "--sampling-ra
 SHARES_CPU_SECONDS = 2.5
 
 
-def trace_three_functions(launcher, program, archive, threads, options=()):
-    """Traces THREE_FUNCTIONS on threads threads with SHARES_RUN and the launcher options given into
-    archive; returns the truth file's lines and summary.json, after
-    checking that every location halved at least three times."""
+def run_three_functions(launcher, program, archive, threads, cpu_seconds, options=()):
+    """Traces THREE_FUNCTIONS on threads threads for cpu_seconds each
+    with SHARES_RUN and the launcher options given into archive; returns
+    the path of the truth file the program wrote."""
     run_dir = os.path.dirname(os.path.abspath(archive))
     os.makedirs(run_dir, exist_ok=True)
     truth_path = f"{run_dir}/truth"
@@ -205,8 +205,28 @@ def trace_three_functions(launcher, program, archive, threads, options=()):
                    if not name.startswith(("ADAPTRACE_", "_ADAPTRACE_")) and name != "LD_PRELOAD"}
     subprocess.run(["rm", "-rf", archive], check=True)
     subprocess.run([launcher] + SHARES_RUN + list(options) + ["--output", archive, program, str(threads),
-                                                              str(SHARES_CPU_SECONDS), truth_path],
+                                                              str(cpu_seconds), truth_path],
                    check=True, env=environment, timeout=60)
+    return truth_path
+
+
+def skip_unless_recorded(report, launcher, program, archive, counters, what):
+    """Exits 77 (skipped) unless a short run (0.1 s) records counters
+    (PAPI's list in that order) with its samples: where PAPI cannot count
+    them, said before the run of SHARES_CPU_SECONDS (one at a time, both
+    cores) rather than after it."""
+    run_three_functions(launcher, program, archive, 1, 0.1, ["--metrics", ",".join(counters)])
+    profile = profile_of(report, archive)
+    if profile["counters"] != counters:
+        print(f"skipped: PAPI records no {what} here (counters {profile['counters']})")
+        sys.exit(77)
+
+
+def trace_three_functions(launcher, program, archive, threads, options=()):
+    """Traces THREE_FUNCTIONS on threads threads with SHARES_RUN and the launcher options given into
+    archive; returns the truth file's lines and summary.json, after
+    checking that every location halved at least three times."""
+    truth_path = run_three_functions(launcher, program, archive, threads, SHARES_CPU_SECONDS, options)
     truth = [[int(field) for field in line.split()] for line in open(truth_path).read().splitlines()]
     expect([line[0] for line in truth] == list(range(threads)) and all(len(line) == 4 for line in truth),
            f"truth file {truth_path}")
@@ -255,12 +275,12 @@ def check_task_clock(report, archive, launcher, program):
     task-clock total is its measured CPU time, within 5 % for the three
     together and within the bound of check_shares for each one's share.
     Exits 77 (skipped) where PAPI records no perf event."""
+    skip_unless_recorded(report, launcher, program, archive, ["perf::TASK-CLOCK"], "perf::TASK-CLOCK")
     truth, _ = trace_three_functions(launcher, program, archive, 1, ["--metrics", "perf::TASK-CLOCK"])
     ((_, *nanoseconds),) = truth
     profile = profile_of(report, archive)
-    if profile["counters"] != ["perf::TASK-CLOCK"]:
-        print(f"skipped: PAPI records no perf::TASK-CLOCK here (counters {profile['counters']})")
-        sys.exit(77)
+    expect(profile["counters"] == ["perf::TASK-CLOCK"],
+           f"perf::TASK-CLOCK recorded in the short run, not in the long one (counters {profile['counters']})")
     counted = {f["name"]: f["exclusive_counts"]["perf::TASK-CLOCK"] for f in profile["sampled_functions"]}
     in_functions = sum(counted.get(name, 0) for name in THREE_FUNCTIONS)
     expect(abs(in_functions / sum(nanoseconds) - 1) <= 0.05,
@@ -281,12 +301,12 @@ def check_cycles(report, archive, launcher, program):
     cycle, between 0.05 and 8, in the JSON and the text. Exits 77
     (skipped) on a machine without a hardware PMU that PAPI can use."""
     counters = ["PAPI_TOT_CYC", "PAPI_TOT_INS"]
+    skip_unless_recorded(report, launcher, program, archive, counters, "cycles and instructions")
     truth, _ = trace_three_functions(launcher, program, archive, 1, ["--metrics", ",".join(counters)])
     ((_, *nanoseconds),) = truth
     profile = profile_of(report, archive)
-    if profile["counters"] != counters:
-        print(f"skipped: PAPI records no cycles and instructions here (counters {profile['counters']})")
-        sys.exit(77)
+    expect(profile["counters"] == counters,
+           f"cycles and instructions recorded in the short run, not in the long one (counters {profile['counters']})")
     rows = {f["name"]: f for f in profile["sampled_functions"]}
     cycles = {name: row["exclusive_counts"]["PAPI_TOT_CYC"] for name, row in rows.items()}
     in_functions = sum(cycles.get(name, 0) for name in THREE_FUNCTIONS)

@@ -1014,6 +1014,46 @@ TEST_F(Sampler, TaskClockOfTheSamplesAddsUpToTheThreadsCpuTime)
     EXPECT_NEAR(task_clock_ns, cpu_ns, 0.05 * cpu_ns);
 }
 
+// ADAPTRACE_ONLINE_OUTPUT=trace with ADAPTRACE_METRICS (issue #28): the
+// tap's ring keeps each sample's counter values, and the samples it keeps
+// in the event chain carry them as the levels' would: one value each,
+// running totals that never fall and add up to the thread's CPU time.
+// Before, the tap kept no values and the buffer's levels took such samples.
+TEST_F(Sampler, TheTapKeepsTheSamplesCounterValuesInTheEventChain)
+{
+    std::string warnings;
+    warnings = capture_stderr([&] { start(1 << 22, 4096, 2000, 32, "perf::TASK-CLOCK", ADT_SAMPLING_CLOCK_CPU); });
+    adt_sampler_stats before;
+    adt_sampler_get_stats(&before);
+    if (before.metrics == 0)
+        GTEST_SKIP() << "PAPI's perf_event component counts nothing here: " << warnings;
+    adt_location *where = location(1);
+    double cpu_ns = 0;
+    std::thread worker([&] {
+        ASSERT_EQ(adt_sampler_thread_start(where), 0);
+        ASSERT_EQ(adt_sampler_tap_open(1 << 14), 0);
+        adt_sampler_tap_keep_in_events();
+        double cpu_start = thread_cpu_ns();
+        adt_test_work_a(3000);
+        cpu_ns = thread_cpu_ns() - cpu_start;
+        adt_sampler_thread_stop(where);
+        adt_sampler_keep_tapped(where, UINT64_MAX);
+    });
+    worker.join();
+    std::vector<Sample> kept = samples(where);
+    std::vector<std::vector<uint64_t>> values = metric_values(where);
+    ASSERT_GT(kept.size(), 50u) << "too few samples";
+    ASSERT_EQ(values.size(), kept.size());
+    uint64_t previous = 0;
+    for (size_t i = 0; i < kept.size(); ++i) {
+        EXPECT_EQ(kept[i].level, ADT_EVENT_LEVEL) << "a sample in the levels";
+        ASSERT_EQ(values[i].size(), 1u);
+        ASSERT_GE(values[i][0], previous) << "a running total never falls";
+        previous = values[i][0];
+    }
+    EXPECT_NEAR(static_cast<double>(previous), cpu_ns, 0.05 * cpu_ns + 2e6) << "the counter ran from thread start";
+}
+
 #if ADT_WITH_PAPI
 // A misspelled event: one line with PAPI's reason and the closest names
 // PAPI lists, and the run goes on without it.

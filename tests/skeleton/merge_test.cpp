@@ -66,16 +66,28 @@ std::vector<uint8_t> part_of(const Calls &calls, uint32_t rank)
     return part;
 }
 
+// An empty file of the tests' own under /tmp (skeleton-KIND-XXXXXX),
+// for a writer to replace; the test unlinks it (taken_back does).
+std::string temporary_file(const char *kind)
+{
+    std::string path = std::string("/tmp/skeleton-") + kind + "-XXXXXX";
+    int fd = mkstemp(path.data());
+    EXPECT_GE(fd, 0) << path;
+    if (fd >= 0)
+        close(fd);
+    return path;
+}
+
 // The bytes of the file at path, which is removed.
-std::vector<uint8_t> taken_back(const char *path)
+std::vector<uint8_t> taken_back(const std::string &path)
 {
     std::vector<uint8_t> bytes;
-    FILE *stream = fopen(path, "rb");
+    FILE *stream = fopen(path.c_str(), "rb");
     for (int c; stream && (c = fgetc(stream)) != EOF;)
         bytes.push_back((uint8_t)c);
     if (stream)
         fclose(stream);
-    unlink(path);
+    unlink(path.c_str());
     return bytes;
 }
 
@@ -98,11 +110,8 @@ std::vector<uint8_t> file_of(const std::vector<Calls> &ranks, const std::vector<
         data.push_back(causes[r] ? nullptr : parts[r].data());
         sizes.push_back(parts[r].size());
     }
-    char path[] = "/tmp/skeleton-merge-XXXXXX";
-    int fd = mkstemp(path);
-    EXPECT_GE(fd, 0);
-    close(fd);
-    EXPECT_EQ(adt_skeleton_file_write(path, kNames, 8, data.data(), sizes.data(), (uint32_t)ranks.size(), 1000000000,
+    const std::string path = temporary_file("merge");
+    EXPECT_EQ(adt_skeleton_file_write(path.c_str(), kNames, 8, data.data(), sizes.data(), (uint32_t)ranks.size(), 1000000000,
                                       causes.data()),
               0);
     return taken_back(path);
@@ -362,10 +371,8 @@ adt_skeleton_merge *subtree_of(const std::vector<std::vector<uint8_t>> &parts, u
 
 std::vector<uint8_t> written(const adt_skeleton_merge *merge, uint32_t ranks)
 {
-    char path[] = "/tmp/skeleton-tree-XXXXXX";
-    int fd = mkstemp(path);
-    close(fd);
-    EXPECT_EQ(adt_skeleton_merge_write(merge, path, kNames, 8, ranks, 1000000000), 0);
+    const std::string path = temporary_file("tree");
+    EXPECT_EQ(adt_skeleton_merge_write(merge, path.c_str(), kNames, 8, ranks, 1000000000), 0);
     return taken_back(path);
 }
 
@@ -476,9 +483,8 @@ TEST(SkeletonPartial, ACauseTheWriterDoesNotKnowIsEmpty)
     std::vector<uint8_t> part = part_of(ring(+1, 0), 0);
     const uint8_t *parts[] = { part.data(), nullptr };
     size_t sizes[] = { part.size(), 0 };
-    char path[] = "/tmp/skeleton-partial-XXXXXX";
-    close(mkstemp(path));
-    ASSERT_EQ(adt_skeleton_file_write(path, kNames, 8, parts, sizes, 2, 1000000000, nullptr), 0);
+    const std::string path = temporary_file("partial");
+    ASSERT_EQ(adt_skeleton_file_write(path.c_str(), kNames, 8, parts, sizes, 2, 1000000000, nullptr), 0);
     Read read(taken_back(path));
     ASSERT_NE(read.file, nullptr) << read.error;
     EXPECT_STREQ(read.file->ranks[1].missing_cause, "");
@@ -489,12 +495,11 @@ TEST(SkeletonPartial, NoRankWithASkeletonIsNoFile)
     const uint8_t *parts[] = { nullptr, nullptr };
     size_t sizes[] = { 0, 0 };
     const char *causes[] = { "damaged", "damaged" };
-    char path[] = "/tmp/skeleton-partial-XXXXXX";
-    close(mkstemp(path));
+    const std::string path = temporary_file("partial");
     errno = 0;
-    EXPECT_EQ(adt_skeleton_file_write(path, kNames, 8, parts, sizes, 2, 1000000000, causes), -1);
+    EXPECT_EQ(adt_skeleton_file_write(path.c_str(), kNames, 8, parts, sizes, 2, 1000000000, causes), -1);
     EXPECT_EQ(errno, EINVAL);
-    unlink(path);
+    unlink(path.c_str());
 }
 
 // A partial file cut anywhere, or with any byte flipped, is refused in one
@@ -594,17 +599,16 @@ TEST(SkeletonPartial, AMergeNamingARankTwiceOrNoneIsNotWritten)
     std::vector<uint8_t> part = part_of(ring(+1, 0), 0);
     adt_skeleton_merge *merge = adt_skeleton_merge_of_part(part.data(), part.size(), 0);
     ASSERT_TRUE(adt_skeleton_merge_add(merge, adt_skeleton_merge_of_missing(2, 1, "damaged")));
-    char path[] = "/tmp/skeleton-partial-XXXXXX";
-    close(mkstemp(path));
+    const std::string path = temporary_file("partial");
     errno = 0;
-    EXPECT_EQ(adt_skeleton_merge_write(merge, path, kNames, 8, 3, 1000000000), -1) << "rank 1 is named nowhere";
+    EXPECT_EQ(adt_skeleton_merge_write(merge, path.c_str(), kNames, 8, 3, 1000000000), -1) << "rank 1 is named nowhere";
     EXPECT_EQ(errno, EINVAL);
     ASSERT_TRUE(adt_skeleton_merge_add(merge, adt_skeleton_merge_of_missing(0, 2, "damaged")));
     errno = 0;
-    EXPECT_EQ(adt_skeleton_merge_write(merge, path, kNames, 8, 3, 1000000000), -1) << "rank 0 is named twice";
+    EXPECT_EQ(adt_skeleton_merge_write(merge, path.c_str(), kNames, 8, 3, 1000000000), -1) << "rank 0 is named twice";
     EXPECT_EQ(errno, EINVAL);
     adt_skeleton_merge_free(merge);
-    unlink(path);
+    unlink(path.c_str());
 }
 
 } // namespace
