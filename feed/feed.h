@@ -23,7 +23,10 @@
  * - waiting: late sender (a receive entered before its matching send's
  *   call) and collective waiting (each member's wait from its entry to
  *   the last member's entry), per rank, from the messages and collective
- *   instances matched as their ends come.
+ *   instances matched as their ends come;
+ * - orderings: indices by a figure, largest first, and the ranks by their
+ *   waiting (adaptrace-report's and the live report's
+ *   "ranks_waiting_most").
  *
  * Normal context only (malloc): the producers are post-mortem or the
  * analysis process, never a rank's hot path. Plain C types: the unit
@@ -141,6 +144,21 @@ typedef struct adt_feed_spread {
  * after the one before (the first at values): a field of an array of
  * structs, or an array of doubles. */
 adt_feed_spread adt_feed_spread_of(const void *values, size_t count, size_t stride);
+
+/* ---- Orderings ---- */
+
+/* The indices 0..count-1 ordered by a double at byte offset field_offset
+ * of count elements of element_size bytes from base, largest first, equal
+ * ones by index. NULL when out of memory; the caller frees. */
+uint32_t *adt_feed_order_by(const void *base, size_t count, size_t element_size, size_t field_offset);
+
+/* The ranks 0..ranks-1 ordered by their waiting, most first: late sender
+ * plus collective waiting ticks (an adt_feed_waiting's arrays, or their
+ * sums over several analyses), equal ones by rank. Ordered by the ticks,
+ * not by seconds: producers with the same ticks give the same order. NULL
+ * when out of memory; the caller frees. */
+uint32_t *adt_feed_ranks_waiting_most(const uint64_t *late_sender_ticks, const uint64_t *collective_wait_ticks,
+                                      size_t ranks);
 
 /* ---- Span and computation per rank ---- */
 
@@ -398,5 +416,14 @@ int adt_feed_message_end_add(adt_feed_waiting *waiting, bool sending, const adt_
  * (nothing added) when the rank is not one or out of memory. */
 int adt_feed_collective_end(adt_feed_waiting *waiting, uint32_t comm, uint32_t members,
                             const adt_feed_collective_entry *entry);
+/* As adt_feed_collective_end, the end of the rank's instance sequence on
+ * comm as the producer numbered it (the count of the rank's collective
+ * ends on comm before it, fed or not): an end the producer lost leaves
+ * its instance incomplete (never matched, kept until the waiting is
+ * freed) and does not shift the rank's later ones. Each rank's numbers
+ * on a communicator must grow; -1 (nothing added) for one that does not,
+ * a rank that is not one, or out of memory. */
+int adt_feed_collective_end_numbered(adt_feed_waiting *waiting, uint32_t comm, uint32_t members,
+                                     const adt_feed_collective_entry *entry, uint64_t sequence);
 
 #endif

@@ -162,15 +162,10 @@ static adt_feed_collective_window *window_of(adt_feed_waiting *waiting, uint32_t
     return window->next_sequence != NULL ? window : NULL;
 }
 
-int adt_feed_collective_end(adt_feed_waiting *waiting, uint32_t comm, uint32_t members,
-                            const adt_feed_collective_entry *entry)
+/* The end of entry->rank's instance sequence on window's communicator. */
+static int collective_end_at(adt_feed_waiting *waiting, adt_feed_collective_window *window, uint32_t members,
+                             const adt_feed_collective_entry *entry, uint64_t sequence)
 {
-    if (entry->rank >= waiting->ranks)
-        return -1;
-    adt_feed_collective_window *window = window_of(waiting, comm);
-    if (window == NULL)
-        return -1;
-    uint64_t sequence = window->next_sequence[entry->rank]++;
     /* An instance already complete has no room for another member. */
     if (members == 0 || sequence < window->first)
         return 0;
@@ -198,4 +193,31 @@ int adt_feed_collective_end(adt_feed_waiting *waiting, uint32_t comm, uint32_t m
         drop_complete(window);
     }
     return 0;
+}
+
+int adt_feed_collective_end(adt_feed_waiting *waiting, uint32_t comm, uint32_t members,
+                            const adt_feed_collective_entry *entry)
+{
+    if (entry->rank >= waiting->ranks)
+        return -1;
+    adt_feed_collective_window *window = window_of(waiting, comm);
+    if (window == NULL)
+        return -1;
+    return collective_end_at(waiting, window, members, entry, window->next_sequence[entry->rank]++);
+}
+
+int adt_feed_collective_end_numbered(adt_feed_waiting *waiting, uint32_t comm, uint32_t members,
+                                     const adt_feed_collective_entry *entry, uint64_t sequence)
+{
+    if (entry->rank >= waiting->ranks)
+        return -1;
+    adt_feed_collective_window *window = window_of(waiting, comm);
+    if (window == NULL)
+        return -1;
+    /* A number below one already fed is a producer's error (or a second
+     * copy of an end): it would add a member to another instance. */
+    if (sequence < window->next_sequence[entry->rank])
+        return -1;
+    window->next_sequence[entry->rank] = sequence + 1;
+    return collective_end_at(waiting, window, members, entry, sequence);
 }

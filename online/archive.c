@@ -264,31 +264,43 @@ static bool write_parts(part *parts, uint32_t ranks, const uint32_t *process_of,
     return !broken;
 }
 
-/* Whether every writing analyzer holds mine true: each tells each other
- * one word and waits at most wait_seconds for theirs; false where one
- * said no or did not answer in time (then its receive is cancelled and
- * its word left allocated, as MPI may still write it). */
-static bool every_analyzer(const adt_online_writers *writers, int tag, bool mine, unsigned wait_seconds)
+/* The most of an analyzer's reason for no that the others learn. */
+#define REASON_BYTES 256
+
+/* Whether every writing analyzer says yes: each tells each other its
+ * reason for no (mine; "" for yes) and waits at most wait_seconds for
+ * theirs. false where one said no, why then holding the lowest such
+ * analyzer's reason ("analyzer 1: rank 1: ..."), the cause that stops
+ * them all, or where one did not answer in time (why says so: its
+ * receive is cancelled and the texts left allocated, as MPI may still
+ * read or write them). */
+static bool every_analyzer(const adt_online_writers *writers, int tag, const char *mine, char *why, size_t why_size,
+                           unsigned wait_seconds)
 {
     if (writers->comm == MPI_COMM_SELF || writers->count == 1)
-        return mine;
-    static const int yes = 1, no = 0;
+        return mine[0] == '\0';
     int peers = writers->count - 1;
-    int *words = calloc((size_t)peers, sizeof *words);
+    /* [0]: mine, sent to each peer; [1 + i]: the i-th peer's. */
+    char(*texts)[REASON_BYTES] = calloc((size_t)peers + 1, sizeof *texts);
     MPI_Request *requests = malloc(2 * (size_t)peers * sizeof *requests);
-    if (words == NULL || requests == NULL) {
-        free(words);
+    if (texts == NULL || requests == NULL) {
+        free(texts);
         free(requests);
+        snprintf(why, why_size, "out of memory to hear the other analyzers");
         return false;
     }
+    snprintf(texts[0], sizeof texts[0], "%s", mine);
+    bool yes = mine[0] == '\0';
     for (int peer = 0, i = 0; peer < writers->count; peer++) {
         if (peer == writers->index)
             continue;
-        if (MPI_Isend(mine ? &yes : &no, 1, MPI_INT, peer, tag, writers->analyzers, &requests[i]) != MPI_SUCCESS)
+        if (MPI_Isend(texts[0], REASON_BYTES, MPI_CHAR, peer, tag, writers->analyzers, &requests[i]) != MPI_SUCCESS)
             requests[i] = MPI_REQUEST_NULL;
-        if (MPI_Irecv(&words[i / 2], 1, MPI_INT, peer, tag, writers->analyzers, &requests[i + 1]) != MPI_SUCCESS) {
+        if (MPI_Irecv(texts[1 + i / 2], REASON_BYTES, MPI_CHAR, peer, tag, writers->analyzers, &requests[i + 1]) !=
+            MPI_SUCCESS) {
             requests[i + 1] = MPI_REQUEST_NULL;
-            mine = false;
+            snprintf(why, why_size, "analyzer %d could not be heard", peer);
+            yes = false;
         }
         i += 2;
     }
@@ -304,13 +316,22 @@ static bool every_analyzer(const adt_online_writers *writers, int tag, bool mine
             if (requests[i] != MPI_REQUEST_NULL)
                 MPI_Cancel(&requests[i]);
         free(requests);
+        snprintf(why, why_size, "another analyzer did not answer within %u s", wait_seconds);
         return false;
     }
-    for (int i = 0; i < peers; i++)
-        mine = mine && words[i] == 1;
-    free(words);
+    for (int peer = 0, i = 0; peer < writers->count; peer++) {
+        if (peer == writers->index)
+            continue;
+        char *theirs = texts[1 + i++];
+        theirs[REASON_BYTES - 1] = '\0';
+        if (yes && theirs[0] != '\0') {
+            snprintf(why, why_size, "analyzer %d: %s", peer, theirs);
+            yes = false;
+        }
+    }
+    free(texts);
     free(requests);
-    return mine;
+    return yes;
 }
 
 /* "ranks 2-3" of the ranks this analyzer writes (contiguous). */
@@ -349,9 +370,14 @@ void adt_online_archive_write(MPI_Comm parent, const adt_online_writers *writers
     char error[sizeof((adt_trace_result *)0)->error - 64] = "";
     bool every_part =
         receive_states(parent, parts, ranks, process_of, here, wait_seconds, ending, error, sizeof error);
-    if (!every_analyzer(writers, TAG_AGREE_REBUILT, every_part, wait_seconds) && every_part)
-        snprintf(error, sizeof error,
-                 "another analyzer did not rebuild its ranks' parts (or did not say so within %u s)", wait_seconds);
+    /* Each tells the others why it cannot write, so that each analyzer's
+     * answer to its ranks (rank 0's line among them) names the cause. */
+    char theirs[REASON_BYTES + 32] = "";
+    if (!every_analyzer(writers, TAG_AGREE_REBUILT,
+                        every_part ? "" : error[0] != '\0' ? error : "not every rank sent its end state", theirs,
+                        sizeof theirs, wait_seconds) &&
+        every_part)
+        snprintf(error, sizeof error, "another analyzer did not rebuild its ranks' parts: %s", theirs);
     every_part = every_part && error[0] == '\0' &&
                  write_parts(parts, ranks, process_of, here, writers->comm, wait_seconds, error, sizeof error);
     if (!every_part && error[0] != '\0')
@@ -389,7 +415,8 @@ void adt_online_archive_write(MPI_Comm parent, const adt_online_writers *writers
     /* The files of streamed event chunks are in the archive now (where it
      * is not written, the ranks read them back and remove them): each
      * analyzer removes its ranks' files, the last one their folder. */
-    bool all_written = every_analyzer(writers, TAG_AGREE_WRITTEN, written_here, wait_seconds);
+    bool all_written = every_analyzer(writers, TAG_AGREE_WRITTEN, written_here ? "" : "its parts are not written",
+                                      theirs, sizeof theirs, wait_seconds);
     for (uint32_t r = 0; all_written && r < ranks; r++) {
         if (process_of[r] != (uint32_t)here)
             continue;

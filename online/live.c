@@ -415,7 +415,12 @@ static int add_collective_end(adt_live *live, uint32_t source, const adt_online_
                                         .location = source,
                                         .enter_time = on_common_clock(live, source, record->collective.enter),
                                         .end_time = on_common_clock(live, source, record->collective.end) };
-    return adt_feed_collective_end(&live->waiting, comm, members, &entry);
+    /* Numbered on the rank, so that an end it could not stream does not
+     * shift its later instances; counted by the feed where the rank's
+     * table of communicators was full. */
+    if (record->collective.sequence == ADT_ONLINE_NO_SEQUENCE)
+        return adt_feed_collective_end(&live->waiting, comm, members, &entry);
+    return adt_feed_collective_end_numbered(&live->waiting, comm, members, &entry, record->collective.sequence);
 }
 
 /* A match adds to the other end's rank too: every rank's figures from
@@ -532,7 +537,10 @@ int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *
                 return fail(error, error_size, "out of memory for the message ends of rank %" PRIu32, source);
         } else if (record->kind == ADT_ONLINE_RECORD_COLLECTIVE) {
             if (add_collective_end(live, source, record) != 0)
-                return fail(error, error_size, "out of memory for the collective ends of rank %" PRIu32, source);
+                return fail(error, error_size,
+                            "out of memory for the collective ends of rank %" PRIu32
+                            " (or their instance numbers do not grow)",
+                            source);
         } else {
             adt_feed_mpi_call(&live->mpi, source, record->id, exclusive_ticks(record), false);
             adt_feed_mpi_bytes(&live->mpi, source, record->id, record->call.sent, record->call.received);
@@ -939,6 +947,31 @@ static void print_waiting(FILE *out, const adt_live *live)
     print_losses(out, adt_online_waiting_loss_keys, left_out, ADT_ONLINE_WAITING_LOSS_COUNT);
 }
 
+/* The ranks by their waiting, most first: the feed's order of their late
+ * sender and collective waiting ticks (summed over the analyzers), as
+ * adaptrace-report's "ranks_waiting_most". Nothing when out of memory. */
+static void print_ranks_waiting_most(FILE *out, const adt_live *live)
+{
+    size_t ranks = live->ranks ? live->ranks : 1;
+    uint64_t *late_sender = calloc(ranks, sizeof *late_sender), *collective = calloc(ranks, sizeof *collective);
+    for (uint32_t r = 0; late_sender != NULL && collective != NULL && r < live->ranks; r++) {
+        late_sender[r] = live->states[r].late_sender_ticks;
+        collective[r] = live->states[r].collective_wait_ticks;
+    }
+    uint32_t *order = late_sender != NULL && collective != NULL
+                          ? adt_feed_ranks_waiting_most(late_sender, collective, live->ranks)
+                          : NULL;
+    if (order != NULL) {
+        fputs(",\n  \"ranks_waiting_most\": [", out);
+        for (uint32_t i = 0; i < live->ranks; i++)
+            fprintf(out, "%s%" PRIu32, i ? ", " : "", order[i]);
+        fputc(']', out);
+    }
+    free(order);
+    free(late_sender);
+    free(collective);
+}
+
 /* {"counter": total, ...} of the moment's counters. */
 static void print_counter_totals(FILE *out, const adt_live_moment *moment, const uint64_t *totals)
 {
@@ -1069,6 +1102,7 @@ static void print_report(FILE *out, const adt_live *live, const char *const *nam
         }
         fputc('}', out);
     }
+    print_ranks_waiting_most(out, live);
     print_waiting(out, live);
     print_steps(out, live, names);
     print_rates(out, live);

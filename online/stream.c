@@ -97,6 +97,12 @@ static __thread struct {
     adt_online_frame frames[ADT_ONLINE_DEPTH];
 } thread_calls;
 
+/* The collective ends of the thread on one communicator. */
+typedef struct collective_count {
+    uint64_t key_plus_1; /* 0: an empty slot */
+    uint64_t ends;
+} collective_count;
+
 static struct {
     MPI_Comm inter;
     int analyzer;
@@ -127,6 +133,9 @@ static struct {
     uint64_t waiting_unstreamed[ADT_ONLINE_WAITING_LOSS_COUNT];
     atomic_uint_fast64_t other_thread_waiting;
     uint64_t waiting_ends_streamed;
+    /* Per communicator key, the collective ends of the thread so far,
+     * streamed or not: each end's instance number (open addressing). */
+    collective_count collectives[ADT_ONLINE_COLLECTIVE_COMMS];
     /* One bit per calling-context node: defined to the analyzer. */
     uint64_t *contexts_sent;
     uint32_t context_capacity;
@@ -764,6 +773,27 @@ void adt_online_stream_message(bool sending, uint64_t time, uint32_t peer, uint6
     send_if_full();
 }
 
+/* The instance number of the thread's next collective end on the
+ * communicator of key comm: its ends on it so far, counted whether they
+ * are streamed or not, so that an end lost to the analyzer does not shift
+ * the later ones. ADT_ONLINE_NO_SEQUENCE where the table is full (or the
+ * key is not known). Hot path: a probe of a fixed table, no lock, no
+ * malloc; only the thread that called MPI_Init comes here. */
+static uint64_t next_collective_sequence(uint64_t comm)
+{
+    if (comm == ADT_ONLINE_NO_COMM)
+        return ADT_ONLINE_NO_SEQUENCE;
+    uint64_t mixed = comm * 0x9e3779b97f4a7c15ull;
+    for (unsigned probe = 0; probe < ADT_ONLINE_COLLECTIVE_COMMS; probe++) {
+        collective_count *slot = &stream.collectives[((mixed >> 40) + probe) & (ADT_ONLINE_COLLECTIVE_COMMS - 1)];
+        if (slot->key_plus_1 == 0)
+            slot->key_plus_1 = comm + 1;
+        if (slot->key_plus_1 == comm + 1)
+            return slot->ends++;
+    }
+    return ADT_ONLINE_NO_SEQUENCE;
+}
+
 void adt_online_stream_collective(uint64_t time, uint64_t comm, uint32_t members, uint32_t lowest_member,
                                   uint32_t highest_member)
 {
@@ -774,6 +804,7 @@ void adt_online_stream_collective(uint64_t time, uint64_t comm, uint32_t members
     uint64_t enter;
     if (!innermost_enter(&enter))
         return;
+    uint64_t sequence = next_collective_sequence(comm);
     /* As a message end's: a reserved chunk or none, no wait. */
     adt_online_record *record = stream.lost ? NULL : next_record(time);
     if (record == NULL) {
@@ -787,7 +818,8 @@ void adt_online_stream_collective(uint64_t time, uint64_t comm, uint32_t members
                                                    .end = time,
                                                    .comm = comm,
                                                    .lowest_member = lowest_member,
-                                                   .highest_member = highest_member } };
+                                                   .highest_member = highest_member,
+                                                   .sequence = sequence } };
     stream.chunk_waiting_ends[stream.filling]++;
     stream.waiting_ends_streamed++;
     send_if_full();

@@ -253,9 +253,13 @@ typedef enum adt_online_record_kind {
      * record's time, the communicator's key, and the lowest and highest
      * world rank among its members (UINT32_MAX: not known, or a member
      * outside the world), by which an analyzer knows whether it serves
-     * every member (each serves contiguous ranks). Its instance number is the
-     * count of the rank's collective records on that key before it (the
-     * event feed counts them, as adaptrace-report's reader does). */
+     * every member (each serves contiguous ranks). Its instance number
+     * (sequence) is the count of the rank's collective records on that
+     * key before it, as adaptrace-report's reader counts them, counted on
+     * the rank whether they were streamed or not, so that an end lost to
+     * the analyzer (analyzer_behind) does not shift the later ones;
+     * ADT_ONLINE_NO_SEQUENCE where the rank's table of communicators was
+     * full: the event feed then counts the ends it gets. */
     ADT_ONLINE_RECORD_COLLECTIVE,
     /* The PAPI counts of the rank's sample in the samples record just
      * before it (ADAPTRACE_METRICS: such a sample is a samples record of
@@ -269,6 +273,11 @@ typedef enum adt_online_record_kind {
 
 #define ADT_ONLINE_RECORD_LAST ADT_ONLINE_RECORD_COUNTS
 #define ADT_ONLINE_COUNTS_PER_RECORD 5
+
+/* A collective end without an instance number (above). */
+#define ADT_ONLINE_NO_SEQUENCE UINT64_MAX
+/* Communicators whose collective ends a rank numbers (a power of 2). */
+#define ADT_ONLINE_COLLECTIVE_COMMS 1024
 
 /* A message end record's flag: the end is a send. */
 #define ADT_ONLINE_END_SENDING 1u
@@ -355,6 +364,7 @@ typedef struct adt_online_record {
             uint64_t comm;
             uint32_t lowest_member;
             uint32_t highest_member;
+            uint64_t sequence;
         } collective;
         uint64_t counts[ADT_ONLINE_COUNTS_PER_RECORD];
     };

@@ -64,6 +64,12 @@
                                    `Computation per rank (span less time in MPI): min ${seconds(computation.min)} s, ` +
                                    `mean ${seconds(computation.mean)} s, max ${seconds(computation.max)} s; ` +
                                    `imbalance (max/mean) ${computation.imbalance.toFixed(3)}.`);
+    // The five ranks that wait most, in the analyzers' order (the feed's,
+    // adaptrace-report's "ranks_waiting_most").
+    const waiting = (r) => r.late_sender_seconds + r.collective_wait_seconds;
+    d3.select("#waiting-most").text("Ranks that wait most (late sender + collective wait): " +
+      live.ranks_waiting_most.slice(0, 5).map((rank) => `rank ${rank} (${seconds(waiting(live.per_rank[rank]))} s)`)
+        .join(", ") + ".");
     table("#ranks", [
       {title: "rank", value: (r) => r.rank},
       {title: "state", value: (r) => (r.finished ? "finished"

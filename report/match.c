@@ -189,6 +189,9 @@ void adt_report_match(struct adt_report_matching *matching, struct adt_report_pr
             (double)matching->waiting.collective_wait_ticks[r] * tick_seconds;
     }
     profile->collectives_matched = matching->waiting.collectives_matched;
+    profile->ranks_waiting_most = adt_feed_ranks_waiting_most(
+        matching->waiting.late_sender_ticks, matching->waiting.collective_wait_ticks, profile->rank_count);
+    adt_report_fed(profile->ranks_waiting_most != NULL ? 0 : -1);
 }
 
 void adt_report_matching_free(struct adt_report_matching *matching)

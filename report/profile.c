@@ -15,42 +15,10 @@ struct adt_report_spread adt_report_rank_spread(const struct adt_report_profile 
         .min = spread.min, .mean = spread.mean, .max = spread.max, .imbalance = spread.imbalance};
 }
 
-struct ordering {
-    const char *base;
-    size_t element_size;
-    size_t field_offset;
-};
-
-static double field_of(const struct ordering *ordering, uint32_t index)
-{
-    double value;
-    memcpy(&value, ordering->base + index * ordering->element_size + ordering->field_offset, sizeof value);
-    return value;
-}
-
-/* qsort has no context argument; the ordering is set for the one sort. */
-static _Thread_local const struct ordering *current_ordering;
-
-static int compare_largest_first(const void *left, const void *right)
-{
-    uint32_t a = *(const uint32_t *)left, b = *(const uint32_t *)right;
-    double value_a = field_of(current_ordering, a), value_b = field_of(current_ordering, b);
-    if (value_a != value_b) {
-        return value_a < value_b ? 1 : -1;
-    }
-    return (a > b) - (a < b);
-}
-
 uint32_t *adt_report_order_by(const void *base, size_t count, size_t element_size, size_t field_offset)
 {
-    uint32_t *order = malloc((count ? count : 1) * sizeof *order);
-    for (size_t i = 0; i < count; i++) {
-        order[i] = (uint32_t)i;
-    }
-    struct ordering ordering = {.base = base, .element_size = element_size, .field_offset = field_offset};
-    current_ordering = &ordering;
-    qsort(order, count, sizeof *order, compare_largest_first);
-    current_ordering = NULL;
+    uint32_t *order = adt_feed_order_by(base, count, element_size, field_offset);
+    adt_report_fed(order != NULL ? 0 : -1);
     return order;
 }
 

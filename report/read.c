@@ -804,6 +804,7 @@ void adt_report_free(struct adt_report_profile *profile)
     free(profile->source_lines);
     free(profile->matrix_bytes);
     free(profile->matrix_messages);
+    free(profile->ranks_waiting_most);
     free(profile->timeline_rows);
     free(profile->timeline_mpi);
     free(profile->timeline_active);

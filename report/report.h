@@ -335,6 +335,9 @@ struct adt_report_profile {
     uint64_t messages_matched;
     uint64_t messages_unmatched;
     uint64_t collectives_matched;
+    /* The ranks by their waiting (late sender + collective wait), most
+     * first: the feed's order of their ticks, as the live report's. */
+    uint32_t *ranks_waiting_most;
     /* rank_count × rank_count, [sender * rank_count + receiver]. */
     uint64_t *matrix_bytes;
     uint64_t *matrix_messages;
@@ -452,7 +455,8 @@ void adt_report_free(struct adt_report_profile *profile);
 struct adt_report_spread adt_report_rank_spread(const struct adt_report_profile *profile, size_t field_offset);
 
 /* The indices 0..count-1 ordered by a double at byte offset field_offset
- * of elements of element_size bytes from base, largest first; caller frees. */
+ * of elements of element_size bytes from base, largest first (the feed's
+ * ordering, adt_feed_order_by); caller frees. */
 uint32_t *adt_report_order_by(const void *base, size_t count, size_t element_size, size_t field_offset);
 
 /* "main > solve > kernel" for a context; the caller frees it. */

@@ -40,18 +40,6 @@ static double waiting(const struct adt_report_rank *rank)
     return rank->late_sender_seconds + rank->collective_wait_seconds;
 }
 
-/* Ranks by waiting time, most first; caller frees. */
-static uint32_t *ranks_by_waiting(const struct adt_report_profile *profile)
-{
-    double *waits = malloc((profile->rank_count + 1) * sizeof *waits);
-    for (size_t r = 0; r < profile->rank_count; r++) {
-        waits[r] = waiting(&profile->ranks[r]);
-    }
-    uint32_t *order = adt_report_order_by(waits, profile->rank_count, sizeof *waits, 0);
-    free(waits);
-    return order;
-}
-
 static size_t at_most(size_t count, size_t limit)
 {
     return count < limit ? count : limit;
@@ -125,13 +113,12 @@ static void print_mpi_text(const struct adt_report_profile *profile, FILE *out)
                 spread.max, spread.imbalance);
     }
     fprintf(out, "\nRanks that wait most (late sender + collective wait)\n");
-    uint32_t *waiters = ranks_by_waiting(profile);
+    const uint32_t *waiters = profile->ranks_waiting_most;
     for (size_t i = 0; i < at_most(profile->rank_count, 5); i++) {
         const struct adt_report_rank *rank = &profile->ranks[waiters[i]];
         fprintf(out, "  rank %-6" PRIu32 " %12.6f s  (late sender %.6f s, collective wait %.6f s)\n", waiters[i],
                 waiting(rank), rank->late_sender_seconds, rank->collective_wait_seconds);
     }
-    free(waiters);
     fprintf(out, "\nMessages matched %" PRIu64 ", unmatched %" PRIu64 "; collective instances matched %" PRIu64 "\n",
             profile->messages_matched, profile->messages_unmatched, profile->collectives_matched);
 }
@@ -832,13 +819,11 @@ static void print_mpi_json(const struct adt_report_profile *profile, FILE *out)
                 rank_figures[f].key, spread.min, spread.mean, spread.max, spread.imbalance);
     }
     fputs("},\n\"ranks_waiting_most\":", out);
-    uint32_t *waiters = ranks_by_waiting(profile);
     fputc('[', out);
     for (size_t i = 0; i < profile->rank_count; i++) {
-        fprintf(out, "%s%" PRIu32, i ? "," : "", waiters[i]);
+        fprintf(out, "%s%" PRIu32, i ? "," : "", profile->ranks_waiting_most[i]);
     }
     fputc(']', out);
-    free(waiters);
     fprintf(out, ",\n\"messages_matched\":%" PRIu64 ",\"messages_unmatched\":%" PRIu64 ",\"collectives_matched\":%" PRIu64,
             profile->messages_matched, profile->messages_unmatched, profile->collectives_matched);
     size_t cells = profile->rank_count * profile->rank_count;

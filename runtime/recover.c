@@ -359,7 +359,8 @@ static void *write_rank(void *arg)
     process->counters.events_written = process->written.events_written;
     process->counters.write_seconds = process->written.seconds;
     process->summary_status = adt_summary_publish(&collectives, &process->counters, process->lines,
-                                                  run->archive_dir, input.initial_rate_hz, run->quiet, &run->ending);
+                                                  run->archive_dir, input.initial_rate_hz, run->quiet, &run->ending,
+                                                  "");
     return NULL;
 }
 

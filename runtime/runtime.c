@@ -319,6 +319,12 @@ void adt_runtime_online_report(const adt_online_stats *streamed)
 
 static adt_runtime_remote_writer remote_writer;
 
+/* Rank 0: why the analyzers did not write the archive where the ranks
+ * expected them to (summary.json's
+ * online_archive_not_written_by_analyzers_because); "" where they did or
+ * none was to. */
+static char remote_unwritten_cause[sizeof((adt_trace_result *)0)->error + 64];
+
 void adt_runtime_set_remote_writer(const adt_runtime_remote_writer *writer)
 {
     remote_writer = writer != NULL ? *writer : (adt_runtime_remote_writer){ 0 };
@@ -345,18 +351,24 @@ static bool written_remotely(const adt_collectives *collectives, const adt_trace
             remote_writer.decline();
         if (remote_writer.writing_here != NULL)
             remote_writer.writing_here();
-        if (anywhere && collectives->rank == 0)
-            adt_log("the analyzers do not write the archive: not every rank's analyzer took its stream to the "
-                    "end (see above); the ranks write it themselves");
+        if (anywhere && collectives->rank == 0) {
+            snprintf(remote_unwritten_cause, sizeof remote_unwritten_cause,
+                     "not every rank's analyzer took its stream to the end");
+            adt_log("the analyzers do not write the archive: %s (see above); the ranks write it themselves",
+                    remote_unwritten_cause);
+        }
         return false;
     }
     uint64_t shipped = remote_writer.ship(input, buffer, written) == 0;
     if (collectives->allreduce_min_u64(collectives->context, &shipped) != 0)
         shipped = 0;
     if (!shipped) {
-        if (collectives->rank == 0)
+        if (collectives->rank == 0) {
+            snprintf(remote_unwritten_cause, sizeof remote_unwritten_cause, "%s",
+                     written->error[0] ? written->error : "another rank's part did not come out written");
             adt_log("the analyzers did not write the archive (%s); the ranks write it themselves",
-                    written->error[0] ? written->error : "another rank's part did not come out written");
+                    remote_unwritten_cause);
+        }
         *written = (adt_trace_result){ 0 };
         if (remote_writer.writing_here != NULL)
             remote_writer.writing_here();
@@ -702,7 +714,7 @@ static int write_archive(const adt_collectives *collectives, const adt_clock_off
     adt_run_sources sources = run_sources(&written);
     adt_location_summary *location_lines = adt_summary_collect(&sources, collectives->rank, &counters);
     result = adt_summary_publish(collectives, &counters, location_lines, agreed_dir, input.initial_rate_hz,
-                                 config.quiet, NULL);
+                                 config.quiet, NULL, remote_unwritten_cause);
     free(location_lines);
 out:
     free(threads);

@@ -195,6 +195,7 @@ void adt_rescue_discard(const char *archive_dir);
     X(SUM, samples_paused, "samples_paused", NO, "") /* not taken on purpose */                           \
     X(SUM, samples_taken, "samples_taken", NO, "")                                                        \
     X(SUM, samples_kept, "samples_kept", NO, "")                                                          \
+    X(SUM, samples_in_event_chains, "samples_in_event_chains", NO, "") /* of kept: trace mode's main thread */ \
     X(SUM, samples_removed, "samples_removed", NO, "")                                                    \
     X(SUM, samples_skipped, "skipped_samples", TOTAL, "skipped")                                          \
     X(SUM, samples_skipped_code_changing, "skipped_samples_code_changing", TOTAL,                         \
@@ -368,12 +369,15 @@ typedef struct adt_run_ending {
  * ranks (fixed-size records, log2 P of them at a rank); rank 0 writes
  * <archive_dir>/summary.json, with every location's line streamed to it
  * rank by rank in bounded pieces, and, unless quiet, the human summary on
- * stderr. ending: NULL for a run that ended cleanly. Returns 0, or -1
- * after a one-line message (rank 0) when the summary could not be
- * gathered or written; no rank waits forever for one that failed. */
+ * stderr. ending: NULL for a run that ended cleanly. online_unwritten_cause
+ * (rank 0's): why the online analyzers did not write the archive where
+ * the ranks expected them to, "" where they did or none was to. Returns
+ * 0, or -1 after a one-line message (rank 0) when the summary could not
+ * be gathered or written; no rank waits forever for one that failed. */
 int adt_summary_publish(const adt_collectives *collectives, const adt_run_counters *counters,
                         const adt_location_summary *location_lines, const char *archive_dir,
-                        uint32_t initial_rate_hz, bool quiet, const adt_run_ending *ending);
+                        uint32_t initial_rate_hz, bool quiet, const adt_run_ending *ending,
+                        const char *online_unwritten_cause);
 
 /* ---- locations.c ------------------------------------------------------------ */
 

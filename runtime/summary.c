@@ -79,6 +79,9 @@ typedef struct adt_run_listing {
     /* Per rank, when it lost its online analyzer (seconds after the start
      * of measurement), negative where it never did; NULL as above. */
     const double *analyzer_lost_seconds;
+    /* Why the online analyzers did not write the archive; "" where they
+     * did or none was to. */
+    const char *online_unwritten_cause;
 } adt_run_listing;
 
 static uint64_t mpi_events_of(const adt_location_stats *stats)
@@ -230,6 +233,7 @@ size_t adt_summary_count(const adt_run_sources *sources, uint32_t rank, adt_run_
         counters->paths_cut = sampler.paths_cut;
         counters->samples_paused = sampler.samples_paused;
         add_samples_in_events(&counters->samples_taken, &counters->samples_kept, &counters->mpi_events, &sampler);
+        counters->samples_in_event_chains = sampler.samples_in_events;
     }
     const adt_runtime_mpi_untracked *untracked = &sources->mpi_untracked;
     for (unsigned cause = 0; cause < ADT_MPI_UNTRACKED_CAUSE_COUNT; cause++) {
@@ -525,6 +529,11 @@ static void write_json_head(FILE *out, const adt_run_counters *total, const adt_
             (unsigned long long)(total->chunks_high_water * total->chunk_bytes));
     for (size_t i = 0; i < RUN_LOSSES_BY_CAUSE; i++)
         write_json_losses(out, total, &run_losses_by_cause[i]);
+    fprintf(out, ",\n  \"online_archive_not_written_by_analyzers_because\": ");
+    if (listing->online_unwritten_cause[0] != '\0')
+        write_json_string(out, listing->online_unwritten_cause);
+    else
+        fputs("null", out);
     if (listing->ending != NULL)
         write_json_ending(out, listing->ending);
 }
@@ -892,12 +901,21 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
             mebibytes(total->buffer_bytes), mebibytes(total->context_bytes),
             mebibytes(total->chunks_high_water * total->chunk_bytes), (unsigned long long)total->flushes,
             total->flushes == 1 ? "" : "es");
-    if (total->flushes > 0)
-        adt_log("flushes: MPI events alone filled the buffer (the first time %.1f s after start); %llu of the %llu "
-                "left the samples at their floor of 1/%u of the buffer instead of dropping them; a larger "
+    if (total->flushes > 0) {
+        /* A flush spills an event chain. With ADAPTRACE_ONLINE_OUTPUT=trace
+         * the main thread's chain also keeps its samples, which stay in
+         * the buffer with the events while its analyzer falls behind. */
+        char filled_by[160] = "MPI events alone";
+        if (total->samples_in_event_chains > 0)
+            snprintf(filled_by, sizeof filled_by,
+                     "the event chains, MPI events and the %llu samples they kept (ADAPTRACE_ONLINE_OUTPUT=trace),",
+                     (unsigned long long)total->samples_in_event_chains);
+        adt_log("flushes: %s filled the buffer (the first time %.1f s after start); %llu of the %llu left the "
+                "samples at their floor of 1/%u of the buffer instead of dropping them; a larger "
                 "ADAPTRACE_BUFFER_SIZE avoids them",
-                (double)total->first_flush_ns / 1e9, (unsigned long long)total->flushes_at_sample_floor,
+                filled_by, (double)total->first_flush_ns / 1e9, (unsigned long long)total->flushes_at_sample_floor,
                 (unsigned long long)total->flushes, ADT_RUNTIME_SAMPLE_FLOOR_SHARE);
+    }
     if (total->locations_folded > 0) {
         /* A recovered run has skeleton.adts when a rank's rescue file
          * saved its skeleton; it names the ranks that did not
@@ -1022,14 +1040,16 @@ static int receive_lines(const adt_collectives *c, const adt_location_summary *o
 
 int adt_summary_publish(const adt_collectives *collectives, const adt_run_counters *counters,
                         const adt_location_summary *location_lines, const char *archive_dir,
-                        uint32_t initial_rate_hz, bool quiet, const adt_run_ending *ending)
+                        uint32_t initial_rate_hz, bool quiet, const adt_run_ending *ending,
+                        const char *online_unwritten_cause)
 {
     const adt_collectives *c = collectives;
     uint64_t line_count = location_lines != NULL ? counters->location_entries : 0;
     subtree_summary run = combine_up(c, own_summary(counters, location_lines, c->size));
     bool root = c->rank == 0, complete = run.ranks == c->size;
     adt_run_listing listing = { .ranks = c->size, .initial_rate_hz = initial_rate_hz, .ending = ending,
-                                .locations_at_shift = run.locations_at_shift };
+                                .locations_at_shift = run.locations_at_shift,
+                                .online_unwritten_cause = online_unwritten_cause };
     summary_file file = { 0 };
     int result = 0;
     if (root && !complete) {

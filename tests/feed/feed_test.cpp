@@ -3,7 +3,9 @@
 // adaptrace-report's reader and the analyzer's stream decoder drive them.
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <random>
 #include <set>
 #include <vector>
@@ -161,6 +163,30 @@ TEST(FeedSpread, MinMeanMaxAndImbalanceOfAFieldOverTheRanks)
     spread = adt_feed_spread_of(nullptr, 0, sizeof(double));
     EXPECT_EQ(spread.mean, 0.0);
     EXPECT_EQ(spread.imbalance, 1.0);
+}
+
+TEST(FeedOrder, IndicesByAFieldLargestFirstEqualOnesByIndex)
+{
+    const RankFigures ranks[] = {{10.0, 1.0}, {10.0, 3.0}, {10.0, 1.0}, {10.0, 6.0}, {10.0, 3.0}};
+    uint32_t *order = adt_feed_order_by(ranks, 5, sizeof ranks[0], offsetof(RankFigures, mpi));
+    ASSERT_NE(order, nullptr);
+    EXPECT_EQ(std::vector<uint32_t>(order, order + 5), (std::vector<uint32_t>{3, 1, 4, 0, 2}));
+    free(order);
+    order = adt_feed_order_by(nullptr, 0, sizeof(double), 0);
+    EXPECT_NE(order, nullptr) << "no elements: an empty order, not a failure";
+    free(order);
+}
+
+TEST(FeedOrder, RanksWaitingMostByTheirLateSenderAndCollectiveTicks)
+{
+    // Rank 1 waits most in sum though rank 0 has the most late sender
+    // ticks; ranks 2 and 3 wait as long in sum, split otherwise: by rank.
+    const uint64_t late_sender[] = {50, 30, 10, 0, 0};
+    const uint64_t collective[] = {0, 40, 5, 15, 0};
+    uint32_t *order = adt_feed_ranks_waiting_most(late_sender, collective, 5);
+    ASSERT_NE(order, nullptr);
+    EXPECT_EQ(std::vector<uint32_t>(order, order + 5), (std::vector<uint32_t>{1, 0, 2, 3, 4}));
+    free(order);
 }
 
 enum { kMain, kSolve, kKernel, kFunctions };
@@ -589,6 +615,30 @@ TEST(FeedWaiting, TheFiguresDoNotDependOnHowTheRanksInterleave)
         std::mt19937 order(seed);
         EXPECT_EQ(run(order), expected) << "interleaving " << seed;
     }
+}
+
+// Numbered by the producer, a rank's collective end lost before the feed
+// leaves its instance incomplete and the later ones in place; numbers that
+// do not grow are refused.
+TEST(FeedWaiting, ProducerNumberedCollectivesSurviveALostEnd)
+{
+    adt_feed_waiting waiting{};
+    ASSERT_EQ(adt_feed_waiting_create(&waiting, 2), 0);
+    auto end = [&](uint32_t rank, uint64_t enter, uint64_t sequence) {
+        adt_feed_collective_entry entry{rank, rank, enter, enter + 1};
+        return adt_feed_collective_end_numbered(&waiting, 0, 2, &entry, sequence);
+    };
+    EXPECT_EQ(end(0, 100, 0), 0);
+    EXPECT_EQ(end(0, 300, 1), 0);
+    EXPECT_EQ(end(0, 500, 2), 0);
+    EXPECT_EQ(end(1, 150, 0), 0);
+    EXPECT_EQ(end(1, 520, 2), 0) << "rank 1's instance 1 was lost";
+    EXPECT_EQ(waiting.collectives_matched, 2u);
+    EXPECT_EQ(waiting.collective_wait_ticks[0], 70u);
+    EXPECT_EQ(waiting.collective_wait_ticks[1], 0u);
+    EXPECT_EQ(end(1, 600, 2), -1) << "instance 2 again";
+    EXPECT_EQ(waiting.collectives_matched, 2u);
+    adt_feed_waiting_free(&waiting);
 }
 
 }  // namespace

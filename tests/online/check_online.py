@@ -346,9 +346,15 @@ def check_waiting(live, offline, summary, ranks, analyzers, receivers_unknown=0)
     if not any(rank["late_sender_seconds"] > 0 for rank in offline["ranks"]) or \
             not any(rank["collective_wait_seconds"] > 0 for rank in offline["ranks"]):
         fail("adaptrace-report found no late sender or no collective waiting: the comparison shows nothing")
+    # The ranks by their waiting, most first: the feed's one ordering of the
+    # same ticks on both sides, so the same list, not one up to rounding.
+    if live.get("ranks_waiting_most") != offline["ranks_waiting_most"]:
+        fail(f"ranks waiting most {live.get('ranks_waiting_most')} live, "
+             f"{offline['ranks_waiting_most']} in adaptrace-report")
     print(f"late sender and collective waiting: {live['messages_matched']} messages and "
           f"{live['collectives_matched']} collectives matched live with {analyzers} analyzer(s), as "
-          f"adaptrace-report ({across} messages across analyzers), each rank's seconds equal adaptrace-report's")
+          f"adaptrace-report ({across} messages across analyzers), each rank's seconds equal adaptrace-report's, "
+          f"ranks waiting most {live['ranks_waiting_most']} as adaptrace-report's")
 
 
 def check_matrix(live, offline, receivers_unknown=0):
@@ -514,7 +520,8 @@ def check_written_by_analyzers(archive, stderr):
     ranks' end states, and summary.json and the stderr summary say so with
     its bytes."""
     summary = json.load(open(os.path.join(archive, "summary.json")))
-    if summary["online_archive_written_by_analyzers"] != 1:
+    if summary["online_archive_written_by_analyzers"] != 1 or \
+            summary["online_archive_not_written_by_analyzers_because"] is not None:
         fail("summary.json does not say that the analyzers wrote the archive")
     said = [line for line in stderr.splitlines() if "written by the online analyzers" in line]
     if len(said) != 1 or f"{summary['bytes_written'] / 1048576:.1f} MiB" not in said[0]:
@@ -846,21 +853,28 @@ HALVED_ARGUMENTS = ["4", "0", "cpu"]
 HALVED_ENVIRONMENT = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="64K", ADAPTRACE_SAMPLING_RATE="10kHz")
 
 
-def check_halved_offline(run_dir, mpiexec, launcher, program, report, otf2_print):
-    """The offline run of HALVED_ARGUMENTS, whose buffers must halve 4
-    times or more (halvings for overload, a handler that cannot keep up on
-    a loaded machine, are not the buffer's: left out), into
-    run_dir/offline/archive: the fixture of profile and samples-streamed,
-    run once for both (halved_offline reads it)."""
+def run_halved_offline(run_dir, mpiexec, launcher, arguments, environment):
+    """The offline run of arguments into run_dir/offline/archive, whose
+    buffers must halve 4 times or more (halvings for overload, a handler
+    that cannot keep up on a loaded machine, are not the buffer's: left
+    out): its summary.json."""
     offline_dir = os.path.join(run_dir, "offline")
     os.makedirs(offline_dir)
     offline = os.path.join(offline_dir, "archive")
     run([WATCHDOG, str(WATCHDOG_S), mpiexec, "--oversubscribe", "-np", "2", launcher, "--output", offline,
-         program, *HALVED_ARGUMENTS], offline_dir, HALVED_ENVIRONMENT)
+         *arguments], offline_dir, environment)
     halved = json.load(open(os.path.join(offline, "summary.json")))
     if halved["most_halvings_per_location"] < 4 or halved["halvings"] - halved["overload_halvings"] < 4:
         fail(f"the offline run halved {halved['most_halvings_per_location']} times on a location, "
              f"{halved['overload_halvings']} of {halved['halvings']} for overload: the test needs 4 or more")
+    return halved
+
+
+def check_halved_offline(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """The offline run of HALVED_ARGUMENTS (run_halved_offline): the
+    fixture of profile and samples-streamed, run once for both
+    (halved_offline reads it)."""
+    halved = run_halved_offline(run_dir, mpiexec, launcher, [program, *HALVED_ARGUMENTS], HALVED_ENVIRONMENT)
     print(f"offline {halved['halvings'] - halved['overload_halvings']} halvings of the buffer, "
           f"{halved['samples_kept']} samples kept")
 
@@ -1042,8 +1056,8 @@ def check_metrics(run_dir, mpiexec, launcher, program, report, otf2_print):
     report's counts per sampled function are adaptrace-report's. Exits 77 where
     PAPI cannot add the event (the offline archive records no counter)."""
     counter = "perf::TASK-CLOCK"
-    small = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="64K", ADAPTRACE_SAMPLING_RATE="10kHz", ADAPTRACE_METRICS=counter)
-    arguments = [program, "4", "0", "cpu"]
+    small = dict(HALVED_ENVIRONMENT, ADAPTRACE_METRICS=counter)
+    arguments = [program, *HALVED_ARGUMENTS]
     halved = run_halved_offline(run_dir, mpiexec, launcher, arguments, small)
     offline = os.path.join(run_dir, "offline", "archive")
     recorded = json.loads(subprocess.run([report, "--json", offline], check=True, capture_output=True,
@@ -1110,25 +1124,27 @@ RING_MIN_SAMPLES = 32768
 
 
 def check_ring(run_dir, mpiexec, launcher, program, report, otf2_print):
-    """12 s of each process's CPU time without an MPI call at 5 kHz (about
-    45,000 samples a rank, more than the ring's minimum of 32,768, which held the
-    samples of 6.6 s; at 10 kHz a loaded machine's overload protection
-    halved the rate too often for the test) on the default 64 MiB buffer
-    with 1 analyzer: the
+    """12 s of CPU time without an MPI call at 5 kHz on 1 rank (about
+    60,000 samples, more than the ring's minimum of 32,768, which held the
+    samples of 6.6 s, even after a halving for overload past the first
+    1.1 s; at 10 kHz a loaded machine's overload protection halved the
+    rate too often for the test; one rank, since a second shows the ring
+    no better and took the other core for 12 s) on the
+    default 64 MiB buffer with 1 analyzer: the
     ring takes its share of the budget (8 MiB) and holds the whole stretch
     until MPI_Finalize takes it: no sample finds it full (ring_full), none
     goes to the buffer's levels, no halving of the buffer, and every
     sample is in the analyzer's archive and the final live report. Exits
-    77 where the sampler's overload protection (a loaded machine) left a
+    77 where the sampler's overload protection (a loaded machine) left the
     rank no more samples than the minimum ring holds: then the run shows
     nothing about the ring's share (none is lost either way)."""
     fast = dict(ENVIRONMENT, ADAPTRACE_SAMPLING_RATE="5kHz")
     archive = os.path.join(run_dir, "archive")
-    stderr = run(traced(mpiexec, launcher, archive, [program, "12", "0", "alone"]), run_dir, fast)
+    stderr = run(traced(mpiexec, launcher, archive, [program, "12", "0", "alone"], ranks=1), run_dir, fast)
     check_archive(archive, otf2_print)
     check_written_by_analyzers(archive, stderr)
     summary = json.load(open(os.path.join(archive, "summary.json")))
-    main_threads = check_samples_kept(archive, summary, 2)
+    main_threads = check_samples_kept(archive, summary, 1)
     if any(summary["online_samples_not_streamed_by_cause"].values()):
         fail(f"samples not streamed: {summary['online_samples_not_streamed_by_cause']}")
     if summary["halvings"] != summary["overload_halvings"]:
@@ -1144,8 +1160,8 @@ def check_ring(run_dir, mpiexec, launcher, program, report, otf2_print):
         print(f"skipped: a rank kept {fewest} samples, no more than the ring's minimum of {RING_MIN_SAMPLES} "
               f"({summary['overload_halvings']} halvings for overload on a loaded machine)")
         sys.exit(77)
-    print(f"12 s without an MPI call at 5 kHz: {kept} samples in the archive and the live report "
-          f"(at least {fewest} a rank), none found the ring full; {summary['overload_halvings']} halvings for "
+    print(f"12 s without an MPI call at 5 kHz: {kept} samples in the archive and the live report, "
+          f"none found the ring full; {summary['overload_halvings']} halvings for "
           f"overload, none of the buffer")
 
 
@@ -1505,8 +1521,10 @@ def check_killed(run_dir, mpiexec, launcher, program, report, otf2_print):
     if summary["online_calls_not_streamed_by_cause"]["analyzer_lost"] == 0:
         fail("summary.json counts no call lost with the analyzer")
     if summary["online_archive_written_by_analyzers"] != 0 or \
-            "the analyzers do not write the archive" not in text:
-        fail("summary.json or stderr does not say that the ranks wrote the archive themselves")
+            "the analyzers do not write the archive" not in text or \
+            summary["online_archive_not_written_by_analyzers_because"] != \
+            "not every rank's analyzer took its stream to the end":
+        fail("summary.json or stderr does not say that the ranks wrote the archive themselves, and why")
     check_ranks_without_analyzer(summary, text, [0, 1])
     live = read_live(archive)
     if live is None or live["final"]:
@@ -1671,9 +1689,10 @@ def check_unwritten(run_dir, mpiexec, launcher, program, report, otf2_print, ana
     """Analyzer `limited` cannot write the archive (its address space
     limited, once it runs, to less than its ranks' rebuilt buffers need):
     it says why, so does each other analyzer (which agreed not to write
-    its own ranks' parts), every rank gets its answer at once, and the
-    ranks write the archive themselves, complete, as summary.json and
-    stderr say."""
+    its own ranks' parts) naming analyzer `limited`'s reason, every rank
+    gets its answer at once, and the ranks write the archive themselves,
+    complete, as summary.json and stderr say, rank 0's line naming that
+    reason."""
     import resource
     archive = os.path.join(run_dir, "archive")
     command = traced(mpiexec, launcher, archive, ["--live-interval", "1", program, "3"], analyzers=analyzers)
@@ -1694,16 +1713,27 @@ def check_unwritten(run_dir, mpiexec, launcher, program, report, otf2_print, ana
     said = sorted(line for line in text.splitlines()
                   if line.startswith("adaptrace-analyzer: the archive is not written here"))
     ranks_wrote = [line for line in text.splitlines() if "the analyzers did not write the archive" in line]
-    others = [f"(analyzer {index}): another analyzer did not rebuild its ranks' parts"
+    # The limited analyzer's own reason is the cause: the others name it
+    # (it travels in the analyzers' agreement), and so does rank 0's line,
+    # whose answer comes from analyzer 0 whichever analyzer failed.
+    limited_said = [line.split(f"(analyzer {limited}): ", 1)[1] for line in said if f"(analyzer {limited}): " in line]
+    cause = limited_said[0] if len(limited_said) == 1 else None
+    others = [f"(analyzer {index}): another analyzer did not rebuild its ranks' parts: analyzer {limited}: {cause}"
               for index in range(analyzers) if index != limited]
-    if (len(said) != analyzers or f"(analyzer {limited}): " not in "".join(said) or
-            any(other not in "".join(said) for other in others) or len(ranks_wrote) != 1 or
+    if (len(said) != analyzers or cause is None or
+            any(other not in said for other in (f"adaptrace-analyzer: the archive is not written here {o}"
+                                                for o in others)) or len(ranks_wrote) != 1 or
             "write it themselves" not in ranks_wrote[0]):
-        fail(f"expected the analyzer to say why it wrote no archive and rank 0 that the ranks wrote it: {said}, "
-             f"{ranks_wrote}")
+        fail(f"expected the analyzer to say why it wrote no archive, the others to name its reason, and rank 0 "
+             f"that the ranks wrote it: {said}, {ranks_wrote}")
+    if cause not in ranks_wrote[0]:
+        fail(f"rank 0's line does not name the cause that stopped the write ({cause}): {ranks_wrote[0]}")
     summary = json.load(open(os.path.join(archive, "summary.json")))
     if summary["online_archive_written_by_analyzers"] != 0:
         fail("summary.json says that the analyzers wrote the archive")
+    because = summary.get("online_archive_not_written_by_analyzers_because")
+    if because is None or cause not in because:
+        fail(f"summary.json's online_archive_not_written_by_analyzers_because {because!r} does not name {cause!r}")
     live = read_live(archive)
     if live is None or not live["final"]:
         fail(f"no final live report: {live}")
@@ -1973,6 +2003,11 @@ def check_page(run_dir, mpiexec, launcher, program, report, otf2_print, page_mod
     for column in ("span seconds", "computation seconds", "late sender seconds", "collective wait seconds"):
         if column not in headers:
             fail(f"the ranks' table has no {column} column: {headers}")
+    waiting_most = re.search(r'id="waiting-most"[^>]*>([^<]*)<', drawn.stdout)
+    expected_ranks = [f"rank {rank} (" for rank in live["ranks_waiting_most"][:5]]
+    if waiting_most is None or re.findall(r"rank \d+ \(", waiting_most.group(1)) != expected_ranks:
+        fail(f"the page's ranks waiting most {waiting_most.group(1) if waiting_most else None}, expected "
+             f"{live['ranks_waiting_most'][:5]}")
     state = re.search(r'id="state"[^>]*>([^<]*)<', drawn.stdout)
     if state is None or not state.group(1).startswith("Final"):
         fail(f"the page does not say the report is final: {state.group(1) if state else None}")

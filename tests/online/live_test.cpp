@@ -343,6 +343,46 @@ TEST_F(Live, MessageAndCollectiveEndsGiveLateSenderAndCollectiveWaiting)
 // An analyzer that serves rank 0 only leaves out the ends whose other end
 // is rank 1's (another analyzer's) and the collectives with a member of
 // rank 1, each counted under peer_on_other_analyzer; a collective with a
+// A collective end the rank could not stream (every chunk in flight:
+// analyzer_behind) does not shift its later instances on that
+// communicator: each end carries its instance number, counted on the
+// rank (stream.c), so rank 1's third collective meets rank 0's third, the
+// lost one's instance stays incomplete, and the loss is counted by cause.
+TEST_F(Live, ACollectiveEndLostOnTheRankDoesNotShiftItsLaterInstances)
+{
+    ScratchDirectory scratch("adt-online-live-lost-collective");
+    std::string archive = scratch.path() + "/archive";
+    const uint64_t world = adt_online_comm_key(0, 0);
+    auto numbered = [](adt_online_record record, uint64_t sequence) {
+        record.collective.sequence = sequence;
+        return record;
+    };
+    adt_online_chunk first = ends_chunk(0, {numbered(collective(2, 100, 110, world), 0),
+                                            numbered(collective(2, 300, 310, world), 1),
+                                            numbered(collective(2, 500, 510, world), 2)});
+    // Rank 1's second collective (instance 1) found every chunk in flight.
+    adt_online_chunk second = ends_chunk(1, {numbered(collective(2, 150, 160, world), 0),
+                                             numbered(collective(2, 520, 530, world), 2)});
+    second.header.waiting_unstreamed[ADT_ONLINE_WAITING_LOSS_ANALYZER_BEHIND] = 1;
+    ASSERT_EQ(adt_live_add_chunk(&live, 0, &first, chunk_bytes(3), true, error, sizeof error), 0) << error;
+    ASSERT_EQ(adt_live_add_chunk(&live, 1, &second, chunk_bytes(2), true, error, sizeof error), 0) << error;
+    // Instance 0: rank 0 waits 50 ticks for rank 1; instance 2: 20. Counted
+    // by arrival, rank 1's end of instance 2 would have met rank 0's
+    // instance 1 (entry 300): 220 ticks.
+    EXPECT_EQ(live.states[0].collective_wait_ticks, 70u);
+    EXPECT_EQ(live.states[1].collective_wait_ticks, 0u);
+    EXPECT_EQ(live.states[0].collectives_matched + live.states[1].collectives_matched, 2u);
+    ASSERT_EQ(adt_live_write(&live, kNames, "", 0, archive.c_str(), &kFinal, nullptr, error, sizeof error), 0)
+        << error;
+    std::string report = written_report(archive);
+    EXPECT_NE(report.find("\"collectives_matched\": 2"), std::string::npos) << report;
+    EXPECT_NE(report.find("\"waiting_ends_not_matched_by_cause\": {\"analyzer_behind\": 1, "), std::string::npos)
+        << report;
+    // A number that does not grow (a damaged stream) is refused.
+    adt_online_chunk again = ends_chunk(1, {numbered(collective(2, 600, 610, world), 1)});
+    EXPECT_EQ(adt_live_add_chunk(&live, 1, &again, chunk_bytes(1), true, error, sizeof error), -1);
+}
+
 // member outside the run's ranks (or not known) under peer_unknown.
 TEST_F(Live, EndsWhoseOtherEndsGoToAnotherAnalyzerAreCountedOut)
 {

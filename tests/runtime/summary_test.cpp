@@ -96,7 +96,7 @@ protected:
     {
         return capture_stderr([&] {
             EXPECT_EQ(adt_summary_publish(&adt_collectives_serial, &counters, nullptr, archive_.c_str(), 1000,
-                                          false, no_ending),
+                                          false, no_ending, ""),
                       0);
         });
     }
@@ -152,6 +152,30 @@ TEST_F(SummaryLosses, StderrListsOnlyTheLossesThatLostSomething)
               std::string::npos)
         << err;
     EXPECT_NE(err.find("0 MPI events (0 dropped)\n"), std::string::npos) << err;
+}
+
+// A flush spills an event chain: offline it held MPI events alone; with
+// ADAPTRACE_ONLINE_OUTPUT=trace the main thread's chain also kept its
+// samples (they stay there while the analyzer falls behind), and the line
+// says so with their count.
+TEST_F(SummaryLosses, FlushesSayWhatFilledTheBuffer)
+{
+    adt_run_counters counters{};
+    counters.flushes = 3;
+    counters.first_flush_ns = 1500000000;
+    std::string err = publish(counters);
+    EXPECT_NE(err.find("flushes: MPI events alone filled the buffer (the first time 1.5 s after start)"),
+              std::string::npos)
+        << err;
+    counters.samples_kept = 4242;
+    counters.samples_in_event_chains = 4242;
+    err = publish(counters);
+    EXPECT_EQ(err.find("MPI events alone"), std::string::npos) << err;
+    EXPECT_NE(err.find("flushes: the event chains, MPI events and the 4242 samples they kept "
+                       "(ADAPTRACE_ONLINE_OUTPUT=trace), filled the buffer (the first time 1.5 s after start)"),
+              std::string::npos)
+        << err;
+    EXPECT_NE(json_value(summary_json(), "samples_in_event_chains"), "") << "the count is in summary.json";
 }
 
 } // namespace

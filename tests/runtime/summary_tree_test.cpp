@@ -159,7 +159,7 @@ protected:
                     adt_run_counters counters = counters_of(rank, ranks);
                     std::vector<adt_location_summary> lines = lines_of(rank);
                     results_[rank] = adt_summary_publish(&c, &counters, lines.data(), archive.c_str(),
-                                                         initial_rate_hz, false, nullptr);
+                                                         initial_rate_hz, false, nullptr, "");
                 });
             for (std::thread &thread : threads)
                 thread.join();
