@@ -1030,6 +1030,14 @@ bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats)
         progress();
         pause_briefly();
     }
+    /* A sample that found the ring full went to the buffer, not the
+     * stream, and the archive has it: where it is the thread's last event
+     * (one the sampler took after MPI_Finalize's Leave, the ring still
+     * full), the span the last chunk carries ends there, as
+     * adaptrace-report's does. */
+    uint64_t refused = adt_sampler_tap_last_ring_full_time();
+    if (refused != 0)
+        note_event(refused);
     /* The halvings not sent yet (those after the last sample streamed), as
      * chunks free up. */
     while (!stream.lost && !take_rates(adt_clock_now()) && adt_clock_now() < give_up) {

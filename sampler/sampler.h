@@ -139,6 +139,10 @@ uint32_t adt_sampler_metric_count(void);
 const char *adt_sampler_metric_name(uint32_t index);
 void adt_sampler_tap_pop(void);
 void adt_sampler_tap_losses(uint64_t *ring_full, uint64_t *other_threads);
+/* The time of the latest sample that found the ring full (it went to the
+ * buffer, not the stream); 0 where none did. Read once the sampler has
+ * stopped, it is final. */
+uint64_t adt_sampler_tap_last_ring_full_time(void);
 /* While replace is true (ADAPTRACE_ONLINE_OUTPUT=profile, while the stream
  * runs), the samples the tap takes are not appended to the thread's
  * buffer (they never fill it); those that find the ring full still are.

@@ -43,6 +43,7 @@ static struct {
     _Atomic uint64_t written;
     _Atomic uint64_t read;
     _Atomic uint64_t ring_full;
+    _Atomic uint64_t last_ring_full_time; /* the time of the latest sample that found the ring full; 0: none */
     _Atomic uint64_t other_threads;
     _Atomic bool instead_of_buffer; /* ADAPTRACE_ONLINE_OUTPUT=profile or trace, while the stream runs */
     _Atomic bool keeps;             /* trace: the samples taken instead of the buffer go to the event chain */
@@ -121,6 +122,9 @@ static bool push(adt_sampler_thread *thread, uint32_t context, unsigned shift, u
     uint64_t written = atomic_load_explicit(&tap.written, memory_order_relaxed);
     if (written - oldest_unread() >= tap.capacity) {
         atomic_fetch_add_explicit(&tap.ring_full, 1, memory_order_relaxed);
+        /* Only the owner's handler stores it, its samples in time order:
+         * a relaxed store, async-signal-safe. */
+        atomic_store_explicit(&tap.last_ring_full_time, time, memory_order_relaxed);
         return false;
     }
     uint64_t slot = written % tap.capacity;
@@ -243,6 +247,7 @@ void adt_sampler_tap_close(void)
     atomic_store(&tap.written, 0);
     atomic_store(&tap.read, 0);
     atomic_store(&tap.ring_full, 0);
+    atomic_store(&tap.last_ring_full_time, 0);
     atomic_store(&tap.other_threads, 0);
 }
 
@@ -294,6 +299,11 @@ void adt_sampler_tap_losses(uint64_t *ring_full, uint64_t *other_threads)
 {
     *ring_full = atomic_load(&tap.ring_full);
     *other_threads = atomic_load(&tap.other_threads);
+}
+
+uint64_t adt_sampler_tap_last_ring_full_time(void)
+{
+    return atomic_load_explicit(&tap.last_ring_full_time, memory_order_relaxed);
 }
 
 void adt_sampler_context_node(uint32_t id, uint32_t *parent, uint64_t *key)
