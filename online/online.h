@@ -137,7 +137,9 @@ static inline void adt_online_leave(adt_location *location, uint32_t function, u
  * MPI_THREAD_FUNNELED programs). As many as free slots (the streaming
  * thread's bound of sends in flight); the others stay in the chain. No
  * malloc, lock, stdio or MPI call: a compare-and-swap and a release store
- * a chunk. Called at the thread's MPI calls' Leave and at its end. */
+ * a chunk. Called at the Leave of each of the thread's MPI calls only:
+ * a thread that ends hands nothing more over, its last full chunks stay
+ * in its chain for the end of the run (docs/online.md). */
 void adt_online_hand_over_events(adt_location *location);
 
 /* Whether a rank streams (from MPI_Init's end to MPI_Finalize's Leave),
