@@ -1400,10 +1400,7 @@ def check_threads_recovered(run_dir, mpiexec, launcher, program, report, otf2_pr
             if now != sizes:
                 sizes, stable_since = now, time.monotonic()
             time.sleep(0.1)
-        ranks = [pid for pid, name in descendants(process.pid).items() if name == program]
-        if len(ranks) != 2:
-            fail(f"expected the 2 ranks of {program} below the run, found {ranks}")
-        for rank in ranks:
+        for rank in two_ranks(process, program):
             os.kill(rank, signal.SIGTERM)
 
     status, text = run_acting(command, run_dir, end_after_rounds, small)
@@ -1773,6 +1770,15 @@ def descendants(pid):
     return found
 
 
+
+def two_ranks(process, program):
+    """The pids of the 2 ranks (processes running program) below process;
+    the test fails where there are not 2."""
+    ranks = [pid for pid, name in descendants(process.pid).items() if name == program]
+    if len(ranks) != 2:
+        fail(f"expected the 2 ranks of {program} below the run, found {ranks}")
+    return ranks
+
 def check_rank_killed(run_dir, mpiexec, launcher, program, report, otf2_print):
     archive = os.path.join(run_dir, "archive")
     command = traced(mpiexec, launcher, archive, ["--live-interval", "1", program, "30"])
@@ -1782,10 +1788,7 @@ def check_rank_killed(run_dir, mpiexec, launcher, program, report, otf2_print):
         while process.poll() is None and (live is None or live["connected_ranks"] != [0, 1]):
             time.sleep(0.1)
             live = read_live(archive)
-        ranks = [pid for pid, name in descendants(process.pid).items() if name == program]
-        if len(ranks) != 2:
-            fail(f"expected the 2 ranks of {program} below the run, found {ranks}")
-        os.kill(max(ranks), signal.SIGKILL)
+        os.kill(max(two_ranks(process, program)), signal.SIGKILL)
 
     status, text = run_acting(command, run_dir, kill_a_rank)
     if status == 0:
@@ -1835,10 +1838,7 @@ def check_recovered_events(run_dir, mpiexec, launcher, program, report, otf2_pri
         # mpirun, the analyzer may end first, and mpirun then kills the
         # ranks (SIGKILL) before a rank that had not yet begun its save
         # could save (1 run in 5 here).
-        ranks = [pid for pid, name in descendants(process.pid).items() if name == program]
-        if len(ranks) != 2:
-            fail(f"expected the 2 ranks of {program} below the run, found {ranks}")
-        for rank in ranks:
+        for rank in two_ranks(process, program):
             os.kill(rank, signal.SIGTERM)
 
     status, text = run_acting(command, run_dir, end_after_rounds, small)
