@@ -4,9 +4,10 @@
  * computing with an MPI_Allreduce every 20 ms, so that a live report can
  * be read while it runs. A second argument, when given, is the number of
  * point-to-point and MPI_Allreduce rounds (200 by default; 0: a run of
- * samples, few events). A third argument "signalled": rank 0 waits for a
- * line on its standard input before the rounds (the test holds the
- * analyzer meanwhile) and prints "rounds done" after them; "alone": the
+ * samples, few events). Rank 0 prints "rounds done" once the rounds
+ * and the MPI_Bcast after them are done. A third argument "signalled":
+ * rank 0 waits for a line on its standard input before the rounds (the
+ * test holds the analyzer meanwhile); "alone": the
  * computing is one stretch of that many seconds of the process's CPU
  * time, without an MPI call (the stream's ring of samples, which MPI
  * calls empty, fills); "cpu": the seconds and the 20 ms are the process's
@@ -74,7 +75,7 @@ int main(int argc, char **argv)
     for (int round = 0; round < rounds; round++)
         MPI_Allreduce(&part, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     MPI_Bcast(message, 16, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    if (signalled && rank == 0) {
+    if (rank == 0) {
         printf("rounds done\n");
         fflush(stdout);
     }
