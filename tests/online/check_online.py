@@ -898,9 +898,7 @@ def check_profile(run_dir, mpiexec, launcher, program, report, otf2_print):
     stderr = run(traced(mpiexec, launcher, archive, [program, *HALVED_ARGUMENTS]), run_dir,
                  dict(HALVED_ENVIRONMENT, ADAPTRACE_ONLINE_OUTPUT="profile"))
     summary = json.load(open(os.path.join(archive, "summary.json")))
-    if summary["halvings"] != summary["overload_halvings"]:
-        fail(f"{summary['halvings'] - summary['overload_halvings']} halvings of the buffer with the analyzer "
-             f"(offline: {halved['halvings'] - halved['overload_halvings']})")
+    check_not_halved(summary, halved)
     if summary["online_profile_only"] != 1:
         fail("summary.json does not say that the analyzers' report is the output")
     left = sorted(name for name in os.listdir(archive) if name not in ("summary.json", "report.json", "live"))
@@ -938,6 +936,25 @@ def archive_samples(archive):
     return found
 
 
+def run_written_by_analyzers(command, run_dir, environment, archive, otf2_print):
+    """Runs command (trace output), whose archive otf2-print must read and
+    the analyzers must have written (check_written_by_analyzers): its
+    stderr and summary.json."""
+    stderr = run(command, run_dir, environment)
+    check_archive(archive, otf2_print)
+    check_written_by_analyzers(archive, stderr)
+    return stderr, json.load(open(os.path.join(archive, "summary.json")))
+
+
+def check_not_halved(summary, halved):
+    """No halving of the buffer with the analyzer (halvings for overload,
+    a handler that cannot keep up, left out) where the offline run
+    (halved, its summary) had some."""
+    if summary["halvings"] != summary["overload_halvings"]:
+        fail(f"{summary['halvings'] - summary['overload_halvings']} halvings of the buffer with the analyzer "
+             f"(offline: {halved['halvings'] - halved['overload_halvings']})")
+
+
 def check_samples_kept(archive, summary, ranks):
     """Per rank, the main thread's samples in the archive (python3-otf2)
     are those summary.json keeps, and weighed by their generators' periods
@@ -967,13 +984,10 @@ def check_samples_streamed(run_dir, mpiexec, launcher, program, report, otf2_pri
     archive's), none is lost uncounted, and the live report has them all."""
     halved = halved_offline(run_dir)
     archive = os.path.join(run_dir, "archive")
-    stderr = run(traced(mpiexec, launcher, archive, [program, *HALVED_ARGUMENTS]), run_dir, HALVED_ENVIRONMENT)
-    check_archive(archive, otf2_print)
-    check_written_by_analyzers(archive, stderr)
-    summary = json.load(open(os.path.join(archive, "summary.json")))
-    if summary["halvings"] != summary["overload_halvings"]:
-        fail(f"{summary['halvings'] - summary['overload_halvings']} halvings of the buffer with the analyzer "
-             f"(offline: {halved['halvings'] - halved['overload_halvings']})")
+    _, summary = run_written_by_analyzers(
+        traced(mpiexec, launcher, archive, [program, *HALVED_ARGUMENTS]), run_dir, HALVED_ENVIRONMENT, archive,
+        otf2_print)
+    check_not_halved(summary, halved)
     if summary["samples_taken"] != (summary["samples_kept"] + summary["samples_removed"] + summary["skipped_samples"]
                                     + summary["samples_dropped"]):
         fail(f"samples taken {summary['samples_taken']} are not kept {summary['samples_kept']} + removed "
@@ -1068,13 +1082,9 @@ def check_metrics(run_dir, mpiexec, launcher, program, report, otf2_print):
         sys.exit(77)
     check_counted_samples(offline, counter, "offline")
     archive = os.path.join(run_dir, "archive")
-    stderr = run(traced(mpiexec, launcher, archive, arguments), run_dir, small)
-    check_archive(archive, otf2_print)
-    check_written_by_analyzers(archive, stderr)
-    summary = json.load(open(os.path.join(archive, "summary.json")))
-    if summary["halvings"] != summary["overload_halvings"]:
-        fail(f"{summary['halvings'] - summary['overload_halvings']} halvings of the buffer with the analyzer "
-             f"(offline: {halved['halvings'] - halved['overload_halvings']})")
+    _, summary = run_written_by_analyzers(
+        traced(mpiexec, launcher, archive, arguments), run_dir, small, archive, otf2_print)
+    check_not_halved(summary, halved)
     if any(summary["online_samples_not_streamed_by_cause"].values()):
         fail(f"samples not streamed: {summary['online_samples_not_streamed_by_cause']}")
     main_threads = check_samples_kept(archive, summary, 2)
@@ -1141,10 +1151,8 @@ def check_ring(run_dir, mpiexec, launcher, program, report, otf2_print):
     nothing about the ring's share (none is lost either way)."""
     fast = dict(ENVIRONMENT, ADAPTRACE_SAMPLING_RATE="5kHz")
     archive = os.path.join(run_dir, "archive")
-    stderr = run(traced(mpiexec, launcher, archive, [program, "12", "0", "alone"], ranks=1), run_dir, fast)
-    check_archive(archive, otf2_print)
-    check_written_by_analyzers(archive, stderr)
-    summary = json.load(open(os.path.join(archive, "summary.json")))
+    _, summary = run_written_by_analyzers(
+        traced(mpiexec, launcher, archive, [program, "12", "0", "alone"], ranks=1), run_dir, fast, archive, otf2_print)
     main_threads = check_samples_kept(archive, summary, 1)
     if any(summary["online_samples_not_streamed_by_cause"].values()):
         fail(f"samples not streamed: {summary['online_samples_not_streamed_by_cause']}")
@@ -1230,10 +1238,8 @@ def check_events_streamed(run_dir, mpiexec, launcher, program, report, otf2_prin
     small = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="64K", ADAPTRACE_SAMPLING="off")
     arguments = [program, "0", "3000"]
     archive = os.path.join(run_dir, "archive")
-    stderr = run(traced(mpiexec, launcher, archive, arguments), run_dir, small)
-    check_archive(archive, otf2_print)
-    check_written_by_analyzers(archive, stderr)
-    summary = json.load(open(os.path.join(archive, "summary.json")))
+    stderr, summary = run_written_by_analyzers(
+        traced(mpiexec, launcher, archive, arguments), run_dir, small, archive, otf2_print)
     offline = check_offline_records(run_dir, mpiexec, launcher, arguments, 2, small, left_out=("BufferFlush",))
     if offline["flushes"] == 0:
         fail("0 flushes offline: the test needs a buffer that events fill")
@@ -1270,10 +1276,8 @@ def check_threads(run_dir, mpiexec, launcher, program, report, otf2_print):
     small = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="64K", ADAPTRACE_SAMPLING="off")
     arguments = [program, "1200"]
     archive = os.path.join(run_dir, "archive")
-    stderr = run(traced(mpiexec, launcher, archive, arguments), run_dir, small)
-    check_archive(archive, otf2_print)
-    check_written_by_analyzers(archive, stderr)
-    summary = json.load(open(os.path.join(archive, "summary.json")))
+    _, summary = run_written_by_analyzers(
+        traced(mpiexec, launcher, archive, arguments), run_dir, small, archive, otf2_print)
     offline = check_offline_records(run_dir, mpiexec, launcher, arguments, 2, small, left_out=("BufferFlush",))
     threads = {(line["rank"], line["thread"]) for line in summary["per_location"]}
     if threads != {(rank, thread) for rank in (0, 1) for thread in (0, 1, 2)}:
