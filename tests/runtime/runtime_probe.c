@@ -70,6 +70,22 @@ static void fault(void)
     *forbidden_page = 1;
 }
 
+/* Rank 1 of a node of two, saving 0.3 s after rank 0: its rescue file
+ * appears where rank 0's ADAPTRACE_OUTPUT puts them. */
+static void *save_as_rank_one_later(void *unused)
+{
+    (void)unused;
+    struct timespec pause = {.tv_sec = 0, .tv_nsec = 300 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    char path[4096];
+    snprintf(path, sizeof path, "%s.rescue/rank-1.adtr", getenv("ADAPTRACE_OUTPUT"));
+    FILE *file = fopen(path, "w");
+    if (file)
+        fclose(file);
+    say(file ? "rank 1 saved" : "rank 1 could not save");
+    return NULL;
+}
+
 static void on_own_term(int signum)
 {
     (void)signum;
@@ -375,6 +391,18 @@ int main(int argc, char **argv)
         say("still running after SIGTERM during the write");
         ((void (*)(bool))runtime_symbol("adt_ending_write_ends"))(true);
         say("still running after the write");
+    } else if (strcmp(mode, "term-after-abort-save") == 0) {
+        /* Rank 0 of two on a node calls MPI_Abort and saves; the launcher
+         * then sends SIGTERM, before rank 1 has saved. */
+        compute(WORK / 10);
+        ((void (*)(uint32_t, uint32_t))runtime_symbol("adt_ending_set_rank"))(0, 2);
+        const int node[] = {0, 1};
+        ((void (*)(const int *, size_t))runtime_symbol("adt_rescue_set_node_peers"))(node, 2);
+        ((void (*)(void))runtime_symbol("adt_runtime_abort"))();
+        pthread_t peer;
+        pthread_create(&peer, NULL, save_as_rank_one_later, NULL);
+        raise(SIGTERM);
+        say("still running after SIGTERM");
     } else if (strcmp(mode, "term-in-append") == 0 || strcmp(mode, "term-in-malloc") == 0) {
         long delay_us = argc > 2 ? atol(argv[2]) : 1000;
         end_worker_by_term(strcmp(mode, "term-in-append") == 0 ? append_forever : allocate_forever, delay_us);

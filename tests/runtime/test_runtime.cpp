@@ -717,4 +717,17 @@ TEST_F(Runtime, TerminationRequestDuringTheFinalWriteWaitsForItsEnd)
     EXPECT_TRUE(lines_starting_with(run.err, "adaptrace: ").empty()) << run.err;
 }
 
+// After the save of an ending without a signal (here MPI_Abort), the
+// launcher's SIGTERM must not end the process before its node's other
+// ranks have saved: the launcher SIGKILLs them once one rank ends (seen in
+// mpi.endings.fortran.np4.no-finalize, a save cut short by a kill).
+TEST_F(Runtime, TerminationRequestAfterAnEndingSaveWaitsForTheNodesOtherRanks)
+{
+    ProbeRun run = run_probe({"term-after-abort-save"}, {{"ADAPTRACE_OUTPUT", work_ + "/aborted"}});
+    EXPECT_EQ(run.exit_status, 128 + SIGTERM) << run.err;
+    EXPECT_NE(run.out.find("rank 1 saved"), std::string::npos) << run.out;
+    EXPECT_EQ(run.out.find("still running after SIGTERM"), std::string::npos) << run.out;
+    EXPECT_EQ(access((work_ + "/aborted.rescue/rank-0.adtr").c_str(), F_OK), 0) << run.err;
+}
+
 }  // namespace
