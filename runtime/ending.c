@@ -20,9 +20,9 @@
  *   while the save of an ending without a signal (MPI_Abort, exit without
  *   MPI_Finalize) runs: the launcher ends the job's other ranks as soon
  *   as one returns without MPI_Finalize, while some may be saving.
- * - A termination request after that save: the process stays until every
- *   other rank of its node has saved, as in the next case, for the same
- *   reason.
+ * - A termination request after that save, and the exit after one at an
+ *   exit without MPI_Finalize: the process stays until every other rank of
+ *   its node has saved, as in the next case, for the same reason.
  * - A termination request whose action is the default one, outside the
  *   final write: like the next case, and then the process stays until
  *   every other rank of its node has saved (at most
@@ -317,6 +317,11 @@ void adt_ending_without_finalize(adt_rescue_kind kind, const char *how)
     rescue_ending(kind, 0, how);
     atomic_store(&saved_without_signal, 1);
     deliver_held_request();
+    /* The first rank to exit makes the launcher end the others, some of
+     * which may still be saving at their own exit. (MPI_Abort goes on to
+     * end the job; the others then save on its SIGTERM.) */
+    if (kind == ADT_RESCUE_NO_FINALIZE)
+        adt_rescue_await_node_peers(archive_dir());
 }
 
 void adt_ending_write_begins(void)

@@ -730,4 +730,18 @@ TEST_F(Runtime, TerminationRequestAfterAnEndingSaveWaitsForTheNodesOtherRanks)
     EXPECT_EQ(access((work_ + "/aborted.rescue/rank-0.adtr").c_str(), F_OK), 0) << run.err;
 }
 
+// An exit without MPI_Finalize: the first rank to exit makes mpirun end
+// the others, so a rank that saved at its exit stays until its node's
+// other ranks have saved.
+TEST_F(Runtime, ExitWithoutFinalizeWaitsForTheNodesOtherRanksSaves)
+{
+    ProbeRun run = run_probe({"exit-save"}, {{"ADAPTRACE_OUTPUT", work_ + "/returned"}});
+    EXPECT_EQ(run.exit_status, 0) << run.err;
+    size_t peer = run.out.find("rank 1 saved"), own = run.out.find("exit save done");
+    ASSERT_NE(peer, std::string::npos) << run.out;
+    ASSERT_NE(own, std::string::npos) << run.out;
+    EXPECT_LT(peer, own) << run.out;
+    EXPECT_EQ(access((work_ + "/returned.rescue/rank-0.adtr").c_str(), F_OK), 0) << run.err;
+}
+
 }  // namespace
