@@ -153,7 +153,19 @@ import time
 # halvings, and at 1 kHz a loaded machine under ASan made the sampler's
 # overload protection halve once (a CI run: 112 samples removed, none of
 # them the stream could take back). The profile case sets its own rate.
-ENVIRONMENT = dict(os.environ, OMPI_MCA_btl_tcp_if_include="lo", ADAPTRACE_SAMPLING_RATE="100Hz")
+# The TCP ports: each Open MPI process listens on the lowest free port
+# from 1024 on, so a killed analyzer's port may at once be another
+# test's new process's, which a rank that connects to its analyzer again
+# then reaches. That is the likeliest cause of two hangs of
+# online.threads-killed beside other tests ("connect() to
+# 127.0.0.1:1029 failed", one rank gone without a word, the other
+# waiting for it until the watchdog), never seen in 20 runs alone, not
+# reproduced on purpose. Each run of this script
+# takes ports of its own, 128 from a base its pid picks above 10000
+# (IPv4 and IPv6 alike).
+PORTS = str(10000 + os.getpid() % 400 * 128)
+ENVIRONMENT = dict(os.environ, OMPI_MCA_btl_tcp_if_include="lo", ADAPTRACE_SAMPLING_RATE="100Hz",
+                   OMPI_MCA_btl_tcp_port_min_v4=PORTS, OMPI_MCA_btl_tcp_port_min_v6=PORTS)
 # Generous bounds: the test machine may be loaded. A run still going after
 # WATCHDOG_S shows every thread of its processes (run_with_watchdog.sh).
 RUN_LIMIT_S = 100
