@@ -1391,6 +1391,15 @@ def check_threads_killed(run_dir, mpiexec, launcher, program, report, otf2_print
     command = traced(mpiexec, launcher, archive, ["--live-interval", "1", *arguments], ["--enable-recovery"])
     status, text = run_acting(command, run_dir,
                               lambda process: os.kill(analyzer_once_live(process, archive), signal.SIGKILL), small)
+    # Open MPI 4.1 may end a rank without a word when its TCP connection
+    # to the killed analyzer fails (seen 3 times in about 15 runs beside
+    # other tests, never alone; docs/online.md, "What it cannot do"): the
+    # other rank then waits for it until the watchdog shows it alone.
+    left = re.findall(r"^=== pid \d+: " + re.escape(program) + " ", text, re.MULTILINE)
+    if status == 124 and len(left) == 1 and re.search(r"failed to TCP connect|unexpectedly disconnected", text):
+        print("skipped: Open MPI ended a rank after its analyzer was killed (its TCP connection to it failed); the "
+              "other rank waited for it")
+        sys.exit(77)
     if status != 0:
         fail(f"the run exited with {status} after its analyzer was killed")
     check_archive(archive, otf2_print)
