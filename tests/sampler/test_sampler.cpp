@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cstring>
 #include <algorithm>
+#include <atomic>
 #include <ctime>
 #include <map>
 #include <set>
@@ -367,6 +368,116 @@ TEST_F(Sampler, ATapOpenedBeforeSamplingBelongsToTheFirstThreadThatSamples)
     EXPECT_EQ(ring_full, 0u);
     EXPECT_EQ(other_threads, samples(second).size()) << "the other thread's samples: buffer, counted";
     EXPECT_GE(other_threads, 10u);
+}
+
+// The rings of threads other than the tap's owner (issue #28): one
+// producer each (its thread's signal handler), one reader (the tap's
+// owner, as the streaming thread at its MPI calls) reading while they
+// sample. Every sample either reaches the reader, in its thread's time
+// order, or finds its ring full and goes to the buffer, counted
+// (ADAPTRACE_ONLINE_OUTPUT=profile); none is lost uncounted. Also under
+// TSan (scripts/test.sh).
+class SamplerThreadRings : public Sampler {
+protected:
+    // Takes every sample waiting in the rings (and the tap's, the
+    // reader's own): each thread's leaf functions, and whether each
+    // ring's samples came in time order.
+    void drain(std::map<std::string, size_t> &read, std::vector<uint64_t> &last_time, bool &ordered)
+    {
+        adt_sampler_tapped sample;
+        uint64_t counts[ADT_METRICS_COUNT_MAX];
+        uint32_t counters;
+        for (unsigned ring = 0; ring < adt_sampler_thread_rings(); ring++) {
+            while (adt_sampler_thread_ring_peek(ring, &sample, counts, &counters)) {
+                ordered = ordered && sample.time >= last_time[ring];
+                last_time[ring] = sample.time;
+                read[leaf(sample.context)]++;
+                adt_sampler_thread_ring_pop(ring);
+            }
+        }
+        while (adt_sampler_tap_peek(&sample))
+            adt_sampler_tap_pop();
+    }
+};
+
+TEST_F(SamplerThreadRings, EachSampleReachesTheReaderOrTheBufferCounted)
+{
+    start(1 << 20, 4096, 2000, 32);
+    adt_location *own = location(1);
+    ASSERT_EQ(adt_sampler_thread_start(own), 0);
+    ASSERT_EQ(adt_sampler_tap_open(1 << 14), 0);
+    ASSERT_EQ(adt_sampler_thread_rings_open(8), 0); // small: some samples find it full
+    adt_sampler_tap_replace_buffer(true);
+    adt_location *first = location(2);
+    adt_location *second = location(3);
+    std::atomic<int> running{ 2 };
+    auto work = [&running](adt_location *where, double (*function)(uint64_t)) {
+        EXPECT_EQ(adt_sampler_thread_start(where), 0);
+        function(2000);
+        adt_sampler_thread_stop(where);
+        running--;
+    };
+    std::thread one(work, first, adt_test_work_a);
+    std::thread two(work, second, adt_test_work_b);
+    std::map<std::string, size_t> read;
+    std::vector<uint64_t> last_time(ADT_SAMPLER_THREAD_RINGS, 0);
+    bool ordered = true;
+    while (running.load() > 0)
+        drain(read, last_time, ordered);
+    one.join();
+    two.join();
+    drain(read, last_time, ordered);
+    adt_sampler_thread_stop(own);
+    uint64_t ring_full = 0, no_ring = 0;
+    adt_sampler_tap_losses(&ring_full, &no_ring);
+    EXPECT_EQ(no_ring, 0u);
+    EXPECT_TRUE(ordered) << "a ring gave its thread's samples out of time order";
+    EXPECT_GE(read["adt_test_work_a"], 10u);
+    EXPECT_GE(read["adt_test_work_b"], 10u);
+    std::map<std::string, size_t> in_buffer = leaves(samples(first));
+    EXPECT_EQ(in_buffer.count("adt_test_work_b"), 0u) << "a thread's sample in another's ring";
+    EXPECT_EQ(samples(first).size() + samples(second).size(), ring_full)
+        << "the buffers hold exactly the samples the full rings refused";
+}
+
+// A thread that stops retires its ring: once the reader has taken its
+// samples, the ring is free for a later thread: twice as many threads as
+// rings, one after the other, all find one (without the retirement the
+// 17th found none: counted no_ring).
+TEST_F(SamplerThreadRings, AStoppedThreadsRingGoesToALaterThreadOnceRead)
+{
+    start(1 << 20, 4096, 2000, 32);
+    adt_location *own = location(1);
+    ASSERT_EQ(adt_sampler_thread_start(own), 0);
+    ASSERT_EQ(adt_sampler_tap_open(1 << 14), 0);
+    ASSERT_EQ(adt_sampler_thread_rings_open(1 << 12), 0);
+    adt_sampler_tap_replace_buffer(true);
+    std::map<std::string, size_t> read;
+    std::vector<uint64_t> last_time(ADT_SAMPLER_THREAD_RINGS, 0);
+    bool ordered = true;
+    // One location for them all (the buffer has 8), each thread's in turn.
+    adt_location *where = location(2);
+    auto sample_a_while = [where] {
+        EXPECT_EQ(adt_sampler_thread_start(where), 0);
+        adt_sampler_stats stats;
+        adt_sampler_get_stats(&stats);
+        const uint64_t until = stats.signals + 4;
+        for (int round = 0; round < 100000 && stats.signals < until; round++) {
+            adt_test_work_a(10);
+            adt_sampler_get_stats(&stats);
+        }
+        adt_sampler_thread_stop(where);
+    };
+    for (uint64_t thread = 0; thread < 2 * ADT_SAMPLER_THREAD_RINGS; thread++) {
+        std::thread worker(sample_a_while);
+        worker.join();
+        drain(read, last_time, ordered);
+    }
+    uint64_t ring_full = 0, no_ring = 0;
+    adt_sampler_tap_losses(&ring_full, &no_ring);
+    EXPECT_EQ(no_ring, 0u) << "a stopped thread's ring was not given to a later one";
+    EXPECT_EQ(ring_full, 0u);
+    EXPECT_GE(read["adt_test_work_a"], 2u * ADT_SAMPLER_THREAD_RINGS);
 }
 
 // ADAPTRACE_ONLINE_OUTPUT=trace (issue #28): the samples the tap takes
