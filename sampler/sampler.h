@@ -117,7 +117,8 @@ typedef struct adt_sampler_tapped {
  * tap) or after (it owns it at once): from here on every sample its
  * handler records also goes to a ring of capacity samples, read by
  * adt_sampler_tap_peek/pop in normal context. Samples that find the ring
- * full, and those of other threads, are counted (adt_sampler_tap_losses).
+ * full are counted (adt_sampler_tap_losses); other threads' samples go to
+ * rings of their own (adt_sampler_thread_rings_open, below).
  * 0, or -1 (no memory). */
 int adt_sampler_tap_open(uint32_t capacity);
 /* The bytes of the ring's slot: an adt_sampler_tapped and, with PAPI
