@@ -289,6 +289,10 @@ bool adt_sampler_tap_instead_of_buffer(adt_sampler_thread *thread, uint32_t cont
 void adt_sampler_tap_close(void);
 void adt_sampler_tap_sample(adt_sampler_thread *thread, uint32_t context, unsigned shift, uint64_t time,
                             const uint64_t *metric_values);
+/* Start-up (malloc): the memory of count ring slots, and of their
+ * counter values where there are counters (NULL otherwise); 0, or -1
+ * (none: no memory). The tap's ring and the other threads' rings. */
+int adt_sampler_ring_memory(size_t count, adt_sampler_tapped **slots, uint64_t **metric_values);
 /* The rings of threads other than the tap's owner (thread_rings.c). A
  * thread claims one at its first sample pushed; none left: counted. */
 #define ADT_SAMPLER_RING_UNCLAIMED (-1)

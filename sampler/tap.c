@@ -56,23 +56,29 @@ static struct {
     _Atomic uint64_t events_stopped;
 } tap;
 
-int adt_sampler_tap_open(uint32_t capacity)
+int adt_sampler_ring_memory(size_t count, adt_sampler_tapped **slots, uint64_t **metric_values)
 {
-    if (capacity == 0)
-        return -1;
-    tap.slots = calloc(capacity, sizeof *tap.slots);
-    if (tap.slots == NULL)
+    *slots = calloc(count, sizeof **slots);
+    *metric_values = NULL;
+    if (*slots == NULL)
         return -1;
     /* After adt_sampler_init: the counters are known. */
-    tap.metric_count = adt_sampler.metric_count;
-    if (tap.metric_count > 0) {
-        tap.metric_values = calloc((size_t)capacity * tap.metric_count, sizeof *tap.metric_values);
-        if (tap.metric_values == NULL) {
-            free(tap.slots);
-            tap.slots = NULL;
+    if (adt_sampler.metric_count > 0) {
+        *metric_values = calloc(count * adt_sampler.metric_count, sizeof **metric_values);
+        if (*metric_values == NULL) {
+            free(*slots);
+            *slots = NULL;
             return -1;
         }
     }
+    return 0;
+}
+
+int adt_sampler_tap_open(uint32_t capacity)
+{
+    if (capacity == 0 || adt_sampler_ring_memory(capacity, &tap.slots, &tap.metric_values) != 0)
+        return -1;
+    tap.metric_count = adt_sampler.metric_count;
     tap.capacity = capacity;
     atomic_store(&tap.owner, adt_sampler_current);
     atomic_store(&tap.awaiting_owner, adt_sampler_current == NULL);

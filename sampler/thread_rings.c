@@ -48,21 +48,10 @@ static struct {
 
 int adt_sampler_thread_rings_open(uint32_t capacity)
 {
-    if (capacity == 0)
-        return -1;
-    others.slots = calloc((size_t)capacity * ADT_SAMPLER_THREAD_RINGS, sizeof *others.slots);
-    if (others.slots == NULL)
+    if (capacity == 0 || adt_sampler_ring_memory((size_t)capacity * ADT_SAMPLER_THREAD_RINGS, &others.slots,
+                                                 &others.metric_values) != 0)
         return -1;
     others.metric_count = adt_sampler.metric_count;
-    if (others.metric_count > 0) {
-        others.metric_values =
-            calloc((size_t)capacity * ADT_SAMPLER_THREAD_RINGS * others.metric_count, sizeof *others.metric_values);
-        if (others.metric_values == NULL) {
-            free(others.slots);
-            others.slots = NULL;
-            return -1;
-        }
-    }
     others.capacity = capacity;
     /* Release: a handler that sees the rings open sees their memory. */
     atomic_store_explicit(&others.open, true, memory_order_release);
