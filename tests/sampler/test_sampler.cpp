@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <algorithm>
 #include <atomic>
@@ -371,14 +372,15 @@ TEST_F(Sampler, ATapOpenedBeforeSamplingBelongsToTheFirstThreadThatSamples)
     EXPECT_GE(no_ring, 10u);
 }
 
-// The rings of threads other than the tap's owner (issue #28): one
-// producer each (its thread's signal handler), one reader (the tap's
-// owner, as the streaming thread at its MPI calls) reading while they
-// sample. Every sample either reaches the reader, in its thread's time
-// order, or finds its ring full and goes to the buffer, counted
-// (ADAPTRACE_ONLINE_OUTPUT=profile); none is lost uncounted. Also under
-// TSan (scripts/test.sh).
-class SamplerThreadRings : public Sampler {
+// The rings of threads other than the tap's owner (issue #28), sampled
+// for real: one producer each (its thread's signal handler), one reader
+// (the tap's owner, as the streaming thread at its MPI calls) reading
+// while they sample. Every sample either reaches the reader, in its
+// thread's time order, or finds its ring full and goes to the buffer,
+// counted (ADAPTRACE_ONLINE_OUTPUT=profile); none is lost uncounted.
+// (Signals do not run under TSan: SamplerThreadRings below is the same
+// producer and reader without them.)
+class SamplerOtherThreads : public Sampler {
 protected:
     // Takes every sample waiting in the rings (and the tap's, the
     // reader's own): each thread's leaf functions, and whether each
@@ -401,7 +403,7 @@ protected:
     }
 };
 
-TEST_F(SamplerThreadRings, EachSampleReachesTheReaderOrTheBufferCounted)
+TEST_F(SamplerOtherThreads, EachSampleReachesTheReaderOrTheBufferCounted)
 {
     start(1 << 20, 4096, 2000, 32);
     adt_location *own = location(1);
@@ -445,7 +447,7 @@ TEST_F(SamplerThreadRings, EachSampleReachesTheReaderOrTheBufferCounted)
 // samples, the ring is free for a later thread: twice as many threads as
 // rings, one after the other, all find one (without the retirement the
 // 17th found none: counted no_ring).
-TEST_F(SamplerThreadRings, AStoppedThreadsRingGoesToALaterThreadOnceRead)
+TEST_F(SamplerOtherThreads, AStoppedThreadsRingGoesToALaterThreadOnceRead)
 {
     start(1 << 20, 4096, 2000, 32);
     adt_location *own = location(1);
@@ -479,6 +481,77 @@ TEST_F(SamplerThreadRings, AStoppedThreadsRingGoesToALaterThreadOnceRead)
     EXPECT_EQ(no_ring, 0u) << "a stopped thread's ring was not given to a later one";
     EXPECT_EQ(ring_full, 0u);
     EXPECT_GE(read["adt_test_work_a"], 2u * ADT_SAMPLER_THREAD_RINGS);
+}
+
+// The same rings without signals, also under TSan (scripts/test.sh): two
+// producer threads push as their handlers would while a reader takes
+// their samples; each producer's samples arrive once each, in order, or
+// are counted ring_full. Then both retire, the reader drains and frees
+// their rings, and 16 new producers each find one.
+TEST(SamplerThreadRings, ProducersAndAReaderShareTheRingsWithoutLocks)
+{
+    constexpr uint32_t kCapacity = 64;
+    constexpr uint32_t kPushes = 20000;
+    ASSERT_EQ(adt_sampler_thread_rings_open(kCapacity), 0);
+    void *producers[2] = { adt_test_ring_thread(), adt_test_ring_thread() };
+    ASSERT_NE(producers[0], nullptr);
+    ASSERT_NE(producers[1], nullptr);
+    std::atomic<int> running{ 2 };
+    std::atomic<uint64_t> pushed{ 0 };
+    auto produce = [&](int index) {
+        uint64_t accepted = 0;
+        for (uint32_t n = 1; n <= kPushes; n++)
+            accepted += adt_test_ring_push(producers[index], (uint32_t)index, n);
+        pushed += accepted;
+        running--;
+    };
+    std::thread one(produce, 0), two(produce, 1);
+    uint64_t read = 0;
+    uint64_t last[2] = { 0, 0 };
+    bool ordered = true;
+    auto drain = [&] {
+        adt_sampler_tapped sample;
+        uint64_t counts[ADT_METRICS_COUNT_MAX];
+        uint32_t counters;
+        for (unsigned ring = 0; ring < adt_sampler_thread_rings(); ring++) {
+            while (adt_sampler_thread_ring_peek(ring, &sample, counts, &counters)) {
+                ordered = ordered && sample.context < 2 && sample.time > last[sample.context];
+                last[sample.context & 1] = sample.time;
+                read++;
+                adt_sampler_thread_ring_pop(ring);
+            }
+        }
+    };
+    while (running.load() > 0)
+        drain();
+    one.join();
+    two.join();
+    drain();
+    uint64_t ring_full = 0, no_ring = 0;
+    adt_sampler_tap_losses(&ring_full, &no_ring);
+    EXPECT_TRUE(ordered) << "a producer's samples came out of order, twice, or in another's ring";
+    EXPECT_EQ(read, pushed.load());
+    EXPECT_EQ(read + ring_full, 2u * kPushes) << "a sample neither read nor counted";
+    EXPECT_EQ(no_ring, 0u);
+    adt_test_ring_retire(producers[0]);
+    adt_test_ring_retire(producers[1]);
+    drain(); // frees the retired rings
+    std::vector<void *> later;
+    for (int i = 0; i < ADT_SAMPLER_THREAD_RINGS; i++) {
+        later.push_back(adt_test_ring_thread());
+        EXPECT_TRUE(adt_test_ring_push(later.back(), 0, 1)) << "thread " << i << " found no ring";
+    }
+    EXPECT_FALSE(adt_test_ring_push(producers[0], 0, 1)) << "a retired thread pushed again";
+    void *one_too_many = adt_test_ring_thread();
+    EXPECT_FALSE(adt_test_ring_push(one_too_many, 0, 1));
+    adt_sampler_tap_losses(&ring_full, &no_ring);
+    EXPECT_EQ(no_ring, 2u) << "the retired thread's and the 17th thread's samples counted";
+    adt_test_rings_close();
+    free(one_too_many);
+    for (void *thread : later)
+        free(thread);
+    free(producers[0]);
+    free(producers[1]);
 }
 
 // ADAPTRACE_ONLINE_OUTPUT=trace (issue #28): the samples the tap takes
