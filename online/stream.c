@@ -191,9 +191,11 @@ static struct {
     /* The span of the thread's events so far (the chunk header's). */
     uint64_t first_event;
     uint64_t last_event;
-    /* The PAPI counters' running totals at the last sample streamed (the
-     * chunk header's). */
+    /* The PAPI counters' totals over the samples streamed, every
+     * thread's (the chunk header's), and this thread's running totals at
+     * its last sample streamed. */
     uint64_t counter_totals[ADT_ONLINE_COUNTERS_MAX];
+    uint64_t counter_values[ADT_METRICS_COUNT_MAX];
 } stream = { .filling = -1, .samples_record = -1 };
 
 /* The streaming thread's requests of other threads' chunks in flight
@@ -342,7 +344,7 @@ static int free_chunk(void)
 /* The samples not streamed so far, by cause. */
 static void samples_unstreamed(uint64_t losses[ADT_ONLINE_SAMPLE_LOSS_COUNT])
 {
-    adt_sampler_tap_losses(&losses[ADT_ONLINE_SAMPLE_LOSS_RING_FULL], &losses[ADT_ONLINE_SAMPLE_LOSS_OTHER_THREAD]);
+    adt_sampler_tap_losses(&losses[ADT_ONLINE_SAMPLE_LOSS_RING_FULL], &losses[ADT_ONLINE_SAMPLE_LOSS_NO_RING]);
     losses[ADT_ONLINE_SAMPLE_LOSS_ANALYZER_LOST] = stream.samples_lost;
     losses[ADT_ONLINE_SAMPLE_LOSS_EVENTS_STOPPED] = adt_sampler_tap_events_stopped();
 }
@@ -513,9 +515,63 @@ static bool take_rates(uint64_t time)
     return true;
 }
 
-/* Moves the samples the tap holds into the chunks, each after the
- * definition of its context; those that find no chunk stay in the tap
- * (which counts what overflows it). */
+/* Puts a sample into the chunks after the definition of its context,
+ * with its counts (ADAPTRACE_METRICS: each counter's increase since its
+ * thread's sample before), its time widening the span where it is this
+ * thread's own; false where no chunk has room (it stays in its ring,
+ * which counts what overflows it). */
+static bool put_sample(const adt_sampler_tapped *sample, const uint64_t *increases, uint32_t counters, bool own,
+                       uint64_t time)
+{
+    if (!define_context(sample->context, time))
+        return false;
+    if (counters > ADT_ONLINE_COUNTERS_MAX)
+        counters = ADT_ONLINE_COUNTERS_MAX;
+    uint32_t counts_records = (counters + ADT_ONLINE_COUNTS_PER_RECORD - 1) / ADT_ONLINE_COUNTS_PER_RECORD;
+    /* With counters a sample is a samples record of its own and its
+     * counts records, all in one chunk: where the one being filled
+     * lacks the room, it goes now, and the sample starts the next. */
+    if (counters > 0) {
+        stream.samples_record = -1;
+        if (stream.filling >= 0 &&
+            stream.chunks[stream.filling].header.records + 1 + counts_records > ADT_ONLINE_CHUNK_RECORDS)
+            send_chunk(stream.filling, ADT_ONLINE_TAG_CHUNK);
+    }
+    adt_online_chunk *chunk = stream.filling >= 0 ? &stream.chunks[stream.filling] : NULL;
+    if (chunk == NULL || stream.samples_record < 0 ||
+        chunk->records[stream.samples_record].id == ADT_ONLINE_SAMPLES_PER_RECORD) {
+        adt_online_record *record = next_record(time);
+        if (record == NULL)
+            return false;
+        *record = (adt_online_record){ .kind = ADT_ONLINE_RECORD_SAMPLES, .id = 0 };
+        chunk = &stream.chunks[stream.filling];
+        stream.samples_record = (int)(record - chunk->records);
+    }
+    adt_online_record *record = &chunk->records[stream.samples_record];
+    record->samples[record->id++] = (adt_online_sample){ sample->context, sample->shift };
+    if (own)
+        note_event(sample->time);
+    /* Its counts in the records reserved room for above, and the rank's
+     * running totals of every thread's counts for the chunk header:
+     * copies (no lock, no malloc). */
+    for (uint32_t first = 0; first < counters; first += ADT_ONLINE_COUNTS_PER_RECORD) {
+        adt_online_record *counts = &chunk->records[chunk->header.records++];
+        *counts = (adt_online_record){ .kind = ADT_ONLINE_RECORD_COUNTS, .id = first };
+        for (uint32_t m = first; m < counters && m < first + ADT_ONLINE_COUNTS_PER_RECORD; m++)
+            counts->counts[m - first] = increases[m];
+    }
+    for (uint32_t m = 0; m < counters; m++)
+        stream.counter_totals[m] += increases[m];
+    if (counters > 0)
+        stream.samples_record = -1;
+    stream.chunk_samples[stream.filling]++;
+    stream.samples_streamed++;
+    send_if_full();
+    return true;
+}
+
+/* Moves the samples the tap holds (the streaming thread's) into the
+ * chunks; those that find no chunk stay in the tap. */
 static void take_samples(uint64_t time)
 {
     adt_sampler_tapped sample;
@@ -531,54 +587,64 @@ static void take_samples(uint64_t time)
             stream.rate_shifts_checked = sample.shift + 1;
             take_rates(time);
         }
-        if (!define_context(sample.context, time))
-            return;
-        uint64_t values[ADT_METRICS_COUNT_MAX];
+        uint64_t values[ADT_METRICS_COUNT_MAX], increases[ADT_METRICS_COUNT_MAX];
         uint32_t counters = adt_sampler_tap_peek_values(values);
-        if (counters > ADT_ONLINE_COUNTERS_MAX)
-            counters = ADT_ONLINE_COUNTERS_MAX;
-        uint32_t counts_records = (counters + ADT_ONLINE_COUNTS_PER_RECORD - 1) / ADT_ONLINE_COUNTS_PER_RECORD;
-        /* With counters a sample is a samples record of its own and its
-         * counts records, all in one chunk: where the one being filled
-         * lacks the room, it goes now, and the sample starts the next. */
-        if (counters > 0) {
-            stream.samples_record = -1;
-            if (stream.filling >= 0 &&
-                stream.chunks[stream.filling].header.records + 1 + counts_records > ADT_ONLINE_CHUNK_RECORDS)
-                send_chunk(stream.filling, ADT_ONLINE_TAG_CHUNK);
-        }
-        adt_online_chunk *chunk = stream.filling >= 0 ? &stream.chunks[stream.filling] : NULL;
-        if (chunk == NULL || stream.samples_record < 0 ||
-            chunk->records[stream.samples_record].id == ADT_ONLINE_SAMPLES_PER_RECORD) {
-            adt_online_record *record = next_record(time);
-            if (record == NULL)
-                return;
-            *record = (adt_online_record){ .kind = ADT_ONLINE_RECORD_SAMPLES, .id = 0 };
-            chunk = &stream.chunks[stream.filling];
-            stream.samples_record = (int)(record - chunk->records);
-        }
-        adt_online_record *record = &chunk->records[stream.samples_record];
-        record->samples[record->id++] = (adt_online_sample){ sample.context, sample.shift };
-        note_event(sample.time);
-        /* Its counts (the difference to the previous sample streamed) in
-         * the records reserved room for above, and its counters' running
-         * totals for the chunk header: copies of the ring's slot (no
-         * lock, no malloc). */
-        for (uint32_t first = 0; first < counters; first += ADT_ONLINE_COUNTS_PER_RECORD) {
-            adt_online_record *counts = &chunk->records[chunk->header.records++];
-            *counts = (adt_online_record){ .kind = ADT_ONLINE_RECORD_COUNTS, .id = first };
-            for (uint32_t m = first; m < counters && m < first + ADT_ONLINE_COUNTS_PER_RECORD; m++)
-                counts->counts[m - first] = values[m] - stream.counter_totals[m];
-        }
         for (uint32_t m = 0; m < counters; m++)
-            stream.counter_totals[m] = values[m];
-        if (counters > 0)
-            stream.samples_record = -1;
-        stream.chunk_samples[stream.filling]++;
-        stream.samples_streamed++;
+            increases[m] = values[m] - stream.counter_values[m];
+        if (!put_sample(&sample, increases, counters, true, time))
+            return;
+        memcpy(stream.counter_values, values, counters * sizeof *values);
         adt_sampler_tap_pop();
-        send_if_full();
     }
+}
+
+/* The samples still in the rings of the rank's other threads, where the
+ * analyzer is lost or at the end: not streamed. */
+static void drop_thread_samples(void)
+{
+    for (unsigned ring = 0; ring < adt_sampler_thread_rings(); ring++) {
+        adt_sampler_tapped sample;
+        uint64_t increases[ADT_METRICS_COUNT_MAX];
+        uint32_t counters;
+        while (adt_sampler_thread_ring_peek(ring, &sample, increases, &counters)) {
+            stream.samples_lost++;
+            adt_sampler_thread_ring_pop(ring);
+        }
+    }
+}
+
+/* Moves the samples of the rank's other threads (their rings,
+ * sampler.h adt_sampler_thread_rings) into the chunks, as take_samples
+ * its own. Their times do not widen the span, which is this thread's. */
+static void take_thread_samples(uint64_t time)
+{
+    for (unsigned ring = 0; ring < adt_sampler_thread_rings(); ring++) {
+        adt_sampler_tapped sample;
+        uint64_t increases[ADT_METRICS_COUNT_MAX];
+        uint32_t counters;
+        while (adt_sampler_thread_ring_peek(ring, &sample, increases, &counters)) {
+            if (stream.lost) {
+                drop_thread_samples();
+                return;
+            }
+            if (!put_sample(&sample, increases, counters, false, time))
+                return;
+            adt_sampler_thread_ring_pop(ring);
+        }
+    }
+}
+
+/* Whether a ring of the rank's other threads holds a sample. */
+static bool thread_samples_waiting(void)
+{
+    for (unsigned ring = 0; ring < adt_sampler_thread_rings(); ring++) {
+        adt_sampler_tapped sample;
+        uint64_t increases[ADT_METRICS_COUNT_MAX];
+        uint32_t counters;
+        if (adt_sampler_thread_ring_peek(ring, &sample, increases, &counters))
+            return true;
+    }
+    return false;
 }
 
 void adt_online_thread_enter(uint64_t time)
@@ -732,6 +798,7 @@ void adt_online_stream_call(adt_location *location, uint32_t function, uint64_t 
         progress();
     stream_events();
     take_samples(time);
+    take_thread_samples(time);
     adt_online_record *record = stream.lost ? NULL : next_record(time);
     if (record == NULL && stream.lost) {
         stream.unstreamed[ADT_ONLINE_LOSS_ANALYZER_LOST]++;
@@ -1126,7 +1193,9 @@ bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats)
     adt_sampler_tapped sample;
     for (;;) {
         take_samples(adt_clock_now());
-        if (stream.lost || !adt_sampler_tap_peek(&sample) || adt_clock_now() >= give_up)
+        take_thread_samples(adt_clock_now());
+        if (stream.lost || (!adt_sampler_tap_peek(&sample) && !thread_samples_waiting()) ||
+            adt_clock_now() >= give_up)
             break;
         progress();
         pause_briefly();
@@ -1209,6 +1278,7 @@ bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats)
         stream.samples_lost++;
         adt_sampler_tap_pop();
     }
+    drop_thread_samples();
     for (int i = 0; i < ADT_ONLINE_CHUNKS; i++) {
         if (!stream.in_flight[i] && i != stream.filling)
             continue;

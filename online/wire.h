@@ -90,8 +90,9 @@ typedef enum adt_online_loss {
     X(RING_FULL, "ring_full", "samples not streamed because the ring of samples to send was full")            \
     X(ANALYZER_LOST, "analyzer_lost",                                                                          \
       "samples not streamed because the analyzer was lost or did not take them by the end")                   \
-    /* taken on a thread other than the one that called MPI_Init */                                              \
-    X(OTHER_THREAD, "other_thread", "samples not streamed because a thread other than MPI_Init's took them")  \
+    /* taken on a thread other than the one that called MPI_Init that */                                         \
+    /* found no ring of its own (all ADT_SAMPLER_THREAD_RINGS taken) */                                          \
+    X(NO_RING, "no_ring", "samples not streamed because their thread found no ring of its own left")          \
     /* ADAPTRACE_ONLINE_OUTPUT=trace: the thread's event chain, which */                                         \
     /* keeps the samples the stream takes so that its chunks carry them */                                       \
     /* to the archive, had stopped taking events (the flush policy's */                                          \

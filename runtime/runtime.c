@@ -419,16 +419,23 @@ static void open_online_tap(void)
 {
     if (!config.sampling || (config.analyzers == 0 && !launcher_starts_several_programs()))
         return;
-    /* The budget's share (adt_runtime_split_budget), or the minimum: 3.3 s
-     * at the default 10 kHz between two MPI calls. */
-    uint64_t capacity = budget.ring_bytes / adt_sampler_tap_slot_bytes();
+    /* The budget's share (adt_runtime_split_budget), or the minimum: half
+     * for the main thread's ring (3.3 s at the default 10 kHz between two
+     * MPI calls at the least), half for the other threads' rings
+     * (ADT_SAMPLER_THREAD_RINGS of them). */
+    uint64_t capacity = budget.ring_bytes / 2 / adt_sampler_tap_slot_bytes();
     if (capacity < ADT_RUNTIME_RING_MIN_SAMPLES)
         capacity = ADT_RUNTIME_RING_MIN_SAMPLES;
     if (capacity > UINT32_MAX)
         capacity = UINT32_MAX;
+    uint64_t thread_capacity = capacity / ADT_SAMPLER_THREAD_RINGS;
     if (adt_sampler_tap_open((uint32_t)capacity) != 0)
         adt_log("no memory for the ring of samples to stream to the analyzers; none will be");
-    else if (config.online_output == ADT_ONLINE_OUTPUT_PROFILE)
+    else if (adt_sampler_thread_rings_open((uint32_t)thread_capacity) != 0)
+        adt_log("no memory for the rings of other threads' samples to stream to the analyzers; none will be");
+    if (!adt_sampler_tap_opened())
+        return;
+    if (config.online_output == ADT_ONLINE_OUTPUT_PROFILE)
         adt_sampler_tap_replace_buffer(true);
     else
         adt_sampler_tap_keep_in_events();

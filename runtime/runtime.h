@@ -86,14 +86,16 @@ extern "C" {
 /* Share of ADAPTRACE_BUFFER_SIZE for the calling-context tree. */
 #define ADT_RUNTIME_CONTEXT_SHARE 8u
 
-/* Share of ADAPTRACE_BUFFER_SIZE for the online stream's ring of the main
- * thread's samples (sampler/tap.c), with sampling on and
- * ADAPTRACE_ANALYZERS set: the samples of a stretch without MPI calls wait
- * there for the thread's next one, which takes them to the stream and
- * (trace output) its event chain; at the default 64 MiB, 8 MiB, 35 s at
- * 10 kHz. Where the share is below the ring's minimum
- * (ADT_RUNTIME_RING_MIN_SAMPLES), the minimum is kept outside the budget
- * instead, as the ring always was. */
+/* Share of ADAPTRACE_BUFFER_SIZE for the online stream's rings of samples
+ * (sampler/tap.c, the main thread's; sampler/thread_rings.c, the other
+ * threads'), with sampling on and ADAPTRACE_ANALYZERS set: the samples of
+ * a stretch without MPI calls of the main thread wait there for its next
+ * one, which takes them to the stream and (trace output) its event chain;
+ * at the default 64 MiB, 8 MiB: half for the main thread's ring (17 s at
+ * 10 kHz), half for the ADT_SAMPLER_THREAD_RINGS rings of the others.
+ * Where the main ring's half is below its minimum
+ * (ADT_RUNTIME_RING_MIN_SAMPLES), the minimum (and 1/16 of it for each
+ * other thread's) is kept outside the budget instead. */
 #define ADT_RUNTIME_RING_SHARE 8u
 #define ADT_RUNTIME_RING_MIN_SAMPLES 32768u
 

@@ -57,6 +57,7 @@ void adt_sampler_thread_stop(adt_location *location)
     if (thread == NULL)
         return;
     stop_thread(thread);
+    adt_sampler_thread_ring_retire(thread);
     if (adt_sampler_current == thread) {
         adt_sampler_destroy_event_set(&thread->papi_event_set);
         adt_sampler_current = NULL;
@@ -147,6 +148,7 @@ void adt_sampler_shutdown(void)
     adt_sampler_current = NULL;
     adt_sampler.main_thread = NULL;
     adt_sampler_tap_close();
+    adt_sampler_thread_rings_close();
     adt_code_map_shutdown();
     adt_cct_destroy(&adt_sampler.tree);
     adt_sampler.initialised = false;

@@ -117,7 +117,8 @@ typedef struct adt_sampler_tapped {
  * tap) or after (it owns it at once): from here on every sample its
  * handler records also goes to a ring of capacity samples, read by
  * adt_sampler_tap_peek/pop in normal context. Samples that find the ring
- * full, and those of other threads, are counted (adt_sampler_tap_losses).
+ * full are counted (adt_sampler_tap_losses); other threads' samples go to
+ * rings of their own (adt_sampler_thread_rings_open, below).
  * 0, or -1 (no memory). */
 int adt_sampler_tap_open(uint32_t capacity);
 /* The bytes of the ring's slot: an adt_sampler_tapped and, with PAPI
@@ -138,7 +139,29 @@ uint32_t adt_sampler_tap_peek_values(uint64_t values[ADT_METRICS_COUNT_MAX]);
 uint32_t adt_sampler_metric_count(void);
 const char *adt_sampler_metric_name(uint32_t index);
 void adt_sampler_tap_pop(void);
-void adt_sampler_tap_losses(uint64_t *ring_full, uint64_t *other_threads);
+/* The samples not streamed, of every thread (the tap's owner's and the
+ * others' rings): those that found their ring full, and those of threads
+ * that found no ring of their own (all ADT_SAMPLER_THREAD_RINGS taken, or
+ * the rings not opened). */
+void adt_sampler_tap_losses(uint64_t *ring_full, uint64_t *no_ring);
+/* The rings for the samples of threads other than the tap's owner
+ * (thread_rings.c): ADT_SAMPLER_THREAD_RINGS of capacity samples each,
+ * reserved at start-up after adt_sampler_tap_open (0, or -1: no memory).
+ * Each sampled thread claims one at its first sample and gives it back at
+ * its stop once its samples are read. With ADAPTRACE_ONLINE_OUTPUT=profile
+ * (adt_sampler_tap_replace_buffer) their samples go there instead of the
+ * buffer; with trace they stay in the thread's levels and also go there.
+ * The streaming thread reads them in normal context, one reader (no
+ * malloc, no lock): adt_sampler_thread_rings() rings (0 when not opened),
+ * each one's oldest sample with its counts (ADAPTRACE_METRICS: each
+ * counter's increase since the thread's sample read before, or since its
+ * sampling's start; false: none), then its pop. */
+#define ADT_SAMPLER_THREAD_RINGS 16
+int adt_sampler_thread_rings_open(uint32_t capacity);
+unsigned adt_sampler_thread_rings(void);
+bool adt_sampler_thread_ring_peek(unsigned ring, adt_sampler_tapped *sample,
+                                  uint64_t counts[ADT_METRICS_COUNT_MAX], uint32_t *counters);
+void adt_sampler_thread_ring_pop(unsigned ring);
 /* The time of the latest sample that found the ring full (it went to the
  * buffer, not the stream); 0 where none did. Read once the sampler has
  * stopped, it is final. */

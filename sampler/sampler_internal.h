@@ -163,6 +163,8 @@ typedef struct adt_sampler_thread {
     uint64_t window_min_gap;
     uint64_t previous_end;      /* when the previous handler finished */
     uint64_t last_sample_time;  /* the date of the last sample appended */
+    int32_t ring;               /* its ring of the online stream (thread_rings.c), when not the tap's
+                                   owner: an index, ADT_SAMPLER_RING_UNCLAIMED or _NONE; its handler's */
     uint64_t delivery_ticks;    /* round trip of one signal, 0 until learnt */
     /* The previous sample's path (handler only) and the previous MPI
      * call's callers (adt_sampler_region_context only): two, so that a
@@ -287,6 +289,26 @@ bool adt_sampler_tap_instead_of_buffer(adt_sampler_thread *thread, uint32_t cont
 void adt_sampler_tap_close(void);
 void adt_sampler_tap_sample(adt_sampler_thread *thread, uint32_t context, unsigned shift, uint64_t time,
                             const uint64_t *metric_values);
+/* Start-up (malloc): the memory of count ring slots, and of their
+ * counter values where there are counters (NULL otherwise); 0, or -1
+ * (none: no memory). The tap's ring and the other threads' rings. */
+int adt_sampler_ring_memory(size_t count, adt_sampler_tapped **slots, uint64_t **metric_values);
+/* The rings of threads other than the tap's owner (thread_rings.c). A
+ * thread claims one at its first sample pushed; none left: counted. */
+#define ADT_SAMPLER_RING_UNCLAIMED (-1)
+#define ADT_SAMPLER_RING_NONE (-2)
+/* The handler of thread (not the tap's owner): its sample into its ring;
+ * false (counted: ring full, or no ring for it) where it is not.
+ * Async-signal-safe: atomics, one compare-and-swap, stores to the ring. */
+bool adt_sampler_thread_ring_push(adt_sampler_thread *thread, uint32_t context, unsigned shift, uint64_t time,
+                                  const uint64_t *metric_values);
+/* Normal context, once thread's last handler returned (its stop): the
+ * reader drains its ring, then frees it for another thread. */
+void adt_sampler_thread_ring_retire(adt_sampler_thread *thread);
+/* adt_sampler_shutdown (tests): the rings forgotten and freed. */
+void adt_sampler_thread_rings_close(void);
+/* Their losses added to ring_full and no_ring (adt_sampler_tap_losses). */
+void adt_sampler_thread_rings_losses(uint64_t *ring_full, uint64_t *no_ring);
 /* The samples kept in the event chain (adt_sampler_tap_keep_until) added
  * to stats: all (only == NULL) or where only is the owner's location. */
 void adt_sampler_tap_kept(const adt_location *only, adt_sampler_stats *stats);

@@ -219,6 +219,7 @@ int adt_sampler_thread_start(adt_location *location)
     thread->tid = current_tid();
     thread->papi_event_set = ADT_NO_EVENT_SET;
     thread->region_node = ADT_UNDEFINED_ID; /* no MPI call's node yet */
+    thread->ring = ADT_SAMPLER_RING_UNCLAIMED;
     /* Where region.c may look for the slots of the callers' return
      * addresses: no bounds, no validated callers. */
     pthread_attr_t attributes;

@@ -44,7 +44,6 @@ static struct {
     _Atomic uint64_t read;
     _Atomic uint64_t ring_full;
     _Atomic uint64_t last_ring_full_time; /* the time of the latest sample that found the ring full; 0: none */
-    _Atomic uint64_t other_threads;
     _Atomic bool instead_of_buffer; /* ADAPTRACE_ONLINE_OUTPUT=profile or trace, while the stream runs */
     _Atomic bool keeps;             /* trace: the samples taken instead of the buffer go to the event chain */
     _Atomic uint64_t kept;          /* the keeper's cursor (slots below it are kept or need no keeping) */
@@ -57,23 +56,29 @@ static struct {
     _Atomic uint64_t events_stopped;
 } tap;
 
-int adt_sampler_tap_open(uint32_t capacity)
+int adt_sampler_ring_memory(size_t count, adt_sampler_tapped **slots, uint64_t **metric_values)
 {
-    if (capacity == 0)
-        return -1;
-    tap.slots = calloc(capacity, sizeof *tap.slots);
-    if (tap.slots == NULL)
+    *slots = calloc(count, sizeof **slots);
+    *metric_values = NULL;
+    if (*slots == NULL)
         return -1;
     /* After adt_sampler_init: the counters are known. */
-    tap.metric_count = adt_sampler.metric_count;
-    if (tap.metric_count > 0) {
-        tap.metric_values = calloc((size_t)capacity * tap.metric_count, sizeof *tap.metric_values);
-        if (tap.metric_values == NULL) {
-            free(tap.slots);
-            tap.slots = NULL;
+    if (adt_sampler.metric_count > 0) {
+        *metric_values = calloc(count * adt_sampler.metric_count, sizeof **metric_values);
+        if (*metric_values == NULL) {
+            free(*slots);
+            *slots = NULL;
             return -1;
         }
     }
+    return 0;
+}
+
+int adt_sampler_tap_open(uint32_t capacity)
+{
+    if (capacity == 0 || adt_sampler_ring_memory(capacity, &tap.slots, &tap.metric_values) != 0)
+        return -1;
+    tap.metric_count = adt_sampler.metric_count;
     tap.capacity = capacity;
     atomic_store(&tap.owner, adt_sampler_current);
     atomic_store(&tap.awaiting_owner, adt_sampler_current == NULL);
@@ -104,20 +109,11 @@ static uint64_t oldest_unread(void)
     return kept < read ? kept : read;
 }
 
-/* Puts a sample of thread in the ring (to be kept in its event chain
- * where keep), with its counter values (metric_values: tap.metric_count
- * of them); false (counted) when it is another thread's or the ring is
- * full. */
-static bool push(adt_sampler_thread *thread, uint32_t context, unsigned shift, uint64_t time, bool keep,
-                 const uint64_t *metric_values)
+/* Puts a sample of the owner thread in the ring (to be kept in its event
+ * chain where keep), with its counter values (metric_values:
+ * tap.metric_count of them); false (counted) when the ring is full. */
+static bool push(uint32_t context, unsigned shift, uint64_t time, bool keep, const uint64_t *metric_values)
 {
-    adt_sampler_thread *owner = owner_for(thread);
-    if (owner == NULL)
-        return false;
-    if (owner != thread) {
-        atomic_fetch_add_explicit(&tap.other_threads, 1, memory_order_relaxed);
-        return false;
-    }
     /* Only this handler writes `written`; the reader's `read` may lag. */
     uint64_t written = atomic_load_explicit(&tap.written, memory_order_relaxed);
     if (written - oldest_unread() >= tap.capacity) {
@@ -137,19 +133,38 @@ static bool push(adt_sampler_thread *thread, uint32_t context, unsigned shift, u
     return true;
 }
 
+/* Other threads' samples go to rings of their own (thread_rings.c):
+ * instead of the buffer with profile; with trace (keeps) they stay in
+ * their thread's levels, which the archive is written from (no event
+ * chain of theirs keeps samples), and are tapped after. */
 bool adt_sampler_tap_instead_of_buffer(adt_sampler_thread *thread, uint32_t context, unsigned shift, uint64_t time,
                                        const uint64_t *metric_values)
 {
-    return atomic_load_explicit(&tap.instead_of_buffer, memory_order_relaxed) &&
-           push(thread, context, shift, time, atomic_load_explicit(&tap.keeps, memory_order_relaxed), metric_values);
+    if (!atomic_load_explicit(&tap.instead_of_buffer, memory_order_relaxed))
+        return false;
+    adt_sampler_thread *owner = owner_for(thread);
+    bool keeps = atomic_load_explicit(&tap.keeps, memory_order_relaxed);
+    if (owner == thread)
+        return push(context, shift, time, keeps, metric_values);
+    return owner != NULL && !keeps && adt_sampler_thread_ring_push(thread, context, shift, time, metric_values);
 }
 
 void adt_sampler_tap_sample(adt_sampler_thread *thread, uint32_t context, unsigned shift, uint64_t time,
                             const uint64_t *metric_values)
 {
-    /* Instead of the buffer, the tap was tried first (and counted). */
-    if (!atomic_load_explicit(&tap.instead_of_buffer, memory_order_relaxed))
-        push(thread, context, shift, time, false, metric_values);
+    /* Where the tap replaced the buffer, it was tried first (and
+     * counted), but for other threads' samples that stay in the levels
+     * with trace. */
+    bool instead = atomic_load_explicit(&tap.instead_of_buffer, memory_order_relaxed);
+    adt_sampler_thread *owner = owner_for(thread);
+    if (owner == NULL)
+        return;
+    if (owner == thread) {
+        if (!instead)
+            push(context, shift, time, false, metric_values);
+    } else if (!instead || atomic_load_explicit(&tap.keeps, memory_order_relaxed)) {
+        adt_sampler_thread_ring_push(thread, context, shift, time, metric_values);
+    }
 }
 
 void adt_sampler_tap_replace_buffer(bool replace)
@@ -248,7 +263,6 @@ void adt_sampler_tap_close(void)
     atomic_store(&tap.read, 0);
     atomic_store(&tap.ring_full, 0);
     atomic_store(&tap.last_ring_full_time, 0);
-    atomic_store(&tap.other_threads, 0);
 }
 
 size_t adt_sampler_tap_slot_bytes(void)
@@ -295,10 +309,11 @@ void adt_sampler_tap_pop(void)
     atomic_fetch_add_explicit(&tap.read, 1, memory_order_release);
 }
 
-void adt_sampler_tap_losses(uint64_t *ring_full, uint64_t *other_threads)
+void adt_sampler_tap_losses(uint64_t *ring_full, uint64_t *no_ring)
 {
     *ring_full = atomic_load(&tap.ring_full);
-    *other_threads = atomic_load(&tap.other_threads);
+    *no_ring = 0;
+    adt_sampler_thread_rings_losses(ring_full, no_ring);
 }
 
 uint64_t adt_sampler_tap_last_ring_full_time(void)

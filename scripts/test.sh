@@ -57,7 +57,7 @@ cmake --build build-tsan -j "$jobs" --target test_buffer_signals test_format tes
       test_skeleton test_online_handover
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir build-tsan --output-on-failure -j "$jobs" --no-tests=error \
-        -R '^(BufferSignals|FormatDefs|FormatThreadCollectives|HandleTable|OnlineHandover|SamplerContextTree|SkeletonShare)\.'
+        -R '^(BufferSignals|FormatDefs|FormatThreadCollectives|HandleTable|OnlineHandover|SamplerContextTree|SamplerThreadRings|SkeletonShare)\.'
 # The readers' fuzz targets (tests/fuzz/CMakeLists.txt): clang's libFuzzer
 # with ASan and UBSan, the kept regression inputs, then 20 s each.
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DADAPTRACE_FUZZ=ON

@@ -2080,13 +2080,65 @@ def check_page(run_dir, mpiexec, launcher, program, report, otf2_print, page_mod
           f"{len(sampled)} sampled functions")
 
 
+WORKER_FUNCTION = "adt_online_worker_compute"
+
+
+def worker_samples(report):
+    """The exclusive samples of the workers' function in a live report's
+    sampled profile (0 where it is absent)."""
+    return next((f["exclusive_samples"] for f in report["sampled_functions"] if f["name"] == WORKER_FUNCTION), 0)
+
+
+def check_workers(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """A hybrid program (tests/online/workers.c, PROGRAM: 2 ranks whose main
+    thread makes the MPI calls while 2 worker threads only compute) at
+    1 kHz. Trace output: the final live report's sampled profile is
+    adaptrace-report's on the archive the analyzers wrote, the workers'
+    function included (check_sampled: every function's samples and
+    seconds, nothing not streamed). Profile output, in a 64 KiB buffer
+    that the workers' samples would fill: the final report has the
+    workers' function, every sample taken streamed, none kept in the
+    buffers, no halving but for overload."""
+    arguments = [program, "3000"]
+    environment = dict(ENVIRONMENT, ADAPTRACE_SAMPLING_RATE="1kHz")
+    archive = os.path.join(run_dir, "archive")
+    _, summary = run_written_by_analyzers(
+        traced(mpiexec, launcher, archive, arguments), run_dir, environment, archive, otf2_print)
+    live = read_live(archive)
+    if live is None or not live["final"]:
+        fail(f"no final live report in {archive}/live")
+    offline = json.loads(subprocess.run([report, "--json", archive], stdout=subprocess.PIPE, check=True).stdout)
+    if not any(f["name"] == WORKER_FUNCTION for f in offline["sampled_functions"]):
+        fail(f"no sample of {WORKER_FUNCTION} in the archive: the workers were not sampled")
+    check_sampled(live, offline, summary)
+    traced_samples = worker_samples(live)
+    profile_archive = os.path.join(run_dir, "profile")
+    run(traced(mpiexec, launcher, profile_archive, arguments), run_dir,
+        dict(environment, ADAPTRACE_ONLINE_OUTPUT="profile", ADAPTRACE_BUFFER_SIZE="64K"))
+    summary = json.load(open(os.path.join(profile_archive, "summary.json")))
+    final = json.load(open(os.path.join(profile_archive, "report.json")))
+    if not final["final"] or worker_samples(final) == 0:
+        fail(f"report.json: final {final['final']}, {worker_samples(final)} samples of {WORKER_FUNCTION}")
+    if any(final["samples_not_streamed_by_cause"].values()):
+        fail(f"samples not streamed: {final['samples_not_streamed_by_cause']}")
+    if final["samples"] != summary["online_samples_streamed"] or summary["samples_kept"] != 0:
+        fail(f"report.json has {final['samples']} samples, {summary['online_samples_streamed']} were streamed, "
+             f"{summary['samples_kept']} kept in the buffers")
+    if summary["halvings"] != summary["overload_halvings"]:
+        fail(f"{summary['halvings'] - summary['overload_halvings']} halvings of the buffer with profile")
+    print(f"trace: {traced_samples} samples of {WORKER_FUNCTION} live = adaptrace-report, "
+          f"{live['samples']} samples in all; profile (64 KiB): {worker_samples(final)} of "
+          f"{final['samples']} samples, 0 kept, {summary['halvings']} halvings")
+
+
 CASES = {"halved-offline": check_halved_offline, "samples-streamed": check_samples_streamed, "metrics": check_metrics, "ring": check_ring, "equal": check_equal, "rates": check_rates_halved, "families": check_families, "nested": check_nested, "samples": check_samples, "two": check_two,
          "profile": check_profile, "profile_calls": check_profile_calls, "behind": check_behind, "demo": check_demo, "demo-two": check_demo_two,
          "live": check_live, "refused": check_refused, "preloaded": check_preloaded, "killed": check_killed,
          "killed-second": check_killed_second, "killed-first": check_killed_first,
          "killed-middle": check_killed_middle,
          "unwritten": check_unwritten, "unwritten-second": check_unwritten_second, "events-streamed": check_events_streamed,
-         "threads": check_threads, "threads-live": check_threads_live, "threads-killed": check_threads_killed,
+         "threads": check_threads, "threads-live": check_threads_live, "workers": check_workers,
+         "threads-killed": check_threads_killed,
          "threads-recovered": check_threads_recovered,
          "rank-killed": check_rank_killed, "recovered-events": check_recovered_events, "page": check_page}
 

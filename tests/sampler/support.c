@@ -145,3 +145,26 @@ uint64_t adt_test_cct_lost_races(void *tree)
 {
     return atomic_load(&((adt_cct *)tree)->lost_races);
 }
+
+void *adt_test_ring_thread(void)
+{
+    adt_sampler_thread *thread = calloc(1, sizeof *thread);
+    if (thread != NULL)
+        thread->ring = ADT_SAMPLER_RING_UNCLAIMED;
+    return thread;
+}
+
+bool adt_test_ring_push(void *thread, uint32_t context, uint64_t time)
+{
+    return adt_sampler_thread_ring_push(thread, context, 0, time, NULL);
+}
+
+void adt_test_ring_retire(void *thread)
+{
+    adt_sampler_thread_ring_retire(thread);
+}
+
+void adt_test_rings_close(void)
+{
+    adt_sampler_thread_rings_close();
+}

@@ -7,6 +7,7 @@
 #ifndef ADAPTRACE_TESTS_SAMPLER_SUPPORT_H
 #define ADAPTRACE_TESTS_SAMPLER_SUPPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,6 +25,16 @@ double adt_test_recurse(unsigned depth, uint64_t units);
 uint32_t adt_test_region_caller(void *location, uint32_t region);
 /* count region contexts asked from one call site. */
 void adt_test_region_repeated(void *location, uint32_t region, uint32_t *nodes, unsigned count);
+
+/* The rings of other threads' samples without signals (thread_rings.c):
+ * a thread state of the sampler's own kind, not sampled, whose ring is
+ * claimed at its first push (free it with free()); a push as its handler
+ * makes it (no counters); its retirement at its stop. */
+void *adt_test_ring_thread(void);
+bool adt_test_ring_push(void *thread, uint32_t context, uint64_t time);
+void adt_test_ring_retire(void *thread);
+/* The rings closed (adt_sampler_shutdown's part of them). */
+void adt_test_rings_close(void);
 
 /* The thread's CPU time in ns. */
 uint64_t adt_test_thread_cpu_ns(void);
