@@ -882,9 +882,17 @@ static void print_summary(const adt_run_counters *total, const adt_run_listing *
     if (listing->analyzer_lost_seconds != NULL)
         print_analyzers_lost(listing);
     if (listing->initial_rate_hz) {
-        adt_log("samples: %llu taken, %llu kept, %llu removed, %llu skipped (%llu while code was being unloaded or "
+        /* With profile the samples the stream takes never reach the
+         * buffer, whose counts alone would read as none taken. */
+        char streamed[160] = "";
+        if (total->online_profile_only)
+            snprintf(streamed, sizeof streamed,
+                     "%llu streamed to the analyzers in place of the buffer (ADAPTRACE_ONLINE_OUTPUT=profile); in the "
+                     "buffer ",
+                     (unsigned long long)total->online_samples_streamed);
+        adt_log("samples: %s%llu taken, %llu kept, %llu removed, %llu skipped (%llu while code was being unloaded or "
                 "registered), %llu dropped%s",
-                (unsigned long long)total->samples_taken, (unsigned long long)total->samples_kept,
+                streamed, (unsigned long long)total->samples_taken, (unsigned long long)total->samples_kept,
                 (unsigned long long)total->samples_removed, (unsigned long long)total->samples_skipped,
                 (unsigned long long)total->samples_skipped_code_changing, (unsigned long long)total->samples_dropped,
                 sample_losses);

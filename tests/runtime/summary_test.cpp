@@ -154,6 +154,21 @@ TEST_F(SummaryLosses, StderrListsOnlyTheLossesThatLostSomething)
     EXPECT_NE(err.find("0 MPI events (0 dropped)\n"), std::string::npos) << err;
 }
 
+// With ADAPTRACE_ONLINE_OUTPUT=profile the samples the stream took never
+// reached the buffer: the line says how many before the buffer's counts,
+// which alone read as none taken.
+TEST_F(SummaryLosses, ProfileOutputSaysTheSamplesStreamedInPlaceOfTheBuffer)
+{
+    adt_run_counters counters{};
+    counters.online_profile_only = 1;
+    counters.online_samples_streamed = 3478;
+    std::string err = publish(counters);
+    EXPECT_NE(err.find("samples: 3478 streamed to the analyzers in place of the buffer "
+                       "(ADAPTRACE_ONLINE_OUTPUT=profile); in the buffer 0 taken, 0 kept, 0 removed, 0 skipped"),
+              std::string::npos)
+        << err;
+}
+
 // A flush spills an event chain: offline it held MPI events alone; with
 // ADAPTRACE_ONLINE_OUTPUT=trace the main thread's chain also kept its
 // samples (they stay there while the analyzer falls behind), and the line
