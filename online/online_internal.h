@@ -38,9 +38,10 @@ int adt_online_stream_open(MPI_Comm inter, int analyzer, uint32_t rank, uint32_t
  * message totals never put in one) count as lost with the analyzer. */
 bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats);
 
-/* After adt_online_stream_close: the event chunks whose sends did not
- * complete (still held by the rank, never given back) written at their
- * places into fd, the rank's file of streamed events. 0, or -1. */
+/* After adt_online_stream_close: the event chunks not delivered (sends
+ * not complete, or complete and not confirmed by the analyzer; still held
+ * by the rank, never given back) written at their places into fd, the
+ * rank's file of streamed events. 0, or -1. */
 int adt_online_stream_write_unsent_events(int fd);
 
 /* Waits at most wait_ticks for request, testing every millisecond
