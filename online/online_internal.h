@@ -10,9 +10,10 @@
 /* Chunks per rank, reserved at the start: one being filled and the rest
  * in flight at most (the bound on chunks in flight). */
 #define ADT_ONLINE_CHUNKS 8
-/* Full chunks of the buffer's events in flight at most (trace output;
- * fewer where the arena has fewer than 4 times as many chunks). */
-#define ADT_ONLINE_EVENT_CHUNKS 8
+/* Full chunks of the buffer's events sent and not delivered at most
+ * (trace output: in flight, or awaiting the analyzer's confirmation;
+ * fewer where the arena has fewer than 3 times as many chunks). */
+#define ADT_ONLINE_EVENT_CHUNKS 32
 
 #include "online/handover.h"
 

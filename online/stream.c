@@ -914,13 +914,19 @@ static void open_events(adt_location *location, bool profile)
         return;
     uint32_t places = (uint32_t)(*tag_ub - ADT_ONLINE_TAG_EVENTS);
     stream.event_places = places < ADT_ONLINE_EVENTS_PLACES ? places : ADT_ONLINE_EVENTS_PLACES;
-    /* At most a quarter of the arena in flight: the rest keeps taking the
-     * thread's records (and other threads') meanwhile. */
+    /* At most a third of the arena sent and not delivered: the rest keeps
+     * taking the thread's records (and other threads') meanwhile. A
+     * chunk stays the rank's until the analyzer confirmed it, so the
+     * slots must cover the analyzer's whole round trip: a quarter of a
+     * 64 KiB buffer (16 chunks) spilled in online.events-streamed, where
+     * the analyzer shares the cores; half (32) left the threads of
+     * online.threads-killed too few chunks once the analyzer was lost
+     * (the slots' chunks stay the rank's to the end) and the main
+     * thread's events stopped (docs/online.md). */
     adt_buffer_stats buffer;
     adt_buffer_get_stats(adt_location_buffer(location), &buffer);
-    uint64_t quarter = buffer.chunks_total / 4;
-    stream.event_bound = quarter < ADT_ONLINE_EVENT_CHUNKS ? (quarter > 0 ? (unsigned)quarter : 1)
-                                                           : ADT_ONLINE_EVENT_CHUNKS;
+    uint64_t third = buffer.chunks_total / 3;
+    stream.event_bound = third < ADT_ONLINE_EVENT_CHUNKS ? (third > 0 ? (unsigned)third : 1) : ADT_ONLINE_EVENT_CHUNKS;
     adt_location_stats stats;
     adt_location_get_stats(location, &stats);
     stream.spilled_bytes_at_open = stats.spilled_bytes;

@@ -240,6 +240,23 @@ def analyzer_once_live(process, archive, analyzers=1, index=0):
     fail(f"no analyzer {index} among {found}")
 
 
+def analyzer_held_through_rounds(process, archive):
+    """Stops (SIGSTOP) the run's analyzer once its live report exists, then
+    lets rank 0 of streamed.c ("signalled", stdin and stdout piped) begin
+    its rounds, and returns the stopped analyzer's pid once rank 0 says
+    they are done; where it says anything else, the analyzer is killed
+    (SIGKILL), not left stopped, and the test fails."""
+    held = analyzer_once_live(process, archive)
+    os.kill(held, signal.SIGSTOP)
+    process.stdin.write("go\n")
+    process.stdin.close()
+    line = process.stdout.readline()
+    if line.strip() != "rounds done":
+        os.kill(held, signal.SIGKILL)
+        fail(f"the program said {line!r}, expected 'rounds done'")
+    return held
+
+
 def total_calls(report):
     return sum(function["calls"] for function in report["mpi_functions"])
 
@@ -681,16 +698,9 @@ def check_behind(run_dir, mpiexec, launcher, program, report, otf2_print):
         process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
                                    env=environment, text=True)
         try:
-            held = analyzer_once_live(process, archive)
-            os.kill(held, signal.SIGSTOP)
-            process.stdin.write("go\n")
-            process.stdin.flush()
-            line = process.stdout.readline()
-            if line.strip() != "rounds done":
-                fail(f"the program said {line!r}, expected 'rounds done'")
+            held = analyzer_held_through_rounds(process, archive)
             os.kill(held, signal.SIGCONT)
             held = None
-            process.stdin.close()
             status = process.wait(timeout=RUN_LIMIT_S)
         finally:
             if held is not None:
@@ -1331,6 +1341,27 @@ def check_threads(run_dir, mpiexec, launcher, program, report, otf2_print):
           f"(offline {offline['flushes']})")
 
 
+def written_back_by_ranks(command, run_dir, act, environment, otf2_print, **streams):
+    """Runs command under act (run_acting; streams: its stdout and stdin),
+    which ends the run's analyzer: the run exits 0, its archive passes
+    otf2-print, the ranks wrote it themselves, read their files of
+    streamed events back (none left) and none says that events are
+    missing. Returns its summary.json."""
+    status, text = run_acting(command, run_dir, act, environment, **streams)
+    if status != 0:
+        fail(f"the run exited with {status} after its analyzer was ended")
+    archive = os.path.join(run_dir, "archive")
+    check_archive(archive, otf2_print)
+    summary = json.load(open(os.path.join(archive, "summary.json")))
+    if summary["online_archive_written_by_analyzers"] != 0:
+        fail("the analyzers wrote the archive: the analyzer was not ended in time")
+    if os.path.exists(archive + ".events"):
+        fail(f"{archive}.events stayed after the ranks read their files back")
+    if "are missing from the archive" in text:
+        fail("a rank says that events streamed to its analyzer are missing from the archive")
+    return summary
+
+
 def check_threads_killed(run_dir, mpiexec, launcher, program, report, otf2_print):
     """The hybrid program of online.threads, slowed down (30 ms pauses),
     its analyzer killed (SIGKILL) once the live report exists: the run
@@ -1346,20 +1377,11 @@ def check_threads_killed(run_dir, mpiexec, launcher, program, report, otf2_print
     arguments = [program, "1200", "30"]
     archive = os.path.join(run_dir, "archive")
     command = traced(mpiexec, launcher, archive, ["--live-interval", "1", *arguments], ["--enable-recovery"])
-    status, text = run_acting(command, run_dir,
-                              lambda process: os.kill(analyzer_once_live(process, archive), signal.SIGKILL), small)
-    if status != 0:
-        fail(f"the run exited with {status} after its analyzer was killed")
-    check_archive(archive, otf2_print)
-    summary = json.load(open(os.path.join(archive, "summary.json")))
-    if summary["online_archive_written_by_analyzers"] != 0:
-        fail("the analyzers wrote the archive: the analyzer was not killed in time")
+    summary = written_back_by_ranks(
+        command, run_dir, lambda process: os.kill(analyzer_once_live(process, archive), signal.SIGKILL), small,
+        otf2_print)
     if summary["online_thread_event_chunks_streamed"] == 0:
         fail("no chunk of another thread was streamed before the analyzer was lost: the test needs some")
-    if os.path.exists(archive + ".events"):
-        fail(f"{archive}.events stayed after the ranks read their files back")
-    if "are missing from the archive" in text:
-        fail("a rank says that events streamed to its analyzer are missing from the archive")
     check_offline_records(run_dir, mpiexec, launcher, arguments, 2, small, left_out=("BufferFlush",))
     lost = summary["online_event_chunks_not_streamed_by_cause"]
     print(f"analyzer killed: {summary['online_event_chunks_streamed']} event chunks streamed before "
@@ -1384,37 +1406,17 @@ def check_stopped_killed(run_dir, mpiexec, launcher, program, report, otf2_print
     arguments = [program, "0", "3000", "signalled"]
     archive = os.path.join(run_dir, "archive")
     command = traced(mpiexec, launcher, archive, ["--live-interval", "1", *arguments], ["--enable-recovery"])
-
-    def stop_then_kill(process):
-        held = analyzer_once_live(process, archive)
-        os.kill(held, signal.SIGSTOP)
-        process.stdin.write("go\n")
-        process.stdin.close()
-        line = process.stdout.readline()
-        if line.strip() != "rounds done":
-            os.kill(held, signal.SIGKILL)
-            fail(f"the program said {line!r}, expected 'rounds done'")
-        os.kill(held, signal.SIGKILL)
-
-    status, text = run_acting(command, run_dir, stop_then_kill, small, stdout=subprocess.PIPE,
-                              stdin=subprocess.PIPE)
-    if status != 0:
-        fail(f"the run exited with {status} after its analyzer was stopped and killed")
-    check_archive(archive, otf2_print)
-    summary = json.load(open(os.path.join(archive, "summary.json")))
-    if summary["online_archive_written_by_analyzers"] != 0:
-        fail("the analyzers wrote the archive: the analyzer was not killed")
     # The analyzer stopped before the rounds: no chunk was confirmed, so
-    # none counts as streamed; every one sent came back from the rank.
-    if "are missing from the archive" in text:
-        fail("a rank says that events streamed to its analyzer are missing from the archive")
-    if os.path.exists(archive + ".events"):
-        fail(f"{archive}.events stayed after the ranks read their files back")
+    # none counts as streamed; every one sent comes back from the rank.
+    summary = written_back_by_ranks(
+        command, run_dir, lambda process: os.kill(analyzer_held_through_rounds(process, archive), signal.SIGKILL),
+        small, otf2_print, stdout=subprocess.PIPE, stdin=subprocess.PIPE)
     check_offline_records(run_dir, mpiexec, launcher, arguments, 2, small, left_out=("BufferFlush",),
                           stdin_text="go\n")
     unconfirmed = summary["online_event_chunks_not_streamed_by_cause"]["unconfirmed"]
     if unconfirmed == 0:
         fail("no event chunk was written back because unconfirmed: no send completed after the analyzer stopped")
+    text = open(os.path.join(run_dir, "stderr.txt")).read()
     if f"{unconfirmed} event chunks sent whose place the analyzer never confirmed" not in text:
         fail(f"the stderr summary does not say that {unconfirmed} event chunks were unconfirmed")
     print(f"analyzer stopped, then killed: {unconfirmed} event chunks sent and never confirmed written back, "
