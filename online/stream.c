@@ -84,8 +84,10 @@ typedef struct receiver_totals {
 
 /* Other threads' calls of one MPI function and their messages to one
  * receiver: added atomically by any thread, read by the streaming thread
- * at MPI_Finalize (by MPI's rules no other thread is inside an MPI call
- * then), which sends them with its own totals. */
+ * every half live interval, which sends what they grew by since as totals
+ * records (the analyzer adds them up), and at MPI_Finalize (by MPI's
+ * rules no other thread is inside an MPI call then), which sends the rest
+ * with its own totals. */
 typedef struct thread_function_totals {
     _Atomic uint64_t calls;
     _Atomic uint64_t ticks;
@@ -164,9 +166,13 @@ static struct {
      * flight */
     receiver_totals *receivers;
     uint32_t ranks;
-    /* [function] and [receiver]: other threads' (reserved at the open) */
+    /* [function] and [receiver]: other threads' (reserved at the open),
+     * and how much of them went in totals records during the run */
     thread_function_totals *thread_totals;
     thread_receiver_totals *thread_receivers;
+    function_totals *thread_totals_streamed;
+    receiver_totals *thread_receivers_streamed;
+    uint64_t thread_totals_due; /* when they go next (clock ticks) */
     uint64_t messages_streamed;
     uint64_t messages_sent_as_totals;
     uint64_t calls_streamed;
@@ -676,6 +682,90 @@ static void thread_call(uint32_t function, uint64_t time)
     atomic_fetch_add_explicit(&totals->received, frame->received, memory_order_relaxed);
 }
 
+/* Other threads' totals of function now (relaxed loads of counters
+ * their threads keep adding to: each may be a little ahead of another,
+ * the next difference makes up for it, the last at MPI_Finalize is
+ * exact). */
+static function_totals thread_function_now(uint32_t function)
+{
+    const thread_function_totals *totals = &stream.thread_totals[function];
+    return (function_totals){ .calls = atomic_load_explicit(&totals->calls, memory_order_relaxed),
+                              .ticks = atomic_load_explicit(&totals->ticks, memory_order_relaxed),
+                              .sent = atomic_load_explicit(&totals->sent, memory_order_relaxed),
+                              .received = atomic_load_explicit(&totals->received, memory_order_relaxed) };
+}
+
+/* What other threads' totals of function grew by since they were last
+ * sent. */
+static function_totals thread_totals_grown(uint32_t function)
+{
+    function_totals now = thread_function_now(function);
+    const function_totals *streamed = &stream.thread_totals_streamed[function];
+    return (function_totals){ .calls = now.calls - streamed->calls,
+                              .ticks = now.ticks - streamed->ticks,
+                              .sent = now.sent - streamed->sent,
+                              .received = now.received - streamed->received };
+}
+
+/* What other threads' messages to receiver grew by since they were last
+ * sent; marked sent. */
+static receiver_totals thread_receiver_grown(uint32_t receiver)
+{
+    receiver_totals now = {
+        .count = atomic_load_explicit(&stream.thread_receivers[receiver].count, memory_order_relaxed),
+        .bytes = atomic_load_explicit(&stream.thread_receivers[receiver].bytes, memory_order_relaxed)
+    };
+    receiver_totals *streamed = &stream.thread_receivers_streamed[receiver];
+    receiver_totals grown = { .count = now.count - streamed->count, .bytes = now.bytes - streamed->bytes };
+    *streamed = now;
+    return grown;
+}
+
+/* Other threads' calls and messages since they were last sent, as
+ * totals and messages records, so that the live reports have them during
+ * the run; what does not fit (every chunk in flight) goes next time or
+ * at MPI_Finalize. Streaming thread only (reads of the other threads'
+ * atomic counters, the chunks reserved at the open: no malloc, no
+ * lock). */
+static void stream_thread_totals(uint64_t time)
+{
+    for (uint32_t function = 0; function < stream.functions && !stream.lost; function++) {
+        function_totals grown = thread_totals_grown(function);
+        if (grown.calls == 0 && grown.ticks == 0 && grown.sent == 0 && grown.received == 0)
+            continue;
+        adt_online_record *record = next_record(time);
+        if (record == NULL)
+            return;
+        *record = (adt_online_record){ .kind = ADT_ONLINE_RECORD_TOTALS,
+                                       .id = function,
+                                       .totals = { .calls = grown.calls,
+                                                   .ticks = grown.ticks,
+                                                   .sent = grown.sent,
+                                                   .received = grown.received } };
+        stream.thread_totals_streamed[function].calls += grown.calls;
+        stream.thread_totals_streamed[function].ticks += grown.ticks;
+        stream.thread_totals_streamed[function].sent += grown.sent;
+        stream.thread_totals_streamed[function].received += grown.received;
+        stream.calls_sent_as_totals += grown.calls;
+        send_if_full();
+    }
+    for (uint32_t receiver = 0; receiver < stream.ranks && !stream.lost; receiver++) {
+        const receiver_totals *streamed = &stream.thread_receivers_streamed[receiver];
+        if (atomic_load_explicit(&stream.thread_receivers[receiver].count, memory_order_relaxed) == streamed->count)
+            continue;
+        adt_online_record *record = next_record(time);
+        if (record == NULL)
+            return;
+        receiver_totals grown = thread_receiver_grown(receiver);
+        *record = (adt_online_record){ .kind = ADT_ONLINE_RECORD_MESSAGES,
+                                       .id = receiver,
+                                       .messages = { .count = grown.count, .bytes = grown.bytes } };
+        stream.messages_sent_as_totals += grown.count;
+        stream.chunk_message_totals[stream.filling] += grown.count;
+        send_if_full();
+    }
+}
+
 void adt_online_stream_call(adt_location *location, uint32_t function, uint64_t time)
 {
     if (!adt_online_streams) {
@@ -735,7 +825,12 @@ void adt_online_stream_call(adt_location *location, uint32_t function, uint64_t 
                                              .received = frame->received } };
     stream.chunk_calls[stream.filling]++;
     stream.calls_streamed++;
-    if (stream.chunks[stream.filling].header.records == ADT_ONLINE_CHUNK_RECORDS || time >= stream.send_at)
+    if (time >= stream.thread_totals_due) {
+        stream.thread_totals_due = time + stream.hold_ticks / 2;
+        stream_thread_totals(time);
+    }
+    if (stream.filling >= 0 &&
+        (stream.chunks[stream.filling].header.records == ADT_ONLINE_CHUNK_RECORDS || time >= stream.send_at))
         send_chunk(stream.filling, ADT_ONLINE_TAG_CHUNK);
 }
 
@@ -950,6 +1045,10 @@ static void free_tables(void)
     stream.thread_totals = NULL;
     free(stream.thread_receivers);
     stream.thread_receivers = NULL;
+    free(stream.thread_totals_streamed);
+    stream.thread_totals_streamed = NULL;
+    free(stream.thread_receivers_streamed);
+    stream.thread_receivers_streamed = NULL;
 }
 
 int adt_online_stream_open(MPI_Comm inter, int analyzer, uint32_t rank, uint32_t ranks, uint32_t functions,
@@ -962,8 +1061,11 @@ int adt_online_stream_open(MPI_Comm inter, int analyzer, uint32_t rank, uint32_t
     stream.receivers = calloc(ranks > 0 ? ranks : 1, sizeof *stream.receivers);
     stream.thread_totals = calloc(functions > 0 ? functions : 1, sizeof *stream.thread_totals);
     stream.thread_receivers = calloc(ranks > 0 ? ranks : 1, sizeof *stream.thread_receivers);
+    stream.thread_totals_streamed = calloc(functions > 0 ? functions : 1, sizeof *stream.thread_totals_streamed);
+    stream.thread_receivers_streamed = calloc(ranks > 0 ? ranks : 1, sizeof *stream.thread_receivers_streamed);
     if (stream.chunks == NULL || stream.contexts_sent == NULL || stream.totals == NULL || stream.receivers == NULL ||
-        stream.thread_totals == NULL || stream.thread_receivers == NULL) {
+        stream.thread_totals == NULL || stream.thread_receivers == NULL || stream.thread_totals_streamed == NULL ||
+        stream.thread_receivers_streamed == NULL) {
         free(stream.chunks);
         stream.chunks = NULL;
         free_tables();
@@ -1049,22 +1151,21 @@ static void pause_briefly(void)
     nanosleep(&millisecond, NULL);
 }
 
-/* Other threads' calls and messages added to the streaming thread's
- * totals, sent with them. */
+/* Other threads' calls and messages not sent during the run added to
+ * the streaming thread's totals, sent with them. */
 static void add_thread_totals(void)
 {
     for (uint32_t function = 0; function < stream.functions; function++) {
-        thread_function_totals *from = &stream.thread_totals[function];
-        stream.totals[function].calls += atomic_load_explicit(&from->calls, memory_order_relaxed);
-        stream.totals[function].ticks += atomic_load_explicit(&from->ticks, memory_order_relaxed);
-        stream.totals[function].sent += atomic_load_explicit(&from->sent, memory_order_relaxed);
-        stream.totals[function].received += atomic_load_explicit(&from->received, memory_order_relaxed);
+        function_totals grown = thread_totals_grown(function);
+        stream.totals[function].calls += grown.calls;
+        stream.totals[function].ticks += grown.ticks;
+        stream.totals[function].sent += grown.sent;
+        stream.totals[function].received += grown.received;
     }
     for (uint32_t receiver = 0; receiver < stream.ranks; receiver++) {
-        stream.receivers[receiver].count +=
-            atomic_load_explicit(&stream.thread_receivers[receiver].count, memory_order_relaxed);
-        stream.receivers[receiver].bytes +=
-            atomic_load_explicit(&stream.thread_receivers[receiver].bytes, memory_order_relaxed);
+        receiver_totals grown = thread_receiver_grown(receiver);
+        stream.receivers[receiver].count += grown.count;
+        stream.receivers[receiver].bytes += grown.bytes;
     }
 }
 

@@ -16,7 +16,13 @@
  *   that arrives while the final write runs is held back until the write
  *   ends, then delivered as it would have been: the archive is completed
  *   (a write takes well under the seconds a batch system waits before
- *   SIGKILL) instead of being left as a temporary directory.
+ *   SIGKILL) instead of being left as a temporary directory. The same
+ *   while the save of an ending without a signal (MPI_Abort, exit without
+ *   MPI_Finalize) runs: the launcher ends the job's other ranks as soon
+ *   as one returns without MPI_Finalize, while some may be saving.
+ * - A termination request after that save, and the exit after one at an
+ *   exit without MPI_Finalize: the process stays until every other rank of
+ *   its node has saved, as in the next case, for the same reason.
  * - A termination request whose action is the default one, outside the
  *   final write: like the next case, and then the process stays until
  *   every other rank of its node has saved (at most
@@ -55,8 +61,13 @@ static const int termination_requests[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIG
 static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 
 static adt_buffer *measured_buffer;
-static _Atomic int final_write_running;
+/* Set while this process writes its data in normal code: the final write,
+ * or the save of an ending without a signal (MPI_Abort, exit without
+ * MPI_Finalize). A termination request then waits for its end. */
+static _Atomic int own_write_running;
 static _Atomic int final_write_done;
+/* Set once the save of an ending without a signal is on disk. */
+static _Atomic int saved_without_signal;
 static _Atomic int deferred_signal;
 static atomic_flag ending_said = ATOMIC_FLAG_INIT;
 
@@ -188,9 +199,17 @@ static bool on_ending_signal(int signum, siginfo_t *info, void *ucontext)
     (void)ucontext;
     if (atomic_load(&final_write_done))
         return false;
-    if (is_termination_request(signum) && atomic_load(&final_write_running)) {
+    if (is_termination_request(signum) && atomic_load(&own_write_running)) {
         atomic_store(&deferred_signal, signum);
         return true;
+    }
+    /* The launcher ending the job because a rank ended (this one, or
+     * another that returned without MPI_Finalize): this process saved
+     * already, but the launcher SIGKILLs the node's other ranks as soon
+     * as this one ends, and some may still be saving. */
+    if (is_termination_request(signum) && atomic_load(&saved_without_signal)) {
+        adt_rescue_await_node_peers(archive_dir());
+        return false;
     }
     /* An application's handler may go on, exit (the exit paths save and
      * report) or _exit: what it holds is saved as a snapshot first. A
@@ -279,14 +298,35 @@ int adt_ending_init(adt_buffer *buffer, const char *path, int snapshot_signal)
     return 0;
 }
 
+/* Delivers a termination request held back during the write that just
+ * ended, as it would have been delivered without the write. */
+static void deliver_held_request(void)
+{
+    atomic_store(&own_write_running, 0);
+    int held = atomic_exchange(&deferred_signal, 0);
+    if (held != 0)
+        raise(held);
+}
+
 void adt_ending_without_finalize(adt_rescue_kind kind, const char *how)
 {
+    /* The save's own thread blocks every signal while it writes; a
+     * request to another thread (Open MPI's progress threads) would end
+     * the process half-way through the file. */
+    atomic_store(&own_write_running, 1);
     rescue_ending(kind, 0, how);
+    atomic_store(&saved_without_signal, 1);
+    deliver_held_request();
+    /* The first rank to exit makes the launcher end the others, some of
+     * which may still be saving at their own exit. (MPI_Abort goes on to
+     * end the job; the others then save on its SIGTERM.) */
+    if (kind == ADT_RESCUE_NO_FINALIZE)
+        adt_rescue_await_node_peers(archive_dir());
 }
 
 void adt_ending_write_begins(void)
 {
-    atomic_store(&final_write_running, 1);
+    atomic_store(&own_write_running, 1);
 }
 
 void adt_ending_write_ends(bool written)
@@ -295,8 +335,5 @@ void adt_ending_write_ends(bool written)
         atomic_store(&final_write_done, 1);
         adt_rescue_discard(archive_dir());
     }
-    atomic_store(&final_write_running, 0);
-    int held = atomic_exchange(&deferred_signal, 0);
-    if (held != 0)
-        raise(held);
+    deliver_held_request();
 }

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "format/format.h"
+#include "runtime/rescue.h"
 
 /* Keeps the work from being optimised away; threads compute at once. */
 static _Atomic double sink;
@@ -68,6 +69,32 @@ static void fault(void)
 {
     forbidden_page = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     *forbidden_page = 1;
+}
+
+/* After some work, the process is rank 0 of a run of two ranks, both on
+ * its node. */
+static void be_rank_zero_of_two_on_a_node(void)
+{
+    compute(WORK / 10);
+    ((void (*)(uint32_t, uint32_t))runtime_symbol("adt_ending_set_rank"))(0, 2);
+    const int node[] = {0, 1};
+    ((void (*)(const int *, size_t))runtime_symbol("adt_rescue_set_node_peers"))(node, 2);
+}
+
+/* Rank 1 of a node of two, saving 0.3 s after rank 0: its rescue file
+ * appears where rank 0's ADAPTRACE_OUTPUT puts them. */
+static void *save_as_rank_one_later(void *unused)
+{
+    (void)unused;
+    struct timespec pause = {.tv_sec = 0, .tv_nsec = 300 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    char path[4096];
+    snprintf(path, sizeof path, "%s.rescue/rank-1.adtr", getenv("ADAPTRACE_OUTPUT"));
+    FILE *file = fopen(path, "w");
+    if (file)
+        fclose(file);
+    say(file ? "rank 1 saved" : "rank 1 could not save");
+    return NULL;
 }
 
 static void on_own_term(int signum)
@@ -375,6 +402,26 @@ int main(int argc, char **argv)
         say("still running after SIGTERM during the write");
         ((void (*)(bool))runtime_symbol("adt_ending_write_ends"))(true);
         say("still running after the write");
+    } else if (strcmp(mode, "term-after-abort-save") == 0) {
+        /* Rank 0 of two on a node calls MPI_Abort and saves; the launcher
+         * then sends SIGTERM, before rank 1 has saved. */
+        be_rank_zero_of_two_on_a_node();
+        ((void (*)(void))runtime_symbol("adt_runtime_abort"))();
+        pthread_t peer;
+        pthread_create(&peer, NULL, save_as_rank_one_later, NULL);
+        raise(SIGTERM);
+        say("still running after SIGTERM");
+    } else if (strcmp(mode, "exit-save") == 0) {
+        /* Rank 0 of two on a node returns without MPI_Finalize and saves
+         * at its exit, before rank 1 has saved. */
+        be_rank_zero_of_two_on_a_node();
+        pthread_t peer;
+        pthread_create(&peer, NULL, save_as_rank_one_later, NULL);
+        ((bool (*)(void))runtime_symbol("adt_runtime_end_recording"))();
+        ((void (*)(adt_rescue_kind, const char *))runtime_symbol("adt_ending_without_finalize"))(
+            ADT_RESCUE_NO_FINALIZE, "exited without calling MPI_Finalize");
+        say("exit save done");
+        _exit(0);
     } else if (strcmp(mode, "term-in-append") == 0 || strcmp(mode, "term-in-malloc") == 0) {
         long delay_us = argc > 2 ? atol(argv[2]) : 1000;
         end_worker_by_term(strcmp(mode, "term-in-append") == 0 ? append_forever : allocate_forever, delay_us);

@@ -717,4 +717,31 @@ TEST_F(Runtime, TerminationRequestDuringTheFinalWriteWaitsForItsEnd)
     EXPECT_TRUE(lines_starting_with(run.err, "adaptrace: ").empty()) << run.err;
 }
 
+// After the save of an ending without a signal (here MPI_Abort), the
+// launcher's SIGTERM must not end the process before its node's other
+// ranks have saved: the launcher SIGKILLs them once one rank ends (seen in
+// mpi.endings.fortran.np4.no-finalize, a save cut short by a kill).
+TEST_F(Runtime, TerminationRequestAfterAnEndingSaveWaitsForTheNodesOtherRanks)
+{
+    ProbeRun run = run_probe({"term-after-abort-save"}, {{"ADAPTRACE_OUTPUT", work_ + "/aborted"}});
+    EXPECT_EQ(run.exit_status, 128 + SIGTERM) << run.err;
+    EXPECT_NE(run.out.find("rank 1 saved"), std::string::npos) << run.out;
+    EXPECT_EQ(run.out.find("still running after SIGTERM"), std::string::npos) << run.out;
+    EXPECT_EQ(access((work_ + "/aborted.rescue/rank-0.adtr").c_str(), F_OK), 0) << run.err;
+}
+
+// An exit without MPI_Finalize: the first rank to exit makes mpirun end
+// the others, so a rank that saved at its exit stays until its node's
+// other ranks have saved.
+TEST_F(Runtime, ExitWithoutFinalizeWaitsForTheNodesOtherRanksSaves)
+{
+    ProbeRun run = run_probe({"exit-save"}, {{"ADAPTRACE_OUTPUT", work_ + "/returned"}});
+    EXPECT_EQ(run.exit_status, 0) << run.err;
+    size_t peer = run.out.find("rank 1 saved"), own = run.out.find("exit save done");
+    ASSERT_NE(peer, std::string::npos) << run.out;
+    ASSERT_NE(own, std::string::npos) << run.out;
+    EXPECT_LT(peer, own) << run.out;
+    EXPECT_EQ(access((work_ + "/returned.rescue/rank-0.adtr").c_str(), F_OK), 0) << run.err;
+}
+
 }  // namespace
