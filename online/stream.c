@@ -6,9 +6,13 @@
  * No malloc (the chunks are reserved by
  * adt_online_stream_open), no lock (only that thread touches the chunks;
  * other threads only count their calls, atomically), no stdio. The only
- * MPI calls are PMPI_Isend and PMPI_Test on adaptrace's private
+ * MPI calls are PMPI_Isend, PMPI_Test and (the event chunks'
+ * confirmations) PMPI_Irecv of empty messages on adaptrace's private
  * inter-communicator, whose error handler returns errors: a send that
- * fails (a dead analyzer) ends the stream, never the application. A chunk
+ * fails (a dead analyzer) ends the stream, never the application; a
+ * confirmation's receive is cancelled and freed (PMPI_Cancel,
+ * PMPI_Request_free) where its chunk's send failed, and where it is still
+ * posted when the stream ends at MPI_Finalize. A chunk
  * that cannot be sent because all are in flight is never waited for: the
  * calls that find no free chunk are counted as 'analyzer behind' and added
  * to the rank's totals per function (a table reserved at the open), which
