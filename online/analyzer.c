@@ -269,9 +269,23 @@ static int event_file(analyzer *a, uint32_t rank)
     return a->event_files[rank];
 }
 
+/* Tells rank that its event chunk of tag is written at its place: an
+ * empty message of the same tag (wire.h), after which the rank gives the
+ * chunk back to its buffer. Never waits: the send is freed at once (it
+ * names no buffer that must outlive it), so a rank that died, whose
+ * confirmations may never complete, cannot hold the analyzer; a send that
+ * fails leaves that rank to write the chunk back itself. */
+static void confirm_event_chunk(analyzer *a, int rank, int tag)
+{
+    MPI_Request request;
+    if (MPI_Isend(NULL, 0, MPI_BYTE, rank, tag, a->parent, &request) == MPI_SUCCESS)
+        MPI_Request_free(&request);
+}
+
 /* A chunk of the buffer's events of rank (ADT_ONLINE_TAG_EVENTS + its
- * place): written at its place into the rank's file. false when it could
- * not be received. */
+ * place): written at its place into the rank's file, and confirmed to
+ * the rank once it is (a chunk not written is not: the rank keeps it).
+ * false when it could not be received. */
 static bool receive_event_chunk(analyzer *a, const MPI_Status *status, int bytes)
 {
     if (bytes > a->event_chunk_bytes) {
@@ -295,6 +309,8 @@ static bool receive_event_chunk(analyzer *a, const MPI_Status *status, int bytes
         close(fd);
         a->event_files[rank] = -1;
         a->event_files_failed[rank] = true;
+    } else if (fd >= 0) {
+        confirm_event_chunk(a, status->MPI_SOURCE, status->MPI_TAG);
     }
     return true;
 }

@@ -388,7 +388,8 @@ void adt_online_finish(adt_online_stats *stats)
     bool sent = adt_online_stream_close(SEND_WAIT_SECONDS * second, stats);
     stats->profile_only = profile_only;
     events_left = stats->event_chunks_streamed > 0 ||
-                  stats->event_chunks_unstreamed[ADT_ONLINE_EVENT_CHUNK_LOSS_ANALYZER_LOST] > 0;
+                  stats->event_chunks_unstreamed[ADT_ONLINE_EVENT_CHUNK_LOSS_ANALYZER_LOST] > 0 ||
+                  stats->event_chunks_unstreamed[ADT_ONLINE_EVENT_CHUNK_LOSS_UNCONFIRMED] > 0;
     /* The analyzer answers once its final report is written: the archive
      * (written next) adopts the live directory only then. */
     bool answered = false;

@@ -6,7 +6,8 @@
  * thread, in normal context at its MPI calls' Leave, takes its full
  * chunks out of its own event chain into the slots of a fixed array; the
  * streaming thread sends them from its own MPI calls (stream.c) and frees
- * each slot once its send completed.
+ * each slot once its chunk was delivered (its send completed and the
+ * analyzer confirmed it).
  *
  * A slot is FREE, CLAIMED (one compare-and-swap by a handing thread: only
  * it writes the slot now), READY (published with a release store: the

@@ -21,7 +21,7 @@ typedef enum adt_online_handed_state {
     ADT_ONLINE_HANDED_FREE,
     ADT_ONLINE_HANDED_CLAIMED, /* a handing thread fills it */
     ADT_ONLINE_HANDED_READY,   /* published: the streaming thread may send it */
-    ADT_ONLINE_HANDED_SENT     /* the streaming thread's, until its send completed */
+    ADT_ONLINE_HANDED_SENT     /* the streaming thread's, until delivered (sent, and confirmed by the analyzer) */
 } adt_online_handed_state;
 
 /* The streaming thread opens the slots: other threads hand over at most
@@ -38,8 +38,9 @@ unsigned adt_online_handover_slots(void);
 adt_online_handed_state adt_online_handed_at(unsigned slot, adt_event_chunk *chunk);
 /* The streaming thread sent a READY slot's chunk. */
 void adt_online_handed_sent(unsigned slot);
-/* The streaming thread: a SENT slot's send completed; its chunk goes back
- * to the buffer and the slot is free. */
+/* The streaming thread: a SENT slot's chunk was delivered (its send
+ * completed and the analyzer confirmed it); its chunk goes back to the
+ * buffer and the slot is free. */
 void adt_online_handed_delivered(unsigned slot);
 
 /* Normal context of location's own thread, a thread other than the

@@ -10,9 +10,10 @@
 /* Chunks per rank, reserved at the start: one being filled and the rest
  * in flight at most (the bound on chunks in flight). */
 #define ADT_ONLINE_CHUNKS 8
-/* Full chunks of the buffer's events in flight at most (trace output;
- * fewer where the arena has fewer than 4 times as many chunks). */
-#define ADT_ONLINE_EVENT_CHUNKS 8
+/* Full chunks of the buffer's events sent and not delivered at most
+ * (trace output: in flight, or awaiting the analyzer's confirmation;
+ * fewer where the arena has fewer than 3 times as many chunks). */
+#define ADT_ONLINE_EVENT_CHUNKS 32
 
 #include "online/handover.h"
 
@@ -38,9 +39,10 @@ int adt_online_stream_open(MPI_Comm inter, int analyzer, uint32_t rank, uint32_t
  * message totals never put in one) count as lost with the analyzer. */
 bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats);
 
-/* After adt_online_stream_close: the event chunks whose sends did not
- * complete (still held by the rank, never given back) written at their
- * places into fd, the rank's file of streamed events. 0, or -1. */
+/* After adt_online_stream_close: the event chunks not delivered (sends
+ * not complete, or complete and not confirmed by the analyzer; still held
+ * by the rank, never given back) written at their places into fd, the
+ * rank's file of streamed events. 0, or -1. */
 int adt_online_stream_write_unsent_events(int fd);
 
 /* Waits at most wait_ticks for request, testing every millisecond

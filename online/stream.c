@@ -6,9 +6,13 @@
  * No malloc (the chunks are reserved by
  * adt_online_stream_open), no lock (only that thread touches the chunks;
  * other threads only count their calls, atomically), no stdio. The only
- * MPI calls are PMPI_Isend and PMPI_Test on adaptrace's private
+ * MPI calls are PMPI_Isend, PMPI_Test and (the event chunks'
+ * confirmations) PMPI_Irecv of empty messages on adaptrace's private
  * inter-communicator, whose error handler returns errors: a send that
- * fails (a dead analyzer) ends the stream, never the application. A chunk
+ * fails (a dead analyzer) ends the stream, never the application; a
+ * confirmation's receive is cancelled and freed (PMPI_Cancel,
+ * PMPI_Request_free) where its chunk's send failed, and where it is still
+ * posted when the stream ends at MPI_Finalize. A chunk
  * that cannot be sent because all are in flight is never waited for: the
  * calls that find no free chunk are counted as 'analyzer behind' and added
  * to the rank's totals per function (a table reserved at the open), which
@@ -34,15 +38,24 @@
  * PMPI_Isend straight from the arena, at most event_bound in flight; a
  * chunk goes back to the buffer's free list (lock-free: this thread's
  * sampler handler may pop from it meanwhile) only once its send
- * completed, so MPI never reads a chunk the buffer reuses. When all are
- * in flight the chunks stay in the buffer, which falls back to what an
- * offline run does when full (fold, halve, spill).
+ * completed, so MPI never reads a chunk the buffer reuses, and once the
+ * analyzer confirmed that it wrote the chunk at its place (an empty
+ * message of the chunk's tag, received with a PMPI_Irecv posted with the
+ * send and tested with it): a send completes when MPI no longer reads the
+ * chunk, not when the analyzer has it, and an analyzer that dies between
+ * the two would leave a hole in the rank's file of streamed events. A
+ * chunk awaiting its confirmation holds its send slot as one in flight
+ * does; should the analyzer be lost, the rank writes every chunk it still
+ * holds back itself (adt_online_stream_write_unsent_events). When all
+ * slots are taken the chunks stay in the buffer, which falls back to what
+ * an offline run does when full (fold, halve, spill).
  *
  * Other threads' full event chunks (issue #28, "other threads stream
  * too") are handed to this thread at their MPI calls' Leave
  * (handover.c: lock-free slots, no MPI call on the handing thread) and
- * sent from this thread's MPI calls with the same PMPI_Isend, tested and
- * given back the same way, at most as many in flight as its own.
+ * sent from this thread's MPI calls with the same PMPI_Isend, tested,
+ * confirmed and given back the same way, at most as many in flight as
+ * its own.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -98,6 +111,15 @@ static __thread struct {
     uint32_t depth;
     adt_online_frame frames[ADT_ONLINE_DEPTH];
 } thread_calls;
+
+/* A full event chunk sent to the analyzer: its send, and the receive of
+ * the analyzer's confirmation that the chunk is at its place in the
+ * rank's file of streamed events. Each is MPI_REQUEST_NULL once a test
+ * found it complete; the chunk is delivered when both are. */
+typedef struct sent_chunk {
+    MPI_Request send;
+    MPI_Request confirm;
+} sent_chunk;
 
 /* The collective ends of the thread on one communicator. */
 typedef struct collective_count {
@@ -169,12 +191,14 @@ static struct {
     unsigned event_bound;      /* sends in flight at most */
     uint32_t event_places;     /* places below this have a tag */
     adt_event_chunk event_chunks[ADT_ONLINE_EVENT_CHUNKS];
-    MPI_Request event_requests[ADT_ONLINE_EVENT_CHUNKS];
+    sent_chunk event_sends[ADT_ONLINE_EVENT_CHUNKS];
+    /* sent and not delivered yet (in flight or awaiting confirmation) */
     bool event_in_flight[ADT_ONLINE_EVENT_CHUNKS];
     unsigned events_flying;
     uint64_t event_chunks_streamed;
     uint64_t event_bytes_streamed;
     uint64_t event_chunks_lost;
+    uint64_t event_chunks_unconfirmed; /* sent, not confirmed: the analyzer lost */
     uint64_t spilled_bytes_at_open;
     /* Of the buffer's other locations, the bytes spilled before the open
      * (their spills during the stream are counted apart). */
@@ -198,9 +222,9 @@ static struct {
     uint64_t counter_values[ADT_METRICS_COUNT_MAX];
 } stream = { .filling = -1, .samples_record = -1 };
 
-/* The streaming thread's requests of other threads' chunks in flight
- * (handover.c holds the slots). */
-static MPI_Request handed_requests[ADT_ONLINE_HANDED_SLOTS];
+/* The streaming thread's requests of other threads' chunks sent and not
+ * delivered yet (handover.c holds the slots). */
+static sent_chunk handed_sends[ADT_ONLINE_HANDED_SLOTS];
 
 /* A send or a test failed: the analyzer is gone (or its connection is);
  * the rank stops streaming and keeps only its buffer. Requests still in
@@ -241,16 +265,61 @@ static void progress(void)
     }
 }
 
-/* Tests each event chunk in flight once (PMPI_Test: no wait); gives
- * those whose sends completed back to the buffer: MPI no longer reads
- * them. */
+/* Sends chunk to the analyzer at its place's tag, with the receive of
+ * the analyzer's confirmation posted first (an empty message: no buffer
+ * MPI could write). false when either call failed; then no request is
+ * left and MPI holds no reference to the chunk. */
+static bool send_event_chunk(const adt_event_chunk *chunk, sent_chunk *sent)
+{
+    int tag = ADT_ONLINE_TAG_EVENTS + (int)chunk->position;
+    if (PMPI_Irecv(NULL, 0, MPI_BYTE, stream.analyzer, tag, stream.inter, &sent->confirm) != MPI_SUCCESS)
+        return false;
+    if (PMPI_Isend(chunk->bytes, (int)chunk->size, MPI_BYTE, stream.analyzer, tag, stream.inter, &sent->send) !=
+        MPI_SUCCESS) {
+        PMPI_Cancel(&sent->confirm);
+        PMPI_Request_free(&sent->confirm);
+        return false;
+    }
+    return true;
+}
+
+/* Tests a sent chunk's send and confirmation once each (PMPI_Test: no
+ * wait; a request found complete is MPI_REQUEST_NULL, which tests
+ * complete at once). 1: delivered (MPI no longer reads the chunk and the
+ * analyzer wrote it), 0: not yet, -1: a test failed. */
+static int test_delivered(sent_chunk *sent)
+{
+    int sent_done = 0, confirmed = 0;
+    if (PMPI_Test(&sent->send, &sent_done, MPI_STATUS_IGNORE) != MPI_SUCCESS ||
+        PMPI_Test(&sent->confirm, &confirmed, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        return -1;
+    return sent_done && confirmed;
+}
+
+/* A chunk not delivered when the stream ends (the analyzer lost): its
+ * confirmation's receive, if still posted, is cancelled and freed (a
+ * receive's cancel is reliable, and it names no buffer). Returns whether
+ * its send had completed: the analyzer may have had it, but never said it
+ * wrote it. */
+static bool drop_confirmation(sent_chunk *sent)
+{
+    if (sent->confirm != MPI_REQUEST_NULL) {
+        PMPI_Cancel(&sent->confirm);
+        PMPI_Request_free(&sent->confirm);
+    }
+    return sent->send == MPI_REQUEST_NULL;
+}
+
+/* Tests each event chunk sent and not delivered once; gives those
+ * delivered back to the buffer: MPI no longer reads them, and the
+ * analyzer's file has them. */
 static void progress_events(void)
 {
     for (int i = 0; i < ADT_ONLINE_EVENT_CHUNKS && stream.events_flying > 0; i++) {
         if (!stream.event_in_flight[i])
             continue;
-        int done = 0;
-        if (PMPI_Test(&stream.event_requests[i], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+        int done = test_delivered(&stream.event_sends[i]);
+        if (done < 0) {
             lose_analyzer();
             return;
         }
@@ -264,17 +333,17 @@ static void progress_events(void)
     }
 }
 
-/* The streaming thread: tests the sends of other threads' chunks in
- * flight (those complete go back to the buffer and their slots are
- * freed), then sends the slots other threads published. */
+/* The streaming thread: tests the sends of other threads' chunks sent
+ * (those delivered go back to the buffer and their slots are freed),
+ * then sends the slots other threads published. */
 static void stream_handed_events(void)
 {
     for (unsigned i = 0; i < adt_online_handover_slots() && !stream.lost; i++) {
         adt_event_chunk chunk;
         adt_online_handed_state state = adt_online_handed_at(i, &chunk);
         if (state == ADT_ONLINE_HANDED_SENT) {
-            int done = 0;
-            if (PMPI_Test(&handed_requests[i], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+            int done = test_delivered(&handed_sends[i]);
+            if (done < 0) {
                 lose_analyzer();
                 return;
             }
@@ -285,9 +354,7 @@ static void stream_handed_events(void)
             stream.thread_event_chunks_streamed++;
             stream.event_bytes_streamed += chunk.size;
         } else if (state == ADT_ONLINE_HANDED_READY) {
-            if (PMPI_Isend(chunk.bytes, (int)chunk.size, MPI_BYTE, stream.analyzer,
-                           ADT_ONLINE_TAG_EVENTS + (int)chunk.position, stream.inter,
-                           &handed_requests[i]) != MPI_SUCCESS) {
+            if (!send_event_chunk(&chunk, &handed_sends[i])) {
                 /* Still READY: the rank writes it back itself where it
                  * writes the archive (the analyzer is lost). */
                 lose_analyzer();
@@ -299,8 +366,8 @@ static void stream_handed_events(void)
 }
 
 /* Sends the location's full event chunks, one per free send slot. A
- * chunk taken is in no chain of the buffer (buffer.h): until its send
- * completes nothing but MPI reads it. */
+ * chunk taken is in no chain of the buffer (buffer.h): until it is
+ * delivered nothing but MPI reads it. */
 static void stream_events(void)
 {
     if (stream.events_location == NULL || stream.lost)
@@ -314,9 +381,7 @@ static void stream_events(void)
         adt_event_chunk *chunk = &stream.event_chunks[i];
         if (adt_buffer_take_event_chunks(stream.events_location, chunk, 1, stream.event_places) == 0)
             return;
-        if (PMPI_Isend(chunk->bytes, (int)chunk->size, MPI_BYTE, stream.analyzer,
-                       ADT_ONLINE_TAG_EVENTS + (int)chunk->position, stream.inter,
-                       &stream.event_requests[i]) != MPI_SUCCESS) {
+        if (!send_event_chunk(chunk, &stream.event_sends[i])) {
             /* Never sent: MPI holds no reference, the chunk may go back;
              * its place in the list stays empty. */
             adt_buffer_give_back_chunk(stream.events_location, chunk->index);
@@ -1015,13 +1080,19 @@ static void open_events(adt_location *location, bool profile)
         return;
     uint32_t places = (uint32_t)(*tag_ub - ADT_ONLINE_TAG_EVENTS);
     stream.event_places = places < ADT_ONLINE_EVENTS_PLACES ? places : ADT_ONLINE_EVENTS_PLACES;
-    /* At most a quarter of the arena in flight: the rest keeps taking the
-     * thread's records (and other threads') meanwhile. */
+    /* At most a third of the arena sent and not delivered: the rest keeps
+     * taking the thread's records (and other threads') meanwhile. A
+     * chunk stays the rank's until the analyzer confirmed it, so the
+     * slots must cover the analyzer's whole round trip: a quarter of a
+     * 64 KiB buffer (16 chunks) spilled in online.events-streamed, where
+     * the analyzer shares the cores; half (32) left the threads of
+     * online.threads-killed too few chunks once the analyzer was lost
+     * (the slots' chunks stay the rank's to the end) and the main
+     * thread's events stopped (docs/online.md). */
     adt_buffer_stats buffer;
     adt_buffer_get_stats(adt_location_buffer(location), &buffer);
-    uint64_t quarter = buffer.chunks_total / 4;
-    stream.event_bound = quarter < ADT_ONLINE_EVENT_CHUNKS ? (quarter > 0 ? (unsigned)quarter : 1)
-                                                           : ADT_ONLINE_EVENT_CHUNKS;
+    uint64_t third = buffer.chunks_total / 3;
+    stream.event_bound = third < ADT_ONLINE_EVENT_CHUNKS ? (third > 0 ? (unsigned)third : 1) : ADT_ONLINE_EVENT_CHUNKS;
     adt_location_stats stats;
     adt_location_get_stats(location, &stats);
     stream.spilled_bytes_at_open = stats.spilled_bytes;
@@ -1169,7 +1240,18 @@ static void add_thread_totals(void)
     }
 }
 
-/* Whether a slot of other threads' chunks is published or in flight. */
+/* A chunk sent and not delivered at the end: unconfirmed where its send
+ * completed, lost with the analyzer where it did not. */
+static void count_undelivered(sent_chunk *sent)
+{
+    if (drop_confirmation(sent))
+        stream.event_chunks_unconfirmed++;
+    else
+        stream.event_chunks_lost++;
+}
+
+/* Whether a slot of other threads' chunks is published or sent and not
+ * delivered. */
 static bool handed_pending(void)
 {
     adt_event_chunk chunk;
@@ -1223,6 +1305,15 @@ bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats)
         progress();
         pause_briefly();
     }
+    /* Every event chunk sent is written at its place before the last
+     * chunk goes: the analyzer stops receiving once every rank's last
+     * chunk came, and would neither write nor confirm one sent after. */
+    while (!stream.lost && (stream.events_flying > 0 || handed_pending()) && adt_clock_now() < give_up) {
+        progress_events();
+        stream_handed_events();
+        if (stream.events_flying > 0 || handed_pending())
+            pause_briefly();
+    }
     /* The last chunk says the rank is done, records or none. */
     while (!stream.lost && stream.filling < 0 && !take_chunk(adt_clock_now()) && adt_clock_now() < give_up)
         pause_briefly();
@@ -1245,16 +1336,20 @@ bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats)
      * them: the analyzers must not write the archive from it. */
     bool complete =
         !stream.lost && last >= 0 && stream.flying == 0 && stream.events_flying == 0 && !handed_pending();
-    /* Event chunks whose sends did not complete (or, other threads',
-     * that were never sent) stay out of the free list (MPI may still read
-     * them); their places in the list are empty. */
+    /* Event chunks not delivered (sends not complete, or complete and not
+     * confirmed, or, other threads', never sent) stay out of the free
+     * list (MPI may still read those whose sends did not complete); the
+     * rank writes them back at their places where it writes the archive
+     * itself. */
     for (int i = 0; i < ADT_ONLINE_EVENT_CHUNKS; i++)
         if (stream.event_in_flight[i])
-            stream.event_chunks_lost++;
+            count_undelivered(&stream.event_sends[i]);
     for (unsigned i = 0; i < adt_online_handover_slots(); i++) {
         adt_event_chunk chunk;
         adt_online_handed_state state = adt_online_handed_at(i, &chunk);
-        if (state == ADT_ONLINE_HANDED_READY || state == ADT_ONLINE_HANDED_SENT)
+        if (state == ADT_ONLINE_HANDED_SENT)
+            count_undelivered(&handed_sends[i]);
+        else if (state == ADT_ONLINE_HANDED_READY)
             stream.event_chunks_lost++;
     }
     uint64_t event_chunks_spilled = 0, threads_chunks_spilled = 0;
@@ -1311,6 +1406,7 @@ bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats)
                                  .analyzer_lost_at = stream.lost_at };
     stats->event_chunks_unstreamed[ADT_ONLINE_EVENT_CHUNK_LOSS_ANALYZER_BEHIND] = event_chunks_spilled;
     stats->event_chunks_unstreamed[ADT_ONLINE_EVENT_CHUNK_LOSS_ANALYZER_LOST] = stream.event_chunks_lost;
+    stats->event_chunks_unstreamed[ADT_ONLINE_EVENT_CHUNK_LOSS_UNCONFIRMED] = stream.event_chunks_unconfirmed;
     stats->event_chunks_unstreamed[ADT_ONLINE_EVENT_CHUNK_LOSS_OTHER_THREAD_SPILLED] = threads_chunks_spilled;
     stats->thread_event_chunks_streamed = stream.thread_event_chunks_streamed;
     stream.events_location = NULL;
@@ -1330,9 +1426,9 @@ bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats)
 
 int adt_online_stream_write_unsent_events(int fd)
 {
-    /* After the close: the sends never completed, so the chunks were
-     * never given back and still hold their bytes (MPI may read them,
-     * nobody writes them). */
+    /* After the close: the chunks were never delivered, so never given
+     * back, and still hold their bytes (MPI may read those whose sends
+     * did not complete; nobody writes them). */
     for (int i = 0; i < ADT_ONLINE_EVENT_CHUNKS; i++) {
         const adt_event_chunk *chunk = &stream.event_chunks[i];
         if (stream.event_in_flight[i] &&
@@ -1340,7 +1436,7 @@ int adt_online_stream_write_unsent_events(int fd)
             return -1;
     }
     /* Other threads' chunks handed over and not delivered: published
-     * (never sent) or sent without completion, never given back either. */
+     * (never sent) or sent and not confirmed, never given back either. */
     for (unsigned i = 0; i < adt_online_handover_slots(); i++) {
         adt_event_chunk chunk;
         adt_online_handed_state state = adt_online_handed_at(i, &chunk);

@@ -38,7 +38,11 @@
  * ADT_ONLINE_TAG_EVENTS + its place (in chunks) in the rank's file of
  * streamed events (ADT_ONLINE_EVENTS_FILE), where the analyzer writes
  * it; places from ADT_ONLINE_EVENTS_PLACES on are not streamed. Streamed
- * only where MPI_TAG_UB reaches the last such tag. */
+ * only where MPI_TAG_UB reaches the last such tag. Once the analyzer has
+ * written a chunk at its place it confirms it to the rank with an empty
+ * message of the same tag (analyzer -> rank: a place is sent once, so the
+ * tag names the chunk); until then the rank keeps the chunk out of its
+ * buffer's free list, to write it back itself should the analyzer die. */
 #define ADT_ONLINE_TAG_EVENTS (1 << 24)
 #define ADT_ONLINE_EVENTS_PLACES (1u << 24)
 /* The rank's file of streamed event chunks, beside the archive (on the
@@ -141,6 +145,11 @@ typedef enum adt_online_sample_loss {
     /* into its file of streamed events before it reads that back */                                             \
     X(ANALYZER_LOST, "analyzer_lost",                                                                          \
       "event chunks whose sends to the analyzer failed or did not complete (written back by the rank)")     \
+    /* its send completed but the analyzer, lost, never confirmed that it */                                    \
+    /* wrote it at its place (it may have died before): kept out of the */                                       \
+    /* free list until then, the rank writes it back as above */                                                 \
+    X(UNCONFIRMED, "unconfirmed",                                                                              \
+      "event chunks sent whose place the analyzer never confirmed (written back by the rank)")              \
     /* a thread other than the streaming one: spilled by the flush policy */                                    \
     /* because every slot for handing chunks to the streaming thread was */                                      \
     /* taken, or the thread made no MPI call between (it hands its chunks */                                    \

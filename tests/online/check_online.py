@@ -103,6 +103,11 @@ CASE:
            write the archive, ranks 0 and 1 are named without analyzer.
   killed-middle  3 ranks, 3 analyzers, analyzer 1 killed: analyzers 0
            and 2 go on, and rank 1 alone is named without analyzer.
+  stopped-killed  the events-streamed run, its analyzer stopped (SIGSTOP)
+           during the rounds and killed (SIGKILL) after them: every
+           chunk sent and not confirmed by the analyzer is written back by
+           its rank, the archive has the offline run's records
+           (check_stopped_killed);
   events-streamed  a run of MPI events that flushes a 64 KiB buffer to its
            spill file again and again offline: with the analyzer the
            ranks' full event chunks are streamed during the run (no
@@ -177,9 +182,11 @@ def fail(message):
     sys.exit(f"check_online.py: {message}")
 
 
-def run(command, run_dir, environment=ENVIRONMENT, expect_status=0):
+def run(command, run_dir, environment=ENVIRONMENT, expect_status=0, stdin_text=""):
+    """Runs command, stdin_text on its standard input (none by default:
+    read, it ends at once)."""
     with open(os.path.join(run_dir, "stderr.txt"), "w") as stderr:
-        status = subprocess.run(command, stdin=subprocess.DEVNULL, stderr=stderr, env=environment,
+        status = subprocess.run(command, input=stdin_text.encode(), stderr=stderr, env=environment,
                                 timeout=RUN_LIMIT_S).returncode
     text = open(os.path.join(run_dir, "stderr.txt")).read()
     sys.stderr.write(text)
@@ -210,13 +217,14 @@ def read_live(archive):
         return None
 
 
-def run_acting(command, run_dir, act, environment=ENVIRONMENT, stdout=None):
-    """Runs command (stdin closed, stderr into run_dir/stderr.txt, stdout
-    as given: subprocess.PIPE for act to read), calls act(process) while
-    it runs, waits for its end (killed if it outlives act or RUN_LIMIT_S)
-    and returns its exit status and stderr, which it also echoes."""
+def run_acting(command, run_dir, act, environment=ENVIRONMENT, stdout=None, stdin=subprocess.DEVNULL):
+    """Runs command (stdin closed unless given: subprocess.PIPE for act to
+    write, stderr into run_dir/stderr.txt, stdout as given:
+    subprocess.PIPE for act to read), calls act(process) while it runs,
+    waits for its end (killed if it outlives act or RUN_LIMIT_S) and
+    returns its exit status and stderr, which it also echoes."""
     with open(os.path.join(run_dir, "stderr.txt"), "w") as stderr:
-        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
+        process = subprocess.Popen(command, stdin=stdin, stdout=stdout, stderr=stderr,
                                    env=environment, text=True)
         try:
             act(process)
@@ -244,6 +252,23 @@ def analyzer_once_live(process, archive, analyzers=1, index=0):
             if f"OMPI_COMM_WORLD_RANK={index}".encode() in environ.read().split(b"\0"):
                 return int(pid)
     fail(f"no analyzer {index} among {found}")
+
+
+def analyzer_held_through_rounds(process, archive):
+    """Stops (SIGSTOP) the run's analyzer once its live report exists, then
+    lets rank 0 of streamed.c ("signalled", stdin and stdout piped) begin
+    its rounds, and returns the stopped analyzer's pid once rank 0 says
+    they are done; where it says anything else, the analyzer is killed
+    (SIGKILL), not left stopped, and the test fails."""
+    held = analyzer_once_live(process, archive)
+    os.kill(held, signal.SIGSTOP)
+    process.stdin.write("go\n")
+    process.stdin.close()
+    line = process.stdout.readline()
+    if line.strip() != "rounds done":
+        os.kill(held, signal.SIGKILL)
+        fail(f"the program said {line!r}, expected 'rounds done'")
+    return held
 
 
 def total_calls(report):
@@ -687,16 +712,9 @@ def check_behind(run_dir, mpiexec, launcher, program, report, otf2_print):
         process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
                                    env=environment, text=True)
         try:
-            held = analyzer_once_live(process, archive)
-            os.kill(held, signal.SIGSTOP)
-            process.stdin.write("go\n")
-            process.stdin.flush()
-            line = process.stdout.readline()
-            if line.strip() != "rounds done":
-                fail(f"the program said {line!r}, expected 'rounds done'")
+            held = analyzer_held_through_rounds(process, archive)
             os.kill(held, signal.SIGCONT)
             held = None
-            process.stdin.close()
             status = process.wait(timeout=RUN_LIMIT_S)
         finally:
             if held is not None:
@@ -1213,25 +1231,26 @@ def check_demo_two(run_dir, mpiexec, launcher, program, report, otf2_print):
                 analyzers=2)
 
 
-def check_offline_records(run_dir, mpiexec, launcher, arguments, ranks, environment, left_out=()):
-    """The program run offline writes the records, per location, that the
-    analyzer's archive in run_dir/archive has (times, samples and the
-    classes left_out aside)."""
+def check_offline_records(run_dir, mpiexec, launcher, arguments, ranks, environment, left_out=(), stdin_text=""):
+    """The program run offline (stdin_text on its standard input) writes
+    the records, per location, that the archive in run_dir/archive has
+    (the analyzers' or, their analyzer lost, the ranks'; times, samples
+    and the classes left_out aside)."""
     offline_dir = os.path.join(run_dir, "offline")
     os.makedirs(offline_dir)
     offline = os.path.join(offline_dir, "archive")
     run([WATCHDOG, str(WATCHDOG_S), mpiexec, "--oversubscribe", "-np", str(ranks), launcher, "--output", offline,
-         *arguments], offline_dir, environment)
+         *arguments], offline_dir, environment, stdin_text=stdin_text)
     online = records_per_location(os.path.join(run_dir, "archive"), left_out)
     ranks_wrote = records_per_location(offline, left_out)
     if sorted(online) != sorted(ranks_wrote):
-        fail(f"locations {sorted(online)} in the analyzer's archive, {sorted(ranks_wrote)} offline")
+        fail(f"locations {sorted(online)} in the archive, {sorted(ranks_wrote)} offline")
     for location, records in ranks_wrote.items():
         if online[location] != records:
             first = next(i for i, pair in enumerate(zip(online[location], records)) if pair[0] != pair[1])
-            fail(f"{location}: {len(online[location])} records in the analyzer's archive, {len(records)} offline; "
+            fail(f"{location}: {len(online[location])} records in the archive, {len(records)} offline; "
                  f"record {first} differs: {online[location][first:first + 1]} != {records[first:first + 1]}")
-    print(f"the analyzer's archive = the offline archive in {sum(map(len, online.values()))} records "
+    print(f"the archive in {run_dir} = the offline archive in {sum(map(len, online.values()))} records "
           f"on {len(online)} locations")
     summary = json.load(open(os.path.join(offline, "summary.json")))
     check_bytes_written(offline, summary)
@@ -1336,6 +1355,37 @@ def check_threads(run_dir, mpiexec, launcher, program, report, otf2_print):
           f"(offline {offline['flushes']})")
 
 
+def written_back_by_ranks(command, program, run_dir, act, environment, otf2_print, **streams):
+    """Runs command (of program) under act (run_acting; streams: its stdout
+    and stdin), which ends the run's analyzer: the run exits 0, its archive
+    passes otf2-print, the ranks wrote it themselves, read their files of
+    streamed events back (none left) and none says that events are
+    missing. Returns its summary.json."""
+    status, text = run_acting(command, run_dir, act, environment, **streams)
+    # Open MPI 4.1 may end a rank without a word when its TCP connection
+    # to the killed analyzer fails (seen 3 times in about 15 runs of
+    # online.threads-killed beside other tests, never alone;
+    # docs/online.md, "What it cannot do"): the other rank then waits for
+    # it until the watchdog shows it alone.
+    left = re.findall(r"^=== pid \d+: " + re.escape(program) + " ", text, re.MULTILINE)
+    if status == 124 and len(left) == 1 and re.search(r"failed to TCP connect|unexpectedly disconnected", text):
+        print("skipped: Open MPI ended a rank after its analyzer was killed (its TCP connection to it failed); the "
+              "other rank waited for it")
+        sys.exit(77)
+    if status != 0:
+        fail(f"the run exited with {status} after its analyzer was ended")
+    archive = os.path.join(run_dir, "archive")
+    check_archive(archive, otf2_print)
+    summary = json.load(open(os.path.join(archive, "summary.json")))
+    if summary["online_archive_written_by_analyzers"] != 0:
+        fail("the analyzers wrote the archive: the analyzer was not ended in time")
+    if os.path.exists(archive + ".events"):
+        fail(f"{archive}.events stayed after the ranks read their files back")
+    if "are missing from the archive" in text:
+        fail("a rank says that events streamed to its analyzer are missing from the archive")
+    return summary
+
+
 def check_threads_live(run_dir, mpiexec, launcher, program, report, otf2_print):
     """The hybrid program of online.threads slowed down (30 ms pauses every
     8 rounds, ~5 s), its live report read every 0.1 s during the run: the
@@ -1379,60 +1429,59 @@ def check_threads_killed(run_dir, mpiexec, launcher, program, report, otf2_print
     exits 0, the ranks write the archive themselves, every location's
     event chunks streamed before (the other threads' handed over to the
     main thread included) read back from the analyzer's files and those
-    in flight written back: the archive has the records of the offline
-    run on all 6 locations (the BufferFlush records aside: with the
-    analyzer dead the chunks that find every slot taken are spilled),
-    except where a rank says that events are missing (a chunk whose send
-    completed but which the killed analyzer never wrote): there each of
-    its locations has a beginning of the offline run's records."""
+    the analyzer had not confirmed (in flight, or sent and not confirmed)
+    written back: no rank says that events are missing, and the archive
+    has the records of the offline run on all 6 locations (the
+    BufferFlush records aside: with the analyzer dead the chunks that
+    find every slot taken are spilled)."""
     small = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="64K", ADAPTRACE_SAMPLING="off")
     arguments = [program, "1200", "30"]
     archive = os.path.join(run_dir, "archive")
     command = traced(mpiexec, launcher, archive, ["--live-interval", "1", *arguments], ["--enable-recovery"])
-    status, text = run_acting(command, run_dir,
-                              lambda process: os.kill(analyzer_once_live(process, archive), signal.SIGKILL), small)
-    # Open MPI 4.1 may end a rank without a word when its TCP connection
-    # to the killed analyzer fails (seen 3 times in about 15 runs beside
-    # other tests, never alone; docs/online.md, "What it cannot do"): the
-    # other rank then waits for it until the watchdog shows it alone.
-    left = re.findall(r"^=== pid \d+: " + re.escape(program) + " ", text, re.MULTILINE)
-    if status == 124 and len(left) == 1 and re.search(r"failed to TCP connect|unexpectedly disconnected", text):
-        print("skipped: Open MPI ended a rank after its analyzer was killed (its TCP connection to it failed); the "
-              "other rank waited for it")
-        sys.exit(77)
-    if status != 0:
-        fail(f"the run exited with {status} after its analyzer was killed")
-    check_archive(archive, otf2_print)
-    summary = json.load(open(os.path.join(archive, "summary.json")))
-    if summary["online_archive_written_by_analyzers"] != 0:
-        fail("the analyzers wrote the archive: the analyzer was not killed in time")
+    summary = written_back_by_ranks(
+        command, program, run_dir, lambda process: os.kill(analyzer_once_live(process, archive), signal.SIGKILL), small,
+        otf2_print)
     if summary["online_thread_event_chunks_streamed"] == 0:
         fail("no chunk of another thread was streamed before the analyzer was lost: the test needs some")
-    if os.path.exists(archive + ".events"):
-        fail(f"{archive}.events stayed after the ranks read their files back")
-    # A chunk whose send completed (a small message completes once the
-    # socket took it) but which the analyzer, killed, never wrote cuts its
-    # location's list there (docs/online.md): that rank says so, and its
-    # locations keep what came before the hole. Every other location is
-    # whole.
-    cut_ranks = {int(rank) for rank in re.findall(r"rank (\d+): \d+ events of its threads are missing", text)}
-    offline_dir = os.path.join(run_dir, "offline")
-    os.makedirs(offline_dir)
-    offline = os.path.join(offline_dir, "archive")
-    run([WATCHDOG, str(WATCHDOG_S), mpiexec, "--oversubscribe", "-np", "2", launcher, "--output", offline,
-         *arguments], offline_dir, small)
-    online = records_per_location(archive, ("BufferFlush",))
-    ranks_wrote = records_per_location(offline, ("BufferFlush",))
-    if sorted(online) != sorted(ranks_wrote):
-        fail(f"locations {sorted(online)} in the ranks' archive, {sorted(ranks_wrote)} offline")
-    for location, records in ranks_wrote.items():
-        cut = int(location[0].split()[-1]) in cut_ranks
-        if online[location] != (records[:len(online[location])] if cut else records):
-            fail(f"{location}: {len(online[location])} records, offline {len(records)}: not "
-                 f"{'a beginning of' if cut else 'equal to'} the offline run's")
+    check_offline_records(run_dir, mpiexec, launcher, arguments, 2, small, left_out=("BufferFlush",))
+    lost = summary["online_event_chunks_not_streamed_by_cause"]
     print(f"analyzer killed: {summary['online_event_chunks_streamed']} event chunks streamed before "
-          f"({summary['online_thread_event_chunks_streamed']} other threads'), "
-          f"{summary['online_event_chunks_not_streamed_by_cause']['analyzer_lost']} in flight written back")
+          f"({summary['online_thread_event_chunks_streamed']} other threads'), {lost['analyzer_lost']} in flight "
+          f"and {lost['unconfirmed']} sent and not confirmed written back")
+
+
+def check_stopped_killed(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """The events-streamed run (64 KiB buffers, 3,000 rounds, sampling
+    off), its analyzer stopped (SIGSTOP) before the rounds and killed
+    (SIGKILL) once they are done: meanwhile the ranks' event chunks sends
+    complete into the socket (a small message completes once the socket
+    took it) but the analyzer writes none of them. Each rank keeps every
+    chunk its analyzer has not confirmed and writes it back itself: the
+    run exits 0, no rank says that events are missing, and the archive the
+    ranks write has the offline run's records on every location (the
+    BufferFlush records aside: with every send slot held, the buffer
+    spills); some chunks were written back because unconfirmed (sent,
+    never confirmed), so the test is not passed by a run that sent none
+    after the stop."""
+    small = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="64K", ADAPTRACE_SAMPLING="off")
+    arguments = [program, "0", "3000", "signalled"]
+    archive = os.path.join(run_dir, "archive")
+    command = traced(mpiexec, launcher, archive, ["--live-interval", "1", *arguments], ["--enable-recovery"])
+    # The analyzer stopped before the rounds: no chunk was confirmed, so
+    # none counts as streamed; every one sent comes back from the rank.
+    summary = written_back_by_ranks(
+        command, program, run_dir, lambda process: os.kill(analyzer_held_through_rounds(process, archive), signal.SIGKILL),
+        small, otf2_print, stdout=subprocess.PIPE, stdin=subprocess.PIPE)
+    check_offline_records(run_dir, mpiexec, launcher, arguments, 2, small, left_out=("BufferFlush",),
+                          stdin_text="go\n")
+    unconfirmed = summary["online_event_chunks_not_streamed_by_cause"]["unconfirmed"]
+    if unconfirmed == 0:
+        fail("no event chunk was written back because unconfirmed: no send completed after the analyzer stopped")
+    text = open(os.path.join(run_dir, "stderr.txt")).read()
+    if f"{unconfirmed} event chunks sent whose place the analyzer never confirmed" not in text:
+        fail(f"the stderr summary does not say that {unconfirmed} event chunks were unconfirmed")
+    print(f"analyzer stopped, then killed: {unconfirmed} event chunks sent and never confirmed written back, "
+          f"every location's records in the archive")
 
 
 def check_threads_recovered(run_dir, mpiexec, launcher, program, report, otf2_print):
@@ -2138,7 +2187,7 @@ CASES = {"halved-offline": check_halved_offline, "samples-streamed": check_sampl
          "killed-middle": check_killed_middle,
          "unwritten": check_unwritten, "unwritten-second": check_unwritten_second, "events-streamed": check_events_streamed,
          "threads": check_threads, "threads-live": check_threads_live, "workers": check_workers,
-         "threads-killed": check_threads_killed,
+         "threads-killed": check_threads_killed, "stopped-killed": check_stopped_killed,
          "threads-recovered": check_threads_recovered,
          "rank-killed": check_rank_killed, "recovered-events": check_recovered_events, "page": check_page}
 
