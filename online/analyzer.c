@@ -102,6 +102,7 @@ typedef struct analyzer {
     uint32_t ranks;
     uint32_t interval_s;
     bool profile_only; /* ADAPTRACE_ONLINE_OUTPUT=profile */
+    adt_online_chunk *chunk; /* where the ranks' chunks are received */
     uint32_t served;
     uint32_t finished;
     bool parents_lost;
@@ -317,8 +318,9 @@ static bool receive_event_chunk(analyzer *a, const MPI_Status *status, int bytes
 
 /* Receives every chunk that waits; false once the parents cannot be
  * reached (then what came is all there is). */
-static void receive_waiting(analyzer *a, adt_online_chunk *chunk)
+static void receive_waiting(analyzer *a)
 {
+    adt_online_chunk *chunk = a->chunk;
     while (!a->parents_lost && a->finished < a->served) {
         int waiting = 0;
         MPI_Status status;
@@ -422,6 +424,30 @@ static uint64_t ticks_until(uint64_t give_up)
 {
     uint64_t now = adt_clock_now();
     return give_up > now ? give_up - now : 0;
+}
+
+/* Waits for request until give_up (in clock ticks; at least one test),
+ * taking the ranks' chunks meanwhile (receive_waiting): each event chunk
+ * stays in its rank's buffer until this analyzer confirms it (wire.h),
+ * so a round that waits for a slow or dead analyzer must go on
+ * confirming them, or its ranks' buffers fill and, at their
+ * MPI_Finalize, they take this analyzer as lost after their own bound
+ * (online.killed-first: analyzer 1 waited 11 s for the killed analyzer 0
+ * and its ranks gave up on it at 10 s). true when request completed. */
+static bool wait_serving(analyzer *a, MPI_Request *request, uint64_t give_up)
+{
+    for (;;) {
+        int done = 0;
+        if (MPI_Test(request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return false;
+        if (done)
+            return true;
+        if (adt_clock_now() >= give_up)
+            return false;
+        receive_waiting(a);
+        struct timespec millisecond = { 0, 1000000 };
+        nanosleep(&millisecond, NULL);
+    }
 }
 
 /* Marks analyzer lost (on analyzer 0: the one that did not report; on
@@ -579,14 +605,14 @@ static bool report_to_analyzer_0(analyzer *a, bool done)
     uint64_t give_up = adt_clock_now() + 2 * round_wait_ticks(a);
     MPI_Request request;
     MPI_Isend(report, (int)bytes, MPI_BYTE, 0, TAG_ROUND_REPORT, a->world, &request);
-    if (!adt_online_wait_bounded(&request, ticks_until(give_up))) {
+    if (!wait_serving(a, &request, give_up)) {
         lose_analyzer(a, 0);
         free(sent);
         return done;
     }
     free(report);
     MPI_Irecv(a->answer, 2, MPI_INT, 0, TAG_ROUND_ANSWER, a->world, &request);
-    if (!adt_online_wait_bounded(&request, ticks_until(give_up))) {
+    if (!wait_serving(a, &request, give_up)) {
         lose_analyzer(a, 0);
         free(sent);
         return done;
@@ -624,6 +650,8 @@ static bool take_report(analyzer *a, int peer, uint64_t give_up, bool *done)
             break;
         if (adt_clock_now() >= give_up)
             return false;
+        /* Its own ranks' chunks meanwhile, as wait_serving. */
+        receive_waiting(a);
         struct timespec millisecond = { 0, 1000000 };
         nanosleep(&millisecond, NULL);
     }
@@ -640,7 +668,7 @@ static bool take_report(analyzer *a, int peer, uint64_t give_up, bool *done)
         return false;
     }
     uint64_t second = adt_clock_resolution();
-    if (!adt_online_wait_bounded(&request, ticks_until(give_up) > second ? ticks_until(give_up) : second))
+    if (!wait_serving(a, &request, ticks_until(give_up) > second ? give_up : adt_clock_now() + second))
         return false;
     size_t row_words = round_rows(a, &a->total, peer, NULL, true);
     size_t head_bytes = (ROUND_HEAD_WORDS + row_words) * sizeof(uint64_t);
@@ -913,6 +941,31 @@ static void choose_writers(analyzer *a, int thread_level)
                         "analyzer 0 alone writes the archive, every rank's part\n", thread_level);
 }
 
+/* Sends done_word (ADT_ONLINE_TAG_DONE) to each of this analyzer's ranks
+ * and waits for the sends at most ROUND_WAIT_SECONDS in all. Never a
+ * blocking send: a rank that took this analyzer as lost no longer waits
+ * for the word and may have ended, and a send to it waited for ever
+ * (online.killed-first, once). A send that did not complete is left (the
+ * word is static: it outlives the request). */
+static void tell_ranks_done(analyzer *a, int done_word)
+{
+    static int word;
+    word = done_word;
+    MPI_Request *sends = malloc((a->served > 0 ? a->served : 1) * sizeof *sends);
+    if (sends == NULL)
+        fprintf(stderr, "adaptrace-analyzer %d: no memory to tell its ranks that it is done: they wait for "
+                        "the word in vain until their bound\n", a->index);
+    uint32_t sent = 0;
+    for (uint32_t r = 0; sends != NULL && r < a->ranks; r++)
+        if (adt_online_analyzer_of(r, a->ranks, (uint32_t)a->count) == (uint32_t)a->index &&
+            MPI_Isend(&word, 1, MPI_INT, (int)r, ADT_ONLINE_TAG_DONE, a->parent, &sends[sent]) == MPI_SUCCESS)
+            sent++;
+    uint64_t give_up = adt_clock_now() + ROUND_WAIT_SECONDS * adt_clock_resolution();
+    for (uint32_t i = 0; i < sent; i++)
+        adt_online_wait_bounded(&sends[i], ticks_until(give_up));
+    free(sends);
+}
+
 int main(int argc, char **argv)
 {
     int thread_level = MPI_THREAD_SINGLE;
@@ -933,14 +986,14 @@ int main(int argc, char **argv)
     choose_writers(&a, thread_level);
     for (int f = 0; f < ADT_MPI_FN_COUNT; f++)
         a.names[f] = adt_mpi_functions[f].name;
-    adt_online_chunk *chunk = malloc(sizeof *chunk);
+    a.chunk = malloc(sizeof *a.chunk);
     a.namers = calloc(a.ranks, sizeof *a.namers);
     a.mpi_regions = calloc(a.ranks, sizeof *a.mpi_regions);
     a.event_files = malloc(a.ranks * sizeof *a.event_files);
     a.event_files_failed = calloc(a.ranks, sizeof *a.event_files_failed);
     for (uint32_t r = 0; a.event_files != NULL && r < a.ranks; r++)
         a.event_files[r] = -1;
-    if (chunk == NULL || a.namers == NULL || a.mpi_regions == NULL || a.event_files == NULL ||
+    if (a.chunk == NULL || a.namers == NULL || a.mpi_regions == NULL || a.event_files == NULL ||
         a.event_files_failed == NULL ||
         adt_live_create(&a.live, a.ranks, ADT_MPI_FN_COUNT) != 0 ||
         (a.index == 0 && (adt_live_create(&a.total, a.ranks, ADT_MPI_FN_COUNT) != 0 ||
@@ -976,7 +1029,7 @@ int main(int argc, char **argv)
         a.served += adt_online_analyzer_of(r, a.ranks, (uint32_t)a.count) == (uint32_t)a.index;
     double next_report = a.started + a.interval_s;
     for (;;) {
-        receive_waiting(&a, chunk);
+        receive_waiting(&a);
         if (ending_signal != 0)
             end_by_signal(&a);
         bool done = a.parents_lost || a.finished == a.served;
@@ -1017,9 +1070,8 @@ int main(int argc, char **argv)
     int done_word = !final_report ? ADT_ONLINE_DONE_NO_REPORT
                     : each_writes ? ADT_ONLINE_DONE_SHIP_TO_OWN
                                   : ADT_ONLINE_DONE_SHIP_TO_FIRST;
-    for (uint32_t r = 0; r < a.ranks && ranks_answered; r++)
-        if (adt_online_analyzer_of(r, a.ranks, (uint32_t)a.count) == (uint32_t)a.index)
-            MPI_Send(&done_word, 1, MPI_INT, (int)r, ADT_ONLINE_TAG_DONE, a.parent);
+    if (ranks_answered)
+        tell_ranks_done(&a, done_word);
     /* ADAPTRACE_ONLINE_OUTPUT=trace: each analyzer writes its ranks' parts
      * of the archive from their end states, or analyzer 0 every part
      * (archive.c); an analyzer that writes none waits in the disconnect. */
@@ -1057,7 +1109,7 @@ int main(int argc, char **argv)
     }
     free(a.namers);
     free(a.mpi_regions);
-    free(chunk);
+    free(a.chunk);
     if (!final_report) {
         /* An analyzer was lost (no final report). MPI_Finalize ends in a
          * fence over every analyzer of this job, the lost one included:

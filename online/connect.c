@@ -355,7 +355,7 @@ static void start(const adt_config *config, const adt_online_mpmd *mpmd, uint32_
     }
     uint64_t hold_ticks = (uint64_t)config->live_interval_s * adt_clock_resolution();
     if (adt_online_stream_open(analyzers, my_analyzer, rank, size, mpi_functions, hold_ticks, init_enter,
-                               location, profile) != 0) {
+                               location, profile, archive_dir) != 0) {
         adt_log("rank %u streams nothing to its analyzer: no memory for its chunks", rank);
         PMPI_Comm_free(&analyzers);
         return;

@@ -14,6 +14,9 @@
  * (trace output: in flight, or awaiting the analyzer's confirmation;
  * fewer where the arena has fewer than 3 times as many chunks). */
 #define ADT_ONLINE_EVENT_CHUNKS 32
+/* Of those, sends not complete at most (fewer where the arena has fewer
+ * than 4 times as many chunks). */
+#define ADT_ONLINE_EVENT_SENDS 8
 
 #include "online/handover.h"
 
@@ -27,10 +30,12 @@
  * starts at the start of its sampling where that came before init_enter,
  * and, without profile, the full chunks of events of its buffer;
  * profile: the calls' records stay out of the buffer from now on
- * (adt_online_profile). The calling thread streams. 0, or -1 (no memory
- * for the chunks). */
+ * (adt_online_profile); archive_dir: the archive's, beside which the
+ * rank's file of streamed events is (ADT_ONLINE_EVENTS_FILE). The calling
+ * thread streams. 0, or -1 (no memory for the chunks). */
 int adt_online_stream_open(MPI_Comm inter, int analyzer, uint32_t rank, uint32_t ranks, uint32_t functions,
-                           uint64_t hold_ticks, uint64_t init_enter, adt_location *location, bool profile);
+                           uint64_t hold_ticks, uint64_t init_enter, adt_location *location, bool profile,
+                           const char *archive_dir);
 
 /* Sends the samples the tap holds, the totals of the calls and messages
  * not streamed one by one and what is left as the last chunk, and waits at most wait_ticks for

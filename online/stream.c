@@ -57,7 +57,9 @@
  * confirmed and given back the same way, at most as many in flight as
  * its own.
  */
+#include <fcntl.h>
 #include <limits.h>
+#include <stdio.h> /* snprintf of the events file's path, at the open only */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -188,7 +190,8 @@ static struct {
     /* The buffer's full event chunks (trace output); events_location
      * NULL: not streamed. */
     adt_location *events_location;
-    unsigned event_bound;      /* sends in flight at most */
+    unsigned event_bound;      /* chunks sent and not delivered at most */
+    unsigned event_send_bound; /* of those, sends not complete at most */
     uint32_t event_places;     /* places below this have a tag */
     adt_event_chunk event_chunks[ADT_ONLINE_EVENT_CHUNKS];
     sent_chunk event_sends[ADT_ONLINE_EVENT_CHUNKS];
@@ -199,6 +202,9 @@ static struct {
     uint64_t event_bytes_streamed;
     uint64_t event_chunks_lost;
     uint64_t event_chunks_unconfirmed; /* sent, not confirmed: the analyzer lost */
+    /* The rank's file of streamed events (ADT_ONLINE_EVENTS_FILE), where
+     * the chunks the lost analyzer never confirmed are written back. */
+    char events_file[PATH_MAX + 32];
     uint64_t spilled_bytes_at_open;
     /* Of the buffer's other locations, the bytes spilled before the open
      * (their spills during the stream are counted apart). */
@@ -230,12 +236,15 @@ static sent_chunk handed_sends[ADT_ONLINE_HANDED_SLOTS];
  * the rank stops streaming and keeps only its buffer. Requests still in
  * flight are left to MPI: cancelling a send to a dead peer is not
  * reliable. */
+static void write_back_unconfirmed(void);
+
 static void lose_analyzer(void)
 {
     /* A clock read and a store: when, for the summary. */
     if (!stream.lost)
         stream.lost_at = adt_clock_now();
     stream.lost = true;
+    write_back_unconfirmed();
     /* Other threads keep their chunks from now on; those handed stay
      * with the rank (adt_online_stream_write_unsent_events). */
     adt_online_handover_stop();
@@ -310,6 +319,53 @@ static bool drop_confirmation(sent_chunk *sent)
     return sent->send == MPI_REQUEST_NULL;
 }
 
+/* Writes chunk at its place into fd, the rank's file of streamed
+ * events (pwrite: a system call, no stdio). */
+static bool write_at_place(int fd, const adt_event_chunk *chunk)
+{
+    return pwrite(fd, chunk->bytes, chunk->size, (off_t)chunk->position * chunk->size) == (ssize_t)chunk->size;
+}
+
+/* The analyzer lost: each event chunk whose send completed, and which
+ * awaits a confirmation that will not come, is written at its place into
+ * the rank's file of streamed events now and goes back to the buffer
+ * (counted unconfirmed). Held to the end instead, those chunks (up to a
+ * third of the arena) would be kept from the threads, whose events then
+ * stop where the buffer has no other chunk to spill: the main thread's
+ * did in 2 of 3 runs of online.threads-killed. The analyzer may have
+ * written some of them before it died: the same bytes at the same place.
+ * Normal context of the streaming thread at one of its MPI calls, once
+ * per run: open, pwrite and close are system calls (no malloc, lock or
+ * stdio), MPI no longer reads a chunk whose send completed, and the
+ * confirmation's receive is cancelled first (drop_confirmation). Where
+ * the file cannot be opened (the analyzer never made its folder) or a
+ * chunk not written, that chunk stays held and is written back at the end
+ * (adt_online_stream_write_unsent_events), as one still in flight is. */
+static void write_back_unconfirmed(void)
+{
+    int fd = open(stream.events_file, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    for (int i = 0; i < ADT_ONLINE_EVENT_CHUNKS && stream.events_flying > 0; i++) {
+        if (!stream.event_in_flight[i] || !drop_confirmation(&stream.event_sends[i]) ||
+            !write_at_place(fd, &stream.event_chunks[i]))
+            continue;
+        adt_buffer_give_back_chunk(stream.events_location, stream.event_chunks[i].index);
+        stream.event_in_flight[i] = false;
+        stream.events_flying--;
+        stream.event_chunks_unconfirmed++;
+    }
+    for (unsigned i = 0; i < adt_online_handover_slots(); i++) {
+        adt_event_chunk chunk;
+        if (adt_online_handed_at(i, &chunk) != ADT_ONLINE_HANDED_SENT || !drop_confirmation(&handed_sends[i]) ||
+            !write_at_place(fd, &chunk))
+            continue;
+        adt_online_handed_delivered(i);
+        stream.event_chunks_unconfirmed++;
+    }
+    close(fd);
+}
+
 /* Tests each event chunk sent and not delivered once; gives those
  * delivered back to the buffer: MPI no longer reads them, and the
  * analyzer's file has them. */
@@ -375,7 +431,12 @@ static void stream_events(void)
     stream_handed_events();
     if (stream.events_flying > 0)
         progress_events();
-    for (int i = 0; i < ADT_ONLINE_EVENT_CHUNKS && !stream.lost && stream.events_flying < stream.event_bound; i++) {
+    unsigned sending = 0;
+    for (int i = 0; i < ADT_ONLINE_EVENT_CHUNKS; i++)
+        sending += stream.event_in_flight[i] && stream.event_sends[i].send != MPI_REQUEST_NULL;
+    for (int i = 0; i < ADT_ONLINE_EVENT_CHUNKS && !stream.lost && stream.events_flying < stream.event_bound &&
+                    sending < stream.event_send_bound;
+         i++) {
         if (stream.event_in_flight[i])
             continue;
         adt_event_chunk *chunk = &stream.event_chunks[i];
@@ -391,6 +452,7 @@ static void stream_events(void)
         }
         stream.event_in_flight[i] = true;
         stream.events_flying++;
+        sending++;
     }
 }
 
@@ -1069,6 +1131,12 @@ static uint64_t threads_spilled_bytes(adt_location *streaming)
     return bytes;
 }
 
+/* share chunks, at least 1 and at most most. */
+static unsigned share_of_chunks(uint64_t share, unsigned most)
+{
+    return share < most ? (share > 0 ? (unsigned)share : 1) : most;
+}
+
 /* Whether the thread's event chunks can be streamed: trace output, a
  * location, and tags for their places (MPI_TAG_UB, which MPI guarantees
  * only up to 32767, must reach past ADT_ONLINE_TAG_EVENTS). */
@@ -1080,26 +1148,29 @@ static void open_events(adt_location *location, bool profile)
         return;
     uint32_t places = (uint32_t)(*tag_ub - ADT_ONLINE_TAG_EVENTS);
     stream.event_places = places < ADT_ONLINE_EVENTS_PLACES ? places : ADT_ONLINE_EVENTS_PLACES;
-    /* At most a third of the arena sent and not delivered: the rest keeps
-     * taking the thread's records (and other threads') meanwhile. A
-     * chunk stays the rank's until the analyzer confirmed it, so the
-     * slots must cover the analyzer's whole round trip: a quarter of a
-     * 64 KiB buffer (16 chunks) spilled in online.events-streamed, where
-     * the analyzer shares the cores; half (32) left the threads of
-     * online.threads-killed too few chunks once the analyzer was lost
-     * (the slots' chunks stay the rank's to the end) and the main
-     * thread's events stopped (docs/online.md). */
+    /* At most a third of the arena sent and not delivered, and of those at
+     * most a quarter with sends not complete: the rest keeps taking the
+     * thread's records (and other threads') meanwhile. A chunk stays the
+     * rank's until the analyzer confirmed it, so the slots must cover the
+     * analyzer's whole round trip: a quarter of a 64 KiB buffer (16
+     * chunks) spilled in online.events-streamed, where the analyzer shares
+     * the cores. The sends not complete are bounded apart because, the
+     * analyzer lost, their chunks stay the rank's to the end (MPI may
+     * still read them), where those only awaiting confirmation go back at
+     * once (write_back_unconfirmed): with up to a third in flight the
+     * main thread's events of online.threads-killed stopped (all of
+     * every rank's 26 slots held by sends that never completed). */
     adt_buffer_stats buffer;
     adt_buffer_get_stats(adt_location_buffer(location), &buffer);
-    uint64_t third = buffer.chunks_total / 3;
-    stream.event_bound = third < ADT_ONLINE_EVENT_CHUNKS ? (third > 0 ? (unsigned)third : 1) : ADT_ONLINE_EVENT_CHUNKS;
+    stream.event_bound = share_of_chunks(buffer.chunks_total / 3, ADT_ONLINE_EVENT_CHUNKS);
+    stream.event_send_bound = share_of_chunks(buffer.chunks_total / 4, ADT_ONLINE_EVENT_SENDS);
     adt_location_stats stats;
     adt_location_get_stats(location, &stats);
     stream.spilled_bytes_at_open = stats.spilled_bytes;
     stream.threads_spilled_bytes_at_open = threads_spilled_bytes(location);
     stream.events_location = location;
-    /* Other threads hand over as many chunks in flight at most. */
-    adt_online_handover_open(stream.event_bound, stream.event_places);
+    /* Other threads hand over as many chunks as are sent at once at most. */
+    adt_online_handover_open(stream.event_send_bound, stream.event_places);
 }
 
 /* The tables reserved at the open, freed (the chunks apart: a send left
@@ -1123,8 +1194,10 @@ static void free_tables(void)
 }
 
 int adt_online_stream_open(MPI_Comm inter, int analyzer, uint32_t rank, uint32_t ranks, uint32_t functions,
-                           uint64_t hold_ticks, uint64_t init_enter, adt_location *location, bool profile)
+                           uint64_t hold_ticks, uint64_t init_enter, adt_location *location, bool profile,
+                           const char *archive_dir)
 {
+    snprintf(stream.events_file, sizeof stream.events_file, ADT_ONLINE_EVENTS_FILE, archive_dir, rank);
     stream.context_capacity = adt_sampler_context_capacity();
     stream.chunks = calloc(ADT_ONLINE_CHUNKS, sizeof *stream.chunks);
     stream.contexts_sent = calloc(stream.context_capacity / 64 + 1, sizeof *stream.contexts_sent);
@@ -1429,19 +1502,15 @@ int adt_online_stream_write_unsent_events(int fd)
     /* After the close: the chunks were never delivered, so never given
      * back, and still hold their bytes (MPI may read those whose sends
      * did not complete; nobody writes them). */
-    for (int i = 0; i < ADT_ONLINE_EVENT_CHUNKS; i++) {
-        const adt_event_chunk *chunk = &stream.event_chunks[i];
-        if (stream.event_in_flight[i] &&
-            pwrite(fd, chunk->bytes, chunk->size, (off_t)chunk->position * chunk->size) != (ssize_t)chunk->size)
+    for (int i = 0; i < ADT_ONLINE_EVENT_CHUNKS; i++)
+        if (stream.event_in_flight[i] && !write_at_place(fd, &stream.event_chunks[i]))
             return -1;
-    }
     /* Other threads' chunks handed over and not delivered: published
      * (never sent) or sent and not confirmed, never given back either. */
     for (unsigned i = 0; i < adt_online_handover_slots(); i++) {
         adt_event_chunk chunk;
         adt_online_handed_state state = adt_online_handed_at(i, &chunk);
-        if ((state == ADT_ONLINE_HANDED_READY || state == ADT_ONLINE_HANDED_SENT) &&
-            pwrite(fd, chunk.bytes, chunk.size, (off_t)chunk.position * chunk.size) != (ssize_t)chunk.size)
+        if ((state == ADT_ONLINE_HANDED_READY || state == ADT_ONLINE_HANDED_SENT) && !write_at_place(fd, &chunk))
             return -1;
     }
     return 0;
