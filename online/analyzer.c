@@ -45,8 +45,15 @@
  * takes it into this process too, stays inert here (runtime.h). */
 __attribute__((used, visibility("default"))) const int adt_online_analyzer_marker = 1;
 
-/* How long the loop sleeps when no chunk waits: the analyzer shares cores
- * with the ranks. */
+/* How long the loop sleeps when no chunk waits: from IDLE_MIN_NANOSECONDS
+ * after a pass that received one, doubling while none comes, up to
+ * IDLE_NANOSECONDS. An idle analyzer sleeps long (it shares cores with the
+ * ranks); a busy one must not: each event chunk stays in its rank's
+ * buffer until confirmed, and with a fixed 2 ms sleep after every pass
+ * a rank making MPI calls without pause filled its 256 KiB buffer with
+ * chunks awaiting confirmation (online.events-streamed: 2 flushes beside
+ * other tests). */
+#define IDLE_MIN_NANOSECONDS 50000L
 #define IDLE_NANOSECONDS 2000000L
 /* How long analyzer 0 waits at most for the next rank's end state
  * (ADAPTRACE_ONLINE_OUTPUT=trace): the ranks resolve their sampled call
@@ -316,21 +323,23 @@ static bool receive_event_chunk(analyzer *a, const MPI_Status *status, int bytes
     return true;
 }
 
-/* Receives every chunk that waits; false once the parents cannot be
- * reached (then what came is all there is). */
-static void receive_waiting(analyzer *a)
+/* Receives every chunk that waits (parents_lost once the ranks cannot
+ * be reached: then what came is all there is). Returns whether one came. */
+static bool receive_waiting(analyzer *a)
 {
     adt_online_chunk *chunk = a->chunk;
+    bool received = false;
     while (!a->parents_lost && a->finished < a->served) {
         int waiting = 0;
         MPI_Status status;
         if (MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, a->parent, &waiting, &status) != MPI_SUCCESS) {
             a->parents_lost = true;
             fprintf(stderr, "adaptrace-analyzer %d: the ranks cannot be reached any more\n", a->index);
-            return;
+            return received;
         }
         if (!waiting)
-            return;
+            return received;
+        received = true;
         int bytes = 0;
         MPI_Get_count(&status, MPI_BYTE, &bytes);
         if (status.MPI_TAG >= ADT_ONLINE_TAG_EVENTS) {
@@ -338,7 +347,7 @@ static void receive_waiting(analyzer *a)
                 a->parents_lost = true;
                 fprintf(stderr, "adaptrace-analyzer %d: an event chunk of %d bytes from rank %d could not be received\n",
                         a->index, bytes, status.MPI_SOURCE);
-                return;
+                return received;
             }
             continue;
         }
@@ -351,7 +360,7 @@ static void receive_waiting(analyzer *a)
                 a->parents_lost = true;
                 fprintf(stderr, "adaptrace-analyzer %d: the introduction of rank %d could not be received\n",
                         a->index, status.MPI_SOURCE);
-                return;
+                return received;
             }
             if ((uint32_t)status.MPI_SOURCE < a->ranks)
                 introduce(a, (uint32_t)status.MPI_SOURCE, message, (size_t)bytes);
@@ -364,7 +373,7 @@ static void receive_waiting(analyzer *a)
             a->parents_lost = true;
             fprintf(stderr, "adaptrace-analyzer %d: a message of %d bytes from rank %d could not be received\n",
                     a->index, bytes, status.MPI_SOURCE);
-            return;
+            return received;
         }
         bool last = status.MPI_TAG == ADT_ONLINE_TAG_LAST;
         char error[256];
@@ -374,6 +383,7 @@ static void receive_waiting(analyzer *a)
         if (last)
             a->finished++;
     }
+    return received;
 }
 
 /* ADAPTRACE_ONLINE_OUTPUT=profile: the final live report is also the
@@ -426,28 +436,22 @@ static uint64_t ticks_until(uint64_t give_up)
     return give_up > now ? give_up - now : 0;
 }
 
-/* Waits for request until give_up (in clock ticks; at least one test),
- * taking the ranks' chunks meanwhile (receive_waiting): each event chunk
- * stays in its rank's buffer until this analyzer confirms it (wire.h),
- * so a round that waits for a slow or dead analyzer must go on
- * confirming them, or its ranks' buffers fill and, at their
- * MPI_Finalize, they take this analyzer as lost after their own bound
- * (online.killed-first: analyzer 1 waited 11 s for the killed analyzer 0
- * and its ranks gave up on it at 10 s). true when request completed. */
+static void receive_waiting_of(void *a)
+{
+    receive_waiting(a);
+}
+
+/* Waits for request until give_up (in clock ticks), taking the ranks'
+ * chunks meanwhile (receive_waiting): each event chunk stays in its
+ * rank's buffer until this analyzer confirms it (wire.h), so a round
+ * that waits for a slow or dead analyzer must go on confirming them, or
+ * its ranks' buffers fill and, at their MPI_Finalize, they take this
+ * analyzer as lost after their own bound (online.killed-first: analyzer 1
+ * waited 11 s for the killed analyzer 0 and its ranks gave up on it at
+ * 10 s). true when request completed. */
 static bool wait_serving(analyzer *a, MPI_Request *request, uint64_t give_up)
 {
-    for (;;) {
-        int done = 0;
-        if (MPI_Test(request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-            return false;
-        if (done)
-            return true;
-        if (adt_clock_now() >= give_up)
-            return false;
-        receive_waiting(a);
-        struct timespec millisecond = { 0, 1000000 };
-        nanosleep(&millisecond, NULL);
-    }
+    return adt_online_wait_serving(request, ticks_until(give_up), receive_waiting_of, a);
 }
 
 /* Marks analyzer lost (on analyzer 0: the one that did not report; on
@@ -1028,8 +1032,10 @@ int main(int argc, char **argv)
     for (uint32_t r = 0; r < a.ranks; r++)
         a.served += adt_online_analyzer_of(r, a.ranks, (uint32_t)a.count) == (uint32_t)a.index;
     double next_report = a.started + a.interval_s;
+    long idle_nanoseconds = IDLE_MIN_NANOSECONDS;
     for (;;) {
-        receive_waiting(&a);
+        if (receive_waiting(&a))
+            idle_nanoseconds = IDLE_MIN_NANOSECONDS;
         if (ending_signal != 0)
             end_by_signal(&a);
         bool done = a.parents_lost || a.finished == a.served;
@@ -1040,8 +1046,9 @@ int main(int argc, char **argv)
             if (next_report < MPI_Wtime())
                 next_report = MPI_Wtime() + a.interval_s;
         } else {
-            struct timespec idle = { 0, IDLE_NANOSECONDS };
+            struct timespec idle = { 0, idle_nanoseconds };
             nanosleep(&idle, NULL);
+            idle_nanoseconds = idle_nanoseconds < IDLE_NANOSECONDS / 2 ? 2 * idle_nanoseconds : IDLE_NANOSECONDS;
         }
     }
     /* An analyzer lost: no final report. Each rank of this analyzer hears

@@ -83,6 +83,11 @@ static bool analyzer_runnable(const char *path, char *why, size_t size)
 
 bool adt_online_wait_bounded(MPI_Request *request, uint64_t wait_ticks)
 {
+    return adt_online_wait_serving(request, wait_ticks, NULL, NULL);
+}
+
+bool adt_online_wait_serving(MPI_Request *request, uint64_t wait_ticks, void (*meanwhile)(void *), void *state)
+{
     uint64_t give_up = adt_clock_now() + wait_ticks;
     for (;;) {
         int done = 0;
@@ -92,6 +97,8 @@ bool adt_online_wait_bounded(MPI_Request *request, uint64_t wait_ticks)
             return true;
         if (adt_clock_now() >= give_up)
             return false;
+        if (meanwhile != NULL)
+            meanwhile(state);
         struct timespec millisecond = { 0, 1000000 };
         nanosleep(&millisecond, NULL);
     }

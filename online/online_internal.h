@@ -53,6 +53,9 @@ int adt_online_stream_write_unsent_events(int fd);
 /* Waits at most wait_ticks for request, testing every millisecond
  * (connect.c); false when it did not complete or the test failed. */
 bool adt_online_wait_bounded(MPI_Request *request, uint64_t wait_ticks);
+/* The same, calling meanwhile(state) between the tests (the analyzer
+ * takes its ranks' chunks there). */
+bool adt_online_wait_serving(MPI_Request *request, uint64_t wait_ticks, void (*meanwhile)(void *), void *state);
 
 /* ---- the archive written by the analyzers (ship.c, archive.c) ----------- */
 

@@ -828,7 +828,7 @@ static function_totals thread_function_now(uint32_t function)
 }
 
 /* What other threads' totals of function grew by since they were last
- * sent. */
+ * sent (added to thread_totals_streamed once they are). */
 static function_totals thread_totals_grown(uint32_t function)
 {
     function_totals now = thread_function_now(function);
@@ -839,18 +839,30 @@ static function_totals thread_totals_grown(uint32_t function)
                               .received = now.received - streamed->received };
 }
 
+static void add_function_totals(function_totals *into, function_totals grown)
+{
+    into->calls += grown.calls;
+    into->ticks += grown.ticks;
+    into->sent += grown.sent;
+    into->received += grown.received;
+}
+
 /* What other threads' messages to receiver grew by since they were last
- * sent; marked sent. */
+ * sent (added to thread_receivers_streamed once they are). */
 static receiver_totals thread_receiver_grown(uint32_t receiver)
 {
-    receiver_totals now = {
-        .count = atomic_load_explicit(&stream.thread_receivers[receiver].count, memory_order_relaxed),
-        .bytes = atomic_load_explicit(&stream.thread_receivers[receiver].bytes, memory_order_relaxed)
+    const receiver_totals *streamed = &stream.thread_receivers_streamed[receiver];
+    return (receiver_totals){
+        .count = atomic_load_explicit(&stream.thread_receivers[receiver].count, memory_order_relaxed) -
+                 streamed->count,
+        .bytes = atomic_load_explicit(&stream.thread_receivers[receiver].bytes, memory_order_relaxed) - streamed->bytes
     };
-    receiver_totals *streamed = &stream.thread_receivers_streamed[receiver];
-    receiver_totals grown = { .count = now.count - streamed->count, .bytes = now.bytes - streamed->bytes };
-    *streamed = now;
-    return grown;
+}
+
+static void add_receiver_totals(receiver_totals *into, receiver_totals grown)
+{
+    into->count += grown.count;
+    into->bytes += grown.bytes;
 }
 
 /* Other threads' calls and messages since they were last sent, as
@@ -874,21 +886,18 @@ static void stream_thread_totals(uint64_t time)
                                                    .ticks = grown.ticks,
                                                    .sent = grown.sent,
                                                    .received = grown.received } };
-        stream.thread_totals_streamed[function].calls += grown.calls;
-        stream.thread_totals_streamed[function].ticks += grown.ticks;
-        stream.thread_totals_streamed[function].sent += grown.sent;
-        stream.thread_totals_streamed[function].received += grown.received;
+        add_function_totals(&stream.thread_totals_streamed[function], grown);
         stream.calls_sent_as_totals += grown.calls;
         send_if_full();
     }
     for (uint32_t receiver = 0; receiver < stream.ranks && !stream.lost; receiver++) {
-        const receiver_totals *streamed = &stream.thread_receivers_streamed[receiver];
-        if (atomic_load_explicit(&stream.thread_receivers[receiver].count, memory_order_relaxed) == streamed->count)
+        receiver_totals grown = thread_receiver_grown(receiver);
+        if (grown.count == 0 && grown.bytes == 0)
             continue;
         adt_online_record *record = next_record(time);
         if (record == NULL)
             return;
-        receiver_totals grown = thread_receiver_grown(receiver);
+        add_receiver_totals(&stream.thread_receivers_streamed[receiver], grown);
         *record = (adt_online_record){ .kind = ADT_ONLINE_RECORD_MESSAGES,
                                        .id = receiver,
                                        .messages = { .count = grown.count, .bytes = grown.bytes } };
@@ -1301,15 +1310,13 @@ static void add_thread_totals(void)
 {
     for (uint32_t function = 0; function < stream.functions; function++) {
         function_totals grown = thread_totals_grown(function);
-        stream.totals[function].calls += grown.calls;
-        stream.totals[function].ticks += grown.ticks;
-        stream.totals[function].sent += grown.sent;
-        stream.totals[function].received += grown.received;
+        add_function_totals(&stream.thread_totals_streamed[function], grown);
+        add_function_totals(&stream.totals[function], grown);
     }
     for (uint32_t receiver = 0; receiver < stream.ranks; receiver++) {
         receiver_totals grown = thread_receiver_grown(receiver);
-        stream.receivers[receiver].count += grown.count;
-        stream.receivers[receiver].bytes += grown.bytes;
+        add_receiver_totals(&stream.thread_receivers_streamed[receiver], grown);
+        add_receiver_totals(&stream.receivers[receiver], grown);
     }
 }
 

@@ -293,6 +293,8 @@ void adt_sampler_tap_sample(adt_sampler_thread *thread, uint32_t context, unsign
  * counter values where there are counters (NULL otherwise); 0, or -1
  * (none: no memory). The tap's ring and the other threads' rings. */
 int adt_sampler_ring_memory(size_t count, adt_sampler_tapped **slots, uint64_t **metric_values);
+/* Closing (tests): that memory freed, both pointers NULL. */
+void adt_sampler_ring_memory_free(adt_sampler_tapped **slots, uint64_t **metric_values);
 /* The rings of threads other than the tap's owner (thread_rings.c). A
  * thread claims one at its first sample pushed; none left: counted. */
 #define ADT_SAMPLER_RING_UNCLAIMED (-1)

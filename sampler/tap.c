@@ -74,6 +74,14 @@ int adt_sampler_ring_memory(size_t count, adt_sampler_tapped **slots, uint64_t *
     return 0;
 }
 
+void adt_sampler_ring_memory_free(adt_sampler_tapped **slots, uint64_t **metric_values)
+{
+    free(*slots);
+    *slots = NULL;
+    free(*metric_values);
+    *metric_values = NULL;
+}
+
 int adt_sampler_tap_open(uint32_t capacity)
 {
     if (capacity == 0 || adt_sampler_ring_memory(capacity, &tap.slots, &tap.metric_values) != 0)
@@ -253,10 +261,7 @@ void adt_sampler_tap_close(void)
     atomic_store(&tap.samples_in_events, 0);
     atomic_store(&tap.periods_in_events, 0);
     atomic_store(&tap.events_stopped, 0);
-    free(tap.slots);
-    tap.slots = NULL;
-    free(tap.metric_values);
-    tap.metric_values = NULL;
+    adt_sampler_ring_memory_free(&tap.slots, &tap.metric_values);
     tap.metric_count = 0;
     tap.capacity = 0;
     atomic_store(&tap.written, 0);

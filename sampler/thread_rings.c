@@ -175,10 +175,7 @@ void adt_sampler_thread_rings_close(void)
         atomic_store(&others.rings[i].read, 0);
         memset(others.rings[i].previous_values, 0, sizeof others.rings[i].previous_values);
     }
-    free(others.slots);
-    others.slots = NULL;
-    free(others.metric_values);
-    others.metric_values = NULL;
+    adt_sampler_ring_memory_free(&others.slots, &others.metric_values);
     others.metric_count = 0;
     others.capacity = 0;
     atomic_store(&others.ring_full, 0);
