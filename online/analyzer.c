@@ -49,10 +49,8 @@ __attribute__((used, visibility("default"))) const int adt_online_analyzer_marke
  * after a pass that received one, doubling while none comes, up to
  * IDLE_NANOSECONDS. An idle analyzer sleeps long (it shares cores with the
  * ranks); a busy one must not: each event chunk stays in its rank's
- * buffer until confirmed, and with a fixed 2 ms sleep after every pass
- * a rank making MPI calls without pause filled its 256 KiB buffer with
- * chunks awaiting confirmation (online.events-streamed: 2 flushes beside
- * other tests). */
+ * buffer until confirmed, and a 2 ms sleep after every pass, as before,
+ * added up to 2 ms to each chunk's round trip while the ranks stream. */
 #define IDLE_MIN_NANOSECONDS 50000L
 #define IDLE_NANOSECONDS 2000000L
 /* How long analyzer 0 waits at most for the next rank's end state
@@ -436,6 +434,7 @@ static uint64_t ticks_until(uint64_t give_up)
     return give_up > now ? give_up - now : 0;
 }
 
+/* receive_waiting as adt_online_wait_serving's meanwhile. */
 static void receive_waiting_of(void *a)
 {
     receive_waiting(a);

@@ -329,10 +329,11 @@ static bool write_at_place(int fd, const adt_event_chunk *chunk)
 /* The analyzer lost: each event chunk whose send completed, and which
  * awaits a confirmation that will not come, is written at its place into
  * the rank's file of streamed events now and goes back to the buffer
- * (counted unconfirmed). Held to the end instead, those chunks (up to a
- * third of the arena) would be kept from the threads, whose events then
- * stop where the buffer has no other chunk to spill: the main thread's
- * did in 2 of 3 runs of online.threads-killed. The analyzer may have
+ * (counted unconfirmed). Held to the end instead, they would add to the
+ * chunks kept from the threads (up to a third of the arena), whose events
+ * stop where the buffer has no other chunk to spill, as the main
+ * thread's did in online.threads-killed while every slot was held to the
+ * end (docs/online.md). The analyzer may have
  * written some of them before it died: the same bytes at the same place.
  * Normal context of the streaming thread at one of its MPI calls, once
  * per run: open, pwrite and close are system calls (no malloc, lock or
