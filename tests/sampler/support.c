@@ -1,8 +1,12 @@
 #include "support.h"
 
+#include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sampler/resolve.h"
 #include "sampler/sampler_internal.h"
@@ -62,6 +66,22 @@ __attribute__((noipa)) void adt_test_region_repeated(void *location, uint32_t re
     /* volatile: one call site, not unrolled into several. */
     for (volatile unsigned i = 0; i < count; ++i)
         nodes[i] = adt_test_region_caller(location, region);
+}
+
+int adt_test_task_clock_open(void)
+{
+    struct perf_event_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.size = sizeof attr;
+    attr.type = PERF_TYPE_SOFTWARE;
+    attr.config = PERF_COUNT_SW_TASK_CLOCK;
+    return (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+uint64_t adt_test_task_clock_ns(int fd)
+{
+    uint64_t count = 0;
+    return read(fd, &count, sizeof count) == (ssize_t)sizeof count ? count : 0;
 }
 
 uint64_t adt_test_thread_cpu_ns(void)

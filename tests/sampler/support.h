@@ -38,6 +38,14 @@ void adt_test_rings_close(void);
 
 /* The thread's CPU time in ns. */
 uint64_t adt_test_thread_cpu_ns(void);
+/* An independent probe of the calling thread's perf task clock
+ * (perf_event_open, PERF_COUNT_SW_TASK_CLOCK, counting from now): its fd,
+ * or -1. The task clock is not the CPU time above: on a virtual machine
+ * it also counts the time the host took the CPU away (steal), so a
+ * sampled perf::TASK-CLOCK is checked against this probe. */
+int adt_test_task_clock_open(void);
+/* Its count in ns so far (0 where it cannot be read); closes nothing. */
+uint64_t adt_test_task_clock_ns(int fd);
 
 /* region_cases.c: one MPI-like call asks for its context remembered and
  * unwound; the cases record each pair. */
