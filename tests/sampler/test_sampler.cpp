@@ -146,6 +146,17 @@ protected:
         return result;
     }
 
+    // The samples a location's buffer holds, plus those it took and
+    // counted without holding them: removed by a halving (a thread that
+    // falls behind its signals halves its own rate, handler.c's
+    // watch_overload; seen under ASan on 2 cores), skipped, dropped.
+    static uint64_t held_or_counted(adt_location *location)
+    {
+        adt_location_stats stats;
+        adt_location_get_stats(location, &stats);
+        return samples(location).size() + stats.samples_removed + stats.samples_skipped + stats.samples_dropped;
+    }
+
     static std::string leaf(uint32_t context)
     {
         char name[1024];
@@ -306,10 +317,9 @@ TEST_F(Sampler, TheTapTakesSamplesInsteadOfTheBufferUntilItsRingIsFull)
     worker.join();
     uint64_t ring_full = 0, no_ring = 0;
     adt_sampler_tap_losses(&ring_full, &no_ring);
-    std::vector<Sample> kept = samples(where);
     ASSERT_EQ(taken.size(), kRing);
     EXPECT_GE(ring_full, 4u) << "too few samples to fill the ring";
-    EXPECT_EQ(kept.size(), ring_full) << "the buffer holds exactly the samples the full ring refused";
+    EXPECT_EQ(held_or_counted(where), ring_full) << "the buffer holds or counts each sample the full ring refused";
     EXPECT_EQ(no_ring, 0u);
     std::map<std::string, size_t> in_ring;
     for (const adt_sampler_tapped &sample : taken) {
@@ -368,7 +378,7 @@ TEST_F(Sampler, ATapOpenedBeforeSamplingBelongsToTheFirstThreadThatSamples)
     EXPECT_GE(taken, 10u) << "the first thread's samples went to the ring";
     EXPECT_EQ(samples(first).size(), 0u) << "none of the owner's samples went to the buffer";
     EXPECT_EQ(ring_full, 0u);
-    EXPECT_EQ(no_ring, samples(second).size()) << "the other thread's samples: buffer, counted";
+    EXPECT_EQ(no_ring, held_or_counted(second)) << "the other thread's samples: buffer, counted";
     EXPECT_GE(no_ring, 10u);
 }
 
@@ -439,8 +449,8 @@ TEST_F(SamplerOtherThreads, EachSampleReachesTheReaderOrTheBufferCounted)
     EXPECT_GE(read["adt_test_work_b"], 10u);
     std::map<std::string, size_t> in_buffer = leaves(samples(first));
     EXPECT_EQ(in_buffer.count("adt_test_work_b"), 0u) << "a thread's sample in another's ring";
-    EXPECT_EQ(samples(first).size() + samples(second).size(), ring_full)
-        << "the buffers hold exactly the samples the full rings refused";
+    EXPECT_EQ(held_or_counted(first) + held_or_counted(second), ring_full)
+        << "the buffers hold or count each sample the full rings refused";
 }
 
 // A thread that stops retires its ring: once the reader has taken its
