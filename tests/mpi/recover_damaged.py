@@ -278,7 +278,11 @@ ENTER, LEAVE, SAMPLE = 1, 2, 17  # format.h, adt_record_kind
 
 def image_records(data):
     """(offset of the payload in data, kind, level) of every record of the
-    chunks of the buffer image in data."""
+    full chunks of the buffer image in data, up to each one's `used`. A
+    chain's tail is left out: its `used` says nothing yet (its fill is the
+    chain's write pointer, in the location), and past that fill it may
+    still hold the records of a level a halving removed (a recovery never
+    reads those: damaging one there cut nothing, once under ASan)."""
     offset, _, size = next(entry for entry in sections(data) if entry[1] == BUFFER_TAG)
     image = offset + SECTION_BYTES
     _, _, chunk_bytes, _, location_count, location_bytes, _, spill_bytes = struct.unpack_from(
@@ -287,9 +291,10 @@ def image_records(data):
     while struct.unpack_from("<Q", data, at)[0] != 0xFFFFFFFF:
         chunk = at + 8
         record = chunk + 8
-        while record + 16 <= chunk + chunk_bytes:
+        _, used = struct.unpack_from("<II", data, chunk)
+        while record + 16 <= chunk + min(used, chunk_bytes):
             _, record_size, kind, level, _ = struct.unpack_from("<QIHBB", data, record)
-            if record_size == 0 or record_size % 8 or record + record_size > chunk + chunk_bytes:
+            if record_size == 0 or record_size % 8 or record + record_size > chunk + used:
                 break
             yield record + 16 + (0 if level == EVENT_LEVEL else 8), kind, level
             record += record_size
@@ -306,7 +311,9 @@ def records(work, recover_path, otf2_print):
     outer_region = struct.unpack_from("<I", pristine, enters[0])[0]
     leave = next(at for at, kind, level in found if kind == LEAVE and level == EVENT_LEVEL and
                  struct.unpack_from("<I", pristine, at)[0] != outer_region)
-    sample = next(at for at, kind, level in found if kind == SAMPLE and level != EVENT_LEVEL)
+    sample = next((at for at, kind, level in found if kind == SAMPLE and level != EVENT_LEVEL), None)
+    if sample is None:
+        fail("no sample in a full chunk of a level in rank 1's buffer image")
     for case, at, value in (("a Leave of another region", leave, outer_region),
                             ("a sample at rate shift 63", sample + 4, 63)):
         archive = copy_rescue(work, "records")
