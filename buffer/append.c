@@ -55,6 +55,19 @@ adt_append_status adt_buffer_append_event(adt_location *location, uint16_t kind,
     return ADT_APPEND_OK;
 }
 
+adt_append_status adt_buffer_append_guest_event(adt_location *host, adt_location *guest, uint64_t host_time,
+                                                const void *record, uint32_t record_size)
+{
+    adt_append_status status = adt_buffer_append_event(host, ADT_GUEST_RECORD_KIND, host_time, record, record_size);
+    if (status != ADT_APPEND_OK)
+        return status;
+    /* The host's thread alone writes these (buffer.h): untorn stores. */
+    adt_counter_add(&host->guest_records, 1);
+    adt_counter_add(&guest->hosted_records, 1);
+    __atomic_store_n(&guest->hosted_in, host->id, __ATOMIC_RELAXED);
+    return ADT_APPEND_OK;
+}
+
 adt_append_status adt_buffer_append_sample(adt_location *location, uint16_t kind, uint64_t time,
                                            const void *payload, uint32_t payload_size,
                                            uint64_t *number)

@@ -196,12 +196,20 @@ adt_location *adt_buffer_location_at(adt_buffer *buffer, size_t index)
     return index < adt_buffer_location_count(buffer) ? &buffer->locations[index] : NULL;
 }
 
+adt_location *adt_buffer_find_location(const adt_buffer *buffer, uint64_t location_id)
+{
+    for (size_t i = 0; i < adt_buffer_location_count(buffer); i++)
+        if (buffer->locations[i].id == location_id)
+            return &buffer->locations[i];
+    return NULL;
+}
+
 uint64_t adt_location_id(const adt_location *location)
 {
     return location->id;
 }
 
-adt_buffer *adt_location_buffer(adt_location *location)
+adt_buffer *adt_location_buffer(const adt_location *location)
 {
     return location->buffer;
 }

@@ -83,8 +83,10 @@ void adt_buffer_destroy(adt_buffer *buffer);
 adt_location *adt_buffer_add_location(adt_buffer *buffer, uint64_t location_id);
 size_t adt_buffer_location_count(const adt_buffer *buffer);
 adt_location *adt_buffer_location_at(adt_buffer *buffer, size_t index);
+/* The location of that id, or NULL. */
+adt_location *adt_buffer_find_location(const adt_buffer *buffer, uint64_t location_id);
 uint64_t adt_location_id(const adt_location *location);
-adt_buffer *adt_location_buffer(adt_location *location);
+adt_buffer *adt_location_buffer(const adt_location *location);
 
 /* A pointer the owner of the location keeps with it (the sampler stores
  * its per-thread state here). */
@@ -168,6 +170,36 @@ adt_append_status adt_buffer_append_event(adt_location *location, uint16_t kind,
 adt_append_status adt_buffer_append_sample(adt_location *location, uint16_t kind, uint64_t time,
                                            const void *payload, uint32_t payload_size,
                                            uint64_t *number);
+
+/* ---- records kept for another location (its guest) --------------------- */
+
+/* A location's event chain may hold records of another location, its
+ * guest: samples of a thread that cannot append them to its own event
+ * chain (its signal handler may interrupt an append there), which the
+ * host's thread keeps in its own chain instead, whose full chunks are
+ * streamed (issue #28: other threads' samples in an online run,
+ * sampler/tap.c). Such a record has kind ADT_GUEST_RECORD_KIND and the
+ * host's time, so that the host's chain stays in time order; its payload
+ * is an adt_guest_record (the guest, and the record's own time and kind)
+ * followed by the guest's payload. The reader gives it to the guest's
+ * read-out, with the guest's time and kind, and leaves it out of the
+ * host's. */
+#define ADT_GUEST_RECORD_KIND UINT16_MAX
+typedef struct adt_guest_record {
+    uint64_t guest; /* adt_location_id of the guest */
+    uint64_t time;  /* the record's own time */
+    uint16_t kind;  /* the record's own kind */
+    uint16_t reserved[3];
+} adt_guest_record;
+
+/* Appends to host's event chain, at host_time, a record of guest (record:
+ * an adt_guest_record, then the guest's payload; record_size bytes in
+ * all), as adt_buffer_append_event does, and counts it: guest_records for
+ * the host, hosted_records for the guest, whose hosted_in becomes the
+ * host's id (a guest has one host). Normal context of the host's own
+ * thread only, which alone writes these counters. */
+adt_append_status adt_buffer_append_guest_event(adt_location *host, adt_location *guest, uint64_t host_time,
+                                                const void *record, uint32_t record_size);
 
 /* ---- the unavoidable fallbacks (flush/ decides when) ------------------- */
 
@@ -296,7 +328,10 @@ typedef enum adt_sample_loss { ADT_SAMPLE_LOSSES(ADT_SAMPLE_LOSS_ENUM) ADT_SAMPL
     X(spills)                                                                          \
     X(events_stopped_at)                                                               \
     X(events_folded)     /* not stored: in the thread's skeleton (adt_buffer_fold_events) */ \
-    X(folding_began_at)  /* trace clock; 0: never folded */
+    X(folding_began_at)  /* trace clock; 0: never folded */                         \
+    X(guest_records)     /* records of other locations its event chain took (adt_buffer_append_guest_event) */ \
+    X(hosted_records)    /* its records another location's event chain took */      \
+    X(hosted_in)         /* the id of that location (valid where hosted_records > 0) */
 
 #define ADT_LOCATION_COUNTER_FIELD(field) uint64_t field;
 
@@ -356,12 +391,20 @@ typedef struct adt_record_view {
 typedef struct adt_reader adt_reader;
 
 /* Merges the event chain (spilled part first) and all levels of one
- * location by timestamp (ties: events first, then lower level). No copy of
- * the stored records is made; a spilled chunk is read into one scratch
- * chunk. Returns NULL on allocation or I/O failure. */
+ * location by timestamp (ties: events first, then lower level), and where
+ * another location's chain keeps records of it (hosted_records), those
+ * records from there, as adt_guest_record_open gives them (after the
+ * levels at a tie); its chain's records of other locations are left out.
+ * No copy of the stored records is made; a spilled chunk is read into a
+ * scratch chunk. Returns NULL on allocation or I/O failure. */
 adt_reader *adt_reader_open(adt_location *location);
 bool adt_reader_next(adt_reader *reader, adt_record_view *record);
 void adt_reader_close(adt_reader *reader);
+
+/* Opens a record of kind ADT_GUEST_RECORD_KIND: *guest and the record as
+ * the guest's read-out gives it (its time, kind and payload; level
+ * ADT_EVENT_LEVEL). false where the payload is too short to hold one. */
+bool adt_guest_record_open(const adt_record_view *view, uint64_t *guest, adt_record_view *record);
 
 /* ---- the image of a buffer (a run that did not end cleanly) ----------- */
 

@@ -40,9 +40,10 @@
 #include "core/core.h"
 
 #define IMAGE_MAGIC 0x41444254494d4731ull /* "ADBTIMG1" */
-#define IMAGE_VERSION 5u /* 2: locations carry shift_reached_at; 3: and the arena's use at each; 4: and
+#define IMAGE_VERSION 6u /* 2: locations carry shift_reached_at; 3: and the arena's use at each; 4: and
                            * their folded events (ADAPTRACE_ON_FULL=fold); 5: their streamed events, and
-                           * lists of spilled chunks that end at their tail */
+                           * lists of spilled chunks that end at their tail; 6: the records they keep for
+                           * other locations and those other locations keep for them (guests) */
 
 typedef struct image_header {
     uint64_t magic;

@@ -54,8 +54,18 @@ static bool io_record_valid(const adt_defs *defs, const adt_record_view *record)
     return io->handle < defs->io_handles.count;
 }
 
+_Static_assert(ADT_REC_KIND_COUNT <= ADT_GUEST_RECORD_KIND, "the buffer's guest kind is no record kind of ours");
+
 static bool record_valid(const adt_defs *defs, const adt_record_view *record)
 {
+    if (record->kind == ADT_GUEST_RECORD_KIND) {
+        /* Another thread's record its host kept (buffer.h): whole where
+         * the record it holds is, which is no guest's record again. */
+        uint64_t guest;
+        adt_record_view held;
+        return adt_guest_record_open(record, &guest, &held) && held.kind != ADT_GUEST_RECORD_KIND &&
+               record_valid(defs, &held);
+    }
     switch ((adt_record_kind)record->kind) {
     case ADT_REC_ENTER:
     case ADT_REC_LEAVE:

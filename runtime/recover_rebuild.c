@@ -98,6 +98,13 @@ typedef struct record_checking {
     open_regions open;             /* its events' regions, so far */
 } record_checking;
 
+/* Whether the writer takes the sample at a location whose final shift is
+ * final_shift. */
+static bool sample_shift_valid(const adt_record_view *sample, unsigned final_shift)
+{
+    return ((const adt_rec_sample *)sample->payload)->rate_shift <= final_shift && final_shift < ADT_BUFFER_LEVELS;
+}
+
 static bool record_check(const adt_location *location, const adt_record_view *record, void *arg)
 {
     record_checking *checking = arg;
@@ -110,9 +117,22 @@ static bool record_check(const adt_location *location, const adt_record_view *re
     }
     if (!adt_record_valid(checking->defs, record))
         return false;
+    uint64_t guest_id;
+    adt_record_view held;
+    if (adt_guest_record_open(record, &guest_id, &held)) {
+        /* Another thread's record its host kept (buffer.h), read out
+         * with the other thread's records: a sample is weighed against
+         * that thread's final shift, as the writer does. A guest the
+         * buffer does not have is in no read-out. */
+        const adt_location *guest = adt_buffer_find_location(adt_location_buffer(location), guest_id);
+        if (guest == NULL || held.kind != ADT_REC_SAMPLE)
+            return true;
+        adt_location_stats stats;
+        adt_location_get_stats(guest, &stats);
+        return sample_shift_valid(&held, stats.shift);
+    }
     if (record->kind == ADT_REC_SAMPLE)
-        return ((const adt_rec_sample *)record->payload)->rate_shift <= checking->final_shift &&
-               checking->final_shift < ADT_BUFFER_LEVELS;
+        return sample_shift_valid(record, checking->final_shift);
     if (record->kind == ADT_REC_ENTER)
         return push_region(&checking->open, record->payload) == 0;
     if (record->kind == ADT_REC_LEAVE) {

@@ -918,3 +918,64 @@ TEST(BufferStream, AStreamedChunkMissingFromTheAdoptedFileCutsTheEventsThere)
     expect_readout(a.location, prefix);
     close_adopting(a);
 }
+
+// Records a host's thread keeps for a guest in its own event chain
+// (adt_buffer_append_guest_event; issue #28, other threads' samples in an
+// online run): the guest's read-out has them among its own events and
+// samples, with their own times and kind, also once the host's chunks
+// holding them were spilled to a file; the host's read-out leaves them
+// out; both sides count them.
+TEST(BufferGuests, TheGuestsReadOutHasItsRecordsTheHostKeptAndTheHostsDoesNot)
+{
+    constexpr uint32_t chunk_bytes = 256;
+    adt_buffer *buffer = adt_buffer_create(64 * chunk_bytes, chunk_bytes, 2);
+    adt_location *host = adt_buffer_add_location(buffer, 7);
+    adt_location *guest = adt_buffer_add_location(buffer, 9);
+    std::vector<ModelRecord> host_stored, guest_stored;
+    constexpr uint16_t kGuestKind = 17;
+    char path[] = "/tmp/adaptrace-guests-XXXXXX";
+    int fd = mkstemp(path);
+    ASSERT_GE(fd, 0);
+    unlink(path);
+    for (uint64_t round = 1; round <= 40; round++) {
+        uint64_t host_time = round * 100;
+        // The guest's own event and sample of the round, then the records
+        // the host keeps for it, each dated before the host's event that
+        // follows them but after those of the round before.
+        std::vector<uint8_t> own = random_payload(round, 8);
+        ASSERT_EQ(adt_buffer_append_event(guest, 1, host_time - 90, own.data(), (uint32_t)own.size()), ADT_APPEND_OK);
+        guest_stored.push_back({ host_time - 90, 1, false, 0, own });
+        uint64_t number = 0;
+        std::vector<uint8_t> sampled = random_payload(1000 + round, 16);
+        ASSERT_EQ(adt_buffer_append_sample(guest, kGuestKind, host_time - 80, sampled.data(), (uint32_t)sampled.size(),
+                                           &number),
+                  ADT_APPEND_OK);
+        guest_stored.push_back({ host_time - 80, kGuestKind, true, number, sampled });
+        for (uint64_t kept = 0; kept < 3; kept++) {
+            std::vector<uint8_t> payload = random_payload(2000 + round * 3 + kept, 12 + 8 * kept);
+            uint64_t time = host_time - 70 + kept * 20;
+            std::vector<uint8_t> record(sizeof(adt_guest_record) + payload.size());
+            adt_guest_record head = { adt_location_id(guest), time, kGuestKind, {} };
+            std::memcpy(record.data(), &head, sizeof head);
+            std::memcpy(record.data() + sizeof head, payload.data(), payload.size());
+            ASSERT_EQ(adt_buffer_append_guest_event(host, guest, host_time, record.data(), (uint32_t)record.size()),
+                      ADT_APPEND_OK);
+            guest_stored.push_back({ time, kGuestKind, false, 0, payload });
+        }
+        std::vector<uint8_t> event = random_payload(3000 + round, 24);
+        ASSERT_EQ(adt_buffer_append_event(host, 2, host_time, event.data(), (uint32_t)event.size()), ADT_APPEND_OK);
+        host_stored.push_back({ host_time, 2, false, 0, event });
+        if (round == 20) {
+            ASSERT_GT(adt_buffer_spill_events(host, fd), 0) << "half of the host's chain in the file";
+        }
+    }
+    adt_location_stats host_stats = location_stats(host), guest_stats = location_stats(guest);
+    EXPECT_EQ(host_stats.guest_records, 120u);
+    EXPECT_EQ(guest_stats.hosted_records, 120u);
+    EXPECT_EQ(guest_stats.hosted_in, 7u);
+    EXPECT_GT(host_stats.spilled_records, 0u);
+    expect_readout(guest, expected_readout(guest_stored, guest_stats.shift));
+    expect_readout(host, expected_readout(host_stored, host_stats.shift));
+    close(fd);
+    adt_buffer_destroy(buffer);
+}
