@@ -90,15 +90,27 @@ static uint64_t mpi_events_of(const adt_location_stats *stats)
     return stats->events.records + stats->spilled_records + stats->streamed_records;
 }
 
-/* The samples the thread's event chain keeps (ADAPTRACE_ONLINE_OUTPUT=
- * trace, sampler.h adt_sampler_tap_keep_in_events) are taken and kept
- * samples, not MPI events, though the chain holds them. */
+/* The samples an event chain keeps (ADAPTRACE_ONLINE_OUTPUT=trace,
+ * sampler.h adt_sampler_tap_keep_in_events) are taken and kept samples of
+ * their thread, not MPI events, though the chain holds them:
+ * in_chains of them, the thread's own or (the tap owner's chain) other
+ * threads' kept for them. */
 static void add_samples_in_events(uint64_t *taken, uint64_t *kept, uint64_t *mpi_events,
-                                  const adt_sampler_stats *sampler)
+                                  const adt_sampler_stats *sampler, uint64_t in_chains)
 {
     *taken += sampler->samples_in_events;
     *kept += sampler->samples_in_events;
-    *mpi_events -= sampler->samples_in_events <= *mpi_events ? sampler->samples_in_events : *mpi_events;
+    *mpi_events -= in_chains <= *mpi_events ? in_chains : *mpi_events;
+}
+
+/* The samples the location's event chain holds: its thread's own, less
+ * those another chain kept for it, and those it kept for other threads
+ * (buffer.h's guests). */
+static uint64_t samples_in_chain(const adt_location_stats *stats, const adt_sampler_stats *sampler)
+{
+    uint64_t own = sampler->samples_in_events >= stats->hosted_records ? sampler->samples_in_events - stats->hosted_records
+                                                                       : 0;
+    return own + stats->guest_records;
 }
 
 /* One location's line; the sampler's busy signals count as taken there,
@@ -153,7 +165,8 @@ static adt_location_summary location_line(adt_location *location, uint32_t rank,
         adt_sampler_get_location_stats(location, &sampler);
         line.overload_halvings = sampler.overload_halvings;
         line.samples_taken += sampler.samples_busy + sampler.samples_code_changing;
-        add_samples_in_events(&line.samples_taken, &line.samples_kept, &line.mpi_events, &sampler);
+        add_samples_in_events(&line.samples_taken, &line.samples_kept, &line.mpi_events, &sampler,
+                              samples_in_chain(stats, &sampler));
         line.sampled_periods += sampler.periods_in_events;
     }
     return line;
@@ -232,7 +245,9 @@ size_t adt_summary_count(const adt_run_sources *sources, uint32_t rank, adt_run_
         counters->samples_skipped_code_changing = sampler.samples_code_changing;
         counters->paths_cut = sampler.paths_cut;
         counters->samples_paused = sampler.samples_paused;
-        add_samples_in_events(&counters->samples_taken, &counters->samples_kept, &counters->mpi_events, &sampler);
+        /* Over all locations the guests' records are their hosts'. */
+        add_samples_in_events(&counters->samples_taken, &counters->samples_kept, &counters->mpi_events, &sampler,
+                              sampler.samples_in_events);
         counters->samples_in_event_chains = sampler.samples_in_events;
     }
     const adt_runtime_mpi_untracked *untracked = &sources->mpi_untracked;

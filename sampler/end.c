@@ -99,6 +99,8 @@ static void add_thread_counters(const adt_location *only, adt_sampler_stats *sta
         stats->paths_cut += thread->paths_cut + thread->region_paths_cut;
         stats->contexts_full += thread->contexts_full;
         stats->overload_halvings += thread->overload_halvings;
+        stats->samples_in_events += __atomic_load_n(&thread->samples_kept_by_host, __ATOMIC_RELAXED);
+        stats->periods_in_events += __atomic_load_n(&thread->periods_kept_by_host, __ATOMIC_RELAXED);
         handler_ticks += thread->handler_ticks;
         timed += thread->samples_timed;
     }

@@ -165,6 +165,11 @@ typedef struct adt_sampler_thread {
     uint64_t last_sample_time;  /* the date of the last sample appended */
     int32_t ring;               /* its ring of the online stream (thread_rings.c), when not the tap's
                                    owner: an index, ADT_SAMPLER_RING_UNCLAIMED or _NONE; its handler's */
+    /* Its samples the tap's owner kept in its own event chain for it
+     * (thread_rings.c, adt_sampler_thread_rings_keep_until), and the
+     * initial periods they stand for: written by that thread alone. */
+    uint64_t samples_kept_by_host;
+    uint64_t periods_kept_by_host;
     uint64_t delivery_ticks;    /* round trip of one signal, 0 until learnt */
     /* The previous sample's path (handler only) and the previous MPI
      * call's callers (adt_sampler_region_context only): two, so that a
@@ -303,7 +308,21 @@ void adt_sampler_ring_memory_free(adt_sampler_tapped **slots, uint64_t **metric_
  * false (counted: ring full, or no ring for it) where it is not.
  * Async-signal-safe: atomics, one compare-and-swap, stores to the ring. */
 bool adt_sampler_thread_ring_push(adt_sampler_thread *thread, uint32_t context, unsigned shift, uint64_t time,
-                                  const uint64_t *metric_values);
+                                  bool keep, const uint64_t *metric_values);
+/* From now on the rings' samples pushed with keep are kept in the tap
+ * owner's event chain (adt_sampler_thread_rings_keep_until) before the
+ * stream reads them (adt_sampler_tap_keep_in_events). */
+void adt_sampler_thread_rings_keep_in_events(void);
+/* The tap owner's thread, before it appends an event record at
+ * host_time to host, its location (adt_sampler_tap_keep_until): every
+ * sample pushed with keep into the rings since its last call goes into
+ * host's event chain as a record of its thread's location (buffer.h
+ * adt_buffer_append_guest_event), dated host_time there and its own time
+ * in the record, so that the chain stays in time order. Normal context of
+ * that thread; no malloc, lock or stdio. Returns false where host's
+ * events stopped (the samples refused counted in *refused): the rings'
+ * samples then go to their threads' buffers again. */
+bool adt_sampler_thread_rings_keep_until(adt_location *host, uint64_t host_time, uint64_t *refused);
 /* Normal context, once thread's last handler returned (its stop): the
  * reader drains its ring, then frees it for another thread. */
 void adt_sampler_thread_ring_retire(adt_sampler_thread *thread);

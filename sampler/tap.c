@@ -20,6 +20,11 @@
  * owner thread, before each of its event appends (mpi-events/, user/), so
  * the chain stays in time order: the handler that interrupts it only
  * writes slots beyond `written`, which the keeper reads after its acquire.
+ * It keeps the other threads' samples there too, from their rings
+ * (thread_rings.c), as records of their locations (buffer.h's guests),
+ * which their read-out takes from this chain: their handlers cannot
+ * append to their own event chains, and those threads may make no MPI
+ * call to keep them at.
  * With PAPI counters (ADAPTRACE_METRICS) each slot has the sample's
  * counter values beside it (`metric_values`, metric_count a slot, written
  * and published with the slot), so that the event chain's samples carry
@@ -141,10 +146,10 @@ static bool push(uint32_t context, unsigned shift, uint64_t time, bool keep, con
     return true;
 }
 
-/* Other threads' samples go to rings of their own (thread_rings.c):
- * instead of the buffer with profile; with trace (keeps) they stay in
- * their thread's levels, which the archive is written from (no event
- * chain of theirs keeps samples), and are tapped after. */
+/* Other threads' samples go to rings of their own (thread_rings.c),
+ * instead of the buffer: with trace (keeps) the owner's event chain keeps
+ * them for the archive (adt_sampler_thread_rings_keep_until), as it keeps
+ * the owner's. */
 bool adt_sampler_tap_instead_of_buffer(adt_sampler_thread *thread, uint32_t context, unsigned shift, uint64_t time,
                                        const uint64_t *metric_values)
 {
@@ -154,25 +159,21 @@ bool adt_sampler_tap_instead_of_buffer(adt_sampler_thread *thread, uint32_t cont
     bool keeps = atomic_load_explicit(&tap.keeps, memory_order_relaxed);
     if (owner == thread)
         return push(context, shift, time, keeps, metric_values);
-    return owner != NULL && !keeps && adt_sampler_thread_ring_push(thread, context, shift, time, metric_values);
+    return owner != NULL && adt_sampler_thread_ring_push(thread, context, shift, time, keeps, metric_values);
 }
 
 void adt_sampler_tap_sample(adt_sampler_thread *thread, uint32_t context, unsigned shift, uint64_t time,
                             const uint64_t *metric_values)
 {
     /* Where the tap replaced the buffer, it was tried first (and
-     * counted), but for other threads' samples that stay in the levels
-     * with trace. */
-    bool instead = atomic_load_explicit(&tap.instead_of_buffer, memory_order_relaxed);
-    adt_sampler_thread *owner = owner_for(thread);
-    if (owner == NULL)
+     * counted). */
+    if (atomic_load_explicit(&tap.instead_of_buffer, memory_order_relaxed))
         return;
-    if (owner == thread) {
-        if (!instead)
-            push(context, shift, time, false, metric_values);
-    } else if (!instead || atomic_load_explicit(&tap.keeps, memory_order_relaxed)) {
-        adt_sampler_thread_ring_push(thread, context, shift, time, metric_values);
-    }
+    adt_sampler_thread *owner = owner_for(thread);
+    if (owner == thread)
+        push(context, shift, time, false, metric_values);
+    else if (owner != NULL)
+        adt_sampler_thread_ring_push(thread, context, shift, time, false, metric_values);
 }
 
 void adt_sampler_tap_replace_buffer(bool replace)
@@ -187,6 +188,7 @@ void adt_sampler_tap_keep_in_events(void)
     if (tap.slots == NULL)
         return;
     atomic_store(&tap.keeps, true);
+    adt_sampler_thread_rings_keep_in_events();
     __atomic_store_n(&adt_sampler_tap_keeping, true, __ATOMIC_RELAXED);
     atomic_store(&tap.instead_of_buffer, true);
 }
@@ -234,6 +236,13 @@ void adt_sampler_tap_keep_until(adt_location *location, uint64_t time)
     }
     /* Release: the handler reuses the slots only after this. */
     atomic_store_explicit(&tap.kept, kept, memory_order_release);
+    /* The other threads' samples, dated `time` in this chain; the last
+     * ones (UINT64_MAX) now, which no record of the chain comes after. */
+    uint64_t refused = 0;
+    if (!adt_sampler_thread_rings_keep_until(location, time == UINT64_MAX ? adt_clock_now() : time, &refused)) {
+        atomic_fetch_add_explicit(&tap.events_stopped, refused, memory_order_relaxed);
+        atomic_store_explicit(&tap.instead_of_buffer, false, memory_order_relaxed);
+    }
 }
 
 void adt_sampler_tap_kept(const adt_location *only, adt_sampler_stats *stats)

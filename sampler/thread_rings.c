@@ -15,7 +15,12 @@
  * Each ring has one writer (its owner's handler) and one reader (the
  * streaming thread): the writer owns `written`, the reader `read`, each
  * slot is written before `written` publishes it (release) and read after
- * it is seen (acquire), as in tap.c. The memory of every ring is reserved
+ * it is seen (acquire), as in tap.c. With ADAPTRACE_ONLINE_OUTPUT=trace
+ * the streaming thread also keeps the samples in its own event chain for
+ * the archive (adt_sampler_thread_rings_keep_until, `kept`) before its
+ * stream reads them: the stream reads only slots already kept, so `read`
+ * stays the oldest slot in use and the handler's test of a full ring is
+ * the same. The memory of every ring is reserved
  * at the open; a thread claims a free ring at its first sample with one
  * compare-and-swap of the ring's owner (lock-free, async-signal-safe). A
  * thread that stops retires its ring: the reader drains it and only then
@@ -25,6 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/format.h"
+
 #include "sampler/sampler_internal.h"
 
 typedef struct thread_ring {
@@ -32,6 +39,7 @@ typedef struct thread_ring {
     _Atomic bool retired;              /* the owner stopped: drain, then free */
     _Atomic uint64_t written;
     _Atomic uint64_t read;
+    uint64_t kept;                     /* the streaming thread's, with keeps: read <= kept <= written */
     uint64_t previous_values[ADT_METRICS_COUNT_MAX]; /* the reader's: at the last sample it took */
 } thread_ring;
 
@@ -42,6 +50,7 @@ static struct {
     uint32_t metric_count;
     uint32_t capacity;
     _Atomic bool open;
+    _Atomic bool keeps;          /* the tap owner's event chain keeps the samples (trace) */
     _Atomic uint64_t ring_full;
     _Atomic uint64_t no_ring;
 } others;
@@ -73,7 +82,7 @@ static int32_t claim(adt_sampler_thread *thread)
 }
 
 bool adt_sampler_thread_ring_push(adt_sampler_thread *thread, uint32_t context, unsigned shift, uint64_t time,
-                                  const uint64_t *metric_values)
+                                  bool keep, const uint64_t *metric_values)
 {
     if (!atomic_load_explicit(&others.open, memory_order_acquire)) {
         atomic_fetch_add_explicit(&others.no_ring, 1, memory_order_relaxed);
@@ -96,11 +105,70 @@ bool adt_sampler_thread_ring_push(adt_sampler_thread *thread, uint32_t context, 
     uint64_t slot = (uint64_t)thread->ring * others.capacity + written % others.capacity;
     /* Plain stores to a slot no reader reads until `written` publishes
      * it (release, below): async-signal-safe. */
-    others.slots[slot] = (adt_sampler_tapped){ context, shift, time, false };
+    others.slots[slot] = (adt_sampler_tapped){ context, shift, time, keep };
     for (uint32_t m = 0; m < others.metric_count; ++m)
         others.metric_values[slot * others.metric_count + m] = metric_values[m];
     atomic_store_explicit(&ring->written, written + 1, memory_order_release);
     return true;
+}
+
+void adt_sampler_thread_rings_keep_in_events(void)
+{
+    atomic_store(&others.keeps, true);
+}
+
+/* Appends the sample of ring's slot to host's event chain for its thread
+ * (guest), as the tap keeps its own (tap.c): its counter values too. */
+static adt_append_status keep_slot(adt_location *host, adt_sampler_thread *guest, uint64_t host_time, uint64_t slot)
+{
+    const adt_sampler_tapped *sample = &others.slots[slot];
+    uint64_t record[(sizeof(adt_guest_record) + sizeof(adt_rec_sample) + ADT_METRICS_COUNT_MAX * sizeof(uint64_t)) /
+                    sizeof(uint64_t)];
+    adt_guest_record *head = (adt_guest_record *)record;
+    *head = (adt_guest_record){ .guest = adt_location_id(guest->location), .time = sample->time,
+                                .kind = ADT_REC_SAMPLE };
+    adt_rec_sample *payload = (adt_rec_sample *)(head + 1);
+    *payload = (adt_rec_sample){ .calling_context = sample->context, .rate_shift = sample->shift,
+                                 .metric_count = others.metric_count };
+    for (uint32_t m = 0; m < others.metric_count; ++m)
+        payload->metric_values[m] = others.metric_values[slot * others.metric_count + m];
+    uint32_t size = (uint32_t)(sizeof *head + sizeof *payload + others.metric_count * sizeof(uint64_t));
+    return adt_buffer_append_guest_event(host, guest->location, host_time, record, size);
+}
+
+bool adt_sampler_thread_rings_keep_until(adt_location *host, uint64_t host_time, uint64_t *refused)
+{
+    if (!atomic_load_explicit(&others.keeps, memory_order_relaxed) ||
+        !atomic_load_explicit(&others.open, memory_order_acquire))
+        return true;
+    bool stored = true;
+    for (int i = 0; i < ADT_SAMPLER_THREAD_RINGS; i++) {
+        thread_ring *ring = &others.rings[i];
+        /* The owner stays until the stream freed the ring, which it does
+         * only once it read every slot, hence after this kept them. */
+        adt_sampler_thread *guest = atomic_load_explicit(&ring->owner, memory_order_acquire);
+        if (guest == NULL)
+            continue;
+        uint64_t written = atomic_load_explicit(&ring->written, memory_order_acquire);
+        for (; ring->kept < written; ring->kept++) {
+            uint64_t slot = (uint64_t)i * others.capacity + ring->kept % others.capacity;
+            if (!others.slots[slot].keep)
+                continue;
+            /* Asked first, as the tap does: a stopped chain counts no
+             * event it did not store. */
+            if (stored && !adt_location_events_stopped(host) &&
+                keep_slot(host, guest, host_time, slot) == ADT_APPEND_OK) {
+                /* This thread alone writes them; the summary reads them. */
+                __atomic_store_n(&guest->samples_kept_by_host, guest->samples_kept_by_host + 1, __ATOMIC_RELAXED);
+                __atomic_store_n(&guest->periods_kept_by_host,
+                                 guest->periods_kept_by_host + (1ull << others.slots[slot].shift), __ATOMIC_RELAXED);
+            } else {
+                stored = false;
+                ++*refused;
+            }
+        }
+    }
+    return stored;
 }
 
 void adt_sampler_thread_ring_retire(adt_sampler_thread *thread)
@@ -126,18 +194,24 @@ bool adt_sampler_thread_ring_peek(unsigned index, adt_sampler_tapped *sample,
     /* `retired` first: its acquire makes the retired owner's last
      * `written` visible to the load after it. */
     bool retired = atomic_load_explicit(&ring->retired, memory_order_acquire);
-    if (read == atomic_load_explicit(&ring->written, memory_order_acquire)) {
+    uint64_t written = atomic_load_explicit(&ring->written, memory_order_acquire);
+    /* With keeps, the slots the event chain took so far (same thread). */
+    uint64_t readable = atomic_load_explicit(&others.keeps, memory_order_relaxed) ? ring->kept : written;
+    if (read == written) {
         if (retired) {
             /* Drained, its owner gone: reset and freed for another
              * thread (release: the claimer's acquire sees the reset). */
             atomic_store_explicit(&ring->written, 0, memory_order_relaxed);
             atomic_store_explicit(&ring->read, 0, memory_order_relaxed);
+            ring->kept = 0;
             atomic_store_explicit(&ring->retired, false, memory_order_relaxed);
             memset(ring->previous_values, 0, sizeof ring->previous_values);
             atomic_store_explicit(&ring->owner, NULL, memory_order_release);
         }
         return false;
     }
+    if (read == readable)
+        return false;
     uint64_t slot = (uint64_t)index * others.capacity + read % others.capacity;
     *sample = others.slots[slot];
     /* The thread's running totals less those of its sample read before
@@ -168,7 +242,9 @@ void adt_sampler_thread_rings_losses(uint64_t *ring_full, uint64_t *no_ring)
 void adt_sampler_thread_rings_close(void)
 {
     atomic_store(&others.open, false);
+    atomic_store(&others.keeps, false);
     for (int i = 0; i < ADT_SAMPLER_THREAD_RINGS; i++) {
+        others.rings[i].kept = 0;
         atomic_store(&others.rings[i].owner, NULL);
         atomic_store(&others.rings[i].retired, false);
         atomic_store(&others.rings[i].written, 0);

@@ -176,7 +176,7 @@ void *adt_test_ring_thread(void)
 
 bool adt_test_ring_push(void *thread, uint32_t context, uint64_t time)
 {
-    return adt_sampler_thread_ring_push(thread, context, 0, time, NULL);
+    return adt_sampler_thread_ring_push(thread, context, 0, time, false, NULL);
 }
 
 void adt_test_ring_retire(void *thread)
