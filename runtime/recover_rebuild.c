@@ -204,6 +204,34 @@ static int list_threads(saved_process *process)
     return process->threads != NULL ? 0 : -1;
 }
 
+/* What the read-out of location gives: its events and the samples kept
+ * in event chains (ADAPTRACE_ONLINE_OUTPUT=trace: its own chain's, or
+ * another thread's it kept them in, buffer.h's guests), which are no
+ * events; the streamed chunks of the spill file given included. Where the
+ * location cannot be read, the chains' own counts (events and samples
+ * alike, the spilled ones but not the streamed). */
+static void count_read_out(adt_location *location, const adt_location_stats *stats, uint64_t *events,
+                           uint64_t *samples_in_chains)
+{
+    *events = 0;
+    *samples_in_chains = 0;
+    adt_reader *reader = adt_reader_open(location);
+    if (reader == NULL) {
+        *events = stats->events.records + stats->spilled_records;
+        return;
+    }
+    adt_record_view record;
+    while (adt_reader_next(reader, &record)) {
+        if (record.level != ADT_EVENT_LEVEL)
+            continue;
+        if (record.kind == ADT_REC_SAMPLE)
+            ++*samples_in_chains;
+        else
+            ++*events;
+    }
+    adt_reader_close(reader);
+}
+
 /* The saved counters, with what the rebuilt buffer holds now: records
  * cut from a chain are not in the trace (kept samples cut count as
  * dropped, as the buffer counts them). */
@@ -214,19 +242,22 @@ static void recount(saved_process *process)
     adt_run_counters rebuilt;
     memset(&rebuilt, 0, sizeof rebuilt);
     for (size_t i = 0; i < count; i++) {
+        adt_location *location = adt_buffer_location_at(process->buffer, i);
         adt_location_stats stats;
-        adt_location_get_stats(adt_buffer_location_at(process->buffer, i), &stats);
-        rebuilt.mpi_events += stats.events.records + stats.spilled_records;
-        rebuilt.samples_kept += stats.samples_kept;
+        adt_location_get_stats(location, &stats);
+        uint64_t events, samples_in_chains;
+        count_read_out(location, &stats, &events, &samples_in_chains);
+        rebuilt.mpi_events += events;
+        rebuilt.samples_kept += stats.samples_kept + samples_in_chains;
         adt_summary_add_losses(&rebuilt, &stats);
         if (process->lines == NULL)
             continue;
         if (i < process->saved_line_count)
             process->lines[i] = process->saved_lines[i];
         process->lines[i].rank = process->rank;
-        process->lines[i].thread = adt_location_id(adt_buffer_location_at(process->buffer, i));
-        process->lines[i].samples_kept = stats.samples_kept;
-        process->lines[i].mpi_events = stats.events.records + stats.spilled_records;
+        process->lines[i].thread = adt_location_id(location);
+        process->lines[i].samples_kept = stats.samples_kept + samples_in_chains;
+        process->lines[i].mpi_events = events;
     }
     adt_run_counters *counters = &process->counters;
     if (process->header == NULL) {

@@ -2203,6 +2203,69 @@ def check_workers(run_dir, mpiexec, launcher, program, report, otf2_print):
           f"{final['samples']} samples, 0 kept, {summary['halvings']} halvings")
 
 
+def archive_samples_per_location(archive):
+    """{(rank group, location): samples} of the archive (python3-otf2)."""
+    import otf2
+    found = {}
+    with otf2.reader.open(os.path.join(archive, "traces.otf2")) as trace:
+        for location, event in trace.events:
+            if isinstance(event, otf2.events.CallingContextSample):
+                key = (location.group.name, location.name)
+                found[key] = found.get(key, 0) + 1
+    return found
+
+
+def check_workers_recovered(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """The hybrid program of online.workers (trace output, 128 KiB), its
+    ranks ended by SIGTERM while the workers compute: adaptrace-recover
+    finds the workers' samples in the main thread's streamed event chunks
+    (the analyzer's file of streamed events), and each location's samples
+    in the archive are the ones summary.json says it kept, the main
+    thread's too (before, the recovery counted only the samples of the
+    buffers' levels as kept: 0 of 5,791 here, and the samples in the event
+    chains as MPI events)."""
+    small = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="128K", ADAPTRACE_SAMPLING_RATE="1kHz")
+    archive = os.path.join(run_dir, "archive")
+    command = traced(mpiexec, launcher, archive, ["--live-interval", "1", program, "100000"])
+
+    def end_while_computing(process):
+        # Until a live report has the workers' samples (at most 30 s).
+        waited = time.monotonic()
+        while process.poll() is None and time.monotonic() - waited < 30:
+            live = read_live(archive)
+            if live is not None and worker_samples(live) >= 500:
+                break
+            time.sleep(0.2)
+        for rank in two_ranks(process, program):
+            os.kill(rank, signal.SIGTERM)
+
+    status, text = run_acting(command, run_dir, end_while_computing, small)
+    if status == 0:
+        fail("the run exited with 0 after SIGTERM")
+    recover = os.path.join(os.path.dirname(launcher), "adaptrace-recover")
+    recovered = subprocess.run([recover, archive], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                               env=small, timeout=RUN_LIMIT_S)
+    sys.stderr.write(recovered.stderr)
+    if recovered.returncode != 0:
+        fail(f"adaptrace-recover {archive} exited with {recovered.returncode}")
+    check_archive(archive, otf2_print)
+    summary = json.load(open(os.path.join(archive, "summary.json")))
+    found = archive_samples_per_location(archive)
+    if len(found) != 6:
+        fail(f"expected the samples of 6 locations in the recovered archive, found {found}")
+    workers = sum(samples for (_, name), samples in found.items() if name != "Master thread")
+    if workers < 500:
+        fail(f"{workers} samples of the worker threads in the recovered archive")
+    kept = {(f"MPI Rank {line['rank']}", "Master thread" if line["thread"] == 0 else f"Thread {line['thread']}"):
+            line["samples_kept"] for line in summary["per_location"]}
+    if kept != found:
+        fail(f"summary.json's samples kept per location {kept} != the archive's {found}")
+    if summary["samples_kept"] != sum(found.values()):
+        fail(f"summary.json: {summary['samples_kept']} samples kept, the archive has {sum(found.values())}")
+    print(f"recovered: {sum(found.values())} samples in the archive, {workers} of them the workers', "
+          f"as summary.json keeps them per location")
+
+
 CASES = {"halved-offline": check_halved_offline, "samples-streamed": check_samples_streamed, "metrics": check_metrics, "ring": check_ring, "equal": check_equal, "rates": check_rates_halved, "families": check_families, "nested": check_nested, "samples": check_samples, "two": check_two,
          "profile": check_profile, "profile_calls": check_profile_calls, "behind": check_behind, "demo": check_demo, "demo-two": check_demo_two,
          "live": check_live, "refused": check_refused, "preloaded": check_preloaded, "killed": check_killed,
@@ -2210,6 +2273,7 @@ CASES = {"halved-offline": check_halved_offline, "samples-streamed": check_sampl
          "killed-middle": check_killed_middle,
          "unwritten": check_unwritten, "unwritten-second": check_unwritten_second, "events-streamed": check_events_streamed,
          "threads": check_threads, "threads-live": check_threads_live, "workers": check_workers,
+         "workers-recovered": check_workers_recovered,
          "threads-killed": check_threads_killed, "stopped-killed": check_stopped_killed,
          "threads-recovered": check_threads_recovered,
          "rank-killed": check_rank_killed, "recovered-events": check_recovered_events, "page": check_page}
