@@ -2021,11 +2021,9 @@ def check_recovered_events(run_dir, mpiexec, launcher, program, report, otf2_pri
     print(f"rank 0's file cut at {kept} bytes: {said[0]} events missing, as summary.json says")
 
 
-def recover_balanced(launcher, archive, environment, otf2_print, first=("MPI_Init",)):
+def recover_archive(launcher, archive, environment, otf2_print):
     """adaptrace-recover run on archive (0 expected); its archive passes
-    otf2-print and each location runs from the Enter of a region of first
-    (MPI_Init's), its Enters and Leaves balanced. Returns the recovery's
-    completed process."""
+    otf2-print. Returns the recovery's completed process."""
     recover = os.path.join(os.path.dirname(launcher), "adaptrace-recover")
     recovered = subprocess.run([recover, archive], stdin=subprocess.DEVNULL, capture_output=True, text=True,
                                env=environment, timeout=RUN_LIMIT_S)
@@ -2033,6 +2031,14 @@ def recover_balanced(launcher, archive, environment, otf2_print, first=("MPI_Ini
     if recovered.returncode != 0:
         fail(f"adaptrace-recover {archive} exited with {recovered.returncode}")
     check_archive(archive, otf2_print)
+    return recovered
+
+
+def recover_balanced(launcher, archive, environment, otf2_print, first=("MPI_Init",)):
+    """recover_archive, and each location of the archive runs from the
+    Enter of a region of first (MPI_Init's), its Enters and Leaves
+    balanced. Returns the recovery's completed process."""
+    recovered = recover_archive(launcher, archive, environment, otf2_print)
     for location, records in records_per_location(archive).items():
         regions = [record for record in records if record[0].endswith(("Enter", "Leave"))]
         enters = sum(record[0].endswith("Enter") for record in regions)
@@ -2242,13 +2248,7 @@ def check_workers_recovered(run_dir, mpiexec, launcher, program, report, otf2_pr
     status, text = run_acting(command, run_dir, end_while_computing, small)
     if status == 0:
         fail("the run exited with 0 after SIGTERM")
-    recover = os.path.join(os.path.dirname(launcher), "adaptrace-recover")
-    recovered = subprocess.run([recover, archive], stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                               env=small, timeout=RUN_LIMIT_S)
-    sys.stderr.write(recovered.stderr)
-    if recovered.returncode != 0:
-        fail(f"adaptrace-recover {archive} exited with {recovered.returncode}")
-    check_archive(archive, otf2_print)
+    recover_archive(launcher, archive, small, otf2_print)
     summary = json.load(open(os.path.join(archive, "summary.json")))
     found = archive_samples_per_location(archive)
     if len(found) != 6:

@@ -403,6 +403,18 @@ TEST_F(Sampler, ATapOpenedBeforeSamplingBelongsToTheFirstThreadThatSamples)
 // producer and reader without them.)
 class SamplerOtherThreads : public Sampler {
 protected:
+    // This thread samples into location 1 and owns the tap; the other
+    // threads' rings hold ring_capacity samples each.
+    adt_location *start_owner_and_rings(uint32_t ring_capacity)
+    {
+        start(1 << 20, 4096, 2000, 32);
+        adt_location *own = location(1);
+        EXPECT_EQ(adt_sampler_thread_start(own), 0);
+        EXPECT_EQ(adt_sampler_tap_open(1 << 14), 0);
+        EXPECT_EQ(adt_sampler_thread_rings_open(ring_capacity), 0);
+        return own;
+    }
+
     // Takes every sample waiting in the rings (and the tap's, the
     // reader's own): each thread's leaf functions, and whether each
     // ring's samples came in time order.
@@ -426,11 +438,7 @@ protected:
 
 TEST_F(SamplerOtherThreads, EachSampleReachesTheReaderOrTheBufferCounted)
 {
-    start(1 << 20, 4096, 2000, 32);
-    adt_location *own = location(1);
-    ASSERT_EQ(adt_sampler_thread_start(own), 0);
-    ASSERT_EQ(adt_sampler_tap_open(1 << 14), 0);
-    ASSERT_EQ(adt_sampler_thread_rings_open(8), 0); // small: some samples find it full
+    adt_location *own = start_owner_and_rings(8); // small: some samples find them full
     adt_sampler_tap_replace_buffer(true);
     adt_location *first = location(2);
     adt_location *second = location(3);
@@ -474,11 +482,7 @@ TEST_F(SamplerOtherThreads, EachSampleReachesTheReaderOrTheBufferCounted)
 // one, after the chain kept it.
 TEST_F(SamplerOtherThreads, TheOwnersEventChainKeepsTheOtherThreadsSamples)
 {
-    start(1 << 20, 4096, 2000, 32);
-    adt_location *own = location(1);
-    ASSERT_EQ(adt_sampler_thread_start(own), 0);
-    ASSERT_EQ(adt_sampler_tap_open(1 << 14), 0);
-    ASSERT_EQ(adt_sampler_thread_rings_open(1 << 12), 0);
+    adt_location *own = start_owner_and_rings(1 << 12);
     adt_sampler_tap_keep_in_events();
     adt_location *worker_location = location(2);
     std::atomic<bool> done{ false };
@@ -547,11 +551,7 @@ TEST_F(SamplerOtherThreads, TheOwnersEventChainKeepsTheOtherThreadsSamples)
 // 17th found none: counted no_ring).
 TEST_F(SamplerOtherThreads, AStoppedThreadsRingGoesToALaterThreadOnceRead)
 {
-    start(1 << 20, 4096, 2000, 32);
-    adt_location *own = location(1);
-    ASSERT_EQ(adt_sampler_thread_start(own), 0);
-    ASSERT_EQ(adt_sampler_tap_open(1 << 14), 0);
-    ASSERT_EQ(adt_sampler_thread_rings_open(1 << 12), 0);
+    start_owner_and_rings(1 << 12);
     adt_sampler_tap_replace_buffer(true);
     std::map<std::string, size_t> read;
     std::vector<uint64_t> last_time(ADT_SAMPLER_THREAD_RINGS, 0);
