@@ -469,6 +469,14 @@ int adt_buffer_image_spill_file(const void *image, size_t bytes);
  * hold, zeros, is left as it is in fd). 0, or -1 with errno. */
 int adt_buffer_image_spill_into(const void *image, size_t bytes, int fd);
 
+/* chunk (chunk_bytes of a chunk taken by adt_buffer_take_event_chunks,
+ * a copy kept while its receiver may not have written it) written at
+ * position's place in fd, the receiver's file, where fd holds no chunk
+ * there (zeros, or past its end): 1 when written, 0 when fd holds one
+ * there (kept: the receiver's) or the copy holds no records; -1 with
+ * errno. */
+int adt_buffer_spill_fill_hole(int fd, const void *chunk, uint32_t chunk_bytes, uint32_t position);
+
 /* The location's list of chunks that left the arena read from fd from
  * now on: fd holds its streamed chunks at their places (a copy of the
  * receiver's file); the chunks the location spilled to its own spill file

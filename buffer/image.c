@@ -595,6 +595,19 @@ int adt_buffer_image_spill_into(const void *image, size_t bytes, int fd)
     return put_held_chunks(spill, spill_bytes, header.chunk_bytes, fd);
 }
 
+int adt_buffer_spill_fill_hole(int fd, const void *chunk, uint32_t chunk_bytes, uint32_t position)
+{
+    adt_chunk_header copy, held = { 0 };
+    memcpy(&copy, chunk, sizeof copy);
+    off_t at = (off_t)position * chunk_bytes;
+    ssize_t got = pread(fd, &held, sizeof held, at);
+    if (got < 0)
+        return -1;
+    if (copy.used == 0 || ((size_t)got == sizeof held && held.used != 0))
+        return 0;
+    return pwrite(fd, chunk, chunk_bytes, at) == (ssize_t)chunk_bytes ? 1 : -1;
+}
+
 int adt_buffer_adopt_spill_file(adt_location *location, int fd, adt_image_repair *repair)
 {
     adt_buffer *buffer = location->buffer;

@@ -392,6 +392,7 @@ void adt_mpi_init_end(const adt_mpi_call *init)
      * at the time of its Enter record, as in the archive. */
     adt_online_start(adt_runtime_config(), &mpmd, (uint32_t)rank, (uint32_t)size, archive_dir, adt_mpi_region_ids,
                      ADT_MPI_FN_COUNT, init->enter_time, begin_offset.offset, init->location);
+    adt_runtime_set_undelivered_events(adt_online_undelivered_events);
 }
 
 void adt_mpi_init_unmeasured(void)

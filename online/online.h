@@ -242,6 +242,15 @@ void adt_online_start(const adt_config *config, const adt_online_mpmd *mpmd, uin
  * (zeros where nothing streamed). */
 void adt_online_finish(adt_online_stats *stats);
 
+/* The buffer's event chunks out for the analyzer and not delivered yet
+ * (sent and not confirmed; other threads', handed over and not sent),
+ * at most max of them into chunks: what a rescue save keeps a copy of
+ * (adt_runtime_set_undelivered_events, runtime.h). Async-signal-safe, on
+ * any thread: it reads the stream's slots and calls nothing else; a chunk
+ * delivered and given back while it is copied is in the analyzer's file,
+ * whose copy the recovery keeps. */
+size_t adt_online_undelivered_events(adt_event_chunk *chunks, size_t max);
+
 /* ---- rank side: the archive written by the analyzers (ship.c) ----------- */
 
 /* Whether adt_online_finish kept the connection for the archive

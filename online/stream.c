@@ -1147,6 +1147,24 @@ static unsigned share_of_chunks(uint64_t share, unsigned most)
     return share < most ? (share > 0 ? (unsigned)share : 1) : most;
 }
 
+/* The main thread's chunks sent and not delivered, other threads'
+ * published or sent. The slots of the main thread's are plain loads that
+ * may change beside a save on another thread (online.h says why that is
+ * safe); the handed slots', atomic loads. */
+size_t adt_online_undelivered_events(adt_event_chunk *chunks, size_t max)
+{
+    size_t count = 0;
+    for (int i = 0; i < ADT_ONLINE_EVENT_CHUNKS && count < max; i++)
+        if (stream.event_in_flight[i])
+            chunks[count++] = stream.event_chunks[i];
+    for (unsigned i = 0; i < adt_online_handover_slots() && count < max; i++) {
+        adt_online_handed_state state = adt_online_handed_at(i, &chunks[count]);
+        if (state == ADT_ONLINE_HANDED_READY || state == ADT_ONLINE_HANDED_SENT)
+            count++;
+    }
+    return count;
+}
+
 /* Whether the thread's event chunks can be streamed: trace output, a
  * location, and tags for their places (MPI_TAG_UB, which MPI guarantees
  * only up to 32767, must reach past ADT_ONLINE_TAG_EVENTS). */

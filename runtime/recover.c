@@ -135,6 +135,7 @@ static void describe_ending(recovery *run)
         ending->regions_closed += process->regions_closed;
         ending->records_cut += process->repair.records_cut - process->repair.list_records_cut;
         ending->streamed_events_missing += process->repair.list_records_cut;
+        ending->streamed_chunks_rescued += process->undelivered_written;
         int64_t offset = process->header->has_clock_offset ? process->header->clock_offset.offset : 0;
         int64_t time = (int64_t)process->header->end_time + offset;
         /* A snapshot is not an ending: an ending anywhere is the run's. */

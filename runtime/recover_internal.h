@@ -28,6 +28,12 @@ typedef struct saved_process {
     size_t tree_bytes;
     const char *maps;
     size_t maps_bytes;
+    /* The undelivered section (rescue.h), NULL where there is none, and
+     * how many of its chunks the recovery wrote into the rank's file of
+     * streamed events (where the analyzer had not). */
+    const char *undelivered;
+    size_t undelivered_bytes;
+    uint64_t undelivered_written;
     adt_run_counters counters;
     const adt_location_summary *saved_lines;
     size_t saved_line_count;

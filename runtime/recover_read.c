@@ -198,6 +198,9 @@ static int read_sections(saved_process *process)
         case ADT_RESCUE_SECTION_MAPS:
             process->maps = at, process->maps_bytes = section.bytes;
             break;
+        case ADT_RESCUE_SECTION_UNDELIVERED:
+            process->undelivered = at, process->undelivered_bytes = section.bytes;
+            break;
         case ADT_RESCUE_SECTION_COUNTERS:
             if (section.bytes != sizeof process->counters)
                 return adt_recover_left_out(process, "its counters have another layout");

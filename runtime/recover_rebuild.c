@@ -293,25 +293,58 @@ static int copy_into_memory(int fd)
     return copy;
 }
 
+/* The undelivered section's chunks (rescue.h) written at their places
+ * into fd, the copy of the rank's file of streamed events, where it holds
+ * none (the analyzer did not write them). The section's bytes have no
+ * hash (copied from memory that may change), so its walk stops at the first
+ * chunk whose size is not the arena's or whose place no tag could have
+ * named. 0, or -1 with errno. */
+static int write_undelivered(saved_process *process, int fd)
+{
+    const char *at = process->undelivered;
+    size_t left = process->undelivered_bytes;
+    adt_rescue_undelivered_head head;
+    while (left >= sizeof head) {
+        memcpy(&head, at, sizeof head);
+        if (head.bytes != process->counters.chunk_bytes || left - sizeof head < head.bytes ||
+            head.position >= ADT_ONLINE_EVENTS_PLACES)
+            break;
+        int written = adt_buffer_spill_fill_hole(fd, at + sizeof head, head.bytes, head.position);
+        if (written < 0)
+            return -1;
+        process->undelivered_written += (uint64_t)written;
+        at += sizeof head + head.bytes;
+        left -= sizeof head + head.bytes;
+    }
+    return 0;
+}
+
 /* The spill file the rank's image's lists refer to: where the rank
  * streamed full event chunks to its analyzer during an online run (issue
  * #28), a copy of the file the analyzer wrote them into
  * (ADT_ONLINE_EVENTS_FILE beside the archive) with the image's spilled
  * chunks written in at their places, as the writing analyzer reads it at
  * a normal end (adt_buffer_image_spill_into); else the image's spill contents
- * alone. Where a streamed chunk never reached the file (in flight at the
- * ending, or the analyzer ended first) adt_buffer_image_read cuts the
- * list there (repair.list_records_cut). -1: no spill file. */
-static int rank_spill_file(const recovery *run, const saved_process *process)
+ * alone. The chunks the stream had out at the ending (in flight, or
+ * awaiting the analyzer's confirmation) are written in from the rescue
+ * file where the analyzer did not write them (write_undelivered). Where
+ * a streamed chunk is in neither (the analyzer ended first, a save cut
+ * short) adt_buffer_image_read cuts the list there
+ * (repair.list_records_cut). -1: no spill file. */
+static int rank_spill_file(const recovery *run, saved_process *process)
 {
     char path[ADT_PATH_MAX + 32];
     snprintf(path, sizeof path, ADT_ONLINE_EVENTS_FILE, run->archive_dir, process->rank);
     int streamed = open(path, O_RDONLY | O_CLOEXEC);
-    if (streamed < 0)
+    if (streamed < 0 && process->undelivered == NULL)
         return adt_buffer_image_spill_file(process->image, process->image_bytes);
-    int fd = copy_into_memory(streamed);
-    close(streamed);
-    if (fd >= 0 && adt_buffer_image_spill_into(process->image, process->image_bytes, fd) == 0)
+    /* No file but chunks in flight: the analyzer wrote none before the
+     * ending (it makes the file at the first). */
+    int fd = streamed >= 0 ? copy_into_memory(streamed) : memfd_create("adaptrace-streamed-events", MFD_CLOEXEC);
+    if (streamed >= 0)
+        close(streamed);
+    if (fd >= 0 && adt_buffer_image_spill_into(process->image, process->image_bytes, fd) == 0 &&
+        write_undelivered(process, fd) == 0)
         return fd;
     fprintf(stderr,
             "adaptrace-recover: rank %u: %s cannot be read with its spilled events (%s); its events streamed to "

@@ -70,6 +70,8 @@ static adt_rescue_skeleton_head skeleton_head;
 static adt_skeleton_saved skeleton_saved = ADT_SKELETON_SAVED_NOT_FOLDING;
 static uint8_t *skeleton_section;
 static size_t skeleton_section_bytes;
+/* Set once at MPI_Init where the online stream streams event chunks. */
+static _Atomic(adt_runtime_undelivered_events) undelivered_events;
 
 /* The thread (kernel tid) whose save runs, 0 when none. */
 static _Atomic pid_t saving_thread;
@@ -79,6 +81,10 @@ static _Atomic pid_t saving_thread;
 static adt_rescue_header header;
 static adt_location_summary lines[ADT_RUNTIME_MAX_LOCATIONS];
 static char copy_block[16384];
+/* More than the stream ever has out of the buffer (its sends, and the
+ * other threads' slots). */
+#define UNDELIVERED_MAX 64
+static adt_event_chunk undelivered[UNDELIVERED_MAX];
 
 void adt_rescue_init(const adt_run_sources *run, adt_defs *defs, uint32_t rate_hz, uint64_t started)
 {
@@ -109,6 +115,11 @@ void adt_rescue_set_node_peers(const int *world_ranks, size_t count)
     for (size_t i = 0; i < count; i++)
         node_peers[i] = (uint32_t)world_ranks[i];
     atomic_store_explicit(&node_peer_count, count, memory_order_release);
+}
+
+void adt_rescue_set_undelivered_events(adt_runtime_undelivered_events list)
+{
+    atomic_store(&undelivered_events, list);
 }
 
 void adt_rescue_set_skeleton_encoder(const adt_runtime_skeleton_encoder *encoder)
@@ -246,6 +257,30 @@ static void put_buffer(rescue_file *file)
     end_open_section(file, at, ADT_RESCUE_SECTION_BUFFER, (uint64_t)written, ADT_RESCUE_HASH_START, step);
 }
 
+/* The event chunks the online stream had out of the buffer and may not
+ * have delivered (rescue.h), each as it is in memory: MPI only reads a
+ * chunk whose send is in flight, and a copy torn by the streaming thread
+ * giving its chunk back meanwhile is one the analyzer's file holds, which
+ * the recovery keeps. The list reads the stream's slots (async-signal-
+ * safe, runtime.h); write(2) the rest. */
+static void put_undelivered(rescue_file *file)
+{
+    adt_runtime_undelivered_events list = atomic_load(&undelivered_events);
+    size_t count = list != NULL ? list(undelivered, UNDELIVERED_MAX) : 0;
+    if (count == 0)
+        return;
+    const char *step = "the event chunks streamed";
+    off_t at = begin_open_section(file, ADT_RESCUE_SECTION_UNDELIVERED, step);
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < count; i++) {
+        adt_rescue_undelivered_head head = { .position = undelivered[i].position, .bytes = undelivered[i].size };
+        put(file, &head, sizeof head, step);
+        put(file, undelivered[i].bytes, head.bytes, step);
+        bytes += sizeof head + head.bytes;
+    }
+    end_open_section(file, at, ADT_RESCUE_SECTION_UNDELIVERED, bytes, ADT_RESCUE_HASH_START, step);
+}
+
 /* The module list, for resolving the calling contexts' addresses later:
  * /proc/self/maps read with read(2) (the kernel builds the text; no
  * user-space lock is involved). */
@@ -346,6 +381,7 @@ static void write_rescue(rescue_file *file, adt_rescue_kind kind, int signum, co
     put(file, &header, sizeof header, "the header");
     put_section(file, ADT_RESCUE_SECTION_DEFS, journal, journal_bytes, "the definitions");
     put_buffer(file);
+    put_undelivered(file);
     if (sources.sampling) {
         size_t tree_bytes;
         const void *tree = adt_sampler_tree_image(&tree_bytes);

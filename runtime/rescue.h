@@ -20,10 +20,10 @@
  * list, the counters, the location lines), of its bytes too; the
  * skeleton's image is hashed as copied out, block by block, so its check
  * agrees with its bytes though parts of the slabs it copies may change.
- * The buffer image and the calling-context tree are written from memory
- * that other threads may still be changing, so a hash of theirs could not
- * be made to agree; their readers validate every chain, record and node
- * instead.
+ * The buffer image, the calling-context tree and the undelivered event
+ * chunks are written from memory that other threads may still be
+ * changing, so a hash of theirs could not be made to agree; their
+ * readers validate every chain, record and node instead.
  * The hash is FNV-1a: a loop over bytes, nothing the save in a signal
  * handler could not run (no call, no memory of its own).
  */
@@ -42,8 +42,9 @@
  * image section (an ending signal's save); 7: the skeleton's keys hold a
  * receive's requested peer and tag, wildcards kept (skeleton.adts
  * versions 6 and 7): a file of 6 would be recovered into a version-6 file
- * whose wildcard receives read as the peers that matched */
-#define ADT_RESCUE_VERSION 7u
+ * whose wildcard receives read as the peers that matched; 8: the section
+ * of event chunks streamed and not delivered */
+#define ADT_RESCUE_VERSION 8u
 #define ADT_RESCUE_SUFFIX ".rescue"
 #define ADT_RESCUE_NO_RANK UINT32_MAX
 
@@ -63,8 +64,23 @@ typedef enum adt_rescue_section_tag {
     ADT_RESCUE_SECTION_LOCATION_LINES, /* adt_location_summary per location */
     ADT_RESCUE_SECTION_SKELETON,       /* adt_rescue_skeleton_head, then its names and part */
     ADT_RESCUE_SECTION_END,
-    ADT_RESCUE_SECTION_SKELETON_IMAGE  /* adt_rescue_skeleton_head, then its names and image */
+    ADT_RESCUE_SECTION_SKELETON_IMAGE, /* adt_rescue_skeleton_head, then its names and image */
+    ADT_RESCUE_SECTION_UNDELIVERED     /* adt_rescue_undelivered_head and its chunk's bytes, per chunk */
 } adt_rescue_section_tag;
+
+/* The undelivered section (ADT_RESCUE_SECTION_UNDELIVERED, only where the
+ * online stream had event chunks out of the buffer at the save): each
+ * event chunk that left the buffer for the analyzer and may not be in
+ * its file of streamed events (ADT_ONLINE_EVENTS_FILE) yet, a head then
+ * its bytes. adaptrace-recover writes a chunk at its place (position ×
+ * bytes) where that file holds none: in flight when the rank ended, the
+ * analyzer did not write it; where the file holds one, the analyzer
+ * wrote it, and a copy saved while the streaming thread gave the chunk
+ * back (a save on another thread) may be torn. */
+typedef struct adt_rescue_undelivered_head {
+    uint32_t position;
+    uint32_t bytes;
+} adt_rescue_undelivered_head;
 
 typedef struct adt_rescue_section {
     uint32_t tag;
@@ -147,7 +163,8 @@ static inline uint32_t adt_rescue_section_check(uint32_t tag, uint64_t bytes, ui
 /* Whether a section of tag has its bytes hashed. */
 static inline int adt_rescue_section_hashed(uint32_t tag)
 {
-    return tag != ADT_RESCUE_SECTION_BUFFER && tag != ADT_RESCUE_SECTION_CONTEXTS;
+    return tag != ADT_RESCUE_SECTION_BUFFER && tag != ADT_RESCUE_SECTION_CONTEXTS &&
+           tag != ADT_RESCUE_SECTION_UNDELIVERED;
 }
 
 #endif

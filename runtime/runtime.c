@@ -300,6 +300,11 @@ void adt_runtime_set_skeleton_encoder(const adt_runtime_skeleton_encoder *encode
     adt_rescue_set_skeleton_encoder(encoder);
 }
 
+void adt_runtime_set_undelivered_events(adt_runtime_undelivered_events list)
+{
+    adt_rescue_set_undelivered_events(list);
+}
+
 bool adt_runtime_inside_mpi_call(void)
 {
     return inside_mpi_call();

@@ -314,6 +314,18 @@ typedef struct adt_runtime_skeleton_encoder {
 } adt_runtime_skeleton_encoder;
 void adt_runtime_set_skeleton_encoder(const adt_runtime_skeleton_encoder *encoder);
 
+/* The online stream (issue #28), where it streams the buffer's event
+ * chunks: list fills chunks with at most max of those that left the
+ * buffer for the analyzer and may not be in its file yet (sent and not
+ * confirmed, or handed over and not sent), so that an ending's rescue
+ * save keeps a copy of each (rescue.h) for adaptrace-recover to write
+ * where the analyzer's file has none. list runs in the save, often in a
+ * signal handler, on any thread: async-signal-safe, it reads the
+ * stream's slots and calls nothing that could wait. Called once, at
+ * MPI_Init. */
+typedef size_t (*adt_runtime_undelivered_events)(adt_event_chunk *chunks, size_t max);
+void adt_runtime_set_undelivered_events(adt_runtime_undelivered_events list);
+
 /* This process's rank in MPI_COMM_WORLD once MPI started, -1 before (for
  * messages that say where). */
 int64_t adt_runtime_world_rank(void);

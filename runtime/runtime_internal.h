@@ -112,6 +112,10 @@ void adt_rescue_set_node_peers(const int *world_ranks, size_t count);
 /* MPI_Init, when the MPI layer folds (adt_runtime_set_skeleton_encoder):
  * the encoder of the skeletons for an ending's save. */
 void adt_rescue_set_skeleton_encoder(const adt_runtime_skeleton_encoder *encoder);
+/* MPI_Init, when the online stream streams event chunks
+ * (adt_runtime_set_undelivered_events): the list of those not delivered
+ * yet, whose copies a save writes (rescue.h). */
+void adt_rescue_set_undelivered_events(adt_runtime_undelivered_events list);
 /* The end of the run, normal code, after the measurement ended and
  * before the save of an ending without a signal (MPI_Abort, exit without
  * MPI_Finalize): encodes this rank's skeletons into the section the save
@@ -355,6 +359,10 @@ typedef struct adt_run_ending {
      * chunk that never reached the analyzer's file cuts the list there,
      * the events after it with it (adt_image_repair.list_records_cut). */
     uint64_t streamed_events_missing;
+    /* Of those chunks, the ones the analyzer had not written that the
+     * ranks' rescue files held (in flight, or awaiting the analyzer's
+     * confirmation, at the save): written in, nothing missing for them. */
+    uint64_t streamed_chunks_rescued;
     /* The skeletons: the saved ranks by whether their rescue file holds
      * theirs (adt_skeleton_saved), and whether skeleton.adts was written
      * from them (when a rank saved one; it names the others missing);

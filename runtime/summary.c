@@ -509,11 +509,11 @@ static void write_json_ending(FILE *out, const adt_run_ending *ending)
     fprintf(out,
             ", \"after_s\": %.3f, \"ranks_saved\": %u, \"ranks\": %u, \"ranks_not_saved\": [%s], "
             "\"saves_cut_short\": %u, \"regions_closed\": %llu, \"messages_unmatched\": %llu, "
-            "\"records_cut\": %llu, \"streamed_events_missing\": %llu}",
+            "\"records_cut\": %llu, \"streamed_events_missing\": %llu, \"streamed_chunks_rescued\": %llu}",
             ending->after_seconds, ending->ranks_saved, ending->ranks_total, ending->ranks_missing,
             ending->saves_cut_short, (unsigned long long)ending->regions_closed,
             (unsigned long long)ending->messages_unmatched, (unsigned long long)ending->records_cut,
-            (unsigned long long)ending->streamed_events_missing);
+            (unsigned long long)ending->streamed_events_missing, (unsigned long long)ending->streamed_chunks_rescued);
     fprintf(out, ",\n  \"ending_skeleton\": {\"written\": %s, \"problem\": ", ending->skeleton_written ? "true" : "false");
     write_json_string(out, ending->skeleton_problem);
     fprintf(out, ", \"ranks_by_cause\": {");
@@ -768,6 +768,11 @@ static void print_ending(const adt_run_ending *ending)
             (unsigned long long)ending->messages_unmatched, ending->messages_unmatched == 1 ? "" : "s",
             (unsigned long long)ending->records_cut, ending->records_cut == 1 ? "" : "s",
             (unsigned long long)ending->streamed_events_missing, ending->streamed_events_missing == 1 ? "" : "s");
+    if (ending->streamed_chunks_rescued > 0)
+        adt_log("recovered: %llu event chunk%s streamed to an analyzer that had not written %s taken from the "
+                "rescue files",
+                (unsigned long long)ending->streamed_chunks_rescued, ending->streamed_chunks_rescued == 1 ? "" : "s",
+                ending->streamed_chunks_rescued == 1 ? "it" : "them");
 }
 
 /* adaptrace's estimated cost per rank: every rank's when they are few,

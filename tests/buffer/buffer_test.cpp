@@ -795,6 +795,63 @@ TEST(BufferStream, StreamedAndSpilledChunksReadBackInOrder)
     adt_buffer_destroy(buffer);
 }
 
+// adaptrace-recover's rescue of the chunks in flight at a rank's ending:
+// a kept copy goes where the receiver's file has no chunk, never over one
+// it wrote, and the list then reads back whole.
+TEST(BufferStream, AChunkKeptInFlightFillsOnlyAHoleOfTheReceiversFile)
+{
+    const size_t chunk_bytes = 256;
+    adt_buffer *buffer = adt_buffer_create(16 * chunk_bytes, chunk_bytes, 1);
+    adt_location *location = adt_buffer_add_location(buffer, 0);
+    std::vector<ModelRecord> stored;
+    std::vector<uint8_t> payload(40, 3);
+    for (uint64_t time = 1; time < 30; time++) {
+        ASSERT_EQ(adt_buffer_append_event(location, 1, time, payload.data(), (uint32_t)payload.size()), ADT_APPEND_OK);
+        stored.push_back({time, 1, false, 0, payload});
+    }
+    adt_event_chunk taken[2];
+    ASSERT_EQ(adt_buffer_take_event_chunks(location, taken, 2, UINT32_MAX), 2u);
+    int streamed_fd = temporary_file();
+    ASSERT_GE(streamed_fd, 0);
+    // The receiver wrote the first chunk; the second was in flight.
+    ASSERT_EQ(pwrite(streamed_fd, taken[0].bytes, chunk_bytes, (off_t)taken[0].position * chunk_bytes),
+              (ssize_t)chunk_bytes);
+    std::vector<char> torn(static_cast<const char *>(taken[0].bytes),
+                           static_cast<const char *>(taken[0].bytes) + chunk_bytes);
+    torn[chunk_bytes - 1] ^= 0x5a;
+    std::vector<char> empty(chunk_bytes);
+    EXPECT_EQ(adt_buffer_spill_fill_hole(streamed_fd, torn.data(), chunk_bytes, taken[0].position), 0)
+        << "the receiver's chunk is kept";
+    EXPECT_EQ(adt_buffer_spill_fill_hole(streamed_fd, empty.data(), chunk_bytes, taken[1].position), 0)
+        << "a copy without records fills nothing";
+    EXPECT_EQ(adt_buffer_spill_fill_hole(streamed_fd, taken[1].bytes, chunk_bytes, taken[1].position), 1);
+    for (const adt_event_chunk &chunk : taken) {
+        std::vector<char> held(chunk_bytes);
+        ASSERT_EQ(pread(streamed_fd, held.data(), chunk_bytes, (off_t)chunk.position * chunk_bytes),
+                  (ssize_t)chunk_bytes);
+        EXPECT_EQ(std::memcmp(held.data(), chunk.bytes, chunk_bytes), 0) << "place " << chunk.position;
+    }
+
+    char image_path[] = "/tmp/adaptrace-hole-image-XXXXXX";
+    int image_fd = mkstemp(image_path);
+    ASSERT_GE(image_fd, 0);
+    unlink(image_path);
+    ASSERT_GT(adt_buffer_image_write(buffer, image_fd), 0);
+    std::vector<char> image(static_cast<size_t>(lseek(image_fd, 0, SEEK_END)));
+    ASSERT_EQ(pread(image_fd, image.data(), image.size(), 0), (ssize_t)image.size());
+    adt_image_repair repair{};
+    char error[256] = "";
+    adt_buffer *read = adt_buffer_image_read(image.data(), image.size(), 0, streamed_fd, nullptr, nullptr, &repair,
+                                             error, sizeof error);
+    ASSERT_NE(read, nullptr) << error;
+    EXPECT_EQ(repair.records_cut, 0u);
+    expect_readout(adt_buffer_location_at(read, 0), stored);
+    adt_buffer_destroy(read);
+    close(image_fd);
+    close(streamed_fd);
+    adt_buffer_destroy(buffer);
+}
+
 TEST(BufferStream, TakesOnlyFullChunksAndNoPlaceBeyondTheLimit)
 {
     const size_t chunk_bytes = 256;

@@ -124,6 +124,11 @@ CASE:
            analyzer with SIGTERM, and analyzer 0 writes a last live report
            of what it received that says so (ended_by, no rank finished),
            with the page beside it where the build has one.
+  recovered-in-flight  the same run, its analyzer stopped (SIGSTOP)
+           before the rounds and killed (SIGKILL) as the ranks are ended
+           by SIGTERM after them: the chunks each rank had sent and the
+           analyzer never wrote come from the rescue files, nothing is
+           missing (check_recovered_in_flight).
   recovered-events  the events-streamed run (64 KiB buffers, 3,000 rounds)
            then computing, ended by SIGTERM to the ranks once the rounds are
            done: adaptrace-recover rebuilds the archive from the rescue
@@ -1954,11 +1959,6 @@ def check_recovered_events(run_dir, mpiexec, launcher, program, report, otf2_pri
     rounds = 3000
     archive = os.path.join(run_dir, "archive")
     command = traced(mpiexec, launcher, archive, ["--live-interval", "1", program, "60", str(rounds)])
-    # Per rank, the rounds' calls: MPI_Send, MPI_Recv, MPI_Irecv, MPI_Isend,
-    # MPI_Waitall and MPI_Allreduce each once a round.
-    rounds_calls = {"MPI_Send": rounds, "MPI_Recv": rounds, "MPI_Irecv": rounds, "MPI_Isend": rounds,
-                    "MPI_Waitall": rounds}
-
     def end_after_rounds(process):
         # Rank 0 says when the rounds and the MPI_Bcast after them are
         # done; then the ranks compute for 60 s. (Waiting for both ranks'
@@ -1996,20 +1996,7 @@ def check_recovered_events(run_dir, mpiexec, launcher, program, report, otf2_pri
     recovered = recover_balanced(launcher, archive, small, otf2_print)
     if "missing from the archive" in recovered.stderr:
         fail("adaptrace-recover says that events are missing though the analyzer wrote every chunk")
-    found = archive_calls_per_rank(archive)
-    for rank in (0, 1):
-        for name, calls in rounds_calls.items():
-            if found.get((rank, name), (0,))[0] != calls:
-                fail(f"rank {rank}: {found.get((rank, name), (0,))[0]} {name} calls in the recovered archive, "
-                     f"{calls} were made (streamed during the run)")
-        if found.get((rank, "MPI_Allreduce"), (0,))[0] < rounds:
-            fail(f"rank {rank}: {found.get((rank, 'MPI_Allreduce'), (0,))[0]} MPI_Allreduce calls in the "
-                 f"recovered archive, at least {rounds} were made")
-    if os.path.exists(archive + ".events"):
-        fail(f"{archive}.events stayed after the recovery: {os.listdir(archive + '.events')}")
-    ending = json.load(open(os.path.join(archive, "summary.json")))["ending"]
-    if ending["streamed_events_missing"] != 0:
-        fail(f"summary.json counts {ending['streamed_events_missing']} streamed events missing, expected 0")
+    ending = check_rounds_recovered(archive, rounds)
     print(f"recovered: every call of the {rounds} rounds on both ranks; {ending['records_cut']} records cut")
     recovered = recover_balanced(launcher, cut, small, otf2_print)
     said = re.findall(r"rank 0: (\d+) events are missing from the archive", recovered.stderr)
@@ -2022,6 +2009,81 @@ def check_recovered_events(run_dir, mpiexec, launcher, program, report, otf2_pri
         fail(f"rank 0's file cut: {left.get((0, 'MPI_Send'))} MPI_Send calls of rank 0, "
              f"{left.get((1, 'MPI_Send'))} of rank 1; expected some of {rounds} and all")
     print(f"rank 0's file cut at {kept} bytes: {said[0]} events missing, as summary.json says")
+
+
+def check_rounds_recovered(archive, rounds):
+    """The archive adaptrace-recover wrote of a streamed.c run of rounds
+    rounds holds every call of them on both ranks, the files of streamed
+    events are gone and summary.json counts no streamed event missing.
+    Returns summary.json's ending."""
+    # Per rank, the rounds' calls: MPI_Send, MPI_Recv, MPI_Irecv, MPI_Isend
+    # and MPI_Waitall once a round, MPI_Allreduce once a round and then
+    # while computing.
+    found = archive_calls_per_rank(archive)
+    for rank in (0, 1):
+        for name in ("MPI_Send", "MPI_Recv", "MPI_Irecv", "MPI_Isend", "MPI_Waitall"):
+            if found.get((rank, name), (0,))[0] != rounds:
+                fail(f"rank {rank}: {found.get((rank, name), (0,))[0]} {name} calls in the recovered archive, "
+                     f"{rounds} were made")
+        if found.get((rank, "MPI_Allreduce"), (0,))[0] < rounds:
+            fail(f"rank {rank}: {found.get((rank, 'MPI_Allreduce'), (0,))[0]} MPI_Allreduce calls in the "
+                 f"recovered archive, at least {rounds} were made")
+    if os.path.exists(archive + ".events"):
+        fail(f"{archive}.events stayed after the recovery: {os.listdir(archive + '.events')}")
+    ending = json.load(open(os.path.join(archive, "summary.json")))["ending"]
+    if ending["streamed_events_missing"] != 0:
+        fail(f"summary.json counts {ending['streamed_events_missing']} streamed events missing, expected 0")
+    return ending
+
+
+def check_recovered_in_flight(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """The events-streamed run (64 KiB buffers, 3,000 rounds), its analyzer
+    stopped (SIGSTOP) before the rounds, then computing; once the rounds
+    are done, the ranks are ended by SIGTERM and the analyzer killed
+    (SIGKILL) at once, before it could go on: the event chunks each rank
+    sent after the stop were never written by the analyzer, and its rescue
+    file keeps them (in flight, or awaiting the confirmation), so
+    adaptrace-recover writes them in at their places: nothing is missing,
+    every call of the rounds is in the archive, and one line and
+    summary.json say how many chunks came from the rescue files. Without
+    them the list of each rank's streamed chunks was cut at the first one
+    in flight, with the events after it."""
+    small = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="64K", ADAPTRACE_SAMPLING="off")
+    rounds = 3000
+    archive = os.path.join(run_dir, "archive")
+    # --enable-recovery: mpirun does not end the ranks at the analyzer's
+    # death, so they end by the test's SIGTERM alone (mpirun's own SIGKILL
+    # could cut a save short).
+    command = traced(mpiexec, launcher, archive, ["--live-interval", "1", program, "60", str(rounds), "signalled"],
+                     ["--enable-recovery"])
+
+    def end_with_analyzer_held(process):
+        held = analyzer_held_through_rounds(process, archive)
+        # The ranks first: the stopped analyzer is killed before any of
+        # them has saved, so it never writes what waits in its sockets.
+        for rank in two_ranks(process, program):
+            os.kill(rank, signal.SIGTERM)
+        os.kill(held, signal.SIGKILL)
+
+    # Its status is mpirun's with --enable-recovery (0 here: every process
+    # ended, none by an error of its own); the rescue files tell the end.
+    run_acting(command, run_dir, end_with_analyzer_held, small, stdout=subprocess.PIPE, stdin=subprocess.PIPE)
+    rescue = archive + ".rescue"
+    saved = sorted(os.listdir(rescue)) if os.path.isdir(rescue) else []
+    if saved != ["rank-0.adtr", "rank-1.adtr"]:
+        fail(f"expected the rescue files of ranks 0 and 1, found {saved}")
+    recovered = recover_balanced(launcher, archive, small, otf2_print)
+    if "missing from the archive" in recovered.stderr:
+        fail("adaptrace-recover says that events are missing though the rescue files hold the chunks in flight")
+    ending = check_rounds_recovered(archive, rounds)
+    rescued = ending["streamed_chunks_rescued"]
+    if rescued == 0:
+        fail("no event chunk was taken from the rescue files: none was in flight at the ending")
+    said = re.findall(r"recovered: (\d+) event chunks? streamed to an analyzer that had not written", recovered.stderr)
+    if said != [str(rescued)]:
+        fail(f"expected one line saying that {rescued} chunks were taken from the rescue files, found {said}")
+    print(f"recovered: every call of the {rounds} rounds on both ranks, {rescued} event chunks the stopped analyzer "
+          f"never wrote taken from the rescue files")
 
 
 def recover_archive(launcher, archive, environment, otf2_print):
@@ -2279,7 +2341,8 @@ CASES = {"halved-offline": check_halved_offline, "samples-streamed": check_sampl
          "workers-recovered": check_workers_recovered,
          "threads-killed": check_threads_killed, "stopped-killed": check_stopped_killed,
          "threads-recovered": check_threads_recovered,
-         "rank-killed": check_rank_killed, "recovered-events": check_recovered_events, "page": check_page}
+         "rank-killed": check_rank_killed, "recovered-events": check_recovered_events,
+         "recovered-in-flight": check_recovered_in_flight, "page": check_page}
 
 if __name__ == "__main__":
     if len(sys.argv) != (9 if sys.argv[1:2] in (["page"], ["killed-second"]) else 8) or sys.argv[1] not in CASES:
