@@ -108,6 +108,26 @@ static adt_record_header peek(const reader_source *source)
     return header;
 }
 
+typedef enum { GUEST_NONE, GUEST_OPENED, GUEST_NOT_WHOLE } guest_state;
+
+/* The record source is at, as a guest record: NONE where it is none;
+ * OPENED with its guest and the record as the guest has it; NOT_WHOLE
+ * where it is one too short, or running past the chunk's records, to be
+ * opened (record left as it was). */
+static guest_state open_guest(const reader_source *source, uint64_t *guest, adt_record_view *record)
+{
+    adt_record_header header = peek(source);
+    if (header.level != ADT_EVENT_LEVEL || header.kind != ADT_GUEST_RECORD_KIND)
+        return GUEST_NONE;
+    uint32_t prefix = ADT_RECORD_HEADER_BYTES;
+    if (header.size < prefix + header.padding || source->offset + header.size > source->end)
+        return GUEST_NOT_WHOLE;
+    adt_record_view held = { .kind = header.kind,
+                             .payload = source->chunk + source->offset + prefix,
+                             .payload_size = header.size - prefix - header.padding };
+    return adt_guest_record_open(&held, guest, record) ? GUEST_OPENED : GUEST_NOT_WHOLE;
+}
+
 /* The event record source is at, with its time and kind as its location
  * has them (a guest's record opened); false where it is not one of the
  * source's records. A record too short to be opened is the source's: the
@@ -116,18 +136,16 @@ static bool source_record(const reader_source *source, adt_record_view *record)
 {
     adt_record_header header = peek(source);
     *record = (adt_record_view){ .time = header.time, .kind = header.kind, .level = header.level };
-    if (header.level != ADT_EVENT_LEVEL || header.kind != ADT_GUEST_RECORD_KIND)
-        return source->records == RECORDS_OWN;
-    uint32_t prefix = ADT_RECORD_HEADER_BYTES;
-    if (header.size < prefix + header.padding || source->offset + header.size > source->end)
-        return true;
-    adt_record_view held = { .kind = header.kind,
-                             .payload = source->chunk + source->offset + prefix,
-                             .payload_size = header.size - prefix - header.padding };
     uint64_t guest;
-    if (!adt_guest_record_open(&held, &guest, record))
-        return true;
-    return source->records == RECORDS_OF_GUEST && guest == source->guest;
+    switch (open_guest(source, &guest, record)) {
+    case GUEST_NONE:
+        return source->records == RECORDS_OWN;
+    case GUEST_OPENED:
+        return source->records == RECORDS_OF_GUEST && guest == source->guest;
+    case GUEST_NOT_WHOLE:
+        break;
+    }
+    return true;
 }
 
 /* Moves source past exhausted chunks, and past records not its own, to
@@ -265,12 +283,8 @@ bool adt_reader_next(adt_reader *reader, adt_record_view *record)
     uint32_t prefix = ADT_RECORD_HEADER_BYTES;
     const char *record_start = first->chunk + first->offset;
     if (first->records == RECORDS_OF_GUEST) {
-        adt_record_view held = { .kind = header.kind,
-                                 .payload = record_start + prefix,
-                                 .payload_size = header.size - prefix - header.padding };
         uint64_t guest;
-        if (header.size < prefix + header.padding || first->offset + header.size > first->end ||
-            !adt_guest_record_open(&held, &guest, record))
+        if (open_guest(first, &guest, record) != GUEST_OPENED)
             return false;
         reader->yielded = first;
         return true;
