@@ -91,6 +91,23 @@ uint32_t adt_defs_region(adt_defs *defs, const char *name, const char *canonical
     return id;
 }
 
+size_t adt_defs_region_name(adt_defs *defs, uint32_t region, char *name, size_t size)
+{
+    size_t length = 0;
+    pthread_mutex_lock(&defs->lock);
+    if (region < defs->regions.count) {
+        adt_region_key key;
+        memcpy(&key, adt_intern_key(&defs->regions, region, NULL), sizeof key);
+        const char *text = adt_intern_key(&defs->strings, key.name, &length);
+        size_t copied = length < size ? length : (size > 0 ? size - 1 : 0);
+        memcpy(name, text, copied);
+        if (size > 0)
+            name[copied] = '\0';
+    }
+    pthread_mutex_unlock(&defs->lock);
+    return length;
+}
+
 uint32_t adt_defs_source_location(adt_defs *defs, const char *file, uint32_t line)
 {
     if (!file)

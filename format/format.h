@@ -263,6 +263,9 @@ uint32_t adt_defs_region(adt_defs *defs, const char *name, const char *canonical
                          adt_region_role role, adt_paradigm paradigm,
                          const char *source_file, uint32_t begin_line, uint32_t end_line);
 uint32_t adt_defs_source_location(adt_defs *defs, const char *file, uint32_t line);
+/* Region region's name copied into name (size bytes, NUL-terminated, cut
+ * where longer); its whole length, or 0 for a region not defined. */
+size_t adt_defs_region_name(adt_defs *defs, uint32_t region, char *name, size_t size);
 
 /* A communicator, identified across ranks by (creator_world_rank,
  * sequence): the world rank of its rank 0 and a number that rank handed

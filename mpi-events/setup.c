@@ -390,6 +390,7 @@ void adt_mpi_init_end(const adt_mpi_call *init)
     measuring = true;
     /* The stream opens only as MPI_Init returns: its call's record starts
      * at the time of its Enter record, as in the archive. */
+    adt_online_name_regions_from(adt_runtime_defs());
     adt_online_start(adt_runtime_config(), &mpmd, (uint32_t)rank, (uint32_t)size, archive_dir, adt_mpi_region_ids,
                      ADT_MPI_FN_COUNT, init->enter_time, begin_offset.offset, init->location);
     adt_runtime_set_undelivered_events(adt_online_undelivered_events);

@@ -174,9 +174,9 @@ typedef struct analyzer {
 } analyzer;
 
 /* The live totals' namer (adt_live_namer): an MPI function's region by
- * its name, an address as the archive names it. A region that is not an
- * MPI function's (a user region: its name is not streamed) is named by
- * its id. */
+ * its name, another region (a user region) by the name its rank sent, an
+ * address as the archive names it. A region whose name did not come (a
+ * region numbered beyond ADT_ONLINE_REGIONS_NAMED) is named by its id. */
 static const char *name_context(void *state, uint32_t rank, uint32_t id, uint64_t key, bool below_measurement,
                                 bool *measurement)
 {
@@ -190,6 +190,9 @@ static const char *name_context(void *state, uint32_t rank, uint32_t id, uint64_
     for (int f = 0; f < ADT_MPI_FN_COUNT; f++)
         if (a->mpi_regions[rank][f] == region)
             return a->names[f];
+    const char *sent = adt_live_region_name(&a->live, rank, region);
+    if (sent != NULL)
+        return sent;
     snprintf(a->unknown_region, sizeof a->unknown_region, "[region %" PRIu32 "]", region);
     return a->unknown_region;
 }

@@ -98,6 +98,7 @@ void adt_live_destroy(adt_live *live)
     for (uint32_t r = 0; live->samples != NULL && r < live->ranks; r++) {
         adt_feed_samples_free(&live->samples[r].tree);
         free(live->samples[r].measurement);
+        free(live->samples[r].region_names);
     }
     for (uint32_t f = 0; f < live->function_count; f++)
         free(live->function_names[f]);
@@ -184,6 +185,50 @@ static void define_context(adt_live *live, uint32_t rank, const adt_online_recor
     if (function == ADT_FEED_NO_FUNCTION || (measurement && !note_measurement(samples, record->id)))
         return;
     adt_feed_context_define(&samples->tree, record->id, above ? parent : ADT_FEED_NO_PARENT, function);
+}
+
+const char *adt_live_region_name(const adt_live *live, uint32_t rank, uint32_t region)
+{
+    const adt_live_samples *samples = &live->samples[rank];
+    for (uint32_t i = 0; i < samples->region_name_count; i++)
+        if (samples->region_names[i].region == region)
+            return samples->region_names[i].complete ? samples->region_names[i].name : NULL;
+    return NULL;
+}
+
+/* A part of a region's name (its index below
+ * ADT_ONLINE_REGION_NAME_MAX / ADT_ONLINE_NAME_BYTES_PER_RECORD, checked):
+ * part 0 starts the name again (a rank whose chunk ran out in the middle
+ * of a name sends it whole again); a part out of order leaves the name
+ * incomplete. -1 when out of memory. */
+static int add_region_name(adt_live *live, uint32_t rank, const adt_online_record *record)
+{
+    adt_live_samples *samples = &live->samples[rank];
+    adt_live_named_region *entry = NULL;
+    for (uint32_t i = 0; i < samples->region_name_count && entry == NULL; i++)
+        if (samples->region_names[i].region == record->id)
+            entry = &samples->region_names[i];
+    if (entry == NULL) {
+        if (samples->region_name_count == samples->region_name_capacity) {
+            uint32_t capacity = samples->region_name_capacity ? 2 * samples->region_name_capacity : 8;
+            adt_live_named_region *grown = realloc(samples->region_names, capacity * sizeof *grown);
+            if (grown == NULL)
+                return -1;
+            samples->region_names = grown;
+            samples->region_name_capacity = capacity;
+        }
+        entry = &samples->region_names[samples->region_name_count++];
+        *entry = (adt_live_named_region){ .region = record->id };
+    }
+    uint32_t part = record->flags;
+    if (part == 0)
+        entry->parts = 0, entry->complete = false;
+    if (part != entry->parts || entry->complete)
+        return 0;
+    memcpy(entry->name + part * ADT_ONLINE_NAME_BYTES_PER_RECORD, record->name, ADT_ONLINE_NAME_BYTES_PER_RECORD);
+    entry->parts++;
+    entry->complete = memchr(record->name, '\0', ADT_ONLINE_NAME_BYTES_PER_RECORD) != NULL;
+    return 0;
 }
 
 /* What a sample at halving shift stands for: the archive's interrupt
@@ -498,6 +543,10 @@ int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *
             record->id >= live->ranks)
             return fail(error, error_size, "messages of rank %" PRIu32 " to rank %" PRIu32 " of %" PRIu32, source,
                         record->id, live->ranks);
+        if (record->kind == ADT_ONLINE_RECORD_REGION_NAME &&
+            record->flags >= ADT_ONLINE_REGION_NAME_MAX / ADT_ONLINE_NAME_BYTES_PER_RECORD)
+            return fail(error, error_size, "part %" PRIu32 " of a region name of rank %" PRIu32, (uint32_t)record->flags,
+                        source);
         if (record->kind < ADT_ONLINE_RECORD_CALL || record->kind > ADT_ONLINE_RECORD_LAST)
             return fail(error, error_size, "a record of rank %" PRIu32 " of unknown kind %" PRIu32, source,
                         record->kind);
@@ -535,6 +584,9 @@ int adt_live_add_chunk(adt_live *live, uint32_t source, const adt_online_chunk *
                 adt_feed_message(&live->matrix, source, record->id, record->end.bytes);
             if (add_message_end(live, source, record) != 0)
                 return fail(error, error_size, "out of memory for the message ends of rank %" PRIu32, source);
+        } else if (record->kind == ADT_ONLINE_RECORD_REGION_NAME) {
+            if (add_region_name(live, source, record) != 0)
+                return fail(error, error_size, "out of memory for the region names of rank %" PRIu32, source);
         } else if (record->kind == ADT_ONLINE_RECORD_COLLECTIVE) {
             if (add_collective_end(live, source, record) != 0)
                 return fail(error, error_size,

@@ -95,8 +95,21 @@ typedef const char *(*adt_live_namer)(void *state, uint32_t rank, uint32_t id, u
  * analysis (feed/feed.h; functions: indices into adt_live.function_names),
  * each sample standing for round(2^k × 10^6 / rate) µs at halving k (the
  * archive's interrupt generator period). */
+/* A region's name as a rank sent it (ADT_ONLINE_RECORD_REGION_NAME): its
+ * parts come in order; complete once the part with the NUL came. */
+typedef struct adt_live_named_region {
+    uint32_t region;
+    uint32_t parts;
+    bool complete;
+    char name[ADT_ONLINE_REGION_NAME_MAX];
+} adt_live_named_region;
+
 typedef struct adt_live_samples {
     uint32_t rate_hz; /* 0 until its introduction said, or not sampled */
+    /* The names of the regions met in its calling contexts */
+    adt_live_named_region *region_names;
+    uint32_t region_name_count;
+    uint32_t region_name_capacity;
     adt_feed_samples tree;
     /* [node id]: adaptrace's own frame (the namer folds the frames below
      * it into it too) */
@@ -174,6 +187,10 @@ int adt_live_create(adt_live *live, uint32_t ranks, uint32_t functions);
  * others' are another analyzer's). */
 void adt_live_serve(adt_live *live, uint32_t first, uint32_t end);
 void adt_live_destroy(adt_live *live);
+
+/* The name rank sent for region (ADT_ONLINE_RECORD_REGION_NAME), NULL
+ * where none came whole. For the namer. */
+const char *adt_live_region_name(const adt_live *live, uint32_t rank, uint32_t region);
 
 /* Adds a chunk of bytes bytes that came from rank source (last: its last
  * one): its calls, its messages, its message and collective ends, its

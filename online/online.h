@@ -229,6 +229,11 @@ void adt_online_mpmd_release(adt_online_mpmd *mpmd);
  * sampling rate's halvings and the start of its span are streamed, and
  * with trace output its buffer's full event chunks). Does nothing when
  * config->analyzers is 0 and the job holds no analyzer. */
+/* Before adt_online_start: the definitions whose names of the regions
+ * met in calling contexts (user regions', MPI functions') the stream
+ * sends, so that the analyzer names their samples as the archive does. */
+void adt_online_name_regions_from(adt_defs *defs);
+
 void adt_online_start(const adt_config *config, const adt_online_mpmd *mpmd, uint32_t rank, uint32_t size,
                       const char *archive_dir, const uint32_t *mpi_regions, uint32_t mpi_functions,
                       uint64_t init_enter, int64_t clock_offset, adt_location *location);

@@ -14,6 +14,9 @@
  * (trace output: in flight, or awaiting the analyzer's confirmation;
  * fewer where the arena has fewer than 3 times as many chunks). */
 #define ADT_ONLINE_EVENT_CHUNKS 32
+/* The regions whose names a rank streams: those numbered below this (a
+ * region above is named by its number in the live report). */
+#define ADT_ONLINE_REGIONS_NAMED (1u << 16)
 /* Of those, sends not complete at most (fewer where the arena has fewer
  * than 4 times as many chunks). */
 #define ADT_ONLINE_EVENT_SENDS 8

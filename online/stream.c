@@ -164,6 +164,9 @@ static struct {
     collective_count collectives[ADT_ONLINE_COLLECTIVE_COMMS];
     /* One bit per calling-context node: defined to the analyzer. */
     uint64_t *contexts_sent;
+    /* Bits of the regions below ADT_ONLINE_REGIONS_NAMED whose names were
+     * sent (name_region). */
+    uint64_t *regions_named;
     uint32_t context_capacity;
     /* [function]: the calls that found every chunk in flight */
     function_totals *totals;
@@ -227,6 +230,10 @@ static struct {
     uint64_t counter_totals[ADT_ONLINE_COUNTERS_MAX];
     uint64_t counter_values[ADT_METRICS_COUNT_MAX];
 } stream = { .filling = -1, .samples_record = -1 };
+
+/* Where the names of the regions met in calling contexts come from
+ * (adt_online_name_regions_from); NULL: none is named. */
+static adt_defs *region_defs;
 
 /* The streaming thread's requests of other threads' chunks sent and not
  * delivered yet (handover.c holds the slots). */
@@ -576,6 +583,37 @@ static void send_if_full(void)
         send_chunk(stream.filling, ADT_ONLINE_TAG_CHUNK);
 }
 
+/* Sends region's name (ADT_ONLINE_RECORD_REGION_NAME, in parts) where
+ * not sent yet; false when a chunk ran out (the parts sent are sent again
+ * with the next try: the analyzer starts a name at its part 0). Normal
+ * context of the streaming thread, once per region met in a calling
+ * context: adt_defs_region_name copies the name under the definitions'
+ * mutex, which only normal code takes (never a handler), and the stack
+ * holds the copy. */
+static bool name_region(uint32_t region, uint64_t time)
+{
+    if (region_defs == NULL || region >= ADT_ONLINE_REGIONS_NAMED ||
+        (stream.regions_named[region / 64] >> (region % 64) & 1))
+        return true;
+    char name[ADT_ONLINE_REGION_NAME_MAX];
+    if (adt_defs_region_name(region_defs, region, name, sizeof name) > 0) {
+        size_t bytes = strlen(name) + 1;
+        for (size_t part = 0; part * ADT_ONLINE_NAME_BYTES_PER_RECORD < bytes; part++) {
+            adt_online_record *record = next_record(time);
+            if (record == NULL)
+                return false;
+            *record = (adt_online_record){ .kind = ADT_ONLINE_RECORD_REGION_NAME, .flags = (uint16_t)part,
+                                           .id = region };
+            size_t at = part * ADT_ONLINE_NAME_BYTES_PER_RECORD, left = bytes - at;
+            memcpy(record->name, name + at,
+                   left < ADT_ONLINE_NAME_BYTES_PER_RECORD ? left : ADT_ONLINE_NAME_BYTES_PER_RECORD);
+            send_if_full();
+        }
+    }
+    stream.regions_named[region / 64] |= 1ull << (region % 64);
+    return true;
+}
+
 static bool context_sent(uint32_t id)
 {
     return id >= stream.context_capacity || (stream.contexts_sent[id / 64] >> (id % 64) & 1);
@@ -596,6 +634,9 @@ static bool define_context(uint32_t id, uint64_t time)
                 break;
             top = parent;
         }
+        uint32_t region;
+        if (adt_sampler_context_key_region(key, &region) && !name_region(region, time))
+            return false;
         adt_online_record *record = next_record(time);
         if (record == NULL)
             return false;
@@ -1207,6 +1248,8 @@ static void free_tables(void)
 {
     free(stream.contexts_sent);
     stream.contexts_sent = NULL;
+    free(stream.regions_named);
+    stream.regions_named = NULL;
     free(stream.totals);
     stream.totals = NULL;
     free(stream.receivers);
@@ -1221,6 +1264,11 @@ static void free_tables(void)
     stream.thread_receivers_streamed = NULL;
 }
 
+void adt_online_name_regions_from(adt_defs *defs)
+{
+    region_defs = defs;
+}
+
 int adt_online_stream_open(MPI_Comm inter, int analyzer, uint32_t rank, uint32_t ranks, uint32_t functions,
                            uint64_t hold_ticks, uint64_t init_enter, adt_location *location, bool profile,
                            const char *archive_dir)
@@ -1229,13 +1277,15 @@ int adt_online_stream_open(MPI_Comm inter, int analyzer, uint32_t rank, uint32_t
     stream.context_capacity = adt_sampler_context_capacity();
     stream.chunks = calloc(ADT_ONLINE_CHUNKS, sizeof *stream.chunks);
     stream.contexts_sent = calloc(stream.context_capacity / 64 + 1, sizeof *stream.contexts_sent);
+    stream.regions_named = calloc(ADT_ONLINE_REGIONS_NAMED / 64, sizeof *stream.regions_named);
     stream.totals = calloc(functions > 0 ? functions : 1, sizeof *stream.totals);
     stream.receivers = calloc(ranks > 0 ? ranks : 1, sizeof *stream.receivers);
     stream.thread_totals = calloc(functions > 0 ? functions : 1, sizeof *stream.thread_totals);
     stream.thread_receivers = calloc(ranks > 0 ? ranks : 1, sizeof *stream.thread_receivers);
     stream.thread_totals_streamed = calloc(functions > 0 ? functions : 1, sizeof *stream.thread_totals_streamed);
     stream.thread_receivers_streamed = calloc(ranks > 0 ? ranks : 1, sizeof *stream.thread_receivers_streamed);
-    if (stream.chunks == NULL || stream.contexts_sent == NULL || stream.totals == NULL || stream.receivers == NULL ||
+    if (stream.chunks == NULL || stream.contexts_sent == NULL || stream.regions_named == NULL ||
+        stream.totals == NULL || stream.receivers == NULL ||
         stream.thread_totals == NULL || stream.thread_receivers == NULL || stream.thread_totals_streamed == NULL ||
         stream.thread_receivers_streamed == NULL) {
         free(stream.chunks);

@@ -279,9 +279,21 @@ typedef enum adt_online_record_kind {
      * at the rank's previous sample streamed (what adaptrace-report
      * counts for a sample). */
     ADT_ONLINE_RECORD_COUNTS,
+    /* Part of the name of region id, a region that is not an MPI
+     * function's (a user region) met as a calling-context node's key:
+     * flags the part's index (0, 1, ...), name its
+     * ADT_ONLINE_NAME_BYTES_PER_RECORD bytes; the last part holds the
+     * name's NUL. Sent once per region, before the first context record
+     * whose key it is, so that the analyzer names the node as the
+     * archive names the region. */
+    ADT_ONLINE_RECORD_REGION_NAME,
 } adt_online_record_kind;
 
-#define ADT_ONLINE_RECORD_LAST ADT_ONLINE_RECORD_COUNTS
+#define ADT_ONLINE_RECORD_LAST ADT_ONLINE_RECORD_REGION_NAME
+#define ADT_ONLINE_NAME_BYTES_PER_RECORD 40
+/* A region name's bytes that are streamed at most, NUL included (a longer
+ * one is cut there). */
+#define ADT_ONLINE_REGION_NAME_MAX 1024
 #define ADT_ONLINE_COUNTS_PER_RECORD 5
 
 /* A collective end without an instance number (above). */
@@ -377,6 +389,7 @@ typedef struct adt_online_record {
             uint64_t sequence;
         } collective;
         uint64_t counts[ADT_ONLINE_COUNTS_PER_RECORD];
+        char name[ADT_ONLINE_NAME_BYTES_PER_RECORD];
     };
 } adt_online_record;
 

@@ -205,6 +205,9 @@ uint64_t adt_sampler_tap_events_stopped(void);
  * are written: a node is published only once written). Its parent
  * (ADT_UNDEFINED_ID for a root) and key. */
 void adt_sampler_context_node(uint32_t id, uint32_t *parent, uint64_t *key);
+/* Whether a node's key is a region's (an MPI function's or a user
+ * region's leaf), and which (*region); false for an instruction address. */
+bool adt_sampler_context_key_region(uint64_t key, uint32_t *region);
 /* The nodes the tree can hold (every id is below it); 0 before
  * adt_sampler_init. */
 uint32_t adt_sampler_context_capacity(void);

@@ -342,6 +342,12 @@ void adt_sampler_context_node(uint32_t id, uint32_t *parent, uint64_t *key)
     *key = node->key;
 }
 
+bool adt_sampler_context_key_region(uint64_t key, uint32_t *region)
+{
+    *region = (uint32_t)(key & UINT32_MAX);
+    return (key & ADT_CCT_KEY_REGION) != 0;
+}
+
 uint32_t adt_sampler_context_capacity(void)
 {
     return adt_sampler.tree.capacity;

@@ -671,6 +671,21 @@ int temporary_file()
     return fd;
 }
 
+// The buffer's image, as a rescue file holds it.
+std::vector<char> image_of(const adt_buffer *buffer)
+{
+    int fd = temporary_file();
+    std::vector<char> image;
+    if (fd >= 0 && adt_buffer_image_write(buffer, fd) > 0) {
+        image.resize(static_cast<size_t>(lseek(fd, 0, SEEK_END)));
+        if (pread(fd, image.data(), image.size(), 0) != (ssize_t)image.size())
+            image.clear();
+    }
+    if (fd >= 0)
+        close(fd);
+    return image;
+}
+
 }  // namespace
 
 TEST(BufferStream, StreamedAndSpilledChunksReadBackInOrder)
@@ -734,13 +749,8 @@ TEST(BufferStream, StreamedAndSpilledChunksReadBackInOrder)
 
     // The image, read with one file that holds both the spilled chunks
     // (from the image) and the streamed ones, as analyzer 0 reads a rank.
-    char image_path[] = "/tmp/adaptrace-stream-image-XXXXXX";
-    int image_fd = mkstemp(image_path);
-    ASSERT_GE(image_fd, 0);
-    unlink(image_path);
-    ASSERT_GT(adt_buffer_image_write(buffer, image_fd), 0);
-    std::vector<char> image(static_cast<size_t>(lseek(image_fd, 0, SEEK_END)));
-    ASSERT_EQ(pread(image_fd, image.data(), image.size(), 0), (ssize_t)image.size());
+    std::vector<char> image = image_of(buffer);
+    ASSERT_FALSE(image.empty());
     ASSERT_EQ(adt_buffer_image_spill_into(image.data(), image.size(), streamed_fd), 0);
     const void *spilled = nullptr;
     size_t spilled_bytes = adt_buffer_image_spill(image.data(), image.size(), &spilled);
@@ -789,7 +799,6 @@ TEST(BufferStream, StreamedAndSpilledChunksReadBackInOrder)
     EXPECT_LT(count, stored.size());
     adt_reader_close(reader);
     adt_buffer_destroy(read);
-    close(image_fd);
     close(streamed_fd);
     close(run.spill_fd);
     adt_buffer_destroy(buffer);
@@ -832,13 +841,8 @@ TEST(BufferStream, AChunkKeptInFlightFillsOnlyAHoleOfTheReceiversFile)
         EXPECT_EQ(std::memcmp(held.data(), chunk.bytes, chunk_bytes), 0) << "place " << chunk.position;
     }
 
-    char image_path[] = "/tmp/adaptrace-hole-image-XXXXXX";
-    int image_fd = mkstemp(image_path);
-    ASSERT_GE(image_fd, 0);
-    unlink(image_path);
-    ASSERT_GT(adt_buffer_image_write(buffer, image_fd), 0);
-    std::vector<char> image(static_cast<size_t>(lseek(image_fd, 0, SEEK_END)));
-    ASSERT_EQ(pread(image_fd, image.data(), image.size(), 0), (ssize_t)image.size());
+    std::vector<char> image = image_of(buffer);
+    ASSERT_FALSE(image.empty());
     adt_image_repair repair{};
     char error[256] = "";
     adt_buffer *read = adt_buffer_image_read(image.data(), image.size(), 0, streamed_fd, nullptr, nullptr, &repair,
@@ -847,7 +851,6 @@ TEST(BufferStream, AChunkKeptInFlightFillsOnlyAHoleOfTheReceiversFile)
     EXPECT_EQ(repair.records_cut, 0u);
     expect_readout(adt_buffer_location_at(read, 0), stored);
     adt_buffer_destroy(read);
-    close(image_fd);
     close(streamed_fd);
     adt_buffer_destroy(buffer);
 }

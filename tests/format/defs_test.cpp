@@ -38,6 +38,19 @@ TEST(FormatDefs, IdenticalDefinitionsShareAnIdAndIdsAreDense)
               ADT_UNDEFINED_ID);
 }
 
+TEST(FormatDefs, ARegionsNameIsCopiedWholeOrCut)
+{
+    Defs defs;
+    uint32_t kernel = adt_defs_region(defs.d, "kernel", nullptr, ADT_ROLE_FUNCTION, ADT_PARADIGM_USER, nullptr, 0, 0);
+    char name[8];
+    EXPECT_EQ(adt_defs_region_name(defs.d, kernel, name, sizeof name), 6u);
+    EXPECT_STREQ(name, "kernel");
+    char short_room[4];
+    EXPECT_EQ(adt_defs_region_name(defs.d, kernel, short_room, sizeof short_room), 6u) << "its whole length";
+    EXPECT_STREQ(short_room, "ker");
+    EXPECT_EQ(adt_defs_region_name(defs.d, kernel + 1, name, sizeof name), 0u) << "a region not defined";
+}
+
 TEST(FormatDefs, CommunicatorsAreKeyedByCreatorAndSequence)
 {
     Defs defs;

@@ -124,6 +124,9 @@ CASE:
            analyzer with SIGTERM, and analyzer 0 writes a last live report
            of what it received that says so (ended_by, no rank finished),
            with the page beside it where the build has one.
+  user-regions  the user API's program (tests/user, balanced): the live
+           report equals adaptrace-report, the samples in its regions
+           named by the regions' names (check_user_regions).
   recovered-in-flight  the same run, its analyzer stopped (SIGSTOP)
            before the rounds and killed (SIGKILL) as the ranks are ended
            by SIGTERM after them: the chunks each rank had sent and the
@@ -282,11 +285,13 @@ def total_calls(report):
 
 def check_equal(run_dir, mpiexec, launcher, program, report, otf2_print, ranks=2, arguments=(),
                 expected_functions=("MPI_Send", "MPI_Recv", "MPI_Isend", "MPI_Waitall", "MPI_Allreduce", "MPI_Bcast",
-                                    "MPI_Init", "MPI_Finalize"), analyzers=1, command=None, receivers_unknown=0):
+                                    "MPI_Init", "MPI_Finalize"), analyzers=1, command=None, receivers_unknown=0,
+                point_to_point=True):
     """command: the run's own (it writes run_dir/archive), in place of
     adaptrace --analyzers under mpirun (check_mpmd.py's MPMD launch);
     receivers_unknown: the sends to no rank the program makes (left out of
-    both matrices)."""
+    both matrices); point_to_point: whether it sends any (else both
+    matrices are empty)."""
     archive = os.path.join(run_dir, "archive")
     stderr = run(command or traced(mpiexec, launcher, archive, [program, *arguments], ranks=ranks,
                                    analyzers=analyzers), run_dir)
@@ -335,12 +340,12 @@ def check_equal(run_dir, mpiexec, launcher, program, report, otf2_print, ranks=2
     check_rank_spread(live, offline)
     check_steps(live, offline)
     check_rates(live, offline)
-    check_matrix(live, offline, receivers_unknown)
-    check_waiting(live, offline, summary, ranks, analyzers, receivers_unknown)
+    check_matrix(live, offline, receivers_unknown, point_to_point)
+    check_waiting(live, offline, summary, ranks, analyzers, receivers_unknown, point_to_point)
     check_sampled(live, offline, summary)
 
 
-def check_waiting(live, offline, summary, ranks, analyzers, receivers_unknown=0):
+def check_waiting(live, offline, summary, ranks, analyzers, receivers_unknown=0, point_to_point=True):
     """Late sender and collective waiting: the event feed's analysis
     (feed/waiting.c) fed live by the analyzers from the ranks' message and
     collective ends, and by adaptrace-report from the archive. The counts
@@ -388,7 +393,7 @@ def check_waiting(live, offline, summary, ranks, analyzers, receivers_unknown=0)
         for key in ("min", "mean", "max"):
             if abs(spread[key] - expected_spread[key]) > 1e-9 * matched + 1e-6 * expected_spread[key]:
                 fail(f"{figure} per rank, {key}: {spread[key]} live, {expected_spread[key]} in adaptrace-report")
-    if not any(rank["late_sender_seconds"] > 0 for rank in offline["ranks"]) or \
+    if (point_to_point and not any(rank["late_sender_seconds"] > 0 for rank in offline["ranks"])) or \
             not any(rank["collective_wait_seconds"] > 0 for rank in offline["ranks"]):
         fail("adaptrace-report found no late sender or no collective waiting: the comparison shows nothing")
     # The ranks by their waiting, most first: the feed's one ordering of the
@@ -402,18 +407,18 @@ def check_waiting(live, offline, summary, ranks, analyzers, receivers_unknown=0)
           f"ranks waiting most {live['ranks_waiting_most']} as adaptrace-report's")
 
 
-def check_matrix(live, offline, receivers_unknown=0):
+def check_matrix(live, offline, receivers_unknown=0, point_to_point=True):
     """The communication matrix (messages and bytes per sending and
     receiving world rank, row-major) from the stream's message records:
-    exactly adaptrace-report's, and not empty (the programs send
-    point-to-point); no message left out of it but the receivers_unknown
+    exactly adaptrace-report's, and not empty where the program sends
+    point-to-point; no message left out of it but the receivers_unknown
     sends to no rank, which adaptrace-report's leaves out too."""
     for key in ("matrix_messages", "matrix_bytes"):
         if key not in live:
             fail(f"no {key} in the live report")
         if live[key] != offline[key]:
             fail(f"{key}: {live[key]} live, {offline[key]} in adaptrace-report")
-    if sum(offline["matrix_messages"]) == 0:
+    if point_to_point and sum(offline["matrix_messages"]) == 0:
         fail("adaptrace-report's matrix is empty: nothing compared")
     left_out = live["messages_not_in_matrix_by_cause"]
     if left_out != dict({cause: 0 for cause in left_out}, receiver_unknown=receivers_unknown):
@@ -1228,6 +1233,23 @@ def check_demo(run_dir, mpiexec, launcher, program, report, otf2_print, analyzer
                 expected_functions=("MPI_Isend", "MPI_Irecv", "MPI_Waitall", "MPI_Allreduce", "MPI_Comm_split",
                                     "MPI_Reduce", "MPI_Gather", "MPI_Bcast"))
     check_offline_records(run_dir, mpiexec, launcher, [demo, *arguments], 4, ENVIRONMENT)
+
+
+def check_user_regions(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """The user API's program (tests/user, its balanced regions): the live
+    report equals adaptrace-report, its sampled functions included, where
+    the samples inside the user regions are named by the regions' names,
+    which the ranks stream (before, by their numbers: '[region 3]')."""
+    user_regions = os.path.join(os.path.dirname(launcher), "user-regions")
+    check_equal(run_dir, mpiexec, launcher, user_regions, report, otf2_print, arguments=("balanced",),
+                expected_functions=("MPI_Allreduce", "MPI_Barrier"), point_to_point=False)
+    live = read_live(os.path.join(run_dir, "archive"))
+    names = {f["name"] for f in live["sampled_functions"]}
+    numbered = sorted(name for name in names if name.startswith("[region "))
+    if numbered or not {"kernel", "solver"} <= names:
+        fail(f"the live sampled functions {sorted(names)} do not name the regions kernel and solver "
+             f"(named by number: {numbered})")
+    print(f"the user regions named in the live sampled profile: {sorted(names & {'setup', 'iterate', 'solver', 'kernel', 'tiny'})}")
 
 
 def check_demo_two(run_dir, mpiexec, launcher, program, report, otf2_print):
@@ -2342,7 +2364,7 @@ CASES = {"halved-offline": check_halved_offline, "samples-streamed": check_sampl
          "threads-killed": check_threads_killed, "stopped-killed": check_stopped_killed,
          "threads-recovered": check_threads_recovered,
          "rank-killed": check_rank_killed, "recovered-events": check_recovered_events,
-         "recovered-in-flight": check_recovered_in_flight, "page": check_page}
+         "recovered-in-flight": check_recovered_in_flight, "user-regions": check_user_regions, "page": check_page}
 
 if __name__ == "__main__":
     if len(sys.argv) != (9 if sys.argv[1:2] in (["page"], ["killed-second"]) else 8) or sys.argv[1] not in CASES:

@@ -5,7 +5,9 @@
 // written by a rename with the totals.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -123,6 +125,52 @@ TEST_F(Live, ChunksAddUpPerRankAndFunction)
     EXPECT_EQ(live.states[0].heard, 0u);
     // Running totals: the latest header's, not their sum.
     EXPECT_EQ(live.states[1].unstreamed[ADT_ONLINE_LOSS_ANALYZER_BEHIND], 5u);
+}
+
+// A region's name in parts of ADT_ONLINE_NAME_BYTES_PER_RECORD bytes: whole
+// once the part with its NUL came; a name whose sending ran out of chunks
+// starts again at part 0; a part out of order leaves it incomplete; a part
+// beyond ADT_ONLINE_REGION_NAME_MAX refuses the chunk.
+adt_online_record name_part(uint32_t region, uint16_t part, const std::string &name)
+{
+    adt_online_record record{};
+    record.kind = ADT_ONLINE_RECORD_REGION_NAME;
+    record.id = region;
+    record.flags = part;
+    size_t at = part * ADT_ONLINE_NAME_BYTES_PER_RECORD;
+    std::memcpy(record.name, name.c_str() + at, std::min<size_t>(ADT_ONLINE_NAME_BYTES_PER_RECORD, name.size() + 1 - at));
+    return record;
+}
+
+TEST_F(Live, ARegionsNameComesInPartsAndStartsAgainAtPartZero)
+{
+    const std::string long_name = "a user region named at length, " + std::string(30, 'x');
+    ASSERT_GT(long_name.size() + 1, ADT_ONLINE_NAME_BYTES_PER_RECORD);
+    adt_online_chunk chunk{};
+    chunk.header.rank = 1;
+    chunk.header.records = 4;
+    chunk.records[0] = name_part(7, 0, long_name);
+    chunk.records[1] = name_part(9, 0, "kernel");
+    chunk.records[2] = name_part(7, 0, long_name);  // sent again, whole
+    chunk.records[3] = name_part(7, 1, long_name);
+    ASSERT_EQ(adt_live_add_chunk(&live, 1, &chunk, chunk_bytes(4), false, error, sizeof error), 0) << error;
+    ASSERT_NE(adt_live_region_name(&live, 1, 7), nullptr);
+    EXPECT_EQ(std::string(adt_live_region_name(&live, 1, 7)), long_name);
+    ASSERT_NE(adt_live_region_name(&live, 1, 9), nullptr);
+    EXPECT_EQ(std::string(adt_live_region_name(&live, 1, 9)), "kernel");
+    EXPECT_EQ(adt_live_region_name(&live, 0, 9), nullptr) << "rank 1's region, not rank 0's";
+
+    chunk.header.records = 2;
+    chunk.records[0] = name_part(11, 0, long_name);
+    chunk.records[1] = name_part(11, 2, long_name);  // part 1 missing
+    ASSERT_EQ(adt_live_add_chunk(&live, 1, &chunk, chunk_bytes(2), false, error, sizeof error), 0) << error;
+    EXPECT_EQ(adt_live_region_name(&live, 1, 11), nullptr);
+
+    chunk.header.records = 1;
+    chunk.records[0] = name_part(12, 0, "x");
+    chunk.records[0].flags = ADT_ONLINE_REGION_NAME_MAX / ADT_ONLINE_NAME_BYTES_PER_RECORD;
+    EXPECT_EQ(adt_live_add_chunk(&live, 1, &chunk, chunk_bytes(1), false, error, sizeof error), -1);
+    EXPECT_NE(std::string(error).find("part"), std::string::npos) << error;
 }
 
 // A call with MPI calls nested in it (an error handler's, a generalized
