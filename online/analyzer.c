@@ -244,6 +244,26 @@ static void introduce(analyzer *a, uint32_t rank, const char *message, size_t by
     a->live.states[rank].rate_hz = introduction.sampling_rate_hz;
 }
 
+/* A rank's module list sent again (ADT_ONLINE_TAG_MODULES: the objects it
+ * loaded changed): its frames named by it from now on (those named
+ * before keep their names). A rank whose introduction was not taken
+ * stays unnamed. */
+static void take_module_list(analyzer *a, uint32_t rank, const char *text, size_t bytes)
+{
+    if (a->namers[rank] == NULL)
+        return;
+    adt_sampler_namer *namer = adt_sampler_namer_open(text, bytes);
+    if (namer == NULL) {
+        fprintf(stderr,
+                "adaptrace-analyzer %d: out of memory for rank %" PRIu32
+                "'s modules loaded after its start: their frames keep the names of its start\n",
+                a->index, rank);
+        return;
+    }
+    adt_sampler_namer_close(a->namers[rank]);
+    a->namers[rank] = namer;
+}
+
 static int parse_count(const char *text, uint32_t low, uint32_t high, uint32_t *value)
 {
     char *end;
@@ -352,19 +372,22 @@ static bool receive_waiting(analyzer *a)
             }
             continue;
         }
-        if (status.MPI_TAG == ADT_ONLINE_TAG_INTRODUCTION) {
+        if (status.MPI_TAG == ADT_ONLINE_TAG_INTRODUCTION || status.MPI_TAG == ADT_ONLINE_TAG_MODULES) {
+            bool introduction = status.MPI_TAG == ADT_ONLINE_TAG_INTRODUCTION;
             char *message = malloc(bytes > 0 ? (size_t)bytes : 1);
             if (message == NULL ||
                 MPI_Recv(message, bytes, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG, a->parent, MPI_STATUS_IGNORE) !=
                     MPI_SUCCESS) {
                 free(message);
                 a->parents_lost = true;
-                fprintf(stderr, "adaptrace-analyzer %d: the introduction of rank %d could not be received\n",
-                        a->index, status.MPI_SOURCE);
+                fprintf(stderr, "adaptrace-analyzer %d: the %s of rank %d could not be received\n", a->index,
+                        introduction ? "introduction" : "module list", status.MPI_SOURCE);
                 return received;
             }
-            if ((uint32_t)status.MPI_SOURCE < a->ranks)
+            if ((uint32_t)status.MPI_SOURCE < a->ranks && introduction)
                 introduce(a, (uint32_t)status.MPI_SOURCE, message, (size_t)bytes);
+            else if ((uint32_t)status.MPI_SOURCE < a->ranks)
+                take_module_list(a, (uint32_t)status.MPI_SOURCE, message, (size_t)bytes);
             free(message);
             continue;
         }

@@ -159,10 +159,7 @@ static int spawn(const adt_config *config, uint32_t ranks, const char *path, uin
     return 0;
 }
 
-/* The text of /proc/self/maps in a buffer of its own after `before`
- * bytes (malloc'd), its length in *length; NULL when out of memory or
- * unreadable. */
-static char *read_maps(size_t before, size_t *length)
+char *adt_online_read_maps(size_t before, size_t *length)
 {
     FILE *maps = fopen("/proc/self/maps", "r");
     if (maps == NULL)
@@ -199,7 +196,7 @@ static bool introduce(uint32_t rank, const adt_config *config, const uint32_t *m
 {
     size_t regions_bytes = mpi_functions * sizeof *mpi_regions, maps_bytes = 0;
     size_t before = sizeof(adt_online_introduction) + regions_bytes;
-    char *message = read_maps(before, &maps_bytes);
+    char *message = adt_online_read_maps(before, &maps_bytes);
     uint32_t counters = config->sampling ? adt_sampler_metric_count() : 0;
     size_t names_bytes = (size_t)counters * ADT_ONLINE_COUNTER_NAME_BYTES;
     char *grown = message != NULL ? realloc(message, before + maps_bytes + names_bytes) : NULL;

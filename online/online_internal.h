@@ -14,14 +14,19 @@
  * (trace output: in flight, or awaiting the analyzer's confirmation;
  * fewer where the arena has fewer than 3 times as many chunks). */
 #define ADT_ONLINE_EVENT_CHUNKS 32
-/* The regions whose names a rank streams: those numbered below this (a
- * region above is named by its number in the live report). */
-#define ADT_ONLINE_REGIONS_NAMED (1u << 16)
 /* Of those, sends not complete at most (fewer where the arena has fewer
  * than 4 times as many chunks). */
 #define ADT_ONLINE_EVENT_SENDS 8
+/* The regions whose names a rank streams: those numbered below this (a
+ * region above is named by its number in the live report). */
+#define ADT_ONLINE_REGIONS_NAMED (1u << 16)
 
 #include "online/handover.h"
+
+/* The text of /proc/self/maps in a buffer of its own after `before`
+ * bytes (malloc'd), its length in *length; NULL when out of memory or
+ * unreadable. Normal context (stdio, malloc). */
+char *adt_online_read_maps(size_t before, size_t *length);
 
 /* Opens the stream on inter to analyzer (its rank in the remote group);
  * rank: this rank in MPI_COMM_WORLD, of ranks (the receivers its messages

@@ -5,7 +5,13 @@
  * holds (the calling contexts they refer to defined before them, once).
  * No malloc (the chunks are reserved by
  * adt_online_stream_open), no lock (only that thread touches the chunks;
- * other threads only count their calls, atomically), no stdio. The only
+ * other threads only count their calls, atomically), no stdio, but on
+ * two paths taken once per new thing each, both in the normal context
+ * of that thread's MPI call: a region met in a calling context for the
+ * first time has its name copied from the definitions under their mutex
+ * (name_region), and a context keyed by an address found after the
+ * objects loaded changed sends /proc/self/maps again, read with stdio
+ * into malloc'd memory (send_module_list_if_changed). The only
  * MPI calls are PMPI_Isend, PMPI_Test and (the event chunks'
  * confirmations) PMPI_Irecv of empty messages on adaptrace's private
  * inter-communicator, whose error handler returns errors: a send that
@@ -59,6 +65,8 @@
  */
 #include <fcntl.h>
 #include <limits.h>
+#include <link.h>
+#include <stddef.h>
 #include <stdio.h> /* snprintf of the events file's path, at the open only */
 #include <stdlib.h>
 #include <string.h>
@@ -234,6 +242,16 @@ static struct {
 /* Where the names of the regions met in calling contexts come from
  * (adt_online_name_regions_from); NULL: none is named. */
 static adt_defs *region_defs;
+
+/* The module lists sent since the introduction (ADT_ONLINE_TAG_MODULES),
+ * each text held until its send completed; and the loader's count of
+ * objects loaded and unloaded when the last list was read. */
+#define MODULE_LISTS_IN_FLIGHT 4
+static struct {
+    MPI_Request requests[MODULE_LISTS_IN_FLIGHT];
+    char *texts[MODULE_LISTS_IN_FLIGHT];
+    unsigned long long loader_changes;
+} modules = { .requests = { MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL } };
 
 /* The streaming thread's requests of other threads' chunks sent and not
  * delivered yet (handover.c holds the slots). */
@@ -583,6 +601,77 @@ static void send_if_full(void)
         send_chunk(stream.filling, ADT_ONLINE_TAG_CHUNK);
 }
 
+/* dl_iterate_phdr's callback: the loader's counts of objects loaded and
+ * unloaded, from its first object (the same on each), then stop. */
+static int read_loader_changes(struct dl_phdr_info *info, size_t size, void *changes)
+{
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
+        *(unsigned long long *)changes = info->dlpi_adds + info->dlpi_subs;
+    return 1;
+}
+
+static unsigned long long loader_changes(void)
+{
+    unsigned long long changes = 0;
+    dl_iterate_phdr(read_loader_changes, &changes);
+    return changes;
+}
+
+/* The module lists whose sends completed, freed; the slot of one not in
+ * use, or -1. */
+static int free_module_list_slot(void)
+{
+    int free_slot = -1;
+    for (int i = 0; i < MODULE_LISTS_IN_FLIGHT; i++) {
+        int done = modules.texts[i] == NULL;
+        if (!done && PMPI_Test(&modules.requests[i], &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            done = 0;
+        if (done) {
+            free(modules.texts[i]);
+            modules.texts[i] = NULL;
+            free_slot = i;
+        }
+    }
+    return free_slot;
+}
+
+/* Where the objects loaded changed since the module list the analyzer
+ * last got (the introduction's, or one sent here): the text of
+ * /proc/self/maps sent again (ADT_ONLINE_TAG_MODULES), ahead of the
+ * context record about to be written, which goes in a chunk sent after
+ * it (MPI keeps their order: the analyzer probes any tag). Where every
+ * slot's send is still in flight or the list cannot be read, it is tried
+ * again at the next address context. Normal context of the streaming
+ * thread, at a context keyed by an address not streamed yet (rare once
+ * the run's paths are known): dl_iterate_phdr takes the loader's lock and
+ * stops at the first object; only where the objects changed are the maps
+ * read (stdio, malloc) and sent (PMPI_Isend, completed at a later call). */
+static void send_module_list_if_changed(void)
+{
+    if (stream.lost)
+        return;
+    unsigned long long changes = loader_changes();
+    if (changes == modules.loader_changes)
+        return;
+    int slot = free_module_list_slot();
+    if (slot < 0)
+        return;
+    size_t length = 0;
+    char *text = adt_online_read_maps(0, &length);
+    if (text == NULL || length > INT_MAX) {
+        free(text);
+        return;
+    }
+    if (PMPI_Isend(text, (int)length, MPI_BYTE, stream.analyzer, ADT_ONLINE_TAG_MODULES, stream.inter,
+                   &modules.requests[slot]) != MPI_SUCCESS) {
+        free(text);
+        lose_analyzer();
+        return;
+    }
+    modules.texts[slot] = text;
+    modules.loader_changes = changes;
+}
+
 /* Sends region's name (ADT_ONLINE_RECORD_REGION_NAME, in parts) where
  * not sent yet; false when a chunk ran out (the parts sent are sent again
  * with the next try: the analyzer starts a name at its part 0). Normal
@@ -635,7 +724,9 @@ static bool define_context(uint32_t id, uint64_t time)
             top = parent;
         }
         uint32_t region;
-        if (adt_sampler_context_key_region(key, &region) && !name_region(region, time))
+        if (!adt_sampler_context_key_region(key, &region))
+            send_module_list_if_changed();
+        else if (!name_region(region, time))
             return false;
         adt_online_record *record = next_record(time);
         if (record == NULL)
@@ -1302,6 +1393,8 @@ int adt_online_stream_open(MPI_Comm inter, int analyzer, uint32_t rank, uint32_t
     /* MPI_Init's Enter is in the buffer already: so is its Leave. */
     adt_online_frames[0] = (adt_online_frame){ init_enter, 0, 0, 0, false };
     stream.location = location;
+    /* The introduction, just sent, listed the objects loaded now. */
+    modules.loader_changes = loader_changes();
     /* The thread's first event, the start of its span: MPI_Init's Enter,
      * or the start of its sampling where that came first (the archive's
      * first sampling-rate mark is stamped then). */
@@ -1481,6 +1574,10 @@ bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats)
         if (stream.flying > 0 || stream.events_flying > 0 || handed_pending())
             pause_briefly();
     }
+    /* The module lists sent before the last chunk reached the analyzer
+     * before it (MPI keeps their order): freed where their sends
+     * completed; one still in flight keeps its text (MPI may read it). */
+    free_module_list_slot();
     /* An event chunk not delivered leaves a hole in the rank's file of
      * them: the analyzers must not write the archive from it. */
     bool complete =

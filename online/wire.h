@@ -32,6 +32,14 @@
  * -> rank: its adt_trace_result (format.h) once the archive is written. */
 #define ADT_ONLINE_TAG_END_STATE 2806
 #define ADT_ONLINE_TAG_WRITTEN 2807
+/* Rank -> analyzer: the text of its /proc/self/maps again, where the
+ * objects loaded changed since its introduction (or its last such
+ * message: a dlopen, or an MPI component Open MPI unloaded after
+ * MPI_Init), sent before the first context record keyed by an address
+ * after the change: the analyzer names the rank's frames by it from then
+ * on, as the archive's writer names them by the objects of the process's
+ * end. */
+#define ADT_ONLINE_TAG_MODULES 2808
 /* Rank -> analyzer (ADAPTRACE_ONLINE_OUTPUT=trace): a full chunk of the
  * buffer's events of the rank's thread that called MPI_Init, as the
  * buffer holds it (buffer.h, adt_buffer_take_event_chunks), with tag

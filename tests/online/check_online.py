@@ -127,6 +127,9 @@ CASE:
   user-regions  the user API's program (tests/user, balanced): the live
            report equals adaptrace-report, the samples in its regions
            named by the regions' names (check_user_regions).
+  loaded   ranks that load an object after MPI_Init and compute in it:
+           the live report equals adaptrace-report, the object's frames
+           named by their functions (check_loaded).
   recovered-in-flight  the same run, its analyzer stopped (SIGSTOP)
            before the rounds and killed (SIGKILL) as the ranks are ended
            by SIGTERM after them: the chunks each rank had sent and the
@@ -1252,6 +1255,26 @@ def check_user_regions(run_dir, mpiexec, launcher, program, report, otf2_print):
     print(f"the user regions named in the live sampled profile: {sorted(names & {'setup', 'iterate', 'solver', 'kernel', 'tiny'})}")
 
 
+def check_loaded(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """Ranks that load an object after MPI_Init (dlopen of
+    tests/runtime/loader_plugin.c, after they introduced their modules to
+    the analyzer) and compute in it: the live report equals
+    adaptrace-report, its sampled functions included, where the object's
+    frames are named by their functions (plugin_work), not by address or
+    as the objects Open MPI unloaded from the same addresses."""
+    loaded = os.path.join(os.path.dirname(launcher), "online-loaded")
+    plugin = os.path.join(os.path.dirname(launcher), "..", "lib", "libloader_plugin.so")
+    check_equal(run_dir, mpiexec, launcher, loaded, report, otf2_print, arguments=(plugin, "20"),
+                expected_functions=("MPI_Allreduce",), point_to_point=False)
+    live = read_live(os.path.join(run_dir, "archive"))
+    names = {f["name"] for f in live["sampled_functions"]}
+    by_address = sorted(name for name in names if "loader_plugin" in name)
+    if by_address or "plugin_work" not in names:
+        fail(f"the live sampled functions {sorted(names)} do not name the loaded object's function plugin_work "
+             f"(by address: {by_address})")
+    print("the loaded object's frames named in the live sampled profile: plugin_work")
+
+
 def check_demo_two(run_dir, mpiexec, launcher, program, report, otf2_print):
     """The demo on 4 ranks and 2 analyzers: its halo exchange on a 2 x 2
     grid sends between ranks of both analyzers, whose messages analyzer 0
@@ -2364,7 +2387,8 @@ CASES = {"halved-offline": check_halved_offline, "samples-streamed": check_sampl
          "threads-killed": check_threads_killed, "stopped-killed": check_stopped_killed,
          "threads-recovered": check_threads_recovered,
          "rank-killed": check_rank_killed, "recovered-events": check_recovered_events,
-         "recovered-in-flight": check_recovered_in_flight, "user-regions": check_user_regions, "page": check_page}
+         "recovered-in-flight": check_recovered_in_flight, "user-regions": check_user_regions,
+         "loaded": check_loaded, "page": check_page}
 
 if __name__ == "__main__":
     if len(sys.argv) != (9 if sys.argv[1:2] in (["page"], ["killed-second"]) else 8) or sys.argv[1] not in CASES:
