@@ -339,6 +339,45 @@ static void say_stacked(void)
             holder[0] ? holder : "the MPI library (no stacked tool defines it)");
 }
 
+/* The calls that ended before MPI_Init returned, in the order their slots
+ * were taken (adt_mpi_note_call_before_init), for the stream; those past
+ * the table are not streamed (counted). */
+static struct {
+    adt_mpi_function function;
+    uint64_t enter;
+    uint64_t leave;
+    atomic_bool noted;
+} calls_before_init[ADT_MPI_CALLS_BEFORE_INIT];
+static _Atomic uint32_t calls_before_init_taken;
+
+void adt_mpi_note_call_before_init(adt_mpi_function function, uint64_t enter, uint64_t leave)
+{
+    uint32_t slot = atomic_fetch_add_explicit(&calls_before_init_taken, 1, memory_order_relaxed);
+    if (slot >= ADT_MPI_CALLS_BEFORE_INIT)
+        return;
+    calls_before_init[slot].function = function;
+    calls_before_init[slot].enter = enter;
+    calls_before_init[slot].leave = leave;
+    atomic_store_explicit(&calls_before_init[slot].noted, true, memory_order_release);
+}
+
+/* MPI_Init's end, after the stream opened: the calls before it, streamed;
+ * those past the table, and a slot another thread had taken and not
+ * filled yet, counted as left out. */
+static void stream_calls_before_init(void)
+{
+    uint32_t taken = atomic_load(&calls_before_init_taken), left_out = 0;
+    for (uint32_t slot = 0; slot < taken; slot++) {
+        if (slot < ADT_MPI_CALLS_BEFORE_INIT &&
+            atomic_load_explicit(&calls_before_init[slot].noted, memory_order_acquire))
+            adt_online_stream_call_before((uint32_t)calls_before_init[slot].function, calls_before_init[slot].enter,
+                                          calls_before_init[slot].leave);
+        else
+            left_out++;
+    }
+    adt_online_stream_calls_before_left_out(left_out);
+}
+
 void adt_mpi_init_begin(void)
 {
     /* MPI_Init from another library's constructor may come before ours. */
@@ -393,6 +432,7 @@ void adt_mpi_init_end(const adt_mpi_call *init)
     adt_online_name_regions_from(adt_runtime_defs());
     adt_online_start(adt_runtime_config(), &mpmd, (uint32_t)rank, (uint32_t)size, archive_dir, adt_mpi_region_ids,
                      ADT_MPI_FN_COUNT, init->enter_time, begin_offset.offset, init->location);
+    stream_calls_before_init();
     adt_runtime_set_undelivered_events(adt_online_undelivered_events);
 }
 

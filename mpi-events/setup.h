@@ -137,6 +137,14 @@ static inline void adt_mpi_returned(adt_mpi_call *call)
         __atomic_store_n(&adt_cost_own->last_event, call->time, __ATOMIC_RELAXED);
 }
 
+/* A call that ends before MPI_Init returned (MPI_Initialized,
+ * MPI_Get_version, ...), kept for the online stream, which opens only
+ * then (setup.c sends them at MPI_Init's end): the first
+ * ADT_MPI_CALLS_BEFORE_INIT of them, in a fixed table (an atomic index,
+ * no lock, no malloc). */
+#define ADT_MPI_CALLS_BEFORE_INIT 256
+void adt_mpi_note_call_before_init(adt_mpi_function function, uint64_t enter, uint64_t leave);
+
 /* The wrapper's last step: a timed call's parts go to its gap class,
  * unless the sampling handler ran meanwhile (its time is its own). */
 static inline void adt_mpi_leave(const adt_mpi_call *call, adt_mpi_function function)
@@ -146,6 +154,9 @@ static inline void adt_mpi_leave(const adt_mpi_call *call, adt_mpi_function func
     adt_sampler_keep_tapped(call->location, call->time);
     if (!adt_online_unbuffered())
         adt_buffer_append_event(call->location, ADT_REC_LEAVE, call->time, &record, sizeof record);
+    /* The flag adt_mpi_location loaded just before: in cache. */
+    if (__builtin_expect(!atomic_load_explicit(&adt_mpi_ready, memory_order_relaxed), 0))
+        adt_mpi_note_call_before_init(function, call->enter_time, call->time);
     adt_online_leave(call->location, (uint32_t)function, call->time);
     if (adt_mpi_folding)
         adt_mpi_fold_leave((uint32_t)function, call->passing_on_before == 0, call->time);

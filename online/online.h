@@ -238,6 +238,17 @@ void adt_online_start(const adt_config *config, const adt_online_mpmd *mpmd, uin
                       const char *archive_dir, const uint32_t *mpi_regions, uint32_t mpi_functions,
                       uint64_t init_enter, int64_t clock_offset, adt_location *location);
 
+/* Right after adt_online_start, on its thread, in the order they were
+ * made: a call of function made before MPI_Init (MPI_Initialized,
+ * MPI_Get_version, ...: the stream opens only as MPI_Init returns, the
+ * archive has them), its Enter and Leave, streamed as a call before
+ * MPI_Init's own (the time steps between them are the archive's).
+ * Nothing where the rank does not stream. */
+void adt_online_stream_call_before(uint32_t function, uint64_t enter, uint64_t leave);
+/* The calls before MPI_Init the rank did not keep for the stream:
+ * counted (before_init). */
+void adt_online_stream_calls_before_left_out(uint64_t calls);
+
 /* In MPI_Finalize after its Leave, collective over the application's world where
  * adt_online_start was: stops the sampler (the archive's samples are the
  * stream's), sends the samples left and the last chunk, waits (bounded) for the

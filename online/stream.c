@@ -1355,6 +1355,36 @@ static void free_tables(void)
     stream.thread_receivers_streamed = NULL;
 }
 
+void adt_online_stream_call_before(uint32_t function, uint64_t enter, uint64_t leave)
+{
+    if (!adt_online_streams || stream.lost || function >= stream.functions)
+        return;
+    /* Its Enter and Leave are the thread's earliest events: the span. */
+    note_event(enter);
+    note_event(leave);
+    adt_online_record *record = next_record(leave);
+    if (record == NULL) {
+        /* Every chunk in flight: counted and sent as totals, as any call
+         * that finds none. */
+        stream.unstreamed[ADT_ONLINE_LOSS_ANALYZER_BEHIND]++;
+        stream.outermost_unstreamed = true;
+        add_function_totals(&stream.totals[function], (function_totals){ .calls = 1, .ticks = leave - enter });
+        return;
+    }
+    *record = (adt_online_record){ .kind = ADT_ONLINE_RECORD_CALL,
+                                   .id = function,
+                                   .call = { .enter = enter, .leave = leave } };
+    stream.chunk_calls[stream.filling]++;
+    stream.calls_streamed++;
+    send_if_full();
+}
+
+void adt_online_stream_calls_before_left_out(uint64_t calls)
+{
+    if (adt_online_streams)
+        stream.unstreamed[ADT_ONLINE_LOSS_BEFORE_INIT] += calls;
+}
+
 void adt_online_name_regions_from(adt_defs *defs)
 {
     region_defs = defs;

@@ -81,7 +81,11 @@
     /* MPI_Init (only that thread streams) */                                                                    \
     X(OTHER_THREAD, "other_thread", "not streamed because a thread other than MPI_Init's made them")           \
     /* the call was nested deeper than ADT_ONLINE_DEPTH MPI calls */                                             \
-    X(NESTED_TOO_DEEP, "nested_too_deep", "not streamed because they were nested too deep in other MPI calls")
+    X(NESTED_TOO_DEEP, "nested_too_deep", "not streamed because they were nested too deep in other MPI calls")   \
+    /* the call was made before MPI_Init, beyond the first */                                                   \
+    /* ADT_MPI_CALLS_BEFORE_INIT (mpi-events/setup.h) the rank keeps */                                          \
+    /* for the stream, which opens as MPI_Init returns */                                                        \
+    X(BEFORE_INIT, "before_init", "not streamed because they were made before MPI_Init, past the first ones kept")
 
 typedef enum adt_online_loss {
 #define ADT_ONLINE_LOSS_ENUM(name, key, words) ADT_ONLINE_LOSS_##name,

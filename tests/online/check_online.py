@@ -127,8 +127,9 @@ CASE:
   user-regions  the user API's program (tests/user, balanced): the live
            report equals adaptrace-report, the samples in its regions
            named by the regions' names (check_user_regions).
-  loaded   ranks that load an object after MPI_Init and compute in it:
-           the live report equals adaptrace-report, the object's frames
+  loaded   ranks that ask MPI before MPI_Init, and load an object after
+           it and compute in it: the live report equals adaptrace-report,
+           the calls before MPI_Init included and the object's frames
            named by their functions (check_loaded).
   recovered-in-flight  the same run, its analyzer stopped (SIGSTOP)
            before the rounds and killed (SIGKILL) as the ranks are ended
@@ -1256,16 +1257,18 @@ def check_user_regions(run_dir, mpiexec, launcher, program, report, otf2_print):
 
 
 def check_loaded(run_dir, mpiexec, launcher, program, report, otf2_print):
-    """Ranks that load an object after MPI_Init (dlopen of
+    """Ranks that call MPI_Initialized and MPI_Get_version before MPI_Init
+    (before their stream opens) and load an object after it (dlopen of
     tests/runtime/loader_plugin.c, after they introduced their modules to
     the analyzer) and compute in it: the live report equals
-    adaptrace-report, its sampled functions included, where the object's
+    adaptrace-report, the calls before MPI_Init and the sampled functions
+    included, where the object's
     frames are named by their functions (plugin_work), not by address or
     as the objects Open MPI unloaded from the same addresses."""
     loaded = os.path.join(os.path.dirname(launcher), "online-loaded")
     plugin = os.path.join(os.path.dirname(launcher), "..", "lib", "libloader_plugin.so")
     check_equal(run_dir, mpiexec, launcher, loaded, report, otf2_print, arguments=(plugin, "20"),
-                expected_functions=("MPI_Allreduce",), point_to_point=False)
+                expected_functions=("MPI_Allreduce", "MPI_Initialized", "MPI_Get_version"), point_to_point=False)
     live = read_live(os.path.join(run_dir, "archive"))
     names = {f["name"] for f in live["sampled_functions"]}
     by_address = sorted(name for name in names if "loader_plugin" in name)

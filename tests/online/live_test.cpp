@@ -137,8 +137,9 @@ adt_online_record name_part(uint32_t region, uint16_t part, const std::string &n
     record.kind = ADT_ONLINE_RECORD_REGION_NAME;
     record.id = region;
     record.flags = part;
-    size_t at = part * ADT_ONLINE_NAME_BYTES_PER_RECORD;
-    std::memcpy(record.name, name.c_str() + at, std::min<size_t>(ADT_ONLINE_NAME_BYTES_PER_RECORD, name.size() + 1 - at));
+    size_t at = part * ADT_ONLINE_NAME_BYTES_PER_RECORD, end = name.size() + 1;
+    if (at < end)
+        std::memcpy(record.name, name.c_str() + at, std::min<size_t>(ADT_ONLINE_NAME_BYTES_PER_RECORD, end - at));
     return record;
 }
 
@@ -162,7 +163,8 @@ TEST_F(Live, ARegionsNameComesInPartsAndStartsAgainAtPartZero)
 
     chunk.header.records = 2;
     chunk.records[0] = name_part(11, 0, long_name);
-    chunk.records[1] = name_part(11, 2, long_name);  // part 1 missing
+    chunk.records[1] = name_part(11, 1, long_name);
+    chunk.records[1].flags = 2;  // part 1 missing
     ASSERT_EQ(adt_live_add_chunk(&live, 1, &chunk, chunk_bytes(2), false, error, sizeof error), 0) << error;
     EXPECT_EQ(adt_live_region_name(&live, 1, 11), nullptr);
 

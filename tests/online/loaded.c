@@ -1,9 +1,12 @@
 /*
- * A rank that loads code after MPI_Init and computes in it (issue #28: the
- * live report names the frames of an object loaded after the rank
- * introduced itself to its analyzer, as the archive does).
+ * A rank that asks MPI before MPI_Init, and loads code after it and
+ * computes in it (issue #28: the live report has the calls made before
+ * the stream opened, and names the frames of an object loaded after the
+ * rank introduced itself to its analyzer, as the archive does).
  *
  * usage: online-loaded PLUGIN ROUNDS
+ * Before MPI_Init each rank calls MPI_Initialized twice and
+ * MPI_Get_version once, as mpi4py and libraries do.
  * After MPI_Init each rank loads PLUGIN (tests/runtime/loader_plugin.c)
  * and, ROUNDS times, computes in its plugin_work and joins an
  * MPI_Allreduce; it keeps the object loaded to its end. Rank 0 prints
@@ -16,6 +19,12 @@
 
 int main(int argc, char **argv)
 {
+    int initialized = 1, version = 0, subversion = 0;
+    MPI_Initialized(&initialized);
+    MPI_Get_version(&version, &subversion);
+    MPI_Initialized(&initialized);
+    if (initialized || version < 1)
+        return 2;
     MPI_Init(&argc, &argv);
     if (argc < 3) {
         fprintf(stderr, "usage: online-loaded PLUGIN ROUNDS\n");
