@@ -49,6 +49,10 @@ typedef struct adt_mpi_call {
     uint64_t handler_runs;
     bool timed_from_enter; /* timed for its gap class's sake (core.h ADT_COST_FIRST_TIMED), not from entry */
     uint8_t cost_kind;
+    /* The context its Enter and Leave records carry: context where that
+     * is the region's own leaf, else ADT_UNDEFINED_ID (the tree was full:
+     * adt_sampler_region_leaf). */
+    uint32_t recorded_context;
 } adt_mpi_call;
 
 #endif

@@ -70,7 +70,7 @@ static inline __attribute__((always_inline)) adt_mpi_call adt_mpi_enter(adt_loca
 {
     adt_rec_region record = { adt_mpi_region_ids[function], ADT_UNDEFINED_ID };
     adt_mpi_call call = { location, 0, ADT_UNDEFINED_ID, ADT_UNDEFINED_ID, adt_mpi_passing_on,
-                          ADT_COST_GAP_CLASSES, 0, 0, 0, 0, false, adt_mpi_cost_kinds[function] };
+                          ADT_COST_GAP_CLASSES, 0, 0, 0, 0, false, adt_mpi_cost_kinds[function], ADT_UNDEFINED_ID };
     /* The cost table: looked up once per thread (a function call), then a
      * TLS load; a thread index beyond the tables leaves it NULL and is
      * looked up again, which only such a thread pays. */
@@ -87,9 +87,13 @@ static inline __attribute__((always_inline)) adt_mpi_call adt_mpi_enter(adt_loca
     }
     adt_mpi_passing_on = (uint32_t)function + 1;
     if (adt_mpi_sampling) {
-        record.calling_context = adt_sampler_region_context(location, record.region);
-        call.context = record.calling_context;
-        call.previous = adt_sampler_enter_region(location, record.calling_context);
+        call.context = adt_sampler_region_context(location, record.region);
+        /* The records name the call's region by their context: only its
+         * own leaf does (adt_sampler_region_leaf); the samples inside and
+         * the fold take the context as given. */
+        call.recorded_context = adt_sampler_region_leaf(call.context, record.region);
+        record.calling_context = call.recorded_context;
+        call.previous = adt_sampler_enter_region(location, call.context);
     }
     call.time = adt_clock_now();
     call.enter_time = call.time;
@@ -149,7 +153,7 @@ void adt_mpi_note_call_before_init(adt_mpi_function function, uint64_t enter, ui
  * unless the sampling handler ran meanwhile (its time is its own). */
 static inline void adt_mpi_leave(const adt_mpi_call *call, adt_mpi_function function)
 {
-    adt_rec_region record = { adt_mpi_region_ids[function], call->context };
+    adt_rec_region record = { adt_mpi_region_ids[function], call->recorded_context };
     /* Asked before adt_online_leave closes the call's frame. */
     adt_sampler_keep_tapped(call->location, call->time);
     if (!adt_online_unbuffered())

@@ -177,6 +177,14 @@ static __attribute__((always_inline)) inline uint32_t region_context(adt_locatio
     return node;
 }
 
+uint32_t adt_sampler_region_leaf(uint32_t node, uint32_t region)
+{
+    /* A node given out is published whole (adt_cct_intern). */
+    if (node == ADT_UNDEFINED_ID || node >= adt_sampler.tree.capacity)
+        return ADT_UNDEFINED_ID;
+    return adt_sampler.tree.nodes[node].key == (ADT_CCT_KEY_REGION | region) ? node : ADT_UNDEFINED_ID;
+}
+
 __attribute__((noinline)) uint32_t adt_sampler_region_context(adt_location *location, uint32_t region)
 {
     adt_user_graft shape;

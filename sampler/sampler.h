@@ -59,6 +59,16 @@ uint32_t adt_sampler_region_context(adt_location *location, uint32_t region);
  * site): what adt_sampler_region_context must always agree with (tests). */
 uint32_t adt_sampler_region_context_unwound(adt_location *location, uint32_t region);
 
+/* node, a context adt_sampler_region_context or
+ * adt_sampler_user_region_begin gave for region, where it is region's own
+ * leaf; else ADT_UNDEFINED_ID. Where the calling-context tree was full
+ * they give the deepest node of the caller's path that fit, or the tree's
+ * full node: samples inside may take it, but a region's Enter record must
+ * not, since a reader takes a calling context's region for the region
+ * entered (a call of MPI_Allreduce would read as one of that frame's).
+ * Hot path: one load of the node's key. */
+uint32_t adt_sampler_region_leaf(uint32_t node, uint32_t region);
+
 /* For the MPI wrappers: while the thread is inside the region instance
  * calling_context (from adt_sampler_region_context), its samples are
  * recorded at that node instead of unwinding into the MPI library, so a

@@ -77,8 +77,10 @@ void adaptrace_region_begin(adaptrace_region_t handle)
     adt_user_open open = { index, ADT_UNDEFINED_ID, thread->pauses == 0 && !adt_runtime_inside_mpi_call() };
     if (open.recorded) {
         uint32_t region = adt_user_regions[index].region;
+        /* The records name the region by their context: only its own
+         * leaf does (a full tree gives an ancestor frame). */
         if (adt_user_sampling)
-            open.calling_context = adt_sampler_user_region_begin(location, region);
+            open.calling_context = adt_sampler_region_leaf(adt_sampler_user_region_begin(location, region), region);
         adt_rec_region record = { region, open.calling_context };
         append_now(location, ADT_REC_ENTER, &record, sizeof record);
     }

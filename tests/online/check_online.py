@@ -127,6 +127,10 @@ CASE:
   user-regions  the user API's program (tests/user, balanced): the live
            report equals adaptrace-report, the samples in its regions
            named by the regions' names (check_user_regions).
+  full-tree  MPI_Allreduce from 1,024 call paths on 64 KiB buffers, whose
+           calling-context tree cannot hold them: every call in the
+           archive, the live report equal to adaptrace-report
+           (check_full_tree).
   loaded   ranks that ask MPI before MPI_Init, and load an object after
            it and compute in it: the live report equals adaptrace-report,
            the calls before MPI_Init included and the object's frames
@@ -290,15 +294,15 @@ def total_calls(report):
 def check_equal(run_dir, mpiexec, launcher, program, report, otf2_print, ranks=2, arguments=(),
                 expected_functions=("MPI_Send", "MPI_Recv", "MPI_Isend", "MPI_Waitall", "MPI_Allreduce", "MPI_Bcast",
                                     "MPI_Init", "MPI_Finalize"), analyzers=1, command=None, receivers_unknown=0,
-                point_to_point=True):
+                point_to_point=True, environment=ENVIRONMENT):
     """command: the run's own (it writes run_dir/archive), in place of
     adaptrace --analyzers under mpirun (check_mpmd.py's MPMD launch);
     receivers_unknown: the sends to no rank the program makes (left out of
     both matrices); point_to_point: whether it sends any (else both
-    matrices are empty)."""
+    matrices are empty); environment: the run's."""
     archive = os.path.join(run_dir, "archive")
     stderr = run(command or traced(mpiexec, launcher, archive, [program, *arguments], ranks=ranks,
-                                   analyzers=analyzers), run_dir)
+                                   analyzers=analyzers), run_dir, environment)
     check_archive(archive, otf2_print)
     check_written_by_analyzers(archive, stderr)
     live = read_live(archive)
@@ -1254,6 +1258,27 @@ def check_user_regions(run_dir, mpiexec, launcher, program, report, otf2_print):
         fail(f"the live sampled functions {sorted(names)} do not name the regions kernel and solver "
              f"(named by number: {numbered})")
     print(f"the user regions named in the live sampled profile: {sorted(names & {'setup', 'iterate', 'solver', 'kernel', 'tiny'})}")
+
+
+def check_full_tree(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """MPI_Allreduce called from 1,024 call paths (tests/online/paths.c) on
+    64 KiB buffers, whose calling-context tree (8 KiB) cannot hold them:
+    adaptrace-report counts each rank's 1,024 calls, as the live report
+    does. A call whose region's leaf did not fit got the deepest frame of
+    its path that did as its calling context, and its Enter read as that
+    frame's: adaptrace-report counted 52 of the 2,048 MPI_Allreduce calls
+    and no MPI_Finalize, and Vampir showed the calls as frames."""
+    paths = os.path.join(os.path.dirname(launcher), "online-paths")
+    small = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="64K")
+    check_equal(run_dir, mpiexec, launcher, paths, report, otf2_print, arguments=("10", "1"),
+                expected_functions=("MPI_Allreduce", "MPI_Init", "MPI_Finalize"), point_to_point=False,
+                environment=small)
+    found = archive_calls_per_rank(os.path.join(run_dir, "archive"))
+    for rank in (0, 1):
+        if found.get((rank, "MPI_Allreduce"), (0,))[0] != 1024:
+            fail(f"rank {rank}: {found.get((rank, 'MPI_Allreduce'), (0,))[0]} MPI_Allreduce calls in the archive, "
+                 f"1024 were made")
+    print("every MPI_Allreduce of the 1,024 paths in the archive on both ranks")
 
 
 def check_loaded(run_dir, mpiexec, launcher, program, report, otf2_print):
@@ -2391,7 +2416,7 @@ CASES = {"halved-offline": check_halved_offline, "samples-streamed": check_sampl
          "threads-recovered": check_threads_recovered,
          "rank-killed": check_rank_killed, "recovered-events": check_recovered_events,
          "recovered-in-flight": check_recovered_in_flight, "user-regions": check_user_regions,
-         "loaded": check_loaded, "page": check_page}
+         "loaded": check_loaded, "full-tree": check_full_tree, "page": check_page}
 
 if __name__ == "__main__":
     if len(sys.argv) != (9 if sys.argv[1:2] in (["page"], ["killed-second"]) else 8) or sys.argv[1] not in CASES:

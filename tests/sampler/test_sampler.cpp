@@ -219,14 +219,21 @@ TEST(SamplerContextTree, InternsOncePerParentAndKeyParentsFirst)
         EXPECT_TRUE(parent == UINT32_MAX || parent < node);
     }
     // More distinct regions than nodes: the tree fills within its memory,
-    // later paths are cut at the deepest node that fit, nothing crashes.
+    // later paths are cut at the deepest node that fit, nothing crashes;
+    // such a node is no region's leaf, which the Enter records must know
+    // (adt_sampler_region_leaf: their context would name its frame).
     size_t cut = 0;
     for (uint32_t region = 0; region < 256; ++region) {
         uint32_t node = adt_test_region_caller(location, region);
         EXPECT_LT(node, adt_test_cc_count());
-        cut += adt_test_cc_region(node) != region;
+        bool leaf = adt_test_cc_region(node) == region;
+        cut += !leaf;
+        EXPECT_EQ(adt_sampler_region_leaf(node, region), leaf ? node : ADT_UNDEFINED_ID) << "region " << region;
     }
     EXPECT_GT(cut, 0u);
+    EXPECT_EQ(adt_sampler_region_leaf(nodes[0], 5), nodes[0]);
+    EXPECT_EQ(adt_sampler_region_leaf(nodes[0], 6), ADT_UNDEFINED_ID) << "another region's leaf";
+    EXPECT_EQ(adt_sampler_region_leaf(ADT_UNDEFINED_ID, 5), ADT_UNDEFINED_ID);
     adt_sampler_stats stats;
     adt_sampler_get_stats(&stats);
     EXPECT_LE(stats.context_bytes, 4096u);
