@@ -1704,17 +1704,13 @@ int adt_online_stream_write_unsent_events(int fd)
 {
     /* After the close: the chunks were never delivered, so never given
      * back, and still hold their bytes (MPI may read those whose sends
-     * did not complete; nobody writes them). */
-    for (int i = 0; i < ADT_ONLINE_EVENT_CHUNKS; i++)
-        if (stream.event_in_flight[i] && !write_at_place(fd, &stream.event_chunks[i]))
+     * did not complete; nobody writes them): the main thread's in
+     * flight, other threads' published (never sent) or sent and not
+     * confirmed. */
+    adt_event_chunk chunks[ADT_ONLINE_EVENT_CHUNKS + ADT_ONLINE_HANDED_SLOTS];
+    size_t count = adt_online_undelivered_events(chunks, sizeof chunks / sizeof chunks[0]);
+    for (size_t i = 0; i < count; i++)
+        if (!write_at_place(fd, &chunks[i]))
             return -1;
-    /* Other threads' chunks handed over and not delivered: published
-     * (never sent) or sent and not confirmed, never given back either. */
-    for (unsigned i = 0; i < adt_online_handover_slots(); i++) {
-        adt_event_chunk chunk;
-        adt_online_handed_state state = adt_online_handed_at(i, &chunk);
-        if ((state == ADT_ONLINE_HANDED_READY || state == ADT_ONLINE_HANDED_SENT) && !write_at_place(fd, &chunk))
-            return -1;
-    }
     return 0;
 }
