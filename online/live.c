@@ -187,13 +187,19 @@ static void define_context(adt_live *live, uint32_t rank, const adt_online_recor
     adt_feed_context_define(&samples->tree, record->id, above ? parent : ADT_FEED_NO_PARENT, function);
 }
 
-const char *adt_live_region_name(const adt_live *live, uint32_t rank, uint32_t region)
+/* The name entry of region among the rank's, NULL when none came. */
+static adt_live_named_region *named_region(const adt_live_samples *samples, uint32_t region)
 {
-    const adt_live_samples *samples = &live->samples[rank];
     for (uint32_t i = 0; i < samples->region_name_count; i++)
         if (samples->region_names[i].region == region)
-            return samples->region_names[i].complete ? samples->region_names[i].name : NULL;
+            return &samples->region_names[i];
     return NULL;
+}
+
+const char *adt_live_region_name(const adt_live *live, uint32_t rank, uint32_t region)
+{
+    const adt_live_named_region *entry = named_region(&live->samples[rank], region);
+    return entry != NULL && entry->complete ? entry->name : NULL;
 }
 
 /* A part of a region's name (its index below
@@ -204,10 +210,7 @@ const char *adt_live_region_name(const adt_live *live, uint32_t rank, uint32_t r
 static int add_region_name(adt_live *live, uint32_t rank, const adt_online_record *record)
 {
     adt_live_samples *samples = &live->samples[rank];
-    adt_live_named_region *entry = NULL;
-    for (uint32_t i = 0; i < samples->region_name_count && entry == NULL; i++)
-        if (samples->region_names[i].region == record->id)
-            entry = &samples->region_names[i];
+    adt_live_named_region *entry = named_region(samples, record->id);
     if (entry == NULL) {
         if (samples->region_name_count == samples->region_name_capacity) {
             uint32_t capacity = samples->region_name_capacity ? 2 * samples->region_name_capacity : 8;
