@@ -26,10 +26,19 @@
  * them leave that call site to the full unwind). */
 enum { SLOT_SCAN_BYTES = 64 * 1024 };
 
-static adt_validated_callers *site_of(adt_sampler_thread *thread, const void *call_site)
+/* The entry of call_site's callers, else the one to remember them in.
+ * Every key is compared (ADT_VALIDATED_SITES pointers, two cache lines)
+ * and new sites take the entries in turn: a loop through up to that many
+ * MPI functions unwinds each call site once, wherever their addresses
+ * fall. A hash of the address into 8 entries made the ping-pong of some
+ * builds unwind on most calls (benchmarks/mpi/run.py): its wrappers' sites
+ * shared an entry at most load addresses. */
+static adt_validated_callers *site_of(const adt_sampler_thread *thread, const void *call_site)
 {
-    uint64_t hash = ((uint64_t)(uintptr_t)call_site >> 2) * 0x9E3779B97F4A7C15ull;
-    return &thread->validated[hash >> (64 - 3)];
+    for (uint32_t i = 0; i < ADT_VALIDATED_SITES; i++)
+        if (thread->validated_sites[i] == call_site)
+            return (adt_validated_callers *)&thread->validated[i];
+    return (adt_validated_callers *)&thread->validated[thread->validated_next];
 }
 
 /* Whether the callers unwound at this call site before are the callers
@@ -41,11 +50,13 @@ static adt_validated_callers *site_of(adt_sampler_thread *thread, const void *ca
  * address over the slot. The callers' node depends on the user regions
  * open too (they graft it): only with the same innermost one. One load per
  * frame, no call. */
-__attribute__((no_sanitize_address)) static bool callers_unchanged(const adt_validated_callers *callers,
+__attribute__((no_sanitize_address)) static bool callers_unchanged(const adt_sampler_thread *thread,
+                                                                   const adt_validated_callers *callers,
                                                                    const void *call_site, uintptr_t frame,
                                                                    uint32_t graft_top)
 {
-    if (callers->call_site != call_site || callers->frame != frame || callers->graft_top != graft_top)
+    if (thread->validated_sites[callers - thread->validated] != call_site || callers->frame != frame ||
+        callers->graft_top != graft_top)
         return false;
     for (uint32_t i = 0; i < callers->count; i++)
         if (*callers->slots[i] != callers->values[i])
@@ -63,11 +74,12 @@ __attribute__((no_sanitize_address)) static bool callers_unchanged(const adt_val
  * the callers' frames hold poisoned red zones between their variables
  * (callers_unchanged neither: a slot it reads may lie in a red zone's
  * place once a frame's size changed). */
-__attribute__((no_sanitize_address)) static void remember_callers(const adt_sampler_thread *thread, adt_validated_callers *callers,
+__attribute__((no_sanitize_address)) static void remember_callers(adt_sampler_thread *thread, adt_validated_callers *callers,
                              const void *call_site, uintptr_t frame, void *const *frames, int count, uint32_t parent,
                              const adt_user_graft *shape)
 {
-    callers->call_site = NULL;
+    uint32_t entry = (uint32_t)(callers - thread->validated);
+    thread->validated_sites[entry] = NULL;
     if (count > ADT_VALIDATED_DEPTH || frame < thread->stack_low || frame >= thread->stack_high)
         return;
     uintptr_t scan_end = thread->stack_high - frame < SLOT_SCAN_BYTES ? thread->stack_high : frame + SLOT_SCAN_BYTES;
@@ -87,7 +99,11 @@ __attribute__((no_sanitize_address)) static void remember_callers(const adt_samp
     callers->graft_top = adt_sampler_graft_top(thread);
     callers->depth = shape->depth;
     callers->prefix_hash = shape->prefix_hash;
-    callers->call_site = call_site;
+    thread->validated_sites[entry] = call_site;
+    /* A site whose callers could not be remembered keeps taking the same
+     * entry, not the others' in turn. */
+    if (entry == thread->validated_next)
+        thread->validated_next = (entry + 1) % ADT_VALIDATED_SITES;
 }
 
 /* The node of the wrapper's callers, by a full unwind (unw_backtrace),
@@ -136,7 +152,7 @@ static uint32_t unwind_callers(adt_sampler_thread *thread, adt_validated_callers
     if (callers != NULL && mapped && callers_count > 0 && !*full)
         remember_callers(thread, callers, wrapper, frame, frames + first, callers_count, parent, shape);
     else if (callers != NULL)
-        callers->call_site = NULL;
+        thread->validated_sites[callers - thread->validated] = NULL;
     return parent;
 }
 
@@ -156,7 +172,7 @@ static __attribute__((always_inline)) inline uint32_t region_context(adt_locatio
     adt_validated_callers *callers = validate ? site_of(thread, wrapper) : NULL;
     bool full = false;
     uint32_t parent;
-    if (callers != NULL && callers_unchanged(callers, wrapper, frame, adt_sampler_graft_top(thread))) {
+    if (callers != NULL && callers_unchanged(thread, callers, wrapper, frame, adt_sampler_graft_top(thread))) {
         parent = callers->parent;
         shape->depth = callers->depth;
         shape->prefix_hash = callers->prefix_hash;

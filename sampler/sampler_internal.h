@@ -72,10 +72,10 @@ typedef struct adt_path_cache {
  * return addresses its full unwind found, root last, each with the stack
  * slot that held it, and the frame of adt_sampler_region_context then. A
  * later call from the same call site with the same frame whose slots all
- * still hold those addresses has the same callers. */
-enum { ADT_VALIDATED_DEPTH = 64, ADT_VALIDATED_SITES = 8 };
+ * still hold those addresses has the same callers. The call site keys the
+ * entry (adt_sampler_thread's validated_sites). */
+enum { ADT_VALIDATED_DEPTH = 64, ADT_VALIDATED_SITES = 16 };
 typedef struct adt_validated_callers {
-    const void *call_site; /* the wrapper's return address; NULL: none */
     uintptr_t frame;
     uint32_t count;
     uint32_t parent;       /* the callers' node */
@@ -178,9 +178,13 @@ typedef struct adt_sampler_thread {
     adt_path_cache sample_path;
     adt_path_cache region_path;
     uint32_t region_parent, region_id, region_node;
-    /* The callers of the MPI calls of a few call sites (hashed), and the
+    /* The callers of the MPI calls of the last few call sites, each
+     * entry keyed by its call site (the wrapper's return address; NULL:
+     * none), the entry to take for the next site not among them, and the
      * thread's stack, where their slots are looked for (region.c). */
     adt_validated_callers validated[ADT_VALIDATED_SITES];
+    const void *validated_sites[ADT_VALIDATED_SITES];
+    uint32_t validated_next;
     uintptr_t stack_low, stack_high;
     uint64_t region_unwinds; /* MPI calls whose callers were unwound */
     struct adt_sampler_thread *next; /* every thread ever started */

@@ -48,6 +48,31 @@ __attribute__((noipa)) void adt_test_region_pair(void)
         case_pairs[case_count++] = (adt_test_context_pair){remembered, unwound};
 }
 
+/* Twelve wrappers, as a loop calling as many MPI functions has: each its
+ * own call site of adt_sampler_region_context (not a tail call, which
+ * would make the loop's call the site). */
+#define WRAPPER(n)                                                                                                     \
+    __attribute__((noipa)) static uint32_t wrapper_##n(void)                                                          \
+    {                                                                                                                  \
+        uint32_t context = adt_sampler_region_context(case_location, case_region);                                    \
+        __asm__ volatile("" ::: "memory");                                                                             \
+        return context;                                                                                                \
+    }
+WRAPPER(0) WRAPPER(1) WRAPPER(2) WRAPPER(3) WRAPPER(4) WRAPPER(5)
+WRAPPER(6) WRAPPER(7) WRAPPER(8) WRAPPER(9) WRAPPER(10) WRAPPER(11)
+#undef WRAPPER
+
+unsigned adt_test_region_wrappers_loop(unsigned rounds, uint32_t *contexts)
+{
+    static uint32_t (*const wrappers[])(void) = { wrapper_0, wrapper_1, wrapper_2, wrapper_3, wrapper_4, wrapper_5,
+                                                  wrapper_6, wrapper_7, wrapper_8, wrapper_9, wrapper_10, wrapper_11 };
+    enum { WRAPPERS = sizeof wrappers / sizeof wrappers[0] };
+    for (volatile unsigned round = 0; round < rounds; round++)
+        for (unsigned i = 0; i < WRAPPERS; i++)
+            contexts[round * WRAPPERS + i] = wrappers[i]();
+    return WRAPPERS;
+}
+
 /* One call site of the wrapper, reached through two callers whose frames
  * are alike (the same code), so that it runs at the same stack depth. */
 __attribute__((noipa)) static void shared_site(int work)

@@ -59,6 +59,10 @@ unsigned adt_test_region_cases_count(void);
 uint64_t adt_test_region_unwinds(void);
 void adt_test_region_pair(void);
 void adt_test_region_same_depth_other_caller(unsigned rounds);
+/* rounds of a loop calling each of a dozen wrappers (distinct call sites)
+ * once, their contexts in contexts (rounds * the count returned, at most
+ * 12 per round). */
+unsigned adt_test_region_wrappers_loop(unsigned rounds, uint32_t *contexts);
 void adt_test_region_after_longjmp(void);
 void adt_test_region_in_signal_handler(void);
 void adt_test_region_on_coroutine(void);

@@ -1197,6 +1197,15 @@ TEST_F(Sampler, RememberedCallersOfAnMpiCallAreTheUnwoundOnes)
     EXPECT_LE(adt_test_region_unwinds() - unwinds_before, 1000u + 2u);
     expect_remembered_equals_unwound(pairs, adt_test_region_cases_count(), "loop");
 
+    // A loop through a dozen MPI functions, each its own wrapper: every
+    // call site unwound once, however their addresses fall.
+    std::vector<uint32_t> contexts(100 * 12);
+    unwinds_before = adt_test_region_unwinds();
+    unsigned wrappers = adt_test_region_wrappers_loop(100, contexts.data());
+    EXPECT_EQ(adt_test_region_unwinds() - unwinds_before, wrappers);
+    for (unsigned i = wrappers; i < contexts.size(); ++i)
+        EXPECT_EQ(contexts[i], contexts[i % wrappers]) << "call " << i;
+
     // Another thread remembers its own callers.
     adt_location *other = location(2);
     std::thread thread([&] {
