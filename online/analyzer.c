@@ -395,8 +395,8 @@ static bool receive_waiting(analyzer *a)
             MPI_Recv(chunk, bytes, MPI_BYTE, status.MPI_SOURCE, status.MPI_TAG, a->parent, MPI_STATUS_IGNORE) !=
                 MPI_SUCCESS) {
             a->parents_lost = true;
-            fprintf(stderr, "adaptrace-analyzer %d: a message of %d bytes from rank %d could not be received\n",
-                    a->index, bytes, status.MPI_SOURCE);
+            fprintf(stderr, "adaptrace-analyzer %d: a message of %d bytes (tag %d) from rank %d could not be received\n",
+                    a->index, bytes, status.MPI_TAG, status.MPI_SOURCE);
             return received;
         }
         bool last = status.MPI_TAG == ADT_ONLINE_TAG_LAST;

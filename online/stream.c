@@ -120,6 +120,8 @@ typedef struct thread_receiver_totals {
 static __thread struct {
     uint32_t depth;
     adt_online_frame frames[ADT_ONLINE_DEPTH];
+    struct end_ring *ends; /* the thread's ring of ends, once taken */
+    bool no_ring;          /* every ring was taken at its first end */
 } thread_calls;
 
 /* A full event chunk sent to the analyzer: its send, and the receive of
@@ -133,9 +135,25 @@ typedef struct sent_chunk {
 
 /* The collective ends of the thread on one communicator. */
 typedef struct collective_count {
-    uint64_t key_plus_1; /* 0: an empty slot */
-    uint64_t ends;
+    _Atomic uint64_t key_plus_1; /* 0: an empty slot */
+    _Atomic uint64_t ends;
 } collective_count;
+
+/* Other threads' message and collective ends (issue #28): a thread other
+ * than the streaming one takes a ring of its own at its first end (a
+ * compare-and-swap on a ring's taken flag, the lowest free one, so that
+ * the rings taken are the first end_rings_taken) and puts each end in it
+ * as the record the streaming thread would write for it; the streaming
+ * thread moves them into its chunks at its MPI calls (drain_end_rings).
+ * One writer and one reader per ring: the thread stores head (release)
+ * after the record, the streaming thread tail after reading it. */
+enum { END_RINGS = 32, END_RING_RECORDS = 512 };
+typedef struct end_ring {
+    atomic_bool taken;
+    _Atomic uint32_t head;
+    _Atomic uint32_t tail;
+    adt_online_record records[END_RING_RECORDS];
+} end_ring;
 
 static struct {
     MPI_Comm inter;
@@ -167,9 +185,13 @@ static struct {
     uint64_t waiting_unstreamed[ADT_ONLINE_WAITING_LOSS_COUNT];
     atomic_uint_fast64_t other_thread_waiting;
     uint64_t waiting_ends_streamed;
-    /* Per communicator key, the collective ends of the thread so far,
-     * streamed or not: each end's instance number (open addressing). */
+    /* Per communicator key, the collective ends of the rank so far (every
+     * thread's), streamed or not: each end's instance number (open
+     * addressing, atomic: any thread counts). */
     collective_count collectives[ADT_ONLINE_COLLECTIVE_COMMS];
+    /* [END_RINGS], reserved at the open: other threads' ends. */
+    end_ring *end_rings;
+    _Atomic uint32_t end_rings_taken;
     /* One bit per calling-context node: defined to the analyzer. */
     uint64_t *contexts_sent;
     /* Bits of the regions below ADT_ONLINE_REGIONS_NAMED whose names were
@@ -907,6 +929,81 @@ static bool thread_samples_waiting(void)
     return false;
 }
 
+/* Moves other threads' ends from their rings into the chunks, each
+ * thread's in its order, until no chunk can be had (every one in flight:
+ * the rest wait in their rings for the next call). With the analyzer
+ * lost, each is counted as the streaming thread's own would be.
+ * Streaming thread only: it alone reads the rings and stores their
+ * tails; a ring's records up to the head loaded (acquire) are whole. */
+static void drain_end_rings(uint64_t time)
+{
+    uint32_t taken = atomic_load_explicit(&stream.end_rings_taken, memory_order_acquire);
+    for (uint32_t i = 0; i < taken; i++) {
+        end_ring *ring = &stream.end_rings[i];
+        uint32_t tail = atomic_load_explicit(&ring->tail, memory_order_relaxed);
+        uint32_t head = atomic_load_explicit(&ring->head, memory_order_acquire);
+        for (; tail != head; tail++) {
+            const adt_online_record *end = &ring->records[tail % END_RING_RECORDS];
+            bool sending = end->kind == ADT_ONLINE_RECORD_MESSAGE_END && (end->flags & ADT_ONLINE_END_SENDING);
+            adt_online_record *record = stream.lost ? NULL : next_record(time);
+            if (record == NULL && !stream.lost)
+                break;
+            if (record == NULL) {
+                stream.waiting_unstreamed[ADT_ONLINE_WAITING_LOSS_ANALYZER_LOST]++;
+                if (sending)
+                    stream.messages_unstreamed[ADT_ONLINE_MESSAGE_LOSS_ANALYZER_LOST]++;
+                continue;
+            }
+            *record = *end;
+            stream.chunk_waiting_ends[stream.filling]++;
+            stream.waiting_ends_streamed++;
+            if (sending) {
+                stream.chunk_messages[stream.filling]++;
+                stream.messages_streamed++;
+            }
+            send_if_full();
+        }
+        atomic_store_explicit(&ring->tail, tail, memory_order_release);
+    }
+}
+
+/* Whether a ring of other threads' ends holds one. */
+static bool ends_waiting(void)
+{
+    uint32_t taken = atomic_load_explicit(&stream.end_rings_taken, memory_order_acquire);
+    for (uint32_t i = 0; i < taken; i++)
+        if (atomic_load_explicit(&stream.end_rings[i].head, memory_order_acquire) !=
+            atomic_load_explicit(&stream.end_rings[i].tail, memory_order_relaxed))
+            return true;
+    return false;
+}
+
+/* The ends still in the rings when the stream ends without a chunk for
+ * them: counted as the streaming thread's that find none, their sends
+ * into the totals per receiver (the final matrix has them). */
+static void drop_end_rings(void)
+{
+    uint32_t taken = atomic_load_explicit(&stream.end_rings_taken, memory_order_acquire);
+    for (uint32_t i = 0; i < taken; i++) {
+        end_ring *ring = &stream.end_rings[i];
+        uint32_t head = atomic_load_explicit(&ring->head, memory_order_acquire);
+        for (uint32_t tail = atomic_load_explicit(&ring->tail, memory_order_relaxed); tail != head; tail++) {
+            const adt_online_record *end = &ring->records[tail % END_RING_RECORDS];
+            stream.waiting_unstreamed[stream.lost ? ADT_ONLINE_WAITING_LOSS_ANALYZER_LOST
+                                                  : ADT_ONLINE_WAITING_LOSS_ANALYZER_BEHIND]++;
+            if (end->kind != ADT_ONLINE_RECORD_MESSAGE_END || !(end->flags & ADT_ONLINE_END_SENDING))
+                continue;
+            if (stream.lost) {
+                stream.messages_unstreamed[ADT_ONLINE_MESSAGE_LOSS_ANALYZER_LOST]++;
+            } else {
+                stream.receivers[end->id].count++;
+                stream.receivers[end->id].bytes += end->end.bytes;
+            }
+        }
+        atomic_store_explicit(&ring->tail, head, memory_order_release);
+    }
+}
+
 void adt_online_thread_enter(uint64_t time)
 {
     /* The thread's own frames: no other thread touches them. */
@@ -1068,6 +1165,7 @@ void adt_online_stream_call(adt_location *location, uint32_t function, uint64_t 
     stream_events();
     take_samples(time);
     take_thread_samples(time);
+    drain_end_rings(time);
     adt_online_record *record = stream.lost ? NULL : next_record(time);
     if (record == NULL && stream.lost) {
         stream.unstreamed[ADT_ONLINE_LOSS_ANALYZER_LOST]++;
@@ -1123,6 +1221,56 @@ static bool innermost_enter(uint64_t *enter)
     return true;
 }
 
+/* The thread's ring of ends (a thread other than the streaming one),
+ * taken at its first end; NULL where every ring is taken. Lock-free: a
+ * compare-and-swap per ring tried, once per thread. */
+static end_ring *own_end_ring(void)
+{
+    if (thread_calls.ends != NULL || thread_calls.no_ring)
+        return thread_calls.ends;
+    for (uint32_t i = 0; i < END_RINGS; i++) {
+        bool free_ring = false;
+        if (atomic_compare_exchange_strong_explicit(&stream.end_rings[i].taken, &free_ring, true,
+                                                    memory_order_acq_rel, memory_order_relaxed)) {
+            thread_calls.ends = &stream.end_rings[i];
+            atomic_fetch_add_explicit(&stream.end_rings_taken, 1, memory_order_release);
+            return thread_calls.ends;
+        }
+    }
+    thread_calls.no_ring = true;
+    return NULL;
+}
+
+/* end (a message or collective end of a thread other than the streaming
+ * one) into the thread's ring; false where it has none or it is full.
+ * Only the thread writes its ring's records and head: a copy and a
+ * release store, no lock, no malloc (the rings were reserved at the
+ * open, before the stream was on: the caller's acquire load of
+ * adt_online_on saw them). */
+static bool hand_end(const adt_online_record *end)
+{
+    end_ring *ring = own_end_ring();
+    if (ring == NULL)
+        return false;
+    uint32_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
+    if (head - atomic_load_explicit(&ring->tail, memory_order_acquire) >= END_RING_RECORDS)
+        return false;
+    ring->records[head % END_RING_RECORDS] = *end;
+    atomic_store_explicit(&ring->head, head + 1, memory_order_release);
+    return true;
+}
+
+/* The Enter of the innermost open call of a thread other than the
+ * streaming one, into enter; false where none is kept (its Enter came
+ * before the stream opened, or it is nested deeper than the frames). */
+static bool thread_innermost_enter(uint64_t *enter)
+{
+    if (thread_calls.depth == 0 || thread_calls.depth > ADT_ONLINE_DEPTH)
+        return false;
+    *enter = thread_calls.frames[thread_calls.depth - 1].enter;
+    return true;
+}
+
 /* A send the waiting analysis does not take: a messages record of count
  * 1 for the live matrix, or its receiver's totals (receiver below ranks,
  * the callers checked: within the table reserved at the open; the chunk
@@ -1152,12 +1300,24 @@ void adt_online_stream_message(bool sending, uint64_t time, uint32_t peer, uint6
                                uint64_t bytes)
 {
     /* Only the thread that called MPI_Init touches the chunks and the
-     * totals; the others count their ends, atomically. */
+     * totals; the others put their ends in their rings (hand_end), or
+     * count them, atomically, where that cannot be. */
     if (!adt_online_streams) {
+        /* Acquire: the tables and rings were reserved before the stream
+         * was on. */
+        bool on = atomic_load_explicit(&adt_online_on, memory_order_acquire);
+        uint64_t enter;
+        if (on && peer < stream.ranks && comm != ADT_ONLINE_NO_COMM && thread_innermost_enter(&enter)) {
+            adt_online_record end = { .kind = ADT_ONLINE_RECORD_MESSAGE_END,
+                                      .flags = sending ? ADT_ONLINE_END_SENDING : 0,
+                                      .id = peer,
+                                      .end = { .enter = enter, .comm = comm, .bytes = bytes, .tag = tag } };
+            if (hand_end(&end))
+                return;
+        }
         /* A send to a known rank goes to the other threads' totals per
-         * receiver (the live matrix at the end); acquire: the table was
-         * reserved before the stream was on. */
-        if (sending && atomic_load_explicit(&adt_online_on, memory_order_acquire) && peer < stream.ranks) {
+         * receiver (the live matrix at the end). */
+        if (sending && on && peer < stream.ranks) {
             atomic_fetch_add_explicit(&stream.thread_receivers[peer].count, 1, memory_order_relaxed);
             atomic_fetch_add_explicit(&stream.thread_receivers[peer].bytes, bytes, memory_order_relaxed);
         } else if (sending) {
@@ -1204,12 +1364,15 @@ void adt_online_stream_message(bool sending, uint64_t time, uint32_t peer, uint6
     send_if_full();
 }
 
-/* The instance number of the thread's next collective end on the
- * communicator of key comm: its ends on it so far, counted whether they
- * are streamed or not, so that an end lost to the analyzer does not shift
- * the later ones. ADT_ONLINE_NO_SEQUENCE where the table is full (or the
- * key is not known). Hot path: a probe of a fixed table, no lock, no
- * malloc; only the thread that called MPI_Init comes here. */
+/* The instance number of the rank's next collective end on the
+ * communicator of key comm: its ends on it so far (every thread's),
+ * counted whether they are streamed or not, so that an end lost to the
+ * analyzer does not shift the later ones. ADT_ONLINE_NO_SEQUENCE where
+ * the table is full (or the key is not known). Hot path: a probe of a
+ * fixed table, no lock, no malloc; a slot is claimed with a
+ * compare-and-swap and counted with an atomic add, since any thread may
+ * end a collective (MPI orders the collectives of one communicator, not
+ * those of several). */
 static uint64_t next_collective_sequence(uint64_t comm)
 {
     if (comm == ADT_ONLINE_NO_COMM)
@@ -1217,10 +1380,14 @@ static uint64_t next_collective_sequence(uint64_t comm)
     uint64_t mixed = comm * 0x9e3779b97f4a7c15ull;
     for (unsigned probe = 0; probe < ADT_ONLINE_COLLECTIVE_COMMS; probe++) {
         collective_count *slot = &stream.collectives[((mixed >> 40) + probe) & (ADT_ONLINE_COLLECTIVE_COMMS - 1)];
-        if (slot->key_plus_1 == 0)
-            slot->key_plus_1 = comm + 1;
-        if (slot->key_plus_1 == comm + 1)
-            return slot->ends++;
+        /* A compare-and-swap that fails leaves in key the key another
+         * thread claimed the slot for. */
+        uint64_t key = atomic_load_explicit(&slot->key_plus_1, memory_order_relaxed);
+        if (key == 0 && atomic_compare_exchange_strong_explicit(&slot->key_plus_1, &key, comm + 1,
+                                                                memory_order_relaxed, memory_order_relaxed))
+            key = comm + 1;
+        if (key == comm + 1)
+            return atomic_fetch_add_explicit(&slot->ends, 1, memory_order_relaxed);
     }
     return ADT_ONLINE_NO_SEQUENCE;
 }
@@ -1229,13 +1396,31 @@ void adt_online_stream_collective(uint64_t time, uint64_t comm, uint32_t members
                                   uint32_t highest_member)
 {
     if (!adt_online_streams) {
+        /* Acquire: the table and the rings were reserved before the
+         * stream was on. Counted whether it is streamed or not. */
+        uint64_t enter;
+        if (atomic_load_explicit(&adt_online_on, memory_order_acquire)) {
+            uint64_t sequence = next_collective_sequence(comm);
+            if (thread_innermost_enter(&enter)) {
+                adt_online_record end = { .kind = ADT_ONLINE_RECORD_COLLECTIVE,
+                                          .id = members,
+                                          .collective = { .enter = enter,
+                                                          .end = time,
+                                                          .comm = comm,
+                                                          .lowest_member = lowest_member,
+                                                          .highest_member = highest_member,
+                                                          .sequence = sequence } };
+                if (hand_end(&end))
+                    return;
+            }
+        }
         atomic_fetch_add_explicit(&stream.other_thread_waiting, 1, memory_order_relaxed);
         return;
     }
+    uint64_t sequence = next_collective_sequence(comm);
     uint64_t enter;
     if (!innermost_enter(&enter))
         return;
-    uint64_t sequence = next_collective_sequence(comm);
     /* As a message end's: a reserved chunk or none, no wait. */
     adt_online_record *record = stream.lost ? NULL : next_record(time);
     if (record == NULL) {
@@ -1353,6 +1538,8 @@ static void free_tables(void)
     stream.thread_totals_streamed = NULL;
     free(stream.thread_receivers_streamed);
     stream.thread_receivers_streamed = NULL;
+    free(stream.end_rings);
+    stream.end_rings = NULL;
 }
 
 void adt_online_stream_call_before(uint32_t function, uint64_t enter, uint64_t leave)
@@ -1405,10 +1592,11 @@ int adt_online_stream_open(MPI_Comm inter, int analyzer, uint32_t rank, uint32_t
     stream.thread_receivers = calloc(ranks > 0 ? ranks : 1, sizeof *stream.thread_receivers);
     stream.thread_totals_streamed = calloc(functions > 0 ? functions : 1, sizeof *stream.thread_totals_streamed);
     stream.thread_receivers_streamed = calloc(ranks > 0 ? ranks : 1, sizeof *stream.thread_receivers_streamed);
+    stream.end_rings = calloc(END_RINGS, sizeof *stream.end_rings);
     if (stream.chunks == NULL || stream.contexts_sent == NULL || stream.regions_named == NULL ||
         stream.totals == NULL || stream.receivers == NULL ||
         stream.thread_totals == NULL || stream.thread_receivers == NULL || stream.thread_totals_streamed == NULL ||
-        stream.thread_receivers_streamed == NULL) {
+        stream.thread_receivers_streamed == NULL || stream.end_rings == NULL) {
         free(stream.chunks);
         stream.chunks = NULL;
         free_tables();
@@ -1568,8 +1756,18 @@ bool adt_online_stream_close(uint64_t wait_ticks, adt_online_stats *stats)
         progress();
         pause_briefly();
     }
-    /* Other threads' calls and messages join the totals (no other thread
-     * is inside an MPI call now: MPI's rules for MPI_Finalize). */
+    /* Other threads' ends still in their rings (no other thread is
+     * inside an MPI call now: MPI's rules for MPI_Finalize), as chunks
+     * free up; those left go in the totals. */
+    for (;;) {
+        drain_end_rings(adt_clock_now());
+        if (stream.lost || !ends_waiting() || adt_clock_now() >= give_up)
+            break;
+        progress();
+        pause_briefly();
+    }
+    drop_end_rings();
+    /* Other threads' calls and messages join the totals. */
     add_thread_totals();
     /* The totals of the calls not streamed one by one, as chunks free up. */
     uint32_t next_totals = 0;

@@ -189,8 +189,10 @@ typedef enum adt_online_event_chunk_loss {
       "message and collective ends not in the live waiting analysis because the analyzer was behind")         \
     X(ANALYZER_LOST, "analyzer_lost",                                                                          \
       "message and collective ends not in the live waiting analysis because the analyzer was lost")           \
+    /* a thread other than MPI_Init's found its ring of ends full, or no */                                     \
+    /* ring left, or its peer unknown, or was nested too deep */                                                  \
     X(OTHER_THREAD, "other_thread",                                                                            \
-      "message and collective ends not in the live waiting analysis: a thread other than MPI_Init's")         \
+      "message and collective ends not in the live waiting analysis: another thread's, not in its ring")       \
     /* the peer's world rank, or the communicator's key, not known on the */                                     \
     /* hot path (comms.h adt_mpi_comm_world_rank, adt_mpi_comm_key_of) */                                        \
     X(PEER_UNKNOWN, "peer_unknown",                                                                            \

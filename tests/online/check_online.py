@@ -1398,7 +1398,8 @@ def check_threads(run_dir, mpiexec, launcher, program, report, otf2_print):
     records aside; sampling off, as in events-streamed); and the final
     live report has every thread's calls, bytes and seconds per MPI
     function and the matrix of adaptrace-report (the other threads' sent
-    as totals at MPI_Finalize). 512 KiB (2 flushes offline), not 64, for
+    as totals at MPI_Finalize), and its late sender and collective
+    waiting, every thread's ends included. 512 KiB (2 flushes offline), not 64, for
     the reason of events-streamed: on 64 KiB the chunks awaiting the
     analyzer's confirmation made the buffer flush twice in 1 of 2 runs."""
     small = dict(ENVIRONMENT, ADAPTRACE_BUFFER_SIZE="512K", ADAPTRACE_SAMPLING="off")
@@ -1444,6 +1445,9 @@ def check_threads(run_dir, mpiexec, launcher, program, report, otf2_print):
     check_matrix(live, offline_report)
     if summary["online_messages_not_streamed_by_cause"]["other_thread"] != 0:
         fail(f"sends of other threads not in the matrix: {summary['online_messages_not_streamed_by_cause']}")
+    # Every thread's message and collective ends: the late sender and
+    # collective waiting of adaptrace-report.
+    check_waiting(live, offline_report, summary, 2, 1)
     print(f"final live report = adaptrace-report for {len(found)} functions, every thread's calls")
     print(f"{summary['online_event_chunks_streamed']} event chunks streamed, "
           f"{summary['online_thread_event_chunks_streamed']} of them other threads', 0 flushes "

@@ -5,8 +5,9 @@
  * the next is created, so that the threads' locations are numbered the
  * same in every run) each exchange ROUNDS messages with the other rank
  * with MPI_Sendrecv on a communicator of their own (a duplicate of
- * MPI_COMM_WORLD per thread, made by the main thread before), all the
- * threads of a rank meeting at a barrier every 8 rounds, so that the
+ * MPI_COMM_WORLD per thread, made by the main thread before) and meet
+ * their peer in MPI_Barrier on it every 8 rounds (collective waiting per
+ * thread), all the threads of a rank meeting at a barrier then, so that the
  * main thread, which sends the stream, makes MPI calls as long as the
  * others do; with PAUSE_MS, each thread sleeps that long after each
  * meeting (no record: the run only lasts longer, long enough for a test
@@ -44,6 +45,7 @@ static void exchange(int thread)
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
         if (round % 8 == 7) {
+            MPI_Barrier(comms[thread]);
             pthread_barrier_wait(&meet);
             struct timespec pause = { pause_ms / 1000, pause_ms % 1000 * 1000000 };
             if (pause_ms > 0)
