@@ -26,7 +26,10 @@ struct location_state {
     uint64_t id;
     uint64_t stated_events; /* by the global definitions */
     bool left_out;          /* by a salvaging read: its events are damaged */
+    /* Valid until the global reader ran it out: OTF2 3.0's global reader
+     * closes (frees) each location's reader as its last event is read. */
     OTF2_EvtReader *event_reader;
+    uint64_t position_seen; /* of its last event a callback was given (at_event) */
     uint32_t name;
     uint32_t rank;
     uint32_t thread;
