@@ -434,6 +434,7 @@ void adt_mpi_init_end(const adt_mpi_call *init)
                      ADT_MPI_FN_COUNT, init->enter_time, begin_offset.offset, init->location);
     stream_calls_before_init();
     adt_runtime_set_undelivered_events(adt_online_undelivered_events);
+    adt_runtime_set_thread_ended(adt_online_thread_ended);
 }
 
 void adt_mpi_init_unmeasured(void)

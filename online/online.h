@@ -267,6 +267,13 @@ void adt_online_finish(adt_online_stats *stats);
  * whose copy the recovery keeps. */
 size_t adt_online_undelivered_events(adt_event_chunk *chunks, size_t max);
 
+/* A thread other than the streaming one exits (adt_runtime_set_thread_ended,
+ * runtime.h), location its own: its full event chunks are handed over
+ * and its ring of message and collective ends given back, for the
+ * streaming thread to empty and another thread to take. Normal context
+ * of that thread; no malloc, lock or stdio. */
+void adt_online_thread_ended(adt_location *location);
+
 /* ---- rank side: the archive written by the analyzers (ship.c) ----------- */
 
 /* Whether adt_online_finish kept the connection for the archive

@@ -141,19 +141,27 @@ typedef struct collective_count {
 
 /* Other threads' message and collective ends (issue #28): a thread other
  * than the streaming one takes a ring of its own at its first end (a
- * compare-and-swap on a ring's taken flag, the lowest free one, so that
- * the rings taken are the first end_rings_taken) and puts each end in it
- * as the record the streaming thread would write for it; the streaming
- * thread moves them into its chunks at its MPI calls (drain_end_rings).
- * One writer and one reader per ring: the thread stores head (release)
- * after the record, the streaming thread tail after reading it. */
+ * compare-and-swap on a free ring's taken flag; end_rings_high is above
+ * every ring ever taken) and puts each end in it as the record the
+ * streaming thread would write for it; the streaming thread moves them
+ * into its chunks at its MPI calls (drain_end_rings). One writer and one
+ * reader per ring: the thread stores head (release) after the record,
+ * the streaming thread tail after reading it. A thread that exits sets
+ * ended (release, after its last head); the streaming thread, having
+ * emptied such a ring, frees it (taken cleared with release, after its
+ * tail) for another thread to take. Static, not reserved at the open: a
+ * thread may exit while MPI_Finalize closes the stream, and its store
+ * must not land in freed memory; untouched rings cost only address
+ * space (0.75 MiB). */
 enum { END_RINGS = 32, END_RING_RECORDS = 512 };
 typedef struct end_ring {
     atomic_bool taken;
+    atomic_bool ended;
     _Atomic uint32_t head;
     _Atomic uint32_t tail;
     adt_online_record records[END_RING_RECORDS];
 } end_ring;
+static end_ring end_rings[END_RINGS];
 
 static struct {
     MPI_Comm inter;
@@ -189,9 +197,8 @@ static struct {
      * thread's), streamed or not: each end's instance number (open
      * addressing, atomic: any thread counts). */
     collective_count collectives[ADT_ONLINE_COLLECTIVE_COMMS];
-    /* [END_RINGS], reserved at the open: other threads' ends. */
-    end_ring *end_rings;
-    _Atomic uint32_t end_rings_taken;
+    /* Above every ring of other threads' ends ever taken (end_rings). */
+    _Atomic uint32_t end_rings_high;
     /* One bit per calling-context node: defined to the analyzer. */
     uint64_t *contexts_sent;
     /* Bits of the regions below ADT_ONLINE_REGIONS_NAMED whose names were
@@ -939,15 +946,18 @@ static bool thread_samples_waiting(void)
 
 /* Moves other threads' ends from their rings into the chunks, each
  * thread's in its order, until no chunk can be had (every one in flight:
- * the rest wait in their rings for the next call). With the analyzer
- * lost, each is counted as the streaming thread's own would be.
- * Streaming thread only: it alone reads the rings and stores their
- * tails; a ring's records up to the head loaded (acquire) are whole. */
+ * the rest wait in their rings for the next call); frees a ring emptied
+ * after its thread ended. With the analyzer lost, each is counted as the
+ * streaming thread's own would be. Streaming thread only: it alone reads
+ * the rings and stores their tails; a ring's records up to the head
+ * loaded (acquire) are whole, and a thread's last head comes before its
+ * ended flag (loaded first). */
 static void drain_end_rings(uint64_t time)
 {
-    uint32_t taken = atomic_load_explicit(&stream.end_rings_taken, memory_order_acquire);
-    for (uint32_t i = 0; i < taken; i++) {
-        end_ring *ring = &stream.end_rings[i];
+    uint32_t high = atomic_load_explicit(&stream.end_rings_high, memory_order_acquire);
+    for (uint32_t i = 0; i < high; i++) {
+        end_ring *ring = &end_rings[i];
+        bool ended = atomic_load_explicit(&ring->ended, memory_order_acquire);
         uint32_t tail = atomic_load_explicit(&ring->tail, memory_order_relaxed);
         uint32_t head = atomic_load_explicit(&ring->head, memory_order_acquire);
         for (; tail != head; tail++) {
@@ -972,16 +982,20 @@ static void drain_end_rings(uint64_t time)
             send_if_full();
         }
         atomic_store_explicit(&ring->tail, tail, memory_order_release);
+        if (ended && tail == head) {
+            atomic_store_explicit(&ring->ended, false, memory_order_relaxed);
+            atomic_store_explicit(&ring->taken, false, memory_order_release);
+        }
     }
 }
 
 /* Whether a ring of other threads' ends holds one. */
 static bool ends_waiting(void)
 {
-    uint32_t taken = atomic_load_explicit(&stream.end_rings_taken, memory_order_acquire);
-    for (uint32_t i = 0; i < taken; i++)
-        if (atomic_load_explicit(&stream.end_rings[i].head, memory_order_acquire) !=
-            atomic_load_explicit(&stream.end_rings[i].tail, memory_order_relaxed))
+    uint32_t high = atomic_load_explicit(&stream.end_rings_high, memory_order_acquire);
+    for (uint32_t i = 0; i < high; i++)
+        if (atomic_load_explicit(&end_rings[i].head, memory_order_acquire) !=
+            atomic_load_explicit(&end_rings[i].tail, memory_order_relaxed))
             return true;
     return false;
 }
@@ -991,9 +1005,9 @@ static bool ends_waiting(void)
  * into the totals per receiver (the final matrix has them). */
 static void drop_end_rings(void)
 {
-    uint32_t taken = atomic_load_explicit(&stream.end_rings_taken, memory_order_acquire);
-    for (uint32_t i = 0; i < taken; i++) {
-        end_ring *ring = &stream.end_rings[i];
+    uint32_t high = atomic_load_explicit(&stream.end_rings_high, memory_order_acquire);
+    for (uint32_t i = 0; i < high; i++) {
+        end_ring *ring = &end_rings[i];
         uint32_t head = atomic_load_explicit(&ring->head, memory_order_acquire);
         for (uint32_t tail = atomic_load_explicit(&ring->tail, memory_order_relaxed); tail != head; tail++) {
             const adt_online_record *end = &ring->records[tail % END_RING_RECORDS];
@@ -1231,22 +1245,37 @@ static bool innermost_enter(uint64_t *enter)
 
 /* The thread's ring of ends (a thread other than the streaming one),
  * taken at its first end; NULL where every ring is taken. Lock-free: a
- * compare-and-swap per ring tried, once per thread. */
+ * compare-and-swap per ring tried, and end_rings_high raised by
+ * compare-and-swap, once per thread. Acquire: the streaming thread's
+ * last tail of a freed ring comes before the thread's first head. */
 static end_ring *own_end_ring(void)
 {
     if (thread_calls.ends != NULL || thread_calls.no_ring)
         return thread_calls.ends;
     for (uint32_t i = 0; i < END_RINGS; i++) {
         bool free_ring = false;
-        if (atomic_compare_exchange_strong_explicit(&stream.end_rings[i].taken, &free_ring, true,
-                                                    memory_order_acq_rel, memory_order_relaxed)) {
-            thread_calls.ends = &stream.end_rings[i];
-            atomic_fetch_add_explicit(&stream.end_rings_taken, 1, memory_order_release);
-            return thread_calls.ends;
-        }
+        if (!atomic_compare_exchange_strong_explicit(&end_rings[i].taken, &free_ring, true, memory_order_acquire,
+                                                     memory_order_relaxed))
+            continue;
+        uint32_t high = atomic_load_explicit(&stream.end_rings_high, memory_order_relaxed);
+        while (high < i + 1 && !atomic_compare_exchange_weak_explicit(&stream.end_rings_high, &high, i + 1,
+                                                                      memory_order_release, memory_order_relaxed))
+            ;
+        thread_calls.ends = &end_rings[i];
+        return thread_calls.ends;
     }
     thread_calls.no_ring = true;
     return NULL;
+}
+
+void adt_online_thread_ended(adt_location *location)
+{
+    if (adt_online_streams || !atomic_load_explicit(&adt_online_on, memory_order_acquire))
+        return;
+    adt_online_hand_over_events(location);
+    if (thread_calls.ends != NULL)
+        atomic_store_explicit(&thread_calls.ends->ended, true, memory_order_release);
+    thread_calls.ends = NULL;
 }
 
 /* end (a message or collective end of a thread other than the streaming
@@ -1546,8 +1575,6 @@ static void free_tables(void)
     stream.thread_totals_streamed = NULL;
     free(stream.thread_receivers_streamed);
     stream.thread_receivers_streamed = NULL;
-    free(stream.end_rings);
-    stream.end_rings = NULL;
 }
 
 void adt_online_stream_call_before(uint32_t function, uint64_t enter, uint64_t leave)
@@ -1600,11 +1627,10 @@ int adt_online_stream_open(MPI_Comm inter, int analyzer, uint32_t rank, uint32_t
     stream.thread_receivers = calloc(ranks > 0 ? ranks : 1, sizeof *stream.thread_receivers);
     stream.thread_totals_streamed = calloc(functions > 0 ? functions : 1, sizeof *stream.thread_totals_streamed);
     stream.thread_receivers_streamed = calloc(ranks > 0 ? ranks : 1, sizeof *stream.thread_receivers_streamed);
-    stream.end_rings = calloc(END_RINGS, sizeof *stream.end_rings);
     if (stream.chunks == NULL || stream.contexts_sent == NULL || stream.regions_named == NULL ||
         stream.totals == NULL || stream.receivers == NULL ||
         stream.thread_totals == NULL || stream.thread_receivers == NULL || stream.thread_totals_streamed == NULL ||
-        stream.thread_receivers_streamed == NULL || stream.end_rings == NULL) {
+        stream.thread_receivers_streamed == NULL) {
         free(stream.chunks);
         stream.chunks = NULL;
         free_tables();

@@ -305,6 +305,11 @@ void adt_runtime_set_undelivered_events(adt_runtime_undelivered_events list)
     adt_rescue_set_undelivered_events(list);
 }
 
+void adt_runtime_set_thread_ended(adt_runtime_thread_ended ended)
+{
+    adt_threads_set_ended(ended);
+}
+
 bool adt_runtime_inside_mpi_call(void)
 {
     return inside_mpi_call();

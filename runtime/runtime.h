@@ -326,6 +326,15 @@ void adt_runtime_set_skeleton_encoder(const adt_runtime_skeleton_encoder *encode
 typedef size_t (*adt_runtime_undelivered_events)(adt_event_chunk *chunks, size_t max);
 void adt_runtime_set_undelivered_events(adt_runtime_undelivered_events list);
 
+/* The online stream (issue #28): ended runs on each measured thread as it
+ * exits (return from its start routine, pthread_exit, cancellation), in
+ * normal context on that thread, with its location; so that what the
+ * stream holds of the thread (its ring of message ends, its full event
+ * chunks) is handed on rather than kept to the end of the run. Called
+ * once, at MPI_Init; a thread that exits before sees no hook. */
+typedef void (*adt_runtime_thread_ended)(adt_location *location);
+void adt_runtime_set_thread_ended(adt_runtime_thread_ended ended);
+
 /* This process's rank in MPI_COMM_WORLD once MPI started, -1 before (for
  * messages that say where). */
 int64_t adt_runtime_world_rank(void);

@@ -44,6 +44,10 @@ int adt_threads_init(adt_buffer *buffer, bool sampling);
 /* Start-up, on the main thread: its location (thread index 0) and timer. */
 void adt_threads_start_main(void);
 
+/* MPI_Init (adt_runtime_set_thread_ended): what each thread's exit runs
+ * from then on, beside stopping its timer. */
+void adt_threads_set_ended(adt_runtime_thread_ended ended);
+
 /* What the interposed pthread_create (interpose.c) does: create (the C
  * library's) with a start routine that, when the creating thread is
  * measured outside MPI_Init, first gives the new thread its location and

@@ -28,10 +28,22 @@ static bool sampling;
 static _Atomic uint32_t next_thread_index = 1;
 static atomic_flag warned_location_limit = ATOMIC_FLAG_INIT;
 
+/* The online stream's part of a thread's exit (runtime.h), once set;
+ * an acquire load of a pointer stored once. */
+static _Atomic(adt_runtime_thread_ended) stream_thread_ended;
+
 static void thread_ended(void *location)
 {
+    adt_runtime_thread_ended ended = atomic_load_explicit(&stream_thread_ended, memory_order_acquire);
+    if (ended != NULL)
+        ended(location);
     if (sampling && adt_runtime_recording())
         adt_sampler_thread_stop(location);
+}
+
+void adt_threads_set_ended(adt_runtime_thread_ended ended)
+{
+    atomic_store_explicit(&stream_thread_ended, ended, memory_order_release);
 }
 
 int adt_threads_init(adt_buffer *measured_into, bool sampled)

@@ -131,6 +131,10 @@ CASE:
            calling-context tree cannot hold them: every call in the
            archive, the live report equal to adaptrace-report
            (check_full_tree).
+  thread-waves  40 threads per rank one after another, more than a
+           rank's rings of message ends: the live report equals
+           adaptrace-report, every thread's ends in its late sender and
+           collective waiting (check_thread_waves).
   loaded   ranks that ask MPI before MPI_Init, and load an object after
            it and compute in it: the live report equals adaptrace-report,
            the calls before MPI_Init included and the object's frames
@@ -1243,6 +1247,25 @@ def check_demo(run_dir, mpiexec, launcher, program, report, otf2_print, analyzer
     check_offline_records(run_dir, mpiexec, launcher, [demo, *arguments], 4, ENVIRONMENT)
 
 
+def check_thread_waves(run_dir, mpiexec, launcher, program, report, otf2_print):
+    """40 threads per rank one after another (tests/online/thread_waves.c),
+    more than the 32 rings of message ends a rank has: each exiting
+    thread gives its ring back, so every thread's message and collective
+    ends reach the live late sender and collective waiting, equal to
+    adaptrace-report's; before, the threads after the 32nd found no ring
+    and their ends were counted other_thread."""
+    waves = os.path.join(os.path.dirname(launcher), "online-thread-waves")
+    archive = os.path.join(run_dir, "archive")
+    _, summary = run_written_by_analyzers(traced(mpiexec, launcher, archive, [waves, "40", "20"]), run_dir,
+                                          ENVIRONMENT, archive, otf2_print)
+    threads = {(line["rank"], line["thread"]) for line in summary["per_location"]}
+    if len(threads) != 2 * 41:
+        fail(f"{len(threads)} locations, expected the main thread and 40 others on each of 2 ranks")
+    found = check_threads_report(archive, report, summary, sendrecv_calls=2 * 40 * 20)
+    print(f"final live report = adaptrace-report for {len(found)} functions, every thread's ends of "
+          f"{len(threads)} locations matched")
+
+
 def check_user_regions(run_dir, mpiexec, launcher, program, report, otf2_print):
     """The user API's program (tests/user, its balanced regions): the live
     report equals adaptrace-report, its sampled functions included, where
@@ -1428,26 +1451,7 @@ def check_threads(run_dir, mpiexec, launcher, program, report, otf2_print):
     # The final live report has every thread's calls and sends (the other
     # threads' sent as totals at the end): per MPI function the calls,
     # bytes and seconds of adaptrace-report, and its matrix.
-    live = read_live(archive)
-    if live is None or not live["final"]:
-        fail(f"no final live report in {archive}/live")
-    offline_report = json.loads(subprocess.run([report, "--json", archive], stdout=subprocess.PIPE,
-                                               check=True).stdout)
-    fields = ("calls", "bytes_sent", "bytes_received")
-    expected = {f["name"]: tuple(f[k] for k in fields) for f in offline_report["mpi_functions"]}
-    found = {f["name"]: tuple(f[k] for k in fields) for f in live["mpi_functions"]}
-    if found != expected or found.get("MPI_Sendrecv", (0,))[0] != 2 * 3 * 1200:
-        fail(f"live report {found} != adaptrace-report {expected}")
-    offline_seconds = {f["name"]: f["seconds"] for f in offline_report["mpi_functions"]}
-    for f in live["mpi_functions"]:
-        if abs(f["seconds"] - offline_seconds[f["name"]]) > 1e-9 * f["calls"]:
-            fail(f"{f['name']}: {f['seconds']} s live, {offline_seconds[f['name']]} s in adaptrace-report")
-    check_matrix(live, offline_report)
-    if summary["online_messages_not_streamed_by_cause"]["other_thread"] != 0:
-        fail(f"sends of other threads not in the matrix: {summary['online_messages_not_streamed_by_cause']}")
-    # Every thread's message and collective ends: the late sender and
-    # collective waiting of adaptrace-report.
-    check_waiting(live, offline_report, summary, 2, 1)
+    found = check_threads_report(archive, report, summary, sendrecv_calls=2 * 3 * 1200)
     print(f"final live report = adaptrace-report for {len(found)} functions, every thread's calls")
     print(f"{summary['online_event_chunks_streamed']} event chunks streamed, "
           f"{summary['online_thread_event_chunks_streamed']} of them other threads', 0 flushes "
@@ -1483,6 +1487,34 @@ def written_back_by_ranks(command, program, run_dir, act, environment, otf2_prin
     if "are missing from the archive" in text:
         fail("a rank says that events streamed to its analyzer are missing from the archive")
     return summary
+
+
+def check_threads_report(archive, report, summary, sendrecv_calls):
+    """The final live report of a run whose threads call MPI against
+    adaptrace-report on its archive: per MPI function the calls, bytes
+    and seconds (the other threads' sent as totals at MPI_Finalize; so
+    many MPI_Sendrecv calls), the matrix, and the late sender and
+    collective waiting, every thread's message and collective ends
+    included. Returns the live figures per function."""
+    live = read_live(archive)
+    if live is None or not live["final"]:
+        fail(f"no final live report in {archive}/live")
+    offline_report = json.loads(subprocess.run([report, "--json", archive], stdout=subprocess.PIPE,
+                                               check=True).stdout)
+    fields = ("calls", "bytes_sent", "bytes_received")
+    expected = {f["name"]: tuple(f[k] for k in fields) for f in offline_report["mpi_functions"]}
+    found = {f["name"]: tuple(f[k] for k in fields) for f in live["mpi_functions"]}
+    if found != expected or found.get("MPI_Sendrecv", (0,))[0] != sendrecv_calls:
+        fail(f"live report {found} != adaptrace-report {expected}")
+    offline_seconds = {f["name"]: f["seconds"] for f in offline_report["mpi_functions"]}
+    for f in live["mpi_functions"]:
+        if abs(f["seconds"] - offline_seconds[f["name"]]) > 1e-9 * f["calls"]:
+            fail(f"{f['name']}: {f['seconds']} s live, {offline_seconds[f['name']]} s in adaptrace-report")
+    check_matrix(live, offline_report)
+    if summary["online_messages_not_streamed_by_cause"]["other_thread"] != 0:
+        fail(f"sends of other threads not in the matrix: {summary['online_messages_not_streamed_by_cause']}")
+    check_waiting(live, offline_report, summary, 2, 1)
+    return found
 
 
 def check_threads_live(run_dir, mpiexec, launcher, program, report, otf2_print):
@@ -2420,6 +2452,7 @@ CASES = {"halved-offline": check_halved_offline, "samples-streamed": check_sampl
          "threads-recovered": check_threads_recovered,
          "rank-killed": check_rank_killed, "recovered-events": check_recovered_events,
          "recovered-in-flight": check_recovered_in_flight, "user-regions": check_user_regions,
+         "thread-waves": check_thread_waves,
          "loaded": check_loaded, "full-tree": check_full_tree, "page": check_page}
 
 if __name__ == "__main__":
