@@ -638,6 +638,20 @@ static void send_if_full(void)
         send_chunk(stream.filling, ADT_ONLINE_TAG_CHUNK);
 }
 
+/* A message or collective end just written into the chunk being filled:
+ * counted (a send's among the matrix's messages too), and the chunk sent
+ * if that filled it. */
+static void end_streamed(bool sending)
+{
+    stream.chunk_waiting_ends[stream.filling]++;
+    stream.waiting_ends_streamed++;
+    if (sending) {
+        stream.chunk_messages[stream.filling]++;
+        stream.messages_streamed++;
+    }
+    send_if_full();
+}
+
 /* dl_iterate_phdr's callback: the loader's counts of objects loaded and
  * unloaded, from its first object (the same on each), then stop. */
 static int read_loader_changes(struct dl_phdr_info *info, size_t size, void *changes)
@@ -973,13 +987,7 @@ static void drain_end_rings(uint64_t time)
                 continue;
             }
             *record = *end;
-            stream.chunk_waiting_ends[stream.filling]++;
-            stream.waiting_ends_streamed++;
-            if (sending) {
-                stream.chunk_messages[stream.filling]++;
-                stream.messages_streamed++;
-            }
-            send_if_full();
+            end_streamed(sending);
         }
         atomic_store_explicit(&ring->tail, tail, memory_order_release);
         if (ended && tail == head) {
@@ -1392,13 +1400,7 @@ void adt_online_stream_message(bool sending, uint64_t time, uint32_t peer, uint6
                                    .flags = sending ? ADT_ONLINE_END_SENDING : 0,
                                    .id = peer,
                                    .end = { .enter = enter, .comm = comm, .bytes = bytes, .tag = tag } };
-    stream.chunk_waiting_ends[stream.filling]++;
-    stream.waiting_ends_streamed++;
-    if (sending) {
-        stream.chunk_messages[stream.filling]++;
-        stream.messages_streamed++;
-    }
-    send_if_full();
+    end_streamed(sending);
 }
 
 /* The instance number of the rank's next collective end on the
@@ -1473,9 +1475,7 @@ void adt_online_stream_collective(uint64_t time, uint64_t comm, uint32_t members
                                                    .lowest_member = lowest_member,
                                                    .highest_member = highest_member,
                                                    .sequence = sequence } };
-    stream.chunk_waiting_ends[stream.filling]++;
-    stream.waiting_ends_streamed++;
-    send_if_full();
+    end_streamed(false);
 }
 
 /* The bytes the buffer's locations other than the streaming thread's
