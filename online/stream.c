@@ -1289,9 +1289,7 @@ void adt_online_thread_ended(adt_location *location)
 /* end (a message or collective end of a thread other than the streaming
  * one) into the thread's ring; false where it has none or it is full.
  * Only the thread writes its ring's records and head: a copy and a
- * release store, no lock, no malloc (the rings were reserved at the
- * open, before the stream was on: the caller's acquire load of
- * adt_online_on saw them). */
+ * release store into the static rings, no lock, no malloc. */
 static bool hand_end(const adt_online_record *end)
 {
     end_ring *ring = own_end_ring();
