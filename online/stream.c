@@ -1251,6 +1251,31 @@ static bool innermost_enter(uint64_t *enter)
     return true;
 }
 
+/* The records of a message end and of a collective end, as the
+ * streaming thread writes them into its chunk and another thread into
+ * its ring (wire.h says what each field holds). */
+static adt_online_record message_end_record(bool sending, uint32_t peer, uint64_t enter, uint64_t comm, uint32_t tag,
+                                            uint64_t bytes)
+{
+    return (adt_online_record){ .kind = ADT_ONLINE_RECORD_MESSAGE_END,
+                                .flags = sending ? ADT_ONLINE_END_SENDING : 0,
+                                .id = peer,
+                                .end = { .enter = enter, .comm = comm, .bytes = bytes, .tag = tag } };
+}
+
+static adt_online_record collective_end_record(uint32_t members, uint64_t enter, uint64_t time, uint64_t comm,
+                                               uint32_t lowest_member, uint32_t highest_member, uint64_t sequence)
+{
+    return (adt_online_record){ .kind = ADT_ONLINE_RECORD_COLLECTIVE,
+                                .id = members,
+                                .collective = { .enter = enter,
+                                                .end = time,
+                                                .comm = comm,
+                                                .lowest_member = lowest_member,
+                                                .highest_member = highest_member,
+                                                .sequence = sequence } };
+}
+
 /* The thread's ring of ends (a thread other than the streaming one),
  * taken at its first end; NULL where every ring is taken. Lock-free: a
  * compare-and-swap per ring tried, and end_rings_high raised by
@@ -1346,15 +1371,11 @@ void adt_online_stream_message(bool sending, uint64_t time, uint32_t peer, uint6
      * totals; the others put their ends in their rings (hand_end), or
      * count them, atomically, where that cannot be. */
     if (!adt_online_streams) {
-        /* Acquire: the tables and rings were reserved before the stream
-         * was on. */
+        /* Acquire: the tables were reserved before the stream was on. */
         bool on = atomic_load_explicit(&adt_online_on, memory_order_acquire);
         uint64_t enter;
         if (on && peer < stream.ranks && comm != ADT_ONLINE_NO_COMM && thread_innermost_enter(&enter)) {
-            adt_online_record end = { .kind = ADT_ONLINE_RECORD_MESSAGE_END,
-                                      .flags = sending ? ADT_ONLINE_END_SENDING : 0,
-                                      .id = peer,
-                                      .end = { .enter = enter, .comm = comm, .bytes = bytes, .tag = tag } };
+            adt_online_record end = message_end_record(sending, peer, enter, comm, tag, bytes);
             if (hand_end(&end))
                 return;
         }
@@ -1394,10 +1415,7 @@ void adt_online_stream_message(bool sending, uint64_t time, uint32_t peer, uint6
             stream_send_only(time, peer, bytes);
         return;
     }
-    *record = (adt_online_record){ .kind = ADT_ONLINE_RECORD_MESSAGE_END,
-                                   .flags = sending ? ADT_ONLINE_END_SENDING : 0,
-                                   .id = peer,
-                                   .end = { .enter = enter, .comm = comm, .bytes = bytes, .tag = tag } };
+    *record = message_end_record(sending, peer, enter, comm, tag, bytes);
     end_streamed(sending);
 }
 
@@ -1433,20 +1451,14 @@ void adt_online_stream_collective(uint64_t time, uint64_t comm, uint32_t members
                                   uint32_t highest_member)
 {
     if (!adt_online_streams) {
-        /* Acquire: the table and the rings were reserved before the
-         * stream was on. Counted whether it is streamed or not. */
+        /* Acquire: the table was reserved before the stream was on.
+         * Counted whether it is streamed or not. */
         uint64_t enter;
         if (atomic_load_explicit(&adt_online_on, memory_order_acquire)) {
             uint64_t sequence = next_collective_sequence(comm);
             if (thread_innermost_enter(&enter)) {
-                adt_online_record end = { .kind = ADT_ONLINE_RECORD_COLLECTIVE,
-                                          .id = members,
-                                          .collective = { .enter = enter,
-                                                          .end = time,
-                                                          .comm = comm,
-                                                          .lowest_member = lowest_member,
-                                                          .highest_member = highest_member,
-                                                          .sequence = sequence } };
+                adt_online_record end =
+                    collective_end_record(members, enter, time, comm, lowest_member, highest_member, sequence);
                 if (hand_end(&end))
                     return;
             }
@@ -1465,14 +1477,7 @@ void adt_online_stream_collective(uint64_t time, uint64_t comm, uint32_t members
                                               : ADT_ONLINE_WAITING_LOSS_ANALYZER_BEHIND]++;
         return;
     }
-    *record = (adt_online_record){ .kind = ADT_ONLINE_RECORD_COLLECTIVE,
-                                   .id = members,
-                                   .collective = { .enter = enter,
-                                                   .end = time,
-                                                   .comm = comm,
-                                                   .lowest_member = lowest_member,
-                                                   .highest_member = highest_member,
-                                                   .sequence = sequence } };
+    *record = collective_end_record(members, enter, time, comm, lowest_member, highest_member, sequence);
     end_streamed(false);
 }
 
