@@ -33,12 +33,12 @@ enum { SLOT_SCAN_BYTES = 64 * 1024 };
  * fall. A hash of the address into 8 entries made the ping-pong of some
  * builds unwind on most calls (benchmarks/mpi/run.py): its wrappers' sites
  * shared an entry at most load addresses. */
-static adt_validated_callers *site_of(const adt_sampler_thread *thread, const void *call_site)
+static adt_validated_callers *site_of(adt_sampler_thread *thread, const void *call_site)
 {
     for (uint32_t i = 0; i < ADT_VALIDATED_SITES; i++)
         if (thread->validated_sites[i] == call_site)
-            return (adt_validated_callers *)&thread->validated[i];
-    return (adt_validated_callers *)&thread->validated[thread->validated_next];
+            return &thread->validated[i];
+    return &thread->validated[thread->validated_next];
 }
 
 /* Whether the callers unwound at this call site before are the callers
