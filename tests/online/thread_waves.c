@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "exchange.h"
+
 static int rounds;
 static int peer;
 static MPI_Comm *comms;
@@ -24,15 +26,8 @@ static MPI_Comm *comms;
 static void *wave(void *argument)
 {
     int index = (int)(size_t)argument;
-    for (int round = 0; round < rounds; round++) {
-        int sent = index * 1000 + round, received = -1;
-        MPI_Sendrecv(&sent, 1, MPI_INT, peer, index, &received, 1, MPI_INT, peer, index, comms[index],
-                     MPI_STATUS_IGNORE);
-        if (received != sent) {
-            fprintf(stderr, "thread %d round %d: received %d, expected %d\n", index, round, received, sent);
-            MPI_Abort(MPI_COMM_WORLD, 1);
-        }
-    }
+    for (int round = 0; round < rounds; round++)
+        exchange_round(index, round, peer, comms[index]);
     MPI_Barrier(comms[index]);
     return NULL;
 }

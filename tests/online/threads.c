@@ -23,6 +23,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "exchange.h"
+
 #define THREADS 2
 
 static int rounds;
@@ -37,13 +39,7 @@ static int started;
 static void exchange(int thread)
 {
     for (int round = 0; round < rounds; round++) {
-        int sent = thread * 1000 + round, received = -1;
-        MPI_Sendrecv(&sent, 1, MPI_INT, peer, thread, &received, 1, MPI_INT, peer, thread, comms[thread],
-                     MPI_STATUS_IGNORE);
-        if (received != sent) {
-            fprintf(stderr, "thread %d round %d: received %d, expected %d\n", thread, round, received, sent);
-            MPI_Abort(MPI_COMM_WORLD, 1);
-        }
+        exchange_round(thread, round, peer, comms[thread]);
         if (round % 8 == 7) {
             MPI_Barrier(comms[thread]);
             pthread_barrier_wait(&meet);
